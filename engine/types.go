@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// State is the engine's whole state; it is what state.json holds.
+type State = workspace.State
+
+// Config holds the limits and timings the pure state machine obeys. Zero
+// values are replaced by defaults (see DefaultConfig).
+type Config struct {
+	Workers           int             // number of workers (default 2)
+	QuietPeriod       time.Duration   // a trigger file is complete after this long unchanged (default 300ms)
+	MaxRevisionCycles int             // plan review rounds before needs_human (default 3)
+	MaxRetries        int             // agent restarts before needs_human (default 3)
+	Backoff           []time.Duration // restart delays (default 5s, 15s, 45s)
+	HangTimeout       time.Duration   // no output and no idle signal while working (default 120s)
+	AgentTimeout      time.Duration   // one assignment may take at most this long (default 30m)
+}
+
+// Event is a fact the engine reacts to. The set is sealed: only this package
+// defines events.
+type Event interface{ isEvent() }
+
+// Effect is an intent produced by Step; the Runner carries it out. The set is
+// sealed.
+type Effect interface{ isEffect() }
+
+// Agents is what the Runner needs from the agent layer (implemented by
+// ptyagent.Manager; a fake in tests). Every method returns quickly; results
+// come back as events (AgentHealth, InjectionResult).
+type Agents interface {
+	// Start starts (or, with resume, restarts keeping its conversation) the
+	// agent with that id and role.
+	Start(id, role string, resume bool) error
+	// Stop stops the agent gracefully (escalating to SIGKILL).
+	Stop(id string) error
+	// Inject queues one message for the agent; it is delivered when the
+	// agent is ready and idle. The outcome arrives as an InjectionResult.
+	Inject(id string, seq int, text string) error
+}
+
+// ---- Events ----
+
+// TaskSubmitted starts a new task (project_selected/idle → planning).
+type TaskSubmitted struct {
+	Task workspace.Task
+	At   time.Time
+}
+
+// ProjectSelected moves idle → project_selected.
+type ProjectSelected struct {
+	Project string
+	At      time.Time
+}
+
+// Resumed is sent once when the runner resumes a task from state.json after
+// a restart; the engine re-spawns agents and re-sends unfinished assignments.
+type Resumed struct{ At time.Time }
+
+// TriggerCompleted says a trigger file (path relative to the task dir, e.g.
+// "plan.md", "friction/slow.md", "checkpoint.md") is complete: its writer's
+// turn ended or it has been stable for the quiet period. Content is the
+// file's bytes at that moment.
+type TriggerCompleted struct {
+	Path    string
+	Content []byte
+	Agent   string // writer, when known
+	At      time.Time
+}
+
+// SubtaskDone says a worker's output and .done marker exist and validated
+// (OK), or that the marker was invalid (Problem says why).
+type SubtaskDone struct {
+	Subtask string
+	Agent   string
+	OK      bool
+	Problem string
+	At      time.Time
+}
+
+// AgentHealth reports an agent's health as seen by the agent layer:
+// starting, ready, busy, idle, waiting_permission, rate_limited,
+// hang_warning, hung, exited. ExitCode is set for exited.
+type AgentHealth struct {
+	Agent    string
+	Health   string
+	ExitCode int
+	PID      int
+	Detail   string
+	At       time.Time
+}
+
+// InjectionResult reports whether the message with that seq was submitted.
+type InjectionResult struct {
+	Agent     string
+	Seq       int
+	Delivered bool
+	Detail    string
+	At        time.Time
+}
+
+// TimerFired says the timer with that id, scheduled by ScheduleTimer, fired.
+type TimerFired struct {
+	ID string
+	At time.Time
+}
+
+// Key actions the user can take.
+const (
+	KeyPause   = "pause"
+	KeyResume  = "resume"
+	KeyCancel  = "cancel"
+	KeyRetry   = "retry"
+	KeyAbandon = "abandon"
+)
+
+// KeyPressed is a user command (pause, resume, cancel, retry, abandon).
+type KeyPressed struct {
+	Action string
+	At     time.Time
+}
+
+func (TaskSubmitted) isEvent()    {}
+func (ProjectSelected) isEvent()  {}
+func (Resumed) isEvent()          {}
+func (TriggerCompleted) isEvent() {}
+func (SubtaskDone) isEvent()      {}
+func (AgentHealth) isEvent()      {}
+func (InjectionResult) isEvent()  {}
+func (TimerFired) isEvent()       {}
+func (KeyPressed) isEvent()       {}
+
+// ---- Effects ----
+
+// WriteState asks the runner to persist the state (atomically, with backup).
+type WriteState struct{ State State }
+
+// AppendEvent asks the runner to append one record to events.jsonl.
+type AppendEvent struct {
+	Type    string
+	Agent   string
+	Details map[string]any
+}
+
+// WriteAssignment asks the runner to write assignments/<agent>.json + .md.
+type WriteAssignment struct{ Assignment workspace.Assignment }
+
+// Inject asks the runner to type one [HIVEMIND] line into the agent.
+type Inject struct {
+	Agent string
+	Seq   int
+	Text  string
+}
+
+// SpawnAgent asks the runner to start an agent (Resume: keep its session).
+type SpawnAgent struct {
+	Agent  string
+	Role   string
+	Resume bool
+}
+
+// RestartAgent asks the runner to stop the agent if running and start it
+// again with its session resumed.
+type RestartAgent struct {
+	Agent string
+	Role  string
+}
+
+// StopAgent asks the runner to stop an agent gracefully.
+type StopAgent struct{ Agent string }
+
+// ArchiveTrigger asks the runner to move a consumed trigger (relative to the
+// task dir) to reviews/ under a versioned name (To, relative to the task dir).
+type ArchiveTrigger struct {
+	From string
+	To   string
+}
+
+// NotifyUser asks the UI to tell the user something (bell + banner for
+// needs_human, permission waits and completion).
+type NotifyUser struct {
+	Level   string // info, warn, error
+	Message string
+}
+
+// ScheduleTimer asks the runner to send TimerFired{ID} after the duration;
+// scheduling an id again replaces the earlier timer.
+type ScheduleTimer struct {
+	ID    string
+	After time.Duration
+}
+
+// CancelTimer asks the runner to drop a pending timer.
+type CancelTimer struct{ ID string }
+
+func (WriteState) isEffect()      {}
+func (AppendEvent) isEffect()     {}
+func (WriteAssignment) isEffect() {}
+func (Inject) isEffect()          {}
+func (SpawnAgent) isEffect()      {}
+func (RestartAgent) isEffect()    {}
+func (StopAgent) isEffect()       {}
+func (ArchiveTrigger) isEffect()  {}
+func (NotifyUser) isEffect()      {}
+func (ScheduleTimer) isEffect()   {}
+func (CancelTimer) isEffect()     {}

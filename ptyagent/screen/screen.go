@@ -1,0 +1,64 @@
+// Package screen defines the terminal emulator seam: what a pane needs from
+// an emulated screen, independent of which emulator implements it.
+package screen
+
+import "io"
+
+// Modes are the terminal private modes a caller may need to know.
+type Modes struct {
+	AltScreen      bool // ?1049 / ?1047 / ?47
+	BracketedPaste bool // ?2004
+	FocusEvents    bool // ?1004
+	MouseX10       bool // ?9
+	MouseNormal    bool // ?1000
+	MouseButton    bool // ?1002
+	MouseAny       bool // ?1003
+	MouseSGR       bool // ?1006
+	CursorVisible  bool // ?25
+	AppCursorKeys  bool // ?1 (DECCKM)
+	SyncOutput     bool // ?2026
+}
+
+// MouseTracking reports whether the application asked for any mouse events.
+func (m Modes) MouseTracking() bool {
+	return m.MouseX10 || m.MouseNormal || m.MouseButton || m.MouseAny
+}
+
+// Options configure a new Screen.
+type Options struct {
+	Cols, Rows int
+	// Scrollback is the number of lines kept above the screen (default 2000).
+	Scrollback int
+	// Reply receives the emulator's answers to terminal queries (DA1, DSR
+	// CPR, DECRQM...). It must be written back to the PTY. May be nil.
+	Reply io.Writer
+}
+
+// Screen is an emulated terminal screen. Implementations are not safe for
+// concurrent use; the owner (ptyagent.Session) serialises access.
+type Screen interface {
+	// Write feeds output bytes of the child process. It never panics and
+	// never returns an error for malformed input.
+	Write(p []byte) (int, error)
+	// Resize changes the screen size.
+	Resize(cols, rows int)
+	// Size returns the screen size.
+	Size() (cols, rows int)
+	// Lines renders the visible rows as styled strings (SGR sequences, each
+	// line exactly cols cells wide, ending with a reset when styled). With
+	// scroll > 0 the view is moved that many lines back into the scrollback.
+	Lines(scroll int) []string
+	// Text returns the visible screen as plain text, one line per row with
+	// trailing spaces trimmed.
+	Text() string
+	// Cursor returns the cursor position (0-based) and visibility.
+	Cursor() (x, y int, visible bool)
+	// Title is the window title last set by OSC 0/2.
+	Title() string
+	// Modes returns the private modes currently set.
+	Modes() Modes
+	// ScrollbackLen is the number of lines currently held above the screen.
+	ScrollbackLen() int
+	// Close releases the emulator's resources.
+	Close() error
+}

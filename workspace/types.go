@@ -1,0 +1,268 @@
+package workspace
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Phase is a state of the workflow state machine, as stored in state.json.
+type Phase string
+
+// The phases of the workflow (the state machine spec, plus needs_human and
+// cancelled).
+const (
+	PhaseIdle               Phase = "idle"
+	PhaseProjectSelected    Phase = "project_selected"
+	PhasePlanning           Phase = "planning"
+	PhasePlanReview         Phase = "plan_review"
+	PhasePlanRevision       Phase = "plan_revision"
+	PhaseExecuting          Phase = "executing"
+	PhaseCheckpoint         Phase = "checkpoint"
+	PhaseCheckpointReview   Phase = "checkpoint_review"
+	PhaseCheckpointFix      Phase = "checkpoint_fix"
+	PhaseFrictionLogged     Phase = "friction_logged"
+	PhaseFrictionSync       Phase = "friction_sync"
+	PhaseFrictionResolution Phase = "friction_resolution"
+	PhaseComplete           Phase = "complete"
+	PhaseError              Phase = "error"
+	PhasePaused             Phase = "paused"
+	PhaseNeedsHuman         Phase = "needs_human"
+	PhaseCancelled          Phase = "cancelled"
+)
+
+// Terminal reports whether no further work happens in this phase without a
+// user action.
+func (p Phase) Terminal() bool {
+	return p == PhaseComplete || p == PhaseCancelled || p == PhaseError || p == PhaseNeedsHuman
+}
+
+// Roles of agents.
+const (
+	RoleLead     = "lead"
+	RoleReviewer = "reviewer"
+	RoleWorker   = "worker"
+)
+
+// Task is the immutable task definition (task.json).
+type Task struct {
+	ID          string    `json:"id"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Context     string    `json:"context,omitempty"`
+	Constraints []string  `json:"constraints,omitempty"`
+	Priority    string    `json:"priority,omitempty"`
+	SubmittedBy string    `json:"submitted_by,omitempty"`
+	Project     string    `json:"project"`
+	Workers     int       `json:"workers"`
+	Agent       string    `json:"agent,omitempty"` // agent profile name
+}
+
+// Plan is the machine-readable part of plan.md (its fenced json block).
+type Plan struct {
+	Summary     string       `json:"summary"`
+	Checkpoints []Checkpoint `json:"checkpoints"`
+	Subtasks    []Subtask    `json:"subtasks"`
+}
+
+// Checkpoint is a numbered, named milestone of a plan.
+type Checkpoint struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+}
+
+// Subtask is one unit of work a worker does.
+type Subtask struct {
+	ID           string   `json:"id"`
+	Description  string   `json:"description"`
+	Checkpoint   int      `json:"checkpoint"`
+	Dependencies []string `json:"dependencies"`
+	// Files are "CREATE path" or "MODIFY path", paths relative to the project.
+	Files []string `json:"files"`
+}
+
+// Subtask statuses in state.json.
+const (
+	SubtaskPending    = "pending"
+	SubtaskInProgress = "in_progress"
+	SubtaskDone       = "done"
+	SubtaskFailed     = "failed"
+)
+
+// SubtaskState is the progress of one subtask in state.json.
+type SubtaskState struct {
+	Status      string    `json:"status"`
+	Worker      string    `json:"worker,omitempty"`
+	StartedAt   time.Time `json:"started_at,omitzero"`
+	CompletedAt time.Time `json:"completed_at,omitzero"`
+	Attempts    int       `json:"attempts,omitempty"`
+}
+
+// AgentState is what the engine knows of one agent in state.json.
+type AgentState struct {
+	Role      string `json:"role"`
+	Status    string `json:"status"` // health as last reported: starting, ready, busy, idle, waiting_permission, rate_limited, hung, exited, crashed
+	PID       int    `json:"pid,omitempty"`
+	Restarts  int    `json:"restarts"`
+	SessionID string `json:"session_id,omitempty"` // Claude Code session id, for --resume
+	Subtask   string `json:"subtask,omitempty"`    // subtask currently assigned
+	// Pending is true while the agent has an assignment it has not finished.
+	Pending bool `json:"pending,omitempty"`
+	// LastSeq is the seq of the last assignment written for this agent.
+	LastSeq int `json:"last_seq,omitempty"`
+}
+
+// Round summarises one plan or checkpoint review round, for the needs_human
+// summary and the final report.
+type Round struct {
+	Kind     string    `json:"kind"` // "plan" or "checkpoint"
+	Number   int       `json:"number"`
+	Verdict  string    `json:"verdict"` // approved, feedback, issues
+	Archived string    `json:"archived"`
+	Summary  string    `json:"summary"`
+	At       time.Time `json:"at"`
+}
+
+// Timer is a pending engine timer; kept in state so pause can freeze it and
+// a restart can re-arm it.
+type Timer struct {
+	ID       string        `json:"id"`
+	Deadline time.Time     `json:"deadline,omitzero"`
+	Left     time.Duration `json:"left,omitempty"` // remaining time while paused
+}
+
+// State is the content of state.json. Only the engine writes it, through a
+// StateStore.
+type State struct {
+	TaskID            string                  `json:"task_id"`
+	State             Phase                   `json:"state"`
+	PreviousState     Phase                   `json:"previous_state"`
+	ActiveAgents      []string                `json:"active_agents"`
+	ReadOnlyAgents    []string                `json:"read_only_agents,omitempty"`
+	Timestamp         time.Time               `json:"timestamp"`
+	Project           string                  `json:"project"`
+	CurrentCheckpoint int                     `json:"current_checkpoint"`
+	TotalCheckpoints  int                     `json:"total_checkpoints"`
+	FrictionCount     int                     `json:"friction_count"`
+	RevisionCount     int                     `json:"revision_count"`
+	Subtasks          map[string]SubtaskState `json:"subtasks"`
+	Agents            map[string]AgentState   `json:"agents"`
+	Error             string                  `json:"error"`
+
+	// Reason says why the run needs a human (needs_human) or failed (error).
+	Reason string `json:"reason,omitempty"`
+	// Plan is the approved (or last submitted) plan.
+	Plan *Plan `json:"plan,omitempty"`
+	// Versions counts archived triggers per kind ("plan", "plan-feedback",
+	// "checkpoint", ...) so archive names are never reused.
+	Versions map[string]int `json:"versions,omitempty"`
+	// Consumed records triggers already handled, by "name@version" key, so a
+	// trigger never fires twice even across restarts.
+	Consumed map[string]bool `json:"consumed,omitempty"`
+	// Rounds are the review rounds so far.
+	Rounds []Round `json:"rounds,omitempty"`
+	// Seq is the last assignment sequence number used.
+	Seq int `json:"seq"`
+	// Timers are the engine's pending timers.
+	Timers map[string]Timer `json:"timers,omitempty"`
+	// Friction lists friction files recorded for this task.
+	Friction []string `json:"friction,omitempty"`
+	// StartedAt is when the task started; FinishedAt when it reached a final phase.
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Extra holds engine data that has no field yet; kept verbatim.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// Clone returns a deep copy of s, so a pure function can change the copy
+// without touching the original.
+func (s State) Clone() State {
+	c := s
+	c.ActiveAgents = append([]string(nil), s.ActiveAgents...)
+	c.ReadOnlyAgents = append([]string(nil), s.ReadOnlyAgents...)
+	c.Subtasks = cloneMap(s.Subtasks)
+	c.Agents = cloneMap(s.Agents)
+	c.Versions = cloneMap(s.Versions)
+	c.Consumed = cloneMap(s.Consumed)
+	c.Timers = cloneMap(s.Timers)
+	c.Extra = cloneMap(s.Extra)
+	c.Rounds = append([]Round(nil), s.Rounds...)
+	c.Friction = append([]string(nil), s.Friction...)
+	if s.Plan != nil {
+		p := *s.Plan
+		p.Checkpoints = append([]Checkpoint(nil), s.Plan.Checkpoints...)
+		p.Subtasks = make([]Subtask, len(s.Plan.Subtasks))
+		for i, st := range s.Plan.Subtasks {
+			st.Dependencies = append([]string(nil), st.Dependencies...)
+			st.Files = append([]string(nil), st.Files...)
+			p.Subtasks[i] = st
+		}
+		c.Plan = &p
+	}
+	return c
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return nil
+	}
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// Assignment is what one agent must do now (assignments/<agent_id>.json).
+type Assignment struct {
+	Seq         int      `json:"seq"`
+	State       Phase    `json:"state"`
+	Role        string   `json:"role"`
+	Agent       string   `json:"agent"`
+	Instruction string   `json:"instruction"`
+	Subtask     *Subtask `json:"subtask"`
+	// Reads are paths (absolute) the agent should read.
+	Reads []string `json:"reads"`
+	// Writes are paths (absolute) the agent may write; it must create one.
+	Writes []string `json:"writes"`
+	// DoneMarker is the path the agent creates last, or empty.
+	DoneMarker string `json:"done_marker"`
+	// ReadOnly is true when the agent is told, not asked to write.
+	ReadOnly bool `json:"read_only,omitempty"`
+}
+
+// DoneMarker is the content of outputs/<subtask>.done.
+type DoneMarker struct {
+	AgentID     string    `json:"agent_id"`
+	OutputFile  string    `json:"output_file"`
+	CompletedAt time.Time `json:"completed_at"`
+}
+
+// EventRecord is one line of events.jsonl.
+type EventRecord struct {
+	Time    time.Time      `json:"time"`
+	Type    string         `json:"type"`
+	Task    string         `json:"task"`
+	Agent   string         `json:"agent,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// Friction types of the cross-task friction log.
+const (
+	FrictionRepeatedRevision = "repeated_revision"
+	FrictionReviewerPattern  = "reviewer_pattern"
+	FrictionWorkerFailure    = "worker_failure"
+	FrictionTimeout          = "timeout"
+	FrictionEscalation       = "escalation"
+)
+
+// FrictionEntry is one entry of friction.json.
+type FrictionEntry struct {
+	ID              string    `json:"id"`
+	Timestamp       time.Time `json:"timestamp"`
+	Type            string    `json:"type"`
+	Description     string    `json:"description"`
+	Occurrences     int       `json:"occurrences"`
+	AffectedTasks   []string  `json:"affected_tasks"`
+	SuggestedAction string    `json:"suggested_action"`
+	Status          string    `json:"status"` // pending, applied, dismissed
+}
