@@ -48,7 +48,10 @@ type Agents interface {
 // TaskSubmitted starts a new task (project_selected/idle → planning).
 type TaskSubmitted struct {
 	Task workspace.Task
-	At   time.Time
+	// TaskDir is the absolute task directory (tasks/<id>/ under the
+	// workspace root, which --workspace may move away from the project).
+	TaskDir string
+	At      time.Time
 }
 
 // ProjectSelected moves idle → project_selected.
@@ -69,6 +72,10 @@ type TriggerCompleted struct {
 	Path    string
 	Content []byte
 	Agent   string // writer, when known
+	// ModTime is the file's modification time; with the content it
+	// identifies this instance of the file, so a trigger seen again after a
+	// restart is not handled twice while an identical rewrite still counts.
+	ModTime time.Time
 	At      time.Time
 }
 

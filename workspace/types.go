@@ -109,6 +109,9 @@ type AgentState struct {
 	Pending bool `json:"pending,omitempty"`
 	// LastSeq is the seq of the last assignment written for this agent.
 	LastSeq int `json:"last_seq,omitempty"`
+	// Failures counts consecutive failures (crash, hang, timeout) since the
+	// agent last finished work; past max_retries the run needs a human.
+	Failures int `json:"failures,omitempty"`
 }
 
 // Round summarises one plan or checkpoint review round, for the needs_human
@@ -120,6 +123,8 @@ type Round struct {
 	Archived string    `json:"archived"`
 	Summary  string    `json:"summary"`
 	At       time.Time `json:"at"`
+	// Checkpoint is the checkpoint id of a checkpoint round.
+	Checkpoint int `json:"checkpoint,omitempty"`
 }
 
 // Timer is a pending engine timer; kept in state so pause can freeze it and
@@ -171,34 +176,94 @@ type State struct {
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Extra holds engine data that has no field yet; kept verbatim.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+
+	// TaskDir is the absolute task directory (set from the TaskSubmitted
+	// event; the workspace root may differ from <project>/.hivemind).
+	TaskDir string `json:"task_dir"`
+	// Assignments is the current unfinished-or-last work assignment of each
+	// agent (not read-only notices), re-sent after a restart.
+	Assignments map[string]Assignment `json:"assignments,omitempty"`
+	// Archives maps a consumed trigger key (see Consumed) to the path,
+	// relative to the task dir, it was archived to.
+	Archives map[string]string `json:"archives,omitempty"`
+	// PlanFile is the archived current plan (relative to the task dir).
+	PlanFile string `json:"plan_file,omitempty"`
+	// ReviewSubject is the archive base name (e.g. "plan_v2",
+	// "friction-resolution_v1") of what the Reviewer is reviewing in
+	// plan_review; the verdict is archived as <subject>-approved.md etc.
+	ReviewSubject string `json:"review_subject,omitempty"`
+	// CheckpointFile is the archived checkpoint.md of the current checkpoint
+	// review round, if one was written.
+	CheckpointFile string `json:"checkpoint_file,omitempty"`
+	// IssuesFile is the archived checkpoint-issues.md being fixed.
+	IssuesFile string `json:"issues_file,omitempty"`
+	// FrictionPending are archived friction files not yet handled by a
+	// friction flow; FrictionActive those the current flow handles.
+	FrictionPending []string `json:"friction_pending,omitempty"`
+	FrictionActive  []string `json:"friction_active,omitempty"`
+	// ResolutionFile is the archived friction-resolution.md under review.
+	ResolutionFile string `json:"resolution_file,omitempty"`
+	// Fixes are the checkpoint_fix assignments of the current round, by fix
+	// id (fix_<checkpoint>_<round>_<agent>); done via outputs/<id>.done.
+	Fixes map[string]SubtaskState `json:"fixes,omitempty"`
+	// FixRounds counts checkpoint-issues rounds of the current checkpoint.
+	FixRounds int `json:"fix_rounds,omitempty"`
+	// InvalidPlans counts consecutive invalid plan.md files.
+	InvalidPlans int `json:"invalid_plans,omitempty"`
+	// Escalation says which limit sent the run to needs_human (or error):
+	// plan_revisions, plan_invalid, checkpoint_revisions, agent:<id>,
+	// subtask:<id>, deadlock. Retry uses it.
+	Escalation string `json:"escalation,omitempty"`
+	// Deferred are events (engine-encoded) that arrived while paused; they
+	// are handled, in order, on resume.
+	Deferred []json.RawMessage `json:"deferred,omitempty"`
+	// Resend lists agents whose current assignment must be re-sent on
+	// resume (they were restarted while paused).
+	Resend []string `json:"resend,omitempty"`
 }
 
 // Clone returns a deep copy of s, so a pure function can change the copy
 // without touching the original.
 func (s State) Clone() State {
 	c := s
-	c.ActiveAgents = append([]string(nil), s.ActiveAgents...)
-	c.ReadOnlyAgents = append([]string(nil), s.ReadOnlyAgents...)
+	c.ActiveAgents = cloneSlice(s.ActiveAgents)
+	c.ReadOnlyAgents = cloneSlice(s.ReadOnlyAgents)
 	c.Subtasks = cloneMap(s.Subtasks)
 	c.Agents = cloneMap(s.Agents)
 	c.Versions = cloneMap(s.Versions)
 	c.Consumed = cloneMap(s.Consumed)
 	c.Timers = cloneMap(s.Timers)
 	c.Extra = cloneMap(s.Extra)
-	c.Rounds = append([]Round(nil), s.Rounds...)
-	c.Friction = append([]string(nil), s.Friction...)
+	c.Rounds = cloneSlice(s.Rounds)
+	c.Friction = cloneSlice(s.Friction)
+	c.Assignments = cloneMap(s.Assignments)
+	c.Archives = cloneMap(s.Archives)
+	c.FrictionPending = cloneSlice(s.FrictionPending)
+	c.FrictionActive = cloneSlice(s.FrictionActive)
+	c.Fixes = cloneMap(s.Fixes)
+	c.Deferred = cloneSlice(s.Deferred)
+	c.Resend = cloneSlice(s.Resend)
 	if s.Plan != nil {
 		p := *s.Plan
-		p.Checkpoints = append([]Checkpoint(nil), s.Plan.Checkpoints...)
-		p.Subtasks = make([]Subtask, len(s.Plan.Subtasks))
-		for i, st := range s.Plan.Subtasks {
-			st.Dependencies = append([]string(nil), st.Dependencies...)
-			st.Files = append([]string(nil), st.Files...)
+		p.Checkpoints = cloneSlice(s.Plan.Checkpoints)
+		p.Subtasks = cloneSlice(s.Plan.Subtasks)
+		for i, st := range p.Subtasks {
+			st.Dependencies = cloneSlice(st.Dependencies)
+			st.Files = cloneSlice(st.Files)
 			p.Subtasks[i] = st
 		}
 		c.Plan = &p
 	}
 	return c
+}
+
+// cloneSlice copies a slice, keeping nil and empty apart (they marshal
+// differently: null vs []).
+func cloneSlice[V any](s []V) []V {
+	if s == nil {
+		return nil
+	}
+	return append(make([]V, 0, len(s)), s...)
 }
 
 func cloneMap[K comparable, V any](m map[K]V) map[K]V {
@@ -265,4 +330,16 @@ type FrictionEntry struct {
 	AffectedTasks   []string  `json:"affected_tasks"`
 	SuggestedAction string    `json:"suggested_action"`
 	Status          string    `json:"status"` // pending, applied, dismissed
+}
+
+// Known reports whether p is one of the phases above.
+func (p Phase) Known() bool {
+	switch p {
+	case PhaseIdle, PhaseProjectSelected, PhasePlanning, PhasePlanReview, PhasePlanRevision,
+		PhaseExecuting, PhaseCheckpoint, PhaseCheckpointReview, PhaseCheckpointFix,
+		PhaseFrictionLogged, PhaseFrictionSync, PhaseFrictionResolution, PhaseComplete,
+		PhaseError, PhasePaused, PhaseNeedsHuman, PhaseCancelled:
+		return true
+	}
+	return false
 }

@@ -1,5 +1,6 @@
 // Package screen defines the terminal emulator seam: what a pane needs from
 // an emulated screen, independent of which emulator implements it.
+
 package screen
 
 import "io"
@@ -59,6 +60,31 @@ type Screen interface {
 	Modes() Modes
 	// ScrollbackLen is the number of lines currently held above the screen.
 	ScrollbackLen() int
+	// Version increases on every change that may alter what Lines, Text,
+	// Cursor, Title or Modes return (every Write with bytes and every
+	// Resize), so a renderer can skip panes whose version it already drew.
+	Version() uint64
 	// Close releases the emulator's resources.
 	Close() error
+}
+
+// DefaultScrollback is the scrollback length used when Options.Scrollback
+// is zero.
+const DefaultScrollback = 2000
+
+// normalized returns opts with defaults applied and sizes clamped to at
+// least 1x1.
+func (o Options) normalized() Options {
+	o.Cols = max(o.Cols, 1)
+	o.Rows = max(o.Rows, 1)
+	if o.Scrollback == 0 {
+		o.Scrollback = DefaultScrollback
+	}
+	o.Scrollback = max(o.Scrollback, 0)
+	return o
+}
+
+// New returns a Screen for opts: Hivemind's own emulator (see Term).
+func New(opts Options) Screen {
+	return newTerm(opts)
 }

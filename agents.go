@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/roles"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// agentFactory builds the ptyagent.Spec of each agent from the profile:
+// the built-in sim agent, Claude Code, a [profiles.<name>] from config, or
+// a custom command line run with sh -c.
+type agentFactory struct {
+	cfg     config.Config
+	profile string
+	project string
+	td      *workspace.TaskDir
+	self    string // this executable, for sim-agent and hook commands
+	seed    int64
+	simArgs []string // extra sim-agent flags (demo scenarios, tests)
+}
+
+// spec is the ptyagent.ManagerConfig Factory.
+func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error) {
+	base := ptyagent.Spec{
+		Dir: f.project,
+		Env: []string{
+			ptyagent.EnvTaskDir + "=" + f.td.Dir(),
+			ptyagent.EnvProject + "=" + f.project,
+		},
+		LogPath:     f.td.AgentLogPath(id),
+		Scrollback:  f.cfg.ScrollbackLines,
+		HangTimeout: f.cfg.HangTimeout(),
+	}
+	switch f.profile {
+	case "sim":
+		args := append([]string{"--seed", strconv.FormatInt(f.seed+agentSalt(id), 10)}, f.simArgs...)
+		return ptyagent.SimSpec(base, f.self, args...)
+	case "claude":
+		return f.claudeSpec(base, id, role, resume)
+	}
+	if p, ok := f.cfg.Profile(f.profile); ok {
+		return f.profileSpec(base, id, role, p)
+	}
+	// Anything else is a command line: run it through the shell so pipes
+	// and quoting work as the user typed them.
+	base.Argv = []string{"/bin/sh", "-c", f.profile}
+	base.Kind = ptyagent.ProfileCustom
+	return base, nil
+}
+
+// claudeSpec runs Claude Code with the role's prompt and tool limits and
+// one settings file holding every hook (only the last --settings counts).
+func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bool) (ptyagent.Spec, error) {
+	prompt, _, err := roles.Prompt(role, f.cfg.Files.ProjectRolesDir, f.cfg.Files.UserRolesDir)
+	if err != nil {
+		return base, fmt.Errorf("role prompt for %s: %w", role, err)
+	}
+	settings := filepath.Join(f.td.Dir(), "settings", id+".json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		return base, err
+	}
+	if err := ptyagent.WriteClaudeSettings(settings, f.self); err != nil {
+		return base, err
+	}
+	sid := sessionID(f.td.ID(), id)
+	o := ptyagent.ClaudeOptions{
+		SessionID: sid,
+		// Resume only a conversation Claude actually saved; a first start
+		// that died early has none, and --resume would fail forever.
+		Resume:       resume && claudeTranscriptExists(sid),
+		SettingsPath: settings,
+		ExtraArgs:    roles.ClaudeArgs(roles.DefaultPolicy(role), f.cfg.Role(role), prompt),
+	}
+	return ptyagent.ClaudeSpec(base, o), nil
+}
+
+// profileSpec runs a [profiles.<name>] agent from config.
+func (f *agentFactory) profileSpec(base ptyagent.Spec, id, role string, p config.Profile) (ptyagent.Spec, error) {
+	argv := p.Expand(map[string]string{
+		"role": role, "agent_id": id, "task_dir": f.td.Dir(), "project": f.project,
+		"model": f.cfg.Role(role).Model,
+	})
+	if len(argv) == 0 {
+		return base, fmt.Errorf("profile %s: empty command", f.profile)
+	}
+	base.Argv = argv
+	base.Kind = ptyagent.ProfileCustom
+	for _, k := range sortedKeys(p.Env) {
+		base.Env = append(base.Env, k+"="+p.Env[k])
+	}
+	base.Submit = ptyagent.DefaultSubmitRules(ptyagent.ProfileCustom)
+	base.Submit.Paste = p.Submit == config.SubmitPaste
+	base.Submit.EnterDelay = p.SubmitDelay()
+	base.Ready = ptyagent.ReadyRules{Mode: ptyagent.ReadyQuiet, Quiet: p.ReadyQuiet(), Pattern: p.ReadyRegex}
+	return base, nil
+}
+
+// sessionID is the Claude Code conversation id of an agent in a task:
+// derived, so a restarted Hivemind finds it without storing it.
+func sessionID(task, agent string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("hivemind/"+task+"/"+agent)).String()
+}
+
+// claudeTranscriptExists reports whether Claude Code saved a conversation
+// with that id (~/.claude/projects/<dir>/<id>.jsonl).
+func claudeTranscriptExists(sid string) bool {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", sid+".jsonl"))
+	return len(m) > 0
+}
+
+// agentSalt varies the sim seed per agent.
+func agentSalt(id string) int64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int64(h.Sum32() % 10007)
+}
+
+// bridge turns agent-layer events into engine events and records.
+type bridge struct {
+	runner *engine.Runner
+	td     *workspace.TaskDir
+}
+
+// onEvent is the ptyagent.ManagerConfig OnEvent.
+func (b *bridge) onEvent(ev ptyagent.Event) {
+	at := ev.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	switch ev.Kind {
+	case ptyagent.EventHealth:
+		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: string(ev.Health), ExitCode: ev.ExitCode,
+			PID: ev.PID, Detail: ev.Detail, At: at})
+	case ptyagent.EventDelivered:
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, At: at})
+	case ptyagent.EventDeliveryFailed:
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, At: at})
+	case ptyagent.EventHookDenied:
+		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
+	case ptyagent.EventHook:
+		// Health changes already carry what hooks mean; the raw hooks
+		// would only flood the log.
+	}
+}
+
+// onHeartbeat is the ptyagent.ManagerConfig OnHeartbeat.
+func (b *bridge) onHeartbeat(agent string, at time.Time) {
+	_ = b.td.WriteHeartbeat(agent, at)
+}
+
+// profileName returns the agent profile: the flag, else config.
+func profileName(o options, cfg config.Config) string {
+	if o.agentSet && strings.TrimSpace(o.agent) != "" {
+		return strings.TrimSpace(o.agent)
+	}
+	return cfg.Agent
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// app is one wired-up run: workspace lock, task, state store, event log,
+// agents and the engine runner.
+type app struct {
+	opts    options
+	cfg     config.Config
+	project string
+	root    string
+	lock    *workspace.Lock
+	ws      *workspace.Workspace
+	td      *workspace.TaskDir
+	store   *workspace.StateStore
+	log     *workspace.EventLog
+	agents  *ptyagent.Manager
+	runner  *engine.Runner
+	out     *printer
+	resumed bool
+	first   engine.Event // TaskSubmitted or Resumed
+
+	// terminal is closed when the state first reaches a terminal phase.
+	terminal     chan struct{}
+	terminalOnce sync.Once
+	finalMu      sync.Mutex
+	final        workspace.Phase
+
+	// onSnapshot, when set, also receives every snapshot (the TUI).
+	onSnapshot func(engine.Snapshot)
+}
+
+// errUsage marks errors in how hivemind was called (exit 2).
+var errUsage = errors.New("usage")
+
+// loadConfig builds the effective configuration for a project workspace.
+func loadConfig(o options, root string) (config.Config, config.Sources, error) {
+	ov := config.Overrides{ConfigFile: o.config}
+	if o.workersSet {
+		w := o.workers
+		ov.Workers = &w
+	}
+	if o.agentSet {
+		a := o.agent
+		ov.Agent = &a
+	}
+	return config.Load(root, config.UserDir(os.Getenv), ov)
+}
+
+// newApp wires a run for task (empty: resume the unfinished task).
+func newApp(o options, task string, stdout io.Writer) (*app, error) {
+	project, err := o.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(project); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("project %s is not a directory", project)
+	}
+	root, err := o.workspaceRoot()
+	if err != nil {
+		return nil, err
+	}
+	cfg, _, err := loadConfig(o, root)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	a := &app{opts: o, cfg: cfg, project: project, root: root, out: newPrinter(stdout, o.json),
+		terminal: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			a.close()
+		}
+	}()
+
+	lock, stale, err := workspace.AcquireWorkspaceLock(root)
+	if err != nil {
+		if errors.Is(err, workspace.ErrLocked) {
+			return nil, fmt.Errorf("another hivemind is running on this workspace: %w", err)
+		}
+		return nil, err
+	}
+	a.lock = lock
+	if a.ws, err = workspace.Open(root); err != nil {
+		return nil, err
+	}
+
+	var notes []workspace.EventRecord
+	if stale {
+		notes = append(notes, workspace.EventRecord{Type: "lock_taken_over",
+			Details: map[string]any{"lock": lock.Path()}})
+	}
+	var st engine.State
+	var history []workspace.EventRecord
+	switch {
+	case task != "" && o.resume:
+		return nil, fmt.Errorf("%w: give a task or --resume, not both", errUsage)
+	case task != "":
+		t := workspace.Task{Description: task, Project: project, Workers: cfg.Workers, Agent: cfg.Agent,
+			SubmittedBy: "cli"}
+		if a.td, err = a.ws.CreateTask(t); err != nil {
+			return nil, err
+		}
+		if t, err = a.td.Task(); err != nil {
+			return nil, err
+		}
+		a.first = engine.TaskSubmitted{Task: t, TaskDir: a.td.Dir()}
+	default:
+		id, found, err := a.ws.Unfinished()
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			if o.resume {
+				return nil, fmt.Errorf("nothing to resume: no unfinished task in %s", root)
+			}
+			return nil, fmt.Errorf("%w: no task given and no unfinished task to resume", errUsage)
+		}
+		if a.td, err = a.ws.OpenTask(id); err != nil {
+			return nil, err
+		}
+		a.resumed = true
+		a.first = engine.Resumed{}
+		recs, _, err := workspace.ReadEvents(filepath.Join(a.td.Dir(), workspace.EventsFile))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			notes = append(notes, workspace.EventRecord{Type: "events_unreadable",
+				Details: map[string]any{"error": err.Error()}})
+		}
+		history = recs
+	}
+
+	store, loaded, res, err := workspace.OpenStateStore(a.td)
+	if err != nil {
+		return nil, err
+	}
+	a.store = store
+	if res.Restored {
+		notes = append(notes, workspace.EventRecord{Type: "state_restored",
+			Details: map[string]any{"from": res.From, "problem": res.Problem}})
+	}
+	if a.resumed {
+		if res.Fresh {
+			// A task that crashed before its first state write: start it
+			// over from task.json rather than resuming nothing.
+			t, err := a.td.Task()
+			if err != nil {
+				return nil, err
+			}
+			a.first, a.resumed = engine.TaskSubmitted{Task: t, TaskDir: a.td.Dir()}, false
+		} else {
+			st = loaded
+		}
+	}
+	if a.log, err = workspace.OpenEventLog(a.td); err != nil {
+		return nil, err
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	factory := &agentFactory{cfg: cfg, profile: profileName(o, cfg), project: project, td: a.td, self: self,
+		seed: 1, simArgs: simArgsFromEnv()}
+	br := &bridge{td: a.td}
+	a.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{
+		Factory:     factory.spec,
+		OnEvent:     br.onEvent,
+		OnHeartbeat: br.onHeartbeat,
+		HangTimeout: cfg.HangTimeout(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.runner = engine.NewRunner(engine.RunnerConfig{
+		Machine:     newMachine(cfg),
+		TaskDir:     a.td,
+		Store:       a.store,
+		Log:         a.log,
+		Agents:      a.agents,
+		OnSnapshot:  a.snapshot,
+		OnNotify:    a.out.notice,
+		OnRecord:    a.out.record,
+		State:       st,
+		History:     history,
+		QuietPeriod: cfg.QuietPeriod(),
+	})
+	br.runner = a.runner
+	for _, n := range notes {
+		a.runner.Log(n.Type, n.Agent, n.Details)
+	}
+	ok = true
+	return a, nil
+}
+
+// simArgsFromEnv returns extra sim-agent flags from HIVEMIND_SIM_ARGS
+// (space separated), used by tests and demos to change pace or scenario.
+func simArgsFromEnv() []string {
+	v := os.Getenv("HIVEMIND_SIM_ARGS")
+	if v == "" {
+		return nil
+	}
+	return splitFields(v)
+}
+
+// snapshot is the runner's OnSnapshot.
+func (a *app) snapshot(s engine.Snapshot) {
+	if s.State.State.Terminal() {
+		a.terminalOnce.Do(func() {
+			a.finalMu.Lock()
+			a.final = s.State.State
+			a.finalMu.Unlock()
+			close(a.terminal)
+		})
+	}
+	if a.onSnapshot != nil {
+		a.onSnapshot(s)
+	}
+}
+
+// finalPhase is the first terminal phase reached ("" if none).
+func (a *app) finalPhase() workspace.Phase {
+	a.finalMu.Lock()
+	defer a.finalMu.Unlock()
+	return a.final
+}
+
+// exitCode maps the final phase to the CLI contract.
+func exitCode(p workspace.Phase) int {
+	switch p {
+	case workspace.PhaseComplete:
+		return exitOK
+	case workspace.PhaseNeedsHuman:
+		return exitNeedsHuman
+	default:
+		return exitError
+	}
+}
+
+// shutdown stops every agent (graceful, escalating to SIGKILL), lets the
+// runner record their exits, then stops the runner.
+func (a *app) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
+	if a.agents != nil {
+		_ = a.agents.Close()
+	}
+	// Let the runner record the exits already queued before it stops.
+	a.runner.Log("hivemind_stopped", "", map[string]any{"pid": os.Getpid()})
+	select {
+	case <-a.runner.Barrier():
+	case <-time.After(5 * time.Second):
+	}
+	cancelRunner()
+	<-runDone
+}
+
+// close releases everything newApp acquired (idempotent).
+func (a *app) close() {
+	if a.agents != nil {
+		_ = a.agents.Close()
+	}
+	if a.log != nil {
+		_ = a.log.Close()
+		a.log = nil
+	}
+	if a.store != nil {
+		_ = a.store.Close()
+		a.store = nil
+	}
+	if a.lock != nil {
+		_ = a.lock.Release()
+		a.lock = nil
+	}
+}

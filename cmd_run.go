@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cancelGrace is how long a graceful cancel may take (agents get SIGTERM,
+// then SIGKILL after their stop timeout) before Hivemind exits anyway.
+const cancelGrace = 30 * time.Second
+
+// cmdRun runs a task (or resumes the unfinished one) to a final state.
+func cmdRun(o options, task string, stdout, stderr io.Writer) int {
+	a, err := newApp(o, task, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "hivemind:", err)
+		if errors.Is(err, errUsage) {
+			return exitUsage
+		}
+		return exitError
+	}
+	defer a.close()
+	if !o.headless {
+		if code, ok := runTUI(a); ok {
+			return code
+		}
+		a.out.notice("info", "the full-screen UI is not wired in yet; running headless")
+	}
+	return a.runHeadless()
+}
+
+// runHeadless runs the workflow with one line per event on stdout until a
+// final state, then stops the agents. SIGINT/SIGTERM cancel gracefully; a
+// second signal stops waiting.
+func (a *app) runHeadless() int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runDone := make(chan error, 1)
+	go func() { runDone <- a.runner.Run(ctx) }()
+	if a.resumed {
+		a.out.notice("info", fmt.Sprintf("resuming task %s (%s)", a.td.ID(), a.runner.Snapshot().State.State))
+	} else {
+		a.out.notice("info", fmt.Sprintf("task %s in %s", a.td.ID(), a.project))
+	}
+	a.runner.Send(a.first)
+
+	var grace <-chan time.Time
+	interrupted := false
+	var firstSignal time.Time
+wait:
+	for {
+		select {
+		case <-a.terminal:
+			break wait
+		case err := <-runDone:
+			a.out.notice("error", fmt.Sprintf("engine stopped: %v", err))
+			runDone <- err
+			break wait
+		case sig := <-sigs:
+			if interrupted && time.Since(firstSignal) < 300*time.Millisecond {
+				// The same signal delivered twice (to the process and to
+				// its group, as timeout(1) does): not a second request.
+				continue
+			}
+			if interrupted {
+				a.out.notice("warn", "second signal: stopping now")
+				break wait
+			}
+			interrupted, firstSignal = true, time.Now()
+			a.out.notice("warn", fmt.Sprintf("%s: cancelling (again to stop at once)", strings.ToUpper(sig.String())))
+			a.runner.Cancel()
+			grace = time.After(cancelGrace)
+		case <-grace:
+			a.out.notice("warn", "cancel took too long: stopping now")
+			break wait
+		}
+	}
+	final := a.finalPhase()
+	a.shutdown(cancel, runDone)
+	code := exitCode(final)
+	switch final {
+	case "":
+		a.out.notice("error", "stopped before the task finished")
+	default:
+		st := a.runner.Snapshot().State
+		msg := fmt.Sprintf("task %s: %s", a.td.ID(), final)
+		if st.Reason != "" {
+			msg += ": " + st.Reason
+		} else if st.Error != "" {
+			msg += ": " + st.Error
+		}
+		a.out.notice(map[bool]string{true: "info", false: "warn"}[code == exitOK], msg)
+	}
+	return code
+}

@@ -1,0 +1,394 @@
+// Package e2e_test runs the built hivemind binary end to end, headless,
+// with the built-in sim agents.
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// bin is the hivemind binary built once by TestMain.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hivemind-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "hivemind")
+	build := exec.Command("go", "build", "-o", bin, "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build hivemind:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runDeadline bounds one hivemind run.
+const runDeadline = 4 * time.Minute
+
+// syncBuffer is a bytes.Buffer safe for the process writer and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// hivemind prepares a run of the binary in a sandbox (own HOME and config
+// dir, fast sim pace).
+func hivemind(t *testing.T, ctx context.Context, home string, args ...string) (*exec.Cmd, *syncBuffer) {
+	return hivemindPaced(t, ctx, home, 2*time.Millisecond, args...)
+}
+
+// hivemindPaced is hivemind with the sim agents' delay per output line.
+func hivemindPaced(t *testing.T, ctx context.Context, home string, pace time.Duration, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"HIVEMIND_SIM_ARGS=--pace "+pace.String(),
+	)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd, out
+}
+
+// exitCode runs cmd to the end and returns its exit code.
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Run()
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	t.Fatalf("run %v: %v", cmd.Args, err)
+	return -1
+}
+
+// taskDir returns the only task directory of a project.
+func taskDir(t *testing.T, project string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+	if len(m) != 1 {
+		t.Fatalf("task dirs: %v", m)
+	}
+	return m[0]
+}
+
+// readState parses a task's state.json.
+func readState(t *testing.T, dir string) workspace.State {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workspace.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("state.json: %v", err)
+	}
+	return st
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// leftovers lists processes that belong to a run in project: agents (their
+// environment names the project) or anything whose cwd is inside it.
+func leftovers(project string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		base := filepath.Join("/proc", e.Name())
+		env, _ := os.ReadFile(filepath.Join(base, "environ"))
+		agent := ""
+		mine := false
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			s := string(kv)
+			if v, ok := strings.CutPrefix(s, "HIVEMIND_AGENT_ID="); ok {
+				agent = v
+			}
+			if v, ok := strings.CutPrefix(s, "HIVEMIND_PROJECT="); ok && v == project {
+				mine = true
+			}
+		}
+		cwd, _ := os.Readlink(filepath.Join(base, "cwd"))
+		if (agent != "" && mine) || cwd == project || strings.HasPrefix(cwd, project+"/") {
+			if stat, err := os.ReadFile(filepath.Join(base, "stat")); err == nil && isZombie(stat) {
+				continue // exited, only waiting to be reaped
+			}
+			cmdline, _ := os.ReadFile(filepath.Join(base, "cmdline"))
+			found = append(found, fmt.Sprintf("pid %d agent=%q cmd=%q", pid, agent, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		}
+	}
+	return found
+}
+
+func isZombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+func noLeftovers(t *testing.T, project string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		left := leftovers(project)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left behind:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkComplete asserts a finished, consistent task.
+func checkComplete(t *testing.T, dir string) workspace.State {
+	t.Helper()
+	st := readState(t, dir)
+	if st.State != workspace.PhaseComplete {
+		t.Fatalf("state %s, want complete (reason %q, error %q)", st.State, st.Reason, st.Error)
+	}
+	if len(st.Subtasks) == 0 {
+		t.Fatal("no subtasks in state.json")
+	}
+	for id, s := range st.Subtasks {
+		if s.Status != workspace.SubtaskDone {
+			t.Errorf("subtask %s is %s", id, s.Status)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "outputs", id+".done")); err != nil {
+			t.Errorf("subtask %s: %v", id, err)
+		}
+	}
+	archived := map[string]bool{}
+	for _, r := range st.Rounds {
+		if r.Archived != "" && archived[r.Archived] {
+			t.Errorf("round archived twice as %s", r.Archived)
+		}
+		archived[r.Archived] = true
+	}
+	recs, torn, err := workspace.ReadEvents(filepath.Join(dir, "events.jsonl"))
+	if err != nil || torn {
+		t.Fatalf("events.jsonl: torn=%v err=%v", torn, err)
+	}
+	if len(recs) == 0 {
+		t.Fatal("events.jsonl is empty")
+	}
+	return st
+}
+
+// The whole workflow runs headless with sim agents to complete (exit 0):
+// plan, review with one rejection, execution by two workers, checkpoint
+// review; nothing is left running afterwards.
+func TestHeadlessSimComplete(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	start := time.Now()
+	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "sim", "--workers", "2", "--project", project,
+		"build a tiny calculator")
+	code := exitCode(t, cmd)
+	t.Logf("run took %v", time.Since(start).Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s", code, out.String())
+	}
+	dir := taskDir(t, project)
+	st := checkComplete(t, dir)
+	if st.RevisionCount < 1 {
+		t.Errorf("revision_count %d: the sim reviewer rejects the first plan", st.RevisionCount)
+	}
+	if !strings.Contains(out.String(), "trigger_completed") {
+		t.Errorf("headless output has no trigger events:\n%s", out.String())
+	}
+	noLeftovers(t, project)
+
+	// status and events read the finished task.
+	status, sout := hivemind(t, ctx, home, "status", "--json", "--project", project)
+	if c := exitCode(t, status); c != 0 {
+		t.Fatalf("status exit %d: %s", c, sout.String())
+	}
+	var got workspace.State
+	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.State != workspace.PhaseComplete {
+		t.Errorf("status --json: %v %q", err, sout.String())
+	}
+	events, eout := hivemind(t, ctx, home, "events", "--json", "--project", project)
+	if c := exitCode(t, events); c != 0 {
+		t.Fatalf("events exit %d: %s", c, eout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(eout.String()), "\n")
+	recs, _, _ := workspace.ReadEvents(filepath.Join(dir, "events.jsonl"))
+	if len(lines) != len(recs) {
+		t.Errorf("events printed %d lines, log has %d records", len(lines), len(recs))
+	}
+}
+
+// SIGKILL in the middle of execution, then --resume: the run completes
+// with the same revision_count, consumed triggers are not handled again,
+// and no process of either run is left.
+func TestKillAndResume(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	// Paced like a real agent, so the kill lands while subtasks are in
+	// progress.
+	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--agent", "sim", "--workers", "2",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	var dir string
+	var atKill workspace.State
+	waitFor(t, runDeadline, "state.json to say executing", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("hivemind exited before executing: %v\n%s", err, out.String())
+		default:
+		}
+		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*", "state.json"))
+		if len(m) != 1 {
+			return false
+		}
+		b, err := os.ReadFile(m[0])
+		if err != nil {
+			return false
+		}
+		var st workspace.State
+		if json.Unmarshal(b, &st) != nil || st.State != workspace.PhaseExecuting {
+			return false
+		}
+		dir, atKill = filepath.Dir(m[0]), st
+		return true
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	inProgress := 0
+	for _, s := range readState(t, dir).Subtasks {
+		if s.Status == workspace.SubtaskInProgress {
+			inProgress++
+		}
+	}
+	t.Logf("killed at %s, revision_count %d, %d subtask(s) in progress", atKill.State, atKill.RevisionCount, inProgress)
+	// The agents die with their parent (parent-death signal).
+	noLeftovers(t, project)
+	archivedBefore := listDir(t, filepath.Join(dir, "reviews"))
+
+	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--agent", "sim", "--workers", "2",
+		"--project", project)
+	if code := exitCode(t, cmd2); code != 0 {
+		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
+	}
+	st := checkComplete(t, dir)
+	if st.RevisionCount != atKill.RevisionCount {
+		t.Errorf("revision_count %d after resume, %d before the kill", st.RevisionCount, atKill.RevisionCount)
+	}
+	// Everything archived before the kill is still there, and nothing
+	// consumed before it was archived again under another version.
+	after := listDir(t, filepath.Join(dir, "reviews"))
+	for name := range archivedBefore {
+		if !after[name] {
+			t.Errorf("archived trigger %s lost", name)
+		}
+	}
+	contents := map[string]string{}
+	for name := range after {
+		b, _ := os.ReadFile(filepath.Join(dir, "reviews", name))
+		kind := versionRE.ReplaceAllString(name, "")
+		key := kind + "\x00" + string(b)
+		if prev, dup := contents[key]; dup {
+			t.Errorf("trigger handled twice: %s and %s have the same content", prev, name)
+		}
+		contents[key] = name
+	}
+	if !strings.Contains(out2.String(), "resum") {
+		t.Errorf("resume output does not say it resumed:\n%s", out2.String())
+	}
+	noLeftovers(t, project)
+}
+
+// versionRE matches the version part of an archived trigger's name.
+var versionRE = regexp.MustCompile(`_v[0-9]+`)
+
+func listDir(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for _, e := range entries {
+		m[e.Name()] = true
+	}
+	return m
+}
+
+// A second hivemind on the same workspace is refused with the PID of the
+// one holding it.
+func TestWorkspaceLockNamesHolder(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	lock, _, err := workspace.AcquireWorkspaceLock(filepath.Join(project, ".hivemind"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "sim", "--project", project, "x")
+	if code := exitCode(t, cmd); code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, out.String())
+	}
+	if !strings.Contains(out.String(), strconv.Itoa(os.Getpid())) {
+		t.Errorf("error does not name the holder's pid %d: %s", os.Getpid(), out.String())
+	}
+}

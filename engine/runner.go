@@ -1,0 +1,884 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Stepper is the pure state machine the Runner drives (Machine).
+type Stepper interface {
+	Step(State, Event) (State, []Effect)
+}
+
+// StateSaver persists state.json (workspace.StateStore).
+type StateSaver interface {
+	Save(State) error
+}
+
+// EventAppender appends to events.jsonl (workspace.EventLog).
+type EventAppender interface {
+	Append(workspace.EventRecord) error
+}
+
+// TaskFiles is what the Runner needs from the task directory
+// (workspace.TaskDir).
+type TaskFiles interface {
+	// Dir is the task directory's absolute path.
+	Dir() string
+	// WriteAssignment writes assignments/<agent>.json + .md.
+	WriteAssignment(workspace.Assignment) error
+	// Archive moves a consumed trigger (paths relative to the task dir).
+	Archive(from, to string) error
+	// ReadDone reads and validates outputs/<subtask>.done.
+	ReadDone(subtask string) (workspace.DoneMarker, error)
+}
+
+// SnapshotEvents is how many recent event records a Snapshot carries.
+const SnapshotEvents = 50
+
+// Snapshot is what the UI renders: a copy of the state and the newest
+// event records (oldest first).
+type Snapshot struct {
+	State  State
+	Events []workspace.EventRecord
+}
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	Machine Stepper
+	TaskDir TaskFiles
+	Store   StateSaver
+	Log     EventAppender
+	Agents  Agents
+	// Clock stamps events and records (default time.Now).
+	Clock func() time.Time
+	// OnSnapshot receives a snapshot after every step, on the runner's
+	// goroutine; it must not block.
+	OnSnapshot func(Snapshot)
+	// OnNotify receives NotifyUser effects (level: info, warn, error).
+	OnNotify func(level, msg string)
+	// OnRecord receives every record written to events.jsonl, in order.
+	OnRecord func(workspace.EventRecord)
+
+	// State is the state to start from: zero for a new task (send
+	// TaskSubmitted), or the state loaded from state.json (send Resumed).
+	State State
+	// History is the tail of events.jsonl on resume, shown in snapshots.
+	History []workspace.EventRecord
+	// QuietPeriod configures the watcher (default 300 ms).
+	QuietPeriod time.Duration
+	// NoWatch disables the file watcher (tests that feed events directly).
+	NoWatch bool
+}
+
+// Runner carries out the effects of Step. One goroutine (Run) owns the
+// state: events from any goroutine are queued by Send and handled one at a
+// time, so Step sees a total order and state.json has a single writer.
+type Runner struct {
+	cfg RunnerConfig
+
+	qmu     sync.Mutex
+	queue   []runnerItem
+	stopped bool // Run returned: nothing more is handled
+	wakeup  chan struct{}
+
+	logw *runnerLog // events.jsonl writer
+
+	// Owned by the Run goroutine.
+	dirty   bool  // toSave has not been written yet
+	toSave  State // the state of the last WriteState
+	state   State
+	timers  map[string]runnerTimer
+	gen     uint64
+	watcher *Watcher
+
+	smu  sync.Mutex
+	snap Snapshot
+}
+
+// runnerItem is one queued input: an event, or a timer firing (checked
+// against the timer's generation so a replaced timer never fires).
+type runnerItem struct {
+	ev       Event
+	rec      *workspace.EventRecord // a record to log, not an event
+	barrier  chan struct{}          // closed when reached
+	timerID  string
+	timerGen uint64
+}
+
+type runnerTimer struct {
+	t   *time.Timer
+	gen uint64
+}
+
+// NewRunner returns a Runner; call Run to start it.
+func NewRunner(cfg RunnerConfig) *Runner {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	r := &Runner{
+		cfg:    cfg,
+		wakeup: make(chan struct{}, 1),
+		state:  cfg.State.Clone(),
+		timers: map[string]runnerTimer{},
+	}
+	r.snap = Snapshot{State: r.state.Clone(), Events: tailRecords(cfg.History, SnapshotEvents)}
+	r.logw = newRunnerLog(cfg.Log, func(err error) {
+		if cfg.OnNotify != nil {
+			cfg.OnNotify("error", "events.jsonl: "+err.Error())
+		}
+	})
+	return r
+}
+
+// Send queues an event. It never blocks and is safe from any goroutine.
+func (r *Runner) Send(ev Event) { r.enqueue(runnerItem{ev: ev}) }
+
+func (r *Runner) enqueue(it runnerItem) {
+	r.qmu.Lock()
+	if r.stopped {
+		r.qmu.Unlock()
+		if it.barrier != nil {
+			close(it.barrier)
+		}
+		return
+	}
+	r.queue = append(r.queue, it)
+	r.qmu.Unlock()
+	select {
+	case r.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// Log queues a record for events.jsonl that is not an engine input (a
+// hook denial, a stale lock taken over, a restored state.json). Safe from
+// any goroutine; Time and Task are filled in when empty.
+func (r *Runner) Log(typ, agent string, details map[string]any) {
+	r.enqueue(runnerItem{rec: &workspace.EventRecord{Time: r.cfg.Clock(), Type: typ, Agent: agent, Details: details}})
+}
+
+// Barrier returns a channel closed once everything queued before the call
+// has been handled (or Run has returned). Used to drain at shutdown.
+func (r *Runner) Barrier() <-chan struct{} {
+	ch := make(chan struct{})
+	r.enqueue(runnerItem{barrier: ch})
+	return ch
+}
+
+// Pause asks the engine to pause (the TUI's Engine interface).
+func (r *Runner) Pause() { r.key(KeyPause) }
+
+// Resume asks the engine to resume after a pause.
+func (r *Runner) Resume() { r.key(KeyResume) }
+
+// Cancel asks the engine to stop every agent and end in cancelled.
+func (r *Runner) Cancel() { r.key(KeyCancel) }
+
+// Retry asks the engine to retry after an error or needs_human.
+func (r *Runner) Retry() { r.key(KeyRetry) }
+
+// Abandon asks the engine to give the task up.
+func (r *Runner) Abandon() { r.key(KeyAbandon) }
+
+func (r *Runner) key(action string) {
+	r.Send(KeyPressed{Action: action, At: r.cfg.Clock()})
+}
+
+// Snapshot returns the latest snapshot. Safe from any goroutine.
+func (r *Runner) Snapshot() Snapshot {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	return r.snap
+}
+
+// Run handles events until ctx is done. It starts the file watcher on the
+// task directory and stops every pending timer on return.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.cfg.Machine == nil {
+		return errors.New("engine: runner: no Machine")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	if !r.cfg.NoWatch && r.cfg.TaskDir != nil {
+		w, err := NewWatcher(WatcherConfig{
+			Dir:         r.cfg.TaskDir.Dir(),
+			QuietPeriod: r.cfg.QuietPeriod,
+			Clock:       r.cfg.Clock,
+			ReadDone:    r.cfg.TaskDir.ReadDone,
+			Emit:        r.Send,
+		})
+		if err != nil {
+			return err
+		}
+		r.watcher = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = w.Run(ctx)
+		}()
+	}
+	defer func() {
+		cancel()
+		wg.Wait()
+		for id, t := range r.timers {
+			t.t.Stop()
+			delete(r.timers, id)
+		}
+		r.saveState()
+		r.logw.close()
+		r.closeBarriers()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.wakeup:
+		}
+		for ctx.Err() == nil {
+			it, ok := r.dequeue()
+			if !ok {
+				// Idle: persist what effect-free steps left dirty.
+				r.saveState()
+				break
+			}
+			r.handle(it)
+		}
+	}
+}
+
+// closeBarriers releases the barriers still queued when Run returns, so
+// nobody waits on a runner that is gone. Later ones are released by
+// enqueue.
+func (r *Runner) closeBarriers() {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	r.stopped = true
+	for _, it := range r.queue {
+		if it.barrier != nil {
+			close(it.barrier)
+		}
+	}
+	r.queue = nil
+}
+
+func (r *Runner) dequeue() (runnerItem, bool) {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	if len(r.queue) == 0 {
+		return runnerItem{}, false
+	}
+	it := r.queue[0]
+	r.queue[0] = runnerItem{}
+	r.queue = r.queue[1:]
+	return it, true
+}
+
+// handle logs one input, steps the machine and carries out the effects.
+func (r *Runner) handle(it runnerItem) {
+	if it.barrier != nil {
+		r.saveState()
+		r.logw.flush()
+		close(it.barrier)
+		return
+	}
+	if it.rec != nil {
+		rec := *it.rec
+		if rec.Task == "" {
+			rec.Task = r.state.TaskID
+		}
+		r.record(rec)
+		r.publish()
+		return
+	}
+	ev := it.ev
+	if it.timerID != "" {
+		t, ok := r.timers[it.timerID]
+		if !ok || t.gen != it.timerGen {
+			return // cancelled or replaced after it fired
+		}
+		delete(r.timers, it.timerID)
+		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
+	}
+	ev = stampEvent(ev, r.cfg.Clock())
+	r.record(EncodeEvent(ev, r.state.TaskID))
+
+	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") && r.watcher != nil {
+		// The agent's turn ended: what it wrote is complete now.
+		r.watcher.FlushRole(r.roleOf(h.Agent))
+	}
+
+	next, effects := r.cfg.Machine.Step(r.state, ev)
+	r.state = next
+	r.execute(effects)
+	r.publish()
+}
+
+// execute carries out one step's effects. The order that matters is kept:
+// the state is saved before anything outside the runner happens
+// (write-ahead: a crash then repeats work instead of losing a trigger),
+// assignments are written before the Inject that names them, and agent
+// calls keep Step's order. Around that the runner is free to save time on
+// the trigger → inject path:
+//   - a step with no outside effect (a health update, a timer) only marks
+//     the state dirty; it is saved with the next step that acts, or when
+//     the queue runs empty, so a burst of events costs one fsync'd write;
+//   - event records go to a background writer (still fsync'd, in order);
+//   - archives and assignment files, independent of each other, are
+//     written concurrently (one goroutine per agent or file).
+func (r *Runner) execute(effects []Effect) {
+	var files, rest []Effect
+	external := false
+	for _, e := range effects {
+		switch e := e.(type) {
+		case WriteState:
+			r.toSave, r.dirty = e.State, true
+		case AppendEvent:
+			r.apply(e)
+		case ArchiveTrigger, WriteAssignment:
+			files = append(files, e)
+			external = true
+		case Inject, SpawnAgent, RestartAgent, StopAgent:
+			rest = append(rest, e)
+			external = true
+		default:
+			rest = append(rest, e)
+		}
+	}
+	if external {
+		r.saveState()
+	}
+	failed := r.writeFiles(files)
+	for _, e := range rest {
+		if in, ok := e.(Inject); ok && failed[in.Agent] != nil {
+			// Never type a message naming an assignment that is not there.
+			r.Send(InjectionResult{Agent: in.Agent, Seq: in.Seq,
+				Detail: "assignment not written: " + failed[in.Agent].Error(), At: r.cfg.Clock()})
+			continue
+		}
+		r.apply(e)
+	}
+}
+
+// saveState writes the pending state, if any.
+func (r *Runner) saveState() {
+	if !r.dirty {
+		return
+	}
+	r.dirty = false
+	if r.cfg.Store != nil {
+		if err := r.cfg.Store.Save(r.toSave); err != nil {
+			r.fail("write_state", "", err)
+		}
+	}
+}
+
+// writeFiles archives triggers and writes assignments, concurrently across
+// files and agents but in order for each agent (assignment seqs must
+// grow). It returns the agents whose assignment could not be written.
+func (r *Runner) writeFiles(files []Effect) map[string]error {
+	if len(files) == 0 || r.cfg.TaskDir == nil {
+		return nil
+	}
+	groups := map[string][]Effect{}
+	var order []string
+	for _, e := range files {
+		key := ""
+		switch e := e.(type) {
+		case WriteAssignment:
+			key = "a:" + e.Assignment.Agent
+		case ArchiveTrigger:
+			key = "t:" + e.From
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], e)
+	}
+	type result struct {
+		op, agent string
+		err       error
+	}
+	results := make([][]result, len(order))
+	run := func(i int) {
+		for _, e := range groups[order[i]] {
+			switch e := e.(type) {
+			case WriteAssignment:
+				if err := r.cfg.TaskDir.WriteAssignment(e.Assignment); err != nil {
+					results[i] = append(results[i], result{"write_assignment", e.Assignment.Agent, err})
+				}
+			case ArchiveTrigger:
+				if err := r.cfg.TaskDir.Archive(e.From, e.To); err != nil {
+					results[i] = append(results[i], result{"archive", "", err})
+				}
+			}
+		}
+	}
+	if len(order) == 1 {
+		run(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := range order {
+			wg.Go(func() { run(i) })
+		}
+		wg.Wait()
+	}
+	var failed map[string]error
+	for _, rs := range results {
+		for _, res := range rs {
+			r.fail(res.op, res.agent, res.err)
+			if res.op == "write_assignment" {
+				if failed == nil {
+					failed = map[string]error{}
+				}
+				failed[res.agent] = res.err
+			}
+		}
+	}
+	return failed
+}
+
+// apply carries out one effect. Failures are recorded and, where the
+// engine must know, fed back as events; they never stop the runner.
+func (r *Runner) apply(e Effect) {
+	switch e := e.(type) {
+	case WriteState:
+		r.toSave, r.dirty = e.State, true
+		r.saveState()
+	case AppendEvent:
+		r.record(workspace.EventRecord{
+			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
+		})
+	case WriteAssignment:
+		if r.cfg.TaskDir != nil {
+			if err := r.cfg.TaskDir.WriteAssignment(e.Assignment); err != nil {
+				r.fail("write_assignment", e.Assignment.Agent, err)
+			}
+		}
+	case Inject:
+		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
+			r.fail("inject", e.Agent, err)
+			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), At: r.cfg.Clock()})
+		}
+	case SpawnAgent:
+		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {
+			r.spawnFailed(e.Agent, err)
+		}
+	case RestartAgent:
+		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
+			r.fail("stop_agent", e.Agent, err)
+		}
+		if err := r.cfg.Agents.Start(e.Agent, e.Role, true); err != nil {
+			r.spawnFailed(e.Agent, err)
+		}
+	case StopAgent:
+		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
+			r.fail("stop_agent", e.Agent, err)
+		}
+	case ArchiveTrigger:
+		if r.cfg.TaskDir != nil {
+			if err := r.cfg.TaskDir.Archive(e.From, e.To); err != nil {
+				r.fail("archive", "", err)
+			}
+		}
+	case NotifyUser:
+		if r.cfg.OnNotify != nil {
+			r.cfg.OnNotify(e.Level, e.Message)
+		}
+	case ScheduleTimer:
+		r.schedule(e.ID, e.After)
+	case CancelTimer:
+		if t, ok := r.timers[e.ID]; ok {
+			t.t.Stop()
+			delete(r.timers, e.ID)
+		}
+	default:
+		r.fail("effect", "", fmt.Errorf("unknown effect %T", e))
+	}
+}
+
+// schedule arms (or re-arms) a timer. A timer that fires after it was
+// replaced is dropped by its generation check in handle.
+func (r *Runner) schedule(id string, after time.Duration) {
+	if t, ok := r.timers[id]; ok {
+		t.t.Stop()
+	}
+	r.gen++
+	gen := r.gen
+	r.timers[id] = runnerTimer{
+		gen: gen,
+		t:   time.AfterFunc(max(after, 0), func() { r.enqueue(runnerItem{timerID: id, timerGen: gen}) }),
+	}
+}
+
+// spawnFailed reports a start failure to the engine as an exit, so its
+// crash/backoff rules apply.
+func (r *Runner) spawnFailed(agent string, err error) {
+	r.fail("start_agent", agent, err)
+	r.Send(AgentHealth{Agent: agent, Health: "exited", ExitCode: -1, Detail: err.Error(), At: r.cfg.Clock()})
+}
+
+// fail records a failed effect in events.jsonl and tells the user.
+func (r *Runner) fail(op, agent string, err error) {
+	r.record(workspace.EventRecord{
+		Time: r.cfg.Clock(), Type: "runner_error", Task: r.state.TaskID, Agent: agent,
+		Details: map[string]any{"op": op, "error": err.Error()},
+	})
+	if r.cfg.OnNotify != nil {
+		r.cfg.OnNotify("error", fmt.Sprintf("%s %s: %v", op, agent, err))
+	}
+}
+
+// record appends to events.jsonl and to the snapshot's tail.
+func (r *Runner) record(rec workspace.EventRecord) {
+	r.logw.add(rec)
+	r.smu.Lock()
+	r.snap.Events = appendTail(r.snap.Events, rec, SnapshotEvents)
+	r.smu.Unlock()
+	if r.cfg.OnRecord != nil {
+		r.cfg.OnRecord(rec)
+	}
+}
+
+func (r *Runner) publish() {
+	r.smu.Lock()
+	r.snap.State = r.state.Clone()
+	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...)}
+	r.smu.Unlock()
+	if r.cfg.OnSnapshot != nil {
+		r.cfg.OnSnapshot(snap)
+	}
+}
+
+// roleOf returns an agent's role from the state, or from its id.
+func (r *Runner) roleOf(agent string) string {
+	if a, ok := r.state.Agents[agent]; ok && a.Role != "" {
+		return a.Role
+	}
+	if strings.HasPrefix(agent, "worker") {
+		return workspace.RoleWorker
+	}
+	return agent
+}
+
+func appendTail(tail []workspace.EventRecord, rec workspace.EventRecord, n int) []workspace.EventRecord {
+	// Copy on overflow so snapshots handed out earlier never change.
+	if len(tail) >= n {
+		tail = append([]workspace.EventRecord(nil), tail[len(tail)-n+1:]...)
+	}
+	return append(tail, rec)
+}
+
+func tailRecords(recs []workspace.EventRecord, n int) []workspace.EventRecord {
+	if len(recs) > n {
+		recs = recs[len(recs)-n:]
+	}
+	return append([]workspace.EventRecord(nil), recs...)
+}
+
+// stampEvent fills a zero At with now.
+func stampEvent(ev Event, now time.Time) Event {
+	switch e := ev.(type) {
+	case TaskSubmitted:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case ProjectSelected:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case Resumed:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case TriggerCompleted:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case SubtaskDone:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case AgentHealth:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case InjectionResult:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case TimerFired:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case KeyPressed:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	}
+	return ev
+}
+
+// InputPrefix starts the Type of every events.jsonl record that logs an
+// input event of the state machine (as opposed to records the engine
+// writes through AppendEvent).
+const InputPrefix = "input."
+
+// eventWire is the details object of an input record.
+type eventWire struct {
+	Task      *workspace.Task `json:"task,omitempty"`
+	TaskDir   string          `json:"task_dir,omitempty"`
+	ModTime   *time.Time      `json:"mod_time,omitempty"`
+	Project   string          `json:"project,omitempty"`
+	Path      string          `json:"path,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	Subtask   string          `json:"subtask,omitempty"`
+	OK        *bool           `json:"ok,omitempty"`
+	Problem   string          `json:"problem,omitempty"`
+	Health    string          `json:"health,omitempty"`
+	ExitCode  *int            `json:"exit_code,omitempty"`
+	PID       int             `json:"pid,omitempty"`
+	Detail    string          `json:"detail,omitempty"`
+	Seq       *int            `json:"seq,omitempty"`
+	Delivered *bool           `json:"delivered,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Action    string          `json:"action,omitempty"`
+}
+
+// EncodeEvent turns an input event into its events.jsonl record (Type
+// "input.<name>"); DecodeEvent reverses it, so a log can be replayed
+// through Step.
+func EncodeEvent(ev Event, task string) workspace.EventRecord {
+	var w eventWire
+	var name, agent string
+	var at time.Time
+	switch e := ev.(type) {
+	case TaskSubmitted:
+		name, at, w.TaskDir = "task_submitted", e.At, e.TaskDir
+		t := e.Task
+		w.Task = &t
+	case ProjectSelected:
+		name, at, w.Project = "project_selected", e.At, e.Project
+	case Resumed:
+		name, at = "resumed", e.At
+	case TriggerCompleted:
+		name, at, agent, w.Path = "trigger_completed", e.At, e.Agent, e.Path
+		c := string(e.Content)
+		w.Content = &c
+		if !e.ModTime.IsZero() {
+			m := e.ModTime
+			w.ModTime = &m
+		}
+	case SubtaskDone:
+		name, at, agent, w.Subtask, w.Problem = "subtask_done", e.At, e.Agent, e.Subtask, e.Problem
+		ok := e.OK
+		w.OK = &ok
+	case AgentHealth:
+		name, at, agent, w.Health, w.PID, w.Detail = "agent_health", e.At, e.Agent, e.Health, e.PID, e.Detail
+		if e.Health == "exited" {
+			c := e.ExitCode
+			w.ExitCode = &c
+		}
+	case InjectionResult:
+		name, at, agent, w.Detail = "injection_result", e.At, e.Agent, e.Detail
+		seq, d := e.Seq, e.Delivered
+		w.Seq, w.Delivered = &seq, &d
+	case TimerFired:
+		name, at, w.ID = "timer_fired", e.At, e.ID
+	case KeyPressed:
+		name, at, w.Action = "key_pressed", e.At, e.Action
+	default:
+		name = fmt.Sprintf("%T", ev)
+	}
+	var details map[string]any
+	if b, err := json.Marshal(w); err == nil {
+		_ = json.Unmarshal(b, &details)
+	}
+	if len(details) == 0 {
+		details = nil
+	}
+	return workspace.EventRecord{Time: at, Type: InputPrefix + name, Task: task, Agent: agent, Details: details}
+}
+
+// DecodeEvent turns an input record written by the runner back into the
+// event. ok is false for records that are not input events.
+func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
+	name, found := strings.CutPrefix(rec.Type, InputPrefix)
+	if !found {
+		return nil, false, nil
+	}
+	var w eventWire
+	if rec.Details != nil {
+		b, err := json.Marshal(rec.Details)
+		if err != nil {
+			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
+		}
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
+		}
+	}
+	at := rec.Time
+	switch name {
+	case "task_submitted":
+		var t workspace.Task
+		if w.Task != nil {
+			t = *w.Task
+		}
+		return TaskSubmitted{Task: t, TaskDir: w.TaskDir, At: at}, true, nil
+	case "project_selected":
+		return ProjectSelected{Project: w.Project, At: at}, true, nil
+	case "resumed":
+		return Resumed{At: at}, true, nil
+	case "trigger_completed":
+		var c []byte
+		if w.Content != nil {
+			c = []byte(*w.Content)
+		}
+		tc := TriggerCompleted{Path: w.Path, Content: c, Agent: rec.Agent, At: at}
+		if w.ModTime != nil {
+			tc.ModTime = *w.ModTime
+		}
+		return tc, true, nil
+	case "subtask_done":
+		return SubtaskDone{Subtask: w.Subtask, Agent: rec.Agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, true, nil
+	case "agent_health":
+		h := AgentHealth{Agent: rec.Agent, Health: w.Health, PID: w.PID, Detail: w.Detail, At: at}
+		if w.ExitCode != nil {
+			h.ExitCode = *w.ExitCode
+		}
+		return h, true, nil
+	case "injection_result":
+		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, At: at}
+		if w.Seq != nil {
+			r.Seq = *w.Seq
+		}
+		r.Delivered = w.Delivered != nil && *w.Delivered
+		return r, true, nil
+	case "timer_fired":
+		return TimerFired{ID: w.ID, At: at}, true, nil
+	case "key_pressed":
+		return KeyPressed{Action: w.Action, At: at}, true, nil
+	}
+	return nil, true, fmt.Errorf("engine: decode: unknown input event %q", rec.Type)
+}
+
+// The workspace types are what the runner is built for.
+var (
+	_ TaskFiles     = (*workspace.TaskDir)(nil)
+	_ StateSaver    = (*workspace.StateStore)(nil)
+	_ EventAppender = (*workspace.EventLog)(nil)
+)
+
+// runnerLog appends records to events.jsonl in order on its own goroutine,
+// so the fsync per record stays off the runner's path. flush waits until
+// everything added so far is written.
+type runnerLog struct {
+	log   EventAppender
+	onErr func(error)
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []workspace.EventRecord
+	added   uint64
+	written uint64
+	started bool
+	closed  bool
+	done    chan struct{}
+}
+
+func newRunnerLog(log EventAppender, onErr func(error)) *runnerLog {
+	l := &runnerLog{log: log, onErr: onErr, done: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// add queues a record, starting the writer on first use.
+func (l *runnerLog) add(rec workspace.EventRecord) {
+	if l.log == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		// After Run: write directly, nobody else is writing.
+		if err := l.log.Append(rec); err != nil {
+			l.onErr(err)
+		}
+		return
+	}
+	l.queue = append(l.queue, rec)
+	l.added++
+	if !l.started {
+		l.started = true
+		go l.run()
+	}
+	l.cond.Broadcast()
+}
+
+func (l *runnerLog) run() {
+	defer close(l.done)
+	l.mu.Lock()
+	for {
+		for len(l.queue) == 0 && !l.closed {
+			l.cond.Wait()
+		}
+		if len(l.queue) == 0 && l.closed {
+			l.mu.Unlock()
+			return
+		}
+		batch := l.queue
+		l.queue = nil
+		l.mu.Unlock()
+		for _, rec := range batch {
+			if err := l.log.Append(rec); err != nil {
+				l.onErr(err)
+			}
+		}
+		l.mu.Lock()
+		l.written += uint64(len(batch))
+		l.cond.Broadcast()
+	}
+}
+
+// flush waits until every record added before the call is written.
+func (l *runnerLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	target := l.added
+	for l.written < target {
+		l.cond.Wait()
+	}
+}
+
+// close writes what is queued and stops the writer.
+func (l *runnerLog) close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	started := l.started
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	if started {
+		<-l.done
+	}
+}

@@ -1,0 +1,515 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// WatcherConfig configures a Watcher.
+type WatcherConfig struct {
+	// Dir is the task directory to watch.
+	Dir string
+	// QuietPeriod is how long a file must stay unchanged (size, mtime and
+	// content) to count as complete when no turn-ended signal came
+	// (default 300 ms).
+	QuietPeriod time.Duration
+	// MaxWait bounds how long a file that looks unfinished (an unclosed
+	// ``` fence) is held back before it is reported anyway, so an agent
+	// that never closes its fence still gets an answer (default 20×QuietPeriod).
+	MaxWait time.Duration
+	// Clock stamps emitted events (default time.Now).
+	Clock func() time.Time
+	// ReadDone reads and validates outputs/<subtask>.done (and the output it
+	// names). Nil means: parse the marker JSON only.
+	ReadDone func(subtask string) (workspace.DoneMarker, error)
+	// Emit receives TriggerCompleted and SubtaskDone events. It is called
+	// from the watcher goroutine and must not block for long.
+	Emit func(Event)
+}
+
+// Watcher turns files appearing in a task directory into engine events. It
+// watches the task dir itself (trigger files), friction/ and outputs/
+// (recursively, including subdirectories created later). A file is reported
+// once it is complete: unchanged for the quiet period, or at once when its
+// writer's turn ended (Flush/FlushRole). On an fsnotify overflow or error it
+// rescans the directory, so no trigger is ever missed; it also scans once at
+// start, which is how a restarted engine finds triggers written while it was
+// down. Each distinct content of a path is reported once; a path that
+// disappears (archived) and comes back is reported again.
+type Watcher struct {
+	cfg WatcherConfig
+	fsw *fsnotify.Watcher
+
+	mu         sync.Mutex
+	flushRoles map[string]bool // roles whose files must be checked now; "" = all
+	rescanReq  bool
+	kick       chan struct{}
+
+	// Owned by the Run goroutine.
+	files map[string]*watchedFile
+	dirty map[string]bool // touched by fsnotify events, not yet observed
+}
+
+// watchedFile is what the watcher knows of one candidate file.
+type watchedFile struct {
+	sig     watchSig
+	since   time.Time // when sig was first seen
+	first   time.Time // when the file was first seen (for MaxWait)
+	emitted watchSig  // last reported signature (zero: never)
+	done    bool      // emitted == sig
+}
+
+// watchSig identifies one version of a file's content.
+type watchSig struct {
+	size  int64
+	mtime time.Time
+	sum   [32]byte
+}
+
+// Trigger file names at the task dir root, with the role that writes each.
+var watchRootTriggers = map[string]string{
+	"plan.md":                workspace.RoleLead,
+	"friction-resolution.md": workspace.RoleLead,
+	"plan-approved.md":       workspace.RoleReviewer,
+	"plan-feedback.md":       workspace.RoleReviewer,
+	"checkpoint-approved.md": workspace.RoleReviewer,
+	"checkpoint-issues.md":   workspace.RoleReviewer,
+	"checkpoint.md":          workspace.RoleWorker,
+}
+
+// Subdirectories watched recursively.
+var watchSubdirs = []string{"friction", "outputs"}
+
+// NewWatcher creates a watcher on cfg.Dir. Call Run to start it.
+func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
+	if cfg.QuietPeriod <= 0 {
+		cfg.QuietPeriod = 300 * time.Millisecond
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 20 * cfg.QuietPeriod
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Emit == nil {
+		return nil, errors.New("engine: watcher: Emit is nil")
+	}
+	fsw, err := fsnotify.NewBufferedWatcher(256)
+	if err != nil {
+		return nil, fmt.Errorf("engine: watcher: %w", err)
+	}
+	if err := fsw.Add(cfg.Dir); err != nil {
+		_ = fsw.Close()
+		return nil, fmt.Errorf("engine: watch %s: %w", cfg.Dir, err)
+	}
+	return &Watcher{
+		cfg:        cfg,
+		fsw:        fsw,
+		flushRoles: map[string]bool{},
+		kick:       make(chan struct{}, 1),
+		files:      map[string]*watchedFile{},
+		dirty:      map[string]bool{},
+	}, nil
+}
+
+// Flush checks every pending file now instead of waiting for the quiet
+// period: the runner calls it when an agent's turn ended. Safe from any
+// goroutine.
+func (w *Watcher) Flush() { w.FlushRole("") }
+
+// FlushRole is Flush restricted to the files that role writes (friction
+// files count for every role), so one agent's turn ending does not cut
+// short a file another agent is still writing. An empty role flushes all.
+func (w *Watcher) FlushRole(role string) {
+	w.mu.Lock()
+	w.flushRoles[role] = true
+	w.mu.Unlock()
+	w.poke()
+}
+
+// Rescan asks the watcher to walk the directory again and derive events
+// from what is there (what it does itself on an overflow). Safe from any
+// goroutine.
+func (w *Watcher) Rescan() {
+	w.mu.Lock()
+	w.rescanReq = true
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *Watcher) poke() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run scans the directory, then reports completed files until ctx is done.
+// It closes the fsnotify watcher on return.
+func (w *Watcher) Run(ctx context.Context) error {
+	defer w.fsw.Close()
+	w.rescan()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		w.armTimer(timer)
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return nil
+			}
+			// Debounce: take everything already queued, then look at each
+			// touched file once, so a burst of writes costs one read per
+			// file, not one per event.
+			w.handleFS(ev)
+			w.drainFS()
+			w.observeDirty()
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return nil
+			}
+			// Overflow or any other error: events may be lost, so derive
+			// them from what is on disk.
+			_ = err
+			w.rescan()
+		case <-w.kick:
+			w.mu.Lock()
+			roles := w.flushRoles
+			w.flushRoles = map[string]bool{}
+			rescan := w.rescanReq
+			w.rescanReq = false
+			w.mu.Unlock()
+			if rescan {
+				w.rescan()
+			}
+			if len(roles) > 0 {
+				w.flush(roles)
+			}
+		case <-timer.C:
+		}
+		w.checkDue()
+	}
+}
+
+func (w *Watcher) drainFS() {
+	for {
+		select {
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			w.handleFS(ev)
+		default:
+			return
+		}
+	}
+}
+
+// armTimer sets the timer to the earliest time a pending file could become
+// complete.
+func (w *Watcher) armTimer(t *time.Timer) {
+	var next time.Time
+	for _, f := range w.files {
+		if f.done {
+			continue
+		}
+		d := f.since.Add(w.cfg.QuietPeriod)
+		if next.IsZero() || d.Before(next) {
+			next = d
+		}
+	}
+	wait := time.Hour
+	if !next.IsZero() {
+		wait = max(time.Until(next), 0)
+	}
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(wait)
+}
+
+// handleFS records one fsnotify event.
+func (w *Watcher) handleFS(ev fsnotify.Event) {
+	rel, ok := w.rel(ev.Name)
+	if !ok {
+		return
+	}
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+			if watchDirWanted(rel) {
+				// A new subdirectory: watch it and pick up whatever was
+				// written into it before the watch existed.
+				for _, f := range w.addTree(ev.Name) {
+					w.observe(f, false)
+				}
+			}
+			return
+		}
+	}
+	if !watchFileWanted(rel) {
+		return
+	}
+	w.dirty[rel] = true
+}
+
+// observeDirty observes each file touched since the last call.
+func (w *Watcher) observeDirty() {
+	for rel := range w.dirty {
+		delete(w.dirty, rel)
+		w.observe(rel, false)
+	}
+}
+
+// rescan walks the watched tree, (re-)adding watches and observing every
+// candidate file; records of files that vanished are dropped.
+func (w *Watcher) rescan() {
+	seen := map[string]bool{}
+	for _, rel := range w.candidates() {
+		seen[rel] = true
+	}
+	for rel := range w.files {
+		if !seen[rel] {
+			delete(w.files, rel)
+		}
+	}
+	for rel := range seen {
+		w.observe(rel, false)
+	}
+}
+
+// candidates lists the trigger and marker files present now (relative
+// paths), adding watches on every wanted directory on the way.
+func (w *Watcher) candidates() []string {
+	var found []string
+	// Re-adding is a no-op for a live watch and repairs a lost one.
+	_ = w.fsw.Add(w.cfg.Dir)
+	entries, _ := os.ReadDir(w.cfg.Dir)
+	for _, e := range entries {
+		if !e.IsDir() && watchFileWanted(e.Name()) {
+			found = append(found, e.Name())
+		}
+	}
+	for _, sub := range watchSubdirs {
+		found = append(found, w.addTree(filepath.Join(w.cfg.Dir, sub))...)
+	}
+	return found
+}
+
+// addTree watches dir and its subdirectories and returns the candidate
+// files found in them (relative paths).
+func (w *Watcher) addTree(dir string) []string {
+	var found []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, ok := w.rel(p)
+		if !ok {
+			return nil
+		}
+		if d.IsDir() {
+			if !watchDirWanted(rel) {
+				return filepath.SkipDir
+			}
+			_ = w.fsw.Add(p)
+			return nil
+		}
+		if watchFileWanted(rel) {
+			found = append(found, rel)
+		}
+		return nil
+	})
+	return found
+}
+
+// flush checks the files the given roles write, treating a stable read as
+// complete at once. It lists the directory rather than trusting the
+// notifications received so far: the writer's last fsnotify event may still
+// be in flight when its turn-ended signal arrives.
+func (w *Watcher) flush(roles map[string]bool) {
+	w.drainFS()
+	w.observeDirty()
+	for _, rel := range w.candidates() {
+		r := watchWriterRole(rel)
+		if roles[""] || r == "" || roles[r] {
+			w.observe(rel, true)
+		}
+	}
+}
+
+// checkDue reports files that have been quiet long enough.
+func (w *Watcher) checkDue() {
+	now := time.Now()
+	for rel, f := range w.files {
+		if f.done || now.Sub(f.since) < w.cfg.QuietPeriod {
+			continue
+		}
+		w.observe(rel, false)
+	}
+}
+
+// observe reads rel now and reports it when complete. With turnEnded the
+// quiet period is skipped.
+func (w *Watcher) observe(rel string, turnEnded bool) {
+	full := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
+	fi, err := os.Lstat(full)
+	if err != nil || !fi.Mode().IsRegular() {
+		delete(w.files, rel)
+		return
+	}
+	content, err := os.ReadFile(full)
+	if err != nil {
+		delete(w.files, rel)
+		return
+	}
+	sig := watchSig{size: int64(len(content)), mtime: fi.ModTime(), sum: sha256.Sum256(content)}
+	now := time.Now()
+	f := w.files[rel]
+	if f == nil {
+		f = &watchedFile{sig: sig, since: now, first: now}
+		w.files[rel] = f
+	} else if f.sig != sig {
+		if f.done {
+			// A new version after a reported one: a new writing episode.
+			f.first = now
+		}
+		f.sig, f.since, f.done = sig, now, false
+	}
+	if f.emitted == sig {
+		f.done = true
+		return
+	}
+	quiet := now.Sub(f.since) >= w.cfg.QuietPeriod
+	if !turnEnded && !quiet {
+		return
+	}
+	if !turnEnded && watchLooksUnfinished(rel, content) && now.Sub(f.first) < w.cfg.MaxWait {
+		return
+	}
+	f.emitted, f.done = sig, true
+	w.emit(rel, content, sig.mtime)
+}
+
+func (w *Watcher) emit(rel string, content []byte, mtime time.Time) {
+	at := w.cfg.Clock()
+	if st, ok := watchDoneSubtask(rel); ok {
+		ev := SubtaskDone{Subtask: st, At: at}
+		var m workspace.DoneMarker
+		var err error
+		if w.cfg.ReadDone != nil {
+			m, err = w.cfg.ReadDone(st)
+		} else {
+			err = json.Unmarshal(content, &m)
+		}
+		ev.Agent = m.AgentID
+		if err != nil {
+			ev.Problem = err.Error()
+		} else {
+			ev.OK = true
+		}
+		w.cfg.Emit(ev)
+		return
+	}
+	w.cfg.Emit(TriggerCompleted{Path: rel, Content: content, ModTime: mtime, At: at})
+}
+
+// rel returns p relative to the task dir with forward slashes.
+func (w *Watcher) rel(p string) (string, bool) {
+	r, err := filepath.Rel(w.cfg.Dir, p)
+	if err != nil || r == "." || strings.HasPrefix(r, "..") {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
+
+// watchDirWanted reports whether a directory (relative path) is watched.
+func watchDirWanted(rel string) bool {
+	top, _, _ := strings.Cut(rel, "/")
+	if top != "friction" && top != "outputs" {
+		return false
+	}
+	return !watchTempName(path.Base(rel))
+}
+
+// watchFileWanted reports whether a file (relative path) may be a trigger or
+// a done marker.
+func watchFileWanted(rel string) bool {
+	base := path.Base(rel)
+	if watchTempName(base) {
+		return false
+	}
+	dir := path.Dir(rel)
+	if dir == "." {
+		_, ok := watchRootTriggers[base]
+		return ok
+	}
+	top, _, _ := strings.Cut(rel, "/")
+	switch top {
+	case "friction":
+		return strings.HasSuffix(base, ".md")
+	case "outputs":
+		return strings.HasSuffix(base, ".done")
+	}
+	return false
+}
+
+// watchTempName reports names editors and atomic writers use for files not
+// yet in place.
+func watchTempName(base string) bool {
+	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".tmp") ||
+		strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp")
+}
+
+// watchWriterRole is the role that writes rel; "" when any role may.
+func watchWriterRole(rel string) string {
+	if r, ok := watchRootTriggers[rel]; ok {
+		return r
+	}
+	if strings.HasPrefix(rel, "outputs/") {
+		return workspace.RoleWorker
+	}
+	return ""
+}
+
+// watchDoneSubtask returns the subtask id of an outputs/<id>.done marker.
+func watchDoneSubtask(rel string) (string, bool) {
+	if !strings.HasPrefix(rel, "outputs/") || !strings.HasSuffix(rel, ".done") {
+		return "", false
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(rel, "outputs/"), ".done"), true
+}
+
+// watchLooksUnfinished reports content that is visibly cut short: a
+// markdown file with an unclosed ``` fence, or a done marker that is not
+// yet a complete JSON object.
+func watchLooksUnfinished(rel string, content []byte) bool {
+	if strings.HasSuffix(rel, ".done") {
+		return !json.Valid(content)
+	}
+	open := false
+	for line := range bytes.Lines(content) {
+		if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("```")) {
+			open = !open
+		}
+	}
+	return open
+}

@@ -1,0 +1,280 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Role names that may appear under [roles.<role>].
+var roleNames = []string{"lead", "reviewer", "worker"}
+
+// Permission modes Claude Code accepts for --permission-mode (claude
+// --help, version 2.1.197).
+var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
+
+// Submit styles of an agent profile.
+const (
+	// SubmitPaste sends a message as a bracketed paste, then Enter after
+	// SubmitDelayMS (what Claude Code needs for messages over ~62 bytes).
+	SubmitPaste = "paste"
+	// SubmitLine types the message followed by Enter in one write.
+	SubmitLine = "line"
+)
+
+// Config is the effective configuration.
+type Config struct {
+	// Workers is the number of worker agents (flag --workers).
+	Workers int
+	// Agent is the agent profile: "claude", "sim", the name of a
+	// [profiles.<name>] table, or a custom command line (flag --agent).
+	Agent string
+	// Roles holds per-role agent settings, keyed by role name; it always
+	// has an entry for lead, reviewer and worker.
+	Roles map[string]RoleConfig
+	// QuietPeriodMS: a trigger file is complete after this long unchanged.
+	QuietPeriodMS int
+	// HangSeconds: no output and no idle signal this long while working
+	// means the agent hangs.
+	HangSeconds int
+	// AgentTimeoutSeconds bounds one assignment.
+	AgentTimeoutSeconds int
+	// MaxRetries is how many restarts an agent gets before needs_human.
+	MaxRetries int
+	// MaxRevisionCycles is how many plan review rounds run before
+	// needs_human.
+	MaxRevisionCycles int
+	// BackoffSeconds are the restart delays; the last repeats.
+	BackoffSeconds []int
+	// ScrollbackLines is how many lines each pane keeps above its screen.
+	ScrollbackLines int
+	// FPS caps the TUI frame rate.
+	FPS int
+	// RetentionFullDays keeps a finished task's whole directory this long.
+	RetentionFullDays int
+	// RetentionSummaryDays keeps a finished task's summary this long.
+	RetentionSummaryDays int
+	// Check is a shell command that verifies a worker's changes (for
+	// worktree merges); empty means none.
+	Check string
+	// WorktreeCopy are globs of untracked files copied into worker
+	// worktrees.
+	WorktreeCopy []string
+	// Profiles are the custom agent profiles, by name.
+	Profiles map[string]Profile
+
+	// Files says which files were considered.
+	Files Files
+}
+
+// RoleConfig is the [roles.<role>] table.
+type RoleConfig struct {
+	// Model is passed as --model when not empty.
+	Model string
+	// ExtraArgs are appended to the agent's command line.
+	ExtraArgs []string
+	// PermissionMode is Claude Code's --permission-mode.
+	PermissionMode string
+}
+
+// Profile is a [profiles.<name>] table: how to run and drive an agent CLI
+// other than the built-in ones.
+type Profile struct {
+	// Command is the argv template. Placeholders {role}, {agent_id},
+	// {task_dir}, {project} and {model} are replaced by the launcher (see
+	// Expand).
+	Command []string
+	// Env are extra environment variables for the agent process.
+	Env map[string]string
+	// Submit is SubmitPaste or SubmitLine.
+	Submit string
+	// SubmitDelayMS is the pause between a paste and its Enter.
+	SubmitDelayMS int
+	// ReadyRegex, when set, must match the screen before the agent counts
+	// as ready.
+	ReadyRegex string
+	// ReadyQuietMS is how long the agent must be silent to count as ready.
+	ReadyQuietMS int
+}
+
+// Files are the configuration files and folders Load considered.
+type Files struct {
+	// User is the user-level config file (may not exist).
+	User string
+	// Project is the project config file, or the --config file.
+	Project string
+	// UserRolesDir and ProjectRolesDir hold role prompt overrides.
+	UserRolesDir    string
+	ProjectRolesDir string
+}
+
+// Overrides are the values set by command-line flags. Nil pointers are
+// flags that were not given.
+type Overrides struct {
+	Workers *int
+	Agent   *string
+	// ConfigFile (flag --config) replaces the project config file; it must
+	// exist.
+	ConfigFile string
+}
+
+// Source kinds.
+const (
+	SourceDefault = "default"
+	SourceUser    = "user"
+	SourceProject = "project"
+	SourceFlag    = "flag"
+)
+
+// Source says where one value came from.
+type Source struct {
+	Kind string // SourceDefault, SourceUser, SourceProject or SourceFlag
+	File string // for user and project
+	Line int    // for user and project
+	Flag string // for flag, e.g. "--workers"
+}
+
+// String renders the source for humans: "default", "flag --workers",
+// "project /p/.hivemind/config.toml:3".
+func (s Source) String() string {
+	switch s.Kind {
+	case SourceFlag:
+		return "flag " + s.Flag
+	case SourceUser, SourceProject:
+		if s.Line > 0 {
+			return s.Kind + " " + s.File + ":" + itoa(s.Line)
+		}
+		return s.Kind + " " + s.File
+	default:
+		return SourceDefault
+	}
+}
+
+// Sources maps a dotted key ("workers", "roles.lead.model",
+// "profiles.codex.command") to where its effective value came from. Keys
+// missing from the map are defaults.
+type Sources map[string]Source
+
+// Of returns the source of key, "default" when it was never set.
+func (s Sources) Of(key string) Source {
+	if src, ok := s[key]; ok {
+		return src
+	}
+	return Source{Kind: SourceDefault}
+}
+
+// Default returns the built-in configuration.
+func Default() Config {
+	c := Config{
+		Workers:              2,
+		Agent:                "claude",
+		Roles:                map[string]RoleConfig{},
+		QuietPeriodMS:        300,
+		HangSeconds:          120,
+		AgentTimeoutSeconds:  1800,
+		MaxRetries:           3,
+		MaxRevisionCycles:    3,
+		BackoffSeconds:       []int{5, 15, 45},
+		ScrollbackLines:      5000,
+		FPS:                  30,
+		RetentionFullDays:    7,
+		RetentionSummaryDays: 30,
+		WorktreeCopy:         []string{".env*"},
+		Profiles:             map[string]Profile{},
+	}
+	for _, r := range roleNames {
+		// bypassPermissions: agents run unattended, and a permission dialog
+		// would stall the run. Role limits are still enforced: removed tools
+		// (--disallowedTools) and PreToolUse hook denials apply in every
+		// permission mode.
+		c.Roles[r] = RoleConfig{PermissionMode: "bypassPermissions", ExtraArgs: []string{}}
+	}
+	return c
+}
+
+// RoleNames returns the roles that may be configured, in display order.
+func RoleNames() []string { return append([]string(nil), roleNames...) }
+
+// QuietPeriod returns QuietPeriodMS as a duration.
+func (c Config) QuietPeriod() time.Duration {
+	return time.Duration(c.QuietPeriodMS) * time.Millisecond
+}
+
+// HangTimeout returns HangSeconds as a duration.
+func (c Config) HangTimeout() time.Duration { return time.Duration(c.HangSeconds) * time.Second }
+
+// AgentTimeout returns AgentTimeoutSeconds as a duration.
+func (c Config) AgentTimeout() time.Duration {
+	return time.Duration(c.AgentTimeoutSeconds) * time.Second
+}
+
+// Backoff returns BackoffSeconds as durations.
+func (c Config) Backoff() []time.Duration {
+	d := make([]time.Duration, len(c.BackoffSeconds))
+	for i, s := range c.BackoffSeconds {
+		d[i] = time.Duration(s) * time.Second
+	}
+	return d
+}
+
+// Role returns the settings of role (zero value for an unknown role).
+func (c Config) Role(role string) RoleConfig { return c.Roles[role] }
+
+// Profile returns the custom profile with that name, if defined.
+func (c Config) Profile(name string) (Profile, bool) {
+	p, ok := c.Profiles[name]
+	return p, ok
+}
+
+// ProfileNames returns the custom profile names, sorted.
+func (c Config) ProfileNames() []string {
+	names := make([]string, 0, len(c.Profiles))
+	for n := range c.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SubmitDelay returns SubmitDelayMS as a duration.
+func (p Profile) SubmitDelay() time.Duration {
+	return time.Duration(p.SubmitDelayMS) * time.Millisecond
+}
+
+// ReadyQuiet returns ReadyQuietMS as a duration.
+func (p Profile) ReadyQuiet() time.Duration {
+	return time.Duration(p.ReadyQuietMS) * time.Millisecond
+}
+
+// Expand returns the command with every "{name}" placeholder replaced by
+// vars[name]; unknown placeholders are left as they are.
+func (p Profile) Expand(vars map[string]string) []string {
+	out := make([]string, len(p.Command))
+	for i, arg := range p.Command {
+		for k, v := range vars {
+			arg = replaceAll(arg, "{"+k+"}", v)
+		}
+		out[i] = arg
+	}
+	return out
+}
+
+// UserDir returns the user-level Hivemind config folder:
+// $XDG_CONFIG_HOME/hivemind, or ~/.config/hivemind. env is os.Getenv in
+// production.
+func UserDir(env func(string) string) string {
+	if env == nil {
+		env = os.Getenv
+	}
+	if x := env("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "hivemind")
+	}
+	home := env("HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	return filepath.Join(home, ".config", "hivemind")
+}

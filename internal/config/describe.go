@@ -1,0 +1,131 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Describe renders the effective configuration as TOML, every value followed
+// by a comment saying where it came from. The output is itself a valid
+// config file.
+func (c Config) Describe(src Sources) string {
+	var rows []row
+	add := func(key, name string, v any) {
+		rows = append(rows, row{text: name + " = " + tomlValue(v), src: src.Of(key).String()})
+	}
+	header := func(h string) { rows = append(rows, row{text: "\n[" + h + "]"}) }
+
+	add("workers", "workers", c.Workers)
+	add("agent", "agent", c.Agent)
+	add("quiet_period_ms", "quiet_period_ms", c.QuietPeriodMS)
+	add("hang_seconds", "hang_seconds", c.HangSeconds)
+	add("agent_timeout_seconds", "agent_timeout_seconds", c.AgentTimeoutSeconds)
+	add("max_retries", "max_retries", c.MaxRetries)
+	add("max_revision_cycles", "max_revision_cycles", c.MaxRevisionCycles)
+	add("backoff_seconds", "backoff_seconds", c.BackoffSeconds)
+	add("scrollback_lines", "scrollback_lines", c.ScrollbackLines)
+	add("fps", "fps", c.FPS)
+	add("retention_full_days", "retention_full_days", c.RetentionFullDays)
+	add("retention_summary_days", "retention_summary_days", c.RetentionSummaryDays)
+	add("check", "check", c.Check)
+	add("worktree_copy", "worktree_copy", c.WorktreeCopy)
+
+	for _, r := range roleNames {
+		rc := c.Roles[r]
+		p := "roles." + r + "."
+		header("roles." + r)
+		add(p+"model", "model", rc.Model)
+		add(p+"extra_args", "extra_args", rc.ExtraArgs)
+		add(p+"permission_mode", "permission_mode", rc.PermissionMode)
+	}
+	for _, name := range c.ProfileNames() {
+		pr := c.Profiles[name]
+		p := "profiles." + tomlKey(name) + "."
+		sp := "profiles." + name + "."
+		header("profiles." + tomlKey(name))
+		add(sp+"command", "command", pr.Command)
+		add(sp+"submit", "submit", pr.Submit)
+		add(sp+"submit_delay_ms", "submit_delay_ms", pr.SubmitDelayMS)
+		add(sp+"ready_regex", "ready_regex", pr.ReadyRegex)
+		add(sp+"ready_quiet_ms", "ready_quiet_ms", pr.ReadyQuietMS)
+		if len(pr.Env) > 0 {
+			header(strings.TrimSuffix(p, ".") + ".env")
+			for _, k := range sortedKeys(pr.Env) {
+				add(sp+"env."+k, tomlKey(k), pr.Env[k])
+			}
+		}
+	}
+
+	width := 0
+	for _, r := range rows {
+		if r.src != "" {
+			width = max(width, len(strings.TrimPrefix(r.text, "\n")))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# Effective Hivemind configuration; each value's source is in its comment.\n")
+	if c.Files.User != "" {
+		fmt.Fprintf(&b, "# user file:    %s\n", c.Files.User)
+	}
+	if c.Files.Project != "" {
+		fmt.Fprintf(&b, "# project file: %s\n", c.Files.Project)
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		if r.src == "" {
+			b.WriteString(r.text + "\n")
+			continue
+		}
+		fmt.Fprintf(&b, "%-*s  # %s\n", width, r.text, r.src)
+	}
+	return b.String()
+}
+
+type row struct{ text, src string }
+
+// tomlValue renders v as a TOML value.
+func tomlValue(v any) string {
+	switch x := v.(type) {
+	case int:
+		return itoa(x)
+	case string:
+		return tomlString(x)
+	case []string:
+		parts := make([]string, len(x))
+		for i, s := range x {
+			parts[i] = tomlString(s)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case []int:
+		parts := make([]string, len(x))
+		for i, n := range x {
+			parts[i] = itoa(n)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	panic(fmt.Sprintf("config: cannot render %T", v))
+}
+
+// tomlString quotes s as a TOML basic string (JSON escapes are valid TOML).
+func tomlString(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// tomlKey returns k as a bare key when possible, else quoted.
+func tomlKey(k string) string {
+	if k == "" {
+		return `""`
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return tomlString(k)
+		}
+	}
+	return k
+}

@@ -1,0 +1,657 @@
+// Package fakeapi is a scripted fake of the Anthropic Messages API for tests
+// that run real Claude Code offline (ANTHROPIC_BASE_URL). Its "model" is the
+// shared sim script: when the conversation's last user message carries a
+// `[HIVEMIND]` line naming an assignment file, it answers with one `Write`
+// tool call per turn creating the files the script decides, then a short
+// final text. Every request is logged for assertions.
+package fakeapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/sim/script"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Script configures the fake model.
+type Script struct {
+	// Scenario drives the sim script (rejections, checkpoint issues,
+	// friction, forbidden write). Its Pace is the delay between streamed
+	// SSE events (slow streaming) unless ChunkDelay is set.
+	Scenario script.Scenario
+	// Seed makes the script's random choices reproducible.
+	Seed uint64
+	// Errors answer some of an agent's requests with an HTTP error.
+	Errors []ErrorRule
+	// ChunkDelay is the pause between SSE events (default Scenario.Pace).
+	ChunkDelay time.Duration
+	// Model is reported in responses (default: the requested model).
+	Model string
+	// Project overrides the project directory (default: derived from the
+	// assignment path, <project>/.hivemind/tasks/<id>/assignments/x.json).
+	Project string
+}
+
+// DefaultScript uses the default scenario (reject the first plan, report
+// checkpoint issues once).
+func DefaultScript() Script { return Script{Scenario: script.DefaultScenario(), Seed: 1} }
+
+// ErrorRule answers the next Count model requests of Agent ("" = any agent,
+// including requests without one) with Status (429 rate limit or 529
+// overloaded).
+type ErrorRule struct {
+	Agent      string
+	Status     int
+	Count      int
+	RetryAfter time.Duration // sent as retry-after (seconds, rounded up); 0 = no header
+}
+
+// Request is one logged HTTP request and what the fake answered.
+type Request struct {
+	At     time.Time
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+	// Kind is "messages", "count_tokens" or "other".
+	Kind   string
+	Stream bool
+	Model  string
+	// Agent is the agent named by the conversation's assignment path
+	// (assignments/<agent>.json) or the X-Hivemind-Agent header.
+	Agent string
+	// Assignment is the assignment path of the current [HIVEMIND] turn.
+	// Side calls quoting the line (title generation) carry it too; check
+	// HasTools to tell the agent's own turns apart.
+	Assignment string
+	// Prompt is the text of the last user message (tool results omitted).
+	Prompt string
+	// HasTools is true when the request offered the Write tool (a main
+	// agent turn rather than a side call such as title generation).
+	HasTools bool
+	// Status is the HTTP status answered.
+	Status int
+	// Reply says what was answered: "text", "tool_use", or "error".
+	Reply string
+	// Tool and ToolPath describe the tool call answered, if any.
+	Tool     string
+	ToolPath string
+	// StopReason is the answer's stop_reason.
+	StopReason string
+}
+
+// Server is a running fake API.
+type Server struct {
+	srv    *httptest.Server
+	script Script
+
+	mu     sync.Mutex
+	reqs   []Request
+	plans  map[string][]script.FileWrite
+	narr   map[string]script.Narration
+	errs   []ErrorRule
+	nextID int
+}
+
+// New starts a fake API listening on 127.0.0.1:0.
+func New(s Script) *Server {
+	if s.ChunkDelay == 0 {
+		s.ChunkDelay = s.Scenario.Pace
+	}
+	f := &Server{script: s, plans: map[string][]script.FileWrite{}, narr: map[string]script.Narration{},
+		errs: append([]ErrorRule(nil), s.Errors...)}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// URL is the base URL for ANTHROPIC_BASE_URL.
+func (f *Server) URL() string { return f.srv.URL }
+
+// Close stops the server (waiting for open requests).
+func (f *Server) Close() {
+	f.srv.CloseClientConnections()
+	f.srv.Close()
+}
+
+// Requests returns a copy of the request log.
+func (f *Server) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.reqs...)
+}
+
+// AddError adds an error rule while the server runs.
+func (f *Server) AddError(r ErrorRule) {
+	f.mu.Lock()
+	f.errs = append(f.errs, r)
+	f.mu.Unlock()
+}
+
+func (f *Server) log(r Request) {
+	f.mu.Lock()
+	f.reqs = append(f.reqs, r)
+	f.mu.Unlock()
+}
+
+func (f *Server) id(prefix string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	return fmt.Sprintf("%s_fake%06d", prefix, f.nextID)
+}
+
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	rec := Request{At: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Kind: "other"}
+	switch {
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/messages/count_tokens"):
+		rec.Kind = "count_tokens"
+		rec.Status = http.StatusOK
+		f.log(rec)
+		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 1 + len(body)/4})
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/messages"):
+		rec.Kind = "messages"
+		f.messages(w, r, &rec)
+		f.log(rec)
+	default:
+		rec.Status = http.StatusOK
+		f.log(rec)
+		if strings.Contains(r.URL.Path, "models") || r.Method == http.MethodGet {
+			writeJSON(w, http.StatusOK, map[string]any{"data": []any{}, "has_more": false, "first_id": nil, "last_id": nil})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ---- request model ----
+
+type apiRequest struct {
+	Model    string       `json:"model"`
+	Messages []apiMessage `json:"messages"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+	Stream       bool `json:"stream"`
+	OutputConfig struct {
+		Format *struct {
+			Type   string `json:"type"`
+			Schema struct {
+				Properties map[string]struct {
+					Type string `json:"type"`
+				} `json:"properties"`
+			} `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
+}
+
+type apiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+}
+
+func (m apiMessage) blocks() []block {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	_ = json.Unmarshal(m.Content, &bs)
+	return bs
+}
+
+func (m apiMessage) text() string {
+	var parts []string
+	for _, b := range m.blocks() {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (m apiMessage) hasToolResult() bool {
+	for _, b := range m.blocks() {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// hivemindPath returns the assignment path of a [HIVEMIND] line in text.
+func hivemindPath(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		i := strings.Index(l, "[HIVEMIND]")
+		if i < 0 {
+			continue
+		}
+		if m := script.AssignmentRE.FindString(l[i:]); m != "" {
+			return strings.Trim(m, "`'\"()<>")
+		}
+	}
+	return ""
+}
+
+func agentOf(path string) string {
+	if path == "" {
+		return ""
+	}
+	return strings.TrimSuffix(filepath.Base(path), ".json")
+}
+
+type step struct {
+	text       string
+	tool       string // "Write", "Read" or ""
+	path       string
+	content    string
+	stopReason string
+}
+
+func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) {
+	var req apiRequest
+	if err := json.Unmarshal(rec.Body, &req); err != nil {
+		rec.Status = http.StatusBadRequest
+		rec.Reply = "error"
+		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", "fakeapi: bad json: "+err.Error()))
+		return
+	}
+	rec.Stream, rec.Model = req.Stream, req.Model
+	for _, t := range req.Tools {
+		if t.Name == "Write" {
+			rec.HasTools = true
+		}
+	}
+	// Find the [HIVEMIND] message this turn belongs to: the last user
+	// message, or the last one before a run of tool results.
+	h, last := -1, -1
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			last = i
+			break
+		}
+	}
+	if last >= 0 {
+		rec.Prompt = req.Messages[last].text()
+		for i := last; i >= 0; i-- {
+			m := req.Messages[i]
+			if m.Role != "user" {
+				continue
+			}
+			if p := hivemindPath(m.text()); p != "" {
+				h = i
+				rec.Assignment = p
+				break
+			}
+			if !m.hasToolResult() {
+				break // a newer human message without [HIVEMIND]
+			}
+		}
+	}
+	if a := r.Header.Get("X-Hivemind-Agent"); a != "" {
+		rec.Agent = a
+	} else {
+		rec.Agent = agentOf(rec.Assignment)
+		if rec.Agent == "" {
+			for _, m := range req.Messages {
+				if p := hivemindPath(m.text()); p != "" {
+					rec.Agent = agentOf(p)
+				}
+			}
+		}
+	}
+	if st, ok := f.takeError(rec.Agent); ok {
+		rec.Status, rec.Reply = st.Status, "error"
+		if st.RetryAfter > 0 {
+			w.Header().Set("retry-after", fmt.Sprint(int((st.RetryAfter+time.Second-1)/time.Second)))
+		}
+		w.Header().Set("x-should-retry", "true")
+		kind := "rate_limit_error"
+		if st.Status == 529 {
+			kind = "overloaded_error"
+		}
+		writeJSON(w, st.Status, apiError(kind, fmt.Sprintf("fakeapi: scripted %d for %s", st.Status, rec.Agent)))
+		return
+	}
+	var s step
+	if h >= 0 && rec.HasTools {
+		s = f.nextStep(req.Messages, h, rec.Assignment)
+	} else {
+		s = step{text: sideText(req), stopReason: "end_turn"}
+	}
+	rec.Status = http.StatusOK
+	rec.StopReason = s.stopReason
+	rec.Tool, rec.ToolPath = s.tool, s.path
+	rec.Reply = "text"
+	if s.tool != "" {
+		rec.Reply = "tool_use"
+	}
+	model := req.Model
+	if f.script.Model != "" {
+		model = f.script.Model
+	}
+	content := f.content(s)
+	usage := map[string]any{"input_tokens": 1 + len(rec.Body)/40, "output_tokens": 1 + (len(s.text)+len(s.content))/4,
+		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	if !req.Stream {
+		writeJSON(w, http.StatusOK, map[string]any{"id": f.id("msg"), "type": "message", "role": "assistant", "model": model,
+			"content": content, "stop_reason": s.stopReason, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	f.stream(w, r, model, content, s.stopReason, usage)
+}
+
+func apiError(kind, msg string) map[string]any {
+	return map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}}
+}
+
+// sideText answers side calls (title generation, summaries, probes). A
+// request for structured output (output_config.format json_schema, as
+// Claude Code's title generation sends) gets a JSON object with every
+// property filled.
+func sideText(req apiRequest) string {
+	if f := req.OutputConfig.Format; f != nil && f.Type == "json_schema" {
+		obj := map[string]any{}
+		for name, p := range f.Schema.Properties {
+			switch p.Type {
+			case "boolean":
+				obj[name] = false
+			case "number", "integer":
+				obj[name] = 0
+			case "array":
+				obj[name] = []any{}
+			case "object":
+				obj[name] = map[string]any{}
+			default:
+				obj[name] = "Hivemind assignment"
+			}
+		}
+		b, _ := json.Marshal(obj)
+		return string(b)
+	}
+	return "OK."
+}
+
+func (f *Server) takeError(agent string) (ErrorRule, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.errs {
+		e := &f.errs[i]
+		if e.Count > 0 && (e.Agent == "" || e.Agent == agent) {
+			e.Count--
+			return *e, true
+		}
+	}
+	return ErrorRule{}, false
+}
+
+// filesFor runs the script once per [HIVEMIND] turn and caches the result,
+// so retries and later steps see the same decision even after files changed.
+func (f *Server) filesFor(key, path string) ([]script.FileWrite, script.Narration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fw, ok := f.plans[key]; ok {
+		return fw, f.narr[key]
+	}
+	var a workspace.Assignment
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &a)
+	}
+	if err != nil {
+		n := script.Narration{Summary: "I could not read the assignment " + path + ": " + err.Error()}
+		f.plans[key], f.narr[key] = nil, n
+		return nil, n
+	}
+	if a.Agent == "" {
+		a.Agent = agentOf(path)
+	}
+	taskDir := filepath.Dir(filepath.Dir(path))
+	project := f.script.Project
+	if project == "" {
+		project = filepath.Dir(filepath.Dir(filepath.Dir(taskDir)))
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	rnd := rand.New(rand.NewPCG(f.script.Seed, h.Sum64()))
+	fw, n := f.script.Scenario.Respond(a, taskDir, project, rnd)
+	f.plans[key], f.narr[key] = fw, n
+	return fw, n
+}
+
+// nextStep decides the answer in a [HIVEMIND] turn from the tool calls made
+// since message h: Read an existing file before overwriting it (Claude
+// Code's Write refuses otherwise), Write the next file, or finish.
+func (f *Server) nextStep(msgs []apiMessage, h int, path string) step {
+	key := fmt.Sprintf("%d\x00%s\x00%s", h, path, msgs[h].text())
+	files, narr := f.filesFor(key, path)
+	results := map[string]block{}
+	for _, m := range msgs[h+1:] {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.blocks() {
+			if b.Type == "tool_result" {
+				results[b.ToolUseID] = b
+			}
+		}
+	}
+	i, lastRead, needRead := 0, "", false
+	retried := map[int]bool{}
+	for _, m := range msgs[h+1:] {
+		if m.Role != "assistant" {
+			continue
+		}
+		for _, b := range m.blocks() {
+			if b.Type != "tool_use" {
+				continue
+			}
+			var in struct {
+				FilePath string `json:"file_path"`
+			}
+			_ = json.Unmarshal(b.Input, &in)
+			lastRead = ""
+			switch b.Name {
+			case "Read":
+				lastRead = in.FilePath
+			case "Write":
+				if i < len(files) && in.FilePath == files[i].Path {
+					res := results[b.ID]
+					if res.IsError && !files[i].Forbidden && !retried[i] {
+						retried[i], needRead = true, true
+						continue
+					}
+					i++
+					needRead = false
+				}
+			}
+		}
+	}
+	if i >= len(files) {
+		return step{text: narr.Summary, stopReason: "end_turn"}
+	}
+	fw := files[i]
+	var text string
+	if i == 0 && lastRead == "" && len(narr.Thoughts) > 0 {
+		text = strings.Join(narr.Thoughts, "\n")
+	}
+	if lastRead != fw.Path && (needRead || fileExists(fw.Path)) {
+		return step{text: text, tool: "Read", path: fw.Path, stopReason: "tool_use"}
+	}
+	return step{text: text, tool: "Write", path: fw.Path, content: fw.Content, stopReason: "tool_use"}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// content builds the response content blocks of a step.
+func (f *Server) content(s step) []map[string]any {
+	var c []map[string]any
+	if s.text != "" {
+		c = append(c, map[string]any{"type": "text", "text": s.text})
+	}
+	switch s.tool {
+	case "Write":
+		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": "Write",
+			"input": map[string]any{"file_path": s.path, "content": s.content}})
+	case "Read":
+		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": "Read",
+			"input": map[string]any{"file_path": s.path}})
+	}
+	if len(c) == 0 {
+		c = append(c, map[string]any{"type": "text", "text": "Done."})
+	}
+	return c
+}
+
+// stream writes the SSE event sequence of one message.
+func (f *Server) stream(w http.ResponseWriter, r *http.Request, model string, content []map[string]any, stopReason string, usage map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("request-id", f.id("req"))
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	send := func(event string, data any) bool {
+		var buf bytes.Buffer
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", event, b)
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		if f.script.ChunkDelay > 0 {
+			select {
+			case <-time.After(f.script.ChunkDelay):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		return true
+	}
+	startUsage := map[string]any{"input_tokens": usage["input_tokens"], "output_tokens": 1,
+		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	if !send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": f.id("msg"), "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": startUsage}}) {
+		return
+	}
+	send("ping", map[string]any{"type": "ping"})
+	for i, b := range content {
+		switch b["type"] {
+		case "text":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+			for _, chunk := range chunks(b["text"].(string), 24) {
+				if !send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "text_delta", "text": chunk}}) {
+					return
+				}
+			}
+		case "tool_use":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			in, _ := json.Marshal(b["input"])
+			for _, chunk := range chunks(string(in), 256) {
+				if !send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "input_json_delta", "partial_json": chunk}}) {
+					return
+				}
+			}
+		}
+		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	send("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stopReason, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": usage["output_tokens"]}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// chunks splits s into pieces of about n bytes without splitting runes.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		cut := n
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		if cut == 0 {
+			cut = n
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	if s != "" || len(out) == 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// TurnsEnded counts the model turns for that assignment path that ended
+// (main requests, offering tools, answered with stop_reason end_turn). Side
+// calls such as title generation also quote the [HIVEMIND] line; they are
+// not counted.
+func (f *Server) TurnsEnded(assignment string) int {
+	n := 0
+	for _, r := range f.Requests() {
+		if r.Kind == "messages" && r.HasTools && r.Assignment == assignment && r.StopReason == "end_turn" {
+			n++
+		}
+	}
+	return n
+}
+
+// Files returns what the script decided for the newest [HIVEMIND] turn
+// naming that assignment path (nil if none was seen yet).
+func (f *Server) Files(assignment string) []script.FileWrite {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var newest []script.FileWrite
+	best := -1
+	for k, v := range f.plans {
+		var h int
+		parts := strings.SplitN(k, "\x00", 3)
+		if len(parts) < 2 || parts[1] != assignment {
+			continue
+		}
+		fmt.Sscan(parts[0], &h)
+		if h > best {
+			best, newest = h, v
+		}
+	}
+	return append([]script.FileWrite(nil), newest...)
+}

@@ -1,0 +1,452 @@
+package fakeapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/sim/script"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+type sseEvent struct {
+	Name string
+	Data map[string]any
+}
+
+type fixture struct {
+	project, taskDir string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	project := t.TempDir()
+	taskDir := filepath.Join(project, ".hivemind", "tasks", "t1")
+	for _, d := range []string{"assignments", "outputs", "reviews"} {
+		if err := os.MkdirAll(filepath.Join(taskDir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(project, "go.mod"), "module example.com/x\n")
+	writeFile(t, filepath.Join(taskDir, "task.md"), "Add a greeting service\n")
+	return fixture{project, taskDir}
+}
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f fixture) assignment(t *testing.T, a workspace.Assignment) string {
+	t.Helper()
+	p := filepath.Join(f.taskDir, "assignments", a.Agent+".json")
+	b, _ := json.Marshal(a)
+	writeFile(t, p, string(b))
+	return p
+}
+
+func (f fixture) worker(t *testing.T, files ...string) (workspace.Assignment, string) {
+	a := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: "worker", Agent: "worker_1",
+		Subtask: &workspace.Subtask{ID: "st_1", Description: "Core.", Checkpoint: 1, Files: files},
+		Writes:  []string{filepath.Join(f.taskDir, "outputs", "st_1.md")}, DoneMarker: filepath.Join(f.taskDir, "outputs", "st_1.done")}
+	return a, f.assignment(t, a)
+}
+
+var tools = []map[string]any{{"name": "Read"}, {"name": "Write"}, {"name": "Edit"}}
+
+// post sends a request and returns the parsed SSE events (stream) or the
+// JSON body.
+func post(t *testing.T, url string, req map[string]any, hdr ...string) (*http.Response, []sseEvent, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(req)
+	hr, _ := http.NewRequest(http.MethodPost, url+"/v1/messages?beta=true", bytes.NewReader(b))
+	hr.Header.Set("content-type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		hr.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp, nil, m
+	}
+	var evs []sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 4<<20)
+	var name string
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "event: "):
+			name = strings.TrimPrefix(l, "event: ")
+		case strings.HasPrefix(l, "data: "):
+			var d map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(l, "data: ")), &d); err != nil {
+				t.Fatalf("bad data line %q: %v", l, err)
+			}
+			if d["type"] != name {
+				t.Fatalf("event %q carries type %v", name, d["type"])
+			}
+			evs = append(evs, sseEvent{name, d})
+		case l == "":
+		default:
+			t.Fatalf("unexpected SSE line %q", l)
+		}
+	}
+	return resp, evs, nil
+}
+
+// assemble rebuilds the message content from SSE events, checking the
+// event grammar on the way.
+func assemble(t *testing.T, evs []sseEvent) (content []map[string]any, stop string) {
+	t.Helper()
+	if len(evs) < 3 || evs[0].Name != "message_start" || evs[len(evs)-1].Name != "message_stop" || evs[len(evs)-2].Name != "message_delta" {
+		t.Fatalf("bad event sequence: %v", names(evs))
+	}
+	open := -1
+	var partial []string
+	for _, e := range evs[1 : len(evs)-2] {
+		switch e.Name {
+		case "ping":
+		case "content_block_start":
+			if open != -1 {
+				t.Fatalf("block start while %d open", open)
+			}
+			open = int(e.Data["index"].(float64))
+			if open != len(content) {
+				t.Fatalf("index %d, want %d", open, len(content))
+			}
+			cb := e.Data["content_block"].(map[string]any)
+			content = append(content, cb)
+			partial = append(partial, "")
+		case "content_block_delta":
+			if int(e.Data["index"].(float64)) != open {
+				t.Fatalf("delta for closed block")
+			}
+			d := e.Data["delta"].(map[string]any)
+			switch d["type"] {
+			case "text_delta":
+				content[open]["text"] = content[open]["text"].(string) + d["text"].(string)
+			case "input_json_delta":
+				partial[open] += d["partial_json"].(string)
+			default:
+				t.Fatalf("delta type %v", d["type"])
+			}
+		case "content_block_stop":
+			if content[open]["type"] == "tool_use" {
+				var in map[string]any
+				if err := json.Unmarshal([]byte(partial[open]), &in); err != nil {
+					t.Fatalf("tool input %q: %v", partial[open], err)
+				}
+				content[open]["input"] = in
+			}
+			open = -1
+		default:
+			t.Fatalf("unexpected event %s", e.Name)
+		}
+	}
+	if open != -1 {
+		t.Fatalf("block %d never stopped", open)
+	}
+	d := evs[len(evs)-2].Data["delta"].(map[string]any)
+	return content, d["stop_reason"].(string)
+}
+
+func names(evs []sseEvent) []string {
+	var n []string
+	for _, e := range evs {
+		n = append(n, e.Name)
+	}
+	return n
+}
+
+// drive plays Claude Code: it runs the tool calls for real until end_turn
+// and returns the tool calls made and the final text. failWrite makes the
+// first Write of that path fail (as a hook denial or a stale read would).
+func drive(t *testing.T, url, line string, failWrite func(path string) bool) (calls []string, final string) {
+	t.Helper()
+	msgs := []map[string]any{{"role": "user", "content": []map[string]any{
+		{"type": "text", "text": "<system-reminder>date</system-reminder>"},
+		{"type": "text", "text": line}}}}
+	for turn := 0; turn < 20; turn++ {
+		_, evs, _ := post(t, url, map[string]any{"model": "m", "stream": true, "tools": tools, "messages": msgs})
+		content, stop := assemble(t, evs)
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": content})
+		if stop == "end_turn" {
+			for _, c := range content {
+				if c["type"] == "text" {
+					final = c["text"].(string)
+				}
+			}
+			return calls, final
+		}
+		if stop != "tool_use" {
+			t.Fatalf("stop_reason %s", stop)
+		}
+		var results []map[string]any
+		for _, c := range content {
+			if c["type"] != "tool_use" {
+				continue
+			}
+			in := c["input"].(map[string]any)
+			p := in["file_path"].(string)
+			calls = append(calls, c["name"].(string)+" "+p)
+			res := map[string]any{"type": "tool_result", "tool_use_id": c["id"], "content": "ok"}
+			switch c["name"] {
+			case "Write":
+				if failWrite != nil && failWrite(p) {
+					res["is_error"], res["content"] = true, "denied"
+					break
+				}
+				writeFile(t, p, in["content"].(string))
+			case "Read":
+				b, _ := os.ReadFile(p)
+				res["content"] = string(b)
+			}
+			results = append(results, res)
+		}
+		msgs = append(msgs, map[string]any{"role": "user", "content": results})
+	}
+	t.Fatal("no end_turn after 20 turns")
+	return nil, ""
+}
+
+func TestToolCallFlowWorker(t *testing.T) {
+	f := newFixture(t)
+	a, p := f.worker(t, "CREATE internal/g/g.go", "MODIFY README.md")
+	writeFile(t, filepath.Join(f.project, "README.md"), "# Demo\n")
+	api := New(DefaultScript())
+	defer api.Close()
+	calls, final := drive(t, api.URL(), "[HIVEMIND] worker_1: read "+p+" now.", nil)
+	want := []string{
+		"Write " + filepath.Join(f.project, "internal/g/g.go"),
+		"Read " + filepath.Join(f.project, "README.md"), // existing file: Read before Write
+		"Write " + filepath.Join(f.project, "README.md"),
+		"Write " + filepath.Join(f.taskDir, "outputs/st_1.md"),
+		"Write " + a.DoneMarker,
+	}
+	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(final, "st_1 complete") {
+		t.Errorf("final text %q", final)
+	}
+	for _, fw := range api.Files(p) {
+		got, _ := os.ReadFile(fw.Path)
+		if string(got) != fw.Content {
+			t.Errorf("%s differs from the script", fw.Path)
+		}
+	}
+	readme, _ := os.ReadFile(filepath.Join(f.project, "README.md"))
+	if !strings.HasPrefix(string(readme), "# Demo\n") || len(readme) == len("# Demo\n") {
+		t.Errorf("README not modified: %q", readme)
+	}
+	reqs := api.Requests()
+	if len(reqs) != len(want)+1 {
+		t.Errorf("%d requests, want %d", len(reqs), len(want)+1)
+	}
+	for _, r := range reqs {
+		if r.Agent != "worker_1" || r.Assignment != p || !r.HasTools || !r.Stream || r.Kind != "messages" {
+			t.Errorf("request log %+v", r)
+		}
+	}
+}
+
+func TestWriteErrorRetriedAfterRead(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE internal/g/g.go")
+	api := New(DefaultScript())
+	defer api.Close()
+	failed := false
+	calls, _ := drive(t, api.URL(), "[HIVEMIND] "+p, func(path string) bool {
+		if !failed && strings.HasSuffix(path, "g.go") {
+			failed = true
+			return true
+		}
+		return false
+	})
+	g := filepath.Join(f.project, "internal/g/g.go")
+	if len(calls) < 3 || calls[0] != "Write "+g || calls[1] != "Read "+g || calls[2] != "Write "+g {
+		t.Fatalf("calls %v", calls)
+	}
+}
+
+func TestForbiddenWriteNotRetried(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.taskDir, "plan.md"), "```json\n"+
+		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
+	p := f.assignment(t, workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
+		Writes: []string{filepath.Join(f.taskDir, "plan-approved.md"), filepath.Join(f.taskDir, "plan-feedback.md")}})
+	sc := DefaultScript()
+	sc.Scenario.ForbiddenWrite = true
+	api := New(sc)
+	defer api.Close()
+	src := filepath.Join(f.project, "src/a.go")
+	calls, _ := drive(t, api.URL(), "[HIVEMIND] "+p, func(path string) bool { return path == src })
+	want := []string{"Write " + src, "Write " + filepath.Join(f.taskDir, "plan-feedback.md")}
+	if strings.Join(calls, "|") != strings.Join(want, "|") {
+		t.Fatalf("calls %v, want %v", calls, want)
+	}
+}
+
+func TestNonStreamingAndSideCalls(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE a.go")
+	api := New(DefaultScript())
+	defer api.Close()
+	// Non-streaming model turn.
+	resp, _, body := post(t, api.URL(), map[string]any{"model": "m", "tools": tools,
+		"messages": []map[string]any{{"role": "user", "content": "[HIVEMIND] " + p}}})
+	if resp.StatusCode != 200 || body["type"] != "message" || body["stop_reason"] != "tool_use" {
+		t.Fatalf("non-streaming: %d %v", resp.StatusCode, body)
+	}
+	c := body["content"].([]any)
+	tu := c[len(c)-1].(map[string]any)
+	if tu["name"] != "Write" || tu["input"].(map[string]any)["file_path"] != filepath.Join(f.project, "a.go") {
+		t.Errorf("tool use %v", tu)
+	}
+	// Title generation (structured output, no tools) gets JSON text.
+	_, evs, _ := post(t, api.URL(), map[string]any{"model": "m", "stream": true,
+		"output_config": map[string]any{"format": map[string]any{"type": "json_schema", "schema": map[string]any{
+			"type": "object", "properties": map[string]any{"title": map[string]any{"type": "string"}}}}},
+		"messages": []map[string]any{{"role": "user", "content": "<session>[HIVEMIND] " + p + "</session> Write the title"}}})
+	content, stop := assemble(t, evs)
+	var title map[string]string
+	if stop != "end_turn" || json.Unmarshal([]byte(content[0]["text"].(string)), &title) != nil || title["title"] == "" {
+		t.Errorf("title call: %v %v", stop, content)
+	}
+	// A plain message gets plain text.
+	_, evs, _ = post(t, api.URL(), map[string]any{"model": "m", "stream": true, "tools": tools,
+		"messages": []map[string]any{{"role": "user", "content": "hello"}}})
+	if content, stop := assemble(t, evs); stop != "end_turn" || content[0]["type"] != "text" {
+		t.Errorf("plain: %v %v", stop, content)
+	}
+	// count_tokens and anything else.
+	for _, tc := range []struct{ method, path, want string }{
+		{"POST", "/v1/messages/count_tokens", `"input_tokens"`},
+		{"GET", "/v1/models", `"data":[]`},
+		{"HEAD", "/", ""},
+		{"POST", "/api/event_logging/batch", "{}"},
+	} {
+		req, _ := http.NewRequest(tc.method, api.URL()+tc.path, strings.NewReader(`{"messages":[]}`))
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, r.StatusCode, b)
+		}
+	}
+	kinds := map[string]int{}
+	for _, r := range api.Requests() {
+		kinds[r.Kind]++
+	}
+	if kinds["messages"] != 3 || kinds["count_tokens"] != 1 || kinds["other"] != 3 {
+		t.Errorf("request kinds %v", kinds)
+	}
+}
+
+func TestErrorsForOneAgent(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE a.go")
+	p2 := f.assignment(t, workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: "lead", Agent: "lead",
+		Writes: []string{filepath.Join(f.taskDir, "plan.md")}})
+	sc := DefaultScript()
+	sc.Errors = []ErrorRule{{Agent: "worker_1", Status: 429, Count: 2, RetryAfter: 1500 * time.Millisecond}}
+	api := New(sc)
+	defer api.Close()
+	api.AddError(ErrorRule{Agent: "lead", Status: 529, Count: 1})
+	msg := func(path string) map[string]any {
+		return map[string]any{"model": "m", "stream": true, "tools": tools,
+			"messages": []map[string]any{{"role": "user", "content": "[HIVEMIND] " + path}}}
+	}
+	for i := 0; i < 2; i++ {
+		resp, _, body := post(t, api.URL(), msg(p))
+		if resp.StatusCode != 429 || resp.Header.Get("retry-after") != "2" || body["error"].(map[string]any)["type"] != "rate_limit_error" {
+			t.Fatalf("request %d: %d %v %v", i, resp.StatusCode, resp.Header, body)
+		}
+	}
+	resp, _, body := post(t, api.URL(), msg(p2))
+	if resp.StatusCode != 529 || body["error"].(map[string]any)["type"] != "overloaded_error" {
+		t.Fatalf("lead: %d %v", resp.StatusCode, body)
+	}
+	for _, path := range []string{p, p2} {
+		if resp, evs, _ := post(t, api.URL(), msg(path)); resp.StatusCode != 200 || len(evs) == 0 {
+			t.Fatalf("after the errors: %d", resp.StatusCode)
+		}
+	}
+	var statuses []int
+	for _, r := range api.Requests() {
+		statuses = append(statuses, r.Status)
+	}
+	if want := []int{429, 429, 529, 200, 200}; !equalInts(statuses, want) {
+		t.Errorf("statuses %v, want %v", statuses, want)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestAgentHeaderAndSlowStream(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE a.go")
+	sc := Script{Scenario: script.DefaultScenario(), ChunkDelay: 15 * time.Millisecond}
+	api := New(sc)
+	defer api.Close()
+	start := time.Now()
+	_, evs, _ := post(t, api.URL(), map[string]any{"model": "m", "stream": true, "tools": tools,
+		"messages": []map[string]any{{"role": "user", "content": "[HIVEMIND] " + p}}}, "X-Hivemind-Agent", "custom")
+	took := time.Since(start)
+	if min := time.Duration(len(evs)) * 15 * time.Millisecond; took < min {
+		t.Errorf("slow stream took %v for %d events, want ≥ %v", took, len(evs), min)
+	}
+	if r := api.Requests(); r[0].Agent != "custom" {
+		t.Errorf("agent %q, want the header's", r[0].Agent)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	s := strings.Repeat("é✳a", 50)
+	var joined string
+	for _, c := range chunks(s, 7) {
+		if len(c) > 7 || !isValidUTF8(c) {
+			t.Fatalf("bad chunk %q", c)
+		}
+		joined += c
+	}
+	if joined != s {
+		t.Fatal("chunks lost data")
+	}
+	if got := chunks("", 5); len(got) != 1 || got[0] != "" {
+		t.Errorf("empty: %q", got)
+	}
+}
+
+func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// printer writes one line per event: human-readable, or JSON lines.
+type printer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+}
+
+func newPrinter(w io.Writer, jsonLines bool) *printer { return &printer{w: w, json: jsonLines} }
+
+// record prints one events.jsonl record.
+func (p *printer) record(r workspace.EventRecord) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(p.w, "%s\n", b)
+		return
+	}
+	fmt.Fprintln(p.w, formatRecord(r))
+}
+
+// notice prints a message of Hivemind itself (notifications, shutdown).
+func (p *printer) notice(level, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		b, _ := json.Marshal(map[string]any{"time": time.Now().UTC(), "type": "notice", "level": level, "message": msg})
+		fmt.Fprintf(p.w, "%s\n", b)
+		return
+	}
+	mark := map[string]string{"warn": "!", "error": "✗"}[level]
+	if mark == "" {
+		mark = "•"
+	}
+	fmt.Fprintf(p.w, "%s %s %s\n", time.Now().Format("15:04:05"), mark, msg)
+}
+
+// formatRecord renders a record as one human line:
+// "15:04:05 type agent key=value …".
+func formatRecord(r workspace.EventRecord) string {
+	var b strings.Builder
+	t := r.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	b.WriteString(t.Local().Format("15:04:05"))
+	typ, input := strings.CutPrefix(r.Type, engine.InputPrefix)
+	if input {
+		b.WriteString(" ← ")
+	} else {
+		b.WriteString(" ")
+	}
+	b.WriteString(typ)
+	if r.Agent != "" {
+		b.WriteString(" [" + r.Agent + "]")
+	}
+	keys := make([]string, 0, len(r.Details))
+	for k := range r.Details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := r.Details[k]
+		if k == "content" {
+			if s, ok := v.(string); ok {
+				fmt.Fprintf(&b, " content=%dB", len(s))
+				continue
+			}
+		}
+		b.WriteString(" " + k + "=" + short(v))
+	}
+	return b.String()
+}
+
+// short renders a detail value on one line, clipped.
+func short(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	default:
+		bs, err := json.Marshal(x)
+		if err != nil {
+			s = fmt.Sprint(x)
+		} else {
+			s = string(bs)
+		}
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:119]) + "…"
+	}
+	if strings.ContainsAny(s, " =") {
+		s = fmt.Sprintf("%q", s)
+	}
+	return s
+}

@@ -1,0 +1,172 @@
+package ptyagent
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+)
+
+// discardScreen is a Screen that drops everything: it measures the raw
+// PTY read path (reader goroutine, log off) for comparison.
+type discardScreen struct{ cols, rows int }
+
+func (d *discardScreen) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardScreen) Resize(c, r int)             { d.cols, d.rows = c, r }
+func (d *discardScreen) Size() (int, int)            { return d.cols, d.rows }
+func (d *discardScreen) Lines(int) []string          { return nil }
+func (d *discardScreen) Text() string                { return "" }
+func (d *discardScreen) Cursor() (int, int, bool)    { return 0, 0, false }
+func (d *discardScreen) Title() string               { return "" }
+func (d *discardScreen) Modes() screen.Modes         { return screen.Modes{} }
+func (d *discardScreen) ScrollbackLen() int          { return 0 }
+func (d *discardScreen) Version() uint64             { return 0 }
+func (d *discardScreen) Close() error                { return nil }
+func newDiscard(o screen.Options) screen.Screen      { return &discardScreen{o.Cols, o.Rows} }
+func withScreen(f func(screen.Options) screen.Screen) func() {
+	old := NewScreen
+	NewScreen = f
+	return func() { NewScreen = old }
+}
+
+const floodBytes = 16 << 20
+
+// BenchmarkPTYToScreen measures agent-like output (colours, Ink redraws,
+// wrapping text, CJK/emoji, diffs, alt-screen episodes) through a real PTY
+// into the emulator, against the raw PTY read path and tmux processing
+// the same bytes.
+func BenchmarkPTYToScreen(b *testing.B) {
+	run := func(b *testing.B) {
+		b.SetBytes(floodBytes)
+		for i := 0; i < b.N; i++ {
+			spec := helperSpec("f", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(floodBytes))
+			spec.Cols, spec.Rows = 120, 40
+			s, err := Start(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-s.Done()
+			s.Close()
+		}
+	}
+	b.Run("screen", run)
+	b.Run("raw", func(b *testing.B) {
+		defer withScreen(newDiscard)()
+		run(b)
+	})
+	b.Run("tmux", func(b *testing.B) {
+		if _, err := exec.LookPath("tmux"); err != nil {
+			b.Skip("tmux not installed")
+		}
+		exe, _ := os.Executable()
+		b.SetBytes(floodBytes)
+		sock := fmt.Sprintf("hm-bench-%d", os.Getpid())
+		defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+		for i := 0; i < b.N; i++ {
+			// remain-on-exit keeps the pane until tmux has read and
+			// processed every byte; pane_dead then turns 1.
+			cmd := fmt.Sprintf("env %s=flood HM_FLOOD_BYTES=%d %s", helperEnv, floodBytes, exe)
+			if out, err := exec.Command("tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40",
+				"-s", "b", ";", "set-option", "-t", "b", "remain-on-exit", "on", ";", "respawn-pane", "-k", "-t", "b", cmd).CombinedOutput(); err != nil {
+				b.Fatalf("tmux: %v %s", err, out)
+			}
+			for {
+				out, _ := exec.Command("tmux", "-L", sock, "display-message", "-p", "-t", "b", "#{pane_dead}").Output()
+				if string(out) == "1\n" {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			_ = exec.Command("tmux", "-L", sock, "kill-session", "-t", "b").Run()
+		}
+	})
+}
+
+// BenchmarkMemoryPerSession reports the heap a session holds after 20 MB
+// of agent-like output (120×40, 2000 lines of scrollback).
+func BenchmarkMemoryPerSession(b *testing.B) {
+	const sessions = 3
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var ss []*Session
+		for j := 0; j < sessions; j++ {
+			spec := helperSpec("m", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(20<<20))
+			spec.Cols, spec.Rows = 120, 40
+			s, err := Start(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-s.Done()
+			ss = append(ss, s)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/sessions/(1<<20), "MiB/session")
+		for _, s := range ss {
+			if s.ScrollbackLen() == 0 {
+				b.Fatal("no scrollback kept")
+			}
+			s.Close()
+		}
+	}
+}
+
+// BenchmarkInjectToSubmit measures Inject → confirmed submission (the
+// UserPromptSubmit hook through the relay) with the sim-like raw-mode
+// helper (plain line) and the Claude-like helper (bracketed paste, wait
+// for the text to show, 80 ms, Enter).
+func BenchmarkInjectToSubmit(b *testing.B) {
+	for _, mode := range []string{"sim", "claude"} {
+		b.Run(mode, func(b *testing.B) {
+			got := make(chan Event, 64)
+			m, err := NewManager(ManagerConfig{
+				Factory: func(id, role string, resume bool) (Spec, error) {
+					s := helperSpec(id, mode, "HM_WORK_MS=0")
+					s.Kind = ProfileSim
+					if mode == "claude" {
+						s.Kind = ProfileClaude
+					}
+					return s, nil
+				},
+				OnEvent: func(e Event) {
+					if e.Kind == EventDelivered || e.Kind == EventDeliveryFailed {
+						got <- e
+					}
+				},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			if err := m.Start("a", "worker", false); err != nil {
+				b.Fatal(err)
+			}
+			s, _ := m.Session("a")
+			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+			var total time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if err := m.Inject("a", i, "[HIVEMIND] read /tmp/x/assignments/a.json"); err != nil {
+					b.Fatal(err)
+				}
+				e := <-got
+				total += time.Since(t0)
+				if e.Kind != EventDelivered {
+					b.Fatalf("delivery failed: %s", e.Detail)
+				}
+				b.StopTimer()
+				waitFor(b, 10*time.Second, "idle", func() bool { return s.Health().Injectable() })
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/submit")
+		})
+	}
+}

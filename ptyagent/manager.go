@@ -1,0 +1,370 @@
+package ptyagent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ManagerConfig configures a Manager.
+type ManagerConfig struct {
+	// Factory builds the spec of an agent (command, env, log path, profile
+	// rules). resume is true on a restart (Claude: --resume).
+	Factory func(id, role string, resume bool) (Spec, error)
+	// OnEvent receives every agent's events. It is called from the agents'
+	// goroutines (in order per agent, possibly concurrently across agents)
+	// and must return quickly.
+	OnEvent func(Event)
+	// OnHeartbeat is called on an agent's signs of life, at most once a
+	// second per agent (the runner writes heartbeat files).
+	OnHeartbeat func(agent string, at time.Time)
+	// Defaults for specs that leave them zero.
+	HangTimeout time.Duration
+	StopTimeout time.Duration
+	Cols, Rows  int
+	// SocketDir holds the hook relay socket (default os.TempDir(); the
+	// path must stay under 100 bytes).
+	SocketDir string
+}
+
+// Manager runs the agents of one Hivemind process and their hook relay.
+// Start, Stop and Inject satisfy engine.Agents; they return quickly and
+// report outcomes as Events.
+type Manager struct {
+	cfg     ManagerConfig
+	hook    *hookServer
+	changed chan struct{}
+
+	mu       sync.Mutex
+	agents   map[string]*agent
+	closed   bool
+	bg       sync.WaitGroup
+	closeErr error
+}
+
+type agent struct {
+	id, role string
+	sess     *Session
+	// pending is set while a (re)start waits for the previous process to
+	// end; messages injected meanwhile wait in held.
+	pending bool
+	held    []message
+}
+
+// NewManager starts the hook relay and returns an empty manager.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.Factory == nil {
+		return nil, fmt.Errorf("ptyagent: manager needs a Factory")
+	}
+	m := &Manager{cfg: cfg, agents: map[string]*agent{}, changed: make(chan struct{}, 1)}
+	hs, err := newHookServer(cfg.SocketDir, m.routeHook)
+	if err != nil {
+		return nil, err
+	}
+	m.hook = hs
+	return m, nil
+}
+
+// SocketPath is the hook relay socket (HIVEMIND_HOOK_SOCKET of every agent).
+func (m *Manager) SocketPath() string { return m.hook.path }
+
+// Changed delivers at most one pending notice that some agent's screen or
+// health changed; the UI redraws at its own frame rate after receiving it.
+func (m *Manager) Changed() <-chan struct{} { return m.changed }
+
+func (m *Manager) signal() {
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Manager) routeHook(h HookMessage) {
+	m.mu.Lock()
+	a := m.agents[h.Agent]
+	var s *Session
+	if a != nil {
+		s = a.sess
+	}
+	m.mu.Unlock()
+	if s != nil {
+		s.HandleHook(h)
+	}
+}
+
+// Session returns the current session of an agent.
+func (m *Manager) Session(id string) (*Session, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[id]
+	if a == nil || a.sess == nil {
+		return nil, false
+	}
+	return a.sess, true
+}
+
+// IDs returns the known agent ids, sorted.
+func (m *Manager) IDs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, 0, len(m.agents))
+	for id := range m.agents {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Start starts the agent. If its previous process is still stopping, the
+// start happens as soon as it is gone (errors then arrive as an exited
+// Health event). A running agent gives ErrRunning.
+func (m *Manager) Start(id, role string, resume bool) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	a := m.agents[id]
+	if a == nil {
+		a = &agent{id: id, role: role}
+		m.agents[id] = a
+	}
+	a.role = role
+	if a.pending {
+		m.mu.Unlock()
+		return nil
+	}
+	if old := a.sess; old != nil {
+		select {
+		case <-old.Done():
+		default:
+			stopping := false
+			select {
+			case <-old.stopStarted:
+				stopping = true
+			default:
+			}
+			if !stopping {
+				m.mu.Unlock()
+				return fmt.Errorf("%w: %s", ErrRunning, id)
+			}
+			a.pending = true
+			m.bg.Add(1)
+			m.mu.Unlock()
+			go func() {
+				defer m.bg.Done()
+				<-old.Done()
+				if err := m.launch(a, resume); err != nil {
+					m.report(id, err)
+				}
+			}()
+			return nil
+		}
+	}
+	a.pending = true
+	m.mu.Unlock()
+	return m.launch(a, resume)
+}
+
+// report turns an asynchronous start failure into an event.
+func (m *Manager) report(id string, err error) {
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: HealthExited, ExitCode: -1,
+			Detail: err.Error(), At: time.Now()})
+	}
+}
+
+// launch builds the spec and starts the process; a.pending is set.
+func (m *Manager) launch(a *agent, resume bool) error {
+	spec, err := m.cfg.Factory(a.id, a.role, resume)
+	if err == nil {
+		spec = m.complete(a, spec)
+	}
+	var s *Session
+	if err == nil {
+		s, err = Start(spec)
+	}
+	m.mu.Lock()
+	a.pending = false
+	held := a.held
+	a.held = nil
+	if err != nil {
+		m.mu.Unlock()
+		for _, h := range held {
+			m.emitFailed(a.id, h.seq, "agent failed to start")
+		}
+		return fmt.Errorf("ptyagent: start %s: %w", a.id, err)
+	}
+	if m.closed {
+		m.mu.Unlock()
+		s.Close()
+		return ErrClosed
+	}
+	old := a.sess
+	a.sess = s
+	m.mu.Unlock()
+	if old != nil {
+		// The old process is gone; free its emulator (x/vt holds ~145
+		// bytes per cell, scrollback included).
+		old.Close()
+	}
+	for _, h := range held {
+		_ = s.Inject(h.seq, h.text)
+	}
+	m.signal()
+	return nil
+}
+
+func (m *Manager) emitFailed(id string, seq int, detail string) {
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(Event{Agent: id, Kind: EventDeliveryFailed, Seq: seq, Detail: detail, At: time.Now()})
+	}
+}
+
+// complete adds what the manager owns to a factory's spec.
+func (m *Manager) complete(a *agent, spec Spec) Spec {
+	spec.ID, spec.Role = a.id, a.role
+	spec.Env = append(append([]string(nil), spec.Env...),
+		EnvAgentID+"="+a.id, EnvRole+"="+a.role, EnvHookSocket+"="+m.hook.path)
+	if spec.Cols == 0 {
+		spec.Cols = m.cfg.Cols
+	}
+	if spec.Rows == 0 {
+		spec.Rows = m.cfg.Rows
+	}
+	if spec.HangTimeout == 0 {
+		spec.HangTimeout = m.cfg.HangTimeout
+	}
+	if spec.StopTimeout == 0 {
+		spec.StopTimeout = m.cfg.StopTimeout
+	}
+	spec.OnEvent = m.cfg.OnEvent
+	spec.OnChange = m.signal
+	if hb := m.cfg.OnHeartbeat; hb != nil {
+		id := a.id
+		spec.OnHeartbeat = func(at time.Time) { hb(id, at) }
+	}
+	return spec
+}
+
+// Stop stops the agent gracefully; it returns at once and the exit arrives
+// as a Health event.
+func (m *Manager) Stop(id string) error {
+	m.mu.Lock()
+	a := m.agents[id]
+	var s *Session
+	if a != nil {
+		s = a.sess
+	}
+	m.mu.Unlock()
+	if a == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	if s != nil {
+		s.Stop()
+	}
+	return nil
+}
+
+// Restart stops the agent and starts it again with the same id, resuming
+// its conversation.
+func (m *Manager) Restart(id string) error {
+	m.mu.Lock()
+	a := m.agents[id]
+	role := ""
+	if a != nil {
+		role = a.role
+	}
+	m.mu.Unlock()
+	if a == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	if err := m.Stop(id); err != nil {
+		return err
+	}
+	return m.Start(id, role, true)
+}
+
+// Inject queues a message for the agent (held until it is ready and
+// idle); the outcome arrives as EventDelivered / EventDeliveryFailed.
+func (m *Manager) Inject(id string, seq int, text string) error {
+	m.mu.Lock()
+	a := m.agents[id]
+	if a == nil {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	if a.pending {
+		a.held = append(a.held, message{seq: seq, text: text})
+		m.mu.Unlock()
+		return nil
+	}
+	s := a.sess
+	m.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("%w: %s", ErrExited, id)
+	}
+	if err := s.Inject(seq, text); err != nil {
+		return fmt.Errorf("%w: %s", err, id)
+	}
+	return nil
+}
+
+// StopAll stops every agent and waits until all are gone or ctx ends.
+func (m *Manager) StopAll(ctx context.Context) error {
+	m.mu.Lock()
+	var ss []*Session
+	for _, a := range m.agents {
+		if a.sess != nil {
+			ss = append(ss, a.sess)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range ss {
+		s.Stop()
+	}
+	for _, s := range ss {
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close stops every agent (killing what does not stop within StopTimeout
+// plus a margin), releases their screens and removes the relay socket.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return m.closeErr
+	}
+	m.closed = true
+	m.mu.Unlock()
+	st := m.cfg.StopTimeout
+	if st <= 0 {
+		st = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), st+5*time.Second)
+	err := m.StopAll(ctx)
+	cancel()
+	m.bg.Wait() // pending starts see closed and close their session
+	m.mu.Lock()
+	var ss []*Session
+	for _, a := range m.agents {
+		if a.sess != nil {
+			ss = append(ss, a.sess)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range ss {
+		s.Close()
+	}
+	m.hook.close()
+	m.closeErr = err
+	return err
+}

@@ -1,0 +1,144 @@
+//go:build linux
+
+package ptyagent
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// procInfo is what /proc/<pid>/stat says about a process.
+type procInfo struct {
+	pid, ppid, pgrp, sid int
+	zombie               bool
+}
+
+// listProcs reads every process from /proc.
+func listProcs() []procInfo {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]procInfo, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func readProc(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	// The command name is in parentheses and may contain anything; the
+	// fields after the last ')' are: state ppid pgrp session …
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 4 {
+		return procInfo{}, false
+	}
+	p := procInfo{pid: pid, zombie: string(f[0]) == "Z" || string(f[0]) == "X"}
+	p.ppid, _ = strconv.Atoi(string(f[1]))
+	p.pgrp, _ = strconv.Atoi(string(f[2]))
+	p.sid, _ = strconv.Atoi(string(f[3]))
+	return p, true
+}
+
+// descendantSessions returns the session ids of root's descendants that
+// left root's session (setsid children such as Claude's Bash-tool
+// commands), so they can be found after their parent is gone.
+func descendantSessions(root int, procs []procInfo) []int {
+	children := map[int][]procInfo{}
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p)
+	}
+	var sids []int
+	seen := map[int]bool{root: true}
+	stack := []int{root}
+	for len(stack) > 0 {
+		pid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range children[pid] {
+			if seen[c.pid] {
+				continue
+			}
+			seen[c.pid] = true
+			if c.sid != root && c.sid == c.pid {
+				sids = append(sids, c.sid)
+			}
+			stack = append(stack, c.pid)
+		}
+	}
+	return sids
+}
+
+// agentProcs returns the live (non-zombie) processes that belong to the
+// agent: its own session (sid == root, root is a session leader through
+// Setsid), its descendants, and the recorded setsid sessions.
+func agentProcs(root int, alive bool, sids map[int]bool, procs []procInfo) []int {
+	children := map[int][]int{}
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
+	}
+	// Descendants count only while root lives: after it is reaped its pid
+	// may belong to an unrelated process.
+	desc := map[int]bool{}
+	stack := []int{}
+	if alive {
+		stack = append(stack, root)
+	}
+	for len(stack) > 0 {
+		pid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range children[pid] {
+			if !desc[c] {
+				desc[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	self := os.Getpid()
+	var out []int
+	for _, p := range procs {
+		if p.zombie || p.pid == self {
+			continue
+		}
+		if (alive && p.pid == root) || p.sid == root || sids[p.sid] || desc[p.pid] {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// killAgentProcs sends sig to every process that belongs to the agent and
+// returns how many were signalled.
+func killAgentProcs(root int, alive bool, sids map[int]bool, sig syscall.Signal) int {
+	pids := agentProcs(root, alive, sids, listProcs())
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+	return len(pids)
+}
+
+// sysProcAttr puts the agent in its own session (so its process group and
+// session can be signalled whole), makes the PTY its controlling terminal,
+// and kills it when Hivemind dies (Pdeathsig; note it fires when the OS
+// thread that started the child exits, which Go threads do not do unless
+// a locked goroutine ends).
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
+}

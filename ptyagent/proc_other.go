@@ -1,0 +1,28 @@
+//go:build !linux
+
+package ptyagent
+
+import "syscall"
+
+type procInfo struct {
+	pid, ppid, pgrp, sid int
+	zombie               bool
+}
+
+func listProcs() []procInfo { return nil }
+
+func descendantSessions(root int, procs []procInfo) []int { return nil }
+
+func agentProcs(root int, alive bool, sids map[int]bool, procs []procInfo) []int { return nil }
+
+func killAgentProcs(root int, alive bool, sids map[int]bool, sig syscall.Signal) int {
+	if alive {
+		_ = syscall.Kill(-root, sig)
+		return 1
+	}
+	return 0
+}
+
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true}
+}

@@ -1,0 +1,297 @@
+package screen
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// impls are the Screen implementations every behaviour test runs against.
+var impls = []struct {
+	name string
+	new  func(Options) Screen
+}{
+	{"default", New},
+	{"vt", NewVT},
+}
+
+func forEach(t *testing.T, f func(t *testing.T, mk func(Options) Screen)) {
+	t.Helper()
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) { f(t, im.new) })
+	}
+}
+
+func newScreen(t *testing.T, mk func(Options) Screen, cols, rows int) Screen {
+	t.Helper()
+	s := mk(Options{Cols: cols, Rows: rows})
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func write(s Screen, str string) { _, _ = s.Write([]byte(str)) }
+
+func checkInvariants(t *testing.T, s Screen) {
+	t.Helper()
+	cols, rows := s.Size()
+	for _, scroll := range []int{0, s.ScrollbackLen()} {
+		lines := s.Lines(scroll)
+		if len(lines) != rows {
+			t.Fatalf("Lines(%d): %d lines, want %d", scroll, len(lines), rows)
+		}
+		for i, l := range lines {
+			if w := ansi.StringWidth(l); w != cols {
+				t.Fatalf("Lines(%d)[%d] width %d, want %d: %q", scroll, i, w, cols, l)
+			}
+		}
+	}
+	x, y, _ := s.Cursor()
+	if x < 0 || x >= cols || y < 0 || y >= rows {
+		t.Fatalf("cursor (%d,%d) outside %dx%d", x, y, cols, rows)
+	}
+}
+
+func TestColours(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 20, 3)
+		write(s, "\x1b[31mred\x1b[0m \x1b[1;38;2;1;2;3mbold\x1b[m \x1b[48;5;200mbg\x1b[0m")
+		l := s.Lines(0)[0]
+		if ansi.Strip(l) != "red bold bg         " {
+			t.Fatalf("plain %q", ansi.Strip(l))
+		}
+		for _, want := range []string{"31", "38;2;1;2;3", "48;5;200"} {
+			if !strings.Contains(l, want) {
+				t.Errorf("line %q lacks %q", l, want)
+			}
+		}
+		if !strings.HasSuffix(strings.TrimRight(l, " "), "\x1b[m") {
+			t.Errorf("styled line does not end with a reset: %q", l)
+		}
+		checkInvariants(t, s)
+	})
+}
+
+func TestCursorMoves(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 10, 5)
+		write(s, "ab\r\ncd")
+		if x, y, v := s.Cursor(); x != 2 || y != 1 || !v {
+			t.Fatalf("cursor %d,%d,%v", x, y, v)
+		}
+		write(s, "\x1b[4;7H*\x1b[?25l")
+		if x, y, v := s.Cursor(); x != 7 || y != 3 || v {
+			t.Fatalf("cursor %d,%d,%v", x, y, v)
+		}
+		if got := s.Text(); got != "ab\ncd\n\n      *\n" {
+			t.Fatalf("text %q", got)
+		}
+	})
+}
+
+func TestAltScreen(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 10, 3)
+		write(s, "main")
+		write(s, "\x1b[?1049h")
+		if !s.Modes().AltScreen {
+			t.Fatal("alt screen not reported")
+		}
+		write(s, "\x1b[Halt")
+		if got := s.Text(); got != "alt\n\n" {
+			t.Fatalf("alt text %q", got)
+		}
+		write(s, "\x1b[?1049l")
+		if s.Modes().AltScreen {
+			t.Fatal("alt screen still reported")
+		}
+		if got := s.Text(); got != "main\n\n" {
+			t.Fatalf("main text %q", got)
+		}
+		if x, y, _ := s.Cursor(); x != 4 || y != 0 {
+			t.Fatalf("cursor not restored: %d,%d", x, y)
+		}
+	})
+}
+
+func TestModes(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 10, 3)
+		write(s, "\x1b[?2004h\x1b[?1004h\x1b[?1000h\x1b[?1006h\x1b[?1h\x1b[?2026h")
+		m := s.Modes()
+		if !m.BracketedPaste || !m.FocusEvents || !m.MouseNormal || !m.MouseSGR || !m.AppCursorKeys || !m.SyncOutput || !m.MouseTracking() {
+			t.Fatalf("modes %+v", m)
+		}
+		write(s, "\x1b[?2004l\x1b[?1000l\x1b[?2026l")
+		m = s.Modes()
+		if m.BracketedPaste || m.MouseTracking() || m.SyncOutput {
+			t.Fatalf("modes %+v", m)
+		}
+	})
+}
+
+func TestWideChars(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 10, 3)
+		write(s, "日本語x")
+		if got := s.Text(); got != "日本語x\n\n" {
+			t.Fatalf("text %q", got)
+		}
+		if x, _, _ := s.Cursor(); x != 7 {
+			t.Fatalf("cursor x %d", x)
+		}
+		checkInvariants(t, s)
+	})
+}
+
+// TestClaudeTitle is the regression test for the C1 trap: ✳ is E2 9C B3 and
+// a parser that takes 0x9C as the string terminator prints " Claude Code".
+func TestClaudeTitle(t *testing.T) {
+	const seq = "\x1b]0;✳ Claude Code\x07"
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		for _, split := range []bool{false, true} {
+			s := newScreen(t, mk, 30, 3)
+			if split {
+				for i := range len(seq) {
+					write(s, seq[i:i+1])
+				}
+			} else {
+				write(s, seq)
+			}
+			if got := s.Text(); got != "\n\n" {
+				t.Fatalf("stray text %q", got)
+			}
+			if got := s.Title(); got != "✳ Claude Code" {
+				t.Fatalf("title %q", got)
+			}
+			if x, y, _ := s.Cursor(); x != 0 || y != 0 {
+				t.Fatalf("cursor moved to %d,%d", x, y)
+			}
+			write(s, "\x1b]2;a;b ✻\x1b\\ok")
+			if got := s.Title(); got != "a;b ✻" {
+				t.Fatalf("title %q", got)
+			}
+			if got := s.Text(); got != "ok\n\n" {
+				t.Fatalf("text %q", got)
+			}
+		}
+	})
+}
+
+func TestControlStringsDoNotLeak(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 30, 3)
+		write(s, "\x1bPq✳data\x1b\\\x1b_Gé✳\x1b\\\x1b^pm✳\x07\x1bXsos\x9c")
+		write(s, "\x1b]8;;https://example.com/✳\x07link\x1b]8;;\x07")
+		write(s, "\x9b\x90\xff")
+		if got := s.Text(); got != "link\n\n" {
+			t.Fatalf("text %q", got)
+		}
+	})
+}
+
+// TestScrollRegionTallerThanScreen feeds the input that panics x/vt.
+func TestScrollRegionTallerThanScreen(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 10, 5)
+		write(s, "a\r\nb\r\nc")
+		for _, seq := range []string{"\x1b[1;50r\x1b[3S", "\x1b[2;90r\x1b[2T", "\x1b[0;99r\x1b[2;1H\x1b[4L", "\x1b[1;70r\x1b[3M", "\x1b[5;2r\x1b[9S"} {
+			write(s, seq)
+			checkInvariants(t, s)
+		}
+		write(s, "\x1b[r\x1b[Hok")
+		if !strings.HasPrefix(s.Text(), "ok") {
+			t.Fatalf("screen unusable after bad regions: %q", s.Text())
+		}
+	})
+}
+
+// syncBuffer is a Reply writer safe for the drain goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestReplies(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		var rb syncBuffer
+		s := mk(Options{Cols: 20, Rows: 5, Reply: &rb})
+		defer func() { _ = s.Close() }()
+		write(s, "ab\r\ncde\x1b[c\x1b[6n")
+		waitFor(t, "DA1 and CPR replies", func() bool {
+			r := rb.String()
+			return strings.Contains(r, "\x1b[?") && strings.HasSuffix(r, "c\x1b[2;4R")
+		})
+	})
+}
+
+func TestScrollbackCapAndView(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := mk(Options{Cols: 12, Rows: 3, Scrollback: 50})
+		defer func() { _ = s.Close() }()
+		for i := range 200 {
+			write(s, "line "+strconv.Itoa(i)+"\r\n")
+		}
+		if n := s.ScrollbackLen(); n != 50 {
+			t.Fatalf("scrollback %d, want 50", n)
+		}
+		view := s.Lines(2)
+		if got := strings.TrimRight(ansi.Strip(view[0]), " "); got != "line 196" {
+			t.Fatalf("scrolled view row 0 %q", got)
+		}
+		if got := strings.TrimRight(ansi.Strip(view[2]), " "); got != "line 198" {
+			t.Fatalf("scrolled view row 2 %q", got)
+		}
+		checkInvariants(t, s)
+	})
+}
+
+func TestResize(t *testing.T) {
+	forEach(t, func(t *testing.T, mk func(Options) Screen) {
+		s := newScreen(t, mk, 10, 5)
+		write(s, "hello\r\nworld")
+		v := s.Version()
+		s.Resize(20, 8)
+		if c, r := s.Size(); c != 20 || r != 8 {
+			t.Fatalf("size %dx%d", c, r)
+		}
+		if s.Version() == v {
+			t.Fatal("version unchanged by resize")
+		}
+		checkInvariants(t, s)
+		s.Resize(4, 2)
+		checkInvariants(t, s)
+	})
+}

@@ -1,0 +1,202 @@
+package screen
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+// scrollback is a capped ring of encoded lines, oldest first.
+//
+// A line is encoded as a flags byte (bit 0: soft-wrapped) followed by runs
+// of (uvarint style id, uvarint byte length, UTF-8 text), one run per style
+// change, with trailing default blanks trimmed. Blank cells are stored as
+// spaces and the right halves of wide characters are implied by their
+// width, so a 120-column line of prose costs about its text length.
+type scrollback struct {
+	lines [][]byte
+	start int // index of the oldest line once the ring is full
+	max   int
+}
+
+func (s *scrollback) len() int { return len(s.lines) }
+
+func (s *scrollback) push(b []byte) {
+	if s.max <= 0 {
+		return
+	}
+	if len(s.lines) < s.max {
+		s.lines = append(s.lines, b)
+		return
+	}
+	s.lines[s.start] = b
+	s.start++
+	if s.start == len(s.lines) {
+		s.start = 0
+	}
+}
+
+// recycled returns the buffer of the line push is about to evict, for reuse.
+func (s *scrollback) recycled() []byte {
+	if s.max <= 0 || len(s.lines) < s.max {
+		return nil
+	}
+	return s.lines[s.start][:0]
+}
+
+// get returns line i, 0 being the oldest.
+func (s *scrollback) get(i int) []byte {
+	if i < 0 || i >= len(s.lines) {
+		return nil
+	}
+	j := s.start + i
+	if j >= len(s.lines) {
+		j -= len(s.lines)
+	}
+	return s.lines[j]
+}
+
+// pop removes and returns the newest line.
+func (s *scrollback) pop() []byte {
+	n := len(s.lines)
+	if n == 0 {
+		return nil
+	}
+	if s.start == 0 {
+		b := s.lines[n-1]
+		s.lines = s.lines[:n-1]
+		return b
+	}
+	// Unroll the ring so the newest line is last.
+	ordered := make([][]byte, 0, n)
+	for i := range n {
+		ordered = append(ordered, s.get(i))
+	}
+	s.lines, s.start = ordered[:n-1], 0
+	return ordered[n-1]
+}
+
+func (s *scrollback) clear() {
+	s.lines, s.start = nil, 0
+}
+
+func isBlank(c cell) bool { return (c.r == 0 || c.r == ' ') && c.st == 0 }
+
+// encode returns the compact form of l.
+func (t *Term) encode(l *line) []byte {
+	c := l.c
+	end := len(c)
+	for end > 0 && isBlank(c[end-1]) {
+		end--
+	}
+	buf := t.sb.recycled()
+	var flags byte
+	if l.wrapped {
+		flags = 1
+	}
+	buf = append(buf, flags)
+	var run [utf8.UTFMax * 256]byte
+	for i := 0; i < end; {
+		st := c[i].st
+		n := 0
+		for i < end && c[i].st == st && n < len(run)-maxComboLen {
+			switch r := c[i].r; {
+			case r == 0:
+				run[n] = ' '
+				n++
+			case r == contCell:
+			case r < contCell:
+				n += copy(run[n:], t.combos[-r-2])
+			case r < utf8.RuneSelf:
+				run[n] = byte(r)
+				n++
+			default:
+				n += utf8.EncodeRune(run[n:], rune(r))
+			}
+			i++
+		}
+		buf = binary.AppendUvarint(buf, uint64(st))
+		buf = binary.AppendUvarint(buf, uint64(n))
+		buf = append(buf, run[:n]...)
+	}
+	if cap(buf) > 2*len(buf)+64 {
+		buf = append([]byte(nil), buf...)
+	}
+	return buf
+}
+
+// decode fills l (already cols wide) from an encoded line.
+func (t *Term) decode(b []byte, l *line) {
+	t.clearLine(l, 0)
+	if len(b) == 0 {
+		return
+	}
+	l.wrapped = b[0]&1 != 0
+	b = b[1:]
+	x := 0
+	for len(b) > 0 {
+		st, k := binary.Uvarint(b)
+		if k <= 0 {
+			return
+		}
+		b = b[k:]
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return
+		}
+		text := b[k : k+int(n)]
+		b = b[k+int(n):]
+		for len(text) > 0 {
+			r, size := utf8.DecodeRune(text)
+			text = text[size:]
+			w := runeWidth(r)
+			if w == 0 {
+				if x > 0 {
+					t.attach(l.c, x-1, r)
+				}
+				continue
+			}
+			if x+w > len(l.c) {
+				return
+			}
+			l.c[x] = cell{r, uint32(st)}
+			if r == ' ' && st == 0 {
+				l.c[x].r = 0
+			}
+			if w == 2 {
+				l.c[x+1] = cell{contCell, uint32(st)}
+			}
+			x += w
+		}
+	}
+}
+
+// attach adds a zero-width rune to the character at or left of x.
+func (t *Term) attach(c []cell, x int, r rune) {
+	if c[x].r == contCell && x > 0 {
+		x--
+	}
+	base := c[x].r
+	if base == 0 || base == contCell {
+		return
+	}
+	var cur string
+	if base < contCell {
+		cur = t.combos[-base-2]
+	} else {
+		cur = string(rune(base))
+	}
+	if len(cur)+utf8.RuneLen(r) > maxComboLen {
+		return
+	}
+	next := cur + string(r)
+	id, ok := t.comboIdx[next]
+	if !ok {
+		if len(t.combos) >= maxCombos {
+			return
+		}
+		id = int32(len(t.combos))
+		t.combos = append(t.combos, next)
+		t.comboIdx[next] = id
+	}
+	c[x].r = -id - 2
+}

@@ -1,0 +1,1208 @@
+package screen
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
+)
+
+// cell is one screen column: a rune (0 = blank) or a special value, and an
+// interned style id. 8 bytes.
+type cell struct {
+	r  int32
+	st uint32
+}
+
+// contCell marks the right half of a wide character; values below it index
+// Term.combos (a base rune with combining marks): -(i+2).
+const contCell = -1
+
+// line is one screen row, exactly cols cells wide.
+type line struct {
+	c       []cell
+	wrapped bool // the text continues on the next row (soft wrap)
+}
+
+type savedCursor struct {
+	x, y     int
+	wrapNext bool
+	pen      style
+	origin   bool
+	g0DEC    bool
+	set      bool
+}
+
+// pstate is the input state of Term.Write.
+type pstate uint8
+
+const (
+	psGround pstate = iota
+	psUTF8          // inside a multi-byte character split across writes
+	psSeq           // inside an ESC/CSI sequence, fed to the x/ansi parser
+	psStr           // inside an OSC/DCS/SOS/PM/APC string
+	psStrEsc        // ESC seen inside a string
+)
+
+// Term is Hivemind's own terminal emulator: the Screen returned by New.
+//
+// Rows are slices of 8-byte cells held by pointer, so scrolling a region
+// moves O(rows) pointers and never copies cells; styles, combining
+// sequences and link targets are interned; lines leaving the top of the
+// main screen are encoded compactly (UTF-8 runs per style) into a capped
+// ring. Escape sequences are parsed with x/ansi's parser; printable text is
+// handled directly in runs, and control strings are collected here with
+// their real terminators (BEL, ESC \, CAN/SUB, or a 0x9C that is not a
+// UTF-8 continuation byte), which avoids the C1 trap of the pinned x/ansi.
+type Term struct {
+	cols, rows int
+	main, alt  []*line
+	scr        []*line // main or alt
+	altOn      bool
+	spare      []*line // scratch for region scrolls
+
+	x, y     int
+	wrapNext bool // a character was written in the last column
+	pen      style
+	penID    uint32
+	eraseID  uint32 // pen's background only, for erased cells
+	eraseOK  bool   // eraseID is up to date with pen
+
+	penCacheKey [1 << penCacheBits]style
+	penCacheID  [1 << penCacheBits]uint32
+	penCacheOK  [1 << penCacheBits]bool
+	saved       savedCursor
+	altSaved    savedCursor // cursor saved by ?1049
+
+	top, bot int
+	origin   bool
+	autowrap bool
+	insert   bool
+	lnm      bool
+	g0DEC    bool // G0 is DEC special graphics
+	tabs     []bool
+	modes    Modes
+	title    string
+	lastRune rune
+
+	styles   styleTable
+	combos   []string
+	comboIdx map[string]int32
+	links    []string
+	linkIdx  map[string]uint32
+
+	sb     scrollback
+	rcache []rowCache // Lines' per-row rendering cache
+
+	p       *ansi.Parser
+	fparams []ansi.Param
+	slowCSI bool // tests: send every CSI through the x/ansi parser
+	st      pstate
+	ubuf    [4]byte
+	un      int
+	strKind byte
+	strNeed int
+	strOver bool
+	body    []byte
+
+	replies   chan []byte
+	replyDone chan struct{}
+
+	version uint64
+	closed  bool
+	panics  int
+}
+
+const penCacheBits = 6
+
+// maxCombos bounds the interned combining sequences; past it, combining
+// marks on new sequences are dropped.
+const maxCombos = 1 << 16
+
+// maxComboLen bounds the bytes of one cell's combining sequence.
+const maxComboLen = 32
+
+func newTerm(opts Options) *Term {
+	initWidths()
+	opts = opts.normalized()
+	t := &Term{
+		cols:     opts.Cols,
+		rows:     opts.Rows,
+		autowrap: true,
+		styles:   newStyleTable(),
+		comboIdx: map[string]int32{},
+		links:    []string{""},
+		linkIdx:  map[string]uint32{"": 0},
+		p:        ansi.NewParser(),
+	}
+	t.sb.max = opts.Scrollback
+	t.modes.CursorVisible = true
+	t.main = t.newLines(t.rows)
+	t.alt = t.newLines(t.rows)
+	t.scr = t.main
+	t.bot = t.rows - 1
+	t.resetTabs()
+	t.p.SetParamsSize(32)
+	t.p.SetDataSize(0)
+	t.p.SetHandler(ansi.Handler{
+		Execute:   t.execute,
+		HandleCsi: t.csi,
+		HandleEsc: t.esc,
+	})
+	if opts.Reply != nil {
+		// Replies are written by their own goroutine so that Write never
+		// blocks on a child that is not reading its input.
+		t.replies = make(chan []byte, 64)
+		t.replyDone = make(chan struct{})
+		go func(w io.Writer, ch <-chan []byte, done chan<- struct{}) {
+			defer close(done)
+			for b := range ch {
+				_, _ = w.Write(b)
+			}
+		}(opts.Reply, t.replies, t.replyDone)
+	}
+	return t
+}
+
+func (t *Term) newLines(n int) []*line {
+	ls := make([]*line, n)
+	cells := make([]cell, n*t.cols)
+	for i := range ls {
+		ls[i] = &line{c: cells[i*t.cols : (i+1)*t.cols : (i+1)*t.cols]}
+	}
+	return ls
+}
+
+func (t *Term) resetTabs() {
+	t.tabs = make([]bool, t.cols)
+	for i := 8; i < t.cols; i += 8 {
+		t.tabs[i] = true
+	}
+}
+
+func (t *Term) reply(s string) {
+	if t.replies == nil || t.closed {
+		return
+	}
+	select {
+	case t.replies <- []byte(s):
+	default: // the writer is stuck; dropping a reply beats blocking output
+	}
+}
+
+// Write feeds child output. It never panics (a bug in a handler is
+// contained and counted) and never fails.
+func (t *Term) Write(p []byte) (int, error) {
+	if t.closed || len(p) == 0 {
+		return len(p), nil
+	}
+	t.version++
+	t.write(p)
+	return len(p), nil
+}
+
+func (t *Term) write(p []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.panics++
+			t.st = psGround
+			t.p.Reset()
+			t.clampCursor()
+		}
+	}()
+	i := 0
+	for i < len(p) {
+		switch t.st {
+		case psGround:
+			b := p[i]
+			if b >= 0x20 && b < 0x7f {
+				j := i + 1
+				for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
+					j++
+				}
+				t.printASCII(p[i:j])
+				i = j
+				continue
+			}
+			if b < 0x20 {
+				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slowCSI {
+					if n := t.fastCSI(p[i+2:]); n > 0 {
+						i += 2 + n
+						continue
+					}
+				}
+				if b == 0x1b {
+					t.st = psSeq
+					t.p.Advance(b)
+				} else {
+					t.execute(b)
+				}
+				i++
+				continue
+			}
+			if b < 0xC2 || b > 0xF4 {
+				i++ // DEL, stray C1 or continuation byte, invalid lead
+				continue
+			}
+			r, n := utf8.DecodeRune(p[i:])
+			if r == utf8.RuneError && n <= 1 {
+				if !utf8.FullRune(p[i:]) {
+					t.un = copy(t.ubuf[:], p[i:])
+					t.st = psUTF8
+					return
+				}
+				i++
+				continue
+			}
+			t.printRune(r)
+			i += n
+		case psUTF8:
+			b := p[i]
+			if b < 0x80 || b > 0xBF {
+				t.un = 0
+				t.st = psGround
+				continue // reprocess b
+			}
+			t.ubuf[t.un] = b
+			t.un++
+			i++
+			if utf8.FullRune(t.ubuf[:t.un]) {
+				r, n := utf8.DecodeRune(t.ubuf[:t.un])
+				t.un = 0
+				t.st = psGround
+				if r != utf8.RuneError || n > 1 {
+					t.printRune(r)
+				}
+			}
+		case psSeq:
+			b := p[i]
+			if b >= 0x80 {
+				// 8-bit bytes abort a sequence; handle b in text.
+				t.p.Reset()
+				t.st = psGround
+				continue
+			}
+			i++
+			t.p.Advance(b)
+			switch t.p.State() {
+			case parser.GroundState:
+				t.st = psGround
+			case parser.OscStringState:
+				t.startString(']')
+			case parser.DcsEntryState:
+				t.startString('P')
+			case parser.SosStringState:
+				t.startString('X')
+			case parser.PmStringState:
+				t.startString('^')
+			case parser.ApcStringState:
+				t.startString('_')
+			}
+		case psStr:
+			b := p[i]
+			i++
+			if t.strNeed > 0 && b >= 0x80 && b <= 0xBF {
+				t.strNeed--
+				t.put(b)
+				continue
+			}
+			t.strNeed = 0
+			switch {
+			case b == 0x07 || b == 0x9C:
+				t.dispatchString()
+				t.st = psGround
+			case b == 0x1b:
+				t.st = psStrEsc
+			case b == 0x18 || b == 0x1A:
+				t.st = psGround
+			default:
+				switch {
+				case b >= 0xC2 && b <= 0xDF:
+					t.strNeed = 1
+				case b >= 0xE0 && b <= 0xEF:
+					t.strNeed = 2
+				case b >= 0xF0 && b <= 0xF4:
+					t.strNeed = 3
+				}
+				t.put(b)
+			}
+		case psStrEsc:
+			if p[i] == '\\' {
+				i++
+				t.dispatchString()
+				t.st = psGround
+				continue
+			}
+			// ESC + anything else aborts the string and starts a sequence.
+			t.p.Reset()
+			t.p.Advance(0x1b)
+			t.st = psSeq
+		}
+	}
+}
+
+// fastCSI dispatches a plain CSI sequence (optional private prefix,
+// digits, ';' and ':', final byte) that lies whole in q, building the same
+// ansi.Params x/ansi's parser would, and returns the bytes it consumed.
+// Anything else (intermediates, controls inside, a sequence split across
+// writes, huge numbers) returns 0 and goes through the x/ansi parser.
+func (t *Term) fastCSI(q []byte) int {
+	params := t.fparams[:0]
+	cur := parser.MissingParam
+	var prefix byte
+	j := 0
+	if len(q) > 0 && q[0] >= '<' && q[0] <= '?' {
+		prefix = q[0]
+		j = 1
+	}
+	for ; j < len(q); j++ {
+		c := q[j]
+		switch {
+		case c >= '0' && c <= '9':
+			if cur == parser.MissingParam {
+				cur = 0
+			}
+			cur = cur*10 + int(c-'0')
+			if cur > 1<<24 {
+				return 0
+			}
+		case c == ';' || c == ':':
+			if len(params) >= parser.MaxParamsSize-1 {
+				return 0
+			}
+			v := cur
+			if c == ':' {
+				v |= parser.HasMoreFlag
+			}
+			params = append(params, ansi.Param(v))
+			cur = parser.MissingParam
+		case c >= 0x40 && c <= 0x7e:
+			if len(params) > 0 || cur != parser.MissingParam {
+				params = append(params, ansi.Param(cur))
+			}
+			t.fparams = params
+			t.csi(ansi.Cmd(ansi.Command(prefix, 0, c)), params)
+			return j + 1
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+func (t *Term) startString(kind byte) {
+	t.p.Reset()
+	t.st = psStr
+	t.strKind = kind
+	t.strNeed = 0
+	t.strOver = false
+	t.body = t.body[:0]
+}
+
+func (t *Term) put(b byte) {
+	if len(t.body) >= maxString {
+		t.strOver = true
+		return
+	}
+	t.body = append(t.body, b)
+}
+
+func (t *Term) dispatchString() {
+	if t.strOver || t.strKind != ']' {
+		return // DCS, SOS, PM, APC: nothing Hivemind needs
+	}
+	body := t.body
+	semi := -1
+	for i, c := range body {
+		if c == ';' {
+			semi = i
+			break
+		}
+	}
+	if semi < 0 {
+		return
+	}
+	switch string(body[:semi]) {
+	case "0", "2":
+		t.title = strings.ToValidUTF8(string(body[semi+1:]), "\uFFFD")
+	case "8":
+		// OSC 8 ; params ; uri
+		rest := body[semi+1:]
+		k := -1
+		for i, c := range rest {
+			if c == ';' {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			return
+		}
+		uri := string(rest[k+1:])
+		id, ok := t.linkIdx[uri]
+		if !ok {
+			if len(t.links) >= maxCombos {
+				id = 0
+			} else {
+				id = uint32(len(t.links))
+				t.links = append(t.links, uri)
+				t.linkIdx[uri] = id
+			}
+		}
+		t.pen.link = id
+		t.updatePen()
+	}
+}
+
+// updatePen interns the pen after an SGR. A small direct-mapped cache in
+// front of the style map keeps the common case (a few styles alternating)
+// free of map hashing.
+func (t *Term) updatePen() {
+	p := t.pen
+	h := (uint32(p.fg)*0x9E3779B1 ^ uint32(p.bg)*0x85EBCA77 ^ uint32(p.attrs)*0xC2B2AE3D ^ uint32(p.ul)*0x27D4EB2F ^ p.link) >> (32 - penCacheBits)
+	if t.penCacheOK[h] && t.penCacheKey[h] == p {
+		t.penID = t.penCacheID[h]
+	} else {
+		t.penID = t.styles.intern(p)
+		t.penCacheKey[h], t.penCacheID[h], t.penCacheOK[h] = p, t.penID, true
+	}
+	t.eraseOK = false
+}
+
+// erase returns the style of erased cells: the pen's background only.
+func (t *Term) erase() uint32 {
+	if !t.eraseOK {
+		t.eraseID = 0
+		if t.pen.bg != 0 {
+			t.eraseID = t.styles.intern(style{bg: t.pen.bg})
+		}
+		t.eraseOK = true
+	}
+	return t.eraseID
+}
+
+// execute handles C0 controls.
+func (t *Term) execute(b byte) {
+	switch b {
+	case '\n', '\v', '\f':
+		t.index()
+		if t.lnm {
+			t.x = 0
+			t.wrapNext = false
+		}
+	case '\r':
+		t.x = 0
+		t.wrapNext = false
+	case '\b':
+		if t.wrapNext {
+			t.wrapNext = false
+		} else if t.x > 0 {
+			t.x--
+		}
+	case '\t':
+		if t.wrapNext {
+			return
+		}
+		x := t.x + 1
+		for x < t.cols-1 && !t.tabs[x] {
+			x++
+		}
+		t.x = min(x, t.cols-1)
+	case 0x0e, 0x0f: // SO/SI: G1 is not supported
+	}
+}
+
+func (t *Term) clampCursor() {
+	t.x = max(0, min(t.x, t.cols-1))
+	t.y = max(0, min(t.y, t.rows-1))
+	if t.top < 0 || t.bot >= t.rows || t.top >= t.bot {
+		t.top, t.bot = 0, t.rows-1
+	}
+}
+
+// index moves the cursor down, scrolling the region at its bottom margin.
+func (t *Term) index() {
+	switch {
+	case t.y == t.bot:
+		t.scrollUp(t.top, t.bot, 1)
+	case t.y < t.rows-1:
+		t.y++
+	}
+}
+
+func (t *Term) reverseIndex() {
+	switch {
+	case t.y == t.top:
+		t.scrollDown(t.top, t.bot, 1)
+	case t.y > 0:
+		t.y--
+	}
+}
+
+// wrap moves to the start of the next row after a write in the last column.
+func (t *Term) wrap() {
+	t.scr[t.y].wrapped = true
+	t.x = 0
+	t.wrapNext = false
+	t.index()
+}
+
+func (t *Term) printASCII(s []byte) {
+	if t.insert || t.g0DEC {
+		for _, b := range s {
+			t.printRune(rune(b))
+		}
+		return
+	}
+	pen := t.penID
+	for len(s) > 0 {
+		if t.wrapNext {
+			if t.autowrap {
+				t.wrap()
+			} else {
+				t.wrapNext = false
+			}
+		}
+		c := t.scr[t.y].c
+		x := t.x
+		n := min(len(s), t.cols-x)
+		end := x + n
+		if c[x].r == contCell && x > 0 {
+			c[x-1].r = 0
+		}
+		if end < t.cols && c[end].r == contCell {
+			c[end].r = 0
+		}
+		dst := c[x:end]
+		for i := range dst {
+			dst[i] = cell{int32(s[i]), pen}
+		}
+		s = s[n:]
+		if end < t.cols {
+			t.x = end
+			t.lastRune = rune(dst[n-1].r)
+			continue
+		}
+		t.x = t.cols - 1
+		if t.autowrap {
+			t.wrapNext = true
+			t.lastRune = rune(dst[n-1].r)
+		} else if len(s) > 0 {
+			// Without autowrap the rest overwrites the last column.
+			c[t.x] = cell{int32(s[len(s)-1]), pen}
+			t.lastRune = rune(s[len(s)-1])
+			s = nil
+		}
+	}
+}
+
+// decGraphics maps 0x60-0x7E in the DEC special graphics set.
+var decGraphics = []rune("◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·")
+
+func (t *Term) printRune(r rune) {
+	if t.g0DEC && r >= 0x60 && r <= 0x7e {
+		r = decGraphics[r-0x60]
+	}
+	w := runeWidth(r)
+	if w == 0 {
+		t.combine(r)
+		return
+	}
+	if t.wrapNext {
+		if t.autowrap {
+			t.wrap()
+		} else {
+			t.wrapNext = false
+		}
+	}
+	if t.x+w > t.cols {
+		if !t.autowrap || w > t.cols {
+			return
+		}
+		// A wide character does not fit in the last column: wrap it
+		// whole (as tmux does) and leave the column blank.
+		t.wrap()
+	}
+	c := t.scr[t.y].c
+	if t.insert {
+		t.insertCells(w)
+	}
+	x := t.x
+	if c[x].r == contCell && x > 0 {
+		c[x-1].r = 0
+	}
+	if x+w < t.cols && c[x+w].r == contCell {
+		c[x+w].r = 0
+	}
+	c[x] = cell{r, t.penID}
+	if w == 2 {
+		c[x+1] = cell{contCell, t.penID}
+	}
+	t.lastRune = r
+	if x+w >= t.cols {
+		t.x = t.cols - 1
+		t.wrapNext = t.autowrap
+	} else {
+		t.x = x + w
+	}
+}
+
+// combine attaches a zero-width rune to the character before the cursor.
+func (t *Term) combine(r rune) {
+	x := t.x - 1
+	if t.wrapNext {
+		x = t.x
+	}
+	if x < 0 {
+		return
+	}
+	t.attach(t.scr[t.y].c, x, r)
+}
+
+// blankCells clears c[from:to] with style st, keeping wide characters on
+// the boundaries whole or cleared.
+func (t *Term) blankCells(c []cell, from, to int, st uint32) {
+	from = max(from, 0)
+	to = min(to, len(c))
+	if from >= to {
+		return
+	}
+	if c[from].r == contCell && from > 0 {
+		c[from-1].r = 0
+	}
+	if to < len(c) && c[to].r == contCell {
+		c[to].r = 0
+	}
+	b := cell{0, st}
+	for i := from; i < to; i++ {
+		c[i] = b
+	}
+}
+
+func (t *Term) clearLine(l *line, st uint32) {
+	l.wrapped = false
+	if st == 0 {
+		clear(l.c)
+		return
+	}
+	b := cell{0, st}
+	for i := range l.c {
+		l.c[i] = b
+	}
+	l.wrapped = false
+}
+
+// scrollUp moves rows top..bot up by n; rows leaving the top of a
+// full-screen region on the main screen go to the scrollback (tmux rule).
+func (t *Term) scrollUp(top, bot, n int) {
+	t.scrollUpHist(top, bot, n, !t.altOn && top == 0 && bot == t.rows-1)
+}
+
+func (t *Term) scrollUpHist(top, bot, n int, hist bool) {
+	if top < 0 || bot >= t.rows || top > bot {
+		return
+	}
+	n = min(n, bot-top+1)
+	if n <= 0 {
+		return
+	}
+	if hist && t.sb.max > 0 {
+		for i := 0; i < n; i++ {
+			t.sb.push(t.encode(t.scr[i]))
+		}
+	}
+	t.spare = append(t.spare[:0], t.scr[top:top+n]...)
+	copy(t.scr[top:], t.scr[top+n:bot+1])
+	for i, l := range t.spare {
+		t.clearLine(l, t.erase())
+		t.scr[bot-n+1+i] = l
+	}
+}
+
+func (t *Term) scrollDown(top, bot, n int) {
+	if top < 0 || bot >= t.rows || top > bot {
+		return
+	}
+	n = min(n, bot-top+1)
+	if n <= 0 {
+		return
+	}
+	t.spare = append(t.spare[:0], t.scr[bot-n+1:bot+1]...)
+	copy(t.scr[top+n:], t.scr[top:bot-n+1])
+	for i, l := range t.spare {
+		t.clearLine(l, t.erase())
+		t.scr[top+i] = l
+	}
+}
+
+func (t *Term) insertCells(n int) {
+	c := t.scr[t.y].c
+	x := t.x
+	n = min(n, t.cols-x)
+	if n <= 0 {
+		return
+	}
+	if c[x].r == contCell && x > 0 {
+		c[x-1].r = 0
+		c[x].r = 0
+	}
+	copy(c[x+n:], c[x:t.cols-n])
+	for i := x; i < x+n; i++ {
+		c[i] = cell{0, t.erase()}
+	}
+	if last := t.cols - 1; c[last].r != contCell && last > 0 && x+n <= last {
+		// A wide character pushed half off the edge is cleared.
+		if w := t.cellWidth(c[last].r); w == 2 {
+			c[last].r = 0
+		}
+	}
+}
+
+func (t *Term) deleteCells(n int) {
+	c := t.scr[t.y].c
+	x := t.x
+	n = min(n, t.cols-x)
+	if n <= 0 {
+		return
+	}
+	if c[x].r == contCell && x > 0 {
+		c[x-1].r = 0
+	}
+	copy(c[x:], c[x+n:])
+	for i := t.cols - n; i < t.cols; i++ {
+		c[i] = cell{0, t.erase()}
+	}
+	if c[x].r == contCell {
+		c[x].r = 0
+	}
+}
+
+// cellWidth is the width of the character stored as r.
+func (t *Term) cellWidth(r int32) int {
+	switch {
+	case r == 0:
+		return 1
+	case r == contCell:
+		return 0
+	case r < contCell:
+		rr, _ := utf8.DecodeRuneInString(t.combos[-r-2])
+		return runeWidth(rr)
+	}
+	return runeWidth(rune(r))
+}
+
+// px is the cursor column for erase/insert operations: tmux keeps the
+// cursor past the last column after writing there, so they act on nothing.
+func (t *Term) px() int {
+	if t.wrapNext {
+		return t.cols
+	}
+	return t.x
+}
+
+func (t *Term) setAlt(on, saveCursor bool) {
+	if on == t.altOn {
+		return
+	}
+	if on {
+		if saveCursor {
+			t.altSaved = t.save()
+		}
+		t.altOn = true
+		t.scr = t.alt
+		for _, l := range t.alt {
+			t.clearLine(l, 0)
+		}
+	} else {
+		t.altOn = false
+		t.scr = t.main
+		if saveCursor && t.altSaved.set {
+			t.restore(t.altSaved)
+		}
+	}
+	t.modes.AltScreen = on
+	t.clampCursor()
+}
+
+func (t *Term) save() savedCursor {
+	return savedCursor{x: t.x, y: t.y, wrapNext: t.wrapNext, pen: t.pen, origin: t.origin, g0DEC: t.g0DEC, set: true}
+}
+
+func (t *Term) restore(s savedCursor) {
+	if !s.set {
+		t.x, t.y, t.wrapNext = 0, 0, false
+		t.pen = style{}
+		t.origin = false
+		t.g0DEC = false
+		t.updatePen()
+		return
+	}
+	t.x, t.y, t.wrapNext = s.x, s.y, s.wrapNext
+	t.pen, t.origin, t.g0DEC = s.pen, s.origin, s.g0DEC
+	t.updatePen()
+	t.clampCursor()
+}
+
+// moveTo sets the cursor from 0-based coordinates, honouring origin mode.
+func (t *Term) moveTo(x, y int) {
+	if t.origin {
+		y += t.top
+		t.y = max(t.top, min(y, t.bot))
+	} else {
+		t.y = max(0, min(y, t.rows-1))
+	}
+	t.x = max(0, min(x, t.cols-1))
+	t.wrapNext = false
+}
+
+func (t *Term) reset() {
+	for _, l := range t.main {
+		t.clearLine(l, 0)
+	}
+	for _, l := range t.alt {
+		t.clearLine(l, 0)
+	}
+	t.scr, t.altOn = t.main, false
+	t.x, t.y, t.wrapNext = 0, 0, false
+	t.pen = style{}
+	t.updatePen()
+	t.saved, t.altSaved = savedCursor{}, savedCursor{}
+	t.top, t.bot = 0, t.rows-1
+	t.origin, t.autowrap, t.insert, t.lnm, t.g0DEC = false, true, false, false, false
+	t.resetTabs()
+	t.modes = Modes{CursorVisible: true}
+	t.title = ""
+}
+
+func (t *Term) esc(cmd ansi.Cmd) {
+	inter := cmd.Intermediate()
+	final := cmd.Final()
+	switch inter {
+	case 0:
+		switch final {
+		case '7':
+			t.saved = t.save()
+		case '8':
+			t.restore(t.saved)
+		case 'D':
+			t.index()
+		case 'E':
+			t.x, t.wrapNext = 0, false
+			t.index()
+		case 'M':
+			t.reverseIndex()
+		case 'H':
+			if t.x < t.cols {
+				t.tabs[t.x] = true
+			}
+		case 'c':
+			t.reset()
+		}
+	case '(':
+		switch final {
+		case '0':
+			t.g0DEC = true
+		case 'B':
+			t.g0DEC = false
+		}
+	case '#':
+		if final == '8' {
+			for _, l := range t.scr {
+				for i := range l.c {
+					l.c[i] = cell{'E', 0}
+				}
+				l.wrapped = false
+			}
+		}
+	}
+}
+
+// param returns parameter i (default def, zero treated as def) clamped to
+// a sane range.
+func param(params ansi.Params, i, def int) int {
+	if i >= len(params) {
+		return def
+	}
+	v := params[i].Param(def)
+	if v == 0 {
+		v = def
+	}
+	return min(v, 1<<16)
+}
+
+func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
+	prefix := cmd.Prefix()
+	inter := cmd.Intermediate()
+	final := cmd.Final()
+	if prefix == '?' && inter == 0 && (final == 'h' || final == 'l') {
+		for i := range params {
+			t.setDECMode(params[i].Param(0), final == 'h')
+		}
+		return
+	}
+	if prefix != 0 || inter != 0 {
+		if prefix == 0 && inter == '!' && final == 'p' { // DECSTR
+			t.pen = style{}
+			t.updatePen()
+			t.top, t.bot = 0, t.rows-1
+			t.origin, t.insert, t.autowrap = false, false, true
+			t.modes.CursorVisible = true
+			t.saved = savedCursor{}
+		}
+		return // DA2, XTVERSION, kitty keyboard, DECSCUSR, DECRQM...
+	}
+	n := param(params, 0, 1)
+	switch final {
+	case '@':
+		t.insertCellsAt(n)
+	case 'A':
+		t.cursorUp(n)
+	case 'B', 'e':
+		t.cursorDown(n)
+	case 'C', 'a':
+		t.wrapNext = false
+		t.x = min(t.x+n, t.cols-1)
+	case 'D':
+		t.wrapNext = false
+		t.x = max(t.x-n, 0)
+	case 'E':
+		t.cursorDown(n)
+		t.x = 0
+	case 'F':
+		t.cursorUp(n)
+		t.x = 0
+	case 'G', '`':
+		t.wrapNext = false
+		t.x = min(n, t.cols) - 1
+	case 'H', 'f':
+		t.moveTo(param(params, 1, 1)-1, n-1)
+	case 'I':
+		for range min(n, t.cols) {
+			t.wrapNext = false
+			t.execute('\t')
+		}
+	case 'J':
+		t.eraseDisplay(param0(params))
+	case 'K':
+		t.eraseLine(param0(params))
+	case 'L':
+		t.insertLines(n)
+	case 'M':
+		t.deleteLines(n)
+	case 'P':
+		if !t.wrapNext {
+			t.deleteCells(n)
+		}
+	case 'S':
+		t.scrollUp(t.top, t.bot, n)
+	case 'T':
+		t.scrollDown(t.top, t.bot, n)
+	case 'X':
+		x := t.px()
+		t.blankCells(t.scr[t.y].c, x, x+n, t.erase())
+	case 'Z':
+		t.wrapNext = false
+		for range min(n, t.cols) {
+			x := t.x - 1
+			for x > 0 && !t.tabs[x] {
+				x--
+			}
+			t.x = max(x, 0)
+		}
+	case 'b':
+		if t.lastRune != 0 {
+			for range min(n, t.cols*t.rows) {
+				t.printRune(t.lastRune)
+			}
+		}
+	case 'c':
+		if param0(params) == 0 {
+			t.reply("\x1b[?1;2c")
+		}
+	case 'd':
+		t.wrapNext = false
+		if t.origin {
+			t.y = max(t.top, min(t.top+n-1, t.bot))
+		} else {
+			t.y = min(n, t.rows) - 1
+		}
+	case 'g':
+		switch param0(params) {
+		case 0:
+			if t.x < t.cols {
+				t.tabs[t.x] = false
+			}
+		case 3:
+			clear(t.tabs)
+		}
+	case 'h', 'l':
+		for i := range params {
+			switch params[i].Param(0) {
+			case 4:
+				t.insert = final == 'h'
+			case 20:
+				t.lnm = final == 'h'
+			}
+		}
+	case 'm':
+		t.pen.sgr(params)
+		t.updatePen()
+	case 'n':
+		switch param0(params) {
+		case 5:
+			t.reply("\x1b[0n")
+		case 6:
+			y := t.y
+			if t.origin {
+				y -= t.top
+			}
+			t.reply("\x1b[" + strconv.Itoa(y+1) + ";" + strconv.Itoa(t.x+1) + "R")
+		}
+	case 'r':
+		top := param(params, 0, 1) - 1
+		bot := param(params, 1, t.rows) - 1
+		bot = min(bot, t.rows-1)
+		if top >= bot {
+			return
+		}
+		t.top, t.bot = top, bot
+		t.moveTo(0, 0)
+	case 's':
+		t.saved = t.save()
+	case 'u':
+		t.restore(t.saved)
+	}
+}
+
+func param0(params ansi.Params) int {
+	if len(params) == 0 {
+		return 0
+	}
+	return min(params[0].Param(0), 1<<16)
+}
+
+func (t *Term) insertCellsAt(n int) {
+	if t.wrapNext {
+		return
+	}
+	t.insertCells(n)
+}
+
+func (t *Term) cursorUp(n int) {
+	t.wrapNext = false
+	if t.y >= t.top {
+		t.y = max(t.y-n, t.top)
+	} else {
+		t.y = max(t.y-n, 0)
+	}
+}
+
+func (t *Term) cursorDown(n int) {
+	t.wrapNext = false
+	if t.y <= t.bot {
+		t.y = min(t.y+n, t.bot)
+	} else {
+		t.y = min(t.y+n, t.rows-1)
+	}
+}
+
+func (t *Term) eraseDisplay(mode int) {
+	switch mode {
+	case 0:
+		t.eraseLine(0)
+		for _, l := range t.scr[t.y+1:] {
+			t.clearLine(l, t.erase())
+		}
+	case 1:
+		for _, l := range t.scr[:t.y] {
+			t.clearLine(l, t.erase())
+		}
+		t.eraseLine(1)
+	case 2:
+		for _, l := range t.scr {
+			t.clearLine(l, t.erase())
+		}
+	case 3:
+		t.sb.clear()
+	}
+}
+
+func (t *Term) eraseLine(mode int) {
+	l := t.scr[t.y]
+	switch mode {
+	case 0:
+		t.blankCells(l.c, t.px(), t.cols, t.erase())
+		l.wrapped = false
+	case 1:
+		t.blankCells(l.c, 0, t.x+1, t.erase())
+	case 2:
+		t.clearLine(l, t.erase())
+	}
+}
+
+// insertLines implements IL with tmux semantics: inside the scroll region
+// it shifts the region below the cursor; outside it, the rest of the screen.
+func (t *Term) insertLines(n int) {
+	bot := t.bot
+	if t.y < t.top || t.y > t.bot {
+		bot = t.rows - 1
+	}
+	t.scrollDown(t.y, bot, n)
+	t.x, t.wrapNext = 0, false
+}
+
+func (t *Term) deleteLines(n int) {
+	bot := t.bot
+	if t.y < t.top || t.y > t.bot {
+		bot = t.rows - 1
+	}
+	// Deleted lines never go to the scrollback.
+	t.scrollUpHist(t.y, bot, n, false)
+	t.x, t.wrapNext = 0, false
+}
+
+func (t *Term) setDECMode(m int, on bool) {
+	switch m {
+	case 1:
+		t.modes.AppCursorKeys = on
+	case 6:
+		t.origin = on
+		t.moveTo(0, 0)
+	case 7:
+		t.autowrap = on
+		if !on {
+			t.wrapNext = false
+		}
+	case 9:
+		t.modes.MouseX10 = on
+	case 25:
+		t.modes.CursorVisible = on
+	case 47, 1047:
+		t.setAlt(on, false)
+	case 1049:
+		t.setAlt(on, true)
+	case 1048:
+		if on {
+			t.saved = t.save()
+		} else {
+			t.restore(t.saved)
+		}
+	case 1000:
+		t.modes.MouseNormal = on
+	case 1002:
+		t.modes.MouseButton = on
+	case 1003:
+		t.modes.MouseAny = on
+	case 1004:
+		t.modes.FocusEvents = on
+	case 1006:
+		t.modes.MouseSGR = on
+	case 2004:
+		t.modes.BracketedPaste = on
+	case 2026:
+		t.modes.SyncOutput = on
+	}
+}

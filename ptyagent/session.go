@@ -1,0 +1,662 @@
+package ptyagent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+)
+
+// Sentinel errors callers branch on.
+var (
+	ErrExited       = errors.New("ptyagent: agent has exited")
+	ErrUnknownAgent = errors.New("ptyagent: unknown agent")
+	ErrRunning      = errors.New("ptyagent: agent already running")
+	ErrClosed       = errors.New("ptyagent: manager closed")
+)
+
+// NewScreen builds the emulator of each session; tests may replace it.
+var NewScreen = screen.New
+
+// message is one queued injection.
+type message struct {
+	seq  int
+	text string
+}
+
+// inputReq is one write to the PTY, done by the writer goroutine so
+// replies, injections and user keys never interleave mid-write.
+type inputReq struct {
+	data []byte
+	done chan error // nil for fire-and-forget (terminal replies)
+}
+
+// Session is one agent process in a PTY with its emulated screen, health
+// and injection queue. All methods are safe for concurrent use.
+//
+// Goroutines: reader (PTY → log → screen), writer (input → PTY), monitor
+// (hooks, output activity, timers → health), deliverer (queue → PTY with
+// confirmation) and waiter (process exit → cleanup). The reader never waits
+// for anything but the emulator lock, so a slow UI cannot stall an agent.
+type Session struct {
+	spec    Spec
+	readyRe *regexp.Regexp
+	cmd     *exec.Cmd
+	ptmx    *os.File
+	pid     int
+	started time.Time
+	log     *rawLog
+
+	version atomic.Uint64 // reads processed into the screen
+	userIn  atomic.Int64  // unix nanos of the last user keystroke (Write)
+
+	mu          sync.Mutex // guards everything below
+	scr         screen.Screen
+	scrClosed   bool
+	health      Health
+	detail      string
+	base        Health // health underneath hang_warning/hung (starting or busy)
+	changedAt   time.Time
+	busySince   time.Time
+	limitedAt   time.Time
+	lastOutput  time.Time
+	lastLife    time.Time
+	lastHook    time.Time
+	lastBeat    time.Time
+	lastScan    time.Time
+	permSince   time.Time
+	sawStart    bool
+	exitCode    int
+	stopping    bool
+	queue       []message
+	awaiting    bool   // the deliverer waits for a confirmation
+	awaitVer    uint64 // screen version when the wait was armed
+	sids        map[int]bool
+	leftover    int // processes still alive after the final kill
+	emitMu      sync.Mutex
+	stopOnce    sync.Once
+	closeOnce   sync.Once
+	input       chan inputReq
+	hooks       chan HookMessage
+	activity    chan struct{}
+	kick        chan struct{}
+	confirm     chan string
+	exited      chan struct{}
+	readerDone  chan struct{}
+	quit        chan struct{}
+	done        chan struct{}
+	workers     sync.WaitGroup
+	stopStarted chan struct{}
+}
+
+// Start starts spec's command in a new PTY and returns the running session.
+func Start(spec Spec) (*Session, error) {
+	spec, re, err := spec.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("ptyagent: %s: ready pattern: %w", spec.ID, err)
+	}
+	if len(spec.Argv) == 0 {
+		return nil, fmt.Errorf("ptyagent: %s: empty command", spec.ID)
+	}
+	s := &Session{
+		spec:        spec,
+		readyRe:     re,
+		health:      HealthStarting,
+		base:        HealthStarting,
+		exitCode:    -1,
+		sids:        map[int]bool{},
+		input:       make(chan inputReq, 256),
+		hooks:       make(chan HookMessage, 16),
+		activity:    make(chan struct{}, 1),
+		kick:        make(chan struct{}, 1),
+		confirm:     make(chan string, 1),
+		exited:      make(chan struct{}),
+		readerDone:  make(chan struct{}),
+		quit:        make(chan struct{}),
+		done:        make(chan struct{}),
+		stopStarted: make(chan struct{}),
+	}
+	if spec.LogPath != "" {
+		l, err := openRawLog(spec.LogPath, spec.LogMaxBytes)
+		if err != nil {
+			return nil, fmt.Errorf("ptyagent: %s: %w", spec.ID, err)
+		}
+		s.log = l
+	}
+	s.scr = NewScreen(screen.Options{Cols: spec.Cols, Rows: spec.Rows, Scrollback: spec.Scrollback, Reply: replyWriter{s}})
+
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Dir = spec.Dir
+	base := spec.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = buildEnv(base, spec)
+	ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, sysProcAttr())
+	if err != nil {
+		s.scr.Close()
+		s.log.Close()
+		// exec errors name the program, never the environment.
+		return nil, fmt.Errorf("ptyagent: %s: start %s: %w", spec.ID, spec.Argv[0], err)
+	}
+	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	now := time.Now()
+	s.started, s.changedAt, s.lastLife, s.lastOutput = now, now, now, now
+
+	s.emit(Event{Kind: EventHealth, Health: HealthStarting})
+	s.workers.Add(3)
+	go s.reader()
+	go s.writer()
+	go s.monitor()
+	go s.deliverer()
+	go s.waiter()
+	return s, nil
+}
+
+// buildEnv is the parent's environment minus what Hivemind sets itself,
+// plus spec.Env and the terminal variables. Values are never logged.
+func buildEnv(parent []string, spec Spec) []string {
+	drop := func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "HIVEMIND_"), name == "TERM", name == "COLORTERM":
+			return true
+		case spec.Kind == ProfileClaude && (name == "CLAUDECODE" || name == "CLAUDE_CODE_ENTRYPOINT"):
+			// A Claude Code parent marks its children; a nested claude
+			// would refuse to start or change behaviour.
+			return true
+		}
+		return false
+	}
+	env := make([]string, 0, len(parent)+len(spec.Env)+2)
+	for _, kv := range parent {
+		if !drop(kv) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, spec.Env...)
+	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor")
+}
+
+// ---- accessors ----
+
+// ID returns the agent id.
+func (s *Session) ID() string { return s.spec.ID }
+
+// Spec returns the spec the session was started with (defaults applied).
+func (s *Session) Spec() Spec { return s.spec }
+
+// PID returns the agent process id.
+func (s *Session) PID() int { return s.pid }
+
+// Done is closed when the process has exited and the session cleaned up.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// ExitCode is the exit status (128+signal when killed), -1 while running.
+func (s *Session) ExitCode() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitCode
+}
+
+// Health returns the current health and its detail.
+func (s *Session) Health() Health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.health
+}
+
+// HealthDetail returns the reason of the last health change.
+func (s *Session) HealthDetail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.detail
+}
+
+// Version increases with every PTY read processed into the screen.
+func (s *Session) Version() uint64 { return s.version.Load() }
+
+// Queued is the number of messages waiting for delivery (including the
+// one being delivered).
+func (s *Session) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Lines renders the visible rows, scroll lines back into the scrollback.
+func (s *Session) Lines(scroll int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return nil
+	}
+	return s.scr.Lines(scroll)
+}
+
+// Text returns the visible screen as plain text.
+func (s *Session) Text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return ""
+	}
+	return s.scr.Text()
+}
+
+// Title returns the window title the agent set.
+func (s *Session) Title() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return ""
+	}
+	return s.scr.Title()
+}
+
+// Modes returns the terminal modes the agent set.
+func (s *Session) Modes() screen.Modes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return screen.Modes{}
+	}
+	return s.scr.Modes()
+}
+
+// Cursor returns the cursor position and visibility.
+func (s *Session) Cursor() (x, y int, visible bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return 0, 0, false
+	}
+	return s.scr.Cursor()
+}
+
+// Size returns the screen size.
+func (s *Session) Size() (cols, rows int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return s.spec.Cols, s.spec.Rows
+	}
+	return s.scr.Size()
+}
+
+// ScrollbackLen is the number of lines held above the screen.
+func (s *Session) ScrollbackLen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return 0
+	}
+	return s.scr.ScrollbackLen()
+}
+
+// Resize sets the PTY size (the child gets SIGWINCH) and the screen's.
+func (s *Session) Resize(cols, rows int) error {
+	if cols < 1 || rows < 1 {
+		return fmt.Errorf("ptyagent: %s: bad size %dx%d", s.spec.ID, cols, rows)
+	}
+	s.mu.Lock()
+	if !s.scrClosed {
+		s.scr.Resize(cols, rows)
+	}
+	s.mu.Unlock()
+	s.version.Add(1)
+	s.changed()
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		return fmt.Errorf("ptyagent: %s: resize: %w", s.spec.ID, err)
+	}
+	return nil
+}
+
+// Write sends raw user input (attach mode) to the agent.
+func (s *Session) Write(p []byte) (int, error) {
+	s.userIn.Store(time.Now().UnixNano())
+	if err := s.writeInput(append([]byte(nil), p...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Inject queues one message; it is typed in when the agent is ready and
+// idle, and the outcome is reported as EventDelivered or
+// EventDeliveryFailed with the same seq.
+func (s *Session) Inject(seq int, text string) error {
+	s.mu.Lock()
+	if s.health == HealthExited {
+		s.mu.Unlock()
+		return ErrExited
+	}
+	s.queue = append(s.queue, message{seq: seq, text: text})
+	s.mu.Unlock()
+	s.poke()
+	return nil
+}
+
+// HandleHook feeds one relayed hook event to the session (the Manager's
+// relay server calls it). It waits only while the session is alive.
+func (s *Session) HandleHook(m HookMessage) {
+	select {
+	case s.hooks <- m:
+	case <-s.quit:
+	}
+}
+
+// ---- goroutines ----
+
+// replyWriter carries the emulator's answers to terminal queries back to
+// the PTY without ever blocking the emulator.
+type replyWriter struct{ s *Session }
+
+func (w replyWriter) Write(p []byte) (int, error) {
+	select {
+	case w.s.input <- inputReq{data: append([]byte(nil), p...)}:
+	default: // input backlog full: dropping a reply beats a deadlock
+	}
+	return len(p), nil
+}
+
+func (s *Session) reader() {
+	defer close(s.readerDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			s.log.Write(buf[:n])
+			s.mu.Lock()
+			if !s.scrClosed {
+				_, _ = s.scr.Write(buf[:n])
+			}
+			s.mu.Unlock()
+			s.version.Add(1)
+			select {
+			case s.activity <- struct{}{}:
+			default:
+			}
+			s.changed()
+		}
+		if err != nil {
+			// EOF, or EIO once every holder of the PTY's other end is
+			// gone, or the deadline the waiter sets: stop, never spin.
+			return
+		}
+	}
+}
+
+func (s *Session) writer() {
+	defer s.workers.Done()
+	for {
+		select {
+		case r := <-s.input:
+			_, err := s.ptmx.Write(r.data)
+			if r.done != nil {
+				r.done <- err
+			}
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// writeInput writes p to the PTY through the writer and waits for it.
+func (s *Session) writeInput(p []byte) error {
+	r := inputReq{data: p, done: make(chan error, 1)}
+	select {
+	case s.input <- r:
+	case <-s.quit:
+		return ErrExited
+	}
+	select {
+	case err := <-r.done:
+		if err != nil {
+			return fmt.Errorf("ptyagent: %s: write: %w", s.spec.ID, err)
+		}
+		return nil
+	case <-s.quit:
+		return ErrExited
+	}
+}
+
+func (s *Session) waiter() {
+	err := s.cmd.Wait()
+	code := 0
+	if err != nil {
+		code = -1
+	}
+	if ps := s.cmd.ProcessState; ps != nil {
+		code = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	}
+	close(s.exited)
+
+	// Reap what the agent left: its session and the setsid sessions its
+	// tools started. Then make sure nothing is left.
+	s.mu.Lock()
+	sids := maps(s.sids)
+	s.mu.Unlock()
+	left := 0
+	for i := 0; i < 20; i++ {
+		left = killAgentProcs(s.pid, false, sids, syscall.SIGKILL)
+		if left == 0 {
+			break
+		}
+		time.Sleep(25 * time.Millisecond) // the kernel needs a moment to tear them down
+	}
+
+	// With every holder of the PTY gone the reader sees EIO; the deadline
+	// covers a holder we could not kill.
+	select {
+	case <-s.readerDone:
+	case <-time.After(time.Second):
+		_ = s.ptmx.SetReadDeadline(time.Now())
+		<-s.readerDone
+	}
+	_ = s.ptmx.SetWriteDeadline(time.Now()) // unblock a writer stuck on a full PTY
+	close(s.quit)
+	s.workers.Wait()
+	_ = s.ptmx.Close()
+	_ = s.log.Close()
+
+	s.mu.Lock()
+	s.exitCode = code
+	s.leftover = left
+	pending := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	for _, m := range pending {
+		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery"})
+	}
+	detail := fmt.Sprintf("exit code %d", code)
+	if left > 0 {
+		detail += fmt.Sprintf("; %d processes could not be killed", left)
+	}
+	s.setHealth(HealthExited, detail)
+	close(s.done)
+}
+
+func maps(m map[int]bool) map[int]bool {
+	c := make(map[int]bool, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// ---- stop ----
+
+// Stop stops the agent: `/exit` when a Claude agent is idle, else SIGTERM
+// to everything it owns, then SIGKILL after StopTimeout. It returns at once;
+// Done is closed when the process is gone.
+func (s *Session) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopStarted)
+		go s.stopper()
+	})
+}
+
+// Wait blocks until the session is done.
+func (s *Session) Wait() { <-s.done }
+
+func (s *Session) stopper() {
+	s.mu.Lock()
+	s.stopping = true
+	h, awaiting := s.health, s.awaiting
+	s.mu.Unlock()
+	s.scanSessions()
+	if s.spec.Kind == ProfileClaude && h.Injectable() && !awaiting {
+		_ = s.writeInput([]byte("/exit\r"))
+		select {
+		case <-s.exited:
+			return
+		case <-time.After(3 * time.Second):
+		}
+	}
+	s.signalAll(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+		return
+	case <-time.After(s.spec.StopTimeout):
+	}
+	s.signalAll(syscall.SIGKILL)
+}
+
+// Kill sends SIGKILL to everything the agent owns at once.
+func (s *Session) Kill() {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	s.scanSessions()
+	s.signalAll(syscall.SIGKILL)
+}
+
+func (s *Session) signalAll(sig syscall.Signal) {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.mu.Lock()
+	sids := maps(s.sids)
+	s.mu.Unlock()
+	_ = syscall.Kill(-s.pid, sig)
+	killAgentProcs(s.pid, true, sids, sig)
+}
+
+// scanSessions records the setsid sessions of the agent's descendants so
+// they can be killed after their parent is gone.
+func (s *Session) scanSessions() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	found := descendantSessions(s.pid, listProcs())
+	s.mu.Lock()
+	for _, sid := range found {
+		s.sids[sid] = true
+	}
+	s.lastScan = time.Now()
+	s.mu.Unlock()
+}
+
+// Close stops the agent if needed (SIGKILL), waits for it and releases the
+// emulator. The session's screen reads return nothing afterwards.
+func (s *Session) Close() error {
+	select {
+	case <-s.done:
+	default:
+		s.Kill()
+		<-s.done
+	}
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		scr := s.scr
+		s.scrClosed = true
+		s.mu.Unlock()
+		_ = scr.Close()
+	})
+	return nil
+}
+
+// ---- events ----
+
+// emit reports an event; calls are serialised per session.
+func (s *Session) emit(e Event) {
+	if s.spec.OnEvent == nil {
+		return
+	}
+	e.Agent = s.spec.ID
+	e.PID = s.pid
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	if e.Health == "" {
+		s.mu.Lock()
+		e.Health = s.health
+		s.mu.Unlock()
+	}
+	if e.Health == HealthExited {
+		s.mu.Lock()
+		e.ExitCode = s.exitCode
+		s.mu.Unlock()
+	}
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.spec.OnEvent(e)
+}
+
+func (s *Session) changed() {
+	if s.spec.OnChange != nil {
+		s.spec.OnChange()
+	}
+}
+
+func (s *Session) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// setHealth changes the health and reports it.
+func (s *Session) setHealth(h Health, detail string) {
+	s.mu.Lock()
+	if s.health == h || s.health == HealthExited {
+		s.mu.Unlock()
+		return
+	}
+	s.health, s.detail, s.changedAt = h, detail, time.Now()
+	switch h {
+	case HealthStarting, HealthBusy:
+		s.base = h
+	case HealthWaitingPermission:
+		s.permSince = time.Now()
+	}
+	if h == HealthBusy {
+		s.busySince = time.Now()
+	}
+	s.mu.Unlock()
+	s.emit(Event{Kind: EventHealth, Health: h, Detail: detail})
+	s.poke()
+	s.changed()
+}

@@ -1,0 +1,203 @@
+package ptyagent
+
+import (
+	"regexp"
+	"time"
+)
+
+// ProfileKind says which kind of agent CLI a session runs; it selects the
+// default ready, idle and submit rules.
+type ProfileKind string
+
+// Profile kinds.
+const (
+	ProfileClaude ProfileKind = "claude" // Claude Code: hooks + window title
+	ProfileSim    ProfileKind = "sim"    // built-in sim agent: hooks through the relay
+	ProfileCustom ProfileKind = "custom" // any other CLI: output activity / screen regex
+)
+
+// ConfirmMode says how a submitted message is confirmed.
+type ConfirmMode string
+
+// Confirmation modes.
+const (
+	// ConfirmHook waits for the UserPromptSubmit hook (Claude Code, sim).
+	ConfirmHook ConfirmMode = "hook"
+	// ConfirmScreen waits for the screen to change after the write (echo).
+	ConfirmScreen ConfirmMode = "screen"
+	// ConfirmNone counts a message as delivered once written.
+	ConfirmNone ConfirmMode = "none"
+)
+
+// SubmitRules say how a message is typed into the agent and how its
+// submission is confirmed. Zero fields take the defaults of the profile
+// kind (see DefaultSubmitRules).
+type SubmitRules struct {
+	// Paste wraps the text in a bracketed paste (ESC[200~ … ESC[201~)
+	// before the Enter; otherwise the text is typed as a plain line.
+	Paste bool
+	// EnterDelay is the pause between the text and the `\r` (Claude: 80 ms).
+	EnterDelay time.Duration
+	// Confirm selects the confirmation signal.
+	Confirm ConfirmMode
+	// ConfirmTimeout is how long one attempt waits for confirmation.
+	ConfirmTimeout time.Duration
+	// EnterRetries is how many times a lone `\r` is resent before the
+	// whole message is sent again.
+	EnterRetries int
+	// Resends is how many times the whole message is sent again before the
+	// delivery is reported as failed.
+	Resends int
+}
+
+// ReadyMode selects how a session is found ready (and, for custom
+// agents, idle again after a turn).
+type ReadyMode string
+
+// Ready modes.
+const (
+	// ReadyClaude: title starts with ✳, the prompt box (❯) is drawn and
+	// the output has been quiet for Quiet (default 500 ms).
+	ReadyClaude ReadyMode = "claude"
+	// ReadyHook: the SessionStart hook arrived (sim agent).
+	ReadyHook ReadyMode = "hook"
+	// ReadyQuiet: no output for Quiet, and Pattern matches the screen when set.
+	ReadyQuiet ReadyMode = "quiet"
+)
+
+// ReadyRules say when a session is ready for input.
+type ReadyRules struct {
+	Mode ReadyMode
+	// Quiet is the output silence required (default 500 ms).
+	Quiet time.Duration
+	// Pattern, when set, must match the screen text (ReadyQuiet only).
+	Pattern string
+}
+
+// Spec describes one agent process.
+type Spec struct {
+	ID   string // agent id ("lead", "worker_1" …)
+	Role string // role ("lead", "reviewer", "worker")
+
+	Argv []string // command and arguments; Argv[0] is looked up in PATH
+	Dir  string   // working directory ("" = current)
+	// Env holds extra KEY=VAL entries added to the base environment
+	// (HIVEMIND_* and profile variables). Values are never logged.
+	Env []string
+	// BaseEnv is the environment to start from; nil means os.Environ().
+	// Tests set it to keep the parent's credentials out.
+	BaseEnv []string
+
+	Cols, Rows int // initial PTY size (default 120×40)
+
+	LogPath     string // raw output log ("" = none)
+	LogMaxBytes int64  // rotate the log at this size, keeping one .1 (default 16 MiB)
+	Scrollback  int    // emulator scrollback lines (default 2000)
+
+	Kind   ProfileKind
+	Submit SubmitRules
+	Ready  ReadyRules
+
+	// HangTimeout: no output and no hook for this long while starting or
+	// busy means hung; half of it raises hang_warning (default 120 s).
+	HangTimeout time.Duration
+	// StopTimeout is the wait between SIGTERM and SIGKILL (default 10 s).
+	StopTimeout time.Duration
+	// RateLimitCooldown is how long rate_limited lasts before the session
+	// counts as idle again and held messages flow (default 60 s).
+	RateLimitCooldown time.Duration
+
+	// OnEvent receives the session's events in order. It is called from the
+	// session's own goroutine and must return quickly. Set by Manager.
+	OnEvent func(Event)
+	// OnChange is called (without blocking) when the screen or health
+	// changed. Set by Manager.
+	OnChange func()
+	// OnHeartbeat is called on signs of life, at most once a second.
+	OnHeartbeat func(at time.Time)
+}
+
+// DefaultSubmitRules returns the submit rules of a profile kind.
+func DefaultSubmitRules(k ProfileKind) SubmitRules {
+	switch k {
+	case ProfileClaude:
+		return SubmitRules{Paste: true, EnterDelay: 80 * time.Millisecond, Confirm: ConfirmHook,
+			ConfirmTimeout: 3 * time.Second, EnterRetries: 2, Resends: 1}
+	case ProfileSim:
+		return SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 1}
+	default:
+		return SubmitRules{Confirm: ConfirmScreen, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 0}
+	}
+}
+
+// DefaultReadyRules returns the ready rules of a profile kind.
+func DefaultReadyRules(k ProfileKind) ReadyRules {
+	switch k {
+	case ProfileClaude:
+		return ReadyRules{Mode: ReadyClaude, Quiet: 500 * time.Millisecond}
+	case ProfileSim:
+		return ReadyRules{Mode: ReadyHook}
+	default:
+		return ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond}
+	}
+}
+
+// withDefaults fills zero fields.
+func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
+	if s.Kind == "" {
+		s.Kind = ProfileCustom
+	}
+	if s.Cols <= 0 {
+		s.Cols = 120
+	}
+	if s.Rows <= 0 {
+		s.Rows = 40
+	}
+	if s.LogMaxBytes <= 0 {
+		s.LogMaxBytes = 16 << 20
+	}
+	if s.Scrollback <= 0 {
+		s.Scrollback = 2000
+	}
+	if s.HangTimeout <= 0 {
+		s.HangTimeout = 120 * time.Second
+	}
+	if s.StopTimeout <= 0 {
+		s.StopTimeout = 10 * time.Second
+	}
+	if s.RateLimitCooldown <= 0 {
+		s.RateLimitCooldown = 60 * time.Second
+	}
+	ds := DefaultSubmitRules(s.Kind)
+	if s.Submit == (SubmitRules{}) {
+		s.Submit = ds
+	}
+	if s.Submit.Confirm == "" {
+		s.Submit.Confirm = ds.Confirm
+	}
+	if s.Submit.ConfirmTimeout <= 0 {
+		s.Submit.ConfirmTimeout = ds.ConfirmTimeout
+	}
+	if s.Submit.EnterRetries < 0 {
+		s.Submit.EnterRetries = 0
+	}
+	if s.Submit.Resends < 0 {
+		s.Submit.Resends = 0
+	}
+	dr := DefaultReadyRules(s.Kind)
+	if s.Ready.Mode == "" {
+		s.Ready.Mode = dr.Mode
+	}
+	if s.Ready.Quiet <= 0 {
+		s.Ready.Quiet = 500 * time.Millisecond
+	}
+	var re *regexp.Regexp
+	if s.Ready.Pattern != "" {
+		r, err := regexp.Compile(s.Ready.Pattern)
+		if err != nil {
+			return s, nil, err
+		}
+		re = r
+	}
+	return s, re, nil
+}

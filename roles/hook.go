@@ -1,0 +1,99 @@
+package roles
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+)
+
+// Environment variables the hook process inherits from its agent.
+const (
+	EnvRole    = "HIVEMIND_ROLE"
+	EnvTaskDir = "HIVEMIND_TASK_DIR"
+	EnvProject = "HIVEMIND_PROJECT"
+)
+
+// preToolUseInput is the part of Claude Code's PreToolUse hook input the
+// decision needs.
+type preToolUseInput struct {
+	HookEventName string         `json:"hook_event_name"`
+	ToolName      string         `json:"tool_name"`
+	ToolInput     map[string]any `json:"tool_input"`
+	Cwd           string         `json:"cwd"`
+}
+
+// preToolUseOutput is Claude Code's hook JSON output for PreToolUse.
+type preToolUseOutput struct {
+	HookSpecificOutput hookSpecificOutput `json:"hookSpecificOutput"`
+}
+
+type hookSpecificOutput struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason"`
+}
+
+// PreToolUse makes the PreToolUse decision inside `hivemind hook
+// PreToolUse`: stdin is Claude Code's hook input (tool_name, tool_input,
+// cwd), env gives HIVEMIND_ROLE, HIVEMIND_TASK_DIR and HIVEMIND_PROJECT.
+// When the call is allowed stdout is empty (Claude goes on as usual); when
+// denied, stdout is the hook JSON
+// {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":...}}
+// and the caller should print it and exit 0. A process without
+// HIVEMIND_ROLE is not a Hivemind agent and is always allowed; input that
+// cannot be parsed is denied (fail closed).
+func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bool, reason string) {
+	role := env(EnvRole)
+	if role == "" {
+		return nil, false, ""
+	}
+	var in preToolUseInput
+	if err := json.Unmarshal(stdin, &in); err != nil {
+		return deny("Hivemind: cannot parse the PreToolUse hook input: " + err.Error())
+	}
+	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
+		return nil, false, ""
+	}
+	project := env(EnvProject)
+	if project == "" {
+		project = in.Cwd
+	}
+	input := in.ToolInput
+	// Claude passes absolute paths; a relative one is relative to the
+	// agent's working directory, not necessarily the project.
+	if in.Cwd != "" && filepath.IsAbs(in.Cwd) {
+		input = absolutize(input, in.Cwd)
+	}
+	allow, why := Decide(DefaultPolicy(role), env(EnvTaskDir), project, in.ToolName, input)
+	if allow {
+		return nil, false, ""
+	}
+	return deny(why)
+}
+
+func deny(reason string) ([]byte, bool, string) {
+	out, err := json.Marshal(preToolUseOutput{HookSpecificOutput: hookSpecificOutput{
+		HookEventName:            "PreToolUse",
+		PermissionDecision:       "deny",
+		PermissionDecisionReason: reason,
+	}})
+	if err != nil { // cannot happen: only strings
+		panic(err)
+	}
+	return append(out, '\n'), true, reason
+}
+
+// absolutize returns a copy of input whose relative file_path or
+// notebook_path is joined to cwd.
+func absolutize(input map[string]any, cwd string) map[string]any {
+	out := make(map[string]any, len(input))
+	for k, v := range input {
+		if s, ok := v.(string); ok && (k == "file_path" || k == "notebook_path") && s != "" && !filepath.IsAbs(s) {
+			// Not filepath.Join: keep ".." for the resolver to apply
+			// physically.
+			v = strings.TrimSuffix(cwd, string(filepath.Separator)) + string(filepath.Separator) + s
+		}
+		out[k] = v
+	}
+	return out
+}

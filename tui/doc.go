@@ -1,0 +1,18 @@
+// Package tui is Hivemind's full-screen terminal interface: one live pane per
+// agent in a grid, a status bar with the workflow state, an event-log strip,
+// help, focus/zoom/attach, and notifications.
+//
+// The package does no I/O of its own beyond what its seams allow: it reads
+// agent screens through [Terminals], sends user commands through [Engine],
+// and receives engine snapshots as [SnapshotMsg] and notices as [NotifyMsg]
+// (sent by the caller with tea.Program.Send). It never writes workspace
+// files and never starts processes.
+//
+// Rendering follows a budget: a frame is composed only when an agent screen
+// signalled a change (coalesced, capped at Options.FPS) or the model itself
+// changed; every pane's rendered block is cached until its screen, size,
+// focus or title changes; rows are stitched with plain string concatenation
+// because every pane row's width is known. When nothing changes nothing runs
+// (the only timers are the one-second clock while the task runs and the
+// spinner while an agent is busy).
+package tui

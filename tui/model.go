@@ -1,0 +1,228 @@
+package tui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/progress"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Engine receives the user's workflow commands. Each method must return
+// quickly (it only hands a key event to the engine runner); the TUI calls
+// them on its own goroutine so that their order is kept.
+type Engine interface {
+	Pause()
+	Resume()
+	Cancel()
+	Retry()
+	Abandon()
+}
+
+// Terminal is one agent's live screen (implemented by *ptyagent.Session).
+// Implementations must be comparable (a pointer), because the TUI notices a
+// restarted agent by a new Terminal value.
+type Terminal interface {
+	// Lines renders the visible rows, scrolled scroll lines back into the
+	// scrollback; every row is exactly the terminal's columns wide.
+	Lines(scroll int) []string
+	// Version changes whenever the screen content changed.
+	Version() uint64
+	// Resize sets the terminal (PTY and emulator) size. It is called on the
+	// UI goroutine and must not block for long.
+	Resize(cols, rows int) error
+	// Write sends raw input bytes to the agent.
+	Write(p []byte) (int, error)
+	// Modes reports the private modes the application set.
+	Modes() screen.Modes
+	// ScrollbackLen is the number of lines held above the screen.
+	ScrollbackLen() int
+}
+
+// Terminals looks up agent terminals and signals screen changes.
+type Terminals interface {
+	// Terminal returns the live terminal of an agent, if it has one.
+	Terminal(agentID string) (Terminal, bool)
+	// Changed delivers a value (coalesced: a buffered channel of size 1 is
+	// enough) whenever any terminal's screen changed.
+	Changed() <-chan struct{}
+}
+
+// TerminalsFunc adapts a lookup function and a change channel to Terminals,
+// e.g. for *ptyagent.Manager:
+//
+//	tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
+//		s := mgr.Session(id)
+//		return s, s != nil
+//	}, mgr.Changed())
+func TerminalsFunc(lookup func(agentID string) (Terminal, bool), changed <-chan struct{}) Terminals {
+	return funcTerminals{lookup: lookup, changed: changed}
+}
+
+type funcTerminals struct {
+	lookup  func(string) (Terminal, bool)
+	changed <-chan struct{}
+}
+
+func (f funcTerminals) Terminal(id string) (Terminal, bool) { return f.lookup(id) }
+func (f funcTerminals) Changed() <-chan struct{}            { return f.changed }
+
+// Options configure a Model.
+type Options struct {
+	Engine    Engine    // may be nil (keys then only change the view)
+	Terminals Terminals // may be nil (panes show placeholders)
+	// FPS caps how often agent screen changes are drawn (default 30).
+	FPS int
+	// UnfocusedFPS caps how often the panes other than the focused one take
+	// new screen content (default FPS/2). Each changed pane costs
+	// bubbletea's renderer a diff of its rows, so with many agents streaming
+	// this halves most of that work while the focused pane stays smooth.
+	UnfocusedFPS int
+	// Title is shown in the header (e.g. the task text).
+	Title string
+	// Now is the clock (default time.Now); tests set a fixed one.
+	Now func() time.Time
+	// EventLines is the height of the event-log strip (default 8).
+	EventLines int
+}
+
+type confirmKind int
+
+const (
+	confirmNone confirmKind = iota
+	confirmCancel
+	confirmQuit
+	confirmAbandon
+)
+
+type notice struct {
+	level, text string
+}
+
+// Model is the root bubbletea model. Create it with New.
+type Model struct {
+	opts     Options
+	interval time.Duration
+	slow     time.Duration // 1/UnfocusedFPS
+	keys     keyMap
+	help     help.Model
+	spin     spinner.Model
+	prog     progress.Model
+
+	width, height int
+
+	st        workspace.State
+	haveState bool
+	events    []workspace.EventRecord
+	health    map[string]string
+	agents    []string
+
+	focusID    string
+	zoom       bool
+	attached   bool
+	showHelp   bool
+	showEvents bool
+	confirm    confirmKind
+	notice     notice
+	scroll     map[string]int
+
+	lay layout
+
+	// Frame scheduling (see handleChanged).
+	lastFrame  time.Time
+	waiting    bool // a waitChangedCmd is outstanding
+	frameTimer bool // a frameTickMsg is outstanding
+	clockOn    bool
+	clockGen   int
+	spinning   bool
+
+	r     *renderCache // caches filled by View; shared by copies of the model
+	input *inputWriter
+	life  *lifecycle
+}
+
+// New returns a Model ready to run in a tea.Program. Feed it engine
+// snapshots with program.Send(tui.SnapshotMsg{...}) and notices with
+// program.Send(tui.NotifyMsg{...}).
+func New(opts Options) Model {
+	if opts.FPS <= 0 {
+		opts.FPS = 30
+	}
+	if opts.UnfocusedFPS <= 0 {
+		opts.UnfocusedFPS = max(opts.FPS/2, 1)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.EventLines <= 0 {
+		opts.EventLines = 8
+	}
+	h := help.New()
+	m := Model{
+		opts:     opts,
+		interval: time.Second / time.Duration(opts.FPS),
+		slow:     time.Second / time.Duration(opts.UnfocusedFPS),
+		keys:     newKeyMap(),
+		help:     h,
+		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
+		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
+		health:   map[string]string{},
+		scroll:   map[string]int{},
+		r:        newRenderCache(),
+		input:    &inputWriter{},
+		life:     newLifecycle(),
+	}
+	m.waiting = opts.Terminals != nil
+	return m
+}
+
+// spinnerFrames is a calm spinner: a busy agent already redraws its own pane,
+// so the title does not need more than a few frames a second.
+var spinnerFrames = spinner.Spinner{
+	Frames: []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
+	FPS:    time.Second / 6,
+}
+
+// Init starts waiting for screen changes.
+func (m Model) Init() tea.Cmd {
+	if m.opts.Terminals == nil {
+		return nil
+	}
+	return m.waitChangedCmd()
+}
+
+func (m Model) now() time.Time { return m.opts.Now() }
+
+// terminal returns the agent's terminal, if any.
+func (m Model) terminal(id string) (Terminal, bool) {
+	if m.opts.Terminals == nil {
+		return nil, false
+	}
+	t, ok := m.opts.Terminals.Terminal(id)
+	if !ok || t == nil {
+		return nil, false
+	}
+	return t, true
+}
+
+// healthOf is the agent's health: the runner's live value if it sent one,
+// else what state.json says.
+func (m Model) healthOf(id string) string {
+	if h, ok := m.health[id]; ok && h != "" {
+		return h
+	}
+	return m.st.Agents[id].Status
+}
+
+func (m Model) focusIndex() int {
+	for i, id := range m.agents {
+		if id == m.focusID {
+			return i
+		}
+	}
+	return 0
+}

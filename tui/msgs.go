@@ -1,0 +1,36 @@
+package tui
+
+import "github.com/hivemind-dev/hivemind/workspace"
+
+// SnapshotMsg carries the engine's current state to the TUI. Send one with
+// program.Send whenever the state changes (and once at start).
+type SnapshotMsg struct {
+	// State is the engine state (state.json).
+	State workspace.State
+	// Events is the tail of events.jsonl, oldest first. It replaces the
+	// events shown so far; nil keeps them.
+	Events []workspace.EventRecord
+	// Health is the live health per agent id (starting, ready, busy, idle,
+	// waiting_permission, rate_limited, hang_warning, hung, exited). Agents
+	// missing here fall back to State.Agents[id].Status.
+	Health map[string]string
+}
+
+// NotifyMsg is a notice for the user: shown in the status line until the
+// next key press, and rung as a terminal notification (bell, OSC 9, OSC 777).
+type NotifyMsg struct {
+	Level   string // "info", "warn" or "error"
+	Message string
+}
+
+// termsChangedMsg says at least one agent screen changed since the last one.
+type termsChangedMsg struct{}
+
+// termsClosedMsg says the change channel was closed: no more screen updates.
+type termsClosedMsg struct{}
+
+// frameTickedMsg ends a frame-rate wait: draw what changed meanwhile.
+type frameTickedMsg struct{}
+
+// clockTickedMsg advances the elapsed-time display.
+type clockTickedMsg struct{ gen int }

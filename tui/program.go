@@ -1,0 +1,19 @@
+package tui
+
+import tea "charm.land/bubbletea/v2"
+
+// NewProgram returns a tea.Program running New(opts), with bubbletea's
+// renderer capped at the same frame rate as the model. Extra options (for
+// example tea.WithContext, tea.WithInput/WithOutput) are applied after.
+//
+// Wiring, in main.go:
+//
+//	p := tui.NewProgram(tui.Options{Engine: eng, Terminals: terms, Title: task})
+//	go func() { for s := range snapshots { p.Send(tui.SnapshotMsg{State: s.State, Events: s.Events, Health: s.Health}) } }()
+//	go func() { for n := range notices { p.Send(tui.NotifyMsg{Level: n.Level, Message: n.Text}) } }()
+//	_, err := p.Run() // returns after q (or ctrl+c twice); then stop the agents
+func NewProgram(opts Options, extra ...tea.ProgramOption) *tea.Program {
+	m := New(opts)
+	po := append([]tea.ProgramOption{tea.WithFPS(m.opts.FPS)}, extra...)
+	return tea.NewProgram(m, po...)
+}

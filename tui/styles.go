@@ -1,0 +1,95 @@
+package tui
+
+import (
+	"image/color"
+
+	"charm.land/lipgloss/v2"
+)
+
+// Palette. Colours are chosen to read on dark and light backgrounds alike.
+var (
+	colAccent = lipgloss.Color("#7D56F4")
+	colFocus  = lipgloss.Color("#00D7FF")
+	colAttach = lipgloss.Color("#FF5FD7")
+	colDim    = lipgloss.Color("#6C6C6C")
+	colText   = lipgloss.Color("#D0D0D0")
+	colOK     = lipgloss.Color("#5FD75F")
+	colBusy   = lipgloss.Color("#5FAFFF")
+	colWarn   = lipgloss.Color("#FFAF00")
+	colBad    = lipgloss.Color("#FF5F5F")
+	colRate   = lipgloss.Color("#D787FF")
+	colBlack  = lipgloss.Color("#000000")
+	colWhite  = lipgloss.Color("#FFFFFF")
+)
+
+var (
+	stDim       = lipgloss.NewStyle().Foreground(colDim)
+	stText      = lipgloss.NewStyle().Foreground(colText)
+	stAccent    = lipgloss.NewStyle().Foreground(colAccent).Bold(true)
+	stBrand     = lipgloss.NewStyle().Foreground(colWhite).Background(colAccent).Bold(true)
+	stHeaderKey = lipgloss.NewStyle().Foreground(colDim)
+	stHeaderVal = lipgloss.NewStyle().Foreground(colText).Bold(true)
+	stEventTime = lipgloss.NewStyle().Foreground(colDim)
+	stEventType = lipgloss.NewStyle().Foreground(colBusy)
+	stEventAgt  = lipgloss.NewStyle().Foreground(colAccent)
+	stConfirm   = lipgloss.NewStyle().Foreground(colBlack).Background(colWarn).Bold(true)
+	stAttachBar = lipgloss.NewStyle().Foreground(colBlack).Background(colAttach).Bold(true)
+	stHelpBox   = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(colAccent).Padding(0, 1)
+)
+
+// phaseColor is the colour a workflow phase is shown in.
+func phaseColor(p string) color.Color {
+	switch p {
+	case "needs_human":
+		return colWarn
+	case "error":
+		return colBad
+	case "paused":
+		return colWarn
+	case "complete":
+		return colOK
+	case "cancelled":
+		return colDim
+	default:
+		return colBusy
+	}
+}
+
+// healthLook is how one health value is drawn in a pane title.
+type healthLook struct {
+	glyph  string // shown before the label; "" means the spinner
+	label  string
+	colour color.Color
+	alert  bool // colours the border of an unfocused pane
+	strong bool
+}
+
+func lookOf(health string) healthLook {
+	switch health {
+	case "busy":
+		return healthLook{label: "busy", colour: colBusy}
+	case "starting":
+		return healthLook{label: "starting", colour: colWarn}
+	case "ready", "idle":
+		return healthLook{glyph: "✓", label: health, colour: colOK}
+	case "waiting_permission":
+		return healthLook{glyph: "⚠", label: "permission", colour: colWarn, alert: true, strong: true}
+	case "rate_limited":
+		return healthLook{glyph: "⏳", label: "rate limit", colour: colRate, alert: true, strong: true}
+	case "hang_warning":
+		return healthLook{glyph: "⚠", label: "no output", colour: colWarn, alert: true}
+	case "hung":
+		return healthLook{glyph: "✖", label: "hung", colour: colBad, alert: true, strong: true}
+	case "exited":
+		return healthLook{glyph: "⏻", label: "exited", colour: colDim}
+	case "crashed":
+		return healthLook{glyph: "✖", label: "crashed", colour: colBad, alert: true, strong: true}
+	case "":
+		return healthLook{glyph: "·", label: "no agent", colour: colDim}
+	default:
+		return healthLook{glyph: "·", label: health, colour: colDim}
+	}
+}
+
+// spins reports whether a health value shows the spinner.
+func spins(health string) bool { return health == "busy" || health == "starting" }

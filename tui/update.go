@@ -1,0 +1,544 @@
+package tui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// maxEvents is how many events the model keeps for the event-log strip.
+const maxEvents = 200
+
+// Update handles one message. It never blocks: engine calls only hand a key
+// event to the runner, and input for agents goes through the ordered
+// inputWriter.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case SnapshotMsg:
+		cmd = m.handleSnapshot(msg)
+	case NotifyMsg:
+		m.notice = notice{level: msg.Level, text: msg.Message}
+		cmd = notifyCmd(msg.Message)
+	case termsChangedMsg:
+		cmd = m.handleChanged()
+	case termsClosedMsg:
+		m.waiting = false
+	case frameTickedMsg:
+		m.frameTimer = false
+		cmd = batch(m.newFrame(time.Now()), m.rearm())
+	case clockTickedMsg:
+		if msg.gen == m.clockGen {
+			m.clockOn = false // ensureTimers arms the next tick while running
+		}
+	case spinner.TickMsg:
+		if m.anyBusy() {
+			m.spin, cmd = m.spin.Update(msg)
+		} else {
+			m.spinning = false
+		}
+	case tea.KeyPressMsg:
+		cmd = m.handleKey(msg)
+	case tea.PasteMsg:
+		m.handlePaste(msg)
+	case tea.MouseClickMsg:
+		m.handleMouse(msg.Mouse(), mouseClick)
+	case tea.MouseReleaseMsg:
+		m.handleMouse(msg.Mouse(), mouseRelease)
+	case tea.MouseMotionMsg:
+		m.handleMouse(msg.Mouse(), mouseMotion)
+	case tea.MouseWheelMsg:
+		m.handleMouse(msg.Mouse(), mouseWheel)
+	}
+	m.relayout()
+	return m, batch(cmd, m.ensureTimers())
+}
+
+func batch(a, b tea.Cmd) tea.Cmd {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return tea.Batch(a, b)
+}
+
+// ---- frames ----
+
+// handleChanged applies the frame-rate cap: a change signal starts a frame
+// at once when the last one is at least 1/FPS old, else a timer starts the
+// next frame when it is due. While the timer runs nobody waits on the change
+// channel, so all signals meanwhile coalesce into that one frame.
+func (m *Model) handleChanged() tea.Cmd {
+	m.waiting = false
+	if m.frameTimer {
+		return nil // the pending frame tick draws this change and re-arms
+	}
+	now := time.Now()
+	if d := now.Sub(m.lastFrame); d >= 0 && d < m.interval {
+		m.frameTimer = true
+		return frameTickCmd(m.interval - d)
+	}
+	return batch(m.newFrame(now), m.rearm())
+}
+
+// newFrame samples the screen versions of the visible panes; View redraws
+// exactly the panes whose sampled version changed. Unfocused panes take a
+// new version at most UnfocusedFPS times a second; a change held back that
+// way gets a frame tick of its own, so it is never lost.
+func (m *Model) newFrame(now time.Time) tea.Cmd {
+	m.lastFrame = now
+	var wait time.Duration
+	for _, row := range m.lay.Rows {
+		for _, c := range row.Cells {
+			id := m.agents[c.Agent]
+			t, ok := m.terminal(id)
+			if !ok {
+				continue
+			}
+			v := t.Version()
+			if old, seen := m.r.versions[id]; seen && old == v {
+				continue
+			}
+			if id != m.focusID {
+				if since := now.Sub(m.r.sampledAt[id]); since >= 0 && since < m.slow {
+					wait = max(wait, m.slow-since)
+					continue
+				}
+			}
+			m.r.versions[id] = v
+			m.r.sampledAt[id] = now
+		}
+	}
+	if wait > 0 && !m.frameTimer {
+		m.frameTimer = true
+		return frameTickCmd(wait)
+	}
+	return nil
+}
+
+func (m *Model) rearm() tea.Cmd {
+	if m.opts.Terminals == nil || m.waiting || m.frameTimer {
+		return nil
+	}
+	m.waiting = true
+	return m.waitChangedCmd()
+}
+
+// ensureTimers starts or stops the clock and spinner: the clock ticks once
+// a second only while the task runs, the spinner only while an agent is
+// busy. Nothing else ticks.
+func (m *Model) ensureTimers() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.clockRunning() {
+		if !m.clockOn {
+			m.clockOn = true
+			m.clockGen++
+			cmds = append(cmds, clockTickCmd(m.clockGen, m.elapsed()))
+		}
+	} else if m.clockOn {
+		m.clockOn = false
+		m.clockGen++ // the outstanding tick is ignored
+	}
+	if !m.spinning && m.anyBusy() {
+		m.spinning = true
+		cmds = append(cmds, m.spin.Tick)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m Model) clockRunning() bool {
+	if !m.haveState || m.st.StartedAt.IsZero() || !m.st.FinishedAt.IsZero() {
+		return false
+	}
+	p := m.st.State
+	return !p.Terminal() && p != workspace.PhasePaused && p != workspace.PhaseIdle
+}
+
+func (m Model) anyBusy() bool {
+	for i, id := range m.agents {
+		if spins(m.healthOf(id)) && m.lay.visible(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// relayout recomputes where everything goes and resizes every agent
+// terminal whose pane size changed (or that is new, e.g. after a restart).
+func (m *Model) relayout() {
+	focus := m.focusIndex()
+	m.lay = computeLayout(layoutInput{
+		W: m.width, H: m.height, Agents: len(m.agents), Focus: focus,
+		Zoom: m.zoom, Banner: m.hasBanner(), Events: m.showEvents, EventLines: m.opts.EventLines,
+	})
+	if m.lay.TooSmall || len(m.lay.Rects) == 0 {
+		return
+	}
+	for i, id := range m.agents {
+		t, ok := m.terminal(id)
+		if !ok {
+			delete(m.r.sizes, id)
+			continue
+		}
+		r := m.lay.paneRect(i)
+		if r.W == 0 || r.H == 0 {
+			continue
+		}
+		cols, rows := r.inner()
+		if prev, ok := m.r.sizes[id]; ok && prev.t == t && prev.w == cols && prev.h == rows {
+			continue
+		}
+		// Resize is an ioctl plus an emulator resize: quick, and it must
+		// happen before the pane is drawn at its new size.
+		_ = t.Resize(cols, rows)
+		m.r.sizes[id] = sizedTerm{t: t, w: cols, h: rows}
+	}
+}
+
+// ---- snapshots ----
+
+func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
+	prevPhase := m.st.State
+	before := make(map[string]string, len(m.agents))
+	for _, id := range m.agents {
+		before[id] = m.healthOf(id)
+	}
+
+	m.st = msg.State
+	m.haveState = true
+	if msg.Events != nil {
+		ev := msg.Events
+		if len(ev) > maxEvents {
+			ev = ev[len(ev)-maxEvents:]
+		}
+		m.events = append([]workspace.EventRecord(nil), ev...)
+	}
+	if msg.Health != nil {
+		m.health = make(map[string]string, len(msg.Health))
+		for k, v := range msg.Health {
+			m.health[k] = v
+		}
+	}
+	m.agents = orderAgents(m.st.Agents)
+	if m.focusIndexOK() < 0 && len(m.agents) > 0 {
+		m.focusID = m.agents[0]
+		m.attached = false
+	}
+
+	var notes []string
+	if m.st.State != prevPhase {
+		switch m.st.State {
+		case workspace.PhaseNeedsHuman:
+			n := "needs you"
+			if r := oneLine(m.st.Reason); r != "" {
+				n += ": " + r
+			}
+			notes = append(notes, n)
+		case workspace.PhaseComplete:
+			notes = append(notes, "task complete")
+		}
+	}
+	for _, id := range m.agents {
+		if m.healthOf(id) == "waiting_permission" && before[id] != "waiting_permission" {
+			notes = append(notes, id+" is waiting for permission")
+		}
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	return notifyCmd(strings.Join(notes, "; "))
+}
+
+func (m Model) focusIndexOK() int {
+	for i, id := range m.agents {
+		if id == m.focusID {
+			return i
+		}
+	}
+	return -1
+}
+
+// orderAgents lists agent ids as lead, reviewer, worker_1..N (numerically),
+// then any others alphabetically.
+func orderAgents(agents map[string]workspace.AgentState) []string {
+	ids := make([]string, 0, len(agents))
+	for id := range agents {
+		ids = append(ids, id)
+	}
+	rank := func(id string) (int, int) {
+		switch {
+		case id == workspace.RoleLead:
+			return 0, 0
+		case id == workspace.RoleReviewer:
+			return 1, 0
+		case strings.HasPrefix(id, "worker_"):
+			if n, err := strconv.Atoi(strings.TrimPrefix(id, "worker_")); err == nil {
+				return 2, n
+			}
+		}
+		return 3, 0
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		ri, ni := rank(ids[i])
+		rj, nj := rank(ids[j])
+		if ri != rj {
+			return ri < rj
+		}
+		if ni != nj {
+			return ni < nj
+		}
+		return ids[i] < ids[j]
+	})
+	return ids
+}
+
+// ---- keys ----
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.attached {
+		return m.handleAttachedKey(msg)
+	}
+	if m.confirm != confirmNone {
+		return m.handleConfirmKey(msg)
+	}
+	m.notice = notice{}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+	case key.Matches(msg, k.No) && m.showHelp:
+		m.showHelp = false
+	case key.Matches(msg, k.Quit):
+		if m.agentsRunning() {
+			m.confirm = confirmQuit
+			return nil
+		}
+		return m.quit()
+	case key.Matches(msg, k.Pause):
+		if m.opts.Engine != nil {
+			m.opts.Engine.Pause()
+		}
+	case key.Matches(msg, k.Resume):
+		if m.opts.Engine != nil {
+			m.opts.Engine.Resume()
+		}
+	case key.Matches(msg, k.Cancel):
+		m.confirm = confirmCancel
+	case key.Matches(msg, k.Retry):
+		if m.stuck() {
+			if m.opts.Engine != nil {
+				m.opts.Engine.Retry()
+			}
+		} else {
+			m.notice = notice{level: "info", text: "nothing to retry: the run is not in error or needs_human"}
+		}
+	case key.Matches(msg, k.Abandon):
+		if m.stuck() {
+			m.confirm = confirmAbandon
+		} else {
+			m.notice = notice{level: "info", text: "abandon is for a run in error or needs_human; use c to cancel"}
+		}
+	case key.Matches(msg, k.Next):
+		m.moveFocus(+1)
+	case key.Matches(msg, k.Prev):
+		m.moveFocus(-1)
+	case key.Matches(msg, k.FocusN):
+		if n := int(msg.String()[0] - '1'); n < len(m.agents) {
+			m.focusID = m.agents[n]
+		}
+	case key.Matches(msg, k.Zoom):
+		if len(m.agents) > 0 {
+			m.zoom = !m.zoom
+		}
+	case key.Matches(msg, k.Attach):
+		if _, ok := m.terminal(m.focusID); ok {
+			m.attached = true
+			m.showHelp = false
+			m.scroll[m.focusID] = 0
+		} else {
+			m.notice = notice{level: "warn", text: "no live terminal to attach to"}
+		}
+	case key.Matches(msg, k.ScrollUp):
+		m.scrollBy(m.focusID, +m.pageStep())
+	case key.Matches(msg, k.ScrollDown):
+		m.scrollBy(m.focusID, -m.pageStep())
+	case key.Matches(msg, k.End):
+		m.scroll[m.focusID] = 0
+	case key.Matches(msg, k.Events):
+		m.showEvents = !m.showEvents
+	}
+	return nil
+}
+
+func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
+	if key.Matches(msg, m.keys.Detach) {
+		m.attached = false
+		return nil
+	}
+	t, ok := m.terminal(m.focusID)
+	if !ok {
+		m.attached = false
+		m.notice = notice{level: "warn", text: m.focusID + " has no live terminal any more"}
+		return nil
+	}
+	if b := encodeKey(msg.Key(), t.Modes().AppCursorKeys); b != nil {
+		m.scroll[m.focusID] = 0
+		m.input.enqueue(t, b)
+	}
+	return nil
+}
+
+func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Yes):
+		c := m.confirm
+		m.confirm = confirmNone
+		switch c {
+		case confirmCancel:
+			if m.opts.Engine != nil {
+				m.opts.Engine.Cancel()
+			}
+		case confirmAbandon:
+			if m.opts.Engine != nil {
+				m.opts.Engine.Abandon()
+			}
+		case confirmQuit:
+			return m.quit()
+		}
+	case key.Matches(msg, k.Quit) && m.confirm == confirmQuit && msg.String() == "ctrl+c":
+		// ctrl+c twice quits without a y.
+		return m.quit()
+	case key.Matches(msg, k.No):
+		m.confirm = confirmNone
+	}
+	return nil
+}
+
+// quit ends the program. The task stays resumable: the caller stops the
+// agents after Run returns and state.json keeps the run.
+func (m *Model) quit() tea.Cmd {
+	m.life.stop()
+	return tea.Quit
+}
+
+// stuck reports whether the run waits on the user (R and A apply).
+func (m Model) stuck() bool {
+	return m.haveState && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+}
+
+// agentsRunning reports whether quitting would stop a live agent.
+func (m Model) agentsRunning() bool {
+	for _, id := range m.agents {
+		if _, ok := m.terminal(id); ok && m.healthOf(id) != "exited" {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) moveFocus(d int) {
+	n := len(m.agents)
+	if n == 0 {
+		return
+	}
+	i := (m.focusIndex() + d + n) % n
+	m.focusID = m.agents[i]
+}
+
+func (m Model) pageStep() int {
+	if len(m.agents) == 0 || m.lay.TooSmall {
+		return 10
+	}
+	_, rows := m.lay.paneRect(m.focusIndex()).inner()
+	return max(rows/2, 1)
+}
+
+func (m *Model) scrollBy(id string, d int) {
+	if id == "" {
+		return
+	}
+	t, ok := m.terminal(id)
+	if !ok {
+		return
+	}
+	s := m.scroll[id] + d
+	m.scroll[id] = min(max(s, 0), t.ScrollbackLen())
+}
+
+// ---- paste and mouse ----
+
+func (m *Model) handlePaste(msg tea.PasteMsg) {
+	if !m.attached {
+		return
+	}
+	if t, ok := m.terminal(m.focusID); ok {
+		m.input.enqueue(t, encodePaste(msg.Content, t.Modes()))
+	}
+}
+
+type mouseKind int
+
+const (
+	mouseClick mouseKind = iota
+	mouseRelease
+	mouseMotion
+	mouseWheel
+)
+
+// wheelLines is how far one wheel notch scrolls a pane.
+const wheelLines = 3
+
+func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) {
+	if m.showHelp {
+		if kind == mouseClick {
+			m.showHelp = false
+		}
+		return
+	}
+	i := m.lay.hit(ms.X, ms.Y)
+	if i < 0 {
+		return
+	}
+	id := m.agents[i]
+	// Attached: events over the focused pane go to the application when it
+	// asked for mouse reports.
+	if m.attached && id == m.focusID {
+		if t, ok := m.terminal(id); ok {
+			r := m.lay.paneRect(i)
+			x, y := ms.X-r.X-1, ms.Y-r.Y-1
+			iw, ih := r.inner()
+			if x >= 0 && y >= 0 && x < iw && y < ih {
+				if b := encodeMouse(ms, x, y, kind == mouseRelease, kind == mouseMotion, t.Modes()); b != nil {
+					m.input.enqueue(t, b)
+					return
+				}
+			}
+		}
+	}
+	switch kind {
+	case mouseClick:
+		if id != m.focusID {
+			m.attached = false
+			m.focusID = id
+		}
+	case mouseWheel:
+		switch ms.Button {
+		case tea.MouseWheelUp:
+			m.scrollBy(id, +wheelLines)
+		case tea.MouseWheelDown:
+			m.scrollBy(id, -wheelLines)
+		}
+	}
+}

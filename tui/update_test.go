@@ -1,0 +1,521 @@
+package tui
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// findMsg runs cmd (descending into batches) and returns the first message
+// of type T it produces. Leaves that block (timers, channel waits) run in
+// their own goroutines; success does not wait for them.
+func findMsg[T tea.Msg](t *testing.T, cmd tea.Cmd) (T, bool) {
+	t.Helper()
+	var zero T
+	if cmd == nil {
+		return zero, false
+	}
+	found := make(chan T, 16)
+	var run func(c tea.Cmd)
+	pending := make(chan struct{}, 64)
+	run = func(c tea.Cmd) {
+		pending <- struct{}{}
+		go func() {
+			defer func() { <-pending }()
+			msg := c()
+			switch msg := msg.(type) {
+			case tea.BatchMsg:
+				for _, sub := range msg {
+					if sub != nil {
+						run(sub)
+					}
+				}
+			case T:
+				found <- msg
+			}
+		}()
+	}
+	run(cmd)
+	select {
+	case m := <-found:
+		return m, true
+	case <-time.After(3 * time.Second):
+		return zero, false
+	}
+}
+
+func requireQuit(t *testing.T, cmd tea.Cmd) {
+	t.Helper()
+	if _, ok := findMsg[tea.QuitMsg](t, cmd); !ok {
+		t.Fatal("expected tea.Quit")
+	}
+}
+
+func requireNoQuit(t *testing.T, cmd tea.Cmd) {
+	t.Helper()
+	// Quit is immediate; any other leaf here is a timer or a wait.
+	if cmd == nil {
+		return
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case msg := <-done:
+		if _, ok := msg.(tea.QuitMsg); ok {
+			t.Fatal("unexpected tea.Quit")
+		}
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				requireNoQuit(t, c)
+			}
+		}
+	case <-time.After(100 * time.Millisecond):
+		// A blocking leaf (timer or wait) cannot be a Quit.
+	}
+}
+
+func newKeyHarness(t *testing.T) *harness {
+	h := newHarness(t, 4, 120, 30)
+	t.Cleanup(func() { h.m.life.stop(); h.m.input.wait() })
+	return h
+}
+
+func TestKeyPauseResume(t *testing.T) {
+	h := newKeyHarness(t)
+	h.key("p")
+	h.key("r")
+	h.eng.requireCalls(t, "pause", "resume")
+}
+
+func TestKeyCancelAsks(t *testing.T) {
+	h := newKeyHarness(t)
+	h.key("c")
+	if h.m.confirm != confirmCancel || !strings.Contains(h.plain(), "Cancel the task?") {
+		t.Fatal("c did not ask")
+	}
+	h.eng.requireCalls(t) // nothing yet
+	h.key("n")
+	h.eng.requireCalls(t)
+	if h.m.confirm != confirmNone {
+		t.Fatal("n did not close the question")
+	}
+	h.key("c")
+	h.key("esc")
+	h.eng.requireCalls(t)
+	h.key("c")
+	h.key("p") // other keys do nothing while asking
+	h.key("y")
+	h.eng.requireCalls(t, "cancel")
+}
+
+func TestKeyQuit(t *testing.T) {
+	t.Run("asks_when_agents_run", func(t *testing.T) {
+		h := newKeyHarness(t)
+		requireNoQuit(t, h.key("q"))
+		if h.m.confirm != confirmQuit {
+			t.Fatal("q did not ask")
+		}
+		requireNoQuit(t, h.key("n"))
+		h.key("q")
+		requireQuit(t, h.key("y"))
+		h.eng.requireCalls(t) // quitting does not cancel the task
+	})
+	t.Run("ctrl+c_twice", func(t *testing.T) {
+		h := newKeyHarness(t)
+		requireNoQuit(t, h.key("ctrl+c"))
+		requireQuit(t, h.key("ctrl+c"))
+	})
+	t.Run("immediate_when_nothing_runs", func(t *testing.T) {
+		h := newKeyHarness(t)
+		st := testState(4)
+		h.send(SnapshotMsg{State: st, Health: map[string]string{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
+		requireQuit(t, h.key("q"))
+	})
+}
+
+func TestKeyRetryAbandon(t *testing.T) {
+	h := newKeyHarness(t)
+	h.key("R") // executing: nothing to retry
+	h.key("A")
+	h.eng.requireCalls(t)
+	if !strings.Contains(h.plain(), "abandon is for") {
+		t.Fatal("no notice for A outside needs_human")
+	}
+	st := testState(4)
+	st.State, st.Reason = workspace.PhaseNeedsHuman, "limit"
+	h.send(SnapshotMsg{State: st})
+	h.key("R")
+	h.eng.requireCalls(t, "retry")
+	h.key("A")
+	h.eng.requireCalls(t, "retry")
+	h.key("y")
+	h.eng.requireCalls(t, "retry", "abandon")
+	st.State = workspace.PhaseError
+	h.send(SnapshotMsg{State: st})
+	h.key("R")
+	h.eng.requireCalls(t, "retry", "abandon", "retry")
+}
+
+func TestKeyFocus(t *testing.T) {
+	h := newKeyHarness(t)
+	steps := []struct{ key, want string }{
+		{"tab", "reviewer"}, {"tab", "worker_1"}, {"tab", "worker_2"}, {"tab", "lead"},
+		{"shift+tab", "worker_2"}, {"1", "lead"}, {"3", "worker_1"}, {"9", "worker_1"}, {"2", "reviewer"},
+	}
+	for _, s := range steps {
+		h.key(s.key)
+		if h.m.focusID != s.want {
+			t.Fatalf("after %s focus=%s, want %s", s.key, h.m.focusID, s.want)
+		}
+	}
+	if !strings.Contains(h.view(), borders[borderFocus].tl) {
+		t.Fatal("focused pane not drawn with the focus border")
+	}
+}
+
+func TestKeyZoom(t *testing.T) {
+	h := newKeyHarness(t)
+	h.key("2")
+	h.key("z")
+	if !h.m.zoom || len(h.m.lay.Rows) != 1 || h.m.lay.Rows[0].Cells[0].Agent != 1 {
+		t.Fatal("z did not zoom the focused pane")
+	}
+	if strings.Contains(h.plain(), "lead $ line") {
+		t.Fatal("other panes visible while zoomed")
+	}
+	h.key("z")
+	if h.m.zoom || !strings.Contains(h.plain(), "lead $ line") {
+		t.Fatal("z did not restore the grid")
+	}
+}
+
+func TestKeyAttach(t *testing.T) {
+	h := newKeyHarness(t)
+	w1 := h.term("worker_1")
+	h.key("3")
+	h.key("enter")
+	if !h.m.attached || !strings.Contains(h.plain(), "ATTACHED · ctrl+] detach") {
+		t.Fatal("enter did not attach")
+	}
+	for _, k := range []string{"l", "s", "enter", "up", "p", "q", "ctrl+c", "tab"} {
+		h.key(k)
+	}
+	h.send(tea.KeyPressMsg{Code: 'x', Mod: tea.ModAlt})
+	w1.mu.Lock()
+	w1.modes.AppCursorKeys = true
+	w1.mu.Unlock()
+	h.key("up")
+	h.m.input.wait()
+	want := "ls\r\x1b[Apq\x03\t\x1bx\x1bOA"
+	if got := w1.written(); got != want {
+		t.Fatalf("attached input = %q, want %q", got, want)
+	}
+	h.eng.requireCalls(t) // p and q went to the agent, not the engine
+	if h.m.confirm != confirmNone {
+		t.Fatal("q asked to quit while attached")
+	}
+
+	// Paste: plain, then bracketed when the app enabled it.
+	h.send(tea.PasteMsg{Content: "a\nb"})
+	w1.mu.Lock()
+	w1.modes.BracketedPaste = true
+	w1.mu.Unlock()
+	h.send(tea.PasteMsg{Content: "x\x1by"})
+	h.m.input.wait()
+	if got := strings.TrimPrefix(w1.written(), want); got != "a\rb\x1b[200~xy\x1b[201~" {
+		t.Fatalf("paste = %q", got)
+	}
+
+	h.key("ctrl+]")
+	if h.m.attached {
+		t.Fatal("ctrl+] did not detach")
+	}
+	before := w1.written()
+	h.key("p")
+	h.m.input.wait()
+	if w1.written() != before {
+		t.Fatal("input reached the agent after detaching")
+	}
+	h.eng.requireCalls(t, "pause")
+	if h.term("lead").written() != "" {
+		t.Fatal("input reached an unfocused agent")
+	}
+}
+
+func TestKeyScrollback(t *testing.T) {
+	h := newKeyHarness(t)
+	h.key("pgup")
+	step := h.m.scroll["lead"]
+	if step <= 0 {
+		t.Fatal("pgup did not scroll")
+	}
+	if !strings.Contains(h.plain(), "↑ "+strconv.Itoa(step)+"/100") {
+		t.Fatal("scroll position not shown")
+	}
+	for i := 0; i < 50; i++ {
+		h.key("pgup")
+	}
+	if h.m.scroll["lead"] != 100 {
+		t.Fatalf("scroll = %d, want clamped to 100", h.m.scroll["lead"])
+	}
+	h.key("pgdown")
+	if h.m.scroll["lead"] != 100-step {
+		t.Fatalf("pgdn: scroll = %d", h.m.scroll["lead"])
+	}
+	h.key("end")
+	if h.m.scroll["lead"] != 0 {
+		t.Fatal("end did not return to live")
+	}
+	for i := 0; i < 3; i++ {
+		h.key("pgdown")
+	}
+	if h.m.scroll["lead"] != 0 {
+		t.Fatal("scrolled below live")
+	}
+}
+
+func TestKeyEventsHelp(t *testing.T) {
+	h := newKeyHarness(t)
+	h.key("e")
+	if !h.m.showEvents || !strings.Contains(h.plain(), "events (e to hide)") {
+		t.Fatal("e did not show the event log")
+	}
+	h.key("e")
+	if h.m.showEvents {
+		t.Fatal("e did not hide the event log")
+	}
+	h.key("?")
+	if !h.m.showHelp || !strings.Contains(h.plain(), "Hivemind keys") {
+		t.Fatal("? did not show help")
+	}
+	h.key("?")
+	if h.m.showHelp {
+		t.Fatal("? did not close help")
+	}
+	h.key("?")
+	h.key("esc")
+	if h.m.showHelp {
+		t.Fatal("esc did not close help")
+	}
+}
+
+func TestMouse(t *testing.T) {
+	h := newKeyHarness(t)
+	// 120×30, 4 panes: area rows 1..28, panes 60×14.
+	h.send(tea.MouseClickMsg{X: 70, Y: 20, Button: tea.MouseLeft})
+	if h.m.focusID != "worker_2" {
+		t.Fatalf("click focused %s, want worker_2", h.m.focusID)
+	}
+	h.send(tea.MouseWheelMsg{X: 5, Y: 5, Button: tea.MouseWheelUp})
+	if h.m.scroll["lead"] != wheelLines || h.m.scroll["worker_2"] != 0 {
+		t.Fatalf("wheel scrolled %v", h.m.scroll)
+	}
+	h.send(tea.MouseWheelMsg{X: 5, Y: 5, Button: tea.MouseWheelDown})
+	if h.m.scroll["lead"] != 0 {
+		t.Fatal("wheel down did not scroll back")
+	}
+
+	// Attached to an app with SGR mouse tracking: the wheel goes to the app,
+	// in pane-relative coordinates.
+	w2 := h.term("worker_2")
+	w2.mu.Lock()
+	w2.modes = screen.Modes{MouseNormal: true, MouseSGR: true}
+	w2.mu.Unlock()
+	h.key("enter")
+	h.send(tea.MouseWheelMsg{X: 70, Y: 20, Button: tea.MouseWheelUp})
+	h.send(tea.MouseClickMsg{X: 61, Y: 16, Button: tea.MouseLeft})
+	h.send(tea.MouseReleaseMsg{X: 61, Y: 16, Button: tea.MouseLeft})
+	h.m.input.wait()
+	// Pane worker_2 is at x=60, y=15 (inner origin 61,16).
+	if got, want := w2.written(), "\x1b[<64;10;5M\x1b[<0;1;1M\x1b[<0;1;1m"; got != want {
+		t.Fatalf("forwarded mouse = %q, want %q", got, want)
+	}
+	if h.m.scroll["worker_2"] != 0 {
+		t.Fatal("wheel scrolled the pane instead of reaching the app")
+	}
+	// A click on another pane detaches and focuses it.
+	h.send(tea.MouseClickMsg{X: 5, Y: 5, Button: tea.MouseLeft})
+	if h.m.attached || h.m.focusID != "lead" {
+		t.Fatal("click on another pane did not detach and focus")
+	}
+}
+
+func TestNotifications(t *testing.T) {
+	h := newKeyHarness(t)
+	st := testState(4)
+	st.State, st.Reason = workspace.PhaseNeedsHuman, "revision limit"
+	raw, ok := findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st}))
+	if !ok {
+		t.Fatal("no notification on needs_human")
+	}
+	s := raw.Msg.(string)
+	for _, want := range []string{"\a", "\x1b]9;Hivemind: needs you: revision limit\a", "\x1b]777;notify;Hivemind;needs you: revision limit\a"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("notification %q lacks %q", s, want)
+		}
+	}
+	// The same state again does not ring again.
+	if _, ok := findMsgQuick(t, h.send(SnapshotMsg{State: st})); ok {
+		t.Fatal("rang twice for one transition")
+	}
+	st.State = workspace.PhaseExecuting
+	h.send(SnapshotMsg{State: st})
+	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[string]string{"worker_2": "waiting_permission"}}))
+	if !ok || !strings.Contains(raw.Msg.(string), "worker_2 is waiting for permission") {
+		t.Fatal("no notification on waiting_permission")
+	}
+	st.State = workspace.PhaseComplete
+	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st}))
+	if !ok || !strings.Contains(raw.Msg.(string), "task complete") {
+		t.Fatal("no notification on complete")
+	}
+	raw, ok = findMsg[tea.RawMsg](t, h.send(NotifyMsg{Level: "warn", Message: "disk \x1b[31mfull"}))
+	if !ok || !strings.Contains(raw.Msg.(string), "disk full") || strings.Contains(raw.Msg.(string), "[31m") {
+		t.Fatalf("NotifyMsg notification = %q", raw.Msg)
+	}
+	if !strings.Contains(h.plain(), "disk full") {
+		t.Fatal("notice not shown")
+	}
+	h.key("tab")
+	if strings.Contains(h.plain(), "disk full") {
+		t.Fatal("notice not cleared by a key")
+	}
+}
+
+// findMsgQuick reports whether cmd yields a RawMsg without blocking leaves.
+func findMsgQuick(t *testing.T, cmd tea.Cmd) (tea.RawMsg, bool) {
+	t.Helper()
+	var walk func(c tea.Cmd) (tea.RawMsg, bool)
+	walk = func(c tea.Cmd) (tea.RawMsg, bool) {
+		if c == nil {
+			return tea.RawMsg{}, false
+		}
+		done := make(chan tea.Msg, 1)
+		go func() { done <- c() }()
+		select {
+		case msg := <-done:
+			switch msg := msg.(type) {
+			case tea.RawMsg:
+				return msg, true
+			case tea.BatchMsg:
+				for _, sub := range msg {
+					if r, ok := walk(sub); ok {
+						return r, true
+					}
+				}
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+		return tea.RawMsg{}, false
+	}
+	return walk(cmd)
+}
+
+// TestFrameCap: screen changes are drawn at most once per frame interval;
+// other messages in between do not pick up new screen content.
+func TestFrameCap(t *testing.T) {
+	h := newKeyHarness(t)
+	lead := h.term("lead")
+	h.view()
+	calls := lead.calls
+	lead.bump()
+	h.key("x") // a message redraws, but samples no new screen version
+	h.view()
+	if lead.calls != calls {
+		t.Fatal("screen re-read without a frame")
+	}
+	h.send(termsChangedMsg{}) // first change: drawn at once
+	h.view()
+	if lead.calls != calls+1 {
+		t.Fatalf("change not drawn: %d Lines calls", lead.calls-calls)
+	}
+	lead.bump()
+	cmd := h.send(termsChangedMsg{}) // within the interval: waits for a tick
+	if !h.m.frameTimer || h.m.waiting {
+		t.Fatal("second change inside the frame interval was not deferred")
+	}
+	if _, ok := findMsg[frameTickedMsg](t, cmd); !ok {
+		t.Fatal("no frame tick scheduled")
+	}
+	h.view()
+	if lead.calls != calls+1 {
+		t.Fatal("deferred change drawn early")
+	}
+	cmd = h.send(frameTickedMsg{})
+	if !h.m.waiting || h.m.frameTimer {
+		t.Fatal("not waiting for changes after the frame")
+	}
+	h.view()
+	if lead.calls != calls+2 {
+		t.Fatal("deferred change not drawn on the frame tick")
+	}
+	h.terms.signal()
+	if _, ok := findMsg[termsChangedMsg](t, cmd); !ok {
+		t.Fatal("the wait command did not deliver the change signal")
+	}
+	// An unchanged screen is not re-read on later frames.
+	h.send(frameTickedMsg{})
+	h.view()
+	if lead.calls != calls+2 {
+		t.Fatal("unchanged screen re-read")
+	}
+}
+
+// TestIdleNoWork: a paused run with no busy agent schedules nothing.
+func TestIdleNoWork(t *testing.T) {
+	h := newKeyHarness(t)
+	st := testState(4)
+	st.State = workspace.PhasePaused
+	for id, a := range st.Agents {
+		a.Status = "idle"
+		st.Agents[id] = a
+	}
+	h.send(SnapshotMsg{State: st})
+	if h.m.clockOn {
+		t.Fatal("clock runs while paused")
+	}
+	if cmd := h.send(tea.WindowSizeMsg{Width: 120, Height: 30}); cmd != nil {
+		t.Fatal("idle update scheduled work")
+	}
+	if cmd := h.key("tab"); cmd != nil {
+		t.Fatal("key in idle scheduled work")
+	}
+	// The spinner stops when nobody is busy.
+	h.m.spinning = true
+	if cmd := h.send(spinner.TickMsg{ID: h.m.spin.ID()}); cmd != nil || h.m.spinning {
+		t.Fatal("spinner kept ticking with no busy agent")
+	}
+}
+
+func TestClockTicksWhileRunning(t *testing.T) {
+	h := newKeyHarness(t)
+	if !h.m.clockOn {
+		t.Fatal("clock not started for a running task")
+	}
+	gen := h.m.clockGen
+	cmd := h.send(clockTickedMsg{gen: gen})
+	if _, ok := findMsg[clockTickedMsg](t, cmd); !ok {
+		t.Fatal("clock did not re-arm")
+	}
+	if !strings.Contains(h.plain(), "01:02:03") {
+		t.Fatal("elapsed time not shown")
+	}
+}
+
+func TestAgentOrder(t *testing.T) {
+	got := orderAgents(map[string]workspace.AgentState{
+		"worker_10": {}, "worker_2": {}, "reviewer": {}, "zeta": {}, "lead": {}, "worker_1": {},
+	})
+	want := []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "zeta"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}

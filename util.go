@@ -1,0 +1,5 @@
+package main
+
+import "strings"
+
+func splitFields(s string) []string { return strings.Fields(s) }
