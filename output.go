@@ -18,6 +18,15 @@ type printer struct {
 	mu   sync.Mutex
 	w    io.Writer
 	json bool
+	// tap, when set, receives notices instead of w (the full-screen UI).
+	tap func(level, msg string)
+}
+
+// redirect sends records to w and notices to tap (when not nil) from now on.
+func (p *printer) redirect(w io.Writer, tap func(level, msg string)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w, p.tap = w, tap
 }
 
 func newPrinter(w io.Writer, jsonLines bool) *printer { return &printer{w: w, json: jsonLines} }
@@ -40,6 +49,11 @@ func (p *printer) record(r workspace.EventRecord) {
 // notice prints a message of Hivemind itself (notifications, shutdown).
 func (p *printer) notice(level, msg string) {
 	p.mu.Lock()
+	if tap := p.tap; tap != nil {
+		p.mu.Unlock()
+		tap(level, msg)
+		return
+	}
 	defer p.mu.Unlock()
 	if p.json {
 		b, _ := json.Marshal(map[string]any{"time": time.Now().UTC(), "type": "notice", "level": level, "message": msg})

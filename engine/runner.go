@@ -354,6 +354,10 @@ func (r *Runner) execute(effects []Effect) {
 		}
 	}
 	if external {
+		// The log's fsyncs would queue on the same journal as ours: hold
+		// the writer while the trigger → inject path runs.
+		r.logw.hold(true)
+		defer r.logw.hold(false)
 		r.saveState()
 	}
 	failed := r.writeFiles(files)
@@ -800,7 +804,19 @@ type runnerLog struct {
 	written uint64
 	started bool
 	closed  bool
+	held    bool
 	done    chan struct{}
+}
+
+// hold pauses (true) or resumes (false) writing; flush and close still
+// wait for everything, so a hold never loses or reorders a record.
+func (l *runnerLog) hold(on bool) {
+	l.mu.Lock()
+	l.held = on
+	l.mu.Unlock()
+	if !on {
+		l.cond.Broadcast()
+	}
 }
 
 func newRunnerLog(log EventAppender, onErr func(error)) *runnerLog {
@@ -836,7 +852,7 @@ func (l *runnerLog) run() {
 	defer close(l.done)
 	l.mu.Lock()
 	for {
-		for len(l.queue) == 0 && !l.closed {
+		for (len(l.queue) == 0 || l.held) && !l.closed {
 			l.cond.Wait()
 		}
 		if len(l.queue) == 0 && l.closed {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,7 +32,16 @@ type benchRig struct {
 
 func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	b.Helper()
+	// HIVEMIND_BENCH_DIR puts the workspace elsewhere (e.g. /dev/shm, to
+	// separate the engine's own latency from the disk's fsync latency).
 	project := b.TempDir()
+	if d := os.Getenv("HIVEMIND_BENCH_DIR"); d != "" {
+		var err error
+		if project, err = os.MkdirTemp(d, "bench-"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(project) })
+	}
 	ws, err := workspace.Open(filepath.Join(project, ".hivemind"))
 	if err != nil {
 		b.Fatal(err)
@@ -70,6 +80,33 @@ func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	rig.r.Send(TaskSubmitted{Task: task, TaskDir: td.Dir()})
 	rig.waitInject(b) // the Lead's first assignment
 	return rig
+}
+
+// benchTaskTriggers is how many triggers one task of the benchmark sees
+// before a fresh task starts: a real task has tens, and the state (review
+// rounds, consumed triggers) grows with each. HIVEMIND_BENCH_TASK_TRIGGERS
+// changes it (e.g. 1000: one task for the whole run).
+func benchTaskTriggers() int {
+	if n, err := strconv.Atoi(os.Getenv("HIVEMIND_BENCH_TASK_TRIGGERS")); err == nil && n > 0 {
+		return n
+	}
+	return 50
+}
+
+// next returns the rig for trigger i: a fresh task (runner, workspace)
+// every benchTaskTriggers triggers, set up outside the timed region.
+func (rig *benchRig) next(b *testing.B, i int, quiet time.Duration) *benchRig {
+	if rig != nil && i%benchTaskTriggers() != 0 {
+		return rig
+	}
+	b.StopTimer()
+	defer b.StartTimer()
+	if rig != nil {
+		rig.cancel()
+		<-rig.done
+		rig.done <- nil // for the Cleanup registered by newBenchRig
+	}
+	return newBenchRig(b, quiet)
 }
 
 func (rig *benchRig) waitInject(b *testing.B) time.Time {
@@ -127,10 +164,11 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 // archive, state + backup, events, assignment (all fsync'd) → Inject.
 // Run with -benchtime=1000x for 1000 triggers.
 func BenchmarkTriggerToInject(b *testing.B) {
-	rig := newBenchRig(b, time.Hour)
+	var rig *benchRig
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
+		rig = rig.next(b, i, time.Hour)
 		rel, content, agent := benchTrigger(i)
 		rig.write(b, rel, content)
 		rig.drain()
@@ -147,10 +185,11 @@ func BenchmarkTriggerToInject(b *testing.B) {
 // measured from the end of the quiet period (last write + quiet).
 func BenchmarkTriggerToInjectQuiet(b *testing.B) {
 	const quiet = 20 * time.Millisecond
-	rig := newBenchRig(b, quiet)
+	var rig *benchRig
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
+		rig = rig.next(b, i, quiet)
 		rel, content, _ := benchTrigger(i)
 		rig.drain()
 		written := rig.write(b, rel, content)

@@ -109,6 +109,7 @@ func BenchmarkMemoryPerSession(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/sessions/(1<<20), "MiB/session")
+		b.ReportMetric(float64(ss[0].ScrollbackLen()), "scrollback-lines")
 		for _, s := range ss {
 			if s.ScrollbackLen() == 0 {
 				b.Fatal("no scrollback kept")

@@ -188,21 +188,26 @@ func (s *Session) pause(d time.Duration) bool {
 	}
 }
 
-// inputHolds reports whether the screen still shows the start of text (or
-// Claude's collapsed "[Pasted text" marker) on the prompt line.
+// inputHolds reports whether the input box — the last screen line with
+// the prompt glyph ❯ — shows the start of text or Claude's collapsed
+// "[Pasted text" marker. Earlier prompts in the transcript do not count.
 func (s *Session) inputHolds(text string) bool {
-	screenText := s.Text()
-	if strings.Contains(screenText, "[Pasted text") {
-		return true
-	}
-	probe := []rune(strings.TrimSpace(strings.SplitN(text, "\n", 2)[0]))
-	if len(probe) > 12 {
-		probe = probe[:12]
-	}
-	for _, line := range strings.Split(screenText, "\n") {
-		if i := strings.Index(line, claudePrompt); i >= 0 && strings.Contains(line[i:], string(probe)) {
+	lines := strings.Split(s.Text(), "\n")
+	cols, _ := s.Size()
+	for i := len(lines) - 1; i >= 0; i-- {
+		k := strings.LastIndex(lines[i], claudePrompt)
+		if k < 0 {
+			continue
+		}
+		box := lines[i][k:]
+		if strings.Contains(box, "[Pasted text") {
 			return true
 		}
+		probe := []rune(strings.TrimSpace(strings.SplitN(text, "\n", 2)[0]))
+		if n := min(40, cols-6); n > 0 && len(probe) > n {
+			probe = probe[:n]
+		}
+		return len(probe) > 0 && strings.Contains(box, string(probe))
 	}
 	return false
 }

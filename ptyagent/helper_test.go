@@ -107,7 +107,7 @@ func helperSim(claude bool) int {
 	title := func(t string) { fmt.Fprintf(out, "\x1b]0;%s\x07", t) }
 	prompt := func() {
 		if claude {
-			fmt.Fprint(out, "\r\n────\r\n❯\u00a0\r\n────\x1b[2A\x1b[3G")
+			fmt.Fprint(out, "\r\n────\r\n❯\u00a0\r\n────\x1b[1A\x1b[3G")
 		} else {
 			fmt.Fprint(out, "\r\nsim> ")
 		}

@@ -49,6 +49,9 @@ var ErrNoRelay = errors.New("ptyagent: no hook relay in the environment")
 
 // HookMessage is one line of the relay protocol:
 // {"agent":"…","event":"…","payload":<hook stdin json>}\n
+// The relay answers each line with "ok\n" once the agent's session has
+// queued it; clients may wait for it (SendHook does, up to 500 ms) so that
+// hooks sent in sequence are handled in sequence.
 // Decision/Reason are optional: the hook process sets Decision "deny" when
 // it denied a PreToolUse call locally, so the denial is reported as an
 // EventHookDenied.
@@ -60,7 +63,10 @@ type HookMessage struct {
 	Reason   string          `json:"reason,omitempty"`
 }
 
-const hookDialTimeout = 200 * time.Millisecond
+const (
+	hookDialTimeout = 200 * time.Millisecond
+	hookAckTimeout  = 500 * time.Millisecond
+)
 
 // SendHook sends one hook event to the relay socket. It gives up after
 // 200 ms; the payload should be JSON (anything else is sent as a string).
@@ -83,10 +89,19 @@ func SendHookMessage(socket string, m HookMessage) error {
 		return fmt.Errorf("ptyagent: hook: dial relay: %w", err)
 	}
 	defer c.Close()
-	_ = c.SetWriteDeadline(time.Now().Add(hookDialTimeout))
+	_ = c.SetDeadline(time.Now().Add(hookAckTimeout))
 	if _, err := c.Write(line); err != nil {
 		return fmt.Errorf("ptyagent: hook: write relay: %w", err)
 	}
+	// Wait for the relay's "ok": hooks sent one after the other (as Claude
+	// runs them) are then handled in that order, though each uses its own
+	// connection. A missing ack is not an error worth blocking for.
+	// Half-close first, so a reader that waits for EOF is not kept waiting.
+	if uc, ok := c.(*net.UnixConn); ok {
+		_ = uc.CloseWrite()
+	}
+	var ack [3]byte
+	_, _ = io.ReadFull(c, ack[:])
 	return nil
 }
 
@@ -198,8 +213,10 @@ func (s *hookServer) serve(c net.Conn) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			var m HookMessage
 			if json.Unmarshal(line, &m) == nil && m.Agent != "" && m.Event != "" {
-				s.deliver(m)
+				s.deliver(m) // queued in the agent's session, in order
 			}
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = c.Write([]byte("ok\n"))
 		}
 		if err != nil {
 			return

@@ -78,6 +78,7 @@ type Session struct {
 	sawStart    bool
 	exitCode    int
 	stopping    bool
+	dead        bool
 	queue       []message
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
@@ -341,7 +342,7 @@ func (s *Session) Write(p []byte) (int, error) {
 // EventDeliveryFailed with the same seq.
 func (s *Session) Inject(seq int, text string) error {
 	s.mu.Lock()
-	if s.health == HealthExited {
+	if s.dead {
 		s.mu.Unlock()
 		return ErrExited
 	}
@@ -480,6 +481,7 @@ func (s *Session) waiter() {
 	s.mu.Lock()
 	s.exitCode = code
 	s.leftover = left
+	s.dead = true // Inject refuses from here on
 	pending := s.queue
 	s.queue = nil
 	s.mu.Unlock()

@@ -56,8 +56,11 @@ type Terminals interface {
 // e.g. for *ptyagent.Manager:
 //
 //	tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
-//		s := mgr.Session(id)
-//		return s, s != nil
+//		s, ok := mgr.Session(id)
+//		if !ok || s == nil {
+//			return nil, false // never a typed nil inside the interface
+//		}
+//		return s, true
 //	}, mgr.Changed())
 func TerminalsFunc(lookup func(agentID string) (Terminal, bool), changed <-chan struct{}) Terminals {
 	return funcTerminals{lookup: lookup, changed: changed}

@@ -519,3 +519,31 @@ func TestAgentOrder(t *testing.T) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
 }
+
+type cursorTerm struct {
+	*fakeTerm
+	x, y int
+}
+
+func (c *cursorTerm) Cursor() (int, int, bool) { return c.x, c.y, true }
+
+func TestAttachedCursor(t *testing.T) {
+	h := newKeyHarness(t)
+	ct := &cursorTerm{fakeTerm: newFakeTerm("reviewer"), x: 4, y: 2}
+	h.m.opts.Terminals = TerminalsFunc(func(id string) (Terminal, bool) {
+		if id == "reviewer" {
+			return ct, true
+		}
+		return h.terms.Terminal(id)
+	}, h.terms.Changed())
+	h.key("2")
+	if h.m.View().Cursor != nil {
+		t.Fatal("cursor shown while not attached")
+	}
+	h.key("enter")
+	c := h.m.View().Cursor
+	// reviewer's pane is at x=60, y=1 in a 120×30 4-pane grid.
+	if c == nil || c.X != 60+1+4 || c.Y != 1+1+2 {
+		t.Fatalf("cursor = %+v, want at (65,4)", c)
+	}
+}

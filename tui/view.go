@@ -66,7 +66,39 @@ func (m Model) View() tea.View {
 	if m.haveState {
 		v.WindowTitle = "Hivemind · " + string(m.st.State)
 	}
+	v.Cursor = m.attachedCursor()
 	return v
+}
+
+// cursorReporter is implemented by terminals that know their cursor (like
+// *ptyagent.Session); while attached, the real cursor is shown there.
+type cursorReporter interface {
+	Cursor() (x, y int, visible bool)
+}
+
+func (m Model) attachedCursor() *tea.Cursor {
+	if !m.attached || m.showHelp || m.lay.TooSmall || m.scroll[m.focusID] > 0 {
+		return nil
+	}
+	t, ok := m.terminal(m.focusID)
+	if !ok {
+		return nil
+	}
+	cr, ok := t.(cursorReporter)
+	if !ok {
+		return nil
+	}
+	i := m.focusIndex()
+	if !m.lay.visible(i) {
+		return nil
+	}
+	x, y, vis := cr.Cursor()
+	r := m.lay.paneRect(i)
+	iw, ih := r.inner()
+	if !vis || x < 0 || y < 0 || x >= iw || y >= ih {
+		return nil
+	}
+	return tea.NewCursor(r.X+1+x, r.Y+1+y)
 }
 
 // render composes the frame: exactly m.height lines, none wider than

@@ -204,7 +204,16 @@ func parseEventLine(line []byte) (EventRecord, error) {
 // naming its line number; the records before it are returned with it. Blank
 // lines are skipped. A missing file wraps fs.ErrNotExist.
 func ReadEvents(path string) (recs []EventRecord, torn bool, err error) {
-	data, err := readNoFollow(path)
+	// Not readNoFollow: an event log may be larger than its size cap.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			err = fmt.Errorf("%s: %w", path, ErrSymlink)
+		}
+		return nil, false, fmt.Errorf("workspace: read events: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: read events: %w", err)
 	}

@@ -163,6 +163,9 @@ func TestEventLogSymlinkRefused(t *testing.T) {
 	if _, err := OpenEventLog(td); err == nil {
 		t.Fatal("opened events through a symlink")
 	}
+	if _, _, err := ReadEvents(filepath.Join(td.Dir(), EventsFile)); !errors.Is(err, ErrSymlink) {
+		t.Errorf("ReadEvents through a symlink: %v", err)
+	}
 	if got, _ := os.ReadFile(victim); string(got) != "keep" {
 		t.Errorf("victim changed: %q", got)
 	}

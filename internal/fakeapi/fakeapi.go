@@ -85,11 +85,25 @@ type Request struct {
 	Status int
 	// Reply says what was answered: "text", "tool_use", or "error".
 	Reply string
-	// Tool and ToolPath describe the tool call answered, if any.
-	Tool     string
-	ToolPath string
+	// Tool and ToolPath describe the tool call answered, if any; ToolID
+	// is its tool_use id and ToolContent the content of a Write.
+	Tool        string
+	ToolPath    string
+	ToolID      string
+	ToolContent string
+	// Results are the tool results the request carries in its last user
+	// message (what Claude Code's real tools answered to the previous
+	// tool call).
+	Results []ToolResult
 	// StopReason is the answer's stop_reason.
 	StopReason string
+}
+
+// ToolResult is one tool_result block sent back by Claude Code.
+type ToolResult struct {
+	ID      string
+	IsError bool
+	Text    string
 }
 
 // Server is a running fake API.
@@ -239,6 +253,28 @@ func (m apiMessage) text() string {
 	return strings.Join(parts, "\n")
 }
 
+func (m apiMessage) toolResults() []ToolResult {
+	var out []ToolResult
+	for _, b := range m.blocks() {
+		if b.Type != "tool_result" {
+			continue
+		}
+		r := ToolResult{ID: b.ToolUseID, IsError: b.IsError}
+		var s string
+		if json.Unmarshal(b.Content, &s) == nil {
+			r.Text = s
+		} else {
+			var bs []block
+			_ = json.Unmarshal(b.Content, &bs)
+			for _, x := range bs {
+				r.Text += x.Text
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func (m apiMessage) hasToolResult() bool {
 	for _, b := range m.blocks() {
 		if b.Type == "tool_result" {
@@ -302,6 +338,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	}
 	if last >= 0 {
 		rec.Prompt = req.Messages[last].text()
+		rec.Results = req.Messages[last].toolResults()
 		for i := last; i >= 0; i-- {
 			m := req.Messages[i]
 			if m.Role != "user" {
@@ -360,6 +397,12 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 		model = f.script.Model
 	}
 	content := f.content(s)
+	for _, b := range content {
+		if b["type"] == "tool_use" {
+			rec.ToolID, _ = b["id"].(string)
+		}
+	}
+	rec.ToolContent = s.content
 	usage := map[string]any{"input_tokens": 1 + len(rec.Body)/40, "output_tokens": 1 + (len(s.text)+len(s.content))/4,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !req.Stream {
@@ -620,6 +663,37 @@ func chunks(s string, n int) []string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// UserPrompts returns the text of every user message of the request's
+// conversation that is not a tool result, oldest first (what was typed into
+// Claude Code, with any reminders Claude added to the same message).
+func (r Request) UserPrompts() []string {
+	var req apiRequest
+	if json.Unmarshal(r.Body, &req) != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == "user" && !m.hasToolResult() {
+			out = append(out, m.text())
+		}
+	}
+	return out
+}
+
+// HivemindLines returns every [HIVEMIND] line typed into the request's
+// conversation, oldest first: the injected messages the model has seen.
+func (r Request) HivemindLines() []string {
+	var out []string
+	for _, p := range r.UserPrompts() {
+		for _, l := range strings.Split(p, "\n") {
+			if i := strings.Index(l, "[HIVEMIND]"); i >= 0 {
+				out = append(out, strings.TrimSpace(l[i:]))
+			}
+		}
+	}
+	return out
+}
 
 // TurnsEnded counts the model turns for that assignment path that ended
 // (main requests, offering tools, answered with stop_reason end_turn). Side

@@ -60,15 +60,18 @@ func BenchmarkMemory(b *testing.B) {
 func benchmarkMemory(b *testing.B, mk func(Options) Screen) {
 	data := benchWorkload()
 	var mib float64
+	var sb int
 	for range b.N {
 		before := heapInUse()
 		s := mk(Options{Cols: 120, Rows: 40, Scrollback: 10000})
 		feed(s, data)
 		mib = float64(heapInUse()-before) / (1 << 20)
+		sb = s.ScrollbackLen()
 		runtime.KeepAlive(s)
 		_ = s.Close()
 	}
 	b.ReportMetric(mib, "MiB/pane")
+	b.ReportMetric(float64(sb), "scrollback-lines")
 }
 
 func heapInUse() int64 {

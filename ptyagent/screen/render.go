@@ -285,7 +285,7 @@ func (t *Term) resizeRows(ls []*line, rows, cy int, main bool) ([]*line, int) {
 		dy--
 	}
 	for len(ls) < rows {
-		if main && !t.altOn && t.sb.len() > 0 {
+		if main && t.sb.len() > 0 {
 			l := &line{c: make([]cell, t.cols)}
 			t.decode(t.sb.pop(), l)
 			ls = append([]*line{l}, ls...)

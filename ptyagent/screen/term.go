@@ -86,7 +86,8 @@ type Term struct {
 	tabs     []bool
 	modes    Modes
 	title    string
-	lastRune rune
+	lastRune rune // single-byte character REP repeats, 0 for none
+	zwj      bool // a zero-width joiner is pending
 
 	styles   styleTable
 	combos   []string
@@ -122,8 +123,9 @@ const penCacheBits = 6
 // marks on new sequences are dropped.
 const maxCombos = 1 << 16
 
-// maxComboLen bounds the bytes of one cell's combining sequence.
-const maxComboLen = 32
+// maxComboLen bounds the bytes of one cell (tmux's UTF8_SIZE); what
+// would not fit is dropped.
+const maxComboLen = 21
 
 func newTerm(opts Options) *Term {
 	initWidths()
@@ -311,7 +313,8 @@ func (t *Term) write(p []byte) {
 			}
 			t.strNeed = 0
 			switch {
-			case b == 0x07 || b == 0x9C:
+			case b == 0x07:
+				// 8-bit ST (0x9C) is not recognised in UTF-8 mode, as in tmux.
 				t.dispatchString()
 				t.st = psGround
 			case b == 0x1b:
@@ -486,6 +489,7 @@ func (t *Term) erase() uint32 {
 
 // execute handles C0 controls.
 func (t *Term) execute(b byte) {
+	t.lastRune = 0
 	switch b {
 	case '\n', '\v', '\f':
 		t.index()
@@ -607,6 +611,19 @@ func (t *Term) printRune(r rune) {
 		r = decGraphics[r-0x60]
 	}
 	w := runeWidth(r)
+	// A zero-width joiner is held as tmux 3.3 does: the next non-ASCII
+	// character joins the cell before the cursor together with it (ASCII
+	// leaves it pending).
+	if r == 0x200D {
+		t.zwj = t.zwj || t.x > 0 || t.wrapNext
+		return
+	}
+	if t.zwj && r >= utf8.RuneSelf {
+		t.zwj = false
+		t.combine(0x200D)
+		t.combine(r)
+		return
+	}
 	if w == 0 {
 		t.combine(r)
 		return
@@ -641,7 +658,10 @@ func (t *Term) printRune(r rune) {
 	if w == 2 {
 		c[x+1] = cell{contCell, t.penID}
 	}
-	t.lastRune = r
+	t.lastRune = 0
+	if r < utf8.RuneSelf {
+		t.lastRune = r
+	}
 	if x+w >= t.cols {
 		t.x = t.cols - 1
 		t.wrapNext = t.autowrap
@@ -858,14 +878,12 @@ func (t *Term) moveTo(x, y int) {
 	t.wrapNext = false
 }
 
+// reset is RIS as tmux does it: the current screen is cleared and the
+// modes reset, but the alternate screen stays active and the title kept.
 func (t *Term) reset() {
-	for _, l := range t.main {
+	for _, l := range t.scr {
 		t.clearLine(l, 0)
 	}
-	for _, l := range t.alt {
-		t.clearLine(l, 0)
-	}
-	t.scr, t.altOn = t.main, false
 	t.x, t.y, t.wrapNext = 0, 0, false
 	t.pen = style{}
 	t.updatePen()
@@ -873,11 +891,11 @@ func (t *Term) reset() {
 	t.top, t.bot = 0, t.rows-1
 	t.origin, t.autowrap, t.insert, t.lnm, t.g0DEC = false, true, false, false, false
 	t.resetTabs()
-	t.modes = Modes{CursorVisible: true}
-	t.title = ""
+	t.modes = Modes{CursorVisible: true, AltScreen: t.altOn}
 }
 
 func (t *Term) esc(cmd ansi.Cmd) {
+	t.lastRune = 0
 	inter := cmd.Intermediate()
 	final := cmd.Final()
 	switch inter {
@@ -934,6 +952,7 @@ func param(params ansi.Params, i, def int) int {
 }
 
 func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
+	defer func() { t.lastRune = 0 }()
 	prefix := cmd.Prefix()
 	inter := cmd.Intermediate()
 	final := cmd.Final()
@@ -960,9 +979,9 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 		t.insertCellsAt(n)
 	case 'A':
 		t.cursorUp(n)
-	case 'B', 'e':
+	case 'B':
 		t.cursorDown(n)
-	case 'C', 'a':
+	case 'C':
 		t.wrapNext = false
 		t.x = min(t.x+n, t.cols-1)
 	case 'D':
@@ -979,11 +998,6 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 		t.x = min(n, t.cols) - 1
 	case 'H', 'f':
 		t.moveTo(param(params, 1, 1)-1, n-1)
-	case 'I':
-		for range min(n, t.cols) {
-			t.wrapNext = false
-			t.execute('\t')
-		}
 	case 'J':
 		t.eraseDisplay(param0(params))
 	case 'K':
@@ -1013,9 +1027,11 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 			t.x = max(x, 0)
 		}
 	case 'b':
-		if t.lastRune != 0 {
-			for range min(n, t.cols*t.rows) {
-				t.printRune(t.lastRune)
+		// tmux: only a single-byte character printed just before, and no
+		// further than the end of the line.
+		if last := t.lastRune; last != 0 && !t.wrapNext {
+			for range min(n, t.cols-t.x) {
+				t.printRune(last)
 			}
 		}
 	case 'c':
@@ -1151,7 +1167,6 @@ func (t *Term) insertLines(n int) {
 		bot = t.rows - 1
 	}
 	t.scrollDown(t.y, bot, n)
-	t.x, t.wrapNext = 0, false
 }
 
 func (t *Term) deleteLines(n int) {
@@ -1161,7 +1176,6 @@ func (t *Term) deleteLines(n int) {
 	}
 	// Deleted lines never go to the scrollback.
 	t.scrollUpHist(t.y, bot, n, false)
-	t.x, t.wrapNext = 0, false
 }
 
 func (t *Term) setDECMode(m int, on bool) {
