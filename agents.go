@@ -82,6 +82,10 @@ func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bo
 		SettingsPath: settings,
 		ExtraArgs:    roles.ClaudeArgs(roles.DefaultPolicy(role), f.cfg.Role(role), prompt),
 	}
+	if rel, err := filepath.Rel(f.project, f.td.Dir()); err != nil || strings.HasPrefix(rel, "..") {
+		// A --workspace outside the project: let Claude's tools reach it.
+		o.AddDirs = []string{f.td.Dir()}
+	}
 	return ptyagent.ClaudeSpec(base, o), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -78,6 +79,11 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	cfg, _, err := loadConfig(o, root)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
+	}
+	if profileName(o, cfg) == "claude" {
+		if _, err := exec.LookPath("claude"); err != nil {
+			return nil, fmt.Errorf("claude (Claude Code) is not on PATH: install it with `npm install -g @anthropic-ai/claude-code`, or try the built-in agents with --agent sim")
+		}
 	}
 	a := &app{opts: o, cfg: cfg, project: project, root: root, out: newPrinter(stdout, o.json),
 		terminal: make(chan struct{})}

@@ -35,7 +35,9 @@ type options struct {
 
 const usage = `Usage:
   hivemind [flags] "task text"        run a task (full screen; --headless for no TUI)
-  hivemind [flags]                    resume the unfinished task, if any
+  hivemind [flags]                    start screen: choose the project, type a task or resume
+                                      (without a terminal: resume the unfinished task, if any)
+  hivemind tasks [--json]             the tasks of this project: state, start, duration
   hivemind demo                       built-in simulated agents, throwaway project
   hivemind status [--json]            the current task's state.json
   hivemind events [--follow] [--json] the event log
@@ -122,6 +124,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "status":
 		return report(stderr, cmdStatus(o, stdout))
+	case "tasks":
+		return report(stderr, cmdTasks(o, stdout))
 	case "events":
 		return report(stderr, cmdEvents(o, stdout))
 	case "roles":

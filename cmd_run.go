@@ -18,6 +18,10 @@ const cancelGrace = 30 * time.Second
 
 // cmdRun runs a task (or resumes the unfinished one) to a final state.
 func cmdRun(o options, task string, stdout, stderr io.Writer) int {
+	if task == "" && !o.resume && !o.headless && isTerminal() {
+		// No task: the full-screen start screen (cmd_start.go).
+		return runFrontDoor(o, nil)
+	}
 	a, err := newApp(o, task, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "hivemind:", err)

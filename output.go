@@ -110,6 +110,13 @@ func short(v any) string {
 	switch x := v.(type) {
 	case string:
 		s = x
+	case map[string]any:
+		// An object with an id (a task, a subtask) is named by it.
+		if id, ok := x["id"].(string); ok && id != "" {
+			return id
+		}
+		bs, _ := json.Marshal(x)
+		s = string(bs)
 	default:
 		bs, err := json.Marshal(x)
 		if err != nil {

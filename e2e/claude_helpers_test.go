@@ -3,13 +3,13 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +36,9 @@ type ClaudeOffline struct {
 	// it): claudetest.Env(Home, API.URL()) (which keeps PATH) plus
 	// XDG_CONFIG_HOME inside Home.
 	Env []string
+
+	mu    sync.Mutex
+	procs []*hmProcess // every hivemind started, for the failure dump
 }
 
 // SetupClaudeOffline skips the test when `claude` is not on PATH (or in
@@ -55,7 +58,9 @@ func SetupClaudeOffline(t *testing.T, sc fakeapi.Script) *ClaudeOffline {
 	api := fakeapi.New(sc)
 	t.Cleanup(api.Close)
 	env := append(claudetest.Env(home, api.URL()), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
-	return &ClaudeOffline{Project: project, Home: home, API: api, Env: env}
+	c := &ClaudeOffline{Project: project, Home: home, API: api, Env: env}
+	c.dumpOnFailure(t)
+	return c
 }
 
 // gitInit makes dir a git repository with one commit.
@@ -112,6 +117,9 @@ func (c *ClaudeOffline) Start(t *testing.T, args ...string) *hmProcess {
 		p.cancel()
 		<-p.done
 	})
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
 	return p
 }
 
@@ -149,7 +157,7 @@ func taskDirOf(project string) string {
 }
 
 // events reads a task's events.jsonl (nil while it does not exist).
-func events(dir string) []workspace.EventRecord {
+func readEventLog(dir string) []workspace.EventRecord {
 	recs, _, _ := workspace.ReadEvents(filepath.Join(dir, workspace.EventsFile))
 	return recs
 }
@@ -162,7 +170,7 @@ func waitEvent(t *testing.T, c *ClaudeOffline, p *hmProcess, d time.Duration, wh
 	deadline := time.Now().Add(d)
 	for {
 		if dir := taskDirOf(c.Project); dir != "" {
-			for _, r := range events(dir) {
+			for _, r := range readEventLog(dir) {
 				if ok(r) {
 					return r
 				}
@@ -179,7 +187,7 @@ func waitEvent(t *testing.T, c *ClaudeOffline, p *hmProcess, d time.Duration, wh
 }
 
 // detail returns a string detail of an event record.
-func detail(r workspace.EventRecord, key string) string {
+func recDetail(r workspace.EventRecord, key string) string {
 	switch v := r.Details[key].(type) {
 	case string:
 		return v
@@ -198,6 +206,7 @@ func seqOf(r workspace.EventRecord) int {
 
 // injection is one assignment_sent with what became of it.
 type injection struct {
+	idx       int // index of its assignment_sent record
 	agent     string
 	seq       int
 	line      string // the [HIVEMIND] line typed
@@ -211,12 +220,12 @@ type injection struct {
 func injections(dir string, recs []workspace.EventRecord) []*injection {
 	var out []*injection
 	by := map[string]*injection{}
-	for _, r := range recs {
+	for i, r := range recs {
 		key := fmt.Sprintf("%s/%d", r.Agent, seqOf(r))
 		switch r.Type {
 		case "assignment_sent":
-			in := &injection{agent: r.Agent, seq: seqOf(r),
-				line: engine.InjectText(detail(r, "what"), engine.AssignmentFile(dir, r.Agent))}
+			in := &injection{idx: i, agent: r.Agent, seq: seqOf(r),
+				line: engine.InjectText(recDetail(r, "what"), engine.AssignmentFile(dir, r.Agent))}
 			out = append(out, in)
 			by[key] = in
 		case engine.InputPrefix + "injection_result":
@@ -226,7 +235,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 			}
 			if d, _ := r.Details["delivered"].(bool); d {
 				in.delivered++
-				in.how = detail(r, "detail")
+				in.how = recDetail(r, "detail")
 			} else {
 				in.failed++
 			}
@@ -236,12 +245,11 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 }
 
 // checkInjections asserts that every injected message was confirmed
-// submitted exactly once (events.jsonl) and that each agent's model saw
-// exactly those [HIVEMIND] lines, each once, in order (the fake API's
-// newest request of that agent carries the whole conversation). sessions
-// lists, per agent, the [HIVEMIND] lines of earlier sessions to expect
-// first (nil when the conversation started in this run). It returns the
-// number of confirmed injections.
+// submitted exactly once, by Claude's UserPromptSubmit hook or its busy
+// title (events.jsonl), and that each agent's model saw exactly those
+// [HIVEMIND] lines, each once, in order (the fake API's newest request of
+// that agent carries the whole conversation). It returns the number of
+// confirmed injections.
 func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server) int {
 	t.Helper()
 	ins := injections(dir, recs)
@@ -251,9 +259,9 @@ func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api
 	want := map[string][]string{}
 	confirmed := 0
 	for _, in := range ins {
-		if in.delivered != 1 || in.failed != 0 {
-			t.Errorf("%s seq %d: %d delivered and %d failed injection results, want exactly 1 delivered",
-				in.agent, in.seq, in.delivered, in.failed)
+		if in.delivered != 1 || in.failed != 0 || !strings.HasPrefix(in.how, "confirmed by") {
+			t.Errorf("%s seq %d: %d delivered (%q) and %d failed injection results, want exactly 1 confirmed",
+				in.agent, in.seq, in.delivered, in.how, in.failed)
 		}
 		if in.delivered > 0 {
 			confirmed++
@@ -270,6 +278,75 @@ func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api
 		if strings.Join(got, "\n") != strings.Join(lines, "\n") {
 			t.Errorf("%s: the model saw the [HIVEMIND] lines\n  %s\nwant each injected line exactly once, in order:\n  %s",
 				agent, strings.Join(got, "\n  "), strings.Join(lines, "\n  "))
+		}
+	}
+	return confirmed
+}
+
+// checkResumedInjections is checkInjections for a run killed and resumed:
+// resumed is the index of the resume record in recs and before maps each
+// agent to the [HIVEMIND] lines its model had seen before the kill. Every
+// message injected after the resume must be confirmed exactly once; one
+// injected before the kill at most once. Each agent's final conversation
+// must start with what it had before the kill (the resumed session), then
+// hold only lines injected before the kill (an injection under way at the
+// kill may or may not have been submitted), each at most once and in order,
+// and end with exactly the lines injected after the resume. It returns the
+// number of injections confirmed after the resume.
+func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventRecord, resumed int,
+	api *fakeapi.Server, before map[string][]string) int {
+	t.Helper()
+	oldLines, newLines := map[string][]string{}, map[string][]string{}
+	confirmed := 0
+	for _, in := range injections(dir, recs) {
+		if in.idx < resumed {
+			if in.delivered > 1 || in.failed > 0 {
+				t.Errorf("%s seq %d (before the kill): %d delivered, %d failed", in.agent, in.seq, in.delivered, in.failed)
+			}
+			oldLines[in.agent] = append(oldLines[in.agent], in.line)
+			continue
+		}
+		if in.delivered != 1 || in.failed != 0 || !strings.HasPrefix(in.how, "confirmed by") {
+			t.Errorf("%s seq %d: %d delivered (%q) and %d failed injection results, want exactly 1 confirmed",
+				in.agent, in.seq, in.delivered, in.how, in.failed)
+		}
+		if in.delivered > 0 {
+			confirmed++
+		}
+		newLines[in.agent] = append(newLines[in.agent], in.line)
+	}
+	for _, agent := range claudeAgents {
+		last, ok := lastMainRequest(api, agent)
+		if !ok {
+			t.Errorf("%s: no request", agent)
+			continue
+		}
+		got := last.HivemindLines()
+		bad := func(why string) {
+			t.Errorf("%s: %s; the model saw\n  %s\nbefore the kill it had seen\n  %s\ninjected before the kill\n  %s\ninjected after the resume\n  %s",
+				agent, why, strings.Join(got, "\n  "), strings.Join(before[agent], "\n  "),
+				strings.Join(oldLines[agent], "\n  "), strings.Join(newLines[agent], "\n  "))
+		}
+		nl := newLines[agent]
+		if len(got) < len(nl) || strings.Join(got[len(got)-len(nl):], "\n") != strings.Join(nl, "\n") {
+			bad("the conversation does not end with the lines injected after the resume, each once")
+			continue
+		}
+		prefix := got[:len(got)-len(nl)]
+		if len(prefix) < len(before[agent]) || strings.Join(prefix[:len(before[agent])], "\n") != strings.Join(before[agent], "\n") {
+			bad("the resumed conversation does not start with the one before the kill")
+			continue
+		}
+		old, j := oldLines[agent], 0
+		for _, l := range prefix {
+			for j < len(old) && old[j] != l {
+				j++
+			}
+			if j == len(old) {
+				bad("a line before the resumed ones was not injected before the kill, or was seen twice")
+				break
+			}
+			j++
 		}
 	}
 	return confirmed
@@ -293,7 +370,7 @@ func healthLog(recs []workspace.EventRecord) map[string][]string {
 	m := map[string][]string{}
 	for _, r := range recs {
 		if r.Type == engine.InputPrefix+"agent_health" {
-			m[r.Agent] = append(m[r.Agent], detail(r, "health")+" ("+detail(r, "detail")+")")
+			m[r.Agent] = append(m[r.Agent], recDetail(r, "health")+" ("+recDetail(r, "detail")+")")
 		}
 	}
 	return m
@@ -337,7 +414,7 @@ func checkHealth(t *testing.T, recs []workspace.EventRecord, agents []string) in
 }
 
 // write is one Write tool call the fake API asked for.
-type write struct {
+type apiWrite struct {
 	agent, path, content string
 	at                   time.Time
 	ok                   bool // Claude Code's tool result said it succeeded
@@ -347,10 +424,10 @@ type write struct {
 
 // writes lists every Write tool call the fake API answered, with the tool
 // result Claude Code sent back for it.
-func writes(api *fakeapi.Server) []*write {
+func apiWrites(api *fakeapi.Server) []*apiWrite {
 	reqs := api.Requests()
-	byID := map[string]*write{}
-	var out []*write
+	byID := map[string]*apiWrite{}
+	var out []*apiWrite
 	for _, r := range reqs {
 		for _, res := range r.Results {
 			if w := byID[res.ID]; w != nil {
@@ -358,7 +435,7 @@ func writes(api *fakeapi.Server) []*write {
 			}
 		}
 		if r.Tool == "Write" && r.Status == 200 {
-			w := &write{agent: r.Agent, path: r.ToolPath, content: r.ToolContent, at: r.At}
+			w := &apiWrite{agent: r.Agent, path: r.ToolPath, content: r.ToolContent, at: r.At}
 			byID[r.ToolID] = w
 			out = append(out, w)
 		}
@@ -381,13 +458,17 @@ var engineDirs = map[string]bool{
 // succeeded, each project file and output holds the content of the last
 // Write to it, each archived trigger holds the content of a Write of that
 // trigger, and no other file appeared. It returns the number of writes.
-func checkWrites(t *testing.T, c *ClaudeOffline, dir string) int {
+//
+// killedAt is when hivemind (and so its agents) was killed, zero if never:
+// a Write answered before it may have no tool result (the agent died
+// before sending it) and may or may not have happened.
+func checkWrites(t *testing.T, c *ClaudeOffline, dir string, killedAt time.Time) int {
 	t.Helper()
-	ws := writes(c.API)
-	last := map[string]*write{}
+	ws := apiWrites(c.API)
+	last := map[string]*apiWrite{}
 	byName := map[string][]string{} // trigger base name → contents written
 	for _, w := range ws {
-		if !w.ok {
+		if !w.ok && (w.denied || killedAt.IsZero() || w.at.After(killedAt)) {
 			t.Errorf("%s: Write %s did not succeed: %q", w.agent, w.path, w.result)
 			continue
 		}
@@ -424,7 +505,7 @@ func checkWrites(t *testing.T, c *ClaudeOffline, dir string) int {
 		if filepath.Base(filepath.Dir(p)) == "reviews" && filepath.Dir(filepath.Dir(p)) == dir {
 			// An archived trigger: reviews/plan_v2-feedback.md was plan-feedback.md.
 			name := archivedName(d.Name())
-			if !contains(byName[name], string(got)) {
+			if !hasString(byName[name], string(got)) {
 				t.Errorf("archived %s (was %s) does not match any Write of %s (%d writes)", rel, name, name, len(byName[name]))
 			}
 			return nil
@@ -457,7 +538,7 @@ func archivedName(name string) string {
 	return name
 }
 
-func contains(list []string, s string) bool {
+func hasString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -476,7 +557,7 @@ func triggersConsumedOnce(t *testing.T, dir string, recs []workspace.EventRecord
 	for _, r := range recs {
 		if r.Type == "trigger_consumed" {
 			n++
-			archived[detail(r, "archived")]++
+			archived[recDetail(r, "archived")]++
 		}
 	}
 	for a, k := range archived {
@@ -496,14 +577,18 @@ func triggersConsumedOnce(t *testing.T, dir string, recs []workspace.EventRecord
 	return n
 }
 
-// dumpOnFailure logs what helps to understand a failed run: hivemind's
-// output, the health and injection history, the fake API log and the tail
-// of each agent's terminal log.
-func dumpOnFailure(t *testing.T, c *ClaudeOffline, procs ...*hmProcess) {
+// dumpOnFailure logs, when the test failed, what helps to understand the
+// run: hivemind's output, each agent's health history, the fake API log
+// and the tail of each agent's terminal log. Registered before the
+// processes' own cleanups, it runs after them.
+func (c *ClaudeOffline) dumpOnFailure(t *testing.T) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
+		c.mu.Lock()
+		procs := c.procs
+		c.mu.Unlock()
 		for i, p := range procs {
 			if p != nil {
 				t.Logf("hivemind run %d output:\n%s", i+1, p.out.String())
@@ -521,7 +606,7 @@ func dumpOnFailure(t *testing.T, c *ClaudeOffline, procs ...*hmProcess) {
 		if dir == "" {
 			return
 		}
-		recs := events(dir)
+		recs := readEventLog(dir)
 		hl := healthLog(recs)
 		agents := make([]string, 0, len(hl))
 		for a := range hl {
@@ -541,35 +626,84 @@ func dumpOnFailure(t *testing.T, c *ClaudeOffline, procs ...*hmProcess) {
 	})
 }
 
-// processesWith lists the running processes whose environment names this
-// project and whose command line contains sub.
-func processesWith(project, sub string) []string {
-	var out []string
+// procWatch records, while a run goes on, the command line of every agent
+// process (by HIVEMIND_AGENT_ID) of a project.
+type procWatch struct {
+	mu   sync.Mutex
+	seen map[string][]string // agent → distinct command lines
+	stop chan struct{}
+	done chan struct{}
+}
+
+// watchAgents polls /proc every 50 ms until stop is called.
+func watchAgents(project string) *procWatch {
+	w := &procWatch{seen: map[string][]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			for agent, line := range agentProcesses(project) {
+				w.mu.Lock()
+				if !hasString(w.seen[agent], line) {
+					w.seen[agent] = append(w.seen[agent], line)
+				}
+				w.mu.Unlock()
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+// result stops the watch and returns what it saw.
+func (w *procWatch) result() map[string][]string {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen
+}
+
+// agentProcesses returns the command line of each running claude agent of
+// a project, by agent id.
+func agentProcesses(project string) map[string]string {
+	out := map[string]string{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		base := filepath.Join("/proc", e.Name())
 		env, err := os.ReadFile(filepath.Join(base, "environ"))
-		if err != nil || !bytes.Contains(env, []byte("\x00HIVEMIND_PROJECT="+project+"\x00")) &&
-			!bytes.HasPrefix(env, []byte("HIVEMIND_PROJECT="+project+"\x00")) {
+		if err != nil {
 			continue
 		}
-		cmdline, _ := os.ReadFile(filepath.Join(base, "cmdline"))
-		line := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
-		if strings.Contains(line, sub) {
-			out = append(out, line)
+		agent, mine := "", false
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("HIVEMIND_AGENT_ID=")); ok {
+				agent = string(v)
+			}
+			if v, ok := bytes.CutPrefix(kv, []byte("HIVEMIND_PROJECT=")); ok && string(v) == project {
+				mine = true
+			}
 		}
+		cmdline, _ := os.ReadFile(filepath.Join(base, "cmdline"))
+		argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if agent == "" || !mine || !strings.HasPrefix(filepath.Base(argv[0]), "claude") {
+			continue
+		}
+		out[agent] = strings.Join(argv, " ")
 	}
 	return out
 }
 
-// readJSON decodes a JSON file.
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// flagValue returns the value after flag in a command line ("" if absent).
+func flagValue(cmdline, flag string) string {
+	f := strings.Fields(cmdline)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == flag {
+			return f[i+1]
+		}
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	return ""
 }

@@ -2,10 +2,13 @@ package e2e_test
 
 import (
 	"os"
-	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -19,9 +22,9 @@ var claudeAgents = []string{"lead", "reviewer", "worker_1", "worker_2"}
 // hook, every file comes from Claude's own Write tool, nothing is left
 // running.
 func TestClaudeHeadlessComplete(t *testing.T) {
+	t.Parallel()
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")
-	dumpOnFailure(t, c, p)
 	code := p.wait(t)
 	took := time.Since(p.start)
 	if code != 0 {
@@ -32,7 +35,7 @@ func TestClaudeHeadlessComplete(t *testing.T) {
 	if st.RevisionCount != 1 {
 		t.Errorf("revision_count %d, want 1 (the first plan is rejected)", st.RevisionCount)
 	}
-	recs := events(dir)
+	recs := readEventLog(dir)
 	fixes := 0
 	for _, r := range recs {
 		if r.Type == "checkpoint_issues" {
@@ -44,35 +47,246 @@ func TestClaudeHeadlessComplete(t *testing.T) {
 	}
 	injected := checkInjections(t, dir, recs, c.API)
 	stops := checkHealth(t, recs, claudeAgents)
-	nw := checkWrites(t, c, dir)
+	nw := checkWrites(t, c, dir, time.Time{})
 	consumed := triggersConsumedOnce(t, dir, recs)
 	noLeftovers(t, c.Project)
 	t.Logf("complete in %v: %d injections confirmed, %d turns ended by the Stop hook, %d Write calls, %d triggers consumed, %d API requests",
 		took.Round(time.Millisecond), injected, stops, nw, consumed, len(c.API.Requests()))
-	_ = workspace.PhaseComplete
-	if k := os.Getenv("KEEP"); k != "" {
-		exec.Command("cp", "-a", c.Home, k+"/home").Run()
-		exec.Command("cp", "-a", c.Project, k+"/project").Run()
-	}
+
 }
 
-// The fake API answers the Lead's first requests with 429 until Claude
-// Code gives up (CLAUDE_CODE_MAX_RETRIES=1): its StopFailure hook makes the
-// Lead rate_limited; after the limit clears the run continues to complete.
+
+// The fake API answers every request of the Lead with 429 for a while, so
+// Claude Code gives up (CLAUDE_CODE_MAX_RETRIES=1) and its StopFailure hook
+// makes the Lead rate_limited; once that clears the Lead gets its work
+// again and the run completes.
 func TestClaudeRateLimited(t *testing.T) {
+	t.Parallel()
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
-	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, Count: 2, RetryAfter: time.Second}}
+	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
 	c := SetupClaudeOffline(t, sc)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
-	dumpOnFailure(t, c, p)
 	limited := waitEvent(t, c, p, 90*time.Second, "the lead to be rate_limited", func(r workspace.EventRecord) bool {
 		return r.Type == "agent_rate_limited" && r.Agent == "lead"
 	})
-	t.Logf("rate limited after %v: %s", limited.Time.Sub(p.start).Round(time.Millisecond), detail(limited, "detail"))
 	code := p.wait(t)
+	took := time.Since(p.start)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0", code)
 	}
+	dir := taskDirOf(c.Project)
+	checkComplete(t, dir)
+	recs := readEventLog(dir)
+	lead := strings.Join(healthLog(recs)["lead"], " → ")
+	if !strings.Contains(lead, "busy (UserPromptSubmit hook) → rate_limited") || !strings.Contains(lead, "rate_limited (") {
+		t.Errorf("lead health does not go busy → rate_limited: %s", lead)
+	}
+	var cleared time.Time
+	for _, r := range recs {
+		if r.Type == "agent_rate_limit_cleared" && r.Agent == "lead" {
+			cleared = r.Time
+		}
+	}
+	if cleared.IsZero() {
+		t.Fatalf("no agent_rate_limit_cleared for the lead")
+	}
+	var errs, okAfter int
+	for _, r := range c.API.Requests() {
+		if r.Agent != "lead" || r.Kind != "messages" {
+			continue
+		}
+		switch {
+		case r.Status == 429:
+			errs++
+		case r.Status == 200 && r.HasTools && r.At.After(cleared):
+			okAfter++
+		}
+	}
+	if errs < 2 || okAfter == 0 {
+		t.Errorf("lead: %d requests answered 429, %d turns after the limit cleared", errs, okAfter)
+	}
+	injected := checkInjections(t, dir, recs, c.API)
+	checkHealth(t, recs, []string{"lead", "reviewer", "worker_1"})
+	checkWrites(t, c, dir, time.Time{})
+	noLeftovers(t, c.Project)
+	t.Logf("complete in %v: rate_limited at +%v (%s), cleared at +%v; %d requests answered 429; %d injections confirmed",
+		took.Round(time.Millisecond), limited.Time.Sub(p.start).Round(time.Millisecond), recDetail(limited, "detail"),
+		cleared.Sub(p.start).Round(time.Millisecond), errs, injected)
+}
+
+// The Reviewer's scripted attempt to edit a project source file during its
+// plan review is denied by the PreToolUse hook: the file does not appear,
+// the denial is logged, the model is told, and its review is written. The
+// run is then cancelled (SIGINT), which stops the real sessions.
+func TestClaudeReviewerCannotEditSource(t *testing.T) {
+	t.Parallel()
+	sc := fakeapi.DefaultScript()
+	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
+	c := SetupClaudeOffline(t, sc)
+	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
+	denied := waitEvent(t, c, p, 90*time.Second, "a tool_denied event for the reviewer", func(r workspace.EventRecord) bool {
+		return r.Type == "tool_denied" && r.Agent == "reviewer"
+	})
+	waitEvent(t, c, p, 60*time.Second, "plan_approved", func(r workspace.EventRecord) bool {
+		return r.Type == "plan_approved"
+	})
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	cancelAt := time.Now()
+	code := p.wait(t)
+	stopped := time.Since(cancelAt)
+	if code != 1 {
+		t.Errorf("exit %d after SIGINT, want 1 (cancelled)", code)
+	}
+	dir := taskDirOf(c.Project)
+	if st := readState(t, dir); st.State != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGINT, want cancelled", st.State)
+	}
+	var forbidden, review []*apiWrite
+	for _, w := range apiWrites(c.API) {
+		if w.agent != "reviewer" {
+			continue
+		}
+		if strings.HasPrefix(w.path, dir+"/") {
+			review = append(review, w)
+		} else {
+			forbidden = append(forbidden, w)
+		}
+	}
+	if len(forbidden) != 1 {
+		t.Fatalf("reviewer writes outside the task dir: %d, want the one scripted attempt", len(forbidden))
+	}
+	f := forbidden[0]
+	if !f.denied || !strings.Contains(f.result, "may not write") {
+		t.Errorf("the forbidden Write of %s was not denied: ok=%v result %q", f.path, f.ok, f.result)
+	}
+	if _, err := os.Stat(f.path); !os.IsNotExist(err) {
+		t.Errorf("%s exists after a denied write (err %v)", f.path, err)
+	}
+	if r := recDetail(denied, "reason"); !strings.Contains(r, "Write") {
+		t.Errorf("tool_denied reason %q does not name the tool", r)
+	}
+	if len(review) != 1 || !review[0].ok || filepath.Base(review[0].path) != "plan-approved.md" {
+		t.Fatalf("reviewer's review writes: %+v", review)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "reviews", "plan_v1-approved.md"))
+	if err != nil || string(got) != review[0].content {
+		t.Errorf("archived review differs from the reviewer's Write (err %v)", err)
+	}
+	noLeftovers(t, c.Project)
+	t.Logf("denied %q (%s); the model was told %q; cancelled and stopped in %v; run took %v",
+		f.path, recDetail(denied, "reason"), f.result, stopped.Round(time.Millisecond), time.Since(p.start).Round(time.Millisecond))
+}
+
+// SIGKILL hivemind once the first subtask is done, then --resume: each Claude
+// session that had a conversation is restarted with --resume and the same
+// session id, the fake API sees the earlier conversation in the resumed
+// session's requests, the run completes, and no trigger or subtask is
+// handled twice.
+func TestClaudeKillAndResume(t *testing.T) {
+	t.Parallel()
+	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
+	watch1 := watchAgents(c.Project)
+	p1 := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")
+	// Kill when the first subtask is done: the workers have conversations
+	// by then, and the other one is usually mid-turn.
+	waitEvent(t, c, p1, 2*time.Minute, "the first subtask_done", func(r workspace.EventRecord) bool {
+		return r.Type == "subtask_done"
+	})
+	dir := taskDirOf(c.Project)
+	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p1.done
+	killedAt := time.Now()
+	firstRun := watch1.result()
+	noLeftovers(t, c.Project) // the agents die with hivemind
+	atKill := readState(t, dir)
+
+	// What each agent's model had seen before the kill, and its session.
+	before, sessions := map[string][]string{}, map[string]string{}
+	for _, r := range c.API.Requests() {
+		if r.Kind == "messages" && r.HasTools && r.Status == 200 && r.Agent != "" {
+			before[r.Agent] = r.HivemindLines()
+			sessions[r.Agent] = r.SessionID
+		}
+	}
+	for agent, sid := range sessions {
+		if len(firstRun[agent]) != 1 || flagValue(firstRun[agent][0], "--session-id") != sid {
+			t.Errorf("%s: first run command lines %q, want one with --session-id %s", agent, firstRun[agent], sid)
+		}
+	}
+	if len(sessions) < 2 {
+		t.Fatalf("only %d agents had a conversation before the kill", len(sessions))
+	}
+
+	watch2 := watchAgents(c.Project)
+	p2 := c.Start(t, "--headless", "--resume", "--agent", "claude", "--workers", "2")
+	code := p2.wait(t)
+	secondRun := watch2.result()
+	if code != 0 {
+		t.Fatalf("resume exit %d, want 0", code)
+	}
+	st := checkComplete(t, dir)
+	if st.RevisionCount != atKill.RevisionCount {
+		t.Errorf("revision_count %d after resume, %d before the kill", st.RevisionCount, atKill.RevisionCount)
+	}
+
+	// Resumed by session id, with the earlier conversation.
+	for agent, sid := range sessions {
+		if len(secondRun[agent]) != 1 || flagValue(secondRun[agent][0], "--resume") != sid {
+			t.Errorf("%s: resumed command lines %q, want one with --resume %s", agent, secondRun[agent], sid)
+		}
+		var first *fakeapi.Request
+		for _, r := range c.API.Requests() {
+			if r.At.After(killedAt) && r.Agent == agent && r.Kind == "messages" && r.HasTools && r.Status == 200 {
+				first = &r
+				break
+			}
+		}
+		if first == nil {
+			continue // no work after the resume
+		}
+		if first.SessionID != sid {
+			t.Errorf("%s: session %s after the resume, %s before", agent, first.SessionID, sid)
+		}
+		got := first.HivemindLines()
+		if len(got) <= len(before[agent]) || strings.Join(got[:len(before[agent])], "\n") != strings.Join(before[agent], "\n") {
+			t.Errorf("%s: the first request after the resume does not carry the earlier conversation:\n  %s\nbefore the kill:\n  %s",
+				agent, strings.Join(got, "\n  "), strings.Join(before[agent], "\n  "))
+		}
+	}
+
+	recs := readEventLog(dir)
+	resumed := -1
+	for i, r := range recs {
+		if r.Type == engine.InputPrefix+"resumed" {
+			resumed = i
+			break
+		}
+	}
+	if resumed < 0 {
+		t.Fatal("no resumed record in events.jsonl")
+	}
+	injected := checkResumedInjections(t, dir, recs, resumed, c.API, before)
+	consumed := triggersConsumedOnce(t, dir, recs)
+	done := map[string]int{}
+	for _, r := range recs {
+		if r.Type == "subtask_done" || r.Type == "fix_done" {
+			done[recDetail(r, "subtask")+recDetail(r, "fix")]++
+		}
+	}
+	for id, n := range done {
+		if n != 1 {
+			t.Errorf("%s done %d times", id, n)
+		}
+	}
+	checkWrites(t, c, dir, killedAt)
+	noLeftovers(t, c.Project)
+	t.Logf("killed at %s after %v; resumed %d sessions; resume run took %v; %d injections confirmed after the resume, %d triggers consumed once",
+		atKill.State, killedAt.Sub(p1.start).Round(time.Millisecond), len(sessions), time.Since(p2.start).Round(time.Millisecond),
+		injected, consumed)
 }

@@ -392,3 +392,60 @@ func TestWorkspaceLockNamesHolder(t *testing.T) {
 		t.Errorf("error does not name the holder's pid %d: %s", os.Getpid(), out.String())
 	}
 }
+
+// SIGINT mid-run cancels gracefully: every agent is stopped, the state
+// ends in cancelled, the exit code is 1 and nothing is left running.
+func TestSigintCancels(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--json", "--agent", "sim",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	waitFor(t, runDeadline, "an agent to be busy", func() bool {
+		return strings.Contains(out.String(), `"health":"busy"`)
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("no exit within a minute of SIGINT:\n%s", out.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit %d after SIGINT, want 1:\n%s", code, out.String())
+	}
+	if st := readState(t, taskDir(t, project)); st.State != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGINT, want cancelled", st.State)
+	}
+	// --json: every stdout line is a JSON object.
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("not a JSON line: %q", line)
+		}
+	}
+	noLeftovers(t, project)
+}
+
+// A reviewer that never approves exhausts max_revision_cycles: the run
+// stops in needs_human with exit code 3.
+func TestNeedsHumanExitCode(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "sim", "--project", project, "build a tiny calculator")
+	cmd.Env = append(cmd.Env, "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
+	if code := exitCode(t, cmd); code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out.String())
+	}
+	st := readState(t, taskDir(t, project))
+	if st.State != workspace.PhaseNeedsHuman || st.Reason == "" {
+		t.Errorf("state %s reason %q, want needs_human with a reason", st.State, st.Reason)
+	}
+	noLeftovers(t, project)
+}

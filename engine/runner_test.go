@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"go.uber.org/goleak"
 )
 
 // rtAgents records every call; tests assert the exact calls happened.
@@ -58,9 +59,11 @@ func (f *rtAgents) Calls() []string {
 
 // rtFiles is a TaskFiles over a real temp dir that records calls.
 type rtFiles struct {
-	dir   string
-	mu    sync.Mutex
-	calls []string
+	dir        string
+	mu         sync.Mutex
+	calls      []string
+	onAssign   func()
+	failAssign error
 }
 
 func (f *rtFiles) Dir() string { return f.dir }
@@ -68,7 +71,10 @@ func (f *rtFiles) WriteAssignment(a workspace.Assignment) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("WriteAssignment %s %d", a.Agent, a.Seq))
-	return nil
+	if f.onAssign != nil {
+		f.onAssign()
+	}
+	return f.failAssign
 }
 func (f *rtFiles) Archive(from, to string) error {
 	f.mu.Lock()
@@ -99,6 +105,12 @@ func (s *rtStore) Save(st State) error {
 	defer s.mu.Unlock()
 	s.states = append(s.states, st.Clone())
 	return nil
+}
+
+func (s *rtStore) Saved() []State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]State(nil), s.states...)
 }
 
 type rtLog struct {
@@ -236,8 +248,9 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 	if got := h.agents.Calls(); !slices.Equal(got, wantAgents) {
 		t.Errorf("agent calls:\n got %q\nwant %q", got, wantAgents)
 	}
+	// Archives and assignments are independent files, written concurrently.
 	wantFiles := []string{"Archive plan.md reviews/plan_v1.md", "WriteAssignment reviewer 7"}
-	if got := h.files.Calls(); !slices.Equal(got, wantFiles) {
+	if got := h.files.Calls(); !slices.Equal(slices.Sorted(slices.Values(got)), wantFiles) {
 		t.Errorf("file calls:\n got %q\nwant %q", got, wantFiles)
 	}
 	if _, err := os.Stat(filepath.Join(h.files.dir, "reviews", "plan_v1.md")); err != nil {
@@ -459,4 +472,90 @@ func rtJSONRoundTrip(in workspace.EventRecord, out *workspace.EventRecord) ([]by
 		return nil, err
 	}
 	return b, json.Unmarshal(b, out)
+}
+
+// The state is saved before any effect outside the runner (write-ahead),
+// a step without such effects is saved once the queue runs empty, and a
+// message naming an assignment that could not be written is not typed.
+func TestRunnerWriteAheadAndLazySave(t *testing.T) {
+	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
+		switch e := ev.(type) {
+		case AgentHealth:
+			st.Agents = map[string]workspace.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
+			return st, []Effect{WriteState{State: st}}
+		case KeyPressed:
+			st.Seq++
+			return st, []Effect{
+				WriteState{State: st},
+				WriteAssignment{Assignment: workspace.Assignment{Seq: st.Seq, Agent: "lead"}},
+				Inject{Agent: "lead", Seq: st.Seq, Text: "[HIVEMIND] x"},
+			}
+		}
+		return st, nil
+	}, nil)
+	saved := func() int { return len(h.store.Saved()) }
+
+	// A health-only step: saved when the queue is empty.
+	h.r.Send(AgentHealth{Agent: "lead", Health: "busy"})
+	h.next()
+	<-h.r.Barrier()
+	if n := saved(); n != 1 {
+		t.Fatalf("saves after a health step: %d, want 1", n)
+	}
+
+	// An acting step: its state is on disk before the assignment is written.
+	h.files.mu.Lock()
+	h.files.onAssign = func() {
+		if got := h.store.Saved(); len(got) != 2 || got[1].Seq != 1 {
+			t.Errorf("assignment written before its state was saved: %d saves", len(got))
+		}
+	}
+	h.files.mu.Unlock()
+	h.r.Pause()
+	h.next()
+	<-h.r.Barrier()
+	if calls := h.agents.Calls(); !slices.Equal(calls, []string{"Inject lead 1 [HIVEMIND] x"}) {
+		t.Fatalf("agent calls %q", calls)
+	}
+
+	// The assignment cannot be written: no Inject, a failed result instead.
+	h.files.mu.Lock()
+	h.files.onAssign, h.files.failAssign = nil, errors.New("disk full")
+	h.files.mu.Unlock()
+	h.r.Pause()
+	h.next()
+	ir, ok := h.next().(InjectionResult)
+	if !ok || ir.Delivered || ir.Agent != "lead" || ir.Seq != 2 {
+		t.Fatalf("want a failed InjectionResult for seq 2, got %#v", ir)
+	}
+	if calls := h.agents.Calls(); len(calls) != 1 {
+		t.Fatalf("injected despite the failed assignment: %q", calls)
+	}
+}
+
+// Run leaves nothing behind: watcher, log writer and timers all stop, and
+// Barrier never blocks on a stopped runner.
+func TestRunnerStopsCleanly(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	files := &rtFiles{dir: t.TempDir()}
+	r := NewRunner(RunnerConfig{
+		Machine: rtStepper{seen: make(chan Event, 100), fn: func(st State, ev Event) (State, []Effect) {
+			return st, []Effect{ScheduleTimer{ID: "later", After: time.Hour}, AppendEvent{Type: "x"}}
+		}},
+		TaskDir: files, Log: &rtLog{}, Agents: &rtAgents{}, QuietPeriod: time.Hour,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	r.Pause()
+	<-r.Barrier()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Barrier():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Barrier blocks after Run returned")
+	}
 }

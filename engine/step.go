@@ -1164,6 +1164,7 @@ func (st *stepper) health(e AgentHealth) {
 		return
 	}
 	h := e.Health
+	prev := ag.Status
 	if e.PID != 0 {
 		ag.PID = e.PID
 	}
@@ -1180,6 +1181,18 @@ func (st *stepper) health(e AgentHealth) {
 	case "exited", "crashed", "hung":
 		if st.deferIfPaused(e) {
 			return
+		}
+	}
+	if prev == "rate_limited" && (h == "idle" || h == "ready") && ag.Pending {
+		// A turn that failed on a rate limit (Claude Code gave up and
+		// reported StopFailure) produced nothing: once the limit has
+		// cleared, send the pending work again (on resume when paused).
+		switch {
+		case s.State == workspace.PhasePaused:
+			s.Resend = dedupe(append(s.Resend, e.Agent))
+		case running(s.State):
+			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true})
+			st.resend(e.Agent)
 		}
 	}
 	if !running(s.State) {

@@ -151,6 +151,10 @@ func helperSim(claude bool) int {
 			}
 			text := line.String()
 			line.Reset()
+			if claude && text == "/exit" {
+				hook(HookSessionEnd, `{}`)
+				return 0
+			}
 			if dropFirst {
 				dropFirst = false
 				continue

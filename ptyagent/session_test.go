@@ -272,6 +272,7 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
 	for i := 1; i <= 3; i++ {
 		e, _ := rec.find(delivered(i))
+		t.Logf("seq %d: %s", i, e.Detail)
 		// The hook usually wins; Claude's busy title is an equally valid
 		// confirmation when it comes first.
 		if !(strings.Contains(e.Detail, "UserPromptSubmit") || strings.Contains(e.Detail, "title shows busy")) ||
@@ -281,6 +282,12 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 	}
 	if strings.Contains(s.Text(), "WHILE BUSY") {
 		t.Errorf("input while busy:\n%s", s.Text())
+	}
+	// Idle Claude is stopped with /exit, not a signal.
+	m.Stop("c")
+	<-s.Done()
+	if s.ExitCode() != 0 {
+		t.Errorf("exit code %d after /exit", s.ExitCode())
 	}
 }
 

@@ -10,6 +10,7 @@ type keyMap struct {
 	ScrollUp, ScrollDown, End   key.Binding
 	Events, Retry, Abandon      key.Binding
 	Help, Yes, No               key.Binding
+	Summary                     key.Binding // front door only (start.go)
 }
 
 func newKeyMap() keyMap {
@@ -33,6 +34,7 @@ func newKeyMap() keyMap {
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "no")),
+		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
 	}
 }
 
@@ -46,6 +48,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Pause, k.Resume, k.Cancel, k.Retry, k.Abandon, k.Quit},
 		{k.Next, k.Prev, k.FocusN, k.Zoom, k.Events, k.Help},
-		{k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End},
+		{k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Summary},
 	}
 }

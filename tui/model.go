@@ -91,6 +91,17 @@ type Options struct {
 	Now func() time.Time
 	// EventLines is the height of the event-log strip (default 8).
 	EventLines int
+
+	// Launcher, when set, turns on the front door (start.go): a start
+	// screen to choose the project and type a task, and a summary when a
+	// task ends. Without it the model is the run view of one task.
+	Launcher Launcher
+	// Project is the start screen's project directory.
+	Project string
+	// Session is a task already running when the program starts (it
+	// replaces Engine, Terminals and Title); with a Launcher, the user can
+	// go on to a new task when it ends.
+	Session *Session
 }
 
 type confirmKind int
@@ -146,6 +157,8 @@ type Model struct {
 	r     *renderCache // caches filled by View; shared by copies of the model
 	input *inputWriter
 	life  *lifecycle
+
+	fd frontDoor // start screen, folder picker and summary (start.go)
 }
 
 // New returns a Model ready to run in a tea.Program. Feed it engine
@@ -164,6 +177,7 @@ func New(opts Options) Model {
 	if opts.EventLines <= 0 {
 		opts.EventLines = 8
 	}
+	opts = sessionOptions(opts)
 	h := help.New()
 	m := Model{
 		opts:     opts,
@@ -180,6 +194,7 @@ func New(opts Options) Model {
 		life:     newLifecycle(),
 	}
 	m.waiting = opts.Terminals != nil
+	m.initFront(opts)
 	return m
 }
 
@@ -193,9 +208,9 @@ var spinnerFrames = spinner.Spinner{
 // Init starts waiting for screen changes.
 func (m Model) Init() tea.Cmd {
 	if m.opts.Terminals == nil {
-		return nil
+		return m.frontInit()
 	}
-	return m.waitChangedCmd()
+	return batch(m.waitChangedCmd(), m.frontInit())
 }
 
 func (m Model) now() time.Time { return m.opts.Now() }

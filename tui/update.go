@@ -20,6 +20,11 @@ const maxEvents = 200
 // event to the runner, and input for agents goes through the ordered
 // inputWriter.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	fcmd, handled := m.frontUpdate(msg) // the start screen and summary (start.go)
+	if handled {
+		m.relayout()
+		return m, batch(fcmd, m.ensureTimers())
+	}
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -59,6 +64,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		m.handleMouse(msg.Mouse(), mouseWheel)
 	}
+	cmd = batch(batch(fcmd, cmd), m.frontAfter(msg))
 	m.relayout()
 	return m, batch(cmd, m.ensureTimers())
 }

@@ -107,6 +107,9 @@ func (m Model) render() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
+	if m.fd.mode != modeRun {
+		return m.renderFront()
+	}
 	l := m.lay
 	if l.TooSmall {
 		lines := make([]string, m.height)

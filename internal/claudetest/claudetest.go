@@ -67,6 +67,15 @@ func WriteConfig(home string, trustedDirs ...string) error {
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
 		return err
 	}
+	// Claude Code 2.1.x moves bypassPermissionsModeAccepted from
+	// .claude.json to settings.json (skipDangerousModePermissionPrompt) at
+	// startup. Several sessions starting at once race on that migration and
+	// some show the bypass-permissions dialog; writing the migrated form up
+	// front avoids the race.
+	settings := []byte("{\n  \"skipDangerousModePermissionPrompt\": true\n}\n")
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o644); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(home, ".claude.json"), b, 0o644)
 }
 

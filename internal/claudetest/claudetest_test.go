@@ -33,6 +33,12 @@ func TestHome(t *testing.T) {
 		!cfg.Projects[dir].HasTrustDialogAccepted {
 		t.Errorf("config %s", b)
 	}
+	var settings struct {
+		Skip bool `json:"skipDangerousModePermissionPrompt"`
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".claude", "settings.json")); err != nil || json.Unmarshal(b, &settings) != nil || !settings.Skip {
+		t.Errorf("settings.json %q: %v", b, err)
+	}
 }
 
 func TestEnv(t *testing.T) {

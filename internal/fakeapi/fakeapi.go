@@ -50,12 +50,16 @@ func DefaultScript() Script { return Script{Scenario: script.DefaultScenario(), 
 
 // ErrorRule answers the next Count model requests of Agent ("" = any agent,
 // including requests without one) with Status (429 rate limit or 529
-// overloaded).
+// overloaded). With For set, it answers every model request of Agent for
+// that long instead, counted from the first request it answers.
 type ErrorRule struct {
 	Agent      string
 	Status     int
 	Count      int
+	For        time.Duration
 	RetryAfter time.Duration // sent as retry-after (seconds, rounded up); 0 = no header
+
+	until time.Time // end of the For window, once started
 }
 
 // Request is one logged HTTP request and what the fake answered.
@@ -78,6 +82,9 @@ type Request struct {
 	Assignment string
 	// Prompt is the text of the last user message (tool results omitted).
 	Prompt string
+	// SessionID is Claude Code's conversation id (metadata.user_id's
+	// session_id, or the X-Claude-Code-Session-Id header).
+	SessionID string
 	// HasTools is true when the request offered the Write tool (a main
 	// agent turn rather than a side call such as title generation).
 	HasTools bool
@@ -204,7 +211,10 @@ type apiRequest struct {
 	Tools    []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
-	Stream       bool `json:"stream"`
+	Stream   bool `json:"stream"`
+	Metadata struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
 	OutputConfig struct {
 		Format *struct {
 			Type   string `json:"type"`
@@ -322,6 +332,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 		return
 	}
 	rec.Stream, rec.Model = req.Stream, req.Model
+	rec.SessionID = sessionID(req.Metadata.UserID, r.Header)
 	for _, t := range req.Tools {
 		if t.Name == "Write" {
 			rec.HasTools = true
@@ -413,6 +424,20 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	f.stream(w, r, model, content, s.stopReason, usage)
 }
 
+// sessionID extracts Claude Code's session id from the request.
+func sessionID(userID string, h http.Header) string {
+	var u struct {
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(userID), &u) == nil && u.SessionID != "" {
+		return u.SessionID
+	}
+	if _, after, ok := strings.Cut(userID, "_session_"); ok {
+		return after
+	}
+	return h.Get("X-Claude-Code-Session-Id")
+}
+
 func apiError(kind, msg string) map[string]any {
 	return map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}}
 }
@@ -447,9 +472,22 @@ func sideText(req apiRequest) string {
 func (f *Server) takeError(agent string) (ErrorRule, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	for i := range f.errs {
 		e := &f.errs[i]
-		if e.Count > 0 && (e.Agent == "" || e.Agent == agent) {
+		if e.Agent != "" && e.Agent != agent {
+			continue
+		}
+		if e.For > 0 {
+			if e.until.IsZero() {
+				e.until = now.Add(e.For)
+			}
+			if now.Before(e.until) {
+				return *e, true
+			}
+			continue
+		}
+		if e.Count > 0 {
 			e.Count--
 			return *e, true
 		}

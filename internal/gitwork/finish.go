@@ -115,8 +115,8 @@ func (r *Repo) Finish(merge bool) (Summary, error) {
 		return s, wrap("worktree prune", err)
 	}
 	_ = os.Remove(r.worktreesDir()) // only if empty
-	if _, err := r.git(r.top, "update-ref", "-d", r.integrationRef()); err != nil {
-		return s, wrap("delete integration ref", err)
+	if err := r.deleteRefs("refs/hivemind/checkpoints/"+r.taskID+"/", r.integrationRef()); err != nil {
+		return s, err
 	}
 	if err := r.summarize(&s, task); err != nil {
 		return s, err
@@ -128,6 +128,21 @@ func (r *Repo) Finish(merge bool) (Summary, error) {
 	}
 	r.commands(&s)
 	return s, nil
+}
+
+// deleteRefs deletes the refs below prefix and the named refs.
+func (r *Repo) deleteRefs(prefix string, refs ...string) error {
+	out, err := r.git(r.top, "for-each-ref", "--format=%(refname)", prefix)
+	if err != nil {
+		return wrap("for-each-ref", err)
+	}
+	refs = append(refs, strings.Fields(out)...)
+	for _, ref := range refs {
+		if _, err := r.git(r.top, "update-ref", "-d", ref); err != nil {
+			return wrap("delete "+ref, err)
+		}
+	}
+	return nil
 }
 
 func (r *Repo) summarize(s *Summary, task string) error {

@@ -40,16 +40,20 @@ type MergeResult struct {
 	// holds the result. False: nothing changed on the task branch, see
 	// Conflicts.
 	Merged bool
-	// Before and After are the task branch's commit before and after the
-	// merge (After == Before when there was nothing to merge or on conflict).
-	Before, After string
-	// Diff is the combined diff of the checkpoint (Before → After) and Stat
-	// its --stat summary.
-	Diff, Stat string
+	// Start is the task branch's commit when this checkpoint was first
+	// merged (recorded by the first call for the checkpoint, so a later call
+	// after a fix round or a restart still covers the whole checkpoint).
+	// Before and After are the task branch's commit before and after this
+	// call (After == Before when there was nothing new or on conflict).
+	Start, Before, After string
+	// Diff is the combined diff of the whole checkpoint (Start → After),
+	// Stat its --stat summary, and RoundDiff what this call added
+	// (Before → After; equal to Diff on the first call).
+	Diff, Stat, RoundDiff string
 	// Conflicts lists the worker branches that did not merge.
 	Conflicts []Conflict
-	// Checked: the check command ran. CheckOK: it exited 0 (also true when
-	// no check is configured). CheckOutput: its combined output (the tail,
+	// Checked: the check command ran. CheckOK: it exited 0, or no check
+	// ran. CheckOutput: its combined output (the tail,
 	// at most 64 KiB).
 	Checked     bool
 	CheckOK     bool
@@ -106,6 +110,16 @@ func (r *Repo) mergeLocked(cp int, workers []string) (MergeResult, error) {
 		return res, ErrNotStarted
 	}
 	res.Before, res.After = before, before
+	cpRef := r.checkpointRef(cp)
+	if res.Start, err = r.rev(cpRef); err != nil {
+		return res, err
+	}
+	if res.Start == "" {
+		if _, err := r.git(r.top, "update-ref", cpRef, before); err != nil {
+			return res, wrap("record checkpoint start", err)
+		}
+		res.Start = before
+	}
 	scratch, err := r.prepareScratch(before)
 	if err != nil {
 		return res, err
@@ -150,10 +164,16 @@ func (r *Repo) mergeLocked(cp int, workers []string) (MergeResult, error) {
 		return res, wrap("delete integration ref", err)
 	}
 	res.Merged, res.After = true, head
-	if res.Diff, err = r.git(r.top, "diff", "--no-color", "--no-ext-diff", before, head); err != nil {
+	if res.Diff, err = r.git(r.top, "diff", "--no-color", "--no-ext-diff", res.Start, head); err != nil {
 		return res, wrap("diff", err)
 	}
-	if res.Stat, err = r.git(r.top, "diff", "--no-color", "--stat", before, head); err != nil {
+	res.RoundDiff = res.Diff
+	if before != res.Start {
+		if res.RoundDiff, err = r.git(r.top, "diff", "--no-color", "--no-ext-diff", before, head); err != nil {
+			return res, wrap("diff", err)
+		}
+	}
+	if res.Stat, err = r.git(r.top, "diff", "--no-color", "--stat", res.Start, head); err != nil {
 		return res, wrap("diff --stat", err)
 	}
 	res.Warnings = append(res.Warnings, r.refreshWorkers(head)...)

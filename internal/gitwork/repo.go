@@ -173,8 +173,11 @@ func (r *Repo) Project() string { return r.project }
 
 func (r *Repo) baseRef() string        { return "refs/hivemind/base/" + r.taskID }
 func (r *Repo) integrationRef() string { return "refs/hivemind/integration/" + r.taskID }
-func (r *Repo) worktreesDir() string   { return filepath.Join(r.workspace, "worktrees") }
-func (r *Repo) scratchDir() string     { return filepath.Join(r.worktreesDir(), ".merge") }
+func (r *Repo) checkpointRef(cp int) string {
+	return fmt.Sprintf("refs/hivemind/checkpoints/%s/%d", r.taskID, cp)
+}
+func (r *Repo) worktreesDir() string { return filepath.Join(r.workspace, "worktrees") }
+func (r *Repo) scratchDir() string   { return filepath.Join(r.worktreesDir(), ".merge") }
 
 // WorktreeDir is the root of a worker's worktree (the repository's top
 // level inside it).
@@ -189,6 +192,12 @@ func (r *Repo) projectIn(worktree string) string {
 // WorkerDir is the project directory inside a worker's worktree: where the
 // worker's agent runs.
 func (r *Repo) WorkerDir(agentID string) string { return r.projectIn(r.WorktreeDir(agentID)) }
+
+// MergedDir is the project directory inside the scratch worktree. After a
+// clean MergeCheckpoint, and until the next one, it holds the task branch's
+// merged result (what the check ran on): the place for the Reviewer to read
+// the combined code.
+func (r *Repo) MergedDir() string { return r.projectIn(r.scratchDir()) }
 
 // rev resolves a revision to a commit id ("" and no error if it does not
 // exist).

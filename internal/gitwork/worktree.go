@@ -271,10 +271,7 @@ func copyTree(src, dst string) error {
 		}
 		target := filepath.Join(dst, rel)
 		if _, err := os.Lstat(target); err == nil {
-			if d.IsDir() {
-				return nil // merge into the existing directory
-			}
-			return nil
+			return nil // keep what is there; a directory is merged into
 		}
 		info, err := d.Info()
 		if err != nil {

@@ -104,6 +104,13 @@ func (t *Term) encode(l *line) []byte {
 				run[n] = ' '
 				n++
 			case r == contCell:
+				if i == 0 || t.cellWidth(c[i-1].r) != 2 {
+					run[n] = ' ' // orphaned right half
+					n++
+				}
+			case t.cellWidth(r) == 2 && (i+1 >= len(c) || c[i+1].r != contCell):
+				run[n] = ' ' // left half of an overwritten wide character
+				n++
 			case r < contCell:
 				n += copy(run[n:], t.combos[-r-2])
 			case r < utf8.RuneSelf:
@@ -176,8 +183,11 @@ func (t *Term) attach(c []cell, x int, r rune) {
 		x--
 	}
 	base := c[x].r
-	if base == 0 || base == contCell {
+	if base == contCell {
 		return
+	}
+	if base == 0 {
+		base = ' ' // tmux combines onto blank cells too
 	}
 	var cur string
 	if base < contCell {

@@ -501,10 +501,15 @@ func (t *Term) execute(b byte) {
 		t.x = 0
 		t.wrapNext = false
 	case '\b':
-		if t.wrapNext {
+		switch {
+		case t.wrapNext:
 			t.wrapNext = false
-		} else if t.x > 0 {
+		case t.x > 0:
 			t.x--
+		case t.y > 0 && t.scr[t.y-1].wrapped:
+			// tmux backs up into a soft-wrapped previous row.
+			t.y--
+			t.x = t.cols - 1
 		}
 	case '\t':
 		if t.wrapNext {
@@ -555,7 +560,8 @@ func (t *Term) wrap() {
 }
 
 func (t *Term) printASCII(s []byte) {
-	if t.insert || t.g0DEC {
+	// Like tmux, only plain autowrapping text takes the run path.
+	if t.insert || t.g0DEC || !t.autowrap {
 		for _, b := range s {
 			t.printRune(rune(b))
 		}
@@ -574,17 +580,15 @@ func (t *Term) printASCII(s []byte) {
 		x := t.x
 		n := min(len(s), t.cols-x)
 		end := x + n
-		if c[x].r == contCell && x > 0 {
-			c[x-1].r = 0
-		}
-		if end < t.cols && c[end].r == contCell {
-			c[end].r = 0
-		}
+		t.runStart(c, x)
 		dst := c[x:end]
 		for i := range dst {
 			dst[i] = cell{int32(s[i]), pen}
 		}
 		s = s[n:]
+		for xx := end; xx < t.cols && c[xx].r == contCell; xx++ {
+			c[xx] = cell{}
+		}
 		if end < t.cols {
 			t.x = end
 			t.lastRune = rune(dst[n-1].r)
@@ -610,6 +614,9 @@ func (t *Term) printRune(r rune) {
 	if t.g0DEC && r >= 0x60 && r <= 0x7e {
 		r = decGraphics[r-0x60]
 	}
+	if r >= utf8.RuneSelf {
+		t.lastRune = 0 // REP repeats single-byte characters only
+	}
 	w := runeWidth(r)
 	// A zero-width joiner is held as tmux 3.3 does: the next non-ASCII
 	// character joins the cell before the cursor together with it (ASCII
@@ -628,6 +635,16 @@ func (t *Term) printRune(r rune) {
 		t.combine(r)
 		return
 	}
+	// tmux order: drop a wide character that cannot fit without
+	// autowrap, make room in insert mode (a no-op past the last column),
+	// then wrap, then write; so the first character after a wrap
+	// overwrites.
+	if !t.autowrap && w > 1 && (w > t.cols || (!t.wrapNext && t.x > t.cols-w)) {
+		return
+	}
+	if t.insert && !t.wrapNext {
+		t.insertCells(w)
+	}
 	if t.wrapNext {
 		if t.autowrap {
 			t.wrap()
@@ -644,16 +661,8 @@ func (t *Term) printRune(r rune) {
 		t.wrap()
 	}
 	c := t.scr[t.y].c
-	if t.insert {
-		t.insertCells(w)
-	}
 	x := t.x
-	if c[x].r == contCell && x > 0 {
-		c[x-1].r = 0
-	}
-	if x+w < t.cols && c[x+w].r == contCell {
-		c[x+w].r = 0
-	}
+	t.overwrite(c, x, w)
 	c[x] = cell{r, t.penID}
 	if w == 2 {
 		c[x+1] = cell{contCell, t.penID}
@@ -670,6 +679,41 @@ func (t *Term) printRune(r rune) {
 	}
 }
 
+// runStart prepares a run of ASCII written from x the way tmux's run
+// writer does: padding cells back from x are cleared and a wide character
+// found there too, but column 0 is never examined.
+func (t *Term) runStart(c []cell, x int) {
+	xx := x
+	for xx > 0 && c[xx].r == contCell {
+		c[xx] = cell{}
+		xx--
+	}
+	if xx > 0 && c[xx].r != 0 && t.cellWidth(c[xx].r) == 2 {
+		c[xx] = cell{}
+	}
+}
+
+// overwrite prepares writing a character of width w at x the way tmux's
+// cell writer does: over padding, the padding back to the character and
+// the character are cleared; padding after the new character is cleared
+// when either character is not single-width.
+func (t *Term) overwrite(c []cell, x, w int) {
+	old := c[x]
+	if old.r == contCell {
+		xx := x
+		for xx > 0 && c[xx].r == contCell {
+			c[xx] = cell{}
+			xx--
+		}
+		c[xx] = cell{}
+	}
+	if w != 1 || old.r == contCell || (old.r != 0 && t.cellWidth(old.r) != 1) {
+		for xx := x + w; xx < len(c) && c[xx].r == contCell; xx++ {
+			c[xx] = cell{}
+		}
+	}
+}
+
 // combine attaches a zero-width rune to the character before the cursor.
 func (t *Term) combine(r rune) {
 	x := t.x - 1
@@ -682,19 +726,13 @@ func (t *Term) combine(r rune) {
 	t.attach(t.scr[t.y].c, x, r)
 }
 
-// blankCells clears c[from:to] with style st, keeping wide characters on
-// the boundaries whole or cleared.
+// blankCells clears c[from:to] with style st. Like tmux it leaves halves
+// of wide characters on the boundaries alone (they are drawn as blanks).
 func (t *Term) blankCells(c []cell, from, to int, st uint32) {
 	from = max(from, 0)
 	to = min(to, len(c))
 	if from >= to {
 		return
-	}
-	if c[from].r == contCell && from > 0 {
-		c[from-1].r = 0
-	}
-	if to < len(c) && c[to].r == contCell {
-		c[to].r = 0
 	}
 	b := cell{0, st}
 	for i := from; i < to; i++ {
@@ -758,26 +796,24 @@ func (t *Term) scrollDown(top, bot, n int) {
 	}
 }
 
+// insertCells makes room for n cells at the cursor exactly as tmux 3.3a's
+// grid does: at the last column the cell is cleared; otherwise the cells
+// that still fit move right and only the cells they left are cleared (so
+// inserting up to or past the end of the row changes nothing).
 func (t *Term) insertCells(n int) {
 	c := t.scr[t.y].c
 	x := t.x
-	n = min(n, t.cols-x)
-	if n <= 0 {
+	if x >= t.cols-1 {
+		c[x] = cell{0, t.erase()}
 		return
 	}
-	if c[x].r == contCell && x > 0 {
-		c[x-1].r = 0
-		c[x].r = 0
+	moved := t.cols - x - n
+	if n <= 0 || moved <= 0 {
+		return
 	}
-	copy(c[x+n:], c[x:t.cols-n])
-	for i := x; i < x+n; i++ {
-		c[i] = cell{0, t.erase()}
-	}
-	if last := t.cols - 1; c[last].r != contCell && last > 0 && x+n <= last {
-		// A wide character pushed half off the edge is cleared.
-		if w := t.cellWidth(c[last].r); w == 2 {
-			c[last].r = 0
-		}
+	copy(c[x+n:x+n+moved], c[x:x+moved])
+	for xx := x; xx < x+moved && xx < x+n; xx++ {
+		c[xx] = cell{0, t.erase()}
 	}
 }
 
@@ -788,15 +824,9 @@ func (t *Term) deleteCells(n int) {
 	if n <= 0 {
 		return
 	}
-	if c[x].r == contCell && x > 0 {
-		c[x-1].r = 0
-	}
 	copy(c[x:], c[x+n:])
 	for i := t.cols - n; i < t.cols; i++ {
 		c[i] = cell{0, t.erase()}
-	}
-	if c[x].r == contCell {
-		c[x].r = 0
 	}
 }
 
@@ -823,27 +853,37 @@ func (t *Term) px() int {
 	return t.x
 }
 
+// setAlt switches screens as tmux does: entering saves the pen (and with
+// saveCursor the cursor) unless already on the alternate screen; leaving
+// with saveCursor restores them even when not on the alternate screen.
 func (t *Term) setAlt(on, saveCursor bool) {
-	if on == t.altOn {
-		return
-	}
 	if on {
+		if t.altOn {
+			return
+		}
+		pen := t.pen
 		if saveCursor {
 			t.altSaved = t.save()
 		}
+		t.altSaved.pen = pen
 		t.altOn = true
 		t.scr = t.alt
 		for _, l := range t.alt {
 			t.clearLine(l, 0)
 		}
 	} else {
-		t.altOn = false
-		t.scr = t.main
 		if saveCursor && t.altSaved.set {
-			t.restore(t.altSaved)
+			t.x, t.y, t.wrapNext = t.altSaved.x, t.altSaved.y, false
+			t.pen = t.altSaved.pen
+			t.updatePen()
 		}
+		if t.altOn {
+			t.altOn = false
+			t.scr = t.main
+		}
+		t.wrapNext = false // tmux clamps the cursor into the screen
 	}
-	t.modes.AltScreen = on
+	t.modes.AltScreen = t.altOn
 	t.clampCursor()
 }
 
@@ -860,7 +900,8 @@ func (t *Term) restore(s savedCursor) {
 		t.updatePen()
 		return
 	}
-	t.x, t.y, t.wrapNext = s.x, s.y, s.wrapNext
+	// tmux moves the cursor into the screen: a saved pending wrap is lost.
+	t.x, t.y, t.wrapNext = s.x, s.y, false
 	t.pen, t.origin, t.g0DEC = s.pen, s.origin, s.g0DEC
 	t.updatePen()
 	t.clampCursor()
@@ -985,8 +1026,12 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 		t.wrapNext = false
 		t.x = min(t.x+n, t.cols-1)
 	case 'D':
+		x := t.x
+		if t.wrapNext {
+			x = t.cols // tmux counts from past the last column
+		}
 		t.wrapNext = false
-		t.x = max(t.x-n, 0)
+		t.x = max(x-n, 0)
 	case 'E':
 		t.cursorDown(n)
 		t.x = 0
@@ -1039,7 +1084,7 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 			t.reply("\x1b[?1;2c")
 		}
 	case 'd':
-		t.wrapNext = false
+		// tmux keeps the column, including a pending wrap.
 		if t.origin {
 			t.y = max(t.top, min(t.top+n-1, t.bot))
 		} else {
@@ -1078,14 +1123,18 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 			t.reply("\x1b[" + strconv.Itoa(y+1) + ";" + strconv.Itoa(t.x+1) + "R")
 		}
 	case 'r':
+		// tmux: a missing bottom is the last row, an explicit 0 is row 1.
 		top := param(params, 0, 1) - 1
-		bot := param(params, 1, t.rows) - 1
+		bot := t.rows - 1
+		if len(params) > 1 && params[1].Param(-1) >= 0 {
+			bot = max(params[1].Param(1), 1) - 1
+		}
 		bot = min(bot, t.rows-1)
 		if top >= bot {
 			return
 		}
 		t.top, t.bot = top, bot
-		t.moveTo(0, 0)
+		t.x, t.y, t.wrapNext = 0, 0, false // tmux: absolute home, even in origin mode
 	case 's':
 		t.saved = t.save()
 	case 'u':
@@ -1104,7 +1153,7 @@ func (t *Term) insertCellsAt(n int) {
 	if t.wrapNext {
 		return
 	}
-	t.insertCells(n)
+	t.insertCells(min(n, t.cols-t.x))
 }
 
 func (t *Term) cursorUp(n int) {

@@ -60,7 +60,6 @@ var tmuxCases = []struct{ name, in string }{
 
 // knownDiffs are the documented differences from tmux 3.3a, by case.
 var knownDiffs = map[string]string{
-	"wide-overwrite-halves": "tmux 3.3a keeps a wide character whose right half was overwritten by ASCII (its grid then holds 7 columns of text in 6); Hivemind blanks the orphaned left half, as xterm does",
 	"dec-graphics":          "capture-pane -p prints tmux's line-drawing cells as their ASCII codes (lqqk); Hivemind stores the Unicode box characters (┌──┐), which is what both display",
 }
 

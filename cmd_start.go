@@ -1,0 +1,511 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/tui"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// isTerminal reports whether stdin and stdout are a terminal (the
+// full-screen UI can run).
+func isTerminal() bool {
+	return term.IsTerminal(os.Stdout.Fd()) && term.IsTerminal(os.Stdin.Fd())
+}
+
+// launcher implements tui.Launcher: the start screen's requests become
+// apps wired by newApp and run by start, the same wiring `hivemind "task"`
+// uses. It also owns the runs, so whatever is still running when the UI
+// ends is stopped.
+type launcher struct {
+	o       options
+	project string // the project of the command line (--project or cwd)
+
+	mu   sync.Mutex
+	send func(tea.Msg) // program.Send, set before any run starts
+	cur  *liveRun      // the run the UI shows, if any
+}
+
+// liveRun is one app running under the UI.
+type liveRun struct {
+	l            *launcher
+	a            *app
+	stopForward  context.CancelFunc
+	cancelRunner context.CancelFunc
+	runDone      chan error
+
+	once  sync.Once
+	final workspace.Phase // set by close
+}
+
+func newLauncher(o options) (*launcher, error) {
+	project, err := o.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	return &launcher{o: o, project: project}, nil
+}
+
+func (l *launcher) post(msg tea.Msg) {
+	l.mu.Lock()
+	send := l.send
+	l.mu.Unlock()
+	if send != nil {
+		send(msg)
+	}
+}
+
+// optionsFor returns the command-line options for a run in project: the
+// same flags, but --workspace only for the project it was given with.
+func (l *launcher) optionsFor(project string) options {
+	o := l.o
+	o.project, o.resume = project, false
+	if project != l.project {
+		o.workspace = ""
+	}
+	return o
+}
+
+// prepare makes the UI session of a wired-up app without starting it.
+func (l *launcher) prepare(a *app) (*liveRun, tui.Session) {
+	r := &liveRun{l: l, a: a, runDone: make(chan error, 1)}
+	terms := tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
+		s, ok := a.agents.Session(id)
+		if !ok || s == nil {
+			return nil, false // never a typed nil inside the interface
+		}
+		return s, true
+	}, a.agents.Changed())
+	return r, tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close}
+}
+
+// start runs a prepared app: notices and snapshots go to the UI, the
+// engine runner starts and gets its first event.
+func (l *launcher) start(r *liveRun) {
+	a := r.a
+	// The terminal belongs to the UI: notices go to the UI, records only
+	// to events.jsonl (which the UI shows).
+	a.out.redirect(io.Discard, func(level, msg string) { l.post(tui.NotifyMsg{Level: level, Message: msg}) })
+
+	// Forward snapshots without ever blocking the engine on the UI: keep
+	// only the newest pending one.
+	latest := make(chan engine.Snapshot, 1)
+	a.onSnapshot = func(s engine.Snapshot) {
+		select {
+		case <-latest:
+		default:
+		}
+		latest <- s
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stopForward = cancel
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-latest:
+				l.post(tui.SnapshotMsg{State: s.State, Events: s.Events})
+			}
+		}
+	}()
+
+	runCtx, cancelRunner := context.WithCancel(context.Background())
+	r.cancelRunner = cancelRunner
+	go func() { r.runDone <- a.runner.Run(runCtx) }()
+	a.runner.Send(a.first)
+
+	l.mu.Lock()
+	l.cur = r
+	l.mu.Unlock()
+}
+
+// close stops the run's agents and engine and releases the workspace. It
+// may be called more than once and from several goroutines.
+func (r *liveRun) close() error {
+	r.l.mu.Lock()
+	if r.l.cur == r {
+		r.l.cur = nil // the user left it: its outcome is not the exit code
+	}
+	r.l.mu.Unlock()
+	r.once.Do(func() {
+		if r.stopForward != nil {
+			r.stopForward()
+		}
+		if r.cancelRunner != nil {
+			r.final = finalOf(r.a.runner.Snapshot().State.State)
+			r.a.shutdown(r.cancelRunner, r.runDone)
+		}
+		r.a.close()
+	})
+	return nil
+}
+
+// finalOf is p when the task is over or waits on the user, else "".
+func finalOf(p workspace.Phase) workspace.Phase {
+	if p.Terminal() || p == workspace.PhaseIdle {
+		return p
+	}
+	return ""
+}
+
+// Start implements tui.Launcher. The task is written to task.json with its
+// context and constraints, then started by newApp as a task that has not
+// run yet (the workspace lock is held while it is created, so no other
+// Hivemind can take it in between).
+func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) {
+	o := l.optionsFor(project)
+	root, err := o.workspaceRoot()
+	if err != nil {
+		return tui.Session{}, err
+	}
+	cfg, _, err := loadConfig(o, root)
+	if err != nil {
+		return tui.Session{}, fmt.Errorf("config: %w", err)
+	}
+	t.Project, t.Workers, t.Agent = project, cfg.Workers, profileName(o, cfg)
+	if t.SubmittedBy == "" {
+		t.SubmittedBy = "tui"
+	}
+	id, err := createTask(root, t)
+	if err != nil {
+		return tui.Session{}, err
+	}
+	o.resume = true
+	a, err := newApp(o, "", io.Discard)
+	if err != nil {
+		if !errors.Is(err, workspace.ErrLocked) {
+			// Nothing ran: do not leave a task behind that the user
+			// never saw start (the form still holds its text).
+			_ = os.RemoveAll(filepath.Join(root, workspace.TasksDir, id))
+		}
+		return tui.Session{}, err
+	}
+	if a.td.ID() != id {
+		a.close()
+		return tui.Session{}, fmt.Errorf("task %s was created but %s would run instead; run it with hivemind --resume", id, a.td.ID())
+	}
+	r, s := l.prepare(a)
+	l.start(r)
+	return s, nil
+}
+
+// createTask creates a task directory under the workspace lock.
+func createTask(root string, t workspace.Task) (string, error) {
+	lock, _, err := workspace.AcquireWorkspaceLock(root)
+	if err != nil {
+		if errors.Is(err, workspace.ErrLocked) {
+			return "", fmt.Errorf("another hivemind is running on this workspace: %w", err)
+		}
+		return "", err
+	}
+	defer lock.Release()
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return "", err
+	}
+	td, err := ws.CreateTask(t)
+	if err != nil {
+		return "", err
+	}
+	return td.ID(), nil
+}
+
+// Resume implements tui.Launcher: it is `hivemind --resume` in project.
+func (l *launcher) Resume(project string) (tui.Session, error) {
+	o := l.optionsFor(project)
+	o.resume = true
+	a, err := newApp(o, "", io.Discard)
+	if err != nil {
+		return tui.Session{}, err
+	}
+	r, s := l.prepare(a)
+	l.start(r)
+	return s, nil
+}
+
+// Scan implements tui.Launcher. It never creates a workspace: a project
+// without one simply has no tasks.
+func (l *launcher) Scan(project string) (tui.Project, error) {
+	p := tui.Project{Dir: project}
+	fi, err := os.Stat(project)
+	if err != nil {
+		return p, err
+	}
+	if !fi.IsDir() {
+		return p, fmt.Errorf("%s is not a directory", project)
+	}
+	p.Git = isGitRepo(project)
+	root, err := l.optionsFor(project).workspaceRoot()
+	if err != nil {
+		return p, err
+	}
+	if _, err := os.Stat(filepath.Join(root, workspace.TasksDir)); err != nil {
+		return p, nil
+	}
+	if lock, _, err := workspace.AcquireWorkspaceLock(root); err != nil {
+		p.LockedBy = err.Error()
+	} else {
+		_ = lock.Release()
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return p, err
+	}
+	infos, err := ws.Tasks()
+	if err != nil {
+		return p, err
+	}
+	p.Tasks = pastTasks(infos)
+	if id, ok, err := ws.Unfinished(); err == nil && ok {
+		for i := range p.Tasks {
+			// An abandoned task (back to idle) has nothing to resume.
+			if t := p.Tasks[i]; t.ID == id && t.Phase != workspace.PhaseIdle {
+				p.Unfinished = &t
+			}
+		}
+	}
+	return p, nil
+}
+
+// pastTasks turns a workspace listing into the start screen's, newest first.
+func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
+	out := make([]tui.PastTask, 0, len(infos))
+	for _, in := range infos {
+		pt := tui.PastTask{ID: in.ID, Description: in.Task.Description, Created: in.Task.CreatedAt, Dir: in.Dir}
+		if pt.Description == "" && in.Problem != "" {
+			pt.Description = "(" + in.Problem + ")"
+		}
+		if st := in.State; st != nil {
+			pt.Phase, pt.Started, pt.Finished = st.State, st.StartedAt, st.FinishedAt
+			c := st.Clone()
+			if c.TaskDir == "" {
+				c.TaskDir = in.Dir
+			}
+			pt.State = &c
+		}
+		out = append(out, pt)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Created.Equal(b.Created) {
+			return a.Created.After(b.Created)
+		}
+		return a.ID > b.ID
+	})
+	return out
+}
+
+// isGitRepo reports whether dir is inside a git work tree (a .git
+// directory or file in it or a parent).
+func isGitRepo(dir string) bool {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		d = parent
+	}
+}
+
+// Usage implements tui.Launcher: Claude Code agents' token counts come from
+// their session transcripts; other profiles report none.
+func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
+	profile := ""
+	if st.TaskDir != "" {
+		if b, err := os.ReadFile(filepath.Join(st.TaskDir, workspace.TaskFile)); err == nil {
+			var t workspace.Task
+			if json.Unmarshal(b, &t) == nil {
+				profile = t.Agent
+			}
+		}
+	}
+	var out []tui.AgentUsage
+	for id := range st.Agents {
+		u := tui.AgentUsage{Agent: id}
+		if path := claudeTranscript(sessionID(st.TaskID, id)); path != "" {
+			in, outTok, err := transcriptUsage(path)
+			if err != nil {
+				u.Note = "transcript unreadable: " + err.Error()
+			} else {
+				u.InputTokens, u.OutputTokens = in, outTok
+				u.Note = "Claude Code transcript"
+			}
+		} else {
+			switch profile {
+			case "sim":
+				u.Note = "the built-in sim agent uses no model"
+			case "claude":
+				u.Note = "no Claude Code transcript found"
+			default:
+				u.Note = "the " + profile + " profile reports no usage"
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// claudeTranscript is the path of Claude Code's transcript of a session,
+// or "" (see claudeTranscriptExists).
+func claudeTranscript(sid string) string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	m, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", sid+".jsonl"))
+	if len(m) == 0 {
+		return ""
+	}
+	return m[0]
+}
+
+// transcriptUsage sums the token usage of the assistant messages of a
+// Claude Code transcript (one JSON object a line). A message streamed in
+// several lines repeats its usage, so each message id counts once (its
+// last line).
+func transcriptUsage(path string) (in, out int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	type usage struct {
+		Input       int64 `json:"input_tokens"`
+		CacheCreate int64 `json:"cache_creation_input_tokens"`
+		CacheRead   int64 `json:"cache_read_input_tokens"`
+		Output      int64 `json:"output_tokens"`
+	}
+	byID := map[string]usage{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	n := 0
+	for sc.Scan() {
+		var line struct {
+			Type    string `json:"type"`
+			Message struct {
+				ID    string `json:"id"`
+				Usage *usage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "assistant" || line.Message.Usage == nil {
+			continue
+		}
+		id := line.Message.ID
+		if id == "" {
+			n++
+			id = fmt.Sprintf("#%d", n)
+		}
+		if _, ok := byID[id]; !ok {
+			order = append(order, id)
+		}
+		byID[id] = *line.Message.Usage
+	}
+	for _, id := range order {
+		u := byID[id]
+		in += u.Input + u.CacheCreate + u.CacheRead
+		out += u.Output
+	}
+	return in, out, sc.Err()
+}
+
+// closeCurrent stops the run the UI showed last, if it is still open, and
+// returns it.
+func (l *launcher) closeCurrent() *liveRun {
+	l.mu.Lock()
+	r := l.cur
+	l.cur = nil
+	l.mu.Unlock()
+	if r != nil {
+		_ = r.close()
+	}
+	return r
+}
+
+// runFrontDoor runs the full-screen UI until the user quits and returns
+// the exit code. initial, if not nil, is a task already wired up (a task on
+// the command line, or --resume) shown first; without it the UI opens on
+// the start screen. When the user leaves a task for the start screen its
+// run is closed; whatever runs when the UI ends is stopped here, and stays
+// resumable unless it was over.
+func runFrontDoor(o options, initial *app) int {
+	l, err := newLauncher(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hivemind:", err)
+		return exitError
+	}
+	opts := tui.Options{Launcher: l, Project: l.project}
+	var first *liveRun
+	if initial != nil {
+		r, s := l.prepare(initial)
+		first, opts.Session, opts.Project = r, &s, initial.project
+		opts.FPS = initial.cfg.FPS
+	} else if root, err := o.workspaceRoot(); err == nil {
+		if cfg, _, err := loadConfig(o, root); err == nil {
+			opts.FPS = cfg.FPS
+		}
+	}
+	p := tui.NewProgram(opts)
+	l.mu.Lock()
+	l.send = p.Send
+	l.mu.Unlock()
+	if first != nil {
+		l.start(first)
+	}
+
+	// SIGTERM/SIGHUP quit the UI, leaving the task resumable.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+			p.Quit()
+		case <-done:
+		}
+	}()
+
+	_, err = p.Run()
+	r := l.closeCurrent()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hivemind:", err)
+		return exitError
+	}
+	if r == nil {
+		return exitOK
+	}
+	id, project := r.a.td.ID(), r.a.project
+	switch r.final {
+	case "":
+		fmt.Fprintf(os.Stderr, "hivemind: task %s left unfinished; resume it with: hivemind --resume --project %s\n", id, project)
+		return exitOK
+	case workspace.PhaseError, workspace.PhaseNeedsHuman:
+		fmt.Fprintf(os.Stderr, "hivemind: task %s: %s (resumable: hivemind --resume --project %s)\n", id, r.final, project)
+	case workspace.PhaseIdle:
+		fmt.Fprintf(os.Stderr, "hivemind: task %s: abandoned\n", id)
+	default:
+		fmt.Fprintf(os.Stderr, "hivemind: task %s: %s\n", id, r.final)
+	}
+	return exitCode(r.final)
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/tui"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// taskRow is one task of `hivemind tasks --json`.
+type taskRow struct {
+	ID          string     `json:"id"`
+	State       string     `json:"state"`
+	Created     time.Time  `json:"created"`
+	Started     *time.Time `json:"started,omitempty"`
+	Finished    *time.Time `json:"finished,omitempty"`
+	DurationSec float64    `json:"duration_seconds"`
+	Description string     `json:"description"`
+	Dir         string     `json:"dir"`
+	Problem     string     `json:"problem,omitempty"`
+}
+
+// cmdTasks lists the tasks of the project's workspace, newest first: an
+// aligned table, or a JSON array with --json. It only reads.
+func cmdTasks(o options, stdout io.Writer) error {
+	rows, err := listTasks(o, time.Now())
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if rows == nil {
+			rows = []taskRow{}
+		}
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(stdout, "no tasks yet")
+		return err
+	}
+	return writeTaskTable(stdout, rows)
+}
+
+// listTasks reads the task rows of the workspace the options name (none
+// when it does not exist yet; nothing is created).
+func listTasks(o options, now time.Time) ([]taskRow, error) {
+	root, err := o.workspaceRoot()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(root, workspace.TasksDir)); err != nil {
+		return nil, nil
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := ws.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	problems := map[string]string{}
+	for _, in := range infos {
+		problems[in.ID] = in.Problem
+	}
+	var rows []taskRow
+	for _, pt := range pastTasks(infos) {
+		r := taskRow{ID: pt.ID, State: taskState(pt), Created: pt.Created, Description: pt.Description,
+			Dir: pt.Dir, Problem: problems[pt.ID]}
+		if !pt.Started.IsZero() {
+			s := pt.Started
+			r.Started = &s
+			r.DurationSec = pt.Duration(now).Round(time.Second).Seconds()
+		}
+		if !pt.Finished.IsZero() {
+			f := pt.Finished
+			r.Finished = &f
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// taskState names a task's state as people know it: an idle task was
+// abandoned; a task without state has not started.
+func taskState(pt tui.PastTask) string {
+	switch pt.Phase {
+	case "":
+		return "not started"
+	case workspace.PhaseIdle:
+		return "abandoned"
+	}
+	return string(pt.Phase)
+}
+
+// writeTaskTable prints the rows as an aligned table.
+func writeTaskTable(w io.Writer, rows []taskRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tSTARTED\tDURATION\tDESCRIPTION")
+	for _, r := range rows {
+		started, dur := "-", "-"
+		if r.Started != nil {
+			started = r.Started.Local().Format("2006-01-02 15:04")
+			dur = fmtDuration(time.Duration(r.DurationSec) * time.Second)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, started, dur, clip(firstLineOf(r.Description), 70))
+	}
+	return tw.Flush()
+}
+
+// fmtDuration renders a duration as 1h02m03s, 2m03s or 3s.
+func fmtDuration(d time.Duration) string {
+	s := int64(d / time.Second)
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%dh%02dm%02ds", s/3600, s/60%60, s%60)
+	case s >= 60:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

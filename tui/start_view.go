@@ -1,0 +1,344 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// renderFront draws the front door's screens (start, picker, summary).
+func (m Model) renderFront() string {
+	if m.showHelp {
+		return m.renderFrontHelp()
+	}
+	switch m.fd.mode {
+	case modePicker:
+		return m.renderPicker()
+	case modeSummary:
+		return m.renderSummary()
+	}
+	return m.renderStart()
+}
+
+// frame lays out a screen: exactly h lines of exactly w cells, body from
+// the top (cut when too long), footer on the last line.
+func frame(body []string, footer string, w, h int) string {
+	out := make([]string, h)
+	for i := range out {
+		switch {
+		case i == h-1:
+			out[i] = fitWidth(footer, w)
+		case i < len(body):
+			out[i] = fitWidth(body[i], w)
+		default:
+			out[i] = strings.Repeat(" ", w)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// startPhase is the workflow state the start screen stands for: idle until
+// a project is known, project_selected once it is.
+func (m Model) startPhase() workspace.Phase {
+	if m.fd.mode == modePicker || !m.fd.scanned || m.fd.scanErr != "" {
+		return workspace.PhaseIdle
+	}
+	return workspace.PhaseProjectSelected
+}
+
+func (m Model) startHeader() string {
+	sep := stDim.Render(" │ ")
+	ph := m.startPhase()
+	segs := []string{stBrand.Render(" HIVEMIND "),
+		" " + lipgloss.NewStyle().Foreground(phaseColor(string(ph))).Bold(true).Render(string(ph)),
+		sep + stText.Render(m.fd.project)}
+	return joinFit(segs, m.width)
+}
+
+var (
+	stLabel   = lipgloss.NewStyle().Foreground(colAccent).Bold(true)
+	stFocused = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
+	stWarnTxt = lipgloss.NewStyle().Foreground(colWarn)
+	stBadTxt  = lipgloss.NewStyle().Foreground(colBad)
+	stSel     = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
+)
+
+func (m Model) renderStart() string {
+	w, h := m.width, m.height
+	fd := m.fd
+	lines := []string{m.startHeader(), ""}
+
+	// Project.
+	proj := "  " + stLabel.Render("Project  ") + stText.Render(fd.project)
+	lines = append(lines, joinRight(proj, stDim.Render("ctrl+o choose another folder "), w))
+	switch {
+	case fd.scanErr != "":
+		lines = append(lines, "           "+stBadTxt.Render("✖ "+oneLine(fd.scanErr)))
+	case !fd.scanned:
+		lines = append(lines, "           "+stDim.Render("reading…"))
+	default:
+		if fd.info.Git {
+			lines = append(lines, "           "+stDim.Render("git repository"))
+		} else {
+			lines = append(lines, "           "+stWarnTxt.Render("⚠ not a git repository: agents' changes cannot be reviewed or undone with git"))
+		}
+		if fd.info.LockedBy != "" {
+			lines = append(lines, "           "+stBadTxt.Render("✖ another Hivemind is running on this workspace: "+oneLine(fd.info.LockedBy)))
+		}
+	}
+
+	// Unfinished task.
+	if u := fd.info.Unfinished; u != nil {
+		lines = append(lines, "")
+		lbl := "  " + stLabel.Render("Unfinished ") + stText.Bold(true).Render(u.ID) + "  " +
+			lipgloss.NewStyle().Foreground(phaseColor(string(u.Phase))).Render(phaseOr(u.Phase)) + "  " +
+			stText.Render(firstLine(u.Description))
+		hint := "r resume "
+		if fd.info.LockedBy != "" {
+			hint = "running elsewhere "
+		}
+		lines = append(lines, joinRight(lbl, stAccent.Render(hint), w))
+	}
+
+	// The task form.
+	lines = append(lines, "")
+	label := func(f startFocus, text, opt string) string {
+		st := stLabel
+		mark := "  "
+		if fd.focus == f {
+			st, mark = stFocused, stFocused.Render("▸ ")
+		}
+		return mark + st.Render(text) + stDim.Render(opt)
+	}
+	lines = append(lines, label(focusTask, "New task", "  (ctrl+s starts it)"))
+	lines = append(lines, indent(fd.task.View(), "  ")...)
+	lines = append(lines, label(focusConstraints, "Constraints", "  optional, one per line"))
+	lines = append(lines, indent(fd.constraints.View(), "  ")...)
+	lines = append(lines, label(focusContext, "Context", "  optional"))
+	lines = append(lines, indent(fd.context.View(), "  ")...)
+	if fd.formErr != "" {
+		lines = append(lines, "  "+stBadTxt.Render("✖ "+oneLine(fd.formErr)))
+	}
+
+	// Past tasks fill what is left above the footer.
+	lines = append(lines, "")
+	lines = append(lines, label(focusList, fmt.Sprintf("Past tasks (%d)", len(fd.info.Tasks)), "  enter shows a task's summary"))
+	room := h - len(lines) - 1
+	lines = append(lines, m.pastTaskLines(room, w)...)
+	return frame(lines, m.frontFooter(), w, h)
+}
+
+// pastTaskLines is the table of past tasks in at most room lines, scrolled
+// so the selected one shows.
+func (m Model) pastTaskLines(room, w int) []string {
+	tasks := m.fd.info.Tasks
+	if room <= 0 {
+		return nil
+	}
+	if len(tasks) == 0 {
+		return []string{"    " + stDim.Render("none yet")}
+	}
+	head := "    " + stDim.Render(fmt.Sprintf("%-22s  %-18s  %-16s  %-8s  %s", "ID", "STATE", "STARTED", "DURATION", "DESCRIPTION"))
+	out := []string{head}
+	rows := room - 1
+	if rows <= 0 {
+		return out[:room]
+	}
+	first := 0
+	if m.fd.sel >= rows {
+		first = m.fd.sel - rows + 1
+	}
+	for i := first; i < len(tasks) && i < first+rows; i++ {
+		t := tasks[i]
+		cursor := "    "
+		if i == m.fd.sel && m.fd.focus == focusList {
+			cursor = stSel.Render("  ▸ ")
+		}
+		started, dur := "–", "–"
+		if !t.Started.IsZero() {
+			started = t.Started.Local().Format("2006-01-02 15:04")
+			dur = fmtElapsed(t.Duration(m.now()))
+		} else if !t.Created.IsZero() {
+			started = t.Created.Local().Format("2006-01-02 15:04")
+		}
+		phase := fmt.Sprintf("%-18s", phaseLabel(t.Phase))
+		row := fmt.Sprintf("%-22s  ", t.ID) + lipgloss.NewStyle().Foreground(phaseColor(string(t.Phase))).Render(phase) +
+			fmt.Sprintf("  %-16s  %-8s  ", started, dur) + firstLine(t.Description)
+		if i == m.fd.sel && m.fd.focus == focusList {
+			row = stSel.Render(ansi.Strip(row))
+		}
+		out = append(out, cursor+row)
+	}
+	return out
+}
+
+// phaseLabel names a past task's final state as the user knows it.
+func phaseLabel(p workspace.Phase) string {
+	if p == workspace.PhaseIdle {
+		return "abandoned"
+	}
+	return phaseOr(p)
+}
+
+func phaseOr(p workspace.Phase) string {
+	if p == "" {
+		return "not started"
+	}
+	return string(p)
+}
+
+// joinRight puts right at the right edge of a w-wide line starting with left.
+func joinRight(left, right string, w int) string {
+	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	if lw+rw+1 > w {
+		return fitWidth(left, w)
+	}
+	return left + strings.Repeat(" ", w-lw-rw) + right
+}
+
+func indent(block, pad string) []string {
+	lines := strings.Split(block, "\n")
+	for i, l := range lines {
+		lines[i] = pad + l
+	}
+	return lines
+}
+
+func (m Model) renderPicker() string {
+	w, h := m.width, m.height
+	lines := []string{m.startHeader(), "",
+		"  " + stLabel.Render("Choose the project folder"),
+		"  " + stDim.Render("in ") + stText.Render(m.fd.picker.CurrentDirectory),
+		""}
+	body := strings.TrimRight(m.fd.picker.View(), "\n")
+	lines = append(lines, indent(body, "  ")...)
+	return frame(lines, m.frontFooter(), w, h)
+}
+
+// frontFooter is the last line of the front door's screens: a question,
+// a notice, what is going on, or the keys that apply now.
+func (m Model) frontFooter() string {
+	w := m.width
+	switch {
+	case m.confirm != confirmNone:
+		var q string
+		switch m.confirm {
+		case confirmQuit:
+			q = " Quit Hivemind? Agents are stopped; the task stays resumable (--resume). [y/n] "
+		case confirmAbandon:
+			q = " Abandon the task? It ends (→ idle) and cannot be resumed. [y/n] "
+		case confirmCancel:
+			q = " Cancel the task? Every agent is stopped. [y/n] "
+		}
+		return stConfirm.Render(fitWidth(ansi.Truncate(q, w, "…"), w))
+	case m.fd.busy != "" && m.fd.mode != modeSummary:
+		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
+	}
+	h := m.help
+	if m.notice.text == "" {
+		h.SetWidth(max(w-1, 0))
+		return fitWidth(" "+h.ShortHelpView(m.frontShortHelp()), w)
+	}
+	// A notice on the left, the keys on the right while they fit.
+	c := colText
+	switch m.notice.level {
+	case "warn":
+		c = colWarn
+	case "error":
+		c = colBad
+	}
+	left := lipgloss.NewStyle().Foreground(c).Render(" " + oneLine(m.notice.text))
+	lw := ansi.StringWidth(left)
+	h.SetWidth(max(w-lw-3, 0))
+	right := h.ShortHelpView(m.frontShortHelp())
+	if rw := ansi.StringWidth(right); right != "" && lw+rw+3 <= w {
+		return left + strings.Repeat(" ", w-lw-rw-1) + right + " "
+	}
+	return fitWidth(ansi.Truncate(left, w, "…"), w)
+}
+
+// frontShortHelp is the footer's key summary for the screen showing.
+func (m Model) frontShortHelp() []key.Binding {
+	k := m.fd.keys
+	switch m.fd.mode {
+	case modePicker:
+		return []key.Binding{k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel, k.Help}
+	case modeSummary:
+		if !(m.fd.sumLive && m.fd.sess != nil) {
+			return []key.Binding{k.Back, k.ScrollDown, k.Help, k.Quit}
+		}
+		b := []key.Binding{k.NewTask}
+		if m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman {
+			b = append(b, k.Retry, k.Abandon)
+		}
+		return append(b, k.Panes, k.ScrollDown, k.Help, k.Quit)
+	}
+	if m.fd.focus == focusList {
+		b := []key.Binding{k.Edit, k.Down, k.View}
+		if m.fd.info.Unfinished != nil {
+			b = append(b, key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")))
+		}
+		return append(b, key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "folder")), k.Help, k.Quit)
+	}
+	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
+	if m.fd.info.Unfinished != nil {
+		b = append(b, k.Resume)
+	}
+	return append(b, key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
+		key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")))
+}
+
+// frontFullHelp is every key of the front door, for the help screen.
+func (m Model) frontFullHelp() [][]key.Binding {
+	k := m.fd.keys
+	b := func(keys, help string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
+	}
+	return [][]key.Binding{
+		{k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, b("ctrl+c", "quit")},
+		{k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit},
+		{k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel},
+		{k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)")},
+	}
+}
+
+func (m Model) renderFrontHelp() string {
+	w, h := m.width, m.height
+	hm := m.help
+	hm.ShowAll = true
+	cols := m.frontFullHelp()
+	titles := []string{"Task form", "Past tasks", "Folder picker", "Summary"}
+	var parts []string
+	for i, c := range cols {
+		parts = append(parts, stAccent.Render(titles[i])+"\n"+hm.FullHelpView([][]key.Binding{c}))
+	}
+	body := stAccent.Render("Hivemind — start screen and summary keys") + "\n\n" +
+		lipgloss.JoinHorizontal(lipgloss.Top, withGap(parts)...) +
+		"\n\n" + stDim.Render("While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).") +
+		"\n" + stDim.Render("Text fields take every other key; esc leaves a field so single keys work.") +
+		"\n" + stDim.Render("? or esc closes this help.")
+	box := stHelpBox.Render(body)
+	placed := lipgloss.Place(w, max(h-2, 1), lipgloss.Center, lipgloss.Center, box)
+	lines := []string{m.startHeader()}
+	if m.fd.mode == modeSummary {
+		lines[0] = m.summaryHeader()
+	}
+	lines = append(lines, strings.Split(placed, "\n")...)
+	return frame(lines, m.frontFooter(), w, h)
+}
+
+func withGap(parts []string) []string {
+	out := make([]string, 0, 2*len(parts))
+	for i, p := range parts {
+		if i > 0 {
+			out = append(out, "    ")
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,485 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// summaryData is what the summary view shows of one task.
+type summaryData struct {
+	TaskID, Title     string
+	Phase, Previous   workspace.Phase
+	Reason            string
+	Started, Finished time.Time
+	Subtasks          []subtaskSummary
+	Rounds            []workspace.Round
+	Friction          []frictionNote
+	Agents            []string
+	Usage             map[string]AgentUsage
+}
+
+// subtaskSummary is one subtask (or checkpoint fix) and the files it
+// created or modified.
+type subtaskSummary struct {
+	ID, Description, Worker, Status string
+	Fix                             bool
+	Files                           []fileChange
+	// FromPlan is true when the output named no files and the list comes
+	// from the plan (what was to be done, not what was reported done).
+	FromPlan bool
+	// Problem says why the output could not be read.
+	Problem string
+}
+
+// fileChange is one file a worker reported: created, modified or deleted.
+type fileChange struct{ Verb, Path string }
+
+// frictionNote is one friction entry of the task.
+type frictionNote struct{ File, Text string }
+
+// openSummary shows the summary of st (live: the running session's task)
+// and loads its details from the task directory in a command.
+func (m *Model) openSummary(st workspace.State, live bool) tea.Cmd {
+	title := ""
+	dir := st.TaskDir
+	if live {
+		title = m.opts.Title
+	} else {
+		for _, t := range m.fd.info.Tasks {
+			if t.ID == st.TaskID {
+				title = t.Description
+				if t.Dir != "" {
+					dir = t.Dir
+				}
+			}
+		}
+	}
+	m.fd.sumLive = live
+	m.fd.sumScroll = 0
+	m.fd.sumLoaded = false
+	m.fd.sum = baseSummary(st, title)
+	return loadSummaryCmd(m.opts.Launcher, st.Clone(), dir, title)
+}
+
+// loadSummaryCmd reads a task's outputs and friction files and asks the
+// launcher for token usage.
+func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
+	return func() tea.Msg {
+		sum := loadSummary(st, dir, title)
+		if l != nil {
+			for _, u := range l.Usage(st) {
+				sum.Usage[u.Agent] = u
+			}
+		}
+		return summaryLoadedMsg{taskID: st.TaskID, sum: sum}
+	}
+}
+
+// baseSummary is what the state alone says (shown until the files are read).
+func baseSummary(st workspace.State, title string) summaryData {
+	s := summaryData{
+		TaskID: st.TaskID, Title: firstLine(title), Phase: st.State, Previous: st.PreviousState,
+		Reason: oneLine(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
+		Rounds: st.Rounds, Agents: orderAgents(st.Agents), Usage: map[string]AgentUsage{},
+	}
+	if s.Reason == "" {
+		s.Reason = oneLine(st.Error)
+	}
+	return s
+}
+
+// loadSummary builds the summary of a task from its state and the files of
+// its task directory dir (outputs/<subtask>.md, the archived friction files).
+func loadSummary(st workspace.State, dir, title string) summaryData {
+	s := baseSummary(st, title)
+	if dir == "" {
+		dir = st.TaskDir
+	}
+	planned := map[string]workspace.Subtask{}
+	var ids []string
+	if st.Plan != nil {
+		for _, p := range st.Plan.Subtasks {
+			planned[p.ID] = p
+			ids = append(ids, p.ID)
+		}
+	}
+	var extra []string
+	for id := range st.Subtasks {
+		if _, ok := planned[id]; !ok {
+			extra = append(extra, id)
+		}
+	}
+	sort.Strings(extra)
+	ids = append(ids, extra...)
+	for _, id := range ids {
+		ss := subtaskSummary{ID: id, Description: oneLine(planned[id].Description)}
+		if state, ok := st.Subtasks[id]; ok {
+			ss.Worker, ss.Status = state.Worker, state.Status
+		} else {
+			ss.Status = workspace.SubtaskPending
+		}
+		readOutput(&ss, dir)
+		if len(ss.Files) == 0 {
+			for _, f := range planned[id].Files {
+				verb, path := splitPlanFile(f)
+				ss.Files = append(ss.Files, fileChange{Verb: verb, Path: path})
+			}
+			ss.FromPlan = len(ss.Files) > 0
+		}
+		s.Subtasks = append(s.Subtasks, ss)
+	}
+	fixes := make([]string, 0, len(st.Fixes))
+	for id := range st.Fixes {
+		fixes = append(fixes, id)
+	}
+	sort.Strings(fixes)
+	for _, id := range fixes {
+		f := st.Fixes[id]
+		ss := subtaskSummary{ID: id, Description: "checkpoint fix", Worker: f.Worker, Status: f.Status, Fix: true}
+		readOutput(&ss, dir)
+		s.Subtasks = append(s.Subtasks, ss)
+	}
+	for _, rel := range st.Friction {
+		s.Friction = append(s.Friction, frictionNote{File: rel, Text: readFrictionNote(filepath.Join(dir, filepath.FromSlash(rel)))})
+	}
+	return s
+}
+
+// readOutput fills the files a subtask's output reports.
+func readOutput(ss *subtaskSummary, dir string) {
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, workspace.OutputsDir, ss.ID+".md"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err != nil:
+		ss.Problem = err.Error()
+		return
+	}
+	ss.Files = parseFileChanges(string(b))
+}
+
+// fileLineRE matches a bullet naming changed files, in the worker prompt's
+// form ("- Created: api/login.go") and the plan's ("- CREATE api/login.go").
+var fileLineRE = regexp.MustCompile(`(?i)^\s*[-*+]\s+(?:\*\*|` + "`" + `)?(created?|added|new|modif(?:ied|y)|updated?|changed|edited|deleted?|removed)(?:\*\*|` + "`" + `)?\s*:?\s+(.+)$`)
+
+// parseFileChanges lists the files an output markdown reports, in order,
+// without duplicates.
+func parseFileChanges(md string) []fileChange {
+	var out []fileChange
+	seen := map[string]bool{}
+	for _, line := range strings.Split(md, "\n") {
+		m := fileLineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		verb := normVerb(m[1])
+		for _, p := range strings.Split(m[2], ",") {
+			p = strings.TrimSpace(p)
+			// "path — what changed": keep the path.
+			if f := strings.Fields(p); len(f) > 0 {
+				p = f[0]
+			}
+			p = strings.Trim(p, "`*\"'")
+			p = strings.TrimRight(p, ".;:")
+			if p == "" || seen[verb+p] {
+				continue
+			}
+			seen[verb+p] = true
+			out = append(out, fileChange{Verb: verb, Path: p})
+		}
+	}
+	return out
+}
+
+func normVerb(v string) string {
+	switch v = strings.ToLower(v); {
+	case strings.HasPrefix(v, "creat"), v == "added", v == "new":
+		return "created"
+	case strings.HasPrefix(v, "delet"), v == "removed":
+		return "deleted"
+	}
+	return "modified"
+}
+
+// splitPlanFile splits a plan entry "CREATE path" into verb and path.
+func splitPlanFile(f string) (verb, path string) {
+	f = strings.TrimSpace(f)
+	if v, p, ok := strings.Cut(f, " "); ok {
+		switch strings.ToUpper(v) {
+		case "CREATE", "MODIFY", "DELETE":
+			return normVerb(v), strings.TrimSpace(p)
+		}
+	}
+	return "modified", f
+}
+
+// readFrictionNote is the first meaningful line of a friction file.
+func readFrictionNote(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#"))
+		if l != "" {
+			return oneLine(l)
+		}
+	}
+	return "(empty)"
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return oneLine(s)
+}
+
+// ---- view ----
+
+// renderSummary draws the summary screen: exactly m.height lines of m.width.
+func (m Model) renderSummary() string {
+	w, h := m.width, m.height
+	live := m.fd.sumLive && m.fd.sess != nil
+	top := []string{m.summaryHeader(), m.summaryBanner(live)}
+	body := m.summaryBody(w)
+	footer := m.frontFooter()
+	bodyH := max(h-len(top)-1, 0)
+	scroll := min(m.fd.sumScroll, max(len(body)-bodyH, 0))
+	lines := append([]string(nil), top...)
+	for i := 0; i < bodyH; i++ {
+		if j := scroll + i; j < len(body) {
+			lines = append(lines, fitWidth(body[j], w))
+		} else {
+			lines = append(lines, strings.Repeat(" ", w))
+		}
+	}
+	if len(body) > bodyH && bodyH > 0 {
+		more := fmt.Sprintf(" %d–%d of %d ↑↓ ", scroll+1, min(scroll+bodyH, len(body)), len(body))
+		last := len(lines) - 1
+		lines[last] = fitWidth(ansi.Truncate(lines[last], max(w-ansi.StringWidth(more), 0), ""), max(w-ansi.StringWidth(more), 0)) + stDim.Render(more)
+		lines[last] = fitWidth(lines[last], w)
+	}
+	return frame(lines, footer, w, h)
+}
+
+func (m Model) summaryHeader() string {
+	s := m.fd.sum
+	sep := stDim.Render(" │ ")
+	segs := []string{stBrand.Render(" HIVEMIND "), " " + stAccent.Render("summary")}
+	ph := lipgloss.NewStyle().Foreground(phaseColor(string(s.Phase))).Bold(true).Render(string(s.Phase))
+	segs = append(segs, sep+ph)
+	if s.TaskID != "" {
+		segs = append(segs, sep+stDim.Render(s.TaskID))
+	}
+	if s.Title != "" {
+		segs = append(segs, sep+stText.Render(s.Title))
+	}
+	return joinFit(segs, m.width)
+}
+
+func (m Model) summaryBanner(live bool) string {
+	s := m.fd.sum
+	bg := colDim
+	var text string
+	switch s.Phase {
+	case workspace.PhaseComplete:
+		bg, text = colOK, " ✔ COMPLETE — every checkpoint approved"
+	case workspace.PhaseCancelled:
+		text = " ■ CANCELLED"
+	case workspace.PhaseError:
+		bg, text = colBad, " ✖ ERROR"
+	case workspace.PhaseNeedsHuman:
+		bg, text = colWarn, " ⚑ NEEDS HUMAN"
+	case workspace.PhaseIdle:
+		text = " ○ ABANDONED"
+	default:
+		bg, text = colBusy, " ▶ "+strings.ToUpper(string(s.Phase))
+	}
+	if s.Reason != "" {
+		text += " — " + s.Reason
+	}
+	if live && (s.Phase == workspace.PhaseError || s.Phase == workspace.PhaseNeedsHuman) {
+		text += " · R retry (→ planning) · A abandon (→ idle) "
+	} else {
+		text += " "
+	}
+	st := lipgloss.NewStyle().Foreground(colBlack).Background(bg).Bold(true)
+	return st.Render(fitWidth(ansi.Truncate(text, m.width, "…"), m.width))
+}
+
+// summaryBody is every line of the summary (scrolled by the view).
+func (m Model) summaryBody(w int) []string {
+	s := m.fd.sum
+	var out []string
+	head := func(t string) { out = append(out, "", " "+stAccent.Render(t)) }
+
+	head("Time")
+	started, finished := "–", "–"
+	if !s.Started.IsZero() {
+		started = s.Started.Local().Format("2006-01-02 15:04:05")
+	}
+	end := s.Finished
+	if !s.Finished.IsZero() {
+		finished = s.Finished.Local().Format("2006-01-02 15:04:05")
+	} else {
+		end = m.now()
+	}
+	el := "–"
+	if !s.Started.IsZero() {
+		el = fmtElapsed(max(end.Sub(s.Started), 0))
+	}
+	out = append(out, "   "+stHeaderKey.Render("started ")+stText.Render(started)+
+		stHeaderKey.Render("   finished ")+stText.Render(finished)+
+		stHeaderKey.Render("   elapsed ")+stHeaderVal.Render(el))
+
+	head(fmt.Sprintf("What was built (%d subtask(s))", countPlain(s.Subtasks)))
+	if !m.fd.sumLoaded {
+		out = append(out, "   "+stDim.Render("reading the outputs…"))
+	} else if len(s.Subtasks) == 0 {
+		out = append(out, "   "+stDim.Render("no subtasks (the plan was never approved)"))
+	}
+	if m.fd.sumLoaded {
+		for _, st := range s.Subtasks {
+			id := st.ID
+			if st.Fix {
+				id = "fix " + id
+			}
+			meta := st.Status
+			if st.Worker != "" {
+				meta = st.Worker + " · " + meta
+			}
+			line := "   " + stText.Bold(true).Render(id) + stDim.Render("  ("+meta+")")
+			if st.Description != "" {
+				line += "  " + stText.Render(st.Description)
+			}
+			out = append(out, line)
+			if st.Problem != "" {
+				out = append(out, "       "+lipgloss.NewStyle().Foreground(colBad).Render("output unreadable: "+st.Problem))
+			}
+			if len(st.Files) == 0 {
+				out = append(out, "       "+stDim.Render("no files reported"))
+			}
+			for _, f := range st.Files {
+				mark, col := "~", colWarn
+				switch f.Verb {
+				case "created":
+					mark, col = "+", colOK
+				case "deleted":
+					mark, col = "-", colBad
+				}
+				fl := "       " + lipgloss.NewStyle().Foreground(col).Render(mark+" "+fmt.Sprintf("%-8s", f.Verb)) + " " + f.Path
+				if st.FromPlan {
+					fl += stDim.Render("  (planned; the output names no files)")
+				}
+				out = append(out, fl)
+			}
+		}
+	}
+
+	head(fmt.Sprintf("Review rounds (%d)", len(s.Rounds)))
+	if len(s.Rounds) == 0 {
+		out = append(out, "   "+stDim.Render("none"))
+	}
+	for _, r := range s.Rounds {
+		name := fmt.Sprintf("plan #%d", r.Number)
+		if r.Kind == "checkpoint" {
+			name = fmt.Sprintf("checkpoint %d #%d", r.Checkpoint, r.Number)
+		} else if r.Kind != "plan" {
+			name = fmt.Sprintf("%s #%d", r.Kind, r.Number)
+		}
+		col := colOK
+		if r.Verdict != "approved" {
+			col = colWarn
+		}
+		line := fmt.Sprintf("   %-18s ", name) + lipgloss.NewStyle().Foreground(col).Render(fmt.Sprintf("%-9s", r.Verdict))
+		if !r.At.IsZero() {
+			line += stDim.Render(" " + r.At.Local().Format("15:04:05"))
+		}
+		if sm := oneLine(r.Summary); sm != "" {
+			line += "  " + stText.Render(sm)
+		}
+		out = append(out, line)
+	}
+
+	head(fmt.Sprintf("Friction (%d)", len(s.Friction)))
+	if len(s.Friction) == 0 {
+		out = append(out, "   "+stDim.Render("none logged"))
+	}
+	for _, f := range s.Friction {
+		text := f.Text
+		if !m.fd.sumLoaded {
+			text = "…"
+		}
+		out = append(out, "   "+stText.Render(text)+stDim.Render("  "+f.File))
+	}
+
+	head("Agents: tokens and cost")
+	if len(s.Agents) == 0 {
+		out = append(out, "   "+stDim.Render("no agents"))
+	}
+	for _, id := range s.Agents {
+		u, ok := s.Usage[id]
+		line := fmt.Sprintf("   %-12s ", id)
+		switch {
+		case !m.fd.sumLoaded:
+			line += stDim.Render("…")
+		case !ok:
+			line += stDim.Render("not known (this agent reports no usage)")
+		case u.InputTokens == 0 && u.OutputTokens == 0 && !u.CostKnown:
+			line += stDim.Render("not known")
+			if u.Note != "" {
+				line += stDim.Render(" — " + u.Note)
+			}
+		default:
+			line += stText.Render(fmt.Sprintf("%s in · %s out", fmtTokens(u.InputTokens), fmtTokens(u.OutputTokens)))
+			if u.CostKnown {
+				line += stText.Render(fmt.Sprintf(" · $%.2f", u.CostUSD))
+			} else {
+				line += stDim.Render(" · cost not known")
+			}
+			if u.Note != "" {
+				line += stDim.Render(" (" + u.Note + ")")
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func countPlain(ss []subtaskSummary) int {
+	n := 0
+	for _, s := range ss {
+		if !s.Fix {
+			n++
+		}
+	}
+	return n
+}
+
+// fmtTokens renders a token count compactly (12.3k, 1.2M).
+func fmtTokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
