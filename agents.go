@@ -28,6 +28,7 @@ type agentFactory struct {
 	self    string // this executable, for sim-agent and hook commands
 	seed    int64
 	simArgs []string // extra sim-agent flags (demo scenarios, tests)
+	git     *gitWire // git projects: workers run in their own worktrees
 }
 
 // spec is the ptyagent.ManagerConfig Factory.
@@ -41,6 +42,11 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 		LogPath:     f.td.AgentLogPath(id),
 		Scrollback:  f.cfg.ScrollbackLines,
 		HangTimeout: f.cfg.HangTimeout(),
+	}
+	if role == workspace.RoleWorker && f.git != nil {
+		if err := f.git.placeWorker(&base, id); err != nil {
+			return base, err
+		}
 	}
 	switch f.profile {
 	case "sim":
@@ -82,8 +88,9 @@ func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bo
 		SettingsPath: settings,
 		ExtraArgs:    roles.ClaudeArgs(roles.DefaultPolicy(role), f.cfg.Role(role), prompt),
 	}
-	if rel, err := filepath.Rel(f.project, f.td.Dir()); err != nil || strings.HasPrefix(rel, "..") {
-		// A --workspace outside the project: let Claude's tools reach it.
+	if rel, err := filepath.Rel(base.Dir, f.td.Dir()); err != nil || strings.HasPrefix(rel, "..") {
+		// A --workspace outside the project, or a worker in its git
+		// worktree: let Claude's tools reach the task dir.
 		o.AddDirs = []string{f.td.Dir()}
 	}
 	return ptyagent.ClaudeSpec(base, o), nil
@@ -92,7 +99,7 @@ func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bo
 // profileSpec runs a [profiles.<name>] agent from config.
 func (f *agentFactory) profileSpec(base ptyagent.Spec, id, role string, p config.Profile) (ptyagent.Spec, error) {
 	argv := p.Expand(map[string]string{
-		"role": role, "agent_id": id, "task_dir": f.td.Dir(), "project": f.project,
+		"role": role, "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
 		"model": f.cfg.Role(role).Model,
 	})
 	if len(argv) == 0 {

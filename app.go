@@ -44,6 +44,10 @@ type app struct {
 
 	// onSnapshot, when set, also receives every snapshot (the TUI).
 	onSnapshot func(engine.Snapshot)
+
+	// git is the git integration (gitwire.go); nil when the project is not
+	// a git repository.
+	git *gitWire
 }
 
 // errUsage marks errors in how hivemind was called (exit 2).
@@ -175,13 +179,16 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	if a.log, err = workspace.OpenEventLog(a.td); err != nil {
 		return nil, err
 	}
+	var gitNotes []workspace.EventRecord
+	a.git, gitNotes = a.setupGit(history)
+	notes = append(notes, gitNotes...)
 
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	factory := &agentFactory{cfg: cfg, profile: profileName(o, cfg), project: project, td: a.td, self: self,
-		seed: 1, simArgs: simArgsFromEnv()}
+		seed: 1, simArgs: append(append([]string(nil), o.simArgs...), simArgsFromEnv()...), git: a.git}
 	br := &bridge{td: a.td}
 	a.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{
 		Factory:     factory.spec,
@@ -192,12 +199,20 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The shared context (decisions, constraints, glossary) outlives
+	// tasks; the runner merges agents' inbox entries into it.
+	ctxStore, err := workspace.OpenContext(root)
+	if err != nil {
+		return nil, fmt.Errorf("shared context: %w", err)
+	}
 	a.runner = engine.NewRunner(engine.RunnerConfig{
-		Machine:     newMachine(cfg),
-		TaskDir:     a.td,
+		Machine:     a.machine(),
+		TaskDir:     a.taskFiles(),
+		Git:         a.gitWork(),
 		Store:       a.store,
 		Log:         a.log,
 		Agents:      a.agents,
+		Context:     ctxStore,
 		OnSnapshot:  a.snapshot,
 		OnNotify:    a.out.notice,
 		OnRecord:    a.out.record,
@@ -206,6 +221,10 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 		QuietPeriod: cfg.QuietPeriod(),
 	})
 	br.runner = a.runner
+	if a.git != nil {
+		a.git.log = a.runner.Log
+		a.git.watchCounts(a.workerIDs, a.runner.Republish)
+	}
 	for _, n := range notes {
 		a.runner.Log(n.Type, n.Agent, n.Details)
 	}
@@ -225,6 +244,7 @@ func simArgsFromEnv() []string {
 
 // snapshot is the runner's OnSnapshot.
 func (a *app) snapshot(s engine.Snapshot) {
+	s = a.git.decorate(s)
 	if s.State.State.Terminal() {
 		a.terminalOnce.Do(func() {
 			a.finalMu.Lock()
@@ -271,10 +291,12 @@ func (a *app) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 	}
 	cancelRunner()
 	<-runDone
+	a.finishGit()
 }
 
 // close releases everything newApp acquired (idempotent).
 func (a *app) close() {
+	a.git.stop()
 	if a.agents != nil {
 		_ = a.agents.Close()
 	}

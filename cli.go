@@ -30,7 +30,9 @@ type options struct {
 	headless   bool
 	json       bool
 	follow     bool
+	merge      bool     // merge a complete task's branch into the user's branch (git projects)
 	args       []string // positional arguments (sub-command and its words, or the task)
+	simArgs    []string // sim-agent flags set by a sub-command (the demo's pace); HIVEMIND_SIM_ARGS comes after
 }
 
 const usage = `Usage:
@@ -43,6 +45,9 @@ const usage = `Usage:
   hivemind events [--follow] [--json] the event log
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
+  hivemind context [--json]           the shared decisions, constraints and glossary
+  hivemind context rm ID              remove one entry (not while hivemind runs here)
+  hivemind diff [agent]               git projects: the task's changes, or one worker's
 
 Flags:
 `
@@ -66,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout")
 	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
+	fs.BoolVar(&o.merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
 	cur := args
 	for len(cur) > 0 {
 		if err := fs.Parse(cur); err != nil {
@@ -132,6 +138,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, cmdRoles(o, stdout))
 	case "config":
 		return report(stderr, cmdConfig(o, stdout))
+	case "context":
+		return report(stderr, cmdContext(o, stdout))
+	case "diff":
+		return report(stderr, cmdDiff(o, stdout))
 	case "demo":
 		return cmdDemo(o, stdout, stderr)
 	case "help":

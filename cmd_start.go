@@ -120,7 +120,7 @@ func (l *launcher) start(r *liveRun) {
 			case <-ctx.Done():
 				return
 			case s := <-latest:
-				l.post(tui.SnapshotMsg{State: s.State, Events: s.Events})
+				l.post(snapshotMsg(s))
 			}
 		}
 	}()
@@ -169,6 +169,9 @@ func finalOf(p workspace.Phase) workspace.Phase {
 // run yet (the workspace lock is held while it is created, so no other
 // Hivemind can take it in between).
 func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) {
+	if fi, err := os.Stat(project); err != nil || !fi.IsDir() {
+		return tui.Session{}, fmt.Errorf("project %s is not a directory", project)
+	}
 	o := l.optionsFor(project)
 	root, err := o.workspaceRoot()
 	if err != nil {

@@ -1,8 +1,16 @@
 package main
 
 import (
+	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/tui"
 )
+
+// snapshotMsg is the UI's copy of a runner snapshot: the state, the event
+// tail and the shared context (decisions, constraints, glossary) that the
+// runner keeps loaded off the UI goroutine.
+func snapshotMsg(s engine.Snapshot) tui.SnapshotMsg {
+	return tui.SnapshotMsg{State: s.State, Events: s.Events, Context: s.Context}
+}
 
 // runTUI runs the full-screen UI for a wired-up app and returns the exit
 // code. ok is false when no UI can run (stdout is not a terminal); then the

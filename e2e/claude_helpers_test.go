@@ -20,14 +20,16 @@ import (
 )
 
 // claudeRunDeadline bounds one hivemind run with real Claude Code agents.
-const claudeRunDeadline = 3 * time.Minute
+const claudeRunDeadline = 5 * time.Minute
 
 // ClaudeOffline is everything a test needs to run hivemind with real Claude
 // Code agents offline: a git project (one commit), a throwaway HOME whose
 // .claude.json skips every dialog, and the scripted fake Messages API the
-// agents talk to. The TUI test (tmux) reuses it: start tmux with Env (for
-// example `tmux new-session -d -x 160 -y 48 env -i <Env...> <bin> --agent
-// claude --project <Project> "task"`) and assert on API and Project.
+// agents talk to. The TUI test (tmux 160×48) reuses it: SetupClaudeOffline,
+// then startTUI(t, c.TUIOptions("--agent", "claude", …)), and assert on the
+// screen, on c.API (requests, Write calls) and on the task dir
+// (taskDirOf(c.Project)), reusing checkInjections, checkHealth and
+// checkWrites.
 type ClaudeOffline struct {
 	Project string // git repository, the hivemind --project
 	Home    string // HOME of hivemind and of every agent
@@ -81,6 +83,26 @@ func gitInit(t *testing.T, dir string) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+}
+
+// TUIOptions returns the startTUI options (tmux_helpers_test.go) that run
+// hivemind with args in this offline setup: --project is this project, and
+// the environment is Env without the terminal variables (the pane's TERM
+// stays tmux's) — for the TUI variant of these tests:
+//
+//	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
+//	r := startTUI(t, c.TUIOptions("--agent", "claude", "--workers", "2", "add a greeting service"))
+func (c *ClaudeOffline) TUIOptions(args ...string) tuiOptions {
+	var env []string
+	for _, kv := range c.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "TERM", "COLORTERM", "TMUX", "TMUX_PANE", "HIVEMIND_SIM_ARGS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return tuiOptions{args: append([]string{"--project", c.Project}, args...), env: env}
 }
 
 // hmProcess is a running hivemind.
@@ -207,6 +229,7 @@ func seqOf(r workspace.EventRecord) int {
 // injection is one assignment_sent with what became of it.
 type injection struct {
 	idx       int // index of its assignment_sent record
+	doneIdx   int // index of its delivered injection_result record
 	agent     string
 	seq       int
 	line      string // the [HIVEMIND] line typed
@@ -235,6 +258,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 			}
 			if d, _ := r.Details["delivered"].(bool); d {
 				in.delivered++
+				in.doneIdx = i
 				in.how = recDetail(r, "detail")
 			} else {
 				in.failed++
@@ -249,15 +273,15 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 // title (events.jsonl), and that each agent's model saw exactly those
 // [HIVEMIND] lines, each once, in order (the fake API's newest request of
 // that agent carries the whole conversation). It returns the number of
-// confirmed injections.
-func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server) int {
+// confirmed injections and how many of them the UserPromptSubmit hook
+// confirmed.
+func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server) (confirmed, byHook int) {
 	t.Helper()
 	ins := injections(dir, recs)
 	if len(ins) == 0 {
 		t.Fatal("no assignment_sent in events.jsonl")
 	}
-	want := map[string][]string{}
-	confirmed := 0
+	want := map[string][]*injection{}
 	for _, in := range ins {
 		if in.delivered != 1 || in.failed != 0 || !strings.HasPrefix(in.how, "confirmed by") {
 			t.Errorf("%s seq %d: %d delivered (%q) and %d failed injection results, want exactly 1 confirmed",
@@ -266,21 +290,35 @@ func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api
 		if in.delivered > 0 {
 			confirmed++
 		}
-		want[in.agent] = append(want[in.agent], in.line)
+		if strings.Contains(in.how, "UserPromptSubmit") {
+			byHook++
+		}
+		want[in.agent] = append(want[in.agent], in)
 	}
-	for agent, lines := range want {
+	for agent, list := range want {
 		last, ok := lastMainRequest(api, agent)
 		if !ok {
 			t.Errorf("%s: the fake API never saw a request of this agent", agent)
 			continue
 		}
 		got := last.HivemindLines()
-		if strings.Join(got, "\n") != strings.Join(lines, "\n") {
+		var lines []string
+		for _, in := range list {
+			lines = append(lines, in.line)
+		}
+		// The run may end (and stop the agents) while a last, read-only
+		// notice is being answered: a turn that never ended may be
+		// missing from the model's log, one that ended may not.
+		n := len(got)
+		for n < len(lines) && !turnEnded(recs, agent, list[n].doneIdx) {
+			n++
+		}
+		if len(got) > len(lines) || strings.Join(got, "\n") != strings.Join(lines[:len(got)], "\n") || n != len(lines) {
 			t.Errorf("%s: the model saw the [HIVEMIND] lines\n  %s\nwant each injected line exactly once, in order:\n  %s",
 				agent, strings.Join(got, "\n  "), strings.Join(lines, "\n  "))
 		}
 	}
-	return confirmed
+	return confirmed, byHook
 }
 
 // checkResumedInjections is checkInjections for a run killed and resumed:
@@ -297,6 +335,7 @@ func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventReco
 	api *fakeapi.Server, before map[string][]string) int {
 	t.Helper()
 	oldLines, newLines := map[string][]string{}, map[string][]string{}
+	newIns := map[string][]*injection{}
 	confirmed := 0
 	for _, in := range injections(dir, recs) {
 		if in.idx < resumed {
@@ -314,6 +353,7 @@ func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventReco
 			confirmed++
 		}
 		newLines[in.agent] = append(newLines[in.agent], in.line)
+		newIns[in.agent] = append(newIns[in.agent], in)
 	}
 	for _, agent := range claudeAgents {
 		last, ok := lastMainRequest(api, agent)
@@ -327,8 +367,13 @@ func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventReco
 				agent, why, strings.Join(got, "\n  "), strings.Join(before[agent], "\n  "),
 				strings.Join(oldLines[agent], "\n  "), strings.Join(newLines[agent], "\n  "))
 		}
+		// As in checkInjections, the last lines' turns may have been cut
+		// short by the end of the run.
 		nl := newLines[agent]
-		if len(got) < len(nl) || strings.Join(got[len(got)-len(nl):], "\n") != strings.Join(nl, "\n") {
+		for len(nl) > 0 && !endsWith(got, nl) && !turnEnded(recs, agent, newIns[agent][len(nl)-1].doneIdx) {
+			nl = nl[:len(nl)-1]
+		}
+		if !endsWith(got, nl) {
 			bad("the conversation does not end with the lines injected after the resume, each once")
 			continue
 		}
@@ -350,6 +395,27 @@ func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventReco
 		}
 	}
 	return confirmed
+}
+
+// endsWith reports whether list ends with tail.
+func endsWith(list, tail []string) bool {
+	return len(list) >= len(tail) && strings.Join(list[len(list)-len(tail):], "\n") == strings.Join(tail, "\n")
+}
+
+// turnEnded reports whether agent's turn started by the injection
+// confirmed at record from ended through the Stop hook.
+func turnEnded(recs []workspace.EventRecord, agent string, from int) bool {
+	for _, r := range recs[from+1:] {
+		if r.Agent == agent && r.Type == engine.InputPrefix+"agent_health" {
+			switch recDetail(r, "health") {
+			case "idle":
+				return true
+			case "exited":
+				return false
+			}
+		}
+	}
+	return false
 }
 
 // lastMainRequest returns the newest successful agent turn request (one
@@ -448,6 +514,13 @@ var engineFiles = map[string]bool{
 	"state.json": true, "events.jsonl": true, "task.json": true, "task.md": true,
 }
 
+// engineReview reports whether a reviews/ file is written by Hivemind
+// itself (a git project's checkpoint diff and check output), not by an
+// agent.
+func engineReview(name string) bool {
+	return strings.HasSuffix(name, "-diff.patch") || strings.HasSuffix(name, "-check.txt")
+}
+
 // engineDirs are task-dir folders written by Hivemind itself.
 var engineDirs = map[string]bool{
 	"assignments": true, "backups": true, "heartbeats": true, "locks": true, "logs": true, "settings": true,
@@ -473,6 +546,11 @@ func checkWrites(t *testing.T, c *ClaudeOffline, dir string, killedAt time.Time)
 			continue
 		}
 		last[w.path] = w
+		if rel, ok := worktreeRel(c.Project, w.path); ok {
+			// A worker in its git worktree: the project gets the file
+			// by merge.
+			last[filepath.Join(c.Project, rel)] = w
+		}
 		byName[filepath.Base(w.path)] = append(byName[filepath.Base(w.path)], w.content)
 	}
 	if len(ws) == 0 {
@@ -502,6 +580,13 @@ func checkWrites(t *testing.T, c *ClaudeOffline, dir string, killedAt time.Time)
 		if err != nil {
 			return err
 		}
+		if filepath.Dir(p) == dir && strings.HasPrefix(d.Name(), ".") && strings.Contains(d.Name(), ".tmp") {
+			// An atomic write's temp file, left by a SIGKILL'd run.
+			return nil
+		}
+		if filepath.Base(filepath.Dir(p)) == "reviews" && engineReview(d.Name()) {
+			return nil
+		}
 		if filepath.Base(filepath.Dir(p)) == "reviews" && filepath.Dir(filepath.Dir(p)) == dir {
 			// An archived trigger: reviews/plan_v2-feedback.md was plan-feedback.md.
 			name := archivedName(d.Name())
@@ -524,6 +609,17 @@ func checkWrites(t *testing.T, c *ClaudeOffline, dir string, killedAt time.Time)
 		t.Fatal(err)
 	}
 	return len(ws)
+}
+
+// worktreeRel returns the project-relative path of a file written in a
+// worker's git worktree (<project>/.hivemind/worktrees/<agent>/<rel>).
+func worktreeRel(project, path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, filepath.Join(project, ".hivemind", "worktrees")+"/")
+	if !ok {
+		return "", false
+	}
+	_, rel, ok := strings.Cut(rest, "/")
+	return rel, ok && rel != ""
 }
 
 // archivedName maps an archived trigger name to the trigger it was:
@@ -567,6 +663,9 @@ func triggersConsumedOnce(t *testing.T, dir string, recs []workspace.EventRecord
 	}
 	contents := map[string]string{}
 	for name := range listDir(t, filepath.Join(dir, "reviews")) {
+		if engineReview(name) {
+			continue
+		}
 		b, _ := os.ReadFile(filepath.Join(dir, "reviews", name))
 		key := archivedName(name) + "\x00" + string(b)
 		if prev, dup := contents[key]; dup {
@@ -626,25 +725,36 @@ func (c *ClaudeOffline) dumpOnFailure(t *testing.T) {
 	})
 }
 
-// procWatch records, while a run goes on, the command line of every agent
-// process (by HIVEMIND_AGENT_ID) of a project.
+// procWatch records, while a run goes on, how each agent's Claude Code
+// process was told its session: "--session-id <id>" or "--resume <id>".
 type procWatch struct {
 	mu   sync.Mutex
-	seen map[string][]string // agent → distinct command lines
+	seen map[string][]string // agent → distinct session flags
 	stop chan struct{}
 	done chan struct{}
 }
 
-// watchAgents polls /proc every 50 ms until stop is called.
+// watchAgents polls /proc every 50 ms until result is called.
 func watchAgents(project string) *procWatch {
 	w := &procWatch{seen: map[string][]string{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		for {
 			for agent, line := range agentProcesses(project) {
+				// Claude rewrites its process title (and so its
+				// /proc cmdline) while it runs; the session flags come
+				// first and survive, or are gone entirely.
+				var flag string
+				if id := flagValue(line, "--session-id"); id != "" {
+					flag = "--session-id " + id
+				} else if id := flagValue(line, "--resume"); id != "" {
+					flag = "--resume " + id
+				} else {
+					continue
+				}
 				w.mu.Lock()
-				if !hasString(w.seen[agent], line) {
-					w.seen[agent] = append(w.seen[agent], line)
+				if !hasString(w.seen[agent], flag) {
+					w.seen[agent] = append(w.seen[agent], flag)
 				}
 				w.mu.Unlock()
 			}
@@ -658,7 +768,7 @@ func watchAgents(project string) *procWatch {
 	return w
 }
 
-// result stops the watch and returns what it saw.
+// result stops the watch and returns the session flags seen per agent.
 func (w *procWatch) result() map[string][]string {
 	close(w.stop)
 	<-w.done
@@ -683,7 +793,9 @@ func agentProcesses(project string) map[string]string {
 			if v, ok := bytes.CutPrefix(kv, []byte("HIVEMIND_AGENT_ID=")); ok {
 				agent = string(v)
 			}
-			if v, ok := bytes.CutPrefix(kv, []byte("HIVEMIND_PROJECT=")); ok && string(v) == project {
+			// The task dir is inside the project (a worker in a git
+			// worktree has another HIVEMIND_PROJECT).
+			if v, ok := bytes.CutPrefix(kv, []byte("HIVEMIND_TASK_DIR=")); ok && strings.HasPrefix(string(v), project+"/") {
 				mine = true
 			}
 		}

@@ -45,16 +45,20 @@ func TestClaudeHeadlessComplete(t *testing.T) {
 	if fixes != 1 {
 		t.Errorf("%d checkpoint_issues events, want 1", fixes)
 	}
-	injected := checkInjections(t, dir, recs, c.API)
+	injected, byHook := checkInjections(t, dir, recs, c.API)
 	stops := checkHealth(t, recs, claudeAgents)
 	nw := checkWrites(t, c, dir, time.Time{})
 	consumed := triggersConsumedOnce(t, dir, recs)
 	noLeftovers(t, c.Project)
-	t.Logf("complete in %v: %d injections confirmed, %d turns ended by the Stop hook, %d Write calls, %d triggers consumed, %d API requests",
-		took.Round(time.Millisecond), injected, stops, nw, consumed, len(c.API.Requests()))
-
+	inWorktrees := 0
+	for _, w := range apiWrites(c.API) {
+		if _, ok := worktreeRel(c.Project, w.path); ok {
+			inWorktrees++
+		}
+	}
+	t.Logf("complete in %v: %d injections confirmed (%d by the UserPromptSubmit hook), %d turns ended by the Stop hook, %d Write calls (%d in worker worktrees), %d triggers consumed, %d API requests",
+		took.Round(time.Millisecond), injected, byHook, stops, nw, inWorktrees, consumed, len(c.API.Requests()))
 }
-
 
 // The fake API answers every request of the Lead with 429 for a while, so
 // Claude Code gives up (CLAUDE_CODE_MAX_RETRIES=1) and its StopFailure hook
@@ -71,6 +75,11 @@ func TestClaudeRateLimited(t *testing.T) {
 	limited := waitEvent(t, c, p, 90*time.Second, "the lead to be rate_limited", func(r workspace.EventRecord) bool {
 		return r.Type == "agent_rate_limited" && r.Agent == "lead"
 	})
+	// The limit clears after ptyagent's 60 s cooldown; the Lead's work is
+	// sent again then.
+	cleared := waitEvent(t, c, p, 100*time.Second, "the lead's rate limit to clear", func(r workspace.EventRecord) bool {
+		return r.Type == "agent_rate_limit_cleared" && r.Agent == "lead"
+	}).Time
 	code := p.wait(t)
 	took := time.Since(p.start)
 	if code != 0 {
@@ -80,17 +89,8 @@ func TestClaudeRateLimited(t *testing.T) {
 	checkComplete(t, dir)
 	recs := readEventLog(dir)
 	lead := strings.Join(healthLog(recs)["lead"], " → ")
-	if !strings.Contains(lead, "busy (UserPromptSubmit hook) → rate_limited") || !strings.Contains(lead, "rate_limited (") {
+	if !strings.Contains(lead, "busy (UserPromptSubmit hook) → rate_limited") {
 		t.Errorf("lead health does not go busy → rate_limited: %s", lead)
-	}
-	var cleared time.Time
-	for _, r := range recs {
-		if r.Type == "agent_rate_limit_cleared" && r.Agent == "lead" {
-			cleared = r.Time
-		}
-	}
-	if cleared.IsZero() {
-		t.Fatalf("no agent_rate_limit_cleared for the lead")
 	}
 	var errs, okAfter int
 	for _, r := range c.API.Requests() {
@@ -107,7 +107,7 @@ func TestClaudeRateLimited(t *testing.T) {
 	if errs < 2 || okAfter == 0 {
 		t.Errorf("lead: %d requests answered 429, %d turns after the limit cleared", errs, okAfter)
 	}
-	injected := checkInjections(t, dir, recs, c.API)
+	injected, _ := checkInjections(t, dir, recs, c.API)
 	checkHealth(t, recs, []string{"lead", "reviewer", "worker_1"})
 	checkWrites(t, c, dir, time.Time{})
 	noLeftovers(t, c.Project)
@@ -215,8 +215,8 @@ func TestClaudeKillAndResume(t *testing.T) {
 		}
 	}
 	for agent, sid := range sessions {
-		if len(firstRun[agent]) != 1 || flagValue(firstRun[agent][0], "--session-id") != sid {
-			t.Errorf("%s: first run command lines %q, want one with --session-id %s", agent, firstRun[agent], sid)
+		if want := []string{"--session-id " + sid}; strings.Join(firstRun[agent], ",") != want[0] {
+			t.Errorf("%s: first run started with %q, want %q", agent, firstRun[agent], want)
 		}
 	}
 	if len(sessions) < 2 {
@@ -237,8 +237,8 @@ func TestClaudeKillAndResume(t *testing.T) {
 
 	// Resumed by session id, with the earlier conversation.
 	for agent, sid := range sessions {
-		if len(secondRun[agent]) != 1 || flagValue(secondRun[agent][0], "--resume") != sid {
-			t.Errorf("%s: resumed command lines %q, want one with --resume %s", agent, secondRun[agent], sid)
+		if want := []string{"--resume " + sid}; strings.Join(secondRun[agent], ",") != want[0] {
+			t.Errorf("%s: the resumed run started it with %q, want %q", agent, secondRun[agent], want)
 		}
 		var first *fakeapi.Request
 		for _, r := range c.API.Requests() {

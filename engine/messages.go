@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -97,8 +98,18 @@ func (st *stepper) send(m message) {
 	} else {
 		a.Instruction += "\n\n" + protocol
 	}
+	// Every assignment reads the shared context (decisions, constraints,
+	// glossary) and carries the acknowledgements of the agent's inbox
+	// entries (context.go).
+	ctxReads, ctxNote := st.contextFor(m.agent)
+	if ctxNote != "" && !m.readOnly {
+		a.Instruction += "\n\n" + ctxNote
+	}
+	if notes := st.takeContextNotes(m.agent); len(notes) > 0 {
+		a.Instruction += "\n\nYour shared-context entries:\n- " + strings.Join(notes, "\n- ")
+	}
 	seen := map[string]bool{}
-	for _, r := range m.reads {
+	for _, r := range slices.Concat(m.reads, ctxReads) {
 		if p := st.abs(r); p != "" && !seen[p] {
 			seen[p] = true
 			a.Reads = append(a.Reads, p)
@@ -302,6 +313,10 @@ func (st *stepper) reviewerCheckpoint() {
 		"Then write exactly one file: checkpoint-approved.md, or checkpoint-issues.md with concrete issues "+
 		"(each with severity, location as project-relative file path and line, problem, suggestion).",
 		cp, st.checkpointName(cp), s.Versions[checkpointKey(cp)], s.PlanFile)
+	reads, merged := st.mergeReview(reads)
+	if merged != "" {
+		body += "\n\n" + merged
+	}
 	st.send(message{agent: "reviewer", what: fmt.Sprintf("Review checkpoint %d: write checkpoint-approved.md or checkpoint-issues.md", cp),
 		body: body, reads: reads, writes: []string{"checkpoint-approved.md", "checkpoint-issues.md"}})
 }

@@ -48,6 +48,9 @@ const SnapshotEvents = 50
 type Snapshot struct {
 	State  State
 	Events []workspace.EventRecord
+	// Context is the shared context, newest entry first (nil without a
+	// RunnerConfig.Context).
+	Context []workspace.ContextItem
 }
 
 // RunnerConfig configures a Runner.
@@ -76,6 +79,12 @@ type RunnerConfig struct {
 	QuietPeriod time.Duration
 	// NoWatch disables the file watcher (tests that feed events directly).
 	NoWatch bool
+	// Context, when set, is the shared context: its inbox is watched and
+	// MergeContext/ArchiveContext are carried out on it (contextwatch.go).
+	Context ContextFiles
+	// Git, when set (git projects), commits a worker's work on every done
+	// subtask and carries out MergeCheckpoint (gitrun.go).
+	Git GitWork
 }
 
 // Runner carries out the effects of Step. One goroutine (Run) owns the
@@ -98,6 +107,9 @@ type Runner struct {
 	timers  map[string]runnerTimer
 	gen     uint64
 	watcher *Watcher
+	cw      *contextWatcher // shared-context inbox (contextwatch.go)
+	runCtx  context.Context // Run's context, for merges
+	bg      sync.WaitGroup  // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -111,6 +123,8 @@ type runnerItem struct {
 	barrier  chan struct{}          // closed when reached
 	timerID  string
 	timerGen uint64
+	// republish: only publish the snapshot again.
+	republish bool
 }
 
 type runnerTimer struct {
@@ -207,6 +221,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.runCtx = ctx
 	var wg sync.WaitGroup
 	if !r.cfg.NoWatch && r.cfg.TaskDir != nil {
 		w, err := NewWatcher(WatcherConfig{
@@ -226,9 +241,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			_ = w.Run(ctx)
 		}()
 	}
+	if err := r.startContext(ctx, &wg); err != nil {
+		r.fail("watch_context", "", err)
+	}
 	defer func() {
 		cancel()
 		wg.Wait()
+		r.bg.Wait()
 		for id, t := range r.timers {
 			t.t.Stop()
 			delete(r.timers, id)
@@ -290,6 +309,10 @@ func (r *Runner) handle(it runnerItem) {
 		close(it.barrier)
 		return
 	}
+	if it.republish {
+		r.publish()
+		return
+	}
 	if it.rec != nil {
 		rec := *it.rec
 		if rec.Task == "" {
@@ -309,8 +332,18 @@ func (r *Runner) handle(it runnerItem) {
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
 	ev = stampEvent(ev, r.cfg.Clock())
+	if d, ok := ev.(SubtaskDone); ok && r.cfg.Git != nil {
+		// Commit first and record what Step sees (a refused commit
+		// turns the event into a rejection), so a replay matches.
+		ev = r.gitCommit(d)
+	}
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
+	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") {
+		// Queue the agent's shared-context entries before anything the
+		// task watcher reports for the same turn.
+		r.flushContext(h.Agent)
+	}
 	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
 		r.watcher.FlushRole(r.roleOf(h.Agent))
@@ -346,7 +379,7 @@ func (r *Runner) execute(effects []Effect) {
 		case ArchiveTrigger, WriteAssignment:
 			files = append(files, e)
 			external = true
-		case Inject, SpawnAgent, RestartAgent, StopAgent:
+		case Inject, SpawnAgent, RestartAgent, StopAgent, MergeCheckpoint:
 			rest = append(rest, e)
 			external = true
 		default:
@@ -504,6 +537,10 @@ func (r *Runner) apply(e Effect) {
 			t.t.Stop()
 			delete(r.timers, e.ID)
 		}
+	case MergeCheckpoint:
+		r.startMerge(e)
+	case MergeContext, ArchiveContext:
+		r.applyContext(e)
 	default:
 		r.fail("effect", "", fmt.Errorf("unknown effect %T", e))
 	}
@@ -555,7 +592,7 @@ func (r *Runner) record(rec workspace.EventRecord) {
 func (r *Runner) publish() {
 	r.smu.Lock()
 	r.snap.State = r.state.Clone()
-	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...)}
+	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context}
 	r.smu.Unlock()
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)
@@ -636,6 +673,16 @@ func stampEvent(ev Event, now time.Time) Event {
 			e.At = now
 		}
 		return e
+	case ContextSubmitted:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
+	case CheckpointMerged:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
 	}
 	return ev
 }
@@ -664,6 +711,8 @@ type eventWire struct {
 	Delivered *bool           `json:"delivered,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Action    string          `json:"action,omitempty"`
+	// Merge is a CheckpointMerged, whole.
+	Merge *CheckpointMerged `json:"merge,omitempty"`
 }
 
 // EncodeEvent turns an input event into its events.jsonl record (Type
@@ -708,6 +757,19 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 		name, at, w.ID = "timer_fired", e.At, e.ID
 	case KeyPressed:
 		name, at, w.Action = "key_pressed", e.At, e.Action
+	case ContextSubmitted:
+		name, at, agent, w.Path = "context_submitted", e.At, e.Agent, e.Path
+		c := string(e.Content)
+		w.Content = &c
+		if !e.ModTime.IsZero() {
+			m := e.ModTime
+			w.ModTime = &m
+		}
+	case CheckpointMerged:
+		name, at = "checkpoint_merged", e.At
+		m := e
+		m.At = time.Time{}
+		w.Merge = &m
 	default:
 		name = fmt.Sprintf("%T", ev)
 	}
@@ -779,6 +841,22 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		return TimerFired{ID: w.ID, At: at}, true, nil
 	case "key_pressed":
 		return KeyPressed{Action: w.Action, At: at}, true, nil
+	case "context_submitted":
+		cs := ContextSubmitted{Path: w.Path, Agent: rec.Agent, At: at}
+		if w.Content != nil {
+			cs.Content = []byte(*w.Content)
+		}
+		if w.ModTime != nil {
+			cs.ModTime = *w.ModTime
+		}
+		return cs, true, nil
+	case "checkpoint_merged":
+		var m CheckpointMerged
+		if w.Merge != nil {
+			m = *w.Merge
+		}
+		m.At = at
+		return m, true, nil
 	}
 	return nil, true, fmt.Errorf("engine: decode: unknown input event %q", rec.Type)
 }

@@ -120,6 +120,10 @@ func eventTime(e Event) time.Time {
 		return e.At
 	case KeyPressed:
 		return e.At
+	case ContextSubmitted:
+		return e.At
+	case CheckpointMerged:
+		return e.At
 	}
 	return time.Time{}
 }
@@ -341,6 +345,10 @@ func (st *stepper) handle(e Event) {
 		st.timerFired(e)
 	case KeyPressed:
 		st.key(e)
+	case ContextSubmitted:
+		st.contextSubmitted(e)
+	case CheckpointMerged:
+		st.checkpointMerged(e)
 	}
 }
 
@@ -393,6 +401,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 		s.Agents[fmt.Sprintf("worker_%d", i)] = workspace.AgentState{Role: workspace.RoleWorker, Status: "starting"}
 	}
 	st.emit("task_submitted", "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
+	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
 		st.do(SpawnAgent{Agent: id, Role: s.Agents[id].Role})
 		st.emit("agent_spawned", id, map[string]any{"role": s.Agents[id].Role})
@@ -448,6 +457,7 @@ func (st *stepper) resumed() {
 	}
 	if s.State == workspace.PhasePaused {
 		s.Resend = dedupe(append(s.Resend, pending...))
+		st.resumeMerge()
 		return
 	}
 	for _, id := range sortedKeysOf(s.Timers) {
@@ -460,6 +470,7 @@ func (st *stepper) resumed() {
 	for _, id := range pending {
 		st.resend(id)
 	}
+	st.resumeMerge()
 	st.scheduleWork()
 }
 
@@ -616,6 +627,8 @@ func (st *stepper) retry() {
 	case kind == "checkpoint_revisions" && s.State == workspace.PhaseNeedsHuman:
 		s.FixRounds = 0
 		st.reviewCheckpoint()
+	case (kind == "git_merge" || kind == "merge_conflicts") && s.State == workspace.PhaseNeedsHuman:
+		st.retryMerge()
 	default:
 		// Back to planning: a fresh plan, with all feedback so far.
 		s.RevisionCount = 0
@@ -939,6 +952,12 @@ func (st *stepper) reachCheckpoint() {
 		st.notice(w, fmt.Sprintf("Checkpoint %d (%s) reached; the Reviewer is reviewing it", cp, st.checkpointName(cp)),
 			"Stand by: you will get fix work if the reviewer finds issues in your files, or your next subtask.", reads)
 	}
+	if st.cfg.Git {
+		// Merge the workers' branches first; the review starts on
+		// CheckpointMerged (merge.go).
+		st.requestMerge()
+		return
+	}
 	st.reviewCheckpoint()
 }
 
@@ -1129,6 +1148,10 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 	if f.Status == workspace.SubtaskDone {
 		return
 	}
+	if !e.OK && isMergeFix(e.Subtask) {
+		st.mergeFixRejected(e, f)
+		return
+	}
 	if !e.OK {
 		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": e.Problem})
 		if s.State == workspace.PhaseCheckpointFix {
@@ -1307,11 +1330,13 @@ var eventNames = map[string]func() Event{
 	"trigger_completed": func() Event {
 		return &TriggerCompleted{}
 	},
-	"subtask_done":     func() Event { return &SubtaskDone{} },
-	"agent_health":     func() Event { return &AgentHealth{} },
-	"injection_result": func() Event { return &InjectionResult{} },
-	"timer_fired":      func() Event { return &TimerFired{} },
-	"key_pressed":      func() Event { return &KeyPressed{} },
+	"subtask_done":      func() Event { return &SubtaskDone{} },
+	"agent_health":      func() Event { return &AgentHealth{} },
+	"injection_result":  func() Event { return &InjectionResult{} },
+	"timer_fired":       func() Event { return &TimerFired{} },
+	"key_pressed":       func() Event { return &KeyPressed{} },
+	"context_submitted": func() Event { return &ContextSubmitted{} },
+	"checkpoint_merged": func() Event { return &CheckpointMerged{} },
 }
 
 func eventType(e Event) string {
@@ -1334,6 +1359,10 @@ func eventType(e Event) string {
 		return "timer_fired"
 	case KeyPressed:
 		return "key_pressed"
+	case ContextSubmitted:
+		return "context_submitted"
+	case CheckpointMerged:
+		return "checkpoint_merged"
 	}
 	return ""
 }
@@ -1389,6 +1418,10 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	case *TimerFired:
 		return *v, nil
 	case *KeyPressed:
+		return *v, nil
+	case *ContextSubmitted:
+		return *v, nil
+	case *CheckpointMerged:
 		return *v, nil
 	}
 	return nil, fmt.Errorf("engine: unmarshal event: unknown type %q", env.Type)

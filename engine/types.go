@@ -19,6 +19,13 @@ type Config struct {
 	Backoff           []time.Duration // restart delays (default 5s, 15s, 45s)
 	HangTimeout       time.Duration   // no output and no idle signal while working (default 120s)
 	AgentTimeout      time.Duration   // one assignment may take at most this long (default 30m)
+	// Git: workers have their own worktrees and branches, so a checkpoint
+	// first merges them (MergeCheckpoint → CheckpointMerged) before the
+	// review. False: the shared-directory behaviour.
+	Git bool
+	// Check is the project's check command run on each merge (shown to the
+	// Reviewer; run by the runner's GitWork, not by Step).
+	Check string
 }
 
 // Event is a fact the engine reacts to. The set is sealed: only this package
@@ -215,3 +222,51 @@ func (ArchiveTrigger) isEffect()  {}
 func (NotifyUser) isEffect()      {}
 func (ScheduleTimer) isEffect()   {}
 func (CancelTimer) isEffect()     {}
+
+// ---- git integration (see merge.go) ----
+
+// MergeCheckpoint asks the runner to merge the workers' branches of the
+// current checkpoint into the task branch (in a scratch worktree), run the
+// check command and report a CheckpointMerged. Round is the review round
+// the merge is for and Attempt counts merges of this checkpoint; both come
+// back in the event so a stale result is recognised.
+type MergeCheckpoint struct {
+	Checkpoint int
+	Round      int
+	Attempt    int
+	Workers    []string
+}
+
+func (MergeCheckpoint) isEffect() {}
+
+// MergeConflict is one worker branch that did not merge cleanly.
+type MergeConflict struct {
+	Worker string   `json:"worker"`
+	With   []string `json:"with,omitempty"`
+	// Files are the conflicting files, project-relative.
+	Files []string `json:"files,omitempty"`
+	// HunksFile (task-dir relative) shows the conflict regions.
+	HunksFile string `json:"hunks_file,omitempty"`
+}
+
+// CheckpointMerged is the outcome of a MergeCheckpoint.
+type CheckpointMerged struct {
+	Checkpoint int `json:"checkpoint"`
+	Round      int `json:"round"`
+	Attempt    int `json:"attempt"`
+	// Merged: every branch merged; DiffFile (and, when a check ran,
+	// CheckFile) are task-dir relative files for the Reviewer.
+	Merged    bool   `json:"merged,omitempty"`
+	DiffFile  string `json:"diff_file,omitempty"`
+	CheckFile string `json:"check_file,omitempty"`
+	Checked   bool   `json:"checked,omitempty"`
+	CheckOK   bool   `json:"check_ok,omitempty"`
+	// MergedDir is where the merged code can be read.
+	MergedDir string          `json:"merged_dir,omitempty"`
+	Conflicts []MergeConflict `json:"conflicts,omitempty"`
+	// Error: git itself failed.
+	Error string    `json:"error,omitempty"`
+	At    time.Time `json:"at,omitzero"`
+}
+
+func (CheckpointMerged) isEvent() {}

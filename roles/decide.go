@@ -97,11 +97,21 @@ func decidePath(p Policy, taskDir, project, raw string) (bool, string) {
 
 // mayWrite lists, for a denial reason, the paths the role may write.
 func (p Policy) mayWrite(taskDir, project string) string {
-	roots := map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir)}
+	wt := worktreeOf(taskDir, project)
+	roots := map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir), "{worktree}": wt}
 	var allow []string
 	for _, w := range p.WritePaths {
 		if strings.HasPrefix(w, "!") {
 			continue
+		}
+		if w == "{worktree}/**" {
+			if wt != "" {
+				allow = append(allow, "files in your git worktree "+wt)
+			}
+			continue
+		}
+		if w == "{project}/**" && wt != "" {
+			continue // the project is the worktree
 		}
 		if w == "{project}/**" {
 			allow = append(allow, "project files under "+orDash(project)+" (not inside the Hivemind workspace)")
@@ -140,11 +150,32 @@ func workspaceOf(taskDir string) string {
 	return filepath.Dir(filepath.Dir(filepath.Clean(taskDir)))
 }
 
+// worktreeOf returns project when it lies strictly inside the workspace
+// of taskDir (a worker's git worktree, <workspace>/worktrees/<agent>), else
+// "".
+func worktreeOf(taskDir, project string) string {
+	ws := workspaceOf(taskDir)
+	if ws == "" || project == "" || !filepath.IsAbs(ws) || !filepath.IsAbs(project) {
+		return ""
+	}
+	rws, err1 := resolve(ws)
+	rp, err2 := resolve(project)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	if rel, ok := within(rws, rp); ok && rel != "" {
+		return project
+	}
+	return ""
+}
+
 // resolveRoots resolves the pattern roots physically, so they compare with
-// resolved file paths (e.g. /tmp being a symlink).
+// resolved file paths (e.g. /tmp being a symlink). {worktree} is set only
+// when the project lies inside the workspace (worktreeOf).
 func resolveRoots(taskDir, project string) map[string]string {
 	roots := map[string]string{}
-	for k, v := range map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir)} {
+	for k, v := range map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir),
+		"{worktree}": worktreeOf(taskDir, project)} {
 		if v == "" || !filepath.IsAbs(v) {
 			continue
 		}

@@ -121,8 +121,12 @@ func DefaultPolicy(role string) Policy {
 	}
 	p.WritePaths = slices.Concat(protectedPaths, own, sharedPaths)
 	if role == workspace.RoleWorker {
-		// Project files, but nothing else inside the workspace.
-		p.WritePaths = append(p.WritePaths, "!{workspace}/**", "{project}/**")
+		// Project files, but nothing else inside the workspace. In a git
+		// project a worker's project is its own worktree, which lies
+		// inside the workspace ({worktree} is defined only then): that
+		// worktree is writable, except a workspace checked in below it;
+		// other workers' worktrees stay denied by !{workspace}/**.
+		p.WritePaths = append(p.WritePaths, "!{worktree}/.hivemind/**", "{worktree}/**", "!{workspace}/**", "{project}/**")
 	}
 	return p
 }
@@ -208,7 +212,8 @@ func Table(cfg config.Config) string {
 	writeTable(&b, rows)
 
 	b.WriteString("\nWrite paths (checked in order, first match decides, ! = denied, no match = denied;\n")
-	b.WriteString("{task} = task dir, {workspace} = workspace root, {project} = project):\n")
+	b.WriteString("{task} = task dir, {workspace} = workspace root, {project} = project,\n")
+	b.WriteString("{worktree} = the worker's own git worktree when the project is a git repository):\n")
 	for _, r := range Names() {
 		p := DefaultPolicy(r)
 		fmt.Fprintf(&b, "\n  %s:\n", r)

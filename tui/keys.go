@@ -11,6 +11,7 @@ type keyMap struct {
 	Events, Retry, Abandon      key.Binding
 	Help, Yes, No               key.Binding
 	Summary                     key.Binding // front door only (start.go)
+	Context                     key.Binding // shared-context panel (context.go)
 }
 
 func newKeyMap() keyMap {
@@ -35,6 +36,7 @@ func newKeyMap() keyMap {
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "no")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
+		Context:    key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "shared context")),
 	}
 }
 
@@ -47,7 +49,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Pause, k.Resume, k.Cancel, k.Retry, k.Abandon, k.Quit},
-		{k.Next, k.Prev, k.FocusN, k.Zoom, k.Events, k.Help},
+		{k.Next, k.Prev, k.FocusN, k.Zoom, k.Events, k.Context, k.Help},
 		{k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Summary},
 	}
 }

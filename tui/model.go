@@ -140,6 +140,7 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
+	cx         contextPanel // shared-context panel, key k (context.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int

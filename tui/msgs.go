@@ -14,6 +14,9 @@ type SnapshotMsg struct {
 	// waiting_permission, rate_limited, hang_warning, hung, exited). Agents
 	// missing here fall back to State.Agents[id].Status.
 	Health map[string]string
+	// Context is the shared context (decisions, constraints, glossary
+	// terms), newest first, for the context panel. nil keeps the list.
+	Context []ContextItem
 }
 
 // NotifyMsg is a notice for the user: shown in the status line until the

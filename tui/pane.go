@@ -61,6 +61,7 @@ type titleData struct {
 	Health   string
 	Spinner  string // current spinner frame when the agent is busy
 	Subtask  string
+	Changed  int    // files a worker changed on its git branch, not merged yet (0: not shown)
 	Activity string // ●, ○ or –
 	Attached bool
 	Zoomed   bool
@@ -224,6 +225,13 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 	segs = append(segs, seg{" " + glyph + " " + look.label, hs, 0})
 	if td.Subtask != "" {
 		segs = append(segs, seg{" · " + td.Subtask, stText, 2})
+	}
+	if td.Changed > 0 {
+		files := " files"
+		if td.Changed == 1 {
+			files = " file"
+		}
+		segs = append(segs, seg{" · ±" + strconv.Itoa(td.Changed) + files, stDim, 4})
 	}
 	// Drop the least important segments until the rest fits; what still
 	// does not fit is truncated below.

@@ -512,6 +512,7 @@ func (m *Model) resetRun() {
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
+	m.cx = contextPanel{}
 	m.confirm = confirmNone
 	m.scroll = map[string]int{}
 	m.r = newRenderCache()
@@ -688,6 +689,9 @@ func (m *Model) submit() tea.Cmd {
 		return m.setFocus(focusTask)
 	case m.fd.info.LockedBy != "":
 		m.fd.formErr = "another Hivemind is running on this workspace: " + m.fd.info.LockedBy
+		return nil
+	case m.fd.scanErr != "":
+		m.fd.formErr = "choose a project folder first (ctrl+o)"
 		return nil
 	}
 	t := workspace.Task{

@@ -24,6 +24,7 @@ type fakeLauncher struct {
 	terms    *fakeTerms
 	taskID   string
 	usage    []AgentUsage
+	scanErr  error
 }
 
 func newFakeLauncher() *fakeLauncher {
@@ -41,7 +42,7 @@ func (l *fakeLauncher) Scan(project string) (Project, error) {
 	if !ok {
 		p = Project{Dir: project, Git: true}
 	}
-	return p, nil
+	return p, l.scanErr
 }
 
 func (l *fakeLauncher) session() Session {
@@ -201,11 +202,7 @@ func (h *frontHarness) waitFor(what string, cond func() bool) {
 func (h *frontHarness) keys(keys ...string) {
 	h.t.Helper()
 	for _, k := range keys {
-		msg := tea.KeyPressMsg{Code: tea.KeyF1}
-		if k != "f1" {
-			msg = keyMsg(k)
-		}
-		h.run(h.send(msg))
+		h.run(h.send(frontKeyMsg(k)))
 	}
 }
 
@@ -223,3 +220,20 @@ func (h *frontHarness) typeText(s string) {
 
 // ctrl builds a ctrl+letter key press.
 func ctrl(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }
+
+// frontKeyMsg is keyMsg plus the keys only the front door uses.
+func frontKeyMsg(k string) tea.KeyPressMsg {
+	switch k {
+	case "f1":
+		return tea.KeyPressMsg{Code: tea.KeyF1}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "left":
+		return tea.KeyPressMsg{Code: tea.KeyLeft}
+	case "right":
+		return tea.KeyPressMsg{Code: tea.KeyRight}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	}
+	return keyMsg(k)
+}

@@ -181,26 +181,26 @@ func TestFolderPicker(t *testing.T) {
 	l := newFakeLauncher()
 	h := newFrontHarnessAt(t, l, dir, 100, 30)
 
-	open := func() {
+	open := func(want string) {
 		t.Helper()
 		h.run(h.send(ctrl('o')))
 		if h.m.fd.mode != modePicker {
 			t.Fatalf("ctrl+o: mode %v", h.m.fd.mode)
 		}
 		// The picker reads the directory in its own command.
-		h.waitFor("the picker to list the folders", func() bool { return strings.Contains(h.plain(), "alpha") })
+		h.waitFor("the picker to list "+want, func() bool { return strings.Contains(h.plain(), want) })
 	}
-	open()
+	open("alpha")
 	h.keys("esc")
 	if h.m.fd.mode != modeStart || h.m.fd.project != dir {
 		t.Fatalf("esc: mode %v project %s", h.m.fd.mode, h.m.fd.project)
 	}
-	open()
+	open("alpha")
 	h.keys("down", "enter") // the highlighted folder: beta
 	if h.m.fd.project != filepath.Join(dir, "beta") || h.m.fd.mode != modeStart {
 		t.Fatalf("enter: project %s mode %v", h.m.fd.project, h.m.fd.mode)
 	}
-	open()
+	open("No Files Found")
 	h.keys(".") // this folder (beta itself)
 	l.requireCalls(t, "scan "+dir, "scan "+filepath.Join(dir, "beta"), "scan "+filepath.Join(dir, "beta"))
 }
@@ -253,8 +253,7 @@ func TestSummaryAfterComplete(t *testing.T) {
 		t.Fatalf("scroll %d, want 20", h.m.fd.sumScroll)
 	}
 	h.keys("enter")
-	h.l.requireCalls(t, "scan "+testProject, "start "+testProject, "usage "+h.l.taskID, "usage "+h.l.taskID,
-		"close", "scan "+testProject)
+	h.l.requireCalls(t, "scan "+testProject, "start "+testProject, "usage "+h.l.taskID, "close", "scan "+testProject)
 	if h.m.fd.mode != modeStart || h.m.fd.sess != nil || h.m.opts.Engine != nil || h.m.haveState {
 		t.Fatalf("after enter: mode %v session %v", h.m.fd.mode, h.m.fd.sess)
 	}
@@ -415,4 +414,18 @@ func summaryState(dir string) workspace.State {
 	st.Friction = []string{"reviews/friction_v1-worker_1.md"}
 	st.FrictionCount = 1
 	return st
+}
+
+// A project that cannot be read (a missing folder) starts nothing.
+func TestStartRefusesUnreadableProject(t *testing.T) {
+	l := newFakeLauncher()
+	l.scanErr = errors.New("stat /home/dev/calc: no such file or directory")
+	h := newFrontHarness(t, l, 120, 40)
+	h.typeText("x")
+	h.run(h.send(ctrl('s')))
+	l.requireCalls(t, "scan "+testProject)
+	if got := h.plain(); !strings.Contains(got, "no such file or directory") || !strings.Contains(got, "choose a project folder first") ||
+		!strings.Contains(got, " idle ") {
+		t.Fatalf("unreadable project:\n%s", got)
+	}
 }

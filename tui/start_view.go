@@ -274,7 +274,8 @@ func (m Model) frontShortHelp() []key.Binding {
 		}
 		b := []key.Binding{k.NewTask}
 		if m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman {
-			b = append(b, k.Retry, k.Abandon)
+			b = []key.Binding{k.Retry, k.Abandon,
+				key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
 		}
 		return append(b, k.Panes, k.ScrollDown, k.Help, k.Quit)
 	}

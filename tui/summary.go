@@ -176,7 +176,7 @@ func readOutput(ss *subtaskSummary, dir string) {
 
 // fileLineRE matches a bullet naming changed files, in the worker prompt's
 // form ("- Created: api/login.go") and the plan's ("- CREATE api/login.go").
-var fileLineRE = regexp.MustCompile(`(?i)^\s*[-*+]\s+(?:\*\*|` + "`" + `)?(created?|added|new|modif(?:ied|y)|updated?|changed|edited|deleted?|removed)(?:\*\*|` + "`" + `)?\s*:?\s+(.+)$`)
+var fileLineRE = regexp.MustCompile(`(?i)^\s*[-*+]\s+[*_` + "`" + `]*(created?|added|new|modif(?:ied|y)|updated?|changed|edited|deleted?|removed)[*_:` + "`" + `]*\s+(.+)$`)
 
 // parseFileChanges lists the files an output markdown reports, in order,
 // without duplicates.
@@ -347,7 +347,11 @@ func (m Model) summaryBody(w int) []string {
 		stHeaderKey.Render("   finished ")+stText.Render(finished)+
 		stHeaderKey.Render("   elapsed ")+stHeaderVal.Render(el))
 
-	head(fmt.Sprintf("What was built (%d subtask(s))", countPlain(s.Subtasks)))
+	if m.fd.sumLoaded {
+		head(fmt.Sprintf("What was built (%d subtask(s))", countPlain(s.Subtasks)))
+	} else {
+		head("What was built")
+	}
 	if !m.fd.sumLoaded {
 		out = append(out, "   "+stDim.Render("reading the outputs…"))
 	} else if len(s.Subtasks) == 0 {
@@ -356,9 +360,6 @@ func (m Model) summaryBody(w int) []string {
 	if m.fd.sumLoaded {
 		for _, st := range s.Subtasks {
 			id := st.ID
-			if st.Fix {
-				id = "fix " + id
-			}
 			meta := st.Status
 			if st.Worker != "" {
 				meta = st.Worker + " · " + meta

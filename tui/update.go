@@ -236,6 +236,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 			m.health[k] = v
 		}
 	}
+	m.cx.setContext(msg.Context)
 	m.agents = orderAgents(m.st.Agents)
 	if m.focusIndexOK() < 0 && len(m.agents) > 0 {
 		m.focusID = m.agents[0]
@@ -325,6 +326,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, k.No) && m.showHelp:
 		m.showHelp = false
+	case key.Matches(msg, k.Context):
+		m.cx.show = !m.cx.show
+		m.showHelp = false
+	case key.Matches(msg, k.No) && m.cx.show:
+		m.cx.show = false
 	case key.Matches(msg, k.Quit):
 		if m.agentsRunning() {
 			m.confirm = confirmQuit

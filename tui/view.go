@@ -135,6 +135,9 @@ func (m Model) render() string {
 	case m.showHelp:
 		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H}, m.renderHelp))
 		b.WriteByte('\n')
+	case m.cx.show:
+		b.WriteString(m.renderContext())
+		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)
 		for i := 0; i < l.Area.H; i++ {
@@ -231,6 +234,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 	td := titleData{
 		ID: id, Role: role, Health: health,
 		Subtask:  a.Subtask,
+		Changed:  a.ChangedFiles,
 		Activity: m.activity(id),
 		Attached: m.attached && id == m.focusID,
 		Zoomed:   m.zoom && id == m.focusID,

@@ -10,6 +10,11 @@
 //	<root>/                     default <project>/.hivemind
 //	  hivemind.lock             one engine per workspace (pid, host, start)
 //	  friction.json             cross-task friction log
+//	  context/                  shared context, across tasks (context.go):
+//	    decisions.json constraints.json glossary.json   engine-owned
+//	    changes.jsonl           one line per change (add, update, remove)
+//	    inbox/<agent>-<n>.md    entries proposed by agents
+//	    archive/                merged or rejected inbox files
 //	  config.toml, roles/       optional, owned by other packages
 //	  tasks/<task_id>/
 //	    task.json task.md       immutable task definition

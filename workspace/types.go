@@ -112,6 +112,10 @@ type AgentState struct {
 	// Failures counts consecutive failures (crash, hang, timeout) since the
 	// agent last finished work; past max_retries the run needs a human.
 	Failures int `json:"failures,omitempty"`
+	// ChangedFiles is the number of files a worker changed on its git
+	// branch and not yet merged. It is live UI data filled into snapshots
+	// by the process that runs the task; the engine never sets it.
+	ChangedFiles int `json:"changed_files,omitempty"`
 }
 
 // Round summarises one plan or checkpoint review round, for the needs_human
@@ -220,6 +224,37 @@ type State struct {
 	// Resend lists agents whose current assignment must be re-sent on
 	// resume (they were restarted while paused).
 	Resend []string `json:"resend,omitempty"`
+	// ContextNotes are acknowledgements of shared-context entries (accepted
+	// or rejected inbox files) per author, folded into the author's next
+	// assignment so a busy agent is never interrupted for them.
+	ContextNotes map[string][]string `json:"context_notes,omitempty"`
+	// Merge is the git integration of the current checkpoint (git
+	// projects only; zero otherwise).
+	Merge MergeState `json:"merge,omitzero"`
+}
+
+// MergeState tracks the merge of the current checkpoint's worker branches
+// into the task branch (git projects). Only scalar fields: State.Clone
+// copies it by value.
+type MergeState struct {
+	// Checkpoint, Round and Attempt identify the last merge requested:
+	// the checkpoint, the review round it is for and the merge attempt of
+	// this checkpoint (1, 2, … across conflict rounds).
+	Checkpoint int `json:"checkpoint,omitempty"`
+	Round      int `json:"round,omitempty"`
+	Attempt    int `json:"attempt,omitempty"`
+	// Waiting: the merge was requested and its result has not come back.
+	Waiting bool `json:"waiting,omitempty"`
+	// Conflicts counts merges of this checkpoint that ended in a conflict.
+	Conflicts int `json:"conflicts,omitempty"`
+	// DiffFile and CheckFile (task-dir relative) are the combined diff and
+	// the check output of the last clean merge; Checked/CheckOK its result.
+	DiffFile  string `json:"diff_file,omitempty"`
+	CheckFile string `json:"check_file,omitempty"`
+	Checked   bool   `json:"checked,omitempty"`
+	CheckOK   bool   `json:"check_ok,omitempty"`
+	// MergedDir is where the merged code of the last clean merge lies.
+	MergedDir string `json:"merged_dir,omitempty"`
 }
 
 // Clone returns a deep copy of s, so a pure function can change the copy
@@ -243,6 +278,12 @@ func (s State) Clone() State {
 	c.Fixes = cloneMap(s.Fixes)
 	c.Deferred = cloneSlice(s.Deferred)
 	c.Resend = cloneSlice(s.Resend)
+	if s.ContextNotes != nil {
+		c.ContextNotes = make(map[string][]string, len(s.ContextNotes))
+		for k, v := range s.ContextNotes {
+			c.ContextNotes[k] = cloneSlice(v)
+		}
+	}
 	if s.Plan != nil {
 		p := *s.Plan
 		p.Checkpoints = cloneSlice(s.Plan.Checkpoints)

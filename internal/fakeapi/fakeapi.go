@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -82,6 +83,9 @@ type Request struct {
 	Assignment string
 	// Prompt is the text of the last user message (tool results omitted).
 	Prompt string
+	// Cwd is the agent's working directory as its system prompt states it
+	// ("Primary working directory: …"); empty if absent.
+	Cwd string
 	// SessionID is Claude Code's conversation id (metadata.user_id's
 	// session_id, or the X-Claude-Code-Session-Id header).
 	SessionID string
@@ -211,7 +215,8 @@ type apiRequest struct {
 	Tools    []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
-	Stream   bool `json:"stream"`
+	Stream   bool            `json:"stream"`
+	System   json.RawMessage `json:"system"`
 	Metadata struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
@@ -333,6 +338,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	}
 	rec.Stream, rec.Model = req.Stream, req.Model
 	rec.SessionID = sessionID(req.Metadata.UserID, r.Header)
+	rec.Cwd = workingDir(req.System)
 	for _, t := range req.Tools {
 		if t.Name == "Write" {
 			rec.HasTools = true
@@ -392,7 +398,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	}
 	var s step
 	if h >= 0 && rec.HasTools {
-		s = f.nextStep(req.Messages, h, rec.Assignment)
+		s = f.nextStep(req.Messages, h, rec.Assignment, rec.Cwd)
 	} else {
 		s = step{text: sideText(req), stopReason: "end_turn"}
 	}
@@ -422,6 +428,27 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 		return
 	}
 	f.stream(w, r, model, content, s.stopReason, usage)
+}
+
+// workingDirRE finds the working directory Claude Code states in its
+// system prompt.
+var workingDirRE = regexp.MustCompile(`(?i)working directory: *(/[^\s<>"]*)`)
+
+// workingDir returns the working directory named in a system prompt
+// (a string or a list of text blocks).
+func workingDir(system json.RawMessage) string {
+	var text string
+	if json.Unmarshal(system, &text) != nil {
+		var bs []block
+		_ = json.Unmarshal(system, &bs)
+		for _, b := range bs {
+			text += b.Text + "\n"
+		}
+	}
+	if m := workingDirRE.FindStringSubmatch(text); m != nil {
+		return filepath.Clean(m[1])
+	}
+	return ""
 }
 
 // sessionID extracts Claude Code's session id from the request.
@@ -497,7 +524,7 @@ func (f *Server) takeError(agent string) (ErrorRule, bool) {
 
 // filesFor runs the script once per [HIVEMIND] turn and caches the result,
 // so retries and later steps see the same decision even after files changed.
-func (f *Server) filesFor(key, path string) ([]script.FileWrite, script.Narration) {
+func (f *Server) filesFor(key, path, cwd string) ([]script.FileWrite, script.Narration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fw, ok := f.plans[key]; ok {
@@ -517,7 +544,12 @@ func (f *Server) filesFor(key, path string) ([]script.FileWrite, script.Narratio
 		a.Agent = agentOf(path)
 	}
 	taskDir := filepath.Dir(filepath.Dir(path))
+	// Like a real model, write project files relative to the agent's
+	// working directory (a worker's git worktree), unless overridden.
 	project := f.script.Project
+	if project == "" {
+		project = cwd
+	}
 	if project == "" {
 		project = filepath.Dir(filepath.Dir(filepath.Dir(taskDir)))
 	}
@@ -532,9 +564,9 @@ func (f *Server) filesFor(key, path string) ([]script.FileWrite, script.Narratio
 // nextStep decides the answer in a [HIVEMIND] turn from the tool calls made
 // since message h: Read an existing file before overwriting it (Claude
 // Code's Write refuses otherwise), Write the next file, or finish.
-func (f *Server) nextStep(msgs []apiMessage, h int, path string) step {
+func (f *Server) nextStep(msgs []apiMessage, h int, path, cwd string) step {
 	key := fmt.Sprintf("%d\x00%s\x00%s", h, path, msgs[h].text())
-	files, narr := f.filesFor(key, path)
+	files, narr := f.filesFor(key, path, cwd)
 	results := map[string]block{}
 	for _, m := range msgs[h+1:] {
 		if m.Role != "user" {

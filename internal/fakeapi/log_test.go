@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -84,5 +85,22 @@ func TestLogToolResultsAndConversation(t *testing.T) {
 	}
 	if got := r1.UserPrompts(); len(got) != 1 {
 		t.Errorf("UserPrompts %q: tool results are not prompts", got)
+	}
+}
+
+// Project files are written relative to the working directory the system
+// prompt states (a worker's git worktree), like a real model would.
+func TestWritesInWorkingDirectory(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE a.go")
+	wt := t.TempDir()
+	api := New(DefaultScript())
+	defer api.Close()
+	post(t, api.URL(), map[string]any{"model": "m", "stream": true, "tools": tools,
+		"system":   []map[string]any{{"type": "text", "text": "Environment:\n - Primary working directory: " + wt + "\n - Is a git repository: true"}},
+		"messages": []map[string]any{{"role": "user", "content": "[HIVEMIND] " + p}}})
+	r := api.Requests()[0]
+	if r.Cwd != wt || r.Tool != "Write" || r.ToolPath != filepath.Join(wt, "a.go") {
+		t.Errorf("cwd %q, first tool call %s %s; want Write %s", r.Cwd, r.Tool, r.ToolPath, filepath.Join(wt, "a.go"))
 	}
 }

@@ -397,6 +397,7 @@ func (t *Term) fastCSI(q []byte) int {
 }
 
 func (t *Term) startString(kind byte) {
+	t.lastRune = 0
 	t.p.Reset()
 	t.st = psStr
 	t.strKind = kind
@@ -570,11 +571,7 @@ func (t *Term) printASCII(s []byte) {
 	pen := t.penID
 	for len(s) > 0 {
 		if t.wrapNext {
-			if t.autowrap {
-				t.wrap()
-			} else {
-				t.wrapNext = false
-			}
+			t.wrap()
 		}
 		c := t.scr[t.y].c
 		x := t.x
@@ -595,15 +592,8 @@ func (t *Term) printASCII(s []byte) {
 			continue
 		}
 		t.x = t.cols - 1
-		if t.autowrap {
-			t.wrapNext = true
-			t.lastRune = rune(dst[n-1].r)
-		} else if len(s) > 0 {
-			// Without autowrap the rest overwrites the last column.
-			c[t.x] = cell{int32(s[len(s)-1]), pen}
-			t.lastRune = rune(s[len(s)-1])
-			s = nil
-		}
+		t.wrapNext = true
+		t.lastRune = rune(dst[n-1].r)
 	}
 }
 
@@ -646,11 +636,10 @@ func (t *Term) printRune(r rune) {
 		t.insertCells(w)
 	}
 	if t.wrapNext {
-		if t.autowrap {
-			t.wrap()
-		} else {
-			t.wrapNext = false
+		if !t.autowrap {
+			return // tmux: past the last column without autowrap, dropped
 		}
+		t.wrap()
 	}
 	if t.x+w > t.cols {
 		if !t.autowrap || w > t.cols {
@@ -1199,8 +1188,11 @@ func (t *Term) eraseLine(mode int) {
 	l := t.scr[t.y]
 	switch mode {
 	case 0:
-		t.blankCells(l.c, t.px(), t.cols, t.erase())
-		l.wrapped = false
+		x := t.px()
+		t.blankCells(l.c, x, t.cols, t.erase())
+		if x == 0 {
+			l.wrapped = false // tmux resets a row cleared whole
+		}
 	case 1:
 		t.blankCells(l.c, 0, t.x+1, t.erase())
 	case 2:
@@ -1211,11 +1203,30 @@ func (t *Term) eraseLine(mode int) {
 // insertLines implements IL with tmux semantics: inside the scroll region
 // it shifts the region below the cursor; outside it, the rest of the screen.
 func (t *Term) insertLines(n int) {
-	bot := t.bot
-	if t.y < t.top || t.y > t.bot {
-		bot = t.rows - 1
+	if t.y >= t.top && t.y <= t.bot {
+		t.scrollDown(t.y, t.bot, n)
+		return
 	}
-	t.scrollDown(t.y, bot, n)
+	// Outside the region tmux 3.3a moves the rows that still fit down and
+	// wipes only the rows they left: when more rows are inserted than
+	// move, the rows in between keep their text, and inserting down to the
+	// bottom changes nothing.
+	y := t.y
+	n = min(n, t.rows-y)
+	moved := t.rows - y - n
+	if moved <= 0 {
+		return
+	}
+	if moved >= n {
+		t.scrollDown(y, t.rows-1, n)
+		return
+	}
+	t.spare = append(t.spare[:0], t.scr[y+n:]...) // the rows overwritten
+	copy(t.scr[y+n:], t.scr[y:y+moved])
+	for i, l := range t.spare {
+		t.clearLine(l, t.erase())
+		t.scr[y+i] = l
+	}
 }
 
 func (t *Term) deleteLines(n int) {
@@ -1236,9 +1247,6 @@ func (t *Term) setDECMode(m int, on bool) {
 		t.moveTo(0, 0)
 	case 7:
 		t.autowrap = on
-		if !on {
-			t.wrapNext = false
-		}
 	case 9:
 		t.modes.MouseX10 = on
 	case 25:

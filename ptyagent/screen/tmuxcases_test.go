@@ -60,7 +60,7 @@ var tmuxCases = []struct{ name, in string }{
 
 // knownDiffs are the documented differences from tmux 3.3a, by case.
 var knownDiffs = map[string]string{
-	"dec-graphics":          "capture-pane -p prints tmux's line-drawing cells as their ASCII codes (lqqk); Hivemind stores the Unicode box characters (┌──┐), which is what both display",
+	"dec-graphics": "capture-pane -p prints tmux's line-drawing cells as their ASCII codes (lqqk); Hivemind stores the Unicode box characters (┌──┐), which is what both display",
 }
 
 // TestDiffTmuxCases compares edge cases with tmux.

@@ -50,6 +50,14 @@ type Scenario struct {
 	// ForbiddenWrite makes the Reviewer try to write a project source file
 	// in its first plan review.
 	ForbiddenWrite bool
+	// SharedNotes makes every worker subtask also append a line to
+	// NOTES.md in the project, so workers in separate git worktrees
+	// change the same file and their merge conflicts (the worktree tests).
+	SharedNotes bool
+	// RecordDecisions makes the Lead record one decision in the shared
+	// context with its first plan and worker_1 one with its first subtask;
+	// workers' outputs list the recorded decisions they read (context.go).
+	RecordDecisions bool
 	// Pace is the delay per output line (sim agent) or per streamed chunk
 	// (fake API).
 	Pace time.Duration
@@ -404,6 +412,9 @@ func (c *ctx) writePlan() {
 		c.think("Reviewer feedback received — addressing every point in revision " + strconv.Itoa(rounds+1))
 	}
 	c.think("Splitting the work into 2 checkpoints and 4 subtasks, keeping parallel subtasks on distinct files")
+	if rounds == 0 {
+		c.leadDecision()
+	}
 	c.emit(path, c.planMarkdown(title, rounds, feedback))
 	if rounds > 0 {
 		c.summary = "Revised plan written to plan.md (revision " + strconv.Itoa(rounds+1) + "), addressing the reviewer's feedback."
@@ -594,6 +605,13 @@ func (c *ctx) doSubtask() {
 		c.emit(p, content)
 		changed = append(changed, verb+" "+rel)
 	}
+	if c.sc.SharedNotes {
+		if p := c.projectPath(sharedNotesFile); p != "" {
+			c.think("Noting the change in " + sharedNotesFile)
+			c.emit(p, appendNote(p, c.a.Agent, st))
+			changed = append(changed, "MODIFY "+sharedNotesFile)
+		}
+	}
 	done := c.a.DoneMarker
 	if done == "" {
 		done = c.pick(st.ID + ".done")
@@ -603,7 +621,8 @@ func (c *ctx) doSubtask() {
 		outPath = strings.TrimSuffix(done, ".done") + ".md"
 	}
 	if outPath != "" {
-		c.emit(outPath, outputMD(st, changed, c.rnd))
+		c.workerDecision()
+		c.emit(outPath, outputMD(st, changed, c.rnd)+c.followedDecisions())
 	}
 	if done != "" && outPath != "" {
 		m := workspace.DoneMarker{AgentID: c.a.Agent, OutputFile: outPath, CompletedAt: c.now()}
@@ -676,6 +695,12 @@ func (c *ctx) fixProjectFiles(extra []string) []string {
 	var fixed []string
 	for _, p := range cands {
 		old, _ := os.ReadFile(p)
+		if resolved, ok := ResolveConflicts(string(old)); ok {
+			c.think("Resolving the merge conflict in " + c.rel(p) + ": keeping both sides")
+			c.emit(p, resolved)
+			fixed = append(fixed, c.rel(p))
+			continue
+		}
 		c.think("Fixing " + c.rel(p) + " as the reviewer asked")
 		c.emit(p, fixFile(c.rel(p), string(old), round))
 		fixed = append(fixed, c.rel(p))

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+func TestLauncherScan(t *testing.T) {
+	project := t.TempDir()
+	l, err := newLauncher(options{project: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Scan(project)
+	if err != nil || p.Git || len(p.Tasks) != 0 || p.Unfinished != nil || p.LockedBy != "" {
+		t.Fatalf("empty project: %+v %v", p, err)
+	}
+	if _, err := os.Stat(filepath.Join(project, workspace.DirName)); err == nil {
+		t.Fatal("Scan created a workspace")
+	}
+	if _, err := l.Scan(filepath.Join(project, "missing")); err == nil {
+		t.Fatal("no error for a missing folder")
+	}
+
+	// A git work tree (a .git in a parent counts), tasks, an unfinished one.
+	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(project, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := workspace.DefaultRoot(project)
+	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+	failed := newTestTask(t, root, workspace.Task{CreatedAt: t0, Description: "a"},
+		&workspace.State{State: workspace.PhaseError, StartedAt: t0})
+	newTestTask(t, root, workspace.Task{CreatedAt: t0.Add(time.Hour), Description: "b"},
+		&workspace.State{State: workspace.PhaseComplete, StartedAt: t0.Add(time.Hour)})
+	p, err = l.Scan(project)
+	if err != nil || !p.Git || len(p.Tasks) != 2 || p.Tasks[0].Description != "b" {
+		t.Fatalf("scan: %+v %v", p, err)
+	}
+	if p.Unfinished == nil || p.Unfinished.ID != failed || p.Unfinished.Phase != workspace.PhaseError {
+		t.Fatalf("unfinished: %+v", p.Unfinished)
+	}
+	if p.Tasks[1].State == nil || p.Tasks[1].State.TaskDir == "" {
+		t.Errorf("past task without its state: %+v", p.Tasks[1])
+	}
+	if ps, _ := l.Scan(sub); !ps.Git {
+		t.Error("a folder inside a git work tree is not a git repository")
+	}
+
+	// Another Hivemind holds the workspace.
+	lock, _, err := workspace.AcquireWorkspaceLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ = l.Scan(project)
+	_ = lock.Release()
+	if !strings.Contains(p.LockedBy, "locked") {
+		t.Errorf("LockedBy %q while the lock is held", p.LockedBy)
+	}
+	// And createTask refuses to write a task under it.
+	lock, _, _ = workspace.AcquireWorkspaceLock(root)
+	_, err = createTask(root, workspace.Task{Description: "x"})
+	_ = lock.Release()
+	if !errors.Is(err, workspace.ErrLocked) {
+		t.Errorf("createTask under another's lock: %v", err)
+	}
+}
+
+// An abandoned task (back to idle) is listed but not offered for resume.
+func TestLauncherScanAbandoned(t *testing.T) {
+	project := t.TempDir()
+	l, _ := newLauncher(options{project: project})
+	newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a"},
+		&workspace.State{State: workspace.PhaseIdle, StartedAt: time.Now()})
+	p, err := l.Scan(project)
+	if err != nil || len(p.Tasks) != 1 || p.Unfinished != nil {
+		t.Fatalf("%+v %v", p, err)
+	}
+}
+
+// --workspace applies to the project it was given with, not to another
+// chosen in the folder picker.
+func TestLauncherOptionsFor(t *testing.T) {
+	l := &launcher{o: options{project: "/p", workspace: "/w", agent: "sim", agentSet: true}, project: "/p"}
+	if o := l.optionsFor("/p"); o.workspace != "/w" || o.agent != "sim" {
+		t.Errorf("same project: %+v", o)
+	}
+	if o := l.optionsFor("/q"); o.workspace != "" || o.project != "/q" || o.agent != "sim" {
+		t.Errorf("other project: %+v", o)
+	}
+}
+
+func TestTranscriptUsage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	lines := []string{
+		`{"type":"user","message":{"content":"hi"}}`,
+		// One message streamed as two lines: counted once (the last).
+		`{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}`,
+		`{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":7}}}`,
+		`{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":5,"cache_creation_input_tokens":20,"output_tokens":3}}}`,
+		`not json`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, out, err := transcriptUsage(path)
+	if err != nil || in != 135 || out != 10 {
+		t.Fatalf("in %d out %d err %v; want 135, 10", in, out, err)
+	}
+}
+
+// Usage says why the sim agents report no tokens.
+func TestLauncherUsageSim(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	project := t.TempDir()
+	var st workspace.State
+	st.Agents = map[string]workspace.AgentState{"lead": {}, "worker_1": {}}
+	newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a", Agent: "sim"}, &st)
+	l := &launcher{}
+	got := l.Usage(st)
+	if len(got) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	for _, u := range got {
+		if u.InputTokens != 0 || !strings.Contains(u.Note, "sim agent") {
+			t.Errorf("%+v", u)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// GitWork is what the Runner needs from git when workers have their own
+// worktrees (main adapts internal/gitwork to it; nil means no git). Both
+// calls are synchronous.
+type GitWork interface {
+	// Commit commits everything the worker changed in its worktree with
+	// a message naming the subtask ("" sha: nothing to commit). An error
+	// wrapping ErrUnresolved means conflict markers are left in a
+	// conflict fix.
+	Commit(agent, subtask, summary string) (sha string, err error)
+	// Merge merges the checkpoint's worker branches into the task branch,
+	// runs the check and writes the files the event names. It honours ctx
+	// (the check is killed when the run ends).
+	Merge(ctx context.Context, m MergeCheckpoint) CheckpointMerged
+}
+
+// ErrUnresolved is wrapped by GitWork.Commit when a conflict fix still
+// holds conflict markers.
+var ErrUnresolved = errors.New("conflict markers left")
+
+// gitCommit commits a worker's work when its subtask (or fix) is done,
+// before Step sees the event. A commit refused for conflict markers turns
+// the event into a rejection, so Step sends the fix back. Run on the
+// runner goroutine (a commit costs ~20 ms).
+func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
+	if r.cfg.Git == nil || !ev.OK {
+		return ev
+	}
+	agent, summary, ok := r.commitTarget(ev)
+	if !ok {
+		return ev
+	}
+	sha, err := r.cfg.Git.Commit(agent, ev.Subtask, summary)
+	switch {
+	case errors.Is(err, ErrUnresolved):
+		ev.OK, ev.Problem = false, err.Error()
+		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "commit_refused", Task: r.state.TaskID, Agent: agent,
+			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
+	case err != nil:
+		// The work stays in the worktree: the next commit, or the end of
+		// the task, picks it up.
+		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "git_commit_failed", Task: r.state.TaskID, Agent: agent,
+			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
+	case sha != "":
+		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "subtask_committed", Task: r.state.TaskID, Agent: agent,
+			Details: map[string]any{"subtask": ev.Subtask, "sha": sha}})
+	}
+	return ev
+}
+
+// commitTarget returns the worker whose worktree holds the work of a done
+// subtask or fix, and the commit summary. Work already recorded as done
+// (a marker seen again after a restart) is not committed again: whatever
+// the worker has changed since belongs to its next work.
+func (r *Runner) commitTarget(ev SubtaskDone) (agent, summary string, ok bool) {
+	s := &r.state
+	if f, found := s.Fixes[ev.Subtask]; found {
+		if f.Status == workspace.SubtaskDone {
+			return "", "", false
+		}
+		agent = f.Worker
+		summary = "fix the checkpoint " + strconv.Itoa(s.CurrentCheckpoint) + " review issues"
+		if isMergeFix(ev.Subtask) {
+			summary = "resolve the merge conflicts of checkpoint " + strconv.Itoa(s.CurrentCheckpoint)
+		}
+	} else if sub, found := s.Subtasks[ev.Subtask]; found {
+		if sub.Status == workspace.SubtaskDone {
+			return "", "", false
+		}
+		agent = sub.Worker
+		if s.Plan != nil {
+			for _, ps := range s.Plan.Subtasks {
+				if ps.ID == ev.Subtask {
+					summary = firstLine(ps.Description)
+				}
+			}
+		}
+	} else {
+		return "", "", false
+	}
+	if agent == "" {
+		agent = ev.Agent
+	}
+	if a, found := s.Agents[agent]; !found || a.Role != workspace.RoleWorker {
+		return "", "", false
+	}
+	if summary == "" {
+		summary = "done"
+	}
+	return agent, summary, true
+}
+
+// startMerge runs a MergeCheckpoint off the runner goroutine (the check
+// may take minutes) and sends its outcome back as an event. The merge is
+// bound to the Run context: ending the run kills the check.
+func (r *Runner) startMerge(m MergeCheckpoint) {
+	if r.cfg.Git == nil {
+		r.Send(CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt,
+			Error: "the project is not a git repository (no worktrees to merge)", At: r.cfg.Clock()})
+		return
+	}
+	ctx := r.runCtx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m.Workers = append([]string(nil), m.Workers...)
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		ev := r.cfg.Git.Merge(ctx, m)
+		ev.Checkpoint, ev.Round, ev.Attempt = m.Checkpoint, m.Round, m.Attempt
+		if ev.At.IsZero() {
+			ev.At = r.cfg.Clock()
+		}
+		if ctx.Err() != nil {
+			return // the run is over; a resumed run asks again
+		}
+		r.Send(ev)
+	}()
+}
+
+// Republish sends the current snapshot to OnSnapshot again (on the runner
+// goroutine), for data that changes outside the state machine, such as
+// the workers' changed-file counts. Safe from any goroutine.
+func (r *Runner) Republish() { r.enqueue(runnerItem{republish: true}) }

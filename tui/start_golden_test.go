@@ -1,0 +1,143 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// frontScreens builds every front-door screen at w×h, by name.
+func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
+	t.Helper()
+	past := testPastTasks()
+	screens := map[string]*frontHarness{}
+	add := func(name string, p *Project, setup func(*frontHarness)) {
+		l := newFakeLauncher()
+		if p != nil {
+			p.Dir = testProject
+			l.projects[testProject] = *p
+		}
+		fh := newFrontHarness(t, l, w, h)
+		if setup != nil {
+			setup(fh)
+		}
+		screens[name] = fh
+	}
+	add("start_empty", nil, nil)
+	add("start_not_git", &Project{}, nil)
+	add("start_past_tasks", &Project{Git: true, Tasks: past[1:]}, nil)
+	add("start_unfinished", &Project{Git: true, Unfinished: &past[0], Tasks: past}, nil)
+	add("start_locked", &Project{Git: true, Unfinished: &past[0], Tasks: past,
+		LockedBy: "workspace: lock /home/dev/calc/.hivemind: locked by another process: held by pid 4242 on devbox since 14:02"}, nil)
+	add("start_typed", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) {
+		fh.typeText("add a square root function\nnegative input returns an error")
+		fh.keys("tab")
+		fh.typeText("no new dependencies\nkeep the public API")
+		fh.keys("tab")
+		fh.typeText("calc/ holds the evaluator")
+	})
+	add("start_error", &Project{Git: true}, func(fh *frontHarness) { fh.run(fh.send(ctrl('s'))) })
+	add("help_start", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) { fh.keys("esc", "?") })
+	add("summary_past", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) { fh.keys("esc", "enter") })
+
+	summary := func(p workspace.Phase, mut func(*workspace.State)) func(*frontHarness) {
+		return func(fh *frontHarness) {
+			dir := t.TempDir()
+			writeSummaryFixture(t, dir)
+			fh.l.usage = []AgentUsage{
+				{Agent: "lead", InputTokens: 1234567, OutputTokens: 45678, Note: "Claude Code transcript"},
+				{Agent: "reviewer", InputTokens: 8123, OutputTokens: 950, CostUSD: 0.42, CostKnown: true},
+				{Agent: "worker_1", Note: "the built-in sim agent uses no model"},
+			}
+			fh.typeText("add a square root")
+			fh.run(fh.send(ctrl('s')))
+			st := summaryState(dir)
+			st.TaskID = fh.l.taskID
+			st.State = p
+			if mut != nil {
+				mut(&st)
+			}
+			fh.run(fh.send(SnapshotMsg{State: st}))
+		}
+	}
+	add("summary_complete", &Project{Git: true}, summary(workspace.PhaseComplete, nil))
+	add("summary_error", &Project{Git: true}, summary(workspace.PhaseError, func(s *workspace.State) {
+		s.Reason = "worker_2 crashed 4 times (max_retries 3)"
+		s.FinishedAt = testNow.Add(-30 * 1e9)
+	}))
+	add("summary_abandon_confirm", &Project{Git: true}, func(fh *frontHarness) {
+		summary(workspace.PhaseError, func(s *workspace.State) { s.Reason = "deadlock: no subtask can start" })(fh)
+		fh.keys("A")
+	})
+	add("summary_cancelled", &Project{Git: true}, summary(workspace.PhaseCancelled, func(s *workspace.State) {
+		s.Plan, s.Subtasks, s.Fixes, s.Rounds, s.Friction = nil, nil, nil, s.Rounds[:1], nil
+	}))
+	return screens
+}
+
+func writeSummaryFixture(t *testing.T, dir string) {
+	t.Helper()
+	files := map[string]string{
+		"outputs/st_1.md":                 "# st_1\n\n## Files\n- Created: calc/sqrt.go\n- Modified: calc/calc.go\n",
+		"outputs/st_2.md":                 "# st_2 — output\n\n## Changes\n\n- CREATE calc/sqrt_test.go\n",
+		"outputs/fix_1_1_worker_1.md":     "## Files\n- Modified: calc/sqrt.go\n",
+		"reviews/friction_v1-worker_1.md": "# The test suite takes 40 s: every test rebuilds the parser tables\n",
+	}
+	for name, body := range files {
+		writeFile(t, dir, name, body)
+	}
+}
+
+func TestGoldenFront(t *testing.T) {
+	for name, fh := range frontScreens(t, 120, 40) {
+		t.Run(name, func(t *testing.T) {
+			checkFrame(t, fh.view(), 120, 40)
+			golden.RequireEqual(t, fh.plain())
+		})
+	}
+	t.Run("picker", func(t *testing.T) {
+		fh := newFrontHarnessAt(t, newFakeLauncher(), "testdata/pickerproj", 100, 24)
+		fh.run(fh.send(ctrl('o')))
+		fh.waitFor("the picker to list the folders", func() bool { return strings.Contains(fh.plain(), "docs") })
+		fh.keys("down")
+		checkFrame(t, fh.view(), 100, 24)
+		golden.RequireEqual(t, fh.plain())
+	})
+}
+
+// Every front-door screen fits every width from 40 to 240 columns.
+func TestFrontWidthSweep(t *testing.T) {
+	for w := 40; w <= 240; w += 25 {
+		for _, h := range []int{12, 30} {
+			for name, fh := range frontScreens(t, w, h) {
+				frame := fh.view()
+				lines := strings.Split(frame, "\n")
+				if len(lines) != h {
+					t.Fatalf("%s %dx%d: %d lines", name, w, h, len(lines))
+				}
+				for i, l := range lines {
+					if got := ansi.StringWidth(l); got != w {
+						t.Fatalf("%s %dx%d: line %d is %d cells: %q", name, w, h, i, got, ansi.Strip(l))
+					}
+				}
+			}
+		}
+	}
+}
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
