@@ -296,6 +296,11 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 		}
 		if st := in.State; st != nil {
 			pt.Phase, pt.Started, pt.Finished = st.State, st.StartedAt, st.FinishedAt
+			if pt.Finished.IsZero() && st.State == workspace.PhaseIdle {
+				// Abandoned: the engine clears finished_at on the way
+				// back to idle; the last state write is when it ended.
+				pt.Finished = st.Timestamp
+			}
 			c := st.Clone()
 			if c.TaskDir == "" {
 				c.TaskDir = in.Dir

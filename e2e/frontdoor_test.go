@@ -23,9 +23,13 @@ func TestFrontDoor(t *testing.T) {
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms", args: []string{"--agent", "sim", "--workers", "2"}})
 
-	s := r.waitText(tuiWait, "New task", "Past tasks (0)")
-	if s.phase() != string(workspace.PhaseProjectSelected) || !s.contains(r.project) {
-		t.Errorf("header %q: want project_selected and the project %s", s.header(), r.project)
+	// The project is read (idle → project_selected): it has no tasks and
+	// is not a git repository.
+	s := r.waitScreen(tuiWait, "the start screen with the project read", func(s tuiScreen) bool {
+		return s.phase() == string(workspace.PhaseProjectSelected)
+	})
+	if !s.contains(r.project) || !s.contains("New task") || !s.contains("Past tasks (0)") {
+		t.Errorf("start screen without the project %s, the task field or the empty past tasks:\n%s", r.project, s)
 	}
 	if !s.contains("not a git repository") {
 		t.Errorf("no note that the temp project is not a git repository:\n%s", s)

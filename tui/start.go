@@ -440,20 +440,19 @@ func (m *Model) handleScanned(msg projectScannedMsg) tea.Cmd {
 	m.fd.busy = ""
 	m.fd.scanned = true
 	m.fd.scanErr = ""
+	m.fd.info = msg.info
 	if msg.err != nil {
 		m.fd.scanErr = msg.err.Error()
 		m.fd.info = Project{Dir: msg.project}
-		return nil
 	}
-	m.fd.info = msg.info
-	m.fd.sel = min(m.fd.sel, max(len(msg.info.Tasks)-1, 0))
+	m.fd.sel = min(m.fd.sel, max(len(m.fd.info.Tasks)-1, 0))
 	if m.fd.mode == modeStart {
 		// Resuming is one key away when there is something to resume;
 		// otherwise the user most likely wants to type a task.
-		if msg.info.Unfinished != nil && m.fd.focus == focusTask && m.fd.task.Value() == "" {
+		if m.fd.info.Unfinished != nil && m.fd.focus == focusTask && m.fd.task.Value() == "" {
 			return m.setFocus(focusList)
 		}
-		if msg.info.Unfinished == nil && m.fd.focus == focusList && len(msg.info.Tasks) == 0 {
+		if m.fd.info.Unfinished == nil && m.fd.focus == focusList && len(m.fd.info.Tasks) == 0 {
 			return m.setFocus(focusTask)
 		}
 		return m.setFocus(m.fd.focus)

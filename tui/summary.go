@@ -98,6 +98,9 @@ func baseSummary(st workspace.State, title string) summaryData {
 	if s.Reason == "" {
 		s.Reason = oneLine(st.Error)
 	}
+	if s.Finished.IsZero() && st.State == workspace.PhaseIdle {
+		s.Finished = st.Timestamp // abandoned: the engine clears finished_at
+	}
 	return s
 }
 

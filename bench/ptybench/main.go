@@ -46,9 +46,17 @@ func main() {
 	}
 }
 
+// result is one timed run: wall time until the stream was consumed and
+// the CPU time the consumer spent (this process for raw and the
+// emulators, the tmux server for tmux), which load on a shared machine
+// does not inflate.
+type result struct {
+	wall, cpu time.Duration
+}
+
 type path struct {
 	name string
-	fn   func(file string, cols, rows int) (time.Duration, error)
+	fn   func(file string, cols, rows int) (result, error)
 }
 
 func run(size int, seed uint64, runs, cols, rows int, withVT, noTmux bool) error {
@@ -81,32 +89,39 @@ func run(size int, seed uint64, runs, cols, rows int, withVT, noTmux bool) error
 		}
 	}
 	times := make([][]time.Duration, len(paths))
+	cpus := make([][]time.Duration, len(paths))
 	// Interleave the paths so that load from other processes on the
 	// machine spreads over all of them.
 	for range runs {
 		for i, p := range paths {
-			d, err := p.fn(file, cols, rows)
+			r, err := p.fn(file, cols, rows)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.name, err)
 			}
-			times[i] = append(times[i], d)
+			times[i] = append(times[i], r.wall)
+			cpus[i] = append(cpus[i], r.cpu)
 		}
 	}
 	mbps := make([]float64, len(paths))
-	fmt.Printf("%-26s %10s %10s  %s\n", "path", "median", "MB/s", "runs (s)")
+	cpuMBps := make([]float64, len(paths))
+	fmt.Printf("%-26s %9s %8s %9s %10s  %s\n", "path", "median", "MB/s", "CPU", "MB/CPU-s", "runs (s)")
 	for i, p := range paths {
 		slices.Sort(times[i])
+		slices.Sort(cpus[i])
 		med := times[i][len(times[i])/2]
+		cpu := cpus[i][len(cpus[i])/2]
 		mbps[i] = float64(len(data)) / 1e6 / med.Seconds()
+		cpuMBps[i] = float64(len(data)) / 1e6 / max(cpu.Seconds(), 1e-3)
 		var rs []string
 		for _, d := range times[i] {
 			rs = append(rs, fmt.Sprintf("%.3f", d.Seconds()))
 		}
-		fmt.Printf("%-26s %9.3fs %10.1f  %s\n", p.name, med.Seconds(), mbps[i], strings.Join(rs, " "))
+		fmt.Printf("%-26s %8.3fs %8.1f %8.3fs %10.1f  %s\n", p.name, med.Seconds(), mbps[i], cpu.Seconds(), cpuMBps[i], strings.Join(rs, " "))
 	}
-	fmt.Printf("ratio hivemind/raw:  %.2f\n", mbps[1]/mbps[0])
+	fmt.Printf("ratio hivemind/raw:  %.2f (wall)\n", mbps[1]/mbps[0])
 	if !noTmux {
-		fmt.Printf("ratio hivemind/tmux: %.2f\n", mbps[1]/mbps[len(paths)-1])
+		last := len(paths) - 1
+		fmt.Printf("ratio hivemind/tmux: %.2f (wall), %.2f (CPU)\n", mbps[1]/mbps[last], cpuMBps[1]/cpuMBps[last])
 	}
 	return nil
 }
@@ -139,34 +154,44 @@ func drain(f *os.File, sink func([]byte)) error {
 	}
 }
 
-func rawRead(file string, cols, rows int) (time.Duration, error) {
-	start := time.Now()
+// selfCPU is the CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func rawRead(file string, cols, rows int) (result, error) {
+	start, cpu0 := time.Now(), selfCPU()
 	f, cmd, err := startCat(file, cols, rows)
 	if err != nil {
-		return 0, err
+		return result{}, err
 	}
 	defer func() { _ = f.Close() }()
 	var total int
 	err = drain(f, func(p []byte) { total += len(p) })
-	d := time.Since(start)
+	r := result{wall: time.Since(start), cpu: selfCPU() - cpu0}
 	_ = cmd.Wait()
-	return d, err
+	return r, err
 }
 
-func emuRead(mk func(screen.Options) screen.Screen) func(string, int, int) (time.Duration, error) {
-	return func(file string, cols, rows int) (time.Duration, error) {
-		start := time.Now()
+func emuRead(mk func(screen.Options) screen.Screen) func(string, int, int) (result, error) {
+	return func(file string, cols, rows int) (result, error) {
+		runtime.GC()
+		start, cpu0 := time.Now(), selfCPU()
 		f, cmd, err := startCat(file, cols, rows)
 		if err != nil {
-			return 0, err
+			return result{}, err
 		}
 		defer func() { _ = f.Close() }()
 		s := mk(screen.Options{Cols: cols, Rows: rows, Scrollback: 10000, Reply: io.Discard})
 		err = drain(f, func(p []byte) { _, _ = s.Write(p) })
-		d := time.Since(start)
+		r := result{wall: time.Since(start), cpu: selfCPU() - cpu0}
 		_ = s.Close()
 		_ = cmd.Wait()
-		return d, err
+		return r, err
 	}
 }
 
@@ -178,10 +203,34 @@ func tmuxVersion() string {
 	return strings.TrimPrefix(strings.TrimSpace(string(out)), "tmux ")
 }
 
-func tmuxRead(file string, cols, rows int) (time.Duration, error) {
-	dir, err := os.MkdirTemp("", "hivemind-tmux-")
+// procCPU is the CPU time of process pid from /proc/pid/stat.
+func procCPU(pid string) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0, err
+	}
+	// Fields after the parenthesised command: state is field 3, utime 14,
+	// stime 15 (clock ticks, 100 per second on Linux).
+	rest := string(b)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%s/stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bad /proc/%s/stat", pid)
+	}
+	return time.Duration(ut+st) * (time.Second / 100), nil
+}
+
+func tmuxRead(file string, cols, rows int) (result, error) {
+	dir, err := os.MkdirTemp("", "hivemind-tmux-")
+	if err != nil {
+		return result{}, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	sock := filepath.Join(dir, "s")
@@ -196,7 +245,7 @@ func tmuxRead(file string, cols, rows int) (time.Duration, error) {
 		file, sock)
 	start := time.Now()
 	if out, err := tmux("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "bash", "-c", script).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("new-session: %v: %s", err, out)
+		return result{}, fmt.Errorf("new-session: %v: %s", err, out)
 	}
 	defer func() { _ = tmux("kill-server").Run() }()
 	waitDone := make(chan error, 1)
@@ -204,10 +253,18 @@ func tmuxRead(file string, cols, rows int) (time.Duration, error) {
 	select {
 	case err := <-waitDone:
 		if err != nil {
-			return 0, fmt.Errorf("wait-for: %w", err)
+			return result{}, fmt.Errorf("wait-for: %w", err)
 		}
 	case <-time.After(5 * time.Minute):
-		return 0, errors.New("tmux did not finish within 5 minutes")
+		return result{}, errors.New("tmux did not finish within 5 minutes")
 	}
-	return time.Since(start), nil
+	r := result{wall: time.Since(start)}
+	out, err := tmux("display", "-p", "#{pid}").Output()
+	if err != nil {
+		return result{}, fmt.Errorf("tmux server pid: %w", err)
+	}
+	if r.cpu, err = procCPU(strings.TrimSpace(string(out))); err != nil {
+		return result{}, err
+	}
+	return r, nil
 }
