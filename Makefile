@@ -5,7 +5,7 @@ FUZZTIME ?= 30s
 .PHONY: test lint bench fuzz demo build
 
 build:
-	$(GO) build -o hivemind .
+	$(GO) build -o hivemind . && $(GO) build -o hivemind-hook ./cmd/hivemind-hook
 
 test:
 	$(GO) test -race ./...
@@ -22,7 +22,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
 	done
 
 bench:

@@ -76,7 +76,10 @@ func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bo
 	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
 		return base, err
 	}
-	if err := ptyagent.WriteClaudeSettings(settings, f.self); err != nil {
+	// Hooks run hivemind-hook (next to this executable or on PATH) when
+	// installed: it starts in a few ms where `hivemind hook` pays for the
+	// TUI's package init on every hook.
+	if err := ptyagent.WriteClaudeSettings(settings, ptyagent.HookCommand(f.self)); err != nil {
 		return base, err
 	}
 	sid := sessionID(f.td.ID(), id)

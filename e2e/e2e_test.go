@@ -31,12 +31,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "hivemind")
-	build := exec.Command("go", "build", "-o", bin, "..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build hivemind:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	// hivemind-hook next to hivemind: agents' hooks run it, as installed.
+	for out, pkg := range map[string]string{bin: "..", filepath.Join(dir, "hivemind-hook"): "../cmd/hivemind-hook"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: build", pkg+":", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,132 +13,69 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 )
 
-// Environment variable names of the hook relay.
+// Environment variable names of the hook relay (see package hookrelay,
+// which holds the client and the wire protocol).
 const (
-	EnvHookSocket = "HIVEMIND_HOOK_SOCKET"
-	EnvAgentID    = "HIVEMIND_AGENT_ID"
-	EnvRole       = "HIVEMIND_ROLE"
-	EnvTaskDir    = "HIVEMIND_TASK_DIR"
-	EnvProject    = "HIVEMIND_PROJECT"
+	EnvHookSocket = hookrelay.EnvHookSocket
+	EnvAgentID    = hookrelay.EnvAgentID
+	EnvRole       = hookrelay.EnvRole
+	EnvTaskDir    = hookrelay.EnvTaskDir
+	EnvProject    = hookrelay.EnvProject
 )
 
 // Hook event names (Claude Code's HookEventName values).
 const (
-	HookSessionStart      = "SessionStart"
-	HookUserPromptSubmit  = "UserPromptSubmit"
-	HookStop              = "Stop"
-	HookStopFailure       = "StopFailure"
-	HookNotification      = "Notification"
-	HookPermissionRequest = "PermissionRequest"
-	HookPreToolUse        = "PreToolUse"
-	HookSessionEnd        = "SessionEnd"
+	HookSessionStart      = hookrelay.HookSessionStart
+	HookUserPromptSubmit  = hookrelay.HookUserPromptSubmit
+	HookStop              = hookrelay.HookStop
+	HookStopFailure       = hookrelay.HookStopFailure
+	HookNotification      = hookrelay.HookNotification
+	HookPermissionRequest = hookrelay.HookPermissionRequest
+	HookPreToolUse        = hookrelay.HookPreToolUse
+	HookSessionEnd        = hookrelay.HookSessionEnd
 )
 
 // HookEvents lists every hook Hivemind installs, in a stable order.
-var HookEvents = []string{
-	HookSessionStart, HookUserPromptSubmit, HookStop, HookStopFailure,
-	HookNotification, HookPermissionRequest, HookPreToolUse, HookSessionEnd,
-}
+var HookEvents = hookrelay.Events()
 
 // ErrNoRelay is returned by RunHook when the environment names no relay
 // socket or agent (the process does not run under Hivemind).
-var ErrNoRelay = errors.New("ptyagent: no hook relay in the environment")
+var ErrNoRelay = hookrelay.ErrNoRelay
 
-// HookMessage is one line of the relay protocol:
+// HookMessage is one line of the relay protocol (hookrelay.Message):
 // {"agent":"…","event":"…","payload":<hook stdin json>}\n
-// The relay answers each line with "ok\n" once the agent's session has
-// queued it; clients may wait for it (SendHook does, up to 500 ms) so that
-// hooks sent in sequence are handled in sequence.
-// Decision/Reason are optional: the hook process sets Decision "deny" when
-// it denied a PreToolUse call locally, so the denial is reported as an
-// EventHookDenied.
-type HookMessage struct {
-	Agent    string          `json:"agent"`
-	Event    string          `json:"event"`
-	Payload  json.RawMessage `json:"payload"`
-	Decision string          `json:"decision,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
-}
+// answered by "ok\n". Decision "deny" and Reason are set by the hook
+// process when it denied a PreToolUse call locally, so the denial is
+// reported as an EventHookDenied.
+type HookMessage = hookrelay.Message
 
-const (
-	hookDialTimeout = 200 * time.Millisecond
-	hookAckTimeout  = 500 * time.Millisecond
-)
-
-// SendHook sends one hook event to the relay socket. It gives up after
-// 200 ms; the payload should be JSON (anything else is sent as a string).
+// SendHook sends one hook event to the relay socket (hookrelay.Send). It
+// gives up after 200 ms; the payload should be JSON (anything else is sent
+// as a string).
 func SendHook(socket, agent, event string, payload []byte) error {
-	return SendHookMessage(socket, HookMessage{Agent: agent, Event: event, Payload: jsonOrString(payload)})
+	return hookrelay.Send(socket, agent, event, payload)
 }
 
 // SendHookMessage sends one relay line; see SendHook.
 func SendHookMessage(socket string, m HookMessage) error {
-	if len(m.Payload) == 0 {
-		m.Payload = json.RawMessage("null")
-	}
-	line, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("ptyagent: hook: encode: %w", err)
-	}
-	line = append(line, '\n')
-	c, err := net.DialTimeout("unix", socket, hookDialTimeout)
-	if err != nil {
-		return fmt.Errorf("ptyagent: hook: dial relay: %w", err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(hookAckTimeout))
-	if _, err := c.Write(line); err != nil {
-		return fmt.Errorf("ptyagent: hook: write relay: %w", err)
-	}
-	// Wait for the relay's "ok": hooks sent one after the other (as Claude
-	// runs them) are then handled in that order, though each uses its own
-	// connection. A missing ack is not an error worth blocking for.
-	// Half-close first, so a reader that waits for EOF is not kept waiting.
-	if uc, ok := c.(*net.UnixConn); ok {
-		_ = uc.CloseWrite()
-	}
-	var ack [3]byte
-	_, _ = io.ReadFull(c, ack[:])
-	return nil
+	return hookrelay.SendMessage(socket, m)
 }
 
-// RunHook is the body of `hivemind hook <event>`: it reads the hook JSON
-// from stdin and relays it to the running Hivemind named by
-// HIVEMIND_HOOK_SOCKET for the agent HIVEMIND_AGENT_ID. It never blocks
-// long; the caller should exit 0 whatever it returns, so Claude Code is
-// never disturbed.
+// RunHook reads the hook JSON from stdin and relays it to the running
+// Hivemind named by HIVEMIND_HOOK_SOCKET for the agent HIVEMIND_AGENT_ID
+// (hookrelay.Run). The caller should exit 0 whatever it returns.
 func RunHook(event string, stdin io.Reader, env func(string) string) error {
-	payload, err := io.ReadAll(io.LimitReader(stdin, 8<<20))
-	if err != nil {
-		return fmt.Errorf("ptyagent: hook: read stdin: %w", err)
-	}
-	return RelayHook(event, payload, "", "", env)
+	return hookrelay.Run(event, stdin, env)
 }
 
 // RelayHook relays an already-read hook payload, optionally with a local
-// decision ("deny" and its reason) — used by the PreToolUse hook after the
-// roles package decided.
+// decision ("deny" and its reason) — hookrelay.Relay.
 func RelayHook(event string, payload []byte, decision, reason string, env func(string) string) error {
-	socket, agent := env(EnvHookSocket), env(EnvAgentID)
-	if socket == "" || agent == "" {
-		return ErrNoRelay
-	}
-	return SendHookMessage(socket, HookMessage{Agent: agent, Event: event,
-		Payload: jsonOrString(payload), Decision: decision, Reason: reason})
-}
-
-func jsonOrString(p []byte) json.RawMessage {
-	p = bytes.TrimSpace(p)
-	if len(p) == 0 {
-		return json.RawMessage("null")
-	}
-	if json.Valid(p) {
-		return json.RawMessage(p)
-	}
-	b, _ := json.Marshal(string(p))
-	return b
+	return hookrelay.Relay(event, payload, decision, reason, env)
 }
 
 // hookServer accepts relay connections and hands each line to deliver.
@@ -216,7 +152,7 @@ func (s *hookServer) serve(c net.Conn) {
 				s.deliver(m) // queued in the agent's session, in order
 			}
 			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write([]byte("ok\n"))
+			_, _ = c.Write([]byte(hookrelay.Ack))
 		}
 		if err != nil {
 			return

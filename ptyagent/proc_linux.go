@@ -88,8 +88,10 @@ func descendantSessions(root int, procs []procInfo) []int {
 
 // agentProcs returns the live (non-zombie) processes that belong to the
 // agent: its own session (sid == root, root is a session leader through
-// Setsid), its descendants, and the recorded setsid sessions.
-func agentProcs(root int, alive bool, sids map[int]bool, procs []procInfo) []int {
+// Setsid), its descendants, the recorded setsid sessions, and any process
+// whose environment carries the session's mark (a setsid child orphaned
+// before a scan recorded its session).
+func agentProcs(root int, alive bool, sids map[int]bool, mark string, procs []procInfo) []int {
 	children := map[int][]int{}
 	for _, p := range procs {
 		children[p.ppid] = append(children[p.ppid], p.pid)
@@ -117,7 +119,7 @@ func agentProcs(root int, alive bool, sids map[int]bool, procs []procInfo) []int
 		if p.zombie || p.pid == self {
 			continue
 		}
-		if (alive && p.pid == root) || p.sid == root || sids[p.sid] || desc[p.pid] {
+		if (alive && p.pid == root) || p.sid == root || sids[p.sid] || desc[p.pid] || hasMark(p.pid, mark) {
 			out = append(out, p.pid)
 		}
 	}
@@ -126,12 +128,31 @@ func agentProcs(root int, alive bool, sids map[int]bool, procs []procInfo) []int
 
 // killAgentProcs sends sig to every process that belongs to the agent and
 // returns how many were signalled.
-func killAgentProcs(root int, alive bool, sids map[int]bool, sig syscall.Signal) int {
-	pids := agentProcs(root, alive, sids, listProcs())
+func killAgentProcs(root int, alive bool, sids map[int]bool, mark string, sig syscall.Signal) int {
+	pids := agentProcs(root, alive, sids, mark, listProcs())
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, sig)
 	}
 	return len(pids)
+}
+
+// hasMark reports whether the environment of pid holds the variable
+// markEnv=mark. Processes of other users are unreadable and never match.
+func hasMark(pid int, mark string) bool {
+	if mark == "" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	want := []byte(markEnv + "=" + mark)
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if bytes.Equal(kv, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // sysProcAttr puts the agent in its own session (so its process group and

@@ -13,9 +13,11 @@ func listProcs() []procInfo { return nil }
 
 func descendantSessions(root int, procs []procInfo) []int { return nil }
 
-func agentProcs(root int, alive bool, sids map[int]bool, procs []procInfo) []int { return nil }
+func agentProcs(root int, alive bool, sids map[int]bool, mark string, procs []procInfo) []int {
+	return nil
+}
 
-func killAgentProcs(root int, alive bool, sids map[int]bool, sig syscall.Signal) int {
+func killAgentProcs(root int, alive bool, sids map[int]bool, mark string, sig syscall.Signal) int {
 	if alive {
 		_ = syscall.Kill(-root, sig)
 		return 1

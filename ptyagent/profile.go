@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 )
 
 // ClaudeOptions are the flags of one Claude Code agent.
@@ -66,9 +70,49 @@ func (o ClaudeOptions) Argv() []string {
 	return a
 }
 
+// HookCommand returns the executable Claude's hooks should run for a
+// Hivemind binary self (the running executable when empty): the light
+// `hivemind-hook` next to self, else `hivemind-hook` on PATH, else self
+// (whose hidden `hook` sub-command does the same, only slower to start:
+// it links the whole TUI). Pass the result to ClaudeSettings.
+func HookCommand(self string) string {
+	if self == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return ""
+		}
+		self = exe
+	}
+	if p := filepath.Join(filepath.Dir(self), hookrelay.BinaryName); isExecutable(p) {
+		return p
+	}
+	if p, err := exec.LookPath(hookrelay.BinaryName); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return self
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// hookArgv returns the shell command line running hookCommand for event:
+// `hivemind-hook <Event>` for the standalone hook binary, else
+// `<hookCommand> hook <Event>` (hookCommand is shell-quoted when needed).
+func hookArgv(hookCommand, event string) string {
+	if filepath.Base(hookCommand) == hookrelay.BinaryName {
+		return shellQuote(hookCommand) + " " + event
+	}
+	return shellQuote(hookCommand) + " hook " + event
+}
+
 // ClaudeSettings returns one settings JSON installing every hook Hivemind
-// listens to, each running `<hookCommand> hook <Event>` (hookCommand is
-// shell-quoted when needed).
+// listens to, each running `<hookCommand> hook <Event>`, or
+// `<hookCommand> <Event>` when hookCommand is the hivemind-hook binary
+// (see HookCommand); hookCommand is shell-quoted when needed.
 func ClaudeSettings(hookCommand string) []byte {
 	type cmd struct {
 		Type    string `json:"type"`
@@ -81,7 +125,7 @@ func ClaudeSettings(hookCommand string) []byte {
 	}
 	hooks := map[string][]matcher{}
 	for _, ev := range HookEvents {
-		m := matcher{Hooks: []cmd{{Type: "command", Command: shellQuote(hookCommand) + " hook " + ev, Timeout: 10}}}
+		m := matcher{Hooks: []cmd{{Type: "command", Command: hookArgv(hookCommand, ev), Timeout: 10}}}
 		if ev == HookPreToolUse || ev == HookPermissionRequest {
 			m.Matcher = "*"
 		}

@@ -1,6 +1,7 @@
 package ptyagent
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -83,7 +84,8 @@ type Session struct {
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
 	sids        map[int]bool
-	leftover    int // processes still alive after the final kill
+	mark        string // value of markEnv in the agent's environment
+	leftover    int    // processes still alive after the final kill
 	emitMu      sync.Mutex
 	stopOnce    sync.Once
 	closeOnce   sync.Once
@@ -142,7 +144,8 @@ func Start(spec Spec) (*Session, error) {
 	if base == nil {
 		base = os.Environ()
 	}
-	cmd.Env = buildEnv(base, spec)
+	s.mark = newMark()
+	cmd.Env = append(buildEnv(base, spec), markEnv+"="+s.mark)
 	ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, sysProcAttr())
 	if err != nil {
 		s.scr.Close()
@@ -162,6 +165,18 @@ func Start(spec Spec) (*Session, error) {
 	go s.deliverer()
 	go s.waiter()
 	return s, nil
+}
+
+// markEnv names the environment variable that marks every process of one
+// session, so processes that left the agent's session and lost their parent
+// can still be found and stopped.
+const markEnv = "HIVEMIND_SESSION_MARK"
+
+// newMark returns a value unique to one session.
+func newMark() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d-%x", os.Getpid(), b)
 }
 
 // buildEnv is the parent's environment minus what Hivemind sets itself,
@@ -457,7 +472,7 @@ func (s *Session) waiter() {
 	s.mu.Unlock()
 	left := 0
 	for i := 0; i < 20; i++ {
-		left = killAgentProcs(s.pid, false, sids, syscall.SIGKILL)
+		left = killAgentProcs(s.pid, false, sids, s.mark, syscall.SIGKILL)
 		if left == 0 {
 			break
 		}
@@ -561,7 +576,7 @@ func (s *Session) signalAll(sig syscall.Signal) {
 	sids := maps(s.sids)
 	s.mu.Unlock()
 	_ = syscall.Kill(-s.pid, sig)
-	killAgentProcs(s.pid, true, sids, sig)
+	killAgentProcs(s.pid, true, sids, s.mark, sig)
 }
 
 // scanSessions records the setsid sessions of the agent's descendants so

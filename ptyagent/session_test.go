@@ -111,7 +111,7 @@ func assertGone(t *testing.T, s *Session, extra ...int) {
 	s.mu.Lock()
 	sids := maps(s.sids)
 	s.mu.Unlock()
-	if left := agentProcs(s.PID(), false, sids, listProcs()); len(left) > 0 {
+	if left := agentProcs(s.PID(), false, sids, s.mark, listProcs()); len(left) > 0 {
 		t.Errorf("processes left after exit: %v", left)
 	}
 	for _, pid := range extra {

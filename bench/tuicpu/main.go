@@ -63,6 +63,7 @@ func main() {
 	busy := flag.Duration("busy", 20*time.Second, "busy measurement window")
 	idle := flag.Duration("idle", 20*time.Second, "idle measurement window")
 	workers := flag.Int("workers", 6, "hivemind --workers (agents = workers + 2)")
+	tick := flag.Duration("tick", 10*time.Millisecond, "how often each feeder writes while busy (rate × tick bytes a write)")
 	runs := flag.Int("runs", 1, "idle and busy windows to measure, alternating (median reported)")
 	keys := flag.Int("keys", 30, "keystroke latency samples per condition (0: skip)")
 	cols := flag.Int("cols", 160, "terminal width")
@@ -71,7 +72,7 @@ func main() {
 	var extraEnv envFlag
 	flag.Var(&extraEnv, "env", "extra KEY=VALUE for the hivemind process (repeatable)")
 	flag.Parse()
-	r := &run{env: extraEnv, fps: *fps, runs: max(*runs, 1), rate: *rate, busy: *busy, idle: *idle, workers: *workers, keys: *keys, cols: *cols, rows: *rows}
+	r := &run{env: extraEnv, tick: *tick, fps: *fps, runs: max(*runs, 1), rate: *rate, busy: *busy, idle: *idle, workers: *workers, keys: *keys, cols: *cols, rows: *rows}
 	if err := r.main(*hm); err != nil {
 		fmt.Fprintln(os.Stderr, "tuicpu:", err)
 		os.Exit(1)
@@ -88,7 +89,7 @@ type run struct {
 	env                             []string
 	rate, workers, keys, cols, rows int
 	fps, runs                       int
-	busy, idle                      time.Duration
+	busy, idle, tick                time.Duration
 
 	dir     string // temp dir: project, home, control file
 	project string
@@ -139,7 +140,7 @@ func (r *run) main(hm string) error {
 		}
 	}
 
-	agent := fmt.Sprintf("%s feed -control %s -rate %d", shellQuote(self), shellQuote(r.control), r.rate)
+	agent := fmt.Sprintf("%s feed -control %s -rate %d -tick %s", shellQuote(self), shellQuote(r.control), r.rate, r.tick)
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"TERM=tmux-256color", "COLORTERM=truecolor"}
 	env = append(env, r.env...)
@@ -557,6 +558,7 @@ func feedMain(args []string) int {
 	fs := flag.NewFlagSet("feed", flag.ContinueOnError)
 	control := fs.String("control", "", "control file: idle, busy, busy-others")
 	rate := fs.Int("rate", 20000, "bytes per second while busy")
+	every := fs.Duration("tick", 10*time.Millisecond, "write interval while busy")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -579,7 +581,7 @@ func feedMain(args []string) int {
 	inputDone := make(chan struct{})
 	go f.echo(os.Stdin, inputDone)
 
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := time.NewTicker(*every)
 	defer tick.Stop()
 	var mode string
 	var modeAt time.Time
@@ -592,7 +594,7 @@ func feedMain(args []string) int {
 		case <-winch:
 			f.regenerate()
 		case now := <-tick.C:
-			if now.Sub(modeAt) >= 50*time.Millisecond {
+			if now.Sub(modeAt) >= 50*time.Millisecond || mode == "" {
 				b, _ := os.ReadFile(*control)
 				m := strings.TrimSpace(string(b))
 				if m == "busy-others" && id == "lead" {

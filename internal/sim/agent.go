@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
-	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -25,7 +25,7 @@ import (
 var AssignmentRE = script.AssignmentRE
 
 // sendHook is the relay client; tests may replace it.
-var sendHook = ptyagent.SendHook
+var sendHook = hookrelay.Send
 
 // DefaultPace is the delay per output line of the sim agent.
 const DefaultPace = 40 * time.Millisecond
@@ -80,7 +80,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 		role:    firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), workspace.RoleWorker),
 		taskDir: env("HIVEMIND_TASK_DIR"),
 		project: env("HIVEMIND_PROJECT"),
-		socket:  env(ptyagent.EnvHookSocket),
+		socket:  env(hookrelay.EnvHookSocket),
 		sc: script.Scenario{RejectPlans: *reject, CheckpointIssues: *issues,
 			WriteFriction: *friction, ForbiddenWrite: *forbidden, RecordDecisions: *decisions, SharedNotes: *notes, Pace: *pace},
 	}
@@ -119,7 +119,7 @@ func firstNonEmpty(s ...string) string {
 func (a *agent) run(stdin io.Reader, seed int64) int {
 	a.title("✳")
 	a.banner(seed)
-	a.hook(ptyagent.HookSessionStart, map[string]any{"source": "startup"})
+	a.hook(hookrelay.HookSessionStart, map[string]any{"source": "startup"})
 	a.prompt()
 	lines := newLineReader(stdin)
 	for {
@@ -135,7 +135,7 @@ func (a *agent) run(stdin io.Reader, seed int64) int {
 		}
 		if line == "/exit" || line == "/quit" {
 			a.printf("\n%sBye!%s\n", grey, reset)
-			a.hook(ptyagent.HookSessionEnd, map[string]any{"reason": "prompt_input_exit"})
+			a.hook(hookrelay.HookSessionEnd, map[string]any{"reason": "prompt_input_exit"})
 			a.flush()
 			return 0
 		}
@@ -275,14 +275,14 @@ const minTurn = 150 * time.Millisecond
 
 func (a *agent) turn(line string) {
 	start := time.Now()
-	a.hook(ptyagent.HookUserPromptSubmit, map[string]any{"prompt": line})
+	a.hook(hookrelay.HookUserPromptSubmit, map[string]any{"prompt": line})
 	a.title("◐")
 	a.printf("\n")
 	summary := a.work(line)
 	if d := minTurn - time.Since(start); d > 0 {
 		time.Sleep(d)
 	}
-	a.hook(ptyagent.HookStop, map[string]any{"stop_hook_active": false, "last_assistant_message": summary})
+	a.hook(hookrelay.HookStop, map[string]any{"stop_hook_active": false, "last_assistant_message": summary})
 }
 
 // work handles one submitted line and returns the turn's final message.

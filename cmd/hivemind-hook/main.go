@@ -1,0 +1,24 @@
+// Command hivemind-hook is the hook command Claude Code runs for each hook
+// of a Hivemind agent: `hivemind-hook <HookEventName>` with the hook JSON
+// on stdin. It does what the hidden `hivemind hook <event>` sub-command
+// does (both run hookrelay.Command): PreToolUse is decided locally by the
+// agent's role and Claude's hook JSON printed on stdout; every event is
+// relayed to the running Hivemind over $HIVEMIND_HOOK_SOCKET. It always
+// exits 0.
+//
+// It exists because a hook runs on every turn of every agent and Claude
+// waits for it: the main binary links the whole TUI and terminal emulator
+// stack, whose package initialisation alone takes tens of milliseconds.
+// This binary's import graph is kept small (see TestLightImports).
+package main
+
+import (
+	"os"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
+	"github.com/hivemind-dev/hivemind/roles"
+)
+
+func main() {
+	os.Exit(hookrelay.Command(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, roles.PreToolUse))
+}
