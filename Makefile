@@ -25,8 +25,11 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
 	done
 
+# Emulator throughput vs raw PTY reads and tmux, then TUI CPU with 8 panes.
 bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./ptyagent/screen/ ./tui/
 	bash bench/compare.sh
+	bash bench/tui_cpu.sh
 
 demo:
 	$(GO) run . demo

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -739,6 +740,20 @@ func (c *ClaudeOffline) dumpOnFailure(t *testing.T) {
 				filepath.Base(r.ToolPath), r.StopReason)
 		}
 		t.Logf("fake API requests:\n%s", b.String())
+		// Claude Code's saved conversations (what --resume needs).
+		transcripts, _ := filepath.Glob(filepath.Join(c.Home, ".claude", "projects", "*", "*.jsonl"))
+		for _, tr := range transcripts {
+			b, _ := os.ReadFile(tr)
+			types := map[string]int{}
+			for _, line := range bytes.Split(bytes.TrimSpace(b), []byte{'\n'}) {
+				var e struct {
+					Type string `json:"type"`
+				}
+				_ = json.Unmarshal(line, &e)
+				types[e.Type]++
+			}
+			t.Logf("transcript %s: %d bytes, entries %v", strings.TrimPrefix(tr, c.Home+"/"), len(b), types)
+		}
 		dir := taskDirOf(c.Project)
 		if dir == "" {
 			return
