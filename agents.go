@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -127,14 +129,45 @@ func sessionID(task, agent string) string {
 }
 
 // claudeTranscriptExists reports whether Claude Code saved a conversation
-// with that id (~/.claude/projects/<dir>/<id>.jsonl).
+// with that id (~/.claude/projects/<dir>/<id>.jsonl) holding at least one
+// message. Claude writes a transcript's header lines at once but its
+// messages lazily: killed during its first turn, it leaves a transcript
+// without messages, and then both --resume ("No conversation found") and
+// --session-id ("already in use") fail. Such a transcript is moved aside
+// (<id>.jsonl.empty) so the session can start afresh under its id.
 func claudeTranscriptExists(sid string) bool {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return false
 	}
 	m, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", sid+".jsonl"))
-	return len(m) > 0
+	found := false
+	for _, p := range m {
+		if transcriptHasMessage(p) {
+			found = true
+		} else {
+			_ = os.Rename(p, p+".empty")
+		}
+	}
+	return found
+}
+
+// transcriptHasMessage reports whether a Claude Code transcript holds a
+// user or assistant message.
+func transcriptHasMessage(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		var e struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &e) == nil && (e.Type == "user" || e.Type == "assistant") {
+			return true
+		}
+	}
+	return false
 }
 
 // agentSalt varies the sim seed per agent.
