@@ -48,13 +48,25 @@ type app struct {
 	// git is the git integration (gitwire.go); nil when the project is not
 	// a git repository.
 	git *gitWire
+	// gitNotes are the notices finishGit gave at the end of the task (where
+	// the result is, how to look at it and merge it): the full-screen UI
+	// prints them on the terminal once it has exited.
+	gitNotes []notice
 }
+
+// notice is one message of Hivemind itself to the user.
+type notice struct{ level, msg string }
 
 // errUsage marks errors in how hivemind was called (exit 2).
 var errUsage = errors.New("usage")
 
-// loadConfig builds the effective configuration for a project workspace.
-func loadConfig(o options, root string) (config.Config, config.Sources, error) {
+// loadConfig builds the effective configuration for the workspace the
+// options name.
+func loadConfig(o options) (config.Config, config.Sources, error) {
+	root, err := o.workspaceRoot()
+	if err != nil {
+		return config.Config{}, nil, err
+	}
 	ov := config.Overrides{ConfigFile: o.config}
 	if o.workersSet {
 		w := o.workers
@@ -67,8 +79,11 @@ func loadConfig(o options, root string) (config.Config, config.Sources, error) {
 	return config.Load(root, config.UserDir(os.Getenv), ov)
 }
 
-// newApp wires a run for task (empty: resume the unfinished task).
-func newApp(o options, task string, stdout io.Writer) (*app, error) {
+// newApp wires a run. A task with a description is a new task: its
+// task.json is written (description, context, constraints, submitted_by as
+// given; project, workers and agent from the options and config) under the
+// workspace lock. A zero task resumes the unfinished task (--resume).
+func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	project, err := o.projectDir()
 	if err != nil {
 		return nil, err
@@ -80,7 +95,7 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, _, err := loadConfig(o, root)
+	cfg, _, err := loadConfig(o)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -92,8 +107,14 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	a := &app{opts: o, cfg: cfg, project: project, root: root, out: newPrinter(stdout, o.json),
 		terminal: make(chan struct{})}
 	ok := false
+	created := "" // the directory of a new task, removed if wiring fails
 	defer func() {
 		if !ok {
+			if created != "" {
+				// Nothing ran: leave no task behind that --resume would
+				// pick up (the workspace lock is still held).
+				_ = os.RemoveAll(created)
+			}
 			a.close()
 		}
 	}()
@@ -109,6 +130,12 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	if a.ws, err = workspace.Open(root); err != nil {
 		return nil, err
 	}
+	// The shared context (decisions, constraints, glossary) outlives
+	// tasks; the runner merges agents' inbox entries into it.
+	ctxStore, err := workspace.OpenContext(root)
+	if err != nil {
+		return nil, fmt.Errorf("shared context: %w", err)
+	}
 
 	var notes []workspace.EventRecord
 	if stale {
@@ -118,18 +145,21 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	var st engine.State
 	var history []workspace.EventRecord
 	switch {
-	case task != "" && o.resume:
+	case task.Description != "" && o.resume:
 		return nil, fmt.Errorf("%w: give a task or --resume, not both", errUsage)
-	case task != "":
-		t := workspace.Task{Description: task, Project: project, Workers: cfg.Workers, Agent: cfg.Agent,
-			SubmittedBy: "cli"}
-		if a.td, err = a.ws.CreateTask(t); err != nil {
+	case task.Description != "":
+		task.Project, task.Workers, task.Agent = project, cfg.Workers, profileName(o, cfg)
+		if task.SubmittedBy == "" {
+			task.SubmittedBy = "cli"
+		}
+		if a.td, err = a.ws.CreateTask(task); err != nil {
 			return nil, err
 		}
-		if t, err = a.td.Task(); err != nil {
+		created = a.td.Dir()
+		if task, err = a.td.Task(); err != nil {
 			return nil, err
 		}
-		a.first = engine.TaskSubmitted{Task: t, TaskDir: a.td.Dir()}
+		a.first = engine.TaskSubmitted{Task: task, TaskDir: a.td.Dir()}
 	default:
 		id, found, err := a.ws.Unfinished()
 		if err != nil {
@@ -198,12 +228,6 @@ func newApp(o options, task string, stdout io.Writer) (*app, error) {
 	})
 	if err != nil {
 		return nil, err
-	}
-	// The shared context (decisions, constraints, glossary) outlives
-	// tasks; the runner merges agents' inbox entries into it.
-	ctxStore, err := workspace.OpenContext(root)
-	if err != nil {
-		return nil, fmt.Errorf("shared context: %w", err)
 	}
 	a.runner = engine.NewRunner(engine.RunnerConfig{
 		Machine:     a.machine(),

@@ -10,11 +10,7 @@ import (
 // cmdConfig prints the effective configuration and where each value came
 // from.
 func cmdConfig(o options, stdout io.Writer) error {
-	root, err := o.workspaceRoot()
-	if err != nil {
-		return err
-	}
-	cfg, src, err := loadConfig(o, root)
+	cfg, src, err := loadConfig(o)
 	if err != nil {
 		return err
 	}
@@ -24,11 +20,7 @@ func cmdConfig(o options, stdout io.Writer) error {
 
 // cmdRoles prints the effective per-role permissions.
 func cmdRoles(o options, stdout io.Writer) error {
-	root, err := o.workspaceRoot()
-	if err != nil {
-		return err
-	}
-	cfg, _, err := loadConfig(o, root)
+	cfg, _, err := loadConfig(o)
 	if err != nil {
 		return err
 	}

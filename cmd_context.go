@@ -12,8 +12,9 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// cmdContext prints the shared context (`hivemind context [--json]`) or
-// removes one entry (`hivemind context rm ID`).
+// cmdContext prints the shared context (`hivemind context [--json]`; it
+// only reads, and creates nothing) or removes one entry (`hivemind context
+// rm ID`).
 func cmdContext(o options, stdout io.Writer) error {
 	args := o.args[1:]
 	root, err := o.workspaceRoot()
@@ -25,11 +26,7 @@ func cmdContext(o options, stdout io.Writer) error {
 		if _, err := os.Stat(root); err != nil {
 			return fmt.Errorf("no Hivemind workspace at %s (run a task first)", root)
 		}
-		store, err := workspace.OpenContext(root)
-		if err != nil {
-			return err
-		}
-		ctx, err := store.Load()
+		ctx, dir, err := workspace.ReadContext(root)
 		if err != nil {
 			return err
 		}
@@ -41,7 +38,7 @@ func cmdContext(o options, stdout io.Writer) error {
 			_, err = fmt.Fprintf(stdout, "%s\n", b)
 			return err
 		}
-		_, err = io.WriteString(stdout, renderContext(ctx, store.Dir()))
+		_, err = io.WriteString(stdout, renderContext(ctx, dir))
 		return err
 	case (args[0] == "rm" || args[0] == "remove") && len(args) == 2:
 		return contextRemove(root, args[1], stdout)

@@ -18,11 +18,7 @@ func cmdDiff(o options, stdout io.Writer) error {
 	if len(o.args) > 2 {
 		return fmt.Errorf("%w: hivemind diff [agent]", errUsage)
 	}
-	ws, err := o.openExisting()
-	if err != nil {
-		return err
-	}
-	info, err := currentTask(ws)
+	info, err := o.currentTask()
 	if err != nil {
 		return err
 	}
@@ -37,7 +33,7 @@ func cmdDiff(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(o, root)
+	cfg, _, err := loadConfig(o)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

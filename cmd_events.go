@@ -17,11 +17,7 @@ import (
 // cmdEvents prints the current task's events.jsonl, one line per event;
 // with --follow it keeps printing new ones until interrupted.
 func cmdEvents(o options, stdout io.Writer) error {
-	ws, err := o.openExisting()
-	if err != nil {
-		return err
-	}
-	info, err := currentTask(ws)
+	info, err := o.currentTask()
 	if err != nil {
 		return err
 	}

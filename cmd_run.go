@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // cancelGrace is how long a graceful cancel may take (agents get SIGTERM,
@@ -22,7 +24,7 @@ func cmdRun(o options, task string, stdout, stderr io.Writer) int {
 		// No task: the full-screen start screen (cmd_start.go).
 		return runFrontDoor(o, nil)
 	}
-	a, err := newApp(o, task, stdout)
+	a, err := newApp(o, workspace.Task{Description: task}, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "hivemind:", err)
 		if errors.Is(err, errUsage) {

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -39,6 +40,9 @@ type launcher struct {
 	mu   sync.Mutex
 	send func(tea.Msg) // program.Send, set before any run starts
 	cur  *liveRun      // the run the UI shows, if any
+	// notes are the closed runs' end notices for the terminal (a git
+	// task's branch and how to merge it), printed when the UI has exited.
+	notes []notice
 }
 
 // liveRun is one app running under the UI.
@@ -150,6 +154,9 @@ func (r *liveRun) close() error {
 		if r.cancelRunner != nil {
 			r.final = finalOf(r.a.runner.Snapshot().State.State)
 			r.a.shutdown(r.cancelRunner, r.runDone)
+			r.l.mu.Lock()
+			r.l.notes = append(r.l.notes, r.a.gitNotes...)
+			r.l.mu.Unlock()
 		}
 		r.a.close()
 	})
@@ -164,76 +171,30 @@ func finalOf(p workspace.Phase) workspace.Phase {
 	return ""
 }
 
-// Start implements tui.Launcher. The task is written to task.json with its
-// context and constraints, then started by newApp as a task that has not
-// run yet (the workspace lock is held while it is created, so no other
-// Hivemind can take it in between).
+// Start implements tui.Launcher: it is `hivemind "task"` in project, with
+// the task's context and constraints from the form.
 func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) {
-	if fi, err := os.Stat(project); err != nil || !fi.IsDir() {
-		return tui.Session{}, fmt.Errorf("project %s is not a directory", project)
+	if strings.TrimSpace(t.Description) == "" {
+		// newApp would take a task without description for --resume.
+		return tui.Session{}, errors.New("the task has no description")
 	}
-	o := l.optionsFor(project)
-	root, err := o.workspaceRoot()
-	if err != nil {
-		return tui.Session{}, err
-	}
-	cfg, _, err := loadConfig(o, root)
-	if err != nil {
-		return tui.Session{}, fmt.Errorf("config: %w", err)
-	}
-	t.Project, t.Workers, t.Agent = project, cfg.Workers, profileName(o, cfg)
 	if t.SubmittedBy == "" {
 		t.SubmittedBy = "tui"
 	}
-	id, err := createTask(root, t)
-	if err != nil {
-		return tui.Session{}, err
-	}
-	o.resume = true
-	a, err := newApp(o, "", io.Discard)
-	if err != nil {
-		if !errors.Is(err, workspace.ErrLocked) {
-			// Nothing ran: do not leave a task behind that the user
-			// never saw start (the form still holds its text).
-			_ = os.RemoveAll(filepath.Join(root, workspace.TasksDir, id))
-		}
-		return tui.Session{}, err
-	}
-	if a.td.ID() != id {
-		a.close()
-		return tui.Session{}, fmt.Errorf("task %s was created but %s would run instead; run it with hivemind --resume", id, a.td.ID())
-	}
-	r, s := l.prepare(a)
-	l.start(r)
-	return s, nil
-}
-
-// createTask creates a task directory under the workspace lock.
-func createTask(root string, t workspace.Task) (string, error) {
-	lock, _, err := workspace.AcquireWorkspaceLock(root)
-	if err != nil {
-		if errors.Is(err, workspace.ErrLocked) {
-			return "", fmt.Errorf("another hivemind is running on this workspace: %w", err)
-		}
-		return "", err
-	}
-	defer lock.Release()
-	ws, err := workspace.Open(root)
-	if err != nil {
-		return "", err
-	}
-	td, err := ws.CreateTask(t)
-	if err != nil {
-		return "", err
-	}
-	return td.ID(), nil
+	return l.run(l.optionsFor(project), t)
 }
 
 // Resume implements tui.Launcher: it is `hivemind --resume` in project.
 func (l *launcher) Resume(project string) (tui.Session, error) {
 	o := l.optionsFor(project)
 	o.resume = true
-	a, err := newApp(o, "", io.Discard)
+	return l.run(o, workspace.Task{})
+}
+
+// run wires a run with newApp (a new task, or the zero task to resume) and
+// starts it under the UI.
+func (l *launcher) run(o options, t workspace.Task) (tui.Session, error) {
+	a, err := newApp(o, t, io.Discard)
 	if err != nil {
 		return tui.Session{}, err
 	}
@@ -258,27 +219,19 @@ func (l *launcher) Scan(project string) (tui.Project, error) {
 	if err != nil {
 		return p, err
 	}
-	if _, err := os.Stat(filepath.Join(root, workspace.TasksDir)); err != nil {
-		return p, nil
+	ws, infos, err := readTasks(root)
+	if err != nil || ws == nil {
+		return p, err
 	}
 	if lock, _, err := workspace.AcquireWorkspaceLock(root); err != nil {
 		p.LockedBy = err.Error()
 	} else {
 		_ = lock.Release()
 	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		return p, err
-	}
-	infos, err := ws.Tasks()
-	if err != nil {
-		return p, err
-	}
 	p.Tasks = pastTasks(infos)
 	if id, ok, err := ws.Unfinished(); err == nil && ok {
 		for i := range p.Tasks {
-			// An abandoned task (back to idle) has nothing to resume.
-			if t := p.Tasks[i]; t.ID == id && t.Phase != workspace.PhaseIdle {
+			if t := p.Tasks[i]; t.ID == id {
 				p.Unfinished = &t
 			}
 		}
@@ -295,12 +248,7 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 			pt.Description = "(" + in.Problem + ")"
 		}
 		if st := in.State; st != nil {
-			pt.Phase, pt.Started, pt.Finished = st.State, st.StartedAt, st.FinishedAt
-			if pt.Finished.IsZero() && st.State == workspace.PhaseIdle {
-				// Abandoned: the engine clears finished_at on the way
-				// back to idle; the last state write is when it ended.
-				pt.Finished = st.Timestamp
-			}
+			pt.Phase, pt.Started, pt.Finished = st.State, st.StartedAt, st.EndedAt()
 			c := st.Clone()
 			if c.TaskDir == "" {
 				c.TaskDir = in.Dir
@@ -449,6 +397,22 @@ func (l *launcher) closeCurrent() *liveRun {
 	return r
 }
 
+// printNotes writes the end notices of the runs closed so far on the
+// terminal (the UI showed them on its notice line only while it ran).
+func (l *launcher) printNotes(w io.Writer) {
+	l.mu.Lock()
+	notes := l.notes
+	l.notes = nil
+	l.mu.Unlock()
+	for _, n := range notes {
+		if n.level == "warn" || n.level == "error" {
+			fmt.Fprintf(w, "hivemind: %s\n", n.msg)
+			continue
+		}
+		fmt.Fprintln(w, n.msg)
+	}
+}
+
 // runFrontDoor runs the full-screen UI until the user quits and returns
 // the exit code. initial, if not nil, is a task already wired up (a task on
 // the command line, or --resume) shown first; without it the UI opens on
@@ -467,10 +431,8 @@ func runFrontDoor(o options, initial *app) int {
 		r, s := l.prepare(initial)
 		first, opts.Session, opts.Project = r, &s, initial.project
 		opts.FPS = initial.cfg.FPS
-	} else if root, err := o.workspaceRoot(); err == nil {
-		if cfg, _, err := loadConfig(o, root); err == nil {
-			opts.FPS = cfg.FPS
-		}
+	} else if cfg, _, err := loadConfig(o); err == nil {
+		opts.FPS = cfg.FPS
 	}
 	p := tui.NewProgram(opts)
 	l.mu.Lock()
@@ -496,6 +458,9 @@ func runFrontDoor(o options, initial *app) int {
 
 	_, err = p.Run()
 	r := l.closeCurrent()
+	// The task branches of the git tasks that ended, and how to merge
+	// them, as headless mode prints them.
+	l.printNotes(os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hivemind:", err)
 		return exitError

@@ -66,12 +66,20 @@ func TestLauncherScan(t *testing.T) {
 	if !strings.Contains(p.LockedBy, "locked") {
 		t.Errorf("LockedBy %q while the lock is held", p.LockedBy)
 	}
-	// And createTask refuses to write a task under it.
+	// And Start refuses to write a task under it.
 	lock, _, _ = workspace.AcquireWorkspaceLock(root)
-	_, err = createTask(root, workspace.Task{Description: "x"})
+	_, err = l.Start(project, workspace.Task{Description: "x"})
 	_ = lock.Release()
 	if !errors.Is(err, workspace.ErrLocked) {
-		t.Errorf("createTask under another's lock: %v", err)
+		t.Errorf("Start under another's lock: %v", err)
+	}
+	if p, _ = l.Scan(project); len(p.Tasks) != 2 {
+		t.Errorf("Start under another's lock left a task: %+v", p.Tasks)
+	}
+	// A task without description is refused, never taken for --resume
+	// (the failed task above is unfinished).
+	if _, err = l.Start(project, workspace.Task{Description: " \n"}); err == nil {
+		t.Error("Start without a description: no error")
 	}
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,11 +16,7 @@ import (
 // cmdStatus prints the current task's state.json (as is with --json, as a
 // summary otherwise). It only reads: it works while a run is going on.
 func cmdStatus(o options, stdout io.Writer) error {
-	ws, err := o.openExisting()
-	if err != nil {
-		return err
-	}
-	info, err := currentTask(ws)
+	info, err := o.currentTask()
 	if err != nil {
 		return err
 	}
@@ -43,7 +41,7 @@ func renderStatus(info workspace.TaskInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task      %s\n", info.ID)
 	if info.Task.Description != "" {
-		fmt.Fprintf(&b, "          %s\n", firstLine(info.Task.Description))
+		fmt.Fprintf(&b, "          %s\n", firstLineOf(info.Task.Description))
 	}
 	fmt.Fprintf(&b, "state     %s", st.State)
 	if st.PreviousState != "" {
@@ -86,16 +84,7 @@ func renderStatus(info workspace.TaskInfo) string {
 	return b.String()
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
+// sortedKeys returns the keys of m in order.
+func sortedKeys[M ~map[K]V, K cmp.Ordered, V any](m M) []K {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/tui"
-	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // taskRow is one task of `hivemind tasks --json`.
@@ -59,14 +56,7 @@ func listTasks(o options, now time.Time) ([]taskRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(root, workspace.TasksDir)); err != nil {
-		return nil, nil
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		return nil, err
-	}
-	infos, err := ws.Tasks()
+	_, infos, err := readTasks(root)
 	if err != nil {
 		return nil, err
 	}
@@ -92,13 +82,14 @@ func listTasks(o options, now time.Time) ([]taskRow, error) {
 	return rows, nil
 }
 
-// taskState names a task's state as people know it: an idle task was
-// abandoned; a task without state has not started.
+// taskState names a task's state as people know it: an abandoned task
+// (workspace.State.Abandoned) says so; a task without state has not
+// started.
 func taskState(pt tui.PastTask) string {
-	switch pt.Phase {
-	case "":
+	switch {
+	case pt.State == nil:
 		return "not started"
-	case workspace.PhaseIdle:
+	case pt.State.Abandoned():
 		return "abandoned"
 	}
 	return string(pt.Phase)
@@ -131,6 +122,7 @@ func fmtDuration(d time.Duration) string {
 	return fmt.Sprintf("%ds", s)
 }
 
+// firstLineOf is the first non-blank line of s, its spaces collapsed.
 func firstLineOf(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.Join(strings.Fields(s), " ")

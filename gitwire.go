@@ -465,11 +465,15 @@ func (a *app) finishGit() {
 		}
 		sum.Commands = []string{"git log " + sum.TaskBranch, "git diff " + from + "..." + sum.TaskBranch, "git merge " + sum.TaskBranch}
 	}
+	say := func(level, msg string) {
+		a.out.notice(level, msg)
+		a.gitNotes = append(a.gitNotes, notice{level, msg})
+	}
 	if sum.TaskBranch != "" && (err == nil || errors.Is(err, gitwork.ErrDirtyTree)) {
-		a.out.notice("info", strings.TrimRight(sum.String(), "\n"))
+		say("info", strings.TrimRight(sum.String(), "\n"))
 	}
 	if err != nil {
-		a.out.notice("warn", err.Error())
+		say("warn", err.Error())
 	}
 }
 

@@ -32,23 +32,18 @@ func (o options) workspaceRoot() (string, error) {
 	return workspace.DefaultRoot(project), nil
 }
 
-// openExisting opens the workspace for reading commands (status, events)
-// without creating it.
-func (o options) openExisting() (*workspace.Workspace, error) {
+// currentTask finds the task the reading commands (status, events, diff)
+// show in the workspace the options name: the unfinished task, else the
+// newest one. A missing workspace is an error, not created.
+func (o options) currentTask() (workspace.TaskInfo, error) {
 	root, err := o.workspaceRoot()
 	if err != nil {
-		return nil, err
+		return workspace.TaskInfo{}, err
 	}
 	if _, err := os.Stat(root); err != nil {
-		return nil, fmt.Errorf("no Hivemind workspace at %s (run a task first)", root)
+		return workspace.TaskInfo{}, fmt.Errorf("no Hivemind workspace at %s (run a task first)", root)
 	}
-	return workspace.Open(root)
-}
-
-// currentTask returns the task status and events show: the unfinished
-// task, else the newest one.
-func currentTask(ws *workspace.Workspace) (workspace.TaskInfo, error) {
-	infos, err := ws.Tasks()
+	ws, infos, err := readTasks(root)
 	if err != nil {
 		return workspace.TaskInfo{}, err
 	}
@@ -69,4 +64,20 @@ func currentTask(ws *workspace.Workspace) (workspace.TaskInfo, error) {
 		}
 	}
 	return newest, nil
+}
+
+// readTasks lists the tasks of the workspace at root for a reading command
+// (status, tasks, the start screen): it creates nothing. Without a tasks
+// directory there are no tasks and ws is nil.
+func readTasks(root string) (ws *workspace.Workspace, infos []workspace.TaskInfo, err error) {
+	if _, err := os.Stat(filepath.Join(root, workspace.TasksDir)); err != nil {
+		return nil, nil, nil
+	}
+	if ws, err = workspace.Open(root); err != nil {
+		return nil, nil, err
+	}
+	if infos, err = ws.Tasks(); err != nil {
+		return nil, nil, err
+	}
+	return ws, infos, nil
 }

@@ -35,11 +35,5 @@ func (a *app) title() string {
 	if err != nil {
 		return a.td.ID()
 	}
-	d := t.Description
-	for i, r := range d {
-		if r == '\n' {
-			return d[:i]
-		}
-	}
-	return d
+	return firstLineOf(t.Description)
 }

@@ -663,9 +663,12 @@ func worktreeRel(project, path string) (string, bool) {
 
 // archivedName maps an archived trigger name to the trigger it was:
 // plan_v2.md → plan.md, plan_v1-feedback.md → plan-feedback.md,
-// checkpoint_1_v1-issues.md → checkpoint-issues.md.
+// checkpoint_1_v1-issues.md → checkpoint-issues.md,
+// ignored_v1-checkpoint-approved.md → checkpoint-approved.md.
 func archivedName(name string) string {
 	name = versionRE.ReplaceAllString(name, "")
+	// A trigger that meant nothing in its state: ignored_v1-<name>.
+	name = strings.TrimPrefix(name, "ignored-")
 	if strings.HasPrefix(name, "checkpoint_") {
 		rest := strings.TrimLeft(strings.TrimPrefix(name, "checkpoint_"), "0123456789")
 		name = "checkpoint" + rest
@@ -702,8 +705,8 @@ func triggersConsumedOnce(t *testing.T, dir string, recs []workspace.EventRecord
 	}
 	contents := map[string]string{}
 	for name := range listDir(t, filepath.Join(dir, "reviews")) {
-		if engineReview(name) {
-			continue
+		if engineReview(name) || strings.HasPrefix(name, "ignored_") {
+			continue // not a consumed trigger
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "reviews", name))
 		key := archivedName(name) + "\x00" + string(b)

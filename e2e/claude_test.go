@@ -181,8 +181,7 @@ func TestClaudeReviewerCannotEditSource(t *testing.T) {
 		f.path, recDetail(denied, "reason"), f.result, stopped.Round(time.Millisecond), time.Since(p.start).Round(time.Millisecond))
 }
 
-// SIGKILL hivemind while the workers are in their first subtask, then
-// --resume: each Claude session that had a conversation is restarted with
+// SIGKILL hivemind during the first checkpoint review, then --resume: each Claude session that had a conversation is restarted with
 // --resume and the same session id, the fake API sees the earlier
 // conversation in the resumed session's requests, the run completes, and
 // no trigger or subtask is handled twice.
@@ -191,23 +190,23 @@ func TestClaudeKillAndResume(t *testing.T) {
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	watch1 := watchAgents(c.Project)
 	p1 := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")
-	// Kill while both workers are in the middle of their first subtask's
-	// turn (the model has answered them once): every agent has a
-	// conversation by then. Not right after a subtask_done: the runner
+	// Kill while a worker's model answers the "checkpoint 1 reached"
+	// notice: every agent has finished turns (saved conversations), the
+	// Reviewer is reviewing. Not right after a subtask_done: the runner
 	// saves the state of a step without outside effects lazily, so a kill
 	// there makes the resumed run take the done marker (and re-send the
 	// subtask) a second time — a known gap, reported with issue 7.
-	waitFor(t, 2*time.Minute, "both workers in a model turn", func() bool {
+	waitFor(t, 2*time.Minute, "a worker answering the checkpoint notice", func() bool {
 		if p1.exited() {
-			t.Fatalf("hivemind exited before the workers started:\n%s", p1.out.String())
+			t.Fatalf("hivemind exited before the checkpoint:\n%s", p1.out.String())
 		}
-		seen := map[string]bool{}
 		for _, r := range c.API.Requests() {
-			if r.Kind == "messages" && r.HasTools && r.Status == 200 && strings.HasPrefix(r.Agent, "worker_") {
-				seen[r.Agent] = true
+			if lines := r.HivemindLines(); r.Kind == "messages" && r.HasTools && strings.HasPrefix(r.Agent, "worker_") &&
+				len(lines) > 0 && strings.Contains(lines[len(lines)-1], "reached; the Reviewer is reviewing it") {
+				return true
 			}
 		}
-		return len(seen) == 2
+		return false
 	})
 	dir := taskDirOf(c.Project)
 	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -219,12 +218,29 @@ func TestClaudeKillAndResume(t *testing.T) {
 	noLeftovers(t, c.Project) // the agents die with hivemind
 	atKill := readState(t, dir)
 
-	// What each agent's model had seen before the kill, and its session.
+	// Each agent's session, and the conversation its model had seen at the
+	// end of its last finished turn (Claude saves a turn's messages
+	// lazily: one under way at the kill may be lost).
+	idleAt := map[string][]time.Time{}
+	for _, r := range readEventLog(dir) {
+		if r.Type == engine.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
+			idleAt[r.Agent] = append(idleAt[r.Agent], r.Time)
+		}
+	}
 	before, sessions := map[string][]string{}, map[string]string{}
 	for _, r := range c.API.Requests() {
-		if r.Kind == "messages" && r.HasTools && r.Status == 200 && r.Agent != "" {
-			before[r.Agent] = r.HivemindLines()
-			sessions[r.Agent] = r.SessionID
+		if r.Kind != "messages" || !r.HasTools || r.Status != 200 || r.Agent == "" {
+			continue
+		}
+		sessions[r.Agent] = r.SessionID
+		if r.StopReason != "end_turn" {
+			continue
+		}
+		for _, at := range idleAt[r.Agent] {
+			if at.After(r.At) {
+				before[r.Agent] = r.HivemindLines()
+				break
+			}
 		}
 	}
 	for agent, sid := range sessions {
@@ -232,8 +248,16 @@ func TestClaudeKillAndResume(t *testing.T) {
 			t.Errorf("%s: first run started with %q, want %q", agent, firstRun[agent], want)
 		}
 	}
-	if len(sessions) < 2 {
-		t.Fatalf("only %d agents had a conversation before the kill", len(sessions))
+	// An agent whose turn ended (Stop hook) before the kill has a saved
+	// conversation and must be resumed. One killed in its first turn may
+	// have none (Claude writes messages lazily): it starts afresh under
+	// the same session id.
+	mustResume := map[string]bool{}
+	for agent := range before {
+		mustResume[agent] = true
+	}
+	if len(mustResume) < 2 {
+		t.Fatalf("only %d agents finished a turn before the kill", len(mustResume))
 	}
 
 	watch2 := watchAgents(c.Project)
@@ -249,26 +273,35 @@ func TestClaudeKillAndResume(t *testing.T) {
 	}
 
 	// Resumed by session id, with the earlier conversation.
+	resumedSessions := 0
 	for agent, sid := range sessions {
-		if want := []string{"--resume " + sid}; strings.Join(secondRun[agent], ",") != want[0] {
-			t.Errorf("%s: the resumed run started it with %q, want %q", agent, secondRun[agent], want)
+		switch flags := strings.Join(secondRun[agent], ","); {
+		case flags == "--resume "+sid:
+			resumedSessions++
+		case flags == "--session-id "+sid && !mustResume[agent]:
+			before[agent] = nil // a fresh conversation
+		default:
+			t.Errorf("%s: the resumed run started it with %q, want [--resume %s]", agent, secondRun[agent], sid)
 		}
+		// The first turn after the resume (a request with a new line)
+		// carries the conversation saved before the kill, under the same
+		// session id.
 		var first *fakeapi.Request
 		for _, r := range c.API.Requests() {
 			if r.At.After(killedAt) && r.Agent == agent && r.Kind == "messages" && r.HasTools && r.Status == 200 {
-				first = &r
-				break
+				if r.SessionID != sid {
+					t.Errorf("%s: session %s after the resume, %s before", agent, r.SessionID, sid)
+				}
+				if first == nil && len(r.HivemindLines()) > len(before[agent]) {
+					first = &r
+				}
 			}
 		}
-		if first == nil {
-			continue // no work after the resume
+		if first == nil || before[agent] == nil {
+			continue // no work after the resume, or a fresh conversation
 		}
-		if first.SessionID != sid {
-			t.Errorf("%s: session %s after the resume, %s before", agent, first.SessionID, sid)
-		}
-		got := first.HivemindLines()
-		if len(got) <= len(before[agent]) || strings.Join(got[:len(before[agent])], "\n") != strings.Join(before[agent], "\n") {
-			t.Errorf("%s: the first request after the resume does not carry the earlier conversation:\n  %s\nbefore the kill:\n  %s",
+		if got := first.HivemindLines(); strings.Join(got[:len(before[agent])], "\n") != strings.Join(before[agent], "\n") {
+			t.Errorf("%s: the first turn after the resume does not carry the earlier conversation:\n  %s\nbefore the kill:\n  %s",
 				agent, strings.Join(got, "\n  "), strings.Join(before[agent], "\n  "))
 		}
 	}
@@ -286,8 +319,16 @@ func TestClaudeKillAndResume(t *testing.T) {
 	}
 	injected := checkResumedInjections(t, dir, recs, resumed, c.API, before)
 	consumed := triggersConsumedOnce(t, dir, recs)
+	// A trigger already on disk at the kill is consumed after the resume,
+	// but the engine has re-sent the work by then: the second answer
+	// arrives in a state where it means nothing and is only logged as
+	// ignored (a known gap, reported with issue 7; harmless).
+	ignored := 0
 	done := map[string]int{}
 	for _, r := range recs {
+		if r.Type == "trigger_ignored" {
+			ignored++
+		}
 		if r.Type == "subtask_done" || r.Type == "fix_done" {
 			done[recDetail(r, "subtask")+recDetail(r, "fix")]++
 		}
@@ -299,7 +340,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	}
 	checkWrites(t, c, dir, killedAt)
 	noLeftovers(t, c.Project)
-	t.Logf("killed at %s after %v; resumed %d sessions; resume run took %v; %d injections confirmed after the resume, %d triggers consumed once",
-		atKill.State, killedAt.Sub(p1.start).Round(time.Millisecond), len(sessions), time.Since(p2.start).Round(time.Millisecond),
-		injected, consumed)
+	t.Logf("killed at %s after %v; %d of %d sessions resumed with their conversation (others started afresh: nothing saved); resume run took %v; %d injections confirmed after the resume, %d triggers consumed once, %d ignored",
+		atKill.State, killedAt.Sub(p1.start).Round(time.Millisecond), resumedSessions, len(sessions), time.Since(p2.start).Round(time.Millisecond),
+		injected, consumed, ignored)
 }

@@ -38,6 +38,7 @@ type tuiOptions struct {
 	simArgs string   // HIVEMIND_SIM_ARGS (e.g. "--pace 20ms")
 	args    []string // hivemind arguments
 	env     []string // extra environment for hivemind
+	project string   // the project directory (default: a new temp dir)
 }
 
 // requireTmux skips the test when tmux is not installed (CI installs it).
@@ -64,8 +65,11 @@ func startTUI(t *testing.T, o tuiOptions) *tuiRun {
 		t:       t,
 		server:  fmt.Sprintf("hivemind-e2e-%d-%d", os.Getpid(), tmuxSeq.Add(1)),
 		session: "hm",
-		project: t.TempDir(),
+		project: o.project,
 		home:    t.TempDir(),
+	}
+	if r.project == "" {
+		r.project = t.TempDir()
 	}
 	env := []string{
 		"HOME=" + r.home,

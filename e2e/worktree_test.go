@@ -230,6 +230,33 @@ func TestWorktreeSimComplete(t *testing.T) {
 	}
 }
 
+// The full-screen UI on a git project: once it exits after the task is
+// complete, the task branch and how to look at it and merge it are on the
+// terminal, as in headless mode (the UI's notice line is gone by then).
+func TestWorktreeTUIPrintsBranch(t *testing.T) {
+	t.Parallel()
+	project := wtRepo(t, false)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms", project: project,
+		args: []string{"--agent", "sim", "--workers", "2", "add a greeting feature"}})
+	r.waitText(2*tuiWait, "COMPLETE")
+	branch := "hivemind/" + filepath.Base(r.taskDir())
+	if code := r.quit(); code != 0 {
+		t.Errorf("exit status %d after a complete task, want 0", code)
+	}
+	// With the scrollback: tmux's "Pane is dead" line may scroll the
+	// first line out of view.
+	s, err := r.tmuxCmd("capture-pane", "-p", "-S", "-", "-t", r.session)
+	if err != nil {
+		t.Fatalf("capture: %v\n%s", err, s)
+	}
+	for _, want := range []string{"Task branch " + branch, "git log " + branch, "git diff main..." + branch, "git merge " + branch} {
+		if !strings.Contains(s, want) {
+			t.Errorf("terminal after the UI lacks %q:\n%s", want, s)
+		}
+	}
+	noLeftovers(t, project)
+}
+
 // --merge with a clean working tree merges the task branch into the
 // user's branch.
 func TestWorktreeMergeFlag(t *testing.T) {

@@ -189,11 +189,7 @@ func (r *Runner) startContext(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	r.cw = w
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w.run(ctx)
-	}()
+	wg.Go(func() { w.run(ctx) })
 	return nil
 }
 

@@ -303,7 +303,7 @@ func (st *stepper) reviewerCheckpoint() {
 	}
 	if s.IssuesFile != "" {
 		reads = append(reads, s.IssuesFile)
-		for _, id := range sortedKeysOf(s.Fixes) {
+		for _, id := range sortedKeys(s.Fixes) {
 			if s.Fixes[id].Status == workspace.SubtaskDone {
 				reads = append(reads, path.Join(workspace.OutputsDir, id+".md"))
 			}

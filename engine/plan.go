@@ -345,15 +345,6 @@ func (w *walker) value(p string) error {
 	return err
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func (pp *planParser) validate(plan *workspace.Plan, project string) {
 	if strings.TrimSpace(plan.Summary) == "" {
 		pp.add(pp.lineOf("/summary"), "\"summary\" is missing or empty: say in one or two sentences what the plan does")
@@ -416,9 +407,9 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 		}
 		switch _, ok := cpIndex[st.Checkpoint]; {
 		case st.Checkpoint == 0:
-			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s has no checkpoint: set \"checkpoint\" to one of the checkpoint ids (%s)", name, joinInts(sortedInts(cpIndex)))
+			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s has no checkpoint: set \"checkpoint\" to one of the checkpoint ids (%s)", name, joinInts(sortedKeys(cpIndex)))
 		case !ok:
-			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s: checkpoint %d does not exist (checkpoints: %s)", name, st.Checkpoint, joinInts(sortedInts(cpIndex)))
+			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s: checkpoint %d does not exist (checkpoints: %s)", name, st.Checkpoint, joinInts(sortedKeys(cpIndex)))
 		default:
 			used[st.Checkpoint] = true
 		}
@@ -568,15 +559,6 @@ func findCycles(subs []workspace.Subtask, byID map[string]int) [][]string {
 		}
 	}
 	return cycles
-}
-
-func sortedInts(m map[int]int) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 func joinInts(xs []int) string {

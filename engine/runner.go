@@ -235,11 +235,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		r.watcher = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = w.Run(ctx)
-		}()
+		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	if err := r.startContext(ctx, &wg); err != nil {
 		r.fail("watch_context", "", err)
@@ -715,6 +711,27 @@ type eventWire struct {
 	Merge *CheckpointMerged `json:"merge,omitempty"`
 }
 
+// setFile records a file an event carries (a trigger, a context entry):
+// its path, whole content and modification time (when known).
+func (w *eventWire) setFile(path string, content []byte, mod time.Time) {
+	c := string(content)
+	w.Path, w.Content = path, &c
+	if !mod.IsZero() {
+		w.ModTime = &mod
+	}
+}
+
+// file is what setFile recorded.
+func (w *eventWire) file() (path string, content []byte, mod time.Time) {
+	if w.Content != nil {
+		content = []byte(*w.Content)
+	}
+	if w.ModTime != nil {
+		mod = *w.ModTime
+	}
+	return w.Path, content, mod
+}
+
 // EncodeEvent turns an input event into its events.jsonl record (Type
 // "input.<name>"); DecodeEvent reverses it, so a log can be replayed
 // through Step.
@@ -732,13 +749,8 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	case Resumed:
 		name, at = "resumed", e.At
 	case TriggerCompleted:
-		name, at, agent, w.Path = "trigger_completed", e.At, e.Agent, e.Path
-		c := string(e.Content)
-		w.Content = &c
-		if !e.ModTime.IsZero() {
-			m := e.ModTime
-			w.ModTime = &m
-		}
+		name, at, agent = "trigger_completed", e.At, e.Agent
+		w.setFile(e.Path, e.Content, e.ModTime)
 	case SubtaskDone:
 		name, at, agent, w.Subtask, w.Problem = "subtask_done", e.At, e.Agent, e.Subtask, e.Problem
 		ok := e.OK
@@ -758,13 +770,8 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	case KeyPressed:
 		name, at, w.Action = "key_pressed", e.At, e.Action
 	case ContextSubmitted:
-		name, at, agent, w.Path = "context_submitted", e.At, e.Agent, e.Path
-		c := string(e.Content)
-		w.Content = &c
-		if !e.ModTime.IsZero() {
-			m := e.ModTime
-			w.ModTime = &m
-		}
+		name, at, agent = "context_submitted", e.At, e.Agent
+		w.setFile(e.Path, e.Content, e.ModTime)
 	case CheckpointMerged:
 		name, at = "checkpoint_merged", e.At
 		m := e
@@ -813,15 +820,8 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 	case "resumed":
 		return Resumed{At: at}, true, nil
 	case "trigger_completed":
-		var c []byte
-		if w.Content != nil {
-			c = []byte(*w.Content)
-		}
-		tc := TriggerCompleted{Path: w.Path, Content: c, Agent: rec.Agent, At: at}
-		if w.ModTime != nil {
-			tc.ModTime = *w.ModTime
-		}
-		return tc, true, nil
+		p, c, m := w.file()
+		return TriggerCompleted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil
 	case "subtask_done":
 		return SubtaskDone{Subtask: w.Subtask, Agent: rec.Agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, true, nil
 	case "agent_health":
@@ -842,14 +842,8 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 	case "key_pressed":
 		return KeyPressed{Action: w.Action, At: at}, true, nil
 	case "context_submitted":
-		cs := ContextSubmitted{Path: w.Path, Agent: rec.Agent, At: at}
-		if w.Content != nil {
-			cs.Content = []byte(*w.Content)
-		}
-		if w.ModTime != nil {
-			cs.ModTime = *w.ModTime
-		}
-		return cs, true, nil
+		p, c, m := w.file()
+		return ContextSubmitted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil
 	case "checkpoint_merged":
 		var m CheckpointMerged
 		if w.Merge != nil {

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -304,11 +307,7 @@ func anyPending(s *State) bool {
 	return false
 }
 
-func sortedKeysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// sortedKeys returns the keys of m in order.
+func sortedKeys[M ~map[K]V, K cmp.Ordered, V any](m M) []K {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -248,7 +248,7 @@ func (st *stepper) cancelTimer(id string) {
 }
 
 func (st *stepper) cancelAllTimers() {
-	for _, id := range sortedKeysOf(st.s.Timers) {
+	for _, id := range sortedKeys(st.s.Timers) {
 		st.cancelTimer(id)
 	}
 }
@@ -444,7 +444,7 @@ func (st *stepper) resumed() {
 	}
 	// Every agent is being started, so pending restarts are moot; timeouts
 	// are re-armed when the work is re-sent.
-	for _, id := range sortedKeysOf(s.Timers) {
+	for _, id := range sortedKeys(s.Timers) {
 		if strings.HasPrefix(id, "restart:") || strings.HasPrefix(id, "timeout:") {
 			delete(s.Timers, id)
 		}
@@ -460,7 +460,7 @@ func (st *stepper) resumed() {
 		st.resumeMerge()
 		return
 	}
-	for _, id := range sortedKeysOf(s.Timers) {
+	for _, id := range sortedKeys(s.Timers) {
 		t := s.Timers[id]
 		st.schedule(id, max(t.Deadline.Sub(st.at), 0))
 	}
@@ -519,6 +519,9 @@ func (st *stepper) key(e KeyPressed) {
 		st.cancelAllTimers()
 		st.emit("abandoned", "", map[string]any{"state": string(s.State)})
 		st.enter(workspace.PhaseIdle)
+		// The task is over (workspace.State.Over): it ended now, though
+		// idle is not a final phase of the run.
+		s.FinishedAt = st.at
 	default:
 		ignore("unknown key action")
 	}
@@ -528,7 +531,7 @@ func (st *stepper) key(e KeyPressed) {
 // the runner's timers cancelled; events that arrive are deferred.
 func (st *stepper) pause() {
 	s := st.s
-	for _, id := range sortedKeysOf(s.Timers) {
+	for _, id := range sortedKeys(s.Timers) {
 		t := s.Timers[id]
 		t.Left = max(t.Deadline.Sub(st.at), 0)
 		t.Deadline = time.Time{}
@@ -550,7 +553,7 @@ func (st *stepper) unpause() {
 		back = workspace.PhasePlanning // a state file edited by hand; planning is always safe
 	}
 	st.enter(back)
-	for _, id := range sortedKeysOf(s.Timers) {
+	for _, id := range sortedKeys(s.Timers) {
 		t := s.Timers[id]
 		left := t.Left
 		t.Left = 0
@@ -928,7 +931,7 @@ func (st *stepper) checkpointWritten(p, key string) {
 // (automatic). Fixers still at work are released: the review supersedes.
 func (st *stepper) reachCheckpoint() {
 	s := st.s
-	for _, id := range sortedKeysOf(s.Fixes) {
+	for _, id := range sortedKeys(s.Fixes) {
 		f := s.Fixes[id]
 		if f.Status != workspace.SubtaskDone {
 			if ag, ok := s.Agents[f.Worker]; ok && ag.Pending {
@@ -1322,21 +1325,25 @@ func (st *stepper) timerFired(e TimerFired) {
 
 // ---- event encoding ----
 
-// eventNames are the type tags of encoded events.
-var eventNames = map[string]func() Event{
-	"task_submitted":   func() Event { return &TaskSubmitted{} },
-	"project_selected": func() Event { return &ProjectSelected{} },
-	"resumed":          func() Event { return &Resumed{} },
-	"trigger_completed": func() Event {
-		return &TriggerCompleted{}
-	},
-	"subtask_done":      func() Event { return &SubtaskDone{} },
-	"agent_health":      func() Event { return &AgentHealth{} },
-	"injection_result":  func() Event { return &InjectionResult{} },
-	"timer_fired":       func() Event { return &TimerFired{} },
-	"key_pressed":       func() Event { return &KeyPressed{} },
-	"context_submitted": func() Event { return &ContextSubmitted{} },
-	"checkpoint_merged": func() Event { return &CheckpointMerged{} },
+// eventDecoders decode the body of an encoded event, by its type tag.
+var eventDecoders = map[string]func([]byte) (Event, error){
+	"task_submitted":    decodeEvent[TaskSubmitted],
+	"project_selected":  decodeEvent[ProjectSelected],
+	"resumed":           decodeEvent[Resumed],
+	"trigger_completed": decodeEvent[TriggerCompleted],
+	"subtask_done":      decodeEvent[SubtaskDone],
+	"agent_health":      decodeEvent[AgentHealth],
+	"injection_result":  decodeEvent[InjectionResult],
+	"timer_fired":       decodeEvent[TimerFired],
+	"key_pressed":       decodeEvent[KeyPressed],
+	"context_submitted": decodeEvent[ContextSubmitted],
+	"checkpoint_merged": decodeEvent[CheckpointMerged],
+}
+
+func decodeEvent[E Event](data []byte) (Event, error) {
+	var e E
+	err := json.Unmarshal(data, &e)
+	return e, err
 }
 
 func eventType(e Event) string {
@@ -1392,37 +1399,13 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	if err := json.Unmarshal(data, &env); err != nil {
 		return nil, fmt.Errorf("engine: unmarshal event: %w", err)
 	}
-	mk, ok := eventNames[env.Type]
+	decode, ok := eventDecoders[env.Type]
 	if !ok {
 		return nil, fmt.Errorf("engine: unmarshal event: unknown type %q", env.Type)
 	}
-	p := mk()
-	if err := json.Unmarshal(env.Event, p); err != nil {
+	e, err := decode(env.Event)
+	if err != nil {
 		return nil, fmt.Errorf("engine: unmarshal %s: %w", env.Type, err)
 	}
-	switch v := p.(type) {
-	case *TaskSubmitted:
-		return *v, nil
-	case *ProjectSelected:
-		return *v, nil
-	case *Resumed:
-		return *v, nil
-	case *TriggerCompleted:
-		return *v, nil
-	case *SubtaskDone:
-		return *v, nil
-	case *AgentHealth:
-		return *v, nil
-	case *InjectionResult:
-		return *v, nil
-	case *TimerFired:
-		return *v, nil
-	case *KeyPressed:
-		return *v, nil
-	case *ContextSubmitted:
-		return *v, nil
-	case *CheckpointMerged:
-		return *v, nil
-	}
-	return nil, fmt.Errorf("engine: unmarshal event: unknown type %q", env.Type)
+	return e, nil
 }

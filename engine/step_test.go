@@ -198,6 +198,15 @@ type scenario struct {
 	eff []Effect // effects of the last event
 }
 
+// checkAbandoned asserts that an abandoned task is over and keeps the time
+// it was abandoned as its finish time (retention and listings use it).
+func checkAbandoned(t *testing.T, sc *scenario) {
+	t.Helper()
+	if !sc.s.Over() || !sc.s.FinishedAt.Equal(sc.now) || len(sc.s.Timers) != 0 {
+		t.Fatalf("abandoned: over %v, finished_at %v, timers %v; want over, ended at %v", sc.s.Over(), sc.s.FinishedAt, sc.s.Timers, sc.now)
+	}
+}
+
 func newScenario(t *testing.T) *scenario {
 	return &scenario{t: t, m: testMachine, s: State{State: workspace.PhaseIdle}, now: t0}
 }
@@ -649,6 +658,7 @@ func TestTransitions(t *testing.T) {
 			if len(effectsOf[StopAgent](sc.eff)) != 4 {
 				t.Fatalf("abandon must stop all agents: %s", describe(sc.eff))
 			}
+			checkAbandoned(t, sc)
 		}},
 		{"needs_human → planning (retry after plan revisions)", func(sc *scenario) {
 			sc.toNeedsHuman()
@@ -665,7 +675,7 @@ func TestTransitions(t *testing.T) {
 		{"needs_human → idle (abandon)", func(sc *scenario) {
 			sc.toNeedsHuman()
 			sc.do(KeyPressed{Action: KeyAbandon})
-		}, workspace.PhaseIdle, nil},
+		}, workspace.PhaseIdle, checkAbandoned},
 		{"executing → error (plan cannot progress)", func(sc *scenario) {
 			sc.toExecuting()
 			// A hand-edited state: st_3 depends on a subtask that will never be done.

@@ -17,8 +17,8 @@ type ManagerConfig struct {
 	// goroutines (in order per agent, possibly concurrently across agents)
 	// and must return quickly.
 	OnEvent func(Event)
-	// OnHeartbeat is called on an agent's signs of life, at most once a
-	// second per agent (the runner writes heartbeat files).
+	// OnHeartbeat is called on an agent's signs of life, at most once every
+	// 5 seconds per agent (the runner writes heartbeat files).
 	OnHeartbeat func(agent string, at time.Time)
 	// Defaults for specs that leave them zero.
 	HangTimeout time.Duration

@@ -28,20 +28,37 @@ func titleBusy(t string) bool {
 var rateLimitRe = regexp.MustCompile(`(?i)rate[ _-]?limit|\b429\b|\b529\b|overloaded|too many requests|usage limit`)
 
 const (
-	monitorTick = 50 * time.Millisecond
 	// claudeIdleFallback: a busy Claude whose title shows ✳ and which has
 	// been silent this long without a Stop hook (an Esc/Ctrl-C interrupt
 	// fires none) counts as idle.
 	claudeIdleFallback = 3 * time.Second
 	scanEvery          = 2 * time.Second
+	// heartbeatEvery spaces OnHeartbeat calls (a file write each); a hang
+	// is judged over minutes.
+	heartbeatEvery = 5 * time.Second
 )
 
 // monitor turns hooks, output activity and time into health changes.
+//
+// It is event-driven: after every hook, output notice or deadline it
+// evaluates the session (check) and sleeps on one timer until the next
+// moment something can change by the passage of time alone (a ready-quiet
+// deadline, the idle fallback, a hang warning or hung deadline, the end of
+// a rate-limit cooldown, the next setsid scan while busy). An idle agent
+// therefore causes no wake-ups at all. The reader updates lastOutput and
+// lastLife itself and wakes the monitor only when output matters at once
+// (see outputWanted), so a streaming agent does not wake it on every read.
 func (s *Session) monitor() {
 	defer s.workers.Done()
-	tick := time.NewTicker(monitorTick)
-	defer tick.Stop()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
+		now := time.Now()
+		if next := s.check(now); next.IsZero() {
+			timer.Stop()
+		} else {
+			timer.Reset(max(next.Sub(now), time.Millisecond))
+		}
 		select {
 		case <-s.quit:
 			return
@@ -49,19 +66,36 @@ func (s *Session) monitor() {
 			s.onHook(m)
 		case <-s.activity:
 			s.onOutput()
-		case <-tick.C:
-			s.onTick()
+		case <-timer.C:
 		}
 	}
 }
 
+// outputWanted reports whether the reader must wake the monitor for output
+// that just arrived, rather than leave it to the next deadline: a delivery
+// waits for its confirmation, the health depends on the output at once
+// (waiting for permission, hang warnings, a Claude that may have started
+// working), the monitor asked for it (wantOutput), or a heartbeat is due.
+// s.mu is held.
+func (s *Session) outputWanted(now time.Time) bool {
+	switch {
+	case s.wantOutput, s.awaiting:
+		return true
+	case s.health == HealthWaitingPermission, s.health == HealthHangWarning, s.health == HealthHung:
+		return true
+	case s.spec.Kind == ProfileClaude && s.health.Injectable():
+		return true
+	}
+	return s.spec.OnHeartbeat != nil && now.Sub(s.lastBeat) >= heartbeatEvery
+}
+
 // lifeSigns records a sign of life: a hang warning clears and the
-// heartbeat callback runs (at most once a second).
+// heartbeat callback runs (at most once every heartbeatEvery).
 func (s *Session) lifeSigns(now time.Time) {
 	s.mu.Lock()
 	s.lastLife = now
 	h, base := s.health, s.base
-	beat := s.spec.OnHeartbeat != nil && now.Sub(s.lastBeat) >= time.Second
+	beat := s.spec.OnHeartbeat != nil && now.Sub(s.lastBeat) >= heartbeatEvery
 	if beat {
 		s.lastBeat = now
 	}
@@ -88,10 +122,11 @@ func (s *Session) confirmed(how string) {
 	}
 }
 
+// onOutput handles an output notice from the reader (which already set
+// lastOutput and lastLife).
 func (s *Session) onOutput() {
-	now := time.Now()
 	s.mu.Lock()
-	s.lastOutput = now
+	now := s.lastOutput
 	title := ""
 	if !s.scrClosed {
 		title = s.scr.Title()
@@ -176,17 +211,30 @@ func (s *Session) onHook(m HookMessage) {
 	}
 }
 
-func (s *Session) onTick() {
-	now := time.Now()
+// check applies the time-driven health rules (ready after quiet output,
+// the idle fallbacks, rate-limit cooldown, hang detection, setsid scans)
+// and returns when it must run again; zero means only a hook or output can
+// change anything. Output that a rule waits for but that time alone cannot
+// bring (a title, a prompt, a ready pattern) sets wantOutput, so the reader
+// wakes the monitor on the next output.
+func (s *Session) check(now time.Time) time.Time {
+	for range 4 { // a transition can enable another rule (busy → hang_warning)
+		next, changed := s.checkOnce(now)
+		if !changed {
+			return next
+		}
+	}
+	return now.Add(time.Millisecond)
+}
+
+// checkOnce evaluates the rules once; changed reports a health change.
+func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	s.mu.Lock()
+	s.wantOutput = false
 	h, base := s.health, s.base
 	sp := s.spec
-	quietFor := now.Sub(s.lastOutput)
-	lifeAgo := now.Sub(s.lastLife)
-	busyFor := now.Sub(s.busySince)
-	hookAgo := now.Sub(s.lastHook)
-	limitedFor := now.Sub(s.limitedAt)
-	scanDue := now.Sub(s.lastScan) >= scanEvery
+	lastOutput, lastLife, lastHook := s.lastOutput, s.lastLife, s.lastHook
+	busySince, limitedAt, lastScan := s.busySince, s.limitedAt, s.lastScan
 	title, text := "", ""
 	needText := h == HealthStarting || (h == HealthBusy && sp.Kind == ProfileCustom && s.readyRe != nil)
 	if !s.scrClosed {
@@ -197,53 +245,113 @@ func (s *Session) onTick() {
 	}
 	s.mu.Unlock()
 
-	if scanDue && (h == HealthBusy || h == HealthWaitingPermission || h == HealthHangWarning || h == HealthHung) {
-		s.scanSessions()
+	// soon keeps the earliest deadline; wait asks for the next output.
+	soon := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	wait := func() {
+		s.mu.Lock()
+		s.wantOutput = true
+		s.mu.Unlock()
+	}
+	set := func(h Health, detail string) (time.Time, bool) {
+		s.setHealth(h, detail)
+		return time.Time{}, true
+	}
+
+	switch h {
+	case HealthBusy, HealthWaitingPermission, HealthHangWarning, HealthHung:
+		// Record the setsid sessions of the agent's tools while it works,
+		// so they can be killed after their parent is gone.
+		if now.Sub(lastScan) >= scanEvery {
+			s.scanSessions()
+			lastScan = now
+		}
+		soon(lastScan.Add(scanEvery))
 	}
 
 	switch h {
 	case HealthStarting:
+		quietAt := lastOutput.Add(sp.Ready.Quiet)
 		switch sp.Ready.Mode {
 		case ReadyClaude:
-			if strings.HasPrefix(title, claudeIdleGlyph) && strings.Contains(text, claudePrompt) && quietFor >= sp.Ready.Quiet {
-				s.setHealth(HealthReady, "title ✳, prompt drawn, output quiet")
-				return
+			switch {
+			case now.Before(quietAt):
+				soon(quietAt)
+			case strings.HasPrefix(title, claudeIdleGlyph) && strings.Contains(text, claudePrompt):
+				return set(HealthReady, "title ✳, prompt drawn, output quiet")
+			default:
+				wait()
 			}
 		case ReadyQuiet:
-			if quietFor >= sp.Ready.Quiet && (s.readyRe == nil || s.readyRe.MatchString(text)) {
-				s.setHealth(HealthReady, "output quiet")
-				return
+			switch {
+			case now.Before(quietAt):
+				soon(quietAt)
+			case s.readyRe == nil || s.readyRe.MatchString(text):
+				return set(HealthReady, "output quiet")
+			default:
+				wait()
 			}
 		}
 	case HealthBusy:
 		switch {
-		case sp.Kind == ProfileClaude && strings.HasPrefix(title, claudeIdleGlyph) &&
-			quietFor >= claudeIdleFallback && hookAgo >= claudeIdleFallback && busyFor >= claudeIdleFallback:
-			s.setHealth(HealthIdle, "title shows idle without a Stop hook (interrupted?)")
-			return
-		case sp.Kind == ProfileCustom && sp.Ready.Mode == ReadyQuiet && quietFor >= sp.Ready.Quiet &&
-			busyFor >= sp.Ready.Quiet && (s.readyRe == nil || s.readyRe.MatchString(text)):
-			s.setHealth(HealthIdle, "output quiet")
-			return
+		case sp.Kind == ProfileClaude:
+			at := latest(lastOutput, lastHook, busySince).Add(claudeIdleFallback)
+			switch {
+			case now.Before(at):
+				soon(at)
+			case strings.HasPrefix(title, claudeIdleGlyph):
+				return set(HealthIdle, "title shows idle without a Stop hook (interrupted?)")
+			default:
+				wait()
+			}
+		case sp.Kind == ProfileCustom && sp.Ready.Mode == ReadyQuiet:
+			at := latest(lastOutput, busySince).Add(sp.Ready.Quiet)
+			switch {
+			case now.Before(at):
+				soon(at)
+			case s.readyRe == nil || s.readyRe.MatchString(text):
+				return set(HealthIdle, "output quiet")
+			default:
+				wait()
+			}
 		}
 	case HealthRateLimited:
-		if limitedFor >= sp.RateLimitCooldown {
-			s.setHealth(HealthIdle, "rate-limit cooldown over")
+		at := limitedAt.Add(sp.RateLimitCooldown)
+		if now.Before(at) {
+			return at, false
 		}
-		return
+		return set(HealthIdle, "rate-limit cooldown over")
 	}
 
 	// Hang detection: only while the agent should be making progress.
-	if base == HealthStarting || base == HealthBusy {
-		if h == base || h == HealthHangWarning || h == HealthHung {
-			switch {
-			case lifeAgo >= sp.HangTimeout && h != HealthHung:
-				s.setHealth(HealthHung, "no output or hook for "+lifeAgo.Round(time.Second).String())
-			case lifeAgo >= sp.HangTimeout/2 && h == base:
-				s.setHealth(HealthHangWarning, "no output or hook for "+lifeAgo.Round(time.Second).String())
-			}
+	if (base == HealthStarting || base == HealthBusy) && (h == base || h == HealthHangWarning) {
+		lifeAgo := now.Sub(lastLife)
+		switch {
+		case lifeAgo >= sp.HangTimeout:
+			return set(HealthHung, "no output or hook for "+lifeAgo.Round(time.Second).String())
+		case h == base && lifeAgo >= sp.HangTimeout/2:
+			return set(HealthHangWarning, "no output or hook for "+lifeAgo.Round(time.Second).String())
+		case h == base:
+			soon(lastLife.Add(sp.HangTimeout / 2))
+		default:
+			soon(lastLife.Add(sp.HangTimeout))
 		}
 	}
+	return next, false
+}
+
+// latest returns the latest of the times.
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
 }
 
 // payloadText extracts the human text of a hook payload (error, message,

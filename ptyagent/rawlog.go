@@ -1,20 +1,40 @@
 package ptyagent
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
+)
+
+const (
+	// logBufSize and logFlushDelay bound what the raw log holds in memory:
+	// output reaches the file when the buffer fills, logFlushDelay after
+	// the first unwritten byte, on rotation and on Close. A clean stop
+	// loses nothing; a crash of the Hivemind process (SIGKILL, panic) can
+	// lose the last logFlushDelay of output, at most logBufSize bytes.
+	logBufSize    = 64 << 10
+	logFlushDelay = 100 * time.Millisecond
 )
 
 // rawLog appends a session's raw PTY output to a file, rotating it to
-// <path>.1 when it would grow past max bytes. Only the reader goroutine
-// uses it.
+// <path>.1 when it would grow past max bytes. Writes are buffered (one
+// write(2) per logFlushDelay or logBufSize instead of one per PTY read);
+// the reader goroutine writes, a timer flushes.
 type rawLog struct {
 	path string
 	max  int64
-	f    *os.File
-	size int64
-	err  error // first write error; logging stops after it
+
+	mu     sync.Mutex // guards everything below
+	f      *os.File
+	w      *bufio.Writer
+	size   int64 // file size including buffered bytes
+	err    error // first write error; logging stops after it
+	flush  *time.Timer
+	armed  bool // flush is scheduled
+	closed bool
 }
 
 func openRawLog(path string, max int64) (*rawLog, error) {
@@ -30,11 +50,19 @@ func openRawLog(path string, max int64) (*rawLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("ptyagent: stat log: %w", err)
 	}
-	return &rawLog{path: path, max: max, f: f, size: st.Size()}, nil
+	l := &rawLog{path: path, max: max, f: f, w: bufio.NewWriterSize(f, logBufSize), size: st.Size()}
+	l.flush = time.AfterFunc(time.Hour, l.flushTimer)
+	l.flush.Stop()
+	return l, nil
 }
 
 func (l *rawLog) Write(p []byte) {
-	if l == nil || l.err != nil {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil || l.closed {
 		return
 	}
 	if l.size > 0 && l.size+int64(len(p)) > l.max {
@@ -43,14 +71,38 @@ func (l *rawLog) Write(p []byte) {
 			return
 		}
 	}
-	n, err := l.f.Write(p)
+	n, err := l.w.Write(p)
 	l.size += int64(n)
 	if err != nil {
+		l.err = err
+		return
+	}
+	if l.w.Buffered() > 0 && !l.armed {
+		l.armed = true
+		l.flush.Reset(logFlushDelay)
+	}
+}
+
+// flushTimer writes the buffered output out, logFlushDelay after it came.
+func (l *rawLog) flushTimer() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = false
+	if l.closed || l.err != nil {
+		return
+	}
+	if err := l.w.Flush(); err != nil {
 		l.err = err
 	}
 }
 
+// rotate moves the full log to <path>.1 and starts an empty one. l.mu is
+// held.
 func (l *rawLog) rotate() {
+	if err := l.w.Flush(); err != nil {
+		l.err = err
+		return
+	}
 	l.f.Close()
 	if err := os.Rename(l.path, l.path+".1"); err != nil {
 		l.err = err
@@ -62,11 +114,27 @@ func (l *rawLog) rotate() {
 		return
 	}
 	l.f, l.size = f, 0
+	l.w.Reset(f)
 }
 
+// Close writes out what is buffered and closes the file.
 func (l *rawLog) Close() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	return l.f.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	l.flush.Stop()
+	var err error
+	if l.err == nil {
+		err = l.w.Flush()
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -46,7 +46,7 @@ type inputReq struct {
 // and injection queue. All methods are safe for concurrent use.
 //
 // Goroutines: reader (PTY → log → screen), writer (input → PTY), monitor
-// (hooks, output activity, timers → health), deliverer (queue → PTY with
+// (hooks, output activity, deadlines → health), deliverer (queue → PTY with
 // confirmation) and waiter (process exit → cleanup). The reader never waits
 // for anything but the emulator lock, so a slow UI cannot stall an agent.
 type Session struct {
@@ -77,6 +77,7 @@ type Session struct {
 	lastScan    time.Time
 	permSince   time.Time
 	sawStart    bool
+	wantOutput  bool // the monitor waits for the next output (see check)
 	exitCode    int
 	stopping    bool
 	dead        bool
@@ -390,24 +391,52 @@ func (w replyWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Read coalescing. An agent that streams writes small pieces (a status
+// line, a token of text) many times a second; reading each on its own costs
+// a wake-up, a read(2), an emulator call and a change signal per piece.
+// After a read shorter than coalesceSmall the reader pauses coalesceDelay,
+// so the pieces written meanwhile arrive in one read — unless someone waits
+// on this output (a delivery's confirmation, a health rule: outputWanted) or
+// the user typed into the agent within coalesceAfterKey (echo stays
+// immediate). A flood (full reads) is never paused, so throughput is not
+// capped. The TUI shows panes that are not attached at most 10 times a
+// second, so the pause is invisible there.
+const (
+	coalesceSmall    = 4 << 10
+	coalesceDelay    = 20 * time.Millisecond
+	coalesceAfterKey = 2 * time.Second
+)
+
 func (s *Session) reader() {
 	defer close(s.readerDone)
+	// One buffer for the session's life: a read takes whatever the agent
+	// wrote meanwhile (up to 32 KiB), so a busy agent costs one read, one
+	// emulator write and one change signal per burst, with no allocation.
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
 			s.log.Write(buf[:n])
+			now := time.Now()
 			s.mu.Lock()
 			if !s.scrClosed {
 				_, _ = s.scr.Write(buf[:n])
 			}
+			s.lastOutput, s.lastLife = now, now
+			notify := s.outputWanted(now)
 			s.mu.Unlock()
 			s.version.Add(1)
-			select {
-			case s.activity <- struct{}{}:
-			default:
+			if notify {
+				select {
+				case s.activity <- struct{}{}:
+				default:
+				}
 			}
 			s.changed()
+			if err == nil && n < coalesceSmall && !notify && now.UnixNano()-s.userIn.Load() > int64(coalesceAfterKey) {
+				// A trickle nobody waits for: let the next bytes gather.
+				time.Sleep(coalesceDelay)
+			}
 		}
 		if err != nil {
 			// EOF, or EIO once every holder of the PTY's other end is

@@ -113,7 +113,7 @@ type Spec struct {
 	// OnChange is called (without blocking) when the screen or health
 	// changed. Set by Manager.
 	OnChange func()
-	// OnHeartbeat is called on signs of life, at most once a second.
+	// OnHeartbeat is called on signs of life, at most once every 5 seconds.
 	OnHeartbeat func(at time.Time)
 }
 

@@ -9,8 +9,9 @@
 // files and never starts processes.
 //
 // Rendering follows a budget: a frame is composed only when an agent screen
-// signalled a change (coalesced, capped at Options.FPS) or the model itself
-// changed; every pane's rendered block is cached until its screen, size,
+// signalled a change (coalesced; capped at Options.FPS for the attached pane
+// and at Options.UnfocusedFPS, in one shared slot, for all the others) or
+// the model itself changed; every pane's rendered block is cached until its screen, size,
 // focus or title changes; rows are stitched with plain string concatenation
 // because every pane row's width is known. When nothing changes nothing runs
 // (the only timers are the one-second clock while the task runs and the

@@ -80,10 +80,12 @@ type Options struct {
 	Terminals Terminals // may be nil (panes show placeholders)
 	// FPS caps how often agent screen changes are drawn (default 30).
 	FPS int
-	// UnfocusedFPS caps how often the panes other than the focused one take
-	// new screen content (default FPS/2). Each changed pane costs
-	// bubbletea's renderer a diff of its rows, so with many agents streaming
-	// this halves most of that work while the focused pane stays smooth.
+	// UnfocusedFPS caps how often the panes other than the attached one
+	// (the pane keystrokes go to, which follows FPS) take new screen
+	// content; default 10. They share one slot: however many of them
+	// stream, they cost UnfocusedFPS frames a second. Every frame costs
+	// bubbletea's renderer a parse and diff of the whole screen, so this is
+	// what most of the TUI's CPU scales with while agents stream.
 	UnfocusedFPS int
 	// Title is shown in the header (e.g. the task text).
 	Title string
@@ -149,8 +151,10 @@ type Model struct {
 
 	// Frame scheduling (see handleChanged).
 	lastFrame  time.Time
-	waiting    bool // a waitChangedCmd is outstanding
-	frameTimer bool // a frameTickMsg is outstanding
+	lastSlow   time.Time // last frame that took the unattached panes' changes
+	timerDue   time.Time // when the outstanding frame tick is due
+	waiting    bool      // a waitChangedCmd is outstanding
+	frameTimer bool      // a frameTickMsg is outstanding
 	clockOn    bool
 	clockGen   int
 	spinning   bool
@@ -170,7 +174,7 @@ func New(opts Options) Model {
 		opts.FPS = 30
 	}
 	if opts.UnfocusedFPS <= 0 {
-		opts.UnfocusedFPS = max(opts.FPS/2, 1)
+		opts.UnfocusedFPS = min(opts.FPS, 10)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

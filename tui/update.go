@@ -39,8 +39,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case termsClosedMsg:
 		m.waiting = false
 	case frameTickedMsg:
-		m.frameTimer = false
-		cmd = batch(m.newFrame(time.Now()), m.rearm())
+		cmd = m.frameTick()
 	case clockTickedMsg:
 		if msg.gen == m.clockGen {
 			m.clockOn = false // ensureTimers arms the next tick while running
@@ -80,31 +79,122 @@ func batch(a, b tea.Cmd) tea.Cmd {
 }
 
 // ---- frames ----
+//
+// Agent screens reach the display in frames. The attached pane (the one
+// keystrokes go to) takes new content at most FPS times a second, so what
+// the user types echoes within a frame; every other pane takes new content
+// at most UnfocusedFPS times a second, all in one shared slot, so panes
+// streaming side by side cost UnfocusedFPS frames a second between them,
+// not one frame per pane change. bubbletea's renderer re-parses and diffs
+// the whole screen on every frame, so its cost is per frame, not per pane.
+//
+// One frame timer at most is outstanding. While it runs nobody reads the
+// change channel (signals coalesce into the next frame), except that
+// while attached the timer also fires every 1/FPS to look at the attached
+// pane.
 
-// handleChanged applies the frame-rate cap: a change signal starts a frame
-// at once when the last one is at least 1/FPS old, else a timer starts the
-// next frame when it is due. While the timer runs nobody waits on the change
-// channel, so all signals meanwhile coalesce into that one frame.
+// handleChanged handles a change signal: draw now if a frame is due, else
+// arm the frame timer.
 func (m *Model) handleChanged() tea.Cmd {
 	m.waiting = false
-	if m.frameTimer {
-		return nil // the pending frame tick draws this change and re-arms
-	}
+	return m.schedule(time.Now())
+}
+
+// frameTick handles the frame timer. The timer was armed for the moment a
+// frame became due, so that moment counts as now even if the tick is
+// delivered early or (in tests and benchmarks) sent directly.
+func (m *Model) frameTick() tea.Cmd {
+	m.frameTimer = false
 	now := time.Now()
-	if d := now.Sub(m.lastFrame); d >= 0 && d < m.interval {
-		m.frameTimer = true
-		return frameTickCmd(m.interval - d)
+	if m.timerDue.After(now) {
+		now = m.timerDue
 	}
-	return batch(m.newFrame(now), m.rearm())
+	if fast, slow := m.changedPanes(); fast || slow && m.slotDue(now) {
+		m.newFrame(now)
+	}
+	return m.schedule(now)
+}
+
+// schedule draws a frame when one is due and arms the frame timer for
+// changes still held back; with none it waits for the next change signal.
+func (m *Model) schedule(now time.Time) tea.Cmd {
+	if m.frameTimer || m.opts.Terminals == nil {
+		return nil
+	}
+	fast, slow := m.changedPanes()
+	capAt := m.lastFrame.Add(m.interval)
+	if fast && !now.Before(capAt) || slow && !now.Before(capAt) && m.slotDue(now) {
+		m.newFrame(now)
+		fast, slow = m.changedPanes()
+		capAt = m.lastFrame.Add(m.interval)
+	}
+	var due time.Time
+	switch {
+	case fast:
+		due = capAt
+	case slow:
+		due = m.lastSlow.Add(m.slow)
+		if due.Before(capAt) {
+			due = capAt
+		}
+		if m.attached && now.Add(m.interval).Before(due) {
+			due = now.Add(m.interval) // look at the attached pane meanwhile
+		}
+	default:
+		return m.rearm()
+	}
+	m.frameTimer, m.timerDue = true, due
+	return frameTickCmd(max(due.Sub(now), time.Millisecond))
+}
+
+// slotDue reports whether the shared slot of the panes that are not
+// attached is open at now.
+func (m *Model) slotDue(now time.Time) bool {
+	return !now.Before(m.lastSlow.Add(m.slow))
+}
+
+// fastID is the pane that takes new content at FPS: the attached one.
+func (m *Model) fastID() string {
+	if m.attached {
+		return m.focusID
+	}
+	return ""
+}
+
+// changedPanes reports whether the attached pane (fast) and any other
+// visible pane (slow) has a screen version not drawn yet. Panes never drawn
+// are sampled by View itself.
+func (m *Model) changedPanes() (fast, slow bool) {
+	f := m.fastID()
+	for _, row := range m.lay.Rows {
+		for _, c := range row.Cells {
+			id := m.agents[c.Agent]
+			t, ok := m.terminal(id)
+			if !ok {
+				continue
+			}
+			if old, seen := m.r.versions[id]; !seen || old == t.Version() {
+				continue
+			}
+			if id == f {
+				fast = true
+			} else {
+				slow = true
+			}
+		}
+	}
+	return fast, slow
 }
 
 // newFrame samples the screen versions of the visible panes; View redraws
-// exactly the panes whose sampled version changed. Unfocused panes take a
-// new version at most UnfocusedFPS times a second; a change held back that
-// way gets a frame tick of its own, so it is never lost.
-func (m *Model) newFrame(now time.Time) tea.Cmd {
+// exactly the panes whose sampled version changed. The attached pane is
+// always sampled; the others only when their shared slot is open, and all
+// of them together.
+func (m *Model) newFrame(now time.Time) {
 	m.lastFrame = now
-	var wait time.Duration
+	slot := m.slotDue(now)
+	f := m.fastID()
+	took := false
 	for _, row := range m.lay.Rows {
 		for _, c := range row.Cells {
 			id := m.agents[c.Agent]
@@ -116,21 +206,18 @@ func (m *Model) newFrame(now time.Time) tea.Cmd {
 			if old, seen := m.r.versions[id]; seen && old == v {
 				continue
 			}
-			if id != m.focusID {
-				if since := now.Sub(m.r.sampledAt[id]); since >= 0 && since < m.slow {
-					wait = max(wait, m.slow-since)
+			if id != f {
+				if !slot {
 					continue
 				}
+				took = true
 			}
 			m.r.versions[id] = v
-			m.r.sampledAt[id] = now
 		}
 	}
-	if wait > 0 && !m.frameTimer {
-		m.frameTimer = true
-		return frameTickCmd(wait)
+	if took {
+		m.lastSlow = now
 	}
-	return nil
 }
 
 func (m *Model) rearm() tea.Cmd {

@@ -18,11 +18,10 @@ import (
 // goroutine touches it.
 type renderCache struct {
 	// versions are the screen versions sampled at the last frame (see
-	// Model.newFrame); sampledAt is when each was taken.
-	versions  map[string]uint64
-	sampledAt map[string]time.Time
-	panes     map[string]*paneCache
-	sizes     map[string]sizedTerm
+	// Model.newFrame).
+	versions map[string]uint64
+	panes    map[string]*paneCache
+	sizes    map[string]sizedTerm
 
 	header, banner, footer, events, help cachedText
 	lastLen                              int
@@ -50,10 +49,9 @@ func (c *cachedText) get(key any, build func() string) string {
 
 func newRenderCache() *renderCache {
 	return &renderCache{
-		versions:  map[string]uint64{},
-		sampledAt: map[string]time.Time{},
-		panes:     map[string]*paneCache{},
-		sizes:     map[string]sizedTerm{},
+		versions: map[string]uint64{},
+		panes:    map[string]*paneCache{},
+		sizes:    map[string]sizedTerm{},
 	}
 }
 

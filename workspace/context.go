@@ -346,6 +346,41 @@ func OpenContext(root string) (*ContextStore, error) {
 	return c, nil
 }
 
+// ReadContext reads the shared context of the workspace root for a reading
+// command: it creates nothing (no directory, no file, no lock file). A
+// missing directory or file reads as an empty list; the lists are never
+// nil. It takes no lock: each file is replaced whole (WriteFileAtomic), so
+// each list is read as some writer left it. dir is the absolute context
+// directory, whether it exists or not.
+func ReadContext(root string) (ctx Context, dir string, err error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return Context{}, "", fmt.Errorf("workspace: read context: %w", err)
+	}
+	dir = filepath.Join(abs, ContextDir)
+	fi, err := os.Lstat(dir)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return Context{}, dir, fmt.Errorf("workspace: read context: %s: %w", dir, ErrSymlink)
+	case err == nil:
+		if ctx, err = (&ContextStore{dir: dir}).read(); err != nil {
+			return Context{}, dir, fmt.Errorf("workspace: read context: %w", err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return Context{}, dir, fmt.Errorf("workspace: read context: %w", err)
+	}
+	if ctx.Decisions == nil {
+		ctx.Decisions = []Decision{}
+	}
+	if ctx.Constraints == nil {
+		ctx.Constraints = []Constraint{}
+	}
+	if ctx.Glossary == nil {
+		ctx.Glossary = []GlossaryEntry{}
+	}
+	return ctx, dir, nil
+}
+
 // Dir returns the absolute context directory.
 func (c *ContextStore) Dir() string { return c.dir }
 

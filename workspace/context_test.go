@@ -115,6 +115,58 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 	}
 }
 
+// ReadContext creates nothing: without a context directory it reads three
+// empty (non-nil) lists; with one it reads what the store wrote, without
+// the store's lock file.
+func TestReadContextCreatesNothing(t *testing.T) {
+	root := t.TempDir()
+	ctx, dir, err := ReadContext(root)
+	if err != nil || dir != filepath.Join(root, ContextDir) {
+		t.Fatalf("empty workspace: %s %v", dir, err)
+	}
+	if ctx.Decisions == nil || ctx.Constraints == nil || ctx.Glossary == nil || len(ctx.Items()) != 0 {
+		t.Errorf("empty workspace: %+v, want three empty lists", ctx)
+	}
+	if b, _ := json.Marshal(ctx); string(b) != `{"decisions":[],"constraints":[],"glossary":[]}` {
+		t.Errorf("json %s", b)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("ReadContext created %v", entries)
+	}
+
+	c, err := OpenContext(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.AddDecision(Decision{Title: "t", Rationale: "r", DecidedBy: "lead"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(c.Dir(), contextLockFile)); err != nil {
+		t.Fatal(err)
+	}
+	if ctx, _, err = ReadContext(root); err != nil || len(ctx.Decisions) != 1 || ctx.Glossary == nil {
+		t.Fatalf("after a decision: %+v %v", ctx, err)
+	}
+	if _, err := os.Lstat(filepath.Join(c.Dir(), contextLockFile)); err == nil {
+		t.Error("ReadContext created the lock file")
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir(), GlossaryFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadContext(root); err == nil {
+		t.Error("a corrupt glossary read without error")
+	}
+
+	// A symlinked context directory is refused, as by OpenContext.
+	other := t.TempDir()
+	if err := os.Symlink(c.Dir(), filepath.Join(other, ContextDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadContext(other); !errors.Is(err, ErrSymlink) {
+		t.Errorf("symlinked context: %v, want ErrSymlink", err)
+	}
+}
+
 // TestContextMerge is the merge table: what each entry does to the store,
 // applied in order.
 func TestContextMerge(t *testing.T) {

@@ -379,15 +379,15 @@ func (w *Workspace) Tasks() ([]TaskInfo, error) {
 	return out, nil
 }
 
-// finished reports whether a task with state st is over (complete or
-// cancelled). A task without state is unfinished.
+// finished reports whether a task with state st is over (complete,
+// cancelled or abandoned: State.Over). A task without state is unfinished.
 func finished(st *State) bool {
-	return st != nil && (st.State == PhaseComplete || st.State == PhaseCancelled)
+	return st != nil && st.Over()
 }
 
-// Unfinished returns the newest task (by creation time, then id) whose state
-// is not complete or cancelled. Tasks whose task.json cannot be read are
-// skipped.
+// Unfinished returns the newest task (by creation time, then id) that is
+// not over: not complete, cancelled or abandoned. Tasks whose task.json
+// cannot be read are skipped.
 func (w *Workspace) Unfinished() (id string, ok bool, err error) {
 	infos, err := w.Tasks()
 	if err != nil {

@@ -249,6 +249,11 @@ func TestTasksAndUnfinished(t *testing.T) {
 	if err != nil || !ok || id != "a_old_running" {
 		t.Fatalf("Unfinished = %q %v %v; want a_old_running", id, ok, err)
 	}
+	// An abandoned task (error or needs_human → idle) is over: nothing to resume.
+	mk("e_abandoned", 5, PhaseIdle)
+	if id, _, _ := w.Unfinished(); id != "a_old_running" {
+		t.Fatalf("Unfinished = %q; want a_old_running (an abandoned task is over)", id)
+	}
 	mk("d_nostate", 4, "")
 	if id, _, _ := w.Unfinished(); id != "d_nostate" {
 		t.Fatalf("Unfinished = %q; want d_nostate (a task without state is unfinished)", id)
@@ -268,7 +273,7 @@ func TestTasksAndUnfinished(t *testing.T) {
 	for _, in := range infos {
 		ids = append(ids, in.ID)
 	}
-	if got := strings.Join(ids, ","); got != "a_old_running,b_cancelled,c_done,d_nostate,z_broken" {
+	if got := strings.Join(ids, ","); got != "a_old_running,b_cancelled,c_done,d_nostate,e_abandoned,z_broken" {
 		t.Fatalf("Tasks ids = %s", got)
 	}
 	if infos[0].State == nil || infos[0].State.State != PhaseExecuting || infos[0].Task.Description != "a_old_running" {
@@ -277,7 +282,7 @@ func TestTasksAndUnfinished(t *testing.T) {
 	if infos[3].State != nil {
 		t.Errorf("task without state has State %+v", infos[3].State)
 	}
-	if infos[4].Problem == "" {
+	if infos[5].Problem == "" {
 		t.Error("broken task has no Problem")
 	}
 	if id, _, _ := w.Unfinished(); id != "d_nostate" {

@@ -36,14 +36,15 @@ type CleanupReport struct {
 	FreedBytes int64
 }
 
-// Cleanup applies retention at time now. A task that finished (complete or
-// cancelled) less than fullDays ago is kept whole; after that it is reduced
+// Cleanup applies retention at time now. A task that is over (complete,
+// cancelled or abandoned: State.Over) and ended less than fullDays ago is
+// kept whole; after that it is reduced
 // to its summary (task.json, task.md, the final state.json, friction/);
 // after summaryDays it is deleted. The cross-task friction.json is never
 // touched, and neither is an unfinished task or one whose state cannot be
 // read. fullDays ≤ 0 and summaryDays ≤ 0 mean the defaults (7, 30);
 // summaryDays must not be less than fullDays. The finish time is the
-// state's finished_at, else its timestamp, else state.json's mtime.
+// state's EndedAt, else state.json's mtime.
 func (w *Workspace) Cleanup(now time.Time, fullDays, summaryDays int) (CleanupReport, error) {
 	rep := CleanupReport{Skipped: map[string]string{}}
 	if fullDays <= 0 {
@@ -79,10 +80,7 @@ func (w *Workspace) Cleanup(now time.Time, fullDays, summaryDays int) (CleanupRe
 			rep.Skipped[in.ID] = in.Problem
 			continue
 		}
-		end := in.State.FinishedAt
-		if end.IsZero() {
-			end = in.State.Timestamp
-		}
+		end := in.State.EndedAt()
 		if end.IsZero() {
 			if fi, err := os.Stat(filepath.Join(in.Dir, StateFile)); err == nil {
 				end = fi.ModTime()

@@ -41,6 +41,10 @@ func TestCleanup(t *testing.T) {
 		{"i_nostate", "", 0, "kept"},
 		{"j_corrupt_state", "corrupt", 0, "skipped"},
 		{"k_complete_6d", PhaseComplete, 6.9, "kept"},
+		// Abandoned (back to idle) is over like complete; paused is not.
+		{"l_abandoned_10d", PhaseIdle, 10, "summarized"},
+		{"m_abandoned_legacy_40d", "abandoned-legacy", 40, "deleted"},
+		{"n_paused_90d", PhasePaused, 90, "kept"},
 	}
 	for _, c := range cases {
 		td, err := w.CreateTask(Task{ID: c.id, Description: c.id})
@@ -59,6 +63,11 @@ func TestCleanup(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(td.Dir(), StateFile), []byte("{"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		case "abandoned-legacy":
+			// An older engine cleared finished_at on abandon: the last
+			// state write is when the task ended.
+			ended := now.Add(-time.Duration(c.ageDays * float64(day)))
+			mustSave(t, td, State{State: PhaseIdle, Timestamp: ended})
 		default:
 			finished := now.Add(-time.Duration(c.ageDays * float64(day)))
 			mustSave(t, td, State{State: c.phase, Timestamp: finished, FinishedAt: finished})

@@ -257,6 +257,28 @@ type MergeState struct {
 	MergedDir string `json:"merged_dir,omitempty"`
 }
 
+// Abandoned reports whether the user gave the task up: from error or
+// needs_human the engine took it back to idle. A submitted task goes
+// straight to planning, so a task's state is idle only then.
+func (s State) Abandoned() bool { return s.State == PhaseIdle }
+
+// Over reports whether the task has ended for good and nothing is left to
+// resume: complete, cancelled or abandoned. error and needs_human wait on
+// the user: they are not over.
+func (s State) Over() bool {
+	return s.State == PhaseComplete || s.State == PhaseCancelled || s.Abandoned()
+}
+
+// EndedAt is when the task ended: finished_at, or, for a task that is over
+// without one (an abandon recorded by an older engine), its last state
+// write. It is zero while the task runs.
+func (s State) EndedAt() time.Time {
+	if s.FinishedAt.IsZero() && s.Over() {
+		return s.Timestamp
+	}
+	return s.FinishedAt
+}
+
 // Clone returns a deep copy of s, so a pure function can change the copy
 // without touching the original.
 func (s State) Clone() State {

@@ -1,0 +1,211 @@
+package ptyagent
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// idleSession is a session without a process, for the monitor's rules.
+func idleSession(t *testing.T, kind ProfileKind, h Health) *Session {
+	t.Helper()
+	spec, re, err := Spec{ID: "m", Kind: kind}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	close(exited) // no process: setsid scans return at once
+	return &Session{spec: spec, readyRe: re, health: h, base: HealthBusy, scrClosed: true,
+		exited: exited, sids: map[int]bool{}}
+}
+
+// TestCheckDeadlines: the monitor sleeps until the next moment time alone
+// can change the health, and not at all when nothing can.
+func TestCheckDeadlines(t *testing.T) {
+	now := time.Now()
+	ht := 120 * time.Second
+	cases := []struct {
+		name       string
+		kind       ProfileKind
+		health     Health
+		base       Health
+		setup      func(s *Session)
+		want       Health
+		next       func(s *Session) time.Time // zero: no deadline
+		wantOutput bool
+	}{
+		{name: "idle sleeps", kind: ProfileCustom, health: HealthIdle, want: HealthIdle},
+		{name: "ready sleeps", kind: ProfileClaude, health: HealthReady, want: HealthReady},
+		{name: "permission: only the setsid scan", kind: ProfileClaude, health: HealthWaitingPermission,
+			setup: func(s *Session) { s.lastLife = now },
+			want:  HealthWaitingPermission, next: func(s *Session) time.Time { return now.Add(scanEvery) }},
+		{name: "custom busy: quiet deadline", kind: ProfileCustom, health: HealthBusy,
+			setup: func(s *Session) {
+				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-100*time.Millisecond), now, now.Add(-time.Second), now
+			},
+			want: HealthBusy, next: func(s *Session) time.Time { return now.Add(400 * time.Millisecond) }},
+		{name: "custom busy: quiet long enough", kind: ProfileCustom, health: HealthBusy,
+			setup: func(s *Session) {
+				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-time.Second), now, now.Add(-time.Second), now
+			},
+			want: HealthIdle},
+		{name: "claude busy: idle fallback deadline", kind: ProfileClaude, health: HealthBusy,
+			setup: func(s *Session) {
+				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-2*time.Second), now, now.Add(-time.Second), now.Add(-time.Minute), now
+			},
+			want: HealthBusy, next: func(s *Session) time.Time { return now.Add(claudeIdleFallback - time.Second) }},
+		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: HealthBusy,
+			setup: func(s *Session) {
+				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-time.Minute), now, now.Add(-time.Minute), now
+			},
+			want: HealthBusy, next: func(s *Session) time.Time { return now.Add(scanEvery) }, wantOutput: true},
+		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: HealthBusy,
+			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-10*time.Second), now.Add(time.Hour) },
+			want:  HealthBusy, next: func(s *Session) time.Time { return now.Add(ht/2 - 10*time.Second) }},
+		{name: "sim busy: warning then hung deadline", kind: ProfileSim, health: HealthBusy,
+			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-ht/2-time.Second), now.Add(time.Hour) },
+			want:  HealthHangWarning, next: func(s *Session) time.Time { return now.Add(ht/2 - time.Second) }},
+		{name: "sim starting: hang warning deadline", kind: ProfileSim, health: HealthStarting, base: HealthStarting,
+			setup: func(s *Session) { s.lastLife = now },
+			want:  HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
+		{name: "rate limited: cooldown deadline", kind: ProfileClaude, health: HealthRateLimited,
+			setup: func(s *Session) { s.limitedAt = now.Add(-time.Second) },
+			want:  HealthRateLimited, next: func(s *Session) time.Time { return now.Add(59 * time.Second) }},
+		{name: "rate limited: cooldown over", kind: ProfileClaude, health: HealthRateLimited,
+			setup: func(s *Session) { s.limitedAt = now.Add(-time.Hour) },
+			want:  HealthIdle},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := idleSession(t, c.kind, c.health)
+			if c.base != "" {
+				s.base = c.base
+			}
+			if c.setup != nil {
+				c.setup(s)
+			}
+			next := s.check(now)
+			if s.health != c.want {
+				t.Errorf("health %s, want %s", s.health, c.want)
+			}
+			var want time.Time
+			if c.next != nil {
+				want = c.next(s)
+			}
+			if !next.Equal(want) {
+				t.Errorf("next check %v, want %v", fmtAt(next, now), fmtAt(want, now))
+			}
+			if s.wantOutput != c.wantOutput {
+				t.Errorf("wantOutput %v, want %v", s.wantOutput, c.wantOutput)
+			}
+		})
+	}
+}
+
+func fmtAt(t, now time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return "now+" + t.Sub(now).String()
+}
+
+// TestOutputWanted: a streaming agent wakes its monitor only when its
+// output matters at once.
+func TestOutputWanted(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name   string
+		kind   ProfileKind
+		health Health
+		setup  func(s *Session)
+		want   bool
+	}{
+		{"custom idle", ProfileCustom, HealthIdle, nil, false},
+		{"custom busy", ProfileCustom, HealthBusy, nil, false},
+		{"claude busy", ProfileClaude, HealthBusy, nil, false},
+		{"starting", ProfileClaude, HealthStarting, nil, false},
+		{"claude idle: the title may show work", ProfileClaude, HealthIdle, nil, true},
+		{"awaiting a confirmation", ProfileCustom, HealthIdle, func(s *Session) { s.awaiting = true }, true},
+		{"monitor asked", ProfileCustom, HealthBusy, func(s *Session) { s.wantOutput = true }, true},
+		{"waiting for permission", ProfileClaude, HealthWaitingPermission, nil, true},
+		{"hang warning", ProfileSim, HealthHangWarning, nil, true},
+		{"hung", ProfileSim, HealthHung, nil, true},
+		{"heartbeat due", ProfileCustom, HealthBusy, func(s *Session) {
+			s.spec.OnHeartbeat = func(time.Time) {}
+			s.lastBeat = now.Add(-heartbeatEvery)
+		}, true},
+		{"heartbeat not due", ProfileCustom, HealthBusy, func(s *Session) {
+			s.spec.OnHeartbeat = func(time.Time) {}
+			s.lastBeat = now.Add(-heartbeatEvery + time.Second)
+		}, false},
+	}
+	for _, c := range cases {
+		s := idleSession(t, c.kind, c.health)
+		if c.setup != nil {
+			c.setup(s)
+		}
+		if got := s.outputWanted(now); got != c.want {
+			t.Errorf("%s: outputWanted %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRawLogBuffered: the buffered log writes out everything on Close and,
+// without Close, within logFlushDelay; rotation keeps the stream whole.
+func TestRawLogBuffered(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.log")
+	l, err := openRawLog(path, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Write([]byte("hello"))
+	waitFor(t, 5*time.Second, "buffered bytes flushed by the timer", func() bool {
+		b, _ := os.ReadFile(path)
+		return string(b) == "hello"
+	})
+	var want bytes.Buffer
+	want.WriteString("hello")
+	for i := range 2000 {
+		p := fmt.Appendf(nil, "line %d\r\n", i)
+		l.Write(p)
+		want.Write(p)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("log has %d bytes, want %d", len(got), want.Len())
+	}
+	l.Write([]byte("after close")) // ignored, no panic
+
+	// Rotation: <path>.1 followed by <path> is the tail of the stream.
+	rot := filepath.Join(dir, "r.log")
+	l, err = openRawLog(rot, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Reset()
+	for i := range 300 {
+		p := fmt.Appendf(nil, "%04d|", i)
+		l.Write(p)
+		want.Write(p)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old, err1 := os.ReadFile(rot + ".1")
+	cur, err2 := os.ReadFile(rot)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if len(old) > 1000 || len(cur) > 1000 || len(old) < 900 {
+		t.Errorf("sizes %d %d", len(old), len(cur))
+	}
+	if got := append(old, cur...); !bytes.HasSuffix(want.Bytes(), got) {
+		t.Errorf("rotated logs are not the tail of the stream:\n%s", got)
+	}
+}
