@@ -44,6 +44,8 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 		LogPath:     f.td.AgentLogPath(id),
 		Scrollback:  f.cfg.ScrollbackLines,
 		HangTimeout: f.cfg.HangTimeout(),
+		// Zero (a Config not from Load) keeps ptyagent's default.
+		RateLimitCooldown: f.cfg.RateLimitCooldown(),
 	}
 	if role == workspace.RoleWorker && f.git != nil {
 		if err := f.git.placeWorker(&base, id); err != nil {

@@ -193,6 +193,10 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		notes = append(notes, workspace.EventRecord{Type: "state_restored",
 			Details: map[string]any{"from": res.From, "problem": res.Problem}})
 	}
+	if res.RemovedTemps > 0 {
+		notes = append(notes, workspace.EventRecord{Type: "temp_files_removed",
+			Details: map[string]any{"count": res.RemovedTemps}})
+	}
 	if a.resumed {
 		if res.Fresh {
 			// A task that crashed before its first state write: start it

@@ -107,9 +107,12 @@ type Runner struct {
 	timers  map[string]runnerTimer
 	gen     uint64
 	watcher *Watcher
-	cw      *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx  context.Context // Run's context, for merges
-	bg      sync.WaitGroup  // merge goroutines
+	// onDisk: what the watcher's first scan found complete on disk, held
+	// for the Resumed event (nil once handed over).
+	onDisk []Event
+	cw     *contextWatcher // shared-context inbox (contextwatch.go)
+	runCtx context.Context // Run's context, for merges
+	bg     sync.WaitGroup  // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -235,6 +238,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		r.watcher = w
+		// Files written while no runner ran go to Step with Resumed,
+		// before it re-sends unfinished work (handle).
+		r.onDisk = w.ScanComplete()
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	if err := r.startContext(ctx, &wg); err != nil {
@@ -328,6 +334,14 @@ func (r *Runner) handle(it runnerItem) {
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
 	ev = stampEvent(ev, r.cfg.Clock())
+	onDisk := r.onDisk
+	r.onDisk = nil
+	if res, ok := ev.(Resumed); ok && len(onDisk) > 0 {
+		// What is already complete on disk is taken by the Resumed step
+		// itself, before it re-sends unfinished work.
+		res.OnDisk = r.commitAll(append(res.OnDisk, onDisk...))
+		ev, onDisk = res, nil
+	}
 	if d, ok := ev.(SubtaskDone); ok && r.cfg.Git != nil {
 		// Commit first and record what Step sees (a refused commit
 		// turns the event into a rejection), so a replay matches.
@@ -347,31 +361,66 @@ func (r *Runner) handle(it runnerItem) {
 
 	next, effects := r.cfg.Machine.Step(r.state, ev)
 	r.state = next
-	r.execute(effects)
+	r.execute(effects, mustSave(ev))
 	r.publish()
+	// The first event was not a Resumed (a new task): what the first scan
+	// found is reported as the watcher would have.
+	for _, e := range onDisk {
+		r.Send(e)
+	}
+}
+
+// commitAll is gitCommit for the done markers among evs.
+func (r *Runner) commitAll(evs []Event) []Event {
+	if r.cfg.Git == nil {
+		return evs
+	}
+	for i, e := range evs {
+		if d, ok := e.(SubtaskDone); ok {
+			evs[i] = r.gitCommit(d)
+		}
+	}
+	return evs
+}
+
+// mustSave reports whether the step of ev must be on disk before the
+// runner does anything else, even without an outside effect: it consumed
+// something that must never be handled twice or be lost (a trigger file,
+// a done marker, a shared-context entry, a merge result, the user's key or
+// task). Health updates, injection results and timers are derived again
+// after a restart, so their steps may be saved lazily.
+func mustSave(ev Event) bool {
+	switch ev.(type) {
+	case AgentHealth, InjectionResult, TimerFired:
+		return false
+	}
+	return true
 }
 
 // execute carries out one step's effects. The order that matters is kept:
 // the state is saved before anything outside the runner happens
 // (write-ahead: a crash then repeats work instead of losing a trigger),
-// assignments are written before the Inject that names them, and agent
-// calls keep Step's order. Around that the runner is free to save time on
-// the trigger → inject path:
-//   - a step with no outside effect (a health update, a timer) only marks
-//     the state dirty; it is saved with the next step that acts, or when
-//     the queue runs empty, so a burst of events costs one fsync'd write;
+// and a step that consumed a trigger or a done marker (persist) is saved
+// before the runner does anything else, so a kill right after it never
+// makes it handle them again; assignments are written before the Inject
+// that names them, and agent calls keep Step's order. Around that the
+// runner is free to save time on the trigger → inject path:
+//   - any other step with no outside effect (a health update, a timer)
+//     only marks the state dirty; it is saved with the next step that
+//     acts, or when the queue runs empty, so a burst of events costs one
+//     fsync'd write;
 //   - event records go to a background writer (still fsync'd, in order);
 //   - archives and assignment files, independent of each other, are
 //     written concurrently (one goroutine per agent or file).
-func (r *Runner) execute(effects []Effect) {
-	var files, rest []Effect
+func (r *Runner) execute(effects []Effect, persist bool) {
+	var records, files, rest []Effect
 	external := false
 	for _, e := range effects {
 		switch e := e.(type) {
 		case WriteState:
 			r.toSave, r.dirty = e.State, true
 		case AppendEvent:
-			r.apply(e)
+			records = append(records, e)
 		case ArchiveTrigger, WriteAssignment:
 			files = append(files, e)
 			external = true
@@ -387,7 +436,12 @@ func (r *Runner) execute(effects []Effect) {
 		// the writer while the trigger → inject path runs.
 		r.logw.hold(true)
 		defer r.logw.hold(false)
+	}
+	if external || persist {
 		r.saveState()
+	}
+	for _, e := range records {
+		r.apply(e)
 	}
 	failed := r.writeFiles(files)
 	for _, e := range rest {
@@ -709,6 +763,8 @@ type eventWire struct {
 	Action    string          `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
 	Merge *CheckpointMerged `json:"merge,omitempty"`
+	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
+	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
 }
 
 // setFile records a file an event carries (a trigger, a context entry):
@@ -748,6 +804,7 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 		name, at, w.Project = "project_selected", e.At, e.Project
 	case Resumed:
 		name, at = "resumed", e.At
+		w.OnDisk, _ = marshalEvents(e.OnDisk)
 	case TriggerCompleted:
 		name, at, agent = "trigger_completed", e.At, e.Agent
 		w.setFile(e.Path, e.Content, e.ModTime)
@@ -818,7 +875,11 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 	case "project_selected":
 		return ProjectSelected{Project: w.Project, At: at}, true, nil
 	case "resumed":
-		return Resumed{At: at}, true, nil
+		onDisk, err := unmarshalEvents(w.OnDisk)
+		if err != nil {
+			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
+		}
+		return Resumed{At: at, OnDisk: onDisk}, true, nil
 	case "trigger_completed":
 		p, c, m := w.file()
 		return TriggerCompleted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil

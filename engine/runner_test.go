@@ -428,6 +428,11 @@ func TestEncodeDecodeEvent(t *testing.T) {
 		TaskSubmitted{Task: workspace.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", At: at},
 		ProjectSelected{Project: "/p", At: at},
 		Resumed{At: at},
+		// What a restarted runner found on disk travels in the record.
+		Resumed{At: at, OnDisk: []Event{
+			SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: at},
+			TriggerCompleted{Path: "plan.md", Content: []byte("p"), ModTime: at.Add(-time.Minute), At: at},
+		}},
 		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), At: at},
 		TriggerCompleted{Path: "plan-approved.md", Content: []byte{}, At: at},
 		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: at},

@@ -332,7 +332,7 @@ func (st *stepper) handle(e Event) {
 	case ProjectSelected:
 		st.projectSelected(e)
 	case Resumed:
-		st.resumed()
+		st.resumed(e)
 	case TriggerCompleted:
 		st.trigger(e)
 	case SubtaskDone:
@@ -424,16 +424,23 @@ func (st *stepper) projectSelected(e ProjectSelected) {
 	st.emit("project_selected", "", map[string]any{"project": e.Project})
 }
 
-// resumed re-spawns the agents (keeping their sessions), re-arms timers and
-// re-sends unfinished assignments, after the runner restarted.
-func (st *stepper) resumed() {
+// resumed re-spawns the agents (keeping their sessions), re-arms timers,
+// takes what is already complete on disk (e.OnDisk) and then re-sends the
+// assignments still unfinished, after the runner restarted.
+func (st *stepper) resumed(e Resumed) {
 	s := st.s
 	if s.TaskID == "" {
+		st.takeOnDisk(e.OnDisk)
 		return
 	}
-	st.emit("resumed", "", map[string]any{"state": string(s.State)})
+	details := map[string]any{"state": string(s.State)}
+	if len(e.OnDisk) > 0 {
+		details["on_disk"] = len(e.OnDisk)
+	}
+	st.emit("resumed", "", details)
 	switch s.State {
 	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
+		st.takeOnDisk(e.OnDisk)
 		return
 	}
 	for _, id := range allAgents(s) {
@@ -449,14 +456,15 @@ func (st *stepper) resumed() {
 			delete(s.Timers, id)
 		}
 	}
-	var pending []string
-	for _, id := range allAgents(s) {
-		if s.Agents[id].Pending {
-			pending = append(pending, id)
-		}
-	}
 	if s.State == workspace.PhasePaused {
+		var pending []string
+		for _, id := range allAgents(s) {
+			if s.Agents[id].Pending {
+				pending = append(pending, id)
+			}
+		}
 		s.Resend = dedupe(append(s.Resend, pending...))
+		st.takeOnDisk(e.OnDisk) // deferred until the pause ends
 		st.resumeMerge()
 		return
 	}
@@ -464,14 +472,35 @@ func (st *stepper) resumed() {
 		t := s.Timers[id]
 		st.schedule(id, max(t.Deadline.Sub(st.at), 0))
 	}
+	// Answers already on disk first: an agent whose trigger file or done
+	// marker is there is not asked again, and work they lead to is sent
+	// once, fresh.
+	sent := map[string]int{}
+	for _, id := range allAgents(s) {
+		sent[id] = s.Assignments[id].Seq
+	}
+	st.takeOnDisk(e.OnDisk)
 	if !running(s.State) {
 		return
 	}
-	for _, id := range pending {
-		st.resend(id)
+	for _, id := range allAgents(s) {
+		if s.Agents[id].Pending && s.Assignments[id].Seq == sent[id] {
+			st.resend(id)
+		}
 	}
 	st.resumeMerge()
 	st.scheduleWork()
+}
+
+// takeOnDisk handles the trigger files and done markers a restarted runner
+// found complete on disk, in order, like events from the watcher.
+func (st *stepper) takeOnDisk(evs []Event) {
+	for _, ev := range evs {
+		switch ev.(type) {
+		case TriggerCompleted, SubtaskDone:
+			st.handle(ev)
+		}
+	}
 }
 
 // ---- keys ----
@@ -1372,6 +1401,59 @@ func eventType(e Event) string {
 		return "checkpoint_merged"
 	}
 	return ""
+}
+
+// resumedJSON is Resumed as JSON: OnDisk as MarshalEvent envelopes.
+type resumedJSON struct {
+	At     time.Time
+	OnDisk []json.RawMessage `json:",omitempty"`
+}
+
+// MarshalJSON encodes OnDisk with MarshalEvent, so it decodes back.
+func (e Resumed) MarshalJSON() ([]byte, error) {
+	raw, err := marshalEvents(e.OnDisk)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resumedJSON{At: e.At, OnDisk: raw})
+}
+
+// UnmarshalJSON reverses MarshalJSON.
+func (e *Resumed) UnmarshalJSON(data []byte) error {
+	var w resumedJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	evs, err := unmarshalEvents(w.OnDisk)
+	if err != nil {
+		return err
+	}
+	*e = Resumed{At: w.At, OnDisk: evs}
+	return nil
+}
+
+func marshalEvents(evs []Event) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for _, ev := range evs {
+		raw, err := MarshalEvent(ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
+
+func unmarshalEvents(raw []json.RawMessage) ([]Event, error) {
+	var out []Event
+	for _, r := range raw {
+		ev, err := UnmarshalEvent(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
 }
 
 type eventEnvelope struct {

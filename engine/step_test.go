@@ -1339,6 +1339,7 @@ func TestEventCodecRoundTrip(t *testing.T) {
 		TaskSubmitted{Task: workspace.Task{ID: "x", Project: "/p"}, TaskDir: "/d", At: t0},
 		ProjectSelected{Project: "/p", At: t0},
 		Resumed{At: t0},
+		Resumed{At: t0, OnDisk: []Event{SubtaskDone{Subtask: "st", Agent: "w", OK: true, At: t0}}},
 		TriggerCompleted{Path: "plan.md", Content: []byte("a\x00b"), Agent: "lead", ModTime: t0, At: t0},
 		SubtaskDone{Subtask: "st", Agent: "w", OK: true, At: t0},
 		AgentHealth{Agent: "w", Health: "exited", ExitCode: 2, At: t0},

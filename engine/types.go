@@ -69,7 +69,15 @@ type ProjectSelected struct {
 
 // Resumed is sent once when the runner resumes a task from state.json after
 // a restart; the engine re-spawns agents and re-sends unfinished assignments.
-type Resumed struct{ At time.Time }
+type Resumed struct {
+	At time.Time
+	// OnDisk are the trigger files and done markers already complete on
+	// disk when the runner started (TriggerCompleted and SubtaskDone from
+	// the watcher's first scan, Watcher.ScanComplete), oldest first. They
+	// are handled before unfinished work is re-sent, so an agent whose
+	// answer is already there is not asked again. The runner fills it in.
+	OnDisk []Event
+}
 
 // TriggerCompleted says a trigger file (path relative to the task dir, e.g.
 // "plan.md", "friction/slow.md", "checkpoint.md") is complete: its writer's

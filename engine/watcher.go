@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -410,6 +411,12 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 }
 
 func (w *Watcher) emit(rel string, content []byte, mtime time.Time) {
+	w.cfg.Emit(w.event(rel, content, mtime))
+}
+
+// event is the engine event of a complete file: SubtaskDone for a done
+// marker, TriggerCompleted for anything else.
+func (w *Watcher) event(rel string, content []byte, mtime time.Time) Event {
 	at := w.cfg.Clock()
 	if st, ok := watchDoneSubtask(rel); ok {
 		ev := SubtaskDone{Subtask: st, At: at}
@@ -426,10 +433,51 @@ func (w *Watcher) emit(rel string, content []byte, mtime time.Time) {
 		} else {
 			ev.OK = true
 		}
-		w.cfg.Emit(ev)
-		return
+		return ev
 	}
-	w.cfg.Emit(TriggerCompleted{Path: rel, Content: content, ModTime: mtime, At: at})
+	return TriggerCompleted{Path: rel, Content: content, ModTime: mtime, At: at}
+}
+
+// ScanComplete returns the events of the trigger files and done markers
+// already complete on disk (unchanged for the quiet period by their
+// modification time, and not visibly unfinished), oldest first, instead of
+// emitting them; they count as reported, so Run does not report them
+// again. Files still being written are left to Run. A restarted runner
+// calls it before Run and hands the events to Step with Resumed, so work
+// already answered on disk is taken before anything is re-sent.
+func (w *Watcher) ScanComplete() []Event {
+	type found struct {
+		rel     string
+		content []byte
+		mtime   time.Time
+	}
+	now := time.Now()
+	var files []found
+	for _, rel := range w.candidates() {
+		full := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
+		fi, err := os.Lstat(full)
+		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < w.cfg.QuietPeriod {
+			continue
+		}
+		content, err := os.ReadFile(full)
+		if err != nil || int64(len(content)) != fi.Size() || watchLooksUnfinished(rel, content) {
+			continue
+		}
+		sig := watchSig{size: fi.Size(), mtime: fi.ModTime(), sum: sha256.Sum256(content)}
+		w.files[rel] = &watchedFile{sig: sig, since: now, first: now, emitted: sig, done: true}
+		files = append(files, found{rel, content, fi.ModTime()})
+	}
+	slices.SortStableFunc(files, func(a, b found) int {
+		if c := a.mtime.Compare(b.mtime); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rel, b.rel)
+	})
+	var evs []Event
+	for _, f := range files {
+		evs = append(evs, w.event(f.rel, f.content, f.mtime))
+	}
+	return evs
 }
 
 // rel returns p relative to the task dir with forward slashes.

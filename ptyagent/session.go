@@ -398,13 +398,15 @@ func (w replyWriter) Write(p []byte) (int, error) {
 // so the pieces written meanwhile arrive in one read — unless someone waits
 // on this output (a delivery's confirmation, a health rule: outputWanted) or
 // the user typed into the agent within coalesceAfterKey (echo stays
-// immediate). A flood (full reads) is never paused, so throughput is not
-// capped. The TUI shows panes that are not attached at most 10 times a
-// second, so the pause is invisible there.
+// immediate). A producer fast enough to write coalesceSmall during a pause
+// is read without pauses for coalesceFastFor, so a flood is stalled at most
+// one pause per coalesceFastFor. The TUI shows panes that are not attached
+// at most 10 times a second, so the pause is invisible there.
 const (
 	coalesceSmall    = 4 << 10
 	coalesceDelay    = 20 * time.Millisecond
 	coalesceAfterKey = 2 * time.Second
+	coalesceFastFor  = time.Second
 )
 
 func (s *Session) reader() {
@@ -413,6 +415,8 @@ func (s *Session) reader() {
 	// wrote meanwhile (up to 32 KiB), so a busy agent costs one read, one
 	// emulator write and one change signal per burst, with no allocation.
 	buf := make([]byte, 32<<10)
+	paused := false     // the last read followed a coalescing pause
+	var fastUntil int64 // unix nanos; no pauses before it
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
@@ -433,7 +437,14 @@ func (s *Session) reader() {
 				}
 			}
 			s.changed()
-			if err == nil && n < coalesceSmall && !notify && now.UnixNano()-s.userIn.Load() > int64(coalesceAfterKey) {
+			ns := now.UnixNano()
+			if paused && n >= coalesceSmall {
+				// The pause gathered a burst: a fast producer, which a
+				// pause would only stall. Read at once for a while.
+				fastUntil = ns + int64(coalesceFastFor)
+			}
+			paused = err == nil && n < coalesceSmall && !notify && ns >= fastUntil && ns-s.userIn.Load() > int64(coalesceAfterKey)
+			if paused {
 				// A trickle nobody waits for: let the next bytes gather.
 				time.Sleep(coalesceDelay)
 			}

@@ -184,9 +184,10 @@ func (m Model) paneBlock(i, w, h int) []string {
 	var version uint64
 	if t != nil {
 		// Screen versions are sampled only on frames (Model.newFrame), so
-		// screen changes reach the display at most Options.FPS times a
-		// second even when other messages cause Views in between. A pane
-		// drawn for the first time samples its version here.
+		// screen changes reach the display at most Options.FPS (attached
+		// pane) or Options.UnfocusedFPS (the others) times a second even
+		// when other messages cause Views in between. A pane drawn for the
+		// first time samples its version here.
 		v, ok := m.r.versions[id]
 		if !ok {
 			v = t.Version()

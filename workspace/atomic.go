@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -77,6 +78,57 @@ func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) (err 
 		}
 	}
 	return nil
+}
+
+// atomicTempInfix sits between the destination's name and the random
+// digits os.CreateTemp adds in the atomic writer's temp file names:
+// "."+base+atomicTempInfix+digits.
+const atomicTempInfix = ".tmp-"
+
+// isAtomicTemp reports whether name is a temp file of writeAtomic or
+// createExclusive (".<base>.tmp-<digits>"), and nothing else.
+func isAtomicTemp(name string) bool {
+	i := strings.LastIndex(name, atomicTempInfix)
+	if !strings.HasPrefix(name, ".") || i < 2 {
+		return false
+	}
+	digits := name[i+len(atomicTempInfix):]
+	if digits == "" {
+		return false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeAtomicTemps removes the atomic writer's temp files left in dir (not
+// its subdirectories) by a writer killed between creating and renaming
+// them, and returns how many it removed. Only regular files named like
+// isAtomicTemp are touched. Call it only while holding the lock that makes
+// this process the only writer of dir: a live writer's temp file would be
+// taken from under it. A missing dir is no error.
+func removeAtomicTemps(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isAtomicTemp(e.Name()) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // checkWritable refuses a destination that is a symlink or not a regular

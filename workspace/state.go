@@ -52,7 +52,17 @@ type LoadResult struct {
 	// Fresh is true when there was neither a state.json nor a backup: the
 	// returned State is the zero value.
 	Fresh bool
+	// RemovedTemps counts the temp files of atomic writes (e.g.
+	// .state.json.tmp-123) a killed writer had left in the task directory
+	// and that were removed on open.
+	RemovedTemps int
 }
+
+// tempDirs are the task directories only the engine writes with atomic
+// writes (the state store's holder is the task's only engine): their
+// leftover temp files are removed when the store is opened. Directories
+// agents write (outputs, friction) are left alone.
+var tempDirs = []string{".", AssignmentsDir, HeartbeatsDir, BackupsDir, ReviewsDir}
 
 // OpenStateStore opens the single writer of t's state.json and loads the
 // state. A missing, empty, torn or invalid state.json is replaced by the
@@ -81,6 +91,13 @@ func OpenStateStore(t *TaskDir) (*StateStore, State, LoadResult, error) {
 	if err != nil {
 		s.Close()
 		return nil, State{}, LoadResult{}, err
+	}
+	// Holding the writer lock, no other engine writes this task: a temp
+	// file of an atomic write here is a leftover of a killed one. Best
+	// effort: one that cannot be removed is harmless, only clutter.
+	for _, d := range tempDirs {
+		n, _ := removeAtomicTemps(filepath.Join(t.dir, d))
+		res.RemovedTemps += n
 	}
 	return s, st, res, nil
 }

@@ -395,3 +395,97 @@ func TestStateSaveDiskFull(t *testing.T) {
 		t.Errorf("temp files left: %v", tmp)
 	}
 }
+
+// Temp files a killed atomic write left behind (.state.json.tmp-*, etc.)
+// are removed when the state store is opened, and only by the holder of
+// its lock; anything not named exactly like the writer's temp files, and
+// the directories agents write, are left alone.
+func TestStateStoreRemovesStaleTemps(t *testing.T) {
+	_, td := newTask(t)
+	s, _, _, err := OpenStateStore(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(sampleState(td.ID(), PhaseExecuting, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// What a writer killed between create and rename leaves: the same
+	// os.CreateTemp pattern writeAtomic uses.
+	var stale []string
+	for _, p := range []string{StateFile, filepath.Join(AssignmentsDir, "lead.json"), filepath.Join(HeartbeatsDir, "lead"),
+		filepath.Join(BackupsDir, "state_x.json"), filepath.Join(ReviewsDir, "checkpoint_1_v1-diff.patch")} {
+		f, err := os.CreateTemp(filepath.Join(td.Dir(), filepath.Dir(p)), "."+filepath.Base(p)+".tmp-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		stale = append(stale, f.Name())
+	}
+	keep := []string{
+		filepath.Join(td.Dir(), ".state.json.tmp-abc"),            // not the writer's digits
+		filepath.Join(td.Dir(), "state.json.tmp-123"),             // no leading dot
+		filepath.Join(td.Dir(), ".plan.md.swp"),                   // an editor's
+		filepath.Join(td.Dir(), OutputsDir, ".st_1.done.tmp-123"), // agents' directory
+		filepath.Join(td.Dir(), FrictionDir, ".slow.md.tmp-9"),    // agents' directory
+	}
+	for _, p := range keep {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keepDir := filepath.Join(td.Dir(), ".dir.tmp-1")
+	if err := os.Mkdir(keepDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep = append(keep, keepDir)
+
+	// Another writer holds the lock: nothing is touched.
+	if _, _, _, err := OpenStateStore(td); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	for _, p := range stale {
+		if _, err := os.Lstat(p); err != nil {
+			t.Fatalf("removed without holding the lock: %v", err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2, st, res, err := OpenStateStore(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if res.RemovedTemps != len(stale) || st.RevisionCount != 1 {
+		t.Errorf("RemovedTemps %d, want %d (state %+v)", res.RemovedTemps, len(stale), res)
+	}
+	for _, p := range stale {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale temp %s still there (%v)", p, err)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+}
+
+func TestIsAtomicTemp(t *testing.T) {
+	for name, want := range map[string]bool{
+		".state.json.tmp-1234567": true,
+		".lead.tmp-0":             true,
+		".x.tmp-12.tmp-34":        true,
+		".tmp-123":                false,
+		".state.json.tmp-":        false,
+		".state.json.tmp-12a":     false,
+		"state.json.tmp-12":       false,
+		".state.json":             false,
+		"":                        false,
+	} {
+		if got := isAtomicTemp(name); got != want {
+			t.Errorf("isAtomicTemp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -40,6 +40,10 @@ type Config struct {
 	HangSeconds int
 	// AgentTimeoutSeconds bounds one assignment.
 	AgentTimeoutSeconds int
+	// RateLimitCooldownSeconds is how long an agent that hit a rate limit
+	// stays rate_limited before it counts as idle again and held messages
+	// flow.
+	RateLimitCooldownSeconds int
 	// MaxRetries is how many restarts an agent gets before needs_human.
 	MaxRetries int
 	// MaxRevisionCycles is how many plan review rounds run before
@@ -167,21 +171,22 @@ func (s Sources) Of(key string) Source {
 // Default returns the built-in configuration.
 func Default() Config {
 	c := Config{
-		Workers:              2,
-		Agent:                "claude",
-		Roles:                map[string]RoleConfig{},
-		QuietPeriodMS:        300,
-		HangSeconds:          120,
-		AgentTimeoutSeconds:  1800,
-		MaxRetries:           3,
-		MaxRevisionCycles:    3,
-		BackoffSeconds:       []int{5, 15, 45},
-		ScrollbackLines:      5000,
-		FPS:                  30,
-		RetentionFullDays:    7,
-		RetentionSummaryDays: 30,
-		WorktreeCopy:         []string{".env*"},
-		Profiles:             map[string]Profile{},
+		Workers:                  2,
+		Agent:                    "claude",
+		Roles:                    map[string]RoleConfig{},
+		QuietPeriodMS:            300,
+		HangSeconds:              120,
+		AgentTimeoutSeconds:      1800,
+		RateLimitCooldownSeconds: 60,
+		MaxRetries:               3,
+		MaxRevisionCycles:        3,
+		BackoffSeconds:           []int{5, 15, 45},
+		ScrollbackLines:          5000,
+		FPS:                      30,
+		RetentionFullDays:        7,
+		RetentionSummaryDays:     30,
+		WorktreeCopy:             []string{".env*"},
+		Profiles:                 map[string]Profile{},
 	}
 	for _, r := range roleNames {
 		// bypassPermissions: agents run unattended, and a permission dialog
@@ -207,6 +212,11 @@ func (c Config) HangTimeout() time.Duration { return time.Duration(c.HangSeconds
 // AgentTimeout returns AgentTimeoutSeconds as a duration.
 func (c Config) AgentTimeout() time.Duration {
 	return time.Duration(c.AgentTimeoutSeconds) * time.Second
+}
+
+// RateLimitCooldown returns RateLimitCooldownSeconds as a duration.
+func (c Config) RateLimitCooldown() time.Duration {
+	return time.Duration(c.RateLimitCooldownSeconds) * time.Second
 }
 
 // Backoff returns BackoffSeconds as durations.

@@ -47,8 +47,9 @@ func TestDefaultsWithoutFiles(t *testing.T) {
 		t.Errorf("sources of defaults: %v", src)
 	}
 	if cfg.QuietPeriod().String() != "300ms" || cfg.HangTimeout().String() != "2m0s" ||
-		cfg.AgentTimeout().String() != "30m0s" || !reflect.DeepEqual(cfg.Backoff(), []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second}) {
-		t.Errorf("durations: %v %v %v %v", cfg.QuietPeriod(), cfg.HangTimeout(), cfg.AgentTimeout(), cfg.Backoff())
+		cfg.AgentTimeout().String() != "30m0s" || !reflect.DeepEqual(cfg.Backoff(), []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second}) ||
+		cfg.RateLimitCooldown() != time.Minute {
+		t.Errorf("durations: %v %v %v %v %v", cfg.QuietPeriod(), cfg.HangTimeout(), cfg.AgentTimeout(), cfg.Backoff(), cfg.RateLimitCooldown())
 	}
 }
 
@@ -67,6 +68,7 @@ command = ["codex"]
 env = { A = "user", B = "user" }
 `
 	project := `fps = 50
+rate_limit_cooldown_seconds = 90
 
 [roles.lead]
 model = "project-model"
@@ -92,14 +94,15 @@ env.B = "project"
 		{"agent", cfg.Agent, "sim", Source{Kind: SourceUser, File: uf, Line: 2}},
 		{"fps", cfg.FPS, 50, Source{Kind: SourceProject, File: pf, Line: 1}},
 		{"backoff_seconds", cfg.BackoffSeconds, []int{1, 2}, Source{Kind: SourceUser, File: uf, Line: 4}},
-		{"roles.lead.model", cfg.Roles["lead"].Model, "project-model", Source{Kind: SourceProject, File: pf, Line: 4}},
+		{"roles.lead.model", cfg.Roles["lead"].Model, "project-model", Source{Kind: SourceProject, File: pf, Line: 5}},
 		{"roles.lead.extra_args", cfg.Roles["lead"].ExtraArgs, []string{"--verbose"}, Source{Kind: SourceUser, File: uf, Line: 8}},
 		{"roles.lead.permission_mode", cfg.Roles["lead"].PermissionMode, "bypassPermissions", Source{Kind: SourceDefault}},
 		{"hang_seconds", cfg.HangSeconds, 120, Source{Kind: SourceDefault}},
+		{"rate_limit_cooldown_seconds", cfg.RateLimitCooldownSeconds, 90, Source{Kind: SourceProject, File: pf, Line: 2}},
 		{"profiles.codex.command", cfg.Profiles["codex"].Command, []string{"codex"}, Source{Kind: SourceUser, File: uf, Line: 11}},
-		{"profiles.codex.submit", cfg.Profiles["codex"].Submit, "line", Source{Kind: SourceProject, File: pf, Line: 7}},
+		{"profiles.codex.submit", cfg.Profiles["codex"].Submit, "line", Source{Kind: SourceProject, File: pf, Line: 8}},
 		{"profiles.codex.env.A", cfg.Profiles["codex"].Env["A"], "user", Source{Kind: SourceUser, File: uf, Line: 12}},
-		{"profiles.codex.env.B", cfg.Profiles["codex"].Env["B"], "project", Source{Kind: SourceProject, File: pf, Line: 8}},
+		{"profiles.codex.env.B", cfg.Profiles["codex"].Env["B"], "project", Source{Kind: SourceProject, File: pf, Line: 9}},
 		{"profiles.codex.ready_quiet_ms", cfg.Profiles["codex"].ReadyQuietMS, 500, Source{Kind: SourceDefault}},
 	}
 	for _, c := range checks {
@@ -168,6 +171,9 @@ func TestErrors(t *testing.T) {
 			"3: profiles.x.env.A: wrong type: want a string, found an integer (1)"}},
 		{"too small", "workers = 0\n", []string{"1: workers: must be at least 1 (got 0)"}},
 		{"too large", "workers = 99\n", []string{"1: workers: must be at most 32 (got 99)"}},
+		{"cooldown too small", "rate_limit_cooldown_seconds = 0\n", []string{"1: rate_limit_cooldown_seconds: must be at least 1 (got 0)"}},
+		{"cooldown too large", "rate_limit_cooldown_seconds = 86401\n", []string{"1: rate_limit_cooldown_seconds: must be at most 86400 (got 86401)"}},
+		{"cooldown as string", "rate_limit_cooldown_seconds = \"1m\"\n", []string{`1: rate_limit_cooldown_seconds: wrong type: want an integer, found a string ("1m")`}},
 		{"negative element", "backoff_seconds = [5, -1]\n", []string{"1: backoff_seconds: element 2: must be at least 0 (got -1)"}},
 		{"empty list", "backoff_seconds = []\n", []string{"1: backoff_seconds: must not be empty"}},
 		{"overflow", "hang_seconds = 99999999999999999999\n", []string{"1:16: syntax error: 99999999999999999999 is out of range for int64"}},

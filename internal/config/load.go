@@ -166,22 +166,23 @@ type spec struct {
 }
 
 var topSpecs = map[string]spec{
-	"workers":                {kind: kindInt, min: minWorkers, max: maxWorkers},
-	"agent":                  {kind: kindString, nonEmpty: true},
-	"roles":                  {kind: kindTable},
-	"quiet_period_ms":        {kind: kindInt, min: 0, max: 60_000},
-	"hang_seconds":           {kind: kindInt, min: 1, max: noMax},
-	"agent_timeout_seconds":  {kind: kindInt, min: 1, max: noMax},
-	"max_retries":            {kind: kindInt, min: 0, max: 100},
-	"max_revision_cycles":    {kind: kindInt, min: 1, max: 100},
-	"backoff_seconds":        {kind: kindInts, min: 0, max: 86_400, nonEmpty: true},
-	"scrollback_lines":       {kind: kindInt, min: 0, max: 1_000_000},
-	"fps":                    {kind: kindInt, min: 1, max: 240},
-	"retention_full_days":    {kind: kindInt, min: 0, max: noMax},
-	"retention_summary_days": {kind: kindInt, min: 0, max: noMax},
-	"check":                  {kind: kindString},
-	"worktree_copy":          {kind: kindStrings, check: checkGlob},
-	"profiles":               {kind: kindTable},
+	"workers":                     {kind: kindInt, min: minWorkers, max: maxWorkers},
+	"agent":                       {kind: kindString, nonEmpty: true},
+	"roles":                       {kind: kindTable},
+	"quiet_period_ms":             {kind: kindInt, min: 0, max: 60_000},
+	"hang_seconds":                {kind: kindInt, min: 1, max: noMax},
+	"agent_timeout_seconds":       {kind: kindInt, min: 1, max: noMax},
+	"rate_limit_cooldown_seconds": {kind: kindInt, min: 1, max: 86_400},
+	"max_retries":                 {kind: kindInt, min: 0, max: 100},
+	"max_revision_cycles":         {kind: kindInt, min: 1, max: 100},
+	"backoff_seconds":             {kind: kindInts, min: 0, max: 86_400, nonEmpty: true},
+	"scrollback_lines":            {kind: kindInt, min: 0, max: 1_000_000},
+	"fps":                         {kind: kindInt, min: 1, max: 240},
+	"retention_full_days":         {kind: kindInt, min: 0, max: noMax},
+	"retention_summary_days":      {kind: kindInt, min: 0, max: noMax},
+	"check":                       {kind: kindString},
+	"worktree_copy":               {kind: kindStrings, check: checkGlob},
+	"profiles":                    {kind: kindTable},
 }
 
 var roleSpecs = map[string]spec{
@@ -271,6 +272,8 @@ func topTarget(c *Config, key string) any {
 		return &c.HangSeconds
 	case "agent_timeout_seconds":
 		return &c.AgentTimeoutSeconds
+	case "rate_limit_cooldown_seconds":
+		return &c.RateLimitCooldownSeconds
 	case "max_retries":
 		return &c.MaxRetries
 	case "max_revision_cycles":
