@@ -180,6 +180,15 @@ func newMark() string {
 	return fmt.Sprintf("%d-%x", os.Getpid(), b)
 }
 
+// outerTerminalVars name the variables by which programs detect the
+// terminal or multiplexer they run in; agents must not inherit them.
+var outerTerminalVars = map[string]bool{
+	"TMUX": true, "TMUX_PANE": true, "STY": true, "WINDOW": true,
+	"TERM_PROGRAM": true, "TERM_PROGRAM_VERSION": true, "TERM_SESSION_ID": true,
+	"KITTY_WINDOW_ID": true, "KITTY_PID": true, "ITERM_SESSION_ID": true,
+	"WT_SESSION": true, "VTE_VERSION": true, "WEZTERM_PANE": true, "ALACRITTY_WINDOW_ID": true,
+}
+
 // buildEnv is the parent's environment minus what Hivemind sets itself,
 // plus spec.Env and the terminal variables. Values are never logged.
 func buildEnv(parent []string, spec Spec) []string {
@@ -187,6 +196,10 @@ func buildEnv(parent []string, spec Spec) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "HIVEMIND_"), name == "TERM", name == "COLORTERM":
+			return true
+		case outerTerminalVars[name]:
+			// The agent draws into Hivemind's emulator, not into the
+			// terminal (or tmux/screen) Hivemind itself runs in.
 			return true
 		case spec.Kind == ProfileClaude && (name == "CLAUDECODE" || name == "CLAUDE_CODE_ENTRYPOINT"):
 			// A Claude Code parent marks its children; a nested claude
