@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
@@ -25,7 +24,7 @@ import (
 )
 
 // claudeSession is real Claude Code in a PTY, with its output kept raw (for
-// ready detection) and rendered by x/vt (for logs only).
+// ready detection) and rendered by Hivemind's emulator (for logs only).
 type claudeSession struct {
 	t       *testing.T
 	cmd     *exec.Cmd
@@ -34,11 +33,10 @@ type claudeSession struct {
 
 	mu      sync.Mutex
 	raw     bytes.Buffer
-	emu     *vt.Emulator
+	emu     screen.Screen
 	lastOut time.Time
 
 	readerDone chan struct{}
-	drainDone  chan struct{}
 	exited     chan struct{}
 	waitErr    error
 }
@@ -48,14 +46,15 @@ func startClaude(t *testing.T, bin, dir string, env []string, args ...string) *c
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = env
-	s := &claudeSession{t: t, cmd: cmd, emu: vt.NewEmulator(120, 40),
-		readerDone: make(chan struct{}), drainDone: make(chan struct{}), exited: make(chan struct{})}
+	s := &claudeSession{t: t, cmd: cmd, readerDone: make(chan struct{}), exited: make(chan struct{})}
 	s.started = time.Now()
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
 	if err != nil {
 		t.Fatalf("start claude: %v", err)
 	}
 	s.ptmx = ptmx
+	// The emulator's answers to terminal queries (DA1 …) go back to Claude.
+	s.emu = screen.New(screen.Options{Cols: 120, Rows: 40, Reply: ptmx})
 	go func() {
 		defer close(s.readerDone)
 		buf := make([]byte, 32<<10)
@@ -73,11 +72,6 @@ func startClaude(t *testing.T, bin, dir string, env []string, args ...string) *c
 			}
 		}
 	}()
-	// The emulator's answers to terminal queries (DA1 …) go back to Claude.
-	go func() {
-		defer close(s.drainDone)
-		_, _ = io.Copy(ptmx, s.emu)
-	}()
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.exited)
@@ -89,7 +83,7 @@ func startClaude(t *testing.T, bin, dir string, env []string, args ...string) *c
 func (s *claudeSession) screen() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.emu.String()
+	return s.emu.Text()
 }
 
 func (s *claudeSession) rawContains(sub string) bool {
@@ -119,7 +113,6 @@ func (s *claudeSession) stop() {
 	_ = s.ptmx.Close()
 	<-s.readerDone
 	_ = s.emu.Close()
-	<-s.drainDone
 }
 
 // waitFor polls cond until it holds or the deadline passes.
