@@ -85,11 +85,13 @@ func (c *claudeScreens) see(s tuiScreen) {
 	if ph := taskState(s); ph != "" && (len(c.phases) == 0 || c.phases[len(c.phases)-1] != ph) {
 		c.phases = append(c.phases, ph)
 	}
+	panes := s.panes() // parsed once per capture: this runs every poll
 	for _, id := range claudeAgents {
-		txt, ok := s.paneText(id)
+		p, ok := panes[id]
 		if !ok {
 			continue
 		}
+		txt := paneInside(s, p)
 		if claudePromptBox(txt) {
 			c.prompt[id] = true
 		}
@@ -97,6 +99,20 @@ func (c *claudeScreens) see(s tuiScreen) {
 			c.said[id] = m
 		}
 	}
+}
+
+// paneInside is the inside of a pane found by tuiScreen.panes, one string
+// per row (as tuiScreen.paneText, without parsing the screen again).
+func paneInside(s tuiScreen, p paneRect) string {
+	var b strings.Builder
+	for y := p.y + 1; y < p.y+p.h-1 && y < len(s); y++ {
+		row := cells(s[y])
+		for x := p.x + 1; x < p.x+p.w-1; x++ {
+			b.WriteString(cellAt(row, x))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // taskState is the workflow state the header shows: in the run view
@@ -262,9 +278,9 @@ func startClaudeTUI(t *testing.T, sc fakeapi.Script, agent, marker string) (*Cla
 	return c, gate, r
 }
 
-// hivemindRecord returns the index of the first record at or after from
+// findRecord returns the index of the first record at or after from
 // that matches ok (-1 if none).
-func hivemindRecord(recs []workspace.EventRecord, from int, ok func(workspace.EventRecord) bool) int {
+func findRecord(recs []workspace.EventRecord, from int, ok func(workspace.EventRecord) bool) int {
 	for i := max(from, 0); i < len(recs); i++ {
 		if ok(recs[i]) {
 			return i
@@ -292,7 +308,7 @@ func claudeTUIComplete(t *testing.T) {
 	dir := r.taskDir()
 	seen.watch(r, claudeTUIWait, "the lead busy, planning, its injection confirmed", func(s tuiScreen) bool {
 		recs := readEventLog(dir)
-		confirmed := hivemindRecord(recs, 0, func(e workspace.EventRecord) bool {
+		confirmed := findRecord(recs, 0, func(e workspace.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
 			return e.Type == engine.InputPrefix+"injection_result" && e.Agent == "lead" && d
 		}) >= 0
@@ -323,10 +339,10 @@ func claudeTUIComplete(t *testing.T) {
 	planMD := filepath.Join(dir, "plan.md")
 	seen.watch(r, claudeTUIWait, "the lead's turn to end and plan.md to be deferred", func(tuiScreen) bool {
 		recs = readEventLog(dir)
-		idle := hivemindRecord(recs, paused, func(e workspace.EventRecord) bool {
+		idle := findRecord(recs, paused, func(e workspace.EventRecord) bool {
 			return e.Type == engine.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
 		}) >= 0
-		return idle && hivemindRecord(recs, paused, func(e workspace.EventRecord) bool {
+		return idle && findRecord(recs, paused, func(e workspace.EventRecord) bool {
 			return e.Type == "event_deferred" && recDetail(e, "event") == "trigger_completed"
 		}) >= 0
 	})
@@ -357,7 +373,7 @@ func claudeTUIComplete(t *testing.T) {
 	seen.watch(r, claudeTUIWait, "resumed_from_pause and the plan sent for review", func(s tuiScreen) bool {
 		recs = readEventLog(dir)
 		resumed = recordIndex(recs, paused, "resumed_from_pause")
-		return resumed >= 0 && hivemindRecord(recs, resumed, func(e workspace.EventRecord) bool {
+		return resumed >= 0 && findRecord(recs, resumed, func(e workspace.EventRecord) bool {
 			return e.Type == "assignment_sent" && e.Agent == "reviewer"
 		}) >= 0 && s.phase() != string(workspace.PhasePaused)
 	})

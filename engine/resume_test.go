@@ -330,8 +330,9 @@ func TestRunnerResumeTakesDiskBeforeResend(t *testing.T) {
 	}
 }
 
-// ScanComplete returns only files complete on disk (old enough, not cut
-// short), oldest first, and Run does not report them again.
+// ScanComplete returns only files complete on disk (old enough, or
+// unchanged once waited for; not cut short), oldest first, and Run does
+// not report them again.
 func TestWatcherScanComplete(t *testing.T) {
 	dir := t.TempDir()
 	ago := func(d time.Duration) time.Time { return time.Now().Add(-d) }
@@ -342,8 +343,9 @@ func TestWatcherScanComplete(t *testing.T) {
 		{"plan.md", "# plan\n```json\n{}\n```\n", ago(time.Minute)},
 		{"outputs/st_1.done", `{"agent_id": "worker_1"}`, ago(2 * time.Minute)},
 		{"friction/slow.md", "slow", ago(30 * time.Second)},
-		{"checkpoint.md", "```json\n{", ago(time.Minute)},          // cut short
-		{"plan-approved.md", "fresh", time.Now().Add(time.Second)}, // still being written
+		{"friction/recent.md", "written just before the restart", time.Now()},
+		{"checkpoint.md", "```json\n{", ago(time.Minute)},        // cut short
+		{"plan-approved.md", "fresh", time.Now().Add(time.Hour)}, // never quiet long enough
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f.rel))
@@ -358,13 +360,16 @@ func TestWatcherScanComplete(t *testing.T) {
 		}
 	}
 	events := make(chan Event, 100)
-	// Files unchanged for 10 s are complete.
-	w, err := NewWatcher(WatcherConfig{Dir: dir, QuietPeriod: 10 * time.Second, MaxWait: time.Hour, Emit: func(e Event) { events <- e }})
+	w, err := NewWatcher(WatcherConfig{Dir: dir, QuietPeriod: time.Second, MaxWait: time.Hour, Emit: func(e Event) { events <- e }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
 	var got []string
-	for _, ev := range w.ScanComplete() {
+	for _, ev := range w.ScanComplete(ctx) {
 		switch e := ev.(type) {
 		case TriggerCompleted:
 			got = append(got, e.Path)
@@ -375,13 +380,12 @@ func TestWatcherScanComplete(t *testing.T) {
 			got = append(got, "outputs/"+e.Subtask+".done")
 		}
 	}
-	if want := []string{"outputs/st_1.done", "plan.md", "friction/slow.md"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"outputs/st_1.done", "plan.md", "friction/slow.md", "friction/recent.md"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("ScanComplete = %q, want %q (oldest first)", got, want)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = w.Run(ctx) })
-	defer func() { cancel(); wg.Wait() }()
+	if evs := w.ScanComplete(ctx); len(evs) != 0 {
+		t.Fatalf("second ScanComplete: %#v, want nothing (all reported)", evs)
+	}
 	// A flush reports every file not reported yet, in one pass: the two
 	// ScanComplete left out, nothing it returned. A marker written after
 	// it and flushed next comes after everything the first pass reported.

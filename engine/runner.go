@@ -107,12 +107,9 @@ type Runner struct {
 	timers  map[string]runnerTimer
 	gen     uint64
 	watcher *Watcher
-	// onDisk: what the watcher's first scan found complete on disk, held
-	// for the Resumed event (nil once handed over).
-	onDisk []Event
-	cw     *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx context.Context // Run's context, for merges
-	bg     sync.WaitGroup  // merge goroutines
+	cw      *contextWatcher // shared-context inbox (contextwatch.go)
+	runCtx  context.Context // Run's context, for merges
+	bg      sync.WaitGroup  // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -238,9 +235,6 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		r.watcher = w
-		// Files written while no runner ran go to Step with Resumed,
-		// before it re-sends unfinished work (handle).
-		r.onDisk = w.ScanComplete()
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	if err := r.startContext(ctx, &wg); err != nil {
@@ -334,13 +328,14 @@ func (r *Runner) handle(it runnerItem) {
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
 	ev = stampEvent(ev, r.cfg.Clock())
-	onDisk := r.onDisk
-	r.onDisk = nil
-	if res, ok := ev.(Resumed); ok && len(onDisk) > 0 {
-		// What is already complete on disk is taken by the Resumed step
-		// itself, before it re-sends unfinished work.
-		res.OnDisk = r.commitAll(append(res.OnDisk, onDisk...))
-		ev, onDisk = res, nil
+	if res, ok := ev.(Resumed); ok && r.watcher != nil {
+		// Files written while no runner ran (triggers, done markers) are
+		// taken by the Resumed step itself, before it re-sends unfinished
+		// work: an agent whose answer is on disk is not asked again.
+		if found := r.watcher.ScanComplete(r.runCtx); len(found) > 0 {
+			res.OnDisk = r.commitAll(append(res.OnDisk, found...))
+			ev = res
+		}
 	}
 	if d, ok := ev.(SubtaskDone); ok && r.cfg.Git != nil {
 		// Commit first and record what Step sees (a refused commit
@@ -363,11 +358,6 @@ func (r *Runner) handle(it runnerItem) {
 	r.state = next
 	r.execute(effects, mustSave(ev))
 	r.publish()
-	// The first event was not a Resumed (a new task): what the first scan
-	// found is reported as the watcher would have.
-	for _, e := range onDisk {
-		r.Send(e)
-	}
 }
 
 // commitAll is gitCommit for the done markers among evs.

@@ -59,6 +59,8 @@ type Watcher struct {
 	flushRoles map[string]bool // roles whose files must be checked now; "" = all
 	rescanReq  bool
 	kick       chan struct{}
+	scanReq    chan scanRequest // ScanComplete, served by Run
+	done       chan struct{}    // closed when Run returns
 
 	// Owned by the Run goroutine.
 	files map[string]*watchedFile
@@ -122,6 +124,8 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		fsw:        fsw,
 		flushRoles: map[string]bool{},
 		kick:       make(chan struct{}, 1),
+		scanReq:    make(chan scanRequest),
+		done:       make(chan struct{}),
 		files:      map[string]*watchedFile{},
 		dirty:      map[string]bool{},
 	}, nil
@@ -162,6 +166,7 @@ func (w *Watcher) poke() {
 // Run scans the directory, then reports completed files until ctx is done.
 // It closes the fsnotify watcher on return.
 func (w *Watcher) Run(ctx context.Context) error {
+	defer close(w.done)
 	defer w.fsw.Close()
 	w.rescan()
 	timer := time.NewTimer(time.Hour)
@@ -189,6 +194,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			// them from what is on disk.
 			_ = err
 			w.rescan()
+		case req := <-w.scanReq:
+			req.reply <- w.scanComplete(req.ctx)
 		case <-w.kick:
 			w.mu.Lock()
 			roles := w.flushRoles
@@ -438,22 +445,61 @@ func (w *Watcher) event(rel string, content []byte, mtime time.Time) Event {
 	return TriggerCompleted{Path: rel, Content: content, ModTime: mtime, At: at}
 }
 
+// scanRequest asks Run for ScanComplete's answer.
+type scanRequest struct {
+	ctx   context.Context
+	reply chan []Event
+}
+
 // ScanComplete returns the events of the trigger files and done markers
-// already complete on disk (unchanged for the quiet period by their
-// modification time, and not visibly unfinished), oldest first, instead of
-// emitting them; they count as reported, so Run does not report them
-// again. Files still being written are left to Run. A restarted runner
-// calls it before Run and hands the events to Step with Resumed, so work
-// already answered on disk is taken before anything is re-sent.
-func (w *Watcher) ScanComplete() []Event {
+// complete on disk now and not reported yet (unchanged for the quiet
+// period by their modification time, and not visibly unfinished), oldest
+// first, instead of emitting them; they count as reported, so they are not
+// emitted later. A file changed less than a quiet period ago is waited for
+// (at most one quiet period, or until ctx is done) and taken if it stayed
+// unchanged; one still changing is left to the usual path. A restarted
+// runner hands these events to Step with Resumed, so work already answered
+// on disk is taken before anything is re-sent. The scan runs on Run's
+// goroutine; safe from any goroutine, nil when Run is not running or ctx
+// ends first.
+func (w *Watcher) ScanComplete(ctx context.Context) []Event {
+	req := scanRequest{ctx: ctx, reply: make(chan []Event, 1)}
+	select {
+	case w.scanReq <- req:
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+	return <-req.reply
+}
+
+func (w *Watcher) scanComplete(ctx context.Context) []Event {
 	type found struct {
 		rel     string
 		content []byte
 		mtime   time.Time
 	}
+	cands := w.candidates()
+	// Written just before the restart (a kill right after an agent's
+	// turn): wait until the newest is a quiet period old.
+	var wait time.Duration
+	for _, rel := range cands {
+		if fi, err := os.Lstat(filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))); err == nil {
+			wait = max(wait, min(w.cfg.QuietPeriod-time.Since(fi.ModTime()), w.cfg.QuietPeriod))
+		}
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	now := time.Now()
 	var files []found
-	for _, rel := range w.candidates() {
+	for _, rel := range cands {
 		full := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < w.cfg.QuietPeriod {
@@ -464,6 +510,9 @@ func (w *Watcher) ScanComplete() []Event {
 			continue
 		}
 		sig := watchSig{size: fi.Size(), mtime: fi.ModTime(), sum: sha256.Sum256(content)}
+		if f := w.files[rel]; f != nil && f.emitted == sig {
+			continue // reported already
+		}
 		w.files[rel] = &watchedFile{sig: sig, since: now, first: now, emitted: sig, done: true}
 		files = append(files, found{rel, content, fi.ModTime()})
 	}
