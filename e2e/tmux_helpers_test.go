@@ -31,6 +31,7 @@ type tuiRun struct {
 	session string
 	project string
 	home    string
+	status  string // file the pane's shell writes hivemind's exit status to
 }
 
 // tuiOptions configure startTUI.
@@ -79,7 +80,11 @@ func startTUI(t *testing.T, o tuiOptions) *tuiRun {
 		"HIVEMIND_SIM_ARGS=" + o.simArgs,
 	}
 	env = append(env, o.env...)
-	words := []string{"exec", "env"}
+	// The shell records the exit status in a file: tmux marks the pane dead
+	// at the PTY's EOF, which can come well before it reaps the process
+	// and fills #{pane_dead_status}.
+	r.status = filepath.Join(r.home, "exit-status")
+	words := []string{"env"}
 	for _, kv := range env {
 		words = append(words, shellQuote(kv))
 	}
@@ -87,6 +92,7 @@ func startTUI(t *testing.T, o tuiOptions) *tuiRun {
 	for _, a := range o.args {
 		words = append(words, shellQuote(a))
 	}
+	words = append(words, ";", "echo", "$?", ">", shellQuote(r.status))
 	t.Cleanup(func() {
 		// Only this test's private server: its sessions and their
 		// processes end with it. tmux leaves the socket file behind.
@@ -165,10 +171,14 @@ func (r *tuiRun) paneInfo(format string) string {
 
 // exited reports whether hivemind has exited, and its exit status.
 func (r *tuiRun) exited() (bool, int) {
-	if r.paneInfo("#{pane_dead}") != "1" {
+	b, err := os.ReadFile(r.status)
+	if err != nil || !strings.HasSuffix(string(b), "\n") {
 		return false, 0
 	}
-	code, _ := strconv.Atoi(r.paneInfo("#{pane_dead_status}"))
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		r.t.Fatalf("exit status file %s: %q", r.status, b)
+	}
 	return true, code
 }
 
