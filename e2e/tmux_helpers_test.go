@@ -163,12 +163,6 @@ func (r *tuiRun) capture() tuiScreen {
 	return tuiScreen(strings.Split(strings.TrimRight(out, "\n"), "\n"))
 }
 
-// paneInfo returns a tmux format string of the session's pane.
-func (r *tuiRun) paneInfo(format string) string {
-	out, _ := r.tmuxCmd("display-message", "-p", "-t", r.session, format)
-	return strings.TrimSpace(out)
-}
-
 // exited reports whether hivemind has exited, and its exit status.
 func (r *tuiRun) exited() (bool, int) {
 	b, err := os.ReadFile(r.status)
