@@ -13,7 +13,8 @@ import (
 
 func TestLauncherScan(t *testing.T) {
 	project := t.TempDir()
-	l, err := newLauncher(options{project: project})
+	// The sim agent: what is tested here must not depend on Claude Code being installed.
+	l, err := newLauncher(options{project: project, agent: "sim", agentSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}

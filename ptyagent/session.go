@@ -45,10 +45,11 @@ type inputReq struct {
 // Session is one agent process in a PTY with its emulated screen, health
 // and injection queue. All methods are safe for concurrent use.
 //
-// Goroutines: reader (PTY → log → screen), writer (input → PTY), monitor
-// (hooks, output activity, deadlines → health), deliverer (queue → PTY with
-// confirmation) and waiter (process exit → cleanup). The reader never waits
-// for anything but the emulator lock, so a slow UI cannot stall an agent.
+// Goroutines: reader (PTY → pending output), feeder (pending output → log
+// → screen), writer (input → PTY), monitor (hooks, output activity,
+// deadlines → health), deliverer (queue → PTY with confirmation) and waiter
+// (process exit → cleanup). The reader waits for nothing but a full
+// pending buffer, so neither a slow UI nor the emulator stalls an agent.
 type Session struct {
 	spec    Spec
 	readyRe *regexp.Regexp
@@ -96,7 +97,8 @@ type Session struct {
 	kick        chan struct{}
 	confirm     chan string
 	exited      chan struct{}
-	readerDone  chan struct{}
+	readerDone  chan struct{} // closed when all output is in the screen
+	out         *outBuf
 	quit        chan struct{}
 	done        chan struct{}
 	workers     sync.WaitGroup
@@ -126,6 +128,7 @@ func Start(spec Spec) (*Session, error) {
 		confirm:     make(chan string, 1),
 		exited:      make(chan struct{}),
 		readerDone:  make(chan struct{}),
+		out:         newOutBuf(),
 		quit:        make(chan struct{}),
 		done:        make(chan struct{}),
 		stopStarted: make(chan struct{}),
@@ -161,6 +164,7 @@ func Start(spec Spec) (*Session, error) {
 	s.emit(Event{Kind: EventHealth, Health: HealthStarting})
 	s.workers.Add(3)
 	go s.reader()
+	go s.feeder()
 	go s.writer()
 	go s.monitor()
 	go s.deliverer()
@@ -404,69 +408,196 @@ func (w replyWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Read coalescing. An agent that streams writes small pieces (a status
-// line, a token of text) many times a second; reading each on its own costs
-// a wake-up, a read(2), an emulator call and a change signal per piece.
-// After a read shorter than coalesceSmall the reader pauses coalesceDelay,
-// so the pieces written meanwhile arrive in one read — unless someone waits
-// on this output (a delivery's confirmation, a health rule: outputWanted) or
-// the user typed into the agent within coalesceAfterKey (echo stays
-// immediate). A producer fast enough to write coalesceSmall during a pause
-// is read without pauses for coalesceFastFor, so a flood is stalled at most
-// one pause per coalesceFastFor. The TUI shows panes that are not attached
-// at most 10 times a second, so the pause is invisible there.
+// Output path. Two goroutines split the work so that an agent never waits
+// on Hivemind:
+//
+//   - the reader drains the PTY as fast as the kernel hands bytes out and
+//     appends them to a pending buffer; it never sleeps and never takes the
+//     screen lock, so a producer runs at PTY speed whatever the emulator,
+//     the UI or the other agents are doing. It blocks only when
+//     maxPending bytes are already waiting (the emulator is slower than the
+//     producer), which bounds memory per agent;
+//   - the feeder moves pending bytes into the raw log and the emulator, in
+//     batches. An agent that trickles (a status line, a token of text)
+//     would cost an emulator call and a change signal per piece, so when
+//     fewer than coalesceSmall bytes wait and nobody waits on this output
+//     (outputWanted) and the user has not typed into the agent within
+//     coalesceAfterKey, the feeder lets the batch gather for up to
+//     coalesceDelay. The pause delays only what the screen shows (unfocused
+//     panes are drawn at most 10 times a second anyway), never the agent:
+//     the reader keeps draining meanwhile, and the batch is taken at once
+//     when it reaches coalesceSmall.
 const (
 	coalesceSmall    = 4 << 10
 	coalesceDelay    = 20 * time.Millisecond
 	coalesceAfterKey = 2 * time.Second
-	coalesceFastFor  = time.Second
+	maxPending       = 1 << 20  // bytes read but not yet in the emulator
+	feedChunk        = 64 << 10 // bytes written to the emulator per lock hold
 )
 
+// outBuf is the reader → feeder hand-off.
+type outBuf struct {
+	mu      sync.Mutex
+	pending []byte
+	data    chan struct{} // pending became non-empty
+	full    chan struct{} // pending reached coalesceSmall
+	room    chan struct{} // the feeder took a batch (a full reader may go on)
+	eof     chan struct{} // the reader has stopped
+}
+
+func newOutBuf() *outBuf {
+	return &outBuf{
+		data: make(chan struct{}, 1), full: make(chan struct{}, 1),
+		room: make(chan struct{}, 1), eof: make(chan struct{}),
+	}
+}
+
+// wake sends a notice on c unless one is already pending.
+func wake(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// put appends p, waiting while maxPending bytes are already pending.
+func (o *outBuf) put(p []byte) {
+	for {
+		o.mu.Lock()
+		n := len(o.pending)
+		if n < maxPending {
+			o.pending = append(o.pending, p...)
+			o.mu.Unlock()
+			if n == 0 {
+				wake(o.data)
+			}
+			if n < coalesceSmall && n+len(p) >= coalesceSmall {
+				wake(o.full)
+			}
+			return
+		}
+		o.mu.Unlock()
+		<-o.room // the feeder always takes a non-empty buffer
+	}
+}
+
+// take returns what is pending and hands back the previous batch's buffer.
+func (o *outBuf) take(prev []byte) []byte {
+	o.mu.Lock()
+	b := o.pending
+	if cap(prev) <= 2*maxPending {
+		o.pending = prev[:0]
+	} else {
+		o.pending = nil
+	}
+	o.mu.Unlock()
+	wake(o.room)
+	return b
+}
+
+// size is the number of pending bytes.
+func (o *outBuf) size() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.pending)
+}
+
 func (s *Session) reader() {
-	defer close(s.readerDone)
+	defer close(s.out.eof)
 	// One buffer for the session's life: a read takes whatever the agent
-	// wrote meanwhile (up to 32 KiB), so a busy agent costs one read, one
-	// emulator write and one change signal per burst, with no allocation.
+	// wrote meanwhile (a Linux PTY hands out about 4 KiB a read).
 	buf := make([]byte, 32<<10)
-	paused := false     // the last read followed a coalescing pause
-	var fastUntil int64 // unix nanos; no pauses before it
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
-			s.log.Write(buf[:n])
-			now := time.Now()
-			s.mu.Lock()
-			if !s.scrClosed {
-				_, _ = s.scr.Write(buf[:n])
-			}
-			s.lastOutput, s.lastLife = now, now
-			notify := s.outputWanted(now)
-			s.mu.Unlock()
-			s.version.Add(1)
-			if notify {
-				select {
-				case s.activity <- struct{}{}:
-				default:
-				}
-			}
-			s.changed()
-			ns := now.UnixNano()
-			if paused && n >= coalesceSmall {
-				// The pause gathered a burst: a fast producer, which a
-				// pause would only stall. Read at once for a while.
-				fastUntil = ns + int64(coalesceFastFor)
-			}
-			paused = err == nil && n < coalesceSmall && !notify && ns >= fastUntil && ns-s.userIn.Load() > int64(coalesceAfterKey)
-			if paused {
-				// A trickle nobody waits for: let the next bytes gather.
-				time.Sleep(coalesceDelay)
-			}
+			s.out.put(buf[:n])
 		}
 		if err != nil {
 			// EOF, or EIO once every holder of the PTY's other end is
 			// gone, or the deadline the waiter sets: stop, never spin.
 			return
 		}
+	}
+}
+
+// feeder moves what the reader drained into the log and the emulator; it
+// closes readerDone once the reader has stopped and everything is fed.
+func (s *Session) feeder() {
+	defer close(s.readerDone)
+	o := s.out
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var batch []byte
+	for {
+		select {
+		case <-o.data:
+		case <-o.eof:
+			if o.size() == 0 {
+				return
+			}
+		}
+		if s.coalesce(o) {
+			// Drop a stale "full" from an earlier batch, then look again.
+			select {
+			case <-o.full:
+			default:
+			}
+			if o.size() < coalesceSmall {
+				timer.Reset(coalesceDelay)
+				select {
+				case <-timer.C:
+				case <-o.full:
+					timer.Stop()
+				case <-o.eof:
+					timer.Stop()
+				}
+			}
+		}
+		batch = o.take(batch)
+		s.feed(batch)
+	}
+}
+
+// coalesce reports whether the feeder may let a small batch gather: the
+// output is a trickle nobody waits for and the user is not typing.
+func (s *Session) coalesce(o *outBuf) bool {
+	select {
+	case <-o.eof:
+		return false
+	default:
+	}
+	if o.size() >= coalesceSmall || time.Now().UnixNano()-s.userIn.Load() <= int64(coalesceAfterKey) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.outputWanted(time.Now())
+}
+
+// feed writes one batch to the raw log and the emulator, in chunks so
+// that neither a log file nor a lock hold grows with the batch.
+func (s *Session) feed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	notify := false
+	for len(b) > 0 {
+		chunk := b[:min(len(b), feedChunk)]
+		b = b[len(chunk):]
+		s.log.Write(chunk)
+		now := time.Now()
+		s.mu.Lock()
+		if !s.scrClosed {
+			_, _ = s.scr.Write(chunk)
+		}
+		s.lastOutput, s.lastLife = now, now
+		notify = s.outputWanted(now) || notify
+		s.mu.Unlock()
+		s.version.Add(1)
+		s.changed()
+	}
+	if notify {
+		wake(s.activity)
 	}
 }
 

@@ -618,3 +618,38 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 }
+
+// TestFloodDrainedAtPTYSpeed is the regression guard for issue 14: an
+// agent that writes 8 MB must not wait on Hivemind. The floor is far below
+// what the machine does (the product benchmark holds the goal), so it never
+// flakes on a loaded machine, yet a reader that pauses after each PTY read
+// (about 200 KB/s) fails it by an order of magnitude. The emulator is the
+// real one, except under the race detector, which slows it to about the
+// floor: then the screen discards, and the test guards the read path.
+func TestFloodDrainedAtPTYSpeed(t *testing.T) {
+	if raceEnabled {
+		defer withScreen(newDiscard)()
+	}
+	const total = 8 << 20
+	const floor = 2e6 // bytes per second
+	spec := helperSpec("flood", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(total))
+	spec.Cols, spec.Rows = 120, 40
+	t0 := time.Now()
+	s, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	select {
+	case <-s.exited:
+	case <-time.After(time.Duration(total / floor * float64(time.Second))):
+		t.Fatalf("the agent still writes after %v: drained below %.0f MB/s", time.Since(t0), floor/1e6)
+	}
+	rate := total / time.Since(t0).Seconds()
+	t.Logf("agent wrote %d MB in %v (%.1f MB/s)", total>>20, time.Since(t0).Round(time.Millisecond), rate/1e6)
+	<-s.Done()
+	// Nothing lost on the way: the flood's last screen is in the emulator.
+	if s.Version() == 0 || (!raceEnabled && s.ScrollbackLen() == 0) {
+		t.Errorf("output not processed: version %d, scrollback %d", s.Version(), s.ScrollbackLen())
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ptyagent
+
+const raceEnabled = false
