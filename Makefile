@@ -25,11 +25,15 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
 	done
 
-# Emulator throughput vs raw PTY reads and tmux, then TUI CPU with 8 panes.
+# The product benchmark (bench/product.sh: the built binary, real PTYs and
+# agent processes, against tmux and raw PTY reads; README's figures come
+# from it), after the component benchmarks that find causes: the emulator
+# and the TUI model in-process, and the emulator vs tmux through one PTY.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./ptyagent/screen/ ./tui/
+	$(GO) test -run '^$$' -bench 'PTYToScreen|TrickleCPU' -benchtime 3x ./ptyagent/
 	bash bench/compare.sh
-	bash bench/tui_cpu.sh
+	bash bench/product.sh
 
 demo:
 	$(GO) run . demo

@@ -413,6 +413,10 @@ func (l *launcher) printNotes(w io.Writer) {
 	}
 }
 
+// frameLogEnv names a file that receives the duration of every View (the
+// product benchmark, bench/product, reads it).
+const frameLogEnv = "HIVEMIND_FRAME_LOG"
+
 // runFrontDoor runs the full-screen UI until the user quits and returns
 // the exit code. initial, if not nil, is a task already wired up (a task on
 // the command line, or --resume) shown first; without it the UI opens on
@@ -433,6 +437,12 @@ func runFrontDoor(o options, initial *app) int {
 		opts.FPS = initial.cfg.FPS
 	} else if cfg, _, err := loadConfig(o); err == nil {
 		opts.FPS = cfg.FPS
+	}
+	if path := os.Getenv(frameLogEnv); path != "" {
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			opts.FrameLog = f
+		}
 	}
 	p := tui.NewProgram(opts)
 	l.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +171,41 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/submit")
 		})
 	}
+}
+
+// BenchmarkTrickleCPU reports the CPU this process spends (per second of
+// wall time, as % of one core) while 8 sessions each receive 20 KB/s of
+// agent-like output in 10 ms pieces: the cost of draining and emulating
+// trickling agents, without a UI.
+func BenchmarkTrickleCPU(b *testing.B) {
+	const sessions, window = 8, 3 * time.Second
+	for i := 0; i < b.N; i++ {
+		var ss []*Session
+		for j := 0; j < sessions; j++ {
+			spec := helperSpec(fmt.Sprintf("t%d", j), "trickle", "HM_TRICKLE_RATE=20000")
+			spec.Cols, spec.Rows = 80, 24
+			s, err := Start(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ss = append(ss, s)
+		}
+		time.Sleep(time.Second) // warm-up: a steady state to measure
+		cpu0, t0 := processCPU(), time.Now()
+		time.Sleep(window) // the measurement window
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Since(t0))*100, "%cpu")
+		for _, s := range ss {
+			s.Close()
+		}
+	}
+}
+
+// processCPU is this process's user+system CPU time (its threads only:
+// /proc/self/stat, not getrusage, which may count reaped children).
+func processCPU() time.Duration {
+	b, _ := os.ReadFile("/proc/self/stat")
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond // USER_HZ = 100
 }

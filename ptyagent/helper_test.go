@@ -54,6 +54,10 @@ func runHelper(mode string) int {
 		select {}
 	case "flood":
 		return helperFlood()
+	case "trickle":
+		return helperTrickle()
+	case "burst":
+		return helperBurst()
 	case "winch":
 		return helperWinch()
 	case "hook": // `<test binary> hook <Event>` as Claude Code runs it
@@ -227,6 +231,38 @@ func helperFlood() int {
 	}
 	_ = w.Flush()
 	return 0
+}
+
+// helperTrickle writes agent-like output at HM_TRICKLE_RATE bytes/s in
+// 10 ms pieces until killed.
+func helperTrickle() int {
+	rate, _ := strconv.Atoi(os.Getenv("HM_TRICKLE_RATE"))
+	data := agentLikeOutput()
+	pos, sent, t0 := 0, 0, time.Now()
+	for now := range time.Tick(10 * time.Millisecond) {
+		owed := int(now.Sub(t0).Seconds()*float64(rate)) - sent
+		for owed > 0 {
+			n := min(owed, len(data)-pos)
+			_, _ = os.Stdout.Write(data[pos : pos+n])
+			pos, owed, sent = (pos+n)%len(data), owed-n, sent+n
+		}
+	}
+	return 0
+}
+
+// helperBurst floods 4 MB of agent-like output, then prints 20 numbered
+// lines 10 ms apart (a fast producer turning into a trickle), then waits.
+func helperBurst() int {
+	chunk := agentLikeOutput()
+	for written := 0; written < 4<<20; written += len(chunk) {
+		_, _ = os.Stdout.Write(chunk)
+	}
+	_, _ = os.Stdout.WriteString("\x18\x1b[0m\x1b[r\x1b[?1049l\x1b[2J\x1b[H")
+	for i := 0; i < 20; i++ {
+		time.Sleep(10 * time.Millisecond) // the producer's pace, not a wait
+		fmt.Printf("tail %02d\r\n", i)
+	}
+	select {}
 }
 
 // agentLikeOutput is about 256 KiB of what coding agents print: colours,

@@ -50,6 +50,9 @@ func openRawLog(path string, max int64) (*rawLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("ptyagent: stat log: %w", err)
 	}
+	if max < 4<<10 {
+		max = 4 << 10 // a log rotates whole pieces; never a write loop
+	}
 	l := &rawLog{path: path, max: max, f: f, w: bufio.NewWriterSize(f, logBufSize), size: st.Size()}
 	l.flush = time.AfterFunc(time.Hour, l.flushTimer)
 	l.flush.Stop()
@@ -65,17 +68,22 @@ func (l *rawLog) Write(p []byte) {
 	if l.err != nil || l.closed {
 		return
 	}
-	if l.size > 0 && l.size+int64(len(p)) > l.max {
-		l.rotate()
-		if l.err != nil {
+	// A write may span a rotation: no file grows past max, however much
+	// output comes at once.
+	for len(p) > 0 {
+		if l.size >= l.max {
+			l.rotate()
+			if l.err != nil {
+				return
+			}
+		}
+		n, err := l.w.Write(p[:min(int64(len(p)), l.max-l.size)])
+		l.size += int64(n)
+		p = p[n:]
+		if err != nil {
+			l.err = err
 			return
 		}
-	}
-	n, err := l.w.Write(p)
-	l.size += int64(n)
-	if err != nil {
-		l.err = err
-		return
 	}
 	if l.w.Buffered() > 0 && !l.armed {
 		l.armed = true

@@ -653,3 +653,45 @@ func TestFloodDrainedAtPTYSpeed(t *testing.T) {
 		t.Errorf("output not processed: version %d, scrollback %d", s.Version(), s.ScrollbackLen())
 	}
 }
+
+// A producer that floods, then trickles: every byte reaches the screen in
+// order across the switch from stream mode (the feeder emulates) to
+// trickle mode (the reader emulates), and the trickle is read in batches.
+func TestBurstThenTrickle(t *testing.T) {
+	spec := helperSpec("burst", "burst")
+	spec.Cols, spec.Rows = 80, 24
+	s, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waitFor(t, 30*time.Second, "the last line", func() bool { return strings.Contains(s.Text(), "tail 19") })
+	var want []string
+	for i := 0; i < 20; i++ {
+		want = append(want, fmt.Sprintf("tail %02d", i))
+	}
+	if got := strings.Fields(strings.ReplaceAll(s.Text(), "tail ", "tail_")); strings.Join(got, " ") != strings.ReplaceAll(strings.Join(want, " "), "tail ", "tail_") {
+		t.Errorf("screen after the burst:\n%s", s.Text())
+	}
+}
+
+// A trickle nobody waits for is read in batches: 100 writes a second reach
+// the emulator in at most about 50 drains (one per coalescing pause). A
+// reader that takes every piece on its own fails this by 2×; a loaded
+// machine only makes drains rarer.
+func TestTrickleCoalesced(t *testing.T) {
+	spec := helperSpec("trickle", "trickle", "HM_TRICKLE_RATE=20000")
+	s, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waitFor(t, 10*time.Second, "output", func() bool { return s.Version() > 0 })
+	v0, t0 := s.Version(), time.Now()
+	time.Sleep(2 * time.Second) // the observation window
+	rate := float64(s.Version()-v0) / time.Since(t0).Seconds()
+	t.Logf("%.0f drains a second for 100 writes a second", rate)
+	if rate > 70 {
+		t.Errorf("%.0f drains a second: the trickle is not coalesced", rate)
+	}
+}

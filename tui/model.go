@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"io"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -104,6 +105,9 @@ type Options struct {
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.
 	Session *Session
+	// FrameLog, when set, receives one line per View with its duration
+	// (for the product benchmark).
+	FrameLog io.Writer
 }
 
 type confirmKind int
@@ -122,6 +126,7 @@ type notice struct {
 // Model is the root bubbletea model. Create it with New.
 type Model struct {
 	opts     Options
+	frames   *frameLog // nil unless Options.FrameLog
 	interval time.Duration
 	slow     time.Duration // 1/UnfocusedFPS
 	keys     keyMap
@@ -197,6 +202,7 @@ func New(opts Options) Model {
 		r:        newRenderCache(),
 		input:    &inputWriter{},
 		life:     newLifecycle(),
+		frames:   newFrameLog(opts.FrameLog),
 	}
 	m.waiting = opts.Terminals != nil
 	m.initFront(opts)

@@ -57,6 +57,9 @@ func newRenderCache() *renderCache {
 
 // View renders the whole screen.
 func (m Model) View() tea.View {
+	if m.frames != nil {
+		defer m.frames.observe(time.Now())
+	}
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
