@@ -691,15 +691,15 @@ func (s *Session) waiter() {
 	pending := s.queue
 	s.queue = nil
 	s.mu.Unlock()
-	for _, m := range pending {
-		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery"})
-	}
 	detail := fmt.Sprintf("exit code %d", code)
 	if left > 0 {
 		detail += fmt.Sprintf("; %d processes could not be killed", left)
 	}
 	if words != "" {
 		detail += "; last output: " + words
+	}
+	for _, m := range pending {
+		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery (" + detail + ")"})
 	}
 	s.setHealth(HealthExited, detail)
 	close(s.done)
