@@ -104,13 +104,48 @@ func cmdDoctor(o options, stdout, stderr io.Writer) int {
 		origin = fmt.Sprintf("%s:%d", from.File, from.Line)
 	}
 	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.Agent, origin, cfg.Workers)
-	rs, err := preflightCheck(cfg)
-	for _, r := range rs {
-		fmt.Fprintln(stdout, r)
+	failed := doctorCheck(stdout, cfg)
+	// --resume runs the unfinished task's own agents: check those too.
+	if t, ok := unfinishedTask(o); ok {
+		if rc, _ := resumeAgents(o, cfg, t); rc.Agent != cfg.Agent {
+			fmt.Fprintf(stdout, "unfinished task %s (hivemind --resume): agent %q, %d workers\n", t.ID, rc.Agent, rc.Workers)
+			failed = doctorCheck(stdout, rc) || failed
+		}
 	}
-	if err != nil {
+	if failed {
 		fmt.Fprintln(stderr, "hivemind doctor: a check failed: the agents would not start")
 		return exitError
 	}
 	return exitOK
+}
+
+// doctorCheck prints the preflight of cfg's agents and reports a failure.
+func doctorCheck(w io.Writer, cfg config.Config) bool {
+	rs, err := preflightCheck(cfg)
+	for _, r := range rs {
+		fmt.Fprintln(w, r)
+	}
+	return err != nil
+}
+
+// unfinishedTask is the task --resume would take up, if any (read only).
+func unfinishedTask(o options) (workspace.Task, bool) {
+	root, err := o.workspaceRoot()
+	if err != nil {
+		return workspace.Task{}, false
+	}
+	ws, infos, err := readTasks(root)
+	if err != nil || ws == nil {
+		return workspace.Task{}, false
+	}
+	id, ok, err := ws.Unfinished()
+	if err != nil || !ok {
+		return workspace.Task{}, false
+	}
+	for _, in := range infos {
+		if in.ID == id {
+			return in.Task, true
+		}
+	}
+	return workspace.Task{}, false
 }

@@ -75,6 +75,19 @@ func TestDoctorLines(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], `agent "claude" (from --agent), 2 workers`) || !strings.HasPrefix(lines[1], "fail  claude command") {
 		t.Errorf("doctor printed:\n%s", out.String())
 	}
+	// An unfinished task's own agents are checked too.
+	project := t.TempDir()
+	a, err := newApp(simOptions(project), workspace.Task{Description: "build a tiny calculator"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"doctor", "--project", project}, strings.NewReader(""), &out, &errOut); code != exitError ||
+		!strings.Contains(out.String(), "(hivemind --resume): agent \"sim\", 2 workers\nok    sim") {
+		t.Errorf("doctor with an unfinished sim task: exit %d\n%s", code, out.String())
+	}
 	out.Reset()
 	errOut.Reset()
 	if code := run([]string{"doctor", "--project", t.TempDir(), "--agent", "sim"}, strings.NewReader(""), &out, &errOut); code != exitOK || !strings.Contains(out.String(), "ok    sim") {
