@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
@@ -85,6 +88,35 @@ func printPreflightFailure(w io.Writer, err error) bool {
 	}
 	fmt.Fprintln(w, "Run hivemind doctor to see every check; --no-preflight starts the agents anyway.")
 	return true
+}
+
+// onlyRootFailed reports whether the preflight failed only because Claude
+// Code may not bypass permissions as root.
+func onlyRootFailed(err error) bool {
+	var pe *preflight.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	for _, r := range pe.Results {
+		if r.Status == preflight.Fail && r.Check != preflight.CheckRoot {
+			return false
+		}
+	}
+	return true
+}
+
+// confirmSandbox asks, on a terminal, whether this root session is a
+// sandbox (a container or VM the user can throw away); yes sets
+// IS_SANDBOX=1 for this process and its agents.
+func confirmSandbox(in io.Reader, out io.Writer) bool {
+	fmt.Fprint(out, "hivemind: running as root. Claude Code bypasses permissions as root only in a sandbox.\n"+
+		"Is this a container or VM you can throw away? Run the agents with IS_SANDBOX=1 [y/N] ")
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		fmt.Fprintln(out, "hivemind: not started (IS_SANDBOX=1 hivemind … skips this question)")
+		return false
+	}
+	return os.Setenv("IS_SANDBOX", "1") == nil
 }
 
 // cmdDoctor runs the preflight alone: one line per check, exit 1 when one

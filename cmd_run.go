@@ -25,6 +25,10 @@ func cmdRun(o options, task string, stdout, stderr io.Writer) int {
 		return runFrontDoor(o, nil)
 	}
 	a, err := newApp(o, workspace.Task{Description: task}, stdout)
+	if err != nil && onlyRootFailed(err) && isTerminal() && confirmSandbox(os.Stdin, stderr) {
+		// Nothing was created: wire the run again, now in a sandbox.
+		a, err = newApp(o, workspace.Task{Description: task}, stdout)
+	}
 	if err != nil {
 		if printPreflightFailure(stderr, err) {
 			return exitError

@@ -218,3 +218,27 @@ func TestDemoCleanup(t *testing.T) {
 		t.Errorf("unfinished demo project removed: %v", err)
 	}
 }
+
+func TestConfirmSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		want   bool
+	}{{"y\n", true}, {"YES\n", true}, {"\n", false}, {"n\n", false}, {"", false}} {
+		t.Setenv("IS_SANDBOX", "")
+		var out strings.Builder
+		got := confirmSandbox(strings.NewReader(tc.answer), &out)
+		if got != tc.want || (os.Getenv("IS_SANDBOX") == "1") != tc.want {
+			t.Errorf("answer %q: %v, IS_SANDBOX=%q; want %v", tc.answer, got, os.Getenv("IS_SANDBOX"), tc.want)
+		}
+		if !strings.Contains(out.String(), "[y/N]") {
+			t.Errorf("question: %q", out.String())
+		}
+	}
+	root := preflight.Result{Check: preflight.CheckRoot, Status: preflight.Fail}
+	login := preflight.Result{Check: "claude login", Status: preflight.Fail}
+	ok := preflight.Result{Check: "claude command"}
+	if !onlyRootFailed(&preflight.Error{Results: []preflight.Result{ok, root}}) ||
+		onlyRootFailed(&preflight.Error{Results: []preflight.Result{root, login}}) || onlyRootFailed(os.ErrNotExist) {
+		t.Error("onlyRootFailed")
+	}
+}

@@ -2,8 +2,10 @@ package e2e_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +146,117 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	if err != nil || !strings.Contains(string(tj), `"agent": "sim"`) {
 		t.Errorf("task.json %s (%v): want agent sim", tj, err)
 	}
+}
+
+// fakeClaude writes a `claude` that answers --version and auth status as
+// Claude Code 2.1.197 does, logged in or not, into a new PATH directory.
+func fakeClaude(t *testing.T, loggedIn bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	status := `{"loggedIn": true, "authMethod": "api_key", "apiProvider": "firstParty", "apiKeySource": "ANTHROPIC_API_KEY"}`
+	code := 0
+	if !loggedIn {
+		status, code = `{"loggedIn": false, "authMethod": "none", "apiProvider": "firstParty"}`, 1
+	}
+	script := "#!/bin/sh\ncase \"$1\" in\n--version) echo '2.1.197 (Claude Code)';;\n" +
+		"auth) echo '" + status + "'; exit " + strconv.Itoa(code) + ";;\n*) echo 'unexpected' >&2; exit 2;;\nesac\n"
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// listen accepts (and closes) connections on a loopback port until the
+// test ends, and returns its URL.
+func listen(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// closedURL is a loopback URL nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String()
+	l.Close()
+	return u
+}
+
+// Each broken Claude Code setup the issue met by retrying for a minute is
+// found by `hivemind doctor` in under 2 s with the reason: not logged in,
+// the API unreachable, root without a sandbox; a good setup passes.
+func TestDoctorBrokenClaudeSetups(t *testing.T) {
+	t.Parallel()
+	up := listen(t)
+	sandbox := "IS_SANDBOX=1"
+	for _, tc := range []struct {
+		name     string
+		loggedIn bool
+		env      []string
+		rootOnly bool
+		code     int
+		want     string
+	}{
+		{"good", true, []string{"ANTHROPIC_BASE_URL=" + up, sandbox}, false, 0, "ok    claude network   reached 127.0.0.1"},
+		{"not logged in", false, []string{"ANTHROPIC_BASE_URL=" + up, sandbox}, false, 1, "fail  claude login     Claude Code is not logged in"},
+		{"api unreachable", true, []string{"ANTHROPIC_BASE_URL=" + closedURL(t), sandbox}, false, 1, "fail  claude network   cannot reach ANTHROPIC_BASE_URL"},
+		{"root without sandbox", true, []string{"ANTHROPIC_BASE_URL=" + up, "IS_SANDBOX="}, true, 1, "fail  claude as root   running as root"},
+	} {
+		if tc.rootOnly && os.Geteuid() != 0 {
+			t.Logf("%s: not root, skipped", tc.name)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		env := append([]string{"PATH=" + fakeClaude(t, tc.loggedIn) + ":/usr/bin:/bin"}, tc.env...)
+		cmd, out := hivemind(t, ctx, t.TempDir(), "doctor", "--agent", "claude", "--project", t.TempDir())
+		cmd.Env = append(cmd.Env, env...)
+		start := time.Now()
+		code := exitCode(t, cmd)
+		took := time.Since(start)
+		cancel()
+		if code != tc.code || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%s: exit %d, want %d and %q:\n%s", tc.name, code, tc.code, tc.want, out.String())
+		}
+		if took > preflightBound {
+			t.Errorf("%s: took %v, want under %v", tc.name, took, preflightBound)
+		}
+		t.Logf("%s: %v", tc.name, took.Round(time.Millisecond))
+	}
+}
+
+// As root on a terminal, a run whose only problem is the missing sandbox
+// asks whether this is a throwaway container; no starts nothing.
+func TestRootAsksForSandbox(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("the question is asked only as root")
+	}
+	r := startTUI(t, tuiOptions{args: []string{"--agent", "claude", "add a greeting service"},
+		env: []string{"PATH=" + fakeClaude(t, true) + ":/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + listen(t), "IS_SANDBOX="}})
+	r.waitText(tuiWait, "Is this a container or VM you can throw away? Run the agents with IS_SANDBOX=1 [y/N]")
+	r.keys("n", "Enter")
+	if code := r.waitExit(tuiWait); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	if s := r.joined(); !s.contains("fail  claude as root") || !s.contains("IS_SANDBOX=1 hivemind") {
+		t.Errorf("no reason and fix after no:\n%s", s)
+	}
+	noWorkspace(t, r.project)
 }

@@ -35,6 +35,10 @@ func (s Status) String() string {
 	}
 }
 
+// CheckRoot is the check that Claude Code may bypass permissions as this
+// user (its fix, IS_SANDBOX=1, is the user's call to make).
+const CheckRoot = "claude as root"
+
 // Result is one check: what was checked, what was found, and for a warning
 // or failure what to do about it.
 type Result struct {
@@ -315,7 +319,7 @@ func claudeLogin(ctx context.Context, env Env, path string) Result {
 }
 
 func claudeRoot(env Env, a Agent) Result {
-	r := Result{Check: "claude as root"}
+	r := Result{Check: CheckRoot}
 	switch {
 	case !env.Root:
 		r.Msg = "not running as root"
