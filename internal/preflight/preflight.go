@@ -217,11 +217,22 @@ func plainWord(w string) bool {
 }
 
 // FirstWord returns the program a shell command line runs: its first word
-// after leading VAR=value assignments ("" when it starts with something
-// else, e.g. an expansion).
+// after leading VAR=value assignments, unquoted when the whole word is in
+// quotes ('/opt/my agent/run' is not split). Anything else (an expansion,
+// a builtin) is returned as is, and then not checked.
 func FirstWord(line string) string {
-	for _, w := range strings.Fields(line) {
+	line = strings.TrimSpace(line)
+	for line != "" {
+		if q := line[0]; q == '\'' || q == '"' {
+			if end := strings.IndexByte(line[1:], q); end >= 0 && (end+2 == len(line) || line[end+2] == ' ' || line[end+2] == '\t') {
+				if w := line[1 : end+1]; !strings.ContainsAny(w, "$`\\") {
+					return w
+				}
+			}
+		}
+		w, rest, _ := strings.Cut(line, " ")
 		if k, _, ok := strings.Cut(w, "="); ok && k != "" && !strings.ContainsAny(k, "/$`'\"") {
+			line = strings.TrimSpace(rest)
 			continue
 		}
 		return w

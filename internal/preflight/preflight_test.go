@@ -239,6 +239,25 @@ func TestCommandAgents(t *testing.T) {
 	}
 }
 
+func TestFirstWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"codex --full-auto":          "codex",
+		"  FOO=1 BAR=x my-agent --x": "my-agent",
+		"'/opt/my agent/run' -v":     "/opt/my agent/run",
+		`"/usr/bin/tool"`:            "/usr/bin/tool",
+		"'$HOME/x' y":                "'$HOME/x'",
+		"$AGENT --x":                 "$AGENT",
+		"exec foo":                   "exec",
+		"FOO=1":                      "",
+		"":                           "",
+		"/bin/sh -c 'echo hi'":       "/bin/sh",
+	} {
+		if got := FirstWord(in); got != want {
+			t.Errorf("FirstWord(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestResultLine(t *testing.T) {
 	r := Result{Check: "claude command", Status: Fail, Msg: "not found", Fix: "install it"}
 	if got, want := r.String(), "fail  claude command   not found — fix: install it"; got != want {
