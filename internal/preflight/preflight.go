@@ -132,7 +132,7 @@ func System() Env {
 			}
 			return c.Close()
 		},
-		CommandTimeout: 5 * time.Second,
+		CommandTimeout: 3 * time.Second,
 		DialTimeout:    1500 * time.Millisecond,
 	}
 }
