@@ -212,10 +212,27 @@ func (b *bridge) onHeartbeat(agent string, at time.Time) {
 	_ = b.td.WriteHeartbeat(agent, at)
 }
 
-// profileName returns the agent profile: the flag, else config.
-func profileName(o options, cfg config.Config) string {
-	if o.agentSet && strings.TrimSpace(o.agent) != "" {
-		return strings.TrimSpace(o.agent)
+// resumeAgents returns cfg with the agents task t started with (its
+// task.json): the same profile and worker count, so a resumed task runs
+// what it ran before whatever the config says now. --agent given on
+// resume overrides the profile for this run; the worker count stays the
+// task's (its state names its workers). Either is noted in the event log.
+func resumeAgents(o options, cfg config.Config, t workspace.Task) (config.Config, []workspace.EventRecord) {
+	var notes []workspace.EventRecord
+	if t.Agent != "" && cfg.Agent != t.Agent {
+		if o.agentSet {
+			notes = append(notes, workspace.EventRecord{Type: "agent_overridden",
+				Details: map[string]any{"task_agent": t.Agent, "agent": cfg.Agent, "why": "--agent given on resume"}})
+		} else {
+			cfg.Agent = t.Agent
+		}
 	}
-	return cfg.Agent
+	if t.Workers > 0 && cfg.Workers != t.Workers {
+		if o.workersSet {
+			notes = append(notes, workspace.EventRecord{Type: "workers_kept",
+				Details: map[string]any{"workers": t.Workers, "ignored": cfg.Workers, "why": "a resumed task keeps its workers"}})
+		}
+		cfg.Workers = t.Workers
+	}
+	return cfg, notes
 }

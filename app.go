@@ -7,8 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,7 +73,7 @@ func loadConfig(o options) (config.Config, config.Sources, error) {
 		ov.Workers = &w
 	}
 	if o.agentSet {
-		a := o.agent
+		a := strings.TrimSpace(o.agent)
 		ov.Agent = &a
 	}
 	return config.Load(root, config.UserDir(os.Getenv), ov)
@@ -99,10 +99,15 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if profileName(o, cfg) == "claude" {
-		if _, err := exec.LookPath("claude"); err != nil {
-			return nil, fmt.Errorf("claude (Claude Code) is not on PATH: install it with `npm install -g @anthropic-ai/claude-code`, or try the built-in agents with --agent sim")
+	var notes []workspace.EventRecord
+	if task.Description != "" && !o.noPreflight {
+		// Before anything is created: a run whose agents cannot start
+		// stops here with the reason and the fix.
+		rs, err := preflightCheck(cfg)
+		if err != nil {
+			return nil, err
 		}
+		notes = preflightNotes(rs)
 	}
 	a := &app{opts: o, cfg: cfg, project: project, root: root, out: newPrinter(stdout, o.json),
 		terminal: make(chan struct{})}
@@ -137,7 +142,6 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		return nil, fmt.Errorf("shared context: %w", err)
 	}
 
-	var notes []workspace.EventRecord
 	if stale {
 		notes = append(notes, workspace.EventRecord{Type: "lock_taken_over",
 			Details: map[string]any{"lock": lock.Path()}})
@@ -148,7 +152,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	case task.Description != "" && o.resume:
 		return nil, fmt.Errorf("%w: give a task or --resume, not both", errUsage)
 	case task.Description != "":
-		task.Project, task.Workers, task.Agent = project, cfg.Workers, profileName(o, cfg)
+		task.Project, task.Workers, task.Agent = project, cfg.Workers, cfg.Agent
 		if task.SubmittedBy == "" {
 			task.SubmittedBy = "cli"
 		}
@@ -174,6 +178,22 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		if a.td, err = a.ws.OpenTask(id); err != nil {
 			return nil, err
 		}
+		t, err := a.td.Task()
+		if err != nil {
+			return nil, err
+		}
+		// The task keeps the agents it started with; --agent overrides.
+		var changed []workspace.EventRecord
+		cfg, changed = resumeAgents(o, cfg, t)
+		notes = append(notes, changed...)
+		if !o.noPreflight {
+			rs, err := preflightCheck(cfg)
+			if err != nil {
+				return nil, err
+			}
+			notes = append(notes, preflightNotes(rs)...)
+		}
+		a.cfg = cfg
 		a.resumed = true
 		a.first = engine.Resumed{}
 		recs, _, err := workspace.ReadEvents(filepath.Join(a.td.Dir(), workspace.EventsFile))
@@ -221,7 +241,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	factory := &agentFactory{cfg: cfg, profile: profileName(o, cfg), project: project, td: a.td, self: self,
+	factory := &agentFactory{cfg: cfg, profile: cfg.Agent, project: project, td: a.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), o.simArgs...), simArgsFromEnv()...), git: a.git}
 	br := &bridge{td: a.td}
 	a.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -17,30 +18,44 @@ const (
 	exitNeedsHuman = 3
 )
 
+// Workers limits; internal/config checks the same range for config files.
+const (
+	minWorkers = 1
+	maxWorkers = 32
+)
+
 // options are the parsed command line.
 type options struct {
-	project    string
-	workspace  string
-	workers    int
-	workersSet bool
-	agent      string
-	agentSet   bool
-	config     string
-	resume     bool
-	headless   bool
-	json       bool
-	follow     bool
-	merge      bool     // merge a complete task's branch into the user's branch (git projects)
-	args       []string // positional arguments (sub-command and its words, or the task)
-	simArgs    []string // sim-agent flags set by a sub-command (the demo's pace); HIVEMIND_SIM_ARGS comes after
+	project     string
+	workspace   string
+	workers     int
+	workersSet  bool
+	agent       string
+	agentSet    bool
+	config      string
+	resume      bool
+	headless    bool
+	json        bool
+	follow      bool
+	merge       bool     // merge a complete task's branch into the user's branch (git projects)
+	noPreflight bool     // skip the agent checks before a run (hivemind doctor runs them alone)
+	help        bool     // --help / -h
+	args        []string // positional arguments (sub-command and its words, or the task)
+	// dashAt is how many positional arguments came before "--" (-1: no
+	// "--"). Words after "--" are always task text.
+	dashAt  int
+	simArgs []string // sim-agent flags set by a sub-command (the demo's pace); HIVEMIND_SIM_ARGS comes after
 }
 
-const usage = `Usage:
+const usageHead = `Usage:
   hivemind [flags] "task text"        run a task (full screen; --headless for no TUI)
+  hivemind [flags] -- task text       the same: everything after -- is the task
   hivemind [flags]                    start screen: choose the project, type a task or resume
                                       (without a terminal: resume the unfinished task, if any)
-  hivemind tasks [--json]             the tasks of this project: state, start, duration
+  hivemind --resume [flags]           resume the unfinished task with the agents it started with
   hivemind demo                       built-in simulated agents, throwaway project
+  hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network)
+  hivemind tasks [--json]             the tasks of this project: state, start, duration
   hivemind status [--json]            the current task's state.json
   hivemind events [--follow] [--json] the event log
   hivemind roles                      effective per-role permissions
@@ -48,34 +63,73 @@ const usage = `Usage:
   hivemind context [--json]           the shared decisions, constraints and glossary
   hivemind context rm ID              remove one entry (not while hivemind runs here)
   hivemind diff [agent]               git projects: the task's changes, or one worker's
+  hivemind help                       this help
 
-Flags:
+A task is text of more than one word: quote it ("fix the login bug") or put
+it after --. A single word is never taken for a task, so a mistyped command
+starts nothing.
+
+Flags (anywhere on the line):
 `
+
+// commands are the sub-commands a user types (sim-agent and hook are run
+// by Hivemind itself and not listed).
+var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "roles", "status", "tasks"}
+
+// newFlagSet declares the flags into o. The flag package prints nothing:
+// run reports errors in one line and prints help itself.
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("hivemind", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&o.project, "project", "", "project `dir` (default: current directory)")
+	fs.StringVar(&o.workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
+	fs.IntVar(&o.workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
+	fs.StringVar(&o.agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
+	fs.StringVar(&o.config, "config", "", "config `file` (replaces <workspace>/config.toml)")
+	fs.BoolVar(&o.resume, "resume", false, "resume the unfinished task of this workspace")
+	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout (exit 0 complete, 1 error or cancelled, 3 needs_human)")
+	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events, tasks, context)")
+	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
+	fs.BoolVar(&o.merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
+	fs.BoolVar(&o.noPreflight, "no-preflight", false, "start agents without checking their setup first (see hivemind doctor)")
+	fs.BoolVar(&o.help, "help", false, "this help (also -h)")
+	fs.BoolVar(&o.help, "h", false, "")
+	return fs
+}
+
+// usageText is the full help: the commands and every flag as --flag.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	var o options
+	fs := newFlagSet(&o)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "h" {
+			return
+		}
+		arg, help := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if arg != "" && arg != "value" {
+			left += " " + arg
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			help += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(&b, "  %-22s %s\n", left, help)
+	})
+	return b.String()
+}
 
 // parseFlags parses flags anywhere on the line (flags after the task text
 // are honoured too); "--" ends flag parsing.
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("hivemind", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.project, "project", "", "project `dir` (default: current directory)")
-	fs.StringVar(&o.workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
-	fs.IntVar(&o.workers, "workers", 2, "number of worker agents")
-	fs.StringVar(&o.agent, "agent", "", "agent profile: claude, sim, a [profiles.<name>] from config, or a command line")
-	fs.StringVar(&o.config, "config", "", "config `file` (replaces <workspace>/config.toml)")
-	fs.BoolVar(&o.resume, "resume", false, "resume the unfinished task of this workspace")
-	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout")
-	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events)")
-	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
-	fs.BoolVar(&o.merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
+func parseFlags(args []string) (options, error) {
+	o := options{dashAt: -1}
+	fs := newFlagSet(&o)
 	cur := args
 	for len(cur) > 0 {
 		if err := fs.Parse(cur); err != nil {
-			return o, err
+			return o, flagError(err, fs)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -83,6 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 		// A "--" consumed by Parse leaves everything after it positional.
 		if i := len(cur) - len(rest) - 1; i >= 0 && cur[i] == "--" {
+			o.dashAt = len(o.args)
 			o.args = append(o.args, rest...)
 			break
 		}
@@ -97,10 +152,29 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.agentSet = true
 		}
 	})
-	if o.workersSet && (o.workers < 1 || o.workers > 16) {
-		return o, fmt.Errorf("--workers must be between 1 and 16, got %d", o.workers)
+	if o.workersSet && (o.workers < minWorkers || o.workers > maxWorkers) {
+		return o, fmt.Errorf("--workers must be between %d and %d, got %d", minWorkers, maxWorkers, o.workers)
 	}
 	return o, nil
+}
+
+// flagName matches a flag as the flag package names it in errors ("-x").
+var flagName = regexp.MustCompile(`(^|[ :])-([A-Za-z][\w-]*)`)
+
+// flagError rewrites a flag package error in the --flag spelling, with a
+// "did you mean" for an unknown flag.
+func flagError(err error, fs *flag.FlagSet) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggest(strings.TrimLeft(name, "-"), names, 2); s != "" {
+			msg += " (did you mean --" + s + "?)"
+		}
+		return errors.New(msg)
+	}
+	return errors.New(flagName.ReplaceAllString(msg, "$1--$2"))
 }
 
 // run is the whole program; it returns the exit code.
@@ -115,16 +189,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cmdHook(args[1:], stdin, stdout, stderr)
 		}
 	}
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "hivemind:", err)
+		fmt.Fprintf(stderr, "hivemind: %v\nRun hivemind --help for usage.\n", err)
 		return exitUsage
 	}
+	if o.help {
+		fmt.Fprint(stdout, usageText())
+		return exitOK
+	}
 	cmd := ""
-	if len(o.args) > 0 {
+	if len(o.args) > 0 && o.dashAt != 0 {
 		cmd = o.args[0]
 	}
 	switch cmd {
@@ -142,14 +217,91 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, cmdContext(o, stdout))
 	case "diff":
 		return report(stderr, cmdDiff(o, stdout))
+	case "doctor":
+		return cmdDoctor(o, stdout, stderr)
 	case "demo":
 		return cmdDemo(o, stdout, stderr)
 	case "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageText())
 		return exitOK
 	}
-	task := strings.TrimSpace(strings.Join(o.args, " "))
+	task, err := taskText(o.args, o.dashAt)
+	if err != nil {
+		fmt.Fprintln(stderr, "hivemind:", err)
+		return exitUsage
+	}
 	return cmdRun(o, task, stdout, stderr)
+}
+
+// taskText returns the task the positional words give ("" for none), or an
+// error when they could be a mistyped command. The rule: words after "--",
+// an argument with spaces in it (a quoted task), or several words whose
+// first is not one edit away from a command are a task; a single word is
+// not (a task is described in more than one word), so `hivemind stauts`
+// starts nothing.
+func taskText(words []string, dashAt int) (string, error) {
+	task := strings.TrimSpace(strings.Join(words, " "))
+	if task == "" || dashAt >= 0 {
+		return task, nil
+	}
+	for _, w := range words {
+		if strings.ContainsAny(strings.TrimSpace(w), " \t\n") {
+			return task, nil
+		}
+	}
+	first := words[0]
+	if len(words) == 1 {
+		if s := suggest(first, commands, 2); s != "" {
+			return "", fmt.Errorf("unknown command %q: did you mean %q?\n(to start a task, quote it: hivemind \"%s …\", or put it after --: hivemind -- %s)",
+				first, "hivemind "+s, first, first)
+		}
+		return "", fmt.Errorf("%q is not a command, and a task needs more than one word: quote it (hivemind \"%s …\"), or put it after -- (hivemind -- %s).\nRun hivemind --help for the commands",
+			first, first, first)
+	}
+	if s := suggest(first, commands, 1); s != "" && len(first) >= 3 {
+		return "", fmt.Errorf("unknown command %q: did you mean %q?\n(to start the task %q, quote it or put it after --: hivemind -- %s)",
+			first, "hivemind "+s, task, task)
+	}
+	return task, nil
+}
+
+// suggest returns the name in known closest to s, at most max edits away
+// (a swap of two neighbours counts as one), or "".
+func suggest(s string, known []string, max int) string {
+	best, bestD := "", max+1
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(s), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of neighbours.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 // report prints err (if any) and returns the exit code for it.

@@ -20,6 +20,7 @@ const demoPace = 200 * time.Millisecond
 
 // cmdDemo runs the built-in sim agents on a throwaway project in a temp
 // directory: the whole workflow, no Claude Code and no network needed.
+// The project is removed at the end unless its task can be resumed.
 func cmdDemo(o options, stdout, stderr io.Writer) int {
 	dir, err := os.MkdirTemp("", "hivemind-demo-")
 	if err != nil {
@@ -31,5 +32,29 @@ func cmdDemo(o options, stdout, stderr io.Writer) int {
 	o.resume = false
 	o.simArgs = []string{"--pace", demoPace.String()}
 	fmt.Fprintf(stderr, "hivemind demo: project %s\n", dir)
-	return cmdRun(o, demoTask, stdout, stderr)
+	code := cmdRun(o, demoTask, stdout, stderr)
+	fmt.Fprintln(stderr, "hivemind demo:", demoCleanup(o))
+	return code
+}
+
+// demoCleanup removes the demo's throwaway project once its task is over
+// (complete, cancelled or abandoned); an unfinished task keeps it, so the
+// printed resume command works. It returns what it did, for the user.
+func demoCleanup(o options) string {
+	dir := o.project
+	root, err := o.workspaceRoot()
+	if err != nil {
+		return fmt.Sprintf("the demo project stays in %s (%v)", dir, err)
+	}
+	if ws, _, err := readTasks(root); err != nil {
+		return fmt.Sprintf("the demo project stays in %s (%v); remove it with: rm -rf %s", dir, err, dir)
+	} else if ws != nil {
+		if _, unfinished, err := ws.Unfinished(); err != nil || unfinished {
+			return fmt.Sprintf("the task can be resumed, so the demo project stays in %s (rm -rf %s removes it)", dir, dir)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Sprintf("could not remove the demo project %s: %v", dir, err)
+	}
+	return "removed the demo project " + dir
 }

@@ -25,7 +25,14 @@ func cmdRun(o options, task string, stdout, stderr io.Writer) int {
 		return runFrontDoor(o, nil)
 	}
 	a, err := newApp(o, workspace.Task{Description: task}, stdout)
+	if err != nil && onlyRootFailed(err) && isTerminal() && confirmSandbox(os.Stdin, stderr) {
+		// Nothing was created: wire the run again, now in a sandbox.
+		a, err = newApp(o, workspace.Task{Description: task}, stdout)
+	}
 	if err != nil {
+		if printPreflightFailure(stderr, err) {
+			return exitError
+		}
 		fmt.Fprintln(stderr, "hivemind:", err)
 		if errors.Is(err, errUsage) {
 			return exitUsage
@@ -37,7 +44,7 @@ func cmdRun(o options, task string, stdout, stderr io.Writer) int {
 		if code, ok := runTUI(a); ok {
 			return code
 		}
-		a.out.notice("info", "the full-screen UI is not wired in yet; running headless")
+		a.out.notice("info", "no terminal (stdin or stdout is not a TTY): running headless, one line per event")
 	}
 	return a.runHeadless()
 }

@@ -387,7 +387,7 @@ func TestWorkspaceLockNamesHolder(t *testing.T) {
 	defer lock.Release()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "sim", "--project", project, "x")
+	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "sim", "--project", project, "--", "x")
 	if code := exitCode(t, cmd); code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, out.String())
 	}

@@ -1256,7 +1256,12 @@ func (st *stepper) health(e AgentHealth) {
 	switch h {
 	case "exited", "crashed":
 		st.emit("agent_exited", e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
-		st.failAgent(e.Agent, fmt.Sprintf("exited (code %d)", e.ExitCode), false)
+		why := fmt.Sprintf("exited (code %d)", e.ExitCode)
+		// The agent layer's detail may quote what the agent said last.
+		if more := strings.TrimLeft(strings.TrimPrefix(e.Detail, fmt.Sprintf("exit code %d", e.ExitCode)), "; "); more != "" {
+			why += ": " + more
+		}
+		st.failAgent(e.Agent, why, false)
 	case "hung":
 		if ag.Pending {
 			st.emit("agent_hung", e.Agent, map[string]any{"detail": e.Detail})

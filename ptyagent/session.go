@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -761,21 +762,51 @@ func (s *Session) waiter() {
 	_ = s.log.Close()
 
 	s.mu.Lock()
+	words := ""
+	if code != 0 && !s.stopping && !s.scrClosed {
+		// Everything the agent wrote is on the screen now (the reader
+		// is done): quote it, the reason is usually there.
+		words = lastWords(s.scr.Text())
+	}
 	s.exitCode = code
 	s.leftover = left
 	s.dead = true // Inject refuses from here on
 	pending := s.queue
 	s.queue = nil
 	s.mu.Unlock()
-	for _, m := range pending {
-		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery"})
-	}
 	detail := fmt.Sprintf("exit code %d", code)
 	if left > 0 {
 		detail += fmt.Sprintf("; %d processes could not be killed", left)
 	}
+	if words != "" {
+		detail += "; last output: " + words
+	}
+	for _, m := range pending {
+		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery (" + detail + ")"})
+	}
 	s.setHealth(HealthExited, detail)
 	close(s.done)
+}
+
+// lastWords returns the last lines with words in them of an agent's
+// screen (at most two, joined by " / ", clipped): what an agent that
+// dies says before it exits, such as a refusal or a missing command.
+func lastWords(screen string) string {
+	const maxLines, maxRunes = 2, 240
+	var picked []string
+	lines := strings.Split(screen, "\n")
+	for i := len(lines) - 1; i >= 0 && len(picked) < maxLines; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue // blank, or only borders and symbols
+		}
+		picked = append([]string{l}, picked...)
+	}
+	w := strings.Join(picked, " / ")
+	if r := []rune(w); len(r) > maxRunes {
+		w = string(r[:maxRunes-1]) + "…"
+	}
+	return w
 }
 
 func maps(m map[int]bool) map[int]bool {
