@@ -50,8 +50,8 @@ func openRawLog(path string, max int64) (*rawLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("ptyagent: stat log: %w", err)
 	}
-	if max < 4<<10 {
-		max = 4 << 10 // a log rotates whole pieces; never a write loop
+	if max <= 0 {
+		max = 16 << 20 // Spec's default; a write never loops on a zero limit
 	}
 	l := &rawLog{path: path, max: max, f: f, w: bufio.NewWriterSize(f, logBufSize), size: st.Size()}
 	l.flush = time.AfterFunc(time.Hour, l.flushTimer)
