@@ -7,9 +7,10 @@ import (
 
 // scrollback is a capped ring of encoded lines, oldest first.
 //
-// A line is encoded as a flags byte (bit 0: soft-wrapped) followed by runs
-// of (uvarint style id, uvarint byte length, UTF-8 text), one run per style
-// change, with trailing default blanks trimmed. Blank cells are stored as
+// A line is encoded as a flags byte (bit 0: soft-wrapped), the uvarint
+// count of cells used (see line.used), then runs of (uvarint style id,
+// uvarint byte length, UTF-8 text), one run per style change, with
+// trailing default blanks trimmed. Blank cells are stored as
 // spaces and the right halves of wide characters are implied by their
 // width, so a 120-column line of prose costs about its text length.
 type scrollback struct {
@@ -94,6 +95,7 @@ func (t *Term) encode(l *line) []byte {
 		flags = 1
 	}
 	buf = append(buf, flags)
+	buf = binary.AppendUvarint(buf, uint64(l.used))
 	var run [utf8.UTFMax * 256]byte
 	for i := 0; i < end; {
 		st := c[i].st
@@ -131,14 +133,36 @@ func (t *Term) encode(l *line) []byte {
 	return buf
 }
 
-// decode fills l (already cols wide) from an encoded line.
-func (t *Term) decode(b []byte, l *line) {
+// lineHeader returns the cells used and the soft-wrap flag of an encoded
+// line.
+func lineHeader(b []byte) (used int, wrapped bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	u, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		u = 0
+	}
+	return int(min(u, 1<<20)), b[0]&1 != 0
+}
+
+// decode fills l (already cols wide) from an encoded line; with grow, l
+// is extended to hold the whole line and at least its used cells.
+func (t *Term) decode(b []byte, l *line, grow bool) {
 	t.clearLine(l, 0)
 	if len(b) == 0 {
 		return
 	}
-	l.wrapped = b[0]&1 != 0
-	b = b[1:]
+	used, wrapped := lineHeader(b)
+	if grow && len(l.c) < used {
+		l.c = append(l.c, make([]cell, used-len(l.c))...)
+	}
+	l.used, l.wrapped = min(used, len(l.c)), wrapped
+	_, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		return
+	}
+	b = b[1+k:]
 	x := 0
 	for len(b) > 0 {
 		st, k := binary.Uvarint(b)
@@ -163,7 +187,10 @@ func (t *Term) decode(b []byte, l *line) {
 				continue
 			}
 			if x+w > len(l.c) {
-				return
+				if !grow {
+					return
+				}
+				l.c = append(l.c, make([]cell, x+w-len(l.c))...)
 			}
 			l.c[x] = cell{r, uint32(st)}
 			if r == ' ' && st == 0 {

@@ -21,9 +21,15 @@ type cell struct {
 // Term.combos (a base rune with combining marks): -(i+2).
 const contCell = -1
 
-// line is one screen row, exactly cols cells wide.
+// line is one screen row, exactly cols cells wide (lines being reflowed
+// may be shorter or longer).
 type line struct {
-	c       []cell
+	c []cell
+	// used counts the cells written, as tmux's cellused: one past the
+	// rightmost cell a character was written to since the row was last
+	// cleared whole. Reflow moves cells up to it and puts the cursor at
+	// it when the cursor was past it.
+	used    int
 	wrapped bool // the text continues on the next row (soft wrap)
 }
 
@@ -95,8 +101,12 @@ type Term struct {
 	links    []string
 	linkIdx  map[string]uint32
 
-	sb     scrollback
-	rcache []rowCache // Lines' per-row rendering cache
+	sb scrollback
+	// hscrolled counts the scrollback lines that scrolled off the screen
+	// since it was last cleared into the scrollback, as tmux's hscrolled:
+	// only those come back when the height grows.
+	hscrolled int
+	rcache    []rowCache // Lines' per-row rendering cache
 
 	p       *ansi.Parser
 	fparams []ansi.Param
@@ -573,10 +583,12 @@ func (t *Term) printASCII(s []byte) {
 		if t.wrapNext {
 			t.wrap()
 		}
-		c := t.scr[t.y].c
+		l := t.scr[t.y]
+		c := l.c
 		x := t.x
 		n := min(len(s), t.cols-x)
 		end := x + n
+		l.used = max(l.used, end)
 		t.runStart(c, x)
 		dst := c[x:end]
 		for i := range dst {
@@ -649,13 +661,15 @@ func (t *Term) printRune(r rune) {
 		// whole (as tmux does) and leave the column blank.
 		t.wrap()
 	}
-	c := t.scr[t.y].c
+	l := t.scr[t.y]
+	c := l.c
 	x := t.x
 	t.overwrite(c, x, w)
 	c[x] = cell{r, t.penID}
 	if w == 2 {
 		c[x+1] = cell{contCell, t.penID}
 	}
+	l.used = max(l.used, x+w)
 	t.lastRune = 0
 	if r < utf8.RuneSelf {
 		t.lastRune = r
@@ -729,8 +743,11 @@ func (t *Term) blankCells(c []cell, from, to int, st uint32) {
 	}
 }
 
+// clearLine clears a whole row as tmux's grid_clear_lines does: no cell
+// used, not wrapped.
 func (t *Term) clearLine(l *line, st uint32) {
 	l.wrapped = false
+	l.used = 0
 	if st == 0 {
 		clear(l.c)
 		return
@@ -739,7 +756,6 @@ func (t *Term) clearLine(l *line, st uint32) {
 	for i := range l.c {
 		l.c[i] = b
 	}
-	l.wrapped = false
 }
 
 // scrollUp moves rows top..bot up by n; rows leaving the top of a
@@ -760,6 +776,7 @@ func (t *Term) scrollUpHist(top, bot, n int, hist bool) {
 		for i := 0; i < n; i++ {
 			t.sb.push(t.encode(t.scr[i]))
 		}
+		t.hscrolled = min(t.hscrolled+n, t.sb.len())
 	}
 	t.spare = append(t.spare[:0], t.scr[top:top+n]...)
 	copy(t.scr[top:], t.scr[top+n:bot+1])
@@ -800,6 +817,7 @@ func (t *Term) insertCells(n int) {
 	if n <= 0 || moved <= 0 {
 		return
 	}
+	t.scr[t.y].used = t.cols // tmux's grid_move_cells
 	copy(c[x+n:x+n+moved], c[x:x+moved])
 	for xx := x; xx < x+moved && xx < x+n; xx++ {
 		c[xx] = cell{0, t.erase()}
@@ -807,11 +825,19 @@ func (t *Term) insertCells(n int) {
 }
 
 func (t *Term) deleteCells(n int) {
-	c := t.scr[t.y].c
+	l := t.scr[t.y]
+	c := l.c
 	x := t.x
 	n = min(n, t.cols-x)
 	if n <= 0 {
 		return
+	}
+	if n == t.cols {
+		t.clearLine(l, t.erase()) // tmux clears a row deleted whole
+		return
+	}
+	if x+n < t.cols {
+		l.used = max(l.used, t.cols-n) // tmux's grid_move_cells
 	}
 	copy(c[x:], c[x+n:])
 	for i := t.cols - n; i < t.cols; i++ {
@@ -856,21 +882,36 @@ func (t *Term) setAlt(on, saveCursor bool) {
 		}
 		t.altSaved.pen = pen
 		t.altOn = true
+		if len(t.alt) != t.rows || len(t.alt[0].c) != t.cols {
+			t.alt = t.newLines(t.rows) // resized while the main screen was on
+		}
 		t.scr = t.alt
 		for _, l := range t.alt {
 			t.clearLine(l, 0)
 		}
 	} else {
-		if saveCursor && t.altSaved.set {
-			t.x, t.y, t.wrapNext = t.altSaved.x, t.altSaved.y, false
+		// Cursor columns as tmux counts them: past the last while a
+		// wrap is pending.
+		cx, cy := t.x, t.y
+		if t.wrapNext {
+			cx++
+		}
+		saved := saveCursor && t.altSaved.set
+		if saved {
+			cx, cy = t.altSaved.x, t.altSaved.y
+			if t.altSaved.wrapNext {
+				cx++
+			}
 			t.pen = t.altSaved.pen
 			t.updatePen()
 		}
 		if t.altOn {
 			t.altOn = false
+			cx, cy = t.leaveAlt(saved, cx, cy)
 			t.scr = t.main
 		}
-		t.wrapNext = false // tmux clamps the cursor into the screen
+		// tmux clamps the cursor into the screen.
+		t.x, t.y, t.wrapNext = min(cx, t.cols-1), cy, false
 	}
 	t.modes.AltScreen = t.altOn
 	t.clampCursor()
@@ -962,6 +1003,7 @@ func (t *Term) esc(cmd ansi.Cmd) {
 				for i := range l.c {
 					l.c[i] = cell{'E', 0}
 				}
+				l.used = len(l.c)
 				l.wrapped = false
 			}
 		}
@@ -1050,6 +1092,10 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 		t.scrollDown(t.top, t.bot, n)
 	case 'X':
 		x := t.px()
+		if x == 0 && n >= t.cols {
+			t.clearLine(t.scr[t.y], t.erase()) // tmux clears a row erased whole
+			break
+		}
 		t.blankCells(t.scr[t.y].c, x, x+n, t.erase())
 	case 'Z':
 		t.wrapNext = false
@@ -1166,6 +1212,10 @@ func (t *Term) cursorDown(n int) {
 func (t *Term) eraseDisplay(mode int) {
 	switch mode {
 	case 0:
+		if t.x == 0 && t.y == 0 && !t.wrapNext && t.history() {
+			t.clearIntoHistory()
+			return
+		}
 		t.eraseLine(0)
 		for _, l := range t.scr[t.y+1:] {
 			t.clearLine(l, t.erase())
@@ -1176,12 +1226,41 @@ func (t *Term) eraseDisplay(mode int) {
 		}
 		t.eraseLine(1)
 	case 2:
+		if t.history() {
+			t.clearIntoHistory()
+			return
+		}
 		for _, l := range t.scr {
 			t.clearLine(l, t.erase())
 		}
 	case 3:
 		t.sb.clear()
+		t.hscrolled = 0
 	}
+}
+
+// history reports whether the current screen keeps a scrollback: the main
+// screen, unless it was configured without one.
+func (t *Term) history() bool { return !t.altOn && t.sb.max > 0 }
+
+// clearIntoHistory clears the screen the way tmux (scroll-on-clear, the
+// default) clears the main screen for ED 2 and for ED 0 from the home
+// position: the rows down to the last one used scroll into the
+// scrollback, and none of the scrollback comes back on a taller screen.
+func (t *Term) clearIntoHistory() {
+	last := 0
+	for y, l := range t.scr {
+		if l.used != 0 {
+			last = y + 1
+		}
+	}
+	for _, l := range t.scr[:last] {
+		t.sb.push(t.encode(l))
+	}
+	for _, l := range t.scr {
+		t.clearLine(l, t.erase())
+	}
+	t.hscrolled = 0
 }
 
 func (t *Term) eraseLine(mode int) {
@@ -1189,11 +1268,16 @@ func (t *Term) eraseLine(mode int) {
 	switch mode {
 	case 0:
 		x := t.px()
-		t.blankCells(l.c, x, t.cols, t.erase())
 		if x == 0 {
-			l.wrapped = false // tmux resets a row cleared whole
+			t.clearLine(l, t.erase()) // tmux resets a row cleared whole
+			return
 		}
+		t.blankCells(l.c, x, t.cols, t.erase())
 	case 1:
+		if t.x >= t.cols-1 {
+			t.clearLine(l, t.erase())
+			return
+		}
 		t.blankCells(l.c, 0, t.x+1, t.erase())
 	case 2:
 		t.clearLine(l, t.erase())
