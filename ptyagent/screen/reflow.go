@@ -27,6 +27,7 @@ func (t *Term) Resize(cols, rows int) {
 	if cols < 1 || rows < 1 || t.closed || (cols == t.cols && rows == t.rows) {
 		return
 	}
+	past := t.wrapNext && t.pastVer == t.version
 	t.version++
 	defer func() {
 		if r := recover(); r != nil {
@@ -38,12 +39,15 @@ func (t *Term) Resize(cols, rows int) {
 	cx, cy := t.x, t.y
 	if t.wrapNext {
 		cx = t.cols
+		if past {
+			cx = max(cx, t.pastX)
+		}
 	}
 	if t.altOn {
 		for _, l := range t.alt {
-			t.fitLine(l, cols)
+			fitAlt(l, cols)
 		}
-		t.alt, cy = cutRows(t.alt, rows, cy, cols)
+		t.alt, cy = t.cutRows(t.alt, rows, cy, cols)
 		t.scr = t.alt
 	} else {
 		cx, cy = t.resizeMain(cols, rows, cx, cy)
@@ -58,6 +62,9 @@ func (t *Term) Resize(cols, rows int) {
 		t.resetTabs()
 	}
 	t.placeCursor(cx, cy)
+	// Without reflow tmux keeps a column past the edge as it is: remember
+	// it until the next write, for a resize that follows at once.
+	t.pastX, t.pastVer = cx, t.version
 }
 
 // placeCursor sets the cursor from tmux's coordinates, where a column at
@@ -93,6 +100,17 @@ func (t *Term) leaveAlt(saved bool, cx, cy int) (int, int) {
 	return cx, cy
 }
 
+// dropBelow drops the last n rows, which ends the soft wrap of the row
+// above them (tmux's grid_clear_lines).
+func dropBelow(ls []*line, n int) []*line {
+	if n <= 0 {
+		return ls
+	}
+	ls = ls[:len(ls)-n]
+	ls[len(ls)-1].wrapped = false
+	return ls
+}
+
 // shrinkRows returns how many of n rows losing d are taken below the
 // cursor row cy (tmux deletes those first) and how many from the top.
 func shrinkRows(n, d, cy int) (below, above int) {
@@ -102,10 +120,16 @@ func shrinkRows(n, d, cy int) (below, above int) {
 
 // cutRows changes the number of rows of a screen without scrollback (the
 // alternate screen) as tmux does, and returns the cursor row.
-func cutRows(ls []*line, rows, cy, cols int) ([]*line, int) {
+func (t *Term) cutRows(ls []*line, rows, cy, cols int) ([]*line, int) {
 	if d := len(ls) - rows; d > 0 {
 		below, above := shrinkRows(len(ls), d, cy)
-		ls = ls[above : len(ls)-below]
+		ls = dropBelow(ls, below)
+		if above > 0 {
+			// tmux deletes them with grid_move_lines: the scrollback's
+			// newest line no longer continues onto the screen.
+			t.unwrapAbove(0)
+		}
+		ls = ls[above:]
 		cy -= above
 	}
 	out := make([]*line, 0, rows)
@@ -114,6 +138,20 @@ func cutRows(ls []*line, rows, cy, cols int) ([]*line, int) {
 		out = append(out, &line{c: make([]cell, cols)})
 	}
 	return out, cy
+}
+
+// fitAlt cuts or pads a row of the alternate screen to cols cells. As in
+// tmux, the cells cut stay in the row, hidden, and come back when the
+// screen grows again, unless the row was cleared whole in between; its
+// used cells are left as they are.
+func fitAlt(l *line, cols int) {
+	if cols <= cap(l.c) {
+		l.c = l.c[:cols]
+		return
+	}
+	nc := make([]cell, cols)
+	copy(nc, l.c[:cap(l.c)])
+	l.c = nc
 }
 
 // fitLine cuts or pads l to cols cells, without reflow.
@@ -140,14 +178,15 @@ func (t *Term) resizeMain(cols, rows, cx, cy int) (int, int) {
 	switch d := len(ls) - rows; {
 	case d > 0 && t.sb.max > 0:
 		below, above := shrinkRows(len(ls), d, cy)
+		ls = dropBelow(ls, below)
 		for _, l := range ls[:above] {
 			t.sb.push(t.encode(l))
 		}
 		t.hscrolled = min(t.hscrolled+above, t.sb.len())
-		ls = ls[above : len(ls)-below]
+		ls = ls[above:]
 		cy -= above
 	case d > 0:
-		ls, cy = cutRows(ls, rows, cy, oldCols)
+		ls, cy = t.cutRows(ls, rows, cy, oldCols)
 	case d < 0:
 		pull := min(-d, t.hscrolled, t.sb.len())
 		back := make([]*line, pull, rows)

@@ -164,6 +164,7 @@ func (t *Term) decode(b []byte, l *line, grow bool) {
 	}
 	b = b[1+k:]
 	x := 0
+	zwj := false
 	for len(b) > 0 {
 		st, k := binary.Uvarint(b)
 		if k <= 0 {
@@ -180,12 +181,16 @@ func (t *Term) decode(b []byte, l *line, grow bool) {
 			r, size := utf8.DecodeRune(text)
 			text = text[size:]
 			w := runeWidth(r)
-			if w == 0 {
+			// After a zero-width joiner, a non-ASCII character was joined
+			// to the same cell (see printRune).
+			if w == 0 || (zwj && r >= utf8.RuneSelf) {
+				zwj = r == 0x200D
 				if x > 0 {
 					t.attach(l.c, x-1, r)
 				}
 				continue
 			}
+			zwj = false
 			if x+w > len(l.c) {
 				if !grow {
 					return
