@@ -27,7 +27,7 @@ func (t *Term) Resize(cols, rows int) {
 	if cols < 1 || rows < 1 || t.closed || (cols == t.cols && rows == t.rows) {
 		return
 	}
-	past := t.wrapNext && t.pastVer == t.version
+	here := pastCursor{x: t.x, y: t.y, alt: t.altOn, set: true}
 	t.version++
 	defer func() {
 		if r := recover(); r != nil {
@@ -39,8 +39,8 @@ func (t *Term) Resize(cols, rows int) {
 	cx, cy := t.x, t.y
 	if t.wrapNext {
 		cx = t.cols
-		if past {
-			cx = max(cx, t.pastX)
+		if t.past.set && t.past.x == here.x && t.past.y == here.y && t.past.alt == here.alt {
+			cx = max(cx, t.past.cx)
 		}
 	}
 	if t.altOn {
@@ -63,8 +63,15 @@ func (t *Term) Resize(cols, rows int) {
 	}
 	t.placeCursor(cx, cy)
 	// Without reflow tmux keeps a column past the edge as it is: remember
-	// it until the next write, for a resize that follows at once.
-	t.pastX, t.pastVer = cx, t.version
+	// it for a resize that follows before the cursor moves.
+	t.past = pastCursor{x: t.x, y: t.y, cx: cx, alt: t.altOn, set: true}
+}
+
+// pastCursor is where a resize left the cursor: tmux's column cx, which
+// may lie past the right edge, and the cursor it became here.
+type pastCursor struct {
+	x, y, cx int
+	alt, set bool
 }
 
 // placeCursor sets the cursor from tmux's coordinates, where a column at
@@ -347,19 +354,15 @@ func (r *reflower) set(w *rrow, x int, c cell) {
 	w.used = max(w.used, x+1)
 }
 
-// width is how many columns cell i of c takes in a reflow: 2 for a wide
-// character, 0 for its right half, 1 for anything else (halves left
-// alone are drawn as blanks).
+// width is how many columns cell i of c takes in a reflow, counted as
+// tmux counts them: 2 for a wide character (even one whose right half was
+// overwritten), 0 for a right half, 1 for anything else.
 func (r *reflower) width(c []cell, i int) int {
 	switch v := c[i].r; {
 	case v == contCell:
-		if i > 0 && c[i-1].r != contCell && c[i-1].r != 0 && r.t.cellWidth(c[i-1].r) == 2 {
-			return 0
-		}
+		return 0
 	case v != 0 && r.t.cellWidth(v) == 2:
-		if i+1 < len(c) && c[i+1].r == contCell {
-			return 2
-		}
+		return 2
 	}
 	return 1
 }

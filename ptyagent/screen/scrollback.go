@@ -10,7 +10,8 @@ import (
 // A line is encoded as a flags byte (bit 0: soft-wrapped), the uvarint
 // count of cells used (see line.used), then runs of (uvarint style id,
 // uvarint byte length, UTF-8 text), one run per style change, with
-// trailing default blanks trimmed. Blank cells are stored as
+// trailing default blanks trimmed. A wide character that lost its right
+// half is followed by orphanMark. Blank cells are stored as
 // spaces and the right halves of wide characters are implied by their
 // width, so a 120-column line of prose costs about its text length.
 type scrollback struct {
@@ -18,6 +19,10 @@ type scrollback struct {
 	start int // index of the oldest line once the ring is full
 	max   int
 }
+
+// orphanMark follows, in an encoded line, a wide character that lost its
+// right half; it is never part of UTF-8 text.
+const orphanMark = 0xFF
 
 func (s *scrollback) len() int { return len(s.lines) }
 
@@ -100,7 +105,7 @@ func (t *Term) encode(l *line) []byte {
 	for i := 0; i < end; {
 		st := c[i].st
 		n := 0
-		for i < end && c[i].st == st && n < len(run)-maxComboLen {
+		for i < end && c[i].st == st && n < len(run)-maxComboLen-1 {
 			switch r := c[i].r; {
 			case r == 0:
 				run[n] = ' '
@@ -111,7 +116,14 @@ func (t *Term) encode(l *line) []byte {
 					n++
 				}
 			case t.cellWidth(r) == 2 && (i+1 >= len(c) || c[i+1].r != contCell):
-				run[n] = ' ' // left half of an overwritten wide character
+				// A wide character whose right half was overwritten
+				// (tmux keeps it): the character, then orphanMark.
+				if r < contCell {
+					n += copy(run[n:], t.combos[-r-2])
+				} else {
+					n += utf8.EncodeRune(run[n:], rune(r))
+				}
+				run[n] = orphanMark
 				n++
 			case r < contCell:
 				n += copy(run[n:], t.combos[-r-2])
@@ -178,6 +190,15 @@ func (t *Term) decode(b []byte, l *line, grow bool) {
 		text := b[k : k+int(n)]
 		b = b[k+int(n):]
 		for len(text) > 0 {
+			if text[0] == orphanMark {
+				// The wide character before has no right half.
+				text = text[1:]
+				if x >= 2 && l.c[x-1].r == contCell {
+					x--
+					l.c[x] = cell{}
+				}
+				continue
+			}
 			r, size := utf8.DecodeRune(text)
 			text = text[size:]
 			w := runeWidth(r)

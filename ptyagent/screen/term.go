@@ -123,12 +123,12 @@ type Term struct {
 	replyDone chan struct{}
 
 	version uint64
-	// pastX is the cursor column the last Resize left past the right
-	// edge (tmux keeps it), valid while version is still pastVer.
-	pastX   int
-	pastVer uint64
-	closed  bool
-	panics  int
+	// past is the cursor the last Resize left, with tmux's column (which
+	// may lie past the right edge): it still holds while the cursor has
+	// not moved.
+	past   pastCursor
+	closed bool
+	panics int
 }
 
 const penCacheBits = 6
@@ -892,7 +892,7 @@ func (t *Term) insertCells(n int) {
 	if n <= 0 || moved <= 0 {
 		return
 	}
-	t.scr[t.y].used = t.cols // tmux's grid_move_cells
+	t.scr[t.y].used = max(t.scr[t.y].used, t.cols) // tmux's grid_move_cells
 	copy(c[x+n:x+n+moved], c[x:x+moved])
 	for xx := x; xx < x+moved && xx < x+n; xx++ {
 		c[xx] = cell{0, t.erase()}
