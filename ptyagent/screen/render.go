@@ -157,17 +157,24 @@ func (t *Term) Text() string {
 func (t *Term) lineText(c []cell) string {
 	var buf []byte
 	for _, cl := range c {
-		switch r := cl.r; {
-		case r == contCell:
-		case r == 0:
-			buf = append(buf, ' ')
-		case r < contCell:
-			buf = append(buf, t.combos[-r-2]...)
-		default:
-			buf = utf8.AppendRune(buf, rune(r))
-		}
+		buf = t.appendText(buf, cl)
 	}
 	return strings.TrimRight(string(buf), " ")
+}
+
+// appendText appends the text of one cell: nothing for the right half of
+// a wide character, a space for a blank.
+func (t *Term) appendText(buf []byte, cl cell) []byte {
+	switch r := cl.r; {
+	case r == contCell:
+	case r == 0:
+		buf = append(buf, ' ')
+	case r < contCell:
+		buf = append(buf, t.combos[-r-2]...)
+	default:
+		buf = utf8.AppendRune(buf, rune(r))
+	}
+	return buf
 }
 
 // Size returns the screen size.

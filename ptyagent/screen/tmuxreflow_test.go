@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // resizeStep writes out, then resizes the pane to cols x rows (when cols
@@ -98,29 +97,19 @@ func (t *Term) styledText(c []cell) string {
 	for end > 0 && (c[end-1].r == 0 || c[end-1].r == ' ') {
 		end--
 	}
-	var b strings.Builder
+	var b []byte
 	st := uint32(0)
 	for _, cl := range c[:end] {
-		if cl.r == contCell {
-			continue
-		}
-		if cl.st != st {
-			b.WriteString(t.styles.render(cl.st))
+		if cl.st != st && cl.r != contCell {
+			b = append(b, t.styles.render(cl.st)...)
 			st = cl.st
 		}
-		switch r := cl.r; {
-		case r == 0:
-			b.WriteByte(' ')
-		case r < contCell:
-			b.WriteString(t.combos[-r-2])
-		default:
-			b.WriteRune(rune(r))
-		}
+		b = t.appendText(b, cl)
 	}
 	if st != 0 {
-		b.WriteString("\x1b[m")
+		b = append(b, "\x1b[m"...)
 	}
-	return b.String()
+	return string(b)
 }
 
 // termSteps plays steps on Hivemind's emulator and returns its state in
@@ -154,15 +143,7 @@ func termSteps(cols, rows int, steps []resizeStep) paneState {
 		ps.styled = append(ps.styled, s.styledText(l.c[:end]))
 		// capture-pane -J: the cells used, untrimmed, wrapped rows joined.
 		for _, c := range l.c[:min(l.used, s.cols)] {
-			switch r := c.r; {
-			case r == contCell:
-			case r == 0:
-				join = append(join, ' ')
-			case r < contCell:
-				join = append(join, s.combos[-r-2]...)
-			default:
-				join = utf8.AppendRune(join, rune(r))
-			}
+			join = s.appendText(join, c)
 		}
 		if !l.wrapped {
 			ps.joined = append(ps.joined, string(join))
