@@ -837,12 +837,14 @@ func (t *Term) moveRows(dy, py, ny int) {
 }
 
 // clearRows clears rows from..to-1 whole as tmux's grid_clear_lines does,
-// which also ends the soft wrap of the row above.
+// which also ends the soft wrap of the row above. With to before from it
+// only ends that wrap: IL and DL pass tmux a negative row count then,
+// which wraps around to a call that clears nothing but still unwraps.
 func (t *Term) clearRows(from, to int) {
-	if from >= to {
+	if from == to {
 		return
 	}
-	for _, l := range t.scr[from:to] {
+	for _, l := range t.scr[from:max(from, to)] {
 		t.clearLine(l, t.erase())
 	}
 	t.unwrapAbove(from)
