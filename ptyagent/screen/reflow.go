@@ -27,7 +27,6 @@ func (t *Term) Resize(cols, rows int) {
 	if cols < 1 || rows < 1 || t.closed || (cols == t.cols && rows == t.rows) {
 		return
 	}
-	here := pastCursor{x: t.x, y: t.y, alt: t.altOn, set: true}
 	t.version++
 	defer func() {
 		if r := recover(); r != nil {
@@ -39,8 +38,8 @@ func (t *Term) Resize(cols, rows int) {
 	cx, cy := t.x, t.y
 	if t.wrapNext {
 		cx = t.cols
-		if t.past.set && t.past.x == here.x && t.past.y == here.y && t.past.alt == here.alt {
-			cx = max(cx, t.past.cx)
+		if p := t.past; p.set && p.x == t.x && p.y == t.y && p.alt == t.altOn {
+			cx = max(cx, p.cx)
 		}
 	}
 	if t.altOn {
