@@ -104,3 +104,22 @@ func BenchmarkLines(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResize measures one zoom or unzoom of a 120x40 pane holding
+// 2000 lines of scrollback from the workload: the width changes, so the
+// scrollback and the screen are reflowed (the cost is per line, never per
+// byte written).
+func BenchmarkResize(b *testing.B) {
+	data := benchWorkload()[:4<<20]
+	s := New(Options{Cols: 120, Rows: 40, Scrollback: 2000})
+	defer func() { _ = s.Close() }()
+	feed(s, data)
+	sizes := [][2]int{{80, 30}, {120, 40}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		sz := sizes[i%2]
+		s.Resize(sz[0], sz[1])
+	}
+	b.ReportMetric(float64(s.ScrollbackLen()), "scrollback-lines")
+}

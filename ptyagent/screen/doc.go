@@ -2,7 +2,8 @@
 // interface, Hivemind's own emulator behind New (Term: x/ansi parser,
 // wcwidth-compatible widths, rows held by pointer so scrolling moves
 // pointers, interned styles, compact capped scrollback, tmux-identical
-// screens on the issue-8 workload), and NewVT, the guarded
+// screens on the issue-8 workload, tmux's reflow on resize: see reflow.go),
+// and NewVT, the guarded
 // charmbracelet/x/vt emulator kept as a differential reference.
 //
 // Subpackage workload generates the deterministic agent-like stream used

@@ -11,7 +11,8 @@ import (
 // FuzzScreenWrite feeds random escape-heavy bytes and asserts no panic
 // (not even one contained by Write's recover), Lines has rows entries each
 // exactly cols wide by ansi.StringWidth, and the cursor is on the screen.
-// The first bytes choose the size, chunking and a resize in the middle.
+// The first bytes choose the size and chunking; the bytes after them are
+// pairs of sizes the screen is resized to between chunks (reflow).
 func FuzzScreenWrite(f *testing.F) {
 	seeds := []string{
 		"\x1b]0;✳ Claude Code\x07",
@@ -30,6 +31,7 @@ func FuzzScreenWrite(f *testing.F) {
 	}
 	for _, s := range seeds {
 		f.Add([]byte{12, 5, 7, 3}, []byte(s))
+		f.Add([]byte{12, 5, 7, 3, 5, 3, 30, 9, 2, 11, 20, 2}, []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, ctl []byte, in []byte) {
 		get := func(i int, def byte) int {
@@ -44,11 +46,16 @@ func FuzzScreenWrite(f *testing.F) {
 		s, ref := newTerm(opts), newTerm(opts)
 		ref.slowCSI = true // every CSI through the x/ansi parser
 		defer func() { _ = s.Close() }()
+		resizes := ctl[min(len(ctl), 4):]
 		for i := 0; i < len(in); i += chunk {
+			var size []byte
+			if j := i / chunk; j%2 == 1 && j+1 < len(resizes) {
+				size = resizes[j-1 : j+1] // pair j/2
+			}
 			for _, tm := range []*Term{s, ref} {
 				_, _ = tm.Write(in[i:min(i+chunk, len(in))])
-				if i == chunk*4 && len(ctl) > 5 {
-					tm.Resize(1+int(ctl[4])%40, 1+int(ctl[5])%12)
+				if size != nil {
+					tm.Resize(1+int(size[0])%40, 1+int(size[1])%12)
 				}
 			}
 		}

@@ -27,7 +27,7 @@ func (t *Term) Lines(scroll int) []string {
 			if tmp == nil {
 				tmp = &line{c: make([]cell, t.cols)}
 			}
-			t.decode(t.sb.get(t.sb.len()-scroll+y), tmp)
+			t.decode(t.sb.get(t.sb.len()-scroll+y), tmp, false)
 			c = tmp.c
 		} else {
 			c = t.scr[y-scroll].c
@@ -157,17 +157,24 @@ func (t *Term) Text() string {
 func (t *Term) lineText(c []cell) string {
 	var buf []byte
 	for _, cl := range c {
-		switch r := cl.r; {
-		case r == contCell:
-		case r == 0:
-			buf = append(buf, ' ')
-		case r < contCell:
-			buf = append(buf, t.combos[-r-2]...)
-		default:
-			buf = utf8.AppendRune(buf, rune(r))
-		}
+		buf = t.appendText(buf, cl)
 	}
 	return strings.TrimRight(string(buf), " ")
+}
+
+// appendText appends the text of one cell: nothing for the right half of
+// a wide character, a space for a blank.
+func (t *Term) appendText(buf []byte, cl cell) []byte {
+	switch r := cl.r; {
+	case r == contCell:
+	case r == 0:
+		buf = append(buf, ' ')
+	case r < contCell:
+		buf = append(buf, t.combos[-r-2]...)
+	default:
+		buf = utf8.AppendRune(buf, rune(r))
+	}
+	return buf
 }
 
 // Size returns the screen size.
@@ -201,107 +208,4 @@ func (t *Term) Close() error {
 		<-t.replyDone
 	}
 	return nil
-}
-
-// Resize changes the screen size. Rows are cut or padded (no reflow);
-// when the height shrinks, blank rows below the cursor go first, then rows
-// from the top move into the scrollback, so the cursor's rows stay visible
-// (as in tmux); when it grows on the main screen, lines come back from the
-// scrollback first.
-func (t *Term) Resize(cols, rows int) {
-	if cols < 1 || rows < 1 || t.closed || (cols == t.cols && rows == t.rows) {
-		return
-	}
-	t.version++
-	defer func() {
-		if r := recover(); r != nil {
-			t.panics++
-		}
-	}()
-	if cols != t.cols {
-		for _, ls := range [][]*line{t.main, t.alt} {
-			for _, l := range ls {
-				t.resizeLine(l, cols)
-			}
-		}
-		t.cols = cols
-		t.resetTabs()
-	}
-	if rows != t.rows {
-		mainY, altY := t.y, t.y
-		if t.altOn {
-			mainY = t.altSaved.y
-		}
-		var dyMain, dyAlt int
-		t.main, dyMain = t.resizeRows(t.main, rows, mainY, true)
-		t.alt, dyAlt = t.resizeRows(t.alt, rows, altY, false)
-		if t.altOn {
-			t.scr = t.alt
-			t.y += dyAlt
-			t.altSaved.y += dyMain
-		} else {
-			t.scr = t.main
-			t.y += dyMain
-		}
-		t.saved.y += dyMain
-		t.rows = rows
-	}
-	t.top, t.bot = 0, t.rows-1
-	t.wrapNext = false
-	t.clampCursor()
-	t.altSaved.x = max(0, min(t.altSaved.x, t.cols-1))
-	t.altSaved.y = max(0, min(t.altSaved.y, t.rows-1))
-	t.saved.x = max(0, min(t.saved.x, t.cols-1))
-	t.saved.y = max(0, min(t.saved.y, t.rows-1))
-}
-
-func (t *Term) resizeLine(l *line, cols int) {
-	if cols < len(l.c) {
-		l.c = l.c[:cols:cols]
-		if last := l.c[cols-1].r; last != contCell && t.cellWidth(last) == 2 {
-			l.c[cols-1].r = 0
-		}
-		return
-	}
-	nc := make([]cell, cols)
-	copy(nc, l.c)
-	l.c = nc
-}
-
-// resizeRows changes the number of rows of one screen and returns how far
-// the cursor row moved.
-func (t *Term) resizeRows(ls []*line, rows, cy int, main bool) ([]*line, int) {
-	dy := 0
-	for len(ls) > rows {
-		last := len(ls) - 1
-		if last > cy && t.lineBlank(ls[last]) {
-			ls = ls[:last]
-			continue
-		}
-		if main {
-			t.sb.push(t.encode(ls[0]))
-		}
-		ls = ls[1:]
-		dy--
-	}
-	for len(ls) < rows {
-		if main && t.sb.len() > 0 {
-			l := &line{c: make([]cell, t.cols)}
-			t.decode(t.sb.pop(), l)
-			ls = append([]*line{l}, ls...)
-			dy++
-			continue
-		}
-		ls = append(ls, &line{c: make([]cell, t.cols)})
-	}
-	return append([]*line(nil), ls...), dy
-}
-
-func (t *Term) lineBlank(l *line) bool {
-	for _, c := range l.c {
-		if !isBlank(c) {
-			return false
-		}
-	}
-	return true
 }

@@ -295,3 +295,91 @@ func TestResize(t *testing.T) {
 		checkInvariants(t, s)
 	})
 }
+
+// TestResizeRewrapsText is issue 19's zoom and unzoom: a line soft-wrapped
+// at one width is whole again at another, in the scrollback and on the
+// screen, and the cursor stays after the prompt.
+func TestResizeRewrapsText(t *testing.T) {
+	const msg = "● Revised plan written (revision 2), addressing the reviewer's feedback."
+	s := newTerm(Options{Cols: 80, Rows: 6})
+	defer func() { _ = s.Close() }()
+	write(s, "line one\r\n"+msg+"\r\n> ")
+	for _, cols := range []int{24, 11, 7, 33, 80} {
+		s.Resize(cols, 6)
+		rows := []*line{}
+		for i := range s.sb.len() {
+			l := &line{}
+			s.decode(s.sb.get(i), l, true)
+			rows = append(rows, l)
+		}
+		var all []string
+		var cur []cell
+		for _, l := range append(rows, s.scr...) {
+			cur = append(cur, l.c...)
+			if !l.wrapped {
+				all = append(all, s.lineText(cur))
+				cur = nil
+			}
+		}
+		if len(all) < 3 || all[0] != "line one" || all[1] != msg || all[2] != ">" {
+			t.Fatalf("at %d columns the lines are %q", cols, all)
+		}
+		if x, y, _ := s.Cursor(); s.lineText(s.scr[y].c) != ">" || x != 2 {
+			t.Fatalf("at %d columns the cursor is at (%d,%d) on %q", cols, x, y, s.lineText(s.scr[y].c))
+		}
+	}
+	if got := strings.Split(s.Text(), "\n")[1]; got != msg {
+		t.Fatalf("back at 80 columns row 1 is %q", got)
+	}
+}
+
+// TestResizeHeightKeepsCursorRows checks tmux's rule when the height
+// shrinks: rows below the cursor go first, whatever they hold, then rows
+// from the top move into the scrollback; growing brings them back.
+func TestResizeHeightKeepsCursorRows(t *testing.T) {
+	s := newTerm(Options{Cols: 10, Rows: 6})
+	defer func() { _ = s.Close() }()
+	write(s, "a\r\nb\r\nc\r\nd\r\ne\r\nf\x1b[3;1H")
+	s.Resize(10, 3)
+	if got := s.Text(); got != "a\nb\nc" {
+		t.Fatalf("after shrinking to 3 rows the screen is %q", got)
+	}
+	if s.ScrollbackLen() != 0 {
+		t.Fatalf("scrollback %d lines, want 0 (the rows below the cursor are dropped)", s.ScrollbackLen())
+	}
+	s.Resize(10, 2)
+	if got := s.Text(); got != "b\nc" || s.ScrollbackLen() != 1 {
+		t.Fatalf("after shrinking to 2 rows: screen %q, scrollback %d", got, s.ScrollbackLen())
+	}
+	s.Resize(10, 4)
+	if got := s.Text(); got != "a\nb\nc\n" || s.ScrollbackLen() != 0 {
+		t.Fatalf("after growing to 4 rows: screen %q, scrollback %d", got, s.ScrollbackLen())
+	}
+	if x, y, _ := s.Cursor(); x != 0 || y != 2 {
+		t.Fatalf("cursor (%d,%d), want (0,2)", x, y)
+	}
+}
+
+// TestResizeAltScreenNotReflowed checks that the alternate screen is cut,
+// not reflowed, and that the main screen takes the new size when the
+// program leaves the alternate screen.
+func TestResizeAltScreenNotReflowed(t *testing.T) {
+	s := newTerm(Options{Cols: 10, Rows: 3})
+	defer func() { _ = s.Close() }()
+	write(s, "0123456789abcdef\x1b[?1049h\x1b[Halt screen")
+	s.Resize(5, 3)
+	if got := s.Text(); got != "alt s\n\n" {
+		t.Fatalf("alternate screen at 5 columns %q", got)
+	}
+	s.Resize(12, 3)
+	if got := s.Text(); got != "alt screen\n\n" {
+		t.Fatalf("alternate screen back at 12 columns %q (tmux keeps the cells cut)", got)
+	}
+	write(s, "\x1b[?1049l")
+	if got := s.Text(); got != "0123456789ab\ncdef\n" {
+		t.Fatalf("main screen after leaving at 12 columns %q", got)
+	}
+	if x, y, _ := s.Cursor(); x != 4 || y != 1 {
+		t.Fatalf("cursor (%d,%d), want (4,1)", x, y)
+	}
+}

@@ -7,9 +7,11 @@ import (
 
 // scrollback is a capped ring of encoded lines, oldest first.
 //
-// A line is encoded as a flags byte (bit 0: soft-wrapped) followed by runs
-// of (uvarint style id, uvarint byte length, UTF-8 text), one run per style
-// change, with trailing default blanks trimmed. Blank cells are stored as
+// A line is encoded as a flags byte (bit 0: soft-wrapped), the uvarint
+// count of cells used (see line.used), then runs of (uvarint style id,
+// uvarint byte length, UTF-8 text), one run per style change, with
+// trailing default blanks trimmed. A wide character that lost its right
+// half is followed by orphanMark. Blank cells are stored as
 // spaces and the right halves of wide characters are implied by their
 // width, so a 120-column line of prose costs about its text length.
 type scrollback struct {
@@ -17,6 +19,10 @@ type scrollback struct {
 	start int // index of the oldest line once the ring is full
 	max   int
 }
+
+// orphanMark follows, in an encoded line, a wide character that lost its
+// right half; it is never part of UTF-8 text.
+const orphanMark = 0xFF
 
 func (s *scrollback) len() int { return len(s.lines) }
 
@@ -94,11 +100,12 @@ func (t *Term) encode(l *line) []byte {
 		flags = 1
 	}
 	buf = append(buf, flags)
+	buf = binary.AppendUvarint(buf, uint64(l.used))
 	var run [utf8.UTFMax * 256]byte
 	for i := 0; i < end; {
 		st := c[i].st
 		n := 0
-		for i < end && c[i].st == st && n < len(run)-maxComboLen {
+		for i < end && c[i].st == st && n < len(run)-maxComboLen-1 {
 			switch r := c[i].r; {
 			case r == 0:
 				run[n] = ' '
@@ -109,7 +116,14 @@ func (t *Term) encode(l *line) []byte {
 					n++
 				}
 			case t.cellWidth(r) == 2 && (i+1 >= len(c) || c[i+1].r != contCell):
-				run[n] = ' ' // left half of an overwritten wide character
+				// A wide character whose right half was overwritten
+				// (tmux keeps it): the character, then orphanMark.
+				if r < contCell {
+					n += copy(run[n:], t.combos[-r-2])
+				} else {
+					n += utf8.EncodeRune(run[n:], rune(r))
+				}
+				run[n] = orphanMark
 				n++
 			case r < contCell:
 				n += copy(run[n:], t.combos[-r-2])
@@ -131,15 +145,38 @@ func (t *Term) encode(l *line) []byte {
 	return buf
 }
 
-// decode fills l (already cols wide) from an encoded line.
-func (t *Term) decode(b []byte, l *line) {
+// lineHeader returns the cells used and the soft-wrap flag of an encoded
+// line.
+func lineHeader(b []byte) (used int, wrapped bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	u, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		u = 0
+	}
+	return int(min(u, 1<<20)), b[0]&1 != 0
+}
+
+// decode fills l (already cols wide) from an encoded line; with grow, l
+// is extended to hold the whole line and at least its used cells.
+func (t *Term) decode(b []byte, l *line, grow bool) {
 	t.clearLine(l, 0)
 	if len(b) == 0 {
 		return
 	}
-	l.wrapped = b[0]&1 != 0
-	b = b[1:]
+	used, wrapped := lineHeader(b)
+	if grow && len(l.c) < used {
+		l.c = append(l.c, make([]cell, used-len(l.c))...)
+	}
+	l.used, l.wrapped = min(used, len(l.c)), wrapped
+	_, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		return
+	}
+	b = b[1+k:]
 	x := 0
+	zwj := false
 	for len(b) > 0 {
 		st, k := binary.Uvarint(b)
 		if k <= 0 {
@@ -153,17 +190,33 @@ func (t *Term) decode(b []byte, l *line) {
 		text := b[k : k+int(n)]
 		b = b[k+int(n):]
 		for len(text) > 0 {
+			if text[0] == orphanMark {
+				// The wide character before has no right half.
+				text = text[1:]
+				if x >= 2 && l.c[x-1].r == contCell {
+					x--
+					l.c[x] = cell{}
+				}
+				continue
+			}
 			r, size := utf8.DecodeRune(text)
 			text = text[size:]
 			w := runeWidth(r)
-			if w == 0 {
+			// After a zero-width joiner, a non-ASCII character was joined
+			// to the same cell (see printRune).
+			if w == 0 || (zwj && r >= utf8.RuneSelf) {
+				zwj = r == 0x200D
 				if x > 0 {
 					t.attach(l.c, x-1, r)
 				}
 				continue
 			}
+			zwj = false
 			if x+w > len(l.c) {
-				return
+				if !grow {
+					return
+				}
+				l.c = append(l.c, make([]cell, x+w-len(l.c))...)
 			}
 			l.c[x] = cell{r, uint32(st)}
 			if r == ' ' && st == 0 {

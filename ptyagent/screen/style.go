@@ -172,7 +172,7 @@ func (s *style) sgr(params ansi.Params) {
 		case 5:
 			s.attrs |= atBlink
 		case 6:
-			s.attrs |= atRapidBlink
+			s.attrs |= atBlink // tmux keeps rapid blink as blink
 		case 7:
 			s.attrs |= atReverse
 		case 8:

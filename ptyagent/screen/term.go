@@ -21,9 +21,15 @@ type cell struct {
 // Term.combos (a base rune with combining marks): -(i+2).
 const contCell = -1
 
-// line is one screen row, exactly cols cells wide.
+// line is one screen row, exactly cols cells wide (lines being reflowed
+// may be shorter or longer).
 type line struct {
-	c       []cell
+	c []cell
+	// used counts the cells written, as tmux's cellused: one past the
+	// rightmost cell a character was written to since the row was last
+	// cleared whole. Reflow moves cells up to it and puts the cursor at
+	// it when the cursor was past it.
+	used    int
 	wrapped bool // the text continues on the next row (soft wrap)
 }
 
@@ -95,8 +101,12 @@ type Term struct {
 	links    []string
 	linkIdx  map[string]uint32
 
-	sb     scrollback
-	rcache []rowCache // Lines' per-row rendering cache
+	sb scrollback
+	// hscrolled counts the scrollback lines that scrolled off the screen
+	// since it was last cleared into the scrollback, as tmux's hscrolled:
+	// only those come back when the height grows.
+	hscrolled int
+	rcache    []rowCache // Lines' per-row rendering cache
 
 	p       *ansi.Parser
 	fparams []ansi.Param
@@ -113,8 +123,12 @@ type Term struct {
 	replyDone chan struct{}
 
 	version uint64
-	closed  bool
-	panics  int
+	// past is the cursor the last Resize left, with tmux's column (which
+	// may lie past the right edge): it still holds while the cursor has
+	// not moved.
+	past   pastCursor
+	closed bool
+	panics int
 }
 
 const penCacheBits = 6
@@ -573,10 +587,12 @@ func (t *Term) printASCII(s []byte) {
 		if t.wrapNext {
 			t.wrap()
 		}
-		c := t.scr[t.y].c
+		l := t.scr[t.y]
+		c := l.c
 		x := t.x
 		n := min(len(s), t.cols-x)
 		end := x + n
+		l.used = max(l.used, end)
 		t.runStart(c, x)
 		dst := c[x:end]
 		for i := range dst {
@@ -649,13 +665,15 @@ func (t *Term) printRune(r rune) {
 		// whole (as tmux does) and leave the column blank.
 		t.wrap()
 	}
-	c := t.scr[t.y].c
+	l := t.scr[t.y]
+	c := l.c
 	x := t.x
 	t.overwrite(c, x, w)
 	c[x] = cell{r, t.penID}
 	if w == 2 {
 		c[x+1] = cell{contCell, t.penID}
 	}
+	l.used = max(l.used, x+w)
 	t.lastRune = 0
 	if r < utf8.RuneSelf {
 		t.lastRune = r
@@ -712,7 +730,9 @@ func (t *Term) combine(r rune) {
 	if x < 0 {
 		return
 	}
-	t.attach(t.scr[t.y].c, x, r)
+	l := t.scr[t.y]
+	t.attach(l.c, x, r)
+	l.used = max(l.used, x+1) // the cell is written, as in tmux
 }
 
 // blankCells clears c[from:to] with style st. Like tmux it leaves halves
@@ -729,8 +749,12 @@ func (t *Term) blankCells(c []cell, from, to int, st uint32) {
 	}
 }
 
+// clearLine clears a whole row as tmux's grid_clear_lines does: no cell
+// used, not wrapped.
 func (t *Term) clearLine(l *line, st uint32) {
 	l.wrapped = false
+	l.used = 0
+	clear(l.c[len(l.c):cap(l.c)]) // cells hidden by a narrower alternate screen
 	if st == 0 {
 		clear(l.c)
 		return
@@ -739,16 +763,13 @@ func (t *Term) clearLine(l *line, st uint32) {
 	for i := range l.c {
 		l.c[i] = b
 	}
-	l.wrapped = false
 }
 
-// scrollUp moves rows top..bot up by n; rows leaving the top of a
-// full-screen region on the main screen go to the scrollback (tmux rule).
+// scrollUp moves rows top..bot up by n. On the main screen the rows
+// leaving the top of the region go to the scrollback, as in tmux 3.3a
+// (grid_scroll_history_region), even when the region is not the whole
+// screen; elsewhere the rows move as tmux's grid_move_lines moves them.
 func (t *Term) scrollUp(top, bot, n int) {
-	t.scrollUpHist(top, bot, n, !t.altOn && top == 0 && bot == t.rows-1)
-}
-
-func (t *Term) scrollUpHist(top, bot, n int, hist bool) {
 	if top < 0 || bot >= t.rows || top > bot {
 		return
 	}
@@ -756,11 +777,16 @@ func (t *Term) scrollUpHist(top, bot, n int, hist bool) {
 	if n <= 0 {
 		return
 	}
-	if hist && t.sb.max > 0 {
-		for i := 0; i < n; i++ {
-			t.sb.push(t.encode(t.scr[i]))
+	if !t.history() {
+		for range n {
+			t.moveRows(top, top+1, bot-top)
 		}
+		return
 	}
+	for _, l := range t.scr[top : top+n] {
+		t.sb.push(t.encode(l))
+	}
+	t.hscrolled = min(t.hscrolled+n, t.sb.len())
 	t.spare = append(t.spare[:0], t.scr[top:top+n]...)
 	copy(t.scr[top:], t.scr[top+n:bot+1])
 	for i, l := range t.spare {
@@ -773,16 +799,84 @@ func (t *Term) scrollDown(top, bot, n int) {
 	if top < 0 || bot >= t.rows || top > bot {
 		return
 	}
-	n = min(n, bot-top+1)
-	if n <= 0 {
+	for range min(n, bot-top+1) {
+		t.moveRows(top+1, top, bot-top)
+	}
+}
+
+// moveRows moves rows py..py+ny-1 to dy..dy+ny-1 as tmux's
+// grid_move_lines does: the rows they leave are emptied, and the rows
+// above the destination and above the rows left are no longer
+// soft-wrapped (their text does not continue there any more).
+func (t *Term) moveRows(dy, py, ny int) {
+	if ny <= 0 || py == dy {
 		return
 	}
-	t.spare = append(t.spare[:0], t.scr[bot-n+1:bot+1]...)
-	copy(t.scr[top+n:], t.scr[top:bot-n+1])
-	for i, l := range t.spare {
-		t.clearLine(l, t.erase())
-		t.scr[top+i] = l
+	in := func(y, from int) bool { return y >= from && y < from+ny }
+	// The rows overwritten give their lines to the rows left.
+	t.spare = t.spare[:0]
+	for y := dy; y < dy+ny; y++ {
+		if !in(y, py) {
+			t.spare = append(t.spare, t.scr[y])
+		}
 	}
+	t.unwrapAbove(dy)
+	copy(t.scr[dy:dy+ny], t.scr[py:py+ny])
+	k := 0
+	for y := py; y < py+ny; y++ {
+		if !in(y, dy) {
+			l := t.spare[k]
+			k++
+			t.clearLine(l, t.erase())
+			t.scr[y] = l
+		}
+	}
+	if !in(py, dy) {
+		t.unwrapAbove(py)
+	}
+}
+
+// clearRows clears rows from..to-1 whole as tmux's grid_clear_lines does,
+// which also ends the soft wrap of the row above. With to before from it
+// only ends that wrap: IL and DL pass tmux a negative row count then,
+// which wraps around to a call that clears nothing but still unwraps.
+func (t *Term) clearRows(from, to int) {
+	if from == to {
+		return
+	}
+	for _, l := range t.scr[from:max(from, to)] {
+		t.clearLine(l, t.erase())
+	}
+	t.unwrapAbove(from)
+}
+
+// unwrapAbove clears the soft-wrap flag of the row above row y of the
+// screen; above row 0 is the newest scrollback line (tmux keeps the
+// scrollback above whichever screen is on).
+func (t *Term) unwrapAbove(y int) {
+	if y > 0 {
+		t.scr[y-1].wrapped = false
+		return
+	}
+	if n := t.sb.len(); y == 0 && n > 0 {
+		if b := t.sb.get(n - 1); len(b) > 0 {
+			b[0] &^= 1
+		}
+	}
+}
+
+// neverUsed approximates tmux's "line never allocated" (cellsize 0), for
+// which clearing it with the default background does nothing at all.
+func (t *Term) neverUsed(l *line) bool {
+	if l.used != 0 || t.erase() != 0 {
+		return false
+	}
+	for _, c := range l.c {
+		if c != (cell{}) {
+			return false
+		}
+	}
+	return true
 }
 
 // insertCells makes room for n cells at the cursor exactly as tmux 3.3a's
@@ -800,6 +894,7 @@ func (t *Term) insertCells(n int) {
 	if n <= 0 || moved <= 0 {
 		return
 	}
+	t.scr[t.y].used = max(t.scr[t.y].used, t.cols) // tmux's grid_move_cells
 	copy(c[x+n:x+n+moved], c[x:x+moved])
 	for xx := x; xx < x+moved && xx < x+n; xx++ {
 		c[xx] = cell{0, t.erase()}
@@ -807,11 +902,19 @@ func (t *Term) insertCells(n int) {
 }
 
 func (t *Term) deleteCells(n int) {
-	c := t.scr[t.y].c
+	l := t.scr[t.y]
+	c := l.c
 	x := t.x
 	n = min(n, t.cols-x)
 	if n <= 0 {
 		return
+	}
+	if n == t.cols {
+		t.clearRows(t.y, t.y+1) // tmux clears a row deleted whole
+		return
+	}
+	if x+n < t.cols {
+		l.used = max(l.used, t.cols-n) // tmux's grid_move_cells
 	}
 	copy(c[x:], c[x+n:])
 	for i := t.cols - n; i < t.cols; i++ {
@@ -856,21 +959,37 @@ func (t *Term) setAlt(on, saveCursor bool) {
 		}
 		t.altSaved.pen = pen
 		t.altOn = true
+		if len(t.alt) != t.rows || len(t.alt[0].c) != t.cols {
+			t.alt = t.newLines(t.rows) // resized while the main screen was on
+		}
 		t.scr = t.alt
 		for _, l := range t.alt {
 			t.clearLine(l, 0)
 		}
+		t.unwrapAbove(0)
 	} else {
-		if saveCursor && t.altSaved.set {
-			t.x, t.y, t.wrapNext = t.altSaved.x, t.altSaved.y, false
+		// Cursor columns as tmux counts them: past the last while a
+		// wrap is pending.
+		cx, cy := t.x, t.y
+		if t.wrapNext {
+			cx++
+		}
+		saved := saveCursor && t.altSaved.set
+		if saved {
+			cx, cy = t.altSaved.x, t.altSaved.y
+			if t.altSaved.wrapNext {
+				cx++
+			}
 			t.pen = t.altSaved.pen
 			t.updatePen()
 		}
 		if t.altOn {
 			t.altOn = false
+			cx, cy = t.leaveAlt(saved, cx, cy)
 			t.scr = t.main
 		}
-		t.wrapNext = false // tmux clamps the cursor into the screen
+		// tmux clamps the cursor into the screen.
+		t.x, t.y, t.wrapNext = min(cx, t.cols-1), cy, false
 	}
 	t.modes.AltScreen = t.altOn
 	t.clampCursor()
@@ -914,6 +1033,7 @@ func (t *Term) reset() {
 	for _, l := range t.scr {
 		t.clearLine(l, 0)
 	}
+	t.unwrapAbove(0)
 	t.x, t.y, t.wrapNext = 0, 0, false
 	t.pen = style{}
 	t.updatePen()
@@ -962,6 +1082,7 @@ func (t *Term) esc(cmd ansi.Cmd) {
 				for i := range l.c {
 					l.c[i] = cell{'E', 0}
 				}
+				l.used = len(l.c)
 				l.wrapped = false
 			}
 		}
@@ -1050,6 +1171,10 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 		t.scrollDown(t.top, t.bot, n)
 	case 'X':
 		x := t.px()
+		if x == 0 && n >= t.cols {
+			t.clearRows(t.y, t.y+1) // tmux clears a row erased whole
+			break
+		}
 		t.blankCells(t.scr[t.y].c, x, x+n, t.erase())
 	case 'Z':
 		t.wrapNext = false
@@ -1166,22 +1291,60 @@ func (t *Term) cursorDown(n int) {
 func (t *Term) eraseDisplay(mode int) {
 	switch mode {
 	case 0:
-		t.eraseLine(0)
-		for _, l := range t.scr[t.y+1:] {
-			t.clearLine(l, t.erase())
+		if t.x == 0 && t.y == 0 && !t.wrapNext && t.history() {
+			t.clearIntoHistory()
+			return
 		}
+		if x := t.px(); x == 0 {
+			t.clearRows(t.y, t.y+1)
+		} else {
+			t.blankCells(t.scr[t.y].c, x, t.cols, t.erase())
+		}
+		t.clearRows(t.y+1, t.rows)
 	case 1:
-		for _, l := range t.scr[:t.y] {
-			t.clearLine(l, t.erase())
-		}
+		t.clearRows(0, t.y)
 		t.eraseLine(1)
 	case 2:
-		for _, l := range t.scr {
-			t.clearLine(l, t.erase())
+		if t.history() {
+			t.clearIntoHistory()
+			return
 		}
+		t.clearRows(0, t.rows)
 	case 3:
 		t.sb.clear()
+		t.hscrolled = 0
 	}
+}
+
+// history reports whether the current screen keeps a scrollback: the main
+// screen, unless it was configured without one.
+func (t *Term) history() bool { return !t.altOn && t.sb.max > 0 }
+
+// clearIntoHistory clears the screen the way tmux (scroll-on-clear, the
+// default) clears the main screen for ED 2 and for ED 0 from the home
+// position: the rows down to the last one used scroll into the
+// scrollback, and none of the scrollback comes back on a taller screen.
+func (t *Term) clearIntoHistory() {
+	last := 0
+	for y, l := range t.scr {
+		if l.used != 0 {
+			last = y + 1
+		}
+	}
+	if last == 0 {
+		t.clearRows(0, t.rows)
+		return
+	}
+	for _, l := range t.scr[:last] {
+		t.sb.push(t.encode(l))
+	}
+	for _, l := range t.scr {
+		t.clearLine(l, t.erase())
+	}
+	if last < t.rows {
+		t.unwrapAbove(0)
+	}
+	t.hscrolled = 0
 }
 
 func (t *Term) eraseLine(mode int) {
@@ -1189,53 +1352,58 @@ func (t *Term) eraseLine(mode int) {
 	switch mode {
 	case 0:
 		x := t.px()
-		t.blankCells(l.c, x, t.cols, t.erase())
 		if x == 0 {
-			l.wrapped = false // tmux resets a row cleared whole
+			if !t.neverUsed(l) {
+				t.clearRows(t.y, t.y+1) // tmux resets a row cleared whole
+			}
+			return
 		}
+		t.blankCells(l.c, x, t.cols, t.erase())
 	case 1:
+		if t.x >= t.cols-1 {
+			t.clearRows(t.y, t.y+1)
+			return
+		}
 		t.blankCells(l.c, 0, t.x+1, t.erase())
 	case 2:
-		t.clearLine(l, t.erase())
+		if !t.neverUsed(l) {
+			t.clearRows(t.y, t.y+1)
+		}
 	}
 }
 
-// insertLines implements IL with tmux semantics: inside the scroll region
-// it shifts the region below the cursor; outside it, the rest of the screen.
+// insertLines implements IL as tmux 3.3a's grid_view_insert_lines(_region)
+// does: inside the scroll region it shifts the region below the cursor;
+// outside it, the rows that still fit move down and only the rows they
+// left are wiped, so when more rows are inserted than move, the rows in
+// between keep their text.
 func (t *Term) insertLines(n int) {
-	if t.y >= t.top && t.y <= t.bot {
-		t.scrollDown(t.y, t.bot, n)
-		return
-	}
-	// Outside the region tmux 3.3a moves the rows that still fit down and
-	// wipes only the rows they left: when more rows are inserted than
-	// move, the rows in between keep their text, and inserting down to the
-	// bottom changes nothing.
 	y := t.y
+	if y >= t.top && y <= t.bot {
+		n = min(n, t.bot+1-y)
+		kept := t.bot + 1 - y - n
+		t.moveRows(y+n, y, kept)
+		t.clearRows(y+kept, y+n)
+		return
+	}
 	n = min(n, t.rows-y)
-	moved := t.rows - y - n
-	if moved <= 0 {
-		return
-	}
-	if moved >= n {
-		t.scrollDown(y, t.rows-1, n)
-		return
-	}
-	t.spare = append(t.spare[:0], t.scr[y+n:]...) // the rows overwritten
-	copy(t.scr[y+n:], t.scr[y:y+moved])
-	for i, l := range t.spare {
-		t.clearLine(l, t.erase())
-		t.scr[y+i] = l
-	}
+	t.moveRows(y+n, y, t.rows-y-n)
 }
 
+// deleteLines implements DL as tmux 3.3a's grid_view_delete_lines(_region)
+// does. Deleted lines never go to the scrollback.
 func (t *Term) deleteLines(n int) {
-	bot := t.bot
-	if t.y < t.top || t.y > t.bot {
-		bot = t.rows - 1
+	y := t.y
+	if y >= t.top && y <= t.bot {
+		n = min(n, t.bot+1-y)
+		kept := t.bot + 1 - y - n
+		t.moveRows(y, y+n, kept)
+		t.clearRows(y+kept, y+n)
+		return
 	}
-	// Deleted lines never go to the scrollback.
-	t.scrollUpHist(t.y, bot, n, false)
+	n = min(n, t.rows-y)
+	t.moveRows(y, y+n, t.rows-y-n)
+	t.clearRows(t.rows-n, y+n)
 }
 
 func (t *Term) setDECMode(m int, on bool) {
