@@ -81,7 +81,9 @@ func (m *Manager) signal() {
 	}
 }
 
-func (m *Manager) routeHook(h HookMessage) {
+// routeHook hands a relayed hook to the agent it names, once the line has
+// proved to come from that agent's current session (its token).
+func (m *Manager) routeHook(h HookMessage) error {
 	m.mu.Lock()
 	a := m.agents[h.Agent]
 	var s *Session
@@ -89,9 +91,14 @@ func (m *Manager) routeHook(h HookMessage) {
 		s = a.sess
 	}
 	m.mu.Unlock()
-	if s != nil {
-		s.HandleHook(h)
+	if s == nil {
+		return fmt.Errorf("no running agent %q", h.Agent)
 	}
+	if !s.tokenMatches(h.Token) {
+		return fmt.Errorf("the hook token does not match agent %q's session (%s must be this session's own)", h.Agent, EnvHookToken)
+	}
+	s.HandleHook(h)
+	return nil
 }
 
 // Session returns the current session of an agent.
@@ -226,8 +233,9 @@ func (m *Manager) emitFailed(id string, seq int, detail string) {
 // complete adds what the manager owns to a factory's spec.
 func (m *Manager) complete(a *agent, spec Spec) Spec {
 	spec.ID, spec.Role = a.id, a.role
+	spec.HookToken = newSecret()
 	spec.Env = append(append([]string(nil), spec.Env...),
-		EnvAgentID+"="+a.id, EnvRole+"="+a.role, EnvHookSocket+"="+m.hook.path)
+		EnvAgentID+"="+a.id, EnvRole+"="+a.role, EnvHookSocket+"="+m.hook.path, EnvHookToken+"="+spec.HookToken)
 	if spec.Cols == 0 {
 		spec.Cols = m.cfg.Cols
 	}

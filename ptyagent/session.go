@@ -2,6 +2,8 @@ package ptyagent
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -182,6 +184,19 @@ func newMark() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%d-%x", os.Getpid(), b)
+}
+
+// newSecret returns 128 random bits in hex (a session's hook token).
+func newSecret() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// tokenMatches reports, in constant time, whether tok is the session's
+// hook token.
+func (s *Session) tokenMatches(tok string) bool {
+	return s.spec.HookToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.spec.HookToken)) == 1
 }
 
 // outerTerminalVars name the variables by which programs detect the

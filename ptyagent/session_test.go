@@ -419,7 +419,8 @@ func TestHookRelayRoundTrip(t *testing.T) {
 	if len(sock) >= 100 {
 		t.Errorf("socket path too long: %d", len(sock))
 	}
-	env := map[string]string{EnvHookSocket: sock, EnvAgentID: "a"}
+	s, _ := m.Session("a")
+	env := map[string]string{EnvHookSocket: sock, EnvAgentID: "a", EnvHookToken: s.Spec().HookToken}
 	t0 := time.Now()
 	if err := RunHook(HookStop, strings.NewReader(`{"last_assistant_message":"hi"}`), func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
@@ -437,7 +438,6 @@ func TestHookRelayRoundTrip(t *testing.T) {
 		t.Errorf("payload %s", e.Payload)
 	}
 	// Stop while starting/ready makes it idle.
-	s, _ := m.Session("a")
 	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
 
 	if err := RelayHook(HookPreToolUse, []byte(`{"tool_name":"Write"}`), "deny", "outside allowed paths", func(k string) string { return env[k] }); err != nil {

@@ -84,6 +84,10 @@ type Spec struct {
 	// Env holds extra KEY=VAL entries added to the base environment
 	// (HIVEMIND_* and profile variables). Values are never logged.
 	Env []string
+	// HookToken is the secret every hook relay line of this session must
+	// carry (it is in the agent's environment as HIVEMIND_HOOK_TOKEN). Set
+	// by Manager; a session without one accepts no relayed hooks.
+	HookToken string
 	// BaseEnv is the environment to start from; nil means os.Environ().
 	// Tests set it to keep the parent's credentials out.
 	BaseEnv []string

@@ -201,10 +201,14 @@ func TestReadStdinTimeout(t *testing.T) {
 	if _, err := readStdin(io.MultiReader(strings.NewReader("x"), errReader{boom}), time.Second); !errors.Is(err, boom) {
 		t.Errorf("error %v", err)
 	}
-	// Large payloads are cut at MaxPayload.
+	// Large payloads are cut at MaxPayload and reported.
 	b, err = readStdin(io.LimitReader(zeros{}, MaxPayload+100), 5*time.Second)
-	if err != nil || len(b) != MaxPayload {
+	if !errors.Is(err, ErrTooLarge) || len(b) != MaxPayload {
 		t.Errorf("read %d bytes, %v", len(b), err)
+	}
+	b, err = readStdin(io.LimitReader(zeros{}, MaxPayload), 5*time.Second)
+	if err != nil || len(b) != MaxPayload {
+		t.Errorf("exactly MaxPayload: read %d bytes, %v", len(b), err)
 	}
 }
 
