@@ -229,9 +229,18 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		OnEvent:     br.onEvent,
 		OnHeartbeat: br.onHeartbeat,
 		HangTimeout: cfg.HangTimeout(),
+		// What a run killed with SIGKILL leaves is reaped by the next.
+		RecordDir: filepath.Join(a.td.Dir(), "procs"),
 	})
 	if err != nil {
 		return nil, err
+	}
+	if n, err := a.agents.Reaped(); n > 0 || err != nil {
+		d := map[string]any{"processes": n, "tracking": ptyagent.Tracking()}
+		if err != nil {
+			d["error"] = err.Error()
+		}
+		notes = append(notes, workspace.EventRecord{Type: "leftovers_reaped", Details: d})
 	}
 	a.runner = engine.NewRunner(engine.RunnerConfig{
 		Machine:     a.machine(),

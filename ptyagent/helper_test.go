@@ -50,6 +50,8 @@ func runHelper(mode string) int {
 		select {}
 	case "setsid":
 		return helperSetsid()
+	case "manager":
+		return helperManager()
 	case "sleep":
 		select {}
 	case "flood":
@@ -268,4 +270,20 @@ func agentLikeOutput() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// trackModes runs f with cgroup tracking (when this machine allows it) and
+// with the mark scan alone.
+func trackModes(t *testing.T, f func(t *testing.T, cgroups bool)) {
+	t.Run("cgroup", func(t *testing.T) {
+		if why := cgroupsUnavailable(); why != "" {
+			t.Skipf("cgroups v2 unavailable here: %s", why)
+		}
+		f(t, true)
+	})
+	t.Run("mark", func(t *testing.T) {
+		cgroupsOff.Store(true)
+		defer cgroupsOff.Store(false)
+		f(t, false)
+	})
 }

@@ -374,6 +374,10 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 }
 
 func TestSetsidGrandchildReaped(t *testing.T) {
+	trackModes(t, testSetsidGrandchildReaped)
+}
+
+func testSetsidGrandchildReaped(t *testing.T, _ bool) {
 	for _, exit := range []bool{false, true} {
 		t.Run(fmt.Sprintf("parent_exits=%v", exit), func(t *testing.T) {
 			env := []string{}

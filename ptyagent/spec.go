@@ -94,6 +94,11 @@ type Spec struct {
 
 	Cols, Rows int // initial PTY size (default 120×40)
 
+	// RecordDir, when set, holds a record of the session's processes
+	// while it runs, so that a later run can reap them after a crash
+	// (ReapRecorded). Set by Manager from ManagerConfig.RecordDir.
+	RecordDir string
+
 	LogPath     string // raw output log ("" = none)
 	LogMaxBytes int64  // rotate the log at this size, keeping one .1 (default 16 MiB)
 	Scrollback  int    // emulator scrollback lines (default 2000)

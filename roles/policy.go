@@ -71,6 +71,7 @@ var protectedPaths = []string{
 	"!{task}/reviews/**",
 	"!{task}/logs/**",
 	"!{task}/heartbeats/**",
+	"!{task}/procs/**",
 	"!{workspace}/config.toml",
 	"!{workspace}/roles/**",
 	"!{workspace}/friction.json",
