@@ -210,3 +210,43 @@ func helperManager() int {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// BenchmarkStopChildren measures a graceful stop of an agent with 50
+// children (half of them in their own session, all ignoring SIGHUP), from
+// Stop to Done, tracked by cgroup and by the mark scan.
+func BenchmarkStopChildren(b *testing.B) {
+	const n = 50
+	script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do nohup sleep 1000 >/dev/null 2>&1 & setsid sleep 1000 & i=$((i+2)); done; echo started; exec cat`, n)
+	run := func(b *testing.B) {
+		b.StopTimer()
+		for range b.N {
+			s, err := Start(Spec{ID: "bench", Argv: []string{"sh", "-c", script}, StopTimeout: 10 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(s.Text(), "started") {
+				if time.Now().After(deadline) {
+					b.Fatal("agent did not start its children")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			b.StartTimer()
+			s.Stop()
+			<-s.Done()
+			b.StopTimer()
+			s.Close()
+		}
+	}
+	b.Run("cgroup", func(b *testing.B) {
+		if why := cgroupsUnavailable(); why != "" {
+			b.Skip(why)
+		}
+		run(b)
+	})
+	b.Run("mark", func(b *testing.B) {
+		cgroupsOff.Store(true)
+		defer cgroupsOff.Store(false)
+		run(b)
+	})
+}

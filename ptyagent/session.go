@@ -815,8 +815,12 @@ func (s *Session) signalAll(sig syscall.Signal) {
 }
 
 // scanSessions records the setsid sessions of the agent's descendants so
-// they can be killed after their parent is gone.
+// they can be killed after their parent is gone. A session in a cgroup
+// needs none: its cgroup holds them all.
 func (s *Session) scanSessions() {
+	if s.cg != nil {
+		return
+	}
 	select {
 	case <-s.exited:
 		return
