@@ -96,6 +96,9 @@ const (
 // ErrTooLarge is returned when a hook payload exceeds MaxPayload.
 var ErrTooLarge = errors.New("hookrelay: hook input too large")
 
+// ErrRejected wraps the relay's reason for rejecting a line.
+var ErrRejected = errors.New("hookrelay: relay rejected the hook")
+
 // Time limits of one hook process. The worst case (stdin never closed,
 // relay accepting but never answering) is StdinTimeout + DialTimeout +
 // AckTimeout, far below Claude Code's hook timeout.
@@ -169,7 +172,7 @@ func SendMessage(socket string, m Message) error {
 	}
 	ans, _ := io.ReadAll(io.LimitReader(c, maxAnswer))
 	if why, ok := bytes.CutPrefix(ans, []byte(NackPrefix)); ok {
-		return fmt.Errorf("hookrelay: relay rejected the %s hook: %s", m.Event, bytes.TrimSpace(why))
+		return fmt.Errorf("%w %s: %s", ErrRejected, m.Event, bytes.TrimSpace(why))
 	}
 	return nil
 }
@@ -261,7 +264,12 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(
 			decision, reason = "deny", why
 		}
 	}
-	_ = Relay(event, payload, decision, reason, env)
+	if err := Relay(event, payload, decision, reason, env); errors.Is(err, ErrRejected) {
+		// Hivemind is up but refused the line: say why (Claude shows a
+		// hook's stderr in its transcript). An unreachable Hivemind is
+		// not worth a word.
+		fmt.Fprintln(stderr, err)
+	}
 	return 0
 }
 

@@ -222,3 +222,79 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// A line the relay rejects makes the hook say why on stderr (exit 0 all
+// the same); a payload too large for a line arrives as a note.
+func TestCommandReportsRejection(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan Message, 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r := bufio.NewReaderSize(c, MaxLine+1)
+			line, _ := r.ReadBytes('\n')
+			var m Message
+			_ = json.Unmarshal(line, &m)
+			got <- m
+			if m.Token != "good" {
+				_, _ = c.Write([]byte(NackPrefix + "the hook token does not match\n"))
+			} else {
+				_, _ = c.Write([]byte(Ack))
+			}
+			c.Close()
+		}
+	}()
+	defer func() { ln.Close(); <-done }()
+
+	var stdout, stderr bytes.Buffer
+	env := envOf(EnvHookSocket, path, EnvAgentID, "a", EnvHookToken, "bad")
+	if code := Command([]string{HookStop}, strings.NewReader(`{}`), &stdout, &stderr, env, nil); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	<-got
+	if !strings.Contains(stderr.String(), "the hook token does not match") {
+		t.Errorf("stderr %q does not say why the relay refused", stderr.String())
+	}
+
+	stderr.Reset()
+	big := `{"last_assistant_message":"` + strings.Repeat("x", MaxLine) + `"}`
+	env = envOf(EnvHookSocket, path, EnvAgentID, "a", EnvHookToken, "good")
+	if code := Command([]string{HookStop}, strings.NewReader(big), &stdout, &stderr, env, nil); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	m := <-got
+	if m.Event != HookStop || !strings.Contains(string(m.Payload), "exceeds the relay limit") || stderr.Len() != 0 {
+		t.Errorf("oversized payload relayed as %s %.200s (stderr %q)", m.Event, m.Payload, stderr.String())
+	}
+
+	// A tool call too large to read whole cannot be checked: denied.
+	stdout.Reset()
+	decide := func([]byte, func(string) string) ([]byte, bool, string) {
+		t.Error("a truncated tool call was decided")
+		return nil, false, ""
+	}
+	huge := io.LimitReader(zeros{}, MaxPayload+1)
+	if code := Command([]string{HookPreToolUse}, huge, &stdout, &stderr, env, decide); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if out := stdout.String(); !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "larger than") {
+		t.Errorf("oversized PreToolUse printed %q, want a deny that says why", out)
+	}
+	if m := <-got; m.Decision != "deny" || m.Event != HookPreToolUse {
+		t.Errorf("oversized PreToolUse relayed as %+v", m)
+	}
+}
