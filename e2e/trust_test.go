@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,24 +127,9 @@ func TestHeadlessSIGHUPStopsEverything(t *testing.T) {
 	trackingModes(t, func(t *testing.T, env []string) {
 		agent, pidDir := spawner(t)
 		project, home := t.TempDir(), t.TempDir()
-		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-		defer cancel()
-		cmd, out := hivemind(t, ctx, home, "--headless", "--agent", agent, "--workers", "1", "--project", project, "build a tiny calculator")
-		cmd.Env = append(cmd.Env, append(env, "HM_PIDS="+pidDir)...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		waitFor(t, runDeadline, "the lead's children", func() bool {
-			select {
-			case err := <-exited:
-				t.Fatalf("hivemind exited early: %v\n%s", err, out.String())
-			default:
-			}
-			pids, socks := spawned(t, pidDir, "")
-			return len(pids) >= 2 && len(socks) >= 1
-		})
+		env = append(env, "HM_PIDS="+pidDir)
+		cmd, out, exited := startSpawnerRun(t, home, pidDir, env, "--headless", "--agent", agent, "--workers", "1",
+			"--project", project, "build a tiny calculator")
 		// Let the grandchildren's parents exit, so they are orphans.
 		escaped, _ := spawned(t, pidDir, "escaped")
 		waitFor(t, 10*time.Second, "orphaned grandchildren", func() bool {
@@ -192,25 +178,9 @@ func TestKill9ThenResumeReapsLeftovers(t *testing.T) {
 	trackingModes(t, func(t *testing.T, env []string) {
 		agent, pidDir := spawner(t)
 		project, home := t.TempDir(), t.TempDir()
-		ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-		defer cancel()
 		env = append(env, "HM_PIDS="+pidDir)
-		cmd, out := hivemind(t, ctx, home, "--headless", "--agent", agent, "--workers", "1", "--project", project, "build a tiny calculator")
-		cmd.Env = append(cmd.Env, env...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		waitFor(t, runDeadline, "the lead's children", func() bool {
-			select {
-			case err := <-exited:
-				t.Fatalf("hivemind exited early: %v\n%s", err, out.String())
-			default:
-			}
-			pids, _ := spawned(t, pidDir, "")
-			return len(pids) >= 2
-		})
+		cmd, _, exited := startSpawnerRun(t, home, pidDir, env, "--headless", "--agent", agent, "--workers", "1",
+			"--project", project, "build a tiny calculator")
 		// The records must name the grandchild's session before the
 		// kill; the agent's monitor scans while it works, a stop scans
 		// first. Wait for a record that names a session.
@@ -238,26 +208,19 @@ func TestKill9ThenResumeReapsLeftovers(t *testing.T) {
 			_ = os.Remove(f)
 		}
 
-		cmd2, out2 := hivemind(t, ctx, home, "--headless", "--json", "--resume", "--agent", agent, "--workers", "1", "--project", project)
-		cmd2.Env = append(cmd2.Env, env...)
-		if err := cmd2.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited2 := make(chan error, 1)
-		go func() { exited2 <- cmd2.Wait() }()
+		// The resumed run reaps before it starts any agent: by the time its
+		// lead has new children, the old ones are gone.
+		cmd2, out2, exited2 := startSpawnerRun(t, home, pidDir, env, "--headless", "--json", "--resume", "--agent", agent,
+			"--workers", "1", "--project", project)
 		allGone(t, "after --resume", first)
-		waitFor(t, time.Minute, "the leftovers_reaped event", func() bool {
-			return strings.Contains(out2.String(), `"leftovers_reaped"`)
-		})
+		if !strings.Contains(out2.String(), `"leftovers_reaped"`) {
+			t.Errorf("the resumed run does not report leftovers_reaped:\n%s", out2.String())
+		}
 		for _, s := range socks {
 			if _, err := os.Lstat(s); !os.IsNotExist(err) {
 				t.Errorf("killed run's relay socket %s left: %v", s, err)
 			}
 		}
-		waitFor(t, runDeadline, "the resumed lead's children", func() bool {
-			pids, _ := spawned(t, pidDir, "")
-			return len(pids) >= 2
-		})
 		_ = cmd2.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited2:
@@ -274,6 +237,32 @@ func TestKill9ThenResumeReapsLeftovers(t *testing.T) {
 		}
 		noLeftovers(t, project)
 	})
+}
+
+// startSpawnerRun starts hivemind with args and env (agents are spawner
+// scripts writing to pidDir) and waits until the lead has started its
+// children. exited receives the run's end.
+func startSpawnerRun(t *testing.T, home, pidDir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	t.Cleanup(cancel)
+	cmd, out := hivemind(t, ctx, home, args...)
+	cmd.Env = append(cmd.Env, env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	waitFor(t, runDeadline, "the lead's children", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("hivemind exited early: %v\n%s", err, out.String())
+		default:
+		}
+		pids, socks := spawned(t, pidDir, "")
+		return len(pids) >= 2 && len(socks) >= 1
+	})
+	return cmd, out, exited
 }
 
 func mustGlob(t *testing.T, pattern string) []string {

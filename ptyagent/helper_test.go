@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -286,4 +287,20 @@ func trackModes(t *testing.T, f func(t *testing.T, cgroups bool)) {
 		defer cgroupsOff.Store(false)
 		f(t, false)
 	})
+}
+
+// waitScreenPID waits until re's first group, a pid, is on the session's
+// screen and returns it.
+func waitScreenPID(t *testing.T, s *Session, re *regexp.Regexp) int {
+	t.Helper()
+	var pid int
+	waitFor(t, 10*time.Second, "a pid matching "+re.String(), func() bool {
+		m := re.FindStringSubmatch(s.Text())
+		if m == nil {
+			return false
+		}
+		pid, _ = strconv.Atoi(m[1])
+		return true
+	})
+	return pid
 }

@@ -78,15 +78,7 @@ func TestEscapedDescendantReaped(t *testing.T) {
 
 func waitEscaped(t *testing.T, s *Session) int {
 	t.Helper()
-	var pid int
-	waitFor(t, 10*time.Second, "grandchild pid", func() bool {
-		m := escapedRE.FindStringSubmatch(s.Text())
-		if m == nil {
-			return false
-		}
-		pid, _ = strconv.Atoi(m[1])
-		return true
-	})
+	pid := waitScreenPID(t, s, escapedRE)
 	// Let the subshell exit, so the grandchild is an orphan.
 	waitFor(t, 10*time.Second, "grandchild orphaned", func() bool {
 		p, ok := readProc(pid)

@@ -393,16 +393,7 @@ func testSetsidGrandchildReaped(t *testing.T, _ bool) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			re := regexp.MustCompile(`grandchild (\d+)`)
-			var pid int
-			waitFor(t, 5*time.Second, "grandchild pid", func() bool {
-				m := re.FindStringSubmatch(s.Text())
-				if m == nil {
-					return false
-				}
-				pid, _ = strconv.Atoi(m[1])
-				return true
-			})
+			pid := waitScreenPID(t, s, regexp.MustCompile(`grandchild (\d+)`))
 			if p, ok := readProc(pid); !ok || p.sid != pid {
 				t.Fatalf("grandchild %d not in its own session: %+v", pid, p)
 			}

@@ -761,8 +761,10 @@ func sedScriptViolation(sc string) string {
 			}
 			d := sc[i]
 			i++
-			if !delimited(d) || !delimited(d) {
-				return "unterminated " + string(c) + " command"
+			for range 2 { // pattern, then replacement
+				if !delimited(d) {
+					return "unterminated " + string(c) + " command"
+				}
 			}
 			if c == 'y' {
 				break
