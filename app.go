@@ -230,7 +230,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		OnHeartbeat: br.onHeartbeat,
 		HangTimeout: cfg.HangTimeout(),
 		// What a run killed with SIGKILL leaves is reaped by the next.
-		RecordDir: filepath.Join(a.td.Dir(), "procs"),
+		RecordDir: filepath.Join(a.td.Dir(), workspace.ProcsDir),
 	})
 	if err != nil {
 		return nil, err
