@@ -273,3 +273,41 @@ func mustGlob(t *testing.T, pattern string) []string {
 	}
 	return m
 }
+
+// The full-screen UI handles SIGHUP (its terminal closed) like SIGTERM:
+// it quits, stopping every agent and everything they started.
+func TestTUISIGHUPStopsEverything(t *testing.T) {
+	requireTmux(t)
+	trackingModes(t, func(t *testing.T, env []string) {
+		agent, pidDir := spawner(t)
+		r := startTUI(t, tuiOptions{args: []string{"--agent", agent, "--workers", "1", "build a tiny calculator"},
+			env: append(env, "HM_PIDS="+pidDir)})
+		var socks []string
+		waitFor(t, runDeadline, "the lead's children", func() bool {
+			if dead, code := r.exited(); dead {
+				t.Fatalf("hivemind exited early (status %d):\n%s", code, r.capture())
+			}
+			var pids []int
+			pids, socks = spawned(t, pidDir, "")
+			return len(pids) >= 2 && len(socks) >= 1
+		})
+		// The relay socket is hm-<hivemind's pid>-<random>.sock.
+		pidStr, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(socks[0]), "hm-"), "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil {
+			t.Fatalf("socket %s names no pid", socks[0])
+		}
+		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		r.waitExit(2 * time.Minute)
+		pids, socks := spawned(t, pidDir, "")
+		allGone(t, "after SIGHUP", pids)
+		for _, s := range socks {
+			if _, err := os.Lstat(s); !os.IsNotExist(err) {
+				t.Errorf("relay socket %s left: %v", s, err)
+			}
+		}
+		noLeftovers(t, r.project)
+	})
+}

@@ -103,6 +103,12 @@ func ReapRecorded(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A write cut short leaves its temp file; the record it replaced, if
+	// any, is still there.
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.json.tmp"))
+	for _, t := range tmps {
+		_ = os.Remove(t)
+	}
 	killed := 0
 	var errs []error
 	for _, name := range names {
