@@ -235,10 +235,20 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n, err := a.agents.Reaped(); n > 0 || err != nil {
-		d := map[string]any{"processes": n, "tracking": ptyagent.Tracking()}
-		if err != nil {
-			d["error"] = err.Error()
+	reaped, reapErr := a.agents.Reaped()
+	// What runs of the workspace's other tasks killed with SIGKILL left
+	// (the workspace lock says no other Hivemind runs here).
+	others, _ := filepath.Glob(filepath.Join(root, workspace.TasksDir, "*", workspace.ProcsDir))
+	for _, d := range others {
+		if d != filepath.Join(a.td.Dir(), workspace.ProcsDir) {
+			n, err := ptyagent.ReapRecorded(d)
+			reaped, reapErr = reaped+n, errors.Join(reapErr, err)
+		}
+	}
+	if reaped > 0 || reapErr != nil {
+		d := map[string]any{"processes": reaped, "tracking": ptyagent.Tracking()}
+		if reapErr != nil {
+			d["error"] = reapErr.Error()
 		}
 		notes = append(notes, workspace.EventRecord{Type: "leftovers_reaped", Details: d})
 	}

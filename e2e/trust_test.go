@@ -49,6 +49,13 @@ func spawner(t *testing.T) (agent, pids string) {
 	if err := os.Mkdir(pids, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// A failed test leaves nothing running either.
+		left, _ := spawned(t, pids, "")
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	return "sh " + script, pids
 }
 
@@ -171,72 +178,79 @@ func TestHeadlessSIGHUPStopsEverything(t *testing.T) {
 }
 
 // After `kill -9` of Hivemind its agents die (parent-death signal) but
-// their setsid/nohup children do not; `--resume` first reaps them, from the
-// process records in the task dir, says so in the event log, and removes
-// the dead run's relay socket.
-func TestKill9ThenResumeReapsLeftovers(t *testing.T) {
-	trackingModes(t, func(t *testing.T, env []string) {
-		agent, pidDir := spawner(t)
-		project, home := t.TempDir(), t.TempDir()
-		env = append(env, "HM_PIDS="+pidDir)
-		cmd, _, exited := startSpawnerRun(t, home, pidDir, env, "--headless", "--agent", agent, "--workers", "1",
-			"--project", project, "build a tiny calculator")
-		// The records must name the grandchild's session before the
-		// kill; the agent's monitor scans while it works, a stop scans
-		// first. Wait for a record that names a session.
-		dir := taskDir(t, project)
-		waitFor(t, 30*time.Second, "a process record", func() bool {
-			m, _ := filepath.Glob(filepath.Join(dir, "procs", "*.json"))
-			return len(m) > 0
+// their setsid/nohup children do not. The next run reaps them, from the
+// process records in the task dir, before it starts any agent, says so in
+// the event log, and removes the dead run's relay socket: `--resume` of
+// the task, and as well a new task in the same workspace (the workspace
+// lock says no other Hivemind runs there).
+func TestKill9ThenNextRunReapsLeftovers(t *testing.T) {
+	for _, next := range []string{"resume", "new task"} {
+		t.Run(next, func(t *testing.T) {
+			trackingModes(t, func(t *testing.T, env []string) { kill9ThenNextRun(t, env, next == "resume") })
 		})
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-exited
-		first, socks := spawned(t, pidDir, "")
-		alive := 0
-		for _, pid := range first {
-			if procAlive(pid) {
-				alive++
-			}
-		}
-		if alive == 0 {
-			t.Fatal("nothing outlived the kill: the test proves nothing")
-		}
-		// The next run's agents record their own children afresh.
-		for _, f := range mustGlob(t, filepath.Join(pidDir, "*")) {
-			_ = os.Remove(f)
-		}
+	}
+}
 
-		// The resumed run reaps before it starts any agent: by the time its
-		// lead has new children, the old ones are gone.
-		cmd2, out2, exited2 := startSpawnerRun(t, home, pidDir, env, "--headless", "--json", "--resume", "--agent", agent,
-			"--workers", "1", "--project", project)
-		allGone(t, "after --resume", first)
-		if !strings.Contains(out2.String(), `"leftovers_reaped"`) {
-			t.Errorf("the resumed run does not report leftovers_reaped:\n%s", out2.String())
+func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
+	agent, pidDir := spawner(t)
+	project, home := t.TempDir(), t.TempDir()
+	env = append(env, "HM_PIDS="+pidDir)
+	cmd, _, exited := startSpawnerRun(t, home, pidDir, env, "--headless", "--agent", agent, "--workers", "1",
+		"--project", project, "build a tiny calculator")
+	dir := taskDir(t, project)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	first, socks := spawned(t, pidDir, "")
+	alive := 0
+	for _, pid := range first {
+		if procAlive(pid) {
+			alive++
 		}
-		for _, s := range socks {
-			if _, err := os.Lstat(s); !os.IsNotExist(err) {
-				t.Errorf("killed run's relay socket %s left: %v", s, err)
-			}
+	}
+	if alive == 0 {
+		t.Fatal("nothing outlived the kill: the test proves nothing")
+	}
+	// The next run's agents record their own children afresh.
+	for _, f := range mustGlob(t, filepath.Join(pidDir, "*")) {
+		_ = os.Remove(f)
+	}
+
+	// The next run reaps before it starts any agent: by the time its lead
+	// has new children, the old ones are gone.
+	args := []string{"--headless", "--json", "--resume", "--agent", agent, "--workers", "1", "--project", project}
+	if !resume {
+		args = append(args[:2:2], "--agent", agent, "--workers", "1", "--project", project, "write a haiku")
+	}
+	cmd2, out2, exited2 := startSpawnerRun(t, home, pidDir, env, args...)
+	allGone(t, "after the next run started", first)
+	if !strings.Contains(out2.String(), `"leftovers_reaped"`) {
+		t.Errorf("the next run does not report leftovers_reaped:\n%s", out2.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, workspace.ProcsDir, "*.json")); !resume && len(m) != 0 {
+		t.Errorf("the killed task's records are left: %v", m)
+	}
+	for _, s := range socks {
+		if _, err := os.Lstat(s); !os.IsNotExist(err) {
+			t.Errorf("killed run's relay socket %s left: %v", s, err)
 		}
-		_ = cmd2.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited2:
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("resumed hivemind did not exit after SIGTERM:\n%s", out2.String())
-		}
-		second, _ := spawned(t, pidDir, "")
-		allGone(t, "after the resumed run", second)
-		if m, _ := filepath.Glob(filepath.Join(dir, "procs", "*.json")); len(m) != 0 {
-			t.Errorf("process records left after a clean stop: %v", m)
-		}
-		if st := readState(t, dir); st.State != workspace.PhaseCancelled {
-			t.Errorf("state %s after SIGTERM of the resumed run, want cancelled", st.State)
-		}
-		noLeftovers(t, project)
-	})
+	}
+	_ = cmd2.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited2:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the next run did not exit after SIGTERM:\n%s", out2.String())
+	}
+	second, _ := spawned(t, pidDir, "")
+	allGone(t, "after the next run", second)
+	if m, _ := filepath.Glob(filepath.Join(project, ".hivemind", workspace.TasksDir, "*", workspace.ProcsDir, "*.json")); len(m) != 0 {
+		t.Errorf("process records left after a clean stop: %v", m)
+	}
+	if st := readState(t, dir); resume && st.State != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGTERM of the resumed run, want cancelled", st.State)
+	}
+	noLeftovers(t, project)
 }
 
 // startSpawnerRun starts hivemind with args and env (agents are spawner
