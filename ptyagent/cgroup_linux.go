@@ -189,6 +189,9 @@ func removeStaleCgroups(own string) {
 // cgroupsOff makes newCgroup return nil (tests of the mark scan).
 var cgroupsOff atomic.Bool
 
+// sessionCgroup creates a session's cgroup (newCgroup); tests replace it.
+var sessionCgroup = newCgroup
+
 // newCgroup creates a cgroup for one session of agent id; nil when
 // cgroups are unavailable.
 func newCgroup(id string) *cgroup {
@@ -218,6 +221,18 @@ func newCgroup(id string) *cgroup {
 		return nil
 	}
 	return &cgroup{dir: dir, fd: fd}
+}
+
+// disableCgroups stops using cgroups in this process: the kernel refused
+// to start a process in one (err).
+func disableCgroups(err error) {
+	cgParent.mu.Lock()
+	defer cgParent.mu.Unlock()
+	if cgParent.dir != "" {
+		_ = syscall.Rmdir(cgParent.dir)
+	}
+	cgParent.tried, cgParent.dir = true, ""
+	cgParent.why = fmt.Sprintf("starting a process in a cgroup failed: %v", err)
 }
 
 // openCgroup returns the cgroup at dir (a recorded session cgroup) without
@@ -294,6 +309,9 @@ func (c *cgroup) kill(timeout time.Duration) int {
 	cgParent.mu.Lock()
 	defer cgParent.mu.Unlock()
 	parent := filepath.Dir(c.dir)
+	if !strings.HasPrefix(filepath.Base(parent), cgroupPrefix) {
+		return 0
+	}
 	if syscall.Rmdir(parent) == nil && parent == cgParent.dir {
 		cgParent.dir, cgParent.tried = "", false
 	}

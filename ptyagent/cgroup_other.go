@@ -16,12 +16,16 @@ var cgroupsOff atomic.Bool
 // cgroup is unused outside Linux.
 type cgroup struct{ dir string }
 
-func cgroupsUnavailable() string                                        { return "not Linux" }
+func cgroupsUnavailable() string { return "not Linux" }
+
+var sessionCgroup = newCgroup
+
 func newCgroup(string) *cgroup                                          { return nil }
 func openCgroup(string) *cgroup                                         { return nil }
 func (c *cgroup) procs() []int                                          { return nil }
 func (c *cgroup) signal(syscall.Signal) int                             { return 0 }
 func (c *cgroup) kill(time.Duration) int                                { return 0 }
+func disableCgroups(error)                                              {}
 func (c *cgroup) closeFD()                                              {}
 func closeCgroups()                                                     {}
 func withCgroup(a *syscall.SysProcAttr, _ *cgroup) *syscall.SysProcAttr { return a }

@@ -161,14 +161,18 @@ func Start(spec Spec) (*Session, error) {
 	}
 	// The process is cloned straight into its cgroup, so no descendant
 	// can be born outside it.
-	s.cg = newCgroup(spec.ID)
+	s.cg = sessionCgroup(spec.ID)
 	cmd, ptmx, err := start(withCgroup(sysProcAttr(), s.cg))
 	if err != nil && s.cg != nil {
 		// Cloning into a cgroup refused (a kernel without clone3, a
 		// cgroup we may create but not enter): track by marks instead.
+		cgErr := err
 		s.cg.kill(0)
 		s.cg = nil
-		cmd, ptmx, err = start(sysProcAttr())
+		if cmd, ptmx, err = start(sysProcAttr()); err == nil {
+			// The cgroup was the trouble: stop trying for later sessions.
+			disableCgroups(cgErr)
+		}
 	}
 	if s.cg != nil {
 		s.cg.closeFD()
