@@ -14,15 +14,19 @@ import (
 	"time"
 )
 
-// relay is a test relay: it decodes each line, answers "ok\n" (unless
-// mute) and hands the message to the test.
+// relay is a test relay: it decodes each line, answers it with what
+// answer returns ("" = no answer) and hands the message to the test.
 type relay struct {
 	path string
 	ln   net.Listener
 	got  chan Message
 }
 
-func newRelay(t *testing.T, mute bool) *relay {
+// ack answers every line "ok"; mute never answers.
+func ack(Message) string  { return Ack }
+func mute(Message) string { return "" }
+
+func newRelay(t *testing.T, answer func(Message) string) *relay {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hr")
 	if err != nil {
@@ -43,14 +47,15 @@ func newRelay(t *testing.T, mute bool) *relay {
 				return
 			}
 			sc := bufio.NewScanner(c)
+			sc.Buffer(make([]byte, 64<<10), MaxLine+1)
 			for sc.Scan() {
 				var m Message
 				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 					m = Message{Event: "bad line: " + sc.Text()}
 				}
 				r.got <- m
-				if !mute {
-					_, _ = c.Write([]byte(Ack))
+				if ans := answer(m); ans != "" {
+					_, _ = c.Write([]byte(ans))
 				}
 			}
 			c.Close()
@@ -79,7 +84,7 @@ func envOf(kv ...string) func(string) string {
 }
 
 func TestSendAndRun(t *testing.T) {
-	r := newRelay(t, false)
+	r := newRelay(t, ack)
 	if err := Send(r.path, "a", HookStop, []byte(` {"x":1} `)); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +114,7 @@ func TestSendAndRun(t *testing.T) {
 
 // A relay that never acknowledges holds the hook AckTimeout at most.
 func TestSendMuteRelay(t *testing.T) {
-	r := newRelay(t, true)
+	r := newRelay(t, mute)
 	start := time.Now()
 	if err := Send(r.path, "a", HookStop, []byte("{}")); err != nil {
 		t.Fatal(err)
@@ -121,7 +126,7 @@ func TestSendMuteRelay(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
-	r := newRelay(t, false)
+	r := newRelay(t, ack)
 	env := envOf(EnvHookSocket, r.path, EnvAgentID, "reviewer")
 	var calls int
 	decide := func(p []byte, env func(string) string) ([]byte, bool, string) {
@@ -226,40 +231,13 @@ func (zeros) Read(p []byte) (int, error) {
 // A line the relay rejects makes the hook say why on stderr (exit 0 all
 // the same); a payload too large for a line arrives as a note.
 func TestCommandReportsRejection(t *testing.T) {
-	dir, err := os.MkdirTemp("", "hr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan Message, 2)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			r := bufio.NewReaderSize(c, MaxLine+1)
-			line, _ := r.ReadBytes('\n')
-			var m Message
-			_ = json.Unmarshal(line, &m)
-			got <- m
-			if m.Token != "good" {
-				_, _ = c.Write([]byte(NackPrefix + "the hook token does not match\n"))
-			} else {
-				_, _ = c.Write([]byte(Ack))
-			}
-			c.Close()
+	r := newRelay(t, func(m Message) string {
+		if m.Token != "good" {
+			return NackPrefix + "the hook token does not match\n"
 		}
-	}()
-	defer func() { ln.Close(); <-done }()
-
+		return Ack
+	})
+	path, got := r.path, r.got
 	var stdout, stderr bytes.Buffer
 	env := envOf(EnvHookSocket, path, EnvAgentID, "a", EnvHookToken, "bad")
 	if code := Command([]string{HookStop}, strings.NewReader(`{}`), &stdout, &stderr, env, nil); code != 0 {
