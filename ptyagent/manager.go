@@ -28,8 +28,8 @@ type ManagerConfig struct {
 	// path must stay under 100 bytes).
 	SocketDir string
 	// RecordDir, when set, holds a record of each running session's
-	// processes (see ReapRecorded). NewManager first reaps what records
-	// left there by a Hivemind that died without cleaning up name.
+	// processes (see ReapRecorded). NewManager first reaps the processes
+	// named by records a Hivemind that died without cleaning up left there.
 	RecordDir string
 }
 

@@ -689,11 +689,11 @@ func (s *Session) waiter() {
 	}
 	close(s.exited)
 
-	// Reap what the agent left: its session and the setsid sessions its
-	// tools started. Then make sure nothing is left.
-	// The cgroup holds every descendant, whatever session or environment
-	// it has; the mark scan then catches anything that left the cgroup
-	// (or everything, without one).
+	// Reap what the agent left. The cgroup holds every descendant,
+	// whatever session or environment it has; then the scan (its session,
+	// the setsid sessions its tools started, the mark) catches anything
+	// that left the cgroup, or everything without one. Then make sure
+	// nothing is left.
 	cgLeft := 0
 	if s.cg != nil {
 		cgLeft = s.cg.kill(2 * time.Second)
