@@ -259,6 +259,8 @@ func Table(cfg config.Config) string {
 	}
 	b.WriteString("\nNever writable by any role: " + strings.Join(trimBang(protectedPaths), "  ") + "\n")
 	b.WriteString("Read-only Bash allows: " + strings.Join(readOnlyCommandNames(), " ") + "\n")
+	b.WriteString("Roles without full Bash may use only the tools granted above and " + strings.Join(passiveTools, " ") +
+		"; no MCP tool (mcp__*) and no other tool.\n")
 	return b.String()
 }
 
