@@ -249,9 +249,28 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		OnEvent:     br.onEvent,
 		OnHeartbeat: br.onHeartbeat,
 		HangTimeout: cfg.HangTimeout(),
+		// What a run killed with SIGKILL leaves is reaped by the next.
+		RecordDir: filepath.Join(a.td.Dir(), workspace.ProcsDir),
 	})
 	if err != nil {
 		return nil, err
+	}
+	reaped, reapErr := a.agents.Reaped()
+	// What runs of the workspace's other tasks killed with SIGKILL left
+	// (the workspace lock says no other Hivemind runs here).
+	others, _ := filepath.Glob(filepath.Join(root, workspace.TasksDir, "*", workspace.ProcsDir))
+	for _, d := range others {
+		if d != filepath.Join(a.td.Dir(), workspace.ProcsDir) {
+			n, err := ptyagent.ReapRecorded(d)
+			reaped, reapErr = reaped+n, errors.Join(reapErr, err)
+		}
+	}
+	if reaped > 0 || reapErr != nil {
+		d := map[string]any{"processes": reaped, "tracking": ptyagent.Tracking()}
+		if reapErr != nil {
+			d["error"] = reapErr.Error()
+		}
+		notes = append(notes, workspace.EventRecord{Type: "leftovers_reaped", Details: d})
 	}
 	a.runner = engine.NewRunner(engine.RunnerConfig{
 		Machine:     a.machine(),

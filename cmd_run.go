@@ -50,12 +50,21 @@ func cmdRun(o options, task string, stdout, stderr io.Writer) int {
 }
 
 // runHeadless runs the workflow with one line per event on stdout until a
-// final state, then stops the agents. SIGINT/SIGTERM cancel gracefully; a
-// second signal stops waiting.
+// final state, then stops the agents. SIGINT, SIGTERM and SIGHUP (the
+// ssh session or terminal closed) cancel gracefully; a second signal stops
+// waiting.
 func (a *app) runHeadless() int {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// Once the terminal or ssh pipe is gone, a write to stdout raises
+	// SIGPIPE, which would kill Hivemind before it stopped its agents;
+	// asked for, it makes the write fail with EPIPE instead (the output is
+	// lost, the shutdown is not). Not signal.Ignore: agents would inherit
+	// an ignored SIGPIPE.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

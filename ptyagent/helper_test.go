@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,6 +51,8 @@ func runHelper(mode string) int {
 		select {}
 	case "setsid":
 		return helperSetsid()
+	case "manager":
+		return helperManager()
 	case "sleep":
 		select {}
 	case "flood":
@@ -304,4 +307,36 @@ func agentLikeOutput() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// trackModes runs f with cgroup tracking (when this machine allows it) and
+// with the mark scan alone.
+func trackModes(t *testing.T, f func(t *testing.T, cgroups bool)) {
+	t.Run("cgroup", func(t *testing.T) {
+		if why := cgroupsUnavailable(); why != "" {
+			t.Skipf("cgroups v2 unavailable here: %s", why)
+		}
+		f(t, true)
+	})
+	t.Run("mark", func(t *testing.T) {
+		cgroupsOff.Store(true)
+		defer cgroupsOff.Store(false)
+		f(t, false)
+	})
+}
+
+// waitScreenPID waits until re's first group, a pid, is on the session's
+// screen and returns it.
+func waitScreenPID(t *testing.T, s *Session, re *regexp.Regexp) int {
+	t.Helper()
+	var pid int
+	waitFor(t, 10*time.Second, "a pid matching "+re.String(), func() bool {
+		m := re.FindStringSubmatch(s.Text())
+		if m == nil {
+			return false
+		}
+		pid, _ = strconv.Atoi(m[1])
+		return true
+	})
+	return pid
 }

@@ -6,12 +6,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
@@ -25,6 +29,7 @@ const (
 	EnvRole       = hookrelay.EnvRole
 	EnvTaskDir    = hookrelay.EnvTaskDir
 	EnvProject    = hookrelay.EnvProject
+	EnvHookToken  = hookrelay.EnvHookToken
 )
 
 // Hook event names (Claude Code's HookEventName values).
@@ -78,11 +83,19 @@ func RelayHook(event string, payload []byte, decision, reason string, env func(s
 	return hookrelay.Relay(event, payload, decision, reason, env)
 }
 
-// hookServer accepts relay connections and hands each line to deliver.
+// maxHookConns bounds the relay connections served at once (each may
+// hold a line of up to hookrelay.MaxLine bytes); further clients wait in
+// the listen backlog, and give up after their dial timeout.
+const maxHookConns = 32
+
+// hookServer accepts relay connections and hands each line to deliver,
+// which accepts it or says why not (the client gets the reason).
 type hookServer struct {
 	path    string
 	ln      net.Listener
-	deliver func(HookMessage)
+	deliver func(HookMessage) error
+	slots   chan struct{}
+	stop    chan struct{}
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
@@ -91,10 +104,11 @@ type hookServer struct {
 
 // newHookServer listens on a fresh short socket path in dir (os.TempDir()
 // when empty). Unix socket paths must stay under ~100 bytes.
-func newHookServer(dir string, deliver func(HookMessage)) (*hookServer, error) {
+func newHookServer(dir string, deliver func(HookMessage) error) (*hookServer, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
+	removeStaleSockets(dir)
 	var rb [4]byte
 	_, _ = rand.Read(rb[:])
 	path := filepath.Join(dir, fmt.Sprintf("hm-%d-%s.sock", os.Getpid(), hex.EncodeToString(rb[:])))
@@ -106,7 +120,8 @@ func newHookServer(dir string, deliver func(HookMessage)) (*hookServer, error) {
 		return nil, fmt.Errorf("ptyagent: hook relay: %w", err)
 	}
 	_ = os.Chmod(path, 0o600)
-	s := &hookServer{path: path, ln: ln, deliver: deliver, conns: map[net.Conn]struct{}{}}
+	s := &hookServer{path: path, ln: ln, deliver: deliver, conns: map[net.Conn]struct{}{},
+		slots: make(chan struct{}, maxHookConns), stop: make(chan struct{})}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -115,6 +130,11 @@ func newHookServer(dir string, deliver func(HookMessage)) (*hookServer, error) {
 func (s *hookServer) accept() {
 	defer s.wg.Done()
 	for {
+		select {
+		case s.slots <- struct{}{}:
+		case <-s.stop:
+			return
+		}
 		c, err := s.ln.Accept()
 		if err != nil {
 			return // closed
@@ -139,23 +159,59 @@ func (s *hookServer) serve(c net.Conn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 		c.Close()
+		<-s.slots
 	}()
 	// A hook writes one line and closes; the deadline stops a stuck client
 	// from holding a goroutine.
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReaderSize(c, 64<<10)
+	answer := func(why error) {
+		ans := hookrelay.Ack
+		if why != nil {
+			ans = hookrelay.NackPrefix + why.Error() + "\n"
+		}
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write([]byte(ans))
+	}
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := readLine(r, hookrelay.MaxLine)
+		if errors.Is(err, errLineTooLong) {
+			// Never buffered whole: answer and drop the connection.
+			answer(fmt.Errorf("relay line exceeds %d bytes; send smaller hook payloads", hookrelay.MaxLine))
+			return
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			var m HookMessage
-			if json.Unmarshal(line, &m) == nil && m.Agent != "" && m.Event != "" {
-				s.deliver(m) // queued in the agent's session, in order
+			switch {
+			case json.Unmarshal(line, &m) != nil:
+				answer(errors.New("relay line is not a JSON hook message"))
+			case m.Agent == "" || m.Event == "":
+				answer(errors.New("relay line names no agent or no event"))
+			default:
+				answer(s.deliver(m)) // queued in the agent's session, in order
 			}
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write([]byte(hookrelay.Ack))
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one '\n'-terminated line of at most max bytes; past max it
+// returns errLineTooLong without reading the rest. At the end of input it
+// returns what it read with the read error.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line)+len(frag) > max {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
 	}
 }
@@ -169,6 +225,7 @@ func (s *hookServer) close() {
 		return
 	}
 	s.closed = true
+	close(s.stop)
 	for c := range s.conns {
 		c.Close()
 	}
@@ -176,4 +233,28 @@ func (s *hookServer) close() {
 	s.ln.Close()
 	s.wg.Wait()
 	_ = os.Remove(s.path)
+}
+
+// removeStaleSockets removes the relay sockets in dir that Hivemind
+// processes no longer alive left behind (a run killed with SIGKILL cannot
+// remove its own). The owner's pid is in the name: hm-<pid>-<random>.sock.
+func removeStaleSockets(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, "hm-*-*.sock"))
+	for _, p := range names {
+		pidStr, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(p), "hm-"), "-")
+		pid, err := strconv.Atoi(pidStr)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			_ = os.Remove(p)
+		}
+	}
+}
+
+// processAlive reports whether a process with this pid exists (it may
+// belong to another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

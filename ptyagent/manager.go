@@ -27,6 +27,10 @@ type ManagerConfig struct {
 	// SocketDir holds the hook relay socket (default os.TempDir(); the
 	// path must stay under 100 bytes).
 	SocketDir string
+	// RecordDir, when set, holds a record of each running session's
+	// processes (see ReapRecorded). NewManager first reaps the processes
+	// named by records a Hivemind that died without cleaning up left there.
+	RecordDir string
 }
 
 // Manager runs the agents of one Hivemind process and their hook relay.
@@ -42,6 +46,8 @@ type Manager struct {
 	closed   bool
 	bg       sync.WaitGroup
 	closeErr error
+	reaped   int
+	reapErr  error
 }
 
 type agent struct {
@@ -59,12 +65,28 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("ptyagent: manager needs a Factory")
 	}
 	m := &Manager{cfg: cfg, agents: map[string]*agent{}, changed: make(chan struct{}, 1)}
+	if cfg.RecordDir != "" {
+		m.reaped, m.reapErr = ReapRecorded(cfg.RecordDir)
+	}
 	hs, err := newHookServer(cfg.SocketDir, m.routeHook)
 	if err != nil {
 		return nil, err
 	}
 	m.hook = hs
 	return m, nil
+}
+
+// Reaped returns how many processes left by an earlier run NewManager
+// killed (see ManagerConfig.RecordDir), and any error reading its records.
+func (m *Manager) Reaped() (int, error) { return m.reaped, m.reapErr }
+
+// Tracking says how the agents' processes are tracked: "cgroup v2", or
+// the mark scan and why cgroups are not used.
+func Tracking() string {
+	if why := cgroupsUnavailable(); why != "" {
+		return "session and environment-mark scan (cgroups v2 unavailable: " + why + ")"
+	}
+	return "cgroup v2"
 }
 
 // SocketPath is the hook relay socket (HIVEMIND_HOOK_SOCKET of every agent).
@@ -81,7 +103,9 @@ func (m *Manager) signal() {
 	}
 }
 
-func (m *Manager) routeHook(h HookMessage) {
+// routeHook hands a relayed hook to the agent it names, once the line has
+// proved to come from that agent's current session (its token).
+func (m *Manager) routeHook(h HookMessage) error {
 	m.mu.Lock()
 	a := m.agents[h.Agent]
 	var s *Session
@@ -89,9 +113,14 @@ func (m *Manager) routeHook(h HookMessage) {
 		s = a.sess
 	}
 	m.mu.Unlock()
-	if s != nil {
-		s.HandleHook(h)
+	if s == nil {
+		return fmt.Errorf("no running agent %q", h.Agent)
 	}
+	if !s.tokenMatches(h.Token) {
+		return fmt.Errorf("the hook token does not match agent %q's session (%s must be this session's own)", h.Agent, EnvHookToken)
+	}
+	s.HandleHook(h)
+	return nil
 }
 
 // Session returns the current session of an agent.
@@ -226,8 +255,10 @@ func (m *Manager) emitFailed(id string, seq int, detail string) {
 // complete adds what the manager owns to a factory's spec.
 func (m *Manager) complete(a *agent, spec Spec) Spec {
 	spec.ID, spec.Role = a.id, a.role
+	spec.HookToken = newSecret()
+	spec.RecordDir = m.cfg.RecordDir
 	spec.Env = append(append([]string(nil), spec.Env...),
-		EnvAgentID+"="+a.id, EnvRole+"="+a.role, EnvHookSocket+"="+m.hook.path)
+		EnvAgentID+"="+a.id, EnvRole+"="+a.role, EnvHookSocket+"="+m.hook.path, EnvHookToken+"="+spec.HookToken)
 	if spec.Cols == 0 {
 		spec.Cols = m.cfg.Cols
 	}

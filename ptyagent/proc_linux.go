@@ -12,6 +12,7 @@ import (
 // procInfo is what /proc/<pid>/stat says about a process.
 type procInfo struct {
 	pid, ppid, pgrp, sid int
+	start                uint64 // start time in clock ticks after boot
 	zombie               bool
 }
 
@@ -55,6 +56,9 @@ func readProc(pid int) (procInfo, bool) {
 	p.ppid, _ = strconv.Atoi(string(f[1]))
 	p.pgrp, _ = strconv.Atoi(string(f[2]))
 	p.sid, _ = strconv.Atoi(string(f[3]))
+	if len(f) > 19 {
+		p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	}
 	return p, true
 }
 

@@ -2,6 +2,8 @@ package ptyagent
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -88,8 +90,10 @@ type Session struct {
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
 	sids        map[int]bool
-	mark        string // value of markEnv in the agent's environment
-	leftover    int    // processes still alive after the final kill
+	sidStarts   map[int]uint64 // start time of each recorded session's leader
+	cg          *cgroup        // the session's cgroup; nil: mark scan only
+	mark        string         // value of markEnv in the agent's environment
+	leftover    int            // processes still alive after the final kill
 	emitMu      sync.Mutex
 	stopOnce    sync.Once
 	closeOnce   sync.Once
@@ -122,6 +126,7 @@ func Start(spec Spec) (*Session, error) {
 		base:        HealthStarting,
 		exitCode:    -1,
 		sids:        map[int]bool{},
+		sidStarts:   map[int]uint64{},
 		input:       make(chan inputReq, 256),
 		hooks:       make(chan HookMessage, 16),
 		activity:    make(chan struct{}, 1),
@@ -142,15 +147,36 @@ func Start(spec Spec) (*Session, error) {
 	}
 	s.scr = NewScreen(screen.Options{Cols: spec.Cols, Rows: spec.Rows, Scrollback: spec.Scrollback, Reply: replyWriter{s}})
 
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Dir = spec.Dir
 	base := spec.BaseEnv
 	if base == nil {
 		base = os.Environ()
 	}
 	s.mark = newMark()
-	cmd.Env = append(buildEnv(base, spec), markEnv+"="+s.mark)
-	ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, sysProcAttr())
+	env := append(buildEnv(base, spec), markEnv+"="+s.mark)
+	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, *os.File, error) {
+		cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+		cmd.Dir, cmd.Env = spec.Dir, env
+		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, attr)
+		return cmd, ptmx, err
+	}
+	// The process is cloned straight into its cgroup, so no descendant
+	// can be born outside it.
+	s.cg = sessionCgroup(spec.ID)
+	cmd, ptmx, err := start(withCgroup(sysProcAttr(), s.cg))
+	if err != nil && s.cg != nil {
+		// Cloning into a cgroup refused (a kernel without clone3, a
+		// cgroup we may create but not enter): track by marks instead.
+		cgErr := err
+		s.cg.kill(0)
+		s.cg = nil
+		if cmd, ptmx, err = start(sysProcAttr()); err == nil {
+			// The cgroup was the trouble: stop trying for later sessions.
+			disableCgroups(cgErr)
+		}
+	}
+	if s.cg != nil {
+		s.cg.closeFD()
+	}
 	if err != nil {
 		s.scr.Close()
 		s.log.Close()
@@ -158,6 +184,7 @@ func Start(spec Spec) (*Session, error) {
 		return nil, fmt.Errorf("ptyagent: %s: start %s: %w", spec.ID, spec.Argv[0], err)
 	}
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	s.writeRecord()
 	now := time.Now()
 	s.started, s.changedAt, s.lastLife, s.lastOutput = now, now, now, now
 
@@ -181,6 +208,19 @@ func newMark() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%d-%x", os.Getpid(), b)
+}
+
+// newSecret returns 128 random bits in hex (a session's hook token).
+func newSecret() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// tokenMatches reports, in constant time, whether tok is the session's
+// hook token.
+func (s *Session) tokenMatches(tok string) bool {
+	return s.spec.HookToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.spec.HookToken)) == 1
 }
 
 // outerTerminalVars name the variables by which programs detect the
@@ -733,8 +773,15 @@ func (s *Session) waiter() {
 	}
 	close(s.exited)
 
-	// Reap what the agent left: its session and the setsid sessions its
-	// tools started. Then make sure nothing is left.
+	// Reap what the agent left. The cgroup holds every descendant,
+	// whatever session or environment it has; then the scan (its session,
+	// the setsid sessions its tools started, the mark) catches anything
+	// that left the cgroup, or everything without one. Then make sure
+	// nothing is left.
+	cgLeft := 0
+	if s.cg != nil {
+		cgLeft = s.cg.kill(2 * time.Second)
+	}
 	s.mu.Lock()
 	sids := maps(s.sids)
 	s.mu.Unlock()
@@ -745,6 +792,10 @@ func (s *Session) waiter() {
 			break
 		}
 		time.Sleep(25 * time.Millisecond) // the kernel needs a moment to tear them down
+	}
+	left += cgLeft
+	if left == 0 {
+		s.removeRecord()
 	}
 
 	// With every holder of the PTY gone the reader sees EIO; the deadline
@@ -870,28 +921,49 @@ func (s *Session) signalAll(sig syscall.Signal) {
 		return
 	default:
 	}
+	_ = syscall.Kill(-s.pid, sig)
+	if s.cg != nil {
+		s.cg.signal(sig) // every descendant, wherever it went
+		return
+	}
 	s.mu.Lock()
 	sids := maps(s.sids)
 	s.mu.Unlock()
-	_ = syscall.Kill(-s.pid, sig)
 	killAgentProcs(s.pid, true, sids, s.mark, sig)
 }
 
 // scanSessions records the setsid sessions of the agent's descendants so
-// they can be killed after their parent is gone.
+// they can be killed after their parent is gone. A session in a cgroup
+// needs none: its cgroup holds them all.
 func (s *Session) scanSessions() {
+	if s.cg != nil {
+		return
+	}
 	select {
 	case <-s.exited:
 		return
 	default:
 	}
-	found := descendantSessions(s.pid, listProcs())
+	procs := listProcs()
+	found := descendantSessions(s.pid, procs)
+	added := false
 	s.mu.Lock()
 	for _, sid := range found {
-		s.sids[sid] = true
+		if s.sids[sid] {
+			continue
+		}
+		s.sids[sid], added = true, true
+		for _, p := range procs {
+			if p.pid == sid {
+				s.sidStarts[sid] = p.start
+			}
+		}
 	}
 	s.lastScan = time.Now()
 	s.mu.Unlock()
+	if added {
+		s.writeRecord() // a crashed run's successor must find them too
+	}
 }
 
 // Close stops the agent if needed (SIGKILL), waits for it and releases the

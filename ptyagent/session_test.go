@@ -374,6 +374,10 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 }
 
 func TestSetsidGrandchildReaped(t *testing.T) {
+	trackModes(t, testSetsidGrandchildReaped)
+}
+
+func testSetsidGrandchildReaped(t *testing.T, _ bool) {
 	for _, exit := range []bool{false, true} {
 		t.Run(fmt.Sprintf("parent_exits=%v", exit), func(t *testing.T) {
 			env := []string{}
@@ -389,16 +393,7 @@ func TestSetsidGrandchildReaped(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			re := regexp.MustCompile(`grandchild (\d+)`)
-			var pid int
-			waitFor(t, 5*time.Second, "grandchild pid", func() bool {
-				m := re.FindStringSubmatch(s.Text())
-				if m == nil {
-					return false
-				}
-				pid, _ = strconv.Atoi(m[1])
-				return true
-			})
+			pid := waitScreenPID(t, s, regexp.MustCompile(`grandchild (\d+)`))
 			if p, ok := readProc(pid); !ok || p.sid != pid {
 				t.Fatalf("grandchild %d not in its own session: %+v", pid, p)
 			}
@@ -419,7 +414,8 @@ func TestHookRelayRoundTrip(t *testing.T) {
 	if len(sock) >= 100 {
 		t.Errorf("socket path too long: %d", len(sock))
 	}
-	env := map[string]string{EnvHookSocket: sock, EnvAgentID: "a"}
+	s, _ := m.Session("a")
+	env := map[string]string{EnvHookSocket: sock, EnvAgentID: "a", EnvHookToken: s.Spec().HookToken}
 	t0 := time.Now()
 	if err := RunHook(HookStop, strings.NewReader(`{"last_assistant_message":"hi"}`), func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
@@ -437,7 +433,6 @@ func TestHookRelayRoundTrip(t *testing.T) {
 		t.Errorf("payload %s", e.Payload)
 	}
 	// Stop while starting/ready makes it idle.
-	s, _ := m.Session("a")
 	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
 
 	if err := RelayHook(HookPreToolUse, []byte(`{"tool_name":"Write"}`), "deny", "outside allowed paths", func(k string) string { return env[k] }); err != nil {

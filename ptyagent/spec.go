@@ -84,11 +84,20 @@ type Spec struct {
 	// Env holds extra KEY=VAL entries added to the base environment
 	// (HIVEMIND_* and profile variables). Values are never logged.
 	Env []string
+	// HookToken is the secret every hook relay line of this session must
+	// carry (it is in the agent's environment as HIVEMIND_HOOK_TOKEN). Set
+	// by Manager; a session without one accepts no relayed hooks.
+	HookToken string
 	// BaseEnv is the environment to start from; nil means os.Environ().
 	// Tests set it to keep the parent's credentials out.
 	BaseEnv []string
 
 	Cols, Rows int // initial PTY size (default 120×40)
+
+	// RecordDir, when set, holds a record of the session's processes
+	// while it runs, so that a later run can reap them after a crash
+	// (ReapRecorded). Set by Manager from ManagerConfig.RecordDir.
+	RecordDir string
 
 	LogPath     string // raw output log ("" = none)
 	LogMaxBytes int64  // rotate the log at this size, keeping one .1 (default 16 MiB)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -108,14 +109,14 @@ func parseShell(s string) (cmds []shellCmd, subst bool) {
 				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0:
 					i++
 					word.WriteByte(s[i])
-				case s[i] == '`', s[i] == '$' && i+1 < len(s) && s[i+1] == '(':
+				case s[i] == '`', s[i] == '$' && i+1 < len(s) && s[i+1] == '(', evalExpansion(s, i):
 					subst = true
 					word.WriteByte(s[i])
 				default:
 					word.WriteByte(s[i])
 				}
 			}
-		case c == '`', c == '$' && i+1 < len(s) && s[i+1] == '(':
+		case c == '`', c == '$' && i+1 < len(s) && s[i+1] == '(', evalExpansion(s, i):
 			subst = true
 			word.WriteByte(c)
 			inWord = true
@@ -173,6 +174,30 @@ func parseShell(s string) (cmds []shellCmd, subst bool) {
 	return cmds, subst
 }
 
+// evalExpansion reports whether the '$' at s[i] starts an expansion that
+// makes bash evaluate text as code: an arithmetic $[...], or a ${...}
+// with indirection (${!x}), an array subscript (${a[i]}: the subscript is
+// arithmetic, and arithmetic evaluates variables' values recursively, so
+// a value like 'a[$(cmd)]' runs cmd) or a transformation (${x@P} expands
+// a prompt string, command substitutions included).
+func evalExpansion(s string, i int) bool {
+	if s[i] != '$' || i+1 >= len(s) {
+		return false
+	}
+	switch s[i+1] {
+	case '[':
+		return true
+	case '{':
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			end = len(s) - i - 2
+		}
+		body := s[i+2 : i+2+end]
+		return strings.HasPrefix(body, "!") || strings.ContainsAny(body, "[@")
+	}
+	return false
+}
+
 func validRedirOp(op string) bool {
 	switch op {
 	case ">", ">>", ">|", ">&", "<", "<<", "<<<", "<<-", "<>", "<&":
@@ -215,6 +240,35 @@ func isDigits(s string) bool {
 
 var assignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
+// safeVarRe names the variables a read-only command line may set: locale,
+// time zone and output width only. Any other variable may change what a
+// program runs (PAGER, GIT_PAGER, GIT_EXTERNAL_DIFF, GIT_CONFIG_*,
+// GIT_SSH_COMMAND, LD_PRELOAD, PATH, BASH_ENV …), and an exported one
+// keeps doing so for the rest of the command line.
+var safeVarRe = regexp.MustCompile(`^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|COLUMNS|LINES)$`)
+
+// safeValueRe is what a safe variable's value may hold: no quotes, no
+// expansions, nothing arithmetic could evaluate.
+var safeValueRe = regexp.MustCompile(`^[A-Za-z0-9_.,:@%+/-]*$`)
+
+// checkAssignment returns why the assignment word w (NAME=value) is not
+// allowed, "" if it is.
+func checkAssignment(w string) string {
+	name, value, _ := strings.Cut(w, "=")
+	if !safeVarRe.MatchString(name) {
+		return fmt.Sprintf("setting the variable %q is not allowed (it may change what a program runs); read-only commands may set only LANG, LC_*, TZ, NO_COLOR, COLUMNS and LINES", name)
+	}
+	if !safeValueRe.MatchString(value) {
+		return fmt.Sprintf("the value of %s must be plain (letters, digits and . , : @ %% + / - _)", name)
+	}
+	return ""
+}
+
+// loopVarRe is a for-loop variable a read-only line may use: lower-case,
+// like the shell-local names scripts use, never one of the upper-case
+// variables programs read from the environment.
+var loopVarRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
 // shellKeywords are dropped before the command name.
 var shellKeywords = map[string]bool{
 	"!": true, "if": true, "then": true, "else": true, "elif": true, "do": true,
@@ -232,6 +286,18 @@ func commandWords(words []string) []string {
 		return nil
 	}
 	return words
+}
+
+// loopVar returns the variable a for/select header assigns, "" if the
+// words are no such header.
+func loopVar(words []string) string {
+	for len(words) > 0 && shellKeywords[words[0]] {
+		words = words[1:]
+	}
+	if len(words) > 1 && (words[0] == "for" || words[0] == "select") {
+		return words[1]
+	}
+	return ""
 }
 
 // writerVerbs explain commands that change files.
@@ -259,10 +325,119 @@ var readOnlyCommands = map[string]func(args []string) string{
 	"nl": nil, "tac": nil, "rev": nil, "diff": nil, "cmp": nil, "comm": nil, "which": nil, "type": nil,
 	"date": nil, "whoami": nil, "id": nil, "uname": nil, "basename": nil, "dirname": nil, "realpath": nil,
 	"readlink": nil, "sha256sum": nil, "sha1sum": nil, "sha512sum": nil, "md5sum": nil, "cksum": nil,
-	"true": nil, "false": nil, "test": nil, "[": nil, "[[": nil, "jq": nil, "column": nil, "paste": nil,
+	"true": nil, "false": nil, "test": checkTest, "[": checkTest, "[[": checkDoubleBracket, "jq": nil, "column": nil, "paste": nil,
 	"fold": nil, "od": nil, "hexdump": nil, "strings": nil, "seq": nil, "cd": nil, "pushd": nil, "popd": nil,
-	"export": nil, "unset": nil, "set": nil, ":": nil, "printenv": nil, "env": checkEnv, "nproc": nil,
+	"export": checkExport, "unset": nil, "set": checkSet, ":": nil, "printenv": nil, "env": checkEnv, "nproc": nil,
 	"ps": nil, "sed": checkSed, "git": checkGit, "go": checkGo, "command": checkCommand, "sleep": nil,
+}
+
+func init() {
+	// Checks that take the arguments of commands listed above.
+	readOnlyCommands["printf"] = checkPrintf
+	readOnlyCommands["file"] = checkFile
+	readOnlyCommands["date"] = checkDate
+}
+
+// checkExport allows exporting only what an assignment may set.
+func checkExport(args []string) string {
+	for _, a := range args {
+		if assignRe.MatchString(a) {
+			if why := checkAssignment(a); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// setOptions are the shell options a read-only line may turn on or off.
+var setOptions = map[string]bool{
+	"pipefail": true, "errexit": true, "nounset": true, "xtrace": true, "verbose": true, "noclobber": true, "noglob": true,
+}
+
+// checkSet allows error-handling and tracing options, not -a/allexport
+// (which exports every later assignment) nor -k (which passes assignment
+// arguments to commands) nor new positional parameters.
+func checkSet(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if (a == "-o" || a == "+o") && i+1 < len(args) {
+			i++
+			if !setOptions[args[i]] {
+				return fmt.Sprintf("set -o %s is not allowed for read-only roles (allowed: set -euxv, -o pipefail)", args[i])
+			}
+			continue
+		}
+		if len(a) < 2 || (a[0] != '-' && a[0] != '+') || strings.Trim(a[1:], "euxvfCo") != "" {
+			return fmt.Sprintf("set %s is not allowed for read-only roles (allowed: set -euxv, -o pipefail)", a)
+		}
+		if strings.HasSuffix(a, "o") && i+1 < len(args) { // -euo pipefail
+			i++
+			if !setOptions[args[i]] {
+				return fmt.Sprintf("set -o %s is not allowed for read-only roles (allowed: set -euxv, -o pipefail)", args[i])
+			}
+		}
+	}
+	return ""
+}
+
+func checkPrintf(args []string) string {
+	if len(args) > 0 && strings.HasPrefix(args[0], "-v") {
+		return "printf -v assigns a variable; print the value instead"
+	}
+	return ""
+}
+
+func checkFile(args []string) string {
+	if a := shortOrLong(args, 'C', "--compile"); a != "" {
+		return "file -C writes a compiled magic file"
+	}
+	return ""
+}
+
+func checkDate(args []string) string {
+	if a := shortOrLong(args, 's', "--set"); a != "" {
+		return "date -s sets the system clock"
+	}
+	return ""
+}
+
+// checkTest denies -v, which evaluates an array subscript (code) in bash.
+func checkTest(args []string) string {
+	if slices.Contains(args, "-v") || slices.Contains(args, "-R") {
+		return "test -v is not allowed (bash evaluates its argument's subscript as code)"
+	}
+	return ""
+}
+
+// checkDoubleBracket denies [[ arithmetic comparisons: bash evaluates
+// their operands as arithmetic, and variables' values recursively, which
+// can run commands ('a[$(cmd)]'). Use test or [ instead.
+func checkDoubleBracket(args []string) string {
+	for _, a := range args {
+		switch a {
+		case "-eq", "-ne", "-lt", "-le", "-gt", "-ge":
+			return fmt.Sprintf("[[ ... %s ... ]] evaluates its operands as arithmetic code; use [ ... %s ... ] (test) instead", a, a)
+		}
+	}
+	return checkTest(args)
+}
+
+// shortOrLong returns the first argument that is the short option c (alone
+// or in a cluster like -xc) or the long option long (alone or with =).
+func shortOrLong(args []string, c byte, long string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if long != "" && (a == long || strings.HasPrefix(a, long+"=")) {
+			return a
+		}
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], c) >= 0 {
+			return a
+		}
+	}
+	return ""
 }
 
 func readOnlyCommandNames() []string {
@@ -278,7 +453,7 @@ func readOnlyCommandNames() []string {
 func bashReadOnlyViolation(cmd string) string {
 	cmds, subst := parseShell(cmd)
 	if subst {
-		return "command substitution ($(...), backticks, <(...)) is not allowed; run the commands one by one"
+		return "command substitution ($(...), backticks, <(...)) and expansions that evaluate code ($[...], ${!x}, ${a[i]}, ${x@P}) are not allowed; run the commands one by one"
 	}
 	for _, c := range cmds {
 		for _, r := range c.redirs {
@@ -286,8 +461,21 @@ func bashReadOnlyViolation(cmd string) string {
 				return fmt.Sprintf("the redirection %q writes the file %q", r.op, r.target)
 			}
 		}
+		for _, w := range c.words {
+			if !assignRe.MatchString(w) && !shellKeywords[w] {
+				break
+			}
+			if assignRe.MatchString(w) {
+				if why := checkAssignment(w); why != "" {
+					return why
+				}
+			}
+		}
 		words := commandWords(c.words)
 		if len(words) == 0 {
+			if v := loopVar(c.words); v != "" && !loopVarRe.MatchString(v) {
+				return fmt.Sprintf("the loop variable %q may be read by programs from the environment; use a lower-case name", v)
+			}
 			continue
 		}
 		name := words[0]
@@ -387,18 +575,212 @@ func checkCommand(args []string) string {
 	return "command runs another command; run it directly"
 }
 
-var sedWriteRe = regexp.MustCompile(`(^|[;{}\s/])[wWe](\s|$)`)
-
+// checkSed allows sed scripts made only of commands that print, edit the
+// pattern space or branch; w, W, e, the s flags w and e (write a file, run
+// a command), -i (edit in place) and -f (a script the check cannot see)
+// are denied.
 func checkSed(args []string) string {
-	for _, a := range args {
-		if a == "--in-place" || strings.HasPrefix(a, "--in-place=") {
+	var scripts []string
+	hasE := false
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i+1:]...)
+			i = len(args)
+		case a == "--in-place" || strings.HasPrefix(a, "--in-place="):
 			return "sed --in-place changes files"
+		case a == "--file" || strings.HasPrefix(a, "--file="):
+			return "sed -f runs a script file the read-only check cannot see; give the script inline"
+		case strings.HasPrefix(a, "--expression="):
+			scripts, hasE = append(scripts, strings.TrimPrefix(a, "--expression=")), true
+		case a == "--expression":
+			if i+1 < len(args) {
+				i++
+				scripts, hasE = append(scripts, args[i]), true
+			}
+		case a == "--line-length" || a == "-l":
+			i++
+		case strings.HasPrefix(a, "--"):
+			switch strings.SplitN(a, "=", 2)[0] {
+			case "--quiet", "--silent", "--regexp-extended", "--separate", "--unbuffered", "--null-data",
+				"--posix", "--debug", "--sandbox", "--line-length", "--follow-symlinks", "--help", "--version":
+			default:
+				return fmt.Sprintf("sed option %s is not allowed for read-only roles", a)
+			}
+		case len(a) > 1 && a[0] == '-':
+			for k := 1; k < len(a); k++ {
+				switch a[k] {
+				case 'n', 'E', 'r', 's', 'u', 'z':
+				case 'l':
+					if k == len(a)-1 {
+						i++
+					}
+					k = len(a)
+				case 'i':
+					return "sed -i changes files"
+				case 'f':
+					return "sed -f runs a script file the read-only check cannot see; give the script inline"
+				case 'e':
+					hasE = true
+					if k+1 < len(a) {
+						scripts = append(scripts, a[k+1:])
+					} else if i+1 < len(args) {
+						i++
+						scripts = append(scripts, args[i])
+					}
+					k = len(a)
+				default:
+					return fmt.Sprintf("sed option -%c is not allowed for read-only roles", a[k])
+				}
+			}
+		default:
+			rest = append(rest, a)
 		}
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'i') {
-			return "sed -i changes files"
+	}
+	if !hasE && len(rest) > 0 {
+		scripts = append(scripts, rest[0])
+	}
+	for _, sc := range scripts {
+		if why := sedScriptViolation(sc); why != "" {
+			return "sed script " + strconv.Quote(sc) + ": " + why
 		}
-		if !strings.HasPrefix(a, "-") && sedWriteRe.MatchString(a) {
-			return "this sed script may write files or run commands (w/W/e)"
+	}
+	return ""
+}
+
+// sedScriptViolation parses a sed script (GNU syntax) and returns why it
+// may write a file or run a command, "" if it only reads. What it does not
+// understand is denied.
+func sedScriptViolation(sc string) string {
+	i := 0
+	skipSpace := func() {
+		for i < len(sc) && (sc[i] == ' ' || sc[i] == '\t') {
+			i++
+		}
+	}
+	// delimited skips a delimited part (regex or replacement) ending at an
+	// unescaped delim; false when it does not end.
+	delimited := func(delim byte) bool {
+		for i < len(sc) {
+			switch sc[i] {
+			case '\\':
+				i += 2
+				continue
+			case '\n':
+				return false
+			case delim:
+				i++
+				return true
+			}
+			i++
+		}
+		return false
+	}
+	address := func() bool {
+		switch {
+		case i < len(sc) && (sc[i] >= '0' && sc[i] <= '9'):
+			for i < len(sc) && (sc[i] >= '0' && sc[i] <= '9' || sc[i] == '~') {
+				i++
+			}
+		case i < len(sc) && sc[i] == '$':
+			i++
+		case i < len(sc) && sc[i] == '/':
+			i++
+			if !delimited('/') {
+				return false
+			}
+			for i < len(sc) && (sc[i] == 'I' || sc[i] == 'M') {
+				i++
+			}
+		case i+1 < len(sc) && sc[i] == '\\':
+			d := sc[i+1]
+			i += 2
+			if !delimited(d) {
+				return false
+			}
+		default:
+			return true
+		}
+		return true
+	}
+	toLineEnd := func() {
+		for i < len(sc) && sc[i] != '\n' {
+			i++
+		}
+	}
+	for i < len(sc) {
+		skipSpace()
+		if i >= len(sc) {
+			break
+		}
+		if c := sc[i]; c == ';' || c == '\n' || c == '}' {
+			i++
+			continue
+		}
+		if !address() {
+			return "unterminated address"
+		}
+		skipSpace()
+		if i < len(sc) && sc[i] == ',' {
+			i++
+			skipSpace()
+			if i < len(sc) && (sc[i] == '+' || sc[i] == '~') {
+				i++
+			}
+			if !address() {
+				return "unterminated address"
+			}
+		}
+		skipSpace()
+		for i < len(sc) && sc[i] == '!' {
+			i++
+			skipSpace()
+		}
+		if i >= len(sc) {
+			return "address without a command"
+		}
+		c := sc[i]
+		i++
+		switch c {
+		case 'p', 'P', '=', 'l', 'q', 'Q', 'd', 'D', 'n', 'N', 'g', 'G', 'h', 'H', 'x', 'z', 'F', '{':
+		case '#', ':', 'b', 't', 'T', 'a', 'i', 'c', 'r', 'R':
+			// Labels, branches, text and reading files run to the end
+			// of the line (labels and branches also end at ';').
+			if c == 'b' || c == 't' || c == 'T' {
+				for i < len(sc) && sc[i] != ';' && sc[i] != '\n' && sc[i] != '}' {
+					i++
+				}
+			} else {
+				toLineEnd()
+			}
+		case 's', 'y':
+			if i >= len(sc) || sc[i] == '\n' || sc[i] == '\\' {
+				return "bad " + string(c) + " command"
+			}
+			d := sc[i]
+			i++
+			for range 2 { // pattern, then replacement
+				if !delimited(d) {
+					return "unterminated " + string(c) + " command"
+				}
+			}
+			if c == 'y' {
+				break
+			}
+			for i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
+				i++
+			}
+			if i < len(sc) && (sc[i] == 'w' || sc[i] == 'e') {
+				return "the s flag " + string(sc[i]) + " writes a file or runs a command"
+			}
+		case 'w', 'W':
+			return "the " + string(c) + " command writes a file"
+		case 'e':
+			return "the e command runs a command"
+		default:
+			return fmt.Sprintf("the command %q is not known to be read-only", c)
 		}
 	}
 	return ""
@@ -409,7 +791,7 @@ var gitReadOnly = map[string]bool{
 	"rev-parse": true, "rev-list": true, "grep": true, "describe": true, "shortlog": true, "cat-file": true,
 	"show-ref": true, "diff-tree": true, "diff-files": true, "diff-index": true, "merge-base": true,
 	"name-rev": true, "count-objects": true, "for-each-ref": true, "whatchanged": true, "version": true,
-	"help": true, "branch": true, "tag": true, "remote": true, "config": true, "stash": true, "worktree": true,
+	"branch": true, "tag": true, "remote": true, "config": true, "stash": true, "worktree": true,
 	"reflog": true,
 }
 
@@ -420,22 +802,32 @@ func checkGit(args []string) string {
 		case a == "-C":
 			i += 2
 			continue
-		case a == "--no-pager" || a == "-P" || a == "--no-optional-locks" || strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
+		case a == "--no-pager" || a == "-P" || a == "--no-optional-locks":
 			i++
 			continue
 		default:
-			return fmt.Sprintf("git option %s is not allowed for read-only roles", a)
+			// -c, --config-env, --exec-path, --git-dir, --work-tree,
+			// -p/--paginate and the rest can make git run programs.
+			return fmt.Sprintf("git option %s is not allowed for read-only roles (allowed before the command: -C <dir>, --no-pager)", a)
 		}
 	}
 	if i >= len(args) {
 		return ""
 	}
 	sub, rest := args[i], args[i+1:]
+	if sub == "help" {
+		return "git help opens a viewer program; use git <command> -h"
+	}
 	if !gitReadOnly[sub] {
 		return fmt.Sprintf("git %s may change the repository", sub)
 	}
-	if a := hasArg(rest, "--output", "-O", "--open-files-in-pager"); a != "" {
+	if a := hasArg(rest, "--output", "--open-files-in-pager", "--ext-diff", "--textconv", "--filters"); a != "" {
 		return fmt.Sprintf("git %s %s writes files or runs a program", sub, a)
+	}
+	for _, a := range rest {
+		if strings.HasPrefix(a, "-O") {
+			return fmt.Sprintf("git %s %s runs a program", sub, a)
+		}
 	}
 	pos := positional(rest)
 	switch sub {
@@ -450,6 +842,9 @@ func checkGit(args []string) string {
 	case "remote":
 		if len(pos) > 0 && pos[0] != "show" && pos[0] != "get-url" {
 			return "git remote " + pos[0] + " changes the repository"
+		}
+		if len(pos) > 1 && pos[0] == "show" && !slices.Contains(rest, "-n") {
+			return "git remote show contacts the remote (and runs ssh); use git remote show -n or git remote -v"
 		}
 	case "config":
 		if hasArg(rest, "--get", "--get-all", "--get-regexp", "--list", "-l") == "" {
@@ -470,9 +865,18 @@ func checkGit(args []string) string {
 	return ""
 }
 
+// goExecFlags are build flags that make the go command run a program.
+var goExecFlags = map[string]bool{"toolexec": true, "vettool": true, "exec": true}
+
 func checkGo(args []string) string {
 	if len(args) == 0 {
 		return ""
+	}
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && goExecFlags[name] {
+			return fmt.Sprintf("go %s %s runs a program", args[0], a)
+		}
 	}
 	switch args[0] {
 	case "list", "doc", "version", "vet", "help":

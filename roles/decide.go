@@ -58,8 +58,32 @@ func Decide(p Policy, taskDir, project string, toolName string, toolInput map[st
 		if !p.Tools.Subagents {
 			return false, fmt.Sprintf("Hivemind: the %s role may not start sub-agents (%s); do the work yourself.", p.Role, toolName)
 		}
+	case slices.Contains(passiveTools, toolName), p.Tools.Bash == BashFull:
+		// A role with full Bash can run anything already.
+	case strings.HasPrefix(toolName, "mcp__"):
+		return false, fmt.Sprintf("Hivemind: the %s role may not use MCP tools (%s): they may write files or run programs outside its permissions. Use Read, Glob and Grep. %s",
+			p.Role, toolName, p.mayWrite(taskDir, project))
+	default:
+		return false, fmt.Sprintf("Hivemind: %q is not a tool the %s role may use (tool names are exact: %s). %s",
+			toolName, p.Role, strings.Join(p.toolNames(), ", "), p.mayWrite(taskDir, project))
 	}
 	return true, ""
+}
+
+// toolNames lists the tools the policy allows, for denial reasons.
+func (p Policy) toolNames() []string {
+	names := slices.Clone(passiveTools)
+	add := func(ok bool, tools []string) {
+		if ok {
+			names = append(names, tools...)
+		}
+	}
+	add(p.Tools.Write, writeTools)
+	add(p.Tools.Edit, editTools)
+	add(p.Tools.Bash != BashNone, bashTools)
+	add(p.Tools.Web, webTools)
+	add(p.Tools.Subagents, subagentTools)
+	return names
 }
 
 // decidePath checks one file path a Write/Edit tool would touch.

@@ -55,8 +55,16 @@ var (
 	// name (Decide still checks MultiEdit calls, for older versions).
 	claudeEditTools = []string{"Edit", "NotebookEdit"}
 	bashTools       = []string{"Bash"}
-	webTools        = []string{"WebFetch", "WebSearch"}
-	subagentTools   = []string{"Task", "Agent"}
+	// passiveTools change nothing outside the conversation: they read,
+	// track the agent's own to-do list or background tasks, or ask the
+	// user. Roles without full Bash may use these and the tool groups
+	// their policy grants, and nothing else: Claude Code keeps adding
+	// tools that write or run code (REPL, Monitor, Workflow, MCP tools…).
+	passiveTools = slices.Concat(readTools, []string{"LS", "NotebookRead", "TodoRead",
+		"TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TaskOutput", "TaskStop", "BashOutput", "KillShell", "KillBash",
+		"ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "ListMcpResourcesTool", "ReadMcpResourceTool"})
+	webTools      = []string{"WebFetch", "WebSearch"}
+	subagentTools = []string{"Task", "Agent"}
 )
 
 // protectedPaths are never written by any agent: engine-owned files,
@@ -71,6 +79,7 @@ var protectedPaths = []string{
 	"!{task}/reviews/**",
 	"!{task}/logs/**",
 	"!{task}/heartbeats/**",
+	"!{task}/procs/**",
 	"!{workspace}/config.toml",
 	"!{workspace}/roles/**",
 	"!{workspace}/friction.json",
@@ -250,6 +259,8 @@ func Table(cfg config.Config) string {
 	}
 	b.WriteString("\nNever writable by any role: " + strings.Join(trimBang(protectedPaths), "  ") + "\n")
 	b.WriteString("Read-only Bash allows: " + strings.Join(readOnlyCommandNames(), " ") + "\n")
+	b.WriteString("Roles without full Bash may use only the tools granted above and " + strings.Join(passiveTools, " ") +
+		"; no MCP tool (mcp__*) and no other tool.\n")
 	return b.String()
 }
 

@@ -37,6 +37,9 @@ const (
 	HeartbeatsDir  = "heartbeats"
 	BackupsDir     = "backups"
 	LocksDir       = "locks"
+	// ProcsDir holds the running agents' process records (ptyagent), so
+	// a run after a crash reaps what the crashed one left.
+	ProcsDir = "procs"
 )
 
 // taskSubdirs are created in every task directory.

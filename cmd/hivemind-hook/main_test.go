@@ -200,7 +200,9 @@ func BenchmarkHookExec(b *testing.B) {
 	if err := m.Start("worker_1", "worker", false); err != nil {
 		b.Fatal(err)
 	}
-	env := append(os.Environ(), hookrelay.EnvHookSocket+"="+m.SocketPath(), hookrelay.EnvAgentID+"=worker_1")
+	s, _ := m.Session("worker_1")
+	env := append(os.Environ(), hookrelay.EnvHookSocket+"="+m.SocketPath(), hookrelay.EnvAgentID+"=worker_1",
+		hookrelay.EnvHookToken+"="+s.Spec().HookToken)
 	payload := `{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"done"}`
 
 	for _, c := range []struct {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -32,6 +33,10 @@ const (
 	EnvRole       = "HIVEMIND_ROLE"
 	EnvTaskDir    = "HIVEMIND_TASK_DIR"
 	EnvProject    = "HIVEMIND_PROJECT"
+	// EnvHookToken holds the per-session secret every relay line must
+	// carry: it proves which agent sent it (the relay rejects a line whose
+	// token is not the named agent's).
+	EnvHookToken = "HIVEMIND_HOOK_TOKEN"
 )
 
 // Hook event names (Claude Code's HookEventName values).
@@ -64,22 +69,35 @@ const BinaryName = "hivemind-hook"
 var ErrNoRelay = errors.New("hookrelay: no hook relay in the environment")
 
 // Message is one line of the relay protocol:
-// {"agent":"…","event":"…","payload":<hook stdin json>}\n
-// The relay answers each line with "ok\n" once the agent's session has
-// queued it; clients may wait for it (SendMessage does, up to AckTimeout)
-// so that hooks sent in sequence are handled in sequence.
+// {"agent":"…","token":"…","event":"…","payload":<hook stdin json>}\n
+// at most MaxLine bytes. The relay answers each line with "ok\n" once the
+// agent's session has queued it, or with "error: <why>\n" when it rejects
+// the line (unknown agent, wrong token, line too long); clients may wait
+// for it (SendMessage does, up to AckTimeout) so that hooks sent in
+// sequence are handled in sequence.
 // Decision/Reason are optional: the hook process sets Decision "deny" when
 // it denied a PreToolUse call locally, so the denial is reported.
 type Message struct {
 	Agent    string          `json:"agent"`
+	Token    string          `json:"token,omitempty"`
 	Event    string          `json:"event"`
 	Payload  json.RawMessage `json:"payload"`
 	Decision string          `json:"decision,omitempty"`
 	Reason   string          `json:"reason,omitempty"`
 }
 
-// Ack is the relay's answer to each line.
-const Ack = "ok\n"
+// Ack is the relay's answer to each accepted line; a rejected line is
+// answered with NackPrefix and the reason.
+const (
+	Ack        = "ok\n"
+	NackPrefix = "error: "
+)
+
+// ErrTooLarge is returned when a hook payload exceeds MaxPayload.
+var ErrTooLarge = errors.New("hookrelay: hook input too large")
+
+// ErrRejected wraps the relay's reason for rejecting a line.
+var ErrRejected = errors.New("hookrelay: relay rejected the hook")
 
 // Time limits of one hook process. The worst case (stdin never closed,
 // relay accepting but never answering) is StdinTimeout + DialTimeout +
@@ -90,17 +108,34 @@ const (
 	StdinTimeout = time.Second
 	// MaxPayload bounds the hook JSON read from stdin.
 	MaxPayload = 8 << 20
+	// MaxLine bounds one relay line; the relay rejects longer ones
+	// without buffering them. A client whose payload would exceed it
+	// sends a short note in its place (Oversized), so the event itself
+	// (a Stop, say) still arrives.
+	MaxLine = 1 << 20
+	// maxAnswer bounds the relay's answer a client reads.
+	maxAnswer = 512
 )
 
-// Send sends one hook event to the relay socket. It gives up on the
-// connection after DialTimeout; the payload should be JSON (anything else
-// is sent as a JSON string).
+// Oversized returns the payload sent in place of one of n bytes that does
+// not fit in a relay line.
+func Oversized(n int) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"hivemind_error": fmt.Sprintf(
+		"hook payload of %d bytes exceeds the relay limit of %d bytes; it was dropped", n, MaxLine)})
+	return b
+}
+
+// Send sends one hook event to the relay socket, with this process's
+// session token ($HIVEMIND_HOOK_TOKEN). It gives up on the connection
+// after DialTimeout; the payload should be JSON (anything else is sent as a
+// JSON string).
 func Send(socket, agent, event string, payload []byte) error {
-	return SendMessage(socket, Message{Agent: agent, Event: event, Payload: Payload(payload)})
+	return SendMessage(socket, Message{Agent: agent, Token: os.Getenv(EnvHookToken), Event: event, Payload: Payload(payload)})
 }
 
 // SendMessage sends one relay line and waits (at most AckTimeout) for the
-// relay's acknowledgement; see Send.
+// relay's answer; it returns the relay's reason when the line was
+// rejected. A payload too large for a line is replaced by Oversized.
 func SendMessage(socket string, m Message) error {
 	if len(m.Payload) == 0 {
 		m.Payload = json.RawMessage("null")
@@ -108,6 +143,15 @@ func SendMessage(socket string, m Message) error {
 	line, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("hookrelay: encode: %w", err)
+	}
+	if len(line) >= MaxLine {
+		m.Payload = Oversized(len(m.Payload))
+		if line, err = json.Marshal(m); err != nil {
+			return fmt.Errorf("hookrelay: encode: %w", err)
+		}
+		if len(line) >= MaxLine {
+			return fmt.Errorf("hookrelay: relay line of %d bytes exceeds the limit of %d bytes", len(line), MaxLine)
+		}
 	}
 	line = append(line, '\n')
 	c, err := net.DialTimeout("unix", socket, DialTimeout)
@@ -126,8 +170,10 @@ func SendMessage(socket string, m Message) error {
 	if uc, ok := c.(*net.UnixConn); ok {
 		_ = uc.CloseWrite()
 	}
-	var ack [len(Ack)]byte
-	_, _ = io.ReadFull(c, ack[:])
+	ans, _ := io.ReadAll(io.LimitReader(c, maxAnswer))
+	if why, ok := bytes.CutPrefix(ans, []byte(NackPrefix)); ok {
+		return fmt.Errorf("%w %s: %s", ErrRejected, m.Event, bytes.TrimSpace(why))
+	}
 	return nil
 }
 
@@ -151,7 +197,7 @@ func Relay(event string, payload []byte, decision, reason string, env func(strin
 	if socket == "" || agent == "" {
 		return ErrNoRelay
 	}
-	return SendMessage(socket, Message{Agent: agent, Event: event,
+	return SendMessage(socket, Message{Agent: agent, Token: env(EnvHookToken), Event: event,
 		Payload: Payload(payload), Decision: decision, Reason: reason})
 }
 
@@ -191,6 +237,19 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(
 	}
 	event := args[0]
 	payload, err := readStdin(stdin, StdinTimeout)
+	if errors.Is(err, ErrTooLarge) && event == HookPreToolUse && decide != nil {
+		// Fail closed: a call too large to read cannot be checked.
+		why := fmt.Sprintf("Hivemind: the tool call is larger than %d bytes, so it cannot be checked against your role; split it into smaller calls.", MaxPayload)
+		out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
+			"hookEventName": HookPreToolUse, "permissionDecision": "deny", "permissionDecisionReason": why}})
+		_, _ = stdout.Write(append(out, '\n'))
+		_ = Relay(event, Oversized(len(payload)), "deny", why, env)
+		return 0
+	}
+	if errors.Is(err, ErrTooLarge) {
+		_ = Relay(event, Oversized(len(payload)), "", "", env)
+		return 0
+	}
 	if err != nil {
 		return 0
 	}
@@ -205,11 +264,17 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(
 			decision, reason = "deny", why
 		}
 	}
-	_ = Relay(event, payload, decision, reason, env)
+	if err := Relay(event, payload, decision, reason, env); errors.Is(err, ErrRejected) {
+		// Hivemind is up but refused the line: say why (Claude shows a
+		// hook's stderr in its transcript). An unreachable Hivemind is
+		// not worth a word.
+		fmt.Fprintln(stderr, err)
+	}
 	return 0
 }
 
-// readStdin reads at most MaxPayload bytes from r, giving up after timeout
+// readStdin reads at most MaxPayload bytes from r (ErrTooLarge past it, with
+// what was read), giving up after timeout
 // (Claude writes the hook JSON and closes stdin at once; a writer that
 // never closes must not hold the hook). On timeout it returns what was
 // read so far. The reading goroutine is left behind then: the hook process
@@ -227,7 +292,7 @@ func readStdin(r io.Reader, timeout time.Duration) ([]byte, error) {
 	go func() {
 		defer close(done)
 		chunk := make([]byte, 32<<10)
-		lr := io.LimitReader(r, MaxPayload)
+		lr := io.LimitReader(r, MaxPayload+1)
 		for {
 			n, err := lr.Read(chunk)
 			mu.Lock()
@@ -249,5 +314,8 @@ func readStdin(r io.Reader, timeout time.Duration) ([]byte, error) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if len(b) > MaxPayload {
+		return b[:MaxPayload:MaxPayload], ErrTooLarge
+	}
 	return append([]byte(nil), b...), rerr
 }

@@ -14,15 +14,19 @@ import (
 	"time"
 )
 
-// relay is a test relay: it decodes each line, answers "ok\n" (unless
-// mute) and hands the message to the test.
+// relay is a test relay: it decodes each line, answers it with what
+// answer returns ("" = no answer) and hands the message to the test.
 type relay struct {
 	path string
 	ln   net.Listener
 	got  chan Message
 }
 
-func newRelay(t *testing.T, mute bool) *relay {
+// ack answers every line "ok"; mute never answers.
+func ack(Message) string  { return Ack }
+func mute(Message) string { return "" }
+
+func newRelay(t *testing.T, answer func(Message) string) *relay {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hr")
 	if err != nil {
@@ -43,14 +47,15 @@ func newRelay(t *testing.T, mute bool) *relay {
 				return
 			}
 			sc := bufio.NewScanner(c)
+			sc.Buffer(make([]byte, 64<<10), MaxLine+1)
 			for sc.Scan() {
 				var m Message
 				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 					m = Message{Event: "bad line: " + sc.Text()}
 				}
 				r.got <- m
-				if !mute {
-					_, _ = c.Write([]byte(Ack))
+				if ans := answer(m); ans != "" {
+					_, _ = c.Write([]byte(ans))
 				}
 			}
 			c.Close()
@@ -79,7 +84,7 @@ func envOf(kv ...string) func(string) string {
 }
 
 func TestSendAndRun(t *testing.T) {
-	r := newRelay(t, false)
+	r := newRelay(t, ack)
 	if err := Send(r.path, "a", HookStop, []byte(` {"x":1} `)); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +114,7 @@ func TestSendAndRun(t *testing.T) {
 
 // A relay that never acknowledges holds the hook AckTimeout at most.
 func TestSendMuteRelay(t *testing.T) {
-	r := newRelay(t, true)
+	r := newRelay(t, mute)
 	start := time.Now()
 	if err := Send(r.path, "a", HookStop, []byte("{}")); err != nil {
 		t.Fatal(err)
@@ -121,7 +126,7 @@ func TestSendMuteRelay(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
-	r := newRelay(t, false)
+	r := newRelay(t, ack)
 	env := envOf(EnvHookSocket, r.path, EnvAgentID, "reviewer")
 	var calls int
 	decide := func(p []byte, env func(string) string) ([]byte, bool, string) {
@@ -201,10 +206,14 @@ func TestReadStdinTimeout(t *testing.T) {
 	if _, err := readStdin(io.MultiReader(strings.NewReader("x"), errReader{boom}), time.Second); !errors.Is(err, boom) {
 		t.Errorf("error %v", err)
 	}
-	// Large payloads are cut at MaxPayload.
+	// Large payloads are cut at MaxPayload and reported.
 	b, err = readStdin(io.LimitReader(zeros{}, MaxPayload+100), 5*time.Second)
-	if err != nil || len(b) != MaxPayload {
+	if !errors.Is(err, ErrTooLarge) || len(b) != MaxPayload {
 		t.Errorf("read %d bytes, %v", len(b), err)
+	}
+	b, err = readStdin(io.LimitReader(zeros{}, MaxPayload), 5*time.Second)
+	if err != nil || len(b) != MaxPayload {
+		t.Errorf("exactly MaxPayload: read %d bytes, %v", len(b), err)
 	}
 }
 
@@ -217,4 +226,53 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// A line the relay rejects makes the hook say why on stderr (exit 0 all
+// the same); a payload too large for a line arrives as a note.
+func TestCommandReportsRejection(t *testing.T) {
+	r := newRelay(t, func(m Message) string {
+		if m.Token != "good" {
+			return NackPrefix + "the hook token does not match\n"
+		}
+		return Ack
+	})
+	path, got := r.path, r.got
+	var stdout, stderr bytes.Buffer
+	env := envOf(EnvHookSocket, path, EnvAgentID, "a", EnvHookToken, "bad")
+	if code := Command([]string{HookStop}, strings.NewReader(`{}`), &stdout, &stderr, env, nil); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	<-got
+	if !strings.Contains(stderr.String(), "the hook token does not match") {
+		t.Errorf("stderr %q does not say why the relay refused", stderr.String())
+	}
+
+	stderr.Reset()
+	big := `{"last_assistant_message":"` + strings.Repeat("x", MaxLine) + `"}`
+	env = envOf(EnvHookSocket, path, EnvAgentID, "a", EnvHookToken, "good")
+	if code := Command([]string{HookStop}, strings.NewReader(big), &stdout, &stderr, env, nil); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	m := <-got
+	if m.Event != HookStop || !strings.Contains(string(m.Payload), "exceeds the relay limit") || stderr.Len() != 0 {
+		t.Errorf("oversized payload relayed as %s %.200s (stderr %q)", m.Event, m.Payload, stderr.String())
+	}
+
+	// A tool call too large to read whole cannot be checked: denied.
+	stdout.Reset()
+	decide := func([]byte, func(string) string) ([]byte, bool, string) {
+		t.Error("a truncated tool call was decided")
+		return nil, false, ""
+	}
+	huge := io.LimitReader(zeros{}, MaxPayload+1)
+	if code := Command([]string{HookPreToolUse}, huge, &stdout, &stderr, env, decide); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if out := stdout.String(); !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "larger than") {
+		t.Errorf("oversized PreToolUse printed %q, want a deny that says why", out)
+	}
+	if m := <-got; m.Decision != "deny" || m.Event != HookPreToolUse {
+		t.Errorf("oversized PreToolUse relayed as %+v", m)
+	}
 }
