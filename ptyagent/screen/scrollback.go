@@ -107,6 +107,9 @@ func (t *Term) encode(l *line) []byte {
 		n := 0
 		for i < end && c[i].st == st && n < len(run)-maxComboLen-1 {
 			switch r := c[i].r; {
+			case r > 0 && r < utf8.RuneSelf: // most cells: test first
+				run[n] = byte(r)
+				n++
 			case r == 0:
 				run[n] = ' '
 				n++
@@ -127,9 +130,6 @@ func (t *Term) encode(l *line) []byte {
 				n++
 			case r < contCell:
 				n += copy(run[n:], t.combos[-r-2])
-			case r < utf8.RuneSelf:
-				run[n] = byte(r)
-				n++
 			default:
 				n += utf8.EncodeRune(run[n:], rune(r))
 			}
