@@ -30,6 +30,7 @@ type options struct {
 	headless   bool
 	json       bool
 	follow     bool
+	verbose    bool     // events: every record, not only the milestones
 	merge      bool     // merge a complete task's branch into the user's branch (git projects)
 	args       []string // positional arguments (sub-command and its words, or the task)
 	simArgs    []string // sim-agent flags set by a sub-command (the demo's pace); HIVEMIND_SIM_ARGS comes after
@@ -42,7 +43,7 @@ const usage = `Usage:
   hivemind tasks [--json]             the tasks of this project: state, start, duration
   hivemind demo                       built-in simulated agents, throwaway project
   hivemind status [--json]            the current task's state.json
-  hivemind events [--follow] [--json] the event log
+  hivemind events [--follow] [--json] [--verbose]  the event log (milestones; --verbose: every record)
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
   hivemind context [--json]           the shared decisions, constraints and glossary
@@ -71,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout")
 	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
+	fs.BoolVar(&o.verbose, "verbose", false, "events: every record (agent health, injections, timers), not only the milestones")
 	fs.BoolVar(&o.merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
 	cur := args
 	for len(cur) > 0 {
