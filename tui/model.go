@@ -157,9 +157,9 @@ type Model struct {
 	notice     notice
 	scroll     map[string]int
 
-	helpScroll int  // lines the help overlay is scrolled
-	detail     bool // the event strip shows detail records too (v)
-	digits     string // pane number being typed (for 10 and more panes)
+	helpScroll int       // lines the help overlay is scrolled
+	detail     bool      // the event strip shows detail records too (v)
+	digits     string    // pane number being typed (for 10 and more panes)
 	find       search    // scrollback search (find.go)
 	sel        selection // mouse selection in a pane (find.go)
 	diff       diffView  // a worker's diff (diff.go)

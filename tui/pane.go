@@ -65,8 +65,8 @@ type titleData struct {
 	Activity string // ●, ○ or –
 	Attached bool
 	Zoomed   bool
-	Scroll   int // lines scrolled back (shown in the bottom border)
-	Back     int // scrollback length
+	Scroll   int    // lines scrolled back (shown in the bottom border)
+	Back     int    // scrollback length
 	Search   string // the search shown in the bottom border ("" none)
 }
 

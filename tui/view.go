@@ -287,13 +287,13 @@ func roleOf(id string) string {
 // ---- header ----
 
 type headerKey struct {
-	w                      int
-	title, task, branch    string
-	phase, prev            workspace.Phase
-	approved, total, rev   int
-	fr                     int
-	elapsed                int64
-	started                bool
+	w                    int
+	title, task, branch  string
+	phase, prev          workspace.Phase
+	approved, total, rev int
+	fr                   int
+	elapsed              int64
+	started              bool
 }
 
 func (m Model) headerKey() headerKey {
