@@ -32,7 +32,7 @@ func (s search) label() string {
 	case len(s.hits) == 0:
 		return "/" + s.query + " no match · esc"
 	}
-	return fmt.Sprintf("/%s %d/%d · n older · N newer · esc", s.query, len(s.hits)-s.cur, len(s.hits))
+	return fmt.Sprintf("/%s %d/%d · n N · esc", s.query, len(s.hits)-s.cur, len(s.hits))
 }
 
 // searchedMsg carries the matches of a searchCmd.

@@ -198,6 +198,9 @@ func renderBottom(w int, kind borderKind, td titleData) string {
 	case td.Zoomed:
 		label = "zoom · z to restore"
 	}
+	if label != "" && ansi.StringWidth(label) > w-6 && w > 8 {
+		label = ansi.Truncate(label, w-6, "…")
+	}
 	lw := ansi.StringWidth(label)
 	if label == "" || lw > w-6 {
 		return b.style.Render(b.bl + strings.Repeat(b.h, w-2) + b.br)

@@ -23,7 +23,7 @@ func TestStartScansProject(t *testing.T) {
 	if h.m.fd.mode != modeStart || h.m.fd.focus != focusTask || !h.m.fd.task.Focused() {
 		t.Fatalf("mode %v focus %v: want the start screen with the task field focused", h.m.fd.mode, h.m.fd.focus)
 	}
-	if got := h.plain(); !strings.Contains(got, "project_selected") || !strings.Contains(got, testProject) {
+	if got := h.plain(); !strings.Contains(got, " ready ") || !strings.Contains(got, testProject) {
 		t.Fatalf("start screen does not show the selected project:\n%s", got)
 	}
 }

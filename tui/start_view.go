@@ -55,7 +55,7 @@ func (m Model) startHeader() string {
 	sep := stDim.Render(" │ ")
 	ph := m.startPhase()
 	segs := []string{stBrand.Render(" HIVEMIND "),
-		" " + lipgloss.NewStyle().Foreground(phaseColor(string(ph))).Bold(true).Render(string(ph)),
+		" " + lipgloss.NewStyle().Foreground(phaseColor(string(ph))).Bold(true).Render(PhaseLabel(ph)),
 		sep + stText.Render(m.fd.project)}
 	return joinFit(segs, m.width)
 }

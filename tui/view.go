@@ -387,17 +387,18 @@ func (m Model) renderHeader() string {
 		return fitSegs(segs, m.width)
 	}
 	ph := lipgloss.NewStyle().Foreground(phaseColor(string(k.phase))).Bold(true).Render(PhaseLabel(k.phase))
-	state := " " + ph
+	segs = append(segs, headerSeg{text: " " + ph})
 	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
-		state += stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase)))
+		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 5})
 	}
-	segs = append(segs, headerSeg{text: state})
 	if k.total > 0 {
 		pct := float64(k.approved) / float64(k.total)
 		segs = append(segs,
-			headerSeg{text: sep + stHeaderKey.Render("approved "), drop: 6},
+			headerSeg{text: sep},
 			headerSeg{text: m.prog.ViewAs(min(max(pct, 0), 1)) + " ", drop: 7},
-			headerSeg{text: stHeaderVal.Render(fmt.Sprintf("%d/%d", k.approved, k.total)) + stHeaderKey.Render(" checkpoints")})
+			headerSeg{text: stHeaderVal.Render(fmt.Sprintf("%d/%d", k.approved, k.total))},
+			headerSeg{text: stHeaderKey.Render(" checkpoints"), drop: 6},
+			headerSeg{text: stHeaderKey.Render(" approved"), drop: 3})
 	} else {
 		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("checkpoints ") + stDim.Render("–"), drop: 5})
 	}
@@ -549,7 +550,7 @@ func (m Model) confirmLine(w int) string {
 		if m.taskOver() {
 			q = " Quit Hivemind? The task is over; its agents are stopped."
 		} else {
-			q = " Quit Hivemind? Agents are stopped; the task stays resumable (hivemind --resume)."
+			q = " Quit Hivemind? Agents stop; resume later with hivemind --resume."
 		}
 	case confirmAbandon:
 		q = " Abandon the task? It ends and cannot be resumed."
