@@ -343,7 +343,7 @@ type headerSeg struct {
 	flex bool
 }
 
-const flexW = 24
+const flexW = 16
 
 // fitSegs drops the least important segments until the rest fit in w
 // cells, then joins them (joinFit truncates what still does not fit).
@@ -389,7 +389,7 @@ func (m Model) renderHeader() string {
 	ph := lipgloss.NewStyle().Foreground(phaseColor(string(k.phase))).Bold(true).Render(PhaseLabel(k.phase))
 	segs = append(segs, headerSeg{text: " " + ph})
 	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
-		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 5})
+		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 2})
 	}
 	if k.total > 0 {
 		pct := float64(k.approved) / float64(k.total)
@@ -400,7 +400,7 @@ func (m Model) renderHeader() string {
 			headerSeg{text: stHeaderKey.Render(" checkpoints"), drop: 6},
 			headerSeg{text: stHeaderKey.Render(" approved"), drop: 3})
 	} else {
-		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("checkpoints ") + stDim.Render("–"), drop: 5})
+		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("checkpoints ") + stDim.Render("–"), drop: 6})
 	}
 	segs = append(segs,
 		headerSeg{text: sep + stHeaderKey.Render("revisions ") + stHeaderVal.Render(fmt.Sprint(k.rev)), drop: 8},
@@ -411,7 +411,7 @@ func (m Model) renderHeader() string {
 	}
 	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
 	if k.branch != "" {
-		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⎇ ") + stText.Render(k.branch), drop: 4})
+		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⎇ ") + stText.Render(k.branch), drop: 5})
 	}
 	if k.title != "" {
 		segs = append(segs, headerSeg{text: sep + stText.Render(k.title), flex: true})

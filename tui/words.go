@@ -40,6 +40,17 @@ func PhaseLabel(p workspace.Phase) string {
 	return string(p)
 }
 
+// PhaseOf is the state a label of PhaseLabel names (for tests that read
+// the screen).
+func PhaseOf(label string) (workspace.Phase, bool) {
+	for p, w := range phaseWords {
+		if w == label {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // phaseHeadline is the state as the header shows it: paused and needs_human
 // say what they interrupted ("paused · was building").
 func phaseHeadline(p, prev workspace.Phase) string {
@@ -81,14 +92,14 @@ var legend = []helpEntry{
 
 // stateLegend names the workflow states in the order a run meets them.
 var stateLegend = []helpEntry{
-	{"planning", "lead writes the plan"},
+	{"planning", "lead writes plan"},
 	{"reviewing plan", "reviewer reads it"},
-	{"revising plan", "lead answers feedback"},
-	{"building", "workers do subtasks"},
-	{"reviewing checkpoint", "reviewer checks work"},
-	{"fixing review issues", "workers fix findings"},
-	{"needs you", "R retry · A abandon"},
-	{"paused", "nothing sent, clock stops"},
+	{"revising plan", "lead reworks plan"},
+	{"building", "workers build"},
+	{"reviewing checkpoint", "reviewer checks"},
+	{"fixing review issues", "workers fix issues"},
+	{"needs you", "R retry, A abandon"},
+	{"paused", "clock stopped"},
 }
 
 // milestoneTypes are the events a user follows a run by; every other
