@@ -71,7 +71,7 @@ func searchCmd(t Terminal, agent, query string, rows int) tea.Cmd {
 // handleSearchKey edits the search prompt.
 func (m *Model) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
-	case "esc":
+	case "esc", "ctrl+c":
 		m.find = search{}
 		return nil
 	case "enter":

@@ -96,7 +96,7 @@ func (m Model) renderStart() string {
 	if u := fd.info.Unfinished; u != nil {
 		lines = append(lines, "")
 		lbl := "  " + stLabel.Render("Unfinished ") + stText.Bold(true).Render(u.ID) + "  " +
-			lipgloss.NewStyle().Foreground(phaseColor(string(u.Phase))).Render(phaseOr(u.Phase)) + "  " +
+			lipgloss.NewStyle().Foreground(phaseColor(string(u.Phase))).Render(phaseLabel(u.Phase)) + "  " +
 			stText.Render(firstLine(u.Description))
 		hint := "r resume "
 		if fd.info.LockedBy != "" {
@@ -198,19 +198,16 @@ func (m Model) pastTaskLines(room, w int) []string {
 	return out
 }
 
-// phaseLabel names a past task's final state as the user knows it.
+// phaseLabel names a task's state as the user knows it: in words, and an
+// abandoned task (idle after it ran) as abandoned.
 func phaseLabel(p workspace.Phase) string {
-	if p == workspace.PhaseIdle {
+	switch p {
+	case workspace.PhaseIdle:
 		return "abandoned"
-	}
-	return phaseOr(p)
-}
-
-func phaseOr(p workspace.Phase) string {
-	if p == "" {
+	case "":
 		return "not started"
 	}
-	return string(p)
+	return PhaseLabel(p)
 }
 
 // joinRight puts right at the right edge of a w-wide line starting with left.

@@ -92,11 +92,11 @@ func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
 func baseSummary(st workspace.State, title string) summaryData {
 	s := summaryData{
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.State, Previous: st.PreviousState,
-		Reason: oneLine(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
+		Reason: plainText(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
 		Rounds: st.Rounds, Agents: orderAgents(st.Agents), Usage: map[string]AgentUsage{},
 	}
 	if s.Reason == "" {
-		s.Reason = oneLine(st.Error)
+		s.Reason = plainText(st.Error)
 	}
 	if s.Finished.IsZero() && st.State == workspace.PhaseIdle {
 		s.Finished = st.Timestamp // abandoned: the engine clears finished_at

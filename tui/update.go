@@ -341,7 +341,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		switch m.st.State {
 		case workspace.PhaseNeedsHuman:
 			n := "needs you"
-			if r := oneLine(m.st.Reason); r != "" {
+			if r := plainText(m.st.Reason); r != "" {
 				n += ": " + r
 			}
 			notes = append(notes, n)

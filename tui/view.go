@@ -65,7 +65,7 @@ func (m Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "Hivemind"
 	if m.haveState {
-		v.WindowTitle = "Hivemind · " + string(m.st.State)
+		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.State)
 	}
 	v.Cursor = m.attachedCursor()
 	return v
@@ -476,9 +476,9 @@ func oneLine(s string) string {
 }
 
 func (m Model) renderBanner() string {
-	reason := oneLine(m.st.Reason)
+	reason := plainText(m.st.Reason)
 	if reason == "" {
-		reason = oneLine(m.st.Error)
+		reason = plainText(m.st.Error)
 	}
 	var text string
 	var bg = colWarn
