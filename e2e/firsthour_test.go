@@ -2,6 +2,9 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -159,5 +162,71 @@ func TestTUIFirstHour80x24(t *testing.T) {
 			t.Errorf("a stop reads like a failure: %s", l)
 		}
 	}
+	t.Logf("wall time %v", time.Since(start).Round(time.Millisecond))
+}
+
+// The start screen's team row and the diff view, in a git project: the
+// task starts with the agent and worker count chosen there (three workers,
+// three worker panes), the header names the task branch, arrows and hjkl
+// move the focus, and d on a worker shows its real git diff.
+func TestTUITeamAndDiff(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	r := startTUI(t, tuiOptions{simArgs: "--pace 20ms", project: wtRepo(t, false), args: []string{"--agent", "sim"}})
+	r.waitScreen(tuiWait, "the start screen", func(s tuiScreen) bool {
+		return s.phase() == string(workspace.PhaseProjectSelected)
+	})
+	const task = "build a tiny calculator"
+	r.typeText(task)
+	r.keys("Tab", "Tab", "Tab")
+	r.waitText(tuiWait, "agent ◂ sim ▸", "←→ agent · ↑↓ workers")
+	r.keys("Up")
+	r.waitText(tuiWait, "workers ◂ 3 ▸")
+	r.keys("C-s")
+
+	s := r.waitScreen(tuiWait, "five panes", func(s tuiScreen) bool { return len(s.panes()) == 5 })
+	dir := r.taskDir()
+	b, err := os.ReadFile(filepath.Join(dir, "task.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj workspace.Task
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	if tj.Workers != 3 || tj.Agent != "sim" {
+		t.Errorf("task.json workers %d agent %q, want 3 and sim", tj.Workers, tj.Agent)
+	}
+	if branch := "hivemind/" + filepath.Base(dir); !strings.Contains(s.header(), "⎇ "+branch) {
+		t.Errorf("header %q does not name the branch %s", s.header(), branch)
+	}
+
+	// Focus by direction: from the lead, l goes right, h comes back.
+	r.keys("1", "l")
+	r.waitScreen(tuiWait, "the reviewer focused", func(s tuiScreen) bool { return s.panes()["reviewer"].border == "┏" })
+	r.keys("h")
+	r.waitScreen(tuiWait, "the lead focused", func(s tuiScreen) bool { return s.panes()["lead"].border == "┏" })
+
+	// Once worker_1 has changed files, pause (nothing merges meanwhile)
+	// and look at its diff.
+	r.waitScreen(2*tuiWait, "worker_1 with changed files", func(s tuiScreen) bool {
+		return strings.Contains(s.panes()["worker_1"].title, "±")
+	})
+	r.keys("p")
+	r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(workspace.PhasePaused) })
+	r.keys("3", "d")
+	s = r.waitText(tuiWait, "changes of worker_1", "diff --git", "+++ b/")
+	if !strings.Contains(s.footer(), "close diff") || !essentials(s) {
+		t.Errorf("diff footer %q", s.footer())
+	}
+	r.keys("Escape")
+	r.waitScreen(tuiWait, "the diff to close", func(s tuiScreen) bool { return !s.contains("changes of worker_1") })
+	// d on the reviewer explains itself.
+	r.keys("2", "d")
+	r.waitScreen(tuiWait, "the note that only workers have a diff", func(s tuiScreen) bool {
+		return strings.Contains(s.footer(), "focus a worker")
+	})
+	r.quit()
+	noLeftovers(t, r.project)
 	t.Logf("wall time %v", time.Since(start).Round(time.Millisecond))
 }
