@@ -2,8 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -186,14 +184,7 @@ func TestTUITeamAndDiff(t *testing.T) {
 
 	s := r.waitScreen(tuiWait, "five panes", func(s tuiScreen) bool { return len(s.panes()) == 5 })
 	dir := r.taskDir()
-	b, err := os.ReadFile(filepath.Join(dir, "task.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tj workspace.Task
-	if err := json.Unmarshal(b, &tj); err != nil {
-		t.Fatal(err)
-	}
+	tj := readTask(t, dir)
 	if tj.Workers != 3 || tj.Agent != "sim" {
 		t.Errorf("task.json workers %d agent %q, want 3 and sim", tj.Workers, tj.Agent)
 	}
