@@ -409,3 +409,39 @@ func stripped(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Snapshots carry a short tail of events: the strip keeps what earlier
+// tails had, so milestones are not pushed out by detail records.
+func TestEventsAccumulate(t *testing.T) {
+	at := testNow.Add(-time.Hour)
+	rec := func(i int, typ string) workspace.EventRecord {
+		return workspace.EventRecord{Time: at.Add(time.Duration(i) * time.Second), Type: typ}
+	}
+	first := []workspace.EventRecord{rec(0, "task_submitted"), rec(1, "plan_approved"), rec(2, "input.agent_health")}
+	got := mergeEvents(nil, first)
+	second := []workspace.EventRecord{rec(2, "input.agent_health"), rec(3, "input.injection_result"), rec(4, "subtask_done")}
+	got = mergeEvents(got, second)
+	var types []string
+	for _, e := range got {
+		types = append(types, e.Type)
+	}
+	if want := "task_submitted plan_approved input.agent_health input.injection_result subtask_done"; strings.Join(types, " ") != want {
+		t.Fatalf("merged %v, want %s", types, want)
+	}
+	if again := mergeEvents(got, second); len(again) != len(got) {
+		t.Fatalf("the same tail twice added records: %d → %d", len(got), len(again))
+	}
+	// A tail that does not reach the last record kept (a gap) replaces it.
+	gap := []workspace.EventRecord{rec(10, "cancelled")}
+	if r := mergeEvents(got, gap); len(r) != 1 || r[0].Type != "cancelled" {
+		t.Fatalf("after a gap: %v", r)
+	}
+	// At most maxEvents are kept.
+	var many []workspace.EventRecord
+	for i := 0; i < maxEvents+30; i++ {
+		many = append(many, rec(100+i, "subtask_done"))
+	}
+	if r := mergeEvents(got, many); len(r) != maxEvents || !r[len(r)-1].Time.Equal(many[len(many)-1].Time) {
+		t.Fatalf("kept %d, want the newest %d", len(r), maxEvents)
+	}
+}

@@ -343,7 +343,10 @@ func (m Model) summaryBody(w int) []string {
 		end = m.now()
 	}
 	el := "–"
-	if !s.Started.IsZero() {
+	switch {
+	case m.fd.sumLive && m.haveState && m.st.TaskID == s.TaskID:
+		el = fmtElapsed(m.elapsed()) // as the header: pauses seen left out
+	case !s.Started.IsZero():
 		el = fmtElapsed(max(end.Sub(s.Started), 0))
 	}
 	out = append(out, "   "+stHeaderKey.Render("started ")+stText.Render(started)+

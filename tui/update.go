@@ -317,11 +317,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	m.haveState = true
 	m.trackPause()
 	if msg.Events != nil {
-		ev := msg.Events
-		if len(ev) > maxEvents {
-			ev = ev[len(ev)-maxEvents:]
-		}
-		m.events = append([]workspace.EventRecord(nil), ev...)
+		m.events = mergeEvents(m.events, msg.Events)
 	}
 	if msg.Health != nil {
 		m.health = make(map[string]string, len(msg.Health))
@@ -358,6 +354,31 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		return nil
 	}
 	return notifyCmd(strings.Join(notes, "; "))
+}
+
+// mergeEvents adds the records of a snapshot's tail that are newer than
+// the last one kept, so the strip keeps up to maxEvents records even though
+// a snapshot carries only the engine's short tail (where detail records
+// would soon push the milestones out). A tail that does not reach back to
+// the last record kept replaces the list.
+func mergeEvents(have, tail []workspace.EventRecord) []workspace.EventRecord {
+	out := tail
+	if n := len(have); n > 0 {
+		last := have[n-1]
+		for i := len(tail) - 1; i >= 0; i-- {
+			if e := tail[i]; e.Time.Equal(last.Time) && e.Type == last.Type && e.Agent == last.Agent {
+				if i == len(tail)-1 {
+					return have
+				}
+				out = append(append([]workspace.EventRecord(nil), have...), tail[i+1:]...)
+				break
+			}
+		}
+	}
+	if len(out) > maxEvents {
+		out = out[len(out)-maxEvents:]
+	}
+	return append([]workspace.EventRecord(nil), out...)
 }
 
 // trackPause keeps paused time out of the elapsed clock: a pause starts
