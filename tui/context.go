@@ -51,7 +51,7 @@ func (m Model) renderContext() string {
 			nt++
 		}
 	}
-	title := fmt.Sprintf("─ shared context · %s · %s · %s (x to hide) ",
+	title := fmt.Sprintf("─ shared context (x hides) · %s · %s · %s ",
 		plural(nd, "decision"), plural(nc, "constraint"), plural(nt, "term"))
 	lines = append(lines, fitWidth(stAccent.Render(ansi.Truncate(title, w, "…"))+
 		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w))
