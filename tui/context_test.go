@@ -56,7 +56,7 @@ func TestContextPanelToggles(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
 	h.send(SnapshotMsg{State: testState(4), Context: testContext()})
 	if strings.Contains(h.plain(), "shared context") {
-		t.Fatal("panel shown before k")
+		t.Fatal("panel shown before x")
 	}
 	h.key("x")
 	if !strings.Contains(h.plain(), "Errors are wrapped") || !strings.Contains(h.plain(), "worker_1") {
@@ -68,17 +68,17 @@ func TestContextPanelToggles(t *testing.T) {
 		t.Fatal("entries dropped by a snapshot without context")
 	}
 	h.key("esc")
-	if strings.Contains(h.plain(), "shared context ·") {
+	if strings.Contains(h.plain(), "shared context (x hides)") {
 		t.Fatal("esc did not close the panel")
 	}
 	h.key("x")
 	h.key("x")
-	if strings.Contains(h.plain(), "shared context ·") {
-		t.Fatal("k did not toggle the panel off")
+	if strings.Contains(h.plain(), "shared context (x hides)") {
+		t.Fatal("x did not toggle the panel off")
 	}
 	h.key("?")
 	if !strings.Contains(h.plain(), "shared context") {
-		t.Fatalf("help does not list k:\n%s", h.plain())
+		t.Fatalf("help does not list x:\n%s", h.plain())
 	}
 }
 
