@@ -170,8 +170,8 @@ func TestOverlaysFitEverywhere(t *testing.T) {
 	for name, setup := range runScreens() {
 		h := newHarness(t, 4, 80, 24)
 		setup(h)
-		for w := 40; w <= 100; w += 3 {
-			for ht := 12; ht <= 30; ht += 3 {
+		for w := 40; w <= 100; w += 7 {
+			for ht := 12; ht <= 30; ht += 6 {
 				h.send(tea.WindowSizeMsg{Width: w, Height: ht})
 				checkFrame(t, h.view(), w, ht)
 				lines := strings.Split(h.plain(), "\n")
