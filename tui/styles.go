@@ -13,7 +13,7 @@ var (
 	colAttach = lipgloss.Color("#FF5FD7")
 	colDim    = lipgloss.Color("#6C6C6C")
 	colText   = lipgloss.Color("#D0D0D0")
-	colSoft   = lipgloss.Color("#A8A8A8")
+	colSoft   = lipgloss.Color("#949494") // 7:1 on black, 3:1 on white
 	colOK     = lipgloss.Color("#5FD75F")
 	colBusy   = lipgloss.Color("#5FAFFF")
 	colWarn   = lipgloss.Color("#FFAF00")
