@@ -43,7 +43,7 @@ const usage = `Usage:
   hivemind tasks [--json]             the tasks of this project: state, start, duration
   hivemind demo                       built-in simulated agents, throwaway project
   hivemind status [--json]            the current task's state.json
-  hivemind events [--follow] [--json] [--verbose]  the event log (milestones; --verbose: every record)
+  hivemind events [--follow] [--json] the event log: milestones; --verbose adds every record
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
   hivemind context [--json]           the shared decisions, constraints and glossary
