@@ -77,7 +77,7 @@ func (m *Model) handleDiffLoaded(msg diffLoadedMsg) {
 func (m *Model) handleDiffKey(msg tea.KeyPressMsg) {
 	page := max(m.lay.Area.H-2, 1)
 	switch msg.String() {
-	case "esc", "d", "q":
+	case "esc", "d":
 		m.diff = diffView{}
 	case "up", "k":
 		m.diff.scroll--

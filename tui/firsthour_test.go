@@ -364,6 +364,18 @@ func TestDiffView(t *testing.T) {
 	if got := h.plain(); !strings.Contains(got, "changes of worker_1") || !strings.Contains(got, "+func Sqrt(x float64)") {
 		t.Fatalf("diff view:\n%s", got)
 	}
+	// ? opens the help over it and esc closes the help first; q still
+	// quits (it asks, agents run).
+	h.key("?")
+	h.key("esc")
+	if !h.m.diff.show || h.m.showHelp {
+		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.showHelp, h.m.diff.show)
+	}
+	h.key("q")
+	if h.m.confirm != confirmQuit {
+		t.Fatal("q in the diff view did not ask to quit")
+	}
+	h.key("n")
 	h.key("esc")
 	if h.m.diff.show {
 		t.Fatal("esc did not close the diff")

@@ -447,10 +447,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.find.typing:
 		return m.handleSearchKey(msg)
-	case m.diff.show && !key.Matches(msg, m.keys.Help):
-		m.handleDiffKey(msg)
-		return nil
 	case m.showHelp && m.helpScrollKey(msg):
+		return nil
+	case m.diff.show && !m.showHelp && !key.Matches(msg, m.keys.Help) && !key.Matches(msg, m.keys.Quit):
+		m.handleDiffKey(msg)
 		return nil
 	}
 	k := m.keys
