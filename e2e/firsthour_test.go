@@ -200,11 +200,22 @@ func TestTUITeamAndDiff(t *testing.T) {
 
 	// Once worker_1 has changed files, pause (nothing merges meanwhile)
 	// and look at its diff.
-	r.waitScreen(2*tuiWait, "worker_1 with changed files", func(s tuiScreen) bool {
-		return strings.Contains(s.panes()["worker_1"].title, "±")
-	})
-	r.keys("p")
-	r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(workspace.PhasePaused) })
+	// (A merge may take the changes between the title and the pause: then
+	// resume and try again.)
+	for attempt := 1; ; attempt++ {
+		r.waitScreen(2*tuiWait, "worker_1 with changed files", func(s tuiScreen) bool {
+			return strings.Contains(s.panes()["worker_1"].title, "±")
+		})
+		r.keys("p")
+		s = r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(workspace.PhasePaused) })
+		if strings.Contains(s.panes()["worker_1"].title, "±") || attempt == 5 {
+			break
+		}
+		r.keys("r")
+		r.waitScreen(tuiWait, "resumed", func(s tuiScreen) bool {
+			return s.phase() != "" && s.phase() != string(workspace.PhasePaused)
+		})
+	}
 	r.keys("3", "d")
 	s = r.waitText(tuiWait, "changes of worker_1", "diff --git", "+++ b/")
 	if !strings.Contains(s.footer(), "close diff") || !essentials(s) {
