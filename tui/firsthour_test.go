@@ -36,8 +36,9 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 		{Kind: "checkpoint", Checkpoint: 1, Number: 2, Verdict: "approved"},
 	}
 	h.send(SnapshotMsg{State: st})
-	if hd := h.header(); !strings.Contains(hd, "1/2 checkpoints approved") || strings.Contains(hd, "2/2") {
-		t.Fatalf("header %q: want 1/2 checkpoints approved", hd)
+	if hd := h.header(); !strings.Contains(hd, "building · checkpoint 2") || !strings.Contains(hd, "1/2 checkpoints approved") ||
+		strings.Contains(hd, "2/2") {
+		t.Fatalf("header %q: want building checkpoint 2, 1/2 checkpoints approved", hd)
 	}
 	st.State = workspace.PhaseComplete
 	h.send(SnapshotMsg{State: st})

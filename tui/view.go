@@ -291,7 +291,7 @@ type headerKey struct {
 	title, task, branch  string
 	phase, prev          workspace.Phase
 	approved, total, rev int
-	fr                   int
+	fr, cp               int
 	elapsed              int64
 	started              bool
 }
@@ -301,7 +301,7 @@ func (m Model) headerKey() headerKey {
 	if m.haveState {
 		k.task = m.st.TaskID
 		k.phase, k.prev = m.st.State, m.st.PreviousState
-		k.approved, k.total = approvedCheckpoints(m.st), m.st.TotalCheckpoints
+		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
 		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
 		if !m.st.StartedAt.IsZero() {
 			k.started = true
@@ -390,6 +390,14 @@ func (m Model) renderHeader() string {
 	segs = append(segs, headerSeg{text: " " + ph})
 	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
 		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 2})
+	}
+	switch k.phase {
+	case workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix:
+		if k.cp > 0 && k.total > 0 {
+			// Which checkpoint is being built or reviewed (progress counts
+			// only approved ones).
+			segs = append(segs, headerSeg{text: stDim.Render(fmt.Sprintf(" · checkpoint %d", k.cp)), drop: 6})
+		}
 	}
 	if k.total > 0 {
 		pct := float64(k.approved) / float64(k.total)
