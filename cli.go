@@ -37,6 +37,7 @@ type options struct {
 	headless    bool
 	json        bool
 	follow      bool
+	verbose     bool     // events: every record, not only the milestones
 	merge       bool     // merge a complete task's branch into the user's branch (git projects)
 	noPreflight bool     // skip the agent checks before a run (hivemind doctor runs them alone)
 	help        bool     // --help / -h
@@ -57,7 +58,7 @@ const usageHead = `Usage:
   hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network)
   hivemind tasks [--json]             the tasks of this project: state, start, duration
   hivemind status [--json]            the current task's state.json
-  hivemind events [--follow] [--json] the event log
+  hivemind events [--follow] [--json] the event log: milestones; --verbose adds every record
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
   hivemind context [--json]           the shared decisions, constraints and glossary
@@ -91,6 +92,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout (exit 0 complete, 1 error or cancelled, 3 needs_human)")
 	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events, tasks, context)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
+	fs.BoolVar(&o.verbose, "verbose", false, "events: every record (agent health, injections, timers), not only the milestones")
 	fs.BoolVar(&o.merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
 	fs.BoolVar(&o.noPreflight, "no-preflight", false, "start agents without checking their setup first (see hivemind doctor)")
 	fs.BoolVar(&o.help, "help", false, "this help (also -h)")

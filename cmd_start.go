@@ -95,7 +95,12 @@ func (l *launcher) prepare(a *app) (*liveRun, tui.Session) {
 		}
 		return s, true
 	}, a.agents.Changed())
-	return r, tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close}
+	s := tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close}
+	if a.git != nil {
+		// The TUI names the task branch and shows a worker's diff (key d).
+		s.Branch, s.Diff = a.git.repo.TaskBranch(), a.git.repo.Diff
+	}
+	return r, s
 }
 
 // start runs a prepared app: notices and snapshots go to the UI, the
@@ -163,6 +168,20 @@ func (r *liveRun) close() error {
 	return nil
 }
 
+// agentChoices are the agent profiles the start screen offers: the
+// configured one first, then the built-in ones and the custom profiles.
+func agentChoices(current string, custom []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range append([]string{current, "claude", "sim"}, custom...) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // finalOf is p when the task is over or waits on the user, else "".
 func finalOf(p workspace.Phase) workspace.Phase {
 	if p.Terminal() || p == workspace.PhaseIdle {
@@ -181,7 +200,16 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 	if t.SubmittedBy == "" {
 		t.SubmittedBy = "tui"
 	}
-	return l.run(l.optionsFor(project), t)
+	o := l.optionsFor(project)
+	// The agent and worker count chosen on the start screen, as if given
+	// with --agent and --workers.
+	if t.Agent != "" {
+		o.agent, o.agentSet = t.Agent, true
+	}
+	if t.Workers > 0 {
+		o.workers, o.workersSet = t.Workers, true
+	}
+	return l.run(o, t)
 }
 
 // Resume implements tui.Launcher: it is `hivemind --resume` in project.
@@ -443,6 +471,9 @@ func runFrontDoor(o options, initial *app) int {
 			defer f.Close()
 			opts.FrameLog = f
 		}
+	}
+	if cfg, _, err := loadConfig(o); err == nil {
+		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
 	}
 	p := tui.NewProgram(opts)
 	l.mu.Lock()

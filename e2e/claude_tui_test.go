@@ -20,6 +20,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -119,9 +120,8 @@ func paneInside(s tuiScreen, p paneRect) string {
 // "HIVEMIND <state> …", in the summary a finished task switches to
 // "HIVEMIND summary │ <state> │ …".
 func taskState(s tuiScreen) string {
-	f := strings.Fields(s.header())
-	if len(f) >= 4 && f[0] == "HIVEMIND" && f[1] == "summary" && f[2] == "│" {
-		return f[3]
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(s.header()), "HIVEMIND  summary │"); ok {
+		return phaseNamed(rest)
 	}
 	return s.phase()
 }
@@ -321,7 +321,7 @@ func claudeTUIComplete(t *testing.T) {
 	s = seen.watch(r, claudeTUIWait, "the paused header and banner", func(s tuiScreen) bool {
 		return s.phase() == string(workspace.PhasePaused) && s.contains("PAUSED")
 	})
-	if !strings.Contains(s.header(), "← "+string(workspace.PhasePlanning)) {
+	if !strings.Contains(s.header(), "was "+tui.PhaseLabel(workspace.PhasePlanning)) {
 		t.Errorf("paused header %q does not show the previous state planning", s.header())
 	}
 	recs := readEventLog(dir)

@@ -46,14 +46,7 @@ func TestFrontDoor(t *testing.T) {
 	// The panes appear as the agents start.
 	r.waitScreen(tuiWait, "four agent panes", func(s tuiScreen) bool { return len(s.panes()) == 4 })
 	dir := r.taskDir()
-	b, err := os.ReadFile(filepath.Join(dir, "task.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tj workspace.Task
-	if err := json.Unmarshal(b, &tj); err != nil {
-		t.Fatal(err)
-	}
+	tj := readTask(t, dir)
 	if tj.Description != task || len(tj.Constraints) != 1 || tj.Constraints[0] != "no new dependencies" ||
 		tj.SubmittedBy != "tui" || tj.Project != r.project {
 		t.Errorf("task.json %+v: want the typed task, its constraint, submitted_by tui", tj)
@@ -112,6 +105,20 @@ func TestFrontDoor(t *testing.T) {
 	}
 	noLeftovers(t, r.project)
 	t.Logf("wall time %v", time.Since(start).Round(time.Millisecond))
+}
+
+// readTask parses a task's task.json.
+func readTask(t *testing.T, dir string) workspace.Task {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "task.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj workspace.Task
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	return tj
 }
 
 // splitPlanEntry splits a plan file entry "CREATE path".

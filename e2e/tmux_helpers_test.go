@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/tui"
 )
 
 // tmuxCols and tmuxRows are the terminal size of every TUI test.
@@ -40,6 +42,11 @@ type tuiOptions struct {
 	args    []string // hivemind arguments
 	env     []string // extra environment for hivemind
 	project string   // the project directory (default: a new temp dir)
+	// cols and rows are the terminal size (default tmuxCols×tmuxRows).
+	cols, rows int
+	// clipboard lets the program set tmux's paste buffer with OSC 52
+	// (set-clipboard on).
+	clipboard bool
 }
 
 // requireTmux skips the test when tmux is not installed (CI installs it).
@@ -102,9 +109,17 @@ func startTUI(t *testing.T, o tuiOptions) *tuiRun {
 			_ = os.Remove(sock)
 		}
 	})
-	r.mustTmux("-f", "/dev/null", "new-session", "-d", "-x", strconv.Itoa(tmuxCols), "-y", strconv.Itoa(tmuxRows),
+	cols, rows := tmuxCols, tmuxRows
+	if o.cols > 0 && o.rows > 0 {
+		cols, rows = o.cols, o.rows
+	}
+	args := []string{"-f", "/dev/null", "new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
 		"-s", r.session, "-c", r.project, strings.Join(words, " "),
-		";", "set-option", "-t", r.session, "remain-on-exit", "on")
+		";", "set-option", "-t", r.session, "remain-on-exit", "on"}
+	if o.clipboard {
+		args = append(args, ";", "set-option", "-s", "set-clipboard", "on")
+	}
+	r.mustTmux(args...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("screen at the end:\n%s", r.capture())
@@ -265,13 +280,28 @@ func (s tuiScreen) footer() string {
 	return ""
 }
 
-// phase is the workflow state shown in the header ("" if none).
+// phase is the workflow state the header shows, as its state.json name
+// ("" if none). The header says it in words ("reviewing plan"): the
+// words are mapped back with tui.PhaseOf.
 func (s tuiScreen) phase() string {
-	f := strings.Fields(s.header())
-	if len(f) < 2 || f[0] != "HIVEMIND" {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(s.header()), "HIVEMIND")
+	if !ok {
 		return ""
 	}
-	return f[1]
+	return phaseNamed(rest)
+}
+
+// phaseNamed maps the state words at the start of text (up to a │ or ·)
+// to the state's name.
+func phaseNamed(text string) string {
+	label := strings.TrimSpace(text)
+	if i := strings.IndexAny(label, "│·"); i >= 0 {
+		label = strings.TrimSpace(label[:i])
+	}
+	if p, ok := tui.PhaseOf(label); ok {
+		return string(p)
+	}
+	return label
 }
 
 // cells splits a row into one string per terminal cell (a wide character

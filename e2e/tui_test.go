@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -108,7 +109,7 @@ func TestTUIControls(t *testing.T) {
 		t.Fatal("no paused event recorded")
 	}
 	prev := recDetail(recs[paused], "previous_state")
-	if !strings.Contains(s.header(), "← "+prev) {
+	if !strings.Contains(s.header(), "was "+tui.PhaseLabel(workspace.Phase(prev))) {
 		t.Errorf("header %q does not show the previous state %s", s.header(), prev)
 	}
 	// The busy agent finishes its turn; what it produced waits.

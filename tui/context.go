@@ -14,7 +14,7 @@ import (
 // or glossary term) as the context panel shows it.
 type ContextItem = workspace.ContextItem
 
-// contextPanel is the toggleable shared-context panel (key k): the newest
+// contextPanel is the toggleable shared-context panel (key x): the newest
 // decisions, constraints and terms with their authors, drawn over the pane
 // area like the help.
 type contextPanel struct {
@@ -51,7 +51,7 @@ func (m Model) renderContext() string {
 			nt++
 		}
 	}
-	title := fmt.Sprintf("─ shared context · %s · %s · %s (k to hide) ",
+	title := fmt.Sprintf("─ shared context (x hides) · %s · %s · %s ",
 		plural(nd, "decision"), plural(nc, "constraint"), plural(nt, "term"))
 	lines = append(lines, fitWidth(stAccent.Render(ansi.Truncate(title, w, "…"))+
 		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w))

@@ -24,22 +24,22 @@ func testContext() []ContextItem {
 	}
 }
 
-// TestGoldenContextPanel: the panel (key k) with entries and empty, and
+// TestGoldenContextPanel: the panel (key x) with entries and empty, and
 // the help that lists its key.
 func TestGoldenContextPanel(t *testing.T) {
 	cases := map[string]func(*harness){
 		"panel": func(h *harness) {
 			h.send(SnapshotMsg{State: testState(4), Context: testContext()})
-			h.key("k")
+			h.key("x")
 		},
-		"empty": func(h *harness) { h.key("k") },
+		"empty": func(h *harness) { h.key("x") },
 		"overflow": func(h *harness) {
 			var many []ContextItem
 			for range 8 {
 				many = append(many, testContext()...)
 			}
 			h.send(SnapshotMsg{State: testState(4), Context: many})
-			h.key("k")
+			h.key("x")
 		},
 	}
 	for name, act := range cases {
@@ -56,9 +56,9 @@ func TestContextPanelToggles(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
 	h.send(SnapshotMsg{State: testState(4), Context: testContext()})
 	if strings.Contains(h.plain(), "shared context") {
-		t.Fatal("panel shown before k")
+		t.Fatal("panel shown before x")
 	}
-	h.key("k")
+	h.key("x")
 	if !strings.Contains(h.plain(), "Errors are wrapped") || !strings.Contains(h.plain(), "worker_1") {
 		t.Fatalf("panel lacks the newest entries and authors:\n%s", h.plain())
 	}
@@ -68,17 +68,17 @@ func TestContextPanelToggles(t *testing.T) {
 		t.Fatal("entries dropped by a snapshot without context")
 	}
 	h.key("esc")
-	if strings.Contains(h.plain(), "shared context ·") {
+	if strings.Contains(h.plain(), "shared context (x hides)") {
 		t.Fatal("esc did not close the panel")
 	}
-	h.key("k")
-	h.key("k")
-	if strings.Contains(h.plain(), "shared context ·") {
-		t.Fatal("k did not toggle the panel off")
+	h.key("x")
+	h.key("x")
+	if strings.Contains(h.plain(), "shared context (x hides)") {
+		t.Fatal("x did not toggle the panel off")
 	}
 	h.key("?")
 	if !strings.Contains(h.plain(), "shared context") {
-		t.Fatalf("help does not list k:\n%s", h.plain())
+		t.Fatalf("help does not list x:\n%s", h.plain())
 	}
 }
 
@@ -86,7 +86,7 @@ func TestContextPanelToggles(t *testing.T) {
 func TestContextPanelWidthSweep(t *testing.T) {
 	h := newHarness(t, 3, 80, 24)
 	h.send(SnapshotMsg{State: testState(3), Context: testContext()})
-	h.key("k")
+	h.key("x")
 	for w := 40; w <= 200; w++ {
 		for _, ht := range []int{12, 40} {
 			h.send(tea.WindowSizeMsg{Width: w, Height: ht})

@@ -2,13 +2,20 @@ package tui
 
 import "charm.land/bubbles/v2/key"
 
-// keyMap is every key the TUI understands; it also feeds the help view.
+// keyMap is every key of the run view; it also feeds the help view and
+// the footer. The start screen, folder picker and summary have theirs in
+// startKeyMap (start.go).
 type keyMap struct {
 	Pause, Resume, Cancel, Quit key.Binding
 	Next, Prev, FocusN          key.Binding
+	Left, Down, Up, Right       key.Binding // focus by direction
+	PageNext, PagePrev          key.Binding
 	Zoom, Attach, Detach        key.Binding
 	ScrollUp, ScrollDown, End   key.Binding
-	Events, Retry, Abandon      key.Binding
+	Search, SearchNext          key.Binding
+	SearchPrev, Copy, Diff      key.Binding
+	Events, Detail              key.Binding
+	Retry, Abandon              key.Binding
 	Help, Yes, No               key.Binding
 	Summary                     key.Binding // front door only (start.go)
 	Context                     key.Binding // shared-context panel (context.go)
@@ -20,36 +27,59 @@ func newKeyMap() keyMap {
 		Resume:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
 		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next")),
-		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous")),
-		FocusN:     key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "focus")),
+		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		FocusN:     key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9", "0"), key.WithHelp("1-9", "pane N (12: 1 then 2)")),
+		Left:       key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "pane to the left")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "pane below")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "pane above")),
+		Right:      key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "pane to the right")),
+		PageNext:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next page of panes")),
+		PagePrev:   key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous page")),
 		Zoom:       key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom")),
 		Attach:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "attach")),
 		Detach:     key.NewBinding(key.WithKeys("ctrl+]"), key.WithHelp("ctrl+]", "detach")),
-		ScrollUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
-		ScrollDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll down")),
+		ScrollUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll back")),
+		ScrollDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll forward")),
 		End:        key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "live view")),
+		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search scrollback")),
+		SearchNext: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next (older) match")),
+		SearchPrev: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous (newer) match")),
+		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy pane (OSC 52)")),
+		Diff:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "worker's diff")),
 		Events:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		Detail:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "events: all detail")),
 		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
 		Abandon:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "abandon")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
-		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "no")),
+		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no, close")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
-		Context:    key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "shared context")),
+		Context:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared context")),
 	}
 }
 
-// ShortHelp is the one-line key summary of the status line.
+// ShortHelp is the footer's key summary, most useful first; the footer
+// always keeps quit and help (essentials) and drops from the end of this.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Pause, k.Resume, k.Cancel, k.Next, k.Zoom, k.Attach, k.Events, k.Quit, k.Help}
+	return []key.Binding{k.Attach, k.Zoom, k.Pause, k.Resume, k.Cancel, k.Events, k.Search, k.Diff, k.Next}
 }
 
-// FullHelp is the help overlay shown by "?".
-func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Pause, k.Resume, k.Cancel, k.Retry, k.Abandon, k.Quit},
-		{k.Next, k.Prev, k.FocusN, k.Zoom, k.Events, k.Context, k.Help},
-		{k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Summary},
+// essentials end every footer, whatever the width.
+func (k keyMap) essentials() []key.Binding {
+	return []key.Binding{k.Quit, k.Help}
+}
+
+// helpSections is every run-view key, grouped, for the help overlay.
+func (k keyMap) helpSections() []helpSection {
+	return []helpSection{
+		{"Task", bindingEntries(k.Pause, k.Resume, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Quit)},
+		{"Panes", bindingEntries(k.Next, k.Prev, k.Left, k.Down, k.Up, k.Right, k.FocusN, k.PageNext, k.PagePrev, k.Zoom)},
+		{"Agent terminal", bindingEntries(k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Search, k.SearchNext, k.SearchPrev, k.Copy, k.Diff)},
+		{"Views", append(bindingEntries(k.Events, k.Detail, k.Context, k.Help),
+			helpEntry{"esc", "close · end search"},
+			helpEntry{"click", "focus a pane"}, helpEntry{"wheel", "scroll a pane"}, helpEntry{"drag", "copy the rows"})},
+		{"Pane titles", legend},
+		{"States", stateLegend},
 	}
 }

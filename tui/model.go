@@ -4,7 +4,6 @@ import (
 	"io"
 	"time"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/progress"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
@@ -90,6 +89,13 @@ type Options struct {
 	UnfocusedFPS int
 	// Title is shown in the header (e.g. the task text).
 	Title string
+	// Branch is the task's git branch, named in the header and summary
+	// ("" when the project is not a git repository).
+	Branch string
+	// Diff returns one worker's changes (a unified diff) for the diff view
+	// (key d). It may block (it runs git); the TUI calls it only from a
+	// tea.Cmd. nil: the diff view says the run has none.
+	Diff func(agentID string) (string, error)
 	// Now is the clock (default time.Now); tests set a fixed one.
 	Now func() time.Time
 	// EventLines is the height of the event-log strip (default 8).
@@ -101,6 +107,11 @@ type Options struct {
 	Launcher Launcher
 	// Project is the start screen's project directory.
 	Project string
+	// Agents are the agent profiles the start screen offers (the first is
+	// the default); Workers is the default worker count. Without them the
+	// start screen lets the launcher decide (its config and flags).
+	Agents  []string
+	Workers int
 	// Session is a task already running when the program starts (it
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.
@@ -130,7 +141,6 @@ type Model struct {
 	interval time.Duration
 	slow     time.Duration // 1/UnfocusedFPS
 	keys     keyMap
-	help     help.Model
 	spin     spinner.Model
 	prog     progress.Model
 
@@ -147,10 +157,23 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
-	cx         contextPanel // shared-context panel, key k (context.go)
+	cx         contextPanel // shared-context panel, key x (context.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int
+
+	helpScroll int       // lines the help overlay is scrolled
+	detail     bool      // the event strip shows detail records too (v)
+	digits     string    // pane number being typed (for 10 and more panes)
+	find       search    // scrollback search (find.go)
+	sel        selection // mouse selection in a pane (find.go)
+	diff       diffView  // a worker's diff (diff.go)
+
+	// Paused time is left out of the elapsed clock: pausedAt is when the
+	// current pause began (zero when running), pausedFor the pauses seen
+	// before it.
+	pausedAt  time.Time
+	pausedFor time.Duration
 
 	lay layout
 
@@ -188,13 +211,11 @@ func New(opts Options) Model {
 		opts.EventLines = 8
 	}
 	opts = sessionOptions(opts)
-	h := help.New()
 	m := Model{
 		opts:     opts,
 		interval: time.Second / time.Duration(opts.FPS),
 		slow:     time.Second / time.Duration(opts.UnfocusedFPS),
 		keys:     newKeyMap(),
-		help:     h,
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
 		health:   map[string]string{},

@@ -65,8 +65,16 @@ type titleData struct {
 	Activity string // ●, ○ or –
 	Attached bool
 	Zoomed   bool
-	Scroll   int // lines scrolled back (shown in the bottom border)
-	Back     int // scrollback length
+	Scroll   int    // lines scrolled back (shown in the bottom border)
+	Back     int    // scrollback length
+	Search   string // the search shown in the bottom border ("" none)
+}
+
+// paneMarks are what is highlighted over a pane's screen: the matches of a
+// search and the rows of a mouse selection (From > To: none).
+type paneMarks struct {
+	Query    string
+	From, To int
 }
 
 type bodyKey struct {
@@ -75,6 +83,7 @@ type bodyKey struct {
 	w, h    int
 	scroll  int
 	border  borderKind
+	marks   paneMarks
 }
 
 type edgeKey struct {
@@ -101,10 +110,10 @@ type paneCache struct {
 
 // block returns the pane's rows (exactly h rows, each exactly w cells wide),
 // rebuilding only the parts whose inputs changed.
-func (pc *paneCache) block(t Terminal, version uint64, w, h int, kind borderKind, td titleData) []string {
-	bk := bodyKey{term: t, version: version, w: w, h: h, scroll: td.Scroll, border: kind}
+func (pc *paneCache) block(t Terminal, version uint64, w, h int, kind borderKind, td titleData, mk paneMarks) []string {
+	bk := bodyKey{term: t, version: version, w: w, h: h, scroll: td.Scroll, border: kind, marks: mk}
 	if !pc.hasBody || bk != pc.bodyKey {
-		pc.body = renderBody(pc.body[:0], t, w, h, td.Scroll, kind)
+		pc.body = renderBody(pc.body[:0], t, w, h, td.Scroll, kind, mk)
 		pc.bodyKey, pc.hasBody, pc.rowsOK = bk, true, false
 	}
 	ek := edgeKey{title: td, w: w, border: kind}
@@ -123,7 +132,7 @@ func (pc *paneCache) block(t Terminal, version uint64, w, h int, kind borderKind
 }
 
 // renderBody draws the bordered screen rows of a pane.
-func renderBody(dst []string, t Terminal, w, h, scroll int, kind borderKind) []string {
+func renderBody(dst []string, t Terminal, w, h, scroll int, kind borderKind, mk paneMarks) []string {
 	b := &borders[kind]
 	iw, ih := max(w-2, 0), max(h-2, 0)
 	var lines []string
@@ -141,6 +150,12 @@ func renderBody(dst []string, t Terminal, w, h, scroll int, kind borderKind) []s
 			line = lines[i]
 			if fit {
 				line = fitWidth(line, iw)
+			}
+			switch {
+			case i >= mk.From && i <= mk.To:
+				line = stSelected.Render(ansi.Strip(line))
+			case mk.Query != "":
+				line = highlight(line, mk.Query)
 			}
 		case t == nil && i == ih/2:
 			line = fitWidth(stDim.Render(center("no terminal yet", iw)), iw)
@@ -176,10 +191,15 @@ func renderBottom(w int, kind borderKind, td titleData) string {
 	}
 	var label string
 	switch {
+	case td.Search != "":
+		label = td.Search
 	case td.Scroll > 0:
 		label = "↑ " + strconv.Itoa(td.Scroll) + "/" + strconv.Itoa(td.Back) + " · pgdn/end"
 	case td.Zoomed:
 		label = "zoom · z to restore"
+	}
+	if label != "" && ansi.StringWidth(label) > w-6 && w > 8 {
+		label = ansi.Truncate(label, w-6, "…")
 	}
 	lw := ansi.StringWidth(label)
 	if label == "" || lw > w-6 {
@@ -205,7 +225,7 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 	if td.Attached {
 		segs = append(segs, seg{"ATTACHED · ctrl+] detach", stAttachBar, 0}, seg{" ", lipgloss.Style{}, 0})
 	}
-	if td.Num > 0 && td.Num <= 9 {
+	if td.Num > 0 {
 		segs = append(segs, seg{strconv.Itoa(td.Num) + " ", stDim, 3})
 	}
 	actStyle := stDim
@@ -291,4 +311,26 @@ func center(s string, w int) string {
 		return s
 	}
 	return strings.Repeat(" ", (w-sw)/2) + s
+}
+
+// highlight marks every case-insensitive occurrence of query in a screen
+// row. A row without one keeps its colours; a row with one is drawn plain
+// with the matches in reverse video.
+func highlight(line, query string) string {
+	plain := ansi.Strip(line)
+	lp, lq := strings.ToLower(plain), strings.ToLower(query)
+	if lq == "" || !strings.Contains(lp, lq) || len(lp) != len(plain) {
+		return line
+	}
+	var sb strings.Builder
+	for {
+		i := strings.Index(lp, lq)
+		if i < 0 {
+			sb.WriteString(plain)
+			return sb.String()
+		}
+		sb.WriteString(plain[:i])
+		sb.WriteString(stMatch.Render(plain[i : i+len(lq)]))
+		plain, lp = plain[i+len(lq):], lp[i+len(lq):]
+	}
 }

@@ -82,6 +82,10 @@ type Session struct {
 	Engine Engine
 	// Terminals are the agents' live screens.
 	Terminals Terminals
+	// Branch is the task's git branch ("" without git).
+	Branch string
+	// Diff returns one worker's changes (see Options.Diff); may be nil.
+	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.
 	// It blocks; the TUI calls it from a tea.Cmd when the user leaves the
 	// task for the start screen (the caller of Run closes a session that is
@@ -118,6 +122,7 @@ const (
 	focusTask startFocus = iota
 	focusConstraints
 	focusContext
+	focusTeam // the agent profile and worker count (←→ and ↑↓ change them)
 	focusList // the past tasks (keys are commands here)
 	numFocus
 )
@@ -143,6 +148,9 @@ type frontDoor struct {
 	context     textarea.Model
 	sel         int // selected past task
 	formErr     string
+	agents      []string // agent profiles offered (Options.Agents)
+	agent       int      // the chosen one (index into agents)
+	workers     int      // the chosen worker count (0: the launcher's default)
 
 	picker filepicker.Model
 
@@ -159,6 +167,7 @@ type frontDoor struct {
 // startKeyMap is every key of the start screen, picker and summary.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
+	Agents, Workers                          key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
@@ -173,6 +182,8 @@ func newStartKeyMap() startKeyMap {
 		PrevField: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
 		Menu:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave field")),
 		Edit:      key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
+		Agents:    key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "team: agent")),
+		Workers:   key.NewBinding(key.WithKeys("up", "down", "+", "-"), key.WithHelp("↑/↓ +/-", "team: workers")),
 		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
 		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
@@ -200,7 +211,7 @@ func newStartKeyMap() startKeyMap {
 // sessionOptions makes an initial Options.Session the live task.
 func sessionOptions(opts Options) Options {
 	if s := opts.Session; s != nil && opts.Launcher != nil {
-		opts.Engine, opts.Terminals, opts.Title = s.Engine, s.Terminals, s.Title
+		opts.Engine, opts.Terminals, opts.Title, opts.Branch, opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
 	}
 	return opts
 }
@@ -212,7 +223,8 @@ func (m *Model) initFront(opts Options) {
 }
 
 func newFrontDoor(opts Options) frontDoor {
-	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project}
+	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project,
+		agents: opts.Agents, workers: opts.Workers}
 	if !fd.on {
 		return fd
 	}
@@ -479,7 +491,7 @@ func (m *Model) beginSession(s *Session) tea.Cmd {
 	m.fd.sess = s
 	m.fd.seen = ""
 	m.fd.mode = modeRun
-	m.opts.Engine, m.opts.Terminals, m.opts.Title = s.Engine, s.Terminals, s.Title
+	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
 	m.resetRun()
 	return m.rearm()
 }
@@ -490,7 +502,7 @@ func (m *Model) endSession() tea.Cmd {
 	s := m.fd.sess
 	m.fd.sess = nil
 	m.fd.seen = ""
-	m.opts.Engine, m.opts.Terminals, m.opts.Title = nil, nil, ""
+	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = nil, nil, "", "", nil
 	// Commands still waiting on the old terminals end now.
 	m.life.stop()
 	m.life = newLifecycle()
@@ -512,6 +524,9 @@ func (m *Model) resetRun() {
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
 	m.cx = contextPanel{}
+	m.helpScroll, m.detail, m.digits = 0, false, ""
+	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
+	m.pausedAt, m.pausedFor = time.Time{}, 0
 	m.confirm = confirmNone
 	m.scroll = map[string]int{}
 	m.r = newRenderCache()
@@ -642,6 +657,9 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case editing && key.Matches(msg, k.Menu):
 		return m.setFocus(focusList)
+	case m.fd.focus == focusTeam:
+		m.teamKey(msg)
+		return nil
 	case editing:
 		m.fd.formErr = ""
 		return m.updateField(msg)
@@ -694,6 +712,8 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	t := workspace.Task{
+		Workers:     m.fd.workers,
+		Agent:       m.fd.agentName(),
 		Description: desc,
 		Context:     strings.TrimSpace(m.fd.context.Value()),
 		Constraints: splitLines(m.fd.constraints.Value()),
@@ -824,6 +844,37 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return batch(m.endSession(), m.setFocus(focusTask))
 	}
 	return nil
+}
+
+// maxWorkers is the most workers the start screen offers (the config's
+// limit).
+const maxWorkers = 32
+
+// teamKey changes the agent profile (←→) and worker count (↑↓, +/-).
+func (m *Model) teamKey(msg tea.KeyPressMsg) {
+	n := len(m.fd.agents)
+	switch msg.String() {
+	case "left", "h":
+		if n > 0 {
+			m.fd.agent = (m.fd.agent + n - 1) % n
+		}
+	case "right", "l", "space":
+		if n > 0 {
+			m.fd.agent = (m.fd.agent + 1) % n
+		}
+	case "up", "+", "k":
+		m.fd.workers = min(max(m.fd.workers, 1)+1, maxWorkers)
+	case "down", "-", "j":
+		m.fd.workers = max(m.fd.workers-1, 1)
+	}
+}
+
+// agentName is the chosen agent profile ("" when none is offered).
+func (fd *frontDoor) agentName() string {
+	if fd.agent < len(fd.agents) {
+		return fd.agents[fd.agent]
+	}
+	return ""
 }
 
 // splitLines returns the non-empty trimmed lines of s.

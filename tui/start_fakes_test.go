@@ -226,12 +226,6 @@ func frontKeyMsg(k string) tea.KeyPressMsg {
 	switch k {
 	case "f1":
 		return tea.KeyPressMsg{Code: tea.KeyF1}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "left":
-		return tea.KeyPressMsg{Code: tea.KeyLeft}
-	case "right":
-		return tea.KeyPressMsg{Code: tea.KeyRight}
 	case "backspace":
 		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	}

@@ -23,7 +23,7 @@ func TestStartScansProject(t *testing.T) {
 	if h.m.fd.mode != modeStart || h.m.fd.focus != focusTask || !h.m.fd.task.Focused() {
 		t.Fatalf("mode %v focus %v: want the start screen with the task field focused", h.m.fd.mode, h.m.fd.focus)
 	}
-	if got := h.plain(); !strings.Contains(got, "project_selected") || !strings.Contains(got, testProject) {
+	if got := h.plain(); !strings.Contains(got, " ready ") || !strings.Contains(got, testProject) {
 		t.Fatalf("start screen does not show the selected project:\n%s", got)
 	}
 }
@@ -95,7 +95,7 @@ func TestStartFocusKeys(t *testing.T) {
 		key  string
 		want startFocus
 	}{
-		{"tab", focusConstraints}, {"tab", focusContext}, {"tab", focusList}, {"tab", focusTask},
+		{"tab", focusConstraints}, {"tab", focusContext}, {"tab", focusTeam}, {"tab", focusList}, {"tab", focusTask},
 		{"shift+tab", focusList}, {"n", focusTask}, {"esc", focusList}, {"i", focusTask},
 	}
 	for _, s := range steps {
@@ -266,7 +266,7 @@ func TestSummaryAfterComplete(t *testing.T) {
 func TestErrorChoice(t *testing.T) {
 	h := liveHarness(t)
 	h.phase(workspace.PhaseError, func(s *workspace.State) { s.Reason = "worker_2 crashed 4 times" })
-	if h.m.fd.mode != modeSummary || !strings.Contains(h.plain(), "R retry (→ planning)") {
+	if h.m.fd.mode != modeSummary || !strings.Contains(h.plain(), "R retry · A abandon") {
 		t.Fatalf("error: mode %v\n%s", h.m.fd.mode, h.plain())
 	}
 	h.keys("R")

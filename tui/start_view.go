@@ -55,7 +55,7 @@ func (m Model) startHeader() string {
 	sep := stDim.Render(" │ ")
 	ph := m.startPhase()
 	segs := []string{stBrand.Render(" HIVEMIND "),
-		" " + lipgloss.NewStyle().Foreground(phaseColor(string(ph))).Bold(true).Render(string(ph)),
+		" " + lipgloss.NewStyle().Foreground(phaseColor(string(ph))).Bold(true).Render(PhaseLabel(ph)),
 		sep + stText.Render(m.fd.project)}
 	return joinFit(segs, m.width)
 }
@@ -96,7 +96,7 @@ func (m Model) renderStart() string {
 	if u := fd.info.Unfinished; u != nil {
 		lines = append(lines, "")
 		lbl := "  " + stLabel.Render("Unfinished ") + stText.Bold(true).Render(u.ID) + "  " +
-			lipgloss.NewStyle().Foreground(phaseColor(string(u.Phase))).Render(phaseOr(u.Phase)) + "  " +
+			lipgloss.NewStyle().Foreground(phaseColor(string(u.Phase))).Render(phaseLabel(u.Phase)) + "  " +
 			stText.Render(firstLine(u.Description))
 		hint := "r resume "
 		if fd.info.LockedBy != "" {
@@ -121,6 +121,7 @@ func (m Model) renderStart() string {
 	lines = append(lines, indent(fd.constraints.View(), "  ")...)
 	lines = append(lines, label(focusContext, "Context", "  optional"))
 	lines = append(lines, indent(fd.context.View(), "  ")...)
+	lines = append(lines, m.teamLine(label))
 	if fd.formErr != "" {
 		lines = append(lines, "  "+stBadTxt.Render("✖ "+oneLine(fd.formErr)))
 	}
@@ -131,6 +132,26 @@ func (m Model) renderStart() string {
 	room := h - len(lines) - 1
 	lines = append(lines, m.pastTaskLines(room, w)...)
 	return frame(lines, m.frontFooter(), w, h)
+}
+
+// teamLine shows the chosen agent profile and worker count.
+func (m Model) teamLine(label func(startFocus, string, string) string) string {
+	fd := m.fd
+	agent := fd.agentName()
+	if agent == "" {
+		agent = "default"
+	}
+	workers := "default"
+	if fd.workers > 0 {
+		workers = fmt.Sprint(fd.workers)
+	}
+	val := stText.Bold(true)
+	line := label(focusTeam, "Team", "  ") + stDim.Render("agent ◂ ") + val.Render(agent) + stDim.Render(" ▸   workers ◂ ") +
+		val.Render(workers) + stDim.Render(" ▸")
+	if fd.focus == focusTeam {
+		line += stDim.Render("   ←→ agent · ↑↓ workers")
+	}
+	return line
 }
 
 // pastTaskLines is the table of past tasks in at most room lines, scrolled
@@ -177,19 +198,16 @@ func (m Model) pastTaskLines(room, w int) []string {
 	return out
 }
 
-// phaseLabel names a past task's final state as the user knows it.
+// phaseLabel names a task's state as the user knows it: in words, and an
+// abandoned task (idle after it ran) as abandoned.
 func phaseLabel(p workspace.Phase) string {
-	if p == workspace.PhaseIdle {
+	switch p {
+	case workspace.PhaseIdle:
 		return "abandoned"
-	}
-	return phaseOr(p)
-}
-
-func phaseOr(p workspace.Phase) string {
-	if p == "" {
+	case "":
 		return "not started"
 	}
-	return string(p)
+	return PhaseLabel(p)
 }
 
 // joinRight puts right at the right edge of a w-wide line starting with left.
@@ -221,30 +239,21 @@ func (m Model) renderPicker() string {
 }
 
 // frontFooter is the last line of the front door's screens: a question,
-// a notice, what is going on, or the keys that apply now.
+// a notice, what is going on, or the keys that apply now (always ending in
+// help and quit).
 func (m Model) frontFooter() string {
 	w := m.width
 	switch {
 	case m.confirm != confirmNone:
-		var q string
-		switch m.confirm {
-		case confirmQuit:
-			q = " Quit Hivemind? Agents are stopped; the task stays resumable (--resume). [y/n] "
-		case confirmAbandon:
-			q = " Abandon the task? It ends (→ idle) and cannot be resumed. [y/n] "
-		case confirmCancel:
-			q = " Cancel the task? Every agent is stopped. [y/n] "
-		}
-		return stConfirm.Render(fitWidth(ansi.Truncate(q, w, "…"), w))
+		return m.confirmLine(w)
 	case m.fd.busy != "" && m.fd.mode != modeSummary:
 		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
 	}
-	h := m.help
+	hints, ess := m.frontShortHelp()
 	if m.notice.text == "" {
-		h.SetWidth(max(w-1, 0))
-		return fitWidth(" "+h.ShortHelpView(m.frontShortHelp()), w)
+		return m.keyHints(hints, ess, w)
 	}
-	// A notice on the left, the keys on the right while they fit.
+	// A notice on the left, the essential keys on the right while they fit.
 	c := colText
 	switch m.notice.level {
 	case "warn":
@@ -252,94 +261,76 @@ func (m Model) frontFooter() string {
 	case "error":
 		c = colBad
 	}
-	left := lipgloss.NewStyle().Foreground(c).Render(" " + oneLine(m.notice.text))
-	lw := ansi.StringWidth(left)
-	h.SetWidth(max(w-lw-3, 0))
-	right := h.ShortHelpView(m.frontShortHelp())
-	if rw := ansi.StringWidth(right); right != "" && lw+rw+3 <= w {
-		return left + strings.Repeat(" ", w-lw-rw-1) + right + " "
+	right := shortHints(ess, 0) + " "
+	rw := ansi.StringWidth(right)
+	left := lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(m.notice.text), max(w-rw-1, 0), "…"))
+	if lw := ansi.StringWidth(left); lw+rw+1 <= w && w >= 40 {
+		return left + strings.Repeat(" ", w-lw-rw) + right
 	}
-	return fitWidth(ansi.Truncate(left, w, "…"), w)
+	return fitWidth(lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(m.notice.text), w, "…")), w)
 }
 
-// frontShortHelp is the footer's key summary for the screen showing.
-func (m Model) frontShortHelp() []key.Binding {
+// frontShortHelp is the footer's key summary for the screen showing, and
+// the essentials the footer always keeps.
+func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	k := m.fd.keys
+	ess := []key.Binding{k.Help, k.Quit}
 	switch m.fd.mode {
 	case modePicker:
-		return []key.Binding{k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel, k.Help}
+		return []key.Binding{k.PickChoose, k.PickHere, k.PickCancel, k.Up, k.PickOpen, k.PickBack},
+			[]key.Binding{k.Help, key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
 	case modeSummary:
 		if !(m.fd.sumLive && m.fd.sess != nil) {
-			return []key.Binding{k.Back, k.ScrollDown, k.Help, k.Quit}
+			return []key.Binding{k.Back, k.ScrollDown}, ess
 		}
 		b := []key.Binding{k.NewTask}
 		if m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman {
 			b = []key.Binding{k.Retry, k.Abandon,
 				key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
 		}
-		return append(b, k.Panes, k.ScrollDown, k.Help, k.Quit)
+		return append(b, k.Panes, k.ScrollDown), ess
 	}
 	if m.fd.focus == focusList {
 		b := []key.Binding{k.Edit, k.Down, k.View}
 		if m.fd.info.Unfinished != nil {
 			b = append(b, key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")))
 		}
-		return append(b, key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "folder")), k.Help, k.Quit)
+		return append(b, key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "folder"))), ess
 	}
 	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
 	if m.fd.info.Unfinished != nil {
 		b = append(b, k.Resume)
 	}
-	return append(b, key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
-		key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")))
+	return b, []key.Binding{key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
+		key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
 }
 
-// frontFullHelp is every key of the front door, for the help screen.
-func (m Model) frontFullHelp() [][]key.Binding {
+// frontHelpSections is every key of the front door, for the help screen.
+func (m Model) frontHelpSections() []helpSection {
 	k := m.fd.keys
 	b := func(keys, help string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
 	}
-	return [][]key.Binding{
-		{k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, b("ctrl+c", "quit")},
-		{k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit},
-		{k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel},
-		{k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)")},
+	return []helpSection{
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.Agents, k.Workers, b("ctrl+c", "quit"))},
+		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
+		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
+		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},
 	}
 }
 
 func (m Model) renderFrontHelp() string {
 	w, h := m.width, m.height
-	hm := m.help
-	hm.ShowAll = true
-	cols := m.frontFullHelp()
-	titles := []string{"Task form", "Past tasks", "Folder picker", "Summary"}
-	var parts []string
-	for i, c := range cols {
-		parts = append(parts, stAccent.Render(titles[i])+"\n"+hm.FullHelpView([][]key.Binding{c}))
+	notes := []string{
+		"While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).",
+		"Text fields take every other key; esc leaves a field so single keys work. ? or esc closes this help.",
 	}
-	body := stAccent.Render("Hivemind — start screen and summary keys") + "\n\n" +
-		lipgloss.JoinHorizontal(lipgloss.Top, withGap(parts)...) +
-		"\n\n" + stDim.Render("While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).") +
-		"\n" + stDim.Render("Text fields take every other key; esc leaves a field so single keys work.") +
-		"\n" + stDim.Render("? or esc closes this help.")
-	box := stHelpBox.Render(body)
-	placed := lipgloss.Place(w, max(h-2, 1), lipgloss.Center, lipgloss.Center, box)
+	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.helpScroll)
+	m.r.helpMax = maxScroll
 	lines := []string{m.startHeader()}
 	if m.fd.mode == modeSummary {
 		lines[0] = m.summaryHeader()
 	}
-	lines = append(lines, strings.Split(placed, "\n")...)
+	lines = append(lines, strings.Split(box, "\n")...)
 	return frame(lines, m.frontFooter(), w, h)
-}
-
-func withGap(parts []string) []string {
-	out := make([]string, 0, 2*len(parts))
-	for i, p := range parts {
-		if i > 0 {
-			out = append(out, "    ")
-		}
-		out = append(out, p)
-	}
-	return out
 }

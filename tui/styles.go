@@ -13,6 +13,7 @@ var (
 	colAttach = lipgloss.Color("#FF5FD7")
 	colDim    = lipgloss.Color("#6C6C6C")
 	colText   = lipgloss.Color("#D0D0D0")
+	colSoft   = lipgloss.Color("#949494") // 7:1 on black, 3:1 on white
 	colOK     = lipgloss.Color("#5FD75F")
 	colBusy   = lipgloss.Color("#5FAFFF")
 	colWarn   = lipgloss.Color("#FFAF00")
@@ -35,6 +36,13 @@ var (
 	stConfirm   = lipgloss.NewStyle().Foreground(colBlack).Background(colWarn).Bold(true)
 	stAttachBar = lipgloss.NewStyle().Foreground(colBlack).Background(colAttach).Bold(true)
 	stHelpBox   = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(colAccent).Padding(0, 1)
+	// Help and footer keys: light on dark and dark on light terminals alike
+	// (the help bubble's defaults are greys that vanish on dark themes).
+	stHelpKey  = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
+	stHelpDesc = lipgloss.NewStyle().Foreground(colSoft)
+	stHelpSep  = lipgloss.NewStyle().Foreground(colDim)
+	stMatch    = lipgloss.NewStyle().Foreground(colBlack).Background(colWarn)
+	stSelected = lipgloss.NewStyle().Reverse(true)
 )
 
 // phaseColor is the colour a workflow phase is shown in.

@@ -92,11 +92,11 @@ func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
 func baseSummary(st workspace.State, title string) summaryData {
 	s := summaryData{
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.State, Previous: st.PreviousState,
-		Reason: oneLine(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
+		Reason: plainText(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
 		Rounds: st.Rounds, Agents: orderAgents(st.Agents), Usage: map[string]AgentUsage{},
 	}
 	if s.Reason == "" {
-		s.Reason = oneLine(st.Error)
+		s.Reason = plainText(st.Error)
 	}
 	if s.Finished.IsZero() && st.State == workspace.PhaseIdle {
 		s.Finished = st.Timestamp // abandoned: the engine clears finished_at
@@ -128,7 +128,7 @@ func loadSummary(st workspace.State, dir, title string) summaryData {
 	sort.Strings(extra)
 	ids = append(ids, extra...)
 	for _, id := range ids {
-		ss := subtaskSummary{ID: id, Description: oneLine(planned[id].Description)}
+		ss := subtaskSummary{ID: id, Description: plainText(planned[id].Description)}
 		if state, ok := st.Subtasks[id]; ok {
 			ss.Worker, ss.Status = state.Worker, state.Status
 		} else {
@@ -241,7 +241,7 @@ func readFrictionNote(path string) string {
 	for _, l := range strings.Split(string(b), "\n") {
 		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#"))
 		if l != "" {
-			return oneLine(l)
+			return plainText(l)
 		}
 	}
 	return "(empty)"
@@ -284,7 +284,7 @@ func (m Model) summaryHeader() string {
 	s := m.fd.sum
 	sep := stDim.Render(" │ ")
 	segs := []string{stBrand.Render(" HIVEMIND "), " " + stAccent.Render("summary")}
-	ph := lipgloss.NewStyle().Foreground(phaseColor(string(s.Phase))).Bold(true).Render(string(s.Phase))
+	ph := lipgloss.NewStyle().Foreground(phaseColor(string(s.Phase))).Bold(true).Render(phaseLabel(s.Phase))
 	segs = append(segs, sep+ph)
 	if s.TaskID != "" {
 		segs = append(segs, sep+stDim.Render(s.TaskID))
@@ -311,13 +311,13 @@ func (m Model) summaryBanner(live bool) string {
 	case workspace.PhaseIdle:
 		text = " ○ ABANDONED"
 	default:
-		bg, text = colBusy, " ▶ "+strings.ToUpper(string(s.Phase))
+		bg, text = colBusy, " ▶ "+strings.ToUpper(PhaseLabel(s.Phase))
 	}
 	if s.Reason != "" {
 		text += " — " + s.Reason
 	}
 	if live && (s.Phase == workspace.PhaseError || s.Phase == workspace.PhaseNeedsHuman) {
-		text += " · R retry (→ planning) · A abandon (→ idle) "
+		text += " · R retry · A abandon "
 	} else {
 		text += " "
 	}
@@ -343,15 +343,24 @@ func (m Model) summaryBody(w int) []string {
 		end = m.now()
 	}
 	el := "–"
-	if !s.Started.IsZero() {
+	switch {
+	case m.fd.sumLive && m.haveState && m.st.TaskID == s.TaskID:
+		el = fmtElapsed(m.elapsed()) // as the header: pauses seen left out
+	case !s.Started.IsZero():
 		el = fmtElapsed(max(end.Sub(s.Started), 0))
 	}
 	out = append(out, "   "+stHeaderKey.Render("started ")+stText.Render(started)+
 		stHeaderKey.Render("   finished ")+stText.Render(finished)+
 		stHeaderKey.Render("   elapsed ")+stHeaderVal.Render(el))
 
+	if b := m.opts.Branch; b != "" && m.fd.sumLive {
+		head("Branch")
+		out = append(out, "   "+stText.Bold(true).Render(b)+stDim.Render("  · hivemind diff shows it · git merge "+b+" takes it"))
+	}
+
 	if m.fd.sumLoaded {
-		head(fmt.Sprintf("What was built (%d subtask(s))", countPlain(s.Subtasks)))
+		done, total := countPlain(s.Subtasks)
+		head(fmt.Sprintf("What was built (%d of %d subtask(s) done)", done, total))
 	} else {
 		head("What was built")
 	}
@@ -363,7 +372,8 @@ func (m Model) summaryBody(w int) []string {
 	if m.fd.sumLoaded {
 		for _, st := range s.Subtasks {
 			id := st.ID
-			meta := st.Status
+			done := st.Status == workspace.SubtaskDone
+			meta := subtaskWord(st.Status, s.Phase)
 			if st.Worker != "" {
 				meta = st.Worker + " · " + meta
 			}
@@ -375,8 +385,18 @@ func (m Model) summaryBody(w int) []string {
 			if st.Problem != "" {
 				out = append(out, "       "+lipgloss.NewStyle().Foreground(colBad).Render("output unreadable: "+st.Problem))
 			}
-			if len(st.Files) == 0 {
+			if len(st.Files) == 0 && done {
 				out = append(out, "       "+stDim.Render("no files reported"))
+			}
+			if st.FromPlan && !done {
+				// Planned, never done: what it would have touched, not
+				// what was created.
+				var paths []string
+				for _, f := range st.Files {
+					paths = append(paths, f.Path)
+				}
+				out = append(out, "       "+stDim.Render("planned files, not written: "+strings.Join(paths, ", ")))
+				continue
 			}
 			for _, f := range st.Files {
 				mark, col := "~", colWarn
@@ -414,7 +434,7 @@ func (m Model) summaryBody(w int) []string {
 		if !r.At.IsZero() {
 			line += stDim.Render(" " + r.At.Local().Format("15:04:05"))
 		}
-		if sm := oneLine(r.Summary); sm != "" {
+		if sm := plainText(r.Summary); sm != "" {
 			line += "  " + stText.Render(sm)
 		}
 		out = append(out, line)
@@ -465,14 +485,41 @@ func (m Model) summaryBody(w int) []string {
 	return out
 }
 
-func countPlain(ss []subtaskSummary) int {
-	n := 0
+// subtaskWord is a subtask's status as the summary says it: what became
+// of work left unfinished when the task ended (cancelled, abandoned), in
+// words, not the last state.json value.
+func subtaskWord(status string, phase workspace.Phase) string {
+	switch status {
+	case workspace.SubtaskDone:
+		return "done"
+	case workspace.SubtaskFailed:
+		return "failed"
+	}
+	ended := map[workspace.Phase]string{workspace.PhaseCancelled: "cancelled", workspace.PhaseIdle: "abandoned"}[phase]
+	switch {
+	case ended != "" && status == workspace.SubtaskInProgress:
+		return "not done: " + ended + " while in progress"
+	case ended != "":
+		return "not done: " + ended + " before it started"
+	case status == workspace.SubtaskInProgress:
+		return "in progress"
+	case status == workspace.SubtaskPending, status == "":
+		return "not started"
+	}
+	return status
+}
+
+// countPlain counts the subtasks (not checkpoint fixes) done and in all.
+func countPlain(ss []subtaskSummary) (done, total int) {
 	for _, s := range ss {
 		if !s.Fix {
-			n++
+			total++
+			if s.Status == workspace.SubtaskDone {
+				done++
+			}
 		}
 	}
-	return n
+	return done, total
 }
 
 // fmtTokens renders a token count compactly (12.3k, 1.2M).

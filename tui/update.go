@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,12 +53,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tea.KeyPressMsg:
 		cmd = m.handleKey(msg)
+	case searchedMsg:
+		m.handleSearched(msg)
+	case diffLoadedMsg:
+		m.handleDiffLoaded(msg)
 	case tea.PasteMsg:
 		m.handlePaste(msg)
 	case tea.MouseClickMsg:
 		m.handleMouse(msg.Mouse(), mouseClick)
 	case tea.MouseReleaseMsg:
-		m.handleMouse(msg.Mouse(), mouseRelease)
+		cmd = m.handleMouse(msg.Mouse(), mouseRelease)
 	case tea.MouseMotionMsg:
 		m.handleMouse(msg.Mouse(), mouseMotion)
 	case tea.MouseWheelMsg:
@@ -310,12 +315,9 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 
 	m.st = msg.State
 	m.haveState = true
+	m.trackPause()
 	if msg.Events != nil {
-		ev := msg.Events
-		if len(ev) > maxEvents {
-			ev = ev[len(ev)-maxEvents:]
-		}
-		m.events = append([]workspace.EventRecord(nil), ev...)
+		m.events = mergeEvents(m.events, msg.Events)
 	}
 	if msg.Health != nil {
 		m.health = make(map[string]string, len(msg.Health))
@@ -325,7 +327,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	}
 	m.cx.setContext(msg.Context)
 	m.agents = orderAgents(m.st.Agents)
-	if m.focusIndexOK() < 0 && len(m.agents) > 0 {
+	if m.agentIndex(m.focusID) < 0 && len(m.agents) > 0 {
 		m.focusID = m.agents[0]
 		m.attached = false
 	}
@@ -335,7 +337,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		switch m.st.State {
 		case workspace.PhaseNeedsHuman:
 			n := "needs you"
-			if r := oneLine(m.st.Reason); r != "" {
+			if r := plainText(m.st.Reason); r != "" {
 				n += ": " + r
 			}
 			notes = append(notes, n)
@@ -354,13 +356,45 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	return notifyCmd(strings.Join(notes, "; "))
 }
 
-func (m Model) focusIndexOK() int {
-	for i, id := range m.agents {
-		if id == m.focusID {
-			return i
+// mergeEvents adds the records of a snapshot's tail that are newer than
+// the last one kept, so the strip keeps up to maxEvents records even though
+// a snapshot carries only the engine's short tail (where detail records
+// would soon push the milestones out). A tail that does not reach back to
+// the last record kept replaces the list.
+func mergeEvents(have, tail []workspace.EventRecord) []workspace.EventRecord {
+	out := tail
+	if n := len(have); n > 0 {
+		last := have[n-1]
+		for i := len(tail) - 1; i >= 0; i-- {
+			if e := tail[i]; e.Time.Equal(last.Time) && e.Type == last.Type && e.Agent == last.Agent {
+				if i == len(tail)-1 {
+					return have
+				}
+				out = append(append([]workspace.EventRecord(nil), have...), tail[i+1:]...)
+				break
+			}
 		}
 	}
-	return -1
+	if len(out) > maxEvents {
+		out = out[len(out)-maxEvents:]
+	}
+	return append([]workspace.EventRecord(nil), out...)
+}
+
+// trackPause keeps paused time out of the elapsed clock: a pause starts
+// and ends at the timestamps of the state writes that entered and left it.
+func (m *Model) trackPause() {
+	at := m.st.Timestamp
+	if at.IsZero() {
+		at = m.now()
+	}
+	switch {
+	case m.st.State == workspace.PhasePaused && m.pausedAt.IsZero():
+		m.pausedAt = at
+	case m.st.State != workspace.PhasePaused && !m.pausedAt.IsZero():
+		m.pausedFor += max(at.Sub(m.pausedAt), 0)
+		m.pausedAt = time.Time{}
+	}
 }
 
 // orderAgents lists agent ids as lead, reviewer, worker_1..N (numerically),
@@ -407,17 +441,37 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.handleConfirmKey(msg)
 	}
 	m.notice = notice{}
+	m.sel = selection{}
+	digits := m.digits
+	m.digits = ""
+	switch {
+	case m.find.typing:
+		return m.handleSearchKey(msg)
+	case m.showHelp && m.helpScrollKey(msg):
+		return nil
+	case m.diff.show && !m.showHelp && !key.Matches(msg, m.keys.Help) && !key.Matches(msg, m.keys.Quit):
+		m.handleDiffKey(msg)
+		return nil
+	}
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
+		m.helpScroll = 0
 	case key.Matches(msg, k.No) && m.showHelp:
 		m.showHelp = false
 	case key.Matches(msg, k.Context):
 		m.cx.show = !m.cx.show
-		m.showHelp = false
+		m.showHelp, m.diff = false, diffView{}
 	case key.Matches(msg, k.No) && m.cx.show:
 		m.cx.show = false
+	case m.find.query != "" && key.Matches(msg, k.SearchNext):
+		m.stepHit(-1)
+	case m.find.query != "" && key.Matches(msg, k.SearchPrev):
+		m.stepHit(+1)
+	case m.find.query != "" && msg.String() == "esc":
+		m.scroll[m.find.agent] = 0
+		m.find = search{}
 	case key.Matches(msg, k.Quit):
 		if m.agentsRunning() {
 			m.confirm = confirmQuit
@@ -440,22 +494,32 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 				m.opts.Engine.Retry()
 			}
 		} else {
-			m.notice = notice{level: "info", text: "nothing to retry: the run is not in error or needs_human"}
+			m.notice = notice{level: "info", text: "nothing to retry: the run does not need you (R is for an error or needs-you stop)"}
 		}
 	case key.Matches(msg, k.Abandon):
 		if m.stuck() {
 			m.confirm = confirmAbandon
 		} else {
-			m.notice = notice{level: "info", text: "abandon is for a run in error or needs_human; use c to cancel"}
+			m.notice = notice{level: "info", text: "abandon is for a run stopped on an error or needing you; use c to cancel"}
 		}
 	case key.Matches(msg, k.Next):
 		m.moveFocus(+1)
 	case key.Matches(msg, k.Prev):
 		m.moveFocus(-1)
+	case key.Matches(msg, k.Left):
+		m.focusToward(-1, 0)
+	case key.Matches(msg, k.Right):
+		m.focusToward(+1, 0)
+	case key.Matches(msg, k.Up):
+		m.focusToward(0, -1)
+	case key.Matches(msg, k.Down):
+		m.focusToward(0, +1)
+	case key.Matches(msg, k.PageNext):
+		m.turnPage(+1)
+	case key.Matches(msg, k.PagePrev):
+		m.turnPage(-1)
 	case key.Matches(msg, k.FocusN):
-		if n := int(msg.String()[0] - '1'); n < len(m.agents) {
-			m.focusID = m.agents[n]
-		}
+		m.focusNumber(digits, msg.String())
 	case key.Matches(msg, k.Zoom):
 		if len(m.agents) > 0 {
 			m.zoom = !m.zoom
@@ -474,10 +538,123 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.scrollBy(m.focusID, -m.pageStep())
 	case key.Matches(msg, k.End):
 		m.scroll[m.focusID] = 0
+	case key.Matches(msg, k.Search):
+		if _, ok := m.terminal(m.focusID); ok {
+			m.find = search{typing: true, agent: m.focusID}
+			m.showHelp, m.cx.show = false, false
+		} else {
+			m.notice = notice{level: "warn", text: "no live terminal to search"}
+		}
+	case key.Matches(msg, k.Copy):
+		if i := m.agentIndex(m.focusID); i >= 0 && !m.lay.TooSmall && len(m.lay.Rects) > 0 {
+			_, rows := m.lay.paneRect(i).inner()
+			return m.copyRows(m.focusID, 0, rows-1)
+		}
+	case key.Matches(msg, k.Diff):
+		return m.openDiff()
 	case key.Matches(msg, k.Events):
 		m.showEvents = !m.showEvents
+	case key.Matches(msg, k.Detail):
+		if !m.showEvents {
+			m.showEvents, m.detail = true, true
+		} else {
+			m.detail = !m.detail
+		}
 	}
 	return nil
+}
+
+// helpScrollKey scrolls the help overlay; false when msg is not a scroll
+// key.
+func (m *Model) helpScrollKey(msg tea.KeyPressMsg) bool {
+	switch msg.String() {
+	case "up", "k":
+		m.helpScroll--
+	case "down", "j", "space":
+		m.helpScroll++
+	case "pgup":
+		m.helpScroll -= m.lay.Area.H / 2
+	case "pgdown":
+		m.helpScroll += m.lay.Area.H / 2
+	default:
+		return false
+	}
+	m.helpScroll = min(max(m.helpScroll, 0), m.r.helpMax)
+	return true
+}
+
+// focusNumber focuses pane N. With ten panes or more a number takes two
+// digits: "1" focuses pane 1 and waits for a second digit, "1" "2" then
+// focuses pane 12.
+func (m *Model) focusNumber(pending, d string) {
+	try := func(s string) bool {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > len(m.agents) {
+			return false
+		}
+		m.focusID = m.agents[n-1]
+		if n*10 <= len(m.agents) {
+			m.digits = s
+			m.notice = notice{level: "info", text: fmt.Sprintf("pane %d · another digit picks pane %d0–%d", n, n, min(n*10+9, len(m.agents)))}
+		}
+		return true
+	}
+	if pending != "" && try(pending+d) {
+		return
+	}
+	try(d)
+}
+
+// focusToward moves the focus to the nearest pane of the current page in
+// direction (dx, dy).
+func (m *Model) focusToward(dx, dy int) {
+	i := m.agentIndex(m.focusID)
+	if i < 0 || m.lay.TooSmall || len(m.lay.Rects) == 0 || m.lay.PerPage == 0 {
+		return
+	}
+	cur := m.lay.Rects[i]
+	cx, cy := cur.X+cur.W/2, cur.Y+cur.H/2
+	page := i / m.lay.PerPage
+	best, bestD := -1, 0
+	for j, r := range m.lay.Rects {
+		if j == i || j/m.lay.PerPage != page {
+			continue
+		}
+		x, y := r.X+r.W/2, r.Y+r.H/2
+		var along, across int
+		switch {
+		case dx != 0:
+			along, across = (x-cx)*dx, y-cy
+			if r.Y >= cur.Y+cur.H || r.Y+r.H <= cur.Y {
+				across += 10000 // not on the same row: only as a last resort
+			}
+		default:
+			along, across = (y-cy)*dy, x-cx
+			if r.X >= cur.X+cur.W || r.X+r.W <= cur.X {
+				across += 10000
+			}
+		}
+		if along <= 0 {
+			continue
+		}
+		d := along + 2*max(across, -across)
+		if best < 0 || d < bestD {
+			best, bestD = j, d
+		}
+	}
+	if best >= 0 {
+		m.focusID = m.agents[best]
+	}
+}
+
+// turnPage focuses the first pane of the next (d = +1) or previous page.
+func (m *Model) turnPage(d int) {
+	if m.lay.Pages <= 1 || m.lay.PerPage == 0 {
+		m.notice = notice{level: "info", text: "all panes are on one page"}
+		return
+	}
+	p := (m.lay.Page + d + m.lay.Pages) % m.lay.Pages
+	m.focusID = m.agents[min(p*m.lay.PerPage, len(m.agents)-1)]
 }
 
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -599,16 +776,35 @@ const (
 // wheelLines is how far one wheel notch scrolls a pane.
 const wheelLines = 3
 
-func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) {
+func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
 	if m.showHelp {
 		if kind == mouseClick {
 			m.showHelp = false
 		}
-		return
+		return nil
+	}
+	if kind == mouseRelease && m.sel.dragging {
+		// A drag over a pane selected rows: copy them. A click without a
+		// drag selects nothing.
+		s := m.sel
+		if s.anchor == s.head {
+			m.sel = selection{}
+			return nil
+		}
+		m.sel.dragging = false
+		return m.copyRows(s.agent, min(s.anchor, s.head), max(s.anchor, s.head))
+	}
+	if kind == mouseMotion && m.sel.dragging {
+		if i := m.agentIndex(m.sel.agent); i >= 0 && m.lay.visible(i) {
+			r := m.lay.paneRect(i)
+			_, ih := r.inner()
+			m.sel.head = min(max(ms.Y-r.Y-1, 0), ih-1)
+		}
+		return nil
 	}
 	i := m.lay.hit(ms.X, ms.Y)
 	if i < 0 {
-		return
+		return nil
 	}
 	id := m.agents[i]
 	// Attached: events over the focused pane go to the application when it
@@ -621,7 +817,7 @@ func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) {
 			if x >= 0 && y >= 0 && x < iw && y < ih {
 				if b := encodeMouse(ms, x, y, kind == mouseRelease, kind == mouseMotion, t.Modes()); b != nil {
 					m.input.enqueue(t, b)
-					return
+					return nil
 				}
 			}
 		}
@@ -632,6 +828,11 @@ func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) {
 			m.attached = false
 			m.focusID = id
 		}
+		r := m.lay.paneRect(i)
+		_, ih := r.inner()
+		if y := ms.Y - r.Y - 1; !m.attached && ms.Button == tea.MouseLeft && y >= 0 && y < ih {
+			m.sel = selection{agent: id, anchor: y, head: y, dragging: true}
+		}
 	case mouseWheel:
 		switch ms.Button {
 		case tea.MouseWheelUp:
@@ -640,4 +841,15 @@ func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) {
 			m.scrollBy(id, -wheelLines)
 		}
 	}
+	return nil
+}
+
+// agentIndex is the index of agent id, or -1.
+func (m Model) agentIndex(id string) int {
+	for i, a := range m.agents {
+		if a == id {
+			return i
+		}
+	}
+	return -1
 }

@@ -285,7 +285,7 @@ func TestKeyScrollback(t *testing.T) {
 func TestKeyEventsHelp(t *testing.T) {
 	h := newKeyHarness(t)
 	h.key("e")
-	if !h.m.showEvents || !strings.Contains(h.plain(), "events (e to hide)") {
+	if !h.m.showEvents || !strings.Contains(h.plain(), "events: milestones") {
 		t.Fatal("e did not show the event log")
 	}
 	h.key("e")
@@ -427,7 +427,7 @@ func TestFrameCap(t *testing.T) {
 	h.view()
 	calls := lead.calls
 	lead.bump()
-	h.key("x") // a message redraws, but samples no new screen version
+	h.key("w") // a message redraws, but samples no new screen version
 	h.view()
 	if lead.calls != calls {
 		t.Fatal("screen re-read without a frame")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -25,6 +26,8 @@ type renderCache struct {
 
 	header, banner, footer, events, help cachedText
 	lastLen                              int
+	// helpMax is how far the help overlay can scroll at its last size.
+	helpMax int
 }
 
 // sizedTerm is the size last given to an agent's terminal.
@@ -65,7 +68,7 @@ func (m Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "Hivemind"
 	if m.haveState {
-		v.WindowTitle = "Hivemind · " + string(m.st.State)
+		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.State)
 	}
 	v.Cursor = m.attachedCursor()
 	return v
@@ -134,7 +137,10 @@ func (m Model) render() string {
 
 	switch {
 	case m.showHelp:
-		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H}, m.renderHelp))
+		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H, m.helpScroll, m.opts.Diff != nil}, m.renderHelp))
+		b.WriteByte('\n')
+	case m.diff.show:
+		b.WriteString(m.renderDiff())
 		b.WriteByte('\n')
 	case m.cx.show:
 		b.WriteString(m.renderContext())
@@ -203,7 +209,7 @@ func (m Model) paneBlock(i, w, h int) []string {
 		pc = &paneCache{}
 		m.r.panes[id] = pc
 	}
-	return pc.block(t, version, w, h, m.borderOf(i), m.titleOf(i, t))
+	return pc.block(t, version, w, h, m.borderOf(i), m.titleOf(i, t), m.marks(id))
 }
 
 func (m Model) borderOf(i int) borderKind {
@@ -241,9 +247,10 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 		Attached: m.attached && id == m.focusID,
 		Zoomed:   m.zoom && id == m.focusID,
 		Scroll:   m.scroll[id],
+		Num:      i + 1,
 	}
-	if i < 9 {
-		td.Num = i + 1
+	if m.find.agent == id && (m.find.running || m.find.active(id)) {
+		td.Search = m.find.label()
 	}
 	if spins(health) {
 		td.Spinner = m.spin.View()
@@ -283,20 +290,21 @@ func roleOf(id string) string {
 // ---- header ----
 
 type headerKey struct {
-	w                  int
-	title, task        string
-	phase, prev        workspace.Phase
-	cp, total, rev, fr int
-	elapsed            int64
-	started            bool
+	w                    int
+	title, task, branch  string
+	phase, prev          workspace.Phase
+	approved, total, rev int
+	fr, cp               int
+	elapsed              int64
+	started              bool
 }
 
 func (m Model) headerKey() headerKey {
-	k := headerKey{w: m.width, title: m.opts.Title}
+	k := headerKey{w: m.width, title: m.opts.Title, branch: m.opts.Branch}
 	if m.haveState {
 		k.task = m.st.TaskID
 		k.phase, k.prev = m.st.State, m.st.PreviousState
-		k.cp, k.total = m.st.CurrentCheckpoint, m.st.TotalCheckpoints
+		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
 		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
 		if !m.st.StartedAt.IsZero() {
 			k.started = true
@@ -306,15 +314,20 @@ func (m Model) headerKey() headerKey {
 	return k
 }
 
+// elapsed is how long the task has run: paused time does not count (the
+// clock stands still while paused), and it stops when the task ends.
 func (m Model) elapsed() time.Duration {
 	if m.st.StartedAt.IsZero() {
 		return 0
 	}
 	end := m.now()
-	if !m.st.FinishedAt.IsZero() {
+	switch {
+	case !m.st.FinishedAt.IsZero():
 		end = m.st.FinishedAt
+	case !m.pausedAt.IsZero():
+		end = m.pausedAt
 	}
-	return max(end.Sub(m.st.StartedAt), 0)
+	return max(end.Sub(m.st.StartedAt)-m.pausedFor, 0)
 }
 
 func fmtElapsed(d time.Duration) string {
@@ -322,41 +335,101 @@ func fmtElapsed(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
+// headerSeg is one part of a header line; when the line is too narrow the
+// parts with the highest drop go first (0: never dropped).
+type headerSeg struct {
+	text string
+	drop int
+	// flex segments (the task title) count as at most flexW cells when
+	// deciding what to drop: a long title is truncated, it does not push
+	// the rest out.
+	flex bool
+}
+
+const flexW = 16
+
+// fitSegs drops the least important segments until the rest fit in w
+// cells, then joins them (joinFit truncates what still does not fit).
+func fitSegs(segs []headerSeg, w int) string {
+	width := func(s headerSeg) int {
+		if s.flex {
+			return min(ansi.StringWidth(s.text), flexW)
+		}
+		return ansi.StringWidth(s.text)
+	}
+	total := 0
+	for _, s := range segs {
+		total += width(s)
+	}
+	for level := 9; level >= 1 && total > w; level-- {
+		for i := range segs {
+			if segs[i].drop == level && segs[i].text != "" {
+				total -= width(segs[i])
+				segs[i].text = ""
+			}
+		}
+	}
+	out := make([]string, 0, len(segs))
+	for _, s := range segs {
+		if s.text != "" {
+			out = append(out, s.text)
+		}
+	}
+	return joinFit(out, w)
+}
+
+// renderHeader draws the first line. At 80 columns it keeps the state, the
+// approved checkpoints, the clock and the start of the task; revisions,
+// friction, the branch and the progress bar go first when space is short.
 func (m Model) renderHeader() string {
 	k := m.headerKey()
 	sep := stDim.Render(" │ ")
-	segs := []string{stBrand.Render(" HIVEMIND ")}
+	segs := []headerSeg{{text: stBrand.Render(" HIVEMIND ")}}
 	if !m.haveState {
-		segs = append(segs, " "+stDim.Render("waiting for the engine…"))
-	} else {
-		ph := lipgloss.NewStyle().Foreground(phaseColor(string(k.phase))).Bold(true).Render(string(k.phase))
-		state := " " + ph
-		if k.prev != "" {
-			state += stDim.Render(" ← " + string(k.prev))
-		}
-		segs = append(segs, state)
-		cp := stHeaderKey.Render("checkpoint ")
-		if k.total > 0 {
-			pct := float64(k.cp) / float64(k.total)
-			cp += m.prog.ViewAs(min(max(pct, 0), 1)) + stHeaderVal.Render(fmt.Sprintf(" %d/%d", k.cp, k.total))
-		} else {
-			cp += stDim.Render("–")
-		}
-		segs = append(segs, sep+cp,
-			sep+stHeaderKey.Render("revisions ")+stHeaderVal.Render(fmt.Sprint(k.rev)),
-			sep+stHeaderKey.Render("friction ")+stHeaderVal.Render(fmt.Sprint(k.fr)))
-		el := "--:--:--"
-		if k.started {
-			el = fmtElapsed(time.Duration(k.elapsed) * time.Second)
-		}
-		segs = append(segs, sep+stHeaderKey.Render("⏱ ")+stHeaderVal.Render(el))
-		if k.title != "" {
-			segs = append(segs, sep+stText.Render(k.title))
-		} else if k.task != "" {
-			segs = append(segs, sep+stDim.Render(k.task))
+		segs = append(segs, headerSeg{text: " " + stDim.Render("waiting for the engine…")})
+		return fitSegs(segs, m.width)
+	}
+	ph := lipgloss.NewStyle().Foreground(phaseColor(string(k.phase))).Bold(true).Render(PhaseLabel(k.phase))
+	segs = append(segs, headerSeg{text: " " + ph})
+	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
+		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 2})
+	}
+	switch k.phase {
+	case workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix:
+		if k.cp > 0 && k.total > 0 {
+			// Which checkpoint is being built or reviewed (progress counts
+			// only approved ones).
+			segs = append(segs, headerSeg{text: stDim.Render(fmt.Sprintf(" · checkpoint %d", k.cp)), drop: 6})
 		}
 	}
-	return joinFit(segs, m.width)
+	if k.total > 0 {
+		pct := float64(k.approved) / float64(k.total)
+		segs = append(segs,
+			headerSeg{text: sep},
+			headerSeg{text: m.prog.ViewAs(min(max(pct, 0), 1)) + " ", drop: 7},
+			headerSeg{text: stHeaderVal.Render(fmt.Sprintf("%d/%d", k.approved, k.total))},
+			headerSeg{text: stHeaderKey.Render(" checkpoints"), drop: 6},
+			headerSeg{text: stHeaderKey.Render(" approved"), drop: 3})
+	} else {
+		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("checkpoints ") + stDim.Render("–"), drop: 6})
+	}
+	segs = append(segs,
+		headerSeg{text: sep + stHeaderKey.Render("revisions ") + stHeaderVal.Render(fmt.Sprint(k.rev)), drop: 8},
+		headerSeg{text: sep + stHeaderKey.Render("friction ") + stHeaderVal.Render(fmt.Sprint(k.fr)), drop: 8})
+	el := "--:--:--"
+	if k.started {
+		el = fmtElapsed(time.Duration(k.elapsed) * time.Second)
+	}
+	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
+	if k.branch != "" {
+		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⎇ ") + stText.Render(k.branch), drop: 5})
+	}
+	if k.title != "" {
+		segs = append(segs, headerSeg{text: sep + stText.Render(k.title), flex: true})
+	} else if k.task != "" {
+		segs = append(segs, headerSeg{text: sep + stDim.Render(k.task), flex: true})
+	}
+	return fitSegs(segs, m.width)
 }
 
 // joinFit concatenates segments while they fit in w cells (the last one is
@@ -414,9 +487,9 @@ func oneLine(s string) string {
 }
 
 func (m Model) renderBanner() string {
-	reason := oneLine(m.st.Reason)
+	reason := plainText(m.st.Reason)
 	if reason == "" {
-		reason = oneLine(m.st.Error)
+		reason = plainText(m.st.Error)
 	}
 	var text string
 	var bg = colWarn
@@ -463,37 +536,84 @@ type footerKey struct {
 	page, pages int
 	phase       workspace.Phase
 	inputErr    string
+	search      string
+	typing      bool
+	diff, help  bool
+	events      bool
+	detail      bool
 }
 
 func (m Model) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
-		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.State, inputErr: m.input.lastError()}
+		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.State, inputErr: m.input.lastError(),
+		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.showHelp,
+		events: m.showEvents, detail: m.detail}
+}
+
+// confirmLine is the question of a confirmation, cut to w cells but always
+// ending in its [y/n].
+func (m Model) confirmLine(w int) string {
+	var q string
+	switch m.confirm {
+	case confirmCancel:
+		q = " Cancel the task? Every agent is stopped."
+	case confirmQuit:
+		if m.taskOver() {
+			q = " Quit Hivemind? The task is over; its agents are stopped."
+		} else {
+			q = " Quit Hivemind? Agents stop; resume later with hivemind --resume."
+		}
+	case confirmAbandon:
+		q = " Abandon the task? It ends and cannot be resumed."
+	}
+	const yn = " [y/n] "
+	q = ansi.Truncate(q, max(w-len(yn), 0), "…") + yn
+	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, ""), w))
+}
+
+// taskOver reports whether the task has ended (complete, cancelled or
+// abandoned): quitting then leaves nothing to resume.
+func (m Model) taskOver() bool {
+	switch m.st.State {
+	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle:
+		return m.haveState
+	}
+	return false
+}
+
+// keyHints renders bindings as footer hints in w cells, always ending in
+// the essentials (quit and help), dropping other hints from the end first.
+func (m Model) keyHints(bs, essentials []key.Binding, w int) string {
+	ess := shortHints(essentials, 0)
+	room := w - 1 - ansi.StringWidth(ess) - ansi.StringWidth(hintSep)
+	if rest := shortHints(bs, room); room > 0 && rest != "" {
+		return fitWidth(" "+rest+stHelpSep.Render(hintSep)+ess, w)
+	}
+	return fitWidth(" "+ess, w)
 }
 
 func (m Model) renderFooter() string {
 	w := m.width
 	right := ""
 	if m.lay.Pages > 1 {
-		right = stAccent.Render(fmt.Sprintf(" page %d/%d ", m.lay.Page+1, m.lay.Pages))
+		right = stAccent.Render(fmt.Sprintf(" page %d/%d ", m.lay.Page+1, m.lay.Pages)) + stDim.Render("[ ] ")
 	}
 	rw := ansi.StringWidth(right)
 	lw := max(w-rw, 0)
 	var left string
 	switch {
 	case m.confirm != confirmNone:
-		var q string
-		switch m.confirm {
-		case confirmCancel:
-			q = " Cancel the task? Every agent is stopped. [y/n] "
-		case confirmQuit:
-			q = " Quit Hivemind? Agents are stopped; the task stays resumable (--resume). [y/n] "
-		case confirmAbandon:
-			q = " Abandon the task? It ends and cannot be resumed. [y/n] "
-		}
-		left = stConfirm.Render(fitWidth(ansi.Truncate(q, lw, "…"), lw))
+		left = m.confirmLine(lw)
 	case m.attached:
 		q := " ⌨ attached to " + m.focusID + " — keys, paste and wheel go to the agent · ctrl+] detach "
+		if lw < 60 {
+			q = " ⌨ " + m.focusID + " · ctrl+] detach "
+		}
 		left = stAttachBar.Render(fitWidth(ansi.Truncate(q, lw, "…"), lw))
+	case m.find.typing:
+		hint := stDim.Render("  enter search · esc cancel")
+		q := stAccent.Render(" /") + stText.Render(m.find.query) + stSelected.Render(" ")
+		left = fitWidth(ansi.Truncate(q+hint, lw, "…"), lw)
 	case m.input.lastError() != "":
 		left = lipgloss.NewStyle().Foreground(colBad).Render(fitWidth(ansi.Truncate(" input: "+m.input.lastError(), lw, "…"), lw))
 	case m.notice.text != "":
@@ -506,42 +626,70 @@ func (m Model) renderFooter() string {
 		}
 		left = lipgloss.NewStyle().Foreground(c).Render(fitWidth(ansi.Truncate(" "+oneLine(m.notice.text), lw, "…"), lw))
 	default:
-		h := m.help
-		h.SetWidth(max(lw-1, 0))
-		left = fitWidth(" "+h.ShortHelpView(m.keys.ShortHelp()), lw)
+		left = m.keyHints(m.footerHints(), m.keys.essentials(), lw)
 	}
 	return left + right
+}
+
+// footerHints are the keys the footer offers for what shows now.
+func (m Model) footerHints() []key.Binding {
+	k := m.keys
+	switch {
+	case m.diff.show:
+		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc/d", "close diff")),
+			key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↑↓ pgup pgdn", "scroll"))}
+	case m.showHelp:
+		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+			key.NewBinding(key.WithKeys("down"), key.WithHelp("↑↓", "scroll"))}
+	case m.find.query != "":
+		return []key.Binding{k.SearchNext, k.SearchPrev, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "end search"))}
+	case m.showEvents:
+		d := "all detail"
+		if m.detail {
+			d = "milestones only"
+		}
+		return append([]key.Binding{key.NewBinding(key.WithKeys("v"), key.WithHelp("v", d))}, k.ShortHelp()...)
+	}
+	return k.ShortHelp()
 }
 
 // ---- event log ----
 
 type eventsKey struct {
-	w, h  int
-	n     int
-	first *workspace.EventRecord
-	last  *workspace.EventRecord
+	w, h   int
+	n      int
+	detail bool
+	first  *workspace.EventRecord
+	last   *workspace.EventRecord
 }
 
 func (m Model) eventsKey() eventsKey {
-	k := eventsKey{w: m.width, h: m.lay.EventsH, n: len(m.events)}
+	k := eventsKey{w: m.width, h: m.lay.EventsH, n: len(m.events), detail: m.detail}
 	if len(m.events) > 0 {
 		k.first, k.last = &m.events[0], &m.events[len(m.events)-1]
 	}
 	return k
 }
 
+// renderEvents draws the event strip: the newest milestones, or every
+// record with detail on (v).
 func (m Model) renderEvents() string {
 	w, h := m.width, m.lay.EventsH
 	lines := make([]string, 0, h)
-	title := "─ events (e to hide) "
-	lines = append(lines, stDim.Render(title+strings.Repeat("─", max(w-ansi.StringWidth(title), 0))))
-	n := h - 1
-	evs := m.events
-	if len(evs) > n {
-		evs = evs[len(evs)-n:]
+	title := "─ events: milestones (v all detail · e hide) "
+	if m.detail {
+		title = "─ events: all detail (v milestones only · e hide) "
 	}
-	for _, e := range evs {
-		lines = append(lines, fitWidth(ansi.Truncate(formatEvent(e), w, "…"), w))
+	lines = append(lines, stDim.Render(ansi.Truncate(title, w, "…")+strings.Repeat("─", max(w-ansi.StringWidth(title), 0))))
+	n := h - 1
+	evs := make([]workspace.EventRecord, 0, n)
+	for i := len(m.events) - 1; i >= 0 && len(evs) < n; i-- {
+		if m.detail || IsMilestone(m.events[i]) {
+			evs = append(evs, m.events[i])
+		}
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		lines = append(lines, fitWidth(ansi.Truncate(formatEvent(evs[i]), w, "…"), w))
 	}
 	if len(evs) == 0 && n > 0 {
 		lines = append(lines, fitWidth(stDim.Render(" no events yet"), w))
@@ -561,6 +709,12 @@ func formatEvent(e workspace.EventRecord) string {
 		sb.WriteString(" ")
 		sb.WriteString(stEventAgt.Render(e.Agent))
 	}
+	if e.Type == "state_changed" {
+		from, _ := e.Details["from"].(string)
+		to, _ := e.Details["to"].(string)
+		sb.WriteString(" " + stText.Render(PhaseLabel(workspace.Phase(from))+" → "+PhaseLabel(workspace.Phase(to))))
+		return sb.String()
+	}
 	if len(e.Details) > 0 {
 		keys := make([]string, 0, len(e.Details))
 		for k := range e.Details {
@@ -568,36 +722,36 @@ func formatEvent(e workspace.EventRecord) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			if k == "content" {
+				continue // a whole trigger file: too long for one line
+			}
 			sb.WriteString(" ")
 			sb.WriteString(stDim.Render(k + "="))
 			sb.WriteString(oneLine(fmt.Sprint(e.Details[k])))
 		}
+	}
+	if note := StopNote(e); note != "" {
+		sb.WriteString(lipgloss.NewStyle().Foreground(colOK).Render(" (" + note + ")"))
 	}
 	return sb.String()
 }
 
 // ---- help ----
 
-type helpKey struct{ w, h int }
+type helpKey struct {
+	w, h, scroll int
+	diff         bool
+}
 
+// renderHelp draws the help overlay over the pane area: every key, the
+// legend of pane titles and the states, scrollable when the area is small.
 func (m Model) renderHelp() string {
 	w, h := m.lay.Area.W, m.lay.Area.H
-	hm := m.help
-	hm.ShowAll = true
-	body := stAccent.Render("Hivemind keys") + "\n\n" + hm.FullHelpView(m.keys.FullHelp()) +
-		"\n\n" + stDim.Render("Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.") +
-		"\n" + stDim.Render("Mouse: click focuses a pane, the wheel scrolls it.") +
-		"\n" + stDim.Render("q quits and leaves the task resumable; ? or esc closes this help.")
-	box := stHelpBox.Render(body)
-	placed := lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
-	lines := strings.Split(placed, "\n")
-	out := make([]string, h)
-	for i := range out {
-		if i < len(lines) {
-			out[i] = fitWidth(lines[i], w)
-		} else {
-			out[i] = strings.Repeat(" ", w)
-		}
+	notes := []string{
+		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
+		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	return strings.Join(out, "\n")
+	out, maxScroll := renderHelpBox("Hivemind keys", m.keys.helpSections(), notes, w, h, m.helpScroll)
+	m.r.helpMax = maxScroll
+	return out
 }

@@ -1,0 +1,142 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// diffView is one worker's changes (key d), drawn over the pane area.
+type diffView struct {
+	show    bool
+	agent   string
+	loading bool
+	lines   []string // the diff, one line each, tabs expanded
+	err     string
+	scroll  int
+}
+
+// diffLoadedMsg carries the result of a diffCmd.
+type diffLoadedMsg struct {
+	agent, text string
+	err         error
+}
+
+// diffCmd runs the diff (git) off the UI goroutine.
+func diffCmd(diff func(string) (string, error), agent string) tea.Cmd {
+	return func() tea.Msg {
+		text, err := diff(agent)
+		return diffLoadedMsg{agent: agent, text: text, err: err}
+	}
+}
+
+// openDiff shows the focused worker's diff and loads it.
+func (m *Model) openDiff() tea.Cmd {
+	id := m.focusID
+	role := m.st.Agents[id].Role
+	if role == "" {
+		role = roleOf(id)
+	}
+	switch {
+	case id == "":
+		return nil
+	case role != workspace.RoleWorker:
+		m.notice = notice{level: "info", text: "d shows a worker's changes: focus a worker (" + id + " writes no code of its own)"}
+		return nil
+	case m.opts.Diff == nil:
+		m.notice = notice{level: "info", text: "no diff: this run has no git branches (not a git project)"}
+		return nil
+	}
+	m.diff = diffView{show: true, agent: id, loading: true}
+	m.showHelp, m.cx.show = false, false
+	return diffCmd(m.opts.Diff, id)
+}
+
+func (m *Model) handleDiffLoaded(msg diffLoadedMsg) {
+	if !m.diff.show || msg.agent != m.diff.agent {
+		return
+	}
+	m.diff.loading = false
+	if msg.err != nil {
+		m.diff.err = msg.err.Error()
+		return
+	}
+	text := strings.ReplaceAll(strings.TrimRight(msg.text, "\n"), "\t", "    ")
+	m.diff.lines = nil
+	if text != "" {
+		m.diff.lines = strings.Split(text, "\n")
+	}
+}
+
+// handleDiffKey scrolls or closes the diff view.
+func (m *Model) handleDiffKey(msg tea.KeyPressMsg) {
+	page := max(m.lay.Area.H-2, 1)
+	switch msg.String() {
+	case "esc", "d":
+		m.diff = diffView{}
+	case "up", "k":
+		m.diff.scroll--
+	case "down", "j":
+		m.diff.scroll++
+	case "pgup":
+		m.diff.scroll -= page
+	case "pgdown", "space":
+		m.diff.scroll += page
+	case "home", "g":
+		m.diff.scroll = 0
+	case "end", "G":
+		m.diff.scroll = len(m.diff.lines)
+	}
+	m.diff.scroll = min(max(m.diff.scroll, 0), max(len(m.diff.lines)-(m.lay.Area.H-1), 0))
+}
+
+var (
+	stDiffAdd  = lipgloss.NewStyle().Foreground(colOK)
+	stDiffDel  = lipgloss.NewStyle().Foreground(colBad)
+	stDiffHunk = lipgloss.NewStyle().Foreground(colBusy)
+	stDiffFile = lipgloss.NewStyle().Foreground(colText).Bold(true)
+)
+
+// renderDiff draws the diff view: exactly Area.H lines of Area.W cells.
+func (m Model) renderDiff() string {
+	w, h := m.lay.Area.W, m.lay.Area.H
+	d := m.diff
+	title := fmt.Sprintf("─ changes of %s (d or esc closes · ↑↓ pgup pgdn) ", d.agent)
+	if n := len(d.lines); n > h-1 && h > 1 {
+		title = fmt.Sprintf("─ changes of %s · %d–%d of %d (d or esc closes · ↑↓ pgup pgdn) ",
+			d.agent, d.scroll+1, min(d.scroll+h-1, n), n)
+	}
+	lines := []string{fitWidth(stAccent.Render(ansi.Truncate(title, w, "…"))+
+		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w)}
+	switch {
+	case d.loading:
+		lines = append(lines, fitWidth(stDim.Render("  running git diff…"), w))
+	case d.err != "":
+		lines = append(lines, fitWidth(stBadTxt.Render(ansi.Truncate("  "+oneLine(d.err), w, "…")), w))
+	case len(d.lines) == 0:
+		lines = append(lines, fitWidth(stDim.Render("  no changes yet on "+d.agent+"'s branch"), w))
+	}
+	for i := d.scroll; i < len(d.lines) && len(lines) < h; i++ {
+		l := ansi.Truncate(ansi.Strip(d.lines[i]), w, "…")
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "diff "):
+			l = stDiffFile.Render(l)
+		case strings.HasPrefix(l, "+"):
+			l = stDiffAdd.Render(l)
+		case strings.HasPrefix(l, "-"):
+			l = stDiffDel.Render(l)
+		case strings.HasPrefix(l, "@@"):
+			l = stDiffHunk.Render(l)
+		}
+		lines = append(lines, fitWidth(l, w))
+	}
+	for len(lines) < h {
+		lines = append(lines, strings.Repeat(" ", w))
+	}
+	return strings.Join(lines[:h], "\n")
+}

@@ -1,0 +1,460 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// header is the first line of the plain view.
+func (h *harness) header() string { return strings.SplitN(h.plain(), "\n", 2)[0] }
+
+// footer is the last line of the plain view.
+func (h *harness) footer() string {
+	l := strings.Split(h.plain(), "\n")
+	return l[len(l)-1]
+}
+
+// The progress counts approved checkpoints: while checkpoint 2 of 2 is
+// being built, one is done, not two.
+func TestProgressCountsApprovedCheckpoints(t *testing.T) {
+	h := newHarness(t, 4, 160, 40)
+	st := testState(4)
+	st.CurrentCheckpoint, st.TotalCheckpoints = 2, 2
+	st.Rounds = []workspace.Round{
+		{Kind: "plan", Number: 1, Verdict: "approved"},
+		{Kind: "checkpoint", Checkpoint: 1, Number: 1, Verdict: "issues"},
+		{Kind: "checkpoint", Checkpoint: 1, Number: 2, Verdict: "approved"},
+	}
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "building · checkpoint 2") || !strings.Contains(hd, "1/2 checkpoints approved") ||
+		strings.Contains(hd, "2/2") {
+		t.Fatalf("header %q: want building checkpoint 2, 1/2 checkpoints approved", hd)
+	}
+	st.State = workspace.PhaseComplete
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "2/2 checkpoints approved") {
+		t.Fatalf("complete: header %q, want 2/2", hd)
+	}
+}
+
+// Paused means a frozen clock: the elapsed time stands still while paused
+// and the pause does not count after resume.
+func TestPauseFreezesClock(t *testing.T) {
+	now := testNow
+	eng := &fakeEngine{}
+	m := New(Options{Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
+	h := &harness{t: t, m: m, eng: eng}
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
+	st := testState(4)
+	st.StartedAt = testNow.Add(-10 * time.Minute)
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") {
+		t.Fatalf("running: header %q", hd)
+	}
+	st.PreviousState, st.State, st.Timestamp = st.State, workspace.PhasePaused, testNow
+	h.send(SnapshotMsg{State: st})
+	now = testNow.Add(7 * time.Minute)
+	h.send(clockTickedMsg{gen: h.m.clockGen})
+	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") || !strings.Contains(hd, "paused · was building") {
+		t.Fatalf("paused 7 minutes: header %q, want the clock at 00:10:00", hd)
+	}
+	if !strings.Contains(h.plain(), "timers frozen") {
+		t.Fatal("no paused banner")
+	}
+	st.State, st.PreviousState, st.Timestamp = workspace.PhaseExecuting, workspace.PhasePaused, now
+	h.send(SnapshotMsg{State: st})
+	now = now.Add(time.Minute)
+	h.send(clockTickedMsg{gen: h.m.clockGen})
+	if hd := h.header(); !strings.Contains(hd, "⏱ 00:11:00") {
+		t.Fatalf("resumed a minute ago: header %q, want 00:11:00 (the pause left out)", hd)
+	}
+}
+
+// States read as words; the raw name and its arrow are gone.
+func TestStatesInWords(t *testing.T) {
+	h := newHarness(t, 4, 160, 40)
+	st := testState(4)
+	st.State, st.PreviousState = workspace.PhaseCheckpointReview, workspace.PhaseExecuting
+	h.send(SnapshotMsg{State: st})
+	hd := h.header()
+	if !strings.Contains(hd, "reviewing checkpoint") || strings.Contains(hd, "checkpoint_review") || strings.Contains(hd, "←") {
+		t.Fatalf("header %q: want the state in words", hd)
+	}
+	for p := range phaseWords {
+		if strings.Contains(PhaseLabel(p), "_") {
+			t.Errorf("label of %s is %q", p, PhaseLabel(p))
+		}
+	}
+	h.key("?")
+	for _, want := range []string{"may write files now", "reads only", "no work in this state", "hung or crashed"} {
+		if !strings.Contains(h.plain(), want) {
+			t.Errorf("help lacks the legend entry %q", want)
+		}
+	}
+}
+
+func plumbingEvents() []workspace.EventRecord {
+	at := testNow.Add(-time.Minute)
+	code := 143
+	return []workspace.EventRecord{
+		{Time: at, Type: "state_changed", Details: map[string]any{"from": "executing", "to": "cancelled"}},
+		{Time: at, Type: "input.agent_health", Agent: "worker_1", Details: map[string]any{"health": "busy"}},
+		{Time: at, Type: "input.injection_result", Agent: "worker_1", Details: map[string]any{"delivered": true, "seq": 4}},
+		{Time: at, Type: "cancelled"},
+		{Time: at, Type: "input.agent_health", Agent: "worker_2", Details: map[string]any{"health": "exited", "exit_code": code}},
+	}
+}
+
+// The event strip shows milestones; v adds the detail, and a graceful stop
+// (exit 143 after SIGTERM) says it is not a failure.
+func TestEventsMilestonesAndDetail(t *testing.T) {
+	h := newHarness(t, 4, 160, 48)
+	h.send(SnapshotMsg{State: testState(4), Events: plumbingEvents()})
+	h.key("e")
+	got := h.plain()
+	if !strings.Contains(got, "building → cancelled") || !strings.Contains(got, " cancelled ") {
+		t.Fatalf("milestones missing:\n%s", got)
+	}
+	if strings.Contains(got, "agent_health") || strings.Contains(got, "injection_result") || strings.Contains(got, "143") {
+		t.Fatalf("plumbing among the milestones:\n%s", got)
+	}
+	h.key("v")
+	got = h.plain()
+	if !strings.Contains(got, "injection_result") || !strings.Contains(got, "exit_code=143 health=exited (stopped (SIGTERM), not a failure)") {
+		t.Fatalf("detail view lacks the plumbing or the stop note:\n%s", got)
+	}
+	h.key("v")
+	if strings.Contains(h.plain(), "injection_result") {
+		t.Fatal("v did not go back to milestones")
+	}
+	if !IsMilestone(workspace.EventRecord{Type: "checkpoint_approved"}) || IsMilestone(workspace.EventRecord{Type: "input.agent_health"}) {
+		t.Fatal("IsMilestone misclassifies")
+	}
+}
+
+// Quitting a finished task does not promise a resume.
+func TestQuitWordsFollowTheTask(t *testing.T) {
+	h := newHarness(t, 4, 160, 40)
+	h.key("q")
+	if f := h.footer(); !strings.Contains(f, "hivemind --resume") {
+		t.Fatalf("running: %q", f)
+	}
+	h.key("n")
+	st := testState(4)
+	st.State = workspace.PhaseComplete
+	h.send(SnapshotMsg{State: st})
+	h.key("q")
+	if f := h.footer(); strings.Contains(f, "resum") || !strings.Contains(f, "task is over") {
+		t.Fatalf("complete: %q", f)
+	}
+}
+
+// After a cancel the summary says which subtasks were not done and lists
+// no planned file as created; markdown marks are gone.
+func TestSummaryAfterCancel(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, workspace.OutputsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, workspace.OutputsDir, "st_1.md"), []byte("- Created: calc/sqrt.go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := summaryState(dir)
+	st.State = workspace.PhaseCancelled
+	st.Subtasks = map[string]workspace.SubtaskState{
+		"st_1": {Status: workspace.SubtaskDone, Worker: "worker_1"},
+		"st_2": {Status: workspace.SubtaskInProgress, Worker: "worker_2"},
+	}
+	st.Rounds = append(st.Rounds, workspace.Round{Kind: "checkpoint", Checkpoint: 2, Number: 1, Verdict: "issues",
+		Summary: "**Severity:** major — `Sqrt` panics on `-1`"})
+	m := New(Options{Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
+	m.width, m.height = 140, 60
+	m.fd.mode, m.fd.sum, m.fd.sumLoaded = modeSummary, loadSummary(st, dir, "add a square root"), true
+	got := m.View().Content
+	plain := stripped(got)
+	for _, want := range []string{"(worker_1 · done)", "+ created  calc/sqrt.go",
+		"(worker_2 · not done: cancelled while in progress)", "(not done: cancelled before it started)",
+		"planned files, not written: calc/sqrt_test.go", "Severity: major — Sqrt panics on -1", "1 of 3 subtask(s) done"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"in_progress", "+ created  calc/sqrt_test.go", "+ created  README.md", "**"} {
+		if strings.Contains(plain, bad) {
+			t.Errorf("summary shows %q:\n%s", bad, plain)
+		}
+	}
+	// Abandoned reads abandoned, in the header too.
+	st.State = workspace.PhaseIdle
+	m.fd.sum = loadSummary(st, dir, "x")
+	if plain := stripped(m.View().Content); !strings.Contains(plain, "│ abandoned │") || !strings.Contains(plain, "not done: abandoned") {
+		t.Errorf("abandoned summary:\n%s", plain)
+	}
+}
+
+// The task branch is named in the header and in a live summary.
+func TestBranchNamed(t *testing.T) {
+	h := newHarness(t, 4, 200, 40)
+	h.m.opts.Branch = "hivemind/t_20260314_add-auth"
+	h.send(SnapshotMsg{State: testState(4)})
+	if hd := h.header(); !strings.Contains(hd, "⎇ hivemind/t_20260314_add-auth") {
+		t.Fatalf("header %q lacks the branch", hd)
+	}
+}
+
+// Focus moves by direction in the 2×2 grid: h j k l and the arrows.
+func TestFocusByDirection(t *testing.T) {
+	h := newHarness(t, 4, 160, 48)
+	steps := []struct{ key, want string }{
+		{"l", "reviewer"}, {"j", "worker_2"}, {"h", "worker_1"}, {"k", "lead"},
+		{"right", "reviewer"}, {"down", "worker_2"}, {"left", "worker_1"}, {"up", "lead"},
+		{"k", "lead"}, {"h", "lead"},
+	}
+	for _, s := range steps {
+		h.key(s.key)
+		if h.m.focusID != s.want {
+			t.Fatalf("after %s: focus %s, want %s", s.key, h.m.focusID, s.want)
+		}
+	}
+}
+
+// With twelve panes, "1" "2" focuses pane 12; "1" alone focuses pane 1
+// and says a second digit may follow; ] and [ turn pages.
+func TestFocusPastNine(t *testing.T) {
+	h := newHarness(t, 12, 160, 48)
+	h.key("1")
+	if h.m.focusID != "lead" || !strings.Contains(h.footer(), "another digit") {
+		t.Fatalf("after 1: focus %s, footer %q", h.m.focusID, h.footer())
+	}
+	h.key("2")
+	if h.m.focusID != "worker_10" {
+		t.Fatalf("after 1 2: focus %s, want worker_10 (pane 12)", h.m.focusID)
+	}
+	if !strings.Contains(h.plain(), "12 ● worker_10") {
+		t.Fatalf("pane 12 has no number in its title:\n%s", h.plain())
+	}
+	h.key("3")
+	if h.m.focusID != "worker_1" {
+		t.Fatalf("after 3: focus %s, want worker_1", h.m.focusID)
+	}
+	if h.m.lay.Pages != 2 || !strings.Contains(h.footer(), "page 1/2") {
+		t.Fatalf("pages %d, footer %q", h.m.lay.Pages, h.footer())
+	}
+	h.key("]")
+	if h.m.lay.Page != 1 || !strings.Contains(h.footer(), "page 2/2") {
+		t.Fatalf("] did not turn the page: page %d, footer %q", h.m.lay.Page, h.footer())
+	}
+	h.key("[")
+	if h.m.lay.Page != 0 {
+		t.Fatalf("[ did not turn back: page %d", h.m.lay.Page)
+	}
+}
+
+// / searches the focused pane's scrollback: the newest match scrolls into
+// view, n and N walk the matches, esc ends the search at the live view.
+func TestSearchScrollback(t *testing.T) {
+	h := newHarness(t, 4, 160, 48)
+	h.key("/")
+	for _, r := range "LINE -7" {
+		h.key(string(r))
+	}
+	if f := h.footer(); !strings.Contains(f, "/LINE -7") {
+		t.Fatalf("prompt %q", f)
+	}
+	h.runFor(h.key("enter"), searched)
+	// The fake screen at scroll s shows "line i-s" on row i: "line -7"
+	// and "line -70" … "line -79" match, 11 lines.
+	if n := len(h.m.find.hits); n != 11 {
+		t.Fatalf("%d hits, want 11", n)
+	}
+	first := h.m.scroll["lead"]
+	if first == 0 || !strings.Contains(h.plain(), "line -7 ") {
+		t.Fatalf("newest match not in view (scroll %d):\n%s", first, h.plain())
+	}
+	if !strings.Contains(h.plain(), "/LINE -7 1/11") {
+		t.Fatalf("bottom border lacks the match count:\n%s", h.plain())
+	}
+	if !strings.Contains(h.view(), stMatch.Render("line -7")) {
+		t.Fatal("the match is not highlighted")
+	}
+	h.key("n")
+	if h.m.scroll["lead"] <= first {
+		t.Fatalf("n did not go to an older match: scroll %d → %d", first, h.m.scroll["lead"])
+	}
+	h.key("N")
+	if h.m.scroll["lead"] != first {
+		t.Fatalf("N did not come back: %d", h.m.scroll["lead"])
+	}
+	h.key("esc")
+	if h.m.find.query != "" || h.m.scroll["lead"] != 0 {
+		t.Fatalf("esc: query %q scroll %d", h.m.find.query, h.m.scroll["lead"])
+	}
+	// No match says so.
+	h.key("/")
+	h.key("z")
+	h.runFor(h.key("enter"), searched)
+	if !strings.Contains(h.plain(), "no match") {
+		t.Fatalf("no match not said:\n%s", h.plain())
+	}
+}
+
+// y copies the focused pane's visible screen with OSC 52; a mouse drag
+// copies the rows it went over.
+func TestCopy(t *testing.T) {
+	h := newHarness(t, 4, 160, 48)
+	cmd := h.key("y")
+	if cmd == nil {
+		t.Fatal("y returned no command")
+	}
+	got := fmt.Sprint(cmd())
+	if !strings.HasPrefix(got, "lead $ line 0\nlead $ line 1\n") || strings.Contains(got, "\x1b") {
+		t.Fatalf("copied %q", got)
+	}
+	if !strings.Contains(h.footer(), "copied") {
+		t.Fatalf("footer %q", h.footer())
+	}
+	r := h.m.lay.paneRect(1) // reviewer
+	h.send(tea.MouseClickMsg{X: r.X + 3, Y: r.Y + 3, Button: tea.MouseLeft})
+	h.send(tea.MouseMotionMsg{X: r.X + 5, Y: r.Y + 5, Button: tea.MouseLeft})
+	on := stSelected.Render("X")
+	on = on[:strings.Index(on, "X")]
+	if !strings.Contains(h.view(), on+"reviewer $ line 3") || strings.Contains(h.view(), on+"reviewer $ line 5") {
+		t.Fatal("selected rows are not shown")
+	}
+	cmd = h.send(tea.MouseReleaseMsg{X: r.X + 5, Y: r.Y + 5, Button: tea.MouseLeft})
+	if got := fmt.Sprint(cmd()); got != "reviewer $ line 2\nreviewer $ line 3\nreviewer $ line 4" {
+		t.Fatalf("drag copied %q", got)
+	}
+	if h.m.focusID != "reviewer" {
+		t.Fatalf("click did not focus: %s", h.m.focusID)
+	}
+}
+
+// d shows a worker's diff, loaded in a command; lead and reviewer have
+// none; a run without git says so.
+func TestDiffView(t *testing.T) {
+	h := newHarness(t, 4, 120, 30)
+	h.key("d")
+	if h.m.diff.show || !strings.Contains(h.footer(), "focus a worker") {
+		t.Fatalf("d on the lead: %q", h.footer())
+	}
+	h.key("3")
+	h.key("d")
+	if !strings.Contains(h.footer(), "not a git project") {
+		t.Fatalf("d without git: %q", h.footer())
+	}
+	var asked []string
+	h.m.opts.Diff = func(id string) (string, error) {
+		asked = append(asked, id)
+		if id == "worker_2" {
+			return "", errors.New("worker_2 has no worktree")
+		}
+		return testDiff, nil
+	}
+	h.runFor(h.key("d"), diffLoaded)
+	if got := h.plain(); !strings.Contains(got, "changes of worker_1") || !strings.Contains(got, "+func Sqrt(x float64)") {
+		t.Fatalf("diff view:\n%s", got)
+	}
+	// ? opens the help over it and esc closes the help first; q still
+	// quits (it asks, agents run).
+	h.key("?")
+	h.key("esc")
+	if !h.m.diff.show || h.m.showHelp {
+		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.showHelp, h.m.diff.show)
+	}
+	h.key("q")
+	if h.m.confirm != confirmQuit {
+		t.Fatal("q in the diff view did not ask to quit")
+	}
+	h.key("n")
+	h.key("esc")
+	if h.m.diff.show {
+		t.Fatal("esc did not close the diff")
+	}
+	h.key("4")
+	h.runFor(h.key("d"), diffLoaded)
+	if !strings.Contains(h.plain(), "worker_2 has no worktree") {
+		t.Fatalf("diff error not shown:\n%s", h.plain())
+	}
+	if strings.Join(asked, ",") != "worker_1,worker_2" {
+		t.Fatalf("diff asked for %v", asked)
+	}
+}
+
+// The start screen's team row chooses the agent profile and the worker
+// count that the task starts with.
+func TestStartTeam(t *testing.T) {
+	l := newFakeLauncher()
+	m := New(Options{Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
+		Now: func() time.Time { return testNow }})
+	h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	h.run(m.Init())
+	h.typeText("add a square root")
+	h.keys("tab", "tab", "tab")
+	if h.m.fd.focus != focusTeam || !strings.Contains(h.plain(), "agent ◂ claude ▸   workers ◂ 2 ▸") {
+		t.Fatalf("team row:\n%s", h.plain())
+	}
+	h.keys("right", "up", "up", "down", "+")
+	if !strings.Contains(h.plain(), "agent ◂ sim ▸   workers ◂ 4 ▸") {
+		t.Fatalf("team row after changes:\n%s", h.plain())
+	}
+	h.run(h.send(ctrl('s')))
+	if len(l.started) != 1 || l.started[0].Agent != "sim" || l.started[0].Workers != 4 {
+		t.Fatalf("started %+v", l.started)
+	}
+}
+
+func stripped(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		out = append(out, strings.TrimRight(ansi.Strip(l), " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// Snapshots carry a short tail of events: the strip keeps what earlier
+// tails had, so milestones are not pushed out by detail records.
+func TestEventsAccumulate(t *testing.T) {
+	at := testNow.Add(-time.Hour)
+	rec := func(i int, typ string) workspace.EventRecord {
+		return workspace.EventRecord{Time: at.Add(time.Duration(i) * time.Second), Type: typ}
+	}
+	first := []workspace.EventRecord{rec(0, "task_submitted"), rec(1, "plan_approved"), rec(2, "input.agent_health")}
+	got := mergeEvents(nil, first)
+	second := []workspace.EventRecord{rec(2, "input.agent_health"), rec(3, "input.injection_result"), rec(4, "subtask_done")}
+	got = mergeEvents(got, second)
+	var types []string
+	for _, e := range got {
+		types = append(types, e.Type)
+	}
+	if want := "task_submitted plan_approved input.agent_health input.injection_result subtask_done"; strings.Join(types, " ") != want {
+		t.Fatalf("merged %v, want %s", types, want)
+	}
+	if again := mergeEvents(got, second); len(again) != len(got) {
+		t.Fatalf("the same tail twice added records: %d → %d", len(got), len(again))
+	}
+	// A tail that does not reach the last record kept (a gap) replaces it.
+	gap := []workspace.EventRecord{rec(10, "cancelled")}
+	if r := mergeEvents(got, gap); len(r) != 1 || r[0].Type != "cancelled" {
+		t.Fatalf("after a gap: %v", r)
+	}
+	// At most maxEvents are kept.
+	var many []workspace.EventRecord
+	for i := 0; i < maxEvents+30; i++ {
+		many = append(many, rec(100+i, "subtask_done"))
+	}
+	if r := mergeEvents(got, many); len(r) != maxEvents || !r[len(r)-1].Time.Equal(many[len(many)-1].Time) {
+		t.Fatalf("kept %d, want the newest %d", len(r), maxEvents)
+	}
+}

@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// phaseWords are the workflow states in the words a user reads on screen;
+// the raw names stay in state.json, events and `hivemind status`.
+var phaseWords = map[workspace.Phase]string{
+	workspace.PhaseIdle:               "idle",
+	workspace.PhaseProjectSelected:    "ready",
+	workspace.PhasePlanning:           "planning",
+	workspace.PhasePlanReview:         "reviewing plan",
+	workspace.PhasePlanRevision:       "revising plan",
+	workspace.PhaseExecuting:          "building",
+	workspace.PhaseCheckpoint:         "checkpoint reached",
+	workspace.PhaseCheckpointReview:   "reviewing checkpoint",
+	workspace.PhaseCheckpointFix:      "fixing review issues",
+	workspace.PhaseFrictionLogged:     "friction reported",
+	workspace.PhaseFrictionSync:       "sharing friction",
+	workspace.PhaseFrictionResolution: "resolving friction",
+	workspace.PhaseComplete:           "complete",
+	workspace.PhaseError:              "error",
+	workspace.PhasePaused:             "paused",
+	workspace.PhaseNeedsHuman:         "needs you",
+	workspace.PhaseCancelled:          "cancelled",
+}
+
+// PhaseLabel is how the TUI names a workflow state ("building" for
+// executing, "reviewing plan" for plan_review, …); unknown states keep
+// their raw name. Exported so end-to-end tests can read the header.
+func PhaseLabel(p workspace.Phase) string {
+	if w, ok := phaseWords[p]; ok {
+		return w
+	}
+	return string(p)
+}
+
+// PhaseOf is the state a label of PhaseLabel names (for tests that read
+// the screen).
+func PhaseOf(label string) (workspace.Phase, bool) {
+	for p, w := range phaseWords {
+		if w == label {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// phaseHeadline is the state as the header shows it: paused and needs_human
+// say what they interrupted ("paused · was building").
+func phaseHeadline(p, prev workspace.Phase) string {
+	w := PhaseLabel(p)
+	if (p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman || p == workspace.PhaseError) && prev != "" && prev != p {
+		w += " · was " + PhaseLabel(prev)
+	}
+	return w
+}
+
+// approvedCheckpoints counts the checkpoints the Reviewer approved: the
+// progress the header shows (a checkpoint being built is not progress yet).
+func approvedCheckpoints(st workspace.State) int {
+	if st.State == workspace.PhaseComplete {
+		return st.TotalCheckpoints
+	}
+	seen := map[int]bool{}
+	for _, r := range st.Rounds {
+		if r.Kind == "checkpoint" && r.Verdict == "approved" {
+			seen[r.Checkpoint] = true
+		}
+	}
+	return min(len(seen), st.TotalCheckpoints)
+}
+
+// legend explains the glyphs and states of the run view (shown in help).
+var legend = []helpEntry{
+	{"●", "may write files now"},
+	{"○", "reads only (reviews)"},
+	{"–", "no work in this state"},
+	{"⠋ busy", "agent is working"},
+	{"✓ idle", "turn ended, waiting"},
+	{"⚠", "asks permission / silent"},
+	{"⏳", "rate limited, waits"},
+	{"✖", "hung or crashed"},
+	{"⏻", "process exited"},
+	{"↑ N/M", "scrolled back N of M lines"},
+}
+
+// stateLegend names the workflow states in the order a run meets them.
+var stateLegend = []helpEntry{
+	{"planning", "lead writes plan"},
+	{"reviewing plan", "reviewer reads it"},
+	{"revising plan", "lead reworks plan"},
+	{"building", "workers build"},
+	{"reviewing checkpoint", "reviewer checks"},
+	{"fixing review issues", "workers fix issues"},
+	{"needs you", "R retry, A abandon"},
+	{"paused", "clock stopped"},
+}
+
+// milestoneTypes are the events a user follows a run by; every other
+// record (agent health, injections, triggers seen, timers, assignments)
+// is detail, shown with `hivemind events --verbose` or `e` then `v`.
+var milestoneTypes = map[string]bool{
+	"task_submitted": true, "state_changed": true, "resumed": true,
+	"plan_submitted": true, "plan_invalid": true, "plan_feedback": true, "plan_approved": true,
+	"subtask_assigned": true, "subtask_done": true, "subtask_rejected": true, "subtask_committed": true,
+	"checkpoint_reached": true, "checkpoint_approved": true, "checkpoint_issues": true, "checkpoint_merged": true,
+	"merge_conflict": true, "merge_failed": true, "fix_started": true, "fix_done": true, "fix_rejected": true,
+	"friction_recorded": true, "friction_flow_started": true,
+	"paused": true, "resumed_from_pause": true, "retry": true, "needs_human": true, "error": true,
+	"cancelled": true, "abandoned": true, "task_complete": true,
+	"agent_exited": true, "agent_hung": true, "agent_restarted": true, "agent_rate_limited": true,
+	"agent_waiting_permission": true, "agent_timeout": true, "injection_failed": true, "runner_error": true,
+	"git_task_branch": true, "git_disabled": true, "git_commit_failed": true, "commit_refused": true,
+	"lock_taken_over": true, "state_restored": true, "events_unreadable": true,
+}
+
+// IsMilestone reports whether an events.jsonl record is a milestone of the
+// run (shown by default) rather than detail (plumbing such as agent_health,
+// injection_result or the exit of an agent Hivemind stopped itself).
+func IsMilestone(r workspace.EventRecord) bool {
+	return milestoneTypes[r.Type]
+}
+
+// StopNote explains an agent exit that is a graceful stop rather than a
+// failure ("stopped by Hivemind" for SIGTERM's 143, SIGINT's 130 or 0
+// after a stop), or "" when the record is not such an exit.
+func StopNote(r workspace.EventRecord) string {
+	if !strings.HasSuffix(r.Type, "agent_health") && r.Type != "agent_exited" {
+		return ""
+	}
+	if h, ok := r.Details["health"]; ok && h != "exited" {
+		return ""
+	}
+	switch fmt.Sprint(r.Details["exit_code"]) {
+	case "143":
+		return "stopped (SIGTERM), not a failure"
+	case "130":
+		return "stopped (SIGINT), not a failure"
+	case "0":
+		return "exited normally"
+	}
+	return ""
+}
+
+// mdMarkRE matches markdown emphasis and code marks (**, __, *, `) that
+// have no meaning on one line of plain text.
+var mdMarkRE = regexp.MustCompile("\\*\\*|__|`+|(^|\\s)[*_]|[*_]($|\\s)")
+
+// plainText turns a line of markdown into plain text: heading marks,
+// emphasis and code marks go, so "**Severity:** major" reads
+// "Severity: major".
+func plainText(s string) string {
+	s = oneLine(s)
+	s = strings.TrimLeft(s, "#> ")
+	s = mdMarkRE.ReplaceAllStringFunc(s, func(m string) string {
+		return strings.Trim(m, "*_`")
+	})
+	return strings.TrimSpace(s)
+}
