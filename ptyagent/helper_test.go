@@ -319,10 +319,17 @@ func trackModes(t *testing.T, f func(t *testing.T, cgroups bool)) {
 		f(t, true)
 	})
 	t.Run("mark", func(t *testing.T) {
-		cgroupsOff.Store(true)
-		defer cgroupsOff.Store(false)
+		withoutCgroups(t)
 		f(t, false)
 	})
+}
+
+// withoutCgroups makes the sessions the test starts track their
+// processes by the mark scan (and accept hooks from any process with the
+// token, such as the test itself).
+func withoutCgroups(t *testing.T) {
+	cgroupsOff.Store(true)
+	t.Cleanup(func() { cgroupsOff.Store(false) })
 }
 
 // waitScreenPID waits until re's first group, a pid, is on the session's

@@ -88,12 +88,13 @@ func RelayHook(event string, payload []byte, decision, reason string, env func(s
 // the listen backlog, and give up after their dial timeout.
 const maxHookConns = 32
 
-// hookServer accepts relay connections and hands each line to deliver,
-// which accepts it or says why not (the client gets the reason).
+// hookServer accepts relay connections and hands each line, with the pid
+// of the process that connected (0 when unknown), to deliver, which
+// accepts it or says why not (the client gets the reason).
 type hookServer struct {
 	path    string
 	ln      net.Listener
-	deliver func(HookMessage) error
+	deliver func(m HookMessage, peer int) error
 	slots   chan struct{}
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -104,7 +105,7 @@ type hookServer struct {
 
 // newHookServer listens on a fresh short socket path in dir (os.TempDir()
 // when empty). Unix socket paths must stay under ~100 bytes.
-func newHookServer(dir string, deliver func(HookMessage) error) (*hookServer, error) {
+func newHookServer(dir string, deliver func(m HookMessage, peer int) error) (*hookServer, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
@@ -165,6 +166,7 @@ func (s *hookServer) serve(c net.Conn) {
 	// from holding a goroutine.
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReaderSize(c, 64<<10)
+	peer := peerPID(c)
 	answer := func(why error) {
 		ans := hookrelay.Ack
 		if why != nil {
@@ -188,7 +190,7 @@ func (s *hookServer) serve(c net.Conn) {
 			case m.Agent == "" || m.Event == "":
 				answer(errors.New("relay line names no agent or no event"))
 			default:
-				answer(s.deliver(m)) // queued in the agent's session, in order
+				answer(s.deliver(m, peer)) // queued in the agent's session, in order
 			}
 		}
 		if err != nil {

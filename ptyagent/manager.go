@@ -104,8 +104,11 @@ func (m *Manager) signal() {
 }
 
 // routeHook hands a relayed hook to the agent it names, once the line has
-// proved to come from that agent's current session (its token).
-func (m *Manager) routeHook(h HookMessage) error {
+// proved to come from that agent's current session: it carries the
+// session's token and, when the session has a cgroup, the process that
+// sent it (peer) is in that cgroup — a token read from another agent's
+// environment is no use outside that agent.
+func (m *Manager) routeHook(h HookMessage, peer int) error {
 	m.mu.Lock()
 	a := m.agents[h.Agent]
 	var s *Session
@@ -118,6 +121,9 @@ func (m *Manager) routeHook(h HookMessage) error {
 	}
 	if !s.tokenMatches(h.Token) {
 		return fmt.Errorf("the hook token does not match agent %q's session (%s must be this session's own)", h.Agent, EnvHookToken)
+	}
+	if s.cg != nil && peer > 0 && !slices.Contains(s.cg.procs(), peer) {
+		return fmt.Errorf("process %d is not one of agent %q's processes", peer, h.Agent)
 	}
 	s.HandleHook(h)
 	return nil

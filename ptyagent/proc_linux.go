@@ -4,6 +4,7 @@ package ptyagent
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"strconv"
 	"syscall"
@@ -166,4 +167,24 @@ func hasMark(pid int, mark string) bool {
 // a locked goroutine ends).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// peerPID returns the pid of the process at the other end of a unix
+// socket connection (SO_PEERCRED), 0 when unknown.
+func peerPID(c net.Conn) int {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	_ = raw.Control(func(fd uintptr) {
+		if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
 }

@@ -21,6 +21,7 @@ import (
 // with b's token, no token or a made-up one is rejected with the reason,
 // and never reaches a's session.
 func TestHookRelayRejectsForgedIdentity(t *testing.T) {
+	withoutCgroups(t) // the test process sends the lines
 	var rec recorder
 	cat := Spec{Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}
 	m := newTestManager(t, &rec, map[string]Spec{"a": cat, "b": cat})
@@ -65,6 +66,7 @@ func TestHookRelayRejectsForgedIdentity(t *testing.T) {
 // A relay line longer than hookrelay.MaxLine is rejected with a clear
 // answer after at most MaxLine bytes are buffered; the relay keeps serving.
 func TestHookRelayRejectsOversizedLine(t *testing.T) {
+	withoutCgroups(t) // the test process sends the lines
 	var rec recorder
 	m := newTestManager(t, &rec, map[string]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}})
 	if err := m.Start("a", "worker", false); err != nil {
@@ -128,6 +130,33 @@ func TestHookRelayRejectsOversizedLine(t *testing.T) {
 	})
 }
 
+// With cgroups, a line must also come from a process of the agent: a
+// process outside it is rejected even with the agent's token (which any
+// process of the same user can read from the agent's environment).
+func TestHookRelayRejectsOutsider(t *testing.T) {
+	if why := cgroupsUnavailable(); why != "" {
+		t.Skipf("cgroups v2 unavailable here: %s", why)
+	}
+	var rec recorder
+	spec := helperSpec("sim", "sim")
+	spec.Kind = ProfileSim // ready only once its SessionStart hook got through
+	m := newTestManager(t, &rec, map[string]Spec{"sim": spec})
+	if err := m.Start("sim", "worker", false); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.Session("sim")
+	// Its own SessionStart hook, sent from inside its cgroup, got through.
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+	err := SendHookMessage(m.SocketPath(), HookMessage{Agent: "sim", Token: s.Spec().HookToken, Event: HookStop,
+		Payload: json.RawMessage(`{"outsider":true}`)})
+	if err == nil || !strings.Contains(err.Error(), "is not one of agent \"sim\"'s processes") {
+		t.Errorf("outsider with the token: %v", err)
+	}
+	if _, ok := rec.find(func(e Event) bool { return e.Kind == EventHook && strings.Contains(string(e.Payload), "outsider") }); ok {
+		t.Error("outsider's hook delivered")
+	}
+}
+
 // Sockets left by Hivemind processes that are gone are removed when a
 // relay starts; live owners' sockets and other files stay.
 func TestStaleHookSocketsRemoved(t *testing.T) {
@@ -159,7 +188,7 @@ func TestStaleHookSocketsRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hs, err := newHookServer(dir, func(HookMessage) error { return nil })
+	hs, err := newHookServer(dir, func(HookMessage, int) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,6 +186,8 @@ func BenchmarkHookExec(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(sockDir)
+	// The hooks run from this process, not from the agent's cgroup.
+	b.Setenv(ptyagent.EnvCgroups, "off")
 	m, err := ptyagent.NewManager(ptyagent.ManagerConfig{
 		SocketDir: sockDir,
 		Factory: func(id, role string, resume bool) (ptyagent.Spec, error) {
