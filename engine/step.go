@@ -26,6 +26,7 @@ func DefaultConfig() Config {
 		Backoff:           []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second},
 		HangTimeout:       120 * time.Second,
 		AgentTimeout:      30 * time.Minute,
+		StallTimeout:      120 * time.Second,
 	}
 }
 
@@ -41,8 +42,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxRevisionCycles <= 0 {
 		c.MaxRevisionCycles = d.MaxRevisionCycles
 	}
-	if c.MaxRetries <= 0 {
-		c.MaxRetries = d.MaxRetries
+	if c.MaxRetries < 0 {
+		c.MaxRetries = 0 // 0 is legal: no retries, the first failure escalates
 	}
 	if len(c.Backoff) == 0 {
 		c.Backoff = d.Backoff
@@ -52,6 +53,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AgentTimeout <= 0 {
 		c.AgentTimeout = d.AgentTimeout
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = d.StallTimeout
 	}
 	return c
 }
@@ -262,8 +266,11 @@ func (st *stepper) finishWork(agent string) {
 	ag.Pending = false
 	ag.Subtask = ""
 	ag.Failures = 0
+	ag.Stalls = 0
 	st.s.Agents[agent] = ag
 	st.cancelTimer(timeoutTimer(agent))
+	st.cancelTimer(resendTimer(agent))
+	st.cancelTimer(stallTimer(agent))
 }
 
 // ---- escalation ----
@@ -452,7 +459,7 @@ func (st *stepper) resumed(e Resumed) {
 	// Every agent is being started, so pending restarts are moot; timeouts
 	// are re-armed when the work is re-sent.
 	for _, id := range sortedKeys(s.Timers) {
-		if strings.HasPrefix(id, "restart:") || strings.HasPrefix(id, "timeout:") {
+		if kind, _, _ := strings.Cut(id, ":"); kind == "restart" || kind == "timeout" || kind == "resend" || kind == "stall" {
 			delete(s.Timers, id)
 		}
 	}
@@ -641,6 +648,21 @@ func (st *stepper) retry() {
 		s.Agents[id] = ag
 		st.enter(back)
 		st.restartNow(id)
+		st.scheduleWork()
+	case strings.HasPrefix(kind, "fix:") && s.State == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
+		id := strings.TrimPrefix(kind, "fix:")
+		f := s.Fixes[id]
+		f.Attempts = 0
+		s.Fixes[id] = f
+		st.enter(back)
+		st.resend(f.Worker)
+	case strings.HasPrefix(kind, "stall:") && s.State == workspace.PhaseNeedsHuman && running(back):
+		id := strings.TrimPrefix(kind, "stall:")
+		ag := s.Agents[id]
+		ag.Stalls = 0
+		s.Agents[id] = ag
+		st.enter(back)
+		st.resend(id)
 		st.scheduleWork()
 	case strings.HasPrefix(kind, "subtask:") && s.State == workspace.PhaseNeedsHuman && running(back):
 		id := strings.TrimPrefix(kind, "subtask:")
@@ -1140,24 +1162,35 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	if worker == "" {
 		worker = e.Agent
 	}
+	if sub.Status != workspace.SubtaskInProgress || worker == "" {
+		// A marker only counts for an assignment that is outstanding: one
+		// written before its subtask was assigned (a later checkpoint's,
+		// say) must not mark it done, or the work would never be done.
+		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask,
+			"reason":  fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
+			"problem": clip(e.Problem, maxProblem)})
+		return
+	}
 	if !e.OK {
-		if sub.Status != workspace.SubtaskInProgress || worker == "" {
-			st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask, "reason": "invalid marker for a subtask not in progress: " + e.Problem})
-			return
-		}
+		problem := clip(e.Problem, maxProblem)
 		sub.Attempts++
 		s.Subtasks[e.Subtask] = sub
-		st.emit("subtask_rejected", worker, map[string]any{"subtask": e.Subtask, "problem": e.Problem, "attempts": sub.Attempts})
-		if sub.Attempts > st.cfg.MaxRetries {
-			st.needsHuman("subtask:"+e.Subtask, fmt.Sprintf("Subtask %s was completed invalidly %d times (max_retries=%d); last problem: %s",
-				e.Subtask, sub.Attempts, st.cfg.MaxRetries, e.Problem))
+		st.emit("subtask_rejected", worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
+		reason := fmt.Sprintf("Subtask %s was completed invalidly by %s; last problem: %s", e.Subtask, worker, problem)
+		p := st.cfg.resendPolicy()
+		if _, ok := p.Retry(sub.Attempts); !ok {
+			st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts) // escalates
 			return
 		}
-		if running(s.State) && s.Plan != nil {
-			for _, ps := range s.Plan.Subtasks {
-				if ps.ID == e.Subtask {
-					st.workerSubtask(worker, ps, e.Problem)
-				}
+		if !running(s.State) || s.Plan == nil {
+			return
+		}
+		for _, ps := range s.Plan.Subtasks {
+			if ps.ID == e.Subtask {
+				// The new assignment names the problem; it is sent now or
+				// after the backoff.
+				st.workerSubtask(worker, ps, problem, true)
+				st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts)
 			}
 		}
 		return
@@ -1185,10 +1218,19 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 		return
 	}
 	if !e.OK {
-		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": e.Problem})
-		if s.State == workspace.PhaseCheckpointFix {
-			st.resend(f.Worker)
+		problem := clip(e.Problem, maxProblem)
+		f.Attempts++
+		s.Fixes[e.Subtask] = f
+		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+		if s.State != workspace.PhaseCheckpointFix {
+			return
 		}
+		if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
+			a.Rejected = problem
+			s.Assignments[f.Worker] = a
+		}
+		st.retryWork(st.cfg.resendPolicy(), f.Worker, "fix:"+e.Subtask,
+			fmt.Sprintf("Fix %s was completed invalidly by %s; last problem: %s", e.Subtask, f.Worker, problem), f.Attempts)
 		return
 	}
 	f.Status = workspace.SubtaskDone
@@ -1246,12 +1288,25 @@ func (st *stepper) health(e AgentHealth) {
 		case s.State == workspace.PhasePaused:
 			s.Resend = dedupe(append(s.Resend, e.Agent))
 		case running(s.State):
-			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true})
-			st.resend(e.Agent)
+			// Bounded like every retry: a limit that keeps coming back
+			// ends in needs_human, not an endless run of paid turns.
+			ag.Failures++
+			s.Agents[e.Agent] = ag
+			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
+			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+e.Agent,
+				fmt.Sprintf("Agent %s's turn failed on a rate limit %d times in a row", e.Agent, ag.Failures), ag.Failures) {
+				return
+			}
 		}
 	}
 	if !running(s.State) {
 		return
+	}
+	switch h {
+	case "idle", "ready":
+		st.watchStall(e.Agent)
+	case "busy":
+		st.cancelTimer(stallTimer(e.Agent))
 	}
 	switch h {
 	case "exited", "crashed":
@@ -1285,19 +1340,61 @@ func (st *stepper) failAgent(id, why string, immediate bool) {
 	ag := s.Agents[id]
 	ag.Failures++
 	s.Agents[id] = ag
-	if ag.Failures > st.cfg.MaxRetries {
+	d, ok := st.cfg.restartPolicy().Retry(ag.Failures)
+	if !ok {
 		st.needsHuman("agent:"+id, fmt.Sprintf("Agent %s failed %d times in a row (last: %s); max_retries=%d", id, ag.Failures, why, st.cfg.MaxRetries))
 		return
 	}
 	st.cancelTimer(timeoutTimer(id))
-	if immediate {
+	if immediate || d <= 0 {
 		st.restartNow(id)
 		return
 	}
-	i := min(ag.Failures-1, len(st.cfg.Backoff)-1)
-	d := st.cfg.Backoff[i]
 	st.schedule(restartTimer(id), d)
 	st.emit("agent_restart_scheduled", id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
+}
+
+func stallTimer(agent string) string { return "stall:" + agent }
+
+// watchStall arms the agent's stall timer when it sits idle with work it
+// has received (the assignment was delivered) and not finished.
+func (st *stepper) watchStall(id string) {
+	s := st.s
+	ag := s.Agents[id]
+	if !running(s.State) || !ag.Pending || ag.Delivered < ag.LastSeq || (ag.Status != "idle" && ag.Status != "ready") {
+		return
+	}
+	if _, armed := s.Timers[stallTimer(id)]; armed {
+		return
+	}
+	st.schedule(stallTimer(id), st.cfg.StallTimeout)
+}
+
+// stalled handles an agent idle for stall_seconds without producing what
+// its assignment asks: one reminder that says what is missing, then
+// needs_human with the reason.
+func (st *stepper) stalled(id string) {
+	s := st.s
+	ag, ok := s.Agents[id]
+	if !ok || !ag.Pending || (ag.Status != "idle" && ag.Status != "ready") {
+		return
+	}
+	ag.Stalls++
+	s.Agents[id] = ag
+	a := s.Assignments[id]
+	want := "one of the files in its writes: " + clip(strings.Join(a.Writes, ", "), maxProblem)
+	if a.DoneMarker != "" {
+		want = "its done marker " + a.DoneMarker
+	}
+	reason := fmt.Sprintf("%s went idle for %s without writing %s (assignment %d: %s)",
+		id, st.cfg.StallTimeout, want, a.Seq, firstLine(a.Instruction))
+	st.emit("agent_stalled", id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
+	p := RetryPolicy{Attempts: 1} // one reminder
+	if _, again := p.Retry(ag.Stalls); again {
+		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
+		s.Assignments[id] = a
+	}
+	st.retryWork(p, id, "stall:"+id, reason, ag.Stalls)
 }
 
 // restartNow restarts the agent (session kept) and re-sends its work.
@@ -1320,6 +1417,14 @@ func (st *stepper) restartNow(id string) {
 func (st *stepper) injection(e InjectionResult) {
 	s := st.s
 	ag, ok := s.Agents[e.Agent]
+	if ok && e.Delivered && e.Seq > ag.Delivered {
+		ag.Delivered = e.Seq
+		s.Agents[e.Agent] = ag
+		// An agent that was idle when the message arrived and never gets
+		// busy (it ignores its input) is stalled too.
+		st.watchStall(e.Agent)
+		return
+	}
 	if !ok || e.Delivered || e.Seq != ag.LastSeq || !ag.Pending || !running(s.State) {
 		return
 	}
@@ -1349,6 +1454,10 @@ func (st *stepper) timerFired(e TimerFired) {
 			st.emit("agent_timeout", agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
 			st.failAgent(agent, "timed out after "+st.cfg.AgentTimeout.String(), true)
 		}
+	case "resend":
+		st.resend(agent)
+	case "stall":
+		st.stalled(agent)
 	}
 }
 
