@@ -224,12 +224,19 @@ func (st *stepper) leadPlan() {
 // leadPlanInvalid tells the Lead every problem of its plan.md.
 func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Your plan.md was not accepted (it was moved to %s and not sent for review). Fix every problem below and write plan.md again.\n", archived)
+	if archived != "" {
+		fmt.Fprintf(&b, "Your plan.md was not accepted (it was moved to %s and not sent for review). Fix every problem below and write plan.md again.\n", archived)
+	} else {
+		b.WriteString("Your plan.md was not accepted (it could not be read and was not sent for review). Fix every problem below and write plan.md again.\n")
+	}
 	for _, p := range probs {
 		b.WriteString("- " + p.String() + "\n")
 	}
 	b.WriteString(planFormat)
-	reads := append(taskReads(), archived)
+	reads := taskReads()
+	if archived != "" {
+		reads = append(reads, archived)
+	}
 	reads = append(reads, st.planFeedback()...)
 	reads = append(reads, st.frictionContext()...)
 	what := fmt.Sprintf("plan.md has %d problem(s); fix them and write plan.md again", len(probs))

@@ -737,6 +737,7 @@ type eventWire struct {
 	Task      *workspace.Task `json:"task,omitempty"`
 	TaskDir   string          `json:"task_dir,omitempty"`
 	ModTime   *time.Time      `json:"mod_time,omitempty"`
+	Inode     uint64          `json:"inode,omitempty"`
 	Project   string          `json:"project,omitempty"`
 	Path      string          `json:"path,omitempty"`
 	Content   *string         `json:"content,omitempty"`
@@ -796,7 +797,7 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 		name, at = "resumed", e.At
 		w.OnDisk, _ = marshalEvents(e.OnDisk)
 	case TriggerCompleted:
-		name, at, agent = "trigger_completed", e.At, e.Agent
+		name, at, agent, w.Inode, w.Problem = "trigger_completed", e.At, e.Agent, e.Inode, e.Problem
 		w.setFile(e.Path, e.Content, e.ModTime)
 	case SubtaskDone:
 		name, at, agent, w.Subtask, w.Problem = "subtask_done", e.At, e.Agent, e.Subtask, e.Problem
@@ -872,7 +873,7 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		return Resumed{At: at, OnDisk: onDisk}, true, nil
 	case "trigger_completed":
 		p, c, m := w.file()
-		return TriggerCompleted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil
+		return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: rec.Agent, At: at}, true, nil
 	case "subtask_done":
 		return SubtaskDone{Subtask: w.Subtask, Agent: rec.Agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, true, nil
 	case "agent_health":

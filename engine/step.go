@@ -761,6 +761,9 @@ func (st *stepper) trigger(e TriggerCompleted) {
 		return
 	}
 	key := TriggerKey(p, e.Content, e.ModTime)
+	if e.Inode != 0 {
+		key += fmt.Sprintf("@i%d", e.Inode)
+	}
 	if s.Consumed[key] {
 		to := s.Archives[key]
 		st.emit("trigger_duplicate", e.Agent, map[string]any{"path": p, "archived": to})
@@ -771,6 +774,10 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	}
 	kind := classify(p)
 	ph := s.State
+	if e.Problem != "" && kind != "" {
+		st.rejectTrigger(p, key, kind, e)
+		return
+	}
 	switch {
 	case kind == "":
 		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(ph), "reason": "not a trigger file"})
@@ -793,6 +800,56 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	default:
 		st.ignoreTrigger(p, key, e.Agent, fmt.Sprintf("%s means nothing in state %s", p, ph))
 	}
+}
+
+// triggerWriter is the agent expected to write a trigger of kind ("" when
+// any agent may).
+func triggerWriter(kind string) string {
+	switch kind {
+	case trigPlan, trigFrictionResolution:
+		return "lead"
+	case trigPlanApproved, trigPlanFeedback, trigCheckpointApproved, trigCheckpointIssues:
+		return "reviewer"
+	}
+	return ""
+}
+
+// rejectTrigger handles a trigger file that cannot be read (a symlink, a
+// directory, too large: e.Problem). It is never archived (it may not be a
+// file) but recorded as consumed, so this instance does not fire again;
+// its writer is told what to fix. An unreadable plan.md counts as an
+// invalid plan (bounded by max_revision_cycles); any other trigger's
+// writer gets its work re-sent with the problem, under the retry policy.
+func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
+	s := st.s
+	if s.Consumed == nil {
+		s.Consumed = map[string]bool{}
+	}
+	s.Consumed[key] = true
+	problem := clip(e.Problem, maxProblem)
+	st.emit("trigger_rejected", e.Agent, map[string]any{"path": p, "state": string(s.State), "problem": problem})
+	writer := triggerWriter(kind)
+	if kind == trigPlan && (s.State == workspace.PhasePlanning || s.State == workspace.PhasePlanRevision) {
+		s.InvalidPlans++
+		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
+			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problem: %s",
+				s.InvalidPlans, st.cfg.MaxRevisionCycles, problem))
+			return
+		}
+		st.leadPlanInvalid("", []Problem{{Msg: problem}})
+		return
+	}
+	ag, ok := s.Agents[writer]
+	if !ok || !ag.Pending || !running(s.State) {
+		st.notify("warn", firstLine(problem))
+		return
+	}
+	a := s.Assignments[writer]
+	a.Rejected = problem
+	s.Assignments[writer] = a
+	ag.Failures++
+	s.Agents[writer] = ag
+	st.retryWork(st.cfg.resendPolicy(), writer, "agent:"+writer, fmt.Sprintf("%s: %s", writer, problem), ag.Failures)
 }
 
 // consume records the trigger as handled and archives it to reviews/.

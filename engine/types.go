@@ -95,6 +95,12 @@ type TriggerCompleted struct {
 	// identifies this instance of the file, so a trigger seen again after a
 	// restart is not handled twice while an identical rewrite still counts.
 	ModTime time.Time
+	// Inode is the file's inode number (0 when unknown): a file written
+	// anew is a new instance even with the same bytes and mtime.
+	Inode uint64
+	// Problem says why the file cannot be taken (a symlink, a directory,
+	// too large; Content is then empty): its writer is told.
+	Problem string
 	At      time.Time
 }
 

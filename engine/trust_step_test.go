@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// TestUnreadableTriggerTellsWriter: a trigger that cannot be read (the
+// watcher's Problem) is never archived or parsed; its writer is told
+// exactly what to fix, boundedly; the same instance never fires twice.
+func TestUnreadableTriggerTellsWriter(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(sc *scenario)
+		path    string
+		problem string
+		agent   string // told; "" none
+		phase   workspace.Phase
+	}{
+		{"plan.md symlink in planning", func(sc *scenario) { sc.submit(2) }, "plan.md", "plan.md is a symbolic link", "lead", workspace.PhasePlanning},
+		{"plan.md directory in revision", func(sc *scenario) { sc.toPlanRevision() }, "plan.md", "plan.md is a directory", "lead", workspace.PhasePlanRevision},
+		{"verdict too large in plan review", func(sc *scenario) { sc.toPlanReview() }, "plan-approved.md", "plan-approved.md is too large", "reviewer", workspace.PhasePlanReview},
+		{"plan.md symlink while executing", func(sc *scenario) { sc.toExecuting() }, "plan.md", "plan.md is a symbolic link", "", workspace.PhaseExecuting},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newScenario(t)
+			c.setup(sc)
+			ev := TriggerCompleted{Path: c.path, Problem: c.problem, Inode: 7, ModTime: t0}
+			eff := sc.do(ev)
+			sc.expect(c.phase)
+			if len(effectsOf[ArchiveTrigger](eff)) != 0 || !hasEvent(eff, "trigger_rejected") {
+				t.Fatalf("effects: %s", describe(eff))
+			}
+			if c.agent == "" {
+				if len(injectedTo(eff)) != 0 {
+					t.Fatalf("told someone: %s", describe(eff))
+				}
+			} else {
+				a := assignmentFor(t, eff, c.agent)
+				if !strings.Contains(a.Instruction+a.Rejected, c.problem) {
+					t.Fatalf("%s not told the problem: %+v", c.agent, a)
+				}
+			}
+			// The same instance again (a rescan after a restart) is a duplicate.
+			ev.At = sc.now
+			eff = sc.do(ev)
+			if len(injectedTo(eff)) != 0 || hasEvent(eff, "trigger_rejected") {
+				t.Fatalf("fired twice: %s", describe(eff))
+			}
+		})
+	}
+}
+
+// TestSameBytesSameMtimeNewInodeCounts: a trigger written anew with the
+// bytes and mtime of an earlier, consumed one is not taken for a duplicate
+// (the run stalled before).
+func TestSameBytesSameMtimeNewInodeCounts(t *testing.T) {
+	sc := newScenario(t)
+	sc.toPlanReview()
+	mt := sc.now
+	sc.do(TriggerCompleted{Path: "plan-feedback.md", Content: []byte("no"), ModTime: mt, Inode: 1})
+	sc.expect(workspace.PhasePlanRevision)
+	sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, "\nv2\n"...), Inode: 2})
+	sc.expect(workspace.PhasePlanReview)
+	eff := sc.do(TriggerCompleted{Path: "plan-feedback.md", Content: []byte("no"), ModTime: mt, Inode: 3})
+	sc.expect(workspace.PhasePlanRevision)
+	if hasEvent(eff, "trigger_duplicate") || sc.s.RevisionCount != 2 {
+		t.Fatalf("second feedback not taken: %s", describe(eff))
+	}
+	// The very same instance (same inode) is still a duplicate.
+	eff = sc.do(TriggerCompleted{Path: "plan-feedback.md", Content: []byte("no"), ModTime: mt, Inode: 3})
+	if !hasEvent(eff, "trigger_duplicate") {
+		t.Fatalf("same instance handled twice: %s", describe(eff))
+	}
+}
