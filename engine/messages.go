@@ -227,7 +227,7 @@ func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 	if archived != "" {
 		fmt.Fprintf(&b, "Your plan.md was not accepted (it was moved to %s and not sent for review). Fix every problem below and write plan.md again.\n", archived)
 	} else {
-		b.WriteString("Your plan.md was not accepted (it could not be read and was not sent for review). Fix every problem below and write plan.md again.\n")
+		b.WriteString("Your plan.md was not accepted and not sent for review. Fix every problem below and write plan.md again.\n")
 	}
 	for _, p := range probs {
 		b.WriteString("- " + p.String() + "\n")

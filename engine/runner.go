@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -333,9 +334,17 @@ func (r *Runner) handle(it runnerItem) {
 		// taken by the Resumed step itself, before it re-sends unfinished
 		// work: an agent whose answer is on disk is not asked again.
 		if found := r.watcher.ScanComplete(r.runCtx); len(found) > 0 {
+			for i, e := range found {
+				if tc, ok := e.(TriggerCompleted); ok {
+					found[i] = vetPlanPaths(tc, r.state.Project)
+				}
+			}
 			res.OnDisk = r.commitAll(append(res.OnDisk, found...))
 			ev = res
 		}
+	}
+	if tc, ok := ev.(TriggerCompleted); ok {
+		ev = vetPlanPaths(tc, r.state.Project)
 	}
 	if d, ok := ev.(SubtaskDone); ok && r.cfg.Git != nil {
 		// Commit first and record what Step sees (a refused commit
@@ -358,6 +367,34 @@ func (r *Runner) handle(it runnerItem) {
 	r.state = next
 	r.execute(effects, mustSave(ev))
 	r.publish()
+}
+
+// vetPlanPaths checks, on disk, what the pure plan parser cannot: that no
+// file a plan.md names leads outside the project through a symlink inside
+// it. Such a plan comes back with a Problem (recorded with the event, so a
+// replay sees the same), and the Lead is told.
+func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
+	if tc.Path != trigPlan || tc.Problem != "" || project == "" {
+		return tc
+	}
+	plan, probs := ParsePlan(tc.Content, project)
+	if len(probs) > 0 {
+		return tc // the engine reports these
+	}
+	var bad []string
+	for _, sub := range plan.Subtasks {
+		for _, f := range sub.Files {
+			_, p, _ := strings.Cut(strings.TrimSpace(f), " ")
+			p = strings.TrimSpace(p)
+			if err := workspace.CheckInside(project, filepath.FromSlash(p)); err != nil {
+				bad = append(bad, fmt.Sprintf("subtask %s: %q leads outside the project through a symbolic link; name a path inside the project", sub.ID, p))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		tc.Problem = "plan.md: " + strings.Join(bad, "; ")
+	}
+	return tc
 }
 
 // commitAll is gitCommit for the done markers among evs.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -74,5 +75,42 @@ func TestSameBytesSameMtimeNewInodeCounts(t *testing.T) {
 	eff = sc.do(TriggerCompleted{Path: "plan-feedback.md", Content: []byte("no"), ModTime: mt, Inode: 3})
 	if !hasEvent(eff, "trigger_duplicate") {
 		t.Fatalf("same instance handled twice: %s", describe(eff))
+	}
+}
+
+// TestPlanInputBounded: a deeply nested or oversized plan.md is rejected
+// with an exact message, in linear memory (a 200 KB nested plan took GBs).
+func TestPlanInputBounded(t *testing.T) {
+	deep := func(n int) []byte {
+		return planMD(`{"summary": ` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
+	}
+	cases := []struct {
+		name string
+		md   []byte
+		want string
+	}{
+		{"nested 100k", deep(100_000), "nests deeper than 16 levels"},
+		{"nested objects", planMD(`{"summary": ` + strings.Repeat(`{"a":`, 50_000) + `1` + strings.Repeat("}", 50_000) + `}`), "nests deeper than 16 levels"},
+		{"brackets inside strings do not count", planMD(`{"summary": "` + strings.Repeat("[", 1000) + `", "checkpoints": [], "subtasks": []}`), "no checkpoints"},
+		{"too large", append(planMD(`{"summary": "x", "checkpoints": [], "subtasks": []}`), strings.Repeat("x", MaxTriggerBytes)...), "plan.md is too large"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, probs := ParsePlan(c.md, testProject)
+			runtime.ReadMemStats(&after)
+			var msgs []string
+			for _, p := range probs {
+				msgs = append(msgs, p.String())
+			}
+			if !strings.Contains(strings.Join(msgs, "\n"), c.want) {
+				t.Fatalf("problems %q, want %q", msgs, c.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+				t.Fatalf("parsing %d bytes allocated %d bytes", len(c.md), alloc)
+			}
+		})
 	}
 }

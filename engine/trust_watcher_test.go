@@ -117,3 +117,31 @@ func TestWatcherHalfWrittenMarkerWaits(t *testing.T) {
 		t.Fatalf("complete marker: %+v", d)
 	}
 }
+
+// A plan whose file path goes through an in-project symlink to outside
+// the project is rejected (before, it was accepted).
+func TestPlanPathThroughSymlinkRejected(t *testing.T) {
+	project := t.TempDir()
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(project, "link")); err != nil {
+		t.Fatal(err)
+	}
+	plan := func(file string) TriggerCompleted {
+		return TriggerCompleted{Path: "plan.md", Content: planMD(`{"summary": "s", "checkpoints": [{"id": 1, "name": "c"}],
+ "subtasks": [{"id": "st_1", "description": "d", "checkpoint": 1, "dependencies": [], "files": ["CREATE ` + file + `"]}]}`)}
+	}
+	if got := vetPlanPaths(plan("link/evil.go"), project); !strings.Contains(got.Problem, `"link/evil.go" leads outside the project`) {
+		t.Fatalf("problem %q", got.Problem)
+	}
+	if got := vetPlanPaths(plan("src/new.go"), project); got.Problem != "" {
+		t.Fatalf("plain path rejected: %q", got.Problem)
+	}
+	// The engine tells the Lead and stays in planning.
+	sc := newScenario(t)
+	sc.submit(2)
+	eff := sc.do(vetPlanPaths(plan("link/evil.go"), project))
+	sc.expect("planning")
+	if a := assignmentFor(t, eff, "lead"); !strings.Contains(a.Instruction, "leads outside the project") {
+		t.Fatalf("lead not told: %s", a.Instruction)
+	}
+}
