@@ -54,4 +54,3 @@ func TestRecoverState(t *testing.T) {
 		})
 	}
 }
-
