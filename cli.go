@@ -27,6 +27,7 @@ type options struct {
 	agentSet   bool
 	config     string
 	resume     bool
+	retry      bool // with --resume: retry what stopped the task (needs_human, error)
 	headless   bool
 	json       bool
 	follow     bool
@@ -68,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.agent, "agent", "", "agent profile: claude, sim, a [profiles.<name>] from config, or a command line")
 	fs.StringVar(&o.config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.resume, "resume", false, "resume the unfinished task of this workspace")
+	fs.BoolVar(&o.retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout")
 	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
@@ -97,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.agentSet = true
 		}
 	})
+	if o.retry {
+		o.resume = true
+	}
 	if o.workersSet && (o.workers < 1 || o.workers > 16) {
 		return o, fmt.Errorf("--workers must be between 1 and 16, got %d", o.workers)
 	}

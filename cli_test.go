@@ -28,6 +28,8 @@ func TestParseFlags(t *testing.T) {
 			want: options{workers: 2, headless: true, args: []string{"--not-a-flag", "x"}}},
 		{name: "resume", args: []string{"--resume", "--headless"},
 			want: options{workers: 2, resume: true, headless: true}},
+		{name: "retry resumes", args: []string{"--retry", "--headless"},
+			want: options{workers: 2, resume: true, retry: true, headless: true}},
 		{name: "bad workers", args: []string{"--workers", "0", "x"}, wantErr: "--workers must be between 1 and 16"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined"},
 	} {

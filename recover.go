@@ -29,7 +29,7 @@ func (a *app) recoverState(loaded engine.State, fresh bool, history []workspace.
 	}
 	switch from {
 	case engine.FromEvents:
-		return st, engine.Resumed{}, []workspace.EventRecord{{Type: "state_rebuilt",
+		return st, engine.Resumed{Retry: a.opts.retry}, []workspace.EventRecord{{Type: "state_rebuilt",
 			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.State), "reason": "state.json and its backups are gone"}}}, nil
 	case engine.NothingRecorded:
 		if work := workOnDisk(a.td.Dir()); work != "" {
@@ -43,7 +43,7 @@ func (a *app) recoverState(loaded engine.State, fresh bool, history []workspace.
 		}
 		return engine.State{}, engine.TaskSubmitted{Task: task, TaskDir: a.td.Dir()}, nil, nil
 	}
-	return st, engine.Resumed{}, nil, nil
+	return st, engine.Resumed{Retry: a.opts.retry}, nil, nil
 }
 
 // workOnDisk names the first sign that a task did work (an archived

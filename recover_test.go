@@ -66,6 +66,22 @@ func TestResumeRecovery(t *testing.T) {
 		}
 	})
 
+	t.Run("retry flag reaches the engine", func(t *testing.T) {
+		project := t.TempDir()
+		newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "stuck"},
+			&workspace.State{State: workspace.PhaseNeedsHuman, PreviousState: workspace.PhasePlanning, Escalation: "plan_invalid"})
+		o := simOptions(project)
+		o.resume, o.retry = true, true
+		a, err := newApp(o, workspace.Task{}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.close()
+		if r, ok := a.first.(engine.Resumed); !ok || !r.Retry {
+			t.Fatalf("first %#v", a.first)
+		}
+	})
+
 	t.Run("unknown state refused", func(t *testing.T) {
 		project := t.TempDir()
 		newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{State: "warp_speed"})

@@ -102,15 +102,18 @@ type Runner struct {
 	logw *runnerLog // events.jsonl writer
 
 	// Owned by the Run goroutine.
-	dirty   bool  // toSave has not been written yet
-	toSave  State // the state of the last WriteState
-	state   State
-	timers  map[string]runnerTimer
-	gen     uint64
-	watcher *Watcher
-	cw      *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx  context.Context // Run's context, for merges
-	bg      sync.WaitGroup  // merge goroutines
+	dirty  bool  // toSave has not been written yet
+	toSave State // the state of the last WriteState
+	// heldArchives are archives of steps whose state could not be saved,
+	// done after the next successful save.
+	heldArchives []ArchiveTrigger
+	state        State
+	timers       map[string]runnerTimer
+	gen          uint64
+	watcher      *Watcher
+	cw           *contextWatcher // shared-context inbox (contextwatch.go)
+	runCtx       context.Context // Run's context, for merges
+	bg           sync.WaitGroup  // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -465,7 +468,27 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 		defer r.logw.hold(false)
 	}
 	if external || persist {
-		r.saveState()
+		if err := r.saveState(); err != nil && external {
+			// Write-ahead: nothing is assigned, typed, archived or started
+			// that state.json does not record. Archives are kept for the
+			// next successful save (the state already counts the trigger
+			// consumed); the rest is re-sent by the retry.
+			for _, e := range records {
+				r.apply(e)
+			}
+			for _, e := range files {
+				if a, ok := e.(ArchiveTrigger); ok {
+					r.heldArchives = append(r.heldArchives, a)
+				}
+			}
+			for _, e := range rest {
+				switch e.(type) {
+				case StopAgent, ScheduleTimer, CancelTimer, NotifyUser:
+					r.apply(e)
+				}
+			}
+			return
+		}
 	}
 	for _, e := range records {
 		r.apply(e)
@@ -482,17 +505,31 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 	}
 }
 
-// saveState writes the pending state, if any.
-func (r *Runner) saveState() {
+// saveState writes the pending state, if any. A failure is reported to
+// the engine (StateNotSaved), which stops new work until a retry; after
+// the next successful save, archives held back meanwhile are done.
+func (r *Runner) saveState() error {
 	if !r.dirty {
-		return
+		return nil
 	}
 	r.dirty = false
-	if r.cfg.Store != nil {
-		if err := r.cfg.Store.Save(r.toSave); err != nil {
-			r.fail("write_state", "", err)
-		}
+	if r.cfg.Store == nil {
+		return nil
 	}
+	if err := r.cfg.Store.Save(r.toSave); err != nil {
+		r.fail("write_state", "", err)
+		r.Send(StateNotSaved{Error: err.Error(), At: r.cfg.Clock()})
+		return err
+	}
+	if held := r.heldArchives; len(held) > 0 {
+		r.heldArchives = nil
+		files := make([]Effect, len(held))
+		for i, a := range held {
+			files[i] = a
+		}
+		r.writeFiles(files)
+	}
+	return nil
 }
 
 // writeFiles archives triggers and writes assignments, concurrently across
@@ -566,7 +603,7 @@ func (r *Runner) apply(e Effect) {
 	switch e := e.(type) {
 	case WriteState:
 		r.toSave, r.dirty = e.State, true
-		r.saveState()
+		_ = r.saveState() // a failure is reported to the engine
 	case AppendEvent:
 		r.record(workspace.EventRecord{
 			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
@@ -750,6 +787,11 @@ func stampEvent(ev Event, now time.Time) Event {
 			e.At = now
 		}
 		return e
+	case StateNotSaved:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
 	case ContextSubmitted:
 		if e.At.IsZero() {
 			e.At = now
@@ -833,6 +875,9 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	case Resumed:
 		name, at = "resumed", e.At
 		w.OnDisk, _ = marshalEvents(e.OnDisk)
+		if e.Retry {
+			w.Action = KeyRetry
+		}
 	case TriggerCompleted:
 		name, at, agent, w.Inode, w.Problem = "trigger_completed", e.At, e.Agent, e.Inode, e.Problem
 		w.setFile(e.Path, e.Content, e.ModTime)
@@ -854,6 +899,8 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 		name, at, w.ID = "timer_fired", e.At, e.ID
 	case KeyPressed:
 		name, at, w.Action = "key_pressed", e.At, e.Action
+	case StateNotSaved:
+		name, at, w.Detail = "state_not_saved", e.At, e.Error
 	case ContextSubmitted:
 		name, at, agent = "context_submitted", e.At, e.Agent
 		w.setFile(e.Path, e.Content, e.ModTime)
@@ -907,7 +954,7 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		if err != nil {
 			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
 		}
-		return Resumed{At: at, OnDisk: onDisk}, true, nil
+		return Resumed{At: at, Retry: w.Action == KeyRetry, OnDisk: onDisk}, true, nil
 	case "trigger_completed":
 		p, c, m := w.file()
 		return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: rec.Agent, At: at}, true, nil
@@ -930,6 +977,8 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		return TimerFired{ID: w.ID, At: at}, true, nil
 	case "key_pressed":
 		return KeyPressed{Action: w.Action, At: at}, true, nil
+	case "state_not_saved":
+		return StateNotSaved{Error: w.Detail, At: at}, true, nil
 	case "context_submitted":
 		p, c, m := w.file()
 		return ContextSubmitted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil

@@ -124,6 +124,8 @@ func eventTime(e Event) time.Time {
 		return e.At
 	case KeyPressed:
 		return e.At
+	case StateNotSaved:
+		return e.At
 	case ContextSubmitted:
 		return e.At
 	case CheckpointMerged:
@@ -352,6 +354,8 @@ func (st *stepper) handle(e Event) {
 		st.timerFired(e)
 	case KeyPressed:
 		st.key(e)
+	case StateNotSaved:
+		st.stateNotSaved(e)
 	case ContextSubmitted:
 		st.contextSubmitted(e)
 	case CheckpointMerged:
@@ -487,6 +491,9 @@ func (st *stepper) resumed(e Resumed) {
 		sent[id] = s.Assignments[id].Seq
 	}
 	st.takeOnDisk(e.OnDisk)
+	if e.Retry {
+		st.key(KeyPressed{Action: KeyRetry, At: e.At})
+	}
 	if !running(s.State) {
 		return
 	}
@@ -633,6 +640,21 @@ func (st *stepper) cancel() {
 	st.notify("info", "Task cancelled")
 }
 
+// stateNotSaved stops new work when state.json cannot be written: the
+// step's outside effects were dropped by the runner, so the run waits in
+// needs_human, saying why, until a retry (which writes the state first).
+func (st *stepper) stateNotSaved(e StateNotSaved) {
+	s := st.s
+	if s.TaskID == "" || (s.State == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
+		return
+	}
+	for _, id := range sortedKeys(s.Timers) {
+		st.cancelTimer(id)
+	}
+	st.needsHuman("state_write", fmt.Sprintf("state.json could not be written (%s); no new work is assigned until it can be. "+
+		"Free disk space or fix the permissions, then retry (R in the TUI, or hivemind --resume --retry)", clip(e.Error, maxProblem)))
+}
+
 // retry gives a stuck run another go, according to what stopped it.
 func (st *stepper) retry() {
 	s := st.s
@@ -681,6 +703,15 @@ func (st *stepper) retry() {
 	case kind == "checkpoint_revisions" && s.State == workspace.PhaseNeedsHuman:
 		s.FixRounds = 0
 		st.reviewCheckpoint()
+	case kind == "state_write" && s.State == workspace.PhaseNeedsHuman && running(back):
+		// What the unsaved steps would have sent was dropped: send every
+		// unfinished assignment again (after this state is written).
+		st.enter(back)
+		for _, id := range allAgents(s) {
+			st.resend(id)
+		}
+		st.resumeMerge() // a merge requested by an unsaved step
+		st.scheduleWork()
 	case (kind == "git_merge" || kind == "merge_conflicts") && s.State == workspace.PhaseNeedsHuman:
 		st.retryMerge()
 	default:
@@ -1531,6 +1562,7 @@ var eventDecoders = map[string]func([]byte) (Event, error){
 	"injection_result":  decodeEvent[InjectionResult],
 	"timer_fired":       decodeEvent[TimerFired],
 	"key_pressed":       decodeEvent[KeyPressed],
+	"state_not_saved":   decodeEvent[StateNotSaved],
 	"context_submitted": decodeEvent[ContextSubmitted],
 	"checkpoint_merged": decodeEvent[CheckpointMerged],
 }
@@ -1561,6 +1593,8 @@ func eventType(e Event) string {
 		return "timer_fired"
 	case KeyPressed:
 		return "key_pressed"
+	case StateNotSaved:
+		return "state_not_saved"
 	case ContextSubmitted:
 		return "context_submitted"
 	case CheckpointMerged:
@@ -1572,6 +1606,7 @@ func eventType(e Event) string {
 // resumedJSON is Resumed as JSON: OnDisk as MarshalEvent envelopes.
 type resumedJSON struct {
 	At     time.Time
+	Retry  bool              `json:",omitempty"`
 	OnDisk []json.RawMessage `json:",omitempty"`
 }
 
@@ -1581,7 +1616,7 @@ func (e Resumed) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(resumedJSON{At: e.At, OnDisk: raw})
+	return json.Marshal(resumedJSON{At: e.At, Retry: e.Retry, OnDisk: raw})
 }
 
 // UnmarshalJSON reverses MarshalJSON.
@@ -1594,7 +1629,7 @@ func (e *Resumed) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	*e = Resumed{At: w.At, OnDisk: evs}
+	*e = Resumed{At: w.At, Retry: w.Retry, OnDisk: evs}
 	return nil
 }
 

@@ -114,3 +114,65 @@ func TestPlanInputBounded(t *testing.T) {
 		})
 	}
 }
+
+func TestStateNotSaved(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(sc *scenario)
+		want  workspace.Phase
+		esc   string
+	}{
+		{"while executing", func(sc *scenario) { sc.toExecuting() }, workspace.PhaseNeedsHuman, "state_write"},
+		{"while planning", func(sc *scenario) { sc.submit(2) }, workspace.PhaseNeedsHuman, "state_write"},
+		{"no task", func(sc *scenario) {}, workspace.PhaseIdle, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newScenario(t)
+			c.setup(sc)
+			sc.do(StateNotSaved{Error: "no space left on device"})
+			sc.expect(c.want)
+			if sc.s.Escalation != c.esc {
+				t.Fatalf("escalation %q", sc.s.Escalation)
+			}
+			if c.esc == "" {
+				return
+			}
+			if len(sc.s.Timers) != 0 || !strings.Contains(sc.s.Reason, "no space left on device") {
+				t.Fatalf("timers %v reason %q", sc.s.Timers, sc.s.Reason)
+			}
+			// Another failure while waiting changes nothing (no loop).
+			if eff := sc.do(StateNotSaved{Error: "again"}); len(eff) != 0 {
+				t.Fatalf("second failure: %s", describe(eff))
+			}
+		})
+	}
+	// Retry sends every unfinished assignment again.
+	sc := newScenario(t)
+	sc.toExecuting()
+	sc.do(StateNotSaved{Error: "disk full"})
+	eff := sc.do(KeyPressed{Action: KeyRetry})
+	sc.expect(workspace.PhaseExecuting)
+	if got := injectedTo(eff); !contains(got, "worker_1") || !contains(got, "worker_2") {
+		t.Fatalf("retry re-sent to %v", got)
+	}
+}
+
+// TestResumeWithRetry: hivemind --resume --retry retries what stopped the
+// task as it resumes (headless has no R key).
+func TestResumeWithRetry(t *testing.T) {
+	sc := newScenario(t)
+	sc.toNeedsHuman()
+	sc.do(Resumed{Retry: true})
+	sc.expect(workspace.PhasePlanning)
+	if sc.s.Escalation != "" {
+		t.Fatalf("escalation %q after retry", sc.s.Escalation)
+	}
+	sc = newScenario(t)
+	sc.toExecuting()
+	eff := sc.do(Resumed{Retry: true})
+	sc.expect(workspace.PhaseExecuting)
+	if !hasEvent(eff, "key_ignored") {
+		t.Fatalf("retry of a running task: %s", describe(eff))
+	}
+}

@@ -75,6 +75,9 @@ type ProjectSelected struct {
 // a restart; the engine re-spawns agents and re-sends unfinished assignments.
 type Resumed struct {
 	At time.Time
+	// Retry: the user asked to retry what stopped the task (needs_human or
+	// error) as it resumes (hivemind --resume --retry, headless).
+	Retry bool
 	// OnDisk are the trigger files and done markers already complete on
 	// disk when the runner started (TriggerCompleted and SubtaskDone from
 	// the watcher's first scan, Watcher.ScanComplete), oldest first. They
@@ -150,6 +153,16 @@ const (
 	KeyAbandon = "abandon"
 )
 
+// StateNotSaved says the runner could not write state.json (disk full,
+// unwritable): the effects of that step that act outside (assignments,
+// messages, archives, agent starts) were not carried out. The engine
+// stops new work until a retry succeeds (write-ahead: nothing is assigned
+// that could not be saved).
+type StateNotSaved struct {
+	Error string
+	At    time.Time
+}
+
 // KeyPressed is a user command (pause, resume, cancel, retry, abandon).
 type KeyPressed struct {
 	Action string
@@ -165,6 +178,7 @@ func (AgentHealth) isEvent()      {}
 func (InjectionResult) isEvent()  {}
 func (TimerFired) isEvent()       {}
 func (KeyPressed) isEvent()       {}
+func (StateNotSaved) isEvent()    {}
 
 // ---- Effects ----
 
