@@ -25,6 +25,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", At: at},
 		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", At: at},
 		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", At: at},
+		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", At: at},
 		TimerFired{ID: "timeout:lead", At: at},
 		KeyPressed{Action: KeyAbandon, At: at},
 		StateNotSaved{Error: "no space left on device", At: at},

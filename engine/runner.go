@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,13 +108,16 @@ type Runner struct {
 	// heldArchives are archives of steps whose state could not be saved,
 	// done after the next successful save.
 	heldArchives []ArchiveTrigger
-	state        State
-	timers       map[string]runnerTimer
-	gen          uint64
-	watcher      *Watcher
-	cw           *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx       context.Context // Run's context, for merges
-	bg           sync.WaitGroup  // merge goroutines
+	// inflight are the injections handed to the agent layer that have
+	// no InjectionResult yet; at shutdown each gets a cancelled one.
+	inflight map[injectionKey]bool
+	state    State
+	timers   map[string]runnerTimer
+	gen      uint64
+	watcher  *Watcher
+	cw       *contextWatcher // shared-context inbox (contextwatch.go)
+	runCtx   context.Context // Run's context, for merges
+	bg       sync.WaitGroup  // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -131,6 +135,11 @@ type runnerItem struct {
 	republish bool
 }
 
+type injectionKey struct {
+	agent string
+	seq   int
+}
+
 type runnerTimer struct {
 	t   *time.Timer
 	gen uint64
@@ -142,10 +151,11 @@ func NewRunner(cfg RunnerConfig) *Runner {
 		cfg.Clock = time.Now
 	}
 	r := &Runner{
-		cfg:    cfg,
-		wakeup: make(chan struct{}, 1),
-		state:  cfg.State.Clone(),
-		timers: map[string]runnerTimer{},
+		cfg:      cfg,
+		wakeup:   make(chan struct{}, 1),
+		state:    cfg.State.Clone(),
+		timers:   map[string]runnerTimer{},
+		inflight: map[injectionKey]bool{},
 	}
 	r.snap = Snapshot{State: r.state.Clone(), Events: tailRecords(cfg.History, SnapshotEvents)}
 	r.logw = newRunnerLog(cfg.Log, func(err error) {
@@ -252,6 +262,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			t.t.Stop()
 			delete(r.timers, id)
 		}
+		r.cancelInflight()
 		r.saveState()
 		r.logw.close()
 		r.closeBarriers()
@@ -354,6 +365,9 @@ func (r *Runner) handle(it runnerItem) {
 		// turns the event into a rejection), so a replay matches.
 		ev = r.gitCommit(d)
 	}
+	if ir, ok := ev.(InjectionResult); ok {
+		delete(r.inflight, injectionKey{ir.Agent, ir.Seq})
+	}
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
 	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") {
@@ -398,6 +412,26 @@ func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
 		tc.Problem = "plan.md: " + strings.Join(bad, "; ")
 	}
 	return tc
+}
+
+// cancelInflight ends every injection still without a result when the
+// runner stops (task over, program quitting): each gets a recorded
+// InjectionResult, Cancelled, stepped like any input so a replay agrees.
+func (r *Runner) cancelInflight() {
+	keys := make([]injectionKey, 0, len(r.inflight))
+	for k := range r.inflight {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b injectionKey) int {
+		if c := strings.Compare(a.agent, b.agent); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	for _, k := range keys {
+		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true,
+			Detail: "cancelled: hivemind stopped before the agent layer confirmed it", At: r.cfg.Clock()}})
+	}
 }
 
 // commitAll is gitCommit for the done markers among evs.
@@ -618,7 +652,9 @@ func (r *Runner) apply(e Effect) {
 		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
 			r.fail("inject", e.Agent, err)
 			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), At: r.cfg.Clock()})
+			return
 		}
+		r.inflight[injectionKey{e.Agent, e.Seq}] = true
 	case SpawnAgent:
 		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {
 			r.spawnFailed(e.Agent, err)
@@ -829,6 +865,7 @@ type eventWire struct {
 	Detail    string          `json:"detail,omitempty"`
 	Seq       *int            `json:"seq,omitempty"`
 	Delivered *bool           `json:"delivered,omitempty"`
+	Cancelled bool            `json:"cancelled,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Action    string          `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
@@ -892,7 +929,7 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 			w.ExitCode = &c
 		}
 	case InjectionResult:
-		name, at, agent, w.Detail = "injection_result", e.At, e.Agent, e.Detail
+		name, at, agent, w.Detail, w.Cancelled = "injection_result", e.At, e.Agent, e.Detail, e.Cancelled
 		seq, d := e.Seq, e.Delivered
 		w.Seq, w.Delivered = &seq, &d
 	case TimerFired:
@@ -967,7 +1004,7 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		}
 		return h, true, nil
 	case "injection_result":
-		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, At: at}
+		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, Cancelled: w.Cancelled, At: at}
 		if w.Seq != nil {
 			r.Seq = *w.Seq
 		}

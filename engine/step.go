@@ -1505,6 +1505,10 @@ func (st *stepper) restartNow(id string) {
 func (st *stepper) injection(e InjectionResult) {
 	s := st.s
 	ag, ok := s.Agents[e.Agent]
+	if ok && e.Cancelled {
+		st.emit("injection_cancelled", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+		return
+	}
 	if ok && e.Delivered && e.Seq > ag.Delivered {
 		ag.Delivered = e.Seq
 		s.Agents[e.Agent] = ag

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +54,54 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	}
 	if saved := h.store.Saved(); len(saved) == 0 || saved[len(saved)-1].State != workspace.PhaseExecuting {
 		t.Fatalf("state not saved after retry")
+	}
+}
+
+// TestEveryInjectionEndsWithAResult: an injection the agent layer never
+// answered (the task ended, the program quit) gets a recorded, stepped
+// result, cancelled; one that was answered gets no second result.
+func TestEveryInjectionEndsWithAResult(t *testing.T) {
+	sc := newScenario(t)
+	sc.toPlanReview()
+	log := &rtLog{}
+	agents := &rtAgents{failNext: map[string]error{}}
+	r := NewRunner(RunnerConfig{Machine: testMachine, TaskDir: &rtFiles{dir: t.TempDir()}, Store: &rtStore{}, Log: log,
+		Agents: agents, State: sc.s, NoWatch: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	r.Send(TriggerCompleted{Path: "plan-approved.md", Content: []byte("ok"), Agent: "reviewer", Inode: 1})
+	<-r.Barrier()
+	// worker_1's message is confirmed; worker_2's never is.
+	seqs := map[string]int{}
+	for _, c := range agents.Calls() {
+		var id string
+		var seq int
+		if n, _ := fmt.Sscanf(c, "Inject %s %d", &id, &seq); n == 2 {
+			seqs[id] = seq
+		}
+	}
+	if seqs["worker_1"] == 0 || seqs["worker_2"] == 0 {
+		t.Fatalf("injections %v", agents.Calls())
+	}
+	r.Send(InjectionResult{Agent: "worker_1", Seq: seqs["worker_1"], Delivered: true})
+	<-r.Barrier()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	results := map[string][]string{}
+	for _, rec := range log.Records() {
+		if rec.Type == InputPrefix+"injection_result" {
+			d, _ := rec.Details["delivered"].(bool)
+			c, _ := rec.Details["cancelled"].(bool)
+			results[rec.Agent] = append(results[rec.Agent], fmt.Sprintf("delivered=%v cancelled=%v", d, c))
+		}
+	}
+	if got := results["worker_1"]; len(got) != 1 || got[0] != "delivered=true cancelled=false" {
+		t.Fatalf("worker_1 results %v", got)
+	}
+	if got := results["worker_2"]; len(got) != 1 || got[0] != "delivered=false cancelled=true" {
+		t.Fatalf("worker_2 results %v", got)
 	}
 }

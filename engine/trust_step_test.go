@@ -176,3 +176,14 @@ func TestResumeWithRetry(t *testing.T) {
 		t.Fatalf("retry of a running task: %s", describe(eff))
 	}
 }
+
+// A cancelled injection (the runner stopped) is recorded, never counted
+// as the agent's failure.
+func TestInjectionCancelledIsNotAFailure(t *testing.T) {
+	sc := newScenario(t)
+	sc.toExecuting()
+	eff := sc.do(InjectionResult{Agent: "worker_1", Seq: sc.s.Agents["worker_1"].LastSeq, Cancelled: true, Detail: "cancelled"})
+	if !hasEvent(eff, "injection_cancelled") || len(effectsOf[ScheduleTimer](eff)) != 0 || sc.s.Agents["worker_1"].Failures != 0 {
+		t.Fatalf("%s", describe(eff))
+	}
+}

@@ -130,10 +130,14 @@ type AgentHealth struct {
 }
 
 // InjectionResult reports whether the message with that seq was submitted.
+// Every injection ends with one: delivered, failed, or Cancelled (the
+// runner stopped before the agent layer answered; not a failure of the
+// agent: unfinished work is re-sent on resume).
 type InjectionResult struct {
 	Agent     string
 	Seq       int
 	Delivered bool
+	Cancelled bool
 	Detail    string
 	At        time.Time
 }
