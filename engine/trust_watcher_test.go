@@ -145,3 +145,16 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 		t.Fatalf("lead not told: %s", a.Instruction)
 	}
 }
+
+// A trigger-named directory created while the watcher runs (not found by
+// the start scan) is reported too, without a turn-ended signal.
+func TestWatcherReportsDirectoryCreatedLater(t *testing.T) {
+	h := wtStart(t, 50*time.Millisecond, nil)
+	if err := os.Mkdir(filepath.Join(h.dir, "plan.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.until(10*time.Second, wtIsTrigger("plan.md", ""))
+	if tc := wtTriggersFor(evs, "plan.md")[0]; !strings.Contains(tc.Problem, "is a directory") {
+		t.Fatalf("problem %q", tc.Problem)
+	}
+}

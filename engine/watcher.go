@@ -306,16 +306,16 @@ func (w *Watcher) handleFS(ev fsnotify.Event) {
 		return
 	}
 	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-			if watchDirWanted(rel) {
-				// A new subdirectory: watch it and pick up whatever was
-				// written into it before the watch existed.
-				for _, f := range w.addTree(ev.Name) {
-					w.observe(f, false)
-				}
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && watchDirWanted(rel) {
+			// A new subdirectory: watch it and pick up whatever was
+			// written into it before the watch existed.
+			for _, f := range w.addTree(ev.Name) {
+				w.observe(f, false)
 			}
 			return
 		}
+		// Any other directory is ignored, except one named like a trigger
+		// (plan.md created as a directory): its writer is told.
 	}
 	if !watchFileWanted(rel) {
 		return
