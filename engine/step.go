@@ -663,13 +663,18 @@ func (st *stepper) retry() {
 	s.Escalation, s.Reason, s.Error = "", "", ""
 	st.emit("retry", "", map[string]any{"escalation": kind, "state": string(s.State)})
 	switch {
-	case strings.HasPrefix(kind, "agent:") && s.State == workspace.PhaseNeedsHuman && running(back):
-		id := strings.TrimPrefix(kind, "agent:")
+	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.State == workspace.PhaseNeedsHuman && running(back):
+		// A failing agent is restarted; a stalled one is asked again.
+		what, id, _ := strings.Cut(kind, ":")
 		ag := s.Agents[id]
-		ag.Failures = 0
+		ag.Failures, ag.Stalls = 0, 0
 		s.Agents[id] = ag
 		st.enter(back)
-		st.restartNow(id)
+		if what == "agent" {
+			st.restartNow(id)
+		} else {
+			st.resend(id)
+		}
 		st.scheduleWork()
 	case strings.HasPrefix(kind, "fix:") && s.State == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
 		id := strings.TrimPrefix(kind, "fix:")
@@ -678,14 +683,6 @@ func (st *stepper) retry() {
 		s.Fixes[id] = f
 		st.enter(back)
 		st.resend(f.Worker)
-	case strings.HasPrefix(kind, "stall:") && s.State == workspace.PhaseNeedsHuman && running(back):
-		id := strings.TrimPrefix(kind, "stall:")
-		ag := s.Agents[id]
-		ag.Stalls = 0
-		s.Agents[id] = ag
-		st.enter(back)
-		st.resend(id)
-		st.scheduleWork()
 	case strings.HasPrefix(kind, "subtask:") && s.State == workspace.PhaseNeedsHuman && running(back):
 		id := strings.TrimPrefix(kind, "subtask:")
 		sub := s.Subtasks[id]

@@ -221,8 +221,11 @@ type State struct {
 	// InvalidPlans counts consecutive invalid plan.md files.
 	InvalidPlans int `json:"invalid_plans,omitempty"`
 	// Escalation says which limit sent the run to needs_human (or error):
-	// plan_revisions, plan_invalid, checkpoint_revisions, agent:<id>,
-	// subtask:<id>, deadlock. Retry uses it.
+	// plan_revisions, plan_invalid, checkpoint_revisions, agent:<id>
+	// (failures, rate limits, unreadable triggers), subtask:<id> and
+	// fix:<id> (invalid done markers), stall:<id> (idle without output),
+	// state_write (state.json not saved), git_merge, merge_conflicts,
+	// deadlock. Retry uses it.
 	Escalation string `json:"escalation,omitempty"`
 	// Deferred are events (engine-encoded) that arrived while paused; they
 	// are handled, in order, on resume.
