@@ -268,7 +268,7 @@ func simArgsFromEnv() []string {
 // snapshot is the runner's OnSnapshot.
 func (a *app) snapshot(s engine.Snapshot) {
 	s = a.git.decorate(s)
-	if s.State.State.Terminal() {
+	if s.State.State.Terminal() && s.Stepped {
 		a.terminalOnce.Do(func() {
 			a.finalMu.Lock()
 			a.final = s.State.State

@@ -137,28 +137,34 @@ func chaosAgent(mode string) int {
 	return 0
 }
 
-// chaosRun runs hivemind headless on a fresh project with the chaos agent
-// in mode and the config lines given; it returns the exit code, the task
-// dir, the output and the event records.
-func chaosRun(t *testing.T, mode string, config string) (int, string, string, []workspace.EventRecord) {
+// chaosProject returns a fresh project whose config has fast timings (so
+// every case ends in seconds) plus the lines given, and a HOME.
+func chaosProject(t *testing.T, config string) (project, home string) {
 	t.Helper()
-	project, home := t.TempDir(), t.TempDir()
+	project, home = t.TempDir(), t.TempDir()
 	ws := filepath.Join(project, ".hivemind")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Fast timings so every case ends in seconds.
 	cfg := "quiet_period_ms = 50\nworkers = 1\nbackoff_seconds = [1]\n" + config
 	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return project, home
+}
+
+// chaosExec runs hivemind headless in project with the chaos agent in
+// mode ("behave": no misbehaviour) and args; it returns the exit code, the task dir, the
+// output and the event records.
+func chaosExec(t *testing.T, project, home, mode string, args ...string) (int, string, string, []workspace.EventRecord) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
-	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", self, "--project", project, "chaos: write two files")
+	cmd, out := hivemind(t, ctx, home, append([]string{"--headless", "--agent", self, "--project", project}, args...)...)
 	cmd.Env = append(cmd.Env, chaosModeEnv+"="+mode)
 	code := exitCode(t, cmd)
 	dir := taskDir(t, project)
@@ -168,6 +174,13 @@ func chaosRun(t *testing.T, mode string, config string) (int, string, string, []
 	}
 	noLeftovers(t, project)
 	return code, dir, out.String(), recs
+}
+
+// chaosRun runs one task on a fresh project with the chaos agent in mode.
+func chaosRun(t *testing.T, mode string, config string) (int, string, string, []workspace.EventRecord) {
+	t.Helper()
+	project, home := chaosProject(t, config)
+	return chaosExec(t, project, home, mode, "chaos: write two files")
 }
 
 func countRecords(recs []workspace.EventRecord, typ string, match func(workspace.EventRecord) bool) int {
@@ -281,5 +294,35 @@ func TestChaosStalledAgent(t *testing.T) {
 	}
 	if n := countRecords(recs, "agent_stalled", nil); n != 2 {
 		t.Fatalf("%d agent_stalled records, want 2 (one reminder, then escalation)", n)
+	}
+}
+
+// With state.json and every backup gone, --resume rebuilds the state from
+// events.jsonl (nothing redone: the plan is not planned again), and
+// --retry takes the run out of needs_human headless: with a worker that
+// now behaves, the task completes.
+func TestChaosResumeAfterStateLoss(t *testing.T) {
+	project, home := chaosProject(t, "max_retries = 1\n")
+	code, dir, out, _ := chaosExec(t, project, home, "bad-fix-marker", "chaos: write two files")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	before := readState(t, dir)
+	if err := os.Remove(filepath.Join(dir, "state.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "backups")); err != nil {
+		t.Fatal(err)
+	}
+	code, dir, out, recs := chaosExec(t, project, home, "behave", "--retry")
+	st := chaosComplete(t, code, dir, out)
+	if countRecords(recs, "state_rebuilt", nil) != 1 {
+		t.Fatalf("no state_rebuilt record:\n%s", out)
+	}
+	if st.Versions["plan"] != before.Versions["plan"] || st.RevisionCount != before.RevisionCount {
+		t.Fatalf("work redone: plan versions %d → %d, revisions %d → %d", before.Versions["plan"], st.Versions["plan"], before.RevisionCount, st.RevisionCount)
+	}
+	if n := countRecords(recs, "plan_submitted", nil); n != 1 {
+		t.Fatalf("%d plans submitted, want 1 (planning redone?)", n)
 	}
 }

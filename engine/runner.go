@@ -53,6 +53,10 @@ type Snapshot struct {
 	// Context is the shared context, newest entry first (nil without a
 	// RunnerConfig.Context).
 	Context []workspace.ContextItem
+	// Stepped is true once the runner has stepped an event: before that,
+	// State is the state it was started from (a resumed task's loaded
+	// state, which the first step may change, e.g. --retry).
+	Stepped bool
 }
 
 // RunnerConfig configures a Runner.
@@ -108,6 +112,7 @@ type Runner struct {
 	// heldArchives are archives of steps whose state could not be saved,
 	// done after the next successful save.
 	heldArchives []ArchiveTrigger
+	stepped      bool // an event was stepped (Snapshot.Stepped)
 	// inflight are the injections handed to the agent layer that have
 	// no InjectionResult yet; at shutdown each gets a cancelled one.
 	inflight map[injectionKey]bool
@@ -382,6 +387,7 @@ func (r *Runner) handle(it runnerItem) {
 
 	next, effects := r.cfg.Machine.Step(r.state, ev)
 	r.state = next
+	r.stepped = true
 	r.execute(effects, mustSave(ev))
 	r.publish()
 }
@@ -742,7 +748,8 @@ func (r *Runner) record(rec workspace.EventRecord) {
 func (r *Runner) publish() {
 	r.smu.Lock()
 	r.snap.State = r.state.Clone()
-	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context}
+	r.snap.Stepped = r.stepped
+	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context, Stepped: r.stepped}
 	r.smu.Unlock()
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)

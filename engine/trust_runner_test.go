@@ -105,3 +105,17 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 		t.Fatalf("worker_2 results %v", got)
 	}
 }
+
+// Snapshots before the first step show the loaded state and say so: a
+// resumed needs_human task about to be retried is not taken for finished.
+func TestSnapshotSaysWhenStepped(t *testing.T) {
+	h := rtStart(t, func(st State, ev Event) (State, []Effect) { return st, nil }, func(c *RunnerConfig) {
+		c.State = State{TaskID: "t1", State: workspace.PhaseNeedsHuman}
+	})
+	h.r.Log("state_rebuilt", "", nil)
+	if s := rtWaitSnap(t, h.snaps, func(Snapshot) bool { return true }); s.Stepped {
+		t.Fatalf("a record made the snapshot stepped")
+	}
+	h.r.Send(Resumed{})
+	rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.Stepped })
+}
