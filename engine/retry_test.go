@@ -44,6 +44,7 @@ type retryPath struct {
 	fail   func(sc *scenario, n int) []Effect
 	esc    string // escalation kind once the policy is spent
 	reason string // in the reason
+	agent  string // whose work is retried (default worker_1)
 }
 
 func retryPaths() []retryPath {
@@ -71,6 +72,30 @@ func retryPaths() []retryPath {
 				return sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
 			},
 			esc: "agent:worker_1", reason: "exited (code 1)",
+		},
+		{
+			name:  "unreadable verdict file",
+			setup: func(sc *scenario) { sc.toPlanReview() },
+			fail: func(sc *scenario, n int) []Effect {
+				return sc.do(TriggerCompleted{Path: "plan-approved.md", Problem: "plan-approved.md is a directory", Inode: uint64(n), ModTime: t0})
+			},
+			esc: "agent:reviewer", reason: "is a directory", agent: "reviewer",
+		},
+		{
+			name:  "hung agent",
+			setup: func(sc *scenario) { sc.toExecuting() },
+			fail: func(sc *scenario, n int) []Effect {
+				return sc.do(AgentHealth{Agent: "worker_1", Health: "hung"})
+			},
+			esc: "agent:worker_1", reason: "hung",
+		},
+		{
+			name:  "assignment timeout",
+			setup: func(sc *scenario) { sc.toExecuting() },
+			fail: func(sc *scenario, n int) []Effect {
+				return sc.do(TimerFired{ID: timeoutTimer("worker_1")})
+			},
+			esc: "agent:worker_1", reason: "timed out",
 		},
 		{
 			name:  "undelivered message",
@@ -120,10 +145,14 @@ func TestEveryRetryPathIsBounded(t *testing.T) {
 				cfg.MaxRetries = maxRetries
 				sc.m = Machine{Cfg: cfg}
 				p.setup(sc)
+				agent := p.agent
+				if agent == "" {
+					agent = "worker_1"
+				}
 				phase := sc.s.State
 				resent := 0
 				for n := 1; n <= maxRetries; n++ {
-					eff := settle(sc, p.fail(sc, n), "worker_1")
+					eff := settle(sc, p.fail(sc, n), agent)
 					sc.expect(phase)
 					if len(injectedTo(eff)) == 0 {
 						t.Fatalf("failure %d: work not sent again: %s", n, describe(eff))
