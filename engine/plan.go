@@ -115,6 +115,12 @@ func findJSONBlocks(md []byte) []jsonBlock {
 	return blocks
 }
 
+// maxDescription bounds one subtask description: the plan lives in
+// state.json and each description is copied into its worker's assignment,
+// so state.json (and each of its backups) stays small whatever the Lead
+// writes.
+const maxDescription = 16 << 10
+
 // maxPlanDepth bounds the nesting of the plan's json block (the format
 // needs 4 levels): the walker's memory grows with the square of the depth,
 // so deeper input is rejected by a linear scan before any decoding.
@@ -446,6 +452,10 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 		}
 		if strings.TrimSpace(st.Description) == "" {
 			pp.add(pp.lineOf(at+"/description"), "subtask %s has no description", name)
+		}
+		if len(st.Description) > maxDescription {
+			pp.add(pp.lineOf(at+"/description"), "subtask %s: the description is %d bytes (at most %d): put the details in the prose above the json block or in a file the subtask reads, and keep the description short",
+				name, len(st.Description), maxDescription)
 		}
 		switch _, ok := cpIndex[st.Checkpoint]; {
 		case st.Checkpoint == 0:

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -92,6 +94,8 @@ func TestPlanInputBounded(t *testing.T) {
 		{"nested 100k", deep(100_000), "nests deeper than 16 levels"},
 		{"nested objects", planMD(`{"summary": ` + strings.Repeat(`{"a":`, 50_000) + `1` + strings.Repeat("}", 50_000) + `}`), "nests deeper than 16 levels"},
 		{"brackets inside strings do not count", planMD(`{"summary": "` + strings.Repeat("[", 1000) + `", "checkpoints": [], "subtasks": []}`), "no checkpoints"},
+		{"description too large", planMD(`{"summary": "s", "checkpoints": [{"id": 1, "name": "c"}], "subtasks": [{"id": "st_1", "description": "` +
+			strings.Repeat("d", 20<<10) + `", "checkpoint": 1, "dependencies": [], "files": ["CREATE a.go"]}]}`), "the description is 20480 bytes (at most 16384)"},
 		{"too large", append(planMD(`{"summary": "x", "checkpoints": [], "subtasks": []}`), strings.Repeat("x", MaxTriggerBytes)...), "plan.md is too large"},
 	}
 	for _, c := range cases {
@@ -185,5 +189,34 @@ func TestInjectionCancelledIsNotAFailure(t *testing.T) {
 	eff := sc.do(InjectionResult{Agent: "worker_1", Seq: sc.s.Agents["worker_1"].LastSeq, Cancelled: true, Detail: "cancelled"})
 	if !hasEvent(eff, "injection_cancelled") || len(effectsOf[ScheduleTimer](eff)) != 0 || sc.s.Agents["worker_1"].Failures != 0 {
 		t.Fatalf("%s", describe(eff))
+	}
+}
+
+// TestStateStaysSmall: state.json holds the plan and references to what
+// agents write, so a plan at every limit keeps it small (a 20 MB
+// description once made a 61 MB state.json and 261 MB of backups).
+func TestStateStaysSmall(t *testing.T) {
+	var subs []string
+	for i := 0; ; i++ {
+		sub := fmt.Sprintf(`{"id": "st_%d", "description": "%s", "checkpoint": 1, "dependencies": [], "files": ["CREATE f%d.go"]}`,
+			i, strings.Repeat("d", maxDescription), i)
+		if len(strings.Join(append(subs, sub), ",")) > MaxTriggerBytes-1000 {
+			break
+		}
+		subs = append(subs, sub)
+	}
+	plan := planMD(`{"summary": "s", "checkpoints": [{"id": 1, "name": "c"}], "subtasks": [` + strings.Join(subs, ",") + `]}`)
+	sc := newScenario(t)
+	sc.submit(4)
+	sc.do(TriggerCompleted{Path: "plan.md", Content: plan})
+	sc.expect(workspace.PhasePlanReview)
+	sc.trig("plan-approved.md", "ok")
+	sc.expect(workspace.PhaseExecuting)
+	b, err := json.Marshal(sc.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 2*MaxTriggerBytes {
+		t.Fatalf("state.json would be %d bytes for a %d-byte plan", len(b), len(plan))
 	}
 }
