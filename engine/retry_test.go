@@ -301,6 +301,10 @@ func TestDoneMarkerOnlyForOutstandingWork(t *testing.T) {
 	if sc.s.Subtasks["st_3"].Status != workspace.SubtaskPending || !hasEvent(eff, "subtask_done_ignored") {
 		t.Fatalf("st_3 %+v: %s", sc.s.Subtasks["st_3"], describe(eff))
 	}
+	// Moved aside, so it cannot count once st_3 is assigned either.
+	if a := effectsOf[ArchiveTrigger](eff); len(a) != 1 || a[0] != (ArchiveTrigger{From: "outputs/st_3.done", To: "reviews/ignored_v1-outputs_st_3.done"}) {
+		t.Fatalf("archive %v", a)
+	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	sc.trig("checkpoint-approved.md", "ok")

@@ -1251,9 +1251,14 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		// A marker only counts for an assignment that is outstanding: one
 		// written before its subtask was assigned (a later checkpoint's,
 		// say) must not mark it done, or the work would never be done.
+		// It is moved aside so it cannot count later either (after a
+		// restart's rescan, once the subtask is assigned).
+		to := fmt.Sprintf("%s/ignored_v%d-%s_%s.done", workspace.ReviewsDir, st.version("ignored"), workspace.OutputsDir, e.Subtask)
+		st.do(ArchiveTrigger{From: workspace.OutputsDir + "/" + e.Subtask + ".done", To: to})
 		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask,
-			"reason":  fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
-			"problem": clip(e.Problem, maxProblem)})
+			"reason":   fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
+			"problem":  clip(e.Problem, maxProblem),
+			"archived": to})
 		return
 	}
 	if !e.OK {
