@@ -116,6 +116,7 @@ type Runner struct {
 	// inflight are the injections handed to the agent layer that have
 	// no InjectionResult yet; at shutdown each gets a cancelled one.
 	inflight map[injectionKey]bool
+	ended    map[injectionKey]bool // cancelled by cancelInflight
 	state    State
 	timers   map[string]runnerTimer
 	gen      uint64
@@ -161,6 +162,7 @@ func NewRunner(cfg RunnerConfig) *Runner {
 		state:    cfg.State.Clone(),
 		timers:   map[string]runnerTimer{},
 		inflight: map[injectionKey]bool{},
+		ended:    map[injectionKey]bool{},
 	}
 	r.snap = Snapshot{State: r.state.Clone(), Events: tailRecords(cfg.History, SnapshotEvents)}
 	r.logw = newRunnerLog(cfg.Log, func(err error) {
@@ -267,7 +269,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			t.t.Stop()
 			delete(r.timers, id)
 		}
-		r.cancelInflight()
+		r.cancelInflight("cancelled: hivemind stopped before the agent layer confirmed it")
 		r.saveState()
 		r.logw.close()
 		r.closeBarriers()
@@ -371,7 +373,11 @@ func (r *Runner) handle(it runnerItem) {
 		ev = r.gitCommit(d)
 	}
 	if ir, ok := ev.(InjectionResult); ok {
-		delete(r.inflight, injectionKey{ir.Agent, ir.Seq})
+		k := injectionKey{ir.Agent, ir.Seq}
+		if r.ended[k] {
+			return // its result is recorded already: cancelled when the task ended
+		}
+		delete(r.inflight, k)
 	}
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
@@ -385,10 +391,17 @@ func (r *Runner) handle(it runnerItem) {
 		r.watcher.FlushRole(r.roleOf(h.Agent))
 	}
 
+	wasOver := r.state.State.Terminal()
 	next, effects := r.cfg.Machine.Step(r.state, ev)
 	r.state = next
 	r.stepped = true
 	r.execute(effects, mustSave(ev))
+	if !wasOver && next.State.Terminal() {
+		// The task ended (complete, cancelled, error, needs_human):
+		// messages still on their way are moot, and their results are
+		// recorded now, with the end, not whenever the agent layer says.
+		r.cancelInflight("cancelled: the task reached " + string(next.State))
+	}
 	r.publish()
 }
 
@@ -421,9 +434,10 @@ func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
 }
 
 // cancelInflight ends every injection still without a result when the
-// runner stops (task over, program quitting): each gets a recorded
-// InjectionResult, Cancelled, stepped like any input so a replay agrees.
-func (r *Runner) cancelInflight() {
+// task ends or the runner stops: each gets a recorded InjectionResult,
+// Cancelled, stepped like any input so a replay agrees; a result the
+// agent layer reports later for it is dropped (one result each).
+func (r *Runner) cancelInflight(detail string) {
 	keys := make([]injectionKey, 0, len(r.inflight))
 	for k := range r.inflight {
 		keys = append(keys, k)
@@ -435,8 +449,8 @@ func (r *Runner) cancelInflight() {
 		return a.seq - b.seq
 	})
 	for _, k := range keys {
-		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true,
-			Detail: "cancelled: hivemind stopped before the agent layer confirmed it", At: r.cfg.Clock()}})
+		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true, Detail: detail, At: r.cfg.Clock()}})
+		r.ended[k] = true
 	}
 }
 

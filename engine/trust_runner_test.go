@@ -119,3 +119,43 @@ func TestSnapshotSaysWhenStepped(t *testing.T) {
 	h.r.Send(Resumed{})
 	rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.Stepped })
 }
+
+// When the task ends, injections still in flight are recorded as
+// cancelled at once (the run is over), and a result the agent layer
+// reports for them afterwards is dropped: exactly one result each.
+func TestInjectionsEndWithTheTask(t *testing.T) {
+	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
+		k, ok := ev.(KeyPressed)
+		if !ok {
+			return st, nil
+		}
+		switch k.Action {
+		case KeyPause:
+			return st, []Effect{Inject{Agent: "worker_1", Seq: 5, Text: "[HIVEMIND] x — read /a.json"}}
+		case KeyCancel:
+			st.State = workspace.PhaseComplete
+			return st, []Effect{WriteState{State: st}}
+		}
+		return st, nil
+	}, nil)
+	h.r.Pause()
+	h.r.Cancel()
+	<-h.r.Barrier()
+	results := func() (n int, cancelled bool) {
+		for _, rec := range h.log.Records() {
+			if rec.Type == InputPrefix+"injection_result" && rec.Agent == "worker_1" {
+				n++
+				cancelled, _ = rec.Details["cancelled"].(bool)
+			}
+		}
+		return
+	}
+	if n, c := results(); n != 1 || !c {
+		t.Fatalf("%d results (cancelled %v) when the task ended, want 1 cancelled", n, c)
+	}
+	h.r.Send(InjectionResult{Agent: "worker_1", Seq: 5, Delivered: true})
+	<-h.r.Barrier()
+	if n, _ := results(); n != 1 {
+		t.Fatalf("%d results after a late delivery, want 1", n)
+	}
+}
