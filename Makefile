@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test lint bench fuzz demo build
+.PHONY: test lint bench fuzz demo build chaos
 
 build:
 	$(GO) build -o hivemind . && $(GO) build -o hivemind-hook ./cmd/hivemind-hook
@@ -37,3 +37,10 @@ bench:
 
 demo:
 	$(GO) run . demo
+
+# Fault-injection suite: hostile scripted agents (the e2e test binary run
+# as a custom agent) end to end through the built binary, headless; each
+# case asserts a bounded, clear outcome and that nothing is lost
+# (e2e/chaos_test.go). CI runs the short form, in seconds: make chaos SHORT=1
+chaos:
+	$(GO) test -race -count=1 $(if $(SHORT),-short) -run '^TestChaos' ./e2e/

@@ -217,25 +217,20 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		notes = append(notes, workspace.EventRecord{Type: "temp_files_removed",
 			Details: map[string]any{"count": res.RemovedTemps}})
 	}
-	if a.resumed {
-		if res.Fresh {
-			// A task that crashed before its first state write: start it
-			// over from task.json rather than resuming nothing.
-			t, err := a.td.Task()
-			if err != nil {
-				return nil, err
-			}
-			a.first, a.resumed = engine.TaskSubmitted{Task: t, TaskDir: a.td.Dir()}, false
-		} else {
-			st = loaded
-		}
-	}
 	if a.log, err = workspace.OpenEventLog(a.td); err != nil {
 		return nil, err
 	}
 	var gitNotes []workspace.EventRecord
 	a.git, gitNotes = a.setupGit(history)
 	notes = append(notes, gitNotes...)
+	if a.resumed {
+		var rebuilt []workspace.EventRecord
+		if st, a.first, rebuilt, err = a.recoverState(loaded, res.Fresh, history); err != nil {
+			return nil, err
+		}
+		a.resumed = st.TaskID != ""
+		notes = append(notes, rebuilt...)
+	}
 
 	self, err := os.Executable()
 	if err != nil {
@@ -312,7 +307,7 @@ func simArgsFromEnv() []string {
 // snapshot is the runner's OnSnapshot.
 func (a *app) snapshot(s engine.Snapshot) {
 	s = a.git.decorate(s)
-	if s.State.State.Terminal() {
+	if s.State.State.Terminal() && s.Stepped {
 		a.terminalOnce.Do(func() {
 			a.finalMu.Lock()
 			a.final = s.State.State

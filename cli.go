@@ -34,6 +34,7 @@ type options struct {
 	agentSet    bool
 	config      string
 	resume      bool
+	retry       bool // with --resume: retry what stopped the task (needs_human, error)
 	headless    bool
 	json        bool
 	follow      bool
@@ -89,6 +90,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
 	fs.StringVar(&o.config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.resume, "resume", false, "resume the unfinished task of this workspace")
+	fs.BoolVar(&o.retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout (exit 0 complete, 1 error or cancelled, 3 needs_human)")
 	fs.BoolVar(&o.json, "json", false, "JSON output (headless lines, status, events, tasks, context)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
@@ -154,6 +156,9 @@ func parseFlags(args []string) (options, error) {
 			o.agentSet = true
 		}
 	})
+	if o.retry {
+		o.resume = true
+	}
 	if o.workersSet && (o.workers < minWorkers || o.workers > maxWorkers) {
 		return o, fmt.Errorf("--workers must be between %d and %d, got %d", minWorkers, maxWorkers, o.workers)
 	}

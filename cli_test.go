@@ -43,6 +43,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "unknown flag near a known one", args: []string{"-worker", "3"}, wantErr: "unknown flag --worker (did you mean --workers?)"},
 		{name: "bad value", args: []string{"--workers", "x"}, wantErr: `invalid value "x" for flag --workers`},
 		{name: "missing value", args: []string{"--project"}, wantErr: "flag needs an argument: --project"},
+		{name: "retry resumes", args: []string{"--retry", "--headless"},
+			want: options{workers: 2, resume: true, retry: true, headless: true, dashAt: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseFlags(tc.args)

@@ -6,28 +6,17 @@ import (
 )
 
 // newMachine builds the engine's state machine from the effective config.
+// internal/config owns every default and range check; each value is passed
+// as it is (max_retries = 0 means no retries).
 func newMachine(cfg config.Config) engine.Machine {
-	c := engine.DefaultConfig()
-	if cfg.Workers > 0 {
-		c.Workers = cfg.Workers
-	}
-	if q := cfg.QuietPeriod(); q > 0 {
-		c.QuietPeriod = q
-	}
-	if cfg.MaxRevisionCycles > 0 {
-		c.MaxRevisionCycles = cfg.MaxRevisionCycles
-	}
-	if cfg.MaxRetries > 0 {
-		c.MaxRetries = cfg.MaxRetries
-	}
-	if b := cfg.Backoff(); len(b) > 0 {
-		c.Backoff = b
-	}
-	if h := cfg.HangTimeout(); h > 0 {
-		c.HangTimeout = h
-	}
-	if t := cfg.AgentTimeout(); t > 0 {
-		c.AgentTimeout = t
-	}
-	return engine.Machine{Cfg: c}
+	return engine.Machine{Cfg: engine.Config{
+		Workers:           cfg.Workers,
+		QuietPeriod:       cfg.QuietPeriod(),
+		MaxRevisionCycles: cfg.MaxRevisionCycles,
+		MaxRetries:        cfg.MaxRetries,
+		Backoff:           cfg.Backoff(),
+		HangTimeout:       cfg.HangTimeout(),
+		AgentTimeout:      cfg.AgentTimeout(),
+		StallTimeout:      cfg.StallTimeout(),
+	}}
 }

@@ -25,6 +25,10 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(chaosModeEnv); mode != "" && os.Getenv("HIVEMIND_AGENT_ID") != "" {
+		// Run by hivemind as a custom agent (chaos_test.go).
+		os.Exit(chaosAgent(mode))
+	}
 	dir, err := os.MkdirTemp("", "hivemind-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

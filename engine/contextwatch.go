@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path"
@@ -136,12 +135,14 @@ func (w *contextWatcher) scan(turnEnded bool, agent string) time.Time {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		content, err := os.ReadFile(full)
+		// Bounded like every file an agent writes: a huge one is read no
+		// further than the limit (the entry parser rejects it as too big).
+		content, err := readBounded(full)
 		if err != nil {
 			continue
 		}
 		seen[name] = true
-		sig := watchSig{size: int64(len(content)), mtime: fi.ModTime(), sum: sha256.Sum256(content)}
+		sig := sigOf(fi, content)
 		f := w.files[name]
 		if f == nil {
 			f = &inboxFile{sig: sig, since: now}

@@ -241,27 +241,24 @@ func (st *stepper) mergeFixAssignment(c MergeConflict, id string) {
 // again with the problem, past max_retries the run needs a human.
 func (st *stepper) mergeFixRejected(e SubtaskDone, f workspace.SubtaskState) {
 	s := st.s
+	problem := clip(e.Problem, maxProblem)
 	f.Attempts++
 	s.Fixes[e.Subtask] = f
-	st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": e.Problem, "attempts": f.Attempts})
-	if f.Attempts > st.cfg.MaxRetries {
-		st.needsHuman("merge_conflicts", fmt.Sprintf("%s's conflict resolution %s was refused %d times (max_retries=%d); last problem: %s",
-			f.Worker, e.Subtask, f.Attempts, st.cfg.MaxRetries, e.Problem))
-		return
-	}
-	if s.State != workspace.PhaseCheckpointFix {
+	st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+	p := st.cfg.resendPolicy()
+	reason := fmt.Sprintf("%s's conflict resolution %s was refused; last problem: %s", f.Worker, e.Subtask, problem)
+	if _, ok := p.Retry(f.Attempts); ok && s.State != workspace.PhaseCheckpointFix {
 		return
 	}
 	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
-		what, rest, _ := strings.Cut(a.Instruction, "\n")
-		a.Instruction = what + "\n\nYour last completion was refused: " + e.Problem +
-			". Remove every remaining conflict marker, then write the output and the done marker again.\n" + rest
+		a.Rejected = "Your last completion was refused: " + problem +
+			". Remove every remaining conflict marker, then write the output and the done marker again."
 		s.Assignments[f.Worker] = a
 		ag := s.Agents[f.Worker]
 		ag.Pending = true
 		s.Agents[f.Worker] = ag
 	}
-	st.resend(f.Worker)
+	st.retryWork(p, f.Worker, "merge_conflicts", reason, f.Attempts)
 }
 
 // mergeReview adds the last clean merge of the current checkpoint to the

@@ -345,9 +345,12 @@ func TestGitMergeFixRejected(t *testing.T) {
 	for i := 1; i <= gitMachine.Cfg.MaxRetries; i++ {
 		eff := sc.do(SubtaskDone{Subtask: id, Agent: "worker_2", Problem: "conflict markers left in b.go"})
 		sc.expect(workspace.PhaseCheckpointFix)
+		if i > 1 { // re-sends after the first are backed off (RetryPolicy)
+			eff = sc.do(TimerFired{ID: resendTimer("worker_2")})
+		}
 		a := assignmentFor(t, eff, "worker_2")
-		if !strings.Contains(a.Instruction, "refused: conflict markers left in b.go") || !strings.HasSuffix(a.DoneMarker, id+".done") {
-			t.Fatalf("resent fix %d: %s", i, a.Instruction)
+		if !strings.Contains(a.Rejected, "refused: conflict markers left in b.go") || !strings.HasSuffix(a.DoneMarker, id+".done") {
+			t.Fatalf("resent fix %d: %+v", i, a)
 		}
 		if sc.s.Fixes[id].Attempts != i {
 			t.Fatalf("attempts %d, want %d", sc.s.Fixes[id].Attempts, i)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -39,6 +40,11 @@ type message struct {
 	writes   []string // relative to the task dir, or absolute
 	done     string   // relative to the task dir, or ""
 	readOnly bool
+	// rejected says why the agent's previous completion was rejected.
+	rejected string
+	// hold: record the assignment as the agent's current work but do not
+	// send it (a re-send follows, now or after a backoff: retryWork).
+	hold bool
 }
 
 // protocol is appended to every writing assignment.
@@ -89,6 +95,7 @@ func (st *stepper) send(m message) {
 		Writes:      []string{},
 		DoneMarker:  st.abs(m.done),
 		ReadOnly:    m.readOnly,
+		Rejected:    m.rejected,
 	}
 	if m.body != "" {
 		a.Instruction += "\n\n" + m.body
@@ -135,6 +142,9 @@ func (st *stepper) send(m message) {
 		s.Assignments[m.agent] = a
 	}
 	s.Agents[m.agent] = ag
+	if m.hold && !m.readOnly {
+		return
+	}
 	st.deliver(a, m.what)
 }
 
@@ -214,12 +224,19 @@ func (st *stepper) leadPlan() {
 // leadPlanInvalid tells the Lead every problem of its plan.md.
 func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Your plan.md was not accepted (it was moved to %s and not sent for review). Fix every problem below and write plan.md again.\n", archived)
+	if archived != "" {
+		fmt.Fprintf(&b, "Your plan.md was not accepted (it was moved to %s and not sent for review). Fix every problem below and write plan.md again.\n", archived)
+	} else {
+		b.WriteString("Your plan.md was not accepted and not sent for review. Fix every problem below and write plan.md again.\n")
+	}
 	for _, p := range probs {
 		b.WriteString("- " + p.String() + "\n")
 	}
 	b.WriteString(planFormat)
-	reads := append(taskReads(), archived)
+	reads := taskReads()
+	if archived != "" {
+		reads = append(reads, archived)
+	}
 	reads = append(reads, st.planFeedback()...)
 	reads = append(reads, st.frictionContext()...)
 	what := fmt.Sprintf("plan.md has %d problem(s); fix them and write plan.md again", len(probs))
@@ -258,7 +275,8 @@ func (st *stepper) reviewerPlan() {
 }
 
 // workerSubtask asks a worker to do one subtask.
-func (st *stepper) workerSubtask(worker string, sub workspace.Subtask, problem string) {
+// With a problem (a rejected completion) it is held for retryWork to send.
+func (st *stepper) workerSubtask(worker string, sub workspace.Subtask, problem string, hold bool) {
 	out := path.Join(workspace.OutputsDir, sub.ID+".md")
 	done := path.Join(workspace.OutputsDir, sub.ID+".done")
 	reads := append(taskReads(), st.s.PlanFile)
@@ -283,7 +301,7 @@ func (st *stepper) workerSubtask(worker string, sub workspace.Subtask, problem s
 		"containing {\"agent_id\": %q, \"output_file\": %q, \"completed_at\": \"<RFC 3339 time>\"}.", out, done, worker, out)
 	c := sub
 	st.send(message{agent: worker, what: "Do subtask " + sub.ID + ": " + firstLine(sub.Description), body: b.String(),
-		subtask: &c, reads: reads, writes: writes, done: done})
+		subtask: &c, reads: reads, writes: writes, done: done, rejected: problem, hold: hold})
 }
 
 // reviewerCheckpoint asks the Reviewer to review the current checkpoint.
@@ -370,6 +388,22 @@ func (st *stepper) checkpointName(cp int) string {
 		}
 	}
 	return "?"
+}
+
+// maxProblem bounds a rejection reason copied into events, state and
+// assignments (it may quote what an agent wrote).
+const maxProblem = 1000
+
+// clip returns s cut to at most n bytes (on a rune boundary), marked with
+// "…" when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func firstLine(s string) string {

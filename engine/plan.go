@@ -115,8 +115,23 @@ func findJSONBlocks(md []byte) []jsonBlock {
 	return blocks
 }
 
+// maxDescription bounds one subtask description: the plan lives in
+// state.json and each description is copied into its worker's assignment,
+// so state.json (and each of its backups) stays small whatever the Lead
+// writes.
+const maxDescription = 16 << 10
+
+// maxPlanDepth bounds the nesting of the plan's json block (the format
+// needs 4 levels): the walker's memory grows with the square of the depth,
+// so deeper input is rejected by a linear scan before any decoding.
+const maxPlanDepth = 16
+
 func (pp *planParser) parse(md []byte, project string) workspace.Plan {
 	var plan workspace.Plan
+	if len(md) > MaxTriggerBytes {
+		pp.add(0, "plan.md is too large (%d bytes; at most %d): keep the plan short and put long material in other files it refers to", len(md), MaxTriggerBytes)
+		return plan
+	}
 	blocks := findJSONBlocks(md)
 	if len(blocks) == 0 {
 		pp.add(0, "no fenced ```json block found: plan.md must carry exactly one ```json block with {\"summary\", \"checkpoints\", \"subtasks\"}")
@@ -138,6 +153,10 @@ func (pp *planParser) parse(md []byte, project string) workspace.Plan {
 	pp.fenceLine = b.fence
 	if len(bytes.TrimSpace(pp.block)) == 0 {
 		pp.add(b.fence, "the ```json block is empty")
+		return plan
+	}
+	if off, depth := jsonDepth(pp.block, maxPlanDepth); depth > maxPlanDepth {
+		pp.add(pp.lineAt(off), "the json block nests deeper than %d levels here: the plan needs 4 ({\"subtasks\": [{\"files\": [\"…\"]}]})", maxPlanDepth)
 		return plan
 	}
 	if !pp.walk() {
@@ -261,6 +280,35 @@ func (pp *planParser) walk() bool {
 		return false
 	}
 	return true
+}
+
+// jsonDepth scans b once and returns the offset where the nesting of
+// arrays and objects (outside strings) first exceeds limit and that depth,
+// or the deepest nesting seen when it never does.
+func jsonDepth(b []byte, limit int) (off, depth int) {
+	deepest, inStr, esc := 0, false, false
+	for i, c := range b {
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case inStr && c == '"':
+			inStr = false
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > limit {
+				return i, depth
+			}
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return len(b), deepest
 }
 
 type walker struct {
@@ -404,6 +452,10 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 		}
 		if strings.TrimSpace(st.Description) == "" {
 			pp.add(pp.lineOf(at+"/description"), "subtask %s has no description", name)
+		}
+		if len(st.Description) > maxDescription {
+			pp.add(pp.lineOf(at+"/description"), "subtask %s: the description is %d bytes (at most %d): put the details in the prose above the json block or in a file the subtask reads, and keep the description short",
+				name, len(st.Description), maxDescription)
 		}
 		switch _, ok := cpIndex[st.Checkpoint]; {
 		case st.Checkpoint == 0:

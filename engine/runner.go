@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +53,10 @@ type Snapshot struct {
 	// Context is the shared context, newest entry first (nil without a
 	// RunnerConfig.Context).
 	Context []workspace.ContextItem
+	// Stepped is true once the runner has stepped an event: before that,
+	// State is the state it was started from (a resumed task's loaded
+	// state, which the first step may change, e.g. --retry).
+	Stepped bool
 }
 
 // RunnerConfig configures a Runner.
@@ -101,15 +107,23 @@ type Runner struct {
 	logw *runnerLog // events.jsonl writer
 
 	// Owned by the Run goroutine.
-	dirty   bool  // toSave has not been written yet
-	toSave  State // the state of the last WriteState
-	state   State
-	timers  map[string]runnerTimer
-	gen     uint64
-	watcher *Watcher
-	cw      *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx  context.Context // Run's context, for merges
-	bg      sync.WaitGroup  // merge goroutines
+	dirty  bool  // toSave has not been written yet
+	toSave State // the state of the last WriteState
+	// heldArchives are archives of steps whose state could not be saved,
+	// done after the next successful save.
+	heldArchives []ArchiveTrigger
+	stepped      bool // an event was stepped (Snapshot.Stepped)
+	// inflight are the injections handed to the agent layer that have
+	// no InjectionResult yet; at shutdown each gets a cancelled one.
+	inflight map[injectionKey]bool
+	ended    map[injectionKey]bool // cancelled by cancelInflight
+	state    State
+	timers   map[string]runnerTimer
+	gen      uint64
+	watcher  *Watcher
+	cw       *contextWatcher // shared-context inbox (contextwatch.go)
+	runCtx   context.Context // Run's context, for merges
+	bg       sync.WaitGroup  // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -127,6 +141,11 @@ type runnerItem struct {
 	republish bool
 }
 
+type injectionKey struct {
+	agent string
+	seq   int
+}
+
 type runnerTimer struct {
 	t   *time.Timer
 	gen uint64
@@ -138,10 +157,12 @@ func NewRunner(cfg RunnerConfig) *Runner {
 		cfg.Clock = time.Now
 	}
 	r := &Runner{
-		cfg:    cfg,
-		wakeup: make(chan struct{}, 1),
-		state:  cfg.State.Clone(),
-		timers: map[string]runnerTimer{},
+		cfg:      cfg,
+		wakeup:   make(chan struct{}, 1),
+		state:    cfg.State.Clone(),
+		timers:   map[string]runnerTimer{},
+		inflight: map[injectionKey]bool{},
+		ended:    map[injectionKey]bool{},
 	}
 	r.snap = Snapshot{State: r.state.Clone(), Events: tailRecords(cfg.History, SnapshotEvents)}
 	r.logw = newRunnerLog(cfg.Log, func(err error) {
@@ -248,6 +269,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			t.t.Stop()
 			delete(r.timers, id)
 		}
+		r.cancelInflight("cancelled: hivemind stopped before the agent layer confirmed it")
 		r.saveState()
 		r.logw.close()
 		r.closeBarriers()
@@ -333,14 +355,29 @@ func (r *Runner) handle(it runnerItem) {
 		// taken by the Resumed step itself, before it re-sends unfinished
 		// work: an agent whose answer is on disk is not asked again.
 		if found := r.watcher.ScanComplete(r.runCtx); len(found) > 0 {
+			for i, e := range found {
+				if tc, ok := e.(TriggerCompleted); ok {
+					found[i] = vetPlanPaths(tc, r.state.Project)
+				}
+			}
 			res.OnDisk = r.commitAll(append(res.OnDisk, found...))
 			ev = res
 		}
+	}
+	if tc, ok := ev.(TriggerCompleted); ok {
+		ev = vetPlanPaths(tc, r.state.Project)
 	}
 	if d, ok := ev.(SubtaskDone); ok && r.cfg.Git != nil {
 		// Commit first and record what Step sees (a refused commit
 		// turns the event into a rejection), so a replay matches.
 		ev = r.gitCommit(d)
+	}
+	if ir, ok := ev.(InjectionResult); ok {
+		k := injectionKey{ir.Agent, ir.Seq}
+		if r.ended[k] {
+			return // its result is recorded already: cancelled when the task ended
+		}
+		delete(r.inflight, k)
 	}
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
@@ -354,10 +391,67 @@ func (r *Runner) handle(it runnerItem) {
 		r.watcher.FlushRole(r.roleOf(h.Agent))
 	}
 
+	wasOver := r.state.State.Terminal()
 	next, effects := r.cfg.Machine.Step(r.state, ev)
 	r.state = next
+	r.stepped = true
 	r.execute(effects, mustSave(ev))
+	if !wasOver && next.State.Terminal() {
+		// The task ended (complete, cancelled, error, needs_human):
+		// messages still on their way are moot, and their results are
+		// recorded now, with the end, not whenever the agent layer says.
+		r.cancelInflight("cancelled: the task reached " + string(next.State))
+	}
 	r.publish()
+}
+
+// vetPlanPaths checks, on disk, what the pure plan parser cannot: that no
+// file a plan.md names leads outside the project through a symlink inside
+// it. Such a plan comes back with a Problem (recorded with the event, so a
+// replay sees the same), and the Lead is told.
+func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
+	if tc.Path != trigPlan || tc.Problem != "" || project == "" {
+		return tc
+	}
+	plan, probs := ParsePlan(tc.Content, project)
+	if len(probs) > 0 {
+		return tc // the engine reports these
+	}
+	var bad []string
+	for _, sub := range plan.Subtasks {
+		for _, f := range sub.Files {
+			_, p, _ := strings.Cut(strings.TrimSpace(f), " ")
+			p = strings.TrimSpace(p)
+			if err := workspace.CheckInside(project, filepath.FromSlash(p)); err != nil {
+				bad = append(bad, fmt.Sprintf("subtask %s: %q leads outside the project through a symbolic link; name a path inside the project", sub.ID, p))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		tc.Problem = "plan.md: " + strings.Join(bad, "; ")
+	}
+	return tc
+}
+
+// cancelInflight ends every injection still without a result when the
+// task ends or the runner stops: each gets a recorded InjectionResult,
+// Cancelled, stepped like any input so a replay agrees; a result the
+// agent layer reports later for it is dropped (one result each).
+func (r *Runner) cancelInflight(detail string) {
+	keys := make([]injectionKey, 0, len(r.inflight))
+	for k := range r.inflight {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b injectionKey) int {
+		if c := strings.Compare(a.agent, b.agent); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	for _, k := range keys {
+		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true, Detail: detail, At: r.cfg.Clock()}})
+		r.ended[k] = true
+	}
 }
 
 // commitAll is gitCommit for the done markers among evs.
@@ -428,7 +522,27 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 		defer r.logw.hold(false)
 	}
 	if external || persist {
-		r.saveState()
+		if err := r.saveState(); err != nil && external {
+			// Write-ahead: nothing is assigned, typed, archived or started
+			// that state.json does not record. Archives are kept for the
+			// next successful save (the state already counts the trigger
+			// consumed); the rest is re-sent by the retry.
+			for _, e := range records {
+				r.apply(e)
+			}
+			for _, e := range files {
+				if a, ok := e.(ArchiveTrigger); ok {
+					r.heldArchives = append(r.heldArchives, a)
+				}
+			}
+			for _, e := range rest {
+				switch e.(type) {
+				case StopAgent, ScheduleTimer, CancelTimer, NotifyUser:
+					r.apply(e)
+				}
+			}
+			return
+		}
 	}
 	for _, e := range records {
 		r.apply(e)
@@ -445,17 +559,31 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 	}
 }
 
-// saveState writes the pending state, if any.
-func (r *Runner) saveState() {
+// saveState writes the pending state, if any. A failure is reported to
+// the engine (StateNotSaved), which stops new work until a retry; after
+// the next successful save, archives held back meanwhile are done.
+func (r *Runner) saveState() error {
 	if !r.dirty {
-		return
+		return nil
 	}
 	r.dirty = false
-	if r.cfg.Store != nil {
-		if err := r.cfg.Store.Save(r.toSave); err != nil {
-			r.fail("write_state", "", err)
-		}
+	if r.cfg.Store == nil {
+		return nil
 	}
+	if err := r.cfg.Store.Save(r.toSave); err != nil {
+		r.fail("write_state", "", err)
+		r.Send(StateNotSaved{Error: err.Error(), At: r.cfg.Clock()})
+		return err
+	}
+	if held := r.heldArchives; len(held) > 0 {
+		r.heldArchives = nil
+		files := make([]Effect, len(held))
+		for i, a := range held {
+			files[i] = a
+		}
+		r.writeFiles(files)
+	}
+	return nil
 }
 
 // writeFiles archives triggers and writes assignments, concurrently across
@@ -529,7 +657,7 @@ func (r *Runner) apply(e Effect) {
 	switch e := e.(type) {
 	case WriteState:
 		r.toSave, r.dirty = e.State, true
-		r.saveState()
+		_ = r.saveState() // a failure is reported to the engine
 	case AppendEvent:
 		r.record(workspace.EventRecord{
 			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
@@ -544,7 +672,9 @@ func (r *Runner) apply(e Effect) {
 		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
 			r.fail("inject", e.Agent, err)
 			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), At: r.cfg.Clock()})
+			return
 		}
+		r.inflight[injectionKey{e.Agent, e.Seq}] = true
 	case SpawnAgent:
 		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {
 			r.spawnFailed(e.Agent, err)
@@ -632,7 +762,8 @@ func (r *Runner) record(rec workspace.EventRecord) {
 func (r *Runner) publish() {
 	r.smu.Lock()
 	r.snap.State = r.state.Clone()
-	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context}
+	r.snap.Stepped = r.stepped
+	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context, Stepped: r.stepped}
 	r.smu.Unlock()
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)
@@ -713,6 +844,11 @@ func stampEvent(ev Event, now time.Time) Event {
 			e.At = now
 		}
 		return e
+	case StateNotSaved:
+		if e.At.IsZero() {
+			e.At = now
+		}
+		return e
 	case ContextSubmitted:
 		if e.At.IsZero() {
 			e.At = now
@@ -737,6 +873,7 @@ type eventWire struct {
 	Task      *workspace.Task `json:"task,omitempty"`
 	TaskDir   string          `json:"task_dir,omitempty"`
 	ModTime   *time.Time      `json:"mod_time,omitempty"`
+	Inode     uint64          `json:"inode,omitempty"`
 	Project   string          `json:"project,omitempty"`
 	Path      string          `json:"path,omitempty"`
 	Content   *string         `json:"content,omitempty"`
@@ -749,6 +886,7 @@ type eventWire struct {
 	Detail    string          `json:"detail,omitempty"`
 	Seq       *int            `json:"seq,omitempty"`
 	Delivered *bool           `json:"delivered,omitempty"`
+	Cancelled bool            `json:"cancelled,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Action    string          `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
@@ -795,8 +933,11 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	case Resumed:
 		name, at = "resumed", e.At
 		w.OnDisk, _ = marshalEvents(e.OnDisk)
+		if e.Retry {
+			w.Action = KeyRetry
+		}
 	case TriggerCompleted:
-		name, at, agent = "trigger_completed", e.At, e.Agent
+		name, at, agent, w.Inode, w.Problem = "trigger_completed", e.At, e.Agent, e.Inode, e.Problem
 		w.setFile(e.Path, e.Content, e.ModTime)
 	case SubtaskDone:
 		name, at, agent, w.Subtask, w.Problem = "subtask_done", e.At, e.Agent, e.Subtask, e.Problem
@@ -809,13 +950,15 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 			w.ExitCode = &c
 		}
 	case InjectionResult:
-		name, at, agent, w.Detail = "injection_result", e.At, e.Agent, e.Detail
+		name, at, agent, w.Detail, w.Cancelled = "injection_result", e.At, e.Agent, e.Detail, e.Cancelled
 		seq, d := e.Seq, e.Delivered
 		w.Seq, w.Delivered = &seq, &d
 	case TimerFired:
 		name, at, w.ID = "timer_fired", e.At, e.ID
 	case KeyPressed:
 		name, at, w.Action = "key_pressed", e.At, e.Action
+	case StateNotSaved:
+		name, at, w.Detail = "state_not_saved", e.At, e.Error
 	case ContextSubmitted:
 		name, at, agent = "context_submitted", e.At, e.Agent
 		w.setFile(e.Path, e.Content, e.ModTime)
@@ -869,10 +1012,10 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		if err != nil {
 			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
 		}
-		return Resumed{At: at, OnDisk: onDisk}, true, nil
+		return Resumed{At: at, Retry: w.Action == KeyRetry, OnDisk: onDisk}, true, nil
 	case "trigger_completed":
 		p, c, m := w.file()
-		return TriggerCompleted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil
+		return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: rec.Agent, At: at}, true, nil
 	case "subtask_done":
 		return SubtaskDone{Subtask: w.Subtask, Agent: rec.Agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, true, nil
 	case "agent_health":
@@ -882,7 +1025,7 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		}
 		return h, true, nil
 	case "injection_result":
-		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, At: at}
+		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, Cancelled: w.Cancelled, At: at}
 		if w.Seq != nil {
 			r.Seq = *w.Seq
 		}
@@ -892,6 +1035,8 @@ func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
 		return TimerFired{ID: w.ID, At: at}, true, nil
 	case "key_pressed":
 		return KeyPressed{Action: w.Action, At: at}, true, nil
+	case "state_not_saved":
+		return StateNotSaved{Error: w.Detail, At: at}, true, nil
 	case "context_submitted":
 		p, c, m := w.file()
 		return ContextSubmitted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil

@@ -98,13 +98,23 @@ func (f *rtFiles) Calls() []string {
 type rtStore struct {
 	mu     sync.Mutex
 	states []State
+	fail   error // returned by every Save while set
 }
 
 func (s *rtStore) Save(st State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
 	s.states = append(s.states, st.Clone())
 	return nil
+}
+
+func (s *rtStore) setFail(err error) {
+	s.mu.Lock()
+	s.fail = err
+	s.mu.Unlock()
 }
 
 func (s *rtStore) Saved() []State {

@@ -291,7 +291,7 @@ func (st *stepper) scheduleWork() {
 		sub.StartedAt = st.at
 		s.Subtasks[pa.Subtask.ID] = sub
 		st.emit("subtask_assigned", pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
-		st.workerSubtask(pa.Worker, pa.Subtask, "")
+		st.workerSubtask(pa.Worker, pa.Subtask, "", false)
 	}
 	if len(plan) == 0 && !inProgress(s) && !anyPending(s) {
 		st.fail("deadlock", fmt.Sprintf("checkpoint %d cannot progress: no subtask is ready and none is running", s.CurrentCheckpoint))

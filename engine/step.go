@@ -26,6 +26,7 @@ func DefaultConfig() Config {
 		Backoff:           []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second},
 		HangTimeout:       120 * time.Second,
 		AgentTimeout:      30 * time.Minute,
+		StallTimeout:      120 * time.Second,
 	}
 }
 
@@ -41,8 +42,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxRevisionCycles <= 0 {
 		c.MaxRevisionCycles = d.MaxRevisionCycles
 	}
-	if c.MaxRetries <= 0 {
-		c.MaxRetries = d.MaxRetries
+	if c.MaxRetries < 0 {
+		c.MaxRetries = 0 // 0 is legal: no retries, the first failure escalates
 	}
 	if len(c.Backoff) == 0 {
 		c.Backoff = d.Backoff
@@ -52,6 +53,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AgentTimeout <= 0 {
 		c.AgentTimeout = d.AgentTimeout
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = d.StallTimeout
 	}
 	return c
 }
@@ -119,6 +123,8 @@ func eventTime(e Event) time.Time {
 	case TimerFired:
 		return e.At
 	case KeyPressed:
+		return e.At
+	case StateNotSaved:
 		return e.At
 	case ContextSubmitted:
 		return e.At
@@ -262,8 +268,11 @@ func (st *stepper) finishWork(agent string) {
 	ag.Pending = false
 	ag.Subtask = ""
 	ag.Failures = 0
+	ag.Stalls = 0
 	st.s.Agents[agent] = ag
 	st.cancelTimer(timeoutTimer(agent))
+	st.cancelTimer(resendTimer(agent))
+	st.cancelTimer(stallTimer(agent))
 }
 
 // ---- escalation ----
@@ -345,6 +354,8 @@ func (st *stepper) handle(e Event) {
 		st.timerFired(e)
 	case KeyPressed:
 		st.key(e)
+	case StateNotSaved:
+		st.stateNotSaved(e)
 	case ContextSubmitted:
 		st.contextSubmitted(e)
 	case CheckpointMerged:
@@ -452,7 +463,7 @@ func (st *stepper) resumed(e Resumed) {
 	// Every agent is being started, so pending restarts are moot; timeouts
 	// are re-armed when the work is re-sent.
 	for _, id := range sortedKeys(s.Timers) {
-		if strings.HasPrefix(id, "restart:") || strings.HasPrefix(id, "timeout:") {
+		if kind, _, _ := strings.Cut(id, ":"); kind == "restart" || kind == "timeout" || kind == "resend" || kind == "stall" {
 			delete(s.Timers, id)
 		}
 	}
@@ -480,6 +491,9 @@ func (st *stepper) resumed(e Resumed) {
 		sent[id] = s.Assignments[id].Seq
 	}
 	st.takeOnDisk(e.OnDisk)
+	if e.Retry {
+		st.key(KeyPressed{Action: KeyRetry, At: e.At})
+	}
 	if !running(s.State) {
 		return
 	}
@@ -626,6 +640,21 @@ func (st *stepper) cancel() {
 	st.notify("info", "Task cancelled")
 }
 
+// stateNotSaved stops new work when state.json cannot be written: the
+// step's outside effects were dropped by the runner, so the run waits in
+// needs_human, saying why, until a retry (which writes the state first).
+func (st *stepper) stateNotSaved(e StateNotSaved) {
+	s := st.s
+	if s.TaskID == "" || (s.State == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
+		return
+	}
+	for _, id := range sortedKeys(s.Timers) {
+		st.cancelTimer(id)
+	}
+	st.needsHuman("state_write", fmt.Sprintf("state.json could not be written (%s); no new work is assigned until it can be. "+
+		"Free disk space or fix the permissions, then retry (R in the TUI, or hivemind --resume --retry)", clip(e.Error, maxProblem)))
+}
+
 // retry gives a stuck run another go, according to what stopped it.
 func (st *stepper) retry() {
 	s := st.s
@@ -634,14 +663,26 @@ func (st *stepper) retry() {
 	s.Escalation, s.Reason, s.Error = "", "", ""
 	st.emit("retry", "", map[string]any{"escalation": kind, "state": string(s.State)})
 	switch {
-	case strings.HasPrefix(kind, "agent:") && s.State == workspace.PhaseNeedsHuman && running(back):
-		id := strings.TrimPrefix(kind, "agent:")
+	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.State == workspace.PhaseNeedsHuman && running(back):
+		// A failing agent is restarted; a stalled one is asked again.
+		what, id, _ := strings.Cut(kind, ":")
 		ag := s.Agents[id]
-		ag.Failures = 0
+		ag.Failures, ag.Stalls = 0, 0
 		s.Agents[id] = ag
 		st.enter(back)
-		st.restartNow(id)
+		if what == "agent" {
+			st.restartNow(id)
+		} else {
+			st.resend(id)
+		}
 		st.scheduleWork()
+	case strings.HasPrefix(kind, "fix:") && s.State == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
+		id := strings.TrimPrefix(kind, "fix:")
+		f := s.Fixes[id]
+		f.Attempts = 0
+		s.Fixes[id] = f
+		st.enter(back)
+		st.resend(f.Worker)
 	case strings.HasPrefix(kind, "subtask:") && s.State == workspace.PhaseNeedsHuman && running(back):
 		id := strings.TrimPrefix(kind, "subtask:")
 		sub := s.Subtasks[id]
@@ -659,6 +700,15 @@ func (st *stepper) retry() {
 	case kind == "checkpoint_revisions" && s.State == workspace.PhaseNeedsHuman:
 		s.FixRounds = 0
 		st.reviewCheckpoint()
+	case kind == "state_write" && s.State == workspace.PhaseNeedsHuman && running(back):
+		// What the unsaved steps would have sent was dropped: send every
+		// unfinished assignment again (after this state is written).
+		st.enter(back)
+		for _, id := range allAgents(s) {
+			st.resend(id)
+		}
+		st.resumeMerge() // a merge requested by an unsaved step
+		st.scheduleWork()
 	case (kind == "git_merge" || kind == "merge_conflicts") && s.State == workspace.PhaseNeedsHuman:
 		st.retryMerge()
 	default:
@@ -739,6 +789,9 @@ func (st *stepper) trigger(e TriggerCompleted) {
 		return
 	}
 	key := TriggerKey(p, e.Content, e.ModTime)
+	if e.Inode != 0 {
+		key += fmt.Sprintf("@i%d", e.Inode)
+	}
 	if s.Consumed[key] {
 		to := s.Archives[key]
 		st.emit("trigger_duplicate", e.Agent, map[string]any{"path": p, "archived": to})
@@ -749,6 +802,10 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	}
 	kind := classify(p)
 	ph := s.State
+	if e.Problem != "" && kind != "" {
+		st.rejectTrigger(p, key, kind, e)
+		return
+	}
 	switch {
 	case kind == "":
 		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(ph), "reason": "not a trigger file"})
@@ -771,6 +828,56 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	default:
 		st.ignoreTrigger(p, key, e.Agent, fmt.Sprintf("%s means nothing in state %s", p, ph))
 	}
+}
+
+// triggerWriter is the agent expected to write a trigger of kind ("" when
+// any agent may).
+func triggerWriter(kind string) string {
+	switch kind {
+	case trigPlan, trigFrictionResolution:
+		return "lead"
+	case trigPlanApproved, trigPlanFeedback, trigCheckpointApproved, trigCheckpointIssues:
+		return "reviewer"
+	}
+	return ""
+}
+
+// rejectTrigger handles a trigger file that cannot be read (a symlink, a
+// directory, too large: e.Problem). It is never archived (it may not be a
+// file) but recorded as consumed, so this instance does not fire again;
+// its writer is told what to fix. An unreadable plan.md counts as an
+// invalid plan (bounded by max_revision_cycles); any other trigger's
+// writer gets its work re-sent with the problem, under the retry policy.
+func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
+	s := st.s
+	if s.Consumed == nil {
+		s.Consumed = map[string]bool{}
+	}
+	s.Consumed[key] = true
+	problem := clip(e.Problem, maxProblem)
+	st.emit("trigger_rejected", e.Agent, map[string]any{"path": p, "state": string(s.State), "problem": problem})
+	writer := triggerWriter(kind)
+	if kind == trigPlan && (s.State == workspace.PhasePlanning || s.State == workspace.PhasePlanRevision) {
+		s.InvalidPlans++
+		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
+			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problem: %s",
+				s.InvalidPlans, st.cfg.MaxRevisionCycles, problem))
+			return
+		}
+		st.leadPlanInvalid("", []Problem{{Msg: problem}})
+		return
+	}
+	ag, ok := s.Agents[writer]
+	if !ok || !ag.Pending || !running(s.State) {
+		st.notify("warn", firstLine(problem))
+		return
+	}
+	a := s.Assignments[writer]
+	a.Rejected = problem
+	s.Assignments[writer] = a
+	ag.Failures++
+	s.Agents[writer] = ag
+	st.retryWork(st.cfg.resendPolicy(), writer, "agent:"+writer, fmt.Sprintf("%s: %s", writer, problem), ag.Failures)
 }
 
 // consume records the trigger as handled and archives it to reviews/.
@@ -1140,24 +1247,40 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	if worker == "" {
 		worker = e.Agent
 	}
+	if sub.Status != workspace.SubtaskInProgress || worker == "" {
+		// A marker only counts for an assignment that is outstanding: one
+		// written before its subtask was assigned (a later checkpoint's,
+		// say) must not mark it done, or the work would never be done.
+		// It is moved aside so it cannot count later either (after a
+		// restart's rescan, once the subtask is assigned).
+		to := fmt.Sprintf("%s/ignored_v%d-%s_%s.done", workspace.ReviewsDir, st.version("ignored"), workspace.OutputsDir, e.Subtask)
+		st.do(ArchiveTrigger{From: workspace.OutputsDir + "/" + e.Subtask + ".done", To: to})
+		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask,
+			"reason":   fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
+			"problem":  clip(e.Problem, maxProblem),
+			"archived": to})
+		return
+	}
 	if !e.OK {
-		if sub.Status != workspace.SubtaskInProgress || worker == "" {
-			st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask, "reason": "invalid marker for a subtask not in progress: " + e.Problem})
-			return
-		}
+		problem := clip(e.Problem, maxProblem)
 		sub.Attempts++
 		s.Subtasks[e.Subtask] = sub
-		st.emit("subtask_rejected", worker, map[string]any{"subtask": e.Subtask, "problem": e.Problem, "attempts": sub.Attempts})
-		if sub.Attempts > st.cfg.MaxRetries {
-			st.needsHuman("subtask:"+e.Subtask, fmt.Sprintf("Subtask %s was completed invalidly %d times (max_retries=%d); last problem: %s",
-				e.Subtask, sub.Attempts, st.cfg.MaxRetries, e.Problem))
+		st.emit("subtask_rejected", worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
+		reason := fmt.Sprintf("Subtask %s was completed invalidly by %s; last problem: %s", e.Subtask, worker, problem)
+		p := st.cfg.resendPolicy()
+		if _, ok := p.Retry(sub.Attempts); !ok {
+			st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts) // escalates
 			return
 		}
-		if running(s.State) && s.Plan != nil {
-			for _, ps := range s.Plan.Subtasks {
-				if ps.ID == e.Subtask {
-					st.workerSubtask(worker, ps, e.Problem)
-				}
+		if !running(s.State) || s.Plan == nil {
+			return
+		}
+		for _, ps := range s.Plan.Subtasks {
+			if ps.ID == e.Subtask {
+				// The new assignment names the problem; it is sent now or
+				// after the backoff.
+				st.workerSubtask(worker, ps, problem, true)
+				st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts)
 			}
 		}
 		return
@@ -1185,10 +1308,19 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 		return
 	}
 	if !e.OK {
-		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": e.Problem})
-		if s.State == workspace.PhaseCheckpointFix {
-			st.resend(f.Worker)
+		problem := clip(e.Problem, maxProblem)
+		f.Attempts++
+		s.Fixes[e.Subtask] = f
+		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+		if s.State != workspace.PhaseCheckpointFix {
+			return
 		}
+		if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
+			a.Rejected = problem
+			s.Assignments[f.Worker] = a
+		}
+		st.retryWork(st.cfg.resendPolicy(), f.Worker, "fix:"+e.Subtask,
+			fmt.Sprintf("Fix %s was completed invalidly by %s; last problem: %s", e.Subtask, f.Worker, problem), f.Attempts)
 		return
 	}
 	f.Status = workspace.SubtaskDone
@@ -1246,12 +1378,25 @@ func (st *stepper) health(e AgentHealth) {
 		case s.State == workspace.PhasePaused:
 			s.Resend = dedupe(append(s.Resend, e.Agent))
 		case running(s.State):
-			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true})
-			st.resend(e.Agent)
+			// Bounded like every retry: a limit that keeps coming back
+			// ends in needs_human, not an endless run of paid turns.
+			ag.Failures++
+			s.Agents[e.Agent] = ag
+			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
+			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+e.Agent,
+				fmt.Sprintf("Agent %s's turn failed on a rate limit %d times in a row", e.Agent, ag.Failures), ag.Failures) {
+				return
+			}
 		}
 	}
 	if !running(s.State) {
 		return
+	}
+	switch h {
+	case "idle", "ready":
+		st.watchStall(e.Agent)
+	case "busy":
+		st.cancelTimer(stallTimer(e.Agent))
 	}
 	switch h {
 	case "exited", "crashed":
@@ -1290,19 +1435,61 @@ func (st *stepper) failAgent(id, why string, immediate bool) {
 	ag := s.Agents[id]
 	ag.Failures++
 	s.Agents[id] = ag
-	if ag.Failures > st.cfg.MaxRetries {
+	d, ok := st.cfg.restartPolicy().Retry(ag.Failures)
+	if !ok {
 		st.needsHuman("agent:"+id, fmt.Sprintf("Agent %s failed %d times in a row (last: %s); max_retries=%d", id, ag.Failures, why, st.cfg.MaxRetries))
 		return
 	}
 	st.cancelTimer(timeoutTimer(id))
-	if immediate {
+	if immediate || d <= 0 {
 		st.restartNow(id)
 		return
 	}
-	i := min(ag.Failures-1, len(st.cfg.Backoff)-1)
-	d := st.cfg.Backoff[i]
 	st.schedule(restartTimer(id), d)
 	st.emit("agent_restart_scheduled", id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
+}
+
+func stallTimer(agent string) string { return "stall:" + agent }
+
+// watchStall arms the agent's stall timer when it sits idle with work it
+// has received (the assignment was delivered) and not finished.
+func (st *stepper) watchStall(id string) {
+	s := st.s
+	ag := s.Agents[id]
+	if !running(s.State) || !ag.Pending || ag.Delivered < ag.LastSeq || (ag.Status != "idle" && ag.Status != "ready") {
+		return
+	}
+	if _, armed := s.Timers[stallTimer(id)]; armed {
+		return
+	}
+	st.schedule(stallTimer(id), st.cfg.StallTimeout)
+}
+
+// stalled handles an agent idle for stall_seconds without producing what
+// its assignment asks: one reminder that says what is missing, then
+// needs_human with the reason.
+func (st *stepper) stalled(id string) {
+	s := st.s
+	ag, ok := s.Agents[id]
+	if !ok || !ag.Pending || (ag.Status != "idle" && ag.Status != "ready") {
+		return
+	}
+	ag.Stalls++
+	s.Agents[id] = ag
+	a := s.Assignments[id]
+	want := "one of the files in its writes: " + clip(strings.Join(a.Writes, ", "), maxProblem)
+	if a.DoneMarker != "" {
+		want = "its done marker " + a.DoneMarker
+	}
+	reason := fmt.Sprintf("%s went idle for %s without writing %s (assignment %d: %s)",
+		id, st.cfg.StallTimeout, want, a.Seq, firstLine(a.Instruction))
+	st.emit("agent_stalled", id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
+	p := RetryPolicy{Attempts: 1} // one reminder
+	if _, again := p.Retry(ag.Stalls); again {
+		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
+		s.Assignments[id] = a
+	}
+	st.retryWork(p, id, "stall:"+id, reason, ag.Stalls)
 }
 
 // restartNow restarts the agent (session kept) and re-sends its work.
@@ -1325,6 +1512,18 @@ func (st *stepper) restartNow(id string) {
 func (st *stepper) injection(e InjectionResult) {
 	s := st.s
 	ag, ok := s.Agents[e.Agent]
+	if ok && e.Cancelled {
+		st.emit("injection_cancelled", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+		return
+	}
+	if ok && e.Delivered && e.Seq > ag.Delivered {
+		ag.Delivered = e.Seq
+		s.Agents[e.Agent] = ag
+		// An agent that was idle when the message arrived and never gets
+		// busy (it ignores its input) is stalled too.
+		st.watchStall(e.Agent)
+		return
+	}
 	if !ok || e.Delivered || e.Seq != ag.LastSeq || !ag.Pending || !running(s.State) {
 		return
 	}
@@ -1354,6 +1553,10 @@ func (st *stepper) timerFired(e TimerFired) {
 			st.emit("agent_timeout", agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
 			st.failAgent(agent, "timed out after "+st.cfg.AgentTimeout.String(), true)
 		}
+	case "resend":
+		st.resend(agent)
+	case "stall":
+		st.stalled(agent)
 	}
 }
 
@@ -1370,6 +1573,7 @@ var eventDecoders = map[string]func([]byte) (Event, error){
 	"injection_result":  decodeEvent[InjectionResult],
 	"timer_fired":       decodeEvent[TimerFired],
 	"key_pressed":       decodeEvent[KeyPressed],
+	"state_not_saved":   decodeEvent[StateNotSaved],
 	"context_submitted": decodeEvent[ContextSubmitted],
 	"checkpoint_merged": decodeEvent[CheckpointMerged],
 }
@@ -1400,6 +1604,8 @@ func eventType(e Event) string {
 		return "timer_fired"
 	case KeyPressed:
 		return "key_pressed"
+	case StateNotSaved:
+		return "state_not_saved"
 	case ContextSubmitted:
 		return "context_submitted"
 	case CheckpointMerged:
@@ -1411,6 +1617,7 @@ func eventType(e Event) string {
 // resumedJSON is Resumed as JSON: OnDisk as MarshalEvent envelopes.
 type resumedJSON struct {
 	At     time.Time
+	Retry  bool              `json:",omitempty"`
 	OnDisk []json.RawMessage `json:",omitempty"`
 }
 
@@ -1420,7 +1627,7 @@ func (e Resumed) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(resumedJSON{At: e.At, OnDisk: raw})
+	return json.Marshal(resumedJSON{At: e.At, Retry: e.Retry, OnDisk: raw})
 }
 
 // UnmarshalJSON reverses MarshalJSON.
@@ -1433,7 +1640,7 @@ func (e *Resumed) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	*e = Resumed{At: w.At, OnDisk: evs}
+	*e = Resumed{At: w.At, Retry: w.Retry, OnDisk: evs}
 	return nil
 }
 

@@ -1056,11 +1056,18 @@ func TestHealthNotices(t *testing.T) {
 func TestSubtaskRejectedMarker(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
-	for i := 1; i <= 3; i++ {
+	// The first re-send is at once, the next ones after the backoff.
+	for i, after := range []time.Duration{0, 5 * time.Second, 15 * time.Second} {
 		eff := sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: false, Problem: "output file missing"})
+		if after > 0 {
+			if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: "resend:worker_1", After: after}) || len(effectsOf[Inject](eff)) != 0 {
+				t.Fatalf("rejection %d: %s", i+1, describe(eff))
+			}
+			eff = sc.do(TimerFired{ID: "resend:worker_1"})
+		}
 		a := assignmentFor(t, eff, "worker_1")
-		if !strings.Contains(a.Instruction, "output file missing") {
-			t.Fatalf("re-assignment lacks the problem: %s", a.Instruction)
+		if !strings.Contains(a.Instruction, "output file missing") || a.Rejected != "output file missing" {
+			t.Fatalf("re-assignment lacks the problem: %+v", a)
 		}
 	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: false, Problem: "output file missing"})
@@ -1257,7 +1264,7 @@ func TestInjectionFailureRestartsAgent(t *testing.T) {
 	sc.toExecuting()
 	seq := sc.s.Agents["worker_1"].LastSeq
 	eff := sc.do(InjectionResult{Agent: "worker_1", Seq: seq, Delivered: true})
-	if len(eff) != 0 {
+	if sc.s.Agents["worker_1"].Delivered != seq || len(effectsOf[ScheduleTimer](eff)) != 0 || len(effectsOf[AppendEvent](eff)) != 0 {
 		t.Fatalf("delivered: %s", describe(eff))
 	}
 	eff = sc.do(InjectionResult{Agent: "worker_1", Seq: seq - 1, Delivered: false})
@@ -1378,9 +1385,13 @@ func TestStepWithoutTaskDoesNothing(t *testing.T) {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	c := Config{}.withDefaults()
+	c := Config{MaxRetries: 3}.withDefaults()
 	if !reflect.DeepEqual(c, DefaultConfig()) {
 		t.Fatalf("withDefaults %+v", c)
+	}
+	// max_retries = 0 is legal (no retries): it is not replaced.
+	if c := (Config{}).withDefaults(); c.MaxRetries != 0 {
+		t.Fatalf("max_retries 0 became %d", c.MaxRetries)
 	}
 	c = Config{Workers: 5, MaxRetries: 1}.withDefaults()
 	if c.Workers != 5 || c.MaxRetries != 1 || c.MaxRevisionCycles != 3 || c.QuietPeriod != 300*time.Millisecond || c.HangTimeout != 120*time.Second {

@@ -9,16 +9,20 @@ import (
 // State is the engine's whole state; it is what state.json holds.
 type State = workspace.State
 
-// Config holds the limits and timings the pure state machine obeys. Zero
-// values are replaced by defaults (see DefaultConfig).
+// Config holds the limits and timings the pure state machine obeys. The
+// program fills every field from internal/config, which owns the defaults
+// and range checks; here zero values where zero means nothing (durations,
+// workers, revision cycles) fall back to DefaultConfig, and MaxRetries 0
+// means no retries.
 type Config struct {
 	Workers           int             // number of workers (default 2)
 	QuietPeriod       time.Duration   // a trigger file is complete after this long unchanged (default 300ms)
 	MaxRevisionCycles int             // plan review rounds before needs_human (default 3)
-	MaxRetries        int             // agent restarts before needs_human (default 3)
+	MaxRetries        int             // retries of each kind before needs_human (0: none; the config's default is 3)
 	Backoff           []time.Duration // restart delays (default 5s, 15s, 45s)
 	HangTimeout       time.Duration   // no output and no idle signal while working (default 120s)
 	AgentTimeout      time.Duration   // one assignment may take at most this long (default 30m)
+	StallTimeout      time.Duration   // idle with unfinished work this long: a reminder, then needs_human (default 120s)
 	// Git: workers have their own worktrees and branches, so a checkpoint
 	// first merges them (MergeCheckpoint → CheckpointMerged) before the
 	// review. False: the shared-directory behaviour.
@@ -71,6 +75,9 @@ type ProjectSelected struct {
 // a restart; the engine re-spawns agents and re-sends unfinished assignments.
 type Resumed struct {
 	At time.Time
+	// Retry: the user asked to retry what stopped the task (needs_human or
+	// error) as it resumes (hivemind --resume --retry, headless).
+	Retry bool
 	// OnDisk are the trigger files and done markers already complete on
 	// disk when the runner started (TriggerCompleted and SubtaskDone from
 	// the watcher's first scan, Watcher.ScanComplete), oldest first. They
@@ -91,6 +98,12 @@ type TriggerCompleted struct {
 	// identifies this instance of the file, so a trigger seen again after a
 	// restart is not handled twice while an identical rewrite still counts.
 	ModTime time.Time
+	// Inode is the file's inode number (0 when unknown): a file written
+	// anew is a new instance even with the same bytes and mtime.
+	Inode uint64
+	// Problem says why the file cannot be taken (a symlink, a directory,
+	// too large; Content is then empty): its writer is told.
+	Problem string
 	At      time.Time
 }
 
@@ -117,10 +130,14 @@ type AgentHealth struct {
 }
 
 // InjectionResult reports whether the message with that seq was submitted.
+// Every injection ends with one: delivered, failed, or Cancelled (the
+// runner stopped before the agent layer answered; not a failure of the
+// agent: unfinished work is re-sent on resume).
 type InjectionResult struct {
 	Agent     string
 	Seq       int
 	Delivered bool
+	Cancelled bool
 	Detail    string
 	At        time.Time
 }
@@ -140,6 +157,16 @@ const (
 	KeyAbandon = "abandon"
 )
 
+// StateNotSaved says the runner could not write state.json (disk full,
+// unwritable): the effects of that step that act outside (assignments,
+// messages, archives, agent starts) were not carried out. The engine
+// stops new work until a retry succeeds (write-ahead: nothing is assigned
+// that could not be saved).
+type StateNotSaved struct {
+	Error string
+	At    time.Time
+}
+
 // KeyPressed is a user command (pause, resume, cancel, retry, abandon).
 type KeyPressed struct {
 	Action string
@@ -155,6 +182,7 @@ func (AgentHealth) isEvent()      {}
 func (InjectionResult) isEvent()  {}
 func (TimerFired) isEvent()       {}
 func (KeyPressed) isEvent()       {}
+func (StateNotSaved) isEvent()    {}
 
 // ---- Effects ----
 

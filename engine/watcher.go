@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -76,11 +78,53 @@ type watchedFile struct {
 	done    bool      // emitted == sig
 }
 
-// watchSig identifies one version of a file's content.
+// watchSig identifies one version of a file's content: a file written
+// anew (a new inode) is a new version even with the same bytes and mtime.
 type watchSig struct {
 	size  int64
 	mtime time.Time
+	ino   uint64
+	mode  fs.FileMode
 	sum   [32]byte
+}
+
+// MaxTriggerBytes bounds every file an agent writes for Hivemind to read
+// (trigger files, plan.md, done markers): a larger one is never read
+// whole; its writer is told to make it smaller.
+const MaxTriggerBytes = 1 << 20
+
+// fileProblem says why the file at rel (as Lstat saw it) cannot be taken
+// as a trigger or done marker, in words that tell its writer what to do;
+// "" when it can be read.
+func fileProblem(rel string, fi fs.FileInfo) string {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Sprintf("%s is a symbolic link; Hivemind never follows links there: remove it and write %s as a regular file", rel, rel)
+	case fi.IsDir():
+		return fmt.Sprintf("%s is a directory; remove it and write %s as a regular file", rel, rel)
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("%s is not a regular file; remove it and write %s as a regular file", rel, rel)
+	case fi.Size() > MaxTriggerBytes:
+		return fmt.Sprintf("%s is too large (%d bytes; at most %d): write it again, shorter (put long material in other files and refer to them)", rel, fi.Size(), MaxTriggerBytes)
+	}
+	return ""
+}
+
+// sigOf is the signature of the file fi with content (nil: not read).
+func sigOf(fi fs.FileInfo, content []byte) watchSig {
+	sig := watchSig{size: fi.Size(), mtime: fi.ModTime(), ino: inodeOf(fi), mode: fi.Mode().Type()}
+	if content != nil {
+		sig.sum = sha256.Sum256(content)
+	}
+	return sig
+}
+
+// inodeOf returns the file's inode number (0 where unknown).
+func inodeOf(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }
 
 // Trigger file names at the task dir root, with the role that writes each.
@@ -262,16 +306,16 @@ func (w *Watcher) handleFS(ev fsnotify.Event) {
 		return
 	}
 	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-			if watchDirWanted(rel) {
-				// A new subdirectory: watch it and pick up whatever was
-				// written into it before the watch existed.
-				for _, f := range w.addTree(ev.Name) {
-					w.observe(f, false)
-				}
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && watchDirWanted(rel) {
+			// A new subdirectory: watch it and pick up whatever was
+			// written into it before the watch existed.
+			for _, f := range w.addTree(ev.Name) {
+				w.observe(f, false)
 			}
 			return
 		}
+		// Any other directory is ignored, except one named like a trigger
+		// (plan.md created as a directory): its writer is told.
 	}
 	if !watchFileWanted(rel) {
 		return
@@ -312,7 +356,9 @@ func (w *Watcher) candidates() []string {
 	_ = w.fsw.Add(w.cfg.Dir)
 	entries, _ := os.ReadDir(w.cfg.Dir)
 	for _, e := range entries {
-		if !e.IsDir() && watchFileWanted(e.Name()) {
+		// A directory named like a trigger is a candidate too: its writer
+		// gets told (fileProblem), not left waiting for a timeout.
+		if watchFileWanted(e.Name()) {
 			found = append(found, e.Name())
 		}
 	}
@@ -380,16 +426,20 @@ func (w *Watcher) checkDue() {
 func (w *Watcher) observe(rel string, turnEnded bool) {
 	full := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(full)
-	if err != nil || !fi.Mode().IsRegular() {
-		delete(w.files, rel)
-		return
-	}
-	content, err := os.ReadFile(full)
 	if err != nil {
 		delete(w.files, rel)
 		return
 	}
-	sig := watchSig{size: int64(len(content)), mtime: fi.ModTime(), sum: sha256.Sum256(content)}
+	var content []byte
+	problem := fileProblem(rel, fi)
+	if problem == "" {
+		content, err = readBounded(full)
+		if err != nil {
+			delete(w.files, rel)
+			return
+		}
+	}
+	sig := sigOf(fi, content)
 	now := time.Now()
 	f := w.files[rel]
 	if f == nil {
@@ -410,23 +460,52 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 	if !turnEnded && !quiet {
 		return
 	}
-	if !turnEnded && watchLooksUnfinished(rel, content) && now.Sub(f.first) < w.cfg.MaxWait {
+	if problem == "" && markerIncomplete(rel, content) {
+		// A done marker that is a cut-short JSON object is being written
+		// (perhaps in pieces by a quiet agent): never read half of it. An
+		// agent that stops there is caught as stalled.
+		return
+	}
+	if problem == "" && !turnEnded && watchLooksUnfinished(rel, content) && now.Sub(f.first) < w.cfg.MaxWait {
 		return
 	}
 	f.emitted, f.done = sig, true
-	w.emit(rel, content, sig.mtime)
+	w.cfg.Emit(w.event(rel, content, sig, problem))
 }
 
-func (w *Watcher) emit(rel string, content []byte, mtime time.Time) {
-	w.cfg.Emit(w.event(rel, content, mtime))
+// readBounded reads a file of at most MaxTriggerBytes (a file that grew
+// past it meanwhile is cut; its next version is seen again).
+func readBounded(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxTriggerBytes+1))
+}
+
+// markerIncomplete reports a done marker whose content is empty or a
+// JSON value cut short (as opposed to one that is wrong).
+func markerIncomplete(rel string, content []byte) bool {
+	if !strings.HasSuffix(rel, ".done") {
+		return false
+	}
+	var v json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(content)).Decode(&v)
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // event is the engine event of a complete file: SubtaskDone for a done
-// marker, TriggerCompleted for anything else.
-func (w *Watcher) event(rel string, content []byte, mtime time.Time) Event {
+// marker, TriggerCompleted for anything else. problem (fileProblem) makes
+// it a rejection.
+func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string) Event {
 	at := w.cfg.Clock()
 	if st, ok := watchDoneSubtask(rel); ok {
 		ev := SubtaskDone{Subtask: st, At: at}
+		if problem != "" {
+			ev.Problem = problem
+			return ev
+		}
 		var m workspace.DoneMarker
 		var err error
 		if w.cfg.ReadDone != nil {
@@ -442,7 +521,7 @@ func (w *Watcher) event(rel string, content []byte, mtime time.Time) Event {
 		}
 		return ev
 	}
-	return TriggerCompleted{Path: rel, Content: content, ModTime: mtime, At: at}
+	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, At: at}
 }
 
 // scanRequest asks Run for ScanComplete's answer.
@@ -479,6 +558,8 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 		rel     string
 		content []byte
 		mtime   time.Time
+		sig     watchSig
+		problem string
 	}
 	cands := w.candidates()
 	// Written just before the restart (a kill right after an agent's
@@ -502,19 +583,23 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 	for _, rel := range cands {
 		full := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 		fi, err := os.Lstat(full)
-		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < w.cfg.QuietPeriod {
+		if err != nil || now.Sub(fi.ModTime()) < w.cfg.QuietPeriod {
 			continue
 		}
-		content, err := os.ReadFile(full)
-		if err != nil || int64(len(content)) != fi.Size() || watchLooksUnfinished(rel, content) {
-			continue
+		var content []byte
+		problem := fileProblem(rel, fi)
+		if problem == "" {
+			content, err = readBounded(full)
+			if err != nil || int64(len(content)) != fi.Size() || watchLooksUnfinished(rel, content) {
+				continue
+			}
 		}
-		sig := watchSig{size: fi.Size(), mtime: fi.ModTime(), sum: sha256.Sum256(content)}
+		sig := sigOf(fi, content)
 		if f := w.files[rel]; f != nil && f.emitted == sig {
 			continue // reported already
 		}
 		w.files[rel] = &watchedFile{sig: sig, since: now, first: now, emitted: sig, done: true}
-		files = append(files, found{rel, content, fi.ModTime()})
+		files = append(files, found{rel, content, fi.ModTime(), sig, problem})
 	}
 	slices.SortStableFunc(files, func(a, b found) int {
 		if c := a.mtime.Compare(b.mtime); c != 0 {
@@ -524,7 +609,7 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 	})
 	var evs []Event
 	for _, f := range files {
-		evs = append(evs, w.event(f.rel, f.content, f.mtime))
+		evs = append(evs, w.event(f.rel, f.content, f.sig, f.problem))
 	}
 	return evs
 }

@@ -134,7 +134,7 @@ func TestWatcherHalfWrittenPlan(t *testing.T) {
 	h.appendTo("plan.md", wtPlanChunk2)
 	evs := h.until(5*time.Second, wtIsTrigger("plan.md", wtPlanChunk1+wtPlanChunk2))
 	if got := wtTriggersFor(evs, "plan.md"); len(got) != 1 {
-		t.Fatalf("plan.md reported %d times, want once: %q", len(got), got)
+		t.Fatalf("plan.md reported %d times, want once: %+v", len(got), got)
 	}
 	h.none()
 }
@@ -148,7 +148,7 @@ func TestWatcherTwoChunksWithinQuietPeriod(t *testing.T) {
 	h.appendTo("plan-feedback.md", "second half\n")
 	evs := h.until(5*time.Second, wtIsTrigger("plan-feedback.md", "first half, second half\n"))
 	if got := wtTriggersFor(evs, "plan-feedback.md"); len(got) != 1 {
-		t.Fatalf("reported %d times, want once: %q", len(got), got)
+		t.Fatalf("reported %d times, want once: %+v", len(got), got)
 	}
 }
 
@@ -207,7 +207,7 @@ func TestWatcherRescanReportsOnce(t *testing.T) {
 	h.write("checkpoint.md", "sentinel\n")
 	evs := h.until(5*time.Second, wtIsTrigger("checkpoint.md", ""))
 	if got := wtTriggersFor(evs, "plan-approved.md"); len(got) != 0 {
-		t.Fatalf("plan-approved.md reported again: %q", got)
+		t.Fatalf("plan-approved.md reported again: %+v", got)
 	}
 }
 
@@ -220,7 +220,7 @@ func TestWatcherFlushRole(t *testing.T) {
 	h.w.FlushRole(workspace.RoleReviewer)
 	evs := h.until(5*time.Second, wtIsTrigger("plan-approved.md", "ok\n"))
 	if got := wtTriggersFor(evs, "plan.md"); len(got) != 0 {
-		t.Fatalf("reviewer's turn flushed the lead's plan.md: %q", got)
+		t.Fatalf("reviewer's turn flushed the lead's plan.md: %+v", got)
 	}
 	h.w.FlushRole(workspace.RoleLead)
 	h.until(5*time.Second, wtIsTrigger("plan.md", "plan\n"))

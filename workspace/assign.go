@@ -99,6 +99,9 @@ func RenderAssignment(a Assignment) string {
 	if a.ReadOnly {
 		b.WriteString("\nThis is information only: do not write any file.\n")
 	}
+	if a.Rejected != "" {
+		fmt.Fprintf(&b, "\n## Your previous attempt was rejected\n\n%s\n\nFix this first.\n", strings.TrimSpace(a.Rejected))
+	}
 	fmt.Fprintf(&b, "\n## Instruction\n\n%s\n", strings.TrimSpace(a.Instruction))
 	if st := a.Subtask; st != nil {
 		fmt.Fprintf(&b, "\n## Subtask %s\n\n%s\n", st.ID, strings.TrimSpace(st.Description))

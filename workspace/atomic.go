@@ -204,9 +204,21 @@ func syncDirReal(dir string) error {
 // assignments); anything larger is treated as corrupt, not loaded.
 const maxReadSize = 64 << 20
 
-// readNoFollow reads a regular file without following a symlink at path
-// (ErrSymlink).
-func readNoFollow(path string) ([]byte, error) {
+// maxStateSize bounds state.json and its backups. It is far above what
+// the engine writes (state holds references to what agents write, and
+// every agent file it copies is bounded), so a real state always loads; a
+// larger file is an error, never a reason to fall back to an older backup.
+const maxStateSize = 1 << 30
+
+// errTooLarge reports a file over the size bound of readNoFollowMax.
+var errTooLarge = errors.New("file too large")
+
+// readNoFollow reads a regular file of at most maxReadSize bytes without
+// following a symlink at path (ErrSymlink).
+func readNoFollow(path string) ([]byte, error) { return readNoFollowMax(path, maxReadSize) }
+
+// readNoFollowMax is readNoFollow with a size bound.
+func readNoFollowMax(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
@@ -222,8 +234,8 @@ func readNoFollow(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	if fi.Size() > maxReadSize {
-		return nil, fmt.Errorf("%s: file too large (%d bytes)", path, fi.Size())
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d)", path, errTooLarge, fi.Size(), limit)
 	}
-	return io.ReadAll(io.LimitReader(f, maxReadSize+1))
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }

@@ -280,6 +280,21 @@ func (t *TaskDir) Path(rel string) (string, error) {
 	return filepath.Join(t.dir, rel), nil
 }
 
+// CheckInside reports ErrOutside when the relative path rel, joined onto
+// dir, is not local or leads outside dir through an existing symlink
+// (a path through an in-project link to /etc, say). Components that do not
+// exist yet are fine: they will be created inside.
+func CheckInside(dir, rel string) error {
+	if !filepath.IsLocal(rel) {
+		return ErrOutside
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	return checkNoEscape(dir, real, filepath.Clean(rel))
+}
+
 // checkNoEscape walks rel below dir and fails with ErrOutside if an existing
 // component is a symlink that resolves outside real (dir's resolved path) or
 // does not resolve at all.

@@ -135,7 +135,7 @@ func (s *StateStore) load() (State, LoadResult, error) {
 			return State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
 		}
 	}
-	data, err := readNoFollow(from)
+	data, err := readNoFollowMax(from, maxStateSize)
 	if err != nil {
 		return State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
 	}
@@ -152,9 +152,13 @@ func (s *StateStore) load() (State, LoadResult, error) {
 // backup is ErrCorruptState.
 func readState(t *TaskDir) (st *State, from, problem string, err error) {
 	path := filepath.Join(t.dir, StateFile)
-	data, rerr := readNoFollow(path)
+	data, rerr := readNoFollowMax(path, maxStateSize)
 	missing := false
 	switch {
+	case errors.Is(rerr, errTooLarge):
+		// Too large is not corrupt: restoring an older backup would
+		// silently redo work. Report it, restore nothing.
+		return nil, "", "", fmt.Errorf("workspace: read state of task %s: %w", t.id, rerr)
 	case rerr == nil:
 		s, perr := ParseState(data, t.id)
 		if perr == nil {
@@ -180,7 +184,7 @@ func readState(t *TaskDir) (st *State, from, problem string, err error) {
 		return nil, "", "", nil
 	}
 	for i := len(backups) - 1; i >= 0; i-- {
-		data, err := readNoFollow(backups[i])
+		data, err := readNoFollowMax(backups[i], maxStateSize)
 		if err != nil {
 			continue
 		}
@@ -273,7 +277,7 @@ func (s *StateStore) Save(st State) error {
 // moved aside as corrupt_state_<time>.json instead, so it never pushes a
 // good backup out.
 func (s *StateStore) backup() error {
-	cur, err := readNoFollow(s.path)
+	cur, err := readNoFollowMax(s.path, maxStateSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -487,5 +488,33 @@ func TestIsAtomicTemp(t *testing.T) {
 		if got := isAtomicTemp(name); got != want {
 			t.Errorf("isAtomicTemp(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A state.json past the old 64 MB read limit still loads: resume must
+// never silently fall back to an older backup and redo work.
+func TestLargeStateLoads(t *testing.T) {
+	_, td := newTask(t)
+	store, _, _, err := OpenStateStore(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := State{TaskID: td.ID(), State: PhasePlanning}
+	if err := store.Save(small); err != nil {
+		t.Fatal(err)
+	}
+	big := State{TaskID: td.ID(), State: PhaseExecuting,
+		Extra: map[string]json.RawMessage{"blob": json.RawMessage(`"` + strings.Repeat("x", 70<<20) + `"`)}}
+	if err := store.Save(big); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	store, st, res, err := OpenStateStore(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if res.Restored || st.State != PhaseExecuting || len(st.Extra["blob"]) != 70<<20+2 {
+		t.Fatalf("restored %v from %s (%s), state %s", res.Restored, res.From, res.Problem, st.State)
 	}
 }

@@ -112,6 +112,12 @@ type AgentState struct {
 	// Failures counts consecutive failures (crash, hang, timeout) since the
 	// agent last finished work; past max_retries the run needs a human.
 	Failures int `json:"failures,omitempty"`
+	// Stalls counts the times the agent went idle without producing what
+	// its current assignment asks (one reminder, then needs_human).
+	Stalls int `json:"stalls,omitempty"`
+	// Delivered is the seq of the last assignment confirmed typed into
+	// the agent (0: none yet).
+	Delivered int `json:"delivered,omitempty"`
 	// ChangedFiles is the number of files a worker changed on its git
 	// branch and not yet merged. It is live UI data filled into snapshots
 	// by the process that runs the task; the engine never sets it.
@@ -215,8 +221,11 @@ type State struct {
 	// InvalidPlans counts consecutive invalid plan.md files.
 	InvalidPlans int `json:"invalid_plans,omitempty"`
 	// Escalation says which limit sent the run to needs_human (or error):
-	// plan_revisions, plan_invalid, checkpoint_revisions, agent:<id>,
-	// subtask:<id>, deadlock. Retry uses it.
+	// plan_revisions, plan_invalid, checkpoint_revisions, agent:<id>
+	// (failures, rate limits, unreadable triggers), subtask:<id> and
+	// fix:<id> (invalid done markers), stall:<id> (idle without output),
+	// state_write (state.json not saved), git_merge, merge_conflicts,
+	// deadlock. Retry uses it.
 	Escalation string `json:"escalation,omitempty"`
 	// Deferred are events (engine-encoded) that arrived while paused; they
 	// are handled, in order, on resume.
@@ -356,6 +365,9 @@ type Assignment struct {
 	DoneMarker string `json:"done_marker"`
 	// ReadOnly is true when the agent is told, not asked to write.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// Rejected says why the agent's previous completion of this work was
+	// rejected (an invalid done marker, nothing produced): what to fix.
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // DoneMarker is the content of outputs/<subtask>.done.

@@ -40,11 +40,16 @@ type Config struct {
 	HangSeconds int
 	// AgentTimeoutSeconds bounds one assignment.
 	AgentTimeoutSeconds int
+	// StallSeconds: an agent idle this long with an assignment it has not
+	// completed gets one reminder, then the run needs a human.
+	StallSeconds int
 	// RateLimitCooldownSeconds is how long an agent that hit a rate limit
 	// stays rate_limited before it counts as idle again and held messages
 	// flow.
 	RateLimitCooldownSeconds int
-	// MaxRetries is how many restarts an agent gets before needs_human.
+	// MaxRetries is how many retries each retry path gets (agent restarts,
+	// re-sends of rejected work, rate-limited turns) before needs_human;
+	// 0 means none.
 	MaxRetries int
 	// MaxRevisionCycles is how many plan review rounds run before
 	// needs_human.
@@ -177,6 +182,7 @@ func Default() Config {
 		QuietPeriodMS:            300,
 		HangSeconds:              120,
 		AgentTimeoutSeconds:      1800,
+		StallSeconds:             120,
 		RateLimitCooldownSeconds: 60,
 		MaxRetries:               3,
 		MaxRevisionCycles:        3,
@@ -213,6 +219,9 @@ func (c Config) HangTimeout() time.Duration { return time.Duration(c.HangSeconds
 func (c Config) AgentTimeout() time.Duration {
 	return time.Duration(c.AgentTimeoutSeconds) * time.Second
 }
+
+// StallTimeout returns StallSeconds as a duration.
+func (c Config) StallTimeout() time.Duration { return time.Duration(c.StallSeconds) * time.Second }
 
 // RateLimitCooldown returns RateLimitCooldownSeconds as a duration.
 func (c Config) RateLimitCooldown() time.Duration {

@@ -178,6 +178,15 @@ func TestErrors(t *testing.T) {
 		{"empty list", "backoff_seconds = []\n", []string{"1: backoff_seconds: must not be empty"}},
 		{"overflow", "hang_seconds = 99999999999999999999\n", []string{"1:16: syntax error: 99999999999999999999 is out of range for int64"}},
 		{"empty agent", "agent = \" \"\n", []string{"1: agent: must not be empty"}},
+		// Durations are range-checked before any arithmetic (18446744074 s
+		// once wrapped to 290 ms), and zero is rejected where it means
+		// nothing instead of silently becoming a default.
+		{"duration that would wrap", "hang_seconds = 18446744074\n", []string{"1: hang_seconds: must be at most 604800 (got 18446744074)"}},
+		{"agent timeout too large", "agent_timeout_seconds = 604801\n", []string{"1: agent_timeout_seconds: must be at most 604800 (got 604801)"}},
+		{"retention too large", "retention_full_days = 9223372036854775807\n", []string{"1: retention_full_days: must be at most 36500 (got 9223372036854775807)"}},
+		{"quiet period zero", "quiet_period_ms = 0\n", []string{"1: quiet_period_ms: must be at least 10 (got 0)"}},
+		{"stall too small", "stall_seconds = 0\n", []string{"1: stall_seconds: must be at least 10 (got 0)"}},
+		{"stall too large", "stall_seconds = 604801\n", []string{"1: stall_seconds: must be at most 604800 (got 604801)"}},
 		{"permission mode", "[roles.reviewer]\npermission_mode = \"yolo\"\n", []string{
 			`2: roles.reviewer.permission_mode: invalid value "yolo" (want one of: acceptEdits, auto, bypassPermissions, default, dontAsk, plan)`}},
 		{"submit", "[profiles.x]\ncommand = [\"x\"]\nsubmit = \"type\"\n", []string{

@@ -22,6 +22,7 @@ func (c Config) Describe(src Sources) string {
 	add("quiet_period_ms", "quiet_period_ms", c.QuietPeriodMS)
 	add("hang_seconds", "hang_seconds", c.HangSeconds)
 	add("agent_timeout_seconds", "agent_timeout_seconds", c.AgentTimeoutSeconds)
+	add("stall_seconds", "stall_seconds", c.StallSeconds)
 	add("rate_limit_cooldown_seconds", "rate_limit_cooldown_seconds", c.RateLimitCooldownSeconds)
 	add("max_retries", "max_retries", c.MaxRetries)
 	add("max_revision_cycles", "max_revision_cycles", c.MaxRevisionCycles)

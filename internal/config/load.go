@@ -143,6 +143,15 @@ const (
 	minWorkers = 1
 	maxWorkers = 32
 	noMax      = int(^uint(0) >> 1)
+	// Every value that becomes a duration is range-checked before any
+	// arithmetic, so none can wrap (18446744074 s once became 290 ms).
+	maxSeconds = 7 * 24 * 3600 // a week
+	maxDays    = 100 * 365
+	// A trigger file must stay unchanged this long at least to count as
+	// complete: 0 would take half-written files.
+	minQuietMS = 10
+	// An agent idle this long with unfinished work gets a reminder.
+	minStallSeconds = 10
 )
 
 // Value kinds of the schema.
@@ -169,17 +178,18 @@ var topSpecs = map[string]spec{
 	"workers":                     {kind: kindInt, min: minWorkers, max: maxWorkers},
 	"agent":                       {kind: kindString, nonEmpty: true},
 	"roles":                       {kind: kindTable},
-	"quiet_period_ms":             {kind: kindInt, min: 0, max: 60_000},
-	"hang_seconds":                {kind: kindInt, min: 1, max: noMax},
-	"agent_timeout_seconds":       {kind: kindInt, min: 1, max: noMax},
+	"quiet_period_ms":             {kind: kindInt, min: minQuietMS, max: 60_000},
+	"hang_seconds":                {kind: kindInt, min: 1, max: maxSeconds},
+	"agent_timeout_seconds":       {kind: kindInt, min: 1, max: maxSeconds},
+	"stall_seconds":               {kind: kindInt, min: minStallSeconds, max: maxSeconds},
 	"rate_limit_cooldown_seconds": {kind: kindInt, min: 1, max: 86_400},
 	"max_retries":                 {kind: kindInt, min: 0, max: 100},
 	"max_revision_cycles":         {kind: kindInt, min: 1, max: 100},
 	"backoff_seconds":             {kind: kindInts, min: 0, max: 86_400, nonEmpty: true},
 	"scrollback_lines":            {kind: kindInt, min: 0, max: 1_000_000},
 	"fps":                         {kind: kindInt, min: 1, max: 240},
-	"retention_full_days":         {kind: kindInt, min: 0, max: noMax},
-	"retention_summary_days":      {kind: kindInt, min: 0, max: noMax},
+	"retention_full_days":         {kind: kindInt, min: 0, max: maxDays},
+	"retention_summary_days":      {kind: kindInt, min: 0, max: maxDays},
 	"check":                       {kind: kindString},
 	"worktree_copy":               {kind: kindStrings, check: checkGlob},
 	"profiles":                    {kind: kindTable},
@@ -272,6 +282,8 @@ func topTarget(c *Config, key string) any {
 		return &c.HangSeconds
 	case "agent_timeout_seconds":
 		return &c.AgentTimeoutSeconds
+	case "stall_seconds":
+		return &c.StallSeconds
 	case "rate_limit_cooldown_seconds":
 		return &c.RateLimitCooldownSeconds
 	case "max_retries":

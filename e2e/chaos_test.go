@@ -1,0 +1,328 @@
+package e2e_test
+
+// The fault-injection suite (make chaos): hostile scripted agents drive the
+// built product headless, each case asserting a bounded, clear outcome and
+// that nothing is lost. The agent is this test binary itself, run by
+// hivemind as a custom agent command: TestMain hands over to chaosAgent
+// when chaosModeEnv is set and the process is a Hivemind agent.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// chaosModeEnv selects the hostile behaviour of the chaos agent (not
+// HIVEMIND_*: hivemind does not pass its own variables on to agents).
+const chaosModeEnv = "CHAOS_AGENT_MODE"
+
+// chaosPlan: checkpoint 1 has st_1, checkpoint 2 has st_2.
+const chaosPlan = "# Plan\n\nTwo steps.\n\n```json\n" + `{"summary": "two files",
+ "checkpoints": [{"id": 1, "name": "first"}, {"id": 2, "name": "second"}],
+ "subtasks": [
+  {"id": "st_1", "description": "write one.txt", "checkpoint": 1, "dependencies": [], "files": ["CREATE one.txt"]},
+  {"id": "st_2", "description": "write two.txt", "checkpoint": 2, "dependencies": [], "files": ["CREATE two.txt"]}]}` + "\n```\n"
+
+// chaosAgent follows [HIVEMIND] assignments typed on its terminal like a
+// simple, correct agent, except for the misbehaviour mode names. It
+// returns the process exit code.
+func chaosAgent(mode string) int {
+	taskDir := os.Getenv("HIVEMIND_TASK_DIR")
+	project := os.Getenv("HIVEMIND_PROJECT")
+	id := os.Getenv("HIVEMIND_AGENT_ID")
+	role := os.Getenv("HIVEMIND_ROLE")
+	count := func(name string) int { // per-agent counters kept on disk across restarts
+		p := filepath.Join(taskDir, "chaos-"+id+"-"+name)
+		b, _ := os.ReadFile(p)
+		n := len(b) + 1
+		_ = os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o644)
+		return n
+	}
+	write := func(p, content string) {
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		tmp := p + ".tmp"
+		_ = os.WriteFile(tmp, []byte(content), 0o644)
+		_ = os.Rename(tmp, p)
+	}
+	marker := func(a workspace.Assignment, out string) string {
+		b, _ := json.Marshal(map[string]string{"agent_id": id, "output_file": out, "completed_at": time.Now().UTC().Format(time.RFC3339)})
+		return string(b)
+	}
+	fmt.Printf("chaos agent %s (%s, %s) ready\n> ", id, role, mode)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		_, file, ok := strings.Cut(line, " — read ")
+		if !strings.Contains(line, "[HIVEMIND]") || !ok {
+			continue
+		}
+		data, err := os.ReadFile(strings.TrimSpace(file))
+		var a workspace.Assignment
+		if err != nil || json.Unmarshal(data, &a) != nil {
+			fmt.Printf("cannot read %s\n> ", file)
+			continue
+		}
+		fmt.Printf("working on assignment %d (%s)\n", a.Seq, a.State)
+		switch {
+		case a.ReadOnly:
+		case mode == "stall" && role == workspace.RoleLead:
+			// Goes idle without writing plan.md.
+		case role == workspace.RoleLead && (a.State == workspace.PhasePlanning || a.State == workspace.PhasePlanRevision):
+			p := filepath.Join(taskDir, "plan.md")
+			switch n := count("plan"); {
+			case mode == "symlink-plan" && n == 1:
+				real := filepath.Join(taskDir, "real-plan.md")
+				write(real, chaosPlan)
+				_ = os.Symlink(real, p)
+			case mode == "dir-plan" && n == 1:
+				_ = os.Mkdir(p, 0o755)
+			case mode == "deep-plan" && n == 1:
+				write(p, "# Plan\n\n```json\n{\"summary\": "+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000)+"}\n```\n")
+			default:
+				if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() != 0 {
+					_ = os.RemoveAll(p) // told: a symlink or directory is not a plan
+				}
+				write(p, chaosPlan)
+			}
+		case role == workspace.RoleReviewer && a.State == workspace.PhasePlanReview:
+			write(filepath.Join(taskDir, "plan-approved.md"), "Approved.\n")
+		case role == workspace.RoleReviewer && a.State == workspace.PhaseCheckpointReview:
+			if mode == "bad-fix-marker" && count("issues") == 1 {
+				write(filepath.Join(taskDir, "checkpoint-issues.md"), "## Issues\n- high: one.txt:1 says the wrong thing\n")
+			} else {
+				write(filepath.Join(taskDir, "checkpoint-approved.md"), "Approved.\n")
+			}
+		case a.DoneMarker != "":
+			out := strings.TrimSuffix(a.DoneMarker, ".done") + ".md"
+			write(out, fmt.Sprintf("%s did assignment %d\n", id, a.Seq))
+			if a.Subtask != nil {
+				for _, f := range a.Subtask.Files {
+					_, p, _ := strings.Cut(f, " ")
+					write(filepath.Join(project, p), a.Subtask.ID+"\n")
+				}
+			}
+			isFix := strings.Contains(filepath.Base(a.DoneMarker), "fix")
+			switch {
+			case mode == "bad-fix-marker" && isFix && role == workspace.RoleWorker:
+				write(a.DoneMarker, "done!") // never valid
+			case mode == "early-marker" && a.Subtask != nil && a.Subtask.ID == "st_1":
+				// A valid marker for checkpoint 2's st_2, before it is assigned.
+				write(filepath.Join(filepath.Dir(a.DoneMarker), "st_2.md"), "premature\n")
+				write(filepath.Join(filepath.Dir(a.DoneMarker), "st_2.done"), marker(a, filepath.Join(filepath.Dir(a.DoneMarker), "st_2.md")))
+				write(a.DoneMarker, marker(a, out))
+			case mode == "split-marker" && a.Subtask != nil && a.Subtask.ID == "st_1":
+				// Half the marker, a silence longer than the watcher's
+				// MaxWait, then the rest.
+				m := marker(a, out)
+				_ = os.WriteFile(a.DoneMarker, []byte(m[:len(m)/2]), 0o644)
+				time.Sleep(3 * time.Second)
+				f, _ := os.OpenFile(a.DoneMarker, os.O_APPEND|os.O_WRONLY, 0)
+				_, _ = f.WriteString(m[len(m)/2:])
+				_ = f.Close()
+			default:
+				write(a.DoneMarker, marker(a, out))
+			}
+		}
+		fmt.Print("done\n> ")
+	}
+	return 0
+}
+
+// chaosProject returns a fresh project whose config has fast timings (so
+// every case ends in seconds) plus the lines given, and a HOME.
+func chaosProject(t *testing.T, config string) (project, home string) {
+	t.Helper()
+	project, home = t.TempDir(), t.TempDir()
+	ws := filepath.Join(project, ".hivemind")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "quiet_period_ms = 50\nworkers = 1\nbackoff_seconds = [1]\n" + config
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return project, home
+}
+
+// chaosExec runs hivemind headless in project with the chaos agent in
+// mode ("behave": no misbehaviour) and args; it returns the exit code, the task dir, the
+// output and the event records.
+func chaosExec(t *testing.T, project, home, mode string, args ...string) (int, string, string, []workspace.EventRecord) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, home, append([]string{"--headless", "--agent", self, "--project", project}, args...)...)
+	cmd.Env = append(cmd.Env, chaosModeEnv+"="+mode)
+	code := exitCode(t, cmd)
+	dir := taskDir(t, project)
+	recs, _, err := workspace.ReadEvents(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, project)
+	return code, dir, out.String(), recs
+}
+
+// chaosRun runs one task on a fresh project with the chaos agent in mode.
+func chaosRun(t *testing.T, mode string, config string) (int, string, string, []workspace.EventRecord) {
+	t.Helper()
+	project, home := chaosProject(t, config)
+	return chaosExec(t, project, home, mode, "chaos: write two files")
+}
+
+func countRecords(recs []workspace.EventRecord, typ string, match func(workspace.EventRecord) bool) int {
+	n := 0
+	for _, r := range recs {
+		if r.Type == typ && (match == nil || match(r)) {
+			n++
+		}
+	}
+	return n
+}
+
+// chaosComplete asserts the run completed with both subtasks done and
+// their files written.
+func chaosComplete(t *testing.T, code int, dir, out string) workspace.State {
+	t.Helper()
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	st := checkComplete(t, dir)
+	if len(st.Subtasks) != 2 {
+		t.Fatalf("subtasks %v", st.Subtasks)
+	}
+	return st
+}
+
+// An agent that always writes an invalid fix marker is re-sent the fix a
+// bounded number of times (max_retries), then the run needs a human with
+// the reason (before: 281 re-sends in 150 s, forever).
+func TestChaosBadFixMarker(t *testing.T) {
+	code, dir, out, recs := chaosRun(t, "bad-fix-marker", "max_retries = 2\n")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (needs_human):\n%s", code, out)
+	}
+	st := readState(t, dir)
+	if !strings.HasPrefix(st.Escalation, "fix:") || !strings.Contains(st.Reason, "done!") && !strings.Contains(st.Reason, "invalid") {
+		t.Fatalf("escalation %q reason %q", st.Escalation, st.Reason)
+	}
+	rejected := countRecords(recs, "fix_rejected", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	if rejected != 3 {
+		t.Fatalf("%d fix rejections, want max_retries+1 = 3", rejected)
+	}
+}
+
+// A valid done marker for a later checkpoint's subtask, written before it
+// is assigned, does not mark it done: it is assigned and done in its turn.
+func TestChaosEarlyMarker(t *testing.T) {
+	code, dir, out, recs := chaosRun(t, "early-marker", "")
+	chaosComplete(t, code, dir, out)
+	if n := countRecords(recs, "subtask_done_ignored", nil); n == 0 {
+		t.Fatalf("the premature marker was not ignored")
+	}
+	assigned := countRecords(recs, "assignment_sent", func(r workspace.EventRecord) bool {
+		w, _ := r.Details["what"].(string)
+		return strings.Contains(w, "st_2")
+	})
+	if assigned == 0 {
+		t.Fatalf("st_2 was never assigned")
+	}
+}
+
+// A done marker written in two pieces with a long silence between them is
+// read once, complete: no rejection, no second assignment.
+func TestChaosSplitMarker(t *testing.T) {
+	code, dir, out, recs := chaosRun(t, "split-marker", "")
+	chaosComplete(t, code, dir, out)
+	if n := countRecords(recs, "subtask_rejected", nil); n != 0 {
+		t.Fatalf("%d rejections of a marker being written", n)
+	}
+	if n := countRecords(recs, "subtask_done", nil); n != 2 {
+		t.Fatalf("%d subtask_done, want 2", n)
+	}
+}
+
+// plan.md as a symlink, a directory or a deeply nested bomb gets feedback
+// to the Lead at once (not a timeout), and the corrected plan completes.
+func TestChaosBadPlanFiles(t *testing.T) {
+	for _, c := range []struct{ mode, event, want string }{
+		{"symlink-plan", "trigger_rejected", "symbolic link"},
+		{"dir-plan", "trigger_rejected", "directory"},
+		{"deep-plan", "plan_invalid", "nests deeper"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			start := time.Now()
+			code, dir, out, recs := chaosRun(t, c.mode, "")
+			chaosComplete(t, code, dir, out)
+			n := countRecords(recs, c.event, func(r workspace.EventRecord) bool {
+				b, _ := json.Marshal(r.Details)
+				return strings.Contains(string(b), c.want)
+			})
+			if n != 1 {
+				t.Fatalf("%d %s records saying %q (took %v)", n, c.event, c.want, time.Since(start))
+			}
+		})
+	}
+}
+
+// An agent that goes idle without doing its assignment gets one reminder,
+// then the run needs a human with the reason, within stall_seconds × 2.
+func TestChaosStalledAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 2 × stall_seconds (10 s at least)")
+	}
+	code, dir, out, recs := chaosRun(t, "stall", "stall_seconds = 10\n")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	st := readState(t, dir)
+	if !strings.HasPrefix(st.Escalation, "stall:") || !strings.Contains(st.Reason, "went idle") {
+		t.Fatalf("escalation %q reason %q", st.Escalation, st.Reason)
+	}
+	if n := countRecords(recs, "agent_stalled", nil); n != 2 {
+		t.Fatalf("%d agent_stalled records, want 2 (one reminder, then escalation)", n)
+	}
+}
+
+// With state.json and every backup gone, --resume rebuilds the state from
+// events.jsonl (nothing redone: the plan is not planned again), and
+// --retry takes the run out of needs_human headless: with a worker that
+// now behaves, the task completes.
+func TestChaosResumeAfterStateLoss(t *testing.T) {
+	project, home := chaosProject(t, "max_retries = 1\n")
+	code, dir, out, _ := chaosExec(t, project, home, "bad-fix-marker", "chaos: write two files")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	before := readState(t, dir)
+	if err := os.Remove(filepath.Join(dir, "state.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "backups")); err != nil {
+		t.Fatal(err)
+	}
+	code, dir, out, recs := chaosExec(t, project, home, "behave", "--retry")
+	st := chaosComplete(t, code, dir, out)
+	if countRecords(recs, "state_rebuilt", nil) != 1 {
+		t.Fatalf("no state_rebuilt record:\n%s", out)
+	}
+	if st.Versions["plan"] != before.Versions["plan"] || st.RevisionCount != before.RevisionCount {
+		t.Fatalf("work redone: plan versions %d → %d, revisions %d → %d", before.Versions["plan"], st.Versions["plan"], before.RevisionCount, st.RevisionCount)
+	}
+	if n := countRecords(recs, "plan_submitted", nil); n != 1 {
+		t.Fatalf("%d plans submitted, want 1 (planning redone?)", n)
+	}
+}
