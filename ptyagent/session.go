@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -565,6 +566,7 @@ func (s *Session) feeder(out *outBuf, done chan<- struct{}) {
 		}
 		s.feed(batch)
 		out.fed()
+		runtime.Gosched() // as between chunks (see feed)
 	}
 }
 
@@ -710,6 +712,13 @@ func (s *Session) feed(b []byte) (wanted bool) {
 		s.lastOutput, s.lastLife = now, now
 		wanted = s.outputWanted(now) || wanted
 		s.mu.Unlock()
+		if len(b) > 0 {
+			// Between chunks, let waiting goroutines run: the UI's
+			// input, the writer of the user's keys. The runtime does
+			// not preempt on wake-up, and with agents flooding every
+			// processor may be emulating.
+			runtime.Gosched()
+		}
 	}
 	s.version.Add(1)
 	if wanted {

@@ -118,8 +118,9 @@ func floodMain(args []string) int {
 }
 
 // feedMain is the scale agent: it streams the workload at -rate bytes/s
-// while <control> says "busy" (or "busy-others" and it is not the lead),
-// is silent otherwise, and echoes what it is typed like an agent's input
+// while <control> says "busy", as fast as its terminal takes it while it
+// says "flood" ("busy-others", "flood-others": all but the lead), is
+// silent otherwise, and echoes what it is typed like an agent's input
 // box. The lead logs every read of its input ("<unix nanos> <hex>") to
 // <control>.lead-input, which times keystrokes.
 func feedMain(args []string) int {
@@ -155,7 +156,45 @@ func feedMain(args []string) int {
 	var mode string
 	var modeAt, since time.Time
 	var sent int64
+	// readMode reads the control file: idle, busy (rate-limited), flood
+	// (as fast as the terminal takes it); "-others" spares the lead, whose
+	// pane is typed into.
+	readMode := func(now time.Time) {
+		b, _ := os.ReadFile(*control)
+		m := strings.TrimSpace(string(b))
+		if others, ok := strings.CutSuffix(m, "-others"); ok {
+			m = others
+			if id == "lead" {
+				m = "idle"
+			}
+		}
+		if !streams {
+			m = "idle"
+		}
+		if m != mode {
+			if mode == "busy" || mode == "flood" {
+				// The stream stopped anywhere, maybe inside an escape
+				// sequence or on the alternate screen: end those, so
+				// what is typed next shows.
+				f.write(-1)
+			}
+			mode, since, sent = m, now, 0
+		}
+		modeAt = now
+	}
 	for {
+		if mode == "flood" {
+			f.write(32 << 10)
+			select {
+			case <-inputDone:
+				return 0
+			default:
+			}
+			if now := time.Now(); now.Sub(modeAt) >= 50*time.Millisecond {
+				readMode(now)
+			}
+			continue
+		}
 		select {
 		case <-inputDone:
 			return 0
@@ -163,26 +202,7 @@ func feedMain(args []string) int {
 			f.regenerate()
 		case now := <-tick.C:
 			if now.Sub(modeAt) >= 50*time.Millisecond || mode == "" {
-				b, _ := os.ReadFile(*control)
-				m := strings.TrimSpace(string(b))
-				switch {
-				case !streams:
-					m = "idle"
-				case m == "busy-others" && id == "lead":
-					m = "idle"
-				case m == "busy-others":
-					m = "busy"
-				}
-				if m != mode {
-					if mode == "busy" {
-						// The stream stopped anywhere, maybe inside an
-						// escape sequence or on the alternate screen:
-						// end those, so what is typed next shows.
-						f.write(-1)
-					}
-					mode, since, sent = m, now, 0
-				}
-				modeAt = now
+				readMode(now)
 			}
 			if mode != "busy" {
 				continue

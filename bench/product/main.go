@@ -72,6 +72,7 @@ type bench struct {
 	runs, rate, keys              int
 	cols, rows, scrollback        int
 	busy, idle                    time.Duration
+	typed                         int // keystroke tokens typed so far
 }
 
 func (b *bench) main(mb int, ns, scale []int) error {
