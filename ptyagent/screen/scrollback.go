@@ -101,7 +101,7 @@ func (t *Term) encode(l *line) []byte {
 	}
 	buf = append(buf, flags)
 	buf = binary.AppendUvarint(buf, uint64(l.used))
-	var run [utf8.UTFMax * 256]byte
+	run := &t.encRun // reused: a fresh array would be zeroed on every line
 	for i := 0; i < end; {
 		st := c[i].st
 		n := 0

@@ -68,7 +68,8 @@ type Term struct {
 	main, alt  []*line
 	scr        []*line // main or alt
 	altOn      bool
-	spare      []*line // scratch for region scrolls
+	spare      []*line                 // scratch for region scrolls
+	encRun     [utf8.UTFMax * 256]byte // scratch for encode
 
 	x, y     int
 	wrapNext bool // a character was written in the last column
