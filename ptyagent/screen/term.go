@@ -132,7 +132,7 @@ type Term struct {
 	panics int
 }
 
-const penCacheBits = 6
+const penCacheBits = 10
 
 // maxCombos bounds the interned combining sequences; past it, combining
 // marks on new sequences are dropped.
