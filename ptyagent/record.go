@@ -73,9 +73,10 @@ func (s *Session) writeRecord() {
 	_ = os.Rename(tmp, path)
 }
 
-// recordPath is the session's record file.
+// recordPath is the session's record file, named by the session mark:
+// it is written before the process starts, when there is no pid yet.
 func (s *Session) recordPath() string {
-	return filepath.Join(s.spec.RecordDir, fmt.Sprintf("%s-%d.json", strings.ReplaceAll(s.spec.ID, string(filepath.Separator), "_"), s.pid))
+	return filepath.Join(s.spec.RecordDir, fmt.Sprintf("%s-%s.json", strings.ReplaceAll(s.spec.ID, string(filepath.Separator), "_"), s.mark))
 }
 
 // removeRecord removes the session's record (nothing of it is left).

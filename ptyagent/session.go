@@ -163,6 +163,9 @@ func Start(spec Spec) (*Session, error) {
 	// The process is cloned straight into its cgroup, so no descendant
 	// can be born outside it.
 	s.cg = sessionCgroup(spec.ID)
+	// The record comes first: a Hivemind killed right after the start
+	// leaves no process its successor cannot find.
+	s.writeRecord()
 	cmd, ptmx, err := start(withCgroup(sysProcAttr(), s.cg))
 	if err != nil && s.cg != nil {
 		// Cloning into a cgroup refused (a kernel without clone3, a
@@ -170,6 +173,7 @@ func Start(spec Spec) (*Session, error) {
 		cgErr := err
 		s.cg.kill(0)
 		s.cg = nil
+		s.writeRecord()
 		if cmd, ptmx, err = start(sysProcAttr()); err == nil {
 			// The cgroup was the trouble: stop trying for later sessions.
 			disableCgroups(cgErr)
@@ -179,6 +183,7 @@ func Start(spec Spec) (*Session, error) {
 		s.cg.closeFD()
 	}
 	if err != nil {
+		s.removeRecord()
 		s.scr.Close()
 		s.log.Close()
 		// exec errors name the program, never the environment.
