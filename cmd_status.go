@@ -43,7 +43,12 @@ func renderStatus(info workspace.TaskInfo) string {
 	if info.Task.Description != "" {
 		fmt.Fprintf(&b, "          %s\n", firstLineOf(info.Task.Description))
 	}
-	fmt.Fprintf(&b, "state     %s", st.State)
+	if st.Abandoned() {
+		// Idle after it ran: the user gave it up (A), as tasks and the UI say.
+		fmt.Fprintf(&b, "state     abandoned")
+	} else {
+		fmt.Fprintf(&b, "state     %s", st.State)
+	}
 	if st.PreviousState != "" {
 		fmt.Fprintf(&b, " (from %s)", st.PreviousState)
 	}
