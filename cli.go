@@ -8,6 +8,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
 )
 
 // Exit codes of the CLI contract.
@@ -272,43 +274,9 @@ func taskText(words []string, dashAt int) (string, error) {
 	return task, nil
 }
 
-// suggest returns the name in known closest to s, at most max edits away
-// (a swap of two neighbours counts as one), or "".
+// suggest is config.Suggest for what a user typed, in any case.
 func suggest(s string, known []string, max int) string {
-	best, bestD := "", max+1
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of neighbours.
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
+	return config.Suggest(strings.ToLower(s), known, max)
 }
 
 // report prints err (if any) and returns the exit code for it.

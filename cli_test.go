@@ -132,9 +132,6 @@ func TestSuggest(t *testing.T) {
 			t.Errorf("suggest(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
 		}
 	}
-	if d := editDistance("stauts", "status"); d != 1 {
-		t.Errorf("a swap of neighbours costs %d, want 1", d)
-	}
 }
 
 // Help goes to stdout with every flag spelled --flag; errors are one line

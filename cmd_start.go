@@ -459,21 +459,20 @@ func runFrontDoor(o options, initial *app) int {
 	}
 	opts := tui.Options{Launcher: l, Project: l.project}
 	var first *liveRun
+	if cfg, _, err := loadConfig(o); err == nil {
+		opts.FPS = cfg.FPS
+		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
+	}
 	if initial != nil {
 		r, s := l.prepare(initial)
 		first, opts.Session, opts.Project = r, &s, initial.project
 		opts.FPS = initial.cfg.FPS
-	} else if cfg, _, err := loadConfig(o); err == nil {
-		opts.FPS = cfg.FPS
 	}
 	if path := os.Getenv(frameLogEnv); path != "" {
 		if f, err := os.Create(path); err == nil {
 			defer f.Close()
 			opts.FrameLog = f
 		}
-	}
-	if cfg, _, err := loadConfig(o); err == nil {
-		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
 	}
 	p := tui.NewProgram(opts)
 	l.mu.Lock()

@@ -652,22 +652,14 @@ func (o *outBuf) close() {
 // for its ioctls, makes it blocking), "is there output" is asked with
 // FIONREAD, so a read that must not wait never does.
 func (s *Session) ptyReader() func(p []byte, wait bool) (int, error) {
-	rc, err := s.ptmx.SyscallConn()
-	if err != nil {
-		return func(p []byte, wait bool) (int, error) {
-			if !wait {
-				return 0, nil
-			}
-			return s.ptmx.Read(p)
-		}
-	}
+	rc, rcErr := s.ptmx.SyscallConn()
 	return func(p []byte, wait bool) (int, error) {
+		if rcErr != nil { // the file is closed
+			return 0, rcErr
+		}
 		if !wait {
-			avail := 0
-			cerr := rc.Control(func(fd uintptr) {
-				avail, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-			})
-			if cerr != nil || err != nil || avail <= 0 {
+			avail, ierr := 0, error(nil)
+			if err := rc.Control(func(fd uintptr) { avail, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil || ierr != nil || avail <= 0 {
 				return 0, nil
 			}
 		}

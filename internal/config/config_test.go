@@ -308,3 +308,9 @@ func TestProfileExpand(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+func TestEditDistanceSwapCostsOne(t *testing.T) {
+	if d := editDistance("stauts", "status"); d != 1 {
+		t.Errorf("a swap of neighbours costs %d, want 1", d)
+	}
+}

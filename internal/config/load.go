@@ -573,7 +573,7 @@ func (l *fileLoader) unknown(path []string, known map[string]spec) {
 	}
 	sort.Strings(names)
 	msg := "unknown key"
-	if s := suggest(path[len(path)-1], names); s != "" {
+	if s := Suggest(path[len(path)-1], names, 2); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	if len(path) == 1 {
@@ -670,9 +670,11 @@ func checkGlob(s string) error {
 	return nil
 }
 
-// suggest returns the known name closest to s (edit distance ≤ 2), or "".
-func suggest(s string, known []string) string {
-	best, bestD := "", 3
+// Suggest returns the name in known closest to s, at most max edits away
+// (a swap of two neighbours counts as one), or "": the "did you mean" of
+// config keys and of the command line.
+func Suggest(s string, known []string, max int) string {
+	best, bestD := "", max+1
 	for _, k := range known {
 		if d := editDistance(s, k); d < bestD {
 			best, bestD = k, d
@@ -681,24 +683,31 @@ func suggest(s string, known []string) string {
 	return best
 }
 
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of neighbours.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
 	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if x[i-1] == y[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(x)][len(y)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {
