@@ -154,73 +154,51 @@ func ensureDir(dir, sub string) error {
 
 // resolveBlobs returns state.json content js with every blob reference
 // replaced by the content it names, read from dir/blobs and checked
-// against its hash. A missing or mismatching blob is ErrBlob.
+// against its hash. A missing or mismatching blob is ErrBlob. The result
+// is compact JSON.
 func resolveBlobs(dir string, js []byte) ([]byte, error) {
-	if !bytes.Contains(js, []byte(strconv.Quote(blobKey))) {
+	open := []byte(`{"` + blobKey + `":`)
+	var compact bytes.Buffer
+	if !bytes.Contains(js, []byte(strconv.Quote(blobKey))) || json.Compact(&compact, js) != nil {
+		// No reference, or not valid JSON (ParseState says so).
 		return js, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(js))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		// Not valid JSON: ParseState says so.
-		return js, nil
-	}
-	v, err := resolveValue(dir, v)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
-func resolveValue(dir string, v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		if h, size, ok := blobRef(x); ok {
-			return readBlob(dir, h, size)
+	// In compact JSON a quote inside a string is escaped, so the opening
+	// of a reference object cannot be part of a string.
+	in, out := compact.Bytes(), make([]byte, 0, compact.Len())
+	for {
+		i := bytes.Index(in, open)
+		if i < 0 {
+			return append(out, in...), nil
 		}
-		for k, e := range x {
-			r, err := resolveValue(dir, e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = r
+		out = append(out, in[:i]...)
+		in = in[i:]
+		d := json.NewDecoder(bytes.NewReader(in))
+		d.DisallowUnknownFields()
+		var ref struct {
+			Blob    string  `json:"$blob"`
+			Size    *int64  `json:"size"`
+			Preview *string `json:"preview"`
 		}
-	case []any:
-		for i, e := range x {
-			r, err := resolveValue(dir, e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = r
+		h, hasPrefix := "", false
+		if d.Decode(&ref) == nil {
+			h, hasPrefix = strings.CutPrefix(ref.Blob, blobPrefix)
 		}
-	}
-	return v, nil
-}
-
-// blobRef reports whether m is a blob reference, and its hash and size.
-func blobRef(m map[string]any) (string, int64, bool) {
-	ref, ok := m[blobKey].(string)
-	if !ok || len(m) > 3 {
-		return "", 0, false
-	}
-	n, ok := m["size"].(json.Number)
-	if !ok {
-		return "", 0, false
-	}
-	if p, has := m["preview"]; has {
-		if _, ok := p.(string); !ok || len(m) != 3 {
-			return "", 0, false
+		if !hasPrefix || !validHash(h) || ref.Size == nil || *ref.Size < 0 {
+			// Not a reference: an object that merely starts alike.
+			out, in = append(out, in[0]), in[1:]
+			continue
 		}
-	} else if len(m) != 2 {
-		return "", 0, false
+		content, err := readBlob(dir, h, *ref.Size)
+		if err != nil {
+			return nil, err
+		}
+		lit, err := json.Marshal(content)
+		if err != nil {
+			return nil, err
+		}
+		out, in = append(out, lit...), in[d.InputOffset():]
 	}
-	size, err := n.Int64()
-	h, hasPrefix := strings.CutPrefix(ref, blobPrefix)
-	if err != nil || !hasPrefix || !validHash(h) || size < 0 {
-		return "", 0, false
-	}
-	return h, size, true
 }
 
 func validHash(h string) bool {
@@ -237,7 +215,7 @@ func readBlob(dir, h string, size int64) (string, error) {
 	if size > maxBlobSize {
 		return "", fmt.Errorf("%w: %s: %d bytes is over the limit", ErrBlob, rel, size)
 	}
-	data, err := readNoFollowMax(filepath.Join(dir, rel), size+1)
+	data, err := readNoFollowMax(filepath.Join(dir, rel), size)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("%w: %s is missing", ErrBlob, rel)
