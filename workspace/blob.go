@@ -229,3 +229,18 @@ func readBlob(dir, h string, size int64) (string, error) {
 	}
 	return string(data), nil
 }
+
+// ReadStateFile reads the state.json of the task directory dir as it is
+// (no backup is tried, nothing is changed), resolving its blob
+// references: for readers outside the engine (tests, tools) that must not
+// parse state.json themselves.
+func ReadStateFile(dir string) (State, error) {
+	data, err := readNoFollowMax(filepath.Join(dir, StateFile), maxStateSize)
+	if err != nil {
+		return State{}, err
+	}
+	if data, err = resolveBlobs(dir, data); err != nil {
+		return State{}, err
+	}
+	return ParseState(data, "")
+}
