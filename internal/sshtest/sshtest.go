@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/procenv"
 )
 
 // DefaultUser is the Unix user that plays the remote host.
@@ -53,11 +55,14 @@ type Options struct {
 
 // Server is one running sshd and the files a client needs to reach it.
 type Server struct {
-	Alias  string // Host alias of the ssh_config
-	User   string // remote user name
-	UID    int
-	GID    int
-	Home   string // the remote user's home
+	Alias string // Host alias of the ssh_config
+	User  string // remote user name
+	UID   int
+	GID   int
+	// Home is the remote sessions' $HOME: a fresh directory of this
+	// server's (sshd sets HOME to it), so servers sharing the user do not
+	// share state. The user's own home is only the sessions' first cwd.
+	Home   string
 	Port   int
 	Dir    string // everything of this server: keys, configs, control sockets
 	Config string // ssh_config: `ssh -F Config Alias`
@@ -110,6 +115,13 @@ func Start(t testing.TB, o Options) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stop)
+	s.Home = filepath.Join(dir, "home")
+	if err := os.Mkdir(s.Home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(s.Home, s.UID, s.GID); err != nil {
+		t.Fatal(err)
+	}
 	// sshd's privilege separation directory; Debian's service creates it
 	// at boot, which a container without the service never does.
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
@@ -173,11 +185,10 @@ func (s *Server) ensureUser() error {
 	}
 	s.UID, _ = strconv.Atoi(u.Uid)
 	s.GID, _ = strconv.Atoi(u.Gid)
-	s.Home = u.HomeDir
-	if err := os.MkdirAll(s.Home, 0o755); err != nil {
+	if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
 		return err
 	}
-	return os.Chown(s.Home, s.UID, s.GID)
+	return os.Chown(u.HomeDir, s.UID, s.GID)
 }
 
 func (s *Server) keygen(path string) {
@@ -212,13 +223,12 @@ func (s *Server) startSSHD(hostKey string, timeout time.Duration) error {
 		"PermitUserEnvironment yes",
 		"AllowStreamLocalForwarding yes",
 		"StreamLocalBindUnlink yes",
-		"AllowTcpForwarding no",
 		"X11Forwarding no",
 		"PrintMotd no",
 		"PrintLastLog no",
 		"MaxSessions 100",
 		"MaxStartups 100:30:200",
-		"SetEnv " + instanceEnv + "=" + s.id,
+		"SetEnv " + instanceEnv + "=" + s.id + " HOME=" + s.Home,
 		"",
 	}, "\n")
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
@@ -415,43 +425,7 @@ func (s *Server) PathWithout(names ...string) string {
 // (they carry its instance variable, set by sshd), whoever their parent
 // is now.
 func (s *Server) Procs() []int {
-	return ProcsWithEnv(s.UID, instanceEnv+"="+s.id)
-}
-
-// ProcsWithEnv returns the live processes of uid whose environment holds
-// the exact entry kv.
-func ProcsWithEnv(uid int, kv string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
-			continue
-		}
-		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err != nil || zombie(stat) {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, v := range bytes.Split(env, []byte{0}) {
-			if string(v) == kv {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
-}
-
-func zombie(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
+	return procenv.ProcsWithEnv(s.UID, instanceEnv+"="+s.id)
 }
 
 // WaitNoProcs waits until none of this server's session processes is left
