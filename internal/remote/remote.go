@@ -26,10 +26,14 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -260,7 +264,7 @@ func checkScript(agent, dir string) string {
 	if agent != "" {
 		s += `a=` + shq(agent) + `; if command -v "$a" >/dev/null 2>&1; then echo "agentok=1"; echo "agent=$("$a" --version </dev/null 2>&1 | head -n 1)"; fi; `
 	}
-	s += `d=` + dirExpr(dir) + `; echo "dir=$d"; ` +
+	s += `mkdir -p "$HOME"/.cache/hivemind/run; d=` + dirExpr(dir) + `; echo "dir=$d"; ` +
 		`if e=$( { mkdir -p "$d" && t=$(mktemp "$d/.hivemind-probe.XXXXXX") && rm -f "$t"; } 2>&1 ); then echo "dirok=1"; else echo "direrr=$(printf %s "$e" | head -n 1)"; fi`
 	return s
 }
@@ -287,10 +291,44 @@ func Check(ctx context.Context, h Host) (Report, error) {
 	if !r.DirWritable {
 		probs = append(probs, fmt.Sprintf("work dir %s is not writable by %s (%s) — create it or choose another dir", r.Dir, r.User, r.dirErr))
 	}
+	if err := checkForwarding(ctx, h, r.Home); err != nil {
+		probs = append(probs, err.Error())
+	}
 	if len(probs) > 0 {
 		return r, &CheckError{Host: h.label(), Problems: probs}
 	}
 	return r, nil
+}
+
+// checkForwarding asks sshd to forward a unix socket from the host back
+// here, as every agent's hook relay needs. Servers hardened with
+// DisableForwarding, AllowStreamLocalForwarding no or (OpenSSH 9.2 checks
+// it for unix sockets too) AllowTcpForwarding no refuse it.
+func checkForwarding(ctx context.Context, h Host, home string) error {
+	if !strings.HasPrefix(home, "/") {
+		return fmt.Errorf("the remote $HOME %q is not an absolute path", home)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	dir := home + "/.cache/hivemind/run"
+	sock := dir + "/probe-" + hex.EncodeToString(b[:]) + ".sock"
+	if len(sock) >= maxSocketPath {
+		return fmt.Errorf("the remote home %s is too long for a unix socket path under it (%d bytes, at most %d)", home, len(sock), maxSocketPath)
+	}
+	// The local end is never connected to: any path will do. The dir must
+	// exist before ssh asks for the forward, hence the first connection
+	// of Check creating it (mkdir in the script below runs too late).
+	opts := []string{"-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "ExitOnForwardFailure=yes",
+		"-R", sock + ":" + filepath.Join(os.TempDir(), "hivemind-probe.sock")}
+	_, err := h.run(ctx, opts, "rm -f "+shq(sock), nil)
+	var se *SSHError
+	if errors.As(err, &se) && strings.Contains(se.Stderr, "forwarding failed") {
+		return fmt.Errorf("sshd refuses to forward a unix socket back (the hook relay needs it) — allow it in the host's sshd_config: AllowStreamLocalForwarding yes and AllowTcpForwarding yes, no DisableForwarding (or in a Match User %s block)", home[strings.LastIndexByte(home, '/')+1:])
+	}
+	if err != nil {
+		return fmt.Errorf("forwarding probe: %v", err)
+	}
+	return nil
 }
 
 func parseReport(out string) Report {

@@ -102,20 +102,33 @@ func TestCheckDiagnoses(t *testing.T) {
 			[]string{"buildbox: work dir /root/hm-work is not writable by " + s.User + " (mkdir: ", "Permission denied) — create it"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Check(ctx(t), c.host(host(s, s.Alias)))
-			if err == nil {
-				t.Fatal("check passed")
-			}
-			msg := err.Error()
-			if strings.Contains(msg, "\n") {
-				t.Errorf("not one line: %q", msg)
-			}
-			for _, w := range c.wants {
-				if !strings.Contains(msg, w) {
-					t.Errorf("diagnosis %q\nlacks %q", msg, w)
-				}
-			}
+			check(t, c.host(host(s, s.Alias)), c.wants)
 		})
+	}
+}
+
+// A server that forbids forwarding cannot carry the hook relay: said so.
+func TestCheckForwardingRefused(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{SSHDConfig: []string{"AllowTcpForwarding no"}})
+	check(t, host(s, s.Alias), []string{"buildbox: sshd refuses to forward a unix socket back (the hook relay needs it) — allow it"})
+}
+
+// check runs Check on a broken host and wants a one-line diagnosis
+// holding each of wants.
+func check(t *testing.T, h Host, wants []string) {
+	t.Helper()
+	_, err := Check(ctx(t), h)
+	if err == nil {
+		t.Fatal("check passed")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("not one line: %q", msg)
+	}
+	for _, w := range wants {
+		if !strings.Contains(msg, w) {
+			t.Errorf("diagnosis %q\nlacks %q", msg, w)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ type Options struct {
 	Alias string // Host alias in the ssh_config (default "hm-remote")
 	// ReadyTimeout bounds the wait for sshd to listen (default 20 s).
 	ReadyTimeout time.Duration
+	// SSHDConfig lines come before the harness's own (for most keywords
+	// sshd takes the first value): "AllowTcpForwarding no", say.
+	SSHDConfig []string
 }
 
 // Server is one running sshd and the files a client needs to reach it.
@@ -149,7 +153,7 @@ func Start(t testing.TB, o Options) *Server {
 	for try := 0; try < 5; try++ {
 		// Another process may take the free port before sshd binds it:
 		// then sshd exits at once and we try another.
-		if lastErr = s.startSSHD(hostKey, o.ReadyTimeout); lastErr == nil {
+		if lastErr = s.startSSHD(hostKey, o.SSHDConfig, o.ReadyTimeout); lastErr == nil {
 			break
 		}
 	}
@@ -199,25 +203,25 @@ func (s *Server) keygen(path string) {
 }
 
 // startSSHD starts sshd on a free port and waits until it listens.
-func (s *Server) startSSHD(hostKey string, timeout time.Duration) error {
+func (s *Server) startSSHD(hostKey string, extra []string, timeout time.Duration) error {
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	cfg := filepath.Join(s.Dir, "sshd_config")
-	conf := strings.Join([]string{
+	conf := strings.Join(append(slices.Clone(extra),
 		"ListenAddress 127.0.0.1",
-		"Port " + strconv.Itoa(port),
-		"HostKey " + hostKey,
+		"Port "+strconv.Itoa(port),
+		"HostKey "+hostKey,
 		"PidFile none",
 		"UsePAM no",
 		"PasswordAuthentication no",
 		"KbdInteractiveAuthentication no",
 		"PubkeyAuthentication yes",
-		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
+		"AuthorizedKeysFile "+filepath.Join(s.Dir, "authorized_keys"),
 		// The keys live in a temp dir under /tmp, which is world-writable.
 		"StrictModes no",
-		"AllowUsers " + s.User,
+		"AllowUsers "+s.User,
 		"PermitRootLogin no",
 		// AliasOptions.Env rides on authorized_keys environment="…".
 		"PermitUserEnvironment yes",
@@ -228,9 +232,9 @@ func (s *Server) startSSHD(hostKey string, timeout time.Duration) error {
 		"PrintLastLog no",
 		"MaxSessions 100",
 		"MaxStartups 100:30:200",
-		"SetEnv " + instanceEnv + "=" + s.id + " HOME=" + s.Home,
+		"SetEnv "+instanceEnv+"="+s.id+" HOME="+s.Home,
 		"",
-	}, "\n")
+	), "\n")
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return err
 	}
