@@ -291,7 +291,7 @@ func Check(ctx context.Context, h Host) (Report, error) {
 	if !r.DirWritable {
 		probs = append(probs, fmt.Sprintf("work dir %s is not writable by %s (%s) — create it or choose another dir", r.Dir, r.User, r.dirErr))
 	}
-	if err := checkForwarding(ctx, h, r.Home); err != nil {
+	if err := checkForwarding(ctx, h, r.Home, r.User); err != nil {
 		probs = append(probs, err.Error())
 	}
 	if len(probs) > 0 {
@@ -304,7 +304,7 @@ func Check(ctx context.Context, h Host) (Report, error) {
 // here, as every agent's hook relay needs. Servers hardened with
 // DisableForwarding, AllowStreamLocalForwarding no or (OpenSSH 9.2 checks
 // it for unix sockets too) AllowTcpForwarding no refuse it.
-func checkForwarding(ctx context.Context, h Host, home string) error {
+func checkForwarding(ctx context.Context, h Host, home, user string) error {
 	if !strings.HasPrefix(home, "/") {
 		return fmt.Errorf("the remote $HOME %q is not an absolute path", home)
 	}
@@ -323,7 +323,7 @@ func checkForwarding(ctx context.Context, h Host, home string) error {
 	_, err := h.run(ctx, opts, "rm -f "+shq(sock), nil)
 	var se *SSHError
 	if errors.As(err, &se) && strings.Contains(se.Stderr, "forwarding failed") {
-		return fmt.Errorf("sshd refuses to forward a unix socket back (the hook relay needs it) — allow it in the host's sshd_config: AllowStreamLocalForwarding yes and AllowTcpForwarding yes, no DisableForwarding (or in a Match User %s block)", home[strings.LastIndexByte(home, '/')+1:])
+		return fmt.Errorf("sshd refuses to forward a unix socket back (the hook relay needs it) — allow it in the host's sshd_config: AllowStreamLocalForwarding yes and AllowTcpForwarding yes, no DisableForwarding (or in a Match User %s block)", user)
 	}
 	if err != nil {
 		return fmt.Errorf("forwarding probe: %v", err)
