@@ -5,13 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -67,7 +65,16 @@ func (l *strList) Set(s string) error { *l = append(*l, s); return nil }
 // BSDs and macOS, 108 on Linux).
 const maxSocketPath = 100
 
-var markRE = regexp.MustCompile(`^[0-9]+-[0-9a-f]{16}$`)
+// validID reports whether s has the shape of a session mark (ptyagent's
+// "<pid>-<16 hex>"), the only names a run dir may have. No regexp: the
+// hook binary compiles nothing at start-up.
+func validID(s string) bool {
+	pid, hexPart, ok := strings.Cut(s, "-")
+	if !ok || pid == "" || len(hexPart) != 16 {
+		return false
+	}
+	return strings.Trim(pid, "0123456789") == "" && strings.Trim(hexPart, "0123456789abcdef") == ""
+}
 
 // Launch is `hivemind-hook remote-launch`: it sends the agent's
 // environment to the host, then replaces itself with `ssh -tt`, which
@@ -94,11 +101,11 @@ func Launch(args []string, stderr io.Writer) int {
 	}
 	h := Host{Dest: *dest, SSHArgs: sshArgs, SSH: *ssh}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "hivemind: remote agent on %s: %v\r\n", *dest, err)
+		fmt.Fprintf(stderr, "hivemind: remote agent: %v\r\n", err)
 		return 1
 	}
 	id := os.Getenv(localMarkEnv)
-	if !markRE.MatchString(id) {
+	if !validID(id) {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		id = fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
@@ -120,7 +127,7 @@ func Launch(args []string, stderr io.Writer) int {
 	run := strings.TrimSpace(out)
 	sock := run + "/hook.sock"
 	if !strings.HasPrefix(run, "/") || len(sock) >= maxSocketPath {
-		return fail(fmt.Errorf("remote run dir %q unusable (a socket path must be absolute and under %d bytes)", clip(run, 120), maxSocketPath))
+		return fail(fmt.Errorf("%s: remote run dir %q unusable (a socket path must be absolute and under %d bytes)", *dest, clip(run, 120), maxSocketPath))
 	}
 	script := "cd " + dirExpr(*dir) + " && exec " + shq(*helper) + " remote-run " + shq(run) + " --"
 	for _, a := range argv {
@@ -138,12 +145,12 @@ func Launch(args []string, stderr io.Writer) int {
 	sshArgv := h.sshArgv(opts, script)
 	bin, err := exec.LookPath(sshArgv[0])
 	if err != nil {
-		return fail(fmt.Errorf("%s not found locally — install the OpenSSH client", sshArgv[0]))
+		return fail(fmt.Errorf("%s: %s not found locally — install the OpenSSH client", *dest, sshArgv[0]))
 	}
 	// exec keeps the pid, the PTY and the session's mark: to ptyagent the
 	// ssh process is the agent.
 	err = syscall.Exec(bin, sshArgv, os.Environ())
-	return fail(fmt.Errorf("exec %s: %w", bin, err))
+	return fail(fmt.Errorf("%s: exec %s: %w", *dest, bin, err))
 }
 
 // remoteEnv is the agent's environment for the host, NUL-separated: every
@@ -166,6 +173,3 @@ func remoteEnv(local, pass []string, id string) []byte {
 	b.WriteByte(0)
 	return b.Bytes()
 }
-
-// ErrNoRunDir is returned by Run when its run dir holds no environment.
-var ErrNoRunDir = errors.New("remote: no environment in the run dir")

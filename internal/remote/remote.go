@@ -34,7 +34,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -366,16 +365,21 @@ func parseReport(out string) Report {
 	return r
 }
 
-var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
-
+// gitVersion reads major and minor from `git --version` ("git version
+// 2.39.5", "git version 2.39.3 (Apple Git-146)").
 func gitVersion(s string) ([2]int, bool) {
-	m := gitVersionRE.FindStringSubmatch(s)
-	if m == nil {
+	rest, ok := strings.CutPrefix(s, "git version ")
+	words := strings.Fields(rest)
+	if !ok || len(words) == 0 {
 		return [2]int{}, false
 	}
-	a, _ := strconv.Atoi(m[1])
-	b, _ := strconv.Atoi(m[2])
-	return [2]int{a, b}, true
+	f := strings.SplitN(words[0], ".", 3)
+	if len(f) < 2 {
+		return [2]int{}, false
+	}
+	a, err1 := strconv.Atoi(f[0])
+	b, err2 := strconv.Atoi(f[1])
+	return [2]int{a, b}, err1 == nil && err2 == nil
 }
 
 // goPlatform maps `uname -sm` to Go's GOOS and GOARCH.

@@ -432,3 +432,62 @@ func TestEnvAndQuoting(t *testing.T) {
 		}
 	}
 }
+
+func TestParsers(t *testing.T) {
+	for in, want := range map[string][2]int{"git version 2.39.5": {2, 39}, "git version 2.39.3 (Apple Git-146)": {2, 39}, "git version 1.8": {1, 8}} {
+		if got, ok := gitVersion(in); !ok || got != want {
+			t.Errorf("gitVersion(%q) = %v, %v", in, got, ok)
+		}
+	}
+	for _, in := range []string{"", "git version ", "git version x.y", "hub version 2.1", "git version 2"} {
+		if got, ok := gitVersion(in); ok {
+			t.Errorf("gitVersion(%q) = %v, want not ok", in, got)
+		}
+	}
+	for in, want := range map[string]bool{"123-0123456789abcdef": true, "1-ffffffffffffffff": true, "-0123456789abcdef": false,
+		"123-0123456789ABCDEF": false, "123-0123456789abcde": false, "../x": false, "probe-1.sock": false} {
+		if validID(in) != want {
+			t.Errorf("validID(%q) = %v", in, !want)
+		}
+	}
+	for in, want := range map[string][2]string{"Linux x86_64": {"linux", "amd64"}, "Darwin arm64": {"darwin", "arm64"}, "Linux aarch64": {"linux", "arm64"}, "weird": {"", ""}} {
+		if os, arch := goPlatform(in); os != want[0] || arch != want[1] {
+			t.Errorf("goPlatform(%q) = %s/%s", in, os, arch)
+		}
+	}
+	for stderr, want := range map[string]string{
+		"Warning: Permanently added 'x' (ED25519) to the list of known hosts.\r\nci@10.0.0.7: Permission denied (publickey).\r\n": "Permission denied (publickey)",
+		"ssh: connect to host 10.0.0.7 port 22: Connection timed out\n":                                                           "connect to host 10.0.0.7 port 22: Connection timed out",
+		"": "connection failed (ssh printed nothing)",
+	} {
+		if got := sshSaid(stderr); got != want {
+			t.Errorf("sshSaid(%q) = %q, want %q", stderr, got, want)
+		}
+	}
+	if h := sshHint("connect to host x port 22: Connection timed out", "x"); !strings.Contains(h, "unreachable") {
+		t.Errorf("hint %q", h)
+	}
+}
+
+// A launch that cannot reach the host ends the agent with ssh's
+// diagnosis as its last words (what the engine reports).
+func TestLaunchUnreachable(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	h := host(s, s.AddAlias("closed", sshtest.AliasOptions{Port: sshtest.ClosedPort(t), NoControlMaster: true}))
+	sess, err := ptyagent.Start(ptyagent.Spec{ID: "worker_1",
+		Argv: LaunchArgv(h, helperBin, "/nowhere/"+HelperName, Agent{Argv: []string{"true"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	select {
+	case <-sess.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still running:\n%s", sess.Text())
+	}
+	// The screen is 120 columns wide: the line wraps.
+	if d := sess.HealthDetail(); sess.ExitCode() != 1 || !strings.Contains(d, "last output: hivemind: remote agent: closed: ssh: connect to host 127.0.0.1 port ") ||
+		!strings.Contains(d, "Connection refused — is sshd") {
+		t.Errorf("exit %d, detail %q", sess.ExitCode(), d)
+	}
+}
