@@ -271,11 +271,16 @@ func TestRemoteAgentPTY(t *testing.T) {
 
 // A hook sent on the remote host, over the forwarded socket, reaches the
 // local relay with the session's token: the sim profile becomes ready on
-// SessionStart, and the Stop hook's payload arrives as an event.
+// SessionStart, and the Stop hook's payload arrives as an event. The
+// relay's checks hold across the forward: a forged token is refused, and
+// the sender the relay sees (SO_PEERCRED: the local ssh) passes its
+// cgroup check where ptyagent tracks by cgroup.
 func TestRemoteHook(t *testing.T) {
 	ra, sess := startRemote(t, ptyagent.ProfileSim,
-		`echo '{"session_id":"r1"}' | "$HELPER" SessionStart; echo started; `+
+		`echo '{}' | HIVEMIND_HOOK_TOKEN=forged "$HELPER" Notification; `+
+			`echo '{"session_id":"r1"}' | "$HELPER" SessionStart; echo started; `+
 			`read l; echo '{"session_id":"r1","last_assistant_message":"remote done"}' | "$HELPER" Stop; echo stopped; cat`)
+	waitScreen(t, sess, "the hook token does not match agent \"worker_1\"'s session")
 	waitScreen(t, sess, "started")
 	for deadline := time.Now().Add(30 * time.Second); sess.Health() != ptyagent.HealthReady; {
 		if time.Now().After(deadline) {
