@@ -129,7 +129,11 @@ func Launch(args []string, stderr io.Writer) int {
 	if !strings.HasPrefix(run, "/") || len(sock) >= maxSocketPath {
 		return fail(fmt.Errorf("%s: remote run dir %q unusable (a socket path must be absolute and under %d bytes)", *dest, clip(run, 120), maxSocketPath))
 	}
-	script := "cd " + dirExpr(*dir) + " && exec " + shq(*helper) + " remote-run " + shq(run) + " --"
+	// A start that fails before the helper runs removes the run dir: the
+	// environment file in it holds secrets.
+	script := `r=` + shq(run) + `; h=` + shq(*helper) + `; cd ` + dirExpr(*dir) + ` || { rm -rf "$r"; exit 1; }; ` +
+		`if [ ! -x "$h" ]; then rm -rf "$r"; echo "hivemind: $h is missing on this host: install the helper again (hivemind hosts)" >&2; exit 1; fi; ` +
+		`exec "$h" remote-run "$r" --`
 	for _, a := range argv {
 		script += " " + shq(a)
 	}

@@ -496,3 +496,41 @@ func TestLaunchUnreachable(t *testing.T) {
 		t.Errorf("exit %d, detail %q", sess.ExitCode(), d)
 	}
 }
+
+// A start that fails on the host (no work dir, no helper) says why and
+// leaves no run dir (its environment file holds the token).
+func TestLaunchFailsOnHost(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	inst, err := Install(ctx(t), host(s, s.Alias), helperBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, dir, helper, want string
+	}{
+		{"no work dir", "~/missing", inst.Path, "can't cd to"},
+		{"no helper", "~", "/nowhere/" + HelperName, "hivemind: /nowhere/hivemind-hook is missing on this host"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := host(s, s.Alias)
+			h.Dir = c.dir
+			sess, err := ptyagent.Start(ptyagent.Spec{ID: "worker_1", Env: []string{"HIVEMIND_HOOK_TOKEN=secret"},
+				Argv: LaunchArgv(h, helperBin, c.helper, Agent{Argv: []string{"true"}})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			select {
+			case <-sess.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatalf("still running:\n%s", sess.Text())
+			}
+			if d := sess.HealthDetail(); sess.ExitCode() != 1 || !strings.Contains(d, c.want) {
+				t.Errorf("exit %d, detail %q", sess.ExitCode(), d)
+			}
+			if ents, _ := os.ReadDir(filepath.Join(s.Home, ".cache/hivemind/run")); len(ents) > 0 {
+				t.Errorf("run dirs left: %v", ents)
+			}
+		})
+	}
+}
