@@ -159,8 +159,8 @@ func Launch(args []string, stderr io.Writer) int {
 
 // remoteEnv is the agent's environment for the host, NUL-separated: every
 // HIVEMIND_* variable but the local socket and mark, the passed ones, the
-// colour capability (TERM travels with the PTY request), the remote
-// mark and the remote hook socket (under the run dir).
+// colour capability (TERM travels with the PTY request) and the remote
+// mark. The remote helper adds the hook socket's path.
 func remoteEnv(local, pass []string, id string) []byte {
 	var b bytes.Buffer
 	for _, kv := range local {
