@@ -172,16 +172,18 @@ func (s *Server) ensureUser() error {
 		if !errors.As(err, &unknown) {
 			return fmt.Errorf("look up user %s: %w", s.User, err)
 		}
-		out, err := exec.Command("useradd", "--create-home", "--shell", "/bin/sh", s.User).CombinedOutput()
+		// Password "*": useradd's default "!" marks the account locked,
+		// and without PAM sshd refuses even key logins to it.
+		out, err := accountTool("useradd", "--create-home", "--shell", "/bin/sh", "--password", "*", s.User)
 		// A concurrent test package may have created it meanwhile.
 		if err != nil && !bytes.Contains(out, []byte("already exists")) {
 			return fmt.Errorf("useradd %s: %v: %s", s.User, err, out)
 		}
 	}
-	// useradd leaves the password "!" (locked); without PAM, sshd refuses
-	// even key logins to a locked account. "*" is no password, not locked.
-	if out, err := exec.Command("usermod", "-p", "*", s.User).CombinedOutput(); err != nil {
-		return fmt.Errorf("usermod -p '*' %s: %v: %s", s.User, err, out)
+	if locked(s.User) {
+		if out, err := accountTool("usermod", "--password", "*", s.User); err != nil {
+			return fmt.Errorf("usermod --password '*' %s: %v: %s", s.User, err, out)
+		}
 	}
 	u, err := user.Lookup(s.User)
 	if err != nil {
@@ -193,6 +195,36 @@ func (s *Server) ensureUser() error {
 		return err
 	}
 	return os.Chown(u.HomeDir, s.UID, s.GID)
+}
+
+// accountTool runs useradd or usermod, again (a few times, backing off)
+// while another process holds the lock of /etc/passwd: test packages run
+// in parallel, and each starts servers.
+func accountTool(name string, args ...string) ([]byte, error) {
+	wait := 50 * time.Millisecond
+	for try := 0; ; try++ {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err == nil || try == 6 || !bytes.Contains(out, []byte("lock")) {
+			return out, err
+		}
+		time.Sleep(wait)
+		wait *= 2
+	}
+}
+
+// locked reports whether the user's password field in /etc/shadow marks
+// the account locked ("!…").
+func locked(name string) bool {
+	b, err := os.ReadFile("/etc/shadow")
+	if err != nil {
+		return true // cannot tell: unlock, which is idempotent
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && f[0] == name {
+			return strings.HasPrefix(f[1], "!")
+		}
+	}
+	return true
 }
 
 func (s *Server) keygen(path string) {
