@@ -79,6 +79,7 @@ type Server struct {
 	log    *syncBuffer
 	exited chan struct{}
 	nkeys  int
+	once   sync.Once
 }
 
 // Start starts a server for the test and stops it at the test's end.
@@ -479,8 +480,11 @@ func (s *Server) WaitNoProcs(timeout time.Duration) []int {
 }
 
 // stop ends the shared connections, sshd and every process its sessions
-// left, and removes the server's files.
-func (s *Server) stop() {
+// left, and removes the server's files. Only once: afterwards sshd's pid
+// may be another process's.
+func (s *Server) stop() { s.once.Do(s.stopOnce) }
+
+func (s *Server) stopOnce() {
 	if s.Config != "" {
 		if b, err := os.ReadFile(s.Config); err == nil {
 			for _, line := range strings.Split(string(b), "\n") {
