@@ -25,3 +25,38 @@ func TestTranscriptUsage(t *testing.T) {
 		t.Fatalf("in %d out %d err %v; want 135, 10", in, out, err)
 	}
 }
+
+// A transcript without a message (Claude killed in its first turn) cannot
+// be resumed and is moved aside, so the session starts afresh under its
+// id; one with a message can, and is where the usage is read.
+func TestClaudeResumable(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	sid := ClaudeSessionID("task1", "lead")
+	if sid != ClaudeSessionID("task1", "lead") || sid == ClaudeSessionID("task1", "reviewer") {
+		t.Fatalf("session ids not derived per task and agent: %s", sid)
+	}
+	if ClaudeResumable(sid) || ClaudeTranscript(sid) != "" {
+		t.Fatal("resumable without a transcript")
+	}
+	dir := filepath.Join(home, ".claude", "projects", "-p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, sid+".jsonl")
+	if err := os.WriteFile(path, []byte(`{"type":"summary"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ClaudeResumable(sid) {
+		t.Error("a transcript without a message is resumable")
+	}
+	if _, err := os.Stat(path + ".empty"); err != nil {
+		t.Errorf("the empty transcript was not moved aside: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(`{"type":"summary"}`+"\n"+`{"type":"user","message":{"content":"hi"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !ClaudeResumable(sid) || ClaudeTranscript(sid) != path {
+		t.Errorf("a transcript with a message: resumable %v, path %q", ClaudeResumable(sid), ClaudeTranscript(sid))
+	}
+}
