@@ -62,20 +62,13 @@ func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			w.undo()
-		}
-	}()
 	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.recoverState, w.newAgents} {
 		if err := step(); err != nil {
+			w.undo()
 			return nil, err
 		}
 	}
-	a := w.assemble(NewPrinter(stdout, o.JSON))
-	ok = true
-	return a, nil
+	return w.assemble(NewPrinter(stdout, o.JSON)), nil
 }
 
 // wiring is a run being wired: each step of New fills in its part, and
