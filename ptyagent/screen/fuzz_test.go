@@ -44,7 +44,7 @@ func FuzzScreenWrite(f *testing.F) {
 		chunk := 1 + get(2, 7)%64
 		opts := Options{Cols: cols, Rows: rows, Scrollback: 1 + get(3, 3)%50}
 		s, ref := newTerm(opts), newTerm(opts)
-		ref.slowCSI = true // every CSI through the x/ansi parser
+		ref.slow = true // no fast paths
 		defer func() { _ = s.Close() }()
 		resizes := ctl[min(len(ctl), 4):]
 		for i := 0; i < len(in); i += chunk {

@@ -85,7 +85,26 @@ func (s *scrollback) clear() {
 	s.lines, s.start = nil, 0
 }
 
-func isBlank(c cell) bool { return (c.r == 0 || c.r == ' ') && c.st == 0 }
+func isBlank(c cell) bool { return c == cell{} || c == cell{' ', 0} }
+
+// asciiRun copies to out the leading cells of c that have style st and
+// hold an ASCII character or a blank, as encode stores them, and returns
+// how many it copied (at most len(out)).
+func asciiRun(out []byte, c []cell, st uint32) int {
+	c = c[:min(len(c), len(out))]
+	out = out[:len(c)]
+	for k, cc := range c {
+		if cc.st != st || uint32(cc.r) >= utf8.RuneSelf {
+			return k
+		}
+		b := byte(cc.r)
+		if b == 0 {
+			b = ' '
+		}
+		out[k] = b
+	}
+	return len(c)
+}
 
 // encode returns the compact form of l.
 func (t *Term) encode(l *line) []byte {
@@ -102,10 +121,21 @@ func (t *Term) encode(l *line) []byte {
 	buf = append(buf, flags)
 	buf = binary.AppendUvarint(buf, uint64(l.used))
 	run := &t.encRun // reused: a fresh array would be zeroed on every line
+	const limit = len(run) - maxComboLen - 1
 	for i := 0; i < end; {
 		st := c[i].st
 		n := 0
-		for i < end && c[i].st == st && n < len(run)-maxComboLen-1 {
+		for i < end && c[i].st == st && n < limit {
+			if !t.slow {
+				// Most cells are ASCII or blank: copy them in a loop the
+				// compiler keeps free of bounds checks.
+				k := asciiRun(run[n:limit], c[i:end], st)
+				n += k
+				i += k
+				if i >= end || c[i].st != st || n >= limit {
+					break
+				}
+			}
 			switch r := c[i].r; {
 			case r > 0 && r < utf8.RuneSelf: // most cells: test first
 				run[n] = byte(r)

@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"encoding/binary"
 	"io"
 	"strconv"
 	"strings"
@@ -111,7 +112,10 @@ type Term struct {
 
 	p       *ansi.Parser
 	fparams []ansi.Param
-	slowCSI bool // tests: send every CSI through the x/ansi parser
+	// slow (tests) turns the fast paths off: every CSI goes through the
+	// x/ansi parser, text is printed rune by rune and lines are encoded
+	// cell by cell, so a fast path can be checked against them.
+	slow bool
 	st      pstate
 	ubuf    [4]byte
 	un      int
@@ -236,16 +240,13 @@ func (t *Term) write(p []byte) {
 		case psGround:
 			b := p[i]
 			if b >= 0x20 && b < 0x7f {
-				j := i + 1
-				for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-					j++
-				}
+				j := i + 1 + printableLen(p[i+1:])
 				t.printASCII(p[i:j])
 				i = j
 				continue
 			}
 			if b < 0x20 {
-				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slowCSI {
+				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slow {
 					if n := t.fastCSI(p[i+2:]); n > 0 {
 						i += 2 + n
 						continue
@@ -596,8 +597,9 @@ func (t *Term) printASCII(s []byte) {
 		l.used = max(l.used, end)
 		t.runStart(c, x)
 		dst := c[x:end]
-		for i := range dst {
-			dst[i] = cell{int32(s[i]), pen}
+		src := s[:len(dst)]
+		for i, b := range src {
+			dst[i] = cell{int32(b), pen}
 		}
 		s = s[n:]
 		for xx := end; xx < t.cols && c[xx].r == contCell; xx++ {
@@ -612,6 +614,27 @@ func (t *Term) printASCII(s []byte) {
 		t.wrapNext = true
 		t.lastRune = rune(dst[n-1].r)
 	}
+}
+
+// printableLen returns the length of the run of printable ASCII
+// (0x20-0x7E) that p starts with, testing eight bytes at a time: in a word
+// of printable bytes, subtracting 0x20 or adding 0x01 from each byte
+// neither borrows nor carries, so no byte's high bit gets set; any other
+// byte sets one (the lowest byte below 0x20 borrows into its own high bit,
+// 0x7F becomes 0x80, bytes from 0x80 have it already).
+func printableLen(p []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		v := binary.LittleEndian.Uint64(p[i:])
+		if (v-0x20*ones|v+ones|v)&highs != 0 {
+			break
+		}
+	}
+	for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+		i++
+	}
+	return i
 }
 
 // decGraphics maps 0x60-0x7E in the DEC special graphics set.
