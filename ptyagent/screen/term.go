@@ -115,7 +115,7 @@ type Term struct {
 	// slow (tests) turns the fast paths off: every CSI goes through the
 	// x/ansi parser, text is printed rune by rune and lines are encoded
 	// cell by cell, so a fast path can be checked against them.
-	slow bool
+	slow    bool
 	st      pstate
 	ubuf    [4]byte
 	un      int
