@@ -3,6 +3,7 @@ package screen
 import (
 	"encoding/binary"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -627,8 +628,10 @@ func printableLen(p []byte) int {
 	i := 0
 	for ; i+8 <= len(p); i += 8 {
 		v := binary.LittleEndian.Uint64(p[i:])
-		if (v-0x20*ones|v+ones|v)&highs != 0 {
-			break
+		if m := (v - 0x20*ones | v + ones | v) & highs; m != 0 {
+			// The lowest byte flagged is the first one not printable:
+			// the bytes below it neither borrow nor carry into it.
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
@@ -1127,7 +1130,8 @@ func param(params ansi.Params, i, def int) int {
 }
 
 func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
-	defer func() { t.lastRune = 0 }()
+	last := t.lastRune
+	t.lastRune = 0 // REP repeats a character printed just before only
 	prefix := cmd.Prefix()
 	inter := cmd.Intermediate()
 	final := cmd.Final()
@@ -1212,10 +1216,11 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'b':
 		// tmux: only a single-byte character printed just before, and no
 		// further than the end of the line.
-		if last := t.lastRune; last != 0 && !t.wrapNext {
+		if last != 0 && !t.wrapNext {
 			for range min(n, t.cols-t.x) {
 				t.printRune(last)
 			}
+			t.lastRune = 0
 		}
 	case 'c':
 		if param0(params) == 0 {
@@ -1247,8 +1252,11 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 			}
 		}
 	case 'm':
+		old := t.pen
 		t.pen.sgr(params)
-		t.updatePen()
+		if t.pen != old {
+			t.updatePen()
+		}
 	case 'n':
 		switch param0(params) {
 		case 5:
