@@ -266,7 +266,7 @@ func (t *Term) write(p []byte) {
 				i++ // DEL, stray C1 or continuation byte, invalid lead
 				continue
 			}
-			r, n := utf8.DecodeRune(p[i:])
+			r, n := decodeRune(p[i:])
 			if r == utf8.RuneError && n <= 1 {
 				if !utf8.FullRune(p[i:]) {
 					t.un = copy(t.ubuf[:], p[i:])
@@ -382,12 +382,13 @@ func (t *Term) fastCSI(q []byte) int {
 		c := q[j]
 		switch {
 		case c >= '0' && c <= '9':
-			if cur == parser.MissingParam {
-				cur = 0
-			}
-			cur = cur*10 + int(c-'0')
-			if cur > 1<<24 {
-				return 0
+			cur = int(c - '0')
+			for j+1 < len(q) && q[j+1] >= '0' && q[j+1] <= '9' {
+				j++
+				cur = cur*10 + int(q[j]-'0')
+				if cur > 1<<24 {
+					return 0
+				}
 			}
 		case c == ';' || c == ':':
 			if len(params) >= parser.MaxParamsSize-1 {
@@ -404,7 +405,11 @@ func (t *Term) fastCSI(q []byte) int {
 				params = append(params, ansi.Param(cur))
 			}
 			t.fparams = params
-			t.csi(ansi.Cmd(ansi.Command(prefix, 0, c)), params)
+			if c == 'm' && prefix == 0 {
+				t.sgr(params) // most sequences: skip csi's dispatch
+			} else {
+				t.csi(ansi.Cmd(ansi.Command(prefix, 0, c)), params)
+			}
 			return j + 1
 		default:
 			return 0
@@ -474,6 +479,16 @@ func (t *Term) dispatchString() {
 			}
 		}
 		t.pen.link = id
+		t.updatePen()
+	}
+}
+
+// sgr applies SGR parameters to the pen.
+func (t *Term) sgr(params ansi.Params) {
+	t.lastRune = 0
+	old := t.pen
+	t.pen.sgr(params)
+	if t.pen != old {
 		t.updatePen()
 	}
 }
@@ -596,7 +611,9 @@ func (t *Term) printASCII(s []byte) {
 		n := min(len(s), t.cols-x)
 		end := x + n
 		l.used = max(l.used, end)
-		t.runStart(c, x)
+		if r := c[x].r; x > 0 && (r < 0 || r >= utf8.RuneSelf) {
+			t.runStart(c, x) // over padding or a character that may be wide
+		}
 		dst := c[x:end]
 		src := s[:len(dst)]
 		for i, b := range src {
@@ -638,6 +655,24 @@ func printableLen(p []byte) int {
 		i++
 	}
 	return i
+}
+
+// decodeRune is utf8.DecodeRune with the two- and three-byte forms (box
+// drawing, symbols, CJK: most non-ASCII output) decoded inline.
+func decodeRune(p []byte) (rune, int) {
+	if len(p) >= 3 {
+		b0, b1, b2 := p[0], p[1], p[2]
+		switch {
+		case b0 >= 0xC2 && b0 <= 0xDF && b1&0xC0 == 0x80:
+			return rune(b0&0x1F)<<6 | rune(b1&0x3F), 2
+		case b0&0xF0 == 0xE0 && b1&0xC0 == 0x80 && b2&0xC0 == 0x80:
+			r := rune(b0&0x0F)<<12 | rune(b1&0x3F)<<6 | rune(b2&0x3F)
+			if r >= 0x800 && (r < 0xD800 || r > 0xDFFF) { // not overlong, not a surrogate
+				return r, 3
+			}
+		}
+	}
+	return utf8.DecodeRune(p)
 }
 
 // decGraphics maps 0x60-0x7E in the DEC special graphics set.
@@ -770,9 +805,22 @@ func (t *Term) blankCells(c []cell, from, to int, st uint32) {
 	if from >= to {
 		return
 	}
-	b := cell{0, st}
-	for i := from; i < to; i++ {
-		c[i] = b
+	fill(c[from:to], cell{0, st})
+}
+
+// fill sets every cell of c to v: cleared in bulk for blanks of the
+// default style, else by doubling copies (memmove beats a loop of stores).
+func fill(c []cell, v cell) {
+	if v == (cell{}) {
+		clear(c)
+		return
+	}
+	if len(c) == 0 {
+		return
+	}
+	c[0] = v
+	for k := 1; k < len(c); k *= 2 {
+		copy(c[k:], c[:k])
 	}
 }
 
@@ -782,14 +830,7 @@ func (t *Term) clearLine(l *line, st uint32) {
 	l.wrapped = false
 	l.used = 0
 	clear(l.c[len(l.c):cap(l.c)]) // cells hidden by a narrower alternate screen
-	if st == 0 {
-		clear(l.c)
-		return
-	}
-	b := cell{0, st}
-	for i := range l.c {
-		l.c[i] = b
-	}
+	fill(l.c, cell{0, st})
 }
 
 // scrollUp moves rows top..bot up by n. On the main screen the rows
@@ -1252,11 +1293,7 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 			}
 		}
 	case 'm':
-		old := t.pen
-		t.pen.sgr(params)
-		if t.pen != old {
-			t.updatePen()
-		}
+		t.sgr(params)
 	case 'n':
 		switch param0(params) {
 		case 5:
