@@ -80,6 +80,8 @@ type Term struct {
 	eraseID  uint32 // pen's background only, for erased cells
 	eraseOK  bool   // eraseID is up to date with pen
 
+	prevPen     style  // the pen before the last SGR that changed it
+	prevID      uint32 // its interned id
 	penCacheKey [1 << penCacheBits]style
 	penCacheID  [1 << penCacheBits]uint32
 	penCacheOK  [1 << penCacheBits]bool
@@ -276,7 +278,9 @@ func (t *Term) write(p []byte) {
 				i++
 				continue
 			}
-			t.printRune(r)
+			if t.slow || !t.printNarrow(r) {
+				t.printRune(r)
+			}
 			i += n
 		case psUTF8:
 			b := p[i]
@@ -486,11 +490,18 @@ func (t *Term) dispatchString() {
 // sgr applies SGR parameters to the pen.
 func (t *Term) sgr(params ansi.Params) {
 	t.lastRune = 0
-	old := t.pen
+	old, oldID := t.pen, t.penID
 	t.pen.sgr(params)
-	if t.pen != old {
+	switch t.pen {
+	case old:
+		return
+	case t.prevPen: // back to the pen before the last change, e.g. after bold
+		t.penID = t.prevID
+		t.eraseOK = false
+	default:
 		t.updatePen()
 	}
+	t.prevPen, t.prevID = old, oldID
 }
 
 // updatePen interns the pen after an SGR. A small direct-mapped cache in
@@ -746,6 +757,29 @@ func (t *Term) printRune(r rune) {
 	} else {
 		t.x = x + w
 	}
+}
+
+// printNarrow prints a single-width non-ASCII character the way printRune
+// does in the common case (no pending wrap, joiner or insert mode, not on
+// padding or over a wide character) and reports whether it did.
+func (t *Term) printNarrow(r rune) bool {
+	if r >= 0x20000 || wtab[r]&3 != 1 || t.wrapNext || t.zwj || t.insert {
+		return false
+	}
+	l := t.scr[t.y]
+	x := t.x
+	if old := l.c[x].r; old < 0 || (old >= utf8.RuneSelf && t.cellWidth(old) != 1) {
+		return false
+	}
+	l.c[x] = cell{r, t.penID}
+	l.used = max(l.used, x+1)
+	t.lastRune = 0
+	if x+1 >= t.cols {
+		t.wrapNext = t.autowrap
+	} else {
+		t.x = x + 1
+	}
+	return true
 }
 
 // runStart prepares a run of ASCII written from x the way tmux's run
