@@ -113,7 +113,9 @@ func (t *Term) encode(l *line) []byte {
 	for end > 0 && isBlank(c[end-1]) {
 		end--
 	}
-	buf := t.sb.recycled()
+	// Encoded into a scratch buffer first: appending to the line's own
+	// buffer would grow it step by step.
+	buf := t.encBuf[:0]
 	var flags byte
 	if l.wrapped {
 		flags = 1
@@ -169,10 +171,12 @@ func (t *Term) encode(l *line) []byte {
 		buf = binary.AppendUvarint(buf, uint64(n))
 		buf = append(buf, run[:n]...)
 	}
-	if cap(buf) > 2*len(buf)+64 {
-		buf = append([]byte(nil), buf...)
+	t.encBuf = buf
+	out := t.sb.recycled()
+	if cap(out) < len(buf) || cap(out) > 2*len(buf)+64 {
+		out = make([]byte, 0, len(buf))
 	}
-	return buf
+	return append(out, buf...)
 }
 
 // lineHeader returns the cells used and the soft-wrap flag of an encoded

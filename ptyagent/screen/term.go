@@ -72,6 +72,7 @@ type Term struct {
 	altOn      bool
 	spare      []*line                 // scratch for region scrolls
 	encRun     [utf8.UTFMax * 256]byte // scratch for encode
+	encBuf     []byte                  // scratch for encode
 
 	x, y     int
 	wrapNext bool // a character was written in the last column
@@ -626,22 +627,20 @@ func (t *Term) printASCII(s []byte) {
 			t.runStart(c, x) // over padding or a character that may be wide
 		}
 		dst := c[x:end]
-		src := s[:len(dst)]
-		for i, b := range src {
+		for i, b := range s[:len(dst)] {
 			dst[i] = cell{int32(b), pen}
 		}
+		t.lastRune = rune(s[n-1])
 		s = s[n:]
 		for xx := end; xx < t.cols && c[xx].r == contCell; xx++ {
 			c[xx] = cell{}
 		}
 		if end < t.cols {
 			t.x = end
-			t.lastRune = rune(dst[n-1].r)
 			continue
 		}
 		t.x = t.cols - 1
 		t.wrapNext = true
-		t.lastRune = rune(dst[n-1].r)
 	}
 }
 
