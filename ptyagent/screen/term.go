@@ -117,8 +117,9 @@ type Term struct {
 	p       *ansi.Parser
 	fparams []ansi.Param
 	// slow (tests) turns the fast paths off: every CSI goes through the
-	// x/ansi parser, text is printed rune by rune and lines are encoded
-	// cell by cell, so a fast path can be checked against them.
+	// x/ansi parser, every non-ASCII character through printRune, every
+	// SGR through updatePen, and lines are encoded cell by cell, so the
+	// fast paths can be checked against the general ones.
 	slow    bool
 	st      pstate
 	ubuf    [4]byte
@@ -496,11 +497,13 @@ func (t *Term) sgr(params ansi.Params) {
 	switch t.pen {
 	case old:
 		return
-	case t.prevPen: // back to the pen before the last change, e.g. after bold
-		t.penID = t.prevID
-		t.eraseOK = false
 	default:
-		t.updatePen()
+		if t.pen == t.prevPen && !t.slow { // back to the pen before, e.g. after bold
+			t.penID = t.prevID
+			t.eraseOK = false
+		} else {
+			t.updatePen()
+		}
 	}
 	t.prevPen, t.prevID = old, oldID
 }
@@ -655,7 +658,7 @@ func printableLen(p []byte) int {
 	i := 0
 	for ; i+8 <= len(p); i += 8 {
 		v := binary.LittleEndian.Uint64(p[i:])
-		if m := (v - 0x20*ones | v + ones | v) & highs; m != 0 {
+		if m := ((v - 0x20*ones) | (v + ones) | v) & highs; m != 0 {
 			// The lowest byte flagged is the first one not printable:
 			// the bytes below it neither borrow nor carry into it.
 			return i + bits.TrailingZeros64(m)/8
