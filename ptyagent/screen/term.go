@@ -81,8 +81,9 @@ type Term struct {
 	eraseID  uint32 // pen's background only, for erased cells
 	eraseOK  bool   // eraseID is up to date with pen
 
-	prevPen     style  // the pen before the last SGR that changed it
-	prevID      uint32 // its interned id
+	memo        []sgrMemo // SGRs seen, by pen id and parameters
+	prevPen     style     // the pen before the last SGR that changed it
+	prevID      uint32    // its interned id
 	penCacheKey [1 << penCacheBits]style
 	penCacheID  [1 << penCacheBits]uint32
 	penCacheOK  [1 << penCacheBits]bool
@@ -376,6 +377,9 @@ func (t *Term) write(p []byte) {
 // Anything else (intermediates, controls inside, a sequence split across
 // writes, huge numbers) returns 0 and goes through the x/ansi parser.
 func (t *Term) fastCSI(q []byte) int {
+	if n := t.memoSGR(q); n > 0 {
+		return n
+	}
 	params := t.fparams[:0]
 	cur := parser.MissingParam
 	var prefix byte
@@ -412,7 +416,9 @@ func (t *Term) fastCSI(q []byte) int {
 			}
 			t.fparams = params
 			if c == 'm' && prefix == 0 {
+				from := t.penID
 				t.sgr(params) // most sequences: skip csi's dispatch
+				t.rememberSGR(from, q[:j])
 			} else {
 				t.csi(ansi.Cmd(ansi.Command(prefix, 0, c)), params)
 			}
@@ -422,6 +428,75 @@ func (t *Term) fastCSI(q []byte) int {
 		}
 	}
 	return 0
+}
+
+// An SGR memo entry: the SGR with parameter bytes params[:n] took the
+// pen with id from to pen to, interned as id.
+type sgrMemo struct {
+	from, id uint32
+	to       style
+	n        uint8
+	params   [27]byte
+}
+
+const sgrMemoBits = 11
+
+// sgrMemoHash indexes the memo by pen id and parameter bytes.
+func sgrMemoHash(from uint32, params []byte) uint32 {
+	h := from * 0x9E3779B1
+	for _, c := range params {
+		h = (h ^ uint32(c)) * 0x01000193
+	}
+	return h >> (32 - sgrMemoBits)
+}
+
+// memoEnabled reports whether pen ids stand for pens one to one, as the
+// memo needs: true until the style table is full (then new styles share
+// ids) and never in the tests' slow mode.
+func (t *Term) memoEnabled() bool {
+	return !t.slow && len(t.styles.styles) < maxStyles
+}
+
+// memoSGR applies an SGR that lies whole at the start of q (parameter
+// bytes, then 'm') from the memo, so agents' few recurring colour changes
+// are not parsed and interned again each time, and returns the bytes it
+// consumed (0 when the SGR is not in the memo).
+func (t *Term) memoSGR(q []byte) int {
+	if t.memo == nil || !t.memoEnabled() {
+		return 0
+	}
+	k := 0
+	for k < len(q) && q[k]-'0' < 12 { // digits, ':' and ';'
+		k++
+	}
+	if k >= len(q) || q[k] != 'm' || k > len(sgrMemo{}.params) {
+		return 0
+	}
+	e := &t.memo[sgrMemoHash(t.penID, q[:k])]
+	if e.from != t.penID || int(e.n) != k || string(e.params[:k]) != string(q[:k]) {
+		return 0
+	}
+	t.lastRune = 0
+	if e.id != t.penID {
+		t.prevPen, t.prevID = t.pen, t.penID
+		t.pen, t.penID = e.to, e.id
+		t.eraseOK = false
+	}
+	return k + 1
+}
+
+// rememberSGR records where the SGR with parameter bytes params took the
+// pen from pen id from.
+func (t *Term) rememberSGR(from uint32, params []byte) {
+	if len(params) > len(sgrMemo{}.params) || !t.memoEnabled() {
+		return
+	}
+	if t.memo == nil {
+		t.memo = make([]sgrMemo, 1<<sgrMemoBits)
+	}
+	e := &t.memo[sgrMemoHash(from, params)]
+	e.from, e.id, e.to, e.n = from, t.penID, t.pen, uint8(len(params))
+	copy(e.params[:], params)
 }
 
 func (t *Term) startString(kind byte) {
