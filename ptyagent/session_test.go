@@ -417,12 +417,11 @@ func TestHookRelayRoundTrip(t *testing.T) {
 	}
 	s, _ := m.Session("a")
 	env := map[string]string{EnvHookSocket: sock, EnvAgentID: "a", EnvHookToken: s.Spec().HookToken}
-	t0 := time.Now()
+	// How long a hook takes is the benchmark's (go test -bench HookExec
+	// ./cmd/hivemind-hook), not a timed assertion that fails on a busy
+	// machine.
 	if err := RunHook(HookStop, strings.NewReader(`{"last_assistant_message":"hi"}`), func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
-	}
-	if el := time.Since(t0); el > 20*time.Millisecond {
-		t.Errorf("RunHook took %s", el)
 	}
 	waitFor(t, 5*time.Second, "hook event", func() bool {
 		_, ok := rec.find(func(e Event) bool { return e.Kind == EventHook && e.Detail == HookStop })
