@@ -61,6 +61,13 @@ func TestStateBlobsRoundTrip(t *testing.T) {
 	if !bytes.Contains(data, []byte("why")) {
 		t.Error("a short string was moved out of state.json")
 	}
+	// The second save kept the first state.json as a backup: a state with
+	// references is a good state, not one to move aside as corrupt.
+	aside, _ := filepath.Glob(filepath.Join(td.Dir(), BackupsDir, corruptPrefix+"*"))
+	backups, _ := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	if len(aside) != 0 || len(backups) != 1 {
+		t.Fatalf("after two saves: backups %v, moved aside as corrupt %v; want one backup", backups, aside)
+	}
 	s2, got, res, err := OpenStateStore(td)
 	if err != nil || res != (LoadResult{}) {
 		t.Fatalf("reload: %v %+v", err, res)

@@ -301,6 +301,17 @@ func (s *StateStore) Save(st State) error {
 	return nil
 }
 
+// loads reports whether state.json content would load: it parses once the
+// blobs it references are resolved (and check out).
+func (s *StateStore) loads(data []byte) bool {
+	data, err := resolveBlobs(s.t.dir, data)
+	if err != nil {
+		return false
+	}
+	_, err = ParseState(data, s.t.id)
+	return err == nil
+}
+
 // backup makes the current state.json the newest backup and prunes old
 // ones. The backup is a hard link to the current file (the new state.json
 // is a new inode after the rename, so the link keeps the old content); a
@@ -313,7 +324,7 @@ func (s *StateStore) backup() error {
 		return nil
 	}
 	now := s.now().UTC()
-	if err != nil || func() bool { _, perr := ParseState(cur, s.t.id); return perr != nil }() {
+	if err != nil || !s.loads(cur) {
 		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EIO) {
 			return err
 		}
