@@ -190,6 +190,14 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rec.Kind = "messages"
 		f.messages(w, r, &rec)
 		f.log(rec)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
+		rec.Kind = "responses"
+		f.responses(w, r, &rec)
+		f.log(rec)
+	case r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/models/") && strings.Contains(r.URL.Path, ":"):
+		rec.Kind = "gemini"
+		f.gemini(w, r, &rec)
+		f.log(rec)
 	default:
 		rec.Status = http.StatusOK
 		f.log(rec)
