@@ -214,6 +214,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 	}
 	send("", chunk(tail, true))
 }
+
 // geminiResult reads a functionResponse's response: {"error": …} marks a
 // failure; the text is its output or error.
 func geminiResult(raw json.RawMessage) (failed bool, text string) {

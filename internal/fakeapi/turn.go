@@ -60,7 +60,6 @@ func turnKey(h int, assignment, text string) string {
 	return strconv.Itoa(h) + "\x00" + assignment + "\x00" + text
 }
 
-
 // locate finds the [HIVEMIND] message of the current turn among user
 // texts (nil for messages that are not user text, such as tool calls and
 // results): the newest user text if it names an assignment, else the
