@@ -1,5 +1,8 @@
-// Package fakeapi is a scripted fake of the Anthropic Messages API for tests
-// that run real Claude Code offline (ANTHROPIC_BASE_URL). Its "model" is the
+// Package fakeapi is a scripted fake of the model APIs for tests that run
+// real agent CLIs offline: the Anthropic Messages API for Claude Code
+// (ANTHROPIC_BASE_URL), the OpenAI Responses API for Codex (a
+// model_providers base_url, openai.go) and the Gemini API for Gemini CLI
+// (GOOGLE_GEMINI_BASE_URL, gemini.go). Its "model" is the
 // shared sim script: when the conversation's last user message carries a
 // `[HIVEMIND]` line naming an assignment file, it answers with one `Write`
 // tool call per turn creating the files the script decides, then a short
@@ -70,7 +73,9 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   []byte
-	// Kind is "messages", "count_tokens" or "other".
+	// Kind is "messages" (Anthropic), "responses" (OpenAI), "gemini"
+	// (generateContent and streamGenerateContent), "count_tokens" or
+	// "other".
 	Kind   string
 	Stream bool
 	Model  string
@@ -106,8 +111,11 @@ type Request struct {
 	// message (what Claude Code's real tools answered to the previous
 	// tool call).
 	Results []ToolResult
-	// StopReason is the answer's stop_reason.
+	// StopReason is the answer's stop_reason ("tool_use" or "end_turn";
+	// the OpenAI and Gemini wires map theirs to these).
 	StopReason string
+	// InputTokens and OutputTokens are the usage the answer reported.
+	InputTokens, OutputTokens int
 }
 
 // ToolResult is one tool_result block sent back by Claude Code.
@@ -428,7 +436,8 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 		}
 	}
 	rec.ToolContent = s.content
-	usage := map[string]any{"input_tokens": 1 + len(rec.Body)/40, "output_tokens": 1 + (len(s.text)+len(s.content))/4,
+	rec.InputTokens, rec.OutputTokens = usageOf(len(rec.Body), s)
+	usage := map[string]any{"input_tokens": rec.InputTokens, "output_tokens": rec.OutputTokens,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{"id": f.id("msg"), "type": "message", "role": "assistant", "model": model,
@@ -780,7 +789,7 @@ func (r Request) HivemindLines() []string {
 func (f *Server) TurnsEnded(assignment string) int {
 	n := 0
 	for _, r := range f.Requests() {
-		if r.Kind == "messages" && r.HasTools && r.Assignment == assignment && r.StopReason == "end_turn" {
+		if (r.Kind == "messages" || r.Kind == "responses" || r.Kind == "gemini") && r.HasTools && r.Assignment == assignment && r.StopReason == "end_turn" {
 			n++
 		}
 	}

@@ -108,6 +108,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 		}
 	}
 	h, assignment, htext := locate(texts)
+	assignment = resolve(assignment, rec.Cwd)
 	rec.Assignment = assignment
 	rec.Agent = r.Header.Get("X-Hivemind-Agent")
 	if rec.Agent == "" {
@@ -188,6 +189,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 		model = f.script.Model
 	}
 	in0, out0 := usageOf(len(rec.Body), s)
+	rec.InputTokens, rec.OutputTokens = in0, out0
 	usage := map[string]any{"promptTokenCount": in0, "candidatesTokenCount": out0, "totalTokenCount": in0 + out0}
 	chunk := func(ps []map[string]any, last bool) map[string]any {
 		cand := map[string]any{"content": map[string]any{"role": "model", "parts": ps}, "index": 0}

@@ -138,6 +138,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 		}
 	}
 	h, assignment, htext := locate(texts)
+	assignment = resolve(assignment, rec.Cwd)
 	rec.Assignment = assignment
 	rec.Agent = r.Header.Get("X-Hivemind-Agent")
 	if rec.Agent == "" {
@@ -218,6 +219,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 		output = append(output, item)
 	}
 	in0, out0 := usageOf(len(rec.Body), s)
+	rec.InputTokens, rec.OutputTokens = in0, out0
 	usage := map[string]any{"input_tokens": in0, "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": out0, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in0 + out0}
 	resp := map[string]any{"id": f.id("resp"), "object": "response", "created_at": time.Now().Unix(), "status": "completed",

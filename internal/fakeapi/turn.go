@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -79,6 +80,15 @@ func locate(userTexts []*string) (int, string, string) {
 		}
 	}
 	return -1, "", ""
+}
+
+// resolve makes a relative assignment path absolute against the agent's
+// working directory, as the CLI's own tools would read it.
+func resolve(path, cwd string) string {
+	if path == "" || filepath.IsAbs(path) || cwd == "" {
+		return path
+	}
+	return filepath.Join(cwd, path)
 }
 
 // isContext reports whether a user message is context the CLI adds on its
