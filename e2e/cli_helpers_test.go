@@ -113,9 +113,12 @@ func (c *cliOffline) waitScreen(t *testing.T, d time.Duration, text string) {
 }
 
 // typeLine types line into the CLI's prompt and submits it with a
-// separate Enter once the screen echoes it (a CLI still probing the
-// terminal can drop early keys: the line is retyped, up to three times).
-func (c *cliOffline) typeLine(t *testing.T, line string) {
+// separate Enter once the screen echoes it, then waits up to 20 s for
+// submitted to hold. A CLI still probing the terminal can drop early keys
+// (the line is retyped, up to three times), and an Enter can be taken by a
+// completion popup or paste detection (Enter is resent every 3 s, as
+// ptyagent's EnterRetries do).
+func (c *cliOffline) typeLine(t *testing.T, line string, submitted func() bool) {
 	t.Helper()
 	echo := line
 	if len(echo) > 24 {
@@ -125,11 +128,7 @@ func (c *cliOffline) typeLine(t *testing.T, line string) {
 		if _, err := c.Session.Write([]byte(line)); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(c.Session.Text(), echo) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if strings.Contains(c.Session.Text(), echo) {
+		if pollUntil(5*time.Second, func() bool { return strings.Contains(c.Session.Text(), echo) }) {
 			break
 		}
 		if try == 2 {
@@ -137,8 +136,39 @@ func (c *cliOffline) typeLine(t *testing.T, line string) {
 		}
 		_, _ = c.Session.Write([]byte{0x15}) // Ctrl-U: clear a partial line
 	}
-	if _, err := c.Session.Write([]byte("\r")); err != nil {
-		t.Fatal(err)
+	for try := 0; try < 6; try++ {
+		if _, err := c.Session.Write([]byte("\r")); err != nil {
+			t.Fatal(err)
+		}
+		if pollUntil(3*time.Second, submitted) {
+			if try > 0 {
+				t.Logf("%s: %q submitted after %d extra Enter(s)", c.Name, line, try)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s: %q typed but never submitted", c.Name, line)
+}
+
+// pollUntil reports whether cond holds within d.
+func pollUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// exited reports whether the CLI process has exited.
+func (c *cliOffline) exited() bool {
+	select {
+	case <-c.Session.Done():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -39,8 +39,10 @@ func TestCodexTypedTurn(t *testing.T) {
 
 	c.waitScreen(t, time.Minute, "Ask Codex")
 	line := c.hivemindLine()
-	c.typeLine(t, line)
-	waitFor(t, 20*time.Second, "UserPromptSubmit hook", func() bool { return len(c.hooks("UserPromptSubmit")) == 1 })
+	c.typeLine(t, line, func() bool { return len(c.hooks("UserPromptSubmit")) > 0 })
+	if n := len(c.hooks("UserPromptSubmit")); n != 1 {
+		t.Fatalf("%d UserPromptSubmit hooks for one typed line, want 1", n)
+	}
 	if p := c.hooks("UserPromptSubmit")[0]["prompt"]; p != line {
 		t.Errorf("UserPromptSubmit prompt = %q, want %q", p, line)
 	}
@@ -83,12 +85,7 @@ func TestCodexTypedTurn(t *testing.T) {
 		t.Errorf("Codex recorded %d input / %d output tokens, the fake reported %d / %d", gotIn, gotOut, in, out)
 	}
 
-	c.typeLine(t, "/quit")
-	select {
-	case <-c.Session.Done():
-	case <-time.After(30 * time.Second):
-		t.Fatal("codex did not exit after /quit")
-	}
+	c.typeLine(t, "/quit", c.exited)
 	if code := c.Session.ExitCode(); code != 0 {
 		t.Errorf("codex exited %d after /quit, want 0", code)
 	}
