@@ -10,7 +10,6 @@
 package fakeapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -101,15 +100,15 @@ type Request struct {
 	Status int
 	// Reply says what was answered: "text", "tool_use", or "error".
 	Reply string
-	// Tool and ToolPath describe the tool call answered, if any; ToolID
-	// is its tool_use id and ToolContent the content of a Write.
+	// Tool and ToolPath describe the tool call answered, if any (Write or
+	// Read; exec_command, apply_patch or shell for Codex; write_file for
+	// Gemini); ToolID is its call id and ToolContent the content written.
 	Tool        string
 	ToolPath    string
 	ToolID      string
 	ToolContent string
-	// Results are the tool results the request carries in its last user
-	// message (what Claude Code's real tools answered to the previous
-	// tool call).
+	// Results are the tool results the request carries for the previous
+	// tool calls (what the CLI's real tools answered).
 	Results []ToolResult
 	// StopReason is the answer's stop_reason ("tool_use" or "end_turn";
 	// the OpenAI and Gemini wires map theirs to these).
@@ -492,23 +491,7 @@ func apiError(kind, msg string) map[string]any {
 // property filled.
 func sideText(req apiRequest) string {
 	if f := req.OutputConfig.Format; f != nil && f.Type == "json_schema" {
-		obj := map[string]any{}
-		for name, p := range f.Schema.Properties {
-			switch p.Type {
-			case "boolean":
-				obj[name] = false
-			case "number", "integer":
-				obj[name] = 0
-			case "array":
-				obj[name] = []any{}
-			case "object":
-				obj[name] = map[string]any{}
-			default:
-				obj[name] = "Hivemind assignment"
-			}
-		}
-		b, _ := json.Marshal(obj)
-		return string(b)
+		return schemaObject(f.Schema.Properties)
 	}
 	return "OK."
 }
@@ -667,30 +650,8 @@ func (f *Server) content(s step) []map[string]any {
 
 // stream writes the SSE event sequence of one message.
 func (f *Server) stream(w http.ResponseWriter, r *http.Request, model string, content []map[string]any, stopReason string, usage map[string]any) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("request-id", f.id("req"))
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	send := func(event string, data any) bool {
-		var buf bytes.Buffer
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", event, b)
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		if f.script.ChunkDelay > 0 {
-			select {
-			case <-time.After(f.script.ChunkDelay):
-			case <-r.Context().Done():
-				return false
-			}
-		}
-		return true
-	}
+	send := f.sse(w, r)
 	startUsage := map[string]any{"input_tokens": usage["input_tokens"], "output_tokens": 1,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !send("message_start", map[string]any{"type": "message_start", "message": map[string]any{

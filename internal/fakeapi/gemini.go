@@ -131,6 +131,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 						path = a.FilePath
 					}
 					pending = append(pending, path)
+					rec.Results = nil // Results answer the newest calls only
 				case p.FunctionResponse != nil:
 					failed, text := geminiResult(p.FunctionResponse.Response)
 					rec.Results = append(rec.Results, ToolResult{ID: p.FunctionResponse.ID, IsError: failed, Text: text})
@@ -201,11 +202,13 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 		return c
 	}
 	if !rec.Stream {
-		var parts []map[string]any
-		if len(pieces) > 0 {
-			parts = append(parts, map[string]any{"text": strings.Join(pieces, "")})
+		parts := tail
+		if s.tool == "" {
+			parts = []map[string]any{{"text": strings.Join(pieces, "") + tail[0]["text"].(string)}}
+		} else if len(pieces) > 0 {
+			parts = append([]map[string]any{{"text": strings.Join(pieces, "")}}, tail...)
 		}
-		writeJSON(w, http.StatusOK, chunk(append(parts, tail...), true))
+		writeJSON(w, http.StatusOK, chunk(parts, true))
 		return
 	}
 	send := f.sse(w, r)
@@ -217,8 +220,8 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 	send("", chunk(tail, true))
 }
 
-// geminiResult reads a functionResponse's response: {"error": …} marks a
-// failure; the text is its output or error.
+// geminiResult reads a functionResponse's response: Gemini CLI reports a
+// failed or denied call as {"error": …}, a successful one as {"output": …}.
 func geminiResult(raw json.RawMessage) (failed bool, text string) {
 	var r map[string]any
 	_ = json.Unmarshal(raw, &r)
@@ -226,11 +229,9 @@ func geminiResult(raw json.RawMessage) (failed bool, text string) {
 		return true, fmt.Sprint(e)
 	}
 	if o, ok := r["output"]; ok {
-		text = fmt.Sprint(o)
-	} else {
-		text = string(raw)
+		return false, fmt.Sprint(o)
 	}
-	return toolFailed(text), text
+	return false, string(raw)
 }
 
 // schemaProps returns the properties of a JSON schema (the first of the

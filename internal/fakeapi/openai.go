@@ -80,14 +80,16 @@ var codexWriteTools = []string{"apply_patch", "exec_command", "shell"}
 var exitCodeRE = regexp.MustCompile(`(?i)(?:exited with code|exit code:?)\s*(-?\d+)`)
 
 // toolFailed reports whether a Codex tool output says the call failed: a
-// non-zero exit status, a rejected or failed patch, or a denial.
+// non-zero exit status, else a first line saying it was rejected, blocked,
+// denied or failed (only the first line: later lines hold paths and
+// command output, which may contain any word).
 func toolFailed(out string) bool {
 	if m := exitCodeRE.FindStringSubmatch(out); m != nil {
 		return m[1] != "0"
 	}
-	l := strings.ToLower(out)
-	for _, w := range []string{"rejected", "failed", "denied", "not allowed", "error:"} {
-		if strings.Contains(l, w) {
+	first, _, _ := strings.Cut(strings.ToLower(out), "\n")
+	for _, w := range []string{"rejected", "blocked", "denied", "failed", "not allowed", "error"} {
+		if strings.Contains(first, w) {
 			return true
 		}
 	}
@@ -151,8 +153,10 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 			switch it.Type {
 			case "function_call":
 				paths[it.CallID] = patchPath(callText(it.Arguments))
+				rec.Results = nil // Results answer the newest calls only
 			case "custom_tool_call":
 				paths[it.CallID] = patchPath(it.Input)
+				rec.Results = nil
 			case "function_call_output", "custom_tool_call_output":
 				out := rawText(it.Output)
 				failed := toolFailed(out)
