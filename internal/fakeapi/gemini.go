@@ -99,8 +99,10 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 		t := c.text()
 		if c.Role == "user" && t != "" {
 			texts[i] = &t
-			if !isContext(t) {
-				rec.Prompt = t
+			// Gemini CLI sends the first typed line as a second part after
+			// its <session_context>.
+			if last := c.Parts[len(c.Parts)-1].Text; !isContext(last) {
+				rec.Prompt = last
 			}
 		}
 		if mm := geminiCwdRE.FindStringSubmatch(t); mm != nil && rec.Cwd == "" {

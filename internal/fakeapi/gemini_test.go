@@ -16,8 +16,9 @@ import (
 func geminiTurn(t *testing.T, url, cwd, line string, fail func(path string) bool) (calls []string, final string) {
 	t.Helper()
 	contents := []any{
-		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "<session_context>\n- **Workspace Directories:**\n  - " + cwd + "\n</session_context>"}}},
-		map[string]any{"role": "user", "parts": []any{map[string]any{"text": line}}},
+		map[string]any{"role": "user", "parts": []any{
+			map[string]any{"text": "<session_context>\n- **Workspace Directories:**\n  - " + cwd + "\n</session_context>"},
+			map[string]any{"text": line}}},
 	}
 	tools := []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "read_file"}, map[string]any{"name": "write_file"}}}}
 	for turn := 0; turn < 20; turn++ {
@@ -114,6 +115,9 @@ func TestGeminiWritesThroughWriteFile(t *testing.T) {
 		}
 		if i > 0 && (len(r.Results) != 1 || r.Results[0].IsError) {
 			t.Errorf("request %d results %+v", i, r.Results)
+		}
+		if !strings.HasPrefix(r.Prompt, "[HIVEMIND]") && len(r.Results) == 0 {
+			t.Errorf("request %d prompt %q, want the typed line", i, r.Prompt)
 		}
 	}
 	if api.TurnsEnded(p) != 1 {
