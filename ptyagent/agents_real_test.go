@@ -12,14 +12,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
+	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 )
 
 // realCLI is one real agent CLI driven through the Manager against the
 // fake API.
 type realCLI struct {
-	name string
-	kind string // fake API request kind ("responses", "gemini")
+	name     string
+	install  string // how to get it
+	kind     string // fake API request kind ("messages", "responses", "gemini")
+	wantExit int    // exit code after Stop when idle; -1: any
 	// spec builds the agent's spec; sid is the session id to resume ("" at
 	// first start).
 	spec func(base Spec, hookCmd, sid string, resume bool) Spec
@@ -43,15 +46,15 @@ func hookWrapper(t *testing.T) string {
 	return hookCmd
 }
 
-// runRealCLI drives c like TestRealClaude: ready, three injections of
-// 10, 200 and 3000 characters each confirmed by the prompt-submit hook and
-// reaching the model exactly once, busy → idle through the turn-end hook
-// each time, a stop that leaves no process, and a restart that resumes
-// the session with its conversation.
+// runRealCLI drives a real CLI against the fake API: ready, three
+// injections of 10, 200 and 5000 characters each submitted exactly once
+// (the prompt-submit hooks and the API log agree), busy → idle through
+// the turn-end hook each time, a stop when idle that leaves no process,
+// and a restart with resume that keeps the conversation.
 func runRealCLI(t *testing.T, c realCLI) {
 	bin, ok := agenttest.Binary(c.name)
 	if !ok {
-		t.Skipf("%s not on PATH: install it from npm (docs/agents/%s.md) to run the real %s test", c.name, c.name, c.name)
+		t.Skipf("%s not on PATH: install with `%s` to run the real %s test", c.name, c.install, c.name)
 	}
 	if testing.Short() {
 		t.Skipf("real %s test skipped in -short mode", c.name)
@@ -103,7 +106,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	t.Logf("ready after %s", time.Since(t0).Round(time.Millisecond))
 
 	var msgs []string
-	for i, n := range []int{10, 200, 3000} {
+	for i, n := range []int{10, 200, 5000} {
 		msg := fmt.Sprintf("m%d:", i+1) + strings.Repeat(string(rune('a'+i)), n-3)
 		msgs = append(msgs, msg)
 		if err := m.Inject("lead", i+1, msg); err != nil {
@@ -128,7 +131,8 @@ func runRealCLI(t *testing.T, c realCLI) {
 	for i, msg := range msgs {
 		n := 0
 		for _, r := range api.Requests() {
-			if r.Kind == c.kind && r.HasTools && r.Prompt == msg {
+			// Claude's first prompt also carries its system reminders.
+			if r.Kind == c.kind && r.HasTools && strings.HasSuffix(r.Prompt, msg) {
 				n++
 			}
 		}
@@ -167,6 +171,9 @@ func runRealCLI(t *testing.T, c realCLI) {
 	}
 	<-s.Done()
 	t.Logf("stopped in %s, exit code %d", time.Since(t1).Round(time.Millisecond), s.ExitCode())
+	if c.wantExit >= 0 && s.ExitCode() != c.wantExit {
+		t.Errorf("exit code %d, want %d", s.ExitCode(), c.wantExit)
+	}
 	assertGone(t, s)
 
 	// Restart resuming the session: the conversation survives.
@@ -184,7 +191,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	waitFor(t, 60*time.Second, "fourth delivery", func() bool { _, ok := rec.find(delivered(4)); return ok })
 	waitFor(t, 60*time.Second, "resumed request", func() bool {
 		for _, r := range api.Requests() {
-			if r.Kind == c.kind && r.HasTools && r.Prompt == "m4: after resume" {
+			if r.Kind == c.kind && r.HasTools && strings.HasSuffix(r.Prompt, "m4: after resume") {
 				if !strings.Contains(string(r.Body), msgs[0]) {
 					t.Errorf("the resumed conversation lacks the first message")
 				}
@@ -199,10 +206,31 @@ func runRealCLI(t *testing.T, c realCLI) {
 	assertGone(t, s2)
 }
 
+// TestRealClaude runs runRealCLI with Claude Code: hooks in one
+// --settings file, a session id chosen up front, /exit when stopped idle,
+// --resume.
+func TestRealClaude(t *testing.T) {
+	sid := uuid.NewString()
+	var settings string
+	runRealCLI(t, realCLI{name: "claude", install: "npm install -g @anthropic-ai/claude-code", kind: "messages",
+		home: func(t *testing.T, project, url, hookCmd string) []string {
+			settings = filepath.Join(t.TempDir(), "settings.json")
+			if err := WriteClaudeSettings(settings, hookCmd); err != nil {
+				t.Fatal(err)
+			}
+			return claudetest.Env(claudetest.Home(t, project), url)
+		},
+		spec: func(base Spec, _, _ string, resume bool) Spec {
+			return ClaudeSpec(base, ClaudeOptions{SessionID: sid, Resume: resume, SettingsPath: settings,
+				AppendSystemPrompt: "You are a test agent."})
+		}})
+}
+
 // TestRealCodex runs runRealCLI with Codex CLI: hooks and the role prompt
 // as -c overrides, the session id learnt from the hooks, `codex resume`.
 func TestRealCodex(t *testing.T) {
-	runRealCLI(t, realCLI{name: "codex", kind: "responses",
+	runRealCLI(t, realCLI{name: "codex", install: "npm install --prefix DIR @openai/codex (docs/agents/codex.md)",
+		kind: "responses", wantExit: -1, // SIGTERM: 143
 		home: func(t *testing.T, project, url, _ string) []string {
 			home := filepath.Join(t.TempDir(), "codex")
 			if err := agenttest.WriteCodexHome(home, url, []string{project}, nil); err != nil {
@@ -221,7 +249,8 @@ func TestRealCodex(t *testing.T) {
 // --resume.
 func TestRealGemini(t *testing.T) {
 	sid := uuid.NewString()
-	runRealCLI(t, realCLI{name: "gemini", kind: "gemini",
+	runRealCLI(t, realCLI{name: "gemini", install: "npm install --prefix DIR @google/gemini-cli (docs/agents/gemini.md)",
+		kind: "gemini",
 		home: func(t *testing.T, project, url, hookCmd string) []string {
 			home := t.TempDir()
 			if err := agenttest.WriteGeminiHome(home, []string{project}, nil); err != nil {

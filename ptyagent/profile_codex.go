@@ -41,11 +41,7 @@ var codexHookEvents = []string{HookSessionStart, HookUserPromptSubmit, HookPreTo
 // Argv returns the command line. --no-daemon: otherwise the TUI starts a
 // shared app-server daemon in its own session that outlives it.
 func (o CodexOptions) Argv() []string {
-	bin := o.Binary
-	if bin == "" {
-		bin = "codex"
-	}
-	a := []string{bin}
+	a := startArgv(o.Binary, "codex", "", false, "", "")
 	if o.Resume && o.SessionID != "" {
 		a = append(a, "resume")
 	}

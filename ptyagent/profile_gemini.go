@@ -48,18 +48,7 @@ type GeminiOptions struct {
 
 // Argv returns the command line.
 func (o GeminiOptions) Argv() []string {
-	bin := o.Binary
-	if bin == "" {
-		bin = "gemini"
-	}
-	a := []string{bin}
-	if o.SessionID != "" {
-		if o.Resume {
-			a = append(a, "--resume", o.SessionID)
-		} else {
-			a = append(a, "--session-id", o.SessionID)
-		}
-	}
+	a := startArgv(o.Binary, "gemini", o.SessionID, o.Resume, "--session-id", "--resume")
 	if o.Model != "" {
 		a = append(a, "--model", o.Model)
 	}

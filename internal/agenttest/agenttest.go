@@ -89,7 +89,7 @@ func hookTable(hooks []Hook, toolEvents ...string) map[string]any {
 // the current environment minus OpenAI credentials and settings, plus the
 // dummy key.
 func CodexEnv(home string) []string {
-	return withEnv([]string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"},
+	return CleanEnv([]string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"},
 		"CODEX_HOME="+home, CodexKeyEnv+"="+APIKey, "TERM=xterm-256color", "COLORTERM=truecolor")
 }
 
@@ -127,15 +127,15 @@ func WriteGeminiHome(home string, trusted []string, hooks []Hook) error {
 // against the fake API at baseURL: the current environment minus Google
 // credentials and settings, plus the dummy key.
 func GeminiEnv(home, baseURL string) []string {
-	return withEnv([]string{"GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI",
+	return CleanEnv([]string{"GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI",
 		"GOOGLE_VERTEX_BASE_URL", "GEMINI_MODEL", "GEMINI_CLI_HOME", "GEMINI_SYSTEM_MD", "GEMINI_SANDBOX", "XDG_CONFIG_HOME"},
 		"HOME="+home, "GEMINI_API_KEY="+APIKey, "GOOGLE_GEMINI_BASE_URL="+strings.TrimSuffix(baseURL, "/"),
 		"TERM=xterm-256color", "COLORTERM=truecolor")
 }
 
-// withEnv returns the current environment without the drop keys and the
-// keys of set, followed by set.
-func withEnv(drop []string, set ...string) []string {
+// CleanEnv returns the current environment without the drop keys and the
+// keys of set, followed by set: what an offline CLI run starts from.
+func CleanEnv(drop []string, set ...string) []string {
 	gone := map[string]bool{}
 	for _, k := range drop {
 		gone[k] = true

@@ -236,14 +236,7 @@ type apiRequest struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
 	OutputConfig struct {
-		Format *struct {
-			Type   string `json:"type"`
-			Schema struct {
-				Properties map[string]struct {
-					Type string `json:"type"`
-				} `json:"properties"`
-			} `json:"schema"`
-		} `json:"format"`
+		Format *jsonSchemaFormat `json:"format"`
 	} `json:"output_config"`
 }
 
@@ -491,7 +484,7 @@ func apiError(kind, msg string) map[string]any {
 // property filled.
 func sideText(req apiRequest) string {
 	if f := req.OutputConfig.Format; f != nil && f.Type == "json_schema" {
-		return schemaObject(f.Schema.Properties)
+		return schemaObject(f.Schema)
 	}
 	return "OK."
 }

@@ -112,10 +112,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 	h, assignment, htext := locate(texts)
 	assignment = resolve(assignment, rec.Cwd)
 	rec.Assignment = assignment
-	rec.Agent = r.Header.Get("X-Hivemind-Agent")
-	if rec.Agent == "" {
-		rec.Agent = agentOf(assignment)
-	}
+	rec.Agent = agentFor(r, assignment)
 	in := turnInput{hivemind: h, hivemindAt: htext}
 	if h >= 0 {
 		// Calls and responses pair up in order (ids are optional).
@@ -161,7 +158,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 	case h >= 0 && rec.HasTools:
 		s = f.writeStep(in, assignment, rec.Cwd)
 	case req.GenerationConfig.ResponseMimeType == "application/json":
-		s = step{text: schemaObject(schemaProps(req.GenerationConfig.ResponseJSONSchema, req.GenerationConfig.ResponseSchema)), stopReason: "end_turn"}
+		s = step{text: schemaObject(firstSchema(req.GenerationConfig.ResponseJSONSchema, req.GenerationConfig.ResponseSchema)), stopReason: "end_turn"}
 	default:
 		s = step{text: "OK.", stopReason: "end_turn"}
 	}
@@ -236,22 +233,16 @@ func geminiResult(raw json.RawMessage) (failed bool, text string) {
 	return false, string(raw)
 }
 
-// schemaProps returns the properties of a JSON schema (the first of the
-// given that parses), for schemaObject.
-func schemaProps(schemas ...json.RawMessage) map[string]struct {
-	Type string `json:"type"`
-} {
+// firstSchema returns the first of the given JSON schemas that parses
+// with properties (Gemini sends responseJsonSchema or responseSchema).
+func firstSchema(schemas ...json.RawMessage) jsonSchema {
 	for _, raw := range schemas {
-		var s struct {
-			Properties map[string]struct {
-				Type string `json:"type"`
-			} `json:"properties"`
-		}
+		var s jsonSchema
 		if json.Unmarshal(raw, &s) == nil && s.Properties != nil {
-			return s.Properties
+			return s
 		}
 	}
-	return nil
+	return jsonSchema{}
 }
 
 func geminiError(code int, status, msg string) map[string]any {

@@ -126,39 +126,7 @@ func TestGeminiWritesThroughWriteFile(t *testing.T) {
 }
 
 func TestGeminiDeniedWriteRetriedOnceForbiddenNot(t *testing.T) {
-	f := newFixture(t)
-	_, p := f.worker(t, "CREATE internal/g/g.go")
-	api := New(DefaultScript())
-	defer api.Close()
-	g := filepath.Join(f.project, "internal/g/g.go")
-	denied := 0
-	calls, _ := geminiTurn(t, api.URL(), f.project, "[HIVEMIND] "+p, func(path string) bool {
-		if path == g && denied < 2 {
-			denied++
-			return true
-		}
-		return false
-	})
-	if len(calls) != 4 || calls[0] != calls[1] || calls[0] != "write_file "+g || calls[2] == calls[1] {
-		t.Fatalf("calls %v", calls)
-	}
-	if r := api.Requests()[1]; len(r.Results) != 1 || !r.Results[0].IsError || !strings.Contains(r.Results[0].Text, "denied") {
-		t.Errorf("a denied write_file was not logged as an error: %+v", r.Results)
-	}
-
-	writeFile(t, filepath.Join(f.taskDir, "plan.md"), "```json\n"+
-		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
-	rp := f.reviewerPlanReview(t)
-	sc := DefaultScript()
-	sc.Scenario.ForbiddenWrite = true
-	api2 := New(sc)
-	defer api2.Close()
-	src := filepath.Join(f.project, "src/a.go")
-	calls, _ = geminiTurn(t, api2.URL(), f.project, "[HIVEMIND] "+rp, func(path string) bool { return path == src })
-	want := []string{"write_file " + src, "write_file " + filepath.Join(f.taskDir, "plan-feedback.md")}
-	if strings.Join(calls, "|") != strings.Join(want, "|") {
-		t.Fatalf("calls %v, want %v", calls, want)
-	}
+	checkRetries(t, geminiTurn, "write_file")
 }
 
 func TestGeminiSideCallsAndErrors(t *testing.T) {

@@ -29,13 +29,18 @@ type responsesRequest struct {
 	} `json:"text"`
 }
 
+// jsonSchemaFormat is a structured-output request (Anthropic's
+// output_config.format, OpenAI's text.format).
 type jsonSchemaFormat struct {
-	Type   string `json:"type"`
-	Schema struct {
-		Properties map[string]struct {
-			Type string `json:"type"`
-		} `json:"properties"`
-	} `json:"schema"`
+	Type   string     `json:"type"`
+	Schema jsonSchema `json:"schema"`
+}
+
+// jsonSchema is the part of a JSON schema the fakes fill in.
+type jsonSchema struct {
+	Properties map[string]struct {
+		Type string `json:"type"`
+	} `json:"properties"`
 }
 
 type responsesTool struct {
@@ -142,10 +147,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 	h, assignment, htext := locate(texts)
 	assignment = resolve(assignment, rec.Cwd)
 	rec.Assignment = assignment
-	rec.Agent = r.Header.Get("X-Hivemind-Agent")
-	if rec.Agent == "" {
-		rec.Agent = agentOf(assignment)
-	}
+	rec.Agent = agentFor(r, assignment)
 	in := turnInput{hivemind: h, hivemindAt: htext}
 	if h >= 0 {
 		paths := map[string]string{}
@@ -181,7 +183,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 	case h >= 0 && rec.HasTools:
 		s = f.writeStep(in, assignment, rec.Cwd)
 	case req.Text != nil && req.Text.Format != nil && req.Text.Format.Type == "json_schema":
-		s = step{text: schemaObject(req.Text.Format.Schema.Properties), stopReason: "end_turn"}
+		s = step{text: schemaObject(req.Text.Format.Schema), stopReason: "end_turn"}
 	default:
 		s = step{text: "OK.", stopReason: "end_turn"}
 	}
@@ -272,11 +274,9 @@ func openAIError(kind, msg string) map[string]any {
 
 // schemaObject is a JSON object filling every property of a structured
 // output request with a value of its type (side calls such as titles).
-func schemaObject(props map[string]struct {
-	Type string `json:"type"`
-}) string {
+func schemaObject(schema jsonSchema) string {
 	obj := map[string]any{}
-	for name, p := range props {
+	for name, p := range schema.Properties {
 		switch strings.ToLower(p.Type) {
 		case "boolean":
 			obj[name] = false

@@ -15,12 +15,18 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// postJSON sends body to url+path and returns the response with its SSE
-// data lines parsed (when streamed) or its JSON body.
-func postJSON(t *testing.T, url string, body any) (resp *http.Response, events []map[string]any, names []string, obj map[string]any) {
+// postJSON sends body to url with the header pairs hdr and returns the
+// response with its SSE data lines and event names parsed (when
+// streamed) or its JSON body.
+func postJSON(t *testing.T, url string, body any, hdr ...string) (resp *http.Response, events []map[string]any, names []string, obj map[string]any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	hr, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	hr.Header.Set("content-type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		hr.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,30 +237,35 @@ func TestResponsesWritesThroughCodexTools(t *testing.T) {
 	}
 }
 
-func TestResponsesFailedWriteRetriedOnceForbiddenNot(t *testing.T) {
+// turnFunc plays one CLI through a [HIVEMIND] turn (codexTurn,
+// geminiTurn): fail decides which write calls fail.
+type turnFunc func(t *testing.T, url, cwd, line string, fail func(path string) bool) (calls []string, final string)
+
+// checkRetries asserts the script's answer to failed writes on a wire
+// whose write tool is tool: a failed write is retried once, then the
+// script moves on (and the failure is logged as an error result); a
+// forbidden write (the reviewer's scripted source edit) is never retried.
+func checkRetries(t *testing.T, turn turnFunc, tool string) {
 	f := newFixture(t)
 	_, p := f.worker(t, "CREATE internal/g/g.go")
 	api := New(DefaultScript())
 	defer api.Close()
 	g := filepath.Join(f.project, "internal/g/g.go")
 	failed := 0
-	calls, _ := codexTurn(t, api.URL(), f.project, []map[string]any{{"type": "function", "name": "exec_command"}}, "[HIVEMIND] "+p,
-		func(path string) bool {
-			if path == g && failed < 2 {
-				failed++
-				return true
-			}
-			return false
-		})
-	// One retry of the failed write, then the script moves on.
-	if len(calls) != 4 || calls[0] != calls[1] || calls[0] != "exec_command "+g || calls[2] == calls[1] {
+	calls, _ := turn(t, api.URL(), f.project, "[HIVEMIND] "+p, func(path string) bool {
+		if path == g && failed < 2 {
+			failed++
+			return true
+		}
+		return false
+	})
+	if len(calls) != 4 || calls[0] != calls[1] || calls[0] != tool+" "+g || calls[2] == calls[1] {
 		t.Fatalf("calls %v", calls)
 	}
-	if !api.Requests()[1].Results[0].IsError {
-		t.Errorf("a failed apply_patch output was not logged as an error")
+	if r := api.Requests()[1]; len(r.Results) != 1 || !r.Results[0].IsError {
+		t.Errorf("a failed write was not logged as an error: %+v", r.Results)
 	}
 
-	// A forbidden write (the reviewer's scripted source edit) is never retried.
 	writeFile(t, filepath.Join(f.taskDir, "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
 	rp := f.reviewerPlanReview(t)
@@ -263,12 +274,17 @@ func TestResponsesFailedWriteRetriedOnceForbiddenNot(t *testing.T) {
 	api2 := New(sc)
 	defer api2.Close()
 	src := filepath.Join(f.project, "src/a.go")
-	calls, _ = codexTurn(t, api2.URL(), f.project, []map[string]any{{"type": "function", "name": "exec_command"}}, "[HIVEMIND] "+rp,
-		func(path string) bool { return path == src })
-	want := []string{"exec_command " + src, "exec_command " + filepath.Join(f.taskDir, "plan-feedback.md")}
+	calls, _ = turn(t, api2.URL(), f.project, "[HIVEMIND] "+rp, func(path string) bool { return path == src })
+	want := []string{tool + " " + src, tool + " " + filepath.Join(f.taskDir, "plan-feedback.md")}
 	if strings.Join(calls, "|") != strings.Join(want, "|") {
 		t.Fatalf("calls %v, want %v", calls, want)
 	}
+}
+
+func TestResponsesFailedWriteRetriedOnceForbiddenNot(t *testing.T) {
+	checkRetries(t, func(t *testing.T, url, cwd, line string, fail func(string) bool) ([]string, string) {
+		return codexTurn(t, url, cwd, []map[string]any{{"type": "function", "name": "exec_command"}}, line, fail)
+	}, "exec_command")
 }
 
 func TestResponsesSideCallsAndErrors(t *testing.T) {

@@ -82,6 +82,15 @@ func locate(userTexts []*string) (int, string, string) {
 	return -1, "", ""
 }
 
+// agentFor names the agent of a request: the X-Hivemind-Agent header,
+// else the agent the assignment path names.
+func agentFor(r *http.Request, assignment string) string {
+	if a := r.Header.Get("X-Hivemind-Agent"); a != "" {
+		return a
+	}
+	return agentOf(assignment)
+}
+
 // resolve makes a relative assignment path absolute against the agent's
 // working directory, as the CLI's own tools would read it.
 func resolve(path, cwd string) string {
