@@ -172,6 +172,39 @@ func (c *cliOffline) exited() bool {
 	}
 }
 
+// typedTurn types the [HIVEMIND] line once the screen shows ready,
+// checks that exactly one submit hook carried it, waits for the turn-end
+// hook and checks that exactly one SessionStart hook came: the hook names
+// differ per CLI (Codex: UserPromptSubmit/Stop, Gemini: BeforeAgent/
+// AfterAgent). It returns the turn-end hook's record.
+func (c *cliOffline) typedTurn(t *testing.T, ready, submitHook, endHook string) map[string]any {
+	t.Helper()
+	c.waitScreen(t, time.Minute, ready)
+	line := c.hivemindLine()
+	c.typeLine(t, line, func() bool { return len(c.hooks(submitHook)) > 0 })
+	if n := len(c.hooks(submitHook)); n != 1 {
+		t.Fatalf("%d %s hooks for one typed line, want 1", n, submitHook)
+	}
+	if p := c.hooks(submitHook)[0]["prompt"]; p != line {
+		t.Errorf("%s prompt = %q, want %q", submitHook, p, line)
+	}
+	waitFor(t, cliTurnDeadline, endHook+" hook", func() bool { return len(c.hooks(endHook)) == 1 })
+	if n := len(c.hooks("SessionStart")); n != 1 {
+		t.Errorf("%d SessionStart hooks, want 1", n)
+	}
+	return c.hooks(endHook)[0]
+}
+
+// quit types /quit and checks that the CLI exits 0 leaving no process.
+func (c *cliOffline) quit(t *testing.T) {
+	t.Helper()
+	c.typeLine(t, "/quit", c.exited)
+	if code := c.Session.ExitCode(); code != 0 {
+		t.Errorf("%s exited %d after /quit, want 0", c.Name, code)
+	}
+	noLeftovers(t, c.Project)
+}
+
 // hooks returns the hook log's records of event (hook_event_name).
 func (c *cliOffline) hooks(event string) []map[string]any {
 	f, err := os.Open(c.HookLog)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 )
@@ -37,22 +36,9 @@ func TestCodexTypedTurn(t *testing.T) {
 	c.start(t, []string{c.Bin, "--no-daemon", "--sandbox", "workspace-write", "--ask-for-approval", "never",
 		"--dangerously-bypass-hook-trust"}, agenttest.CodexEnv(codexHome))
 
-	c.waitScreen(t, time.Minute, "Ask Codex")
-	line := c.hivemindLine()
-	c.typeLine(t, line, func() bool { return len(c.hooks("UserPromptSubmit")) > 0 })
-	if n := len(c.hooks("UserPromptSubmit")); n != 1 {
-		t.Fatalf("%d UserPromptSubmit hooks for one typed line, want 1", n)
-	}
-	if p := c.hooks("UserPromptSubmit")[0]["prompt"]; p != line {
-		t.Errorf("UserPromptSubmit prompt = %q, want %q", p, line)
-	}
-	waitFor(t, cliTurnDeadline, "Stop hook", func() bool { return len(c.hooks("Stop")) == 1 })
-	if n := len(c.hooks("SessionStart")); n != 1 {
-		t.Errorf("%d SessionStart hooks, want 1", n)
-	}
+	stop := c.typedTurn(t, "Ask Codex", "UserPromptSubmit", "Stop")
 
 	main := c.checkScriptedWrites(t, "responses")
-	stop := c.hooks("Stop")[0]
 	final := main[len(main)-1]
 	if final.StopReason != "end_turn" {
 		t.Fatalf("last main request answered %q, want end_turn", final.StopReason)
@@ -85,11 +71,7 @@ func TestCodexTypedTurn(t *testing.T) {
 		t.Errorf("Codex recorded %d input / %d output tokens, the fake reported %d / %d", gotIn, gotOut, in, out)
 	}
 
-	c.typeLine(t, "/quit", c.exited)
-	if code := c.Session.ExitCode(); code != 0 {
-		t.Errorf("codex exited %d after /quit, want 0", code)
-	}
-	noLeftovers(t, c.Project)
+	c.quit(t)
 }
 
 // codexUsage returns the last total_token_usage of a Codex session file.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -38,22 +37,9 @@ func TestGeminiTypedTurn(t *testing.T) {
 	sid := uuid.NewString()
 	c.start(t, []string{c.Bin, "--session-id", sid, "--approval-mode", "auto_edit"}, agenttest.GeminiEnv(c.Home, c.API.URL()))
 
-	c.waitScreen(t, time.Minute, "Type your message")
-	line := c.hivemindLine()
-	c.typeLine(t, line, func() bool { return len(c.hooks("BeforeAgent")) > 0 })
-	if n := len(c.hooks("BeforeAgent")); n != 1 {
-		t.Fatalf("%d BeforeAgent hooks for one typed line, want 1", n)
-	}
-	if p := c.hooks("BeforeAgent")[0]["prompt"]; p != line {
-		t.Errorf("BeforeAgent prompt = %q, want %q", p, line)
-	}
-	waitFor(t, cliTurnDeadline, "AfterAgent hook", func() bool { return len(c.hooks("AfterAgent")) == 1 })
-	if n := len(c.hooks("SessionStart")); n != 1 {
-		t.Errorf("%d SessionStart hooks, want 1", n)
-	}
+	after := c.typedTurn(t, "Type your message", "BeforeAgent", "AfterAgent")
 
 	main := c.checkScriptedWrites(t, "gemini")
-	after := c.hooks("AfterAgent")[0]
 	if got, _ := after["prompt_response"].(string); !strings.Contains(got, "st_1 complete") {
 		t.Errorf("AfterAgent prompt_response = %q, want the script's summary", got)
 	}
@@ -84,11 +70,7 @@ func TestGeminiTypedTurn(t *testing.T) {
 		t.Errorf("Gemini recorded %d input / %d output tokens, the fake reported %d / %d", gotIn, gotOut, in, out)
 	}
 
-	c.typeLine(t, "/quit", c.exited)
-	if code := c.Session.ExitCode(); code != 0 {
-		t.Errorf("gemini exited %d after /quit, want 0", code)
-	}
-	noLeftovers(t, c.Project)
+	c.quit(t)
 }
 
 // geminiUsage returns the session id of a Gemini CLI chat file and the
