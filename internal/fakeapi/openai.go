@@ -203,7 +203,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 	}
 	if s.tool != "" {
 		rec.Reply, rec.ToolPath, rec.ToolContent = "tool_use", s.path, s.content
-		rec.Tool, rec.ToolID = writeTool, "call_"+f.id("fake")
+		rec.Tool, rec.ToolID = writeTool, f.id("call")
 		patch := addFilePatch(s.path, s.content)
 		item := map[string]any{"id": f.id("fc"), "call_id": rec.ToolID, "name": writeTool, "status": "completed"}
 		switch {
