@@ -82,9 +82,14 @@ func setupCLI(t *testing.T, name, pkg string) *cliOffline {
 	return c
 }
 
-// hookCommand appends the hook's stdin JSON as one line to the hook log.
-func (c *cliOffline) hookCommand() string {
-	return "{ tr -d '\\n'; echo; } >> '" + c.HookLog + "'"
+// logHooks returns hooks for events that each append the hook's stdin
+// JSON as one line to the hook log.
+func (c *cliOffline) logHooks(events ...string) []agenttest.Hook {
+	var hooks []agenttest.Hook
+	for _, ev := range events {
+		hooks = append(hooks, agenttest.Hook{Event: ev, Command: "{ tr -d '\\n'; echo; } >> '" + c.HookLog + "'"})
+	}
+	return hooks
 }
 
 // start runs argv in a PTY (120×40) in the project with env.

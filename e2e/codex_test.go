@@ -23,11 +23,7 @@ import (
 func TestCodexTypedTurn(t *testing.T) {
 	c := setupCLI(t, "codex", "@openai/codex")
 	codexHome := filepath.Join(c.Home, "codex")
-	hook := c.hookCommand()
-	var hooks []agenttest.Hook
-	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"} {
-		hooks = append(hooks, agenttest.Hook{Event: ev, Command: hook})
-	}
+	hooks := c.logHooks("SessionStart", "UserPromptSubmit", "PreToolUse", "Stop")
 	if err := agenttest.WriteCodexHome(codexHome, c.API.URL(), []string{c.Project}, hooks); err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,7 @@ import (
 // process behind.
 func TestGeminiTypedTurn(t *testing.T) {
 	c := setupCLI(t, "gemini", "@google/gemini-cli")
-	hook := c.hookCommand()
-	var hooks []agenttest.Hook
-	for _, ev := range []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent"} {
-		hooks = append(hooks, agenttest.Hook{Event: ev, Command: hook})
-	}
+	hooks := c.logHooks("SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent")
 	if err := agenttest.WriteGeminiHome(c.Home, []string{c.Project}, hooks); err != nil {
 		t.Fatal(err)
 	}
