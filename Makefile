@@ -10,10 +10,16 @@ build:
 test:
 	$(GO) test -race ./...
 
+# Pinned linters run through the module proxy, so CI installs nothing.
+SUMTYPE = github.com/alecthomas/go-check-sumtype/cmd/go-check-sumtype@v0.4.0
+
 lint:
 	gofmt -l $$(git ls-files '*.go')
 	$(GO) vet ./...
 	staticcheck ./...
+	# Every switch over a //sumtype:decl interface (engine.Event, engine.Effect)
+	# lists every member or has a default.
+	$(GO) run $(SUMTYPE) ./...
 
 # Fuzz targets: package:Target pairs (go test -fuzz runs one target at a time).
 FUZZ_TARGETS = ./workspace:FuzzLoadState ./workspace:FuzzReadEvents ./engine:FuzzParsePlan ./ptyagent/screen:FuzzScreenWrite

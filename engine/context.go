@@ -24,19 +24,6 @@ import (
 // files are held (deferred) while paused, and ignored (left in the inbox
 // for the next run) when no task is loaded.
 
-// ContextSubmitted says an inbox file of the shared context is complete.
-type ContextSubmitted struct {
-	// Path is relative to the context dir: "inbox/<agent>-<n>.md".
-	Path    string
-	Content []byte
-	// Agent is the author, from the file name.
-	Agent   string
-	ModTime time.Time
-	At      time.Time
-}
-
-func (ContextSubmitted) isEvent() {}
-
 // MergeContext asks the runner to merge a validated entry into the shared
 // context and then archive its inbox file (From → To, relative to the
 // context dir). Source identifies the file instance, so a merge repeated
@@ -131,17 +118,10 @@ func contextFile(kind string) string {
 // invalid, its archive and a message to the author).
 func (st *stepper) contextSubmitted(e ContextSubmitted) {
 	s := st.s
-	p := strings.TrimPrefix(path.Clean(strings.ReplaceAll(e.Path, "\\", "/")), "./")
+	p := cleanPath(e.Path)
 	author, named := workspace.InboxAuthor(p)
 	if !named {
 		author = e.Agent
-	}
-	if s.TaskID == "" {
-		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the file stays in the inbox)"})
-		return
-	}
-	if st.deferIfPaused(e) {
-		return
 	}
 	key := TriggerKey(workspace.ContextDir+"/"+p, e.Content, e.ModTime)
 	entry, err := workspace.ParseInboxEntry(e.Content)

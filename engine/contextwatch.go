@@ -240,5 +240,6 @@ func (r *Runner) applyContext(e Effect) {
 		if err := r.cfg.Context.Archive(e.From, e.To); err != nil {
 			r.fail("archive_context", "", err)
 		}
+	default: // apply passes only these two
 	}
 }

@@ -85,12 +85,6 @@ func (st *stepper) retryMerge() {
 
 func (st *stepper) checkpointMerged(e CheckpointMerged) {
 	s := st.s
-	if s.TaskID == "" {
-		return
-	}
-	if st.deferIfPaused(e) {
-		return
-	}
 	m := s.Merge
 	details := map[string]any{"checkpoint": e.Checkpoint, "round": e.Round, "attempt": e.Attempt}
 	ignore := func(reason string) {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -349,7 +348,7 @@ func (r *Runner) handle(it runnerItem) {
 		delete(r.timers, it.timerID)
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
-	ev = stampEvent(ev, r.cfg.Clock())
+	ev = stamp(ev, r.cfg.Clock())
 	if res, ok := ev.(Resumed); ok && r.watcher != nil {
 		// Files written while no runner ran (triggers, done markers) are
 		// taken by the Resumed step itself, before it re-sends unfinished
@@ -477,6 +476,9 @@ func mustSave(ev Event) bool {
 	switch ev.(type) {
 	case AgentHealth, InjectionResult, TimerFired:
 		return false
+	case TaskSubmitted, ProjectSelected, Resumed, TriggerCompleted, SubtaskDone,
+		KeyPressed, StateNotSaved, ContextSubmitted, CheckpointMerged:
+		return true
 	}
 	return true
 }
@@ -511,7 +513,7 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 		case Inject, SpawnAgent, RestartAgent, StopAgent, MergeCheckpoint:
 			rest = append(rest, e)
 			external = true
-		default:
+		case NotifyUser, ScheduleTimer, CancelTimer, MergeContext, ArchiveContext:
 			rest = append(rest, e)
 		}
 	}
@@ -539,6 +541,7 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 				switch e.(type) {
 				case StopAgent, ScheduleTimer, CancelTimer, NotifyUser:
 					r.apply(e)
+				default: // acts outside: re-sent by the retry
 				}
 			}
 			return
@@ -602,6 +605,7 @@ func (r *Runner) writeFiles(files []Effect) map[string]error {
 			key = "a:" + e.Assignment.Agent
 		case ArchiveTrigger:
 			key = "t:" + e.From
+		default: // execute passes only these two
 		}
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
@@ -624,6 +628,7 @@ func (r *Runner) writeFiles(files []Effect) map[string]error {
 				if err := r.cfg.TaskDir.Archive(e.From, e.To); err != nil {
 					results[i] = append(results[i], result{"archive", "", err})
 				}
+			default: // execute passes only these two
 			}
 		}
 	}
@@ -651,23 +656,15 @@ func (r *Runner) writeFiles(files []Effect) map[string]error {
 	return failed
 }
 
-// apply carries out one effect. Failures are recorded and, where the
+// apply carries out one effect that execute does not handle itself
+// (WriteState) or batch (writeFiles). Failures are recorded and, where the
 // engine must know, fed back as events; they never stop the runner.
 func (r *Runner) apply(e Effect) {
 	switch e := e.(type) {
-	case WriteState:
-		r.toSave, r.dirty = e.State, true
-		_ = r.saveState() // a failure is reported to the engine
 	case AppendEvent:
 		r.record(workspace.EventRecord{
 			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
 		})
-	case WriteAssignment:
-		if r.cfg.TaskDir != nil {
-			if err := r.cfg.TaskDir.WriteAssignment(e.Assignment); err != nil {
-				r.fail("write_assignment", e.Assignment.Agent, err)
-			}
-		}
 	case Inject:
 		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
 			r.fail("inject", e.Agent, err)
@@ -690,12 +687,6 @@ func (r *Runner) apply(e Effect) {
 		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
 			r.fail("stop_agent", e.Agent, err)
 		}
-	case ArchiveTrigger:
-		if r.cfg.TaskDir != nil {
-			if err := r.cfg.TaskDir.Archive(e.From, e.To); err != nil {
-				r.fail("archive", "", err)
-			}
-		}
 	case NotifyUser:
 		if r.cfg.OnNotify != nil {
 			r.cfg.OnNotify(e.Level, e.Message)
@@ -711,8 +702,8 @@ func (r *Runner) apply(e Effect) {
 		r.startMerge(e)
 	case MergeContext, ArchiveContext:
 		r.applyContext(e)
-	default:
-		r.fail("effect", "", fmt.Errorf("unknown effect %T", e))
+	default: // WriteState, WriteAssignment, ArchiveTrigger: see execute
+		r.fail("effect", "", fmt.Errorf("effect %T is not applied one by one", e))
 	}
 }
 
@@ -794,261 +785,6 @@ func tailRecords(recs []workspace.EventRecord, n int) []workspace.EventRecord {
 		recs = recs[len(recs)-n:]
 	}
 	return append([]workspace.EventRecord(nil), recs...)
-}
-
-// stampEvent fills a zero At with now.
-func stampEvent(ev Event, now time.Time) Event {
-	switch e := ev.(type) {
-	case TaskSubmitted:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case ProjectSelected:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case Resumed:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case TriggerCompleted:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case SubtaskDone:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case AgentHealth:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case InjectionResult:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case TimerFired:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case KeyPressed:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case StateNotSaved:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case ContextSubmitted:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case CheckpointMerged:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	}
-	return ev
-}
-
-// InputPrefix starts the Type of every events.jsonl record that logs an
-// input event of the state machine (as opposed to records the engine
-// writes through AppendEvent).
-const InputPrefix = "input."
-
-// eventWire is the details object of an input record.
-type eventWire struct {
-	Task      *workspace.Task `json:"task,omitempty"`
-	TaskDir   string          `json:"task_dir,omitempty"`
-	ModTime   *time.Time      `json:"mod_time,omitempty"`
-	Inode     uint64          `json:"inode,omitempty"`
-	Project   string          `json:"project,omitempty"`
-	Path      string          `json:"path,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	Subtask   string          `json:"subtask,omitempty"`
-	OK        *bool           `json:"ok,omitempty"`
-	Problem   string          `json:"problem,omitempty"`
-	Health    string          `json:"health,omitempty"`
-	ExitCode  *int            `json:"exit_code,omitempty"`
-	PID       int             `json:"pid,omitempty"`
-	Detail    string          `json:"detail,omitempty"`
-	Seq       *int            `json:"seq,omitempty"`
-	Delivered *bool           `json:"delivered,omitempty"`
-	Cancelled bool            `json:"cancelled,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Action    string          `json:"action,omitempty"`
-	// Merge is a CheckpointMerged, whole.
-	Merge *CheckpointMerged `json:"merge,omitempty"`
-	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
-	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
-}
-
-// setFile records a file an event carries (a trigger, a context entry):
-// its path, whole content and modification time (when known).
-func (w *eventWire) setFile(path string, content []byte, mod time.Time) {
-	c := string(content)
-	w.Path, w.Content = path, &c
-	if !mod.IsZero() {
-		w.ModTime = &mod
-	}
-}
-
-// file is what setFile recorded.
-func (w *eventWire) file() (path string, content []byte, mod time.Time) {
-	if w.Content != nil {
-		content = []byte(*w.Content)
-	}
-	if w.ModTime != nil {
-		mod = *w.ModTime
-	}
-	return w.Path, content, mod
-}
-
-// EncodeEvent turns an input event into its events.jsonl record (Type
-// "input.<name>"); DecodeEvent reverses it, so a log can be replayed
-// through Step.
-func EncodeEvent(ev Event, task string) workspace.EventRecord {
-	var w eventWire
-	var name, agent string
-	var at time.Time
-	switch e := ev.(type) {
-	case TaskSubmitted:
-		name, at, w.TaskDir = "task_submitted", e.At, e.TaskDir
-		t := e.Task
-		w.Task = &t
-	case ProjectSelected:
-		name, at, w.Project = "project_selected", e.At, e.Project
-	case Resumed:
-		name, at = "resumed", e.At
-		w.OnDisk, _ = marshalEvents(e.OnDisk)
-		if e.Retry {
-			w.Action = KeyRetry
-		}
-	case TriggerCompleted:
-		name, at, agent, w.Inode, w.Problem = "trigger_completed", e.At, e.Agent, e.Inode, e.Problem
-		w.setFile(e.Path, e.Content, e.ModTime)
-	case SubtaskDone:
-		name, at, agent, w.Subtask, w.Problem = "subtask_done", e.At, e.Agent, e.Subtask, e.Problem
-		ok := e.OK
-		w.OK = &ok
-	case AgentHealth:
-		name, at, agent, w.Health, w.PID, w.Detail = "agent_health", e.At, e.Agent, e.Health, e.PID, e.Detail
-		if e.Health == "exited" {
-			c := e.ExitCode
-			w.ExitCode = &c
-		}
-	case InjectionResult:
-		name, at, agent, w.Detail, w.Cancelled = "injection_result", e.At, e.Agent, e.Detail, e.Cancelled
-		seq, d := e.Seq, e.Delivered
-		w.Seq, w.Delivered = &seq, &d
-	case TimerFired:
-		name, at, w.ID = "timer_fired", e.At, e.ID
-	case KeyPressed:
-		name, at, w.Action = "key_pressed", e.At, e.Action
-	case StateNotSaved:
-		name, at, w.Detail = "state_not_saved", e.At, e.Error
-	case ContextSubmitted:
-		name, at, agent = "context_submitted", e.At, e.Agent
-		w.setFile(e.Path, e.Content, e.ModTime)
-	case CheckpointMerged:
-		name, at = "checkpoint_merged", e.At
-		m := e
-		m.At = time.Time{}
-		w.Merge = &m
-	default:
-		name = fmt.Sprintf("%T", ev)
-	}
-	var details map[string]any
-	if b, err := json.Marshal(w); err == nil {
-		_ = json.Unmarshal(b, &details)
-	}
-	if len(details) == 0 {
-		details = nil
-	}
-	return workspace.EventRecord{Time: at, Type: InputPrefix + name, Task: task, Agent: agent, Details: details}
-}
-
-// DecodeEvent turns an input record written by the runner back into the
-// event. ok is false for records that are not input events.
-func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
-	name, found := strings.CutPrefix(rec.Type, InputPrefix)
-	if !found {
-		return nil, false, nil
-	}
-	var w eventWire
-	if rec.Details != nil {
-		b, err := json.Marshal(rec.Details)
-		if err != nil {
-			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
-		}
-		if err := json.Unmarshal(b, &w); err != nil {
-			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
-		}
-	}
-	at := rec.Time
-	switch name {
-	case "task_submitted":
-		var t workspace.Task
-		if w.Task != nil {
-			t = *w.Task
-		}
-		return TaskSubmitted{Task: t, TaskDir: w.TaskDir, At: at}, true, nil
-	case "project_selected":
-		return ProjectSelected{Project: w.Project, At: at}, true, nil
-	case "resumed":
-		onDisk, err := unmarshalEvents(w.OnDisk)
-		if err != nil {
-			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
-		}
-		return Resumed{At: at, Retry: w.Action == KeyRetry, OnDisk: onDisk}, true, nil
-	case "trigger_completed":
-		p, c, m := w.file()
-		return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: rec.Agent, At: at}, true, nil
-	case "subtask_done":
-		return SubtaskDone{Subtask: w.Subtask, Agent: rec.Agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, true, nil
-	case "agent_health":
-		h := AgentHealth{Agent: rec.Agent, Health: w.Health, PID: w.PID, Detail: w.Detail, At: at}
-		if w.ExitCode != nil {
-			h.ExitCode = *w.ExitCode
-		}
-		return h, true, nil
-	case "injection_result":
-		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, Cancelled: w.Cancelled, At: at}
-		if w.Seq != nil {
-			r.Seq = *w.Seq
-		}
-		r.Delivered = w.Delivered != nil && *w.Delivered
-		return r, true, nil
-	case "timer_fired":
-		return TimerFired{ID: w.ID, At: at}, true, nil
-	case "key_pressed":
-		return KeyPressed{Action: w.Action, At: at}, true, nil
-	case "state_not_saved":
-		return StateNotSaved{Error: w.Detail, At: at}, true, nil
-	case "context_submitted":
-		p, c, m := w.file()
-		return ContextSubmitted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil
-	case "checkpoint_merged":
-		var m CheckpointMerged
-		if w.Merge != nil {
-			m = *w.Merge
-		}
-		m.At = at
-		return m, true, nil
-	}
-	return nil, true, fmt.Errorf("engine: decode: unknown input event %q", rec.Type)
 }
 
 // The workspace types are what the runner is built for.

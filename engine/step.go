@@ -78,7 +78,7 @@ func Step(s State, e Event) (State, []Effect) {
 // NotifyUser last.
 func (m Machine) Step(s State, e Event) (State, []Effect) {
 	n := s.Clone()
-	st := &stepper{cfg: m.Cfg.withDefaults(), s: &n, at: eventTime(e)}
+	st := &stepper{cfg: m.Cfg.withDefaults(), s: &n, at: e.Time()}
 	st.handle(e)
 	var out []Effect
 	changed := !sameState(s, n)
@@ -102,36 +102,6 @@ func sameState(a, b State) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
-}
-
-func eventTime(e Event) time.Time {
-	switch e := e.(type) {
-	case TaskSubmitted:
-		return e.At
-	case ProjectSelected:
-		return e.At
-	case Resumed:
-		return e.At
-	case TriggerCompleted:
-		return e.At
-	case SubtaskDone:
-		return e.At
-	case AgentHealth:
-		return e.At
-	case InjectionResult:
-		return e.At
-	case TimerFired:
-		return e.At
-	case KeyPressed:
-		return e.At
-	case StateNotSaved:
-		return e.At
-	case ContextSubmitted:
-		return e.At
-	case CheckpointMerged:
-		return e.At
-	}
-	return time.Time{}
 }
 
 // stepper holds one Step's working copy and collected effects.
@@ -334,7 +304,17 @@ func summarize(content []byte) string {
 
 // ---- dispatch ----
 
+// handle runs e's gate, then its handler.
 func (st *stepper) handle(e Event) {
+	if e.gate() == gateTask {
+		if st.s.TaskID == "" {
+			st.noTask(e)
+			return
+		}
+		if st.deferIfPaused(e) {
+			return
+		}
+	}
 	switch e := e.(type) {
 	case TaskSubmitted:
 		st.taskSubmitted(e)
@@ -363,6 +343,29 @@ func (st *stepper) handle(e Event) {
 	}
 }
 
+// noTask reports a gated event dropped for want of a task. A trigger or
+// inbox file stays on disk for the next run; other events need no word.
+func (st *stepper) noTask(e Event) {
+	switch e := e.(type) {
+	case TriggerCompleted:
+		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.State), "reason": "no task"})
+	case ContextSubmitted:
+		p := cleanPath(e.Path)
+		author, named := workspace.InboxAuthor(p)
+		if !named {
+			author = e.Agent
+		}
+		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the file stays in the inbox)"})
+	default: // nothing was left behind
+	}
+}
+
+// cleanPath is a trigger path as agents may write it, made canonical
+// (slashes, no "./", no "..").
+func cleanPath(p string) string {
+	return strings.TrimPrefix(path.Clean(strings.ReplaceAll(p, "\\", "/")), "./")
+}
+
 // defer keeps e for handling on resume. Returns true when paused.
 func (st *stepper) deferIfPaused(e Event) bool {
 	if st.s.State != workspace.PhasePaused {
@@ -373,7 +376,7 @@ func (st *stepper) deferIfPaused(e Event) bool {
 		return true
 	}
 	st.s.Deferred = append(st.s.Deferred, raw)
-	st.emit("event_deferred", "", map[string]any{"event": eventType(e)})
+	st.emit("event_deferred", "", map[string]any{"event": e.Kind()})
 	return true
 }
 
@@ -513,6 +516,7 @@ func (st *stepper) takeOnDisk(evs []Event) {
 		switch ev.(type) {
 		case TriggerCompleted, SubtaskDone:
 			st.handle(ev)
+		default: // the runner puts nothing else there
 		}
 	}
 }
@@ -780,14 +784,7 @@ func TriggerKey(p string, content []byte, mod time.Time) string {
 
 func (st *stepper) trigger(e TriggerCompleted) {
 	s := st.s
-	p := strings.TrimPrefix(path.Clean(strings.ReplaceAll(e.Path, "\\", "/")), "./")
-	if s.TaskID == "" {
-		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(s.State), "reason": "no task"})
-		return
-	}
-	if st.deferIfPaused(e) {
-		return
-	}
+	p := cleanPath(e.Path)
 	key := TriggerKey(p, e.Content, e.ModTime)
 	if e.Inode != 0 {
 		key += fmt.Sprintf("@i%d", e.Inode)
@@ -1220,12 +1217,6 @@ func (st *stepper) frictionResolved(p, key string) {
 
 func (st *stepper) subtaskDone(e SubtaskDone) {
 	s := st.s
-	if s.TaskID == "" {
-		return
-	}
-	if st.deferIfPaused(e) {
-		return
-	}
 	if f, ok := s.Fixes[e.Subtask]; ok {
 		st.fixDone(e, f)
 		return
@@ -1558,148 +1549,4 @@ func (st *stepper) timerFired(e TimerFired) {
 	case "stall":
 		st.stalled(agent)
 	}
-}
-
-// ---- event encoding ----
-
-// eventDecoders decode the body of an encoded event, by its type tag.
-var eventDecoders = map[string]func([]byte) (Event, error){
-	"task_submitted":    decodeEvent[TaskSubmitted],
-	"project_selected":  decodeEvent[ProjectSelected],
-	"resumed":           decodeEvent[Resumed],
-	"trigger_completed": decodeEvent[TriggerCompleted],
-	"subtask_done":      decodeEvent[SubtaskDone],
-	"agent_health":      decodeEvent[AgentHealth],
-	"injection_result":  decodeEvent[InjectionResult],
-	"timer_fired":       decodeEvent[TimerFired],
-	"key_pressed":       decodeEvent[KeyPressed],
-	"state_not_saved":   decodeEvent[StateNotSaved],
-	"context_submitted": decodeEvent[ContextSubmitted],
-	"checkpoint_merged": decodeEvent[CheckpointMerged],
-}
-
-func decodeEvent[E Event](data []byte) (Event, error) {
-	var e E
-	err := json.Unmarshal(data, &e)
-	return e, err
-}
-
-func eventType(e Event) string {
-	switch e.(type) {
-	case TaskSubmitted:
-		return "task_submitted"
-	case ProjectSelected:
-		return "project_selected"
-	case Resumed:
-		return "resumed"
-	case TriggerCompleted:
-		return "trigger_completed"
-	case SubtaskDone:
-		return "subtask_done"
-	case AgentHealth:
-		return "agent_health"
-	case InjectionResult:
-		return "injection_result"
-	case TimerFired:
-		return "timer_fired"
-	case KeyPressed:
-		return "key_pressed"
-	case StateNotSaved:
-		return "state_not_saved"
-	case ContextSubmitted:
-		return "context_submitted"
-	case CheckpointMerged:
-		return "checkpoint_merged"
-	}
-	return ""
-}
-
-// resumedJSON is Resumed as JSON: OnDisk as MarshalEvent envelopes.
-type resumedJSON struct {
-	At     time.Time
-	Retry  bool              `json:",omitempty"`
-	OnDisk []json.RawMessage `json:",omitempty"`
-}
-
-// MarshalJSON encodes OnDisk with MarshalEvent, so it decodes back.
-func (e Resumed) MarshalJSON() ([]byte, error) {
-	raw, err := marshalEvents(e.OnDisk)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(resumedJSON{At: e.At, Retry: e.Retry, OnDisk: raw})
-}
-
-// UnmarshalJSON reverses MarshalJSON.
-func (e *Resumed) UnmarshalJSON(data []byte) error {
-	var w resumedJSON
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	evs, err := unmarshalEvents(w.OnDisk)
-	if err != nil {
-		return err
-	}
-	*e = Resumed{At: w.At, Retry: w.Retry, OnDisk: evs}
-	return nil
-}
-
-func marshalEvents(evs []Event) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	for _, ev := range evs {
-		raw, err := MarshalEvent(ev)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, raw)
-	}
-	return out, nil
-}
-
-func unmarshalEvents(raw []json.RawMessage) ([]Event, error) {
-	var out []Event
-	for _, r := range raw {
-		ev, err := UnmarshalEvent(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ev)
-	}
-	return out, nil
-}
-
-type eventEnvelope struct {
-	Type  string          `json:"type"`
-	Event json.RawMessage `json:"event"`
-}
-
-// MarshalEvent encodes an event as {"type": "<tag>", "event": {...}}, one
-// line of JSON (the replay and deferred-event format).
-func MarshalEvent(e Event) ([]byte, error) {
-	t := eventType(e)
-	if t == "" {
-		return nil, fmt.Errorf("engine: marshal event: unknown event %T", e)
-	}
-	body, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("engine: marshal %s: %w", t, err)
-	}
-	return json.Marshal(eventEnvelope{Type: t, Event: body})
-}
-
-// UnmarshalEvent decodes what MarshalEvent produced.
-func UnmarshalEvent(data []byte) (Event, error) {
-	var env eventEnvelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("engine: unmarshal event: %w", err)
-	}
-	decode, ok := eventDecoders[env.Type]
-	if !ok {
-		return nil, fmt.Errorf("engine: unmarshal event: unknown type %q", env.Type)
-	}
-	e, err := decode(env.Event)
-	if err != nil {
-		return nil, fmt.Errorf("engine: unmarshal %s: %w", env.Type, err)
-	}
-	return e, nil
 }

@@ -220,38 +220,11 @@ func (sc *scenario) tick() time.Time {
 func (sc *scenario) do(e Event) []Effect {
 	sc.t.Helper()
 	at := sc.tick()
-	switch x := e.(type) {
-	case TaskSubmitted:
-		x.At = at
-		e = x
-	case ProjectSelected:
-		x.At = at
-		e = x
-	case Resumed:
-		x.At = at
-		e = x
-	case TriggerCompleted:
-		x.At = at
-		if x.ModTime.IsZero() {
-			x.ModTime = at
-		}
-		e = x
-	case SubtaskDone:
-		x.At = at
-		e = x
-	case AgentHealth:
-		x.At = at
-		e = x
-	case InjectionResult:
-		x.At = at
-		e = x
-	case TimerFired:
-		x.At = at
-		e = x
-	case KeyPressed:
-		x.At = at
+	if x, ok := e.(TriggerCompleted); ok && x.ModTime.IsZero() {
+		x.ModTime = at
 		e = x
 	}
+	e = e.withTime(at)
 	sc.log = append(sc.log, e)
 	sc.s, sc.eff = step(sc.t, sc.m, sc.s, e)
 	return sc.eff
