@@ -9,14 +9,5 @@ import (
 // internal/config owns every default and range check; each value is passed
 // as it is (max_retries = 0 means no retries).
 func newMachine(cfg config.Config) engine.Machine {
-	return engine.Machine{Cfg: engine.Config{
-		Workers:           cfg.Workers,
-		QuietPeriod:       cfg.QuietPeriod(),
-		MaxRevisionCycles: cfg.MaxRevisionCycles,
-		MaxRetries:        cfg.MaxRetries,
-		Backoff:           cfg.Backoff(),
-		HangTimeout:       cfg.HangTimeout(),
-		AgentTimeout:      cfg.AgentTimeout(),
-		StallTimeout:      cfg.StallTimeout(),
-	}}
+	return engine.Machine{Cfg: engine.NewConfig(cfg)}
 }

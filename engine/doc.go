@@ -1,7 +1,7 @@
 // Package engine runs the Lead/Reviewer/Worker workflow.
 //
-// Its heart is one pure function, [Machine.Step] (and [Step] with
-// [DefaultConfig]): Step(State, Event) (State, []Effect). It reads no clock
+// Its heart is one pure function, [Machine.Step]: Step(State, Event)
+// (State, []Effect), with the limits of a [Config] ([NewConfig]). It reads no clock
 // (time comes from each event's At), does no I/O and never changes the state
 // it is given. Events are facts: a task was submitted, a trigger file in the
 // task dir is complete, a worker's outputs/<subtask>.done validated, an agent's

@@ -11,7 +11,7 @@ import (
 
 // gitMachine is the test machine of a git project with a check command.
 var gitMachine = func() Machine {
-	m := Machine{Cfg: DefaultConfig()}
+	m := Machine{Cfg: defaultConfig()}
 	m.Cfg.Git = true
 	m.Cfg.Check = "go test ./..."
 	return m

@@ -141,7 +141,7 @@ func TestEveryRetryPathIsBounded(t *testing.T) {
 		for _, p := range retryPaths() {
 			t.Run(p.name+"/max_retries="+strconv.Itoa(maxRetries), func(t *testing.T) {
 				sc := newScenario(t)
-				cfg := DefaultConfig()
+				cfg := defaultConfig()
 				cfg.MaxRetries = maxRetries
 				sc.m = Machine{Cfg: cfg}
 				p.setup(sc)
@@ -264,7 +264,7 @@ func TestStalledAgent(t *testing.T) {
 	seq := sc.s.Agents["worker_1"].LastSeq
 	sc.do(InjectionResult{Agent: "worker_1", Seq: seq, Delivered: true})
 	eff := sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
-	if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: stallTimer("worker_1"), After: DefaultConfig().StallTimeout}) {
+	if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: stallTimer("worker_1"), After: defaultConfig().StallTimeout}) {
 		t.Fatalf("stall timer: %s", describe(eff))
 	}
 	// Stalled once: one reminder that says what is missing.

@@ -131,7 +131,7 @@ func startFlow(t *testing.T, td *workspace.TaskDir, project string, hold chan st
 	fr := &flowRun{store: store, log: log, phases: make(chan workspace.Phase, 1000), done: make(chan error, 1)}
 	fr.agents = &flowAgents{t: t, dir: td.Dir(), project: project, hold: hold,
 		queues: map[string]chan int{}, starts: map[string]int{}}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.QuietPeriod = 50 * time.Millisecond
 	fr.r = NewRunner(RunnerConfig{
 		Machine: Machine{Cfg: cfg}, TaskDir: td, Store: store, Log: log, Agents: fr.agents,

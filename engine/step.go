@@ -16,55 +16,6 @@ import (
 // Machine is the pure workflow state machine with its limits and timings.
 type Machine struct{ Cfg Config }
 
-// DefaultConfig returns the default limits and timings.
-func DefaultConfig() Config {
-	return Config{
-		Workers:           2,
-		QuietPeriod:       300 * time.Millisecond,
-		MaxRevisionCycles: 3,
-		MaxRetries:        3,
-		Backoff:           []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second},
-		HangTimeout:       120 * time.Second,
-		AgentTimeout:      30 * time.Minute,
-		StallTimeout:      120 * time.Second,
-	}
-}
-
-// withDefaults returns c with every zero value replaced by its default.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.Workers <= 0 {
-		c.Workers = d.Workers
-	}
-	if c.QuietPeriod <= 0 {
-		c.QuietPeriod = d.QuietPeriod
-	}
-	if c.MaxRevisionCycles <= 0 {
-		c.MaxRevisionCycles = d.MaxRevisionCycles
-	}
-	if c.MaxRetries < 0 {
-		c.MaxRetries = 0 // 0 is legal: no retries, the first failure escalates
-	}
-	if len(c.Backoff) == 0 {
-		c.Backoff = d.Backoff
-	}
-	if c.HangTimeout <= 0 {
-		c.HangTimeout = d.HangTimeout
-	}
-	if c.AgentTimeout <= 0 {
-		c.AgentTimeout = d.AgentTimeout
-	}
-	if c.StallTimeout <= 0 {
-		c.StallTimeout = d.StallTimeout
-	}
-	return c
-}
-
-// Step is Machine{DefaultConfig()}.Step.
-func Step(s State, e Event) (State, []Effect) {
-	return Machine{Cfg: DefaultConfig()}.Step(s, e)
-}
-
 // Step returns the state after event e and the effects the runner must
 // carry out, in order. It never changes s (it works on a deep copy), reads
 // no clock (time comes from the event) and does no I/O.
@@ -78,7 +29,7 @@ func Step(s State, e Event) (State, []Effect) {
 // NotifyUser last.
 func (m Machine) Step(s State, e Event) (State, []Effect) {
 	n := s.Clone()
-	st := &stepper{cfg: m.Cfg.withDefaults(), s: &n, at: e.Time()}
+	st := &stepper{cfg: m.Cfg, s: &n, at: e.Time()}
 	st.handle(e)
 	var out []Effect
 	changed := !sameState(s, n)

@@ -23,7 +23,7 @@ const (
 	testProject = "/proj"
 )
 
-var testMachine = Machine{Cfg: DefaultConfig()}
+var testMachine = Machine{Cfg: defaultConfig()}
 
 // planMD wraps a json plan in a plan.md.
 func planMD(js string) []byte {
@@ -1357,21 +1357,6 @@ func TestStepWithoutTaskDoesNothing(t *testing.T) {
 	}
 }
 
-func TestDefaultConfig(t *testing.T) {
-	c := Config{MaxRetries: 3}.withDefaults()
-	if !reflect.DeepEqual(c, DefaultConfig()) {
-		t.Fatalf("withDefaults %+v", c)
-	}
-	// max_retries = 0 is legal (no retries): it is not replaced.
-	if c := (Config{}).withDefaults(); c.MaxRetries != 0 {
-		t.Fatalf("max_retries 0 became %d", c.MaxRetries)
-	}
-	c = Config{Workers: 5, MaxRetries: 1}.withDefaults()
-	if c.Workers != 5 || c.MaxRetries != 1 || c.MaxRevisionCycles != 3 || c.QuietPeriod != 300*time.Millisecond || c.HangTimeout != 120*time.Second {
-		t.Fatalf("partial %+v", c)
-	}
-}
-
 // ---- replay ----
 
 var update = flag.Bool("update", false, "rewrite testdata/replay.jsonl and its golden final state")
@@ -1518,11 +1503,11 @@ func BenchmarkStepTrigger(b *testing.B) {
 }
 
 func TestPackageStepUsesDefaults(t *testing.T) {
-	s, eff := Step(State{}, ProjectSelected{Project: testProject, At: t0})
+	s, eff := testMachine.Step(State{}, ProjectSelected{Project: testProject, At: t0})
 	if s.State != workspace.PhaseProjectSelected || !hasEvent(eff, "project_selected") {
 		t.Fatalf("%s: %s", s.State, describe(eff))
 	}
-	s2, eff := Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", At: t0})
+	s2, eff := testMachine.Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", At: t0})
 	if s2.Project != testProject || !hasEvent(eff, "project_ignored") {
 		t.Fatalf("project changed during a task: %s", describe(eff))
 	}

@@ -9,20 +9,18 @@ import (
 // State is the engine's whole state; it is what state.json holds.
 type State = workspace.State
 
-// Config holds the limits and timings the pure state machine obeys. The
-// program fills every field from internal/config, which owns the defaults
-// and range checks; here zero values where zero means nothing (durations,
-// workers, revision cycles) fall back to DefaultConfig, and MaxRetries 0
-// means no retries.
+// Config holds the limits and timings the pure state machine obeys, used as
+// they are: NewConfig fills every field from internal/config, which owns the
+// defaults and range checks.
 type Config struct {
-	Workers           int             // number of workers (default 2)
-	QuietPeriod       time.Duration   // a trigger file is complete after this long unchanged (default 300ms)
-	MaxRevisionCycles int             // plan review rounds before needs_human (default 3)
-	MaxRetries        int             // retries of each kind before needs_human (0: none; the config's default is 3)
-	Backoff           []time.Duration // restart delays (default 5s, 15s, 45s)
-	HangTimeout       time.Duration   // no output and no idle signal while working (default 120s)
-	AgentTimeout      time.Duration   // one assignment may take at most this long (default 30m)
-	StallTimeout      time.Duration   // idle with unfinished work this long: a reminder, then needs_human (default 120s)
+	Workers           int             // number of workers
+	QuietPeriod       time.Duration   // a trigger file is complete after this long unchanged
+	MaxRevisionCycles int             // plan review rounds before needs_human
+	MaxRetries        int             // retries of each kind before needs_human (0: none)
+	Backoff           []time.Duration // restart delays; the last repeats
+	HangTimeout       time.Duration   // no output and no idle signal while working
+	AgentTimeout      time.Duration   // one assignment may take at most this long
+	StallTimeout      time.Duration   // idle with unfinished work this long: a reminder, then needs_human
 	// Git: workers have their own worktrees and branches, so a checkpoint
 	// first merges them (MergeCheckpoint → CheckpointMerged) before the
 	// review. False: the shared-directory behaviour.
