@@ -163,25 +163,25 @@ const InputPrefix = "input."
 
 // eventWire is the details object of an input record.
 type eventWire struct {
-	Task      *workspace.Task `json:"task,omitempty"`
-	TaskDir   string          `json:"task_dir,omitempty"`
-	ModTime   *time.Time      `json:"mod_time,omitempty"`
-	Inode     uint64          `json:"inode,omitempty"`
-	Project   string          `json:"project,omitempty"`
-	Path      string          `json:"path,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	Subtask   string          `json:"subtask,omitempty"`
-	OK        *bool           `json:"ok,omitempty"`
-	Problem   string          `json:"problem,omitempty"`
-	Health    string          `json:"health,omitempty"`
-	ExitCode  *int            `json:"exit_code,omitempty"`
-	PID       int             `json:"pid,omitempty"`
-	Detail    string          `json:"detail,omitempty"`
-	Seq       *int            `json:"seq,omitempty"`
-	Delivered *bool           `json:"delivered,omitempty"`
-	Cancelled bool            `json:"cancelled,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Action    string          `json:"action,omitempty"`
+	Task      *workspace.Task  `json:"task,omitempty"`
+	TaskDir   string           `json:"task_dir,omitempty"`
+	ModTime   *time.Time       `json:"mod_time,omitempty"`
+	Inode     uint64           `json:"inode,omitempty"`
+	Project   string           `json:"project,omitempty"`
+	Path      string           `json:"path,omitempty"`
+	Content   *string          `json:"content,omitempty"`
+	Subtask   string           `json:"subtask,omitempty"`
+	OK        *bool            `json:"ok,omitempty"`
+	Problem   string           `json:"problem,omitempty"`
+	Health    workspace.Health `json:"health,omitempty"`
+	ExitCode  *int             `json:"exit_code,omitempty"`
+	PID       int              `json:"pid,omitempty"`
+	Detail    string           `json:"detail,omitempty"`
+	Seq       *int             `json:"seq,omitempty"`
+	Delivered *bool            `json:"delivered,omitempty"`
+	Cancelled bool             `json:"cancelled,omitempty"`
+	ID        string           `json:"id,omitempty"`
+	Action    string           `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
 	Merge *CheckpointMerged `json:"merge,omitempty"`
 	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).

@@ -184,12 +184,11 @@ func (SubtaskDone) fromWire(w *eventWire, agent string, at time.Time) (Event, er
 	return SubtaskDone{Subtask: w.Subtask, Agent: agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, nil
 }
 
-// AgentHealth reports an agent's health as seen by the agent layer:
-// starting, ready, busy, idle, waiting_permission, rate_limited,
-// hang_warning, hung, exited. ExitCode is set for exited.
+// AgentHealth reports an agent's health as seen by the agent layer.
+// ExitCode is set for exited.
 type AgentHealth struct {
 	Agent    string
-	Health   string
+	Health   workspace.Health
 	ExitCode int
 	PID      int
 	Detail   string
@@ -205,7 +204,7 @@ func (e AgentHealth) withTime(at time.Time) Event { e.At = at; return e }
 func (AgentHealth) gate() gate { return gateNone }
 func (e AgentHealth) toWire(w *eventWire) string {
 	w.Health, w.PID, w.Detail = e.Health, e.PID, e.Detail
-	if e.Health == "exited" {
+	if e.Health == workspace.HealthExited {
 		c := e.ExitCode
 		w.ExitCode = &c
 	}

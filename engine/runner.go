@@ -380,12 +380,12 @@ func (r *Runner) handle(it runnerItem) {
 	}
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
-	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") {
+	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) {
 		// Queue the agent's shared-context entries before anything the
 		// task watcher reports for the same turn.
 		r.flushContext(h.Agent)
 	}
-	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") && r.watcher != nil {
+	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
 		r.watcher.FlushRole(r.roleOf(h.Agent))
 	}
@@ -725,7 +725,7 @@ func (r *Runner) schedule(id string, after time.Duration) {
 // crash/backoff rules apply.
 func (r *Runner) spawnFailed(agent string, err error) {
 	r.fail("start_agent", agent, err)
-	r.Send(AgentHealth{Agent: agent, Health: "exited", ExitCode: -1, Detail: err.Error(), At: r.cfg.Clock()})
+	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), At: r.cfg.Clock()})
 }
 
 // fail records a failed effect in events.jsonl and tells the user.

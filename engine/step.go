@@ -107,22 +107,22 @@ func activeAgents(s *State, p workspace.Phase) (active, readOnly []string) {
 	}
 	switch p {
 	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanRevision, workspace.PhaseFrictionResolution:
-		return one("lead"), nil
+		return one(workspace.AgentLead), nil
 	case workspace.PhasePlanReview, workspace.PhaseCheckpointReview:
-		return one("reviewer"), nil
+		return one(workspace.AgentReviewer), nil
 	case workspace.PhaseExecuting:
 		return workerIDs(s), nil
 	case workspace.PhaseCheckpoint:
 		return nil, workerIDs(s)
 	case workspace.PhaseCheckpointFix:
-		active = one("lead")
+		active = one(workspace.AgentLead)
 		var ws []string
 		for _, f := range s.Fixes {
-			if f.Worker != "lead" && has(f.Worker) {
+			if f.Worker != workspace.AgentLead && has(f.Worker) {
 				ws = append(ws, f.Worker)
 			}
 		}
-		sortAgents(ws)
+		workspace.SortAgents(ws)
 		return append(active, dedupe(ws)...), nil
 	case workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
 		return nil, allAgents(s)
@@ -360,10 +360,10 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	if workers <= 0 {
 		workers = st.cfg.Workers
 	}
-	s.Agents["lead"] = workspace.AgentState{Role: workspace.RoleLead, Status: "starting"}
-	s.Agents["reviewer"] = workspace.AgentState{Role: workspace.RoleReviewer, Status: "starting"}
+	s.Agents[workspace.AgentLead] = workspace.AgentState{Role: workspace.RoleLead, Status: workspace.HealthStarting}
+	s.Agents[workspace.AgentReviewer] = workspace.AgentState{Role: workspace.RoleReviewer, Status: workspace.HealthStarting}
 	for i := 1; i <= workers; i++ {
-		s.Agents[fmt.Sprintf("worker_%d", i)] = workspace.AgentState{Role: workspace.RoleWorker, Status: "starting"}
+		s.Agents[workspace.WorkerID(i)] = workspace.AgentState{Role: workspace.RoleWorker, Status: workspace.HealthStarting}
 	}
 	st.emit("task_submitted", "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
 	st.taskConstraints(e.Task)
@@ -410,7 +410,7 @@ func (st *stepper) resumed(e Resumed) {
 	}
 	for _, id := range allAgents(s) {
 		ag := s.Agents[id]
-		ag.Status = "starting"
+		ag.Status = workspace.HealthStarting
 		s.Agents[id] = ag
 		st.do(SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
 	}
@@ -674,7 +674,7 @@ func (st *stepper) retry() {
 			ag := s.Agents[id]
 			ag.Failures = 0
 			s.Agents[id] = ag
-			if ag.Pending && id != "lead" {
+			if ag.Pending && id != workspace.AgentLead {
 				st.finishWork(id)
 			}
 		}
@@ -783,9 +783,9 @@ func (st *stepper) trigger(e TriggerCompleted) {
 func triggerWriter(kind string) string {
 	switch kind {
 	case trigPlan, trigFrictionResolution:
-		return "lead"
+		return workspace.AgentLead
 	case trigPlanApproved, trigPlanFeedback, trigCheckpointApproved, trigCheckpointIssues:
-		return "reviewer"
+		return workspace.AgentReviewer
 	}
 	return ""
 }
@@ -874,7 +874,7 @@ func (st *stepper) planSubmitted(p, key string, content []byte) {
 		for i, pr := range probs {
 			msgs[i] = pr.String()
 		}
-		st.emit("plan_invalid", "lead", map[string]any{"archived": to, "problems": msgs})
+		st.emit("plan_invalid", workspace.AgentLead, map[string]any{"archived": to, "problems": msgs})
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
 			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problems (%s):\n- %s",
@@ -887,15 +887,15 @@ func (st *stepper) planSubmitted(p, key string, content []byte) {
 	v := st.version("plan")
 	to := fmt.Sprintf("%s/plan_v%d.md", workspace.ReviewsDir, v)
 	st.consume(p, key, to)
-	st.consumed(p, to, "lead")
+	st.consumed(p, to, workspace.AgentLead)
 	s.InvalidPlans = 0
 	s.Plan = &plan
 	s.PlanFile = to
 	s.ReviewSubject = fmt.Sprintf("plan_v%d", v)
 	s.ResolutionFile = ""
 	s.TotalCheckpoints = len(plan.Checkpoints)
-	st.emit("plan_submitted", "lead", map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
-	st.finishWork("lead")
+	st.emit("plan_submitted", workspace.AgentLead, map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
+	st.finishWork(workspace.AgentLead)
 	st.enter(workspace.PhasePlanReview)
 	st.reviewerPlan()
 }
@@ -921,10 +921,10 @@ func (st *stepper) planApproved(p, key string, content []byte) {
 	s := st.s
 	to := fmt.Sprintf("%s/%s-approved.md", workspace.ReviewsDir, st.reviewSubject())
 	st.consume(p, key, to)
-	st.consumed(p, to, "reviewer")
+	st.consumed(p, to, workspace.AgentReviewer)
 	st.planRound("approved", to, content)
-	st.emit("plan_approved", "reviewer", map[string]any{"subject": st.reviewSubject()})
-	st.finishWork("reviewer")
+	st.emit("plan_approved", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
+	st.finishWork(workspace.AgentReviewer)
 	s.FrictionActive = nil
 	s.ResolutionFile = ""
 	s.ReviewSubject = ""
@@ -984,11 +984,11 @@ func (st *stepper) planFeedbackIn(p, key string, content []byte) {
 	s := st.s
 	to := fmt.Sprintf("%s/%s-feedback.md", workspace.ReviewsDir, st.reviewSubject())
 	st.consume(p, key, to)
-	st.consumed(p, to, "reviewer")
+	st.consumed(p, to, workspace.AgentReviewer)
 	st.planRound("feedback", to, content)
 	s.RevisionCount++
-	st.emit("plan_feedback", "reviewer", map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
-	st.finishWork("reviewer")
+	st.emit("plan_feedback", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
+	st.finishWork(workspace.AgentReviewer)
 	if s.RevisionCount >= st.cfg.MaxRevisionCycles {
 		st.needsHuman("plan_revisions", fmt.Sprintf("The plan was sent back %d times (max_revision_cycles=%d); the Lead and the Reviewer do not agree. Rounds:%s",
 			s.RevisionCount, st.cfg.MaxRevisionCycles, st.roundsSummary("plan", 0)))
@@ -1066,10 +1066,10 @@ func (st *stepper) checkpointApproved(p, key string, content []byte) {
 	cp := s.CurrentCheckpoint
 	to := fmt.Sprintf("%s/checkpoint_%d_v%d-approved.md", workspace.ReviewsDir, cp, s.Versions[checkpointKey(cp)])
 	st.consume(p, key, to)
-	st.consumed(p, to, "reviewer")
+	st.consumed(p, to, workspace.AgentReviewer)
 	st.checkpointRound("approved", to, content)
-	st.emit("checkpoint_approved", "reviewer", map[string]any{"checkpoint": cp})
-	st.finishWork("reviewer")
+	st.emit("checkpoint_approved", workspace.AgentReviewer, map[string]any{"checkpoint": cp})
+	st.finishWork(workspace.AgentReviewer)
 	s.FixRounds = 0
 	s.Fixes = nil
 	s.CheckpointFile = ""
@@ -1087,12 +1087,12 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	round := s.Versions[checkpointKey(cp)]
 	to := fmt.Sprintf("%s/checkpoint_%d_v%d-issues.md", workspace.ReviewsDir, cp, round)
 	st.consume(p, key, to)
-	st.consumed(p, to, "reviewer")
+	st.consumed(p, to, workspace.AgentReviewer)
 	st.checkpointRound("issues", to, content)
 	s.FixRounds++
 	s.IssuesFile = to
-	st.emit("checkpoint_issues", "reviewer", map[string]any{"checkpoint": cp, "round": round})
-	st.finishWork("reviewer")
+	st.emit("checkpoint_issues", workspace.AgentReviewer, map[string]any{"checkpoint": cp, "round": round})
+	st.finishWork(workspace.AgentReviewer)
 	if s.FixRounds >= st.cfg.MaxRevisionCycles {
 		st.needsHuman("checkpoint_revisions", fmt.Sprintf("Checkpoint %d was sent back %d times (max_revision_cycles=%d). Rounds:%s",
 			cp, s.FixRounds, st.cfg.MaxRevisionCycles, st.roundsSummary("checkpoint", cp)))
@@ -1101,8 +1101,8 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	ws, files := fixers(s, cp, content)
 	s.Fixes = map[string]workspace.SubtaskState{}
 	agents := []string{}
-	if _, ok := s.Agents["lead"]; ok && !s.Agents["lead"].Pending {
-		agents = append(agents, "lead")
+	if _, ok := s.Agents[workspace.AgentLead]; ok && !s.Agents[workspace.AgentLead].Pending {
+		agents = append(agents, workspace.AgentLead)
 	}
 	agents = append(agents, ws...)
 	for _, a := range agents {
@@ -1141,7 +1141,7 @@ func (st *stepper) startFriction() {
 	st.emit("friction_flow_started", "", map[string]any{"files": s.FrictionActive})
 	st.enter(workspace.PhaseFrictionSync)
 	for _, id := range allAgents(s) {
-		if id == "lead" || s.Agents[id].Pending {
+		if id == workspace.AgentLead || s.Agents[id].Pending {
 			continue
 		}
 		st.notice(id, fmt.Sprintf("Friction was logged (%d file(s)); the Lead will propose fixes", len(s.FrictionActive)),
@@ -1156,10 +1156,10 @@ func (st *stepper) frictionResolved(p, key string) {
 	v := st.version("friction-resolution")
 	to := fmt.Sprintf("%s/friction-resolution_v%d.md", workspace.ReviewsDir, v)
 	st.consume(p, key, to)
-	st.consumed(p, to, "lead")
+	st.consumed(p, to, workspace.AgentLead)
 	s.ResolutionFile = to
 	s.ReviewSubject = fmt.Sprintf("friction-resolution_v%d", v)
-	st.finishWork("lead")
+	st.finishWork(workspace.AgentLead)
 	st.enter(workspace.PhasePlanReview)
 	st.reviewerPlan()
 }
@@ -1297,22 +1297,22 @@ func (st *stepper) health(e AgentHealth) {
 	if e.PID != 0 {
 		ag.PID = e.PID
 	}
-	if ag.Status == "restarting" && (h == "exited" || h == "crashed") {
+	if ag.Status == workspace.HealthRestarting && h == workspace.HealthExited {
 		// The runner stopping the agent for our own restart.
 		s.Agents[e.Agent] = ag
 		return
 	}
-	if h != "hang_warning" {
+	if h != workspace.HealthHangWarning {
 		ag.Status = h
 	}
 	s.Agents[e.Agent] = ag
 	switch h {
-	case "exited", "crashed", "hung":
+	case workspace.HealthExited, workspace.HealthHung:
 		if st.deferIfPaused(e) {
 			return
 		}
 	}
-	if prev == "rate_limited" && (h == "idle" || h == "ready") && ag.Pending {
+	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending {
 		// A turn that failed on a rate limit (Claude Code gave up and
 		// reported StopFailure) produced nothing: once the limit has
 		// cleared, send the pending work again (on resume when paused).
@@ -1335,13 +1335,13 @@ func (st *stepper) health(e AgentHealth) {
 		return
 	}
 	switch h {
-	case "idle", "ready":
+	case workspace.HealthIdle, workspace.HealthReady:
 		st.watchStall(e.Agent)
-	case "busy":
+	case workspace.HealthBusy:
 		st.cancelTimer(stallTimer(e.Agent))
 	}
 	switch h {
-	case "exited", "crashed":
+	case workspace.HealthExited:
 		st.emit("agent_exited", e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
 		why := fmt.Sprintf("exited (code %d)", e.ExitCode)
 		// The agent layer's detail may quote what the agent said last.
@@ -1349,20 +1349,20 @@ func (st *stepper) health(e AgentHealth) {
 			why += ": " + more
 		}
 		st.failAgent(e.Agent, why, false)
-	case "hung":
+	case workspace.HealthHung:
 		if ag.Pending {
 			st.emit("agent_hung", e.Agent, map[string]any{"detail": e.Detail})
 			st.failAgent(e.Agent, "hung", true)
 		}
-	case "hang_warning":
+	case workspace.HealthHangWarning:
 		if ag.Pending {
 			st.emit("agent_hang_warning", e.Agent, map[string]any{"detail": e.Detail})
 			st.notify("warn", fmt.Sprintf("%s has shown no sign of life for a while", e.Agent))
 		}
-	case "waiting_permission":
+	case workspace.HealthWaitingPermission:
 		st.emit("agent_waiting_permission", e.Agent, map[string]any{"detail": e.Detail})
 		st.notify("warn", fmt.Sprintf("%s is waiting for a permission answer", e.Agent))
-	case "rate_limited":
+	case workspace.HealthRateLimited:
 		st.emit("agent_rate_limited", e.Agent, map[string]any{"detail": e.Detail})
 	}
 }
@@ -1398,7 +1398,7 @@ func stallTimer(agent string) string { return "stall:" + agent }
 func (st *stepper) watchStall(id string) {
 	s := st.s
 	ag := s.Agents[id]
-	if !running(s.State) || !ag.Pending || ag.Delivered < ag.LastSeq || (ag.Status != "idle" && ag.Status != "ready") {
+	if !running(s.State) || !ag.Pending || ag.Delivered < ag.LastSeq || !ag.Status.Injectable() {
 		return
 	}
 	if _, armed := s.Timers[stallTimer(id)]; armed {
@@ -1413,7 +1413,7 @@ func (st *stepper) watchStall(id string) {
 func (st *stepper) stalled(id string) {
 	s := st.s
 	ag, ok := s.Agents[id]
-	if !ok || !ag.Pending || (ag.Status != "idle" && ag.Status != "ready") {
+	if !ok || !ag.Pending || !ag.Status.Injectable() {
 		return
 	}
 	ag.Stalls++
@@ -1442,7 +1442,7 @@ func (st *stepper) restartNow(id string) {
 		return
 	}
 	ag.Restarts++
-	ag.Status = "restarting"
+	ag.Status = workspace.HealthRestarting
 	s.Agents[id] = ag
 	st.cancelTimer(restartTimer(id))
 	st.cancelTimer(timeoutTimer(id))

@@ -937,7 +937,7 @@ func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 	if got := sc.s.Agents["worker_1"].Restarts; got != 3 {
 		t.Fatalf("restarts %d", got)
 	}
-	sc.do(AgentHealth{Agent: "worker_1", Health: "crashed"})
+	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthExited, ExitCode: 1})
 	sc.expect(workspace.PhaseNeedsHuman)
 	if sc.s.Escalation != "agent:worker_1" {
 		t.Fatalf("escalation %q", sc.s.Escalation)

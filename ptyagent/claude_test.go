@@ -12,6 +12,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // TestRealClaude drives real Claude Code against the fake Messages API:
@@ -82,7 +83,7 @@ func TestRealClaude(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("lead")
-	waitFor(t, 60*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+	waitFor(t, 60*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 	t.Logf("ready after %s", time.Since(t0).Round(time.Millisecond))
 
 	msgs := []string{}
@@ -97,7 +98,7 @@ func TestRealClaude(t *testing.T) {
 		return rec.count(func(e Event) bool { return e.Kind == EventDelivered || e.Kind == EventDeliveryFailed }) == 3
 	})
 	waitFor(t, 60*time.Second, "idle after the third turn", func() bool {
-		return rec.count(func(e Event) bool { return e.Kind == EventHook && e.Detail == HookStop }) == 3 && s.Health() == HealthIdle
+		return rec.count(func(e Event) bool { return e.Kind == EventHook && e.Detail == HookStop }) == 3 && s.Health() == workspace.HealthIdle
 	})
 	for i := 1; i <= 3; i++ {
 		e, ok := rec.find(delivered(i))
@@ -126,7 +127,7 @@ func TestRealClaude(t *testing.T) {
 	hs := rec.healths("lead")
 	busyIdle := 0
 	for i := 1; i < len(hs); i++ {
-		if hs[i-1] == HealthBusy && hs[i] == HealthIdle {
+		if hs[i-1] == workspace.HealthBusy && hs[i] == workspace.HealthIdle {
 			busyIdle++
 		}
 	}
@@ -154,7 +155,7 @@ func TestRealClaude(t *testing.T) {
 	if !strings.Contains(strings.Join(s2.Spec().Argv, " "), "--resume "+sessionID) {
 		t.Errorf("restart argv %q", s2.Spec().Argv)
 	}
-	waitFor(t, 60*time.Second, "ready after resume", func() bool { return s2.Health() == HealthReady })
+	waitFor(t, 60*time.Second, "ready after resume", func() bool { return s2.Health() == workspace.HealthReady })
 	if err := m.Inject("lead", 4, "m4: after resume"); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestRealClaude(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 60*time.Second, "idle after resume", func() bool { return s2.Health() == HealthIdle })
+	waitFor(t, 60*time.Second, "idle after resume", func() bool { return s2.Health() == workspace.HealthIdle })
 	m.Stop("lead")
 	<-s2.Done()
 	assertGone(t, s2)

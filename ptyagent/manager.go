@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // ManagerConfig configures a Manager.
@@ -206,7 +208,7 @@ func (m *Manager) Start(id, role string, resume bool) error {
 // report turns an asynchronous start failure into an event.
 func (m *Manager) report(id string, err error) {
 	if m.cfg.OnEvent != nil {
-		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: HealthExited, ExitCode: -1,
+		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: workspace.HealthExited, ExitCode: -1,
 			Detail: err.Error(), At: time.Now()})
 	}
 }

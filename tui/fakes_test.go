@@ -176,7 +176,7 @@ func testState(n int) workspace.State {
 		Agents:    map[string]workspace.AgentState{},
 	}
 	for i, id := range agentIDs(n) {
-		a := workspace.AgentState{Role: roleOf(id), Status: "idle"}
+		a := workspace.AgentState{Role: workspace.RoleOf(id), Status: "idle"}
 		if strings.HasPrefix(id, "worker") {
 			a.Status = "busy"
 			a.Subtask = fmt.Sprintf("st_%d", i-1)

@@ -519,7 +519,7 @@ func (m *Model) endSession() tea.Cmd {
 func (m *Model) resetRun() {
 	m.st, m.haveState = workspace.State{}, false
 	m.events = nil
-	m.health = map[string]string{}
+	m.health = map[string]workspace.Health{}
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -308,7 +307,7 @@ func (m *Model) relayout() {
 
 func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	prevPhase := m.st.State
-	before := make(map[string]string, len(m.agents))
+	before := make(map[string]workspace.Health, len(m.agents))
 	for _, id := range m.agents {
 		before[id] = m.healthOf(id)
 	}
@@ -320,7 +319,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		m.events = mergeEvents(m.events, msg.Events)
 	}
 	if msg.Health != nil {
-		m.health = make(map[string]string, len(msg.Health))
+		m.health = make(map[string]workspace.Health, len(msg.Health))
 		for k, v := range msg.Health {
 			m.health[k] = v
 		}
@@ -346,7 +345,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		}
 	}
 	for _, id := range m.agents {
-		if m.healthOf(id) == "waiting_permission" && before[id] != "waiting_permission" {
+		if m.healthOf(id) == workspace.HealthWaitingPermission && before[id] != workspace.HealthWaitingPermission {
 			notes = append(notes, id+" is waiting for permission")
 		}
 	}
@@ -404,30 +403,7 @@ func orderAgents(agents map[string]workspace.AgentState) []string {
 	for id := range agents {
 		ids = append(ids, id)
 	}
-	rank := func(id string) (int, int) {
-		switch {
-		case id == workspace.RoleLead:
-			return 0, 0
-		case id == workspace.RoleReviewer:
-			return 1, 0
-		case strings.HasPrefix(id, "worker_"):
-			if n, err := strconv.Atoi(strings.TrimPrefix(id, "worker_")); err == nil {
-				return 2, n
-			}
-		}
-		return 3, 0
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		ri, ni := rank(ids[i])
-		rj, nj := rank(ids[j])
-		if ri != rj {
-			return ri < rj
-		}
-		if ni != nj {
-			return ni < nj
-		}
-		return ids[i] < ids[j]
-	})
+	workspace.SortAgents(ids)
 	return ids
 }
 
@@ -717,7 +693,7 @@ func (m Model) stuck() bool {
 // agentsRunning reports whether quitting would stop a live agent.
 func (m Model) agentsRunning() bool {
 	for _, id := range m.agents {
-		if _, ok := m.terminal(id); ok && m.healthOf(id) != "exited" {
+		if _, ok := m.terminal(id); ok && m.healthOf(id) != workspace.HealthExited {
 			return true
 		}
 	}

@@ -136,7 +136,7 @@ func TestKeyQuit(t *testing.T) {
 	t.Run("immediate_when_nothing_runs", func(t *testing.T) {
 		h := newKeyHarness(t)
 		st := testState(4)
-		h.send(SnapshotMsg{State: st, Health: map[string]string{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
+		h.send(SnapshotMsg{State: st, Health: map[string]workspace.Health{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
 		requireQuit(t, h.key("q"))
 	})
 }
@@ -368,7 +368,7 @@ func TestNotifications(t *testing.T) {
 	}
 	st.State = workspace.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
-	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[string]string{"worker_2": "waiting_permission"}}))
+	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[string]workspace.Health{"worker_2": "waiting_permission"}}))
 	if !ok || !strings.Contains(raw.Msg.(string), "worker_2 is waiting for permission") {
 		t.Fatal("no notification on waiting_permission")
 	}

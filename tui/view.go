@@ -221,11 +221,11 @@ func (m Model) borderOf(i int) borderKind {
 		return borderFocus
 	}
 	switch m.healthOf(id) {
-	case "waiting_permission", "hang_warning":
+	case workspace.HealthWaitingPermission, workspace.HealthHangWarning:
 		return borderWarn
-	case "hung", "crashed":
+	case workspace.HealthHung:
 		return borderBad
-	case "rate_limited":
+	case workspace.HealthRateLimited:
 		return borderRate
 	}
 	return borderNormal
@@ -236,7 +236,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 	a := m.st.Agents[id]
 	role := a.Role
 	if role == "" {
-		role = roleOf(id)
+		role = workspace.RoleOf(id)
 	}
 	health := m.healthOf(id)
 	td := titleData{
@@ -275,16 +275,6 @@ func (m Model) activity(id string) string {
 		}
 	}
 	return "–"
-}
-
-func roleOf(id string) string {
-	switch {
-	case id == workspace.RoleLead || id == workspace.RoleReviewer:
-		return id
-	case strings.HasPrefix(id, "worker"):
-		return workspace.RoleWorker
-	}
-	return ""
 }
 
 // ---- header ----

@@ -134,7 +134,7 @@ func StopNote(r workspace.EventRecord) string {
 	if !strings.HasSuffix(r.Type, "agent_health") && r.Type != "agent_exited" {
 		return ""
 	}
-	if h, ok := r.Details["health"]; ok && h != "exited" {
+	if h, ok := r.Details["health"]; ok && h != string(workspace.HealthExited) {
 		return ""
 	}
 	switch fmt.Sprint(r.Details["exit_code"]) {

@@ -100,7 +100,7 @@ type SubtaskState struct {
 // AgentState is what the engine knows of one agent in state.json.
 type AgentState struct {
 	Role      string `json:"role"`
-	Status    string `json:"status"` // health as last reported: starting, ready, busy, idle, waiting_permission, rate_limited, hung, exited, crashed
+	Status    Health `json:"status"` // health as last reported, or restarting
 	PID       int    `json:"pid,omitempty"`
 	Restarts  int    `json:"restarts"`
 	SessionID string `json:"session_id,omitempty"` // Claude Code session id, for --resume
