@@ -307,10 +307,10 @@ func simArgsFromEnv() []string {
 // snapshot is the runner's OnSnapshot.
 func (a *app) snapshot(s engine.Snapshot) {
 	s = a.git.decorate(s)
-	if s.State.State.Terminal() && s.Stepped {
+	if s.State.Phase.Terminal() && s.Stepped {
 		a.terminalOnce.Do(func() {
 			a.finalMu.Lock()
-			a.final = s.State.State
+			a.final = s.State.Phase
 			a.finalMu.Unlock()
 			close(a.terminal)
 		})

@@ -76,7 +76,7 @@ func TestNewAppResumeCrashedTask(t *testing.T) {
 	}
 
 	id2 := newTestTask(t, root, workspace.Task{Description: "ran a while"},
-		&workspace.State{State: workspace.PhaseExecuting})
+		&workspace.State{Phase: workspace.PhaseExecuting})
 	a, err = newApp(o, workspace.Task{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestNewAppResumeCrashedTask(t *testing.T) {
 func TestNewAppResumeAbandoned(t *testing.T) {
 	project := t.TempDir()
 	newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "given up"},
-		&workspace.State{State: workspace.PhaseIdle, PreviousState: workspace.PhaseNeedsHuman})
+		&workspace.State{Phase: workspace.PhaseIdle, PreviousPhase: workspace.PhaseNeedsHuman})
 	o := simOptions(project)
 	o.resume = true
 	a, err := newApp(o, workspace.Task{}, io.Discard)

@@ -157,7 +157,7 @@ func (r *liveRun) close() error {
 			r.stopForward()
 		}
 		if r.cancelRunner != nil {
-			r.final = finalOf(r.a.runner.Snapshot().State.State)
+			r.final = finalOf(r.a.runner.Snapshot().State.Phase)
 			r.a.shutdown(r.cancelRunner, r.runDone)
 			r.l.mu.Lock()
 			r.l.notes = append(r.l.notes, r.a.gitNotes...)
@@ -276,7 +276,7 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 			pt.Description = "(" + in.Problem + ")"
 		}
 		if st := in.State; st != nil {
-			pt.Phase, pt.Started, pt.Finished = st.State, st.StartedAt, st.EndedAt()
+			pt.Phase, pt.Started, pt.Finished = st.Phase, st.StartedAt, st.EndedAt()
 			c := st.Clone()
 			if c.TaskDir == "" {
 				c.TaskDir = in.Dir

@@ -443,7 +443,7 @@ func (a *app) finishGit() {
 		return
 	}
 	g.stop()
-	final := a.runner.Snapshot().State.State
+	final := a.runner.Snapshot().State.Phase
 	if final != workspace.PhaseComplete && final != workspace.PhaseCancelled {
 		return
 	}

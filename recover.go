@@ -30,7 +30,7 @@ func (a *app) recoverState(loaded engine.State, fresh bool, history []workspace.
 	switch from {
 	case engine.FromEvents:
 		return st, engine.Resumed{Retry: a.opts.retry}, []workspace.EventRecord{{Type: "state_rebuilt",
-			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.State), "reason": "state.json and its backups are gone"}}}, nil
+			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": "state.json and its backups are gone"}}}, nil
 	case engine.NothingRecorded:
 		if work := workOnDisk(a.td.Dir()); work != "" {
 			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: state.json, its backups and events.jsonl are gone but work is on disk (%s); nothing was changed.%s",

@@ -61,15 +61,15 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := a.runner.Snapshot().State
-		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.State != workspace.PhasePlanReview || st.Versions["plan"] != 1 {
-			t.Fatalf("first %T resumed %v state %s versions %v; want plan_review rebuilt", a.first, a.resumed, st.State, st.Versions)
+		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.Phase != workspace.PhasePlanReview || st.Versions["plan"] != 1 {
+			t.Fatalf("first %T resumed %v state %s versions %v; want plan_review rebuilt", a.first, a.resumed, st.Phase, st.Versions)
 		}
 	})
 
 	t.Run("retry flag reaches the engine", func(t *testing.T) {
 		project := t.TempDir()
 		newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "stuck"},
-			&workspace.State{State: workspace.PhaseNeedsHuman, PreviousState: workspace.PhasePlanning, Escalation: "plan_invalid"})
+			&workspace.State{Phase: workspace.PhaseNeedsHuman, PreviousPhase: workspace.PhasePlanning, Escalation: "plan_invalid"})
 		o := simOptions(project)
 		o.resume, o.retry = true, true
 		a, err := newApp(o, workspace.Task{}, io.Discard)
@@ -84,7 +84,7 @@ func TestResumeRecovery(t *testing.T) {
 
 	t.Run("unknown state refused", func(t *testing.T) {
 		project := t.TempDir()
-		newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{State: "warp_speed"})
+		newTestTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{Phase: "warp_speed"})
 		_, err := resumeApp(t, project)
 		if !errors.Is(err, engine.ErrCannotResume) || !strings.Contains(err.Error(), `"warp_speed"`) ||
 			!strings.Contains(err.Error(), `hivemind --project `+project+` "from the future"`) {

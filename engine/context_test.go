@@ -192,7 +192,7 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 					t.Fatalf("resume: %s", describe(eff2))
 				}
 			default:
-				if len(effectsOf[MergeContext](eff)) != 1 || n.State != s.State {
+				if len(effectsOf[MergeContext](eff)) != 1 || n.Phase != s.Phase {
 					t.Fatalf("%s: %s", p, describe(eff))
 				}
 			}

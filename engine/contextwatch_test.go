@@ -91,7 +91,7 @@ func (c *ctxRun) waitSnap(what string, ok func(Snapshot) bool) Snapshot {
 				return s
 			}
 		case <-deadline:
-			c.t.Fatalf("timed out waiting for %s; last snapshot: state %s, context %+v", what, c.r.Snapshot().State.State, c.r.Snapshot().Context)
+			c.t.Fatalf("timed out waiting for %s; last snapshot: state %s, context %+v", what, c.r.Snapshot().State.Phase, c.r.Snapshot().Context)
 		}
 	}
 }
@@ -182,7 +182,7 @@ func countOf(xs []string, x string) int {
 // left waiting.
 func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, time.Hour, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.State == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
 	c.inbox("lead-1.md", "---\nkind: term\nterm: hive\n---\nthe team\n")
 	c.inbox("worker_2-1.md", "---\nkind: term\nterm: drone\n---\na worker\n")
 	c.r.Send(AgentHealth{Agent: "lead", Health: "idle"})
@@ -204,7 +204,7 @@ func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 // and the author's next assignment says why.
 func TestRunnerRejectsInvalidInboxFile(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.State == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
 	c.inbox("lead-1.md", "we use sqlite")
 	c.waitSnap("the note", func(s Snapshot) bool { return len(s.State.ContextNotes["lead"]) == 1 })
 	deadline := time.Now().Add(5 * time.Second)
@@ -276,7 +276,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 // update.
 func TestRunnerDuplicateTermUpdates(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.State == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
 	c.inbox("lead-1.md", "---\nkind: term\nterm: Hive\n---\nthe team\n")
 	c.waitSnap("the term", func(s Snapshot) bool { return countKind(s.Context, workspace.KindTerm) == 1 })
 	c.inbox("worker_1-1.md", "---\nkind: term\nterm: hive\ndefinition: the agent team of one task\n---\n")

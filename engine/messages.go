@@ -86,7 +86,7 @@ func (st *stepper) send(m message) {
 	s.Seq++
 	a := workspace.Assignment{
 		Seq:         s.Seq,
-		State:       s.State,
+		State:       s.Phase,
 		Role:        ag.Role,
 		Agent:       m.agent,
 		Instruction: m.what,

@@ -149,7 +149,7 @@ func TestEveryRetryPathIsBounded(t *testing.T) {
 				if agent == "" {
 					agent = "worker_1"
 				}
-				phase := sc.s.State
+				phase := sc.s.Phase
 				resent := 0
 				for n := 1; n <= maxRetries; n++ {
 					eff := settle(sc, p.fail(sc, n), agent)
@@ -203,8 +203,8 @@ func TestRejectionBackoff(t *testing.T) {
 	}
 	// Work finished meanwhile: a pending re-send is dropped.
 	sc.do(SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_1", Problem: "bad"})
-	if sc.s.State != workspace.PhaseNeedsHuman {
-		t.Fatalf("state %s after max_retries+1 rejections", sc.s.State)
+	if sc.s.Phase != workspace.PhaseNeedsHuman {
+		t.Fatalf("state %s after max_retries+1 rejections", sc.s.Phase)
 	}
 }
 

@@ -390,16 +390,16 @@ func (r *Runner) handle(it runnerItem) {
 		r.watcher.FlushRole(r.roleOf(h.Agent))
 	}
 
-	wasOver := r.state.State.Terminal()
+	wasOver := r.state.Phase.Terminal()
 	next, effects := r.cfg.Machine.Step(r.state, ev)
 	r.state = next
 	r.stepped = true
 	r.execute(effects, mustSave(ev))
-	if !wasOver && next.State.Terminal() {
+	if !wasOver && next.Phase.Terminal() {
 		// The task ended (complete, cancelled, error, needs_human):
 		// messages still on their way are moot, and their results are
 		// recorded now, with the end, not whenever the agent layer says.
-		r.cancelInflight("cancelled: the task reached " + string(next.State))
+		r.cancelInflight("cancelled: the task reached " + string(next.Phase))
 	}
 	r.publish()
 }

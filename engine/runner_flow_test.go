@@ -138,7 +138,7 @@ func startFlow(t *testing.T, td *workspace.TaskDir, project string, hold chan st
 		State: st, QuietPeriod: cfg.QuietPeriod,
 		OnSnapshot: func(s Snapshot) {
 			select {
-			case fr.phases <- s.State.State:
+			case fr.phases <- s.State.Phase:
 			default:
 			}
 		},
@@ -161,7 +161,7 @@ func (fr *flowRun) waitPhase(t *testing.T, p workspace.Phase) workspace.Phase {
 				return got
 			}
 		case <-deadline:
-			t.Fatalf("phase %s not reached within 60s (now %s)", p, fr.r.Snapshot().State.State)
+			t.Fatalf("phase %s not reached within 60s (now %s)", p, fr.r.Snapshot().State.Phase)
 		}
 	}
 }
@@ -216,8 +216,8 @@ func TestRunnerFlowCompletesAcrossRestart(t *testing.T) {
 
 	second, st := startFlow(t, td, project, nil)
 	defer second.stop(t)
-	if st.State != workspace.PhaseExecuting {
-		t.Fatalf("state.json says %s after the stop, want executing", st.State)
+	if st.Phase != workspace.PhaseExecuting {
+		t.Fatalf("state.json says %s after the stop, want executing", st.Phase)
 	}
 	second.r.Send(Resumed{})
 	if got := second.waitPhase(t, workspace.PhaseComplete); got != workspace.PhaseComplete {

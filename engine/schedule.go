@@ -246,7 +246,7 @@ func fixID(cp, round int, agent string) string {
 // progress (→ error). Only acts in executing.
 func (st *stepper) scheduleWork() {
 	s := st.s
-	if s.State != workspace.PhaseExecuting {
+	if s.Phase != workspace.PhaseExecuting {
 		return
 	}
 	if checkpointDone(s, s.CurrentCheckpoint) {

@@ -134,12 +134,12 @@ func activeAgents(s *State, p workspace.Phase) (active, readOnly []string) {
 // active agents and a state_changed event).
 func (st *stepper) enter(p workspace.Phase) {
 	s := st.s
-	from := s.State
+	from := s.Phase
 	if from == p {
 		return
 	}
-	s.PreviousState = from
-	s.State = p
+	s.PreviousPhase = from
+	s.Phase = p
 	s.ActiveAgents, s.ReadOnlyAgents = activeAgents(s, p)
 	if s.ActiveAgents == nil {
 		s.ActiveAgents = []string{}
@@ -299,7 +299,7 @@ func (st *stepper) handle(e Event) {
 func (st *stepper) noTask(e Event) {
 	switch e := e.(type) {
 	case TriggerCompleted:
-		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.State), "reason": "no task"})
+		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
 	case ContextSubmitted:
 		p := cleanPath(e.Path)
 		author, named := workspace.InboxAuthor(p)
@@ -319,7 +319,7 @@ func cleanPath(p string) string {
 
 // defer keeps e for handling on resume. Returns true when paused.
 func (st *stepper) deferIfPaused(e Event) bool {
-	if st.s.State != workspace.PhasePaused {
+	if st.s.Phase != workspace.PhasePaused {
 		return false
 	}
 	raw, err := MarshalEvent(e)
@@ -333,23 +333,23 @@ func (st *stepper) deferIfPaused(e Event) bool {
 
 func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	s := st.s
-	switch s.State {
+	switch s.Phase {
 	case "", workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhaseComplete, workspace.PhaseCancelled:
 	default:
-		st.emit("task_ignored", "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.State) + ")"})
+		st.emit("task_ignored", "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.Phase) + ")"})
 		return
 	}
 	project := e.Task.Project
 	if project == "" {
 		project = s.Project
 	}
-	from := s.State
+	from := s.Phase
 	if from == "" {
 		from = workspace.PhaseIdle
 	}
 	*s = State{
 		TaskID:    e.Task.ID,
-		State:     from,
+		Phase:     from,
 		Project:   project,
 		TaskDir:   e.TaskDir,
 		StartedAt: e.At,
@@ -377,13 +377,13 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 
 func (st *stepper) projectSelected(e ProjectSelected) {
 	s := st.s
-	if s.State != "" && s.State != workspace.PhaseIdle && s.State != workspace.PhaseProjectSelected {
-		st.emit("project_ignored", "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.State) + ")"})
+	if s.Phase != "" && s.Phase != workspace.PhaseIdle && s.Phase != workspace.PhaseProjectSelected {
+		st.emit("project_ignored", "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.Phase) + ")"})
 		return
 	}
 	s.Project = e.Project
-	if s.State == "" {
-		s.State = workspace.PhaseIdle
+	if s.Phase == "" {
+		s.Phase = workspace.PhaseIdle
 	}
 	st.enter(workspace.PhaseProjectSelected)
 	st.emit("project_selected", "", map[string]any{"project": e.Project})
@@ -398,12 +398,12 @@ func (st *stepper) resumed(e Resumed) {
 		st.takeOnDisk(e.OnDisk)
 		return
 	}
-	details := map[string]any{"state": string(s.State)}
+	details := map[string]any{"state": string(s.Phase)}
 	if len(e.OnDisk) > 0 {
 		details["on_disk"] = len(e.OnDisk)
 	}
 	st.emit("resumed", "", details)
-	switch s.State {
+	switch s.Phase {
 	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
 		st.takeOnDisk(e.OnDisk)
 		return
@@ -421,7 +421,7 @@ func (st *stepper) resumed(e Resumed) {
 			delete(s.Timers, id)
 		}
 	}
-	if s.State == workspace.PhasePaused {
+	if s.Phase == workspace.PhasePaused {
 		var pending []string
 		for _, id := range allAgents(s) {
 			if s.Agents[id].Pending {
@@ -448,7 +448,7 @@ func (st *stepper) resumed(e Resumed) {
 	if e.Retry {
 		st.key(KeyPressed{Action: KeyRetry, At: e.At})
 	}
-	if !running(s.State) {
+	if !running(s.Phase) {
 		return
 	}
 	for _, id := range allAgents(s) {
@@ -477,45 +477,45 @@ func (st *stepper) takeOnDisk(evs []Event) {
 func (st *stepper) key(e KeyPressed) {
 	s := st.s
 	ignore := func(reason string) {
-		st.emit("key_ignored", "", map[string]any{"key": e.Action, "state": string(s.State), "reason": reason})
+		st.emit("key_ignored", "", map[string]any{"key": e.Action, "state": string(s.Phase), "reason": reason})
 	}
 	switch e.Action {
 	case KeyPause:
-		if !running(s.State) {
+		if !running(s.Phase) {
 			ignore("nothing to pause")
 			return
 		}
 		st.pause()
 	case KeyResume:
-		if s.State != workspace.PhasePaused {
+		if s.Phase != workspace.PhasePaused {
 			ignore("not paused")
 			return
 		}
 		st.unpause()
 	case KeyCancel:
 		switch {
-		case s.TaskID == "" || s.State == workspace.PhaseIdle || s.State == workspace.PhaseCancelled:
+		case s.TaskID == "" || s.Phase == workspace.PhaseIdle || s.Phase == workspace.PhaseCancelled:
 			ignore("nothing to cancel")
-		case s.State == workspace.PhaseComplete:
+		case s.Phase == workspace.PhaseComplete:
 			st.stopAll()
 			st.emit("agents_stopped", "", nil)
 		default:
 			st.cancel()
 		}
 	case KeyRetry:
-		if s.State != workspace.PhaseNeedsHuman && s.State != workspace.PhaseError {
+		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
 			ignore("retry only applies to needs_human and error")
 			return
 		}
 		st.retry()
 	case KeyAbandon:
-		if s.State != workspace.PhaseNeedsHuman && s.State != workspace.PhaseError {
+		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
 			ignore("abandon only applies to needs_human and error")
 			return
 		}
 		st.stopAll()
 		st.cancelAllTimers()
-		st.emit("abandoned", "", map[string]any{"state": string(s.State)})
+		st.emit("abandoned", "", map[string]any{"state": string(s.Phase)})
 		st.enter(workspace.PhaseIdle)
 		// The task is over (workspace.State.Over): it ended now, though
 		// idle is not a final phase of the run.
@@ -537,7 +537,7 @@ func (st *stepper) pause() {
 		st.do(CancelTimer{ID: id})
 	}
 	st.enter(workspace.PhasePaused)
-	st.emit("paused", "", map[string]any{"previous_state": string(s.PreviousState)})
+	st.emit("paused", "", map[string]any{"previous_state": string(s.PreviousPhase)})
 	st.notify("info", "Paused")
 }
 
@@ -546,7 +546,7 @@ func (st *stepper) pause() {
 // handles the deferred events in order.
 func (st *stepper) unpause() {
 	s := st.s
-	back := s.PreviousState
+	back := s.PreviousPhase
 	if !running(back) {
 		back = workspace.PhasePlanning // a state file edited by hand; planning is always safe
 	}
@@ -558,7 +558,7 @@ func (st *stepper) unpause() {
 		s.Timers[id] = t
 		st.schedule(id, left)
 	}
-	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.State), "deferred": len(s.Deferred)})
+	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
 	st.notify("info", "Resumed")
 	resend := s.Resend
 	s.Resend = nil
@@ -600,7 +600,7 @@ func (st *stepper) cancel() {
 // needs_human, saying why, until a retry (which writes the state first).
 func (st *stepper) stateNotSaved(e StateNotSaved) {
 	s := st.s
-	if s.TaskID == "" || (s.State == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
+	if s.TaskID == "" || (s.Phase == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
 		return
 	}
 	for _, id := range sortedKeys(s.Timers) {
@@ -614,11 +614,11 @@ func (st *stepper) stateNotSaved(e StateNotSaved) {
 func (st *stepper) retry() {
 	s := st.s
 	kind := s.Escalation
-	back := s.PreviousState
+	back := s.PreviousPhase
 	s.Escalation, s.Reason, s.Error = "", "", ""
-	st.emit("retry", "", map[string]any{"escalation": kind, "state": string(s.State)})
+	st.emit("retry", "", map[string]any{"escalation": kind, "state": string(s.Phase)})
 	switch {
-	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.State == workspace.PhaseNeedsHuman && running(back):
+	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.Phase == workspace.PhaseNeedsHuman && running(back):
 		// A failing agent is restarted; a stalled one is asked again.
 		what, id, _ := strings.Cut(kind, ":")
 		ag := s.Agents[id]
@@ -631,14 +631,14 @@ func (st *stepper) retry() {
 			st.resend(id)
 		}
 		st.scheduleWork()
-	case strings.HasPrefix(kind, "fix:") && s.State == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
+	case strings.HasPrefix(kind, "fix:") && s.Phase == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
 		id := strings.TrimPrefix(kind, "fix:")
 		f := s.Fixes[id]
 		f.Attempts = 0
 		s.Fixes[id] = f
 		st.enter(back)
 		st.resend(f.Worker)
-	case strings.HasPrefix(kind, "subtask:") && s.State == workspace.PhaseNeedsHuman && running(back):
+	case strings.HasPrefix(kind, "subtask:") && s.Phase == workspace.PhaseNeedsHuman && running(back):
 		id := strings.TrimPrefix(kind, "subtask:")
 		sub := s.Subtasks[id]
 		sub.Attempts = 0
@@ -652,10 +652,10 @@ func (st *stepper) retry() {
 			s.Subtasks[id] = sub
 		}
 		st.scheduleWork()
-	case kind == "checkpoint_revisions" && s.State == workspace.PhaseNeedsHuman:
+	case kind == "checkpoint_revisions" && s.Phase == workspace.PhaseNeedsHuman:
 		s.FixRounds = 0
 		st.reviewCheckpoint()
-	case kind == "state_write" && s.State == workspace.PhaseNeedsHuman && running(back):
+	case kind == "state_write" && s.Phase == workspace.PhaseNeedsHuman && running(back):
 		// What the unsaved steps would have sent was dropped: send every
 		// unfinished assignment again (after this state is written).
 		st.enter(back)
@@ -664,7 +664,7 @@ func (st *stepper) retry() {
 		}
 		st.resumeMerge() // a merge requested by an unsaved step
 		st.scheduleWork()
-	case (kind == "git_merge" || kind == "merge_conflicts") && s.State == workspace.PhaseNeedsHuman:
+	case (kind == "git_merge" || kind == "merge_conflicts") && s.Phase == workspace.PhaseNeedsHuman:
 		st.retryMerge()
 	default:
 		// Back to planning: a fresh plan, with all feedback so far.
@@ -749,7 +749,7 @@ func (st *stepper) trigger(e TriggerCompleted) {
 		return
 	}
 	kind := classify(p)
-	ph := s.State
+	ph := s.Phase
 	if e.Problem != "" && kind != "" {
 		st.rejectTrigger(p, key, kind, e)
 		return
@@ -803,9 +803,9 @@ func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
 	}
 	s.Consumed[key] = true
 	problem := clip(e.Problem, maxProblem)
-	st.emit("trigger_rejected", e.Agent, map[string]any{"path": p, "state": string(s.State), "problem": problem})
+	st.emit("trigger_rejected", e.Agent, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
 	writer := triggerWriter(kind)
-	if kind == trigPlan && (s.State == workspace.PhasePlanning || s.State == workspace.PhasePlanRevision) {
+	if kind == trigPlan && (s.Phase == workspace.PhasePlanning || s.Phase == workspace.PhasePlanRevision) {
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
 			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problem: %s",
@@ -816,7 +816,7 @@ func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
 		return
 	}
 	ag, ok := s.Agents[writer]
-	if !ok || !ag.Pending || !running(s.State) {
+	if !ok || !ag.Pending || !running(s.Phase) {
 		st.notify("warn", firstLine(problem))
 		return
 	}
@@ -857,11 +857,11 @@ func (st *stepper) version(kind string) int {
 func (st *stepper) ignoreTrigger(p, key, agent, reason string) {
 	to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(p, "/", "_"))
 	st.consume(p, key, to)
-	st.emit("trigger_ignored", agent, map[string]any{"path": p, "state": string(st.s.State), "reason": reason, "archived": to})
+	st.emit("trigger_ignored", agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
 }
 
 func (st *stepper) consumed(p, to, agent string) {
-	st.emit("trigger_consumed", agent, map[string]any{"path": p, "state": string(st.s.State), "archived": to})
+	st.emit("trigger_consumed", agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
 }
 
 func (st *stepper) planSubmitted(p, key string, content []byte) {
@@ -1214,7 +1214,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 			st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts) // escalates
 			return
 		}
-		if !running(s.State) || s.Plan == nil {
+		if !running(s.Phase) || s.Plan == nil {
 			return
 		}
 		for _, ps := range s.Plan.Subtasks {
@@ -1254,7 +1254,7 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 		f.Attempts++
 		s.Fixes[e.Subtask] = f
 		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
-		if s.State != workspace.PhaseCheckpointFix {
+		if s.Phase != workspace.PhaseCheckpointFix {
 			return
 		}
 		if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
@@ -1272,7 +1272,7 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
 		st.finishWork(f.Worker)
 	}
-	if s.State != workspace.PhaseCheckpointFix {
+	if s.Phase != workspace.PhaseCheckpointFix {
 		return
 	}
 	for _, x := range s.Fixes {
@@ -1317,9 +1317,9 @@ func (st *stepper) health(e AgentHealth) {
 		// reported StopFailure) produced nothing: once the limit has
 		// cleared, send the pending work again (on resume when paused).
 		switch {
-		case s.State == workspace.PhasePaused:
+		case s.Phase == workspace.PhasePaused:
 			s.Resend = dedupe(append(s.Resend, e.Agent))
-		case running(s.State):
+		case running(s.Phase):
 			// Bounded like every retry: a limit that keeps coming back
 			// ends in needs_human, not an endless run of paid turns.
 			ag.Failures++
@@ -1331,7 +1331,7 @@ func (st *stepper) health(e AgentHealth) {
 			}
 		}
 	}
-	if !running(s.State) {
+	if !running(s.Phase) {
 		return
 	}
 	switch h {
@@ -1398,7 +1398,7 @@ func stallTimer(agent string) string { return "stall:" + agent }
 func (st *stepper) watchStall(id string) {
 	s := st.s
 	ag := s.Agents[id]
-	if !running(s.State) || !ag.Pending || ag.Delivered < ag.LastSeq || !ag.Status.Injectable() {
+	if !running(s.Phase) || !ag.Pending || ag.Delivered < ag.LastSeq || !ag.Status.Injectable() {
 		return
 	}
 	if _, armed := s.Timers[stallTimer(id)]; armed {
@@ -1466,7 +1466,7 @@ func (st *stepper) injection(e InjectionResult) {
 		st.watchStall(e.Agent)
 		return
 	}
-	if !ok || e.Delivered || e.Seq != ag.LastSeq || !ag.Pending || !running(s.State) {
+	if !ok || e.Delivered || e.Seq != ag.LastSeq || !ag.Pending || !running(s.Phase) {
 		return
 	}
 	if st.deferIfPaused(e) {
@@ -1478,13 +1478,13 @@ func (st *stepper) injection(e InjectionResult) {
 
 func (st *stepper) timerFired(e TimerFired) {
 	s := st.s
-	if _, ok := s.Timers[e.ID]; !ok || s.State == workspace.PhasePaused {
+	if _, ok := s.Timers[e.ID]; !ok || s.Phase == workspace.PhasePaused {
 		return // stale, or frozen by a pause (re-armed on resume)
 	}
 	delete(s.Timers, e.ID)
 	kind, agent, _ := strings.Cut(e.ID, ":")
 	st.emit("timer_fired", agent, map[string]any{"timer": e.ID})
-	if !running(s.State) {
+	if !running(s.Phase) {
 		return
 	}
 	switch kind {

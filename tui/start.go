@@ -418,7 +418,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 	if _, ok := msg.(SnapshotMsg); !ok {
 		return nil
 	}
-	p := m.st.State
+	p := m.st.Phase
 	if p == m.fd.seen {
 		return nil
 	}
@@ -603,7 +603,7 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if !m.attached && m.confirm == confirmNone && !m.showHelp && key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
 			m.fd.mode = modeSummary
 			m.zoom = false
-			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.State {
+			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
 				return m.openSummary(m.st, true), true
 			}
 			return nil, true
@@ -622,7 +622,7 @@ func (m Model) summaryAvailable() bool {
 	if !m.haveState {
 		return false
 	}
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
 		return true
 	}
@@ -804,7 +804,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	live := m.fd.sumLive && m.fd.sess != nil
-	failed := live && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true

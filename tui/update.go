@@ -258,7 +258,7 @@ func (m Model) clockRunning() bool {
 	if !m.haveState || m.st.StartedAt.IsZero() || !m.st.FinishedAt.IsZero() {
 		return false
 	}
-	p := m.st.State
+	p := m.st.Phase
 	return !p.Terminal() && p != workspace.PhasePaused && p != workspace.PhaseIdle
 }
 
@@ -306,7 +306,7 @@ func (m *Model) relayout() {
 // ---- snapshots ----
 
 func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
-	prevPhase := m.st.State
+	prevPhase := m.st.Phase
 	before := make(map[string]workspace.Health, len(m.agents))
 	for _, id := range m.agents {
 		before[id] = m.healthOf(id)
@@ -332,8 +332,8 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	}
 
 	var notes []string
-	if m.st.State != prevPhase {
-		switch m.st.State {
+	if m.st.Phase != prevPhase {
+		switch m.st.Phase {
 		case workspace.PhaseNeedsHuman:
 			n := "needs you"
 			if r := plainText(m.st.Reason); r != "" {
@@ -388,9 +388,9 @@ func (m *Model) trackPause() {
 		at = m.now()
 	}
 	switch {
-	case m.st.State == workspace.PhasePaused && m.pausedAt.IsZero():
+	case m.st.Phase == workspace.PhasePaused && m.pausedAt.IsZero():
 		m.pausedAt = at
-	case m.st.State != workspace.PhasePaused && !m.pausedAt.IsZero():
+	case m.st.Phase != workspace.PhasePaused && !m.pausedAt.IsZero():
 		m.pausedFor += max(at.Sub(m.pausedAt), 0)
 		m.pausedAt = time.Time{}
 	}
@@ -687,7 +687,7 @@ func (m *Model) quit() tea.Cmd {
 
 // stuck reports whether the run waits on the user (R and A apply).
 func (m Model) stuck() bool {
-	return m.haveState && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+	return m.haveState && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
 }
 
 // agentsRunning reports whether quitting would stop a live agent.

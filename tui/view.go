@@ -68,7 +68,7 @@ func (m Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "Hivemind"
 	if m.haveState {
-		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.State)
+		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.Phase)
 	}
 	v.Cursor = m.attachedCursor()
 	return v
@@ -293,7 +293,7 @@ func (m Model) headerKey() headerKey {
 	k := headerKey{w: m.width, title: m.opts.Title, branch: m.opts.Branch}
 	if m.haveState {
 		k.task = m.st.TaskID
-		k.phase, k.prev = m.st.State, m.st.PreviousState
+		k.phase, k.prev = m.st.Phase, m.st.PreviousPhase
 		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
 		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
 		if !m.st.StartedAt.IsZero() {
@@ -455,7 +455,7 @@ type bannerKey struct {
 }
 
 func (m Model) bannerKey() bannerKey {
-	return bannerKey{w: m.width, phase: m.st.State, reason: m.st.Reason, errStr: m.st.Error}
+	return bannerKey{w: m.width, phase: m.st.Phase, reason: m.st.Reason, errStr: m.st.Error}
 }
 
 // hasBanner reports whether the state shows a banner line.
@@ -463,7 +463,7 @@ func (m Model) hasBanner() bool {
 	if !m.haveState {
 		return false
 	}
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseNeedsHuman, workspace.PhaseError, workspace.PhasePaused,
 		workspace.PhaseComplete, workspace.PhaseCancelled:
 		return true
@@ -483,7 +483,7 @@ func (m Model) renderBanner() string {
 	}
 	var text string
 	var bg = colWarn
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseNeedsHuman:
 		text = " ⚑ NEEDS HUMAN"
 		if reason != "" {
@@ -535,7 +535,7 @@ type footerKey struct {
 
 func (m Model) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
-		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.State, inputErr: m.input.lastError(),
+		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.Phase, inputErr: m.input.lastError(),
 		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.showHelp,
 		events: m.showEvents, detail: m.detail}
 }
@@ -564,7 +564,7 @@ func (m Model) confirmLine(w int) string {
 // taskOver reports whether the task has ended (complete, cancelled or
 // abandoned): quitting then leaves nothing to resume.
 func (m Model) taskOver() bool {
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle:
 		return m.haveState
 	}

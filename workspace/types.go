@@ -149,8 +149,8 @@ type Timer struct {
 // StateStore.
 type State struct {
 	TaskID            string                  `json:"task_id"`
-	State             Phase                   `json:"state"`
-	PreviousState     Phase                   `json:"previous_state"`
+	Phase             Phase                   `json:"state"`
+	PreviousPhase     Phase                   `json:"previous_state"`
 	ActiveAgents      []string                `json:"active_agents"`
 	ReadOnlyAgents    []string                `json:"read_only_agents,omitempty"`
 	Timestamp         time.Time               `json:"timestamp"`
@@ -269,13 +269,13 @@ type MergeState struct {
 // Abandoned reports whether the user gave the task up: from error or
 // needs_human the engine took it back to idle. A submitted task goes
 // straight to planning, so a task's state is idle only then.
-func (s State) Abandoned() bool { return s.State == PhaseIdle }
+func (s State) Abandoned() bool { return s.Phase == PhaseIdle }
 
 // Over reports whether the task has ended for good and nothing is left to
 // resume: complete, cancelled or abandoned. error and needs_human wait on
 // the user: they are not over.
 func (s State) Over() bool {
-	return s.State == PhaseComplete || s.State == PhaseCancelled || s.Abandoned()
+	return s.Phase == PhaseComplete || s.Phase == PhaseCancelled || s.Abandoned()
 }
 
 // EndedAt is when the task ended: finished_at, or, for a task that is over
