@@ -10,16 +10,17 @@ build:
 test:
 	$(GO) test -race ./...
 
-# Pinned linters run through the module proxy, so CI installs nothing.
-SUMTYPE = github.com/alecthomas/go-check-sumtype/cmd/go-check-sumtype@v0.4.0
+# golangci-lint (pinned, run through the module proxy, so CI installs
+# nothing; .golangci.yml) adds errcheck and gochecksumtype: every switch
+# over a //sumtype:decl interface (engine.Event, engine.Effect) lists every
+# member or has a default.
+GOLANGCI = github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 lint:
 	gofmt -l $$(git ls-files '*.go')
 	$(GO) vet ./...
 	staticcheck ./...
-	# Every switch over a //sumtype:decl interface (engine.Event, engine.Effect)
-	# lists every member or has a default.
-	$(GO) run $(SUMTYPE) ./...
+	$(GO) run $(GOLANGCI) run ./...
 
 # Fuzz targets: package:Target pairs (go test -fuzz runs one target at a time).
 FUZZ_TARGETS = ./workspace:FuzzLoadState ./workspace:FuzzReadEvents ./engine:FuzzParsePlan ./ptyagent/screen:FuzzScreenWrite

@@ -269,7 +269,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			delete(r.timers, id)
 		}
 		r.cancelInflight("cancelled: hivemind stopped before the agent layer confirmed it")
-		r.saveState()
+		_ = r.saveState() // a failure was reported (StateNotSaved, events.jsonl)
 		r.logw.close()
 		r.closeBarriers()
 	}()
@@ -283,7 +283,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			it, ok := r.dequeue()
 			if !ok {
 				// Idle: persist what effect-free steps left dirty.
-				r.saveState()
+				_ = r.saveState() // a failure is reported to the engine
 				break
 			}
 			r.handle(it)
@@ -321,7 +321,7 @@ func (r *Runner) dequeue() (runnerItem, bool) {
 // handle logs one input, steps the machine and carries out the effects.
 func (r *Runner) handle(it runnerItem) {
 	if it.barrier != nil {
-		r.saveState()
+		_ = r.saveState() // a failure is reported to the engine
 		r.logw.flush()
 		close(it.barrier)
 		return

@@ -236,7 +236,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	}
 	if m.closed {
 		m.mu.Unlock()
-		s.Close()
+		_ = s.Close()
 		return ErrClosed
 	}
 	old := a.sess
@@ -245,7 +245,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	if old != nil {
 		// The old process is gone; free its emulator (x/vt holds ~145
 		// bytes per cell, scrollback included).
-		old.Close()
+		_ = old.Close()
 	}
 	for _, h := range held {
 		_ = s.Inject(h.seq, h.text)
@@ -401,7 +401,7 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	for _, s := range ss {
-		s.Close()
+		_ = s.Close()
 	}
 	m.hook.close()
 	m.closeErr = err

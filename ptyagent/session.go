@@ -185,8 +185,8 @@ func Start(spec Spec) (*Session, error) {
 	}
 	if err != nil {
 		s.removeRecord()
-		s.scr.Close()
-		s.log.Close()
+		_ = s.scr.Close()
+		_ = s.log.Close()
 		// exec errors name the program, never the environment.
 		return nil, fmt.Errorf("ptyagent: %s: start %s: %w", spec.ID, spec.Argv[0], err)
 	}
