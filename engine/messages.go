@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -321,7 +322,7 @@ func (st *stepper) reviewerCheckpoint() {
 	}
 	if s.IssuesFile != "" {
 		reads = append(reads, s.IssuesFile)
-		for _, id := range sortedKeys(s.Fixes) {
+		for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
 			if s.Fixes[id].Status == workspace.SubtaskDone {
 				reads = append(reads, path.Join(workspace.OutputsDir, id+".md"))
 			}

@@ -2,11 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -275,9 +272,4 @@ func anyPending(s *State) bool {
 		}
 	}
 	return false
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[M ~map[K]V, K cmp.Ordered, V any](m M) []K {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,7 +175,7 @@ func (st *stepper) cancelTimer(id string) {
 }
 
 func (st *stepper) cancelAllTimers() {
-	for _, id := range sortedKeys(st.s.Timers) {
+	for _, id := range slices.Sorted(maps.Keys(st.s.Timers)) {
 		st.cancelTimer(id)
 	}
 }
@@ -414,7 +416,7 @@ func (st *stepper) resumed(e Resumed) {
 	}
 	// Every agent is being started, so pending restarts are moot; timeouts
 	// are re-armed when the work is re-sent.
-	for _, id := range sortedKeys(s.Timers) {
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
 		if kind, _, _ := strings.Cut(id, ":"); kind == "restart" || kind == "timeout" || kind == "resend" || kind == "stall" {
 			delete(s.Timers, id)
 		}
@@ -431,7 +433,7 @@ func (st *stepper) resumed(e Resumed) {
 		st.resumeMerge()
 		return
 	}
-	for _, id := range sortedKeys(s.Timers) {
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
 		t := s.Timers[id]
 		st.schedule(id, max(t.Deadline.Sub(st.at), 0))
 	}

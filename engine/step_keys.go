@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +67,7 @@ func (st *stepper) key(e KeyPressed) {
 // the runner's timers cancelled; events that arrive are deferred.
 func (st *stepper) pause() {
 	s := st.s
-	for _, id := range sortedKeys(s.Timers) {
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
 		t := s.Timers[id]
 		t.Left = max(t.Deadline.Sub(st.at), 0)
 		t.Deadline = time.Time{}
@@ -87,7 +89,7 @@ func (st *stepper) unpause() {
 		back = workspace.PhasePlanning // a state file edited by hand; planning is always safe
 	}
 	st.enter(back)
-	for _, id := range sortedKeys(s.Timers) {
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
 		t := s.Timers[id]
 		left := t.Left
 		t.Left = 0
@@ -139,7 +141,7 @@ func (st *stepper) stateNotSaved(e StateNotSaved) {
 	if s.TaskID == "" || (s.Phase == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
 		return
 	}
-	for _, id := range sortedKeys(s.Timers) {
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
 		st.cancelTimer(id)
 	}
 	st.needsHuman("state_write", fmt.Sprintf("state.json could not be written (%s); no new work is assigned until it can be. "+

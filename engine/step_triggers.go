@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -334,7 +336,7 @@ func (st *stepper) checkpointWritten(p, key string) {
 // (automatic). Fixers still at work are released: the review supersedes.
 func (st *stepper) reachCheckpoint() {
 	s := st.s
-	for _, id := range sortedKeys(s.Fixes) {
+	for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
 		f := s.Fixes[id]
 		if f.Status != workspace.SubtaskDone {
 			if ag, ok := s.Agents[f.Worker]; ok && ag.Pending {
