@@ -137,7 +137,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	}
 	// The shared context (decisions, constraints, glossary) outlives
 	// tasks; the runner merges agents' inbox entries into it.
-	ctxStore, err := workspace.OpenContext(root)
+	ctxStore, err := workspace.OpenKnowledge(root)
 	if err != nil {
 		return nil, fmt.Errorf("shared context: %w", err)
 	}
@@ -274,7 +274,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		Store:       a.store,
 		Log:         a.log,
 		Agents:      a.agents,
-		Context:     ctxStore,
+		Knowledge:   ctxStore,
 		OnSnapshot:  a.snapshot,
 		OnNotify:    a.out.notice,
 		OnRecord:    a.out.record,

@@ -120,7 +120,7 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	if err := os.MkdirAll(workspace.DefaultRoot(project), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(t.TempDir(), filepath.Join(workspace.DefaultRoot(project), workspace.ContextDir)); err != nil {
+	if err := os.Symlink(t.TempDir(), filepath.Join(workspace.DefaultRoot(project), workspace.KnowledgeDir)); err != nil {
 		t.Fatal(err)
 	}
 	if a, err := newApp(simOptions(project), workspace.Task{Description: "x"}, io.Discard); err == nil {

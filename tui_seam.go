@@ -9,7 +9,7 @@ import (
 // tail and the shared context (decisions, constraints, glossary) that the
 // runner keeps loaded off the UI goroutine.
 func snapshotMsg(s engine.Snapshot) tui.SnapshotMsg {
-	return tui.SnapshotMsg{State: s.State, Events: s.Events, Context: s.Context}
+	return tui.SnapshotMsg{State: s.State, Events: s.Events, Knowledge: s.Knowledge}
 }
 
 // runTUI runs the full-screen UI for a wired-up app and returns the exit

@@ -28,7 +28,7 @@ var eventKinds = kinds(
 	kind[TimerFired](),
 	kind[KeyPressed](),
 	kind[StateNotSaved](),
-	kind[ContextSubmitted](),
+	kind[KnowledgeSubmitted](),
 	kind[CheckpointMerged](),
 )
 

@@ -35,7 +35,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		TimerFired{ID: "timeout:lead", At: at},
 		KeyPressed{Action: KeyAbandon, At: at},
 		StateNotSaved{Error: "no space left on device", At: at},
-		ContextSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
+		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
 			Conflicts: []MergeConflict{{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
 	}

@@ -11,7 +11,7 @@ import (
 // mustSave reports whether the step of ev must be on disk before the
 // runner does anything else, even without an outside effect: it consumed
 // something that must never be handled twice or be lost (a trigger file,
-// a done marker, a shared-context entry, a merge result, the user's key or
+// a done marker, a shared knowledge entry, a merge result, the user's key or
 // task). Health updates, injection results and timers are derived again
 // after a restart, so their steps may be saved lazily.
 func mustSave(ev Event) bool {
@@ -19,7 +19,7 @@ func mustSave(ev Event) bool {
 	case AgentHealth, InjectionResult, TimerFired:
 		return false
 	case TaskSubmitted, ProjectSelected, Resumed, TriggerCompleted, SubtaskDone,
-		KeyPressed, StateNotSaved, ContextSubmitted, CheckpointMerged:
+		KeyPressed, StateNotSaved, KnowledgeSubmitted, CheckpointMerged:
 		return true
 	}
 	return true
@@ -55,7 +55,7 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 		case Inject, SpawnAgent, RestartAgent, StopAgent, MergeCheckpoint:
 			rest = append(rest, e)
 			external = true
-		case NotifyUser, ScheduleTimer, CancelTimer, MergeContext, ArchiveContext:
+		case NotifyUser, ScheduleTimer, CancelTimer, MergeKnowledge, ArchiveKnowledge:
 			rest = append(rest, e)
 		}
 	}
@@ -242,8 +242,8 @@ func (r *Runner) apply(e Effect) {
 		}
 	case MergeCheckpoint:
 		r.startMerge(e)
-	case MergeContext, ArchiveContext:
-		r.applyContext(e)
+	case MergeKnowledge, ArchiveKnowledge:
+		r.applyKnowledge(e)
 	default: // WriteState, WriteAssignment, ArchiveTrigger: see execute
 		r.fail("effect", "", fmt.Errorf("effect %T is not applied one by one", e))
 	}

@@ -310,8 +310,8 @@ func (StateNotSaved) fromWire(w *eventWire, _ string, at time.Time) (Event, erro
 	return StateNotSaved{Error: w.Detail, At: at}, nil
 }
 
-// ContextSubmitted says an inbox file of the shared context is complete.
-type ContextSubmitted struct {
+// KnowledgeSubmitted says an inbox file of the shared knowledge is complete.
+type KnowledgeSubmitted struct {
 	// Path is relative to the context dir: "inbox/<agent>-<n>.md".
 	Path    string
 	Content []byte
@@ -321,17 +321,17 @@ type ContextSubmitted struct {
 	At      time.Time
 }
 
-func (ContextSubmitted) Kind() string                  { return "context_submitted" }
-func (e ContextSubmitted) Time() time.Time             { return e.At }
-func (e ContextSubmitted) withTime(at time.Time) Event { e.At = at; return e }
-func (ContextSubmitted) gate() gate                    { return gateTask }
-func (e ContextSubmitted) toWire(w *eventWire) string {
+func (KnowledgeSubmitted) Kind() string                  { return "context_submitted" }
+func (e KnowledgeSubmitted) Time() time.Time             { return e.At }
+func (e KnowledgeSubmitted) withTime(at time.Time) Event { e.At = at; return e }
+func (KnowledgeSubmitted) gate() gate                    { return gateTask }
+func (e KnowledgeSubmitted) toWire(w *eventWire) string {
 	w.setFile(e.Path, e.Content, e.ModTime)
 	return e.Agent
 }
-func (ContextSubmitted) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (KnowledgeSubmitted) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
 	p, c, m := w.file()
-	return ContextSubmitted{Path: p, Content: c, ModTime: m, Agent: agent, At: at}, nil
+	return KnowledgeSubmitted{Path: p, Content: c, ModTime: m, Agent: agent, At: at}, nil
 }
 
 // CheckpointMerged is the outcome of a MergeCheckpoint.

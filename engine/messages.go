@@ -106,14 +106,14 @@ func (st *stepper) send(m message) {
 	} else {
 		a.Instruction += "\n\n" + protocol
 	}
-	// Every assignment reads the shared context (decisions, constraints,
+	// Every assignment reads the shared knowledge (decisions, constraints,
 	// glossary) and carries the acknowledgements of the agent's inbox
 	// entries (context.go).
 	ctxReads, ctxNote := st.contextFor(m.agent)
 	if ctxNote != "" && !m.readOnly {
 		a.Instruction += "\n\n" + ctxNote
 	}
-	if notes := st.takeContextNotes(m.agent); len(notes) > 0 {
+	if notes := st.takeKnowledgeNotes(m.agent); len(notes) > 0 {
 		a.Instruction += "\n\nYour shared-context entries:\n- " + strings.Join(notes, "\n- ")
 	}
 	seen := map[string]bool{}

@@ -49,9 +49,9 @@ const SnapshotEvents = 50
 type Snapshot struct {
 	State  State
 	Events []workspace.EventRecord
-	// Context is the shared context, newest entry first (nil without a
-	// RunnerConfig.Context).
-	Context []workspace.ContextItem
+	// Knowledge is the shared knowledge, newest entry first (nil without a
+	// RunnerConfig.Knowledge).
+	Knowledge []workspace.KnowledgeItem
 	// Stepped is true once the runner has stepped an event: before that,
 	// State is the state it was started from (a resumed task's loaded
 	// state, which the first step may change, e.g. --retry).
@@ -84,9 +84,9 @@ type RunnerConfig struct {
 	QuietPeriod time.Duration
 	// NoWatch disables the file watcher (tests that feed events directly).
 	NoWatch bool
-	// Context, when set, is the shared context: its inbox is watched and
+	// Knowledge, when set, is the shared knowledge: its inbox is watched and
 	// MergeContext/ArchiveContext are carried out on it (contextwatch.go).
-	Context ContextFiles
+	Knowledge KnowledgeFiles
 	// Git, when set (git projects), commits a worker's work on every done
 	// subtask and carries out MergeCheckpoint (gitrun.go).
 	Git GitWork
@@ -120,9 +120,9 @@ type Runner struct {
 	timers   map[string]runnerTimer
 	gen      uint64
 	watcher  *Watcher
-	cw       *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx   context.Context // Run's context, for merges
-	bg       sync.WaitGroup  // merge goroutines
+	cw       *knowledgeWatcher // shared-context inbox (contextwatch.go)
+	runCtx   context.Context   // Run's context, for merges
+	bg       sync.WaitGroup    // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -257,7 +257,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.watcher = w
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
-	if err := r.startContext(ctx, &wg); err != nil {
+	if err := r.startKnowledge(ctx, &wg); err != nil {
 		r.fail("watch_context", "", err)
 	}
 	defer func() {
@@ -381,9 +381,9 @@ func (r *Runner) handle(it runnerItem) {
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
 	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) {
-		// Queue the agent's shared-context entries before anything the
+		// Queue the agent's shared knowledge entries before anything the
 		// task watcher reports for the same turn.
-		r.flushContext(h.Agent)
+		r.flushKnowledge(h.Agent)
 	}
 	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
@@ -481,7 +481,7 @@ func (r *Runner) publish() {
 	r.smu.Lock()
 	r.snap.State = r.state.Clone()
 	r.snap.Stepped = r.stepped
-	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context, Stepped: r.stepped}
+	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Knowledge: r.snap.Knowledge, Stepped: r.stepped}
 	r.smu.Unlock()
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)

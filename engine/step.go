@@ -287,8 +287,8 @@ func (st *stepper) handle(e Event) {
 		st.key(e)
 	case StateNotSaved:
 		st.stateNotSaved(e)
-	case ContextSubmitted:
-		st.contextSubmitted(e)
+	case KnowledgeSubmitted:
+		st.knowledgeSubmitted(e)
 	case CheckpointMerged:
 		st.checkpointMerged(e)
 	}
@@ -300,7 +300,7 @@ func (st *stepper) noTask(e Event) {
 	switch e := e.(type) {
 	case TriggerCompleted:
 		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
-	case ContextSubmitted:
+	case KnowledgeSubmitted:
 		p := cleanPath(e.Path)
 		author, named := workspace.InboxAuthor(p)
 		if !named {

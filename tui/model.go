@@ -157,7 +157,7 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
-	cx         contextPanel // shared-context panel, key x (context.go)
+	cx         knowledgePanel // shared-context panel, key x (context.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int

@@ -13,9 +13,9 @@ type SnapshotMsg struct {
 	// Health is the live health per agent id. Agents missing here fall
 	// back to State.Agents[id].Status.
 	Health map[string]workspace.Health
-	// Context is the shared context (decisions, constraints, glossary
+	// Knowledge is the shared knowledge (decisions, constraints, glossary
 	// terms), newest first, for the context panel. nil keeps the list.
-	Context []ContextItem
+	Knowledge []KnowledgeItem
 }
 
 // NotifyMsg is a notice for the user: shown in the status line until the

@@ -523,7 +523,7 @@ func (m *Model) resetRun() {
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
-	m.cx = contextPanel{}
+	m.cx = knowledgePanel{}
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.pausedAt, m.pausedFor = time.Time{}, 0

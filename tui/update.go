@@ -324,7 +324,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 			m.health[k] = v
 		}
 	}
-	m.cx.setContext(msg.Context)
+	m.cx.setKnowledge(msg.Knowledge)
 	m.agents = orderAgents(m.st.Agents)
 	if m.agentIndex(m.focusID) < 0 && len(m.agents) > 0 {
 		m.focusID = m.agents[0]
@@ -436,7 +436,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.helpScroll = 0
 	case key.Matches(msg, k.No) && m.showHelp:
 		m.showHelp = false
-	case key.Matches(msg, k.Context):
+	case key.Matches(msg, k.Knowledge):
 		m.cx.show = !m.cx.show
 		m.showHelp, m.diff = false, diffView{}
 	case key.Matches(msg, k.No) && m.cx.show:

@@ -143,7 +143,7 @@ func (m Model) render() string {
 		b.WriteString(m.renderDiff())
 		b.WriteByte('\n')
 	case m.cx.show:
-		b.WriteString(m.renderContext())
+		b.WriteString(m.renderKnowledge())
 		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)

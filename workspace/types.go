@@ -233,10 +233,10 @@ type State struct {
 	// Resend lists agents whose current assignment must be re-sent on
 	// resume (they were restarted while paused).
 	Resend []string `json:"resend,omitempty"`
-	// ContextNotes are acknowledgements of shared-context entries (accepted
+	// KnowledgeNotes are acknowledgements of shared knowledge entries (accepted
 	// or rejected inbox files) per author, folded into the author's next
 	// assignment so a busy agent is never interrupted for them.
-	ContextNotes map[string][]string `json:"context_notes,omitempty"`
+	KnowledgeNotes map[string][]string `json:"context_notes,omitempty"`
 	// Merge is the git integration of the current checkpoint (git
 	// projects only; zero otherwise).
 	Merge MergeState `json:"merge,omitzero"`
@@ -309,10 +309,10 @@ func (s State) Clone() State {
 	c.Fixes = cloneMap(s.Fixes)
 	c.Deferred = cloneSlice(s.Deferred)
 	c.Resend = cloneSlice(s.Resend)
-	if s.ContextNotes != nil {
-		c.ContextNotes = make(map[string][]string, len(s.ContextNotes))
-		for k, v := range s.ContextNotes {
-			c.ContextNotes[k] = cloneSlice(v)
+	if s.KnowledgeNotes != nil {
+		c.KnowledgeNotes = make(map[string][]string, len(s.KnowledgeNotes))
+		for k, v := range s.KnowledgeNotes {
+			c.KnowledgeNotes[k] = cloneSlice(v)
 		}
 	}
 	if s.Plan != nil {
