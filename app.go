@@ -225,7 +225,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 	notes = append(notes, gitNotes...)
 	if a.resumed {
 		var rebuilt []workspace.EventRecord
-		if st, a.first, rebuilt, err = a.recoverState(loaded, res.Fresh, history); err != nil {
+		if st, a.first, rebuilt, err = a.recoverState(loaded, res, history); err != nil {
 			return nil, err
 		}
 		a.resumed = st.TaskID != ""

@@ -12,26 +12,35 @@ import (
 
 // recoverState decides what a resumed task starts from (engine.RecoverState):
 // its state.json, the state rebuilt from events.jsonl when state.json and
-// its backups are gone, or — only when nothing was ever recorded and no
+// its backups are gone or it references content (blobs/) that is missing
+// or corrupt, or — only when nothing was ever recorded and no
 // work is on disk — a fresh start from task.json. Anything else is refused
 // with the reason and the command to start over: a resume never silently
 // loses or redoes work. It returns the state (zero for a fresh start), the
 // first event and records to log.
-func (a *app) recoverState(loaded engine.State, fresh bool, history []workspace.EventRecord) (engine.State, engine.Event, []workspace.EventRecord, error) {
+func (a *app) recoverState(loaded engine.State, res workspace.LoadResult, history []workspace.EventRecord) (engine.State, engine.Event, []workspace.EventRecord, error) {
 	task, terr := a.td.Task()
 	startOver := ""
 	if terr == nil {
 		startOver = fmt.Sprintf(" To start the task over instead: hivemind --project %s %s", a.project, strconv.Quote(task.Description))
 	}
-	st, from, err := engine.RecoverState(a.machine(), loaded, fresh, history)
+	reason := "state.json and its backups are gone"
+	if res.Lost != "" {
+		reason = res.Lost
+	}
+	st, from, err := engine.RecoverState(a.machine(), loaded, res.Fresh || res.Lost != "", history)
 	if err != nil {
 		return engine.State{}, nil, nil, fmt.Errorf("task %s: %w.%s", a.td.ID(), err, startOver)
 	}
 	switch from {
 	case engine.FromEvents:
 		return st, engine.Resumed{Retry: a.opts.retry}, []workspace.EventRecord{{Type: "state_rebuilt",
-			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": "state.json and its backups are gone"}}}, nil
+			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": reason}}}, nil
 	case engine.NothingRecorded:
+		if res.Lost != "" {
+			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: %s, and events.jsonl records nothing to rebuild it from; nothing was changed.%s",
+				a.td.ID(), engine.ErrCannotResume, res.Lost, startOver)
+		}
 		if work := workOnDisk(a.td.Dir()); work != "" {
 			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: state.json, its backups and events.jsonl are gone but work is on disk (%s); nothing was changed.%s",
 				a.td.ID(), engine.ErrCannotResume, work, startOver)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -34,28 +35,7 @@ func TestResumeRecovery(t *testing.T) {
 
 	t.Run("state and backups gone: rebuilt from events", func(t *testing.T) {
 		project := t.TempDir()
-		root := workspace.DefaultRoot(project)
-		id := newTestTask(t, root, workspace.Task{Description: "ran a while"}, nil)
-		ws, _ := workspace.Open(root)
-		td, err := ws.OpenTask(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		task, _ := td.Task()
-		log, err := workspace.OpenEventLog(td)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now()
-		for _, ev := range []engine.Event{
-			engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), At: now},
-			engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, At: now},
-		} {
-			if err := log.Append(engine.EncodeEvent(ev, id)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		_ = log.Close()
+		plannedTask(t, project, plan, true)
 		a, err := resumeApp(t, project)
 		if err != nil {
 			t.Fatal(err)
@@ -63,6 +43,41 @@ func TestResumeRecovery(t *testing.T) {
 		st := a.runner.Snapshot().State
 		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.Phase != workspace.PhasePlanReview || st.Versions["plan"] != 1 {
 			t.Fatalf("first %T resumed %v state %s versions %v; want plan_review rebuilt", a.first, a.resumed, st.Phase, st.Versions)
+		}
+	})
+
+	// A state.json whose blob (blobs/, the plan's long description) is
+	// gone is not used; the state is rebuilt from events.jsonl, or, with
+	// nothing recorded, the resume is refused.
+	longPlan := strings.Replace(plan, `"description": "d"`, `"description": "`+strings.Repeat("d", 4*workspace.InlineMax)+`"`, 1)
+	t.Run("blob lost: rebuilt from events", func(t *testing.T) {
+		project := t.TempDir()
+		td := plannedTask(t, project, longPlan, true)
+		a, err := resumeApp(t, project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := a.runner.Snapshot().State
+		if !a.resumed || st.Phase != workspace.PhasePlanReview || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 4*workspace.InlineMax {
+			t.Fatalf("resumed %v state %s; want plan_review rebuilt with the whole plan", a.resumed, st.Phase)
+		}
+		// The rebuild is logged with what was wrong with state.json.
+		recs, _, err := workspace.ReadEvents(filepath.Join(td.Dir(), workspace.EventsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost := "state.json references content that is missing or corrupt: blobs/x is missing"
+		_, _, notes, err := a.recoverState(engine.State{}, workspace.LoadResult{Lost: lost}, recs)
+		if err != nil || len(notes) != 1 || notes[0].Type != "state_rebuilt" || notes[0].Details["reason"] != lost {
+			t.Fatalf("%v %+v", err, notes)
+		}
+	})
+	t.Run("blob lost, nothing recorded: refused", func(t *testing.T) {
+		project := t.TempDir()
+		plannedTask(t, project, longPlan, false)
+		_, err := resumeApp(t, project)
+		if !errors.Is(err, engine.ErrCannotResume) || !strings.Contains(err.Error(), "is missing") || !strings.Contains(err.Error(), "To start the task over") {
+			t.Fatalf("err %v", err)
 		}
 	})
 
@@ -108,4 +123,64 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// plannedTask creates a task in project whose plan (plan.md content) was
+// submitted: with record, its events.jsonl holds the inputs; its state.json
+// is saved and then the blobs it references are deleted.
+func plannedTask(t *testing.T, project, plan string, record bool) *workspace.TaskDir {
+	t.Helper()
+	root := workspace.DefaultRoot(project)
+	id := newTestTask(t, root, workspace.Task{Description: "ran a while"}, nil)
+	ws, _ := workspace.Open(root)
+	td, err := ws.OpenTask(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := td.Task()
+	now := time.Now()
+	evs := []engine.Event{
+		engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), At: now},
+		engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, At: now},
+	}
+	log, err := workspace.OpenEventLog(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if err := log.Append(engine.EncodeEvent(ev, id)); record && err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = log.Close()
+	if !record {
+		if err := os.Remove(filepath.Join(td.Dir(), workspace.EventsFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(plan, strings.Repeat("d", workspace.InlineMax)) {
+		st := workspace.State{Phase: workspace.PhaseIdle}
+		m := engine.Machine{Cfg: engine.NewConfig(config.Default())}
+		for _, ev := range evs {
+			st, _ = m.Step(st, ev)
+		}
+		store, _, _, err := workspace.OpenStateStore(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Save(st); err != nil {
+			t.Fatal(err)
+		}
+		_ = store.Close()
+		blobs, _ := filepath.Glob(filepath.Join(td.Dir(), workspace.BlobsDir, "*"))
+		if len(blobs) == 0 {
+			t.Fatal("no blobs")
+		}
+		for _, b := range blobs {
+			if err := os.Remove(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return td
 }

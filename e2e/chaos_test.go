@@ -9,10 +9,13 @@ package e2e_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +33,15 @@ const chaosPlan = "# Plan\n\nTwo steps.\n\n```json\n" + `{"summary": "two files"
  "subtasks": [
   {"id": "st_1", "description": "write one.txt", "checkpoint": 1, "dependencies": [], "files": ["CREATE one.txt"]},
   {"id": "st_2", "description": "write two.txt", "checkpoint": 2, "dependencies": [], "files": ["CREATE two.txt"]}]}` + "\n```\n"
+
+// largeDescription is a subtask description at the size limit (16 KiB).
+func largeDescription(id string) string {
+	return id + ": " + strings.Repeat("write it carefully. ", (16<<10-len(id)-2)/20) + strings.Repeat("!", (16<<10-len(id)-2)%20)
+}
+
+// largePlan is chaosPlan with descriptions at the size limit.
+var largePlan = strings.NewReplacer(`"write one.txt"`, strconv.Quote(largeDescription("st_1")),
+	`"write two.txt"`, strconv.Quote(largeDescription("st_2"))).Replace(chaosPlan)
 
 // chaosAgent follows [HIVEMIND] assignments typed on its terminal like a
 // simple, correct agent, except for the misbehaviour mode names. It
@@ -56,6 +68,8 @@ func chaosAgent(mode string) int {
 		b, _ := json.Marshal(map[string]string{"agent_id": id, "output_file": out, "completed_at": time.Now().UTC().Format(time.RFC3339)})
 		return string(b)
 	}
+	modes := strings.Split(mode, "+") // misbehaviours combine: "large-plan+bad-fix-marker"
+	is := func(m string) bool { return slices.Contains(modes, m) }
 	fmt.Printf("chaos agent %s (%s, %s) ready\n> ", id, role, mode)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
@@ -74,19 +88,21 @@ func chaosAgent(mode string) int {
 		fmt.Printf("working on assignment %d (%s)\n", a.Seq, a.State)
 		switch {
 		case a.ReadOnly:
-		case mode == "stall" && role == workspace.RoleLead:
+		case is("stall") && role == workspace.RoleLead:
 			// Goes idle without writing plan.md.
 		case role == workspace.RoleLead && (a.State == workspace.PhasePlanning || a.State == workspace.PhasePlanRevision):
 			p := filepath.Join(taskDir, "plan.md")
 			switch n := count("plan"); {
-			case mode == "symlink-plan" && n == 1:
+			case is("symlink-plan") && n == 1:
 				real := filepath.Join(taskDir, "real-plan.md")
 				write(real, chaosPlan)
 				_ = os.Symlink(real, p)
-			case mode == "dir-plan" && n == 1:
+			case is("dir-plan") && n == 1:
 				_ = os.Mkdir(p, 0o755)
-			case mode == "deep-plan" && n == 1:
+			case is("deep-plan") && n == 1:
 				write(p, "# Plan\n\n```json\n{\"summary\": "+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000)+"}\n```\n")
+			case is("large-plan"):
+				write(p, largePlan)
 			default:
 				if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() != 0 {
 					_ = os.RemoveAll(p) // told: a symlink or directory is not a plan
@@ -96,14 +112,18 @@ func chaosAgent(mode string) int {
 		case role == workspace.RoleReviewer && a.State == workspace.PhasePlanReview:
 			write(filepath.Join(taskDir, "plan-approved.md"), "Approved.\n")
 		case role == workspace.RoleReviewer && a.State == workspace.PhaseCheckpointReview:
-			if mode == "bad-fix-marker" && count("issues") == 1 {
+			if is("bad-fix-marker") && count("issues") == 1 {
 				write(filepath.Join(taskDir, "checkpoint-issues.md"), "## Issues\n- high: one.txt:1 says the wrong thing\n")
 			} else {
 				write(filepath.Join(taskDir, "checkpoint-approved.md"), "Approved.\n")
 			}
 		case a.DoneMarker != "":
 			out := strings.TrimSuffix(a.DoneMarker, ".done") + ".md"
-			write(out, fmt.Sprintf("%s did assignment %d\n", id, a.Seq))
+			desc := ""
+			if a.Subtask != nil { // what the worker was told, for the test to check
+				desc = fmt.Sprintf("description %d bytes, sha256 %x\n", len(a.Subtask.Description), sha256.Sum256([]byte(a.Subtask.Description)))
+			}
+			write(out, fmt.Sprintf("%s did assignment %d\n%s", id, a.Seq, desc))
 			if a.Subtask != nil {
 				for _, f := range a.Subtask.Files {
 					_, p, _ := strings.Cut(f, " ")
@@ -112,14 +132,14 @@ func chaosAgent(mode string) int {
 			}
 			isFix := strings.Contains(filepath.Base(a.DoneMarker), "fix")
 			switch {
-			case mode == "bad-fix-marker" && isFix && role == workspace.RoleWorker:
+			case is("bad-fix-marker") && isFix && role == workspace.RoleWorker:
 				write(a.DoneMarker, "done!") // never valid
-			case mode == "early-marker" && a.Subtask != nil && a.Subtask.ID == "st_1":
+			case is("early-marker") && a.Subtask != nil && a.Subtask.ID == "st_1":
 				// A valid marker for checkpoint 2's st_2, before it is assigned.
 				write(filepath.Join(filepath.Dir(a.DoneMarker), "st_2.md"), "premature\n")
 				write(filepath.Join(filepath.Dir(a.DoneMarker), "st_2.done"), marker(a, filepath.Join(filepath.Dir(a.DoneMarker), "st_2.md")))
 				write(a.DoneMarker, marker(a, out))
-			case mode == "split-marker" && a.Subtask != nil && a.Subtask.ID == "st_1":
+			case is("split-marker") && a.Subtask != nil && a.Subtask.ID == "st_1":
 				// Half the marker, a silence longer than the watcher's
 				// MaxWait, then the rest.
 				m := marker(a, out)
@@ -325,4 +345,78 @@ func TestChaosResumeAfterStateLoss(t *testing.T) {
 	if n := countRecords(recs, "plan_submitted", nil); n != 1 {
 		t.Fatalf("%d plans submitted, want 1 (planning redone?)", n)
 	}
+}
+
+// Subtask descriptions at the size limit do not make state.json grow: it
+// references them (blobs/), every backup too, and each worker is told its
+// whole description.
+func TestChaosLargeDescriptions(t *testing.T) {
+	code, dir, out, _ := chaosRun(t, "large-plan", "")
+	chaosComplete(t, code, dir, out)
+	checkStateSmall(t, dir)
+	checkToldWhole(t, dir, "st_1", "st_2")
+}
+
+// checkStateSmall asserts that state.json and its backups are far smaller
+// than the plan's two 16 KiB descriptions.
+func checkStateSmall(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "backups", "state_*.json"))
+	for _, f := range append(files, filepath.Join(dir, "state.json")) {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > 16<<10 {
+			t.Errorf("%s is %d bytes: it holds copies of the descriptions", filepath.Base(f), fi.Size())
+		}
+	}
+	if blobs, _ := filepath.Glob(filepath.Join(dir, workspace.BlobsDir, "*")); len(blobs) == 0 {
+		t.Error("no blobs")
+	}
+}
+
+// checkToldWhole asserts each subtask's worker got its whole description.
+func checkToldWhole(t *testing.T, dir string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		d := largeDescription(id)
+		want := fmt.Sprintf("description %d bytes, sha256 %x\n", len(d), sha256.Sum256([]byte(d)))
+		b, err := os.ReadFile(filepath.Join(dir, "outputs", id+".md"))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: worker was told %q (%v), want %q", id, b, err, want)
+		}
+	}
+}
+
+// A needs_human task whose blobs are then deleted resumes (--retry) from
+// events.jsonl, not from an older backup: nothing is redone, the plan's
+// descriptions are whole again and the task completes.
+func TestChaosResumeAfterBlobLoss(t *testing.T) {
+	project, home := chaosProject(t, "max_retries = 1\n")
+	code, dir, out, _ := chaosExec(t, project, home, "large-plan+bad-fix-marker", "chaos: write two files")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	before := readState(t, dir)
+	if err := os.RemoveAll(filepath.Join(dir, workspace.BlobsDir)); err != nil {
+		t.Fatal(err)
+	}
+	code, dir, out, recs := chaosExec(t, project, home, "large-plan", "--retry")
+	st := chaosComplete(t, code, dir, out)
+	rebuilt := countRecords(recs, "state_rebuilt", func(r workspace.EventRecord) bool {
+		reason, _ := r.Details["reason"].(string)
+		return strings.Contains(reason, "blobs/") && strings.Contains(reason, "is missing")
+	})
+	if rebuilt != 1 {
+		t.Fatalf("no state_rebuilt record naming the missing blob:\n%s", out)
+	}
+	if st.Versions["plan"] != before.Versions["plan"] || countRecords(recs, "plan_submitted", nil) != 1 {
+		t.Fatalf("planning redone: plan versions %d → %d", before.Versions["plan"], st.Versions["plan"])
+	}
+	if st.Plan == nil || st.Plan.Subtasks[1].Description != largeDescription("st_2") {
+		t.Fatal("the rebuilt plan lost its descriptions")
+	}
+	checkStateSmall(t, dir)
+	checkToldWhole(t, dir, "st_2")
 }

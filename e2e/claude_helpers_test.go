@@ -559,7 +559,7 @@ func engineReview(name string) bool {
 
 // engineDirs are task-dir folders written by Hivemind itself.
 var engineDirs = map[string]bool{
-	"assignments": true, "backups": true, "heartbeats": true, "locks": true, "logs": true, "settings": true, "procs": true,
+	"assignments": true, "backups": true, "blobs": true, "heartbeats": true, "locks": true, "logs": true, "settings": true, "procs": true,
 }
 
 // checkWrites asserts that every file the run produced was written by

@@ -118,12 +118,8 @@ func taskDir(t *testing.T, project string) string {
 // readState parses a task's state.json.
 func readState(t *testing.T, dir string) workspace.State {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	st, err := workspace.ReadStateFile(dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var st workspace.State
-	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatalf("state.json: %v", err)
 	}
 	return st
@@ -305,12 +301,8 @@ func TestKillAndResume(t *testing.T) {
 		if len(m) != 1 {
 			return false
 		}
-		b, err := os.ReadFile(m[0])
-		if err != nil {
-			return false
-		}
-		var st workspace.State
-		if json.Unmarshal(b, &st) != nil || st.Phase != workspace.PhaseExecuting {
+		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
+		if err != nil || st.Phase != workspace.PhaseExecuting {
 			return false
 		}
 		dir, atKill = filepath.Dir(m[0]), st

@@ -112,6 +112,7 @@ func TestDecideWritePaths(t *testing.T) {
 		{"worker dotdot escape", "worker", "Write", P + "/src/../../outside/x.go", false, "outside"},
 		{"worker dotdot inside", "worker", "Write", P + "/src/../README.md", true, ""},
 		{"worker dotdot into state", "worker", "Write", T + "/outputs/../state.json", false, "state.json"},
+		{"lead into blobs", "lead", "Write", T + "/blobs/" + strings.Repeat("a", 64), false, "{task}/blobs/**"},
 		{"worker symlink dir escape", "worker", "Write", P + "/escape/x.go", false, "resolves to " + f.outside + "/x.go"},
 		{"worker dangling symlink escape", "worker", "Write", P + "/src/dangle", false, "resolves to " + f.outside + "/n.go"},
 		{"worker symlink within project", "worker", "Write", P + "/alias/x.go", true, ""},

@@ -72,6 +72,7 @@ var (
 var protectedPaths = []string{
 	"!{task}/state.json",
 	"!{task}/backups/**",
+	"!{task}/blobs/**",
 	"!{task}/events.jsonl",
 	"!{task}/task.json",
 	"!{task}/task.md",

@@ -20,6 +20,7 @@
 //	    task.json task.md       immutable task definition
 //	    state.json              written only through a StateStore
 //	    backups/                rolling state.json backups (10)
+//	    blobs/<sha256>          long strings state.json references (immutable)
 //	    events.jsonl            one JSON object a line, fsync'd per event
 //	    assignments/ outputs/ reviews/ friction/ logs/agents/ heartbeats/
 //	    locks/                  per-resource lock files

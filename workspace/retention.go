@@ -17,7 +17,7 @@ const (
 )
 
 // summaryKeep are the entries a summarised task keeps.
-var summaryKeep = []string{TaskFile, TaskMarkdown, StateFile, FrictionDir}
+var summaryKeep = []string{TaskFile, TaskMarkdown, StateFile, BlobsDir, FrictionDir}
 
 // CleanupReport says what Cleanup did.
 type CleanupReport struct {
@@ -39,7 +39,7 @@ type CleanupReport struct {
 // Cleanup applies retention at time now. A task that is over (complete,
 // cancelled or abandoned: State.Over) and ended less than fullDays ago is
 // kept whole; after that it is reduced
-// to its summary (task.json, task.md, the final state.json, friction/);
+// to its summary (task.json, task.md, the final state.json and the blobs/ it references, friction/);
 // after summaryDays it is deleted. The cross-task friction.json is never
 // touched, and neither is an unfinished task or one whose state cannot be
 // read. fullDays ≤ 0 and summaryDays ≤ 0 mean the defaults (7, 30);

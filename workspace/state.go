@@ -39,6 +39,8 @@ type StateStore struct {
 	lock    *os.File
 	closed  bool
 	now     func() time.Time
+	// blobs are the hashes of blobs known to be stored (blob.go).
+	blobs map[string]bool
 }
 
 // LoadResult says where the loaded state came from.
@@ -52,6 +54,12 @@ type LoadResult struct {
 	// Fresh is true when there was neither a state.json nor a backup: the
 	// returned State is the zero value.
 	Fresh bool
+	// Lost says why state.json could not be used although it parses: it
+	// references content (blobs/) that is missing or corrupt (ErrBlob).
+	// The State is then zero, as with Fresh, and nothing was changed on
+	// disk: the caller rebuilds the state from events.jsonl or refuses.
+	// Backups are not tried: an older one would silently redo work.
+	Lost string
 	// RemovedTemps counts the temp files of atomic writes (e.g.
 	// .state.json.tmp-123) a killed writer had left in the task directory
 	// and that were removed on open.
@@ -62,7 +70,7 @@ type LoadResult struct {
 // writes (the state store's holder is the task's only engine): their
 // leftover temp files are removed when the store is opened. Directories
 // agents write (outputs, friction) are left alone.
-var tempDirs = []string{".", AssignmentsDir, HeartbeatsDir, BackupsDir, ReviewsDir}
+var tempDirs = []string{".", AssignmentsDir, HeartbeatsDir, BackupsDir, ReviewsDir, BlobsDir}
 
 // OpenStateStore opens the single writer of t's state.json and loads the
 // state. A missing, empty, torn or invalid state.json is replaced by the
@@ -79,7 +87,7 @@ func OpenStateStore(t *TaskDir) (*StateStore, State, LoadResult, error) {
 	if err != nil {
 		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state of task %s: another state writer: %w", t.id, err)
 	}
-	s := &StateStore{t: t, path: filepath.Join(t.dir, StateFile), backups: filepath.Join(t.dir, BackupsDir), lock: f, now: time.Now}
+	s := &StateStore{t: t, path: filepath.Join(t.dir, StateFile), backups: filepath.Join(t.dir, BackupsDir), lock: f, now: time.Now, blobs: map[string]bool{}}
 	// state.json itself is read with O_NOFOLLOW and replaced by rename, so
 	// a symlink planted there is treated as a corrupt state, never followed.
 	_ = writeLockInfo(f, lockInfo{PID: os.Getpid(), Host: hostname(), Start: time.Now().UTC(), Owner: "state writer"})
@@ -118,6 +126,9 @@ func (s *StateStore) Path() string { return s.path }
 
 func (s *StateStore) load() (State, LoadResult, error) {
 	st, from, problem, err := readState(s.t)
+	if errors.Is(err, ErrBlob) {
+		return State{}, LoadResult{Lost: err.Error()}, nil
+	}
 	if err != nil {
 		return State{}, LoadResult{}, err
 	}
@@ -149,7 +160,8 @@ func (s *StateStore) load() (State, LoadResult, error) {
 // returns the state from state.json (from == ""), or from the newest valid
 // backup (from = its path, problem = what was wrong), or nil when there is
 // neither state.json nor any backup. A bad state.json without a valid
-// backup is ErrCorruptState.
+// backup is ErrCorruptState. A state.json that references a missing or
+// corrupt blob is ErrBlob (no backup is tried).
 func readState(t *TaskDir) (st *State, from, problem string, err error) {
 	path := filepath.Join(t.dir, StateFile)
 	data, rerr := readNoFollowMax(path, maxStateSize)
@@ -160,6 +172,10 @@ func readState(t *TaskDir) (st *State, from, problem string, err error) {
 		// silently redo work. Report it, restore nothing.
 		return nil, "", "", fmt.Errorf("workspace: read state of task %s: %w", t.id, rerr)
 	case rerr == nil:
+		data, rerr = resolveBlobs(t.dir, data)
+		if rerr != nil {
+			return nil, "", "", fmt.Errorf("workspace: read state of task %s: %w", t.id, rerr)
+		}
 		s, perr := ParseState(data, t.id)
 		if perr == nil {
 			return &s, "", "", nil
@@ -186,6 +202,9 @@ func readState(t *TaskDir) (st *State, from, problem string, err error) {
 	for i := len(backups) - 1; i >= 0; i-- {
 		data, err := readNoFollowMax(backups[i], maxStateSize)
 		if err != nil {
+			continue
+		}
+		if data, err = resolveBlobs(t.dir, data); err != nil {
 			continue
 		}
 		if s, err := ParseState(data, t.id); err == nil {
@@ -242,8 +261,9 @@ func listBackups(dir string) ([]string, error) {
 
 // Save writes st as the new state.json: first the current state.json (if
 // valid) becomes the newest of the rolling backups (KeepBackups kept), then
-// the new content is written atomically. An empty st.TaskID is filled in; a
-// different one is an error.
+// the new content is written atomically. Strings longer than InlineMax
+// are stored in blobs/ first, fsync'd, and state.json references them
+// (blob.go). An empty st.TaskID is filled in; a different one is an error.
 func (s *StateStore) Save(st State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,11 +276,22 @@ func (s *StateStore) Save(st State) error {
 	if st.TaskID != s.t.id {
 		return fmt.Errorf("workspace: write state: task_id %q in the state of task %s", st.TaskID, s.t.id)
 	}
-	data, err := json.MarshalIndent(st, "", "  ")
+	compact, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
 	}
-	data = append(data, '\n')
+	compact, blobs, err := externalize(compact)
+	if err != nil {
+		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
+	}
+	if err := storeBlobs(s.t.dir, blobs, s.blobs); err != nil {
+		return fmt.Errorf("workspace: write state of task %s: blobs: %w", s.t.id, err)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
+	}
+	data := append(buf.Bytes(), '\n')
 	if err := s.backup(); err != nil {
 		return fmt.Errorf("workspace: write state of task %s: backup: %w", s.t.id, err)
 	}

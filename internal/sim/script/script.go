@@ -284,17 +284,8 @@ func version(p string) int {
 	return n
 }
 
-type stateFile struct {
-	CurrentCheckpoint int                             `json:"current_checkpoint"`
-	Plan              *workspace.Plan                 `json:"plan"`
-	Agents            map[string]workspace.AgentState `json:"agents"`
-}
-
-func (c *ctx) state() stateFile {
-	var s stateFile
-	if b, err := os.ReadFile(filepath.Join(c.taskDir, "state.json")); err == nil {
-		_ = json.Unmarshal(b, &s)
-	}
+func (c *ctx) state() workspace.State {
+	s, _ := workspace.ReadStateFile(c.taskDir)
 	return s
 }
 
