@@ -15,7 +15,7 @@ import (
 )
 
 // KnowledgeFiles is what the Runner needs from the shared knowledge
-// (workspace.ContextStore).
+// (workspace.KnowledgeStore).
 type KnowledgeFiles interface {
 	// InboxDir is the absolute context/inbox directory.
 	InboxDir() string

@@ -137,7 +137,7 @@ func TestEventsMilestonesAndDetail(t *testing.T) {
 	if strings.Contains(h.plain(), "injection_result") {
 		t.Fatal("v did not go back to milestones")
 	}
-	if !IsMilestone(workspace.EventRecord{Type: "checkpoint_approved"}) || IsMilestone(workspace.EventRecord{Type: "input.agent_health"}) {
+	if !workspace.IsMilestone(workspace.EventRecord{Type: "checkpoint_approved"}) || workspace.IsMilestone(workspace.EventRecord{Type: "input.agent_health"}) {
 		t.Fatal("IsMilestone misclassifies")
 	}
 }

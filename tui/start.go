@@ -14,7 +14,7 @@ import (
 
 // Launcher is the front door's seam to the outside world: the start screen
 // and the summary never touch the workspace or start processes themselves,
-// they ask a Launcher (package main implements it). Every method may block
+// they ask a Launcher (internal/app implements it). Every method may block
 // (disk, process start and stop); the TUI calls them only from a tea.Cmd,
 // never from Update.
 type Launcher interface {

@@ -674,7 +674,7 @@ func (m Model) renderEvents() string {
 	n := h - 1
 	evs := make([]workspace.EventRecord, 0, n)
 	for i := len(m.events) - 1; i >= 0 && len(evs) < n; i-- {
-		if m.detail || IsMilestone(m.events[i]) {
+		if m.detail || workspace.IsMilestone(m.events[i]) {
 			evs = append(evs, m.events[i])
 		}
 	}
@@ -720,7 +720,7 @@ func formatEvent(e workspace.EventRecord) string {
 			sb.WriteString(oneLine(fmt.Sprint(e.Details[k])))
 		}
 	}
-	if note := StopNote(e); note != "" {
+	if note := workspace.StopNote(e); note != "" {
 		sb.WriteString(lipgloss.NewStyle().Foreground(colOK).Render(" (" + note + ")"))
 	}
 	return sb.String()
