@@ -418,7 +418,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 	if _, ok := msg.(SnapshotMsg); !ok {
 		return nil
 	}
-	p := m.st.State
+	p := m.st.Phase
 	if p == m.fd.seen {
 		return nil
 	}
@@ -519,11 +519,11 @@ func (m *Model) endSession() tea.Cmd {
 func (m *Model) resetRun() {
 	m.st, m.haveState = workspace.State{}, false
 	m.events = nil
-	m.health = map[string]string{}
+	m.health = map[string]workspace.Health{}
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
-	m.cx = contextPanel{}
+	m.cx = knowledgePanel{}
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.pausedAt, m.pausedFor = time.Time{}, 0
@@ -603,7 +603,7 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if !m.attached && m.confirm == confirmNone && !m.showHelp && key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
 			m.fd.mode = modeSummary
 			m.zoom = false
-			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.State {
+			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
 				return m.openSummary(m.st, true), true
 			}
 			return nil, true
@@ -622,7 +622,7 @@ func (m Model) summaryAvailable() bool {
 	if !m.haveState {
 		return false
 	}
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
 		return true
 	}
@@ -804,7 +804,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	live := m.fd.sumLive && m.fd.sess != nil
-	failed := live && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true

@@ -63,7 +63,7 @@ func phaseHeadline(p, prev workspace.Phase) string {
 // approvedCheckpoints counts the checkpoints the Reviewer approved: the
 // progress the header shows (a checkpoint being built is not progress yet).
 func approvedCheckpoints(st workspace.State) int {
-	if st.State == workspace.PhaseComplete {
+	if st.Phase == workspace.PhaseComplete {
 		return st.TotalCheckpoints
 	}
 	seen := map[int]bool{}
