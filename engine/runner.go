@@ -80,7 +80,8 @@ type RunnerConfig struct {
 	State State
 	// History is the tail of events.jsonl on resume, shown in snapshots.
 	History []workspace.EventRecord
-	// QuietPeriod configures the watcher (default 300 ms).
+	// QuietPeriod configures the watchers, as given (config's
+	// quiet_period_ms).
 	QuietPeriod time.Duration
 	// NoWatch disables the file watcher (tests that feed events directly).
 	NoWatch bool
