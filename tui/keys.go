@@ -18,7 +18,7 @@ type keyMap struct {
 	Retry, Abandon              key.Binding
 	Help, Yes, No               key.Binding
 	Summary                     key.Binding // front door only (start.go)
-	Knowledge                   key.Binding // shared-context panel (context.go)
+	Knowledge                   key.Binding // shared-knowledge panel (knowledge.go)
 }
 
 func newKeyMap() keyMap {
@@ -55,7 +55,7 @@ func newKeyMap() keyMap {
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no, close")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
-		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared context")),
+		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared knowledge")),
 	}
 }
 
