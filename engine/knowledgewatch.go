@@ -30,7 +30,7 @@ type KnowledgeFiles interface {
 var _ KnowledgeFiles = (*workspace.KnowledgeStore)(nil)
 
 // knowledgeWatcher reports complete files in the shared knowledge's inbox as
-// ContextSubmitted events. A file is complete when it has been unchanged
+// KnowledgeSubmitted events. A file is complete when it has been unchanged
 // for the quiet period, or at once when an agent's turn ended (flush). Its
 // state is guarded by a mutex rather than owned by its goroutine, so the
 // runner can flush synchronously: the entries an agent wrote during its
@@ -172,7 +172,7 @@ func (r *Runner) flushKnowledge(agent string) {
 	}
 }
 
-// loadKnowledge refreshes the snapshot's context list.
+// loadKnowledge refreshes the snapshot's knowledge list.
 func (r *Runner) loadKnowledge() {
 	items, err := r.cfg.Knowledge.Items()
 	if err != nil {
@@ -184,7 +184,7 @@ func (r *Runner) loadKnowledge() {
 	r.smu.Unlock()
 }
 
-// applyKnowledge carries out MergeContext and ArchiveContext.
+// applyKnowledge carries out MergeKnowledge and ArchiveKnowledge.
 func (r *Runner) applyKnowledge(e Effect) {
 	if r.cfg.Knowledge == nil {
 		return
