@@ -76,6 +76,9 @@ func loadConfig(o options) (config.Config, config.Sources, error) {
 		a := strings.TrimSpace(o.agent)
 		ov.Agent = &a
 	}
+	if o.planApproval != "" {
+		ov.PlanApproval = &o.planApproval
+	}
 	return config.Load(root, config.UserDir(os.Getenv), ov)
 }
 
@@ -153,6 +156,7 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		return nil, fmt.Errorf("%w: give a task or --resume, not both", errUsage)
 	case task.Description != "":
 		task.Project, task.Workers, task.Agent = project, cfg.Workers, cfg.Agent
+		task.PlanApproval, task.AgentArgs = cfg.PlanApproval, o.simArgs
 		if task.SubmittedBy == "" {
 			task.SubmittedBy = "cli"
 		}
@@ -185,6 +189,9 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		// The task keeps the agents it started with; --agent overrides.
 		var changed []workspace.EventRecord
 		cfg, changed = resumeAgents(o, cfg, t)
+		if len(o.simArgs) == 0 {
+			o.simArgs = t.AgentArgs // the demo's pace
+		}
 		notes = append(notes, changed...)
 		if !o.noPreflight {
 			rs, err := preflightCheck(cfg)

@@ -160,7 +160,7 @@ func (st *stepper) notify(level, msg string) {
 // and agent failures are acted on.
 func running(p workspace.Phase) bool {
 	switch p {
-	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision,
+	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
 		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
 		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
 		workspace.PhaseFrictionResolution:
@@ -394,13 +394,14 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 		from = workspace.PhaseIdle
 	}
 	*s = State{
-		TaskID:    e.Task.ID,
-		State:     from,
-		Project:   project,
-		TaskDir:   e.TaskDir,
-		StartedAt: e.At,
-		Subtasks:  map[string]workspace.SubtaskState{},
-		Agents:    map[string]workspace.AgentState{},
+		TaskID:       e.Task.ID,
+		State:        from,
+		Project:      project,
+		TaskDir:      e.TaskDir,
+		StartedAt:    e.At,
+		PlanApproval: e.Task.PlanApproval,
+		Subtasks:     map[string]workspace.SubtaskState{},
+		Agents:       map[string]workspace.AgentState{},
 	}
 	workers := e.Task.Workers
 	if workers <= 0 {
@@ -753,7 +754,7 @@ const (
 // TriggerNames are the trigger files at the task dir root; friction files
 // are friction/<name>.md.
 var TriggerNames = []string{trigPlan, trigPlanApproved, trigPlanFeedback, trigCheckpoint,
-	trigCheckpointApproved, trigCheckpointIssues, trigFrictionResolution}
+	trigCheckpointApproved, trigCheckpointIssues, trigFrictionResolution, PlanDecisionFile}
 
 func classify(p string) string {
 	for _, n := range TriggerNames {
@@ -815,6 +816,8 @@ func (st *stepper) trigger(e TriggerCompleted) {
 		st.planApproved(p, key, e.Content)
 	case kind == trigPlanFeedback && ph == workspace.PhasePlanReview:
 		st.planFeedbackIn(p, key, e.Content)
+	case kind == PlanDecisionFile && ph == workspace.PhasePlanApproval:
+		st.planDecision(p, key, e.Content)
 	case kind == trigCheckpoint && (ph == workspace.PhaseExecuting || ph == workspace.PhaseCheckpointFix):
 		st.checkpointWritten(p, key)
 	case kind == trigCheckpointApproved && ph == workspace.PhaseCheckpointReview:
@@ -977,6 +980,9 @@ func (st *stepper) planApproved(p, key string, content []byte) {
 	st.planRound("approved", to, content)
 	st.emit("plan_approved", "reviewer", map[string]any{"subject": st.reviewSubject()})
 	st.finishWork("reviewer")
+	if st.gatePlan() {
+		return
+	}
 	s.FrictionActive = nil
 	s.ResolutionFile = ""
 	s.ReviewSubject = ""
@@ -1047,7 +1053,7 @@ func (st *stepper) planFeedbackIn(p, key string, content []byte) {
 		return
 	}
 	st.enter(workspace.PhasePlanRevision)
-	st.leadRevise(to)
+	st.leadRevise("The reviewer", to)
 }
 
 func checkpointKey(cp int) string { return fmt.Sprintf("checkpoint_%d", cp) }
