@@ -505,6 +505,7 @@ func (st *stepper) resumed(e Resumed) {
 	}
 	st.resumeMerge()
 	st.scheduleWork()
+	st.remindPlanGate()
 }
 
 // takeOnDisk handles the trigger files and done markers a restarted runner
@@ -622,6 +623,7 @@ func (st *stepper) unpause() {
 		st.handle(ev)
 	}
 	st.scheduleWork()
+	st.remindPlanGate()
 }
 
 func (st *stepper) stopAll() {

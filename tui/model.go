@@ -168,6 +168,7 @@ type Model struct {
 	find       search    // scrollback search (find.go)
 	sel        selection // mouse selection in a pane (find.go)
 	diff       diffView  // a worker's diff (diff.go)
+	gate       planGate  // the plan waiting for the user's decision (plan.go)
 
 	// Paused time is left out of the elapsed clock: pausedAt is when the
 	// current pause began (zero when running), pausedFor the pauses seen

@@ -16,6 +16,7 @@ var phaseWords = map[workspace.Phase]string{
 	workspace.PhasePlanning:           "planning",
 	workspace.PhasePlanReview:         "reviewing plan",
 	workspace.PhasePlanRevision:       "revising plan",
+	workspace.PhasePlanApproval:       "plan: your call",
 	workspace.PhaseExecuting:          "building",
 	workspace.PhaseCheckpoint:         "checkpoint reached",
 	workspace.PhaseCheckpointReview:   "reviewing checkpoint",
@@ -95,6 +96,7 @@ var stateLegend = []helpEntry{
 	{"planning", "lead writes plan"},
 	{"reviewing plan", "reviewer reads it"},
 	{"revising plan", "lead reworks plan"},
+	{"plan: your call", "a approve, f feedback"},
 	{"building", "workers build"},
 	{"reviewing checkpoint", "reviewer checks"},
 	{"fixing review issues", "workers fix issues"},
@@ -108,6 +110,7 @@ var stateLegend = []helpEntry{
 var milestoneTypes = map[string]bool{
 	"task_submitted": true, "state_changed": true, "resumed": true,
 	"plan_submitted": true, "plan_invalid": true, "plan_feedback": true, "plan_approved": true,
+	"plan_awaiting_human": true, "plan_decision": true, "plan_decision_rejected": true,
 	"subtask_assigned": true, "subtask_done": true, "subtask_rejected": true, "subtask_committed": true,
 	"checkpoint_reached": true, "checkpoint_approved": true, "checkpoint_issues": true, "checkpoint_merged": true,
 	"merge_conflict": true, "merge_failed": true, "fix_started": true, "fix_done": true, "fix_rejected": true,
