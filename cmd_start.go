@@ -209,6 +209,9 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 	if t.Workers > 0 {
 		o.workers, o.workersSet = t.Workers, true
 	}
+	if t.PlanApproval != "" {
+		o.planApproval = t.PlanApproval // as if given with --plan-approval
+	}
 	return l.run(o, t)
 }
 
@@ -462,6 +465,7 @@ func runFrontDoor(o options, initial *app) int {
 	if cfg, _, err := loadConfig(o); err == nil {
 		opts.FPS = cfg.FPS
 		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
+		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {
 		r, s := l.prepare(initial)

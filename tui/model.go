@@ -112,6 +112,9 @@ type Options struct {
 	// start screen lets the launcher decide (its config and flags).
 	Agents  []string
 	Workers int
+	// HumanPlanApproval is the start screen's initial plan approval (the
+	// config's plan_approval is "human"); p on the Team row switches it.
+	HumanPlanApproval bool
 	// Session is a task already running when the program starts (it
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
@@ -137,4 +138,34 @@ func TestPlanGateKeys(t *testing.T) {
 	h.key("c")
 	h.key("y")
 	h.eng.requireCalls(t, "pause", "cancel")
+}
+
+// p on the start screen's Team row switches who approves the plan; the
+// task carries the choice only when it differs from the config's.
+func TestStartPlanApproval(t *testing.T) {
+	for _, human := range []bool{false, true} {
+		l := newFakeLauncher()
+		m := New(Options{Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
+			HumanPlanApproval: human, Now: func() time.Time { return testNow }})
+		h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
+		h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+		h.run(m.Init())
+		h.typeText("add a square root")
+		h.keys("tab", "tab", "tab")
+		from, to, want := "plan approved by the Reviewer  ", "plan approved by the Reviewer, then you", "human"
+		if human {
+			from, to, want = to, from, "reviewer"
+		}
+		if !strings.Contains(h.plain(), from) || !strings.Contains(h.plain(), "p switches") {
+			t.Fatalf("team row:\n%s", h.plain())
+		}
+		h.keys("p")
+		if !strings.Contains(h.plain(), to) {
+			t.Fatalf("team row after p:\n%s", h.plain())
+		}
+		h.run(h.send(ctrl('s')))
+		if len(l.started) != 1 || l.started[0].PlanApproval != want {
+			t.Fatalf("started %+v, want plan approval %q", l.started, want)
+		}
+	}
 }
