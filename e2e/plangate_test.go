@@ -1,10 +1,12 @@
 package e2e_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -154,4 +156,66 @@ func TestTUIPlanGate(t *testing.T) {
 		t.Errorf("exit status %d", code)
 	}
 	noLeftovers(t, r.project)
+}
+
+// Headless, the gate waits and says where to write the decision; a bad
+// file is refused with the reason; the run killed at the gate keeps the
+// decision written while it was down and builds after --resume (which
+// prints again where to write, had it not been written).
+func TestPlanGateHeadlessKillResume(t *testing.T) {
+	t.Parallel()
+	project, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "sim", "--plan-approval", "human", "--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	until := func(what, text string) {
+		t.Helper()
+		waitFor(t, runDeadline, what, func() bool {
+			select {
+			case err := <-exited:
+				t.Fatalf("hivemind exited while waiting for %s: %v\n%s", what, err, out.String())
+			default:
+			}
+			return strings.Contains(out.String(), text)
+		})
+	}
+	until("the gate", "plan-decision.md: first line \"approve\"")
+	dir := taskDir(t, project)
+	decision := filepath.Join(dir, "plan-decision.md")
+	if !strings.Contains(out.String(), "write "+decision) {
+		t.Fatalf("the run does not say where to write the decision:\n%s", out.String())
+	}
+	if err := os.WriteFile(decision, []byte("lgtm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until("the refusal", `got "lgtm"`)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	noLeftovers(t, project)
+	if st := readState(t, dir); st.State != workspace.PhasePlanApproval {
+		t.Fatalf("state after the kill: %s", st.State)
+	}
+	if err := os.WriteFile(decision, []byte("approve\n\nfine by me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--project", project)
+	if code := exitCode(t, cmd2); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, out2.String())
+	}
+	checkComplete(t, dir)
+	recs := readEventLog(dir)
+	if countRecords(recs, "plan_decision", func(r workspace.EventRecord) bool { return r.Details["decision"] == "approve" }) != 1 ||
+		countRecords(recs, "plan_decision_rejected", nil) != 1 {
+		t.Errorf("want one rejected and one approve decision in the log")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, workspace.ReviewsDir, "plan_v2-human-approved.md")); err != nil || !strings.Contains(string(b), "fine by me") {
+		t.Errorf("the approval archive: %q %v", b, err)
+	}
 }
