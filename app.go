@@ -76,8 +76,8 @@ func loadConfig(o options) (config.Config, config.Sources, error) {
 		a := strings.TrimSpace(o.agent)
 		ov.Agent = &a
 	}
-	if o.planApproval != "" {
-		ov.PlanApproval = &o.planApproval
+	if o.planBy != "" {
+		ov.PlanApproval = &o.planBy
 	}
 	return config.Load(root, config.UserDir(os.Getenv), ov)
 }

@@ -34,8 +34,7 @@ type options struct {
 	workersSet  bool
 	agent       string
 	agentSet    bool
-	// planApproval is --plan-approval ("" when not given).
-	planApproval string
+	planBy      string // --plan-approval ("" when not given)
 	config      string
 	resume      bool
 	retry       bool // with --resume: retry what stopped the task (needs_human, error)
@@ -92,7 +91,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
 	fs.IntVar(&o.workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
 	fs.StringVar(&o.agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
-	fs.StringVar(&o.planApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
+	fs.StringVar(&o.planBy, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
 	fs.StringVar(&o.config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.resume, "resume", false, "resume the unfinished task of this workspace")
 	fs.BoolVar(&o.retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")

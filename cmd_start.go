@@ -210,7 +210,7 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 		o.workers, o.workersSet = t.Workers, true
 	}
 	if t.PlanApproval != "" {
-		o.planApproval = t.PlanApproval // as if given with --plan-approval
+		o.planBy = t.PlanApproval // as if given with --plan-approval
 	}
 	return l.run(o, t)
 }
