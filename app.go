@@ -156,7 +156,10 @@ func newApp(o options, task workspace.Task, stdout io.Writer) (*app, error) {
 		return nil, fmt.Errorf("%w: give a task or --resume, not both", errUsage)
 	case task.Description != "":
 		task.Project, task.Workers, task.Agent = project, cfg.Workers, cfg.Agent
-		task.PlanApproval, task.AgentArgs = cfg.PlanApproval, o.simArgs
+		task.AgentArgs = o.simArgs
+		if cfg.PlanApproval != config.PlanApprovalReviewer {
+			task.PlanApproval = cfg.PlanApproval // the default is not written
+		}
 		if task.SubmittedBy == "" {
 			task.SubmittedBy = "cli"
 		}
