@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -135,15 +134,19 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	ended := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(ended) }()
 	// The sim agents run at the demo's pace: the task's sim flags come
 	// first on their command line (HIVEMIND_SIM_ARGS, which tests set to a
 	// fast pace, comes after and wins).
-	argv := simAgentArgv(t, dir)
-	if i := strings.Index(argv, "--pace\x00"+demoPace+"\x00"); i < 0 {
+	argv := simAgentArgv(t, dir, ended)
+	if !strings.Contains(argv, "--pace\x00"+demoPace+"\x00") {
 		t.Errorf("resumed sim agent runs %q, without the demo's --pace %s", strings.ReplaceAll(argv, "\x00", " "), demoPace)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("resume: %v\n%s", err, out.String())
+	<-ended
+	if waitErr != nil {
+		t.Fatalf("resume: %v\n%s", waitErr, out.String())
 	}
 	checkComplete(t, dir)
 	recs := readEventLog(dir)
@@ -163,14 +166,19 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 const demoPace = "200ms"
 
 // simAgentArgv waits until the running task in dir has a live lead agent
-// and returns its command line (NUL separated, from /proc).
-func simAgentArgv(t *testing.T, dir string) string {
+// and returns its command line (NUL separated, from /proc); it gives up
+// when the run has ended.
+func simAgentArgv(t *testing.T, dir string, ended <-chan struct{}) string {
 	t.Helper()
 	var argv []byte
 	waitFor(t, runDeadline, "a live lead agent in "+dir, func() bool {
-		var st workspace.State
-		b, err := os.ReadFile(filepath.Join(dir, workspace.StateFile))
-		if err != nil || json.Unmarshal(b, &st) != nil || st.Agents["lead"].PID <= 0 {
+		select {
+		case <-ended:
+			t.Fatalf("the run ended before its lead agent was seen")
+		default:
+		}
+		st, err := workspace.ReadStateFile(dir)
+		if err != nil || st.Agents["lead"].PID <= 0 {
 			return false
 		}
 		argv, err = os.ReadFile(filepath.Join("/proc", strconv.Itoa(st.Agents["lead"].PID), "cmdline"))
