@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test lint bench fuzz demo build chaos
+.PHONY: test lint bench fuzz demo build chaos real-agents
 
 build:
 	$(GO) build -o hivemind . && $(GO) build -o hivemind-hook ./cmd/hivemind-hook
@@ -10,10 +10,19 @@ build:
 test:
 	$(GO) test -race ./...
 
+# golangci-lint (pinned, run through the module proxy, so CI installs
+# nothing; .golangci.yml) adds errcheck and gochecksumtype: every switch
+# over a //sumtype:decl interface (engine.Event, engine.Effect) lists every
+# member or has a default.
+GOLANGCI = github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
 lint:
 	gofmt -l $$(git ls-files '*.go')
 	$(GO) vet ./...
 	staticcheck ./...
+	$(GO) run $(GOLANGCI) run ./...
+	# The pure state machine's files import no I/O and read no clock.
+	$(GO) test -count=1 -run '^TestPureFiles' ./engine
 
 # Fuzz targets: package:Target pairs (go test -fuzz runs one target at a time).
 FUZZ_TARGETS = ./workspace:FuzzLoadState ./workspace:FuzzReadEvents ./engine:FuzzParsePlan ./ptyagent/screen:FuzzScreenWrite
@@ -44,3 +53,15 @@ demo:
 # (e2e/chaos_test.go). CI runs the short form, in seconds: make chaos SHORT=1
 chaos:
 	$(GO) test -race -count=1 $(if $(SHORT),-short) -run '^TestChaos' ./e2e/
+
+# Real Codex CLI and Gemini CLI from npm against the fake APIs (the
+# profiles through ptyagent's Manager, and a typed turn in a PTY). Pinned
+# versions by default; try the newest with
+#   make real-agents CODEX_VERSION=latest GEMINI_VERSION=latest AGENTS_PREFIX=/tmp/hm-agents-latest
+CODEX_VERSION  ?= 0.169.0
+GEMINI_VERSION ?= 0.61.0
+AGENTS_PREFIX  ?= $(HOME)/.cache/hivemind-agents
+real-agents:
+	npm install --prefix $(AGENTS_PREFIX) --no-fund --no-audit @openai/codex@$(CODEX_VERSION) @google/gemini-cli@$(GEMINI_VERSION)
+	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'TestReal(Codex|Gemini)$$' ./ptyagent/
+	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test(Codex|Gemini)TypedTurn$$' ./e2e/

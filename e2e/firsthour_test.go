@@ -162,7 +162,7 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	}
 }
 
-// demoPace is the demo's sim pace (cmd_demo.go).
+// demoPace is the demo's sim pace (internal/cli/demo.go).
 const demoPace = "200ms"
 
 // simAgentArgv waits until the running task in dir has a live lead agent

@@ -199,8 +199,8 @@ func TestPlanGateHeadlessKillResume(t *testing.T) {
 	}
 	<-exited
 	noLeftovers(t, project)
-	if st := readState(t, dir); st.State != workspace.PhasePlanApproval {
-		t.Fatalf("state after the kill: %s", st.State)
+	if st := readState(t, dir); st.Phase != workspace.PhasePlanApproval {
+		t.Fatalf("state after the kill: %s", st.Phase)
 	}
 	if err := os.WriteFile(decision, []byte("approve\n\nfine by me\n"), 0o644); err != nil {
 		t.Fatal(err)

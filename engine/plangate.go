@@ -162,20 +162,7 @@ func (st *stepper) planDecision(p, key string, content []byte) {
 // remindPlanGate repeats how to decide when a run comes back to the gate
 // (a resume after a restart or a pause): a headless user sees it again.
 func (st *stepper) remindPlanGate() {
-	if st.s.State == workspace.PhasePlanApproval {
+	if st.s.Phase == workspace.PhasePlanApproval {
 		st.notify("warn", fmt.Sprintf("%s waits for your decision: %s", st.reviewSubject(), PlanDecisionHelp(st.s.TaskDir)))
 	}
-}
-
-// DecidePlan records the user's decision at the plan gate: it writes
-// plan-decision.md (atomically) into the task dir, where the watcher finds
-// it like any trigger, so the decision is on disk before anything acts on
-// it and survives a crash. A decision outside plan_approval is archived as
-// ignored by the engine.
-func (r *Runner) DecidePlan(approve bool, feedback string) error {
-	data := FormatPlanDecision(PlanDecision{Approve: approve, Feedback: feedback})
-	if len(data) > MaxPlanDecision {
-		return fmt.Errorf("the feedback is %d bytes; at most %d", len(data), MaxPlanDecision)
-	}
-	return workspace.WriteFileAtomic(filepath.Join(r.cfg.TaskDir.Dir(), PlanDecisionFile), data, 0o644)
 }

@@ -251,7 +251,7 @@ func TestPlanGateResume(t *testing.T) {
 	// The same file seen again (archived after the state was saved, then
 	// a crash) is a duplicate.
 	n, eff := step(t, testMachine, sc.s, TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, At: t0.Add(time.Hour)})
-	if n.State != workspace.PhaseExecuting || !hasEvent(eff, "trigger_duplicate") {
+	if n.Phase != workspace.PhaseExecuting || !hasEvent(eff, "trigger_duplicate") {
 		t.Fatalf("duplicate decision: %s", describe(eff))
 	}
 }

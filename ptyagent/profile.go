@@ -30,18 +30,7 @@ type ClaudeOptions struct {
 // Argv returns the command line. --settings comes last because Claude
 // Code honours only the last --settings flag.
 func (o ClaudeOptions) Argv() []string {
-	bin := o.Binary
-	if bin == "" {
-		bin = "claude"
-	}
-	a := []string{bin}
-	if o.SessionID != "" {
-		if o.Resume {
-			a = append(a, "--resume", o.SessionID)
-		} else {
-			a = append(a, "--session-id", o.SessionID)
-		}
-	}
+	a := startArgv(o.Binary, "claude", o.SessionID, o.Resume, "--session-id", "--resume")
 	if o.Model != "" {
 		a = append(a, "--model", o.Model)
 	}
@@ -66,6 +55,23 @@ func (o ClaudeOptions) Argv() []string {
 	a = append(a, o.ExtraArgs...)
 	if o.SettingsPath != "" {
 		a = append(a, "--settings", o.SettingsPath)
+	}
+	return a
+}
+
+// startArgv begins a command line: bin (def when empty), then, when id is
+// set, newFlag id on a first start or resumeFlag id on a restart.
+func startArgv(bin, def, id string, resume bool, newFlag, resumeFlag string) []string {
+	if bin == "" {
+		bin = def
+	}
+	a := []string{bin}
+	switch {
+	case id == "":
+	case resume:
+		a = append(a, resumeFlag, id)
+	default:
+		a = append(a, newFlag, id)
 	}
 	return a
 }

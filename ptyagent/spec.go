@@ -14,6 +14,8 @@ const (
 	ProfileClaude ProfileKind = "claude" // Claude Code: hooks + window title
 	ProfileSim    ProfileKind = "sim"    // built-in sim agent: hooks through the relay
 	ProfileCustom ProfileKind = "custom" // any other CLI: output activity / screen regex
+	ProfileCodex  ProfileKind = "codex"  // Codex CLI: Claude-style hooks (profile_codex.go)
+	ProfileGemini ProfileKind = "gemini" // Gemini CLI: its own hooks (profile_gemini.go)
 )
 
 // ConfirmMode says how a submitted message is confirmed.
@@ -132,6 +134,11 @@ func DefaultSubmitRules(k ProfileKind) SubmitRules {
 	case ProfileClaude:
 		return SubmitRules{Paste: true, EnterDelay: 80 * time.Millisecond, Confirm: ConfirmHook,
 			ConfirmTimeout: 3 * time.Second, EnterRetries: 2, Resends: 1}
+	case ProfileCodex, ProfileGemini:
+		// An Enter within ~100 ms of a plain burst of keys is taken as part
+		// of a paste; confirmed by the prompt-submit hook.
+		return SubmitRules{Paste: true, EnterDelay: 150 * time.Millisecond, Confirm: ConfirmHook,
+			ConfirmTimeout: 3 * time.Second, EnterRetries: 2, Resends: 1}
 	case ProfileSim:
 		return SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 1}
 	default:
@@ -144,6 +151,10 @@ func DefaultReadyRules(k ProfileKind) ReadyRules {
 	switch k {
 	case ProfileClaude:
 		return ReadyRules{Mode: ReadyClaude, Quiet: 500 * time.Millisecond}
+	case ProfileCodex:
+		return ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Ask Codex`}
+	case ProfileGemini:
+		return ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Type your message`}
 	case ProfileSim:
 		return ReadyRules{Mode: ReadyHook}
 	default:

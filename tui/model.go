@@ -152,7 +152,7 @@ type Model struct {
 	st        workspace.State
 	haveState bool
 	events    []workspace.EventRecord
-	health    map[string]string
+	health    map[string]workspace.Health
 	agents    []string
 
 	focusID    string
@@ -160,7 +160,7 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
-	cx         contextPanel // shared-context panel, key x (context.go)
+	cx         knowledgePanel // shared-context panel, key x (context.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int
@@ -222,7 +222,7 @@ func New(opts Options) Model {
 		keys:     newKeyMap(),
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
-		health:   map[string]string{},
+		health:   map[string]workspace.Health{},
 		scroll:   map[string]int{},
 		r:        newRenderCache(),
 		input:    &inputWriter{},
@@ -265,7 +265,7 @@ func (m Model) terminal(id string) (Terminal, bool) {
 
 // healthOf is the agent's health: the runner's live value if it sent one,
 // else what state.json says.
-func (m Model) healthOf(id string) string {
+func (m Model) healthOf(id string) workspace.Health {
 	if h, ok := m.health[id]; ok && h != "" {
 		return h
 	}

@@ -53,7 +53,7 @@ func decideCmd(d PlanDecider, subject string, approve bool, feedback string) tea
 
 // atPlanGate reports whether the run waits for the user's plan decision.
 func (m Model) atPlanGate() bool {
-	return m.st.State == workspace.PhasePlanApproval && m.st.Plan != nil
+	return m.st.Phase == workspace.PhasePlanApproval && m.st.Plan != nil
 }
 
 // planShown reports whether the plan view fills the pane area.

@@ -23,7 +23,7 @@ func (e *fakeEngine) DecidePlan(approve bool, feedback string) error {
 // gateState is a run waiting for the user's plan decision.
 func gateState() workspace.State {
 	st := testState(4)
-	st.PreviousState, st.State = workspace.PhasePlanReview, workspace.PhasePlanApproval
+	st.PreviousPhase, st.Phase = workspace.PhasePlanReview, workspace.PhasePlanApproval
 	st.ActiveAgents, st.ReviewSubject, st.PlanFile = []string{}, "plan_v2", "reviews/plan_v2.md"
 	st.Plan = &workspace.Plan{
 		Summary:     "Sessions in a signed cookie; the login form posts to /login and the middleware checks every request.",
@@ -71,7 +71,7 @@ func TestPlanGateApprove(t *testing.T) {
 	h.eng.requireCalls(t, "approve")
 	// The engine moves on: the panes are back.
 	st := gateState()
-	st.State = workspace.PhaseExecuting
+	st.Phase = workspace.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	if strings.Contains(h.plain(), "approved by the Reviewer") || h.m.gate.subject != "" {
 		t.Fatalf("plan view stays after the gate: %+v\n%s", h.m.gate.subject, h.plain())

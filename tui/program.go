@@ -6,10 +6,10 @@ import tea "charm.land/bubbletea/v2"
 // renderer capped at the same frame rate as the model. Extra options (for
 // example tea.WithContext, tea.WithInput/WithOutput) are applied after.
 //
-// Wiring, in main.go:
+// Wiring, as internal/app (frontdoor.go) does it:
 //
-//	p := tui.NewProgram(tui.Options{Engine: eng, Terminals: terms, Title: task})
-//	go func() { for s := range snapshots { p.Send(tui.SnapshotMsg{State: s.State, Events: s.Events, Health: s.Health}) } }()
+//	p := tui.NewProgram(tui.Options{Launcher: l, Session: &sess})
+//	go func() { for s := range snapshots { p.Send(tui.SnapshotMsg{State: s.State, Events: s.Events, Context: s.Context}) } }()
 //	go func() { for n := range notices { p.Send(tui.NotifyMsg{Level: n.Level, Message: n.Text}) } }()
 //	_, err := p.Run() // returns after q (or ctrl+c twice); then stop the agents
 func NewProgram(opts Options, extra ...tea.ProgramOption) *tea.Program {

@@ -14,7 +14,7 @@ import (
 
 // Launcher is the front door's seam to the outside world: the start screen
 // and the summary never touch the workspace or start processes themselves,
-// they ask a Launcher (package main implements it). Every method may block
+// they ask a Launcher (internal/app implements it). Every method may block
 // (disk, process start and stop); the TUI calls them only from a tea.Cmd,
 // never from Update.
 type Launcher interface {
@@ -420,7 +420,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 	if _, ok := msg.(SnapshotMsg); !ok {
 		return nil
 	}
-	p := m.st.State
+	p := m.st.Phase
 	if p == m.fd.seen {
 		return nil
 	}
@@ -521,11 +521,11 @@ func (m *Model) endSession() tea.Cmd {
 func (m *Model) resetRun() {
 	m.st, m.haveState = workspace.State{}, false
 	m.events = nil
-	m.health = map[string]string{}
+	m.health = map[string]workspace.Health{}
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
-	m.cx = contextPanel{}
+	m.cx = knowledgePanel{}
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.pausedAt, m.pausedFor = time.Time{}, 0
@@ -605,7 +605,7 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if !m.attached && m.confirm == confirmNone && !m.showHelp && key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
 			m.fd.mode = modeSummary
 			m.zoom = false
-			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.State {
+			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
 				return m.openSummary(m.st, true), true
 			}
 			return nil, true
@@ -624,7 +624,7 @@ func (m Model) summaryAvailable() bool {
 	if !m.haveState {
 		return false
 	}
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
 		return true
 	}
@@ -814,7 +814,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	live := m.fd.sumLive && m.fd.sess != nil
-	failed := live && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true

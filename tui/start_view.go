@@ -298,7 +298,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 			return []key.Binding{k.Back, k.ScrollDown}, ess
 		}
 		b := []key.Binding{k.NewTask}
-		if m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman {
+		if m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman {
 			b = []key.Binding{k.Retry, k.Abandon,
 				key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
 		}

@@ -61,6 +61,13 @@ func TestStateBlobsRoundTrip(t *testing.T) {
 	if !bytes.Contains(data, []byte("why")) {
 		t.Error("a short string was moved out of state.json")
 	}
+	// The second save kept the first state.json as a backup: a state with
+	// references is a good state, not one to move aside as corrupt.
+	aside, _ := filepath.Glob(filepath.Join(td.Dir(), BackupsDir, corruptPrefix+"*"))
+	backups, _ := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	if len(aside) != 0 || len(backups) != 1 {
+		t.Fatalf("after two saves: backups %v, moved aside as corrupt %v; want one backup", backups, aside)
+	}
 	s2, got, res, err := OpenStateStore(td)
 	if err != nil || res != (LoadResult{}) {
 		t.Fatalf("reload: %v %+v", err, res)
@@ -149,7 +156,7 @@ func TestStateBlobLost(t *testing.T) {
 			defer s2.Close()
 			if !strings.Contains(res.Lost, filepath.Join(BlobsDir, filepath.Base(blobs[0]))) || !strings.Contains(res.Lost, tc.want) ||
 				res.Restored || res.Fresh || !reflect.DeepEqual(got, State{}) {
-				t.Fatalf("Lost %q (want %q), result %+v, state %+v", res.Lost, tc.want, res, got.State)
+				t.Fatalf("Lost %q (want %q), result %+v, state %+v", res.Lost, tc.want, res, got.Phase)
 			}
 			if after := mustRead(t, filepath.Join(td.Dir(), StateFile)); !bytes.Equal(before, after) {
 				t.Fatal("state.json changed")
@@ -211,9 +218,9 @@ func TestStateInlineFixtureLoads(t *testing.T) {
 	if err != nil || res != (LoadResult{}) {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if st.State != PhasePaused || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 16<<10 ||
+	if st.Phase != PhasePaused || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 16<<10 ||
 		!strings.HasPrefix(st.Plan.Subtasks[0].Description, "FIXTURE-DESC ") || len(st.Deferred) != 1 {
-		t.Fatalf("fixture loaded as %s, plan %v", st.State, st.Plan != nil)
+		t.Fatalf("fixture loaded as %s, plan %v", st.Phase, st.Plan != nil)
 	}
 	must(t, s.Save(st))
 	s.Close()
@@ -238,7 +245,7 @@ func TestCleanupKeepsBlobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := bigState(td.ID())
-	st.State = PhaseComplete
+	st.Phase = PhaseComplete
 	st.FinishedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	must(t, s.Save(st))
 	s.Close()

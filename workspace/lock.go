@@ -70,11 +70,19 @@ func AcquireWorkspaceLock(root string) (l *Lock, tookOverStale bool, err error) 
 		return nil, false, fmt.Errorf("workspace: lock %s: %w", abs, err)
 	}
 	path := filepath.Join(abs, LockFile)
+	host := hostname()
 	f, err := tryLockFile(path)
+	// A holder killed with SIGKILL can keep the flock a moment after it is
+	// gone, through a child it forked that had not yet exec'd (that child
+	// dies with it, by Pdeathsig): when the named holder no longer runs on
+	// this host, wait a bounded time for the kernel to let the lock go.
+	for wait, give := 10*time.Millisecond, time.Now().Add(staleLockRelease); errors.Is(err, ErrLocked) && holderGone(path, host) && time.Now().Before(give); wait = min(2*wait, 200*time.Millisecond) {
+		time.Sleep(wait)
+		f, err = tryLockFile(path)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: lock %s: %w", abs, err)
 	}
-	host := hostname()
 	prev, _ := readLockInfo(f)
 	if prev.PID != 0 {
 		if prev.Host != "" && prev.Host != host {
@@ -89,6 +97,31 @@ func AcquireWorkspaceLock(root string) (l *Lock, tookOverStale bool, err error) 
 		return nil, false, fmt.Errorf("workspace: lock %s: %w", abs, err)
 	}
 	return &Lock{f: f, path: path, Info: info}, tookOverStale, nil
+}
+
+// staleLockRelease bounds how long AcquireWorkspaceLock waits for the
+// lock of a holder that is gone to be released by the kernel.
+const staleLockRelease = 5 * time.Second
+
+// holderGone reports whether the lock file at path names a process of this
+// host that no longer runs (absent, or a zombie no one has waited for).
+func holderGone(path, host string) bool {
+	f, err := openLockFile(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	li, err := readLockInfo(f)
+	if err != nil || li.PID <= 0 || li.Host != host {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", li.PID))
+	if err != nil {
+		return syscall.Kill(li.PID, 0) == syscall.ESRCH
+	}
+	// The state follows the command name's closing parenthesis.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 // Release releases the lock (idempotent). The lock file stays, emptied: a
@@ -128,7 +161,7 @@ func tryLockFile(path string) (*os.File, error) {
 	}
 	if err := flockNB(f); err != nil {
 		info, _ := readLockInfo(f)
-		f.Close()
+		_ = f.Close()
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: held by %s (lock file %s)", ErrLocked, info, path)
 		}
@@ -238,7 +271,7 @@ func (t *TaskDir) LockResource(ctx context.Context, resource, owner string) (unl
 			break
 		}
 		if !errors.Is(err, ErrLocked) {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("workspace: lock resource %s: %w", resource, err)
 		}
 		if timer == nil {
@@ -249,7 +282,7 @@ func (t *TaskDir) LockResource(ctx context.Context, resource, owner string) (unl
 		select {
 		case <-ctx.Done():
 			info, _ := readLockInfo(f)
-			f.Close()
+			_ = f.Close()
 			timer.Stop()
 			return nil, fmt.Errorf("workspace: lock resource %s of task %s for %s: %w: held by %s: %w", resource, t.id, owner, ErrLocked, info, ctx.Err())
 		case <-timer.C:

@@ -73,6 +73,59 @@ func TestWorkspaceLockOtherProcess(t *testing.T) {
 	}
 }
 
+// TestWorkspaceLockHolderJustDied: a holder killed with SIGKILL can keep
+// the flock a moment longer through a child forked but not yet exec'd.
+// When the lock file names a process of this host that is gone, Acquire
+// waits (bounded) for the kernel to release the lock; when it names one
+// that runs, it fails at once.
+func TestWorkspaceLockHolderJustDied(t *testing.T) {
+	host, _ := os.Hostname()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no `true` binary:", err)
+	}
+	for _, tc := range []struct {
+		name string
+		pid  int
+	}{{"holder gone", cmd.Process.Pid}, {"holder runs", os.Getpid()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, LockFile)
+			content := `{"pid":` + strconv.Itoa(tc.pid) + `,"host":"` + host + `","start":"2026-01-01T00:00:00Z"}`
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The lingering holder: another open file description.
+			f, err := tryLockFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.pid == os.Getpid() {
+				_, _, err := AcquireWorkspaceLock(root)
+				f.Close()
+				if !errors.Is(err, ErrLocked) {
+					t.Fatalf("err = %v; want ErrLocked at once for a live holder", err)
+				}
+				return
+			}
+			released := make(chan struct{})
+			go func() {
+				defer close(released)
+				// Let Acquire find the lock held first (on a loaded machine
+				// it may not, and then it simply takes a free lock).
+				time.Sleep(100 * time.Millisecond)
+				f.Close()
+			}()
+			l, stale, err := AcquireWorkspaceLock(root)
+			<-released
+			if err != nil || !stale {
+				t.Fatalf("stale=%v err=%v; want the lock once the kernel lets it go", stale, err)
+			}
+			l.Release()
+		})
+	}
+}
+
 func TestWorkspaceLockStaleFile(t *testing.T) {
 	host, _ := os.Hostname()
 	// A pid that surely is dead: a child we started and reaped.

@@ -92,12 +92,12 @@ func OpenStateStore(t *TaskDir) (*StateStore, State, LoadResult, error) {
 	// a symlink planted there is treated as a corrupt state, never followed.
 	_ = writeLockInfo(f, lockInfo{PID: os.Getpid(), Host: hostname(), Start: time.Now().UTC(), Owner: "state writer"})
 	if _, err := t.Path(BackupsDir); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
 	}
 	st, res, err := s.load()
 	if err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, State{}, LoadResult{}, err
 	}
 	// Holding the writer lock, no other engine writes this task: a temp
@@ -301,6 +301,17 @@ func (s *StateStore) Save(st State) error {
 	return nil
 }
 
+// loads reports whether state.json content would load: it parses once the
+// blobs it references are resolved (and check out).
+func (s *StateStore) loads(data []byte) bool {
+	data, err := resolveBlobs(s.t.dir, data)
+	if err != nil {
+		return false
+	}
+	_, err = ParseState(data, s.t.id)
+	return err == nil
+}
+
 // backup makes the current state.json the newest backup and prunes old
 // ones. The backup is a hard link to the current file (the new state.json
 // is a new inode after the rename, so the link keeps the old content); a
@@ -313,7 +324,7 @@ func (s *StateStore) backup() error {
 		return nil
 	}
 	now := s.now().UTC()
-	if err != nil || func() bool { _, perr := ParseState(cur, s.t.id); return perr != nil }() {
+	if err != nil || !s.loads(cur) {
 		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EIO) {
 			return err
 		}

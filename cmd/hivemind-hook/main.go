@@ -10,15 +10,24 @@
 // waits for it: the main binary links the whole TUI and terminal emulator
 // stack, whose package initialisation alone takes tens of milliseconds.
 // This binary's import graph is kept small (see TestLightImports).
+//
+// On a remote host it is also Hivemind's helper (installed there over ssh):
+// `hivemind-hook remote-launch|remote-run|remote-reap|remote-ping`, see
+// package internal/remote.
 package main
 
 import (
 	"os"
 
+	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 	"github.com/hivemind-dev/hivemind/roles"
 )
 
 func main() {
+	// The same binary is Hivemind's helper on remote hosts (package remote).
+	if code, ok := remote.Main(os.Args[1:], os.Stdout, os.Stderr); ok {
+		os.Exit(code)
+	}
 	os.Exit(hookrelay.Command(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, roles.PreToolUse))
 }

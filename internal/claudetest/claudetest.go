@@ -8,8 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/internal/agenttest"
 )
 
 // APIKey is the key the test home pre-approves.
@@ -97,21 +98,7 @@ func Env(home, baseURL string) []string {
 	if os.Geteuid() == 0 {
 		set = append(set, "IS_SANDBOX=1")
 	}
-	drop := map[string]bool{
-		"ANTHROPIC_AUTH_TOKEN": true, "CLAUDE_CODE_OAUTH_TOKEN": true, "CLAUDECODE": true,
-		"CLAUDE_CONFIG_DIR": true, "ANTHROPIC_MODEL": true, "CLAUDE_CODE_ENTRYPOINT": true,
-		"XDG_CONFIG_HOME": true, "ANTHROPIC_CUSTOM_HEADERS": true, "IS_SANDBOX": true,
-	}
-	for _, kv := range set {
-		k, _, _ := strings.Cut(kv, "=")
-		drop[k] = true
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			env = append(env, kv)
-		}
-	}
-	return append(env, set...)
+	return agenttest.CleanEnv([]string{"ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDECODE",
+		"CLAUDE_CONFIG_DIR", "ANTHROPIC_MODEL", "CLAUDE_CODE_ENTRYPOINT", "XDG_CONFIG_HOME", "ANTHROPIC_CUSTOM_HEADERS", "IS_SANDBOX"},
+		set...)
 }

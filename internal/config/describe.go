@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -55,7 +57,7 @@ func (c Config) Describe(src Sources) string {
 		add(sp+"ready_quiet_ms", "ready_quiet_ms", pr.ReadyQuietMS)
 		if len(pr.Env) > 0 {
 			header(strings.TrimSuffix(p, ".") + ".env")
-			for _, k := range sortedKeys(pr.Env) {
+			for _, k := range slices.Sorted(maps.Keys(pr.Env)) {
 				add(sp+"env."+k, tomlKey(k), pr.Env[k])
 			}
 		}

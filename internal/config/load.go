@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -271,7 +272,7 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 	}
 	l.md = md
 
-	for _, key := range sortedKeys(l.top) {
+	for _, key := range slices.Sorted(maps.Keys(l.top)) {
 		prim := l.top[key]
 		path := []string{key}
 		sp, ok := topSpecs[key]
@@ -338,7 +339,7 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 	if !ok {
 		return
 	}
-	for _, role := range sortedKeys(tbl) {
+	for _, role := range slices.Sorted(maps.Keys(tbl)) {
 		rpath := append(slices.Clip(path), role)
 		if !slices.Contains(roleNames, role) {
 			l.errorf(rpath, "unknown role (known roles: %s)", strings.Join(roleNames, ", "))
@@ -349,7 +350,7 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 			continue
 		}
 		rc := l.cfg.Roles[role]
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			fpath := append(slices.Clip(rpath), f)
 			sp, ok := roleSpecs[f]
 			if !ok {
@@ -376,7 +377,7 @@ func (l *fileLoader) profiles(path []string, prim toml.Primitive) {
 	if !ok {
 		return
 	}
-	for _, name := range sortedKeys(tbl) {
+	for _, name := range slices.Sorted(maps.Keys(tbl)) {
 		ppath := append(slices.Clip(path), name)
 		if name == "claude" || name == "sim" {
 			l.errorf(ppath, "%q is a built-in agent and cannot be redefined; choose another profile name", name)
@@ -392,7 +393,7 @@ func (l *fileLoader) profiles(path []string, prim toml.Primitive) {
 		}
 		p.Env = cloneEnv(p.Env)
 		l.src[strings.Join(ppath, ".")] = l.source(ppath)
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			fpath := append(slices.Clip(ppath), f)
 			sp, ok := profileSpecs[f]
 			if !ok {
@@ -423,7 +424,7 @@ func (l *fileLoader) env(path []string, prim toml.Primitive, env map[string]stri
 	if !ok {
 		return
 	}
-	for _, k := range sortedKeys(tbl) {
+	for _, k := range slices.Sorted(maps.Keys(tbl)) {
 		kpath := append(slices.Clip(path), k)
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			l.errorf(kpath, "invalid environment variable name")
@@ -733,15 +734,6 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(x)][len(y)]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func cloneEnv(m map[string]string) map[string]string {

@@ -1,5 +1,8 @@
-// Package fakeapi is a scripted fake of the Anthropic Messages API for tests
-// that run real Claude Code offline (ANTHROPIC_BASE_URL). Its "model" is the
+// Package fakeapi is a scripted fake of the model APIs for tests that run
+// real agent CLIs offline: the Anthropic Messages API for Claude Code
+// (ANTHROPIC_BASE_URL), the OpenAI Responses API for Codex (a
+// model_providers base_url, openai.go) and the Gemini API for Gemini CLI
+// (GOOGLE_GEMINI_BASE_URL, gemini.go). Its "model" is the
 // shared sim script: when the conversation's last user message carries a
 // `[HIVEMIND]` line naming an assignment file, it answers with one `Write`
 // tool call per turn creating the files the script decides, then a short
@@ -7,7 +10,6 @@
 package fakeapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -70,7 +72,9 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   []byte
-	// Kind is "messages", "count_tokens" or "other".
+	// Kind is "messages" (Anthropic), "responses" (OpenAI), "gemini"
+	// (generateContent and streamGenerateContent), "count_tokens" or
+	// "other".
 	Kind   string
 	Stream bool
 	Model  string
@@ -96,18 +100,21 @@ type Request struct {
 	Status int
 	// Reply says what was answered: "text", "tool_use", or "error".
 	Reply string
-	// Tool and ToolPath describe the tool call answered, if any; ToolID
-	// is its tool_use id and ToolContent the content of a Write.
+	// Tool and ToolPath describe the tool call answered, if any (Write or
+	// Read; exec_command, apply_patch or shell for Codex; write_file for
+	// Gemini); ToolID is its call id and ToolContent the content written.
 	Tool        string
 	ToolPath    string
 	ToolID      string
 	ToolContent string
-	// Results are the tool results the request carries in its last user
-	// message (what Claude Code's real tools answered to the previous
-	// tool call).
+	// Results are the tool results the request carries for the previous
+	// tool calls (what the CLI's real tools answered).
 	Results []ToolResult
-	// StopReason is the answer's stop_reason.
+	// StopReason is the answer's stop_reason ("tool_use" or "end_turn";
+	// the OpenAI and Gemini wires map theirs to these).
 	StopReason string
+	// InputTokens and OutputTokens are the usage the answer reported.
+	InputTokens, OutputTokens int
 }
 
 // ToolResult is one tool_result block sent back by Claude Code.
@@ -190,6 +197,14 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rec.Kind = "messages"
 		f.messages(w, r, &rec)
 		f.log(rec)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
+		rec.Kind = "responses"
+		f.responses(w, r, &rec)
+		f.log(rec)
+	case r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/models/") && strings.Contains(r.URL.Path, ":"):
+		rec.Kind = "gemini"
+		f.gemini(w, r, &rec)
+		f.log(rec)
 	default:
 		rec.Status = http.StatusOK
 		f.log(rec)
@@ -221,14 +236,7 @@ type apiRequest struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
 	OutputConfig struct {
-		Format *struct {
-			Type   string `json:"type"`
-			Schema struct {
-				Properties map[string]struct {
-					Type string `json:"type"`
-				} `json:"properties"`
-			} `json:"schema"`
-		} `json:"format"`
+		Format *jsonSchemaFormat `json:"format"`
 	} `json:"output_config"`
 }
 
@@ -420,7 +428,8 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 		}
 	}
 	rec.ToolContent = s.content
-	usage := map[string]any{"input_tokens": 1 + len(rec.Body)/40, "output_tokens": 1 + (len(s.text)+len(s.content))/4,
+	rec.InputTokens, rec.OutputTokens = usageOf(len(rec.Body), s)
+	usage := map[string]any{"input_tokens": rec.InputTokens, "output_tokens": rec.OutputTokens,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{"id": f.id("msg"), "type": "message", "role": "assistant", "model": model,
@@ -475,23 +484,7 @@ func apiError(kind, msg string) map[string]any {
 // property filled.
 func sideText(req apiRequest) string {
 	if f := req.OutputConfig.Format; f != nil && f.Type == "json_schema" {
-		obj := map[string]any{}
-		for name, p := range f.Schema.Properties {
-			switch p.Type {
-			case "boolean":
-				obj[name] = false
-			case "number", "integer":
-				obj[name] = 0
-			case "array":
-				obj[name] = []any{}
-			case "object":
-				obj[name] = map[string]any{}
-			default:
-				obj[name] = "Hivemind assignment"
-			}
-		}
-		b, _ := json.Marshal(obj)
-		return string(b)
+		return schemaObject(f.Schema)
 	}
 	return "OK."
 }
@@ -650,30 +643,8 @@ func (f *Server) content(s step) []map[string]any {
 
 // stream writes the SSE event sequence of one message.
 func (f *Server) stream(w http.ResponseWriter, r *http.Request, model string, content []map[string]any, stopReason string, usage map[string]any) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("request-id", f.id("req"))
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	send := func(event string, data any) bool {
-		var buf bytes.Buffer
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", event, b)
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		if f.script.ChunkDelay > 0 {
-			select {
-			case <-time.After(f.script.ChunkDelay):
-			case <-r.Context().Done():
-				return false
-			}
-		}
-		return true
-	}
+	send := f.sse(w, r)
 	startUsage := map[string]any{"input_tokens": usage["input_tokens"], "output_tokens": 1,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
@@ -772,7 +743,7 @@ func (r Request) HivemindLines() []string {
 func (f *Server) TurnsEnded(assignment string) int {
 	n := 0
 	for _, r := range f.Requests() {
-		if r.Kind == "messages" && r.HasTools && r.Assignment == assignment && r.StopReason == "end_turn" {
+		if (r.Kind == "messages" || r.Kind == "responses" || r.Kind == "gemini") && r.HasTools && r.Assignment == assignment && r.StopReason == "end_turn" {
 			n++
 		}
 	}
@@ -792,7 +763,7 @@ func (f *Server) Files(assignment string) []script.FileWrite {
 		if len(parts) < 2 || parts[1] != assignment {
 			continue
 		}
-		fmt.Sscan(parts[0], &h)
+		_, _ = fmt.Sscan(parts[0], &h)
 		if h > best {
 			best, newest = h, v
 		}

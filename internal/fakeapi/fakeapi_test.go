@@ -1,8 +1,6 @@
 package fakeapi
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -66,50 +64,19 @@ func (f fixture) worker(t *testing.T, files ...string) (workspace.Assignment, st
 
 var tools = []map[string]any{{"name": "Read"}, {"name": "Write"}, {"name": "Edit"}}
 
-// post sends a request and returns the parsed SSE events (stream) or the
-// JSON body.
+// post sends a Messages API request and returns the parsed SSE events
+// (stream) or the JSON body.
 func post(t *testing.T, url string, req map[string]any, hdr ...string) (*http.Response, []sseEvent, map[string]any) {
 	t.Helper()
-	b, _ := json.Marshal(req)
-	hr, _ := http.NewRequest(http.MethodPost, url+"/v1/messages?beta=true", bytes.NewReader(b))
-	hr.Header.Set("content-type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		hr.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		var m map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&m)
-		return resp, nil, m
-	}
+	resp, data, names, obj := postJSON(t, url+"/v1/messages?beta=true", req, hdr...)
 	var evs []sseEvent
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 4<<20)
-	var name string
-	for sc.Scan() {
-		l := sc.Text()
-		switch {
-		case strings.HasPrefix(l, "event: "):
-			name = strings.TrimPrefix(l, "event: ")
-		case strings.HasPrefix(l, "data: "):
-			var d map[string]any
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(l, "data: ")), &d); err != nil {
-				t.Fatalf("bad data line %q: %v", l, err)
-			}
-			if d["type"] != name {
-				t.Fatalf("event %q carries type %v", name, d["type"])
-			}
-			evs = append(evs, sseEvent{name, d})
-		case l == "":
-		default:
-			t.Fatalf("unexpected SSE line %q", l)
+	for i, d := range data {
+		if d["type"] != names[i] {
+			t.Fatalf("event %q carries type %v", names[i], d["type"])
 		}
+		evs = append(evs, sseEvent{names[i], d})
 	}
-	return resp, evs, nil
+	return resp, evs, obj
 }
 
 // assemble rebuilds the message content from SSE events, checking the

@@ -1,7 +1,6 @@
 package screen
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -9,7 +8,8 @@ import (
 )
 
 // FuzzScreenWrite feeds random escape-heavy bytes and asserts no panic
-// (not even one contained by Write's recover), Lines has rows entries each
+// (not even one contained by Write's recover), the same state with the
+// fast paths off (Term.slow), Lines has rows entries each
 // exactly cols wide by ansi.StringWidth, and the cursor is on the screen.
 // The first bytes choose the size and chunking; the bytes after them are
 // pairs of sizes the screen is resized to between chunks (reflow).
@@ -44,7 +44,7 @@ func FuzzScreenWrite(f *testing.F) {
 		chunk := 1 + get(2, 7)%64
 		opts := Options{Cols: cols, Rows: rows, Scrollback: 1 + get(3, 3)%50}
 		s, ref := newTerm(opts), newTerm(opts)
-		ref.slowCSI = true // every CSI through the x/ansi parser
+		ref.slow = true // no fast paths
 		defer func() { _ = s.Close() }()
 		resizes := ctl[min(len(ctl), 4):]
 		for i := 0; i < len(in); i += chunk {
@@ -59,14 +59,8 @@ func FuzzScreenWrite(f *testing.F) {
 				}
 			}
 		}
-		if got, want := strings.Join(s.Lines(0), "\n"), strings.Join(ref.Lines(0), "\n"); got != want {
-			t.Fatalf("fast CSI path differs from the x/ansi parser path:\n%q\n%q", got, want)
-		}
-		if s.x != ref.x || s.y != ref.y || s.Title() != ref.Title() || s.Modes() != ref.Modes() {
-			t.Fatalf("fast CSI path state differs: (%d,%d) %+v vs (%d,%d) %+v", s.x, s.y, s.Modes(), ref.x, ref.y, ref.Modes())
-		}
-		if s.panics != 0 {
-			t.Fatalf("a handler panicked (contained by recover) %d times", s.panics)
+		if err := sameTerm(s, ref); err != nil {
+			t.Fatalf("fast paths differ from the general ones: %v", err)
 		}
 		cols, rows = s.Size()
 		for _, scroll := range []int{0, 1, s.ScrollbackLen()} {

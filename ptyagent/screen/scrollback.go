@@ -85,7 +85,26 @@ func (s *scrollback) clear() {
 	s.lines, s.start = nil, 0
 }
 
-func isBlank(c cell) bool { return (c.r == 0 || c.r == ' ') && c.st == 0 }
+func isBlank(c cell) bool { return c == cell{} || c == cell{' ', 0} }
+
+// asciiRun copies to out the leading cells of c that have style st and
+// hold an ASCII character or a blank, as encode stores them, and returns
+// how many it copied (at most len(out)).
+func asciiRun(out []byte, c []cell, st uint32) int {
+	c = c[:min(len(c), len(out))]
+	out = out[:len(c)]
+	for k, cc := range c {
+		if cc.st != st || uint32(cc.r) >= utf8.RuneSelf {
+			return k
+		}
+		b := byte(cc.r)
+		if b == 0 {
+			b = ' '
+		}
+		out[k] = b
+	}
+	return len(c)
+}
 
 // encode returns the compact form of l.
 func (t *Term) encode(l *line) []byte {
@@ -94,7 +113,9 @@ func (t *Term) encode(l *line) []byte {
 	for end > 0 && isBlank(c[end-1]) {
 		end--
 	}
-	buf := t.sb.recycled()
+	// Encoded into a scratch buffer first: appending to the line's own
+	// buffer would grow it step by step.
+	buf := t.encBuf[:0]
 	var flags byte
 	if l.wrapped {
 		flags = 1
@@ -102,10 +123,21 @@ func (t *Term) encode(l *line) []byte {
 	buf = append(buf, flags)
 	buf = binary.AppendUvarint(buf, uint64(l.used))
 	run := &t.encRun // reused: a fresh array would be zeroed on every line
+	const limit = len(run) - maxComboLen - 1
 	for i := 0; i < end; {
 		st := c[i].st
 		n := 0
-		for i < end && c[i].st == st && n < len(run)-maxComboLen-1 {
+		for i < end && c[i].st == st && n < limit {
+			if !t.slow {
+				// Most cells are ASCII or blank: copy them in a loop the
+				// compiler keeps free of bounds checks.
+				k := asciiRun(run[n:limit], c[i:end], st)
+				n += k
+				i += k
+				if i >= end || c[i].st != st || n >= limit {
+					break
+				}
+			}
 			switch r := c[i].r; {
 			case r > 0 && r < utf8.RuneSelf: // most cells: test first
 				run[n] = byte(r)
@@ -139,10 +171,12 @@ func (t *Term) encode(l *line) []byte {
 		buf = binary.AppendUvarint(buf, uint64(n))
 		buf = append(buf, run[:n]...)
 	}
-	if cap(buf) > 2*len(buf)+64 {
-		buf = append([]byte(nil), buf...)
+	t.encBuf = buf
+	out := t.sb.recycled()
+	if cap(out) < len(buf) || cap(out) > 2*len(buf)+64 {
+		out = make([]byte, 0, len(buf))
 	}
-	return buf
+	return append(out, buf...)
 }
 
 // lineHeader returns the cells used and the soft-wrap flag of an encoded

@@ -1,7 +1,9 @@
 package screen
 
 import (
+	"encoding/binary"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -70,6 +72,7 @@ type Term struct {
 	altOn      bool
 	spare      []*line                 // scratch for region scrolls
 	encRun     [utf8.UTFMax * 256]byte // scratch for encode
+	encBuf     []byte                  // scratch for encode
 
 	x, y     int
 	wrapNext bool // a character was written in the last column
@@ -78,6 +81,9 @@ type Term struct {
 	eraseID  uint32 // pen's background only, for erased cells
 	eraseOK  bool   // eraseID is up to date with pen
 
+	memo        []sgrMemo // SGRs seen, by pen id and parameters
+	prevPen     style     // the pen before the last SGR that changed it
+	prevID      uint32    // its interned id
 	penCacheKey [1 << penCacheBits]style
 	penCacheID  [1 << penCacheBits]uint32
 	penCacheOK  [1 << penCacheBits]bool
@@ -111,7 +117,11 @@ type Term struct {
 
 	p       *ansi.Parser
 	fparams []ansi.Param
-	slowCSI bool // tests: send every CSI through the x/ansi parser
+	// slow (tests) turns the fast paths off: every CSI goes through the
+	// x/ansi parser, every non-ASCII character through printRune, every
+	// SGR through updatePen, and lines are encoded cell by cell, so the
+	// fast paths can be checked against the general ones.
+	slow    bool
 	st      pstate
 	ubuf    [4]byte
 	un      int
@@ -236,16 +246,13 @@ func (t *Term) write(p []byte) {
 		case psGround:
 			b := p[i]
 			if b >= 0x20 && b < 0x7f {
-				j := i + 1
-				for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-					j++
-				}
+				j := i + 1 + printableLen(p[i+1:])
 				t.printASCII(p[i:j])
 				i = j
 				continue
 			}
 			if b < 0x20 {
-				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slowCSI {
+				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slow {
 					if n := t.fastCSI(p[i+2:]); n > 0 {
 						i += 2 + n
 						continue
@@ -264,7 +271,7 @@ func (t *Term) write(p []byte) {
 				i++ // DEL, stray C1 or continuation byte, invalid lead
 				continue
 			}
-			r, n := utf8.DecodeRune(p[i:])
+			r, n := decodeRune(p[i:])
 			if r == utf8.RuneError && n <= 1 {
 				if !utf8.FullRune(p[i:]) {
 					t.un = copy(t.ubuf[:], p[i:])
@@ -274,7 +281,9 @@ func (t *Term) write(p []byte) {
 				i++
 				continue
 			}
-			t.printRune(r)
+			if t.slow || !t.printNarrow(r) {
+				t.printRune(r)
+			}
 			i += n
 		case psUTF8:
 			b := p[i]
@@ -368,6 +377,9 @@ func (t *Term) write(p []byte) {
 // Anything else (intermediates, controls inside, a sequence split across
 // writes, huge numbers) returns 0 and goes through the x/ansi parser.
 func (t *Term) fastCSI(q []byte) int {
+	if n := t.memoSGR(q); n > 0 {
+		return n
+	}
 	params := t.fparams[:0]
 	cur := parser.MissingParam
 	var prefix byte
@@ -380,12 +392,13 @@ func (t *Term) fastCSI(q []byte) int {
 		c := q[j]
 		switch {
 		case c >= '0' && c <= '9':
-			if cur == parser.MissingParam {
-				cur = 0
-			}
-			cur = cur*10 + int(c-'0')
-			if cur > 1<<24 {
-				return 0
+			cur = int(c - '0')
+			for j+1 < len(q) && q[j+1] >= '0' && q[j+1] <= '9' {
+				j++
+				cur = cur*10 + int(q[j]-'0')
+				if cur > 1<<24 {
+					return 0
+				}
 			}
 		case c == ';' || c == ':':
 			if len(params) >= parser.MaxParamsSize-1 {
@@ -402,13 +415,88 @@ func (t *Term) fastCSI(q []byte) int {
 				params = append(params, ansi.Param(cur))
 			}
 			t.fparams = params
-			t.csi(ansi.Cmd(ansi.Command(prefix, 0, c)), params)
+			if c == 'm' && prefix == 0 {
+				from := t.penID
+				t.sgr(params) // most sequences: skip csi's dispatch
+				t.rememberSGR(from, q[:j])
+			} else {
+				t.csi(ansi.Cmd(ansi.Command(prefix, 0, c)), params)
+			}
 			return j + 1
 		default:
 			return 0
 		}
 	}
 	return 0
+}
+
+// An SGR memo entry: the SGR with parameter bytes params[:n] took the
+// pen with id from to pen to, interned as id.
+type sgrMemo struct {
+	from, id uint32
+	to       style
+	n        uint8
+	params   [27]byte
+}
+
+const sgrMemoBits = 11
+
+// sgrMemoHash indexes the memo by pen id and parameter bytes.
+func sgrMemoHash(from uint32, params []byte) uint32 {
+	h := from * 0x9E3779B1
+	for _, c := range params {
+		h = (h ^ uint32(c)) * 0x01000193
+	}
+	return h >> (32 - sgrMemoBits)
+}
+
+// memoEnabled reports whether pen ids stand for pens one to one, as the
+// memo needs: true until the style table is full (then new styles share
+// ids) and never in the tests' slow mode.
+func (t *Term) memoEnabled() bool {
+	return !t.slow && len(t.styles.styles) < maxStyles
+}
+
+// memoSGR applies an SGR that lies whole at the start of q (parameter
+// bytes, then 'm') from the memo, so agents' few recurring colour changes
+// are not parsed and interned again each time, and returns the bytes it
+// consumed (0 when the SGR is not in the memo).
+func (t *Term) memoSGR(q []byte) int {
+	if t.memo == nil || !t.memoEnabled() {
+		return 0
+	}
+	k := 0
+	for k < len(q) && q[k]-'0' < 12 { // digits, ':' and ';'
+		k++
+	}
+	if k >= len(q) || q[k] != 'm' || k > len(sgrMemo{}.params) {
+		return 0
+	}
+	e := &t.memo[sgrMemoHash(t.penID, q[:k])]
+	if e.from != t.penID || int(e.n) != k || string(e.params[:k]) != string(q[:k]) {
+		return 0
+	}
+	t.lastRune = 0
+	if e.id != t.penID {
+		t.prevPen, t.prevID = t.pen, t.penID
+		t.pen, t.penID = e.to, e.id
+		t.eraseOK = false
+	}
+	return k + 1
+}
+
+// rememberSGR records where the SGR with parameter bytes params took the
+// pen from pen id from.
+func (t *Term) rememberSGR(from uint32, params []byte) {
+	if len(params) > len(sgrMemo{}.params) || !t.memoEnabled() {
+		return
+	}
+	if t.memo == nil {
+		t.memo = make([]sgrMemo, 1<<sgrMemoBits)
+	}
+	e := &t.memo[sgrMemoHash(from, params)]
+	e.from, e.id, e.to, e.n = from, t.penID, t.pen, uint8(len(params))
+	copy(e.params[:], params)
 }
 
 func (t *Term) startString(kind byte) {
@@ -474,6 +562,25 @@ func (t *Term) dispatchString() {
 		t.pen.link = id
 		t.updatePen()
 	}
+}
+
+// sgr applies SGR parameters to the pen.
+func (t *Term) sgr(params ansi.Params) {
+	t.lastRune = 0
+	old, oldID := t.pen, t.penID
+	t.pen.sgr(params)
+	switch t.pen {
+	case old:
+		return
+	default:
+		if t.pen == t.prevPen && !t.slow { // back to the pen before, e.g. after bold
+			t.penID = t.prevID
+			t.eraseOK = false
+		} else {
+			t.updatePen()
+		}
+	}
+	t.prevPen, t.prevID = old, oldID
 }
 
 // updatePen interns the pen after an SGR. A small direct-mapped cache in
@@ -594,24 +701,66 @@ func (t *Term) printASCII(s []byte) {
 		n := min(len(s), t.cols-x)
 		end := x + n
 		l.used = max(l.used, end)
-		t.runStart(c, x)
-		dst := c[x:end]
-		for i := range dst {
-			dst[i] = cell{int32(s[i]), pen}
+		if r := c[x].r; x > 0 && (r < 0 || r >= utf8.RuneSelf) {
+			t.runStart(c, x) // over padding or a character that may be wide
 		}
+		dst := c[x:end]
+		for i, b := range s[:len(dst)] {
+			dst[i] = cell{int32(b), pen}
+		}
+		t.lastRune = rune(s[n-1])
 		s = s[n:]
 		for xx := end; xx < t.cols && c[xx].r == contCell; xx++ {
 			c[xx] = cell{}
 		}
 		if end < t.cols {
 			t.x = end
-			t.lastRune = rune(dst[n-1].r)
 			continue
 		}
 		t.x = t.cols - 1
 		t.wrapNext = true
-		t.lastRune = rune(dst[n-1].r)
 	}
+}
+
+// printableLen returns the length of the run of printable ASCII
+// (0x20-0x7E) that p starts with, testing eight bytes at a time: in a word
+// of printable bytes, subtracting 0x20 or adding 0x01 from each byte
+// neither borrows nor carries, so no byte's high bit gets set; any other
+// byte sets one (the lowest byte below 0x20 borrows into its own high bit,
+// 0x7F becomes 0x80, bytes from 0x80 have it already).
+func printableLen(p []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		v := binary.LittleEndian.Uint64(p[i:])
+		if m := ((v - 0x20*ones) | (v + ones) | v) & highs; m != 0 {
+			// The lowest byte flagged is the first one not printable:
+			// the bytes below it neither borrow nor carry into it.
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+		i++
+	}
+	return i
+}
+
+// decodeRune is utf8.DecodeRune with the two- and three-byte forms (box
+// drawing, symbols, CJK: most non-ASCII output) decoded inline.
+func decodeRune(p []byte) (rune, int) {
+	if len(p) >= 3 {
+		b0, b1, b2 := p[0], p[1], p[2]
+		switch {
+		case b0 >= 0xC2 && b0 <= 0xDF && b1&0xC0 == 0x80:
+			return rune(b0&0x1F)<<6 | rune(b1&0x3F), 2
+		case b0&0xF0 == 0xE0 && b1&0xC0 == 0x80 && b2&0xC0 == 0x80:
+			r := rune(b0&0x0F)<<12 | rune(b1&0x3F)<<6 | rune(b2&0x3F)
+			if r >= 0x800 && (r < 0xD800 || r > 0xDFFF) { // not overlong, not a surrogate
+				return r, 3
+			}
+		}
+	}
+	return utf8.DecodeRune(p)
 }
 
 // decGraphics maps 0x60-0x7E in the DEC special graphics set.
@@ -687,6 +836,29 @@ func (t *Term) printRune(r rune) {
 	}
 }
 
+// printNarrow prints a single-width non-ASCII character the way printRune
+// does in the common case (no pending wrap, joiner or insert mode, not on
+// padding or over a wide character) and reports whether it did.
+func (t *Term) printNarrow(r rune) bool {
+	if r >= 0x20000 || wtab[r]&3 != 1 || t.wrapNext || t.zwj || t.insert {
+		return false
+	}
+	l := t.scr[t.y]
+	x := t.x
+	if old := l.c[x].r; old < 0 || (old >= utf8.RuneSelf && t.cellWidth(old) != 1) {
+		return false
+	}
+	l.c[x] = cell{r, t.penID}
+	l.used = max(l.used, x+1)
+	t.lastRune = 0
+	if x+1 >= t.cols {
+		t.wrapNext = t.autowrap
+	} else {
+		t.x = x + 1
+	}
+	return true
+}
+
 // runStart prepares a run of ASCII written from x the way tmux's run
 // writer does: padding cells back from x are cleared and a wide character
 // found there too, but column 0 is never examined.
@@ -744,9 +916,22 @@ func (t *Term) blankCells(c []cell, from, to int, st uint32) {
 	if from >= to {
 		return
 	}
-	b := cell{0, st}
-	for i := from; i < to; i++ {
-		c[i] = b
+	fill(c[from:to], cell{0, st})
+}
+
+// fill sets every cell of c to v: cleared in bulk for blanks of the
+// default style, else by doubling copies (memmove beats a loop of stores).
+func fill(c []cell, v cell) {
+	if v == (cell{}) {
+		clear(c)
+		return
+	}
+	if len(c) == 0 {
+		return
+	}
+	c[0] = v
+	for k := 1; k < len(c); k *= 2 {
+		copy(c[k:], c[:k])
 	}
 }
 
@@ -756,14 +941,7 @@ func (t *Term) clearLine(l *line, st uint32) {
 	l.wrapped = false
 	l.used = 0
 	clear(l.c[len(l.c):cap(l.c)]) // cells hidden by a narrower alternate screen
-	if st == 0 {
-		clear(l.c)
-		return
-	}
-	b := cell{0, st}
-	for i := range l.c {
-		l.c[i] = b
-	}
+	fill(l.c, cell{0, st})
 }
 
 // scrollUp moves rows top..bot up by n. On the main screen the rows
@@ -1104,7 +1282,8 @@ func param(params ansi.Params, i, def int) int {
 }
 
 func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
-	defer func() { t.lastRune = 0 }()
+	last := t.lastRune
+	t.lastRune = 0 // REP repeats a character printed just before only
 	prefix := cmd.Prefix()
 	inter := cmd.Intermediate()
 	final := cmd.Final()
@@ -1189,10 +1368,11 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'b':
 		// tmux: only a single-byte character printed just before, and no
 		// further than the end of the line.
-		if last := t.lastRune; last != 0 && !t.wrapNext {
+		if last != 0 && !t.wrapNext {
 			for range min(n, t.cols-t.x) {
 				t.printRune(last)
 			}
+			t.lastRune = 0
 		}
 	case 'c':
 		if param0(params) == 0 {
@@ -1224,8 +1404,7 @@ func (t *Term) csi(cmd ansi.Cmd, params ansi.Params) {
 			}
 		}
 	case 'm':
-		t.pen.sgr(params)
-		t.updatePen()
+		t.sgr(params)
 	case 'n':
 		switch param0(params) {
 		case 5:

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// KnowledgeFiles is what the Runner needs from the shared knowledge
+// (workspace.KnowledgeStore).
+type KnowledgeFiles interface {
+	// InboxDir is the absolute context/inbox directory.
+	InboxDir() string
+	// Merge adds a validated entry (idempotent per source).
+	Merge(e workspace.InboxEntry, by, taskID, source string, at time.Time) (workspace.MergeResult, error)
+	// Archive moves an inbox file (paths relative to the context dir).
+	Archive(from, to string) error
+	// Items lists every entry, newest first (for snapshots).
+	Items() ([]workspace.KnowledgeItem, error)
+}
+
+var _ KnowledgeFiles = (*workspace.KnowledgeStore)(nil)
+
+// knowledgeWatcher reports complete files in the shared knowledge's inbox as
+// ContextSubmitted events. A file is complete when it has been unchanged
+// for the quiet period, or at once when an agent's turn ended (flush). Its
+// state is guarded by a mutex rather than owned by its goroutine, so the
+// runner can flush synchronously: the entries an agent wrote during its
+// turn are then queued before anything the task-dir watcher reports for
+// that turn (its done marker), and the next assignment already sees them.
+type knowledgeWatcher struct {
+	dir   string
+	quiet time.Duration
+	clock func() time.Time
+	emit  func(Event)
+	fsw   *fsnotify.Watcher
+
+	mu    sync.Mutex
+	files map[string]*inboxFile
+	kick  chan struct{}
+}
+
+type inboxFile struct {
+	sig     watchSig
+	since   time.Time
+	emitted watchSig
+}
+
+func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
+	if quiet <= 0 {
+		quiet = 300 * time.Millisecond
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: context inbox: %w", err)
+	}
+	fsw, err := fsnotify.NewBufferedWatcher(64)
+	if err != nil {
+		return nil, fmt.Errorf("engine: context watcher: %w", err)
+	}
+	if err := fsw.Add(dir); err != nil {
+		_ = fsw.Close()
+		return nil, fmt.Errorf("engine: watch %s: %w", dir, err)
+	}
+	return &knowledgeWatcher{dir: dir, quiet: quiet, clock: clock, emit: emit, fsw: fsw,
+		files: map[string]*inboxFile{}, kick: make(chan struct{}, 1)}, nil
+}
+
+// run scans once, then on every change and when a pending file is due,
+// until ctx is done.
+func (w *knowledgeWatcher) run(ctx context.Context) {
+	defer w.fsw.Close()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := w.scan(false, "")
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = max(time.Until(next), time.Millisecond)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+		case _, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			_ = w.fsw.Add(w.dir) // repair a lost watch; the scan finds what was missed
+		case <-w.kick:
+		case <-timer.C:
+		}
+	}
+}
+
+// flush reports the inbox files of agent (all files when agent is "")
+// now, without waiting for the quiet period: that agent's turn ended, so
+// what it wrote is complete. Safe from any goroutine.
+func (w *knowledgeWatcher) flush(agent string) { w.scan(true, agent) }
+
+// scan looks at every inbox file, reports the complete ones not reported
+// yet, and returns when the next pending file becomes due (zero: none).
+// With turnEnded, the files of agent ("" = all) count as complete at once.
+func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	entries, _ := os.ReadDir(w.dir)
+	seen := map[string]bool{}
+	now := time.Now()
+	var next time.Time
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".md") || watchTempName(name) {
+			continue
+		}
+		full := filepath.Join(w.dir, name)
+		fi, err := os.Lstat(full)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		// Bounded like every file an agent writes: a huge one is read no
+		// further than the limit (the entry parser rejects it as too big).
+		content, err := readBounded(full)
+		if err != nil {
+			continue
+		}
+		seen[name] = true
+		sig := sigOf(fi, content)
+		f := w.files[name]
+		if f == nil {
+			f = &inboxFile{sig: sig, since: now}
+			w.files[name] = f
+		} else if f.sig != sig {
+			f.sig, f.since = sig, now
+		}
+		if f.emitted == sig {
+			continue
+		}
+		author, _ := workspace.InboxAuthor(name)
+		done := turnEnded && (agent == "" || agent == author)
+		if !done && now.Sub(f.since) < w.quiet {
+			if due := f.since.Add(w.quiet); next.IsZero() || due.Before(next) {
+				next = due
+			}
+			continue
+		}
+		f.emitted = sig
+		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
+			Agent: author, ModTime: sig.mtime, At: w.clock()})
+	}
+	for name := range w.files {
+		if !seen[name] {
+			delete(w.files, name) // archived: a file coming back under that name is new
+		}
+	}
+	return next
+}
+
+// ---- runner glue ----
+
+// startKnowledge loads the shared knowledge into the snapshot and, unless
+// watching is off, starts the inbox watcher.
+func (r *Runner) startKnowledge(ctx context.Context, wg *sync.WaitGroup) error {
+	if r.cfg.Knowledge == nil {
+		return nil
+	}
+	r.loadKnowledge()
+	if r.cfg.NoWatch {
+		return nil
+	}
+	w, err := newKnowledgeWatcher(r.cfg.Knowledge.InboxDir(), r.cfg.QuietPeriod, r.cfg.Clock, r.Send)
+	if err != nil {
+		return err
+	}
+	r.cw = w
+	wg.Go(func() { w.run(ctx) })
+	return nil
+}
+
+// flushKnowledge reports the inbox files an agent finished writing.
+func (r *Runner) flushKnowledge(agent string) {
+	if r.cw != nil {
+		r.cw.flush(agent)
+	}
+}
+
+// loadKnowledge refreshes the snapshot's context list.
+func (r *Runner) loadKnowledge() {
+	items, err := r.cfg.Knowledge.Items()
+	if err != nil {
+		r.fail("load_context", "", err)
+		return
+	}
+	r.smu.Lock()
+	r.snap.Knowledge = items
+	r.smu.Unlock()
+}
+
+// applyKnowledge carries out MergeContext and ArchiveContext.
+func (r *Runner) applyKnowledge(e Effect) {
+	if r.cfg.Knowledge == nil {
+		return
+	}
+	switch e := e.(type) {
+	case MergeKnowledge:
+		res, err := r.cfg.Knowledge.Merge(e.Entry, e.Agent, e.TaskID, e.Source, e.At)
+		if err != nil {
+			// The inbox file stays: a restart (or a fixed file) retries.
+			r.fail("merge_context", e.Agent, err)
+			return
+		}
+		if res.Added || res.Updated {
+			r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "context_merged", Task: r.state.TaskID, Agent: e.Agent,
+				Details: map[string]any{"kind": res.Kind, "id": res.ID, "title": e.Entry.Title, "updated": res.Updated, "path": e.From}})
+			r.loadKnowledge()
+		}
+		if e.From != "" {
+			if err := r.cfg.Knowledge.Archive(e.From, e.To); err != nil {
+				r.fail("archive_context", e.Agent, err)
+			}
+		}
+	case ArchiveKnowledge:
+		if err := r.cfg.Knowledge.Archive(e.From, e.To); err != nil {
+			r.fail("archive_context", "", err)
+		}
+	default: // apply passes only these two
+	}
+}

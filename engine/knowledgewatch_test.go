@@ -1,0 +1,313 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// ctxRun is a Runner over a real workspace, task dir and shared knowledge,
+// with the real state machine and recorded agents.
+type ctxRun struct {
+	t      *testing.T
+	root   string
+	td     *workspace.TaskDir
+	store  *workspace.KnowledgeStore
+	r      *Runner
+	log    *rtLog
+	agents *rtAgents
+	snaps  chan Snapshot
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startCtxRun(t *testing.T, root string, st State, quiet time.Duration, first Event) *ctxRun {
+	t.Helper()
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &ctxRun{t: t, root: root, log: &rtLog{}, agents: &rtAgents{failNext: map[string]error{}}, snaps: make(chan Snapshot, 10000)}
+	if st.TaskID == "" {
+		c.td, err = ws.CreateTask(workspace.Task{Description: "build it", Project: t.TempDir(), Workers: 2,
+			Constraints: []string{"No cgo"}})
+	} else {
+		c.td, err = ws.OpenTask(st.TaskID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.store, err = workspace.OpenKnowledge(root); err != nil {
+		t.Fatal(err)
+	}
+	if ts, ok := first.(TaskSubmitted); ok {
+		task, err := c.td.Task()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.Task, ts.TaskDir = task, c.td.Dir()
+		first = ts
+	}
+	c.r = NewRunner(RunnerConfig{
+		Machine: testMachine, TaskDir: c.td, Log: c.log, Agents: c.agents, Knowledge: c.store,
+		OnSnapshot: func(s Snapshot) { c.snaps <- s }, State: st, QuietPeriod: quiet,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan error, 1)
+	go func() { c.done <- c.r.Run(ctx) }()
+	t.Cleanup(c.stop)
+	c.r.Send(first)
+	return c
+}
+
+func (c *ctxRun) stop() {
+	if c.cancel == nil {
+		return
+	}
+	c.cancel()
+	if err := <-c.done; err != nil {
+		c.t.Errorf("Run: %v", err)
+	}
+	c.cancel = nil
+}
+
+// waitSnap waits for a snapshot satisfying ok.
+func (c *ctxRun) waitSnap(what string, ok func(Snapshot) bool) Snapshot {
+	c.t.Helper()
+	if s := c.r.Snapshot(); ok(s) {
+		return s
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-c.snaps:
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			c.t.Fatalf("timed out waiting for %s; last snapshot: state %s, context %+v", what, c.r.Snapshot().State.Phase, c.r.Snapshot().Knowledge)
+		}
+	}
+}
+
+func (c *ctxRun) inbox(name, content string) {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.store.InboxDir(), name), []byte(content), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func countKind(items []workspace.KnowledgeItem, kind string) int {
+	n := 0
+	for _, it := range items {
+		if it.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *ctxRun) recordTypes() []string {
+	<-c.r.Barrier()
+	var out []string
+	for _, r := range c.log.Records() {
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// TestRunnerMergesSimultaneousInboxFiles: two agents adding at once (two
+// inbox files in the same instant) are both kept, archived and logged; the
+// task's own constraint is in the registry from the start.
+func TestRunnerMergesSimultaneousInboxFiles(t *testing.T) {
+	c := startCtxRun(t, t.TempDir(), State{}, 50*time.Millisecond, TaskSubmitted{})
+	c.waitSnap("the task constraint", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindConstraint) == 1 })
+	c.inbox("lead-1.md", "---\nkind: decision\ntitle: Use SQLite\n---\nsimple\n")
+	c.inbox("worker_1-1.md", "---\nkind: decision\ntitle: JSON over HTTP\n---\nclients\n")
+	s := c.waitSnap("two decisions", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
+	var by []string
+	for _, it := range s.Knowledge {
+		if it.Kind == workspace.KindDecision {
+			by = append(by, it.By)
+		}
+	}
+	slices.Sort(by)
+	if !slices.Equal(by, []string{"lead", "worker_1"}) {
+		t.Errorf("authors %v", by)
+	}
+	ctx, err := c.store.Load()
+	if err != nil || len(ctx.Decisions) != 2 || ctx.Constraints[0].Name != "No cgo" || ctx.Constraints[0].AddedBy != "user" {
+		t.Fatalf("stored context %+v, %v", ctx, err)
+	}
+	// Both inbox files were archived.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left, _ := os.ReadDir(c.store.InboxDir())
+		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
+		if len(left) == 0 && len(arch) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("inbox %d files, archive %d", len(left), len(arch))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	types := c.recordTypes()
+	if n := countOf(types, "context_merged"); n != 3 {
+		t.Errorf("%d context_merged records (want 3: constraint + 2 decisions): %v", n, types)
+	}
+	if countOf(types, "input.context_submitted") != 2 || countOf(types, "context_submitted") != 2 {
+		t.Errorf("records: %v", types)
+	}
+}
+
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRunnerFlushesInboxOnTurnEnd: with a long quiet period, an agent's
+// turn ending is what makes its entry complete; another agent's file is
+// left waiting.
+func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
+	c := startCtxRun(t, t.TempDir(), State{}, time.Hour, TaskSubmitted{})
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
+	c.inbox("lead-1.md", "---\nkind: term\nterm: hive\n---\nthe team\n")
+	c.inbox("worker_2-1.md", "---\nkind: term\nterm: drone\n---\na worker\n")
+	c.r.Send(AgentHealth{Agent: "lead", Health: "idle"})
+	s := c.waitSnap("the lead's term", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindTerm) == 1 })
+	// The term, wherever it sorts: its time is the file's mtime, which
+	// the file system may round to before the task's constraint was added.
+	for _, it := range s.Knowledge {
+		if it.Kind == workspace.KindTerm && it.Title != "hive" {
+			t.Errorf("merged %+v", it)
+		}
+	}
+	<-c.r.Barrier()
+	if _, err := os.Stat(filepath.Join(c.store.InboxDir(), "worker_2-1.md")); err != nil {
+		t.Errorf("worker_2's file was taken before its turn ended: %v", err)
+	}
+}
+
+// TestRunnerRejectsInvalidInboxFile: archived as invalid, nothing merged,
+// and the author's next assignment says why.
+func TestRunnerRejectsInvalidInboxFile(t *testing.T) {
+	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
+	c.inbox("lead-1.md", "we use sqlite")
+	c.waitSnap("the note", func(s Snapshot) bool { return len(s.State.KnowledgeNotes["lead"]) == 1 })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
+		if len(arch) == 1 && strings.Contains(arch[0].Name(), "-invalid_lead-1.md") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("archive: %v", arch)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ctx, _ := c.store.Load(); len(ctx.Decisions) != 0 {
+		t.Errorf("invalid entry merged: %+v", ctx.Decisions)
+	}
+	if types := c.recordTypes(); countOf(types, "context_rejected") != 1 || countOf(types, "context_merged") != 1 {
+		t.Errorf("records: %v", types) // the one merge is the task constraint
+	}
+}
+
+// TestContextPersistsAcrossRestartsAndTasks: what one run merged is there
+// for the resumed run, which also picks up a file written while it was
+// down, and for the next task in the same workspace, whose assignments
+// read the same files.
+func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
+	root := t.TempDir()
+	c := startCtxRun(t, root, State{}, 20*time.Millisecond, TaskSubmitted{})
+	c.inbox("lead-1.md", "---\nkind: decision\ntitle: Use SQLite\n---\nsimple\n")
+	c.waitSnap("the decision", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 1 })
+	<-c.r.Barrier()
+	st := c.r.Snapshot().State
+	c.stop()
+
+	// Written while no engine runs.
+	if err := os.WriteFile(filepath.Join(c.store.InboxDir(), "worker_1-1.md"), []byte("---\nkind: decision\ntitle: Tabs\n---\ngofmt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2 := startCtxRun(t, root, st, 20*time.Millisecond, Resumed{})
+	s := c2.waitSnap("both decisions after the restart", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
+	if s.State.TaskID != st.TaskID {
+		t.Fatalf("resumed task %s", s.State.TaskID)
+	}
+	<-c2.r.Barrier()
+	c2.stop()
+
+	// A new task in the same workspace sees the same context.
+	c3 := startCtxRun(t, root, State{}, 20*time.Millisecond, TaskSubmitted{})
+	s3 := c3.waitSnap("the next task", func(s Snapshot) bool {
+		return s.State.TaskID != "" && s.State.TaskID != st.TaskID && len(s.State.Assignments["lead"].Reads) > 0
+	})
+	if countKind(s3.Knowledge, workspace.KindDecision) != 2 {
+		t.Errorf("next task sees %+v", s3.Knowledge)
+	}
+	reads := s3.State.Assignments["lead"].Reads
+	for _, p := range workspace.ContextFiles(c3.root) {
+		if !slices.Contains(reads, p) {
+			t.Errorf("lead reads lack %s: %v", p, reads)
+		}
+	}
+	// The task constraint "No cgo" was entered once, not once per task.
+	if ctx, _ := c3.store.Load(); len(ctx.Constraints) != 1 {
+		t.Errorf("constraints: %+v", ctx.Constraints)
+	}
+}
+
+// TestRunnerDuplicateTermUpdates: a term defined again by another agent
+// replaces the definition, keeps the old one in its history and logs an
+// update.
+func TestRunnerDuplicateTermUpdates(t *testing.T) {
+	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
+	c.inbox("lead-1.md", "---\nkind: term\nterm: Hive\n---\nthe team\n")
+	c.waitSnap("the term", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindTerm) == 1 })
+	c.inbox("worker_1-1.md", "---\nkind: term\nterm: hive\ndefinition: the agent team of one task\n---\n")
+	s := c.waitSnap("the new definition", func(s Snapshot) bool {
+		for _, it := range s.Knowledge {
+			if it.Kind == workspace.KindTerm && it.Revisions == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	if countKind(s.Knowledge, workspace.KindTerm) != 1 {
+		t.Fatalf("terms: %+v", s.Knowledge)
+	}
+	ctx, err := c.store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ctx.Glossary[0]
+	if g.Term != "Hive" || g.Definition != "the agent team of one task" || g.AddedBy != "worker_1" ||
+		len(g.History) != 1 || g.History[0].Definition != "the team" || g.History[0].AddedBy != "lead" {
+		t.Errorf("glossary entry %+v", g)
+	}
+	<-c.r.Barrier()
+	updated := false
+	for _, r := range c.log.Records() {
+		if r.Type == "context_merged" && r.Agent == "worker_1" && r.Details["updated"] == true {
+			updated = true
+		}
+	}
+	if !updated {
+		t.Error("no context_merged update record")
+	}
+}

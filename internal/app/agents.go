@@ -1,0 +1,189 @@
+package app
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/roles"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// agentFactory builds the ptyagent.Spec of each agent from the profile:
+// the built-in sim agent, Claude Code, a [profiles.<name>] from config, or
+// a custom command line run with sh -c.
+type agentFactory struct {
+	cfg     config.Config
+	profile string
+	project string
+	td      *workspace.TaskDir
+	self    string // this executable, for sim-agent and hook commands
+	seed    int64
+	simArgs []string // extra sim-agent flags (demo scenarios, tests)
+	git     *gitWire // git projects: workers run in their own worktrees
+}
+
+// spec is the ptyagent.ManagerConfig Factory.
+func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error) {
+	base := ptyagent.Spec{
+		Dir: f.project,
+		Env: []string{
+			ptyagent.EnvTaskDir + "=" + f.td.Dir(),
+			ptyagent.EnvProject + "=" + f.project,
+		},
+		LogPath:     f.td.AgentLogPath(id),
+		Scrollback:  f.cfg.ScrollbackLines,
+		HangTimeout: f.cfg.HangTimeout(),
+		// Zero (a Config not from Load) keeps ptyagent's default.
+		RateLimitCooldown: f.cfg.RateLimitCooldown(),
+	}
+	if role == workspace.RoleWorker && f.git != nil {
+		if err := f.git.placeWorker(&base, id); err != nil {
+			return base, err
+		}
+	}
+	switch f.profile {
+	case "sim":
+		args := append([]string{"--seed", strconv.FormatInt(f.seed+agentSalt(id), 10)}, f.simArgs...)
+		return ptyagent.SimSpec(base, f.self, args...)
+	case "claude":
+		return f.claudeSpec(base, id, role, resume)
+	}
+	if p, ok := f.cfg.Profile(f.profile); ok {
+		return f.profileSpec(base, id, role, p)
+	}
+	// Anything else is a command line: run it through the shell so pipes
+	// and quoting work as the user typed them.
+	base.Argv = []string{"/bin/sh", "-c", f.profile}
+	base.Kind = ptyagent.ProfileCustom
+	return base, nil
+}
+
+// claudeSpec runs Claude Code with the role's prompt and tool limits and
+// one settings file holding every hook (only the last --settings counts).
+func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bool) (ptyagent.Spec, error) {
+	prompt, _, err := roles.Prompt(role, f.cfg.Files.ProjectRolesDir, f.cfg.Files.UserRolesDir)
+	if err != nil {
+		return base, fmt.Errorf("role prompt for %s: %w", role, err)
+	}
+	settings := filepath.Join(f.td.Dir(), "settings", id+".json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		return base, err
+	}
+	// Hooks run hivemind-hook (next to this executable or on PATH) when
+	// installed: it starts in a few ms where `hivemind hook` pays for the
+	// TUI's package init on every hook.
+	if err := ptyagent.WriteClaudeSettings(settings, ptyagent.HookCommand(f.self)); err != nil {
+		return base, err
+	}
+	sid := ptyagent.ClaudeSessionID(f.td.ID(), id)
+	o := ptyagent.ClaudeOptions{
+		SessionID: sid,
+		// Resume only a conversation Claude actually saved; a first start
+		// that died early has none, and --resume would fail forever.
+		Resume:       resume && ptyagent.ClaudeResumable(sid),
+		SettingsPath: settings,
+		ExtraArgs:    roles.ClaudeArgs(roles.DefaultPolicy(role), f.cfg.Role(role), prompt),
+	}
+	if rel, err := filepath.Rel(base.Dir, f.td.Dir()); err != nil || strings.HasPrefix(rel, "..") {
+		// A --workspace outside the project, or a worker in its git
+		// worktree: let Claude's tools reach the task dir.
+		o.AddDirs = []string{f.td.Dir()}
+	}
+	return ptyagent.ClaudeSpec(base, o), nil
+}
+
+// profileSpec runs a [profiles.<name>] agent from config.
+func (f *agentFactory) profileSpec(base ptyagent.Spec, id, role string, p config.Profile) (ptyagent.Spec, error) {
+	argv := p.Expand(map[string]string{
+		"role": role, "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
+		"model": f.cfg.Role(role).Model,
+	})
+	if len(argv) == 0 {
+		return base, fmt.Errorf("profile %s: empty command", f.profile)
+	}
+	base.Argv = argv
+	base.Kind = ptyagent.ProfileCustom
+	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
+		base.Env = append(base.Env, k+"="+p.Env[k])
+	}
+	base.Submit = ptyagent.DefaultSubmitRules(ptyagent.ProfileCustom)
+	base.Submit.Paste = p.Submit == config.SubmitPaste
+	base.Submit.EnterDelay = p.SubmitDelay()
+	base.Ready = ptyagent.ReadyRules{Mode: ptyagent.ReadyQuiet, Quiet: p.ReadyQuiet(), Pattern: p.ReadyRegex}
+	return base, nil
+}
+
+// agentSalt varies the sim seed per agent.
+func agentSalt(id string) int64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int64(h.Sum32() % 10007)
+}
+
+// bridge turns agent-layer events into engine events and records.
+type bridge struct {
+	runner *runnerLink
+	td     *workspace.TaskDir
+}
+
+// onEvent is the ptyagent.ManagerConfig OnEvent.
+func (b *bridge) onEvent(ev ptyagent.Event) {
+	at := ev.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	switch ev.Kind {
+	case ptyagent.EventHealth:
+		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: ev.Health, ExitCode: ev.ExitCode,
+			PID: ev.PID, Detail: ev.Detail, At: at})
+	case ptyagent.EventDelivered:
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, At: at})
+	case ptyagent.EventDeliveryFailed:
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, At: at})
+	case ptyagent.EventHookDenied:
+		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
+	case ptyagent.EventHook:
+		// Health changes already carry what hooks mean; the raw hooks
+		// would only flood the log.
+	}
+}
+
+// onHeartbeat is the ptyagent.ManagerConfig OnHeartbeat.
+func (b *bridge) onHeartbeat(agent string, at time.Time) {
+	_ = b.td.WriteHeartbeat(agent, at)
+}
+
+// ResumeAgents returns cfg with the agents task t started with (its
+// task.json): the same profile and worker count, so a resumed task runs
+// what it ran before whatever the config says now. --agent given on
+// resume overrides the profile for this run; the worker count stays the
+// task's (its state names its workers). Either is noted in the event log.
+func ResumeAgents(o Options, cfg config.Config, t workspace.Task) (config.Config, []workspace.EventRecord) {
+	var notes []workspace.EventRecord
+	if t.Agent != "" && cfg.Agent != t.Agent {
+		if o.AgentSet {
+			notes = append(notes, workspace.EventRecord{Type: "agent_overridden",
+				Details: map[string]any{"task_agent": t.Agent, "agent": cfg.Agent, "why": "--agent given on resume"}})
+		} else {
+			cfg.Agent = t.Agent
+		}
+	}
+	if t.Workers > 0 && cfg.Workers != t.Workers {
+		if o.WorkersSet {
+			notes = append(notes, workspace.EventRecord{Type: "workers_kept",
+				Details: map[string]any{"workers": t.Workers, "ignored": cfg.Workers, "why": "a resumed task keeps its workers"}})
+		}
+		cfg.Workers = t.Workers
+	}
+	return cfg, notes
+}

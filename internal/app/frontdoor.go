@@ -1,0 +1,467 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/tui"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// IsTerminal reports whether stdin and stdout are a terminal (the
+// full-screen UI can run).
+func IsTerminal() bool {
+	return term.IsTerminal(os.Stdout.Fd()) && term.IsTerminal(os.Stdin.Fd())
+}
+
+// launcher implements tui.Launcher: the start screen's requests become
+// apps wired by New and run by start, the same wiring `hivemind "task"`
+// uses. It also owns the runs, so whatever is still running when the UI
+// ends is stopped.
+type launcher struct {
+	o       Options
+	project string // the project of the command line (--project or cwd)
+
+	mu   sync.Mutex
+	send func(tea.Msg) // program.Send, set before any run starts
+	cur  *liveRun      // the run the UI shows, if any
+	// notes are the closed runs' end notices for the terminal (a git
+	// task's branch and how to merge it), printed when the UI has exited.
+	notes []notice
+}
+
+// liveRun is one app running under the UI.
+type liveRun struct {
+	l            *launcher
+	a            *App
+	stopForward  context.CancelFunc
+	cancelRunner context.CancelFunc
+	runDone      chan error
+
+	once  sync.Once
+	final workspace.Phase // set by close
+}
+
+func newLauncher(o Options) (*launcher, error) {
+	project, err := o.ProjectDir()
+	if err != nil {
+		return nil, err
+	}
+	return &launcher{o: o, project: project}, nil
+}
+
+func (l *launcher) post(msg tea.Msg) {
+	l.mu.Lock()
+	send := l.send
+	l.mu.Unlock()
+	if send != nil {
+		send(msg)
+	}
+}
+
+// optionsFor returns the command-line options for a run in project: the
+// same flags, but --workspace only for the project it was given with.
+func (l *launcher) optionsFor(project string) Options {
+	o := l.o
+	o.Project, o.Resume = project, false
+	if project != l.project {
+		o.Workspace = ""
+	}
+	return o
+}
+
+// prepare makes the UI session of a wired-up app without starting it.
+func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
+	r := &liveRun{l: l, a: a, runDone: make(chan error, 1)}
+	terms := tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
+		s, ok := a.agents.Session(id)
+		if !ok || s == nil {
+			return nil, false // never a typed nil inside the interface
+		}
+		return s, true
+	}, a.agents.Changed())
+	s := tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close}
+	if a.git != nil {
+		// The TUI names the task branch and shows a worker's diff (key d).
+		s.Branch, s.Diff = a.git.repo.TaskBranch(), a.git.repo.Diff
+	}
+	return r, s
+}
+
+// start runs a prepared app: notices and snapshots go to the UI, the
+// engine runner starts and gets its first event.
+func (l *launcher) start(r *liveRun) {
+	a := r.a
+	// The terminal belongs to the UI: notices go to the UI, records only
+	// to events.jsonl (which the UI shows).
+	a.out.redirect(io.Discard, func(level, msg string) { l.post(tui.NotifyMsg{Level: level, Message: msg}) })
+
+	// Forward snapshots without ever blocking the engine on the UI: the
+	// outcome keeps only the newest pending one.
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stopForward = cancel
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-a.outcome.latest:
+				l.post(snapshotMsg(s))
+			}
+		}
+	}()
+
+	runCtx, cancelRunner := context.WithCancel(context.Background())
+	r.cancelRunner = cancelRunner
+	go func() { r.runDone <- a.runner.Run(runCtx) }()
+	a.runner.Send(a.first)
+
+	l.mu.Lock()
+	l.cur = r
+	l.mu.Unlock()
+}
+
+// close stops the run's agents and engine and releases the workspace. It
+// may be called more than once and from several goroutines.
+func (r *liveRun) close() error {
+	r.l.mu.Lock()
+	if r.l.cur == r {
+		r.l.cur = nil // the user left it: its outcome is not the exit code
+	}
+	r.l.mu.Unlock()
+	r.once.Do(func() {
+		if r.stopForward != nil {
+			r.stopForward()
+		}
+		if r.cancelRunner != nil {
+			r.final = finalOf(r.a.runner.Snapshot().State.Phase)
+			r.a.shutdown(r.cancelRunner, r.runDone)
+			r.l.mu.Lock()
+			r.l.notes = append(r.l.notes, r.a.gitNotes...)
+			r.l.mu.Unlock()
+		}
+		r.a.Close()
+	})
+	return nil
+}
+
+// agentChoices are the agent profiles the start screen offers: the
+// configured one first, then the built-in ones and the custom profiles.
+func agentChoices(current string, custom []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range append([]string{current, "claude", "sim"}, custom...) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// finalOf is p when the task is over or waits on the user, else "".
+func finalOf(p workspace.Phase) workspace.Phase {
+	if p.Terminal() || p == workspace.PhaseIdle {
+		return p
+	}
+	return ""
+}
+
+// Start implements tui.Launcher: it is `hivemind "task"` in project, with
+// the task's context and constraints from the form.
+func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) {
+	if strings.TrimSpace(t.Description) == "" {
+		// New would take a task without description for --resume.
+		return tui.Session{}, errors.New("the task has no description")
+	}
+	if t.SubmittedBy == "" {
+		t.SubmittedBy = "tui"
+	}
+	o := l.optionsFor(project)
+	// The agent and worker count chosen on the start screen, as if given
+	// with --agent and --workers.
+	if t.Agent != "" {
+		o.Agent, o.AgentSet = t.Agent, true
+	}
+	if t.Workers > 0 {
+		o.Workers, o.WorkersSet = t.Workers, true
+	}
+	if t.PlanApproval != "" {
+		o.PlanApproval = t.PlanApproval // as if given with --plan-approval
+	}
+	return l.run(o, t)
+}
+
+// Resume implements tui.Launcher: it is `hivemind --resume` in project.
+func (l *launcher) Resume(project string) (tui.Session, error) {
+	o := l.optionsFor(project)
+	o.Resume = true
+	return l.run(o, workspace.Task{})
+}
+
+// run wires a run with New (a new task, or the zero task to resume) and
+// starts it under the UI.
+func (l *launcher) run(o Options, t workspace.Task) (tui.Session, error) {
+	a, err := New(o, t, io.Discard)
+	if err != nil {
+		return tui.Session{}, err
+	}
+	r, s := l.prepare(a)
+	l.start(r)
+	return s, nil
+}
+
+// Scan implements tui.Launcher. It never creates a workspace: a project
+// without one simply has no tasks.
+func (l *launcher) Scan(project string) (tui.Project, error) {
+	p := tui.Project{Dir: project}
+	fi, err := os.Stat(project)
+	if err != nil {
+		return p, err
+	}
+	if !fi.IsDir() {
+		return p, fmt.Errorf("%s is not a directory", project)
+	}
+	p.Git = isGitRepo(project)
+	root, err := l.optionsFor(project).WorkspaceRoot()
+	if err != nil {
+		return p, err
+	}
+	ws, infos, err := workspace.ReadTasks(root)
+	if err != nil || ws == nil {
+		return p, err
+	}
+	if lock, _, err := workspace.AcquireWorkspaceLock(root); err != nil {
+		p.LockedBy = err.Error()
+	} else {
+		_ = lock.Release()
+	}
+	p.Tasks = pastTasks(infos)
+	if id, ok, err := ws.Unfinished(); err == nil && ok {
+		for i := range p.Tasks {
+			if t := p.Tasks[i]; t.ID == id {
+				p.Unfinished = &t
+			}
+		}
+	}
+	return p, nil
+}
+
+// pastTasks turns a workspace listing into the start screen's, newest first.
+func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
+	out := make([]tui.PastTask, 0, len(infos))
+	for _, in := range workspace.NewestFirst(infos) {
+		pt := tui.PastTask{ID: in.ID, Description: in.Title(), Created: in.Task.CreatedAt, Dir: in.Dir}
+		if st := in.State; st != nil {
+			pt.Phase, pt.Started, pt.Finished = st.Phase, st.StartedAt, st.EndedAt()
+			c := st.Clone()
+			if c.TaskDir == "" {
+				c.TaskDir = in.Dir
+			}
+			pt.State = &c
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// isGitRepo reports whether dir is inside a git work tree (a .git
+// directory or file in it or a parent).
+func isGitRepo(dir string) bool {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		d = parent
+	}
+}
+
+// Usage implements tui.Launcher: Claude Code agents' token counts come from
+// their session transcripts; other profiles report none.
+func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
+	profile := ""
+	if st.TaskDir != "" {
+		if b, err := os.ReadFile(filepath.Join(st.TaskDir, workspace.TaskFile)); err == nil {
+			var t workspace.Task
+			if json.Unmarshal(b, &t) == nil {
+				profile = t.Agent
+			}
+		}
+	}
+	var out []tui.AgentUsage
+	for id := range st.Agents {
+		u := tui.AgentUsage{Agent: id}
+		if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, id)); path != "" {
+			in, outTok, err := ptyagent.TranscriptUsage(path)
+			if err != nil {
+				u.Note = "transcript unreadable: " + err.Error()
+			} else {
+				u.InputTokens, u.OutputTokens = in, outTok
+				u.Note = "Claude Code transcript"
+			}
+		} else {
+			switch profile {
+			case "sim":
+				u.Note = "the built-in sim agent uses no model"
+			case "claude":
+				u.Note = "no Claude Code transcript found"
+			default:
+				u.Note = "the " + profile + " profile reports no usage"
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// closeCurrent stops the run the UI showed last, if it is still open, and
+// returns it.
+func (l *launcher) closeCurrent() *liveRun {
+	l.mu.Lock()
+	r := l.cur
+	l.cur = nil
+	l.mu.Unlock()
+	if r != nil {
+		_ = r.close()
+	}
+	return r
+}
+
+// printNotes writes the end notices of the runs closed so far on the
+// terminal (the UI showed them on its notice line only while it ran).
+func (l *launcher) printNotes(w io.Writer) {
+	l.mu.Lock()
+	notes := l.notes
+	l.notes = nil
+	l.mu.Unlock()
+	for _, n := range notes {
+		if n.level == "warn" || n.level == "error" {
+			fmt.Fprintf(w, "hivemind: %s\n", n.msg)
+			continue
+		}
+		fmt.Fprintln(w, n.msg)
+	}
+}
+
+// frameLogEnv names a file that receives the duration of every View (the
+// product benchmark, bench/product, reads it).
+const frameLogEnv = "HIVEMIND_FRAME_LOG"
+
+// runFrontDoor runs the full-screen UI until the user quits and returns
+// the exit code. initial, if not nil, is a task already wired up (a task on
+// the command line, or --resume) shown first; without it the UI opens on
+// the start screen. When the user leaves a task for the start screen its
+// run is closed; whatever runs when the UI ends is stopped here, and stays
+// resumable unless it was over.
+func runFrontDoor(o Options, initial *App) int {
+	l, err := newLauncher(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hivemind:", err)
+		return ExitError
+	}
+	opts := tui.Options{Launcher: l, Project: l.project}
+	var first *liveRun
+	if cfg, _, err := o.LoadConfig(); err == nil {
+		opts.FPS = cfg.FPS
+		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
+		opts.HumanPlanApproval = cfg.PlanApproval == "human"
+	}
+	if initial != nil {
+		r, s := l.prepare(initial)
+		first, opts.Session, opts.Project = r, &s, initial.project
+		opts.FPS = initial.cfg.FPS
+	}
+	if path := os.Getenv(frameLogEnv); path != "" {
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			opts.FrameLog = f
+		}
+	}
+	p := tui.NewProgram(opts)
+	l.mu.Lock()
+	l.send = p.Send
+	l.mu.Unlock()
+	if first != nil {
+		l.start(first)
+	}
+
+	// SIGTERM/SIGHUP quit the UI, leaving the task resumable.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+			p.Quit()
+		case <-done:
+		}
+	}()
+
+	_, err = p.Run()
+	r := l.closeCurrent()
+	// The task branches of the git tasks that ended, and how to merge
+	// them, as headless mode prints them.
+	l.printNotes(os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hivemind:", err)
+		return ExitError
+	}
+	if r == nil {
+		return ExitOK
+	}
+	id, project := r.a.td.ID(), r.a.project
+	switch r.final {
+	case "":
+		fmt.Fprintf(os.Stderr, "hivemind: task %s left unfinished; resume it with: hivemind --resume --project %s\n", id, project)
+		return ExitOK
+	case workspace.PhaseError, workspace.PhaseNeedsHuman:
+		fmt.Fprintf(os.Stderr, "hivemind: task %s: %s (resumable: hivemind --resume --project %s)\n", id, r.final, project)
+	case workspace.PhaseIdle:
+		fmt.Fprintf(os.Stderr, "hivemind: task %s: abandoned\n", id)
+	default:
+		fmt.Fprintf(os.Stderr, "hivemind: task %s: %s\n", id, r.final)
+	}
+	return exitCode(r.final)
+}
+
+// RunFrontDoor runs the full-screen UI on its start screen (no task given)
+// and returns the exit code.
+func RunFrontDoor(o Options) int { return runFrontDoor(o, nil) }
+
+// snapshotMsg is the UI's copy of a runner snapshot: the state, the event
+// tail and the shared context (decisions, constraints, glossary) that the
+// runner keeps loaded off the UI goroutine.
+func snapshotMsg(s engine.Snapshot) tui.SnapshotMsg {
+	return tui.SnapshotMsg{State: s.State, Events: s.Events, Knowledge: s.Knowledge}
+}
+
+var _ tui.Launcher = (*launcher)(nil)
+
+// title is the header text of the UI: the task's first line.
+func (a *App) title() string {
+	t, err := a.td.Task()
+	if err != nil {
+		return a.td.ID()
+	}
+	return workspace.Headline(t.Description)
+}

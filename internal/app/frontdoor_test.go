@@ -1,0 +1,129 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+func TestLauncherScan(t *testing.T) {
+	project := t.TempDir()
+	// The sim agent: what is tested here must not depend on Claude Code being installed.
+	l, err := newLauncher(Options{Project: project, Agent: "sim", AgentSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Scan(project)
+	if err != nil || p.Git || len(p.Tasks) != 0 || p.Unfinished != nil || p.LockedBy != "" {
+		t.Fatalf("empty project: %+v %v", p, err)
+	}
+	if _, err := os.Stat(filepath.Join(project, workspace.DirName)); err == nil {
+		t.Fatal("Scan created a workspace")
+	}
+	if _, err := l.Scan(filepath.Join(project, "missing")); err == nil {
+		t.Fatal("no error for a missing folder")
+	}
+
+	// A git work tree (a .git in a parent counts), tasks, an unfinished one.
+	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(project, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := workspace.DefaultRoot(project)
+	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+	failed := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "a"},
+		&workspace.State{Phase: workspace.PhaseError, StartedAt: t0})
+	testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(time.Hour), Description: "b"},
+		&workspace.State{Phase: workspace.PhaseComplete, StartedAt: t0.Add(time.Hour)})
+	p, err = l.Scan(project)
+	if err != nil || !p.Git || len(p.Tasks) != 2 || p.Tasks[0].Description != "b" {
+		t.Fatalf("scan: %+v %v", p, err)
+	}
+	if p.Unfinished == nil || p.Unfinished.ID != failed || p.Unfinished.Phase != workspace.PhaseError {
+		t.Fatalf("unfinished: %+v", p.Unfinished)
+	}
+	if p.Tasks[1].State == nil || p.Tasks[1].State.TaskDir == "" {
+		t.Errorf("past task without its state: %+v", p.Tasks[1])
+	}
+	if ps, _ := l.Scan(sub); !ps.Git {
+		t.Error("a folder inside a git work tree is not a git repository")
+	}
+
+	// Another Hivemind holds the workspace.
+	lock, _, err := workspace.AcquireWorkspaceLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ = l.Scan(project)
+	_ = lock.Release()
+	if !strings.Contains(p.LockedBy, "locked") {
+		t.Errorf("LockedBy %q while the lock is held", p.LockedBy)
+	}
+	// And Start refuses to write a task under it.
+	lock, _, _ = workspace.AcquireWorkspaceLock(root)
+	_, err = l.Start(project, workspace.Task{Description: "x"})
+	_ = lock.Release()
+	if !errors.Is(err, workspace.ErrLocked) {
+		t.Errorf("Start under another's lock: %v", err)
+	}
+	if p, _ = l.Scan(project); len(p.Tasks) != 2 {
+		t.Errorf("Start under another's lock left a task: %+v", p.Tasks)
+	}
+	// A task without description is refused, never taken for --resume
+	// (the failed task above is unfinished).
+	if _, err = l.Start(project, workspace.Task{Description: " \n"}); err == nil {
+		t.Error("Start without a description: no error")
+	}
+}
+
+// An abandoned task (back to idle) is listed but not offered for resume.
+func TestLauncherScanAbandoned(t *testing.T) {
+	project := t.TempDir()
+	l, _ := newLauncher(Options{Project: project})
+	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a"},
+		&workspace.State{Phase: workspace.PhaseIdle, StartedAt: time.Now()})
+	p, err := l.Scan(project)
+	if err != nil || len(p.Tasks) != 1 || p.Unfinished != nil {
+		t.Fatalf("%+v %v", p, err)
+	}
+}
+
+// --workspace applies to the project it was given with, not to another
+// chosen in the folder picker.
+func TestLauncherOptionsFor(t *testing.T) {
+	l := &launcher{o: Options{Project: "/p", Workspace: "/w", Agent: "sim", AgentSet: true}, project: "/p"}
+	if o := l.optionsFor("/p"); o.Workspace != "/w" || o.Agent != "sim" {
+		t.Errorf("same project: %+v", o)
+	}
+	if o := l.optionsFor("/q"); o.Workspace != "" || o.Project != "/q" || o.Agent != "sim" {
+		t.Errorf("other project: %+v", o)
+	}
+}
+
+// Usage says why the sim agents report no tokens.
+func TestLauncherUsageSim(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	project := t.TempDir()
+	var st workspace.State
+	st.Agents = map[string]workspace.AgentState{"lead": {}, "worker_1": {}}
+	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a", Agent: "sim"}, &st)
+	l := &launcher{}
+	got := l.Usage(st)
+	if len(got) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	for _, u := range got {
+		if u.InputTokens != 0 || !strings.Contains(u.Note, "sim agent") {
+			t.Errorf("%+v", u)
+		}
+	}
+}

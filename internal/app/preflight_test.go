@@ -1,0 +1,111 @@
+package app
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+func TestAgentsOf(t *testing.T) {
+	cfg, _, err := config.Load(t.TempDir(), t.TempDir(), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(agent string, f func(*config.Config)) config.Config {
+		c := cfg
+		c.Agent = agent
+		c.Roles = map[string]config.RoleConfig{}
+		for k, v := range cfg.Roles {
+			c.Roles[k] = v
+		}
+		if f != nil {
+			f(&c)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		want preflight.Agent
+	}{
+		{"default claude bypasses permissions", with("claude", nil),
+			preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers", Bypass: true}},
+		{"claude in acceptEdits", with("claude", func(c *config.Config) {
+			for r, rc := range c.Roles {
+				rc.PermissionMode = "acceptEdits"
+				c.Roles[r] = rc
+			}
+		}), preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers"}},
+		{"one worker", with("sim", func(c *config.Config) { c.Workers = 1 }),
+			preflight.Agent{Name: "sim", Kind: preflight.Sim, Roles: "lead, reviewer, 1 worker"}},
+		{"profile", with("codex", func(c *config.Config) {
+			c.Profiles = map[string]config.Profile{"codex": {Command: []string{"codex", "--full-auto"}}}
+		}), preflight.Agent{Name: "codex", Kind: preflight.Command, Argv0: "codex", Roles: "lead, reviewer, 2 workers"}},
+		{"command line", with("FOO=1 my-agent --x", nil),
+			preflight.Agent{Name: "FOO=1 my-agent --x", Kind: preflight.Command, Argv0: "my-agent", Shell: true, Roles: "lead, reviewer, 2 workers"}},
+	} {
+		if got := agentsOf(tc.cfg); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: got %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestResumeAgents(t *testing.T) {
+	task := workspace.Task{Agent: "sim", Workers: 3}
+	for _, tc := range []struct {
+		name        string
+		o           Options
+		cfgAgent    string
+		cfgWorkers  int
+		wantAgent   string
+		wantWorkers int
+		wantNotes   []string
+	}{
+		{"config default is ignored", Options{}, "claude", 2, "sim", 3, nil},
+		{"same flags", Options{AgentSet: true, WorkersSet: true}, "sim", 3, "sim", 3, nil},
+		{"--agent overrides, noted", Options{AgentSet: true}, "claude", 3, "claude", 3, []string{"agent_overridden"}},
+		{"--workers is ignored, noted", Options{WorkersSet: true}, "sim", 5, "sim", 3, []string{"workers_kept"}},
+	} {
+		cfg := config.Config{Agent: tc.cfgAgent, Workers: tc.cfgWorkers}
+		got, notes := ResumeAgents(tc.o, cfg, task)
+		var types []string
+		for _, n := range notes {
+			types = append(types, n.Type)
+		}
+		if got.Agent != tc.wantAgent || got.Workers != tc.wantWorkers || strings.Join(types, ",") != strings.Join(tc.wantNotes, ",") {
+			t.Errorf("%s: agent %q workers %d notes %v; want %q %d %v", tc.name, got.Agent, got.Workers, types, tc.wantAgent, tc.wantWorkers, tc.wantNotes)
+		}
+	}
+	// A task from before task.json named its agent keeps the config's.
+	if got, _ := ResumeAgents(Options{}, config.Config{Agent: "claude", Workers: 2}, workspace.Task{}); got.Agent != "claude" || got.Workers != 2 {
+		t.Errorf("old task: %+v", got)
+	}
+}
+
+// The wired resume runs the task's agents: a sim task resumed with the
+// config default (claude) gets the sim factory, and its preflight is
+// the sim's (which passes on a machine without Claude Code).
+func TestNewAppResumeKeepsAgents(t *testing.T) {
+	noClaude := testkit.NoClaude(t)
+	project := t.TempDir()
+	o := simOptions(project)
+	o.CheckEnv = noClaude
+	a, err := New(o, workspace.Task{Description: "build a tiny calculator"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := New(Options{Project: project, Resume: true, CheckEnv: noClaude}, workspace.Task{}, io.Discard)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	defer b.Close()
+	if b.cfg.Agent != "sim" || b.cfg.Workers != 2 {
+		t.Errorf("resumed with agent %q, %d workers; want sim, 2", b.cfg.Agent, b.cfg.Workers)
+	}
+}

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
+)
+
+// Workers limits; internal/config checks the same range for config files.
+const (
+	minWorkers = 1
+	maxWorkers = 32
+)
+
+// options are the parsed command line: what a run is (app.Options) and
+// what the command line alone says.
+type options struct {
+	app.Options
+	headless bool
+	follow   bool
+	verbose  bool     // events: every record, not only the milestones
+	help     bool     // --help / -h
+	args     []string // positional arguments (sub-command and its words, or the task)
+	// dashAt is how many positional arguments came before "--" (-1: no
+	// "--"). Words after "--" are always task text.
+	dashAt int
+}
+
+// checkEnv is the world the preflight looks at (tests swap it).
+var checkEnv = preflight.System
+
+const usageHead = `Usage:
+  hivemind [flags] "task text"        run a task (full screen; --headless for no TUI)
+  hivemind [flags] -- task text       the same: everything after -- is the task
+  hivemind [flags]                    start screen: choose the project, type a task or resume
+                                      (without a terminal: resume the unfinished task, if any)
+  hivemind --resume [flags]           resume the unfinished task with the agents it started with
+  hivemind demo                       built-in simulated agents, throwaway project
+  hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network)
+  hivemind tasks [--json]             the tasks of this project: state, start, duration
+  hivemind status [--json]            the current task's state.json
+  hivemind events [--follow] [--json] the event log: milestones; --verbose adds every record
+  hivemind roles                      effective per-role permissions
+  hivemind config                     effective config and where each value came from
+  hivemind context [--json]           the shared decisions, constraints and glossary
+  hivemind context rm ID              remove one entry (not while hivemind runs here)
+  hivemind diff [agent]               git projects: the task's changes, or one worker's
+  hivemind help                       this help
+
+A task is text of more than one word: quote it ("fix the login bug") or put
+it after --. A single word is never taken for a task, so a mistyped command
+starts nothing.
+
+Flags (anywhere on the line):
+`
+
+// commands are the sub-commands a user types (sim-agent and hook are run
+// by Hivemind itself and not listed).
+var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "roles", "status", "tasks"}
+
+// newFlagSet declares the flags into o. The flag package prints nothing:
+// run reports errors in one line and prints help itself.
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("hivemind", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&o.Project, "project", "", "project `dir` (default: current directory)")
+	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
+	fs.IntVar(&o.Workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
+	fs.StringVar(&o.Agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
+	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
+	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
+	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
+	fs.BoolVar(&o.Retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
+	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout (exit 0 complete, 1 error or cancelled, 3 needs_human)")
+	fs.BoolVar(&o.JSON, "json", false, "JSON output (headless lines, status, events, tasks, context)")
+	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
+	fs.BoolVar(&o.verbose, "verbose", false, "events: every record (agent health, injections, timers), not only the milestones")
+	fs.BoolVar(&o.Merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
+	fs.BoolVar(&o.NoPreflight, "no-preflight", false, "start agents without checking their setup first (see hivemind doctor)")
+	fs.BoolVar(&o.help, "help", false, "this help (also -h)")
+	fs.BoolVar(&o.help, "h", false, "")
+	return fs
+}
+
+// usageText is the full help: the commands and every flag as --flag.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	var o options
+	fs := newFlagSet(&o)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "h" {
+			return
+		}
+		arg, help := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if arg != "" && arg != "value" {
+			left += " " + arg
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			help += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(&b, "  %-22s %s\n", left, help)
+	})
+	return b.String()
+}
+
+// parseFlags parses flags anywhere on the line (flags after the task text
+// are honoured too); "--" ends flag parsing.
+func parseFlags(args []string) (options, error) {
+	o := options{dashAt: -1}
+	fs := newFlagSet(&o)
+	cur := args
+	for len(cur) > 0 {
+		if err := fs.Parse(cur); err != nil {
+			return o, flagError(err, fs)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		// A "--" consumed by Parse leaves everything after it positional.
+		if i := len(cur) - len(rest) - 1; i >= 0 && cur[i] == "--" {
+			o.dashAt = len(o.args)
+			o.args = append(o.args, rest...)
+			break
+		}
+		o.args = append(o.args, rest[0])
+		cur = rest[1:]
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "workers":
+			o.WorkersSet = true
+		case "agent":
+			o.AgentSet = true
+		}
+	})
+	if o.Retry {
+		o.Resume = true
+	}
+	if o.WorkersSet && (o.Workers < minWorkers || o.Workers > maxWorkers) {
+		return o, fmt.Errorf("--workers must be between %d and %d, got %d", minWorkers, maxWorkers, o.Workers)
+	}
+	return o, nil
+}
+
+// flagName matches a flag as the flag package names it in errors ("-x").
+var flagName = regexp.MustCompile(`(^|[ :])-([A-Za-z][\w-]*)`)
+
+// flagError rewrites a flag package error in the --flag spelling, with a
+// "did you mean" for an unknown flag.
+func flagError(err error, fs *flag.FlagSet) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggest(strings.TrimLeft(name, "-"), names, 2); s != "" {
+			msg += " (did you mean --" + s + "?)"
+		}
+		return errors.New(msg)
+	}
+	return errors.New(flagName.ReplaceAllString(msg, "$1--$2"))
+}
+
+// Run is the whole program: args are the command line without the
+// program name. It returns the exit code.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Hidden sub-commands run by Hivemind itself take their arguments
+	// verbatim: they must be fast and never trip over global flags.
+	if len(args) > 0 {
+		switch args[0] {
+		case "sim-agent":
+			return cmdSimAgent(args[1:], stdin, stdout)
+		case "hook":
+			return cmdHook(args[1:], stdin, stdout, stderr)
+		}
+	}
+	o, err := parseFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "hivemind: %v\nRun hivemind --help for usage.\n", err)
+		return app.ExitUsage
+	}
+	o.CheckEnv = checkEnv
+	if o.help {
+		fmt.Fprint(stdout, usageText())
+		return app.ExitOK
+	}
+	cmd := ""
+	if len(o.args) > 0 && o.dashAt != 0 {
+		cmd = o.args[0]
+	}
+	switch cmd {
+	case "status":
+		return report(stderr, cmdStatus(o, stdout))
+	case "tasks":
+		return report(stderr, cmdTasks(o, stdout))
+	case "events":
+		return report(stderr, cmdEvents(o, stdout))
+	case "roles":
+		return report(stderr, cmdRoles(o, stdout))
+	case "config":
+		return report(stderr, cmdConfig(o, stdout))
+	case "context":
+		return report(stderr, cmdContext(o, stdout))
+	case "diff":
+		return report(stderr, cmdDiff(o, stdout))
+	case "doctor":
+		return cmdDoctor(o, stdout, stderr)
+	case "demo":
+		return cmdDemo(o, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usageText())
+		return app.ExitOK
+	}
+	task, err := taskText(o.args, o.dashAt)
+	if err != nil {
+		fmt.Fprintln(stderr, "hivemind:", err)
+		return app.ExitUsage
+	}
+	return runTask(o, task, stdout, stderr)
+}
+
+// taskText returns the task the positional words give ("" for none), or an
+// error when they could be a mistyped command. The rule: words after "--",
+// an argument with spaces in it (a quoted task), or several words whose
+// first is not one edit away from a command are a task; a single word is
+// not (a task is described in more than one word), so `hivemind stauts`
+// starts nothing.
+func taskText(words []string, dashAt int) (string, error) {
+	task := strings.TrimSpace(strings.Join(words, " "))
+	if task == "" || dashAt >= 0 {
+		return task, nil
+	}
+	for _, w := range words {
+		if strings.ContainsAny(strings.TrimSpace(w), " \t\n") {
+			return task, nil
+		}
+	}
+	first := words[0]
+	if len(words) == 1 {
+		if s := suggest(first, commands, 2); s != "" {
+			return "", fmt.Errorf("unknown command %q: did you mean %q?\n(to start a task, quote it: hivemind \"%s …\", or put it after --: hivemind -- %s)",
+				first, "hivemind "+s, first, first)
+		}
+		return "", fmt.Errorf("%q is not a command, and a task needs more than one word: quote it (hivemind \"%s …\"), or put it after -- (hivemind -- %s).\nRun hivemind --help for the commands",
+			first, first, first)
+	}
+	if s := suggest(first, commands, 1); s != "" && len(first) >= 3 {
+		return "", fmt.Errorf("unknown command %q: did you mean %q?\n(to start the task %q, quote it or put it after --: hivemind -- %s)",
+			first, "hivemind "+s, task, task)
+	}
+	return task, nil
+}
+
+// suggest is config.Suggest for what a user typed, in any case.
+func suggest(s string, known []string, max int) string {
+	return config.Suggest(strings.ToLower(s), known, max)
+}
+
+// report prints err (if any) and returns the exit code for it.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return app.ExitOK
+	}
+	fmt.Fprintln(stderr, "hivemind:", err)
+	return app.ExitError
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// cmdDoctor runs the preflight alone: one line per check, exit 1 when one
+// failed. It checks the agents a run here would start (flags and config).
+func cmdDoctor(o options, stdout, stderr io.Writer) int {
+	cfg, src, err := o.LoadConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, "hivemind: config:", err)
+		return app.ExitError
+	}
+	from := src.Of("agent")
+	origin := from.Kind
+	switch {
+	case from.Flag != "":
+		origin = from.Flag
+	case from.File != "":
+		origin = fmt.Sprintf("%s:%d", from.File, from.Line)
+	}
+	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.Agent, origin, cfg.Workers)
+	failed := doctorCheck(stdout, o, cfg)
+	// --resume runs the unfinished task's own agents: check those too.
+	if root, err := o.WorkspaceRoot(); err == nil {
+		if in, ok := workspace.UnfinishedTask(root); ok {
+			if rc, _ := app.ResumeAgents(o.Options, cfg, in.Task); rc.Agent != cfg.Agent {
+				fmt.Fprintf(stdout, "unfinished task %s (hivemind --resume): agent %q, %d workers\n", in.Task.ID, rc.Agent, rc.Workers)
+				failed = doctorCheck(stdout, o, rc) || failed
+			}
+		}
+	}
+	if failed {
+		fmt.Fprintln(stderr, "hivemind doctor: a check failed: the agents would not start")
+		return app.ExitError
+	}
+	return app.ExitOK
+}
+
+// doctorCheck prints the preflight of cfg's agents and reports a failure.
+func doctorCheck(w io.Writer, o options, cfg config.Config) bool {
+	rs, err := o.Preflight(cfg)
+	for _, r := range rs {
+		fmt.Fprintln(w, r)
+	}
+	return err != nil
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// hivemind events prints the milestones and says how to see the rest;
+// --verbose prints every record and marks a graceful stop as one.
+func TestCmdEventsMilestones(t *testing.T) {
+	project := t.TempDir()
+	root := workspace.DefaultRoot(project)
+	id := testkit.NewTask(t, root, workspace.Task{Description: "calc"}, &workspace.State{Phase: workspace.PhaseCancelled})
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := ws.OpenTask(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := workspace.OpenEventLog(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+	for _, r := range []workspace.EventRecord{
+		{Time: at, Type: "state_changed", Details: map[string]any{"from": "executing", "to": "cancelled"}},
+		{Time: at, Type: "input.injection_result", Agent: "lead", Details: map[string]any{"delivered": true}},
+		{Time: at, Type: "cancelled"},
+		{Time: at, Type: "input.agent_health", Agent: "lead", Details: map[string]any{"health": "exited", "exit_code": 143}},
+	} {
+		if err := log.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = log.Close()
+
+	var out bytes.Buffer
+	if err := cmdEvents(options{Options: app.Options{Project: project}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Contains(got, "injection_result") || strings.Contains(got, "agent_health") ||
+		!strings.Contains(got, "state_changed") || !strings.Contains(got, " cancelled") || !strings.Contains(got, "--verbose") {
+		t.Errorf("milestones:\n%s", got)
+	}
+	out.Reset()
+	if err := cmdEvents(options{Options: app.Options{Project: project}, verbose: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	got = out.String()
+	if !strings.Contains(got, "injection_result") || !strings.Contains(got, "exit_code=143 health=exited (stopped (SIGTERM), not a failure)") {
+		t.Errorf("--verbose:\n%s", got)
+	}
+	out.Reset()
+	if err := cmdEvents(options{Options: app.Options{Project: project, JSON: true}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 4 {
+		t.Errorf("--json printed %d records, want all 4:\n%s", n, out.String())
+	}
+}

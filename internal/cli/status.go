@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// cmdStatus prints the current task's state.json (as is with --json, as a
+// summary otherwise). It only reads: it works while a run is going on.
+func cmdStatus(o options, stdout io.Writer) error {
+	info, err := o.CurrentTask()
+	if err != nil {
+		return err
+	}
+	if info.State == nil {
+		return fmt.Errorf("task %s has no state yet (%s)", info.ID, info.Problem)
+	}
+	if o.JSON {
+		b, err := json.MarshalIndent(info.State, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	_, err = io.WriteString(stdout, renderStatus(info))
+	return err
+}
+
+// renderStatus renders a task's state for people.
+func renderStatus(info workspace.TaskInfo) string {
+	st := info.State
+	var b strings.Builder
+	fmt.Fprintf(&b, "task      %s\n", info.ID)
+	if info.Task.Description != "" {
+		fmt.Fprintf(&b, "          %s\n", workspace.Headline(info.Task.Description))
+	}
+	if st.Abandoned() {
+		// Idle after it ran: the user gave it up (A), as tasks and the UI say.
+		fmt.Fprintf(&b, "state     abandoned")
+	} else {
+		fmt.Fprintf(&b, "state     %s", st.Phase)
+	}
+	if st.PreviousPhase != "" {
+		fmt.Fprintf(&b, " (from %s)", st.PreviousPhase)
+	}
+	b.WriteString("\n")
+	if st.Reason != "" {
+		fmt.Fprintf(&b, "reason    %s\n", st.Reason)
+	}
+	if st.Error != "" {
+		fmt.Fprintf(&b, "error     %s\n", st.Error)
+	}
+	fmt.Fprintf(&b, "project   %s\n", st.Project)
+	fmt.Fprintf(&b, "checkpoint %d/%d   revisions %d   friction %d\n",
+		st.CurrentCheckpoint, st.TotalCheckpoints, st.RevisionCount, st.FrictionCount)
+	if !st.Timestamp.IsZero() {
+		fmt.Fprintf(&b, "updated   %s\n", st.Timestamp.Local().Format(time.DateTime))
+	}
+	if len(st.Subtasks) > 0 {
+		b.WriteString("subtasks\n")
+		for _, id := range slices.Sorted(maps.Keys(st.Subtasks)) {
+			s := st.Subtasks[id]
+			fmt.Fprintf(&b, "  %-12s %-12s %s\n", id, s.Status, s.Worker)
+		}
+	}
+	if len(st.Agents) > 0 {
+		b.WriteString("agents\n")
+		for _, id := range slices.Sorted(maps.Keys(st.Agents)) {
+			a := st.Agents[id]
+			line := fmt.Sprintf("  %-12s %-9s %-18s restarts %d", id, a.Role, a.Status, a.Restarts)
+			if a.Subtask != "" {
+				line += "  on " + a.Subtask
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	if info.Problem != "" {
+		fmt.Fprintf(&b, "note      %s\n", info.Problem)
+	}
+	return b.String()
+}

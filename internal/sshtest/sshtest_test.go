@@ -1,0 +1,39 @@
+package sshtest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The harness's server takes key logins as the remote user, in that
+// user's home, with the restricted PATH of an Env alias, and its clean-up
+// finds processes the sessions left behind.
+func TestServer(t *testing.T) {
+	s := Start(t, Options{})
+	if got := strings.TrimSpace(s.Run("id -u; echo $HOME")); got != strconv.Itoa(s.UID)+"\n"+s.Home {
+		t.Errorf("id/home: %q", got)
+	}
+	nogit := s.AddAlias("nogit", AliasOptions{Env: []string{"PATH=" + s.PathWithout("git")}})
+	out, err := s.SSH(t.Context(), nogit, "command -v git || echo missing; command -v ls").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "missing\n") {
+		t.Errorf("restricted PATH: %v %q", err, out)
+	}
+	// A process that leaves its session and ignores SIGHUP outlives the
+	// connection: Procs finds it.
+	s.Run("setsid sh -c 'trap \"\" HUP; exec sleep 300' </dev/null >/dev/null 2>&1 &")
+	if len(s.Procs()) == 0 {
+		t.Fatal("the detached sleep is not found")
+	}
+	bad := s.AddAlias("badkey", AliasOptions{UnknownKey: true})
+	if out, err := s.SSH(t.Context(), bad, "true").CombinedOutput(); err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("unknown key: %v %q", err, out)
+	}
+	start := time.Now()
+	s.stop()
+	if left := s.Procs(); len(left) > 0 {
+		t.Errorf("left after stop: %v", left)
+	}
+	t.Logf("stop took %v", time.Since(start))
+}

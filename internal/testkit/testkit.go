@@ -1,0 +1,54 @@
+// Package testkit holds the test helpers that the tests of internal/app
+// and internal/cli share: tasks on disk in a given state, and a machine
+// without Claude Code for the preflight.
+package testkit
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+
+	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// NewTask creates a task with a state (none when st is nil) in the
+// workspace at root and returns its id.
+func NewTask(t *testing.T, root string, task workspace.Task, st *workspace.State) string {
+	t.Helper()
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := ws.CreateTask(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != nil {
+		st.TaskID, st.TaskDir = td.ID(), td.Dir()
+		store, _, _, err := workspace.OpenStateStore(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Save(*st); err != nil {
+			t.Fatal(err)
+		}
+		_ = store.Close()
+	}
+	return td.ID()
+}
+
+// NoClaude is a machine without Claude Code (and without any other
+// program), for preflight.Env: the preflight of a claude run fails at
+// once, and a command it runs fails the test.
+func NoClaude(t *testing.T) func() preflight.Env {
+	return func() preflight.Env {
+		e := preflight.System()
+		e.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+		e.Output = func(context.Context, ...string) ([]byte, error) {
+			t.Error("a command ran although claude is missing")
+			return nil, exec.ErrNotFound
+		}
+		return e
+	}
+}

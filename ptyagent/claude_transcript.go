@@ -1,0 +1,129 @@
+package ptyagent
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+)
+
+// This file reads what Claude Code keeps of a session on disk: its
+// transcript, ~/.claude/projects/<dir>/<session id>.jsonl (one JSON object
+// a line), to know whether a session can be resumed and what it consumed.
+
+// ClaudeSessionID is the Claude Code conversation id of an agent in a
+// task: derived, so a restarted Hivemind finds it without storing it.
+func ClaudeSessionID(task, agent string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("hivemind/"+task+"/"+agent)).String()
+}
+
+// claudeTranscripts are the transcripts Claude Code saved of session sid
+// (one per project directory it ran in).
+func claudeTranscripts(sid string) []string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	m, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", sid+".jsonl"))
+	return m
+}
+
+// ClaudeResumable reports whether Claude Code saved a conversation with id
+// sid holding at least one message, so --resume can take it up. Claude
+// writes a transcript's header lines at once but its messages lazily:
+// killed during its first turn, it leaves a transcript without messages,
+// and then both --resume ("No conversation found") and --session-id
+// ("already in use") fail. Such a transcript is moved aside
+// (<id>.jsonl.empty) so the session can start afresh under its id.
+func ClaudeResumable(sid string) bool {
+	found := false
+	for _, p := range claudeTranscripts(sid) {
+		if transcriptHasMessage(p) {
+			found = true
+		} else {
+			_ = os.Rename(p, p+".empty")
+		}
+	}
+	return found
+}
+
+// transcriptHasMessage reports whether a Claude Code transcript holds a
+// user or assistant message.
+func transcriptHasMessage(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		var e struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &e) == nil && (e.Type == "user" || e.Type == "assistant") {
+			return true
+		}
+	}
+	return false
+}
+
+// ClaudeTranscript is the path of Claude Code's transcript of session sid,
+// or "" when it saved none.
+func ClaudeTranscript(sid string) string {
+	if m := claudeTranscripts(sid); len(m) > 0 {
+		return m[0]
+	}
+	return ""
+}
+
+// TranscriptUsage sums the token usage of the assistant messages of a
+// Claude Code transcript: in counts input tokens including cache reads and
+// writes. A message streamed in several lines repeats its usage, so each
+// message id counts once (its last line).
+func TranscriptUsage(path string) (in, out int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	type usage struct {
+		Input       int64 `json:"input_tokens"`
+		CacheCreate int64 `json:"cache_creation_input_tokens"`
+		CacheRead   int64 `json:"cache_read_input_tokens"`
+		Output      int64 `json:"output_tokens"`
+	}
+	byID := map[string]usage{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	n := 0
+	for sc.Scan() {
+		var line struct {
+			Type    string `json:"type"`
+			Message struct {
+				ID    string `json:"id"`
+				Usage *usage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "assistant" || line.Message.Usage == nil {
+			continue
+		}
+		id := line.Message.ID
+		if id == "" {
+			n++
+			id = fmt.Sprintf("#%d", n)
+		}
+		if _, ok := byID[id]; !ok {
+			order = append(order, id)
+		}
+		byID[id] = *line.Message.Usage
+	}
+	for _, id := range order {
+		u := byID[id]
+		in += u.Input + u.CacheCreate + u.CacheRead
+		out += u.Output
+	}
+	return in, out, sc.Err()
+}

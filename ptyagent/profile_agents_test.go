@@ -1,0 +1,108 @@
+package ptyagent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+func TestCodexArgv(t *testing.T) {
+	first := CodexOptions{Binary: "/bin/codex", Sandbox: "read-only", Model: "m", AddDirs: []string{"/task"},
+		DeveloperInstructions: "You are the \"Reviewer\".\nDo not edit source.\tTabs \\ and \x01.", HookCommand: "/opt/hm/hivemind-hook"}
+	a := first.Argv()
+	want := []string{"/bin/codex", "--no-daemon", "--model", "m", "--sandbox", "read-only", "--ask-for-approval", "never", "--add-dir", "/task"}
+	if strings.Join(a[:len(want)], " ") != strings.Join(want, " ") {
+		t.Fatalf("argv %q", a)
+	}
+	if a[len(a)-1] != "--dangerously-bypass-hook-trust" {
+		t.Errorf("hooks installed without trusting them: %q", a)
+	}
+	// Every -c value is TOML that Codex reads back to what we meant.
+	hooks := map[string]string{}
+	for i := 0; i+1 < len(a); i++ {
+		if a[i] != "-c" {
+			continue
+		}
+		var v struct {
+			DeveloperInstructions *string `toml:"developer_instructions"`
+			Hooks                 map[string][]struct {
+				Matcher *string `toml:"matcher"`
+				Hooks   []struct {
+					Type    string `toml:"type"`
+					Command string `toml:"command"`
+				} `toml:"hooks"`
+			} `toml:"hooks"`
+		}
+		if _, err := toml.Decode(a[i+1], &v); err != nil {
+			t.Fatalf("-c %q is not TOML: %v", a[i+1], err)
+		}
+		if d := v.DeveloperInstructions; d != nil && *d != first.DeveloperInstructions {
+			t.Errorf("developer_instructions round trip: %q", *d)
+		}
+		for ev, groups := range v.Hooks {
+			g := groups[0]
+			hooks[ev] = g.Hooks[0].Command
+			if (g.Matcher != nil) != (ev == HookPreToolUse || ev == HookPermissionRequest) {
+				t.Errorf("%s matcher %v", ev, g.Matcher)
+			}
+		}
+	}
+	for _, ev := range codexHookEvents {
+		if hooks[ev] != "/opt/hm/hivemind-hook "+ev {
+			t.Errorf("hook %s runs %q", ev, hooks[ev])
+		}
+	}
+
+	resumed := CodexOptions{SessionID: "01a2-thread", Resume: true}.Argv()
+	if strings.Join(resumed, " ") != "codex resume --no-daemon --ask-for-approval never 01a2-thread" {
+		t.Errorf("resume argv %q", resumed)
+	}
+	// Codex picks the id itself: a first start never names one.
+	if a := (CodexOptions{SessionID: "thread-42"}).Argv(); strings.Contains(strings.Join(a, " "), "thread-42") {
+		t.Errorf("first start argv %q names a session", a)
+	}
+}
+
+func TestGeminiArgvAndSettings(t *testing.T) {
+	a := GeminiOptions{SessionID: "u-1", ApprovalMode: "plan", Model: "gm", IncludeDirs: []string{"/task"}}.Argv()
+	if got := strings.Join(a, " "); got != "gemini --session-id u-1 --model gm --approval-mode plan --include-directories /task" {
+		t.Errorf("argv %q", got)
+	}
+	if got := strings.Join(GeminiOptions{SessionID: "u-1", Resume: true}.Argv(), " "); got != "gemini --resume u-1" {
+		t.Errorf("resume argv %q", got)
+	}
+
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Type, Command string }
+		}
+		Context struct{ FileName []string }
+		Tools   struct{ Exclude []string }
+	}
+	if err := json.Unmarshal(GeminiSettings("/opt/hm/hivemind-hook", []string{"ROLE.md"}, []string{"write_file"}), &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range geminiHooks {
+		g := s.Hooks[h.gemini]
+		if len(g) != 1 || g[0].Hooks[0].Command != "/opt/hm/hivemind-hook "+h.hivemind {
+			t.Errorf("%s hook %+v", h.gemini, g)
+		}
+	}
+	if _, ok := s.Hooks["BeforeTool"]; ok {
+		t.Error("BeforeTool installed although its denials are not enforced")
+	}
+	if len(s.Context.FileName) != 1 || len(s.Tools.Exclude) != 1 {
+		t.Errorf("settings %+v", s)
+	}
+
+	spec := GeminiSpec(Spec{}, GeminiOptions{SettingsPath: "/p/settings.json"})
+	if spec.Kind != ProfileGemini || spec.Submit.Confirm != ConfirmScreen || !spec.Submit.Paste ||
+		strings.Join(spec.Env, " ") != "GEMINI_CLI_SYSTEM_SETTINGS_PATH=/p/settings.json" {
+		t.Errorf("spec without hooks: %+v", spec)
+	}
+	if c := CodexSpec(Spec{}, CodexOptions{HookCommand: "h"}); c.Submit.Confirm != ConfirmHook || c.Ready.Pattern == "" {
+		t.Errorf("codex spec %+v", c)
+	}
+}

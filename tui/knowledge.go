@@ -1,0 +1,131 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// KnowledgeItem is one entry of the shared knowledge (a decision, constraint
+// or glossary term) as the context panel shows it.
+type KnowledgeItem = workspace.KnowledgeItem
+
+// knowledgePanel is the toggleable shared knowledge panel (key x): the newest
+// decisions, constraints and terms with their authors, drawn over the pane
+// area like the help.
+type knowledgePanel struct {
+	show  bool
+	items []KnowledgeItem // newest first, as the engine sends them
+}
+
+var (
+	stCtxDecision   = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
+	stCtxConstraint = lipgloss.NewStyle().Foreground(colWarn).Bold(true)
+	stCtxTerm       = lipgloss.NewStyle().Foreground(colOK).Bold(true)
+)
+
+// setKnowledge takes the context list of a snapshot (nil keeps the list).
+func (p *knowledgePanel) setKnowledge(items []KnowledgeItem) {
+	if items != nil {
+		p.items = append([]KnowledgeItem(nil), items...)
+	}
+}
+
+// renderKnowledge draws the panel over the pane area: exactly Area.H lines
+// of exactly Area.W cells.
+func (m Model) renderKnowledge() string {
+	w, h := m.lay.Area.W, m.lay.Area.H
+	lines := make([]string, 0, h)
+	var nd, nc, nt int
+	for _, it := range m.cx.items {
+		switch it.Kind {
+		case workspace.KindDecision:
+			nd++
+		case workspace.KindConstraint:
+			nc++
+		default:
+			nt++
+		}
+	}
+	title := fmt.Sprintf("─ shared context (x hides) · %s · %s · %s ",
+		plural(nd, "decision"), plural(nc, "constraint"), plural(nt, "term"))
+	lines = append(lines, fitWidth(stAccent.Render(ansi.Truncate(title, w, "…"))+
+		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w))
+	if len(m.cx.items) == 0 {
+		lines = append(lines, "", fitWidth(stDim.Render(ansi.Truncate(
+			"  Nothing recorded yet. Agents record decisions, constraints and terms through context/inbox/;", w, "…")), w),
+			fitWidth(stDim.Render(ansi.Truncate("  `hivemind context` lists them, `hivemind context rm ID` removes one.", w, "…")), w))
+	}
+	shown := 0
+	for _, it := range m.cx.items {
+		if len(lines)+2 > h {
+			break
+		}
+		lines = append(lines, contextHead(it, w), contextBody(it, w))
+		shown++
+	}
+	if more := len(m.cx.items) - shown; more > 0 && len(lines) < h {
+		lines = append(lines, fitWidth(stDim.Render(fmt.Sprintf("  … %d older (hivemind context lists all)", more)), w))
+	}
+	for i := range lines {
+		lines[i] = fitWidth(lines[i], w)
+	}
+	for len(lines) < h {
+		lines = append(lines, strings.Repeat(" ", w))
+	}
+	return strings.Join(lines[:h], "\n")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// contextHead is an entry's first line: id, kind, title, and on the right
+// its author and time.
+func contextHead(it KnowledgeItem, w int) string {
+	kind := stCtxTerm
+	switch it.Kind {
+	case workspace.KindDecision:
+		kind = stCtxDecision
+	case workspace.KindConstraint:
+		kind = stCtxConstraint
+	}
+	id := it.ID
+	if it.Kind == workspace.KindTerm {
+		id = "–"
+	}
+	left := " " + kind.Render(fmt.Sprintf("%-10s", it.Kind)) + " " + stText.Render(fmt.Sprintf("%-4s", id)) + " "
+	by := it.By
+	if it.Revisions > 0 {
+		by += fmt.Sprintf(" (rev %d)", it.Revisions+1)
+	}
+	right := " " + stEventAgt.Render(by)
+	if !it.At.IsZero() {
+		right += stDim.Render(" · " + it.At.Local().Format("01-02 15:04"))
+	}
+	right += " "
+	room := w - ansi.StringWidth(left) - ansi.StringWidth(right)
+	if room < 8 {
+		return fitWidth(ansi.Truncate(left+stText.Bold(true).Render(oneLine(it.Title)), w, "…"), w)
+	}
+	title := ansi.Truncate(oneLine(it.Title), room, "…")
+	return left + stText.Bold(true).Render(title) + strings.Repeat(" ", room-ansi.StringWidth(title)) + right
+}
+
+// contextBody is an entry's second line: the rationale, description or
+// definition, on one line.
+func contextBody(it KnowledgeItem, w int) string {
+	const indent = "                  "
+	text := oneLine(it.Text)
+	if it.Kind == workspace.KindTerm {
+		text = oneLine(it.Title) + ": " + text
+	}
+	return fitWidth(stDim.Render(ansi.Truncate(indent+text, w, "…")), w)
+}

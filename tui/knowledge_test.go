@@ -1,0 +1,96 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+func testContext() []KnowledgeItem {
+	at := testNow.Add(-time.Minute)
+	return []KnowledgeItem{
+		{Kind: workspace.KindTerm, ID: "checkpoint", Title: "checkpoint", Text: "a reviewed milestone of the plan", By: "worker_2", At: at, Revisions: 1},
+		{Kind: workspace.KindDecision, ID: "D2", Title: "Errors are wrapped with the operation that failed",
+			Text: "Every returned error is wrapped as fmt.Errorf(\"<package>: <operation>: %w\", err), so callers can use errors.Is/As and a log line says where it failed.",
+			By:   "worker_1", At: at.Add(-time.Minute)},
+		{Kind: workspace.KindConstraint, ID: "C1", Title: "No cgo", Text: "No cgo", By: "user", At: at.Add(-2 * time.Minute)},
+		{Kind: workspace.KindDecision, ID: "D1", Title: "One owner per file while subtasks run in parallel",
+			Text: "Parallel subtasks never touch the same file.", By: "lead", At: at.Add(-3 * time.Minute)},
+	}
+}
+
+// TestGoldenContextPanel: the panel (key x) with entries and empty, and
+// the help that lists its key.
+func TestGoldenContextPanel(t *testing.T) {
+	cases := map[string]func(*harness){
+		"panel": func(h *harness) {
+			h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
+			h.key("x")
+		},
+		"empty": func(h *harness) { h.key("x") },
+		"overflow": func(h *harness) {
+			var many []KnowledgeItem
+			for range 8 {
+				many = append(many, testContext()...)
+			}
+			h.send(SnapshotMsg{State: testState(4), Knowledge: many})
+			h.key("x")
+		},
+	}
+	for name, act := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, 4, 120, 30)
+			act(h)
+			checkFrame(t, h.view(), 120, 30)
+			golden.RequireEqual(t, h.plain())
+		})
+	}
+}
+
+func TestContextPanelToggles(t *testing.T) {
+	h := newHarness(t, 4, 120, 30)
+	h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
+	if strings.Contains(h.plain(), "shared context") {
+		t.Fatal("panel shown before x")
+	}
+	h.key("x")
+	if !strings.Contains(h.plain(), "Errors are wrapped") || !strings.Contains(h.plain(), "worker_1") {
+		t.Fatalf("panel lacks the newest entries and authors:\n%s", h.plain())
+	}
+	// A snapshot without a context list keeps the entries.
+	h.send(SnapshotMsg{State: testState(4)})
+	if !strings.Contains(h.plain(), "Errors are wrapped") {
+		t.Fatal("entries dropped by a snapshot without context")
+	}
+	h.key("esc")
+	if strings.Contains(h.plain(), "shared context (x hides)") {
+		t.Fatal("esc did not close the panel")
+	}
+	h.key("x")
+	h.key("x")
+	if strings.Contains(h.plain(), "shared context (x hides)") {
+		t.Fatal("x did not toggle the panel off")
+	}
+	h.key("?")
+	if !strings.Contains(h.plain(), "shared context") {
+		t.Fatalf("help does not list x:\n%s", h.plain())
+	}
+}
+
+// TestContextPanelWidthSweep: every line exactly the width at every size.
+func TestContextPanelWidthSweep(t *testing.T) {
+	h := newHarness(t, 3, 80, 24)
+	h.send(SnapshotMsg{State: testState(3), Knowledge: testContext()})
+	h.key("x")
+	for w := 40; w <= 200; w++ {
+		for _, ht := range []int{12, 40} {
+			h.send(tea.WindowSizeMsg{Width: w, Height: ht})
+			checkFrame(t, h.view(), w, ht)
+		}
+	}
+}

@@ -1,5 +1,0 @@
-package main
-
-import "strings"
-
-func splitFields(s string) []string { return strings.Fields(s) }

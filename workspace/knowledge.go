@@ -1,0 +1,835 @@
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// The shared knowledge: project-wide knowledge every agent reads (a decision
+// log, a constraints registry and a glossary), kept under <root>/context/.
+// It outlives tasks. Only the engine (or the user, through `hivemind
+// context rm` while no engine runs) writes the three JSON files; agents
+// propose entries by writing small markdown files into context/inbox/,
+// which the engine validates (ParseInboxEntry), merges (ContextStore.Merge)
+// and archives to context/archive/.
+const (
+	KnowledgeDir         = "context"
+	KnowledgeInboxDir    = "inbox"   // below ContextDir
+	KnowledgeArchiveDir  = "archive" // below ContextDir
+	DecisionsFile        = "decisions.json"
+	ConstraintsFile      = "constraints.json"
+	GlossaryFile         = "glossary.json"
+	KnowledgeChangesFile = "changes.jsonl" // one line per change, append-only
+	contextIDsFile       = "ids.json"      // id counters, so removed ids are never reused
+	contextLockFile      = "context.lock"
+)
+
+// Kinds of context entries (the front-matter `kind:` of an inbox file).
+const (
+	KindDecision   = "decision"
+	KindConstraint = "constraint"
+	KindTerm       = "term"
+)
+
+// KnowledgeKinds are the valid inbox entry kinds.
+var KnowledgeKinds = []string{KindDecision, KindConstraint, KindTerm}
+
+// Limits of an inbox entry.
+const (
+	maxKnowledgeTitle = 200  // runes: decision title, constraint name, term
+	maxKnowledgeText  = 4000 // bytes: rationale, description, definition
+	maxInboxFile      = 16 << 10
+)
+
+// Decision is one entry of decisions.json.
+type Decision struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Rationale string    `json:"rationale"`
+	DecidedBy string    `json:"decided_by"`
+	DecidedAt time.Time `json:"decided_at"`
+	TaskID    string    `json:"task_id"`
+	// Source identifies the inbox file instance it came from, so merging
+	// the same file again (after a crash) adds nothing.
+	Source string `json:"source,omitempty"`
+}
+
+// Constraint is one entry of constraints.json.
+type Constraint struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	AddedBy     string    `json:"added_by"`
+	AddedAt     time.Time `json:"added_at"`
+	TaskID      string    `json:"task_id,omitempty"`
+	Source      string    `json:"source,omitempty"`
+}
+
+// GlossaryEntry is one entry of glossary.json. A term is unique (ignoring
+// case and spacing); defining it again replaces the definition and keeps
+// the previous ones in History, oldest first.
+type GlossaryEntry struct {
+	Term       string         `json:"term"`
+	Definition string         `json:"definition"`
+	AddedBy    string         `json:"added_by"`
+	AddedAt    time.Time      `json:"added_at"`
+	TaskID     string         `json:"task_id,omitempty"`
+	Source     string         `json:"source,omitempty"`
+	History    []TermRevision `json:"history,omitempty"`
+}
+
+// TermRevision is an earlier definition of a glossary term.
+type TermRevision struct {
+	Definition string    `json:"definition"`
+	AddedBy    string    `json:"added_by"`
+	AddedAt    time.Time `json:"added_at"`
+	TaskID     string    `json:"task_id,omitempty"`
+	Source     string    `json:"source,omitempty"`
+}
+
+// Knowledge is the whole shared knowledge.
+type Knowledge struct {
+	Decisions   []Decision      `json:"decisions"`
+	Constraints []Constraint    `json:"constraints"`
+	Glossary    []GlossaryEntry `json:"glossary"`
+}
+
+// KnowledgeItem is one entry of any kind, flattened for listings (the TUI
+// panel, `hivemind context`).
+type KnowledgeItem struct {
+	Kind  string    `json:"kind"`
+	ID    string    `json:"id"`    // D<n>, C<n>, or the term itself
+	Title string    `json:"title"` // decision title, constraint name, term
+	Text  string    `json:"text"`  // rationale, description, definition
+	By    string    `json:"by"`
+	At    time.Time `json:"at"`
+	// Revisions is the number of earlier definitions of a term.
+	Revisions int `json:"revisions,omitempty"`
+}
+
+// Items lists every entry, newest first (then by kind and id).
+func (c Knowledge) Items() []KnowledgeItem {
+	var out []KnowledgeItem
+	for _, d := range c.Decisions {
+		out = append(out, KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt})
+	}
+	for _, k := range c.Constraints {
+		out = append(out, KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt})
+	}
+	for _, g := range c.Glossary {
+		out = append(out, KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.After(out[j].At)
+		}
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return idLess(out[j].ID, out[i].ID)
+	})
+	return out
+}
+
+// idLess orders D2 before D10.
+func idLess(a, b string) bool {
+	na, ea := strconv.Atoi(strings.TrimLeft(a, "DC"))
+	nb, eb := strconv.Atoi(strings.TrimLeft(b, "DC"))
+	if ea == nil && eb == nil && a != "" && b != "" && a[0] == b[0] {
+		return na < nb
+	}
+	return a < b
+}
+
+// ---- inbox entries ----
+
+// InboxEntry is one parsed context/inbox/<agent>-<n>.md file.
+type InboxEntry struct {
+	Kind string `json:"kind"`
+	// Title is the decision title, the constraint name or the term.
+	Title string `json:"title"`
+	// Text is the rationale, the description or the definition.
+	Text string `json:"text"`
+}
+
+// inboxFields are the front-matter fields of each kind: title field, text
+// field.
+var inboxFields = map[string][2]string{
+	KindDecision:   {"title", "rationale"},
+	KindConstraint: {"name", "description"},
+	KindTerm:       {"term", "definition"},
+}
+
+// InboxExample is the inbox file format, for error messages and prompts.
+const InboxExample = "---\nkind: decision\ntitle: <one line>\n---\n<rationale: why, and what others must do because of it>"
+
+// ErrBadInbox reports an inbox file that is not a valid context entry.
+var ErrBadInbox = errors.New("invalid context inbox entry")
+
+func inboxErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadInbox, fmt.Sprintf(format, args...))
+}
+
+// ParseInboxEntry parses an inbox file: a front matter between two "---"
+// lines with `kind: decision | constraint | term` and the kind's fields,
+// then an optional body.
+//
+//	decision:   title (one line), rationale (field or body)
+//	constraint: name (one line), description (field or body)
+//	term:       term (one line), definition (field or body)
+//
+// Field names are case-insensitive; values may be quoted. The error (which
+// wraps ErrBadInbox) says exactly what is wrong and how the file should
+// look, so it can be passed to the author as is.
+func ParseInboxEntry(content []byte) (InboxEntry, error) {
+	var e InboxEntry
+	if len(content) > maxInboxFile {
+		return e, inboxErr("the file is %d bytes; keep an entry under %d", len(content), maxInboxFile)
+	}
+	if !utf8.Valid(content) {
+		return e, inboxErr("the file is not UTF-8 text")
+	}
+	text := strings.ReplaceAll(string(content), "\r\n", "\n")
+	text = strings.TrimPrefix(text, "\ufeff")
+	text = strings.TrimLeft(text, " \t\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return e, inboxErr("the file must start with a front matter: a line \"---\", `kind: decision|constraint|term` and the fields, then \"---\"; for example:\n%s", InboxExample)
+	}
+	end := -1
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "---" {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return e, inboxErr("the front matter is not closed by a \"---\" line")
+	}
+	fields := map[string]string{}
+	var order []string
+	for i := 1; i < end; i++ {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return e, inboxErr("front matter line %d %q is not `field: value`", i+1, l)
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = unquote(strings.TrimSpace(v))
+		if _, dup := fields[k]; dup {
+			return e, inboxErr("field %q appears twice", k)
+		}
+		fields[k] = v
+		order = append(order, k)
+	}
+	body := strings.TrimSpace(strings.Join(lines[end+1:], "\n"))
+	kind := strings.ToLower(fields["kind"])
+	if kind == "" {
+		return e, inboxErr("the front matter has no `kind:` (want one of %s)", strings.Join(KnowledgeKinds, ", "))
+	}
+	names, ok := inboxFields[kind]
+	if !ok {
+		return e, inboxErr("unknown kind %q (want one of %s)", fields["kind"], strings.Join(KnowledgeKinds, ", "))
+	}
+	for _, k := range order {
+		if k != "kind" && k != names[0] && k != names[1] {
+			return e, inboxErr("unknown field %q for a %s (its fields are %s and %s)", k, kind, names[0], names[1])
+		}
+	}
+	e.Kind = kind
+	e.Title = strings.TrimSpace(fields[names[0]])
+	if e.Title == "" {
+		return e, inboxErr("a %s needs a non-empty `%s:` field", kind, names[0])
+	}
+	if n := utf8.RuneCountInString(e.Title); n > maxKnowledgeTitle {
+		return e, inboxErr("the %s is %d characters; keep it under %d (put details in the %s)", names[0], n, maxKnowledgeTitle, names[1])
+	}
+	e.Text = fields[names[1]]
+	switch {
+	case e.Text != "" && body != "":
+		return e, inboxErr("give the %s either as the `%s:` field or as the text after the front matter, not both", names[1], names[1])
+	case e.Text == "":
+		e.Text = body
+	}
+	if e.Text == "" {
+		return e, inboxErr("a %s needs a %s: a `%s:` field or text after the front matter", kind, names[1], names[1])
+	}
+	if len(e.Text) > maxKnowledgeText {
+		return e, inboxErr("the %s is %d bytes; keep it under %d", names[1], len(e.Text), maxKnowledgeText)
+	}
+	return e, nil
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// InboxAuthor returns the agent id of an inbox file name "<agent>-<n>.md"
+// (e.g. "worker_1-2.md" → "worker_1"); ok is false when the name does not
+// follow that pattern.
+func InboxAuthor(name string) (agent string, ok bool) {
+	base, found := strings.CutSuffix(filepath.Base(name), ".md")
+	if !found {
+		return "", false
+	}
+	i := strings.LastIndexByte(base, '-')
+	if i <= 0 || i == len(base)-1 {
+		return "", false
+	}
+	if _, err := strconv.Atoi(base[i+1:]); err != nil {
+		return "", false
+	}
+	if !ValidID(base[:i]) {
+		return "", false
+	}
+	return base[:i], true
+}
+
+// ---- the store ----
+
+// KnowledgeStore reads and writes <root>/context/. Every change runs under an
+// in-process mutex and an flock on context/context.lock (so two stores, even
+// in two processes, never lose each other's entries), writes the JSON file
+// with WriteFileAtomic and appends one line to changes.jsonl. A corrupt
+// JSON file is an error and is never overwritten.
+type KnowledgeStore struct {
+	dir string
+	now func() time.Time
+	mu  sync.Mutex
+}
+
+// OpenKnowledge opens (creating) the shared knowledge of the workspace root:
+// the context/, inbox/ and archive/ directories and empty decisions,
+// constraints and glossary files, so every agent can read all three from
+// the first assignment on.
+func OpenKnowledge(root string) (*KnowledgeStore, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: open context: %w", err)
+	}
+	dir := filepath.Join(abs, KnowledgeDir)
+	for _, d := range []string{dir, filepath.Join(dir, KnowledgeInboxDir), filepath.Join(dir, KnowledgeArchiveDir)} {
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("workspace: open context: %s: %w", d, ErrSymlink)
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("workspace: open context: %w", err)
+		}
+	}
+	c := &KnowledgeStore{dir: dir, now: time.Now}
+	for _, f := range []string{DecisionsFile, ConstraintsFile, GlossaryFile} {
+		p := filepath.Join(dir, f)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			if err := createExclusive(p, []byte("[]\n"), 0o644); err != nil && !errors.Is(err, ErrExists) {
+				return nil, fmt.Errorf("workspace: open context: %w", err)
+			}
+		}
+	}
+	return c, nil
+}
+
+// ReadKnowledge reads the shared knowledge of the workspace root for a reading
+// command: it creates nothing (no directory, no file, no lock file). A
+// missing directory or file reads as an empty list; the lists are never
+// nil. It takes no lock: each file is replaced whole (WriteFileAtomic), so
+// each list is read as some writer left it. dir is the absolute context
+// directory, whether it exists or not.
+func ReadKnowledge(root string) (ctx Knowledge, dir string, err error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return Knowledge{}, "", fmt.Errorf("workspace: read context: %w", err)
+	}
+	dir = filepath.Join(abs, KnowledgeDir)
+	fi, err := os.Lstat(dir)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return Knowledge{}, dir, fmt.Errorf("workspace: read context: %s: %w", dir, ErrSymlink)
+	case err == nil:
+		if ctx, err = (&KnowledgeStore{dir: dir}).read(); err != nil {
+			return Knowledge{}, dir, fmt.Errorf("workspace: read context: %w", err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return Knowledge{}, dir, fmt.Errorf("workspace: read context: %w", err)
+	}
+	if ctx.Decisions == nil {
+		ctx.Decisions = []Decision{}
+	}
+	if ctx.Constraints == nil {
+		ctx.Constraints = []Constraint{}
+	}
+	if ctx.Glossary == nil {
+		ctx.Glossary = []GlossaryEntry{}
+	}
+	return ctx, dir, nil
+}
+
+// Dir returns the absolute context directory.
+func (c *KnowledgeStore) Dir() string { return c.dir }
+
+// InboxDir returns the absolute inbox directory.
+func (c *KnowledgeStore) InboxDir() string { return filepath.Join(c.dir, KnowledgeInboxDir) }
+
+// ContextFiles returns the absolute paths of decisions.json,
+// constraints.json and glossary.json under a workspace root: what every
+// assignment lists in its reads.
+func ContextFiles(root string) []string {
+	d := filepath.Join(root, KnowledgeDir)
+	return []string{filepath.Join(d, DecisionsFile), filepath.Join(d, ConstraintsFile), filepath.Join(d, GlossaryFile)}
+}
+
+// Load reads the whole context.
+func (c *KnowledgeStore) Load() (Knowledge, error) {
+	var ctx Knowledge
+	err := c.locked(func() error {
+		var err error
+		ctx, err = c.read()
+		return err
+	})
+	if err != nil {
+		return Knowledge{}, fmt.Errorf("workspace: load context: %w", err)
+	}
+	return ctx, nil
+}
+
+// Items returns Load().Items().
+func (c *KnowledgeStore) Items() ([]KnowledgeItem, error) {
+	ctx, err := c.Load()
+	if err != nil {
+		return nil, err
+	}
+	return ctx.Items(), nil
+}
+
+// locked runs fn under the mutex and the flock.
+func (c *KnowledgeStore) locked(fn func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lock, err := openLockFile(filepath.Join(c.dir, contextLockFile))
+	if err != nil {
+		return err
+	}
+	defer unlockFileKeep(lock)
+	if err := flockWait(lock); err != nil {
+		return err
+	}
+	return fn()
+}
+
+func (c *KnowledgeStore) read() (Knowledge, error) {
+	var ctx Knowledge
+	if err := readJSONList(filepath.Join(c.dir, DecisionsFile), &ctx.Decisions); err != nil {
+		return ctx, err
+	}
+	if err := readJSONList(filepath.Join(c.dir, ConstraintsFile), &ctx.Constraints); err != nil {
+		return ctx, err
+	}
+	if err := readJSONList(filepath.Join(c.dir, GlossaryFile), &ctx.Glossary); err != nil {
+		return ctx, err
+	}
+	return ctx, nil
+}
+
+func readJSONList(path string, v any) error {
+	data, err := readNoFollow(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s is corrupt (fix or remove it): %w", path, err)
+	}
+	return nil
+}
+
+func (c *KnowledgeStore) writeList(file string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(c.dir, file), append(data, '\n'), 0o644)
+}
+
+// KnowledgeChange is one line of changes.jsonl.
+type KnowledgeChange struct {
+	Time   time.Time `json:"time"`
+	Op     string    `json:"op"` // add, update, remove
+	Kind   string    `json:"kind"`
+	ID     string    `json:"id"`
+	By     string    `json:"by"`
+	TaskID string    `json:"task_id,omitempty"`
+	Source string    `json:"source,omitempty"`
+}
+
+// logChange appends one change record (under the flock) and fsyncs it.
+func (c *KnowledgeStore) logChange(ch KnowledgeChange) error {
+	line, err := json.Marshal(ch)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(c.dir, KnowledgeChangesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Changes returns every change record, oldest first.
+func (c *KnowledgeStore) Changes() ([]KnowledgeChange, error) {
+	data, err := readNoFollow(filepath.Join(c.dir, KnowledgeChangesFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace: context changes: %w", err)
+	}
+	var out []KnowledgeChange
+	for line := range bytes.Lines(data) {
+		var ch KnowledgeChange
+		if json.Unmarshal(bytes.TrimSpace(line), &ch) == nil {
+			out = append(out, ch)
+		}
+	}
+	return out, nil
+}
+
+// nextID returns the next id with prefix ("D" or "C"): above every id in
+// use and every id ever issued (ids.json), so a removed id is never reused.
+func (c *KnowledgeStore) nextID(prefix string, used []string) (string, error) {
+	counters := map[string]int{}
+	if err := readJSONList(filepath.Join(c.dir, contextIDsFile), &counters); err != nil {
+		counters = map[string]int{} // a broken counter file only costs id reuse protection
+	}
+	n := counters[prefix]
+	for _, id := range used {
+		if v, err := strconv.Atoi(strings.TrimPrefix(id, prefix)); err == nil && strings.HasPrefix(id, prefix) && v > n {
+			n = v
+		}
+	}
+	n++
+	counters[prefix] = n
+	if err := c.writeList(contextIDsFile, counters); err != nil {
+		return "", err
+	}
+	return prefix + strconv.Itoa(n), nil
+}
+
+func normText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// AddDecision adds a decision (ID, DecidedAt are set when empty/zero). A
+// decision with the same title and rationale (ignoring case and spacing),
+// or from the same Source, is not added again: the existing one is
+// returned with added = false.
+func (c *KnowledgeStore) AddDecision(d Decision) (out Decision, added bool, err error) {
+	if strings.TrimSpace(d.Title) == "" || strings.TrimSpace(d.Rationale) == "" {
+		return d, false, errors.New("workspace: add decision: title and rationale are required")
+	}
+	if d.DecidedAt.IsZero() {
+		d.DecidedAt = c.now().UTC()
+	}
+	err = c.locked(func() error {
+		ctx, err := c.read()
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, old := range ctx.Decisions {
+			ids = append(ids, old.ID)
+			if (d.Source != "" && old.Source == d.Source) ||
+				(normText(old.Title) == normText(d.Title) && normText(old.Rationale) == normText(d.Rationale)) {
+				out = old
+				return nil
+			}
+		}
+		if d.ID, err = c.nextID("D", ids); err != nil {
+			return err
+		}
+		list := append(ctx.Decisions, d)
+		if err := c.writeList(DecisionsFile, list); err != nil {
+			return err
+		}
+		out, added = d, true
+		return c.logChange(KnowledgeChange{Time: d.DecidedAt, Op: "add", Kind: KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source})
+	})
+	if err != nil {
+		return Decision{}, false, fmt.Errorf("workspace: add decision: %w", err)
+	}
+	return out, added, nil
+}
+
+// AddConstraint adds a constraint (ID, AddedAt set when empty/zero). One
+// with the same name and description, or from the same Source, is not
+// added again (added = false, the existing one is returned).
+func (c *KnowledgeStore) AddConstraint(k Constraint) (out Constraint, added bool, err error) {
+	if strings.TrimSpace(k.Name) == "" || strings.TrimSpace(k.Description) == "" {
+		return k, false, errors.New("workspace: add constraint: name and description are required")
+	}
+	if k.AddedAt.IsZero() {
+		k.AddedAt = c.now().UTC()
+	}
+	err = c.locked(func() error {
+		ctx, err := c.read()
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, old := range ctx.Constraints {
+			ids = append(ids, old.ID)
+			if (k.Source != "" && old.Source == k.Source) ||
+				(normText(old.Name) == normText(k.Name) && normText(old.Description) == normText(k.Description)) {
+				out = old
+				return nil
+			}
+		}
+		if k.ID, err = c.nextID("C", ids); err != nil {
+			return err
+		}
+		if err := c.writeList(ConstraintsFile, append(ctx.Constraints, k)); err != nil {
+			return err
+		}
+		out, added = k, true
+		return c.logChange(KnowledgeChange{Time: k.AddedAt, Op: "add", Kind: KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source})
+	})
+	if err != nil {
+		return Constraint{}, false, fmt.Errorf("workspace: add constraint: %w", err)
+	}
+	return out, added, nil
+}
+
+// UpsertTerm defines a glossary term. A term already defined (ignoring case
+// and spacing) gets the new definition, its old one moving to History
+// (updated = true); the same definition again, or the same Source again,
+// changes nothing (changed = false).
+func (c *KnowledgeStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated, changed bool, err error) {
+	if strings.TrimSpace(g.Term) == "" || strings.TrimSpace(g.Definition) == "" {
+		return g, false, false, errors.New("workspace: define term: term and definition are required")
+	}
+	if g.AddedAt.IsZero() {
+		g.AddedAt = c.now().UTC()
+	}
+	g.History = nil
+	err = c.locked(func() error {
+		ctx, err := c.read()
+		if err != nil {
+			return err
+		}
+		for i := range ctx.Glossary {
+			old := &ctx.Glossary[i]
+			if normText(old.Term) != normText(g.Term) {
+				continue
+			}
+			if g.Source != "" && old.Source == g.Source || normText(old.Definition) == normText(g.Definition) {
+				out = *old
+				return nil
+			}
+			for _, h := range old.History {
+				if g.Source != "" && h.Source == g.Source {
+					out = *old
+					return nil
+				}
+			}
+			old.History = append(old.History, TermRevision{Definition: old.Definition, AddedBy: old.AddedBy, AddedAt: old.AddedAt, TaskID: old.TaskID, Source: old.Source})
+			old.Definition, old.AddedBy, old.AddedAt, old.TaskID, old.Source = g.Definition, g.AddedBy, g.AddedAt, g.TaskID, g.Source
+			if err := c.writeList(GlossaryFile, ctx.Glossary); err != nil {
+				return err
+			}
+			out, updated, changed = *old, true, true
+			return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "update", Kind: KindTerm, ID: old.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
+		}
+		if err := c.writeList(GlossaryFile, append(ctx.Glossary, g)); err != nil {
+			return err
+		}
+		out, changed = g, true
+		return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "add", Kind: KindTerm, ID: g.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
+	})
+	if err != nil {
+		return GlossaryEntry{}, false, false, fmt.Errorf("workspace: define term: %w", err)
+	}
+	return out, updated, changed, nil
+}
+
+// MergeResult says what merging one inbox entry did.
+type MergeResult struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"` // D<n>, C<n> or the term
+	// Added: a new entry; Updated: a term got a new definition. Neither:
+	// the entry was already there (a duplicate, or the same file merged
+	// again after a restart).
+	Added   bool `json:"added"`
+	Updated bool `json:"updated"`
+}
+
+// Merge adds a parsed inbox entry written by agent `by` during task taskID.
+// source identifies the inbox file instance; merging the same source again
+// changes nothing, so the engine may repeat a merge after a crash.
+func (c *KnowledgeStore) Merge(e InboxEntry, by, taskID, source string, at time.Time) (MergeResult, error) {
+	r := MergeResult{Kind: e.Kind}
+	switch e.Kind {
+	case KindDecision:
+		d, added, err := c.AddDecision(Decision{Title: e.Title, Rationale: e.Text, DecidedBy: by, DecidedAt: at, TaskID: taskID, Source: source})
+		if err != nil {
+			return r, err
+		}
+		r.ID, r.Added = d.ID, added
+	case KindConstraint:
+		k, added, err := c.AddConstraint(Constraint{Name: e.Title, Description: e.Text, AddedBy: by, AddedAt: at, TaskID: taskID, Source: source})
+		if err != nil {
+			return r, err
+		}
+		r.ID, r.Added = k.ID, added
+	case KindTerm:
+		g, updated, changed, err := c.UpsertTerm(GlossaryEntry{Term: e.Title, Definition: e.Text, AddedBy: by, AddedAt: at, TaskID: taskID, Source: source})
+		if err != nil {
+			return r, err
+		}
+		r.ID, r.Updated, r.Added = g.Term, updated, changed && !updated
+	default:
+		return r, fmt.Errorf("workspace: merge context: unknown kind %q", e.Kind)
+	}
+	return r, nil
+}
+
+// Remove deletes the entry with that id: a decision (D<n>), a constraint
+// (C<n>) or a glossary term (case-insensitive). It is a user action; an
+// unknown id wraps ErrNotFound. The removed entry is returned.
+func (c *KnowledgeStore) Remove(id, by string) (KnowledgeItem, error) {
+	id = strings.TrimSpace(id)
+	var out KnowledgeItem
+	err := c.locked(func() error {
+		ctx, err := c.read()
+		if err != nil {
+			return err
+		}
+		log := func(kind, id string) error {
+			return c.logChange(KnowledgeChange{Time: c.now().UTC(), Op: "remove", Kind: kind, ID: id, By: by})
+		}
+		for i, d := range ctx.Decisions {
+			if strings.EqualFold(d.ID, id) {
+				if err := c.writeList(DecisionsFile, append(ctx.Decisions[:i:i], ctx.Decisions[i+1:]...)); err != nil {
+					return err
+				}
+				out = KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt}
+				return log(KindDecision, d.ID)
+			}
+		}
+		for i, k := range ctx.Constraints {
+			if strings.EqualFold(k.ID, id) {
+				if err := c.writeList(ConstraintsFile, append(ctx.Constraints[:i:i], ctx.Constraints[i+1:]...)); err != nil {
+					return err
+				}
+				out = KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt}
+				return log(KindConstraint, k.ID)
+			}
+		}
+		for i, g := range ctx.Glossary {
+			if normText(g.Term) == normText(id) {
+				if err := c.writeList(GlossaryFile, append(ctx.Glossary[:i:i], ctx.Glossary[i+1:]...)); err != nil {
+					return err
+				}
+				out = KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)}
+				return log(KindTerm, g.Term)
+			}
+		}
+		return fmt.Errorf("no decision, constraint or term %q: %w", id, ErrNotFound)
+	})
+	if err != nil {
+		return KnowledgeItem{}, fmt.Errorf("workspace: remove context entry: %w", err)
+	}
+	return out, nil
+}
+
+// contextPath joins rel (slash-separated, below the context dir) safely.
+func (c *KnowledgeStore) contextPath(rel string) (string, error) {
+	rel = filepath.FromSlash(rel)
+	if !filepath.IsLocal(rel) || strings.ContainsRune(rel, 0) {
+		return "", fmt.Errorf("workspace: context path %q: %w", rel, ErrOutside)
+	}
+	rel = filepath.Clean(rel)
+	real, err := filepath.EvalSymlinks(c.dir)
+	if err != nil {
+		return "", err
+	}
+	if err := checkNoEscape(c.dir, real, rel); err != nil {
+		return "", fmt.Errorf("workspace: context path %q: %w", rel, err)
+	}
+	return filepath.Join(c.dir, rel), nil
+}
+
+// Archive moves an inbox file (from, e.g. "inbox/lead-1.md") to the archive
+// (to, e.g. "archive/<task>_c1_lead-1.md"); both are relative to the
+// context dir. Archiving again is harmless: when the file is already
+// gone and the archive exists, or the archive holds the same content, it
+// succeeds.
+func (c *KnowledgeStore) Archive(from, to string) error {
+	src, err := c.contextPath(from)
+	if err != nil {
+		return err
+	}
+	dst, err := c.contextPath(to)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("workspace: archive context %s: %w", from, err)
+	}
+	if err := os.Link(src, dst); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			a, aerr := readNoFollow(src)
+			b, berr := readNoFollow(dst)
+			if aerr == nil && berr == nil && bytes.Equal(a, b) {
+				break // archived before; just drop the inbox copy
+			}
+			if errors.Is(aerr, fs.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("workspace: archive context %s to %s: %w", from, to, ErrExists)
+		case errors.Is(err, fs.ErrNotExist):
+			if _, serr := os.Lstat(dst); serr == nil {
+				return nil // moved already
+			}
+			return fmt.Errorf("workspace: archive context %s: %w", from, err)
+		default:
+			if err := os.Rename(src, dst); err != nil {
+				return fmt.Errorf("workspace: archive context %s: %w", from, err)
+			}
+			return syncDir(filepath.Dir(dst))
+		}
+	}
+	if err := os.Remove(src); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("workspace: archive context %s: %w", from, err)
+	}
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return fmt.Errorf("workspace: archive context %s: %w", from, err)
+	}
+	return syncDir(filepath.Dir(src))
+}
