@@ -31,18 +31,18 @@ type Options struct {
 	Workers    int
 	WorkersSet bool // Workers was chosen (--workers), not the default
 	Agent      string
-	AgentSet   bool // Agent was chosen (--agent)
-	// PlanApproval is who approves the plan (--plan-approval; "": the
-	// config decides).
-	PlanApproval string
-	Config       string // config file replacing <workspace>/config.toml
-	Resume       bool
-	Retry        bool // with Resume: retry what stopped the task (needs_human, error)
-	JSON         bool // headless output as JSON lines
-	Merge        bool // merge a complete task's branch into the user's branch (git projects)
+	AgentSet   bool   // Agent was chosen (--agent)
+	Config     string // config file replacing <workspace>/config.toml
+	Resume     bool
+	Retry      bool // with Resume: retry what stopped the task (needs_human, error)
+	JSON       bool // headless output as JSON lines
+	Merge      bool // merge a complete task's branch into the user's branch (git projects)
 	// NoPreflight skips the agent checks before a run (hivemind doctor
 	// runs them alone).
 	NoPreflight bool
+	// PlanApproval is who approves the plan (--plan-approval; "": the
+	// config decides).
+	PlanApproval string
 	// SimArgs are sim-agent flags set by a sub-command (the demo's pace);
 	// HIVEMIND_SIM_ARGS comes after.
 	SimArgs []string
