@@ -348,13 +348,14 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 		from = workspace.PhaseIdle
 	}
 	*s = State{
-		TaskID:    e.Task.ID,
-		Phase:     from,
-		Project:   project,
-		TaskDir:   e.TaskDir,
-		StartedAt: e.At,
-		Subtasks:  map[string]workspace.SubtaskState{},
-		Agents:    map[string]workspace.AgentState{},
+		TaskID:       e.Task.ID,
+		Phase:        from,
+		Project:      project,
+		TaskDir:      e.TaskDir,
+		StartedAt:    e.At,
+		Subtasks:     map[string]workspace.SubtaskState{},
+		Agents:       map[string]workspace.AgentState{},
+		PlanApproval: e.Task.PlanApproval,
 	}
 	workers := e.Task.Workers
 	if workers <= 0 {
