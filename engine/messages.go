@@ -245,12 +245,12 @@ func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 }
 
 // leadRevise asks the Lead to revise the plan after feedback.
-func (st *stepper) leadRevise(feedback string) {
+func (st *stepper) leadRevise(who, feedback string) {
 	reads := append(taskReads(), st.s.PlanFile)
 	reads = append(reads, st.frictionContext()...)
 	reads = append(reads, st.planFeedback()...)
-	body := fmt.Sprintf("The reviewer asked for changes in %s. Revise the plan (your last one is %s) to address every point, "+
-		"and write the whole revised plan to plan.md. %s", feedback, st.s.PlanFile, planFormat)
+	body := fmt.Sprintf("%s asked for changes in %s. Revise the plan (your last one is %s) to address every point, "+
+		"and write the whole revised plan to plan.md. %s", who, feedback, st.s.PlanFile, planFormat)
 	st.send(message{agent: workspace.AgentLead, what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
 }
 

@@ -223,6 +223,19 @@ func (r *Runner) Retry() { r.key(KeyRetry) }
 // Abandon asks the engine to give the task up.
 func (r *Runner) Abandon() { r.key(KeyAbandon) }
 
+// DecidePlan records the user's decision at the plan gate: it writes
+// plan-decision.md (atomically) into the task dir, where the watcher finds
+// it like any trigger, so the decision is on disk before anything acts on
+// it and survives a crash. A decision outside plan_approval is archived as
+// ignored by the engine.
+func (r *Runner) DecidePlan(approve bool, feedback string) error {
+	data := FormatPlanDecision(PlanDecision{Approve: approve, Feedback: feedback})
+	if len(data) > MaxPlanDecision {
+		return fmt.Errorf("the feedback is %d bytes; at most %d", len(data), MaxPlanDecision)
+	}
+	return workspace.WriteFileAtomic(filepath.Join(r.cfg.TaskDir.Dir(), PlanDecisionFile), data, 0o644)
+}
+
 func (r *Runner) key(action string) {
 	r.Send(KeyPressed{Action: action, At: r.cfg.Clock()})
 }

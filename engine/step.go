@@ -81,7 +81,7 @@ func (st *stepper) notify(level, msg string) {
 // and agent failures are acted on.
 func running(p workspace.Phase) bool {
 	switch p {
-	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision,
+	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
 		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
 		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
 		workspace.PhaseFrictionResolution:
@@ -348,13 +348,14 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 		from = workspace.PhaseIdle
 	}
 	*s = State{
-		TaskID:    e.Task.ID,
-		Phase:     from,
-		Project:   project,
-		TaskDir:   e.TaskDir,
-		StartedAt: e.At,
-		Subtasks:  map[string]workspace.SubtaskState{},
-		Agents:    map[string]workspace.AgentState{},
+		TaskID:       e.Task.ID,
+		Phase:        from,
+		Project:      project,
+		TaskDir:      e.TaskDir,
+		StartedAt:    e.At,
+		Subtasks:     map[string]workspace.SubtaskState{},
+		Agents:       map[string]workspace.AgentState{},
+		PlanApproval: e.Task.PlanApproval,
 	}
 	workers := e.Task.Workers
 	if workers <= 0 {
@@ -458,6 +459,7 @@ func (st *stepper) resumed(e Resumed) {
 	}
 	st.resumeMerge()
 	st.scheduleWork()
+	st.remindPlanGate()
 }
 
 // takeOnDisk handles the trigger files and done markers a restarted runner

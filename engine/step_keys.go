@@ -114,6 +114,7 @@ func (st *stepper) unpause() {
 		st.handle(ev)
 	}
 	st.scheduleWork()
+	st.remindPlanGate()
 }
 
 func (st *stepper) stopAll() {

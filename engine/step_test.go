@@ -322,6 +322,8 @@ func stateIn(t *testing.T, p workspace.Phase) State {
 		sc.toPlanReview()
 	case workspace.PhasePlanRevision:
 		sc.toPlanRevision()
+	case workspace.PhasePlanApproval:
+		sc.toPlanApproval()
 	case workspace.PhaseExecuting:
 		sc.toExecuting()
 	case workspace.PhaseCheckpoint, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
@@ -356,7 +358,7 @@ func stateIn(t *testing.T, p workspace.Phase) State {
 
 var allPhases = []workspace.Phase{
 	workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
-	workspace.PhasePlanRevision, workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
+	workspace.PhasePlanRevision, workspace.PhasePlanApproval, workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
 	workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync, workspace.PhaseFrictionResolution,
 	workspace.PhaseComplete, workspace.PhaseError, workspace.PhasePaused, workspace.PhaseNeedsHuman, workspace.PhaseCancelled,
 }
@@ -709,6 +711,8 @@ func meaningful(kind string, p workspace.Phase) bool {
 		return p == workspace.PhasePlanning || p == workspace.PhasePlanRevision
 	case trigPlanApproved, trigPlanFeedback:
 		return p == workspace.PhasePlanReview
+	case PlanDecisionFile:
+		return p == workspace.PhasePlanApproval
 	case trigCheckpoint:
 		return p == workspace.PhaseExecuting || p == workspace.PhaseCheckpointFix
 	case trigCheckpointApproved, trigCheckpointIssues:

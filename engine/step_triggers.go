@@ -29,7 +29,7 @@ const (
 // TriggerNames are the trigger files at the task dir root; friction files
 // are friction/<name>.md.
 var TriggerNames = []string{trigPlan, trigPlanApproved, trigPlanFeedback, trigCheckpoint,
-	trigCheckpointApproved, trigCheckpointIssues, trigFrictionResolution}
+	trigCheckpointApproved, trigCheckpointIssues, trigFrictionResolution, PlanDecisionFile}
 
 func classify(p string) string {
 	for _, n := range TriggerNames {
@@ -84,6 +84,8 @@ func (st *stepper) trigger(e TriggerCompleted) {
 		st.planApproved(p, key, e.Content)
 	case kind == trigPlanFeedback && ph == workspace.PhasePlanReview:
 		st.planFeedbackIn(p, key, e.Content)
+	case kind == PlanDecisionFile && ph == workspace.PhasePlanApproval:
+		st.planDecision(p, key, e.Content)
 	case kind == trigCheckpoint && (ph == workspace.PhaseExecuting || ph == workspace.PhaseCheckpointFix):
 		st.checkpointWritten(p, key)
 	case kind == trigCheckpointApproved && ph == workspace.PhaseCheckpointReview:
@@ -246,6 +248,9 @@ func (st *stepper) planApproved(p, key string, content []byte) {
 	st.planRound("approved", to, content)
 	st.emit("plan_approved", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
 	st.finishWork(workspace.AgentReviewer)
+	if st.gatePlan() {
+		return
+	}
 	s.FrictionActive = nil
 	s.ResolutionFile = ""
 	s.ReviewSubject = ""
@@ -316,7 +321,7 @@ func (st *stepper) planFeedbackIn(p, key string, content []byte) {
 		return
 	}
 	st.enter(workspace.PhasePlanRevision)
-	st.leadRevise(to)
+	st.leadRevise("The reviewer", to)
 }
 
 func checkpointKey(cp int) string { return fmt.Sprintf("checkpoint_%d", cp) }

@@ -114,6 +114,9 @@ type Options struct {
 	// start screen lets the launcher decide (its config and flags).
 	Agents  []string
 	Workers int
+	// HumanPlanApproval is the start screen's initial plan approval (the
+	// config's plan_approval is "human"); p on the Team row switches it.
+	HumanPlanApproval bool
 	// Session is a task already running when the program starts (it
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.
@@ -170,6 +173,7 @@ type Model struct {
 	find       search    // scrollback search (find.go)
 	sel        selection // mouse selection in a pane (find.go)
 	diff       diffView  // a worker's diff (diff.go)
+	gate       planGate  // the plan waiting for the user's decision (plan.go)
 
 	// Paused time is left out of the elapsed clock: pausedAt is when the
 	// current pause began (zero when running), pausedFor the pauses seen

@@ -168,6 +168,10 @@ func (w *wiring) openTask() error {
 	}
 	if t := w.task; t.Description != "" {
 		t.Project, t.Workers, t.Agent = w.project, w.cfg.Workers, w.cfg.Agent
+		t.AgentArgs = w.o.SimArgs
+		if w.cfg.PlanApproval != config.PlanApprovalReviewer {
+			t.PlanApproval = w.cfg.PlanApproval // the default is not written
+		}
 		if t.SubmittedBy == "" {
 			t.SubmittedBy = "cli"
 		}
@@ -202,6 +206,9 @@ func (w *wiring) openTask() error {
 	// The task keeps the agents it started with; --agent overrides.
 	var changed []workspace.EventRecord
 	w.cfg, changed = ResumeAgents(w.o, w.cfg, t)
+	if len(w.o.SimArgs) == 0 {
+		w.o.SimArgs = t.AgentArgs // the demo's pace
+	}
 	w.notes = append(w.notes, changed...)
 	if err := w.preflight(); err != nil {
 		return err

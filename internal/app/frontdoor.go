@@ -201,6 +201,9 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 	if t.Workers > 0 {
 		o.Workers, o.WorkersSet = t.Workers, true
 	}
+	if t.PlanApproval != "" {
+		o.PlanApproval = t.PlanApproval // as if given with --plan-approval
+	}
 	return l.run(o, t)
 }
 
@@ -382,6 +385,7 @@ func runFrontDoor(o Options, initial *App) int {
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
 		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
+		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {
 		r, s := l.prepare(initial)

@@ -21,6 +21,7 @@ func (c Config) Describe(src Sources) string {
 
 	add("workers", "workers", c.Workers)
 	add("agent", "agent", c.Agent)
+	add("plan_approval", "plan_approval", c.PlanApproval)
 	add("quiet_period_ms", "quiet_period_ms", c.QuietPeriodMS)
 	add("hang_seconds", "hang_seconds", c.HangSeconds)
 	add("agent_timeout_seconds", "agent_timeout_seconds", c.AgentTimeoutSeconds)

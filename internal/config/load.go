@@ -134,10 +134,32 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 		}
 	}
 
+	if flags.PlanApproval != nil {
+		if msg := checkOneOf(*flags.PlanApproval, PlanApprovals); msg != "" {
+			errs = append(errs, &Error{Key: "--plan-approval", Msg: msg})
+		} else {
+			cfg.PlanApproval = *flags.PlanApproval
+			src["plan_approval"] = Source{Kind: SourceFlag, Flag: "--plan-approval"}
+		}
+	}
+
 	if len(errs) > 0 {
 		return Config{}, src, errs
 	}
 	return cfg, src, nil
+}
+
+// checkOneOf returns why v is not one of the values in oneOf (with the
+// closest one), or "" when it is (or oneOf is empty: anything goes).
+func checkOneOf(v string, oneOf []string) string {
+	if len(oneOf) == 0 || slices.Contains(oneOf, v) {
+		return ""
+	}
+	msg := fmt.Sprintf("invalid value %q (want one of: %s)", v, strings.Join(oneOf, ", "))
+	if s := Suggest(v, oneOf, 2); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 const (
@@ -178,6 +200,7 @@ type spec struct {
 var topSpecs = map[string]spec{
 	"workers":                     {kind: kindInt, min: minWorkers, max: maxWorkers},
 	"agent":                       {kind: kindString, nonEmpty: true},
+	"plan_approval":               {kind: kindString, oneOf: PlanApprovals},
 	"roles":                       {kind: kindTable},
 	"quiet_period_ms":             {kind: kindInt, min: minQuietMS, max: 60_000},
 	"hang_seconds":                {kind: kindInt, min: 1, max: maxSeconds},
@@ -277,6 +300,8 @@ func topTarget(c *Config, key string) any {
 		return &c.Workers
 	case "agent":
 		return &c.Agent
+	case "plan_approval":
+		return &c.PlanApproval
 	case "quiet_period_ms":
 		return &c.QuietPeriodMS
 	case "hang_seconds":
@@ -453,8 +478,8 @@ func (l *fileLoader) set(path []string, prim toml.Primitive, sp spec, target any
 			l.errorf(path, "must not be empty")
 			return
 		}
-		if len(sp.oneOf) > 0 && !slices.Contains(sp.oneOf, v) {
-			l.errorf(path, "invalid value %q (want one of: %s)", v, strings.Join(sp.oneOf, ", "))
+		if msg := checkOneOf(v, sp.oneOf); msg != "" {
+			l.errorf(path, "%s", msg)
 			return
 		}
 		if sp.check != nil {
