@@ -36,13 +36,13 @@
 // (trigger_ignored) and archived as ignored, so a stale file cannot fire
 // later at a wrong time; the phase does not change.
 //
-// The shared knowledge (context.go, contextwatch.go): agents propose
+// The shared knowledge (knowledge.go, knowledgewatch.go): agents propose
 // decisions, constraints and glossary terms as files in the workspace's
 // context/inbox/<agent>-<n>.md. A complete file becomes [KnowledgeSubmitted];
 // Step validates it and emits [MergeKnowledge] (the runner merges it into
 // context/*.json and archives the file to context/archive/<task>_c<V>_<name>)
 // or, when invalid, [ArchiveKnowledge] (…_c<V>-invalid_<name>). The author is
-// told in its next assignment (State.ContextNotes), never interrupted. Every
+// told in its next assignment (State.KnowledgeNotes), never interrupted. Every
 // assignment reads context/decisions.json, constraints.json, glossary.json.
 //
 // The plan parser ([ParsePlan]) and the scheduler are pure too.
