@@ -30,13 +30,15 @@ type Options struct {
 	Workspace  string // workspace dir ("": <project>/.hivemind)
 	Workers    int
 	WorkersSet bool // Workers was chosen (--workers), not the default
-	Agent      string
-	AgentSet   bool   // Agent was chosen (--agent)
-	Config     string // config file replacing <workspace>/config.toml
-	Resume     bool
-	Retry      bool // with Resume: retry what stopped the task (needs_human, error)
-	JSON       bool // headless output as JSON lines
-	Merge      bool // merge a complete task's branch into the user's branch (git projects)
+	// Placement is --workers n@host (config.ParseWorkers); nil: by config.
+	Placement []config.Placement
+	Agent     string
+	AgentSet  bool   // Agent was chosen (--agent)
+	Config    string // config file replacing <workspace>/config.toml
+	Resume    bool
+	Retry     bool // with Resume: retry what stopped the task (needs_human, error)
+	JSON      bool // headless output as JSON lines
+	Merge     bool // merge a complete task's branch into the user's branch (git projects)
 	// NoPreflight skips the agent checks before a run (hivemind doctor
 	// runs them alone).
 	NoPreflight bool
@@ -92,6 +94,7 @@ func (o Options) LoadConfig() (config.Config, config.Sources, error) {
 	if o.WorkersSet {
 		w := o.Workers
 		ov.Workers = &w
+		ov.Placement = o.Placement
 	}
 	if o.AgentSet {
 		a := strings.TrimSpace(o.Agent)

@@ -73,7 +73,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Usage = func() {}
 	fs.StringVar(&o.Project, "project", "", "project `dir` (default: current directory)")
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
-	fs.IntVar(&o.Workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
+	o.Workers = 2
+	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", minWorkers, maxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
