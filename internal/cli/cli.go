@@ -49,6 +49,7 @@ const usageHead = `Usage:
   hivemind events [--follow] [--json] the event log: milestones; --verbose adds every record
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
+  hivemind hosts                      check every [hosts.<name>]: ssh, git, the agent CLI, work dir
   hivemind context [--json]           the shared decisions, constraints and glossary
   hivemind context rm ID              remove one entry (not while hivemind runs here)
   hivemind diff [agent]               git projects: the task's changes, or one worker's
@@ -63,7 +64,7 @@ Flags (anywhere on the line):
 
 // commands are the sub-commands a user types (sim-agent and hook are run
 // by Hivemind itself and not listed).
-var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "roles", "status", "tasks"}
+var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "roles", "status", "tasks"}
 
 // newFlagSet declares the flags into o. The flag package prints nothing:
 // run reports errors in one line and prints help itself.
@@ -216,6 +217,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, cmdDiff(o, stdout))
 	case "doctor":
 		return cmdDoctor(o, stdout, stderr)
+	case "hosts":
+		return cmdHosts(o, stdout, stderr)
 	case "demo":
 		return cmdDemo(o, stdout, stderr)
 	case "help":
