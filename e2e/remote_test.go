@@ -1,0 +1,95 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/sshtest"
+)
+
+// Remote workers (issue 18), end to end: the sshtest server (a real sshd
+// on loopback, another Unix user) is the host "box"; the sim workers run
+// there through the built binary's helper.
+
+// remoteProject is a git project whose config names the server as "box".
+func remoteProject(t *testing.T, s *sshtest.Server) string {
+	t.Helper()
+	// No connection sharing: every ssh of the run ends with it, so no
+	// master outlives the run.
+	alias := s.AddAlias("hm-box", sshtest.AliasOptions{NoControlMaster: true})
+	project := wtRepo(t, false)
+	ws := filepath.Join(project, ".hivemind")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "[hosts.box]\nssh = " + strconv.Quote(alias) + "\nssh_options = [\"-F\", " + strconv.Quote(s.Config) + "]\ndir = \"~/hm\"\n"
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return project
+}
+
+// remoteRun runs a headless sim task with both workers on box.
+func remoteRun(t *testing.T, project string, pace time.Duration, during func(dir string)) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, t.TempDir(), pace, "--headless", "--agent", "sim", "--workers", "2@box",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if during != nil {
+		var dir string
+		waitFor(t, time.Minute, "the task dir", func() bool {
+			m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+			if len(m) == 1 {
+				dir = m[0]
+			}
+			return dir != ""
+		})
+		during(dir)
+	}
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return code, out.String()
+}
+
+// A whole task with both workers on the host: complete, the workers'
+// commits on the task branch, their raw logs full of the remote agents'
+// output, and nothing left running on either side.
+func TestRemoteWorkersComplete(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	code, out := remoteRun(t, project, 2*time.Millisecond, nil)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s\nsshd log:\n%s", code, out, s.Log())
+	}
+	dir := taskDir(t, project)
+	st := checkComplete(t, dir)
+	recs := readRecords(t, dir)
+	if countType(recs, "remote_host_ready") != 1 || countType(recs, "remote_sync_connected") < 1 {
+		t.Errorf("remote records: ready %d, sync connected %d", countType(recs, "remote_host_ready"), countType(recs, "remote_sync_connected"))
+	}
+	log := wtGit(t, project, "log", "--format=%s", "hivemind/"+st.TaskID)
+	for _, w := range []string{"worker_1", "worker_2"} {
+		if !strings.Contains(log, "["+w+"] ") {
+			t.Errorf("no commit of %s on the task branch:\n%s", w, log)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "logs", "agents", w+".log"))
+		if err != nil || !strings.Contains(string(raw), "Read") || !strings.Contains(string(raw), "/hm/") {
+			t.Errorf("%s's raw log lacks the remote agent's output (%v):\n%s", w, err, clip(string(raw), 2000))
+		}
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+}
