@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Remote workers (issue 18), end to end: the sshtest server (a real sshd
@@ -91,5 +93,100 @@ func TestRemoteWorkersComplete(t *testing.T) {
 	noLeftovers(t, project)
 	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
 		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+}
+
+// A worker's ssh connection killed mid-subtask: the agent's exit is
+// noticed at once, the engine restarts it (backoff 1 s) on the host, the
+// subtask is resumed and the task completes; nothing is left on either
+// side.
+func TestRemoteWorkerConnectionKilled(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	cfg := filepath.Join(project, ".hivemind", "config.toml")
+	// Top-level keys go before the [hosts.box] table.
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append([]byte("backoff_seconds = [1]\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var killed time.Time
+	var pid int
+	code, out := remoteRun(t, project, 10*time.Millisecond, func(dir string) {
+		// worker_1 busy on its first subtask: kill its ssh (the agent's
+		// local process: the launcher execs ssh).
+		waitFor(t, 40*time.Second, "worker_1 busy on a subtask", func() bool {
+			for _, r := range readEventLog(dir) {
+				if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "busy" {
+					pid, _ = strconv.Atoi(recDetail(r, "pid"))
+					return pid > 0
+				}
+			}
+			return false
+		})
+		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(comm)) != "ssh" {
+			t.Errorf("worker_1's process %d is %q, want ssh", pid, strings.TrimSpace(string(comm)))
+		}
+		killed = time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "worker_1's exit noticed", func() bool {
+			for _, r := range readEventLog(dir) {
+				if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "pid") == strconv.Itoa(pid) &&
+					(recDetail(r, "health") == "exited" || recDetail(r, "health") == "crashed") {
+					t.Logf("worker_1's dropped connection noticed after %v", r.Time.Sub(killed).Round(time.Millisecond))
+					if r.Time.Sub(killed) > 5*time.Second {
+						t.Errorf("noticed after %v, want within seconds", r.Time.Sub(killed))
+					}
+					return true
+				}
+			}
+			return false
+		})
+	})
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s", code, out)
+	}
+	dir := taskDir(t, project)
+	checkComplete(t, dir)
+	recs := readRecords(t, dir)
+	restarted := countRecords(recs, "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	if restarted < 1 {
+		t.Errorf("worker_1 restarted %d times, want at least 1", restarted)
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+}
+
+// A host that does not answer stops the run before anything starts,
+// with the one-line reason.
+func TestRemoteHostUnreachable(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	alias := s.AddAlias("hm-down", sshtest.AliasOptions{Port: sshtest.ClosedPort(t), NoControlMaster: true})
+	project := wtRepo(t, false)
+	ws := filepath.Join(project, ".hivemind")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "[hosts.box]\nssh = " + strconv.Quote(alias) + "\nssh_options = [\"-F\", " + strconv.Quote(s.Config) + "]\n"
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--agent", "sim", "--workers", "2@box", "--project", project, "build a tiny calculator")
+	if code := exitCode(t, cmd); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(out.String(), "fail  host box") || !strings.Contains(out.String(), "Connection refused — is sshd running there, on that port?") {
+		t.Errorf("output lacks the host's one-line reason:\n%s", out.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(ws, "tasks", "*")); len(m) != 0 {
+		t.Errorf("a task was created: %v", m)
 	}
 }
