@@ -190,3 +190,61 @@ func TestRemoteHostUnreachable(t *testing.T) {
 		t.Errorf("a task was created: %v", m)
 	}
 }
+
+// Hivemind killed with SIGKILL while remote workers work: their ssh
+// connections die with it, so nothing is left on the host; --resume
+// places the workers on the host again and completes the task there.
+func TestRemoteKillAndResume(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 20*time.Millisecond, "--headless", "--agent", "sim", "--workers", "2@box",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var dir string
+	waitFor(t, runDeadline, "a remote worker busy", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("hivemind exited before the workers worked: %v\n%s", err, out.String())
+		default:
+		}
+		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+		if len(m) != 1 {
+			return false
+		}
+		dir = m[0]
+		for _, r := range readEventLog(dir) {
+			if r.Type == "input.agent_health" && strings.HasPrefix(r.Agent, "worker_") && recDetail(r, "health") == "busy" {
+				return true
+			}
+		}
+		return false
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host after the kill: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+	// No --workers: the task keeps its placement.
+	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--agent", "sim", "--project", project)
+	if code := exitCode(t, cmd2); code != 0 {
+		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
+	}
+	checkComplete(t, dir)
+	if n := countType(readRecords(t, dir), "remote_host_ready"); n != 2 {
+		t.Errorf("the host was prepared %d times, want 2 (the resumed run's workers ran there too)", n)
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+}

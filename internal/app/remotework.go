@@ -79,6 +79,9 @@ func (rh *remoteHost) worktree(agent string) string {
 // helper install, task dir mirror, repository) before any agent starts.
 // Any failure stops the run with the host's one-line reason.
 func (w *wiring) setupRemote() error {
+	if err := w.restorePlacement(); err != nil {
+		return err
+	}
 	names := usedHosts(w.cfg)
 	if len(names) == 0 {
 		return nil
@@ -114,6 +117,40 @@ func (w *wiring) setupRemote() error {
 		}
 	}
 	w.git.remote = rw
+	w.notes = append(w.notes, workspace.EventRecord{Type: placementRecord, Details: map[string]any{"hosts": w.cfg.WorkerHosts()}})
+	return nil
+}
+
+// placementRecord notes where the workers run, so that --resume places
+// them on the same hosts (their worktrees are there).
+const placementRecord = "remote_workers"
+
+// restorePlacement gives a resumed task the placement it ran with, unless
+// --workers names one.
+func (w *wiring) restorePlacement() error {
+	if !w.resumed || w.o.WorkersSet {
+		return nil
+	}
+	var hosts []any
+	for _, r := range w.history {
+		if r.Type == placementRecord {
+			hosts, _ = r.Details["hosts"].([]any)
+		}
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	var placement []config.Placement
+	for i, h := range hosts {
+		name, _ := h.(string)
+		if _, ok := w.cfg.Hosts[name]; !ok && name != config.LocalHost {
+			return fmt.Errorf("worker_%d of this task ran on host %q, which the config no longer defines: add [hosts.%s] back, or resume with --workers to place the workers anew", i+1, name, name)
+		}
+		placement = append(placement, config.Placement{Count: 1, Host: name})
+	}
+	if len(placement) == w.cfg.Workers {
+		w.cfg.Placement = placement
+	}
 	return nil
 }
 
@@ -240,6 +277,11 @@ func (s syncSink) Deliver(rel string, data []byte) error {
 		// A done marker names its output file by the host's path; the
 		// engine validates it as a local one.
 		data = bytes.ReplaceAll(data, []byte(s.rh.taskDir+"/"), []byte(s.rw.td.Dir()+string(filepath.Separator)))
+	}
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) {
+		// Sent again after a reconnect or a resume: rewriting it would
+		// make it look new to the trigger watcher.
+		return nil
 	}
 	return workspace.WriteFileAtomic(p, data, 0o644)
 }
