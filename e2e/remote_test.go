@@ -248,3 +248,27 @@ func TestRemoteKillAndResume(t *testing.T) {
 		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
 	}
 }
+
+// The TUI shows a remote worker's pane live, as a local one: the agent's
+// output on the host (the paths it reads are the host's) while it works,
+// and the task completes.
+func TestRemoteWorkersTUI(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 10ms", project: project,
+		args: []string{"--agent", "sim", "--workers", "2@box", "build a tiny calculator"}})
+	remoteTask := s.Home + "/hm/"
+	r.waitScreen(2*tuiWait, "worker_1's pane showing what it reads on the host", func(sc tuiScreen) bool {
+		text, ok := sc.paneText("worker_1")
+		return ok && strings.Contains(text, "Read(") && strings.Contains(strings.Join(strings.Fields(text), ""), remoteTask)
+	})
+	r.waitText(2*tuiWait, "COMPLETE")
+	checkComplete(t, r.taskDir())
+	if code := r.quit(); code != 0 {
+		t.Errorf("exit status %d after a complete task, want 0", code)
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v", left)
+	}
+}
