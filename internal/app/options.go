@@ -30,15 +30,13 @@ type Options struct {
 	Workspace  string // workspace dir ("": <project>/.hivemind)
 	Workers    int
 	WorkersSet bool // Workers was chosen (--workers), not the default
-	// Placement is --workers n@host (config.ParseWorkers); nil: by config.
-	Placement []config.Placement
-	Agent     string
-	AgentSet  bool   // Agent was chosen (--agent)
-	Config    string // config file replacing <workspace>/config.toml
-	Resume    bool
-	Retry     bool // with Resume: retry what stopped the task (needs_human, error)
-	JSON      bool // headless output as JSON lines
-	Merge     bool // merge a complete task's branch into the user's branch (git projects)
+	Agent      string
+	AgentSet   bool   // Agent was chosen (--agent)
+	Config     string // config file replacing <workspace>/config.toml
+	Resume     bool
+	Retry      bool // with Resume: retry what stopped the task (needs_human, error)
+	JSON       bool // headless output as JSON lines
+	Merge      bool // merge a complete task's branch into the user's branch (git projects)
 	// NoPreflight skips the agent checks before a run (hivemind doctor
 	// runs them alone).
 	NoPreflight bool
@@ -48,6 +46,8 @@ type Options struct {
 	// CheckEnv is the world the preflight looks at (nil: the real one;
 	// tests swap it).
 	CheckEnv func() preflight.Env
+	// Placement is --workers n@host (config.ParseWorkers); nil: by config.
+	Placement []config.Placement
 }
 
 // ProjectDir returns the absolute project directory.
