@@ -196,8 +196,8 @@ func noLeftovers(t *testing.T, project string) {
 func checkComplete(t *testing.T, dir string) workspace.State {
 	t.Helper()
 	st := readState(t, dir)
-	if st.State != workspace.PhaseComplete {
-		t.Fatalf("state %s, want complete (reason %q, error %q)", st.State, st.Reason, st.Error)
+	if st.Phase != workspace.PhaseComplete {
+		t.Fatalf("state %s, want complete (reason %q, error %q)", st.Phase, st.Reason, st.Error)
 	}
 	if len(st.Subtasks) == 0 {
 		t.Fatal("no subtasks in state.json")
@@ -258,7 +258,7 @@ func TestHeadlessSimComplete(t *testing.T) {
 		t.Fatalf("status exit %d: %s", c, sout.String())
 	}
 	var got workspace.State
-	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.State != workspace.PhaseComplete {
+	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.Phase != workspace.PhaseComplete {
 		t.Errorf("status --json: %v %q", err, sout.String())
 	}
 	events, eout := hivemind(t, ctx, home, "events", "--json", "--project", project)
@@ -302,7 +302,7 @@ func TestKillAndResume(t *testing.T) {
 			return false
 		}
 		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
-		if err != nil || st.State != workspace.PhaseExecuting {
+		if err != nil || st.Phase != workspace.PhaseExecuting {
 			return false
 		}
 		dir, atKill = filepath.Dir(m[0]), st
@@ -318,7 +318,7 @@ func TestKillAndResume(t *testing.T) {
 			inProgress++
 		}
 	}
-	t.Logf("killed at %s, revision_count %d, %d subtask(s) in progress", atKill.State, atKill.RevisionCount, inProgress)
+	t.Logf("killed at %s, revision_count %d, %d subtask(s) in progress", atKill.Phase, atKill.RevisionCount, inProgress)
 	// The agents die with their parent (parent-death signal).
 	noLeftovers(t, project)
 	archivedBefore := listDir(t, filepath.Join(dir, "reviews"))
@@ -419,8 +419,8 @@ func TestSigintCancels(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("exit %d after SIGINT, want 1:\n%s", code, out.String())
 	}
-	if st := readState(t, taskDir(t, project)); st.State != workspace.PhaseCancelled {
-		t.Errorf("state %s after SIGINT, want cancelled", st.State)
+	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGINT, want cancelled", st.Phase)
 	}
 	// --json: every stdout line is a JSON object.
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -443,8 +443,8 @@ func TestNeedsHumanExitCode(t *testing.T) {
 		t.Fatalf("exit %d, want 3:\n%s", code, out.String())
 	}
 	st := readState(t, taskDir(t, project))
-	if st.State != workspace.PhaseNeedsHuman || st.Reason == "" {
-		t.Errorf("state %s reason %q, want needs_human with a reason", st.State, st.Reason)
+	if st.Phase != workspace.PhaseNeedsHuman || st.Reason == "" {
+		t.Errorf("state %s reason %q, want needs_human with a reason", st.Phase, st.Reason)
 	}
 	noLeftovers(t, project)
 }

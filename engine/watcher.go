@@ -136,6 +136,7 @@ var watchRootTriggers = map[string]string{
 	"checkpoint-approved.md": workspace.RoleReviewer,
 	"checkpoint-issues.md":   workspace.RoleReviewer,
 	"checkpoint.md":          workspace.RoleWorker,
+	PlanDecisionFile:         "", // the user (plangate.go)
 }
 
 // Subdirectories watched recursively.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // discardScreen is a Screen that drops everything: it measures the raw
@@ -151,7 +152,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 				b.Fatal(err)
 			}
 			s, _ := m.Session("a")
-			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 			var total time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

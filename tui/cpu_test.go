@@ -43,7 +43,7 @@ func TestCPUProgram(t *testing.T) {
 	go func() { _, _ = p.Run(); close(done) }()
 	defer func() { p.Quit(); <-done }()
 	st := testState(8)
-	st.State = "paused" // no clock
+	st.Phase = "paused" // no clock
 	for id, a := range st.Agents {
 		a.Status = "idle" // no spinner
 		st.Agents[id] = a

@@ -112,6 +112,9 @@ type Options struct {
 	// start screen lets the launcher decide (its config and flags).
 	Agents  []string
 	Workers int
+	// HumanPlanApproval is the start screen's initial plan approval (the
+	// config's plan_approval is "human"); p on the Team row switches it.
+	HumanPlanApproval bool
 	// Session is a task already running when the program starts (it
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.
@@ -149,7 +152,7 @@ type Model struct {
 	st        workspace.State
 	haveState bool
 	events    []workspace.EventRecord
-	health    map[string]string
+	health    map[string]workspace.Health
 	agents    []string
 
 	focusID    string
@@ -157,7 +160,7 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
-	cx         contextPanel // shared-context panel, key x (context.go)
+	cx         knowledgePanel // shared-context panel, key x (context.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int
@@ -168,6 +171,7 @@ type Model struct {
 	find       search    // scrollback search (find.go)
 	sel        selection // mouse selection in a pane (find.go)
 	diff       diffView  // a worker's diff (diff.go)
+	gate       planGate  // the plan waiting for the user's decision (plan.go)
 
 	// Paused time is left out of the elapsed clock: pausedAt is when the
 	// current pause began (zero when running), pausedFor the pauses seen
@@ -218,7 +222,7 @@ func New(opts Options) Model {
 		keys:     newKeyMap(),
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
-		health:   map[string]string{},
+		health:   map[string]workspace.Health{},
 		scroll:   map[string]int{},
 		r:        newRenderCache(),
 		input:    &inputWriter{},
@@ -261,7 +265,7 @@ func (m Model) terminal(id string) (Terminal, bool) {
 
 // healthOf is the agent's health: the runner's live value if it sent one,
 // else what state.json says.
-func (m Model) healthOf(id string) string {
+func (m Model) healthOf(id string) workspace.Health {
 	if h, ok := m.health[id]; ok && h != "" {
 		return h
 	}

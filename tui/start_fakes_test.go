@@ -106,7 +106,7 @@ func testPastTasks() []PastTask {
 	desc := []string{"add a square root function\nwith tests", "build a tiny calculator", "port the parser to generics", "add a REPL"}
 	for i := range ts {
 		ts[i].ID, ts[i].Description = ids[i], desc[i]
-		s := workspace.State{TaskID: ids[i], State: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
+		s := workspace.State{TaskID: ids[i], Phase: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
 		ts[i].State = &s
 	}
 	return ts

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,7 +69,7 @@ func (l *fileLoader) hosts(path []string, prim toml.Primitive) {
 	if !ok {
 		return
 	}
-	for _, name := range sortedKeys(tbl) {
+	for _, name := range slices.Sorted(maps.Keys(tbl)) {
 		hpath := append(slices.Clip(path), name)
 		if name == LocalHost {
 			l.errorf(hpath, "%q means this machine in placements and cannot name a host; choose another name", name)
@@ -87,7 +88,7 @@ func (l *fileLoader) hosts(path []string, prim toml.Primitive) {
 			h = defaultHost()
 		}
 		l.src[strings.Join(hpath, ".")] = l.source(hpath)
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			fpath := append(slices.Clip(hpath), f)
 			sp, ok := hostSpecs[f]
 			if !ok {
@@ -147,7 +148,7 @@ func (c *Config) checkHosts(src Sources, placement []Placement) Errors {
 		}
 		perHost[p.Host] += p.Count
 	}
-	for _, name := range sortedKeys(perHost) {
+	for _, name := range slices.Sorted(maps.Keys(perHost)) {
 		if name != LocalHost && perHost[name] > c.Hosts[name].MaxAgents {
 			errs = append(errs, &Error{Key: "--workers", Msg: fmt.Sprintf("%d workers on %s, more than its max_agents (%d)",
 				perHost[name], name, c.Hosts[name].MaxAgents)})
@@ -174,7 +175,7 @@ func (c *Config) unknownHost(h string) string {
 }
 
 // HostNames returns the configured hosts, sorted.
-func (c Config) HostNames() []string { return sortedKeys(c.Hosts) }
+func (c Config) HostNames() []string { return slices.Sorted(maps.Keys(c.Hosts)) }
 
 // WorkerHosts returns the host of each of the Workers workers, in worker
 // order (LocalHost for this machine): the --workers placement when given,
