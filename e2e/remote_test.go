@@ -94,6 +94,11 @@ func TestRemoteWorkersComplete(t *testing.T) {
 	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
 		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
 	}
+	// The complete task's worktrees and task dir are gone from the host;
+	// its repository stays (the next task sends only new objects).
+	if left := s.Run("cd ~/hm/*/ && ls -A worktrees tasks; ls -d repo.git"); strings.TrimSpace(left) != "tasks:\n\nworktrees:\nrepo.git" {
+		t.Errorf("left on the host:\n%s", left)
+	}
 }
 
 // A worker's ssh connection killed mid-subtask: the agent's exit is

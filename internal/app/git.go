@@ -384,6 +384,11 @@ func (a *App) finishGit() {
 	if final != workspace.PhaseComplete && final != workspace.PhaseCancelled {
 		return
 	}
+	if final == workspace.PhaseComplete {
+		for _, d := range g.remote.cleanup() {
+			a.logDirect("remote_cleanup", d)
+		}
+	}
 	sum, err := g.repo.Finish(final == workspace.PhaseComplete && a.opts.Merge)
 	d := map[string]any{"branch": sum.TaskBranch, "commits": sum.Commits, "files": sum.Files, "merged": sum.Merged,
 		"removed": len(sum.Removed)}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -511,4 +512,49 @@ func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string) (ptyagent.Spec,
 	rh := rw.workers[id]
 	spec.Argv = rw.launch(id, append([]string{rh.helper}, spec.Argv[1:]...))
 	return spec, nil
+}
+
+// cleanup removes, once the task is complete, what it left on each host:
+// the workers' worktrees with nothing uncommitted in them (their commits
+// are here, and stay in the host's repository) and the task dir mirror.
+// A worktree with uncommitted work is kept and named. One record each.
+func (rw *remoteWork) cleanup() []map[string]any {
+	if rw == nil {
+		return nil
+	}
+	var out []map[string]any
+	q := remote.Quote
+	for _, rh := range rw.hosts {
+		script := "cd " + q(rh.root) + " || exit 1; "
+		for _, id := range slices.Sorted(maps.Keys(rw.workers)) {
+			if rw.workers[id] != rh {
+				continue
+			}
+			wt := q(rh.worktree(id))
+			script += "if [ -z \"$(git -C " + wt + " status --porcelain 2>/dev/null)\" ]; then git -C " + q(rh.repoDir()) +
+				" worktree remove --force " + wt + " && echo removed " + id + "; else echo kept " + id + "; fi; "
+		}
+		script += "rm -rf " + q(rh.taskDir) + "; rmdir " + q(rh.root+"/worktrees/"+rh.task) + " 2>/dev/null; true"
+		ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+		said, err := rh.h.Exec(ctx, script, nil)
+		cancel()
+		d := map[string]any{"host": rh.h.Name}
+		var removed, kept []string
+		for _, line := range strings.Split(said, "\n") {
+			if id, ok := strings.CutPrefix(line, "removed "); ok {
+				removed = append(removed, id)
+			} else if id, ok := strings.CutPrefix(line, "kept "); ok {
+				kept = append(kept, id)
+			}
+		}
+		d["removed"] = removed
+		if len(kept) > 0 {
+			d["kept"], d["why"] = kept, "uncommitted work in the worktree on the host"
+		}
+		if err != nil {
+			d["error"] = err.Error()
+		}
+		out = append(out, d)
+	}
+	return out
 }
