@@ -119,6 +119,7 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 	}
 	var killed time.Time
 	var pid int
+	var subtask string // worker_1's subtask when its connection died
 	code, out := remoteRun(t, project, 10*time.Millisecond, func(dir string) {
 		// worker_1 busy on its first subtask: kill its ssh (the agent's
 		// local process: the launcher execs ssh).
@@ -133,6 +134,11 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 		})
 		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(comm)) != "ssh" {
 			t.Errorf("worker_1's process %d is %q, want ssh", pid, strings.TrimSpace(string(comm)))
+		}
+		for _, r := range readEventLog(dir) {
+			if r.Type == "subtask_assigned" && r.Agent == "worker_1" {
+				subtask = recDetail(r, "subtask")
+			}
 		}
 		killed = time.Now()
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -161,6 +167,13 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 	restarted := countRecords(recs, "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
 	if restarted < 1 {
 		t.Errorf("worker_1 restarted %d times, want at least 1", restarted)
+	}
+	// The subtask it was on was resumed by it and done after the restart.
+	resumed := countRecords(recs, "subtask_done", func(r workspace.EventRecord) bool {
+		return r.Agent == "worker_1" && recDetail(r, "subtask") == subtask && r.Time.After(killed)
+	})
+	if subtask == "" || resumed != 1 {
+		t.Errorf("worker_1's subtask %q at the kill: done %d times after it, want 1", subtask, resumed)
 	}
 	noLeftovers(t, project)
 	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
