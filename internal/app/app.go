@@ -62,7 +62,7 @@ func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.recoverState, w.newAgents} {
+	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.setupRemote, w.recoverState, w.newAgents} {
 		if err := step(); err != nil {
 			w.undo()
 			return nil, err
@@ -314,7 +314,7 @@ func (w *wiring) assemble(out *Printer) *App {
 		Git:         gw,
 		Store:       w.store,
 		Log:         w.log,
-		Agents:      w.agents,
+		Agents:      w.runnerAgents(),
 		Knowledge:   w.shared,
 		OnSnapshot:  oc.put,
 		OnNotify:    out.notice,
@@ -328,6 +328,7 @@ func (w *wiring) assemble(out *Printer) *App {
 	w.toRunner.r = runner
 	if w.git != nil {
 		w.git.watchCounts(func() []string { return workerIDs(runner) }, runner.Republish)
+		w.git.remote.startSync()
 	}
 	for _, n := range w.notes {
 		runner.Log(n.Type, n.Agent, n.Details)

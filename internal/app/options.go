@@ -49,6 +49,8 @@ type Options struct {
 	// CheckEnv is the world the preflight looks at (nil: the real one;
 	// tests swap it).
 	CheckEnv func() preflight.Env
+	// Placement is --workers n@host (config.ParseWorkers); nil: by config.
+	Placement []config.Placement
 }
 
 // ProjectDir returns the absolute project directory.
@@ -95,6 +97,7 @@ func (o Options) LoadConfig() (config.Config, config.Sources, error) {
 	if o.WorkersSet {
 		w := o.Workers
 		ov.Workers = &w
+		ov.Placement = o.Placement
 	}
 	if o.AgentSet {
 		a := strings.TrimSpace(o.Agent)

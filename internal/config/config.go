@@ -87,6 +87,11 @@ type Config struct {
 	WorktreeCopy []string
 	// Profiles are the custom agent profiles, by name.
 	Profiles map[string]Profile
+	// Hosts are the remote hosts agents can run on, by name.
+	Hosts map[string]Host
+	// Placement is the --workers N@host placement; nil places workers by
+	// [roles.worker] hosts (see WorkerHosts).
+	Placement []Placement
 
 	// Files says which files were considered.
 	Files Files
@@ -100,6 +105,9 @@ type RoleConfig struct {
 	ExtraArgs []string
 	// PermissionMode is Claude Code's --permission-mode.
 	PermissionMode string
+	// Hosts is the placement: host names in order of preference
+	// (LocalHost is this machine); empty is this machine.
+	Hosts []string
 }
 
 // Profile is a [profiles.<name>] table: how to run and drive an agent CLI
@@ -140,6 +148,8 @@ type Overrides struct {
 	Agent   *string
 	// PlanApproval (flag --plan-approval) is checked like plan_approval.
 	PlanApproval *string
+	// Placement is --workers N@host (see ParseWorkers).
+	Placement []Placement
 	// ConfigFile (flag --config) replaces the project config file; it must
 	// exist.
 	ConfigFile string
@@ -211,6 +221,7 @@ func Default() Config {
 		RetentionSummaryDays:     30,
 		WorktreeCopy:             []string{".env*"},
 		Profiles:                 map[string]Profile{},
+		Hosts:                    map[string]Host{},
 	}
 	for _, r := range roleNames {
 		// bypassPermissions: agents run unattended, and a permission dialog

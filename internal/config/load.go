@@ -125,6 +125,11 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 			src["workers"] = Source{Kind: SourceFlag, Flag: "--workers"}
 		}
 	}
+	if flags.Placement != nil {
+		cfg.Placement = flags.Placement
+		src["placement"] = Source{Kind: SourceFlag, Flag: "--workers"}
+	}
+	errs = append(errs, cfg.checkHosts(src, flags.Placement)...)
 	if flags.Agent != nil {
 		if strings.TrimSpace(*flags.Agent) == "" {
 			errs = append(errs, &Error{Key: "--agent", Msg: "must not be empty"})
@@ -217,12 +222,14 @@ var topSpecs = map[string]spec{
 	"check":                       {kind: kindString},
 	"worktree_copy":               {kind: kindStrings, check: checkGlob},
 	"profiles":                    {kind: kindTable},
+	"hosts":                       {kind: kindTable},
 }
 
 var roleSpecs = map[string]spec{
 	"model":           {kind: kindString},
 	"extra_args":      {kind: kindStrings},
 	"permission_mode": {kind: kindString, oneOf: permissionModes},
+	"hosts":           {kind: kindStrings},
 }
 
 var profileSpecs = map[string]spec{
@@ -285,6 +292,8 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 			l.roles(path, prim)
 		case "profiles":
 			l.profiles(path, prim)
+		case "hosts":
+			l.hosts(path, prim)
 		default:
 			l.set(path, prim, sp, topTarget(cfg, key))
 		}
@@ -365,6 +374,8 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 				target = &rc.ExtraArgs
 			case "permission_mode":
 				target = &rc.PermissionMode
+			case "hosts":
+				target = &rc.Hosts
 			}
 			l.set(fpath, fields[f], sp, target)
 		}
