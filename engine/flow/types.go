@@ -30,25 +30,21 @@ type Config struct {
 	Check string
 }
 
+// Stepper is the pure state machine the Runner drives (Machine).
+type Stepper interface {
+	Step(State, Event) (State, []Effect)
+}
+
+// MaxTriggerBytes bounds every file an agent writes for Hivemind to read
+// (trigger files, plan.md, done markers): a larger one is never read
+// whole; its writer is told to make it smaller.
+const MaxTriggerBytes = 1 << 20
+
 // Effect is an intent produced by Step; the Runner carries it out. The set is
 // sealed.
 //
 //sumtype:decl
 type Effect interface{ isEffect() }
-
-// Agents is what the Runner needs from the agent layer (implemented by
-// ptyagent.Manager; a fake in tests). Every method returns quickly; results
-// come back as events (AgentHealth, InjectionResult).
-type Agents interface {
-	// Start starts (or, with resume, restarts keeping its conversation) the
-	// agent with that id and role.
-	Start(id, role string, resume bool) error
-	// Stop stops the agent gracefully (escalating to SIGKILL).
-	Stop(id string) error
-	// Inject queues one message for the agent; it is delivered when the
-	// agent is ready and idle. The outcome arrives as an InjectionResult.
-	Inject(id string, seq int, text string) error
-}
 
 // ---- Effects ----
 
