@@ -76,12 +76,13 @@ type RunnerConfig struct {
 	State State
 	// History is the tail of events.jsonl on resume, shown in snapshots.
 	History []workspace.EventRecord
-	// QuietPeriod configures the watcher (default 300 ms).
+	// QuietPeriod configures the watchers, as given (config's
+	// quiet_period_ms).
 	QuietPeriod time.Duration
 	// NoWatch disables the file watcher (tests that feed events directly).
 	NoWatch bool
 	// Knowledge, when set, is the shared knowledge: its inbox is watched and
-	// MergeContext/ArchiveContext are carried out on it (contextwatch.go).
+	// MergeKnowledge/ArchiveKnowledge are carried out on it (knowledgewatch.go).
 	Knowledge KnowledgeFiles
 	// Git, when set (git projects), commits a worker's work on every done
 	// subtask and carries out MergeCheckpoint (gitrun.go).
@@ -116,7 +117,7 @@ type Runner struct {
 	timers   map[string]runnerTimer
 	gen      uint64
 	watcher  *Watcher
-	cw       *knowledgeWatcher // shared-context inbox (contextwatch.go)
+	cw       *knowledgeWatcher // shared-context inbox (knowledgewatch.go)
 	runCtx   context.Context   // Run's context, for merges
 	bg       sync.WaitGroup    // merge goroutines
 

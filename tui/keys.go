@@ -18,7 +18,7 @@ type keyMap struct {
 	Retry, Abandon              key.Binding
 	Help, Yes, No               key.Binding
 	Summary                     key.Binding // front door only (start.go)
-	Knowledge                   key.Binding // shared-context panel (context.go)
+	Knowledge                   key.Binding // shared-knowledge panel (knowledge.go)
 	Approve, Feedback, PlanView key.Binding // the plan gate (plan.go)
 }
 
@@ -56,7 +56,7 @@ func newKeyMap() keyMap {
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no, close")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
-		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared context")),
+		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared knowledge")),
 		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
 		Feedback:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
 		PlanView:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "plan / panes")),

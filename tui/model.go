@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -78,7 +79,8 @@ func (f funcTerminals) Changed() <-chan struct{}            { return f.changed }
 type Options struct {
 	Engine    Engine    // may be nil (keys then only change the view)
 	Terminals Terminals // may be nil (panes show placeholders)
-	// FPS caps how often agent screen changes are drawn (default 30).
+	// FPS caps how often agent screen changes are drawn: config's fps,
+	// at least 1 (New panics otherwise; internal/config owns the default).
 	FPS int
 	// UnfocusedFPS caps how often the panes other than the attached one
 	// (the pane keystrokes go to, which follows FPS) take new screen
@@ -202,8 +204,8 @@ type Model struct {
 // snapshots with program.Send(tui.SnapshotMsg{...}) and notices with
 // program.Send(tui.NotifyMsg{...}).
 func New(opts Options) Model {
-	if opts.FPS <= 0 {
-		opts.FPS = 30
+	if opts.FPS < 1 {
+		panic(fmt.Sprintf("tui: Options.FPS is %d; pass config's fps (at least 1)", opts.FPS))
 	}
 	if opts.UnfocusedFPS <= 0 {
 		opts.UnfocusedFPS = min(opts.FPS, 10)

@@ -145,7 +145,7 @@ func TestPlanGateKeys(t *testing.T) {
 func TestStartPlanApproval(t *testing.T) {
 	for _, human := range []bool{false, true} {
 		l := newFakeLauncher()
-		m := New(Options{Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
+		m := New(Options{FPS: 30, Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
 			HumanPlanApproval: human, Now: func() time.Time { return testNow }})
 		h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
 		h.send(tea.WindowSizeMsg{Width: 120, Height: 40})

@@ -85,7 +85,7 @@ var legend = []helpEntry{
 	{"✓ idle", "turn ended, waiting"},
 	{"⚠", "asks permission / silent"},
 	{"⏳", "rate limited, waits"},
-	{"✖", "hung or crashed"},
+	{"✖", "hung (silent too long)"},
 	{"⏻", "process exited"},
 	{"↑ N/M", "scrolled back N of M lines"},
 }

@@ -47,7 +47,7 @@
 // Step validates it and emits [MergeKnowledge] (the runner merges it into
 // context/*.json and archives the file to context/archive/<task>_c<V>_<name>)
 // or, when invalid, [ArchiveKnowledge] (…_c<V>-invalid_<name>). The author is
-// told in its next assignment (State.ContextNotes), never interrupted. Every
+// told in its next assignment (State.KnowledgeNotes), never interrupted. Every
 // assignment reads context/decisions.json, constraints.json, glossary.json.
 //
 // The plan parser ([ParsePlan]) and the scheduler are pure too.

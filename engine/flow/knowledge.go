@@ -13,9 +13,9 @@ import (
 // The shared knowledge (decisions, constraints, glossary) lives at the
 // workspace root, <root>/context/, and outlives tasks. Agents propose
 // entries by writing context/inbox/<agent>-<n>.md; the runner's inbox
-// watcher turns a complete file into ContextSubmitted, Step validates it
-// (a pure parse) and asks the runner to merge it (MergeContext) and archive
-// it, or, when invalid, only to archive it (ArchiveContext).
+// watcher turns a complete file into KnowledgeSubmitted, Step validates it
+// (a pure parse) and asks the runner to merge it (MergeKnowledge) and archive
+// it, or, when invalid, only to archive it (ArchiveKnowledge).
 //
 // Acknowledgements never interrupt the author: they are recorded in the
 // event log (context_submitted / context_rejected, and the runner's
