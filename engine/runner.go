@@ -10,13 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
-
-// Stepper is the pure state machine the Runner drives (Machine).
-type Stepper interface {
-	Step(State, Event) (State, []Effect)
-}
 
 // StateSaver persists state.json (workspace.StateStore).
 type StateSaver interface {
@@ -362,7 +358,7 @@ func (r *Runner) handle(it runnerItem) {
 		delete(r.timers, it.timerID)
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
-	ev = stamp(ev, r.cfg.Clock())
+	ev = flow.Stamp(ev, r.cfg.Clock())
 	if res, ok := ev.(Resumed); ok && r.watcher != nil {
 		// Files written while no runner ran (triggers, done markers) are
 		// taken by the Resumed step itself, before it re-sends unfinished
@@ -423,7 +419,7 @@ func (r *Runner) handle(it runnerItem) {
 // it. Such a plan comes back with a Problem (recorded with the event, so a
 // replay sees the same), and the Lead is told.
 func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
-	if tc.Path != trigPlan || tc.Problem != "" || project == "" {
+	if tc.Path != flow.PlanTrigger || tc.Problem != "" || project == "" {
 		return tc
 	}
 	plan, probs := ParsePlan(tc.Content, project)

@@ -79,11 +79,6 @@ type watchSig struct {
 	sum   [32]byte
 }
 
-// MaxTriggerBytes bounds every file an agent writes for Hivemind to read
-// (trigger files, plan.md, done markers): a larger one is never read
-// whole; its writer is told to make it smaller.
-const MaxTriggerBytes = 1 << 20
-
 // fileProblem says why the file at rel (as Lstat saw it) cannot be taken
 // as a trigger or done marker, in words that tell its writer what to do;
 // "" when it can be read.

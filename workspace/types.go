@@ -247,7 +247,7 @@ type State struct {
 	// assignment so a busy agent is never interrupted for them.
 	KnowledgeNotes map[string][]string `json:"context_notes,omitempty"`
 	// PlanApproval is the task's plan approval ("human": the user decides
-	// after the Reviewer approves; see engine/plangate.go).
+	// after the Reviewer approves; see engine/flow/plangate.go).
 	PlanApproval string `json:"plan_approval,omitempty"`
 	// Merge is the git integration of the current checkpoint (git
 	// projects only; zero otherwise).
