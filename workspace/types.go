@@ -55,6 +55,9 @@ type Task struct {
 	Project     string    `json:"project"`
 	Workers     int       `json:"workers"`
 	Agent       string    `json:"agent,omitempty"` // agent profile name
+	// Agents is the agent of each role (role → profile) when the roles
+	// run different agents; empty when Agent runs them all.
+	Agents map[string]string `json:"agents,omitempty"`
 }
 
 // Plan is the machine-readable part of plan.md (its fenced json block).

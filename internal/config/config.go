@@ -79,6 +79,9 @@ type Config struct {
 
 // RoleConfig is the [roles.<role>] table.
 type RoleConfig struct {
+	// Agent runs this role instead of the top-level Agent ("": that one);
+	// see Config.AgentOf.
+	Agent string
 	// Model is passed as --model when not empty.
 	Model string
 	// ExtraArgs are appended to the agent's command line.
@@ -122,7 +125,9 @@ type Files struct {
 // flags that were not given.
 type Overrides struct {
 	Workers *int
-	Agent   *string
+	// Agent is --agent: one agent for every role, or agents per role
+	// (see ParseAgentFlag).
+	Agent *string
 	// ConfigFile (flag --config) replaces the project config file; it must
 	// exist.
 	ConfigFile string
