@@ -62,7 +62,8 @@ func (o GeminiOptions) Argv() []string {
 	return append(a, o.ExtraArgs...)
 }
 
-// GeminiSettings returns a settings JSON installing Hivemind's hooks
+// GeminiSettings returns a settings JSON turning off the folder-trust
+// dialogs, installing Hivemind's hooks
 // (hookCommand as for ClaudeSettings; empty for none), loading the role
 // prompt from contextFiles (context.fileName: file names Gemini looks
 // for in the workspace, like GEMINI.md) and removing tools from what the
@@ -78,7 +79,10 @@ func GeminiSettings(hookCommand string, contextFiles, excludeTools []string) []b
 		Matcher string `json:"matcher,omitempty"`
 		Hooks   []cmd  `json:"hooks"`
 	}
-	settings := map[string]any{}
+	// No folder-trust dialog: it would stop an agent nobody watches (for
+	// the project, and for every --include-directories), and the user
+	// chose the project by starting Hivemind in it.
+	settings := map[string]any{"security": map[string]any{"folderTrust": map[string]any{"enabled": false}}}
 	if hookCommand != "" {
 		hooks := map[string][]group{}
 		for _, h := range geminiHooks {
@@ -91,7 +95,8 @@ func GeminiSettings(hookCommand string, contextFiles, excludeTools []string) []b
 		settings["hooks"] = hooks
 	}
 	if len(contextFiles) > 0 {
-		settings["context"] = map[string]any{"fileName": contextFiles}
+		// Included directories may hold them (the role prompt's own).
+		settings["context"] = map[string]any{"fileName": contextFiles, "loadMemoryFromIncludeDirectories": true}
 	}
 	if len(excludeTools) > 0 {
 		settings["tools"] = map[string]any{"exclude": excludeTools}

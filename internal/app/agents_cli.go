@@ -75,7 +75,7 @@ func (f *agentFactory) geminiSpec(base ptyagent.Spec, id, role string, resume bo
 		SettingsPath: settings,
 		Hooks:        true,
 		IncludeDirs:  append([]string{dir}, f.taskDirOutside(base.Dir)...),
-		ExtraArgs:    append([]string{"--skip-trust"}, rc.ExtraArgs...),
+		ExtraArgs:    rc.ExtraArgs,
 	}
 	return ptyagent.GeminiSpec(base, o), nil
 }
