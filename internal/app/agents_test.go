@@ -1,6 +1,7 @@
 package app
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,4 +131,20 @@ func privateDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
+}
+
+// The start screen's Team row offers the configured team first (a mixed
+// one in the --agent list form, which Start passes as --agent), then each
+// agent for every role.
+func TestAgentChoices(t *testing.T) {
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	got := agentChoices(cfg.TeamString(), []string{"aider", "codex"})
+	want := []string{"lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini", "sim", "aider"}
+	if !slices.Equal(got, want) {
+		t.Errorf("choices %q, want %q", got, want)
+	}
+	f, err := config.ParseAgentFlag(got[0])
+	if err != nil || !maps.Equal(config.Default().WithAgents(f).Team(), cfg.Team()) {
+		t.Errorf("the first choice does not give the configured team back: %v %v", f, err)
+	}
 }
