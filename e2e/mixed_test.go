@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
-	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -38,27 +37,20 @@ func SetupTeamOffline(t *testing.T, sc fakeapi.Script, clis ...string) *ClaudeOf
 	if testing.Short() {
 		t.Skip("real agent CLI end-to-end test skipped in -short mode")
 	}
-	project := t.TempDir()
-	gitInit(t, project)
-	home := claudetest.Home(t, project)
-	api := fakeapi.New(sc)
-	t.Cleanup(api.Close)
-	codexHome := filepath.Join(home, "codex")
-	if err := agenttest.WriteCodexHome(codexHome, api.URL(), []string{project}, nil); err != nil {
+	c := newOffline(t, sc)
+	codexHome := filepath.Join(c.Home, "codex")
+	if err := agenttest.WriteCodexHome(codexHome, c.API.URL(), []string{c.Project}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := agenttest.WriteGeminiHome(home, []string{project}, nil); err != nil {
+	if err := agenttest.WriteGeminiHome(c.Home, []string{c.Project}, nil); err != nil {
 		t.Fatal(err)
 	}
-	env := append(claudetest.Env(home, api.URL()), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"CODEX_HOME="+codexHome, agenttest.CodexKeyEnv+"="+agenttest.APIKey,
-		"GEMINI_API_KEY="+agenttest.APIKey, "GOOGLE_GEMINI_BASE_URL="+strings.TrimSuffix(api.URL(), "/"),
+	c.Env = append(c.Env, "CODEX_HOME="+codexHome, agenttest.CodexKeyEnv+"="+agenttest.APIKey,
+		"GEMINI_API_KEY="+agenttest.APIKey, "GOOGLE_GEMINI_BASE_URL="+strings.TrimSuffix(c.API.URL(), "/"),
 		// Gemini CLI ignores a settings file below a directory others may
 		// write (t.TempDir is below /tmp): Hivemind then keeps it in the
 		// cache directory, which must be private.
 		"XDG_CACHE_HOME="+privateCache(t))
-	c := &ClaudeOffline{Project: project, Home: home, API: api, Env: env}
-	c.dumpOnFailure(t)
 	return c
 }
 

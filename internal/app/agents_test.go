@@ -17,15 +17,7 @@ import (
 // rate_limit_cooldown_seconds reaches every agent's ptyagent.Spec, for the
 // built-in sim agent, a [profiles.<name>] agent and a custom command line.
 func TestAgentSpecRateLimitCooldown(t *testing.T) {
-	project := t.TempDir()
-	ws, err := workspace.Open(workspace.DefaultRoot(project))
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	project, td := newTask(t)
 	cfg := config.Default()
 	cfg.RateLimitCooldownSeconds = 7
 	cfg.Profiles["echoer"] = config.Profile{Command: []string{"cat"}, Submit: config.SubmitLine}
@@ -45,15 +37,7 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 // Workers, each with its role prompt, Hivemind's hooks and its resume.
 func TestAgentSpecMixedTeam(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", privateDir(t))
-	project := t.TempDir()
-	ws, err := workspace.Open(workspace.DefaultRoot(project))
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	project, td := newTask(t)
 	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
 	f := &agentFactory{cfg: cfg, project: project, td: td, self: "/opt/hm/hivemind"}
 	kinds := map[string]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
@@ -147,4 +131,19 @@ func TestAgentChoices(t *testing.T) {
 	if err != nil || !maps.Equal(config.Default().WithAgents(f).Team(), cfg.Team()) {
 		t.Errorf("the first choice does not give the configured team back: %v %v", f, err)
 	}
+}
+
+// newTask creates a task with one worker in a new project.
+func newTask(t *testing.T) (string, *workspace.TaskDir) {
+	t.Helper()
+	project := t.TempDir()
+	ws, err := workspace.Open(workspace.DefaultRoot(project))
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return project, td
 }
