@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,4 +218,83 @@ func TestCodexReviewerCannotEditSource(t *testing.T) {
 func TestGeminiReviewerCannotEditSource(t *testing.T) {
 	t.Parallel()
 	reviewerCannotEditSource(t, "gemini")
+}
+
+// SIGKILL hivemind once the Codex Reviewer and a Gemini Worker have each
+// finished a turn, then --resume without --agent: the task's own mixed
+// team runs again (task.json), Codex and Gemini each continue the
+// conversation saved before the kill (their first request after the
+// resume carries their first [HIVEMIND] message), and the task completes.
+func TestMixedTeamKillAndResume(t *testing.T) {
+	t.Parallel()
+	team := map[string]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	c := SetupTeamOffline(t, fakeapi.DefaultScript(), "claude", "codex", "gemini")
+	p1 := c.Start(t, "--headless", "--agent", "lead=claude,reviewer=codex,worker=gemini", "--workers", "1", "add a greeting service")
+	resumable := []string{"reviewer", "worker_1"}
+	waitFor(t, 3*time.Minute, "the reviewer and worker_1 to finish a turn", func() bool {
+		if p1.exited() {
+			t.Fatalf("hivemind exited early:\n%s", p1.out.String())
+		}
+		dir := taskDirOf(c.Project)
+		for _, a := range resumable {
+			if _, err := os.Stat(filepath.Join(dir, "settings", a+".session")); dir == "" || err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p1.done
+	killedAt := time.Now()
+	noLeftovers(t, c.Project)
+	first := map[string]string{}
+	for _, r := range c.API.Requests() {
+		if r.HasTools && first[r.Agent] == "" {
+			first[r.Agent] = r.Prompt
+			// The check below counts the message in a request body: a
+			// fresh conversation holds it once.
+			quoted, _ := json.Marshal(r.Prompt)
+			if n := bytes.Count(r.Body, quoted[1:len(quoted)-1]); n != 1 && slices.Contains(resumable, r.Agent) {
+				t.Errorf("%s: its first request holds its message %d times", r.Agent, n)
+			}
+		}
+	}
+
+	p2 := c.Start(t, "--headless", "--resume")
+	if code := p2.wait(t); code != 0 {
+		t.Fatalf("resume exit %d, want 0\n%s", code, p2.out.String())
+	}
+	dir := taskDirOf(c.Project)
+	checkComplete(t, dir)
+	checkWires(t, c, team)
+	for _, a := range resumable {
+		quoted, _ := json.Marshal(first[a])
+		var resumed *fakeapi.Request
+		for _, r := range c.API.Requests() {
+			if r.Agent == a && r.HasTools && r.At.After(killedAt) {
+				resumed = &r
+				break
+			}
+		}
+		switch {
+		case first[a] == "":
+			t.Errorf("%s: no request before the kill", a)
+		case resumed == nil:
+			t.Errorf("%s: no request after the resume", a)
+		case bytes.Count(resumed.Body, quoted[1:len(quoted)-1]) < 1+btoi(resumed.Prompt == first[a]):
+			// (The engine may send the same message again after the
+			// resume: then the conversation holds it twice.)
+			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[strings.TrimRight(a, "_0123456789")], first[a])
+		}
+	}
+	noLeftovers(t, c.Project)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
