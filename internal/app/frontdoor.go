@@ -96,7 +96,12 @@ func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 		}
 		return s, true
 	}, a.agents.Changed())
-	s := tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close, Team: a.cfg.Team()}
+	s := tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close}
+	if a.cfg.Mixed() {
+		// Which CLI runs each pane matters when they differ; one CLI for
+		// all keeps the titles short.
+		s.Team = a.cfg.Team()
+	}
 	if a.git != nil {
 		// The TUI names the task branch and shows a worker's diff (key d).
 		s.Branch, s.Diff = a.git.repo.TaskBranch(), a.git.repo.Diff
