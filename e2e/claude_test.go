@@ -142,8 +142,8 @@ func TestClaudeReviewerCannotEditSource(t *testing.T) {
 		t.Errorf("exit %d after SIGINT, want 1 (cancelled)", code)
 	}
 	dir := taskDirOf(c.Project)
-	if st := readState(t, dir); st.State != workspace.PhaseCancelled {
-		t.Errorf("state %s after SIGINT, want cancelled", st.State)
+	if st := readState(t, dir); st.Phase != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGINT, want cancelled", st.Phase)
 	}
 	var forbidden, review []*apiWrite
 	for _, w := range apiWrites(c.API) {
@@ -341,6 +341,6 @@ func TestClaudeKillAndResume(t *testing.T) {
 	checkWrites(t, c, dir, killedAt)
 	noLeftovers(t, c.Project)
 	t.Logf("killed at %s after %v; %d of %d sessions resumed with their conversation (others started afresh: nothing saved); resume run took %v; %d injections confirmed after the resume, %d triggers consumed once, %d ignored",
-		atKill.State, killedAt.Sub(p1.start).Round(time.Millisecond), resumedSessions, len(sessions), time.Since(p2.start).Round(time.Millisecond),
+		atKill.Phase, killedAt.Sub(p1.start).Round(time.Millisecond), resumedSessions, len(sessions), time.Since(p2.start).Round(time.Millisecond),
 		injected, consumed, ignored)
 }

@@ -363,8 +363,8 @@ func claudeTUIComplete(t *testing.T) {
 			t.Errorf("%s (%s) while paused", e.Type, e.Agent)
 		}
 	}
-	if st := readState(t, dir); st.State != workspace.PhasePaused || len(st.Deferred) == 0 {
-		t.Errorf("state.json: %s with %d deferred events, want paused with the finished plan deferred", st.State, len(st.Deferred))
+	if st := readState(t, dir); st.Phase != workspace.PhasePaused || len(st.Deferred) == 0 {
+		t.Errorf("state.json: %s with %d deferred events, want paused with the finished plan deferred", st.Phase, len(st.Deferred))
 	}
 
 	// Resume: back to planning, the deferred plan goes to the Reviewer.
@@ -454,8 +454,8 @@ func claudeTUICancel(t *testing.T) {
 	seen.watch(r, claudeTUIWait, "the CANCELLED banner", func(s tuiScreen) bool {
 		return s.contains("■ CANCELLED") && taskState(s) == string(workspace.PhaseCancelled)
 	})
-	if st := readState(t, dir); st.State != workspace.PhaseCancelled {
-		t.Errorf("state.json says %s after the cancel, want cancelled", st.State)
+	if st := readState(t, dir); st.Phase != workspace.PhaseCancelled {
+		t.Errorf("state.json says %s after the cancel, want cancelled", st.Phase)
 	}
 	// Every real Claude session (and anything it started) stops while
 	// the TUI still shows the task.

@@ -156,7 +156,7 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 	if c := exitCode(t, js); c != 0 {
 		t.Fatalf("context --json exit %d: %s", c, jout.String())
 	}
-	var got workspace.Context
+	var got workspace.Knowledge
 	if err := json.Unmarshal([]byte(jout.String()), &got); err != nil || len(got.Decisions) != 1 || got.Decisions[0].ID != w1.ID {
 		t.Errorf("after rm: %v %s", err, jout.String())
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -125,17 +126,8 @@ func readState(t *testing.T, dir string) workspace.State {
 	return st
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor is testkit.WaitFor under the name these tests use.
+var waitFor = testkit.WaitFor
 
 // leftovers lists processes that belong to a run in project: agents (their
 // environment names the project) or anything whose cwd is inside it.
@@ -196,8 +188,8 @@ func noLeftovers(t *testing.T, project string) {
 func checkComplete(t *testing.T, dir string) workspace.State {
 	t.Helper()
 	st := readState(t, dir)
-	if st.State != workspace.PhaseComplete {
-		t.Fatalf("state %s, want complete (reason %q, error %q)", st.State, st.Reason, st.Error)
+	if st.Phase != workspace.PhaseComplete {
+		t.Fatalf("state %s, want complete (reason %q, error %q)", st.Phase, st.Reason, st.Error)
 	}
 	if len(st.Subtasks) == 0 {
 		t.Fatal("no subtasks in state.json")
@@ -258,7 +250,7 @@ func TestHeadlessSimComplete(t *testing.T) {
 		t.Fatalf("status exit %d: %s", c, sout.String())
 	}
 	var got workspace.State
-	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.State != workspace.PhaseComplete {
+	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.Phase != workspace.PhaseComplete {
 		t.Errorf("status --json: %v %q", err, sout.String())
 	}
 	events, eout := hivemind(t, ctx, home, "events", "--json", "--project", project)
@@ -302,7 +294,7 @@ func TestKillAndResume(t *testing.T) {
 			return false
 		}
 		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
-		if err != nil || st.State != workspace.PhaseExecuting {
+		if err != nil || st.Phase != workspace.PhaseExecuting {
 			return false
 		}
 		dir, atKill = filepath.Dir(m[0]), st
@@ -318,7 +310,7 @@ func TestKillAndResume(t *testing.T) {
 			inProgress++
 		}
 	}
-	t.Logf("killed at %s, revision_count %d, %d subtask(s) in progress", atKill.State, atKill.RevisionCount, inProgress)
+	t.Logf("killed at %s, revision_count %d, %d subtask(s) in progress", atKill.Phase, atKill.RevisionCount, inProgress)
 	// The agents die with their parent (parent-death signal).
 	noLeftovers(t, project)
 	archivedBefore := listDir(t, filepath.Join(dir, "reviews"))
@@ -419,8 +411,8 @@ func TestSigintCancels(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("exit %d after SIGINT, want 1:\n%s", code, out.String())
 	}
-	if st := readState(t, taskDir(t, project)); st.State != workspace.PhaseCancelled {
-		t.Errorf("state %s after SIGINT, want cancelled", st.State)
+	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGINT, want cancelled", st.Phase)
 	}
 	// --json: every stdout line is a JSON object.
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -443,8 +435,8 @@ func TestNeedsHumanExitCode(t *testing.T) {
 		t.Fatalf("exit %d, want 3:\n%s", code, out.String())
 	}
 	st := readState(t, taskDir(t, project))
-	if st.State != workspace.PhaseNeedsHuman || st.Reason == "" {
-		t.Errorf("state %s reason %q, want needs_human with a reason", st.State, st.Reason)
+	if st.Phase != workspace.PhaseNeedsHuman || st.Reason == "" {
+		t.Errorf("state %s reason %q, want needs_human with a reason", st.Phase, st.Reason)
 	}
 	noLeftovers(t, project)
 }

@@ -247,8 +247,8 @@ func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
 	if m, _ := filepath.Glob(filepath.Join(project, ".hivemind", workspace.TasksDir, "*", workspace.ProcsDir, "*.json")); len(m) != 0 {
 		t.Errorf("process records left after a clean stop: %v", m)
 	}
-	if st := readState(t, dir); resume && st.State != workspace.PhaseCancelled {
-		t.Errorf("state %s after SIGTERM of the resumed run, want cancelled", st.State)
+	if st := readState(t, dir); resume && st.Phase != workspace.PhaseCancelled {
+		t.Errorf("state %s after SIGTERM of the resumed run, want cancelled", st.Phase)
 	}
 	noLeftovers(t, project)
 }

@@ -204,7 +204,7 @@ func TestTUIControls(t *testing.T) {
 	r.keys("y")
 	r.waitText(tuiWait, "CANCELLED")
 	waitFor(t, tuiWait, "state.json to say cancelled", func() bool {
-		return readState(t, dir).State == workspace.PhaseCancelled
+		return readState(t, dir).Phase == workspace.PhaseCancelled
 	})
 
 	if code := r.quit(); code != exitCancelled {
@@ -254,8 +254,8 @@ func TestTUIQuitWhileRunning(t *testing.T) {
 	if code := r.waitExit(tuiWait); code != 0 {
 		t.Errorf("exit status %d after quitting a running task, want 0", code)
 	}
-	if st := readState(t, r.taskDir()); st.State.Terminal() {
-		t.Errorf("state %s after quit, want a resumable one", st.State)
+	if st := readState(t, r.taskDir()); st.Phase.Terminal() {
+		t.Errorf("state %s after quit, want a resumable one", st.Phase)
 	}
 	noLeftovers(t, r.project)
 	t.Logf("wall time %v", time.Since(start).Round(time.Millisecond))

@@ -36,8 +36,8 @@ func TestStateSizeBoundedByReferences(t *testing.T) {
 			if written <= bound {
 				t.Fatalf("agents wrote only %d bytes; the test proves nothing", written)
 			}
-			if final.State != workspace.PhaseComplete {
-				t.Fatalf("ended in %s", final.State)
+			if final.Phase != workspace.PhaseComplete {
+				t.Fatalf("ended in %s", final.Phase)
 			}
 		})
 	}
@@ -102,11 +102,11 @@ func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final 
 		save()
 	}
 	sc.expect(workspace.PhaseExecuting)
-	for steps := 0; sc.s.State != workspace.PhaseComplete; steps++ {
+	for steps := 0; sc.s.Phase != workspace.PhaseComplete; steps++ {
 		if steps > 10*n {
-			t.Fatalf("no completion after %d steps: %s", steps, sc.s.State)
+			t.Fatalf("no completion after %d steps: %s", steps, sc.s.Phase)
 		}
-		switch sc.s.State {
+		switch sc.s.Phase {
 		case workspace.PhaseExecuting:
 			for _, id := range slices.Sorted(maps.Keys(sc.s.Agents)) {
 				if a := sc.s.Agents[id]; a.Pending && a.Subtask != "" {
@@ -118,7 +118,7 @@ func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final 
 			sc.trig("checkpoint-approved.md", strings.Repeat("r", 300<<10))
 			save()
 		default:
-			t.Fatalf("unexpected state %s: %s", sc.s.State, describe(sc.eff))
+			t.Fatalf("unexpected state %s: %s", sc.s.Phase, describe(sc.eff))
 		}
 	}
 	store.Close()

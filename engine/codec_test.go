@@ -1,7 +1,13 @@
 package engine
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +35,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		TimerFired{ID: "timeout:lead", At: at},
 		KeyPressed{Action: KeyAbandon, At: at},
 		StateNotSaved{Error: "no space left on device", At: at},
-		ContextSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
+		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
 			Conflicts: []MergeConflict{{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
 	}
@@ -43,14 +49,26 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(back, e) {
 			t.Errorf("MarshalEvent round trip of %T:\n got %#v %v\nwant %#v", e, back, err, e)
 		}
-		seen[eventType(e)] = true
+		seen[e.Kind()] = true
 		dec, ok, err := DecodeEvent(EncodeEvent(e, "t1"))
 		if err != nil || !ok || !reflect.DeepEqual(dec, e) {
 			t.Errorf("EncodeEvent round trip of %T:\n got %#v %v %v\nwant %#v", e, dec, ok, err, e)
 		}
 	}
-	if len(seen) != len(eventDecoders) {
-		t.Errorf("tested %d event types of %d", len(seen), len(eventDecoders))
+	for k := range eventKinds {
+		if !seen[k] {
+			t.Errorf("registered event %q has no case here", k)
+		}
+	}
+	for _, name := range eventTypesDeclared(t) {
+		if !slices.ContainsFunc(events, func(e Event) bool { return reflect.TypeOf(e).Name() == name }) {
+			t.Errorf("event type %s is not tested here (and registered in eventKinds?)", name)
+		}
+	}
+	for _, e := range events {
+		if !registered(e) {
+			t.Errorf("%T is not registered in eventKinds", e)
+		}
 	}
 	if _, err := UnmarshalEvent([]byte(`{"type":"dance","event":{}}`)); err == nil {
 		t.Error("unknown event type decoded")
@@ -58,4 +76,37 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 	if _, err := UnmarshalEvent([]byte(`{"type":"timer_fired","event":{"ID":3}}`)); err == nil {
 		t.Error("a malformed body decoded")
 	}
+}
+
+// eventTypesDeclared lists the types of this package with a withTime
+// method: every Event, registered or not.
+func eventTypesDeclared(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Name.Name != "withTime" {
+				continue
+			}
+			if id, ok := fn.Recv.List[0].Type.(*ast.Ident); ok {
+				names = append(names, id.Name)
+			}
+		}
+	}
+	if len(names) < len(eventKinds) {
+		t.Fatalf("found %d event types, fewer than the %d registered", len(names), len(eventKinds))
+	}
+	return names
 }

@@ -1,7 +1,7 @@
 // Package engine runs the Lead/Reviewer/Worker workflow.
 //
-// Its heart is one pure function, [Machine.Step] (and [Step] with
-// [DefaultConfig]): Step(State, Event) (State, []Effect). It reads no clock
+// Its heart is one pure function, [Machine.Step]: Step(State, Event)
+// (State, []Effect), with the limits of a [Config] ([NewConfig]). It reads no clock
 // (time comes from each event's At), does no I/O and never changes the state
 // it is given. Events are facts: a task was submitted, a trigger file in the
 // task dir is complete, a worker's outputs/<subtask>.done validated, an agent's
@@ -36,13 +36,13 @@
 // (trigger_ignored) and archived as ignored, so a stale file cannot fire
 // later at a wrong time; the phase does not change.
 //
-// The shared context (context.go, contextwatch.go): agents propose
+// The shared knowledge (knowledge.go, knowledgewatch.go): agents propose
 // decisions, constraints and glossary terms as files in the workspace's
-// context/inbox/<agent>-<n>.md. A complete file becomes [ContextSubmitted];
-// Step validates it and emits [MergeContext] (the runner merges it into
+// context/inbox/<agent>-<n>.md. A complete file becomes [KnowledgeSubmitted];
+// Step validates it and emits [MergeKnowledge] (the runner merges it into
 // context/*.json and archives the file to context/archive/<task>_c<V>_<name>)
-// or, when invalid, [ArchiveContext] (…_c<V>-invalid_<name>). The author is
-// told in its next assignment (State.ContextNotes), never interrupted. Every
+// or, when invalid, [ArchiveKnowledge] (…_c<V>-invalid_<name>). The author is
+// told in its next assignment (State.KnowledgeNotes), never interrupted. Every
 // assignment reads context/decisions.json, constraints.json, glossary.json.
 //
 // The plan parser ([ParsePlan]) and the scheduler are pure too.

@@ -56,7 +56,7 @@ func (g *rtGit) Commits() []string {
 // gitState is a state executing checkpoint 1 with st_1 on worker_1 and a
 // lead fix and a worker merge fix in progress.
 func gitState() State {
-	return State{TaskID: "t1", State: workspace.PhaseExecuting, CurrentCheckpoint: 1,
+	return State{TaskID: "t1", Phase: workspace.PhaseExecuting, CurrentCheckpoint: 1,
 		Plan: &workspace.Plan{Subtasks: []workspace.Subtask{{ID: "st_1", Description: "write a\nmore", Checkpoint: 1}}},
 		Subtasks: map[string]workspace.SubtaskState{
 			"st_1": {Status: workspace.SubtaskInProgress, Worker: "worker_1"},

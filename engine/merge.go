@@ -56,9 +56,9 @@ func (st *stepper) requestMerge() {
 // result is deferred until the pause ends.
 func (st *stepper) resumeMerge() {
 	s := st.s
-	phase := s.State
+	phase := s.Phase
 	if phase == workspace.PhasePaused {
-		phase = s.PreviousState
+		phase = s.PreviousPhase
 	}
 	if phase != workspace.PhaseCheckpoint || !s.Merge.Waiting {
 		return
@@ -85,12 +85,6 @@ func (st *stepper) retryMerge() {
 
 func (st *stepper) checkpointMerged(e CheckpointMerged) {
 	s := st.s
-	if s.TaskID == "" {
-		return
-	}
-	if st.deferIfPaused(e) {
-		return
-	}
 	m := s.Merge
 	details := map[string]any{"checkpoint": e.Checkpoint, "round": e.Round, "attempt": e.Attempt}
 	ignore := func(reason string) {
@@ -98,8 +92,8 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 		st.emit("merge_result_ignored", "", details)
 	}
 	switch {
-	case s.State != workspace.PhaseCheckpoint:
-		ignore("not waiting at a checkpoint (" + string(s.State) + ")")
+	case s.Phase != workspace.PhaseCheckpoint:
+		ignore("not waiting at a checkpoint (" + string(s.Phase) + ")")
 		return
 	case !m.Waiting:
 		ignore("no merge was requested")
@@ -247,7 +241,7 @@ func (st *stepper) mergeFixRejected(e SubtaskDone, f workspace.SubtaskState) {
 	st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
 	p := st.cfg.resendPolicy()
 	reason := fmt.Sprintf("%s's conflict resolution %s was refused; last problem: %s", f.Worker, e.Subtask, problem)
-	if _, ok := p.Retry(f.Attempts); ok && s.State != workspace.PhaseCheckpointFix {
+	if _, ok := p.Retry(f.Attempts); ok && s.Phase != workspace.PhaseCheckpointFix {
 		return
 	}
 	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {

@@ -11,7 +11,7 @@ import (
 
 // gitMachine is the test machine of a git project with a check command.
 var gitMachine = func() Machine {
-	m := Machine{Cfg: DefaultConfig()}
+	m := Machine{Cfg: defaultConfig()}
 	m.Cfg.Git = true
 	m.Cfg.Check = "go test ./..."
 	return m
@@ -226,10 +226,10 @@ func TestGitMergeResultIgnored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := gitScenario(t)
 			m := tc.setup(sc)
-			before := sc.s.State
+			before := sc.s.Phase
 			eff := sc.merged(tc.event(m))
-			if sc.s.State != before || !hasEvent(eff, "merge_result_ignored") || len(effectsOf[WriteAssignment](eff)) != 0 {
-				t.Fatalf("state %s → %s, effects %s", before, sc.s.State, describe(eff))
+			if sc.s.Phase != before || !hasEvent(eff, "merge_result_ignored") || len(effectsOf[WriteAssignment](eff)) != 0 {
+				t.Fatalf("state %s → %s, effects %s", before, sc.s.Phase, describe(eff))
 			}
 			for _, e := range effectsOf[AppendEvent](eff) {
 				if e.Type == "merge_result_ignored" && !strings.Contains(e.Details["reason"].(string), tc.reason) {
@@ -239,7 +239,7 @@ func TestGitMergeResultIgnored(t *testing.T) {
 		})
 	}
 	// No task: nothing at all.
-	if n, eff := step(t, gitMachine, State{}, CheckpointMerged{Merged: true, At: t0}); len(eff) != 0 || n.State != "" {
+	if n, eff := step(t, gitMachine, State{}, CheckpointMerged{Merged: true, At: t0}); len(eff) != 0 || n.Phase != "" {
 		t.Fatalf("no task: %s", describe(eff))
 	}
 }

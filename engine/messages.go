@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -86,7 +87,7 @@ func (st *stepper) send(m message) {
 	s.Seq++
 	a := workspace.Assignment{
 		Seq:         s.Seq,
-		State:       s.State,
+		State:       s.Phase,
 		Role:        ag.Role,
 		Agent:       m.agent,
 		Instruction: m.what,
@@ -105,14 +106,14 @@ func (st *stepper) send(m message) {
 	} else {
 		a.Instruction += "\n\n" + protocol
 	}
-	// Every assignment reads the shared context (decisions, constraints,
+	// Every assignment reads the shared knowledge (decisions, constraints,
 	// glossary) and carries the acknowledgements of the agent's inbox
 	// entries (context.go).
 	ctxReads, ctxNote := st.contextFor(m.agent)
 	if ctxNote != "" && !m.readOnly {
 		a.Instruction += "\n\n" + ctxNote
 	}
-	if notes := st.takeContextNotes(m.agent); len(notes) > 0 {
+	if notes := st.takeKnowledgeNotes(m.agent); len(notes) > 0 {
 		a.Instruction += "\n\nYour shared-context entries:\n- " + strings.Join(notes, "\n- ")
 	}
 	seen := map[string]bool{}
@@ -218,7 +219,7 @@ func (st *stepper) leadPlan() {
 	if fb := st.planFeedback(); len(fb) > 0 {
 		body += "\nEarlier plans were rejected; the reviewer's feedback files are in your reads: address every point."
 	}
-	st.send(message{agent: "lead", what: "Plan the task: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
+	st.send(message{agent: workspace.AgentLead, what: "Plan the task: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
 }
 
 // leadPlanInvalid tells the Lead every problem of its plan.md.
@@ -240,17 +241,17 @@ func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 	reads = append(reads, st.planFeedback()...)
 	reads = append(reads, st.frictionContext()...)
 	what := fmt.Sprintf("plan.md has %d problem(s); fix them and write plan.md again", len(probs))
-	st.send(message{agent: "lead", what: what, body: b.String(), reads: reads, writes: []string{"plan.md"}})
+	st.send(message{agent: workspace.AgentLead, what: what, body: b.String(), reads: reads, writes: []string{"plan.md"}})
 }
 
 // leadRevise asks the Lead to revise the plan after feedback.
-func (st *stepper) leadRevise(feedback string) {
+func (st *stepper) leadRevise(who, feedback string) {
 	reads := append(taskReads(), st.s.PlanFile)
 	reads = append(reads, st.frictionContext()...)
 	reads = append(reads, st.planFeedback()...)
-	body := fmt.Sprintf("The reviewer asked for changes in %s. Revise the plan (your last one is %s) to address every point, "+
-		"and write the whole revised plan to plan.md. %s", feedback, st.s.PlanFile, planFormat)
-	st.send(message{agent: "lead", what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
+	body := fmt.Sprintf("%s asked for changes in %s. Revise the plan (your last one is %s) to address every point, "+
+		"and write the whole revised plan to plan.md. %s", who, feedback, st.s.PlanFile, planFormat)
+	st.send(message{agent: workspace.AgentLead, what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
 }
 
 // reviewerPlan asks the Reviewer to review the plan (or a friction
@@ -271,7 +272,7 @@ func (st *stepper) reviewerPlan() {
 	}
 	body += "Then write exactly one file: plan-approved.md if it is good to build, or plan-feedback.md with concrete issues " +
 		"(each with severity, location, problem, suggestion)."
-	st.send(message{agent: "reviewer", what: what, body: body, reads: reads, writes: []string{"plan-approved.md", "plan-feedback.md"}})
+	st.send(message{agent: workspace.AgentReviewer, what: what, body: body, reads: reads, writes: []string{"plan-approved.md", "plan-feedback.md"}})
 }
 
 // workerSubtask asks a worker to do one subtask.
@@ -321,7 +322,7 @@ func (st *stepper) reviewerCheckpoint() {
 	}
 	if s.IssuesFile != "" {
 		reads = append(reads, s.IssuesFile)
-		for _, id := range sortedKeys(s.Fixes) {
+		for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
 			if s.Fixes[id].Status == workspace.SubtaskDone {
 				reads = append(reads, path.Join(workspace.OutputsDir, id+".md"))
 			}
@@ -335,7 +336,7 @@ func (st *stepper) reviewerCheckpoint() {
 	if merged != "" {
 		body += "\n\n" + merged
 	}
-	st.send(message{agent: "reviewer", what: fmt.Sprintf("Review checkpoint %d: write checkpoint-approved.md or checkpoint-issues.md", cp),
+	st.send(message{agent: workspace.AgentReviewer, what: fmt.Sprintf("Review checkpoint %d: write checkpoint-approved.md or checkpoint-issues.md", cp),
 		body: body, reads: reads, writes: []string{"checkpoint-approved.md", "checkpoint-issues.md"}})
 }
 
@@ -351,7 +352,7 @@ func (st *stepper) fixAssignment(agent, fixID string, files []string) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The reviewer found issues at checkpoint %d (%s). ", s.CurrentCheckpoint, s.IssuesFile)
-	if agent == "lead" {
+	if agent == workspace.AgentLead {
 		b.WriteString("As Lead, check whether the issues call for a change of approach and coordinate the fix; ")
 	} else {
 		fmt.Fprintf(&b, "Fix the issues that concern your files (%s); ", strings.Join(files, ", "))
@@ -370,7 +371,7 @@ func (st *stepper) leadFrictionResolution() {
 	body := fmt.Sprintf("Agents logged friction (%d file(s), in your reads; every agent has been told). "+
 		"Propose how to remove each problem (process, plan or prompt changes) and write friction-resolution.md. "+
 		"The reviewer reviews it next.", len(st.s.FrictionActive))
-	st.send(message{agent: "lead", what: "Resolve the logged friction: write friction-resolution.md", body: body,
+	st.send(message{agent: workspace.AgentLead, what: "Resolve the logged friction: write friction-resolution.md", body: body,
 		reads: reads, writes: []string{"friction-resolution.md"}})
 }
 

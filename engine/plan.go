@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -372,7 +374,7 @@ func (w *walker) value(p string) error {
 			}
 			key, _ := kt.(string)
 			if known != nil && !known[key] {
-				w.pp.add(w.pp.lineAt(koff), "unknown field %q in %s (allowed: %s)", key, what, strings.Join(sortedKeys(known), ", "))
+				w.pp.add(w.pp.lineAt(koff), "unknown field %q in %s (allowed: %s)", key, what, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 			}
 			if seen[key] {
 				w.pp.add(w.pp.lineAt(koff), "field %q appears twice in the same object", key)
@@ -459,9 +461,9 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 		}
 		switch _, ok := cpIndex[st.Checkpoint]; {
 		case st.Checkpoint == 0:
-			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s has no checkpoint: set \"checkpoint\" to one of the checkpoint ids (%s)", name, joinInts(sortedKeys(cpIndex)))
+			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s has no checkpoint: set \"checkpoint\" to one of the checkpoint ids (%s)", name, joinInts(slices.Sorted(maps.Keys(cpIndex))))
 		case !ok:
-			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s: checkpoint %d does not exist (checkpoints: %s)", name, st.Checkpoint, joinInts(sortedKeys(cpIndex)))
+			pp.add(pp.lineOf(at+"/checkpoint"), "subtask %s: checkpoint %d does not exist (checkpoints: %s)", name, st.Checkpoint, joinInts(slices.Sorted(maps.Keys(cpIndex))))
 		default:
 			used[st.Checkpoint] = true
 		}

@@ -37,14 +37,14 @@ const (
 //   - with nothing recorded at all it reports NothingRecorded.
 func RecoverState(m Stepper, loaded State, fresh bool, history []workspace.EventRecord) (State, Recovery, error) {
 	if !fresh {
-		if !loaded.State.Known() {
+		if !loaded.Phase.Known() {
 			return State{}, FromState, fmt.Errorf("%w: state.json of task %s names the state %q, which this version of hivemind does not know "+
 				"(written by a newer version, or edited by hand); nothing was changed: upgrade hivemind, or set \"state\" to a known state",
-				ErrCannotResume, loaded.TaskID, loaded.State)
+				ErrCannotResume, loaded.TaskID, loaded.Phase)
 		}
 		return loaded, FromState, nil
 	}
-	s := State{State: workspace.PhaseIdle}
+	s := State{Phase: workspace.PhaseIdle}
 	inputs := 0
 	for i, rec := range history {
 		ev, ok, err := DecodeEvent(rec)

@@ -32,7 +32,7 @@ func TestRecoverState(t *testing.T) {
 		{"state.json loaded", sc.s, false, history, sc.s, FromState, ""},
 		{"state and backups gone: rebuilt from events", State{}, true, history, sc.s, FromEvents, ""},
 		{"nothing recorded", State{}, true, nil, State{}, NothingRecorded, ""},
-		{"unknown state refused", State{TaskID: "t1", State: "warp_speed"}, false, history, State{}, FromState, `names the state "warp_speed"`},
+		{"unknown state refused", State{TaskID: "t1", Phase: "warp_speed"}, false, history, State{}, FromState, `names the state "warp_speed"`},
 		{"undecodable input refused", State{}, true, []workspace.EventRecord{{Type: InputPrefix + "bogus"}}, State{}, FromEvents, "line 1 cannot be replayed"},
 		{"no task start refused", State{}, true, []workspace.EventRecord{EncodeEvent(KeyPressed{Action: KeyPause, At: t0}, "t1")}, State{}, FromEvents, "does not record the task's start"},
 	}

@@ -22,7 +22,7 @@ import (
 func executingIn(t *testing.T, dir string) State {
 	t.Helper()
 	at := time.Now()
-	s := State{State: workspace.PhaseIdle}
+	s := State{Phase: workspace.PhaseIdle}
 	for _, ev := range []Event{
 		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: dir, At: at},
 		TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: at, At: at},
@@ -30,9 +30,9 @@ func executingIn(t *testing.T, dir string) State {
 	} {
 		s, _ = testMachine.Step(s, ev)
 	}
-	if s.State != workspace.PhaseExecuting || s.Subtasks["st_1"].Worker != "worker_1" || !s.Agents["worker_1"].Pending ||
+	if s.Phase != workspace.PhaseExecuting || s.Subtasks["st_1"].Worker != "worker_1" || !s.Agents["worker_1"].Pending ||
 		s.Subtasks["st_2"].Worker != "worker_2" {
-		t.Fatalf("setup: %s %+v", s.State, s.Subtasks)
+		t.Fatalf("setup: %s %+v", s.Phase, s.Subtasks)
 	}
 	return s
 }

@@ -141,7 +141,7 @@ func TestEveryRetryPathIsBounded(t *testing.T) {
 		for _, p := range retryPaths() {
 			t.Run(p.name+"/max_retries="+strconv.Itoa(maxRetries), func(t *testing.T) {
 				sc := newScenario(t)
-				cfg := DefaultConfig()
+				cfg := defaultConfig()
 				cfg.MaxRetries = maxRetries
 				sc.m = Machine{Cfg: cfg}
 				p.setup(sc)
@@ -149,7 +149,7 @@ func TestEveryRetryPathIsBounded(t *testing.T) {
 				if agent == "" {
 					agent = "worker_1"
 				}
-				phase := sc.s.State
+				phase := sc.s.Phase
 				resent := 0
 				for n := 1; n <= maxRetries; n++ {
 					eff := settle(sc, p.fail(sc, n), agent)
@@ -203,8 +203,8 @@ func TestRejectionBackoff(t *testing.T) {
 	}
 	// Work finished meanwhile: a pending re-send is dropped.
 	sc.do(SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_1", Problem: "bad"})
-	if sc.s.State != workspace.PhaseNeedsHuman {
-		t.Fatalf("state %s after max_retries+1 rejections", sc.s.State)
+	if sc.s.Phase != workspace.PhaseNeedsHuman {
+		t.Fatalf("state %s after max_retries+1 rejections", sc.s.Phase)
 	}
 }
 
@@ -264,7 +264,7 @@ func TestStalledAgent(t *testing.T) {
 	seq := sc.s.Agents["worker_1"].LastSeq
 	sc.do(InjectionResult{Agent: "worker_1", Seq: seq, Delivered: true})
 	eff := sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
-	if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: stallTimer("worker_1"), After: DefaultConfig().StallTimeout}) {
+	if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: stallTimer("worker_1"), After: defaultConfig().StallTimeout}) {
 		t.Fatalf("stall timer: %s", describe(eff))
 	}
 	// Stalled once: one reminder that says what is missing.

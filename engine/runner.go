@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -50,9 +49,9 @@ const SnapshotEvents = 50
 type Snapshot struct {
 	State  State
 	Events []workspace.EventRecord
-	// Context is the shared context, newest entry first (nil without a
-	// RunnerConfig.Context).
-	Context []workspace.ContextItem
+	// Knowledge is the shared knowledge, newest entry first (nil without a
+	// RunnerConfig.Knowledge).
+	Knowledge []workspace.KnowledgeItem
 	// Stepped is true once the runner has stepped an event: before that,
 	// State is the state it was started from (a resumed task's loaded
 	// state, which the first step may change, e.g. --retry).
@@ -81,13 +80,14 @@ type RunnerConfig struct {
 	State State
 	// History is the tail of events.jsonl on resume, shown in snapshots.
 	History []workspace.EventRecord
-	// QuietPeriod configures the watcher (default 300 ms).
+	// QuietPeriod configures the watchers, as given (config's
+	// quiet_period_ms).
 	QuietPeriod time.Duration
 	// NoWatch disables the file watcher (tests that feed events directly).
 	NoWatch bool
-	// Context, when set, is the shared context: its inbox is watched and
-	// MergeContext/ArchiveContext are carried out on it (contextwatch.go).
-	Context ContextFiles
+	// Knowledge, when set, is the shared knowledge: its inbox is watched and
+	// MergeKnowledge/ArchiveKnowledge are carried out on it (knowledgewatch.go).
+	Knowledge KnowledgeFiles
 	// Git, when set (git projects), commits a worker's work on every done
 	// subtask and carries out MergeCheckpoint (gitrun.go).
 	Git GitWork
@@ -121,9 +121,9 @@ type Runner struct {
 	timers   map[string]runnerTimer
 	gen      uint64
 	watcher  *Watcher
-	cw       *contextWatcher // shared-context inbox (contextwatch.go)
-	runCtx   context.Context // Run's context, for merges
-	bg       sync.WaitGroup  // merge goroutines
+	cw       *knowledgeWatcher // shared-context inbox (knowledgewatch.go)
+	runCtx   context.Context   // Run's context, for merges
+	bg       sync.WaitGroup    // merge goroutines
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -223,6 +223,19 @@ func (r *Runner) Retry() { r.key(KeyRetry) }
 // Abandon asks the engine to give the task up.
 func (r *Runner) Abandon() { r.key(KeyAbandon) }
 
+// DecidePlan records the user's decision at the plan gate: it writes
+// plan-decision.md (atomically) into the task dir, where the watcher finds
+// it like any trigger, so the decision is on disk before anything acts on
+// it and survives a crash. A decision outside plan_approval is archived as
+// ignored by the engine.
+func (r *Runner) DecidePlan(approve bool, feedback string) error {
+	data := FormatPlanDecision(PlanDecision{Approve: approve, Feedback: feedback})
+	if len(data) > MaxPlanDecision {
+		return fmt.Errorf("the feedback is %d bytes; at most %d", len(data), MaxPlanDecision)
+	}
+	return workspace.WriteFileAtomic(filepath.Join(r.cfg.TaskDir.Dir(), PlanDecisionFile), data, 0o644)
+}
+
 func (r *Runner) key(action string) {
 	r.Send(KeyPressed{Action: action, At: r.cfg.Clock()})
 }
@@ -258,7 +271,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.watcher = w
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
-	if err := r.startContext(ctx, &wg); err != nil {
+	if err := r.startKnowledge(ctx, &wg); err != nil {
 		r.fail("watch_context", "", err)
 	}
 	defer func() {
@@ -270,7 +283,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			delete(r.timers, id)
 		}
 		r.cancelInflight("cancelled: hivemind stopped before the agent layer confirmed it")
-		r.saveState()
+		_ = r.saveState() // a failure was reported (StateNotSaved, events.jsonl)
 		r.logw.close()
 		r.closeBarriers()
 	}()
@@ -284,7 +297,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			it, ok := r.dequeue()
 			if !ok {
 				// Idle: persist what effect-free steps left dirty.
-				r.saveState()
+				_ = r.saveState() // a failure is reported to the engine
 				break
 			}
 			r.handle(it)
@@ -322,7 +335,7 @@ func (r *Runner) dequeue() (runnerItem, bool) {
 // handle logs one input, steps the machine and carries out the effects.
 func (r *Runner) handle(it runnerItem) {
 	if it.barrier != nil {
-		r.saveState()
+		_ = r.saveState() // a failure is reported to the engine
 		r.logw.flush()
 		close(it.barrier)
 		return
@@ -349,7 +362,7 @@ func (r *Runner) handle(it runnerItem) {
 		delete(r.timers, it.timerID)
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
-	ev = stampEvent(ev, r.cfg.Clock())
+	ev = stamp(ev, r.cfg.Clock())
 	if res, ok := ev.(Resumed); ok && r.watcher != nil {
 		// Files written while no runner ran (triggers, done markers) are
 		// taken by the Resumed step itself, before it re-sends unfinished
@@ -381,26 +394,26 @@ func (r *Runner) handle(it runnerItem) {
 	}
 	r.record(EncodeEvent(ev, r.state.TaskID))
 
-	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") {
-		// Queue the agent's shared-context entries before anything the
+	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) {
+		// Queue the agent's shared knowledge entries before anything the
 		// task watcher reports for the same turn.
-		r.flushContext(h.Agent)
+		r.flushKnowledge(h.Agent)
 	}
-	if h, ok := ev.(AgentHealth); ok && (h.Health == "idle" || h.Health == "exited") && r.watcher != nil {
+	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
 		r.watcher.FlushRole(r.roleOf(h.Agent))
 	}
 
-	wasOver := r.state.State.Terminal()
+	wasOver := r.state.Phase.Terminal()
 	next, effects := r.cfg.Machine.Step(r.state, ev)
 	r.state = next
 	r.stepped = true
 	r.execute(effects, mustSave(ev))
-	if !wasOver && next.State.Terminal() {
+	if !wasOver && next.Phase.Terminal() {
 		// The task ended (complete, cancelled, error, needs_human):
 		// messages still on their way are moot, and their results are
 		// recorded now, with the end, not whenever the agent layer says.
-		r.cancelInflight("cancelled: the task reached " + string(next.State))
+		r.cancelInflight("cancelled: the task reached " + string(next.Phase))
 	}
 	r.publish()
 }
@@ -467,287 +480,6 @@ func (r *Runner) commitAll(evs []Event) []Event {
 	return evs
 }
 
-// mustSave reports whether the step of ev must be on disk before the
-// runner does anything else, even without an outside effect: it consumed
-// something that must never be handled twice or be lost (a trigger file,
-// a done marker, a shared-context entry, a merge result, the user's key or
-// task). Health updates, injection results and timers are derived again
-// after a restart, so their steps may be saved lazily.
-func mustSave(ev Event) bool {
-	switch ev.(type) {
-	case AgentHealth, InjectionResult, TimerFired:
-		return false
-	}
-	return true
-}
-
-// execute carries out one step's effects. The order that matters is kept:
-// the state is saved before anything outside the runner happens
-// (write-ahead: a crash then repeats work instead of losing a trigger),
-// and a step that consumed a trigger or a done marker (persist) is saved
-// before the runner does anything else, so a kill right after it never
-// makes it handle them again; assignments are written before the Inject
-// that names them, and agent calls keep Step's order. Around that the
-// runner is free to save time on the trigger → inject path:
-//   - any other step with no outside effect (a health update, a timer)
-//     only marks the state dirty; it is saved with the next step that
-//     acts, or when the queue runs empty, so a burst of events costs one
-//     fsync'd write;
-//   - event records go to a background writer (still fsync'd, in order);
-//   - archives and assignment files, independent of each other, are
-//     written concurrently (one goroutine per agent or file).
-func (r *Runner) execute(effects []Effect, persist bool) {
-	var records, files, rest []Effect
-	external := false
-	for _, e := range effects {
-		switch e := e.(type) {
-		case WriteState:
-			r.toSave, r.dirty = e.State, true
-		case AppendEvent:
-			records = append(records, e)
-		case ArchiveTrigger, WriteAssignment:
-			files = append(files, e)
-			external = true
-		case Inject, SpawnAgent, RestartAgent, StopAgent, MergeCheckpoint:
-			rest = append(rest, e)
-			external = true
-		default:
-			rest = append(rest, e)
-		}
-	}
-	if external {
-		// The log's fsyncs would queue on the same journal as ours: hold
-		// the writer while the trigger → inject path runs.
-		r.logw.hold(true)
-		defer r.logw.hold(false)
-	}
-	if external || persist {
-		if err := r.saveState(); err != nil && external {
-			// Write-ahead: nothing is assigned, typed, archived or started
-			// that state.json does not record. Archives are kept for the
-			// next successful save (the state already counts the trigger
-			// consumed); the rest is re-sent by the retry.
-			for _, e := range records {
-				r.apply(e)
-			}
-			for _, e := range files {
-				if a, ok := e.(ArchiveTrigger); ok {
-					r.heldArchives = append(r.heldArchives, a)
-				}
-			}
-			for _, e := range rest {
-				switch e.(type) {
-				case StopAgent, ScheduleTimer, CancelTimer, NotifyUser:
-					r.apply(e)
-				}
-			}
-			return
-		}
-	}
-	for _, e := range records {
-		r.apply(e)
-	}
-	failed := r.writeFiles(files)
-	for _, e := range rest {
-		if in, ok := e.(Inject); ok && failed[in.Agent] != nil {
-			// Never type a message naming an assignment that is not there.
-			r.Send(InjectionResult{Agent: in.Agent, Seq: in.Seq,
-				Detail: "assignment not written: " + failed[in.Agent].Error(), At: r.cfg.Clock()})
-			continue
-		}
-		r.apply(e)
-	}
-}
-
-// saveState writes the pending state, if any. A failure is reported to
-// the engine (StateNotSaved), which stops new work until a retry; after
-// the next successful save, archives held back meanwhile are done.
-func (r *Runner) saveState() error {
-	if !r.dirty {
-		return nil
-	}
-	r.dirty = false
-	if r.cfg.Store == nil {
-		return nil
-	}
-	if err := r.cfg.Store.Save(r.toSave); err != nil {
-		r.fail("write_state", "", err)
-		r.Send(StateNotSaved{Error: err.Error(), At: r.cfg.Clock()})
-		return err
-	}
-	if held := r.heldArchives; len(held) > 0 {
-		r.heldArchives = nil
-		files := make([]Effect, len(held))
-		for i, a := range held {
-			files[i] = a
-		}
-		r.writeFiles(files)
-	}
-	return nil
-}
-
-// writeFiles archives triggers and writes assignments, concurrently across
-// files and agents but in order for each agent (assignment seqs must
-// grow). It returns the agents whose assignment could not be written.
-func (r *Runner) writeFiles(files []Effect) map[string]error {
-	if len(files) == 0 || r.cfg.TaskDir == nil {
-		return nil
-	}
-	groups := map[string][]Effect{}
-	var order []string
-	for _, e := range files {
-		key := ""
-		switch e := e.(type) {
-		case WriteAssignment:
-			key = "a:" + e.Assignment.Agent
-		case ArchiveTrigger:
-			key = "t:" + e.From
-		}
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
-		}
-		groups[key] = append(groups[key], e)
-	}
-	type result struct {
-		op, agent string
-		err       error
-	}
-	results := make([][]result, len(order))
-	run := func(i int) {
-		for _, e := range groups[order[i]] {
-			switch e := e.(type) {
-			case WriteAssignment:
-				if err := r.cfg.TaskDir.WriteAssignment(e.Assignment); err != nil {
-					results[i] = append(results[i], result{"write_assignment", e.Assignment.Agent, err})
-				}
-			case ArchiveTrigger:
-				if err := r.cfg.TaskDir.Archive(e.From, e.To); err != nil {
-					results[i] = append(results[i], result{"archive", "", err})
-				}
-			}
-		}
-	}
-	if len(order) == 1 {
-		run(0)
-	} else {
-		var wg sync.WaitGroup
-		for i := range order {
-			wg.Go(func() { run(i) })
-		}
-		wg.Wait()
-	}
-	var failed map[string]error
-	for _, rs := range results {
-		for _, res := range rs {
-			r.fail(res.op, res.agent, res.err)
-			if res.op == "write_assignment" {
-				if failed == nil {
-					failed = map[string]error{}
-				}
-				failed[res.agent] = res.err
-			}
-		}
-	}
-	return failed
-}
-
-// apply carries out one effect. Failures are recorded and, where the
-// engine must know, fed back as events; they never stop the runner.
-func (r *Runner) apply(e Effect) {
-	switch e := e.(type) {
-	case WriteState:
-		r.toSave, r.dirty = e.State, true
-		_ = r.saveState() // a failure is reported to the engine
-	case AppendEvent:
-		r.record(workspace.EventRecord{
-			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
-		})
-	case WriteAssignment:
-		if r.cfg.TaskDir != nil {
-			if err := r.cfg.TaskDir.WriteAssignment(e.Assignment); err != nil {
-				r.fail("write_assignment", e.Assignment.Agent, err)
-			}
-		}
-	case Inject:
-		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
-			r.fail("inject", e.Agent, err)
-			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), At: r.cfg.Clock()})
-			return
-		}
-		r.inflight[injectionKey{e.Agent, e.Seq}] = true
-	case SpawnAgent:
-		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {
-			r.spawnFailed(e.Agent, err)
-		}
-	case RestartAgent:
-		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
-			r.fail("stop_agent", e.Agent, err)
-		}
-		if err := r.cfg.Agents.Start(e.Agent, e.Role, true); err != nil {
-			r.spawnFailed(e.Agent, err)
-		}
-	case StopAgent:
-		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
-			r.fail("stop_agent", e.Agent, err)
-		}
-	case ArchiveTrigger:
-		if r.cfg.TaskDir != nil {
-			if err := r.cfg.TaskDir.Archive(e.From, e.To); err != nil {
-				r.fail("archive", "", err)
-			}
-		}
-	case NotifyUser:
-		if r.cfg.OnNotify != nil {
-			r.cfg.OnNotify(e.Level, e.Message)
-		}
-	case ScheduleTimer:
-		r.schedule(e.ID, e.After)
-	case CancelTimer:
-		if t, ok := r.timers[e.ID]; ok {
-			t.t.Stop()
-			delete(r.timers, e.ID)
-		}
-	case MergeCheckpoint:
-		r.startMerge(e)
-	case MergeContext, ArchiveContext:
-		r.applyContext(e)
-	default:
-		r.fail("effect", "", fmt.Errorf("unknown effect %T", e))
-	}
-}
-
-// schedule arms (or re-arms) a timer. A timer that fires after it was
-// replaced is dropped by its generation check in handle.
-func (r *Runner) schedule(id string, after time.Duration) {
-	if t, ok := r.timers[id]; ok {
-		t.t.Stop()
-	}
-	r.gen++
-	gen := r.gen
-	r.timers[id] = runnerTimer{
-		gen: gen,
-		t:   time.AfterFunc(max(after, 0), func() { r.enqueue(runnerItem{timerID: id, timerGen: gen}) }),
-	}
-}
-
-// spawnFailed reports a start failure to the engine as an exit, so its
-// crash/backoff rules apply.
-func (r *Runner) spawnFailed(agent string, err error) {
-	r.fail("start_agent", agent, err)
-	r.Send(AgentHealth{Agent: agent, Health: "exited", ExitCode: -1, Detail: err.Error(), At: r.cfg.Clock()})
-}
-
-// fail records a failed effect in events.jsonl and tells the user.
-func (r *Runner) fail(op, agent string, err error) {
-	r.record(workspace.EventRecord{
-		Time: r.cfg.Clock(), Type: "runner_error", Task: r.state.TaskID, Agent: agent,
-		Details: map[string]any{"op": op, "error": err.Error()},
-	})
-	if r.cfg.OnNotify != nil {
-		r.cfg.OnNotify("error", fmt.Sprintf("%s %s: %v", op, agent, err))
-	}
-}
-
 // record appends to events.jsonl and to the snapshot's tail.
 func (r *Runner) record(rec workspace.EventRecord) {
 	r.logw.add(rec)
@@ -763,7 +495,7 @@ func (r *Runner) publish() {
 	r.smu.Lock()
 	r.snap.State = r.state.Clone()
 	r.snap.Stepped = r.stepped
-	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Context: r.snap.Context, Stepped: r.stepped}
+	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Knowledge: r.snap.Knowledge, Stepped: r.stepped}
 	r.smu.Unlock()
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)
@@ -794,375 +526,4 @@ func tailRecords(recs []workspace.EventRecord, n int) []workspace.EventRecord {
 		recs = recs[len(recs)-n:]
 	}
 	return append([]workspace.EventRecord(nil), recs...)
-}
-
-// stampEvent fills a zero At with now.
-func stampEvent(ev Event, now time.Time) Event {
-	switch e := ev.(type) {
-	case TaskSubmitted:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case ProjectSelected:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case Resumed:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case TriggerCompleted:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case SubtaskDone:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case AgentHealth:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case InjectionResult:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case TimerFired:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case KeyPressed:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case StateNotSaved:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case ContextSubmitted:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	case CheckpointMerged:
-		if e.At.IsZero() {
-			e.At = now
-		}
-		return e
-	}
-	return ev
-}
-
-// InputPrefix starts the Type of every events.jsonl record that logs an
-// input event of the state machine (as opposed to records the engine
-// writes through AppendEvent).
-const InputPrefix = "input."
-
-// eventWire is the details object of an input record.
-type eventWire struct {
-	Task      *workspace.Task `json:"task,omitempty"`
-	TaskDir   string          `json:"task_dir,omitempty"`
-	ModTime   *time.Time      `json:"mod_time,omitempty"`
-	Inode     uint64          `json:"inode,omitempty"`
-	Project   string          `json:"project,omitempty"`
-	Path      string          `json:"path,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	Subtask   string          `json:"subtask,omitempty"`
-	OK        *bool           `json:"ok,omitempty"`
-	Problem   string          `json:"problem,omitempty"`
-	Health    string          `json:"health,omitempty"`
-	ExitCode  *int            `json:"exit_code,omitempty"`
-	PID       int             `json:"pid,omitempty"`
-	Detail    string          `json:"detail,omitempty"`
-	Seq       *int            `json:"seq,omitempty"`
-	Delivered *bool           `json:"delivered,omitempty"`
-	Cancelled bool            `json:"cancelled,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Action    string          `json:"action,omitempty"`
-	// Merge is a CheckpointMerged, whole.
-	Merge *CheckpointMerged `json:"merge,omitempty"`
-	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
-	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
-}
-
-// setFile records a file an event carries (a trigger, a context entry):
-// its path, whole content and modification time (when known).
-func (w *eventWire) setFile(path string, content []byte, mod time.Time) {
-	c := string(content)
-	w.Path, w.Content = path, &c
-	if !mod.IsZero() {
-		w.ModTime = &mod
-	}
-}
-
-// file is what setFile recorded.
-func (w *eventWire) file() (path string, content []byte, mod time.Time) {
-	if w.Content != nil {
-		content = []byte(*w.Content)
-	}
-	if w.ModTime != nil {
-		mod = *w.ModTime
-	}
-	return w.Path, content, mod
-}
-
-// EncodeEvent turns an input event into its events.jsonl record (Type
-// "input.<name>"); DecodeEvent reverses it, so a log can be replayed
-// through Step.
-func EncodeEvent(ev Event, task string) workspace.EventRecord {
-	var w eventWire
-	var name, agent string
-	var at time.Time
-	switch e := ev.(type) {
-	case TaskSubmitted:
-		name, at, w.TaskDir = "task_submitted", e.At, e.TaskDir
-		t := e.Task
-		w.Task = &t
-	case ProjectSelected:
-		name, at, w.Project = "project_selected", e.At, e.Project
-	case Resumed:
-		name, at = "resumed", e.At
-		w.OnDisk, _ = marshalEvents(e.OnDisk)
-		if e.Retry {
-			w.Action = KeyRetry
-		}
-	case TriggerCompleted:
-		name, at, agent, w.Inode, w.Problem = "trigger_completed", e.At, e.Agent, e.Inode, e.Problem
-		w.setFile(e.Path, e.Content, e.ModTime)
-	case SubtaskDone:
-		name, at, agent, w.Subtask, w.Problem = "subtask_done", e.At, e.Agent, e.Subtask, e.Problem
-		ok := e.OK
-		w.OK = &ok
-	case AgentHealth:
-		name, at, agent, w.Health, w.PID, w.Detail = "agent_health", e.At, e.Agent, e.Health, e.PID, e.Detail
-		if e.Health == "exited" {
-			c := e.ExitCode
-			w.ExitCode = &c
-		}
-	case InjectionResult:
-		name, at, agent, w.Detail, w.Cancelled = "injection_result", e.At, e.Agent, e.Detail, e.Cancelled
-		seq, d := e.Seq, e.Delivered
-		w.Seq, w.Delivered = &seq, &d
-	case TimerFired:
-		name, at, w.ID = "timer_fired", e.At, e.ID
-	case KeyPressed:
-		name, at, w.Action = "key_pressed", e.At, e.Action
-	case StateNotSaved:
-		name, at, w.Detail = "state_not_saved", e.At, e.Error
-	case ContextSubmitted:
-		name, at, agent = "context_submitted", e.At, e.Agent
-		w.setFile(e.Path, e.Content, e.ModTime)
-	case CheckpointMerged:
-		name, at = "checkpoint_merged", e.At
-		m := e
-		m.At = time.Time{}
-		w.Merge = &m
-	default:
-		name = fmt.Sprintf("%T", ev)
-	}
-	var details map[string]any
-	if b, err := json.Marshal(w); err == nil {
-		_ = json.Unmarshal(b, &details)
-	}
-	if len(details) == 0 {
-		details = nil
-	}
-	return workspace.EventRecord{Time: at, Type: InputPrefix + name, Task: task, Agent: agent, Details: details}
-}
-
-// DecodeEvent turns an input record written by the runner back into the
-// event. ok is false for records that are not input events.
-func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
-	name, found := strings.CutPrefix(rec.Type, InputPrefix)
-	if !found {
-		return nil, false, nil
-	}
-	var w eventWire
-	if rec.Details != nil {
-		b, err := json.Marshal(rec.Details)
-		if err != nil {
-			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
-		}
-		if err := json.Unmarshal(b, &w); err != nil {
-			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
-		}
-	}
-	at := rec.Time
-	switch name {
-	case "task_submitted":
-		var t workspace.Task
-		if w.Task != nil {
-			t = *w.Task
-		}
-		return TaskSubmitted{Task: t, TaskDir: w.TaskDir, At: at}, true, nil
-	case "project_selected":
-		return ProjectSelected{Project: w.Project, At: at}, true, nil
-	case "resumed":
-		onDisk, err := unmarshalEvents(w.OnDisk)
-		if err != nil {
-			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
-		}
-		return Resumed{At: at, Retry: w.Action == KeyRetry, OnDisk: onDisk}, true, nil
-	case "trigger_completed":
-		p, c, m := w.file()
-		return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: rec.Agent, At: at}, true, nil
-	case "subtask_done":
-		return SubtaskDone{Subtask: w.Subtask, Agent: rec.Agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, true, nil
-	case "agent_health":
-		h := AgentHealth{Agent: rec.Agent, Health: w.Health, PID: w.PID, Detail: w.Detail, At: at}
-		if w.ExitCode != nil {
-			h.ExitCode = *w.ExitCode
-		}
-		return h, true, nil
-	case "injection_result":
-		r := InjectionResult{Agent: rec.Agent, Detail: w.Detail, Cancelled: w.Cancelled, At: at}
-		if w.Seq != nil {
-			r.Seq = *w.Seq
-		}
-		r.Delivered = w.Delivered != nil && *w.Delivered
-		return r, true, nil
-	case "timer_fired":
-		return TimerFired{ID: w.ID, At: at}, true, nil
-	case "key_pressed":
-		return KeyPressed{Action: w.Action, At: at}, true, nil
-	case "state_not_saved":
-		return StateNotSaved{Error: w.Detail, At: at}, true, nil
-	case "context_submitted":
-		p, c, m := w.file()
-		return ContextSubmitted{Path: p, Content: c, ModTime: m, Agent: rec.Agent, At: at}, true, nil
-	case "checkpoint_merged":
-		var m CheckpointMerged
-		if w.Merge != nil {
-			m = *w.Merge
-		}
-		m.At = at
-		return m, true, nil
-	}
-	return nil, true, fmt.Errorf("engine: decode: unknown input event %q", rec.Type)
-}
-
-// The workspace types are what the runner is built for.
-var (
-	_ TaskFiles     = (*workspace.TaskDir)(nil)
-	_ StateSaver    = (*workspace.StateStore)(nil)
-	_ EventAppender = (*workspace.EventLog)(nil)
-)
-
-// runnerLog appends records to events.jsonl in order on its own goroutine,
-// so the fsync per record stays off the runner's path. flush waits until
-// everything added so far is written.
-type runnerLog struct {
-	log   EventAppender
-	onErr func(error)
-
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []workspace.EventRecord
-	added   uint64
-	written uint64
-	started bool
-	closed  bool
-	held    bool
-	done    chan struct{}
-}
-
-// hold pauses (true) or resumes (false) writing; flush and close still
-// wait for everything, so a hold never loses or reorders a record.
-func (l *runnerLog) hold(on bool) {
-	l.mu.Lock()
-	l.held = on
-	l.mu.Unlock()
-	if !on {
-		l.cond.Broadcast()
-	}
-}
-
-func newRunnerLog(log EventAppender, onErr func(error)) *runnerLog {
-	l := &runnerLog{log: log, onErr: onErr, done: make(chan struct{})}
-	l.cond = sync.NewCond(&l.mu)
-	return l
-}
-
-// add queues a record, starting the writer on first use.
-func (l *runnerLog) add(rec workspace.EventRecord) {
-	if l.log == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		// After Run: write directly, nobody else is writing.
-		if err := l.log.Append(rec); err != nil {
-			l.onErr(err)
-		}
-		return
-	}
-	l.queue = append(l.queue, rec)
-	l.added++
-	if !l.started {
-		l.started = true
-		go l.run()
-	}
-	l.cond.Broadcast()
-}
-
-func (l *runnerLog) run() {
-	defer close(l.done)
-	l.mu.Lock()
-	for {
-		for (len(l.queue) == 0 || l.held) && !l.closed {
-			l.cond.Wait()
-		}
-		if len(l.queue) == 0 && l.closed {
-			l.mu.Unlock()
-			return
-		}
-		batch := l.queue
-		l.queue = nil
-		l.mu.Unlock()
-		for _, rec := range batch {
-			if err := l.log.Append(rec); err != nil {
-				l.onErr(err)
-			}
-		}
-		l.mu.Lock()
-		l.written += uint64(len(batch))
-		l.cond.Broadcast()
-	}
-}
-
-// flush waits until every record added before the call is written.
-func (l *runnerLog) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	target := l.added
-	for l.written < target {
-		l.cond.Wait()
-	}
-}
-
-// close writes what is queued and stops the writer.
-func (l *runnerLog) close() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return
-	}
-	l.closed = true
-	started := l.started
-	l.cond.Broadcast()
-	l.mu.Unlock()
-	if started {
-		<-l.done
-	}
 }

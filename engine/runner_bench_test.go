@@ -64,7 +64,7 @@ func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.QuietPeriod = quiet
 	cfg.MaxRevisionCycles = 1 << 30
 	agents := &rtAgents{failNext: map[string]error{}}

@@ -131,14 +131,14 @@ func startFlow(t *testing.T, td *workspace.TaskDir, project string, hold chan st
 	fr := &flowRun{store: store, log: log, phases: make(chan workspace.Phase, 1000), done: make(chan error, 1)}
 	fr.agents = &flowAgents{t: t, dir: td.Dir(), project: project, hold: hold,
 		queues: map[string]chan int{}, starts: map[string]int{}}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.QuietPeriod = 50 * time.Millisecond
 	fr.r = NewRunner(RunnerConfig{
 		Machine: Machine{Cfg: cfg}, TaskDir: td, Store: store, Log: log, Agents: fr.agents,
 		State: st, QuietPeriod: cfg.QuietPeriod,
 		OnSnapshot: func(s Snapshot) {
 			select {
-			case fr.phases <- s.State.State:
+			case fr.phases <- s.State.Phase:
 			default:
 			}
 		},
@@ -161,7 +161,7 @@ func (fr *flowRun) waitPhase(t *testing.T, p workspace.Phase) workspace.Phase {
 				return got
 			}
 		case <-deadline:
-			t.Fatalf("phase %s not reached within 60s (now %s)", p, fr.r.Snapshot().State.State)
+			t.Fatalf("phase %s not reached within 60s (now %s)", p, fr.r.Snapshot().State.Phase)
 		}
 	}
 }
@@ -216,8 +216,8 @@ func TestRunnerFlowCompletesAcrossRestart(t *testing.T) {
 
 	second, st := startFlow(t, td, project, nil)
 	defer second.stop(t)
-	if st.State != workspace.PhaseExecuting {
-		t.Fatalf("state.json says %s after the stop, want executing", st.State)
+	if st.Phase != workspace.PhaseExecuting {
+		t.Fatalf("state.json says %s after the stop, want executing", st.Phase)
 	}
 	second.r.Send(Resumed{})
 	if got := second.waitPhase(t, workspace.PhaseComplete); got != workspace.PhaseComplete {

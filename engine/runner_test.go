@@ -187,7 +187,7 @@ func rtStart(t *testing.T, fn func(State, Event) (State, []Effect), mod func(*Ru
 		Agents:     h.agents,
 		OnSnapshot: func(s Snapshot) { h.snaps <- s },
 		OnNotify:   func(level, msg string) { h.notes <- level + ": " + msg },
-		State:      State{TaskID: "t1", State: workspace.PhasePlanning},
+		State:      State{TaskID: "t1", Phase: workspace.PhasePlanning},
 		NoWatch:    true,
 	}
 	if mod != nil {
@@ -226,7 +226,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 		if _, ok := ev.(KeyPressed); !ok {
 			return st, nil
 		}
-		st.State = workspace.PhasePlanReview
+		st.Phase = workspace.PhasePlanReview
 		return st, []Effect{
 			ArchiveTrigger{From: "plan.md", To: "reviews/plan_v1.md"},
 			WriteAssignment{Assignment: asg},
@@ -246,7 +246,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 	if ev := h.next(); !reflect.DeepEqual(ev.(KeyPressed).Action, KeyPause) {
 		t.Fatalf("got %#v", ev)
 	}
-	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.State == workspace.PhasePlanReview })
+	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanReview })
 
 	wantAgents := []string{
 		"Inject reviewer 7 [HIVEMIND] read /x/assignments/reviewer.json",
@@ -266,7 +266,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.files.dir, "reviews", "plan_v1.md")); err != nil {
 		t.Errorf("archive not moved: %v", err)
 	}
-	if len(h.store.states) != 1 || h.store.states[0].State != workspace.PhasePlanReview {
+	if len(h.store.states) != 1 || h.store.states[0].Phase != workspace.PhasePlanReview {
 		t.Errorf("saved states: %+v", h.store.states)
 	}
 	if n := <-h.notes; n != "info: plan ready" {

@@ -2,13 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -39,36 +34,8 @@ func workerIDs(s *State) []string {
 			out = append(out, id)
 		}
 	}
-	sortAgents(out)
+	workspace.SortAgents(out)
 	return out
-}
-
-// sortAgents sorts agent ids: lead, reviewer, then workers by number.
-func sortAgents(ids []string) {
-	rank := func(id string) (int, int, string) {
-		switch {
-		case id == "lead":
-			return 0, 0, id
-		case id == "reviewer":
-			return 1, 0, id
-		case strings.HasPrefix(id, "worker_"):
-			if n, err := strconv.Atoi(strings.TrimPrefix(id, "worker_")); err == nil {
-				return 2, n, id
-			}
-		}
-		return 3, 0, id
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		a1, a2, a3 := rank(ids[i])
-		b1, b2, b3 := rank(ids[j])
-		if a1 != b1 {
-			return a1 < b1
-		}
-		if a2 != b2 {
-			return a2 < b2
-		}
-		return a3 < b3
-	})
 }
 
 // allAgents returns every agent id in order.
@@ -77,7 +44,7 @@ func allAgents(s *State) []string {
 	for id := range s.Agents {
 		ids = append(ids, id)
 	}
-	sortAgents(ids)
+	workspace.SortAgents(ids)
 	return ids
 }
 
@@ -276,7 +243,7 @@ func fixID(cp, round int, agent string) string {
 // progress (→ error). Only acts in executing.
 func (st *stepper) scheduleWork() {
 	s := st.s
-	if s.State != workspace.PhaseExecuting {
+	if s.Phase != workspace.PhaseExecuting {
 		return
 	}
 	if checkpointDone(s, s.CurrentCheckpoint) {
@@ -305,9 +272,4 @@ func anyPending(s *State) bool {
 		}
 	}
 	return false
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[M ~map[K]V, K cmp.Ordered, V any](m M) []K {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -87,7 +87,7 @@ func TestFreeWorkersSkipsRestarting(t *testing.T) {
 
 func TestSortAgents(t *testing.T) {
 	ids := []string{"worker_10", "reviewer", "worker_2", "lead", "worker_1"}
-	sortAgents(ids)
+	workspace.SortAgents(ids)
 	if want := []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10"}; !reflect.DeepEqual(ids, want) {
 		t.Fatalf("%v", ids)
 	}

@@ -23,7 +23,7 @@ const (
 	testProject = "/proj"
 )
 
-var testMachine = Machine{Cfg: DefaultConfig()}
+var testMachine = Machine{Cfg: defaultConfig()}
 
 // planMD wraps a json plan in a plan.md.
 func planMD(js string) []byte {
@@ -96,7 +96,7 @@ func describe(eff []Effect) string {
 	for _, e := range eff {
 		switch e := e.(type) {
 		case WriteState:
-			fmt.Fprintf(&b, "WriteState(%s) ", e.State.State)
+			fmt.Fprintf(&b, "WriteState(%s) ", e.State.Phase)
 		case AppendEvent:
 			fmt.Fprintf(&b, "Event(%s %s) ", e.Type, e.Agent)
 		case Inject:
@@ -166,7 +166,7 @@ func checkEffects(t *testing.T, before, after State, eff []Effect) {
 		t.Fatalf("WriteAssignment without Inject: %v", pending)
 	}
 	// The state's own invariants.
-	if after.State == workspace.PhasePaused && len(effectsOf[Inject](eff)) > 0 {
+	if after.Phase == workspace.PhasePaused && len(effectsOf[Inject](eff)) > 0 {
 		t.Fatalf("injection while paused")
 	}
 }
@@ -208,7 +208,7 @@ func checkAbandoned(t *testing.T, sc *scenario) {
 }
 
 func newScenario(t *testing.T) *scenario {
-	return &scenario{t: t, m: testMachine, s: State{State: workspace.PhaseIdle}, now: t0}
+	return &scenario{t: t, m: testMachine, s: State{Phase: workspace.PhaseIdle}, now: t0}
 }
 
 func (sc *scenario) tick() time.Time {
@@ -220,38 +220,11 @@ func (sc *scenario) tick() time.Time {
 func (sc *scenario) do(e Event) []Effect {
 	sc.t.Helper()
 	at := sc.tick()
-	switch x := e.(type) {
-	case TaskSubmitted:
-		x.At = at
-		e = x
-	case ProjectSelected:
-		x.At = at
-		e = x
-	case Resumed:
-		x.At = at
-		e = x
-	case TriggerCompleted:
-		x.At = at
-		if x.ModTime.IsZero() {
-			x.ModTime = at
-		}
-		e = x
-	case SubtaskDone:
-		x.At = at
-		e = x
-	case AgentHealth:
-		x.At = at
-		e = x
-	case InjectionResult:
-		x.At = at
-		e = x
-	case TimerFired:
-		x.At = at
-		e = x
-	case KeyPressed:
-		x.At = at
+	if x, ok := e.(TriggerCompleted); ok && x.ModTime.IsZero() {
+		x.ModTime = at
 		e = x
 	}
+	e = e.withTime(at)
 	sc.log = append(sc.log, e)
 	sc.s, sc.eff = step(sc.t, sc.m, sc.s, e)
 	return sc.eff
@@ -263,8 +236,8 @@ func (sc *scenario) trig(p, content string) []Effect {
 
 func (sc *scenario) expect(p workspace.Phase) {
 	sc.t.Helper()
-	if sc.s.State != p {
-		sc.t.Fatalf("state %s, want %s (last effects: %s)", sc.s.State, p, describe(sc.eff))
+	if sc.s.Phase != p {
+		sc.t.Fatalf("state %s, want %s (last effects: %s)", sc.s.Phase, p, describe(sc.eff))
 	}
 }
 
@@ -349,12 +322,14 @@ func stateIn(t *testing.T, p workspace.Phase) State {
 		sc.toPlanReview()
 	case workspace.PhasePlanRevision:
 		sc.toPlanRevision()
+	case workspace.PhasePlanApproval:
+		sc.toPlanApproval()
 	case workspace.PhaseExecuting:
 		sc.toExecuting()
 	case workspace.PhaseCheckpoint, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
 		// Transient phases (left within the same Step): hand-made.
 		sc.toExecuting()
-		sc.s.State = p
+		sc.s.Phase = p
 	case workspace.PhaseCheckpointReview:
 		sc.toCheckpointReview()
 	case workspace.PhaseCheckpointFix:
@@ -367,7 +342,7 @@ func stateIn(t *testing.T, p workspace.Phase) State {
 		sc.toNeedsHuman()
 	case workspace.PhaseError:
 		sc.toExecuting()
-		sc.s.State = workspace.PhaseError
+		sc.s.Phase = workspace.PhaseError
 	case workspace.PhasePaused:
 		sc.toExecuting()
 		sc.do(KeyPressed{Action: KeyPause})
@@ -375,15 +350,15 @@ func stateIn(t *testing.T, p workspace.Phase) State {
 		sc.toExecuting()
 		sc.do(KeyPressed{Action: KeyCancel})
 	}
-	if sc.s.State != p && !(p == workspace.PhaseIdle && sc.s.State == "") {
-		t.Fatalf("stateIn(%s) reached %s", p, sc.s.State)
+	if sc.s.Phase != p && !(p == workspace.PhaseIdle && sc.s.Phase == "") {
+		t.Fatalf("stateIn(%s) reached %s", p, sc.s.Phase)
 	}
 	return sc.s
 }
 
 var allPhases = []workspace.Phase{
 	workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
-	workspace.PhasePlanRevision, workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
+	workspace.PhasePlanRevision, workspace.PhasePlanApproval, workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
 	workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync, workspace.PhaseFrictionResolution,
 	workspace.PhaseComplete, workspace.PhaseError, workspace.PhasePaused, workspace.PhaseNeedsHuman, workspace.PhaseCancelled,
 }
@@ -488,8 +463,8 @@ func TestTransitions(t *testing.T) {
 				if !containsSeq(types, "state_changed", "checkpoint_reached", "state_changed") {
 					t.Fatalf("events %v", types)
 				}
-				if sc.s.PreviousState != workspace.PhaseCheckpoint {
-					t.Fatalf("previous %s", sc.s.PreviousState)
+				if sc.s.PreviousPhase != workspace.PhaseCheckpoint {
+					t.Fatalf("previous %s", sc.s.PreviousPhase)
 				}
 				a := assignmentFor(t, sc.eff, "reviewer")
 				if !contains(a.Reads, filepath.Join(testTaskDir, "outputs/st_1.md")) {
@@ -643,7 +618,7 @@ func TestTransitions(t *testing.T) {
 		}},
 		{"error → planning (user retries)", func(sc *scenario) {
 			sc.toExecuting()
-			sc.s.State = workspace.PhaseError
+			sc.s.Phase = workspace.PhaseError
 			sc.do(KeyPressed{Action: KeyRetry})
 		}, workspace.PhasePlanning, func(t *testing.T, sc *scenario) {
 			if got := injectedTo(sc.eff); !reflect.DeepEqual(got, []string{"lead"}) {
@@ -652,7 +627,7 @@ func TestTransitions(t *testing.T) {
 		}},
 		{"error → idle (user abandons)", func(sc *scenario) {
 			sc.toExecuting()
-			sc.s.State = workspace.PhaseError
+			sc.s.Phase = workspace.PhaseError
 			sc.do(KeyPressed{Action: KeyAbandon})
 		}, workspace.PhaseIdle, func(t *testing.T, sc *scenario) {
 			if len(effectsOf[StopAgent](sc.eff)) != 4 {
@@ -736,6 +711,8 @@ func meaningful(kind string, p workspace.Phase) bool {
 		return p == workspace.PhasePlanning || p == workspace.PhasePlanRevision
 	case trigPlanApproved, trigPlanFeedback:
 		return p == workspace.PhasePlanReview
+	case PlanDecisionFile:
+		return p == workspace.PhasePlanApproval
 	case trigCheckpoint:
 		return p == workspace.PhaseExecuting || p == workspace.PhaseCheckpointFix
 	case trigCheckpointApproved, trigCheckpointIssues:
@@ -762,8 +739,8 @@ func TestIgnoredTriggersInEveryState(t *testing.T) {
 					content = validPlan
 				}
 				n, eff := step(t, testMachine, base, TriggerCompleted{Path: name, Content: content, At: t0.Add(time.Hour), ModTime: t0})
-				if n.State != base.State {
-					t.Fatalf("state moved %s → %s", base.State, n.State)
+				if n.Phase != base.Phase {
+					t.Fatalf("state moved %s → %s", base.Phase, n.Phase)
 				}
 				if !hasEvent(eff, "trigger_ignored") {
 					t.Fatalf("no trigger_ignored event: %v", eventTypes(eff))
@@ -786,7 +763,7 @@ func TestIgnoredTriggersInEveryState(t *testing.T) {
 				}
 				// The same file again is a duplicate: re-archived, nothing else.
 				n2, eff2 := step(t, testMachine, n, TriggerCompleted{Path: name, Content: content, At: t0.Add(2 * time.Hour), ModTime: t0})
-				if !hasEvent(eff2, "trigger_duplicate") || len(effectsOf[WriteState](eff2)) != 0 || n2.State != base.State {
+				if !hasEvent(eff2, "trigger_duplicate") || len(effectsOf[WriteState](eff2)) != 0 || n2.Phase != base.Phase {
 					t.Fatalf("duplicate not recognised: %s", describe(eff2))
 				}
 			})
@@ -827,7 +804,7 @@ func TestTriggerNeverFiresTwice(t *testing.T) {
 func TestUnknownFileIsIgnoredNotArchived(t *testing.T) {
 	s := stateIn(t, workspace.PhaseExecuting)
 	n, eff := step(t, testMachine, s, TriggerCompleted{Path: "notes.md", Content: []byte("x"), At: t0.Add(time.Hour)})
-	if !hasEvent(eff, "trigger_ignored") || len(effectsOf[ArchiveTrigger](eff)) != 0 || n.State != s.State {
+	if !hasEvent(eff, "trigger_ignored") || len(effectsOf[ArchiveTrigger](eff)) != 0 || n.Phase != s.Phase {
 		t.Fatalf("%s", describe(eff))
 	}
 }
@@ -839,8 +816,8 @@ func TestInvalidPlanStaysAndTellsLead(t *testing.T) {
 			bad := planMD(`{"summary": "x", "checkpoints": [{"id": 1, "name": "a"}],
  "subtasks": [{"id": "st_1", "description": "d", "checkpoint": 2, "dependencies": ["zz"], "files": ["CREATE ../x.go"]}]}`)
 			n, eff := step(t, testMachine, s, TriggerCompleted{Path: "plan.md", Content: bad, At: t0.Add(time.Hour)})
-			if n.State != start {
-				t.Fatalf("state %s", n.State)
+			if n.Phase != start {
+				t.Fatalf("state %s", n.Phase)
 			}
 			ar := effectsOf[ArchiveTrigger](eff)
 			if len(ar) != 1 || ar[0].To != "reviews/plan_v1-invalid.md" {
@@ -964,7 +941,7 @@ func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 	if got := sc.s.Agents["worker_1"].Restarts; got != 3 {
 		t.Fatalf("restarts %d", got)
 	}
-	sc.do(AgentHealth{Agent: "worker_1", Health: "crashed"})
+	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthExited, ExitCode: 1})
 	sc.expect(workspace.PhaseNeedsHuman)
 	if sc.s.Escalation != "agent:worker_1" {
 		t.Fatalf("escalation %q", sc.s.Escalation)
@@ -1103,13 +1080,13 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 			pauseAt := s.Timestamp.Add(time.Second)
 			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyPause, At: pauseAt})
 			if !running(p) {
-				if n.State != p || !hasEvent(eff, "key_ignored") {
-					t.Fatalf("pause in %s: %s → %s", p, describe(eff), n.State)
+				if n.Phase != p || !hasEvent(eff, "key_ignored") {
+					t.Fatalf("pause in %s: %s → %s", p, describe(eff), n.Phase)
 				}
 				return
 			}
-			if n.State != workspace.PhasePaused || n.PreviousState != p {
-				t.Fatalf("paused %s previous %s", n.State, n.PreviousState)
+			if n.Phase != workspace.PhasePaused || n.PreviousPhase != p {
+				t.Fatalf("paused %s previous %s", n.Phase, n.PreviousPhase)
 			}
 			if len(effectsOf[CancelTimer](eff)) != len(s.Timers) {
 				t.Fatalf("timers not frozen: %s", describe(eff))
@@ -1120,7 +1097,7 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 				}
 			}
 			// Pause again: ignored.
-			if n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyPause, At: t0.Add(2 * time.Hour)}); n2.State != workspace.PhasePaused || !hasEvent(eff2, "key_ignored") {
+			if n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyPause, At: t0.Add(2 * time.Hour)}); n2.Phase != workspace.PhasePaused || !hasEvent(eff2, "key_ignored") {
 				t.Fatalf("double pause")
 			}
 			// Resume after an hour: the timers keep their remaining time.
@@ -1129,8 +1106,8 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 			if p == workspace.PhaseCheckpoint || p == workspace.PhaseFrictionLogged || p == workspace.PhaseFrictionSync {
 				want = p // hand-made transient states return where they were
 			}
-			if r.State != want {
-				t.Fatalf("resumed to %s, want %s", r.State, want)
+			if r.Phase != want {
+				t.Fatalf("resumed to %s, want %s", r.Phase, want)
 			}
 			sched := effectsOf[ScheduleTimer](eff)
 			if len(sched) != len(s.Timers) {
@@ -1183,16 +1160,16 @@ func TestCancelFromEveryState(t *testing.T) {
 			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyCancel, At: t0.Add(time.Hour)})
 			switch {
 			case s.TaskID == "" || p == workspace.PhaseIdle || p == workspace.PhaseCancelled:
-				if n.State != p || !hasEvent(eff, "key_ignored") {
+				if n.Phase != p || !hasEvent(eff, "key_ignored") {
 					t.Fatalf("cancel in %s: %s", p, describe(eff))
 				}
 			case p == workspace.PhaseComplete:
-				if n.State != p || len(effectsOf[StopAgent](eff)) != len(s.Agents) {
+				if n.Phase != p || len(effectsOf[StopAgent](eff)) != len(s.Agents) {
 					t.Fatalf("cancel after complete: %s", describe(eff))
 				}
 			default:
-				if n.State != workspace.PhaseCancelled {
-					t.Fatalf("state %s", n.State)
+				if n.Phase != workspace.PhaseCancelled {
+					t.Fatalf("state %s", n.Phase)
 				}
 				if got := len(effectsOf[StopAgent](eff)); got != len(s.Agents) {
 					t.Fatalf("stopped %d of %d agents", got, len(s.Agents))
@@ -1217,7 +1194,7 @@ func TestRetryAbandonOnlyWhenStuck(t *testing.T) {
 			t.Run(string(p)+"/"+k, func(t *testing.T) {
 				s := stateIn(t, p)
 				n, eff := step(t, testMachine, s, KeyPressed{Action: k, At: t0.Add(time.Hour)})
-				if n.State != s.State || !hasEvent(eff, "key_ignored") || len(effectsOf[WriteState](eff)) != 0 {
+				if n.Phase != s.Phase || !hasEvent(eff, "key_ignored") || len(effectsOf[WriteState](eff)) != 0 {
 					t.Fatalf("%s in %s: %s", k, p, describe(eff))
 				}
 			})
@@ -1378,24 +1355,9 @@ func TestStepWithoutTaskDoesNothing(t *testing.T) {
 		TimerFired{ID: "restart:lead", At: t0}, InjectionResult{Agent: "lead", At: t0},
 	} {
 		n, eff := step(t, testMachine, State{}, e)
-		if len(eff) != 0 || n.State != "" {
+		if len(eff) != 0 || n.Phase != "" {
 			t.Fatalf("%T: %s", e, describe(eff))
 		}
-	}
-}
-
-func TestDefaultConfig(t *testing.T) {
-	c := Config{MaxRetries: 3}.withDefaults()
-	if !reflect.DeepEqual(c, DefaultConfig()) {
-		t.Fatalf("withDefaults %+v", c)
-	}
-	// max_retries = 0 is legal (no retries): it is not replaced.
-	if c := (Config{}).withDefaults(); c.MaxRetries != 0 {
-		t.Fatalf("max_retries 0 became %d", c.MaxRetries)
-	}
-	c = Config{Workers: 5, MaxRetries: 1}.withDefaults()
-	if c.Workers != 5 || c.MaxRetries != 1 || c.MaxRevisionCycles != 3 || c.QuietPeriod != 300*time.Millisecond || c.HangTimeout != 120*time.Second {
-		t.Fatalf("partial %+v", c)
 	}
 }
 
@@ -1462,7 +1424,7 @@ func TestReplayGolden(t *testing.T) {
 		writeFile(t, replayGolden, marshalState(t, sc.s))
 	}
 	data := readFile(t, replayLog)
-	s := State{State: workspace.PhaseIdle}
+	s := State{Phase: workspace.PhaseIdle}
 	n := 0
 	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		var rec workspace.EventRecord
@@ -1476,8 +1438,8 @@ func TestReplayGolden(t *testing.T) {
 		s, _ = step(t, testMachine, s, ev)
 		n++
 	}
-	if s.State != workspace.PhaseComplete || s.RevisionCount != 1 || s.FrictionCount != 1 {
-		t.Fatalf("after %d events: state %s revisions %d friction %d", n, s.State, s.RevisionCount, s.FrictionCount)
+	if s.Phase != workspace.PhaseComplete || s.RevisionCount != 1 || s.FrictionCount != 1 {
+		t.Fatalf("after %d events: state %s revisions %d friction %d", n, s.Phase, s.RevisionCount, s.FrictionCount)
 	}
 	if got, want := marshalState(t, s), readFile(t, replayGolden); !bytes.Equal(got, want) {
 		t.Fatalf("final state differs from %s (run with -update after checking the change):\n%s", replayGolden, got)
@@ -1493,7 +1455,7 @@ func TestReplayGolden(t *testing.T) {
 // effect: the machine must not depend on map order or anything else.
 func TestReplayIsDeterministic(t *testing.T) {
 	a, b := happyPath(t), happyPath(t)
-	sa, sb := State{State: workspace.PhaseIdle}, State{State: workspace.PhaseIdle}
+	sa, sb := State{Phase: workspace.PhaseIdle}, State{Phase: workspace.PhaseIdle}
 	for i := range a.log {
 		var ea, eb []Effect
 		sa, ea = testMachine.Step(sa, a.log[i])
@@ -1545,11 +1507,11 @@ func BenchmarkStepTrigger(b *testing.B) {
 }
 
 func TestPackageStepUsesDefaults(t *testing.T) {
-	s, eff := Step(State{}, ProjectSelected{Project: testProject, At: t0})
-	if s.State != workspace.PhaseProjectSelected || !hasEvent(eff, "project_selected") {
-		t.Fatalf("%s: %s", s.State, describe(eff))
+	s, eff := testMachine.Step(State{}, ProjectSelected{Project: testProject, At: t0})
+	if s.Phase != workspace.PhaseProjectSelected || !hasEvent(eff, "project_selected") {
+		t.Fatalf("%s: %s", s.Phase, describe(eff))
 	}
-	s2, eff := Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", At: t0})
+	s2, eff := testMachine.Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", At: t0})
 	if s2.Project != testProject || !hasEvent(eff, "project_ignored") {
 		t.Fatalf("project changed during a task: %s", describe(eff))
 	}

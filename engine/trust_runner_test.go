@@ -25,7 +25,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	}
 	h.store.setFail(syscall.ENOSPC)
 	h.r.Send(TriggerCompleted{Path: "plan-approved.md", Content: []byte("LGTM"), Agent: "reviewer", Inode: 1})
-	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.State == workspace.PhaseNeedsHuman })
+	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhaseNeedsHuman })
 	if snap.State.Escalation != "state_write" || !strings.Contains(snap.State.Reason, "no space left on device") {
 		t.Fatalf("escalation %q reason %q", snap.State.Escalation, snap.State.Reason)
 	}
@@ -37,7 +37,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	}
 	h.store.setFail(nil)
 	h.r.Retry()
-	rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.State == workspace.PhaseExecuting })
+	rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhaseExecuting })
 	<-h.r.Barrier()
 	injected := map[string]bool{}
 	for _, c := range h.agents.Calls() {
@@ -52,7 +52,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	if !injected["worker_1"] || !injected["worker_2"] || !archived {
 		t.Fatalf("after retry: injected %v archived %v (calls %v %v)", injected, archived, h.agents.Calls(), h.files.Calls())
 	}
-	if saved := h.store.Saved(); len(saved) == 0 || saved[len(saved)-1].State != workspace.PhaseExecuting {
+	if saved := h.store.Saved(); len(saved) == 0 || saved[len(saved)-1].Phase != workspace.PhaseExecuting {
 		t.Fatalf("state not saved after retry")
 	}
 }
@@ -110,7 +110,7 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 // resumed needs_human task about to be retried is not taken for finished.
 func TestSnapshotSaysWhenStepped(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) { return st, nil }, func(c *RunnerConfig) {
-		c.State = State{TaskID: "t1", State: workspace.PhaseNeedsHuman}
+		c.State = State{TaskID: "t1", Phase: workspace.PhaseNeedsHuman}
 	})
 	h.r.Log("state_rebuilt", "", nil)
 	if s := rtWaitSnap(t, h.snaps, func(Snapshot) bool { return true }); s.Stepped {
@@ -133,7 +133,7 @@ func TestInjectionsEndWithTheTask(t *testing.T) {
 		case KeyPause:
 			return st, []Effect{Inject{Agent: "worker_1", Seq: 5, Text: "[HIVEMIND] x — read /a.json"}}
 		case KeyCancel:
-			st.State = workspace.PhaseComplete
+			st.Phase = workspace.PhaseComplete
 			return st, []Effect{WriteState{State: st}}
 		}
 		return st, nil

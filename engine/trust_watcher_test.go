@@ -85,7 +85,7 @@ func TestWatcherSameBytesSameMtimeIsNew(t *testing.T) {
 
 // mustTriggerKey is the Consumed key Step gives the trigger.
 func mustTriggerKey(e TriggerCompleted) string {
-	sc := State{TaskID: "t1", State: "planning"}
+	sc := State{TaskID: "t1", Phase: "planning"}
 	n, _ := testMachine.Step(sc, e)
 	for k := range n.Consumed {
 		return k

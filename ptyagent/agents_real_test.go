@@ -14,6 +14,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // realCLI is one real agent CLI driven through the Manager against the
@@ -102,7 +103,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("lead")
-	waitFor(t, 90*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+	waitFor(t, 90*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 	t.Logf("ready after %s", time.Since(t0).Round(time.Millisecond))
 
 	var msgs []string
@@ -127,7 +128,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 			case delivered(3)(e):
 				third = true
 			case third && e.Kind == EventHook && e.Detail == HookStop:
-				return s.Health() == HealthIdle
+				return s.Health() == workspace.HealthIdle
 			}
 		}
 		return false
@@ -158,7 +159,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	hs := rec.healths("lead")
 	busyIdle := 0
 	for i := 1; i < len(hs); i++ {
-		if hs[i-1] == HealthBusy && hs[i] == HealthIdle {
+		if hs[i-1] == workspace.HealthBusy && hs[i] == workspace.HealthIdle {
 			busyIdle++
 		}
 	}
@@ -199,7 +200,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	if !strings.Contains(strings.Join(s2.Spec().Argv, " "), sid) {
 		t.Errorf("restart argv %q lacks the session id %s", s2.Spec().Argv, sid)
 	}
-	waitFor(t, 90*time.Second, "ready after resume", func() bool { return s2.Health() == HealthReady })
+	waitFor(t, 90*time.Second, "ready after resume", func() bool { return s2.Health() == workspace.HealthReady })
 	if err := m.Inject("lead", 4, "m4: after resume"); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 		}
 		return false
 	})
-	waitFor(t, 60*time.Second, "idle after resume", func() bool { return s2.Health() == HealthIdle })
+	waitFor(t, 60*time.Second, "idle after resume", func() bool { return s2.Health() == workspace.HealthIdle })
 	m.Stop("lead")
 	<-s2.Done()
 	assertGone(t, s2)

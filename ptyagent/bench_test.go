@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // discardScreen is a Screen that drops everything: it measures the raw
@@ -99,7 +100,7 @@ func BenchmarkMemoryPerSession(b *testing.B) {
 		var ss []*Session
 		for j := 0; j < sessions; j++ {
 			spec := helperSpec("m", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(20<<20))
-			spec.Cols, spec.Rows = 120, 40
+			spec.Cols, spec.Rows, spec.Scrollback = 120, 40, 2000
 			s, err := Start(spec)
 			if err != nil {
 				b.Fatal(err)
@@ -151,7 +152,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 				b.Fatal(err)
 			}
 			s, _ := m.Session("a")
-			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 			var total time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

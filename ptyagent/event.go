@@ -1,27 +1,10 @@
 package ptyagent
 
-import "time"
+import (
+	"time"
 
-// Health is an agent's state as seen from outside. The strings are the
-// ones the engine and the TUI use.
-type Health string
-
-// Health states.
-const (
-	HealthStarting          Health = "starting"
-	HealthReady             Health = "ready"
-	HealthBusy              Health = "busy"
-	HealthIdle              Health = "idle"
-	HealthWaitingPermission Health = "waiting_permission"
-	HealthRateLimited       Health = "rate_limited"
-	HealthHangWarning       Health = "hang_warning"
-	HealthHung              Health = "hung"
-	HealthExited            Health = "exited"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
-
-// Injectable reports whether a message may be typed into an agent in this
-// state.
-func (h Health) Injectable() bool { return h == HealthReady || h == HealthIdle }
 
 // EventKind says what an Event reports.
 type EventKind string
@@ -40,8 +23,8 @@ const (
 type Event struct {
 	Agent    string
 	Kind     EventKind
-	Health   Health // current health (all kinds)
-	ExitCode int    // for exited
+	Health   workspace.Health // current health (all kinds)
+	ExitCode int              // for exited
 	PID      int
 	Seq      int    // for Delivered / DeliveryFailed
 	Detail   string // human-readable reason, hook name, attempts …

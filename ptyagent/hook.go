@@ -143,7 +143,7 @@ func (s *hookServer) accept() {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			c.Close()
+			_ = c.Close()
 			return
 		}
 		s.conns[c] = struct{}{}
@@ -159,7 +159,7 @@ func (s *hookServer) serve(c net.Conn) {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
-		c.Close()
+		_ = c.Close()
 		<-s.slots
 	}()
 	// A hook writes one line and closes; the deadline stops a stuck client
@@ -229,10 +229,10 @@ func (s *hookServer) close() {
 	s.closed = true
 	close(s.stop)
 	for c := range s.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	s.mu.Unlock()
-	s.ln.Close()
+	_ = s.ln.Close()
 	s.wg.Wait()
 	_ = os.Remove(s.path)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // ManagerConfig configures a Manager.
@@ -206,7 +208,7 @@ func (m *Manager) Start(id, role string, resume bool) error {
 // report turns an asynchronous start failure into an event.
 func (m *Manager) report(id string, err error) {
 	if m.cfg.OnEvent != nil {
-		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: HealthExited, ExitCode: -1,
+		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: workspace.HealthExited, ExitCode: -1,
 			Detail: err.Error(), At: time.Now()})
 	}
 }
@@ -234,7 +236,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	}
 	if m.closed {
 		m.mu.Unlock()
-		s.Close()
+		_ = s.Close()
 		return ErrClosed
 	}
 	old := a.sess
@@ -243,7 +245,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	if old != nil {
 		// The old process is gone; free its emulator (x/vt holds ~145
 		// bytes per cell, scrollback included).
-		old.Close()
+		_ = old.Close()
 	}
 	for _, h := range held {
 		_ = s.Inject(h.seq, h.text)
@@ -399,7 +401,7 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	for _, s := range ss {
-		s.Close()
+		_ = s.Close()
 	}
 	m.hook.close()
 	m.closeErr = err

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Claude Code's window title starts with ✳ when idle and with a spinning
@@ -81,7 +83,7 @@ func (s *Session) outputWanted(now time.Time) bool {
 	switch {
 	case s.wantOutput, s.awaiting:
 		return true
-	case s.health == HealthWaitingPermission, s.health == HealthHangWarning, s.health == HealthHung:
+	case s.health == workspace.HealthWaitingPermission, s.health == workspace.HealthHangWarning, s.health == workspace.HealthHung:
 		return true
 	case s.spec.Kind == ProfileClaude && s.health.Injectable():
 		return true
@@ -100,7 +102,7 @@ func (s *Session) lifeSigns(now time.Time) {
 		s.lastBeat = now
 	}
 	s.mu.Unlock()
-	if h == HealthHangWarning || h == HealthHung {
+	if h == workspace.HealthHangWarning || h == workspace.HealthHung {
 		s.setHealth(base, "activity resumed")
 	}
 	if beat {
@@ -133,16 +135,16 @@ func (s *Session) onOutput() {
 	}
 	h := s.health
 	awaitScreen := s.awaiting && s.spec.Submit.Confirm == ConfirmScreen && s.version.Load() > s.awaitVer
-	userAnswered := h == HealthWaitingPermission && s.userIn.Load() > s.permSince.UnixNano()
+	userAnswered := h == workspace.HealthWaitingPermission && s.userIn.Load() > s.permSince.UnixNano()
 	s.mu.Unlock()
 	s.lifeSigns(now)
 
 	if awaitScreen {
-		s.setHealth(HealthBusy, "message echoed")
+		s.setHealth(workspace.HealthBusy, "message echoed")
 		s.confirmed("screen changed")
 	}
 	if userAnswered {
-		s.setHealth(HealthBusy, "permission answered")
+		s.setHealth(workspace.HealthBusy, "permission answered")
 	}
 	if s.spec.Kind == ProfileClaude && titleBusy(title) {
 		s.mu.Lock()
@@ -151,7 +153,7 @@ func (s *Session) onOutput() {
 		if awaiting || h.Injectable() {
 			// Claude is working: a message was submitted (by us, whose
 			// hook may still be on its way, or by the user).
-			s.setHealth(HealthBusy, "title shows busy")
+			s.setHealth(workspace.HealthBusy, "title shows busy")
 			s.confirmed("title shows busy")
 		}
 	}
@@ -172,30 +174,30 @@ func (s *Session) onHook(m HookMessage) {
 		s.sawStart = true
 		h := s.health
 		s.mu.Unlock()
-		if s.spec.Ready.Mode == ReadyHook && (h == HealthStarting || h == HealthHangWarning || h == HealthHung) {
-			s.setHealth(HealthReady, "SessionStart hook")
+		if s.spec.Ready.Mode == ReadyHook && (h == workspace.HealthStarting || h == workspace.HealthHangWarning || h == workspace.HealthHung) {
+			s.setHealth(workspace.HealthReady, "SessionStart hook")
 		}
 	case HookUserPromptSubmit:
-		s.setHealth(HealthBusy, "UserPromptSubmit hook")
+		s.setHealth(workspace.HealthBusy, "UserPromptSubmit hook")
 		s.confirmed("UserPromptSubmit hook")
 	case HookStop:
-		s.setHealth(HealthIdle, "Stop hook")
+		s.setHealth(workspace.HealthIdle, "Stop hook")
 	case HookStopFailure:
 		text := payloadText(m.Payload)
 		if rateLimitRe.MatchString(text) {
 			s.mu.Lock()
 			s.limitedAt = now
 			s.mu.Unlock()
-			s.setHealth(HealthRateLimited, clip(text, 200))
+			s.setHealth(workspace.HealthRateLimited, clip(text, 200))
 		} else {
-			s.setHealth(HealthIdle, "StopFailure: "+clip(text, 200))
+			s.setHealth(workspace.HealthIdle, "StopFailure: "+clip(text, 200))
 		}
 	case HookPermissionRequest:
-		s.setHealth(HealthWaitingPermission, "PermissionRequest hook")
+		s.setHealth(workspace.HealthWaitingPermission, "PermissionRequest hook")
 	case HookNotification:
 		text := payloadText(m.Payload)
 		if strings.Contains(strings.ToLower(text), "permission") {
-			s.setHealth(HealthWaitingPermission, "Notification: "+clip(text, 200))
+			s.setHealth(workspace.HealthWaitingPermission, "Notification: "+clip(text, 200))
 		}
 	case HookPreToolUse:
 		if m.Decision == "deny" {
@@ -205,8 +207,8 @@ func (s *Session) onHook(m HookMessage) {
 		s.mu.Lock()
 		h := s.health
 		s.mu.Unlock()
-		if h == HealthWaitingPermission || h.Injectable() {
-			s.setHealth(HealthBusy, "PreToolUse hook")
+		if h == workspace.HealthWaitingPermission || h.Injectable() {
+			s.setHealth(workspace.HealthBusy, "PreToolUse hook")
 		}
 	}
 }
@@ -236,7 +238,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	lastOutput, lastLife, lastHook := s.lastOutput, s.lastLife, s.lastHook
 	busySince, limitedAt, lastScan := s.busySince, s.limitedAt, s.lastScan
 	title, text := "", ""
-	needText := h == HealthStarting || (h == HealthBusy && sp.Kind == ProfileCustom && s.readyRe != nil)
+	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && sp.Kind == ProfileCustom && s.readyRe != nil)
 	if !s.scrClosed {
 		title = s.scr.Title()
 		if needText {
@@ -256,13 +258,13 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		s.wantOutput = true
 		s.mu.Unlock()
 	}
-	set := func(h Health, detail string) (time.Time, bool) {
+	set := func(h workspace.Health, detail string) (time.Time, bool) {
 		s.setHealth(h, detail)
 		return time.Time{}, true
 	}
 
 	switch h {
-	case HealthBusy, HealthWaitingPermission, HealthHangWarning, HealthHung:
+	case workspace.HealthBusy, workspace.HealthWaitingPermission, workspace.HealthHangWarning, workspace.HealthHung:
 		// Record the setsid sessions of the agent's tools while it works,
 		// so they can be killed after their parent is gone.
 		if now.Sub(lastScan) >= scanEvery {
@@ -273,7 +275,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	}
 
 	switch h {
-	case HealthStarting:
+	case workspace.HealthStarting:
 		quietAt := lastOutput.Add(sp.Ready.Quiet)
 		switch sp.Ready.Mode {
 		case ReadyClaude:
@@ -281,7 +283,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(quietAt):
 				soon(quietAt)
 			case strings.HasPrefix(title, claudeIdleGlyph) && strings.Contains(text, claudePrompt):
-				return set(HealthReady, "title ✳, prompt drawn, output quiet")
+				return set(workspace.HealthReady, "title ✳, prompt drawn, output quiet")
 			default:
 				wait()
 			}
@@ -290,12 +292,12 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(quietAt):
 				soon(quietAt)
 			case s.readyRe == nil || s.readyRe.MatchString(text):
-				return set(HealthReady, "output quiet")
+				return set(workspace.HealthReady, "output quiet")
 			default:
 				wait()
 			}
 		}
-	case HealthBusy:
+	case workspace.HealthBusy:
 		switch {
 		case sp.Kind == ProfileClaude:
 			at := latest(lastOutput, lastHook, busySince).Add(claudeIdleFallback)
@@ -303,7 +305,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(at):
 				soon(at)
 			case strings.HasPrefix(title, claudeIdleGlyph):
-				return set(HealthIdle, "title shows idle without a Stop hook (interrupted?)")
+				return set(workspace.HealthIdle, "title shows idle without a Stop hook (interrupted?)")
 			default:
 				wait()
 			}
@@ -313,27 +315,27 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(at):
 				soon(at)
 			case s.readyRe == nil || s.readyRe.MatchString(text):
-				return set(HealthIdle, "output quiet")
+				return set(workspace.HealthIdle, "output quiet")
 			default:
 				wait()
 			}
 		}
-	case HealthRateLimited:
+	case workspace.HealthRateLimited:
 		at := limitedAt.Add(sp.RateLimitCooldown)
 		if now.Before(at) {
 			return at, false
 		}
-		return set(HealthIdle, "rate-limit cooldown over")
+		return set(workspace.HealthIdle, "rate-limit cooldown over")
 	}
 
 	// Hang detection: only while the agent should be making progress.
-	if (base == HealthStarting || base == HealthBusy) && (h == base || h == HealthHangWarning) {
+	if (base == workspace.HealthStarting || base == workspace.HealthBusy) && (h == base || h == workspace.HealthHangWarning) {
 		lifeAgo := now.Sub(lastLife)
 		switch {
 		case lifeAgo >= sp.HangTimeout:
-			return set(HealthHung, "no output or hook for "+lifeAgo.Round(time.Second).String())
+			return set(workspace.HealthHung, "no output or hook for "+lifeAgo.Round(time.Second).String())
 		case h == base && lifeAgo >= sp.HangTimeout/2:
-			return set(HealthHangWarning, "no output or hook for "+lifeAgo.Round(time.Second).String())
+			return set(workspace.HealthHangWarning, "no output or hook for "+lifeAgo.Round(time.Second).String())
 		case h == base:
 			soon(lastLife.Add(sp.HangTimeout / 2))
 		default:

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // idleSession is a session without a process, for the monitor's rules.
-func idleSession(t *testing.T, kind ProfileKind, h Health) *Session {
+func idleSession(t *testing.T, kind ProfileKind, h workspace.Health) *Session {
 	t.Helper()
 	spec, re, err := Spec{ID: "m", Kind: kind}.withDefaults()
 	if err != nil {
@@ -18,7 +20,7 @@ func idleSession(t *testing.T, kind ProfileKind, h Health) *Session {
 	}
 	exited := make(chan struct{})
 	close(exited) // no process: setsid scans return at once
-	return &Session{spec: spec, readyRe: re, health: h, base: HealthBusy, scrClosed: true,
+	return &Session{spec: spec, readyRe: re, health: h, base: workspace.HealthBusy, scrClosed: true,
 		exited: exited, sids: map[int]bool{}}
 }
 
@@ -30,53 +32,53 @@ func TestCheckDeadlines(t *testing.T) {
 	cases := []struct {
 		name       string
 		kind       ProfileKind
-		health     Health
-		base       Health
+		health     workspace.Health
+		base       workspace.Health
 		setup      func(s *Session)
-		want       Health
+		want       workspace.Health
 		next       func(s *Session) time.Time // zero: no deadline
 		wantOutput bool
 	}{
-		{name: "idle sleeps", kind: ProfileCustom, health: HealthIdle, want: HealthIdle},
-		{name: "ready sleeps", kind: ProfileClaude, health: HealthReady, want: HealthReady},
-		{name: "permission: only the setsid scan", kind: ProfileClaude, health: HealthWaitingPermission,
+		{name: "idle sleeps", kind: ProfileCustom, health: workspace.HealthIdle, want: workspace.HealthIdle},
+		{name: "ready sleeps", kind: ProfileClaude, health: workspace.HealthReady, want: workspace.HealthReady},
+		{name: "permission: only the setsid scan", kind: ProfileClaude, health: workspace.HealthWaitingPermission,
 			setup: func(s *Session) { s.lastLife = now },
-			want:  HealthWaitingPermission, next: func(s *Session) time.Time { return now.Add(scanEvery) }},
-		{name: "custom busy: quiet deadline", kind: ProfileCustom, health: HealthBusy,
+			want:  workspace.HealthWaitingPermission, next: func(s *Session) time.Time { return now.Add(scanEvery) }},
+		{name: "custom busy: quiet deadline", kind: ProfileCustom, health: workspace.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-100*time.Millisecond), now, now.Add(-time.Second), now
 			},
-			want: HealthBusy, next: func(s *Session) time.Time { return now.Add(400 * time.Millisecond) }},
-		{name: "custom busy: quiet long enough", kind: ProfileCustom, health: HealthBusy,
+			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(400 * time.Millisecond) }},
+		{name: "custom busy: quiet long enough", kind: ProfileCustom, health: workspace.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-time.Second), now, now.Add(-time.Second), now
 			},
-			want: HealthIdle},
-		{name: "claude busy: idle fallback deadline", kind: ProfileClaude, health: HealthBusy,
+			want: workspace.HealthIdle},
+		{name: "claude busy: idle fallback deadline", kind: ProfileClaude, health: workspace.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-2*time.Second), now, now.Add(-time.Second), now.Add(-time.Minute), now
 			},
-			want: HealthBusy, next: func(s *Session) time.Time { return now.Add(claudeIdleFallback - time.Second) }},
-		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: HealthBusy,
+			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(claudeIdleFallback - time.Second) }},
+		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: workspace.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-time.Minute), now, now.Add(-time.Minute), now
 			},
-			want: HealthBusy, next: func(s *Session) time.Time { return now.Add(scanEvery) }, wantOutput: true},
-		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: HealthBusy,
+			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(scanEvery) }, wantOutput: true},
+		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: workspace.HealthBusy,
 			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-10*time.Second), now.Add(time.Hour) },
-			want:  HealthBusy, next: func(s *Session) time.Time { return now.Add(ht/2 - 10*time.Second) }},
-		{name: "sim busy: warning then hung deadline", kind: ProfileSim, health: HealthBusy,
+			want:  workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(ht/2 - 10*time.Second) }},
+		{name: "sim busy: warning then hung deadline", kind: ProfileSim, health: workspace.HealthBusy,
 			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-ht/2-time.Second), now.Add(time.Hour) },
-			want:  HealthHangWarning, next: func(s *Session) time.Time { return now.Add(ht/2 - time.Second) }},
-		{name: "sim starting: hang warning deadline", kind: ProfileSim, health: HealthStarting, base: HealthStarting,
+			want:  workspace.HealthHangWarning, next: func(s *Session) time.Time { return now.Add(ht/2 - time.Second) }},
+		{name: "sim starting: hang warning deadline", kind: ProfileSim, health: workspace.HealthStarting, base: workspace.HealthStarting,
 			setup: func(s *Session) { s.lastLife = now },
-			want:  HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
-		{name: "rate limited: cooldown deadline", kind: ProfileClaude, health: HealthRateLimited,
+			want:  workspace.HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
+		{name: "rate limited: cooldown deadline", kind: ProfileClaude, health: workspace.HealthRateLimited,
 			setup: func(s *Session) { s.limitedAt = now.Add(-time.Second) },
-			want:  HealthRateLimited, next: func(s *Session) time.Time { return now.Add(59 * time.Second) }},
-		{name: "rate limited: cooldown over", kind: ProfileClaude, health: HealthRateLimited,
+			want:  workspace.HealthRateLimited, next: func(s *Session) time.Time { return now.Add(59 * time.Second) }},
+		{name: "rate limited: cooldown over", kind: ProfileClaude, health: workspace.HealthRateLimited,
 			setup: func(s *Session) { s.limitedAt = now.Add(-time.Hour) },
-			want:  HealthIdle},
+			want:  workspace.HealthIdle},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,25 +121,25 @@ func TestOutputWanted(t *testing.T) {
 	cases := []struct {
 		name   string
 		kind   ProfileKind
-		health Health
+		health workspace.Health
 		setup  func(s *Session)
 		want   bool
 	}{
-		{"custom idle", ProfileCustom, HealthIdle, nil, false},
-		{"custom busy", ProfileCustom, HealthBusy, nil, false},
-		{"claude busy", ProfileClaude, HealthBusy, nil, false},
-		{"starting", ProfileClaude, HealthStarting, nil, false},
-		{"claude idle: the title may show work", ProfileClaude, HealthIdle, nil, true},
-		{"awaiting a confirmation", ProfileCustom, HealthIdle, func(s *Session) { s.awaiting = true }, true},
-		{"monitor asked", ProfileCustom, HealthBusy, func(s *Session) { s.wantOutput = true }, true},
-		{"waiting for permission", ProfileClaude, HealthWaitingPermission, nil, true},
-		{"hang warning", ProfileSim, HealthHangWarning, nil, true},
-		{"hung", ProfileSim, HealthHung, nil, true},
-		{"heartbeat due", ProfileCustom, HealthBusy, func(s *Session) {
+		{"custom idle", ProfileCustom, workspace.HealthIdle, nil, false},
+		{"custom busy", ProfileCustom, workspace.HealthBusy, nil, false},
+		{"claude busy", ProfileClaude, workspace.HealthBusy, nil, false},
+		{"starting", ProfileClaude, workspace.HealthStarting, nil, false},
+		{"claude idle: the title may show work", ProfileClaude, workspace.HealthIdle, nil, true},
+		{"awaiting a confirmation", ProfileCustom, workspace.HealthIdle, func(s *Session) { s.awaiting = true }, true},
+		{"monitor asked", ProfileCustom, workspace.HealthBusy, func(s *Session) { s.wantOutput = true }, true},
+		{"waiting for permission", ProfileClaude, workspace.HealthWaitingPermission, nil, true},
+		{"hang warning", ProfileSim, workspace.HealthHangWarning, nil, true},
+		{"hung", ProfileSim, workspace.HealthHung, nil, true},
+		{"heartbeat due", ProfileCustom, workspace.HealthBusy, func(s *Session) {
 			s.spec.OnHeartbeat = func(time.Time) {}
 			s.lastBeat = now.Add(-heartbeatEvery)
 		}, true},
-		{"heartbeat not due", ProfileCustom, HealthBusy, func(s *Session) {
+		{"heartbeat not due", ProfileCustom, workspace.HealthBusy, func(s *Session) {
 			s.spec.OnHeartbeat = func(time.Time) {}
 			s.lastBeat = now.Add(-heartbeatEvery + time.Second)
 		}, false},

@@ -47,7 +47,7 @@ func openRawLog(path string, max int64) (*rawLog, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("ptyagent: stat log: %w", err)
 	}
 	if max <= 0 {
@@ -111,7 +111,7 @@ func (l *rawLog) rotate() {
 		l.err = err
 		return
 	}
-	l.f.Close()
+	_ = l.f.Close()
 	if err := os.Rename(l.path, l.path+".1"); err != nil {
 		l.err = err
 		return

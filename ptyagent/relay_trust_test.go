@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Each relay line must prove which agent sent it: a line naming agent a
@@ -146,7 +147,7 @@ func TestHookRelayRejectsOutsider(t *testing.T) {
 	}
 	s, _ := m.Session("sim")
 	// Its own SessionStart hook, sent from inside its cgroup, got through.
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 	err := SendHookMessage(m.SocketPath(), HookMessage{Agent: "sim", Token: s.Spec().HookToken, Event: HookStop,
 		Payload: json.RawMessage(`{"outsider":true}`)})
 	if err == nil || !strings.Contains(err.Error(), "is not one of agent \"sim\"'s processes") {

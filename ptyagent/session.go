@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Sentinel errors callers branch on.
@@ -34,6 +35,15 @@ var (
 
 // NewScreen builds the emulator of each session; tests may replace it.
 var NewScreen = screen.New
+
+// screenScrollback is Spec.Scrollback in screen.Options' terms, where 0
+// asks for the emulator's default and a negative size keeps none.
+func screenScrollback(lines int) int {
+	if lines == 0 {
+		return -1
+	}
+	return lines
+}
 
 // message is one queued injection.
 type message struct {
@@ -70,9 +80,9 @@ type Session struct {
 	mu          sync.Mutex // guards everything below
 	scr         screen.Screen
 	scrClosed   bool
-	health      Health
+	health      workspace.Health
 	detail      string
-	base        Health // health underneath hang_warning/hung (starting or busy)
+	base        workspace.Health // health underneath hang_warning/hung (starting or busy)
 	changedAt   time.Time
 	busySince   time.Time
 	limitedAt   time.Time
@@ -123,8 +133,8 @@ func Start(spec Spec) (*Session, error) {
 	s := &Session{
 		spec:        spec,
 		readyRe:     re,
-		health:      HealthStarting,
-		base:        HealthStarting,
+		health:      workspace.HealthStarting,
+		base:        workspace.HealthStarting,
 		exitCode:    -1,
 		sids:        map[int]bool{},
 		sidStarts:   map[int]uint64{},
@@ -146,7 +156,7 @@ func Start(spec Spec) (*Session, error) {
 		}
 		s.log = l
 	}
-	s.scr = NewScreen(screen.Options{Cols: spec.Cols, Rows: spec.Rows, Scrollback: spec.Scrollback, Reply: replyWriter{s}})
+	s.scr = NewScreen(screen.Options{Cols: spec.Cols, Rows: spec.Rows, Scrollback: screenScrollback(spec.Scrollback), Reply: replyWriter{s}})
 
 	base := spec.BaseEnv
 	if base == nil {
@@ -184,8 +194,8 @@ func Start(spec Spec) (*Session, error) {
 	}
 	if err != nil {
 		s.removeRecord()
-		s.scr.Close()
-		s.log.Close()
+		_ = s.scr.Close()
+		_ = s.log.Close()
 		// exec errors name the program, never the environment.
 		return nil, fmt.Errorf("ptyagent: %s: start %s: %w", spec.ID, spec.Argv[0], err)
 	}
@@ -194,7 +204,7 @@ func Start(spec Spec) (*Session, error) {
 	now := time.Now()
 	s.started, s.changedAt, s.lastLife, s.lastOutput = now, now, now, now
 
-	s.emit(Event{Kind: EventHealth, Health: HealthStarting})
+	s.emit(Event{Kind: EventHealth, Health: workspace.HealthStarting})
 	s.workers.Add(3)
 	go s.reader()
 	go s.writer()
@@ -289,7 +299,7 @@ func (s *Session) ExitCode() int {
 }
 
 // Health returns the current health and its detail.
-func (s *Session) Health() Health {
+func (s *Session) Health() workspace.Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.health
@@ -841,7 +851,7 @@ func (s *Session) waiter() {
 	for _, m := range pending {
 		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery (" + detail + ")"})
 	}
-	s.setHealth(HealthExited, detail)
+	s.setHealth(workspace.HealthExited, detail)
 	close(s.done)
 }
 
@@ -1008,7 +1018,7 @@ func (s *Session) emit(e Event) {
 		e.Health = s.health
 		s.mu.Unlock()
 	}
-	if e.Health == HealthExited {
+	if e.Health == workspace.HealthExited {
 		s.mu.Lock()
 		e.ExitCode = s.exitCode
 		s.mu.Unlock()
@@ -1032,20 +1042,20 @@ func (s *Session) poke() {
 }
 
 // setHealth changes the health and reports it.
-func (s *Session) setHealth(h Health, detail string) {
+func (s *Session) setHealth(h workspace.Health, detail string) {
 	s.mu.Lock()
-	if s.health == h || s.health == HealthExited {
+	if s.health == h || s.health == workspace.HealthExited {
 		s.mu.Unlock()
 		return
 	}
 	s.health, s.detail, s.changedAt = h, detail, time.Now()
 	switch h {
-	case HealthStarting, HealthBusy:
+	case workspace.HealthStarting, workspace.HealthBusy:
 		s.base = h
-	case HealthWaitingPermission:
+	case workspace.HealthWaitingPermission:
 		s.permSince = time.Now()
 	}
-	if h == HealthBusy {
+	if h == workspace.HealthBusy {
 		s.busySince = time.Now()
 	}
 	s.mu.Unlock()

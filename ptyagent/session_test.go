@@ -13,19 +13,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitFor is testkit.WaitFor under the name these tests use.
+var waitFor = testkit.WaitFor
 
 // recorder collects events.
 type recorder struct {
@@ -64,8 +58,8 @@ func (r *recorder) count(f func(Event) bool) int {
 	return n
 }
 
-func (r *recorder) healths(agent string) []Health {
-	var hs []Health
+func (r *recorder) healths(agent string) []workspace.Health {
+	var hs []workspace.Health
 	for _, e := range r.all() {
 		if e.Kind == EventHealth && e.Agent == agent {
 			hs = append(hs, e.Health)
@@ -163,10 +157,10 @@ func TestEnvironmentAndExitCode(t *testing.T) {
 	if !strings.Contains(s.Text(), "T=xterm-256color C=truecolor A=env") {
 		t.Errorf("env not passed:\n%s", s.Text())
 	}
-	if s.ExitCode() != 7 || s.Health() != HealthExited {
+	if s.ExitCode() != 7 || s.Health() != workspace.HealthExited {
 		t.Errorf("exit = %d %s", s.ExitCode(), s.Health())
 	}
-	e, ok := rec.find(func(e Event) bool { return e.Health == HealthExited })
+	e, ok := rec.find(func(e Event) bool { return e.Health == workspace.HealthExited })
 	if !ok || e.ExitCode != 7 || e.PID != s.PID() {
 		t.Errorf("exit event = %+v", e)
 	}
@@ -191,13 +185,13 @@ func TestInjectLineModeChild(t *testing.T) {
 	s, _ := m.Session("w")
 	waitFor(t, 5*time.Second, "answer", func() bool { return strings.Contains(s.Text(), "got: hello line[31m world") })
 	// The line child goes quiet after answering: idle again.
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
 	if err := m.Inject("w", 2, "second"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "second answer", func() bool { return strings.Contains(s.Text(), "got: second") })
 	hs := rec.healths("w")
-	if len(hs) < 3 || hs[0] != HealthStarting || hs[1] != HealthReady || hs[2] != HealthBusy {
+	if len(hs) < 3 || hs[0] != workspace.HealthStarting || hs[1] != workspace.HealthReady || hs[2] != workspace.HealthBusy {
 		t.Errorf("health sequence %v", hs)
 	}
 }
@@ -221,7 +215,7 @@ func TestInjectRawSimHeldWhileBusy(t *testing.T) {
 		return rec.count(func(e Event) bool { return e.Kind == EventDelivered }) == 3
 	})
 	s, _ := m.Session("sim")
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
 	txt := s.Text()
 	if strings.Contains(txt, "WHILE BUSY") {
 		t.Errorf("input reached the agent while busy:\n%s", txt)
@@ -241,11 +235,11 @@ func TestInjectRawSimHeldWhileBusy(t *testing.T) {
 	hs := rec.healths("sim")
 	busyIdle := 0
 	for i := 1; i < len(hs); i++ {
-		if hs[i-1] == HealthBusy && hs[i] == HealthIdle {
+		if hs[i-1] == workspace.HealthBusy && hs[i] == workspace.HealthIdle {
 			busyIdle++
 		}
 	}
-	if busyIdle != 3 || hs[1] != HealthReady {
+	if busyIdle != 3 || hs[1] != workspace.HealthReady {
 		t.Errorf("health sequence %v", hs)
 	}
 }
@@ -259,7 +253,7 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("c")
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 	for i, n := range []int{10, 200, 5000} {
 		msg := fmt.Sprintf("[HIVEMIND] %d ", n) + strings.Repeat("a", n)
 		if err := m.Inject("c", i+1, msg); err != nil {
@@ -269,7 +263,7 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 	waitFor(t, 20*time.Second, "three deliveries", func() bool {
 		return rec.count(func(e Event) bool { return e.Kind == EventDelivered }) == 3
 	})
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
 	for i := 1; i <= 3; i++ {
 		e, _ := rec.find(delivered(i))
 		t.Logf("seq %d: %s", i, e.Detail)
@@ -433,7 +427,7 @@ func TestHookRelayRoundTrip(t *testing.T) {
 		t.Errorf("payload %s", e.Payload)
 	}
 	// Stop while starting/ready makes it idle.
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
 
 	if err := RelayHook(HookPreToolUse, []byte(`{"tool_name":"Write"}`), "deny", "outside allowed paths", func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
@@ -464,16 +458,16 @@ func TestHealthFromHooks(t *testing.T) {
 	s, _ := m.Session("a")
 	steps := []struct {
 		event, payload string
-		want           Health
+		want           workspace.Health
 	}{
-		{HookSessionStart, `{}`, HealthReady},
-		{HookUserPromptSubmit, `{"prompt":"x"}`, HealthBusy},
-		{HookPermissionRequest, `{"tool_name":"Bash"}`, HealthWaitingPermission},
-		{HookPreToolUse, `{"tool_name":"Bash"}`, HealthBusy},
-		{HookStopFailure, `{"error":"rate_limit: 429 Too Many Requests"}`, HealthRateLimited},
-		{"", "", HealthIdle}, // cooldown over
-		{HookUserPromptSubmit, `{}`, HealthBusy},
-		{HookStopFailure, `{"error":"invalid_request"}`, HealthIdle},
+		{HookSessionStart, `{}`, workspace.HealthReady},
+		{HookUserPromptSubmit, `{"prompt":"x"}`, workspace.HealthBusy},
+		{HookPermissionRequest, `{"tool_name":"Bash"}`, workspace.HealthWaitingPermission},
+		{HookPreToolUse, `{"tool_name":"Bash"}`, workspace.HealthBusy},
+		{HookStopFailure, `{"error":"rate_limit: 429 Too Many Requests"}`, workspace.HealthRateLimited},
+		{"", "", workspace.HealthIdle}, // cooldown over
+		{HookUserPromptSubmit, `{}`, workspace.HealthBusy},
+		{HookStopFailure, `{"error":"invalid_request"}`, workspace.HealthIdle},
 	}
 	for _, st := range steps {
 		if st.event != "" {
@@ -497,19 +491,19 @@ func TestHangWarningThenHung(t *testing.T) {
 	}
 	s, _ := m.Session("h")
 	// A slow start may itself raise hang warnings; the turn is what counts.
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
 	_ = m.Inject("h", 1, "work forever")
 	waitFor(t, 10*time.Second, "busy → hang_warning → hung", func() bool {
 		hs := rec.healths("h")
-		b := indexOf(hs, HealthBusy)
-		return b >= 0 && len(hs) >= b+3 && hs[b+1] == HealthHangWarning && hs[b+2] == HealthHung
+		b := indexOf(hs, workspace.HealthBusy)
+		return b >= 0 && len(hs) >= b+3 && hs[b+1] == workspace.HealthHangWarning && hs[b+2] == workspace.HealthHung
 	})
 	// A sign of life brings it back to busy.
 	s.HandleHook(HookMessage{Agent: "h", Event: HookNotification, Payload: json.RawMessage(`{"message":"still here"}`)})
-	waitFor(t, 5*time.Second, "busy again", func() bool { return s.Health() == HealthBusy })
+	waitFor(t, 5*time.Second, "busy again", func() bool { return s.Health() == workspace.HealthBusy })
 }
 
-func indexOf(hs []Health, h Health) int {
+func indexOf(hs []workspace.Health, h workspace.Health) int {
 	for i, x := range hs {
 		if x == h {
 			return i
@@ -628,7 +622,7 @@ func TestFloodDrainedAtPTYSpeed(t *testing.T) {
 	const total = 8 << 20
 	const floor = 2e6 // bytes per second
 	spec := helperSpec("flood", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(total))
-	spec.Cols, spec.Rows = 120, 40
+	spec.Cols, spec.Rows, spec.Scrollback = 120, 40, 2000
 	t0 := time.Now()
 	s, err := Start(spec)
 	if err != nil {
@@ -688,5 +682,23 @@ func TestTrickleCoalesced(t *testing.T) {
 	t.Logf("%.0f drains a second for 100 writes a second", rate)
 	if rate > 70 {
 		t.Errorf("%.0f drains a second: the trickle is not coalesced", rate)
+	}
+}
+
+// Spec.Scrollback is taken as given: 0 (config's scrollback_lines = 0)
+// keeps no lines above the screen, not an emulator default.
+func TestScrollbackAsGiven(t *testing.T) {
+	for _, lines := range []int{0, 7} {
+		spec := helperSpec("sb", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(64<<10))
+		spec.Scrollback = lines
+		s, err := Start(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-s.Done()
+		if got := s.ScrollbackLen(); got != lines {
+			t.Errorf("Scrollback %d: %d lines kept above the screen", lines, got)
+		}
+		s.Close()
 	}
 }

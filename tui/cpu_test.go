@@ -37,13 +37,13 @@ func TestCPUProgram(t *testing.T) {
 		ft.styled = true
 	}
 	var out countingWriter
-	p := NewProgram(Options{Terminals: terms, Title: "cpu"},
+	p := NewProgram(Options{FPS: 30, Terminals: terms, Title: "cpu"},
 		tea.WithInput(nil), tea.WithOutput(&out), tea.WithWindowSize(benchW, benchH))
 	done := make(chan struct{})
 	go func() { _, _ = p.Run(); close(done) }()
 	defer func() { p.Quit(); <-done }()
 	st := testState(8)
-	st.State = "paused" // no clock
+	st.Phase = "paused" // no clock
 	for id, a := range st.Agents {
 		a.Status = "idle" // no spinner
 		st.Agents[id] = a

@@ -40,7 +40,7 @@ func (m *Model) openDiff() tea.Cmd {
 	id := m.focusID
 	role := m.st.Agents[id].Role
 	if role == "" {
-		role = roleOf(id)
+		role = workspace.RoleOf(id)
 	}
 	switch {
 	case id == "":

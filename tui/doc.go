@@ -2,11 +2,13 @@
 // agent in a grid, a status bar with the workflow state, an event-log strip,
 // help, focus/zoom/attach, and notifications.
 //
-// The package does no I/O of its own beyond what its seams allow: it reads
+// The package reaches the rest of the program through its seams: it reads
 // agent screens through [Terminals], sends user commands through [Engine],
 // and receives engine snapshots as [SnapshotMsg] and notices as [NotifyMsg]
-// (sent by the caller with tea.Program.Send). It never writes workspace
-// files and never starts processes.
+// (sent by the caller with tea.Program.Send). Its only I/O of its own is
+// reading a finished task's outputs and friction notes for the summary
+// (summary.go), in a tea.Cmd, off the render path. It never writes
+// workspace files and never starts processes.
 //
 // Rendering follows a budget: a frame is composed only when an agent screen
 // signalled a change (coalesced; capped at Options.FPS for the attached pane

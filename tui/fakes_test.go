@@ -170,13 +170,13 @@ func agentIDs(n int) []string {
 // testState is an executing run with n agents.
 func testState(n int) workspace.State {
 	st := workspace.State{
-		TaskID: "t_20260314_add-auth", State: workspace.PhaseExecuting, PreviousState: workspace.PhasePlanReview,
+		TaskID: "t_20260314_add-auth", Phase: workspace.PhaseExecuting, PreviousPhase: workspace.PhasePlanReview,
 		CurrentCheckpoint: 1, TotalCheckpoints: 3, RevisionCount: 1, FrictionCount: 2,
 		StartedAt: testNow.Add(-(time.Hour + 2*time.Minute + 3*time.Second)),
 		Agents:    map[string]workspace.AgentState{},
 	}
 	for i, id := range agentIDs(n) {
-		a := workspace.AgentState{Role: roleOf(id), Status: "idle"}
+		a := workspace.AgentState{Role: workspace.RoleOf(id), Status: "idle"}
 		if strings.HasPrefix(id, "worker") {
 			a.Status = "busy"
 			a.Subtask = fmt.Sprintf("st_%d", i-1)
@@ -201,7 +201,7 @@ type harness struct {
 func newHarness(t testing.TB, n, w, h int) *harness {
 	eng := &fakeEngine{}
 	terms := newFakeTerms(agentIDs(n)...)
-	m := New(Options{Engine: eng, Terminals: terms, Title: "add login with sessions", Now: func() time.Time { return testNow }})
+	m := New(Options{FPS: 30, Engine: eng, Terminals: terms, Title: "add login with sessions", Now: func() time.Time { return testNow }})
 	hs := &harness{t: t, m: m, eng: eng, terms: terms}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.send(SnapshotMsg{State: testState(n)})

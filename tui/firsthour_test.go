@@ -40,7 +40,7 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 		strings.Contains(hd, "2/2") {
 		t.Fatalf("header %q: want building checkpoint 2, 1/2 checkpoints approved", hd)
 	}
-	st.State = workspace.PhaseComplete
+	st.Phase = workspace.PhaseComplete
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "2/2 checkpoints approved") {
 		t.Fatalf("complete: header %q, want 2/2", hd)
@@ -52,7 +52,7 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 func TestPauseFreezesClock(t *testing.T) {
 	now := testNow
 	eng := &fakeEngine{}
-	m := New(Options{Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
+	m := New(Options{FPS: 30, Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
 	h := &harness{t: t, m: m, eng: eng}
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	st := testState(4)
@@ -61,7 +61,7 @@ func TestPauseFreezesClock(t *testing.T) {
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") {
 		t.Fatalf("running: header %q", hd)
 	}
-	st.PreviousState, st.State, st.Timestamp = st.State, workspace.PhasePaused, testNow
+	st.PreviousPhase, st.Phase, st.Timestamp = st.Phase, workspace.PhasePaused, testNow
 	h.send(SnapshotMsg{State: st})
 	now = testNow.Add(7 * time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})
@@ -71,7 +71,7 @@ func TestPauseFreezesClock(t *testing.T) {
 	if !strings.Contains(h.plain(), "timers frozen") {
 		t.Fatal("no paused banner")
 	}
-	st.State, st.PreviousState, st.Timestamp = workspace.PhaseExecuting, workspace.PhasePaused, now
+	st.Phase, st.PreviousPhase, st.Timestamp = workspace.PhaseExecuting, workspace.PhasePaused, now
 	h.send(SnapshotMsg{State: st})
 	now = now.Add(time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})
@@ -84,7 +84,7 @@ func TestPauseFreezesClock(t *testing.T) {
 func TestStatesInWords(t *testing.T) {
 	h := newHarness(t, 4, 160, 40)
 	st := testState(4)
-	st.State, st.PreviousState = workspace.PhaseCheckpointReview, workspace.PhaseExecuting
+	st.Phase, st.PreviousPhase = workspace.PhaseCheckpointReview, workspace.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	hd := h.header()
 	if !strings.Contains(hd, "reviewing checkpoint") || strings.Contains(hd, "checkpoint_review") || strings.Contains(hd, "←") {
@@ -96,7 +96,7 @@ func TestStatesInWords(t *testing.T) {
 		}
 	}
 	h.key("?")
-	for _, want := range []string{"may write files now", "reads only", "no work in this state", "hung or crashed"} {
+	for _, want := range []string{"may write files now", "reads only", "no work in this state", "hung (silent too long)"} {
 		if !strings.Contains(h.plain(), want) {
 			t.Errorf("help lacks the legend entry %q", want)
 		}
@@ -151,7 +151,7 @@ func TestQuitWordsFollowTheTask(t *testing.T) {
 	}
 	h.key("n")
 	st := testState(4)
-	st.State = workspace.PhaseComplete
+	st.Phase = workspace.PhaseComplete
 	h.send(SnapshotMsg{State: st})
 	h.key("q")
 	if f := h.footer(); strings.Contains(f, "resum") || !strings.Contains(f, "task is over") {
@@ -170,14 +170,14 @@ func TestSummaryAfterCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := summaryState(dir)
-	st.State = workspace.PhaseCancelled
+	st.Phase = workspace.PhaseCancelled
 	st.Subtasks = map[string]workspace.SubtaskState{
 		"st_1": {Status: workspace.SubtaskDone, Worker: "worker_1"},
 		"st_2": {Status: workspace.SubtaskInProgress, Worker: "worker_2"},
 	}
 	st.Rounds = append(st.Rounds, workspace.Round{Kind: "checkpoint", Checkpoint: 2, Number: 1, Verdict: "issues",
 		Summary: "**Severity:** major — `Sqrt` panics on `-1`"})
-	m := New(Options{Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
+	m := New(Options{FPS: 30, Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
 	m.width, m.height = 140, 60
 	m.fd.mode, m.fd.sum, m.fd.sumLoaded = modeSummary, loadSummary(st, dir, "add a square root"), true
 	got := m.View().Content
@@ -195,7 +195,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 		}
 	}
 	// Abandoned reads abandoned, in the header too.
-	st.State = workspace.PhaseIdle
+	st.Phase = workspace.PhaseIdle
 	m.fd.sum = loadSummary(st, dir, "x")
 	if plain := stripped(m.View().Content); !strings.Contains(plain, "│ abandoned │") || !strings.Contains(plain, "not done: abandoned") {
 		t.Errorf("abandoned summary:\n%s", plain)
@@ -395,7 +395,7 @@ func TestDiffView(t *testing.T) {
 // count that the task starts with.
 func TestStartTeam(t *testing.T) {
 	l := newFakeLauncher()
-	m := New(Options{Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
+	m := New(Options{FPS: 30, Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
 		Now: func() time.Time { return testNow }})
 	h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})

@@ -10,13 +10,12 @@ type SnapshotMsg struct {
 	// Events is the tail of events.jsonl, oldest first. It replaces the
 	// events shown so far; nil keeps them.
 	Events []workspace.EventRecord
-	// Health is the live health per agent id (starting, ready, busy, idle,
-	// waiting_permission, rate_limited, hang_warning, hung, exited). Agents
-	// missing here fall back to State.Agents[id].Status.
-	Health map[string]string
-	// Context is the shared context (decisions, constraints, glossary
+	// Health is the live health per agent id. Agents missing here fall
+	// back to State.Agents[id].Status.
+	Health map[string]workspace.Health
+	// Knowledge is the shared knowledge (decisions, constraints, glossary
 	// terms), newest first, for the context panel. nil keeps the list.
-	Context []ContextItem
+	Knowledge []KnowledgeItem
 }
 
 // NotifyMsg is a notice for the user: shown in the status line until the

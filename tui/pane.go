@@ -7,6 +7,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // borderKind selects a pane border's shape and colour.
@@ -59,7 +61,7 @@ type titleData struct {
 	Num      int // 1-based pane number (0: none)
 	ID, Role string
 	Agent    string // the CLI running the agent ("" not shown)
-	Health   string
+	Health   workspace.Health
 	Spinner  string // current spinner frame when the agent is busy
 	Subtask  string
 	Changed  int    // files a worker changed on its git branch, not merged yet (0: not shown)

@@ -23,7 +23,7 @@ func runScreens() map[string]func(*harness) {
 		"confirm_quit":   func(h *harness) { h.key("q") },
 		"confirm_cancel": func(h *harness) { h.key("c") },
 		"context": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(4), Context: testContext()})
+			h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
 			h.key("x")
 		},
 		"events": func(h *harness) {
@@ -44,12 +44,20 @@ func runScreens() map[string]func(*harness) {
 		},
 		"paused": func(h *harness) {
 			st := testState(4)
-			st.PreviousState, st.State = st.State, workspace.PhasePaused
+			st.PreviousPhase, st.Phase = st.Phase, workspace.PhasePaused
 			h.send(SnapshotMsg{State: st})
+		},
+		"plan_gate": func(h *harness) { h.send(SnapshotMsg{State: gateState()}) }, // plan_test.go
+		"plan_feedback": func(h *harness) {
+			h.send(SnapshotMsg{State: gateState()})
+			h.key("f")
+			for _, r := range "split st_3" {
+				h.key(string(r))
+			}
 		},
 		"needs_human": func(h *harness) {
 			st := testState(4)
-			st.PreviousState, st.State = st.State, workspace.PhaseNeedsHuman
+			st.PreviousPhase, st.Phase = st.Phase, workspace.PhaseNeedsHuman
 			st.Reason = "plan review cycles exhausted (3 of 3)"
 			h.send(SnapshotMsg{State: st})
 		},

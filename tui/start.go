@@ -154,6 +154,7 @@ type frontDoor struct {
 	agents      []string // agent profiles offered (Options.Agents)
 	agent       int      // the chosen one (index into agents)
 	workers     int      // the chosen worker count (0: the launcher's default)
+	humanPlan   bool     // the user approves each plan after the Reviewer (plan.go)
 
 	picker filepicker.Model
 
@@ -170,7 +171,7 @@ type frontDoor struct {
 // startKeyMap is every key of the start screen, picker and summary.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
-	Agents, Workers                          key.Binding
+	Agents, Workers, PlanBy                  key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
@@ -187,6 +188,7 @@ func newStartKeyMap() startKeyMap {
 		Edit:      key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
 		Agents:    key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "team: agent")),
 		Workers:   key.NewBinding(key.WithKeys("up", "down", "+", "-"), key.WithHelp("↑/↓ +/-", "team: workers")),
+		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
 		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
 		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
@@ -228,7 +230,7 @@ func (m *Model) initFront(opts Options) {
 
 func newFrontDoor(opts Options) frontDoor {
 	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project,
-		agents: opts.Agents, workers: opts.Workers}
+		agents: opts.Agents, workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
 		return fd
 	}
@@ -422,7 +424,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 	if _, ok := msg.(SnapshotMsg); !ok {
 		return nil
 	}
-	p := m.st.State
+	p := m.st.Phase
 	if p == m.fd.seen {
 		return nil
 	}
@@ -525,11 +527,11 @@ func (m *Model) endSession() tea.Cmd {
 func (m *Model) resetRun() {
 	m.st, m.haveState = workspace.State{}, false
 	m.events = nil
-	m.health = map[string]string{}
+	m.health = map[string]workspace.Health{}
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
-	m.cx = contextPanel{}
+	m.cx = knowledgePanel{}
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.pausedAt, m.pausedFor = time.Time{}, 0
@@ -609,7 +611,7 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if !m.attached && m.confirm == confirmNone && !m.showHelp && key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
 			m.fd.mode = modeSummary
 			m.zoom = false
-			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.State {
+			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
 				return m.openSummary(m.st, true), true
 			}
 			return nil, true
@@ -628,7 +630,7 @@ func (m Model) summaryAvailable() bool {
 	if !m.haveState {
 		return false
 	}
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
 		return true
 	}
@@ -726,6 +728,14 @@ func (m *Model) submit() tea.Cmd {
 		SubmittedBy: "tui",
 		Project:     m.fd.project,
 	}
+	switch {
+	case m.fd.humanPlan == m.opts.HumanPlanApproval:
+		// the launcher's config decides, as it does for the default
+	case m.fd.humanPlan:
+		t.PlanApproval = "human"
+	default:
+		t.PlanApproval = "reviewer"
+	}
 	m.fd.formErr = ""
 	m.fd.busy = "starting the task…"
 	return startCmd(m.opts.Launcher, m.fd.project, t)
@@ -810,7 +820,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	live := m.fd.sumLive && m.fd.sess != nil
-	failed := live && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
@@ -856,7 +866,8 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 // limit).
 const maxWorkers = 32
 
-// teamKey changes the agent profile (←→) and worker count (↑↓, +/-).
+// teamKey changes the agent profile (←→), the worker count (↑↓, +/-) and
+// who approves the plan (p: the Reviewer, or the user after it).
 func (m *Model) teamKey(msg tea.KeyPressMsg) {
 	n := len(m.fd.agents)
 	switch msg.String() {
@@ -872,6 +883,8 @@ func (m *Model) teamKey(msg tea.KeyPressMsg) {
 		m.fd.workers = min(max(m.fd.workers, 1)+1, maxWorkers)
 	case "down", "-", "j":
 		m.fd.workers = max(m.fd.workers-1, 1)
+	case "p":
+		m.fd.humanPlan = !m.fd.humanPlan
 	}
 }
 

@@ -106,7 +106,7 @@ func testPastTasks() []PastTask {
 	desc := []string{"add a square root function\nwith tests", "build a tiny calculator", "port the parser to generics", "add a REPL"}
 	for i := range ts {
 		ts[i].ID, ts[i].Description = ids[i], desc[i]
-		s := workspace.State{TaskID: ids[i], State: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
+		s := workspace.State{TaskID: ids[i], Phase: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
 		ts[i].State = &s
 	}
 	return ts
@@ -127,7 +127,7 @@ func newFrontHarness(t testing.TB, l *fakeLauncher, w, h int) *frontHarness {
 }
 
 func newFrontHarnessAt(t testing.TB, l *fakeLauncher, project string, w, h int) *frontHarness {
-	m := New(Options{Launcher: l, Project: project, Now: func() time.Time { return testNow }})
+	m := New(Options{FPS: 30, Launcher: l, Project: project, Now: func() time.Time { return testNow }})
 	fh := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l,
 		msgs: make(chan tea.Msg, 4096)}
 	fh.send(tea.WindowSizeMsg{Width: w, Height: h})

@@ -59,7 +59,7 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 			fh.run(fh.send(ctrl('s')))
 			st := summaryState(dir)
 			st.TaskID = fh.l.taskID
-			st.State = p
+			st.Phase = p
 			if mut != nil {
 				mut(&st)
 			}

@@ -220,7 +220,7 @@ func liveHarness(t *testing.T) *frontHarness {
 func (h *frontHarness) phase(p workspace.Phase, mut ...func(*workspace.State)) {
 	st := testState(4)
 	st.TaskID = h.l.taskID
-	st.PreviousState, st.State = st.State, p
+	st.PreviousPhase, st.Phase = st.Phase, p
 	st.TaskDir = ""
 	for _, f := range mut {
 		f(&st)
@@ -329,7 +329,7 @@ func TestSummaryQuitAsks(t *testing.T) {
 func TestNoLauncherNoFrontDoor(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
 	st := testState(4)
-	st.State = workspace.PhaseComplete
+	st.Phase = workspace.PhaseComplete
 	h.send(SnapshotMsg{State: st})
 	h.key("s")
 	if h.m.fd.on || h.m.fd.mode != modeRun {
@@ -392,7 +392,7 @@ func TestLoadSummary(t *testing.T) {
 func summaryState(dir string) workspace.State {
 	st := testState(4)
 	st.TaskID, st.TaskDir = "20260314-150926-ab12", dir
-	st.PreviousState, st.State = workspace.PhaseCheckpointReview, workspace.PhaseComplete
+	st.PreviousPhase, st.Phase = workspace.PhaseCheckpointReview, workspace.PhaseComplete
 	st.StartedAt, st.FinishedAt = testNow.Add(-14*time.Minute-5*time.Second), testNow.Add(-time.Minute)
 	st.Plan = &workspace.Plan{Subtasks: []workspace.Subtask{
 		{ID: "st_1", Description: "square root function", Files: []string{"CREATE calc/sqrt.go"}},

@@ -4,6 +4,8 @@ import (
 	"image/color"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Palette. Colours are chosen to read on dark and light backgrounds alike.
@@ -72,32 +74,32 @@ type healthLook struct {
 	strong bool
 }
 
-func lookOf(health string) healthLook {
+func lookOf(health workspace.Health) healthLook {
 	switch health {
-	case "busy":
+	case workspace.HealthBusy:
 		return healthLook{label: "busy", colour: colBusy}
-	case "starting":
+	case workspace.HealthStarting:
 		return healthLook{label: "starting", colour: colWarn}
-	case "ready", "idle":
-		return healthLook{glyph: "✓", label: health, colour: colOK}
-	case "waiting_permission":
+	case workspace.HealthReady, workspace.HealthIdle:
+		return healthLook{glyph: "✓", label: string(health), colour: colOK}
+	case workspace.HealthWaitingPermission:
 		return healthLook{glyph: "⚠", label: "permission", colour: colWarn, alert: true, strong: true}
-	case "rate_limited":
+	case workspace.HealthRateLimited:
 		return healthLook{glyph: "⏳", label: "rate limit", colour: colRate, alert: true, strong: true}
-	case "hang_warning":
+	case workspace.HealthHangWarning:
 		return healthLook{glyph: "⚠", label: "no output", colour: colWarn, alert: true}
-	case "hung":
+	case workspace.HealthHung:
 		return healthLook{glyph: "✖", label: "hung", colour: colBad, alert: true, strong: true}
-	case "exited":
+	case workspace.HealthExited:
 		return healthLook{glyph: "⏻", label: "exited", colour: colDim}
-	case "crashed":
-		return healthLook{glyph: "✖", label: "crashed", colour: colBad, alert: true, strong: true}
 	case "":
 		return healthLook{glyph: "·", label: "no agent", colour: colDim}
 	default:
-		return healthLook{glyph: "·", label: health, colour: colDim}
+		return healthLook{glyph: "·", label: string(health), colour: colDim}
 	}
 }
 
 // spins reports whether a health value shows the spinner.
-func spins(health string) bool { return health == "busy" || health == "starting" }
+func spins(h workspace.Health) bool {
+	return h == workspace.HealthBusy || h == workspace.HealthStarting
+}

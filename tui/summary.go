@@ -91,14 +91,14 @@ func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
 // baseSummary is what the state alone says (shown until the files are read).
 func baseSummary(st workspace.State, title string) summaryData {
 	s := summaryData{
-		TaskID: st.TaskID, Title: firstLine(title), Phase: st.State, Previous: st.PreviousState,
+		TaskID: st.TaskID, Title: firstLine(title), Phase: st.Phase, Previous: st.PreviousPhase,
 		Reason: plainText(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
 		Rounds: st.Rounds, Agents: orderAgents(st.Agents), Usage: map[string]AgentUsage{},
 	}
 	if s.Reason == "" {
 		s.Reason = plainText(st.Error)
 	}
-	if s.Finished.IsZero() && st.State == workspace.PhaseIdle {
+	if s.Finished.IsZero() && st.Phase == workspace.PhaseIdle {
 		s.Finished = st.Timestamp // abandoned: the engine clears finished_at
 	}
 	return s

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +56,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleSearched(msg)
 	case diffLoadedMsg:
 		m.handleDiffLoaded(msg)
+	case planDecidedMsg:
+		m.handlePlanDecided(msg)
 	case tea.PasteMsg:
+		if m.gate.typing {
+			m.gate.input, cmd = m.gate.input.Update(msg)
+			break
+		}
 		m.handlePaste(msg)
 	case tea.MouseClickMsg:
 		m.handleMouse(msg.Mouse(), mouseClick)
@@ -259,7 +264,7 @@ func (m Model) clockRunning() bool {
 	if !m.haveState || m.st.StartedAt.IsZero() || !m.st.FinishedAt.IsZero() {
 		return false
 	}
-	p := m.st.State
+	p := m.st.Phase
 	return !p.Terminal() && p != workspace.PhasePaused && p != workspace.PhaseIdle
 }
 
@@ -307,8 +312,8 @@ func (m *Model) relayout() {
 // ---- snapshots ----
 
 func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
-	prevPhase := m.st.State
-	before := make(map[string]string, len(m.agents))
+	prevPhase := m.st.Phase
+	before := make(map[string]workspace.Health, len(m.agents))
 	for _, id := range m.agents {
 		before[id] = m.healthOf(id)
 	}
@@ -316,16 +321,17 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	m.st = msg.State
 	m.haveState = true
 	m.trackPause()
+	m.syncPlanGate()
 	if msg.Events != nil {
 		m.events = mergeEvents(m.events, msg.Events)
 	}
 	if msg.Health != nil {
-		m.health = make(map[string]string, len(msg.Health))
+		m.health = make(map[string]workspace.Health, len(msg.Health))
 		for k, v := range msg.Health {
 			m.health[k] = v
 		}
 	}
-	m.cx.setContext(msg.Context)
+	m.cx.setKnowledge(msg.Knowledge)
 	m.agents = orderAgents(m.st.Agents)
 	if m.agentIndex(m.focusID) < 0 && len(m.agents) > 0 {
 		m.focusID = m.agents[0]
@@ -333,8 +339,8 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	}
 
 	var notes []string
-	if m.st.State != prevPhase {
-		switch m.st.State {
+	if m.st.Phase != prevPhase {
+		switch m.st.Phase {
 		case workspace.PhaseNeedsHuman:
 			n := "needs you"
 			if r := plainText(m.st.Reason); r != "" {
@@ -346,7 +352,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		}
 	}
 	for _, id := range m.agents {
-		if m.healthOf(id) == "waiting_permission" && before[id] != "waiting_permission" {
+		if m.healthOf(id) == workspace.HealthWaitingPermission && before[id] != workspace.HealthWaitingPermission {
 			notes = append(notes, id+" is waiting for permission")
 		}
 	}
@@ -389,9 +395,9 @@ func (m *Model) trackPause() {
 		at = m.now()
 	}
 	switch {
-	case m.st.State == workspace.PhasePaused && m.pausedAt.IsZero():
+	case m.st.Phase == workspace.PhasePaused && m.pausedAt.IsZero():
 		m.pausedAt = at
-	case m.st.State != workspace.PhasePaused && !m.pausedAt.IsZero():
+	case m.st.Phase != workspace.PhasePaused && !m.pausedAt.IsZero():
 		m.pausedFor += max(at.Sub(m.pausedAt), 0)
 		m.pausedAt = time.Time{}
 	}
@@ -404,30 +410,7 @@ func orderAgents(agents map[string]workspace.AgentState) []string {
 	for id := range agents {
 		ids = append(ids, id)
 	}
-	rank := func(id string) (int, int) {
-		switch {
-		case id == workspace.RoleLead:
-			return 0, 0
-		case id == workspace.RoleReviewer:
-			return 1, 0
-		case strings.HasPrefix(id, "worker_"):
-			if n, err := strconv.Atoi(strings.TrimPrefix(id, "worker_")); err == nil {
-				return 2, n
-			}
-		}
-		return 3, 0
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		ri, ni := rank(ids[i])
-		rj, nj := rank(ids[j])
-		if ri != rj {
-			return ri < rj
-		}
-		if ni != nj {
-			return ni < nj
-		}
-		return ids[i] < ids[j]
-	})
+	workspace.SortAgents(ids)
 	return ids
 }
 
@@ -447,6 +430,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.find.typing:
 		return m.handleSearchKey(msg)
+	case !m.showHelp && !m.diff.show && !m.cx.show:
+		if ok, cmd := m.planKey(msg); ok {
+			return cmd
+		}
 	case m.showHelp && m.helpScrollKey(msg):
 		return nil
 	case m.diff.show && !m.showHelp && !key.Matches(msg, m.keys.Help) && !key.Matches(msg, m.keys.Quit):
@@ -460,7 +447,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.helpScroll = 0
 	case key.Matches(msg, k.No) && m.showHelp:
 		m.showHelp = false
-	case key.Matches(msg, k.Context):
+	case key.Matches(msg, k.Knowledge):
 		m.cx.show = !m.cx.show
 		m.showHelp, m.diff = false, diffView{}
 	case key.Matches(msg, k.No) && m.cx.show:
@@ -711,13 +698,13 @@ func (m *Model) quit() tea.Cmd {
 
 // stuck reports whether the run waits on the user (R and A apply).
 func (m Model) stuck() bool {
-	return m.haveState && (m.st.State == workspace.PhaseError || m.st.State == workspace.PhaseNeedsHuman)
+	return m.haveState && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
 }
 
 // agentsRunning reports whether quitting would stop a live agent.
 func (m Model) agentsRunning() bool {
 	for _, id := range m.agents {
-		if _, ok := m.terminal(id); ok && m.healthOf(id) != "exited" {
+		if _, ok := m.terminal(id); ok && m.healthOf(id) != workspace.HealthExited {
 			return true
 		}
 	}

@@ -136,7 +136,7 @@ func TestKeyQuit(t *testing.T) {
 	t.Run("immediate_when_nothing_runs", func(t *testing.T) {
 		h := newKeyHarness(t)
 		st := testState(4)
-		h.send(SnapshotMsg{State: st, Health: map[string]string{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
+		h.send(SnapshotMsg{State: st, Health: map[string]workspace.Health{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
 		requireQuit(t, h.key("q"))
 	})
 }
@@ -150,7 +150,7 @@ func TestKeyRetryAbandon(t *testing.T) {
 		t.Fatal("no notice for A outside needs_human")
 	}
 	st := testState(4)
-	st.State, st.Reason = workspace.PhaseNeedsHuman, "limit"
+	st.Phase, st.Reason = workspace.PhaseNeedsHuman, "limit"
 	h.send(SnapshotMsg{State: st})
 	h.key("R")
 	h.eng.requireCalls(t, "retry")
@@ -158,7 +158,7 @@ func TestKeyRetryAbandon(t *testing.T) {
 	h.eng.requireCalls(t, "retry")
 	h.key("y")
 	h.eng.requireCalls(t, "retry", "abandon")
-	st.State = workspace.PhaseError
+	st.Phase = workspace.PhaseError
 	h.send(SnapshotMsg{State: st})
 	h.key("R")
 	h.eng.requireCalls(t, "retry", "abandon", "retry")
@@ -351,7 +351,7 @@ func TestMouse(t *testing.T) {
 func TestNotifications(t *testing.T) {
 	h := newKeyHarness(t)
 	st := testState(4)
-	st.State, st.Reason = workspace.PhaseNeedsHuman, "revision limit"
+	st.Phase, st.Reason = workspace.PhaseNeedsHuman, "revision limit"
 	raw, ok := findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st}))
 	if !ok {
 		t.Fatal("no notification on needs_human")
@@ -366,13 +366,13 @@ func TestNotifications(t *testing.T) {
 	if _, ok := findMsgQuick(t, h.send(SnapshotMsg{State: st})); ok {
 		t.Fatal("rang twice for one transition")
 	}
-	st.State = workspace.PhaseExecuting
+	st.Phase = workspace.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
-	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[string]string{"worker_2": "waiting_permission"}}))
+	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[string]workspace.Health{"worker_2": "waiting_permission"}}))
 	if !ok || !strings.Contains(raw.Msg.(string), "worker_2 is waiting for permission") {
 		t.Fatal("no notification on waiting_permission")
 	}
-	st.State = workspace.PhaseComplete
+	st.Phase = workspace.PhaseComplete
 	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st}))
 	if !ok || !strings.Contains(raw.Msg.(string), "task complete") {
 		t.Fatal("no notification on complete")
@@ -473,7 +473,7 @@ func TestFrameCap(t *testing.T) {
 func TestIdleNoWork(t *testing.T) {
 	h := newKeyHarness(t)
 	st := testState(4)
-	st.State = workspace.PhasePaused
+	st.Phase = workspace.PhasePaused
 	for id, a := range st.Agents {
 		a.Status = "idle"
 		st.Agents[id] = a

@@ -68,7 +68,7 @@ func (m Model) View() tea.View {
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "Hivemind"
 	if m.haveState {
-		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.State)
+		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.Phase)
 	}
 	v.Cursor = m.attachedCursor()
 	return v
@@ -142,8 +142,11 @@ func (m Model) render() string {
 	case m.diff.show:
 		b.WriteString(m.renderDiff())
 		b.WriteByte('\n')
+	case m.planShown():
+		b.WriteString(m.renderPlan())
+		b.WriteByte('\n')
 	case m.cx.show:
-		b.WriteString(m.renderContext())
+		b.WriteString(m.renderKnowledge())
 		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)
@@ -221,11 +224,11 @@ func (m Model) borderOf(i int) borderKind {
 		return borderFocus
 	}
 	switch m.healthOf(id) {
-	case "waiting_permission", "hang_warning":
+	case workspace.HealthWaitingPermission, workspace.HealthHangWarning:
 		return borderWarn
-	case "hung", "crashed":
+	case workspace.HealthHung:
 		return borderBad
-	case "rate_limited":
+	case workspace.HealthRateLimited:
 		return borderRate
 	}
 	return borderNormal
@@ -236,7 +239,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 	a := m.st.Agents[id]
 	role := a.Role
 	if role == "" {
-		role = roleOf(id)
+		role = workspace.RoleOf(id)
 	}
 	health := m.healthOf(id)
 	td := titleData{
@@ -277,16 +280,6 @@ func (m Model) activity(id string) string {
 	return "–"
 }
 
-func roleOf(id string) string {
-	switch {
-	case id == workspace.RoleLead || id == workspace.RoleReviewer:
-		return id
-	case strings.HasPrefix(id, "worker"):
-		return workspace.RoleWorker
-	}
-	return ""
-}
-
 // ---- header ----
 
 type headerKey struct {
@@ -303,7 +296,7 @@ func (m Model) headerKey() headerKey {
 	k := headerKey{w: m.width, title: m.opts.Title, branch: m.opts.Branch}
 	if m.haveState {
 		k.task = m.st.TaskID
-		k.phase, k.prev = m.st.State, m.st.PreviousState
+		k.phase, k.prev = m.st.Phase, m.st.PreviousPhase
 		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
 		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
 		if !m.st.StartedAt.IsZero() {
@@ -465,7 +458,7 @@ type bannerKey struct {
 }
 
 func (m Model) bannerKey() bannerKey {
-	return bannerKey{w: m.width, phase: m.st.State, reason: m.st.Reason, errStr: m.st.Error}
+	return bannerKey{w: m.width, phase: m.st.Phase, reason: m.st.Reason, errStr: m.st.Error}
 }
 
 // hasBanner reports whether the state shows a banner line.
@@ -473,7 +466,7 @@ func (m Model) hasBanner() bool {
 	if !m.haveState {
 		return false
 	}
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseNeedsHuman, workspace.PhaseError, workspace.PhasePaused,
 		workspace.PhaseComplete, workspace.PhaseCancelled:
 		return true
@@ -493,7 +486,7 @@ func (m Model) renderBanner() string {
 	}
 	var text string
 	var bg = colWarn
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseNeedsHuman:
 		text = " ⚑ NEEDS HUMAN"
 		if reason != "" {
@@ -545,7 +538,7 @@ type footerKey struct {
 
 func (m Model) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
-		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.State, inputErr: m.input.lastError(),
+		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.Phase, inputErr: m.input.lastError(),
 		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.showHelp,
 		events: m.showEvents, detail: m.detail}
 }
@@ -574,7 +567,7 @@ func (m Model) confirmLine(w int) string {
 // taskOver reports whether the task has ended (complete, cancelled or
 // abandoned): quitting then leaves nothing to resume.
 func (m Model) taskOver() bool {
-	switch m.st.State {
+	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle:
 		return m.haveState
 	}
@@ -635,6 +628,8 @@ func (m Model) renderFooter() string {
 func (m Model) footerHints() []key.Binding {
 	k := m.keys
 	switch {
+	case m.atPlanGate():
+		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
 	case m.diff.show:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc/d", "close diff")),
 			key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↑↓ pgup pgdn", "scroll"))}

@@ -60,30 +60,30 @@ func TestGoldenLayouts(t *testing.T) {
 
 func TestGoldenStyled(t *testing.T) {
 	h := newHarness(t, 4, 100, 24)
-	h.send(SnapshotMsg{State: testState(4), Health: map[string]string{"reviewer": "waiting_permission"}})
+	h.send(SnapshotMsg{State: testState(4), Health: map[string]workspace.Health{"reviewer": "waiting_permission"}})
 	golden.RequireEqual(t, h.view())
 }
 
 func TestGoldenStates(t *testing.T) {
 	cases := map[string]func(*workspace.State){
 		"needs_human": func(s *workspace.State) {
-			s.PreviousState, s.State = s.State, workspace.PhaseNeedsHuman
+			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseNeedsHuman
 			s.Reason = "plan review cycles exhausted (3 of 3): the reviewer keeps asking for a migration plan"
 		},
 		"error": func(s *workspace.State) {
-			s.PreviousState, s.State = s.State, workspace.PhaseError
+			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseError
 			s.Error = "worker_2 crashed 4 times (max_retries 3)"
 		},
 		"paused": func(s *workspace.State) {
-			s.PreviousState, s.State = s.State, workspace.PhasePaused
+			s.PreviousPhase, s.Phase = s.Phase, workspace.PhasePaused
 		},
 		"complete": func(s *workspace.State) {
-			s.PreviousState, s.State = s.State, workspace.PhaseComplete
+			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseComplete
 			s.CurrentCheckpoint = 3
 			s.FinishedAt = testNow.Add(-time.Minute)
 		},
 		"cancelled": func(s *workspace.State) {
-			s.PreviousState, s.State = s.State, workspace.PhaseCancelled
+			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseCancelled
 		},
 	}
 	for name, mut := range cases {
@@ -129,10 +129,10 @@ func TestGoldenViews(t *testing.T) {
 			h.send(NotifyMsg{Level: "warn", Message: "worker_1 restarted after a crash (1 of 3)"})
 		},
 		"no_agents": func(h *harness) {
-			h.send(SnapshotMsg{State: workspace.State{State: workspace.PhasePlanning, StartedAt: testNow}})
+			h.send(SnapshotMsg{State: workspace.State{Phase: workspace.PhasePlanning, StartedAt: testNow}})
 		},
 		"health_looks": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(8), Health: map[string]string{
+			h.send(SnapshotMsg{State: testState(8), Health: map[string]workspace.Health{
 				"lead": "starting", "reviewer": "waiting_permission", "worker_1": "rate_limited",
 				"worker_2": "hung", "worker_3": "exited", "worker_4": "hang_warning", "worker_5": "ready", "worker_6": "busy",
 			}})
@@ -160,7 +160,7 @@ func TestWidthSweep(t *testing.T) {
 		},
 		"banner": func(h *harness) {
 			st := testState(len(h.m.agents))
-			st.State, st.Reason = workspace.PhaseNeedsHuman, strings.Repeat("a long reason ", 30)
+			st.Phase, st.Reason = workspace.PhaseNeedsHuman, strings.Repeat("a long reason ", 30)
 			h.send(SnapshotMsg{State: st})
 		},
 		"help":   func(h *harness) { h.key("?") },

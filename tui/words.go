@@ -15,6 +15,7 @@ var phaseWords = map[workspace.Phase]string{
 	workspace.PhasePlanning:           "planning",
 	workspace.PhasePlanReview:         "reviewing plan",
 	workspace.PhasePlanRevision:       "revising plan",
+	workspace.PhasePlanApproval:       "plan: your call",
 	workspace.PhaseExecuting:          "building",
 	workspace.PhaseCheckpoint:         "checkpoint reached",
 	workspace.PhaseCheckpointReview:   "reviewing checkpoint",
@@ -63,7 +64,7 @@ func phaseHeadline(p, prev workspace.Phase) string {
 // approvedCheckpoints counts the checkpoints the Reviewer approved: the
 // progress the header shows (a checkpoint being built is not progress yet).
 func approvedCheckpoints(st workspace.State) int {
-	if st.State == workspace.PhaseComplete {
+	if st.Phase == workspace.PhaseComplete {
 		return st.TotalCheckpoints
 	}
 	seen := map[int]bool{}
@@ -84,7 +85,7 @@ var legend = []helpEntry{
 	{"✓ idle", "turn ended, waiting"},
 	{"⚠", "asks permission / silent"},
 	{"⏳", "rate limited, waits"},
-	{"✖", "hung or crashed"},
+	{"✖", "hung (silent too long)"},
 	{"⏻", "process exited"},
 	{"↑ N/M", "scrolled back N of M lines"},
 }
@@ -94,6 +95,7 @@ var stateLegend = []helpEntry{
 	{"planning", "lead writes plan"},
 	{"reviewing plan", "reviewer reads it"},
 	{"revising plan", "lead reworks plan"},
+	{"plan: your call", "a approve, f feedback"},
 	{"building", "workers build"},
 	{"reviewing checkpoint", "reviewer checks"},
 	{"fixing review issues", "workers fix issues"},

@@ -156,7 +156,7 @@ func TestStateBlobLost(t *testing.T) {
 			defer s2.Close()
 			if !strings.Contains(res.Lost, filepath.Join(BlobsDir, filepath.Base(blobs[0]))) || !strings.Contains(res.Lost, tc.want) ||
 				res.Restored || res.Fresh || !reflect.DeepEqual(got, State{}) {
-				t.Fatalf("Lost %q (want %q), result %+v, state %+v", res.Lost, tc.want, res, got.State)
+				t.Fatalf("Lost %q (want %q), result %+v, state %+v", res.Lost, tc.want, res, got.Phase)
 			}
 			if after := mustRead(t, filepath.Join(td.Dir(), StateFile)); !bytes.Equal(before, after) {
 				t.Fatal("state.json changed")
@@ -218,9 +218,9 @@ func TestStateInlineFixtureLoads(t *testing.T) {
 	if err != nil || res != (LoadResult{}) {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if st.State != PhasePaused || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 16<<10 ||
+	if st.Phase != PhasePaused || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 16<<10 ||
 		!strings.HasPrefix(st.Plan.Subtasks[0].Description, "FIXTURE-DESC ") || len(st.Deferred) != 1 {
-		t.Fatalf("fixture loaded as %s, plan %v", st.State, st.Plan != nil)
+		t.Fatalf("fixture loaded as %s, plan %v", st.Phase, st.Plan != nil)
 	}
 	must(t, s.Save(st))
 	s.Close()
@@ -245,7 +245,7 @@ func TestCleanupKeepsBlobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := bigState(td.ID())
-	st.State = PhaseComplete
+	st.Phase = PhaseComplete
 	st.FinishedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	must(t, s.Save(st))
 	s.Close()

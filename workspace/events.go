@@ -53,7 +53,7 @@ func OpenEventLog(t *TaskDir) (*EventLog, error) {
 		return nil, fmt.Errorf("workspace: open events %s: %w", path, err)
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
+		_ = f.Close() // read-only, already failing
 		return nil, fmt.Errorf("workspace: open events %s: not a regular file", path)
 	}
 	return &EventLog{f: f, path: path, task: t.id}, nil
@@ -213,7 +213,7 @@ func ReadEvents(path string) (recs []EventRecord, torn bool, err error) {
 		return nil, false, fmt.Errorf("workspace: read events: %w", err)
 	}
 	data, err := io.ReadAll(f)
-	f.Close()
+	_ = f.Close() // read-only: the data is in hand
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: read events: %w", err)
 	}
@@ -331,7 +331,7 @@ func FollowEvents(ctx context.Context, path string, from int64, fn func(EventRec
 					break
 				}
 			}
-			f.Close()
+			_ = f.Close()
 		case errors.Is(err, fs.ErrNotExist):
 		default:
 			return fmt.Errorf("workspace: follow events %s: %w", path, err)

@@ -27,7 +27,7 @@ func FuzzLoadState(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		backup := State{TaskID: "t1", State: PhasePlanning, Seq: 1}
+		backup := State{TaskID: "t1", Phase: PhasePlanning, Seq: 1}
 		for _, withBackup := range []bool{true, false} {
 			id := "t1"
 			if !withBackup {

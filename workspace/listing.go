@@ -108,7 +108,7 @@ func (in TaskInfo) StateName() string {
 	case in.State.Abandoned():
 		return "abandoned"
 	}
-	return string(in.State.State)
+	return string(in.State.Phase)
 }
 
 // Headline is the first non-blank line of a task's description, its

@@ -161,7 +161,7 @@ func tryLockFile(path string) (*os.File, error) {
 	}
 	if err := flockNB(f); err != nil {
 		info, _ := readLockInfo(f)
-		f.Close()
+		_ = f.Close()
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: held by %s (lock file %s)", ErrLocked, info, path)
 		}
@@ -271,7 +271,7 @@ func (t *TaskDir) LockResource(ctx context.Context, resource, owner string) (unl
 			break
 		}
 		if !errors.Is(err, ErrLocked) {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("workspace: lock resource %s: %w", resource, err)
 		}
 		if timer == nil {
@@ -282,7 +282,7 @@ func (t *TaskDir) LockResource(ctx context.Context, resource, owner string) (unl
 		select {
 		case <-ctx.Done():
 			info, _ := readLockInfo(f)
-			f.Close()
+			_ = f.Close()
 			timer.Stop()
 			return nil, fmt.Errorf("workspace: lock resource %s of task %s for %s: %w: held by %s: %w", resource, t.id, owner, ErrLocked, info, ctx.Err())
 		case <-timer.C:

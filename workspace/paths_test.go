@@ -235,7 +235,7 @@ func TestTasksAndUnfinished(t *testing.T) {
 			t.Fatal(err)
 		}
 		if phase != "" {
-			mustSave(t, td, State{State: phase})
+			mustSave(t, td, State{Phase: phase})
 		}
 		return td
 	}
@@ -276,7 +276,7 @@ func TestTasksAndUnfinished(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "a_old_running,b_cancelled,c_done,d_nostate,e_abandoned,z_broken" {
 		t.Fatalf("Tasks ids = %s", got)
 	}
-	if infos[0].State == nil || infos[0].State.State != PhaseExecuting || infos[0].Task.Description != "a_old_running" {
+	if infos[0].State == nil || infos[0].State.Phase != PhaseExecuting || infos[0].Task.Description != "a_old_running" {
 		t.Errorf("Tasks[0] = %+v", infos[0])
 	}
 	if infos[3].State != nil {

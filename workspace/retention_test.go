@@ -67,10 +67,10 @@ func TestCleanup(t *testing.T) {
 			// An older engine cleared finished_at on abandon: the last
 			// state write is when the task ended.
 			ended := now.Add(-time.Duration(c.ageDays * float64(day)))
-			mustSave(t, td, State{State: PhaseIdle, Timestamp: ended})
+			mustSave(t, td, State{Phase: PhaseIdle, Timestamp: ended})
 		default:
 			finished := now.Add(-time.Duration(c.ageDays * float64(day)))
-			mustSave(t, td, State{State: c.phase, Timestamp: finished, FinishedAt: finished})
+			mustSave(t, td, State{Phase: c.phase, Timestamp: finished, FinishedAt: finished})
 		}
 	}
 	if _, err := w.AddFriction(FrictionEntry{Type: FrictionTimeout, Description: "slow", AffectedTasks: []string{"e_complete_30d"}}); err != nil {
@@ -114,7 +114,7 @@ func TestCleanup(t *testing.T) {
 			if !slices.Equal(names, []string{FrictionDir, StateFile, TaskFile, TaskMarkdown}) {
 				t.Errorf("%s: summary holds %v", c.id, names)
 			}
-			if st, _, _, err := readState(&TaskDir{id: c.id, dir: dir, real: dir}); err != nil || st.State != c.phase {
+			if st, _, _, err := readState(&TaskDir{id: c.id, dir: dir, real: dir}); err != nil || st.Phase != c.phase {
 				t.Errorf("%s: final state lost: %v %v", c.id, st, err)
 			}
 		default:

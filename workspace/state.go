@@ -92,12 +92,12 @@ func OpenStateStore(t *TaskDir) (*StateStore, State, LoadResult, error) {
 	// a symlink planted there is treated as a corrupt state, never followed.
 	_ = writeLockInfo(f, lockInfo{PID: os.Getpid(), Host: hostname(), Start: time.Now().UTC(), Owner: "state writer"})
 	if _, err := t.Path(BackupsDir); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
 	}
 	st, res, err := s.load()
 	if err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, State{}, LoadResult{}, err
 	}
 	// Holding the writer lock, no other engine writes this task: a temp

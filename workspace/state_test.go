@@ -15,7 +15,7 @@ import (
 
 func sampleState(id string, phase Phase, n int) State {
 	return State{
-		TaskID: id, State: phase, PreviousState: PhasePlanning,
+		TaskID: id, Phase: phase, PreviousPhase: PhasePlanning,
 		ActiveAgents: []string{"lead", "worker_1"},
 		Timestamp:    time.Date(2026, 11, 22, 1, 33, n, 0, time.UTC),
 		Project:      "/proj", CurrentCheckpoint: 1, TotalCheckpoints: 2,
@@ -69,7 +69,7 @@ func TestStateStoreFreshSaveLoad(t *testing.T) {
 		t.Errorf("loaded %+v\nwant %+v", got, want)
 	}
 	// An empty task id is filled in.
-	if err := s2.Save(State{State: PhasePlanning}); err != nil {
+	if err := s2.Save(State{Phase: PhasePlanning}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _, _, _ := readState(td); st == nil || st.TaskID != td.ID() {
@@ -499,11 +499,11 @@ func TestLargeStateLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small := State{TaskID: td.ID(), State: PhasePlanning}
+	small := State{TaskID: td.ID(), Phase: PhasePlanning}
 	if err := store.Save(small); err != nil {
 		t.Fatal(err)
 	}
-	big := State{TaskID: td.ID(), State: PhaseExecuting,
+	big := State{TaskID: td.ID(), Phase: PhaseExecuting,
 		Extra: map[string]json.RawMessage{"blob": json.RawMessage(`"` + strings.Repeat("x", 70<<20) + `"`)}}
 	if err := store.Save(big); err != nil {
 		t.Fatal(err)
@@ -514,7 +514,31 @@ func TestLargeStateLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if res.Restored || st.State != PhaseExecuting || len(st.Extra["blob"]) != 70<<20+2 {
-		t.Fatalf("restored %v from %s (%s), state %s", res.Restored, res.From, res.Problem, st.State)
+	if res.Restored || st.Phase != PhaseExecuting || len(st.Extra["blob"]) != 70<<20+2 {
+		t.Fatalf("restored %v from %s (%s), state %s", res.Restored, res.From, res.Problem, st.Phase)
+	}
+}
+
+// A state.json written before State.State became State.Phase (and
+// PreviousState PreviousPhase) loads, and saves back byte for byte: the
+// JSON names are a contract with files already on disk.
+func TestStateJSONFromBeforePhaseRename(t *testing.T) {
+	old, err := os.ReadFile("testdata/state_before_phase_rename.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s State
+	if err := json.Unmarshal(old, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Phase != PhaseComplete || s.PreviousPhase != PhaseCheckpointReview {
+		t.Fatalf("phase %q, previous %q", s.Phase, s.PreviousPhase)
+	}
+	back, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(back), bytes.TrimSpace(old)) {
+		t.Fatalf("re-encoded state differs:\n%s", back)
 	}
 }

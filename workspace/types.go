@@ -11,11 +11,14 @@ type Phase string
 // The phases of the workflow (the state machine spec, plus needs_human and
 // cancelled).
 const (
-	PhaseIdle               Phase = "idle"
-	PhaseProjectSelected    Phase = "project_selected"
-	PhasePlanning           Phase = "planning"
-	PhasePlanReview         Phase = "plan_review"
-	PhasePlanRevision       Phase = "plan_revision"
+	PhaseIdle            Phase = "idle"
+	PhaseProjectSelected Phase = "project_selected"
+	PhasePlanning        Phase = "planning"
+	PhasePlanReview      Phase = "plan_review"
+	PhasePlanRevision    Phase = "plan_revision"
+	// PhasePlanApproval: the Reviewer approved the plan and the user
+	// decides (plan_approval = "human"): approve, or revise with feedback.
+	PhasePlanApproval       Phase = "plan_approval"
 	PhaseExecuting          Phase = "executing"
 	PhaseCheckpoint         Phase = "checkpoint"
 	PhaseCheckpointReview   Phase = "checkpoint_review"
@@ -58,6 +61,12 @@ type Task struct {
 	// Agents is the agent of each role (role → profile) when the roles
 	// run different agents; empty when Agent runs them all.
 	Agents map[string]string `json:"agents,omitempty"`
+	// AgentArgs are the extra sim-agent flags the task started with (the
+	// demo's pace), so a resumed task runs its sim agents the same way.
+	AgentArgs []string `json:"agent_args,omitempty"`
+	// PlanApproval is who approves the plan before the build: "reviewer"
+	// (or empty) or "human" (the user approves after the Reviewer).
+	PlanApproval string `json:"plan_approval,omitempty"`
 }
 
 // Plan is the machine-readable part of plan.md (its fenced json block).
@@ -103,7 +112,7 @@ type SubtaskState struct {
 // AgentState is what the engine knows of one agent in state.json.
 type AgentState struct {
 	Role      string `json:"role"`
-	Status    string `json:"status"` // health as last reported: starting, ready, busy, idle, waiting_permission, rate_limited, hung, exited, crashed
+	Status    Health `json:"status"` // health as last reported, or restarting
 	PID       int    `json:"pid,omitempty"`
 	Restarts  int    `json:"restarts"`
 	SessionID string `json:"session_id,omitempty"` // Claude Code session id, for --resume
@@ -152,8 +161,8 @@ type Timer struct {
 // StateStore.
 type State struct {
 	TaskID            string                  `json:"task_id"`
-	State             Phase                   `json:"state"`
-	PreviousState     Phase                   `json:"previous_state"`
+	Phase             Phase                   `json:"state"`
+	PreviousPhase     Phase                   `json:"previous_state"`
 	ActiveAgents      []string                `json:"active_agents"`
 	ReadOnlyAgents    []string                `json:"read_only_agents,omitempty"`
 	Timestamp         time.Time               `json:"timestamp"`
@@ -236,10 +245,13 @@ type State struct {
 	// Resend lists agents whose current assignment must be re-sent on
 	// resume (they were restarted while paused).
 	Resend []string `json:"resend,omitempty"`
-	// ContextNotes are acknowledgements of shared-context entries (accepted
+	// KnowledgeNotes are acknowledgements of shared knowledge entries (accepted
 	// or rejected inbox files) per author, folded into the author's next
 	// assignment so a busy agent is never interrupted for them.
-	ContextNotes map[string][]string `json:"context_notes,omitempty"`
+	KnowledgeNotes map[string][]string `json:"context_notes,omitempty"`
+	// PlanApproval is the task's plan approval ("human": the user decides
+	// after the Reviewer approves; see engine/plangate.go).
+	PlanApproval string `json:"plan_approval,omitempty"`
 	// Merge is the git integration of the current checkpoint (git
 	// projects only; zero otherwise).
 	Merge MergeState `json:"merge,omitzero"`
@@ -272,13 +284,13 @@ type MergeState struct {
 // Abandoned reports whether the user gave the task up: from error or
 // needs_human the engine took it back to idle. A submitted task goes
 // straight to planning, so a task's state is idle only then.
-func (s State) Abandoned() bool { return s.State == PhaseIdle }
+func (s State) Abandoned() bool { return s.Phase == PhaseIdle }
 
 // Over reports whether the task has ended for good and nothing is left to
 // resume: complete, cancelled or abandoned. error and needs_human wait on
 // the user: they are not over.
 func (s State) Over() bool {
-	return s.State == PhaseComplete || s.State == PhaseCancelled || s.Abandoned()
+	return s.Phase == PhaseComplete || s.Phase == PhaseCancelled || s.Abandoned()
 }
 
 // EndedAt is when the task ended: finished_at, or, for a task that is over
@@ -312,10 +324,10 @@ func (s State) Clone() State {
 	c.Fixes = cloneMap(s.Fixes)
 	c.Deferred = cloneSlice(s.Deferred)
 	c.Resend = cloneSlice(s.Resend)
-	if s.ContextNotes != nil {
-		c.ContextNotes = make(map[string][]string, len(s.ContextNotes))
-		for k, v := range s.ContextNotes {
-			c.ContextNotes[k] = cloneSlice(v)
+	if s.KnowledgeNotes != nil {
+		c.KnowledgeNotes = make(map[string][]string, len(s.KnowledgeNotes))
+		for k, v := range s.KnowledgeNotes {
+			c.KnowledgeNotes[k] = cloneSlice(v)
 		}
 	}
 	if s.Plan != nil {
@@ -414,7 +426,7 @@ type FrictionEntry struct {
 func (p Phase) Known() bool {
 	switch p {
 	case PhaseIdle, PhaseProjectSelected, PhasePlanning, PhasePlanReview, PhasePlanRevision,
-		PhaseExecuting, PhaseCheckpoint, PhaseCheckpointReview, PhaseCheckpointFix,
+		PhasePlanApproval, PhaseExecuting, PhaseCheckpoint, PhaseCheckpointReview, PhaseCheckpointFix,
 		PhaseFrictionLogged, PhaseFrictionSync, PhaseFrictionResolution, PhaseComplete,
 		PhaseError, PhasePaused, PhaseNeedsHuman, PhaseCancelled:
 		return true

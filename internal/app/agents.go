@@ -166,7 +166,7 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	}
 	switch ev.Kind {
 	case ptyagent.EventHealth:
-		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: string(ev.Health), ExitCode: ev.ExitCode,
+		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: ev.Health, ExitCode: ev.ExitCode,
 			PID: ev.PID, Detail: ev.Detail, At: at})
 	case ptyagent.EventDelivered:
 		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, At: at})

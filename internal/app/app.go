@@ -83,7 +83,7 @@ type wiring struct {
 	notes   []workspace.EventRecord // records for the event log once it runs
 
 	ws       *workspace.Workspace
-	shared   *workspace.ContextStore
+	shared   *workspace.KnowledgeStore
 	td       *workspace.TaskDir
 	created  string // the directory of a new task, removed if wiring fails
 	resumed  bool
@@ -150,7 +150,7 @@ func (w *wiring) lockWorkspace() error {
 	if w.ws, err = workspace.Open(w.root); err != nil {
 		return err
 	}
-	if w.shared, err = workspace.OpenContext(w.root); err != nil {
+	if w.shared, err = workspace.OpenKnowledge(w.root); err != nil {
 		return fmt.Errorf("shared context: %w", err)
 	}
 	if stale {
@@ -170,6 +170,10 @@ func (w *wiring) openTask() error {
 		t.Project, t.Workers, t.Agent = w.project, w.cfg.Workers, w.cfg.Agent
 		if w.cfg.Mixed() {
 			t.Agents = w.cfg.Team()
+		}
+		t.AgentArgs = w.o.SimArgs
+		if w.cfg.PlanApproval != config.PlanApprovalReviewer {
+			t.PlanApproval = w.cfg.PlanApproval // the default is not written
 		}
 		if t.SubmittedBy == "" {
 			t.SubmittedBy = "cli"
@@ -205,6 +209,9 @@ func (w *wiring) openTask() error {
 	// The task keeps the agents it started with; --agent overrides.
 	var changed []workspace.EventRecord
 	w.cfg, changed = ResumeAgents(w.o, w.cfg, t)
+	if len(w.o.SimArgs) == 0 {
+		w.o.SimArgs = t.AgentArgs // the demo's pace
+	}
 	w.notes = append(w.notes, changed...)
 	if err := w.preflight(); err != nil {
 		return err
@@ -311,7 +318,7 @@ func (w *wiring) assemble(out *Printer) *App {
 		Store:       w.store,
 		Log:         w.log,
 		Agents:      w.agents,
-		Context:     w.shared,
+		Knowledge:   w.shared,
 		OnSnapshot:  oc.put,
 		OnNotify:    out.notice,
 		OnRecord:    out.Record,
@@ -377,10 +384,10 @@ func newOutcome(git *gitWire) *outcome {
 // put is the runner's OnSnapshot.
 func (o *outcome) put(s engine.Snapshot) {
 	s = o.git.decorate(s)
-	if s.State.State.Terminal() && s.Stepped {
+	if s.State.Phase.Terminal() && s.Stepped {
 		o.terminalOnce.Do(func() {
 			o.mu.Lock()
-			o.final = s.State.State
+			o.final = s.State.Phase
 			o.mu.Unlock()
 			close(o.terminal)
 		})
@@ -428,7 +435,7 @@ func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 	case <-time.After(5 * time.Second):
 	}
 	cancelRunner()
-	<-runDone
+	<-runDone //nolint:errcheck // only waits for Run to end: an error it ended with early was shown where it was first received (headless.go)
 	a.finishGit()
 }
 

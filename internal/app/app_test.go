@@ -77,7 +77,7 @@ func TestNewAppResumeCrashedTask(t *testing.T) {
 	}
 
 	id2 := testkit.NewTask(t, root, workspace.Task{Description: "ran a while"},
-		&workspace.State{State: workspace.PhaseExecuting})
+		&workspace.State{Phase: workspace.PhaseExecuting})
 	a, err = New(o, workspace.Task{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestNewAppResumeCrashedTask(t *testing.T) {
 func TestNewAppResumeAbandoned(t *testing.T) {
 	project := t.TempDir()
 	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "given up"},
-		&workspace.State{State: workspace.PhaseIdle, PreviousState: workspace.PhaseNeedsHuman})
+		&workspace.State{Phase: workspace.PhaseIdle, PreviousPhase: workspace.PhaseNeedsHuman})
 	o := simOptions(project)
 	o.Resume = true
 	a, err := New(o, workspace.Task{}, io.Discard)
@@ -121,7 +121,7 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	if err := os.MkdirAll(workspace.DefaultRoot(project), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(t.TempDir(), filepath.Join(workspace.DefaultRoot(project), workspace.ContextDir)); err != nil {
+	if err := os.Symlink(t.TempDir(), filepath.Join(workspace.DefaultRoot(project), workspace.KnowledgeDir)); err != nil {
 		t.Fatal(err)
 	}
 	if a, err := New(simOptions(project), workspace.Task{Description: "x"}, io.Discard); err == nil {

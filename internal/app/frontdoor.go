@@ -155,7 +155,7 @@ func (r *liveRun) close() error {
 			r.stopForward()
 		}
 		if r.cancelRunner != nil {
-			r.final = finalOf(r.a.runner.Snapshot().State.State)
+			r.final = finalOf(r.a.runner.Snapshot().State.Phase)
 			r.a.shutdown(r.cancelRunner, r.runDone)
 			r.l.mu.Lock()
 			r.l.notes = append(r.l.notes, r.a.gitNotes...)
@@ -207,6 +207,9 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 	}
 	if t.Workers > 0 {
 		o.Workers, o.WorkersSet = t.Workers, true
+	}
+	if t.PlanApproval != "" {
+		o.PlanApproval = t.PlanApproval // as if given with --plan-approval
 	}
 	return l.run(o, t)
 }
@@ -272,7 +275,7 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 	for _, in := range workspace.NewestFirst(infos) {
 		pt := tui.PastTask{ID: in.ID, Description: in.Title(), Created: in.Task.CreatedAt, Dir: in.Dir}
 		if st := in.State; st != nil {
-			pt.Phase, pt.Started, pt.Finished = st.State, st.StartedAt, st.EndedAt()
+			pt.Phase, pt.Started, pt.Finished = st.Phase, st.StartedAt, st.EndedAt()
 			c := st.Clone()
 			if c.TaskDir == "" {
 				c.TaskDir = in.Dir
@@ -382,11 +385,14 @@ func runFrontDoor(o Options, initial *App) int {
 		fmt.Fprintln(os.Stderr, "hivemind:", err)
 		return ExitError
 	}
-	opts := tui.Options{Launcher: l, Project: l.project}
+	// A config that does not load is reported when a run starts; until
+	// then the front door draws at the default rate.
+	opts := tui.Options{Launcher: l, Project: l.project, FPS: config.Default().FPS}
 	var first *liveRun
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
 		opts.Agents, opts.Workers = agentChoices(cfg.TeamString(), cfg.ProfileNames()), cfg.Workers
+		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {
 		r, s := l.prepare(initial)
@@ -456,7 +462,7 @@ func RunFrontDoor(o Options) int { return runFrontDoor(o, nil) }
 // tail and the shared context (decisions, constraints, glossary) that the
 // runner keeps loaded off the UI goroutine.
 func snapshotMsg(s engine.Snapshot) tui.SnapshotMsg {
-	return tui.SnapshotMsg{State: s.State, Events: s.Events, Context: s.Context}
+	return tui.SnapshotMsg{State: s.State, Events: s.Events, Knowledge: s.Knowledge}
 }
 
 var _ tui.Launcher = (*launcher)(nil)

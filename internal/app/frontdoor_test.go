@@ -41,9 +41,9 @@ func TestLauncherScan(t *testing.T) {
 	root := workspace.DefaultRoot(project)
 	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
 	failed := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "a"},
-		&workspace.State{State: workspace.PhaseError, StartedAt: t0})
+		&workspace.State{Phase: workspace.PhaseError, StartedAt: t0})
 	testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(time.Hour), Description: "b"},
-		&workspace.State{State: workspace.PhaseComplete, StartedAt: t0.Add(time.Hour)})
+		&workspace.State{Phase: workspace.PhaseComplete, StartedAt: t0.Add(time.Hour)})
 	p, err = l.Scan(project)
 	if err != nil || !p.Git || len(p.Tasks) != 2 || p.Tasks[0].Description != "b" {
 		t.Fatalf("scan: %+v %v", p, err)
@@ -90,7 +90,7 @@ func TestLauncherScanAbandoned(t *testing.T) {
 	project := t.TempDir()
 	l, _ := newLauncher(Options{Project: project})
 	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a"},
-		&workspace.State{State: workspace.PhaseIdle, StartedAt: time.Now()})
+		&workspace.State{Phase: workspace.PhaseIdle, StartedAt: time.Now()})
 	p, err := l.Scan(project)
 	if err != nil || len(p.Tasks) != 1 || p.Unfinished != nil {
 		t.Fatalf("%+v %v", p, err)

@@ -363,7 +363,7 @@ func (a *App) finishGit() {
 		return
 	}
 	g.stop()
-	final := a.runner.Snapshot().State.State
+	final := a.runner.Snapshot().State.Phase
 	if final != workspace.PhaseComplete && final != workspace.PhaseCancelled {
 		return
 	}

@@ -49,7 +49,7 @@ func (a *App) runHeadless() int {
 	runDone := make(chan error, 1)
 	go func() { runDone <- a.runner.Run(ctx) }()
 	if a.resumed {
-		a.out.notice("info", fmt.Sprintf("resuming task %s (%s)", a.td.ID(), a.runner.Snapshot().State.State))
+		a.out.notice("info", fmt.Sprintf("resuming task %s (%s)", a.td.ID(), a.runner.Snapshot().State.Phase))
 	} else {
 		a.out.notice("info", fmt.Sprintf("task %s in %s", a.td.ID(), a.project))
 	}

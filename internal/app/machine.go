@@ -10,16 +10,7 @@ import (
 // as it is (max_retries = 0 means no retries). With git, a checkpoint
 // merges the workers' branches before its review.
 func newMachine(cfg config.Config, git bool) engine.Machine {
-	return engine.Machine{Cfg: engine.Config{
-		Workers:           cfg.Workers,
-		QuietPeriod:       cfg.QuietPeriod(),
-		MaxRevisionCycles: cfg.MaxRevisionCycles,
-		MaxRetries:        cfg.MaxRetries,
-		Backoff:           cfg.Backoff(),
-		HangTimeout:       cfg.HangTimeout(),
-		AgentTimeout:      cfg.AgentTimeout(),
-		StallTimeout:      cfg.StallTimeout(),
-		Git:               git,
-		Check:             cfg.Check,
-	}}
+	m := engine.Machine{Cfg: engine.NewConfig(cfg)}
+	m.Cfg.Git, m.Cfg.Check = git, cfg.Check
+	return m
 }

@@ -40,6 +40,9 @@ type Options struct {
 	// NoPreflight skips the agent checks before a run (hivemind doctor
 	// runs them alone).
 	NoPreflight bool
+	// PlanApproval is who approves the plan (--plan-approval; "": the
+	// config decides).
+	PlanApproval string
 	// SimArgs are sim-agent flags set by a sub-command (the demo's pace);
 	// HIVEMIND_SIM_ARGS comes after.
 	SimArgs []string
@@ -96,6 +99,9 @@ func (o Options) LoadConfig() (config.Config, config.Sources, error) {
 	if o.AgentSet {
 		a := strings.TrimSpace(o.Agent)
 		ov.Agent = &a
+	}
+	if o.PlanApproval != "" {
+		ov.PlanApproval = &o.PlanApproval
 	}
 	return config.Load(root, config.UserDir(os.Getenv), ov)
 }

@@ -35,7 +35,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 	switch from {
 	case engine.FromEvents:
 		return st, engine.Resumed{Retry: w.o.Retry}, []workspace.EventRecord{{Type: "state_rebuilt",
-			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.State), "reason": reason}}}, nil
+			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": reason}}}, nil
 	case engine.NothingRecorded:
 		if w.lost != "" {
 			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: %s, and events.jsonl records nothing to rebuild it from; nothing was changed.%s",

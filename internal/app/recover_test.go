@@ -42,8 +42,8 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := a.runner.Snapshot().State
-		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.State != workspace.PhasePlanReview || st.Versions["plan"] != 1 {
-			t.Fatalf("first %T resumed %v state %s versions %v; want plan_review rebuilt", a.first, a.resumed, st.State, st.Versions)
+		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.Phase != workspace.PhasePlanReview || st.Versions["plan"] != 1 {
+			t.Fatalf("first %T resumed %v state %s versions %v; want plan_review rebuilt", a.first, a.resumed, st.Phase, st.Versions)
 		}
 	})
 
@@ -59,8 +59,8 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := a.runner.Snapshot().State
-		if !a.resumed || st.State != workspace.PhasePlanReview || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 4*workspace.InlineMax {
-			t.Fatalf("resumed %v state %s; want plan_review rebuilt with the whole plan", a.resumed, st.State)
+		if !a.resumed || st.Phase != workspace.PhasePlanReview || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 4*workspace.InlineMax {
+			t.Fatalf("resumed %v state %s; want plan_review rebuilt with the whole plan", a.resumed, st.Phase)
 		}
 		// The rebuild is logged with what was wrong with state.json.
 		recs, _, err := workspace.ReadEvents(filepath.Join(td.Dir(), workspace.EventsFile))
@@ -86,7 +86,7 @@ func TestResumeRecovery(t *testing.T) {
 	t.Run("retry flag reaches the engine", func(t *testing.T) {
 		project := t.TempDir()
 		testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "stuck"},
-			&workspace.State{State: workspace.PhaseNeedsHuman, PreviousState: workspace.PhasePlanning, Escalation: "plan_invalid"})
+			&workspace.State{Phase: workspace.PhaseNeedsHuman, PreviousPhase: workspace.PhasePlanning, Escalation: "plan_invalid"})
 		o := simOptions(project)
 		o.Resume, o.Retry = true, true
 		a, err := New(o, workspace.Task{}, io.Discard)
@@ -101,7 +101,7 @@ func TestResumeRecovery(t *testing.T) {
 
 	t.Run("unknown state refused", func(t *testing.T) {
 		project := t.TempDir()
-		testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{State: "warp_speed"})
+		testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{Phase: "warp_speed"})
 		_, err := resumeApp(t, project)
 		if !errors.Is(err, engine.ErrCannotResume) || !strings.Contains(err.Error(), `"warp_speed"`) ||
 			!strings.Contains(err.Error(), `hivemind --project `+project+` "from the future"`) {
@@ -161,8 +161,8 @@ func plannedTask(t *testing.T, project, plan string, record bool) *workspace.Tas
 		}
 	}
 	if strings.Contains(plan, strings.Repeat("d", workspace.InlineMax)) {
-		st := workspace.State{State: workspace.PhaseIdle}
-		m := engine.Machine{Cfg: engine.DefaultConfig()}
+		st := workspace.State{Phase: workspace.PhaseIdle}
+		m := engine.Machine{Cfg: engine.NewConfig(config.Default())}
 		for _, ev := range evs {
 			st, _ = m.Step(st, ev)
 		}

@@ -75,6 +75,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
 	fs.IntVar(&o.Workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: claude, codex, gemini, sim, a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
+	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
 	fs.BoolVar(&o.Retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")

@@ -27,7 +27,7 @@ func cmdContext(o options, stdout io.Writer) error {
 		if _, err := os.Stat(root); err != nil {
 			return fmt.Errorf("no Hivemind workspace at %s (run a task first)", root)
 		}
-		ctx, dir, err := workspace.ReadContext(root)
+		ctx, dir, err := workspace.ReadKnowledge(root)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func contextRemove(root, id string, stdout io.Writer) error {
 		return err
 	}
 	defer lock.Release()
-	store, err := workspace.OpenContext(root)
+	store, err := workspace.OpenKnowledge(root)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func contextRemove(root, id string, stdout io.Writer) error {
 }
 
 // renderContext renders the three lists for people.
-func renderContext(ctx workspace.Context, dir string) string {
+func renderContext(ctx workspace.Knowledge, dir string) string {
 	var b strings.Builder
 	when := func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") }
 	fmt.Fprintf(&b, "Shared context (%s)\n", dir)

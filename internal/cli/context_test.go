@@ -31,7 +31,7 @@ func TestCmdContextReadOnly(t *testing.T) {
 	if err := cmdContext(o, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Decisions (0)", "Constraints (0)", "Glossary (0)", filepath.Join(root, workspace.ContextDir)} {
+	for _, want := range []string{"Decisions (0)", "Constraints (0)", "Glossary (0)", filepath.Join(root, workspace.KnowledgeDir)} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -46,11 +46,11 @@ func TestCurrentTask(t *testing.T) {
 
 	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
 	running := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "running"},
-		&workspace.State{State: workspace.PhaseExecuting})
+		&workspace.State{Phase: workspace.PhaseExecuting})
 	testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(time.Hour), Description: "done"},
-		&workspace.State{State: workspace.PhaseComplete})
+		&workspace.State{Phase: workspace.PhaseComplete})
 	abandoned := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(2 * time.Hour), Description: "given up"},
-		&workspace.State{State: workspace.PhaseIdle})
+		&workspace.State{Phase: workspace.PhaseIdle})
 	if in, err := o.CurrentTask(); err != nil || in.ID != running || filepath.Base(in.Dir) != running {
 		t.Errorf("current %+v %v, want the unfinished %s", in, err, running)
 	}

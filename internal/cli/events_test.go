@@ -16,7 +16,7 @@ import (
 func TestCmdEventsMilestones(t *testing.T) {
 	project := t.TempDir()
 	root := workspace.DefaultRoot(project)
-	id := testkit.NewTask(t, root, workspace.Task{Description: "calc"}, &workspace.State{State: workspace.PhaseCancelled})
+	id := testkit.NewTask(t, root, workspace.Task{Description: "calc"}, &workspace.State{Phase: workspace.PhaseCancelled})
 	ws, err := workspace.Open(root)
 	if err != nil {
 		t.Fatal(err)

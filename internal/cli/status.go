@@ -46,10 +46,10 @@ func renderStatus(info workspace.TaskInfo) string {
 		// Idle after it ran: the user gave it up (A), as tasks and the UI say.
 		fmt.Fprintf(&b, "state     abandoned")
 	} else {
-		fmt.Fprintf(&b, "state     %s", st.State)
+		fmt.Fprintf(&b, "state     %s", st.Phase)
 	}
-	if st.PreviousState != "" {
-		fmt.Fprintf(&b, " (from %s)", st.PreviousState)
+	if st.PreviousPhase != "" {
+		fmt.Fprintf(&b, " (from %s)", st.PreviousPhase)
 	}
 	b.WriteString("\n")
 	if st.Reason != "" {

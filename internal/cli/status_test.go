@@ -18,7 +18,7 @@ func TestRenderStatusStates(t *testing.T) {
 		{workspace.PhaseExecuting, "state     executing"},
 		{workspace.PhaseComplete, "state     complete"},
 	} {
-		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{State: tc.phase}})
+		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: tc.phase}})
 		if !strings.Contains(got, tc.want+"\n") {
 			t.Errorf("%s: status reads\n%s\nwant a line %q", tc.phase, got, tc.want)
 		}

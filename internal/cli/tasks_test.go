@@ -27,9 +27,9 @@ func TestCmdTasks(t *testing.T) {
 	root := workspace.DefaultRoot(project)
 	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
 	done := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "build a tiny calculator\nwith tests"},
-		&workspace.State{State: workspace.PhaseComplete, StartedAt: t0, FinishedAt: t0.Add(time.Hour + 2*time.Minute + 3*time.Second)})
+		&workspace.State{Phase: workspace.PhaseComplete, StartedAt: t0, FinishedAt: t0.Add(time.Hour + 2*time.Minute + 3*time.Second)})
 	gone := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(2 * time.Hour), Description: "port the parser"},
-		&workspace.State{State: workspace.PhaseIdle, StartedAt: t0.Add(2 * time.Hour)})
+		&workspace.State{Phase: workspace.PhaseIdle, StartedAt: t0.Add(2 * time.Hour)})
 	fresh := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(3 * time.Hour), Description: "add a REPL"}, nil)
 
 	out.Reset()

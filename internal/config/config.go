@@ -14,6 +14,18 @@ var roleNames = []string{"lead", "reviewer", "worker"}
 // --help, version 2.1.197).
 var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
 
+// Plan approval modes: who approves a plan before the team builds it.
+const (
+	// PlanApprovalReviewer: the Reviewer's approval starts the build.
+	PlanApprovalReviewer = "reviewer"
+	// PlanApprovalHuman: after the Reviewer approves, the user approves
+	// the plan or sends it back to the Lead with feedback.
+	PlanApprovalHuman = "human"
+)
+
+// PlanApprovals are the valid plan_approval values.
+var PlanApprovals = []string{PlanApprovalReviewer, PlanApprovalHuman}
+
 // Submit styles of an agent profile.
 const (
 	// SubmitPaste sends a message as a bracketed paste, then Enter after
@@ -30,6 +42,9 @@ type Config struct {
 	// Agent is the agent profile: "claude", "sim", the name of a
 	// [profiles.<name>] table, or a custom command line (flag --agent).
 	Agent string
+	// PlanApproval is PlanApprovalReviewer or PlanApprovalHuman (flag
+	// --plan-approval).
+	PlanApproval string
 	// Roles holds per-role agent settings, keyed by role name; it always
 	// has an entry for lead, reviewer and worker.
 	Roles map[string]RoleConfig
@@ -128,6 +143,8 @@ type Overrides struct {
 	// Agent is --agent: one agent for every role, or agents per role
 	// (see ParseAgentFlag).
 	Agent *string
+	// PlanApproval (flag --plan-approval) is checked like plan_approval.
+	PlanApproval *string
 	// ConfigFile (flag --config) replaces the project config file; it must
 	// exist.
 	ConfigFile string
@@ -183,6 +200,7 @@ func Default() Config {
 	c := Config{
 		Workers:                  2,
 		Agent:                    "claude",
+		PlanApproval:             PlanApprovalReviewer,
 		Roles:                    map[string]RoleConfig{},
 		QuietPeriodMS:            300,
 		HangSeconds:              120,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -19,6 +21,7 @@ func (c Config) Describe(src Sources) string {
 
 	add("workers", "workers", c.Workers)
 	add("agent", "agent", c.Agent)
+	add("plan_approval", "plan_approval", c.PlanApproval)
 	add("quiet_period_ms", "quiet_period_ms", c.QuietPeriodMS)
 	add("hang_seconds", "hang_seconds", c.HangSeconds)
 	add("agent_timeout_seconds", "agent_timeout_seconds", c.AgentTimeoutSeconds)
@@ -61,7 +64,7 @@ func (c Config) Describe(src Sources) string {
 		add(sp+"ready_quiet_ms", "ready_quiet_ms", pr.ReadyQuietMS)
 		if len(pr.Env) > 0 {
 			header(strings.TrimSuffix(p, ".") + ".env")
-			for _, k := range sortedKeys(pr.Env) {
+			for _, k := range slices.Sorted(maps.Keys(pr.Env)) {
 				add(sp+"env."+k, tomlKey(k), pr.Env[k])
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -131,10 +132,32 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 		}
 	}
 
+	if flags.PlanApproval != nil {
+		if msg := checkOneOf(*flags.PlanApproval, PlanApprovals); msg != "" {
+			errs = append(errs, &Error{Key: "--plan-approval", Msg: msg})
+		} else {
+			cfg.PlanApproval = *flags.PlanApproval
+			src["plan_approval"] = Source{Kind: SourceFlag, Flag: "--plan-approval"}
+		}
+	}
+
 	if len(errs) > 0 {
 		return Config{}, src, errs
 	}
 	return cfg, src, nil
+}
+
+// checkOneOf returns why v is not one of the values in oneOf (with the
+// closest one), or "" when it is (or oneOf is empty: anything goes).
+func checkOneOf(v string, oneOf []string) string {
+	if len(oneOf) == 0 || slices.Contains(oneOf, v) {
+		return ""
+	}
+	msg := fmt.Sprintf("invalid value %q (want one of: %s)", v, strings.Join(oneOf, ", "))
+	if s := Suggest(v, oneOf, 2); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 const (
@@ -175,6 +198,7 @@ type spec struct {
 var topSpecs = map[string]spec{
 	"workers":                     {kind: kindInt, min: minWorkers, max: maxWorkers},
 	"agent":                       {kind: kindString, nonEmpty: true},
+	"plan_approval":               {kind: kindString, oneOf: PlanApprovals},
 	"roles":                       {kind: kindTable},
 	"quiet_period_ms":             {kind: kindInt, min: minQuietMS, max: 60_000},
 	"hang_seconds":                {kind: kindInt, min: 1, max: maxSeconds},
@@ -247,7 +271,7 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 	}
 	l.md = md
 
-	for _, key := range sortedKeys(l.top) {
+	for _, key := range slices.Sorted(maps.Keys(l.top)) {
 		prim := l.top[key]
 		path := []string{key}
 		sp, ok := topSpecs[key]
@@ -275,6 +299,8 @@ func topTarget(c *Config, key string) any {
 		return &c.Workers
 	case "agent":
 		return &c.Agent
+	case "plan_approval":
+		return &c.PlanApproval
 	case "quiet_period_ms":
 		return &c.QuietPeriodMS
 	case "hang_seconds":
@@ -312,7 +338,7 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 	if !ok {
 		return
 	}
-	for _, role := range sortedKeys(tbl) {
+	for _, role := range slices.Sorted(maps.Keys(tbl)) {
 		rpath := append(slices.Clip(path), role)
 		if !slices.Contains(roleNames, role) {
 			l.errorf(rpath, "unknown role (known roles: %s)", strings.Join(roleNames, ", "))
@@ -323,7 +349,7 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 			continue
 		}
 		rc := l.cfg.Roles[role]
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			fpath := append(slices.Clip(rpath), f)
 			sp, ok := roleSpecs[f]
 			if !ok {
@@ -352,7 +378,7 @@ func (l *fileLoader) profiles(path []string, prim toml.Primitive) {
 	if !ok {
 		return
 	}
-	for _, name := range sortedKeys(tbl) {
+	for _, name := range slices.Sorted(maps.Keys(tbl)) {
 		ppath := append(slices.Clip(path), name)
 		if name == "claude" || name == "sim" {
 			l.errorf(ppath, "%q is a built-in agent and cannot be redefined; choose another profile name", name)
@@ -368,7 +394,7 @@ func (l *fileLoader) profiles(path []string, prim toml.Primitive) {
 		}
 		p.Env = cloneEnv(p.Env)
 		l.src[strings.Join(ppath, ".")] = l.source(ppath)
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			fpath := append(slices.Clip(ppath), f)
 			sp, ok := profileSpecs[f]
 			if !ok {
@@ -399,7 +425,7 @@ func (l *fileLoader) env(path []string, prim toml.Primitive, env map[string]stri
 	if !ok {
 		return
 	}
-	for _, k := range sortedKeys(tbl) {
+	for _, k := range slices.Sorted(maps.Keys(tbl)) {
 		kpath := append(slices.Clip(path), k)
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			l.errorf(kpath, "invalid environment variable name")
@@ -453,8 +479,8 @@ func (l *fileLoader) set(path []string, prim toml.Primitive, sp spec, target any
 			l.errorf(path, "must not be empty")
 			return
 		}
-		if len(sp.oneOf) > 0 && !slices.Contains(sp.oneOf, v) {
-			l.errorf(path, "invalid value %q (want one of: %s)", v, strings.Join(sp.oneOf, ", "))
+		if msg := checkOneOf(v, sp.oneOf); msg != "" {
+			l.errorf(path, "%s", msg)
 			return
 		}
 		if sp.check != nil {
@@ -709,15 +735,6 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(x)][len(y)]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func cloneEnv(m map[string]string) map[string]string {

@@ -763,7 +763,7 @@ func (f *Server) Files(assignment string) []script.FileWrite {
 		if len(parts) < 2 || parts[1] != assignment {
 			continue
 		}
-		fmt.Sscan(parts[0], &h)
+		_, _ = fmt.Sscan(parts[0], &h)
 		if h > best {
 			best, newest = h, v
 		}

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -131,7 +133,7 @@ func (r *Repo) unresolved(dir string) ([]string, error) {
 		}
 	}
 	var left []string
-	for _, f := range sortedKeys(files) {
+	for _, f := range slices.Sorted(maps.Keys(files)) {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			continue // deleted: a resolution like any other

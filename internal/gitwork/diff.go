@@ -90,7 +90,7 @@ func (r *Repo) workerDiff(agentID string, args ...string) (string, error) {
 	src, err := os.Open(idx)
 	if err == nil {
 		_, err = io.Copy(tmp, src)
-		src.Close()
+		_ = src.Close() // read-only
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

@@ -3,8 +3,10 @@ package gitwork
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -80,7 +82,7 @@ func (r *Repo) Finish(merge bool) (Summary, error) {
 	if err != nil {
 		return s, err
 	}
-	for _, agent := range sortedKeys(wts) {
+	for _, agent := range slices.Sorted(maps.Keys(wts)) {
 		dir := wts[agent]
 		if m, _ := r.merging(dir); m {
 			if left, err := r.unresolved(dir); err != nil || len(left) > 0 {

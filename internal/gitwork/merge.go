@@ -6,10 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -426,21 +427,12 @@ func (r *Repo) refreshWorkers(head string) []string {
 		return []string{err.Error()}
 	}
 	var warns []string
-	for _, agent := range sortedKeys(wts) {
+	for _, agent := range slices.Sorted(maps.Keys(wts)) {
 		if _, err := r.git(wts[agent], "merge", "-q", "--ff-only", head); err != nil {
 			warns = append(warns, fmt.Sprintf("%s not brought up to date with the task branch: %v", agent, err))
 		}
 	}
 	return warns
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // tailBuffer keeps the last limit bytes written to it.

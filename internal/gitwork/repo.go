@@ -307,7 +307,7 @@ func (r *Repo) excludeWorkspace() error {
 		return wrap("info/exclude", err)
 	}
 	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
+		_ = f.Close()
 		return wrap("info/exclude", err)
 	}
 	return wrap("info/exclude", f.Close())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // helperBin is hivemind-hook built once for the package's tests.
@@ -282,7 +283,7 @@ func TestRemoteHook(t *testing.T) {
 			`read l; echo '{"session_id":"r1","last_assistant_message":"remote done"}' | "$HELPER" Stop; echo stopped; cat`)
 	waitScreen(t, sess, "the hook token does not match agent \"worker_1\"'s session")
 	waitScreen(t, sess, "started")
-	for deadline := time.Now().Add(30 * time.Second); sess.Health() != ptyagent.HealthReady; {
+	for deadline := time.Now().Add(30 * time.Second); sess.Health() != workspace.HealthReady; {
 		if time.Now().After(deadline) {
 			t.Fatalf("not ready (health %s) — SessionStart did not arrive:\n%s", sess.Health(), sess.Text())
 		}

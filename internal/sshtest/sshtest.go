@@ -295,7 +295,7 @@ func (s *Server) startSSHD(hostKey string, extra []string, timeout time.Duration
 	}()
 	go func() {
 		_ = cmd.Wait()
-		pw.Close()
+		_ = pw.Close()
 		close(exited)
 	}()
 	select {

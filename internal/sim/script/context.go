@@ -21,7 +21,7 @@ import (
 // reads (the directory of decisions.json), or "".
 func (c *ctx) contextDir() string {
 	for _, r := range c.a.Reads {
-		if filepath.Base(r) == workspace.DecisionsFile && filepath.Base(filepath.Dir(r)) == workspace.ContextDir {
+		if filepath.Base(r) == workspace.DecisionsFile && filepath.Base(filepath.Dir(r)) == workspace.KnowledgeDir {
 			return filepath.Dir(r)
 		}
 	}
@@ -33,14 +33,14 @@ func (c *ctx) contextDir() string {
 func (c *ctx) recordedBefore(dir string) bool {
 	task := filepath.Base(c.taskDir)
 	prefix := c.a.Agent + "-"
-	if entries, err := os.ReadDir(filepath.Join(dir, workspace.ContextInboxDir)); err == nil {
+	if entries, err := os.ReadDir(filepath.Join(dir, workspace.KnowledgeInboxDir)); err == nil {
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), prefix) {
 				return true
 			}
 		}
 	}
-	if entries, err := os.ReadDir(filepath.Join(dir, workspace.ContextArchiveDir)); err == nil {
+	if entries, err := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir)); err == nil {
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), task+"_") && strings.Contains(e.Name(), "_"+prefix) {
 				return true
@@ -53,8 +53,8 @@ func (c *ctx) recordedBefore(dir string) bool {
 // recordDecision writes one decision into the inbox as
 // <agent>-<n>.md, n the first number free in the inbox and the archive.
 func (c *ctx) recordDecision(dir, title, rationale string) {
-	inbox := filepath.Join(dir, workspace.ContextInboxDir)
-	archived, _ := os.ReadDir(filepath.Join(dir, workspace.ContextArchiveDir))
+	inbox := filepath.Join(dir, workspace.KnowledgeInboxDir)
+	archived, _ := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir))
 	n := 1
 	for ; ; n++ {
 		name := c.a.Agent + "-" + strconv.Itoa(n) + ".md"

@@ -18,7 +18,7 @@ import (
 func TestRecordDecisions(t *testing.T) {
 	f := newFixture(t)
 	root := filepath.Join(f.project, ".hivemind")
-	store, err := workspace.OpenContext(root)
+	store, err := workspace.OpenKnowledge(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 )
 
-// The shared context: project-wide knowledge every agent reads (a decision
+// The shared knowledge: project-wide knowledge every agent reads (a decision
 // log, a constraints registry and a glossary), kept under <root>/context/.
 // It outlives tasks. Only the engine (or the user, through `hivemind
 // context rm` while no engine runs) writes the three JSON files; agents
@@ -25,15 +25,15 @@ import (
 // which the engine validates (ParseInboxEntry), merges (ContextStore.Merge)
 // and archives to context/archive/.
 const (
-	ContextDir         = "context"
-	ContextInboxDir    = "inbox"   // below ContextDir
-	ContextArchiveDir  = "archive" // below ContextDir
-	DecisionsFile      = "decisions.json"
-	ConstraintsFile    = "constraints.json"
-	GlossaryFile       = "glossary.json"
-	ContextChangesFile = "changes.jsonl" // one line per change, append-only
-	contextIDsFile     = "ids.json"      // id counters, so removed ids are never reused
-	contextLockFile    = "context.lock"
+	KnowledgeDir         = "context"
+	KnowledgeInboxDir    = "inbox"   // below ContextDir
+	KnowledgeArchiveDir  = "archive" // below ContextDir
+	DecisionsFile        = "decisions.json"
+	ConstraintsFile      = "constraints.json"
+	GlossaryFile         = "glossary.json"
+	KnowledgeChangesFile = "changes.jsonl" // one line per change, append-only
+	contextIDsFile       = "ids.json"      // id counters, so removed ids are never reused
+	contextLockFile      = "context.lock"
 )
 
 // Kinds of context entries (the front-matter `kind:` of an inbox file).
@@ -43,14 +43,14 @@ const (
 	KindTerm       = "term"
 )
 
-// ContextKinds are the valid inbox entry kinds.
-var ContextKinds = []string{KindDecision, KindConstraint, KindTerm}
+// KnowledgeKinds are the valid inbox entry kinds.
+var KnowledgeKinds = []string{KindDecision, KindConstraint, KindTerm}
 
 // Limits of an inbox entry.
 const (
-	maxContextTitle = 200  // runes: decision title, constraint name, term
-	maxContextText  = 4000 // bytes: rationale, description, definition
-	maxInboxFile    = 16 << 10
+	maxKnowledgeTitle = 200  // runes: decision title, constraint name, term
+	maxKnowledgeText  = 4000 // bytes: rationale, description, definition
+	maxInboxFile      = 16 << 10
 )
 
 // Decision is one entry of decisions.json.
@@ -99,16 +99,16 @@ type TermRevision struct {
 	Source     string    `json:"source,omitempty"`
 }
 
-// Context is the whole shared context.
-type Context struct {
+// Knowledge is the whole shared knowledge.
+type Knowledge struct {
 	Decisions   []Decision      `json:"decisions"`
 	Constraints []Constraint    `json:"constraints"`
 	Glossary    []GlossaryEntry `json:"glossary"`
 }
 
-// ContextItem is one entry of any kind, flattened for listings (the TUI
+// KnowledgeItem is one entry of any kind, flattened for listings (the TUI
 // panel, `hivemind context`).
-type ContextItem struct {
+type KnowledgeItem struct {
 	Kind  string    `json:"kind"`
 	ID    string    `json:"id"`    // D<n>, C<n>, or the term itself
 	Title string    `json:"title"` // decision title, constraint name, term
@@ -120,16 +120,16 @@ type ContextItem struct {
 }
 
 // Items lists every entry, newest first (then by kind and id).
-func (c Context) Items() []ContextItem {
-	var out []ContextItem
+func (c Knowledge) Items() []KnowledgeItem {
+	var out []KnowledgeItem
 	for _, d := range c.Decisions {
-		out = append(out, ContextItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt})
+		out = append(out, KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt})
 	}
 	for _, k := range c.Constraints {
-		out = append(out, ContextItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt})
+		out = append(out, KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt})
 	}
 	for _, g := range c.Glossary {
-		out = append(out, ContextItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)})
+		out = append(out, KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].At.Equal(out[j].At) {
@@ -240,11 +240,11 @@ func ParseInboxEntry(content []byte) (InboxEntry, error) {
 	body := strings.TrimSpace(strings.Join(lines[end+1:], "\n"))
 	kind := strings.ToLower(fields["kind"])
 	if kind == "" {
-		return e, inboxErr("the front matter has no `kind:` (want one of %s)", strings.Join(ContextKinds, ", "))
+		return e, inboxErr("the front matter has no `kind:` (want one of %s)", strings.Join(KnowledgeKinds, ", "))
 	}
 	names, ok := inboxFields[kind]
 	if !ok {
-		return e, inboxErr("unknown kind %q (want one of %s)", fields["kind"], strings.Join(ContextKinds, ", "))
+		return e, inboxErr("unknown kind %q (want one of %s)", fields["kind"], strings.Join(KnowledgeKinds, ", "))
 	}
 	for _, k := range order {
 		if k != "kind" && k != names[0] && k != names[1] {
@@ -256,8 +256,8 @@ func ParseInboxEntry(content []byte) (InboxEntry, error) {
 	if e.Title == "" {
 		return e, inboxErr("a %s needs a non-empty `%s:` field", kind, names[0])
 	}
-	if n := utf8.RuneCountInString(e.Title); n > maxContextTitle {
-		return e, inboxErr("the %s is %d characters; keep it under %d (put details in the %s)", names[0], n, maxContextTitle, names[1])
+	if n := utf8.RuneCountInString(e.Title); n > maxKnowledgeTitle {
+		return e, inboxErr("the %s is %d characters; keep it under %d (put details in the %s)", names[0], n, maxKnowledgeTitle, names[1])
 	}
 	e.Text = fields[names[1]]
 	switch {
@@ -269,8 +269,8 @@ func ParseInboxEntry(content []byte) (InboxEntry, error) {
 	if e.Text == "" {
 		return e, inboxErr("a %s needs a %s: a `%s:` field or text after the front matter", kind, names[1], names[1])
 	}
-	if len(e.Text) > maxContextText {
-		return e, inboxErr("the %s is %d bytes; keep it under %d", names[1], len(e.Text), maxContextText)
+	if len(e.Text) > maxKnowledgeText {
+		return e, inboxErr("the %s is %d bytes; keep it under %d", names[1], len(e.Text), maxKnowledgeText)
 	}
 	return e, nil
 }
@@ -305,28 +305,28 @@ func InboxAuthor(name string) (agent string, ok bool) {
 
 // ---- the store ----
 
-// ContextStore reads and writes <root>/context/. Every change runs under an
+// KnowledgeStore reads and writes <root>/context/. Every change runs under an
 // in-process mutex and an flock on context/context.lock (so two stores, even
 // in two processes, never lose each other's entries), writes the JSON file
 // with WriteFileAtomic and appends one line to changes.jsonl. A corrupt
 // JSON file is an error and is never overwritten.
-type ContextStore struct {
+type KnowledgeStore struct {
 	dir string
 	now func() time.Time
 	mu  sync.Mutex
 }
 
-// OpenContext opens (creating) the shared context of the workspace root:
+// OpenKnowledge opens (creating) the shared knowledge of the workspace root:
 // the context/, inbox/ and archive/ directories and empty decisions,
 // constraints and glossary files, so every agent can read all three from
 // the first assignment on.
-func OpenContext(root string) (*ContextStore, error) {
+func OpenKnowledge(root string) (*KnowledgeStore, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open context: %w", err)
 	}
-	dir := filepath.Join(abs, ContextDir)
-	for _, d := range []string{dir, filepath.Join(dir, ContextInboxDir), filepath.Join(dir, ContextArchiveDir)} {
+	dir := filepath.Join(abs, KnowledgeDir)
+	for _, d := range []string{dir, filepath.Join(dir, KnowledgeInboxDir), filepath.Join(dir, KnowledgeArchiveDir)} {
 		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("workspace: open context: %s: %w", d, ErrSymlink)
 		}
@@ -334,7 +334,7 @@ func OpenContext(root string) (*ContextStore, error) {
 			return nil, fmt.Errorf("workspace: open context: %w", err)
 		}
 	}
-	c := &ContextStore{dir: dir, now: time.Now}
+	c := &KnowledgeStore{dir: dir, now: time.Now}
 	for _, f := range []string{DecisionsFile, ConstraintsFile, GlossaryFile} {
 		p := filepath.Join(dir, f)
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
@@ -346,28 +346,28 @@ func OpenContext(root string) (*ContextStore, error) {
 	return c, nil
 }
 
-// ReadContext reads the shared context of the workspace root for a reading
+// ReadKnowledge reads the shared knowledge of the workspace root for a reading
 // command: it creates nothing (no directory, no file, no lock file). A
 // missing directory or file reads as an empty list; the lists are never
 // nil. It takes no lock: each file is replaced whole (WriteFileAtomic), so
 // each list is read as some writer left it. dir is the absolute context
 // directory, whether it exists or not.
-func ReadContext(root string) (ctx Context, dir string, err error) {
+func ReadKnowledge(root string) (ctx Knowledge, dir string, err error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return Context{}, "", fmt.Errorf("workspace: read context: %w", err)
+		return Knowledge{}, "", fmt.Errorf("workspace: read context: %w", err)
 	}
-	dir = filepath.Join(abs, ContextDir)
+	dir = filepath.Join(abs, KnowledgeDir)
 	fi, err := os.Lstat(dir)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		return Context{}, dir, fmt.Errorf("workspace: read context: %s: %w", dir, ErrSymlink)
+		return Knowledge{}, dir, fmt.Errorf("workspace: read context: %s: %w", dir, ErrSymlink)
 	case err == nil:
-		if ctx, err = (&ContextStore{dir: dir}).read(); err != nil {
-			return Context{}, dir, fmt.Errorf("workspace: read context: %w", err)
+		if ctx, err = (&KnowledgeStore{dir: dir}).read(); err != nil {
+			return Knowledge{}, dir, fmt.Errorf("workspace: read context: %w", err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return Context{}, dir, fmt.Errorf("workspace: read context: %w", err)
+		return Knowledge{}, dir, fmt.Errorf("workspace: read context: %w", err)
 	}
 	if ctx.Decisions == nil {
 		ctx.Decisions = []Decision{}
@@ -382,35 +382,35 @@ func ReadContext(root string) (ctx Context, dir string, err error) {
 }
 
 // Dir returns the absolute context directory.
-func (c *ContextStore) Dir() string { return c.dir }
+func (c *KnowledgeStore) Dir() string { return c.dir }
 
 // InboxDir returns the absolute inbox directory.
-func (c *ContextStore) InboxDir() string { return filepath.Join(c.dir, ContextInboxDir) }
+func (c *KnowledgeStore) InboxDir() string { return filepath.Join(c.dir, KnowledgeInboxDir) }
 
 // ContextFiles returns the absolute paths of decisions.json,
 // constraints.json and glossary.json under a workspace root: what every
 // assignment lists in its reads.
 func ContextFiles(root string) []string {
-	d := filepath.Join(root, ContextDir)
+	d := filepath.Join(root, KnowledgeDir)
 	return []string{filepath.Join(d, DecisionsFile), filepath.Join(d, ConstraintsFile), filepath.Join(d, GlossaryFile)}
 }
 
 // Load reads the whole context.
-func (c *ContextStore) Load() (Context, error) {
-	var ctx Context
+func (c *KnowledgeStore) Load() (Knowledge, error) {
+	var ctx Knowledge
 	err := c.locked(func() error {
 		var err error
 		ctx, err = c.read()
 		return err
 	})
 	if err != nil {
-		return Context{}, fmt.Errorf("workspace: load context: %w", err)
+		return Knowledge{}, fmt.Errorf("workspace: load context: %w", err)
 	}
 	return ctx, nil
 }
 
 // Items returns Load().Items().
-func (c *ContextStore) Items() ([]ContextItem, error) {
+func (c *KnowledgeStore) Items() ([]KnowledgeItem, error) {
 	ctx, err := c.Load()
 	if err != nil {
 		return nil, err
@@ -419,7 +419,7 @@ func (c *ContextStore) Items() ([]ContextItem, error) {
 }
 
 // locked runs fn under the mutex and the flock.
-func (c *ContextStore) locked(fn func() error) error {
+func (c *KnowledgeStore) locked(fn func() error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	lock, err := openLockFile(filepath.Join(c.dir, contextLockFile))
@@ -433,8 +433,8 @@ func (c *ContextStore) locked(fn func() error) error {
 	return fn()
 }
 
-func (c *ContextStore) read() (Context, error) {
-	var ctx Context
+func (c *KnowledgeStore) read() (Knowledge, error) {
+	var ctx Knowledge
 	if err := readJSONList(filepath.Join(c.dir, DecisionsFile), &ctx.Decisions); err != nil {
 		return ctx, err
 	}
@@ -464,7 +464,7 @@ func readJSONList(path string, v any) error {
 	return nil
 }
 
-func (c *ContextStore) writeList(file string, v any) error {
+func (c *KnowledgeStore) writeList(file string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -472,8 +472,8 @@ func (c *ContextStore) writeList(file string, v any) error {
 	return WriteFileAtomic(filepath.Join(c.dir, file), append(data, '\n'), 0o644)
 }
 
-// ContextChange is one line of changes.jsonl.
-type ContextChange struct {
+// KnowledgeChange is one line of changes.jsonl.
+type KnowledgeChange struct {
 	Time   time.Time `json:"time"`
 	Op     string    `json:"op"` // add, update, remove
 	Kind   string    `json:"kind"`
@@ -484,12 +484,12 @@ type ContextChange struct {
 }
 
 // logChange appends one change record (under the flock) and fsyncs it.
-func (c *ContextStore) logChange(ch ContextChange) error {
+func (c *KnowledgeStore) logChange(ch KnowledgeChange) error {
 	line, err := json.Marshal(ch)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(c.dir, ContextChangesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	f, err := os.OpenFile(filepath.Join(c.dir, KnowledgeChangesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -504,17 +504,17 @@ func (c *ContextStore) logChange(ch ContextChange) error {
 }
 
 // Changes returns every change record, oldest first.
-func (c *ContextStore) Changes() ([]ContextChange, error) {
-	data, err := readNoFollow(filepath.Join(c.dir, ContextChangesFile))
+func (c *KnowledgeStore) Changes() ([]KnowledgeChange, error) {
+	data, err := readNoFollow(filepath.Join(c.dir, KnowledgeChangesFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workspace: context changes: %w", err)
 	}
-	var out []ContextChange
+	var out []KnowledgeChange
 	for line := range bytes.Lines(data) {
-		var ch ContextChange
+		var ch KnowledgeChange
 		if json.Unmarshal(bytes.TrimSpace(line), &ch) == nil {
 			out = append(out, ch)
 		}
@@ -524,7 +524,7 @@ func (c *ContextStore) Changes() ([]ContextChange, error) {
 
 // nextID returns the next id with prefix ("D" or "C"): above every id in
 // use and every id ever issued (ids.json), so a removed id is never reused.
-func (c *ContextStore) nextID(prefix string, used []string) (string, error) {
+func (c *KnowledgeStore) nextID(prefix string, used []string) (string, error) {
 	counters := map[string]int{}
 	if err := readJSONList(filepath.Join(c.dir, contextIDsFile), &counters); err != nil {
 		counters = map[string]int{} // a broken counter file only costs id reuse protection
@@ -549,78 +549,88 @@ func normText(s string) string { return strings.ToLower(strings.Join(strings.Fie
 // decision with the same title and rationale (ignoring case and spacing),
 // or from the same Source, is not added again: the existing one is
 // returned with added = false.
-func (c *ContextStore) AddDecision(d Decision) (out Decision, added bool, err error) {
-	if strings.TrimSpace(d.Title) == "" || strings.TrimSpace(d.Rationale) == "" {
-		return d, false, errors.New("workspace: add decision: title and rationale are required")
-	}
+func (c *KnowledgeStore) AddDecision(d Decision) (out Decision, added bool, err error) {
 	if d.DecidedAt.IsZero() {
 		d.DecidedAt = c.now().UTC()
 	}
-	err = c.locked(func() error {
-		ctx, err := c.read()
-		if err != nil {
-			return err
-		}
-		var ids []string
-		for _, old := range ctx.Decisions {
-			ids = append(ids, old.ID)
-			if (d.Source != "" && old.Source == d.Source) ||
-				(normText(old.Title) == normText(d.Title) && normText(old.Rationale) == normText(d.Rationale)) {
-				out = old
-				return nil
-			}
-		}
-		if d.ID, err = c.nextID("D", ids); err != nil {
-			return err
-		}
-		list := append(ctx.Decisions, d)
-		if err := c.writeList(DecisionsFile, list); err != nil {
-			return err
-		}
-		out, added = d, true
-		return c.logChange(ContextChange{Time: d.DecidedAt, Op: "add", Kind: KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source})
-	})
-	if err != nil {
-		return Decision{}, false, fmt.Errorf("workspace: add decision: %w", err)
-	}
-	return out, added, nil
+	return addListed(c, d, decisionList)
 }
 
 // AddConstraint adds a constraint (ID, AddedAt set when empty/zero). One
 // with the same name and description, or from the same Source, is not
 // added again (added = false, the existing one is returned).
-func (c *ContextStore) AddConstraint(k Constraint) (out Constraint, added bool, err error) {
-	if strings.TrimSpace(k.Name) == "" || strings.TrimSpace(k.Description) == "" {
-		return k, false, errors.New("workspace: add constraint: name and description are required")
-	}
+func (c *KnowledgeStore) AddConstraint(k Constraint) (out Constraint, added bool, err error) {
 	if k.AddedAt.IsZero() {
 		k.AddedAt = c.now().UTC()
 	}
+	return addListed(c, k, constraintList)
+}
+
+// listKind is how addListed sees the entries of one numbered list
+// (decisions D<n>, constraints C<n>).
+type listKind[T any] struct {
+	what, required, prefix, file string
+	list                         func(Knowledge) []T
+	// fields: the id to set, the two texts that make an entry the same
+	// as another, and its source.
+	fields func(*T) (id *string, title, text, source string)
+	change func(T) KnowledgeChange
+}
+
+var decisionList = listKind[Decision]{
+	what: "decision", required: "title and rationale", prefix: "D", file: DecisionsFile,
+	list:   func(k Knowledge) []Decision { return k.Decisions },
+	fields: func(d *Decision) (*string, string, string, string) { return &d.ID, d.Title, d.Rationale, d.Source },
+	change: func(d Decision) KnowledgeChange {
+		return KnowledgeChange{Time: d.DecidedAt, Op: "add", Kind: KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source}
+	},
+}
+
+var constraintList = listKind[Constraint]{
+	what: "constraint", required: "name and description", prefix: "C", file: ConstraintsFile,
+	list:   func(k Knowledge) []Constraint { return k.Constraints },
+	fields: func(k *Constraint) (*string, string, string, string) { return &k.ID, k.Name, k.Description, k.Source },
+	change: func(k Constraint) KnowledgeChange {
+		return KnowledgeChange{Time: k.AddedAt, Op: "add", Kind: KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source}
+	},
+}
+
+// addListed appends e to its list with the next free id, unless an entry
+// there is the same (same Source, or same two texts ignoring case and
+// spacing): that one is returned with added = false.
+func addListed[T any](c *KnowledgeStore, e T, l listKind[T]) (out T, added bool, err error) {
+	id, title, text, source := l.fields(&e)
+	if strings.TrimSpace(title) == "" || strings.TrimSpace(text) == "" {
+		return e, false, fmt.Errorf("workspace: add %s: %s are required", l.what, l.required)
+	}
 	err = c.locked(func() error {
-		ctx, err := c.read()
+		k, err := c.read()
 		if err != nil {
 			return err
 		}
+		list := l.list(k)
 		var ids []string
-		for _, old := range ctx.Constraints {
-			ids = append(ids, old.ID)
-			if (k.Source != "" && old.Source == k.Source) ||
-				(normText(old.Name) == normText(k.Name) && normText(old.Description) == normText(k.Description)) {
-				out = old
+		for i := range list {
+			oid, otitle, otext, osource := l.fields(&list[i])
+			ids = append(ids, *oid)
+			if (source != "" && osource == source) ||
+				(normText(otitle) == normText(title) && normText(otext) == normText(text)) {
+				out = list[i]
 				return nil
 			}
 		}
-		if k.ID, err = c.nextID("C", ids); err != nil {
+		if *id, err = c.nextID(l.prefix, ids); err != nil {
 			return err
 		}
-		if err := c.writeList(ConstraintsFile, append(ctx.Constraints, k)); err != nil {
+		if err := c.writeList(l.file, append(list, e)); err != nil {
 			return err
 		}
-		out, added = k, true
-		return c.logChange(ContextChange{Time: k.AddedAt, Op: "add", Kind: KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source})
+		out, added = e, true
+		return c.logChange(l.change(e))
 	})
 	if err != nil {
-		return Constraint{}, false, fmt.Errorf("workspace: add constraint: %w", err)
+		var zero T
+		return zero, false, fmt.Errorf("workspace: add %s: %w", l.what, err)
 	}
 	return out, added, nil
 }
@@ -629,7 +639,7 @@ func (c *ContextStore) AddConstraint(k Constraint) (out Constraint, added bool, 
 // and spacing) gets the new definition, its old one moving to History
 // (updated = true); the same definition again, or the same Source again,
 // changes nothing (changed = false).
-func (c *ContextStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated, changed bool, err error) {
+func (c *KnowledgeStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated, changed bool, err error) {
 	if strings.TrimSpace(g.Term) == "" || strings.TrimSpace(g.Definition) == "" {
 		return g, false, false, errors.New("workspace: define term: term and definition are required")
 	}
@@ -663,13 +673,13 @@ func (c *ContextStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated, 
 				return err
 			}
 			out, updated, changed = *old, true, true
-			return c.logChange(ContextChange{Time: g.AddedAt, Op: "update", Kind: KindTerm, ID: old.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
+			return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "update", Kind: KindTerm, ID: old.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
 		}
 		if err := c.writeList(GlossaryFile, append(ctx.Glossary, g)); err != nil {
 			return err
 		}
 		out, changed = g, true
-		return c.logChange(ContextChange{Time: g.AddedAt, Op: "add", Kind: KindTerm, ID: g.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
+		return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "add", Kind: KindTerm, ID: g.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
 	})
 	if err != nil {
 		return GlossaryEntry{}, false, false, fmt.Errorf("workspace: define term: %w", err)
@@ -691,7 +701,7 @@ type MergeResult struct {
 // Merge adds a parsed inbox entry written by agent `by` during task taskID.
 // source identifies the inbox file instance; merging the same source again
 // changes nothing, so the engine may repeat a merge after a crash.
-func (c *ContextStore) Merge(e InboxEntry, by, taskID, source string, at time.Time) (MergeResult, error) {
+func (c *KnowledgeStore) Merge(e InboxEntry, by, taskID, source string, at time.Time) (MergeResult, error) {
 	r := MergeResult{Kind: e.Kind}
 	switch e.Kind {
 	case KindDecision:
@@ -721,23 +731,23 @@ func (c *ContextStore) Merge(e InboxEntry, by, taskID, source string, at time.Ti
 // Remove deletes the entry with that id: a decision (D<n>), a constraint
 // (C<n>) or a glossary term (case-insensitive). It is a user action; an
 // unknown id wraps ErrNotFound. The removed entry is returned.
-func (c *ContextStore) Remove(id, by string) (ContextItem, error) {
+func (c *KnowledgeStore) Remove(id, by string) (KnowledgeItem, error) {
 	id = strings.TrimSpace(id)
-	var out ContextItem
+	var out KnowledgeItem
 	err := c.locked(func() error {
 		ctx, err := c.read()
 		if err != nil {
 			return err
 		}
 		log := func(kind, id string) error {
-			return c.logChange(ContextChange{Time: c.now().UTC(), Op: "remove", Kind: kind, ID: id, By: by})
+			return c.logChange(KnowledgeChange{Time: c.now().UTC(), Op: "remove", Kind: kind, ID: id, By: by})
 		}
 		for i, d := range ctx.Decisions {
 			if strings.EqualFold(d.ID, id) {
 				if err := c.writeList(DecisionsFile, append(ctx.Decisions[:i:i], ctx.Decisions[i+1:]...)); err != nil {
 					return err
 				}
-				out = ContextItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt}
+				out = KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt}
 				return log(KindDecision, d.ID)
 			}
 		}
@@ -746,7 +756,7 @@ func (c *ContextStore) Remove(id, by string) (ContextItem, error) {
 				if err := c.writeList(ConstraintsFile, append(ctx.Constraints[:i:i], ctx.Constraints[i+1:]...)); err != nil {
 					return err
 				}
-				out = ContextItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt}
+				out = KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt}
 				return log(KindConstraint, k.ID)
 			}
 		}
@@ -755,20 +765,20 @@ func (c *ContextStore) Remove(id, by string) (ContextItem, error) {
 				if err := c.writeList(GlossaryFile, append(ctx.Glossary[:i:i], ctx.Glossary[i+1:]...)); err != nil {
 					return err
 				}
-				out = ContextItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)}
+				out = KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)}
 				return log(KindTerm, g.Term)
 			}
 		}
 		return fmt.Errorf("no decision, constraint or term %q: %w", id, ErrNotFound)
 	})
 	if err != nil {
-		return ContextItem{}, fmt.Errorf("workspace: remove context entry: %w", err)
+		return KnowledgeItem{}, fmt.Errorf("workspace: remove context entry: %w", err)
 	}
 	return out, nil
 }
 
 // contextPath joins rel (slash-separated, below the context dir) safely.
-func (c *ContextStore) contextPath(rel string) (string, error) {
+func (c *KnowledgeStore) contextPath(rel string) (string, error) {
 	rel = filepath.FromSlash(rel)
 	if !filepath.IsLocal(rel) || strings.ContainsRune(rel, 0) {
 		return "", fmt.Errorf("workspace: context path %q: %w", rel, ErrOutside)
@@ -789,7 +799,7 @@ func (c *ContextStore) contextPath(rel string) (string, error) {
 // context dir. Archiving again is harmless: when the file is already
 // gone and the archive exists, or the archive holds the same content, it
 // succeeds.
-func (c *ContextStore) Archive(from, to string) error {
+func (c *KnowledgeStore) Archive(from, to string) error {
 	src, err := c.contextPath(from)
 	if err != nil {
 		return err

@@ -78,10 +78,10 @@ func TestInboxAuthor(t *testing.T) {
 	}
 }
 
-func openTestContext(t *testing.T) (*ContextStore, string) {
+func openTestContext(t *testing.T) (*KnowledgeStore, string) {
 	t.Helper()
 	root := t.TempDir()
-	c, err := OpenContext(root)
+	c, err := OpenKnowledge(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 			t.Errorf("%s: %q, %v", p, b, err)
 		}
 	}
-	for _, d := range []string{c.InboxDir(), filepath.Join(c.Dir(), ContextArchiveDir)} {
+	for _, d := range []string{c.InboxDir(), filepath.Join(c.Dir(), KnowledgeArchiveDir)} {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", d, err)
 		}
@@ -105,7 +105,7 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 	if _, _, err := c.AddDecision(Decision{Title: "t", Rationale: "r", DecidedBy: "lead"}); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := OpenContext(root)
+	c2, err := OpenKnowledge(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 // the store's lock file.
 func TestReadContextCreatesNothing(t *testing.T) {
 	root := t.TempDir()
-	ctx, dir, err := ReadContext(root)
-	if err != nil || dir != filepath.Join(root, ContextDir) {
+	ctx, dir, err := ReadKnowledge(root)
+	if err != nil || dir != filepath.Join(root, KnowledgeDir) {
 		t.Fatalf("empty workspace: %s %v", dir, err)
 	}
 	if ctx.Decisions == nil || ctx.Constraints == nil || ctx.Glossary == nil || len(ctx.Items()) != 0 {
@@ -134,7 +134,7 @@ func TestReadContextCreatesNothing(t *testing.T) {
 		t.Fatalf("ReadContext created %v", entries)
 	}
 
-	c, err := OpenContext(root)
+	c, err := OpenKnowledge(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestReadContextCreatesNothing(t *testing.T) {
 	if err := os.Remove(filepath.Join(c.Dir(), contextLockFile)); err != nil {
 		t.Fatal(err)
 	}
-	if ctx, _, err = ReadContext(root); err != nil || len(ctx.Decisions) != 1 || ctx.Glossary == nil {
+	if ctx, _, err = ReadKnowledge(root); err != nil || len(ctx.Decisions) != 1 || ctx.Glossary == nil {
 		t.Fatalf("after a decision: %+v %v", ctx, err)
 	}
 	if _, err := os.Lstat(filepath.Join(c.Dir(), contextLockFile)); err == nil {
@@ -153,16 +153,16 @@ func TestReadContextCreatesNothing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(c.Dir(), GlossaryFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadContext(root); err == nil {
+	if _, _, err := ReadKnowledge(root); err == nil {
 		t.Error("a corrupt glossary read without error")
 	}
 
 	// A symlinked context directory is refused, as by OpenContext.
 	other := t.TempDir()
-	if err := os.Symlink(c.Dir(), filepath.Join(other, ContextDir)); err != nil {
+	if err := os.Symlink(c.Dir(), filepath.Join(other, KnowledgeDir)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadContext(other); !errors.Is(err, ErrSymlink) {
+	if _, _, err := ReadKnowledge(other); !errors.Is(err, ErrSymlink) {
 		t.Errorf("symlinked context: %v, want ErrSymlink", err)
 	}
 }
@@ -294,7 +294,7 @@ func TestContextConcurrentAdds(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
 	for w := range 2 {
-		c, err := OpenContext(root)
+		c, err := OpenKnowledge(root)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func TestContextConcurrentAdds(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	c, _ := OpenContext(root)
+	c, _ := OpenKnowledge(root)
 	ctx, err := c.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +334,7 @@ func TestContextConcurrentAdds(t *testing.T) {
 func TestContextConcurrentProcesses(t *testing.T) {
 	if os.Getenv("HIVEMIND_CONTEXT_CHILD") != "" {
 		root, who := os.Getenv("HIVEMIND_CONTEXT_ROOT"), os.Getenv("HIVEMIND_CONTEXT_CHILD")
-		c, err := OpenContext(root)
+		c, err := OpenKnowledge(root)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestContextConcurrentProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := OpenContext(root)
+	c, _ := OpenKnowledge(root)
 	ctx, err := c.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +411,7 @@ func TestContextArchive(t *testing.T) {
 
 func TestContextItemsOrder(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ctx := Context{
+	ctx := Knowledge{
 		Decisions:   []Decision{{ID: "D1", Title: "a", DecidedAt: t0}, {ID: "D2", Title: "b", DecidedAt: t0.Add(2 * time.Second)}},
 		Constraints: []Constraint{{ID: "C1", Name: "c", AddedAt: t0.Add(time.Second)}},
 		Glossary:    []GlossaryEntry{{Term: "t", AddedAt: t0.Add(3 * time.Second), History: []TermRevision{{}}}},

@@ -14,9 +14,9 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// ContextFiles is what the Runner needs from the shared context
-// (workspace.ContextStore).
-type ContextFiles interface {
+// KnowledgeFiles is what the Runner needs from the shared knowledge
+// (workspace.KnowledgeStore).
+type KnowledgeFiles interface {
 	// InboxDir is the absolute context/inbox directory.
 	InboxDir() string
 	// Merge adds a validated entry (idempotent per source).
@@ -24,40 +24,30 @@ type ContextFiles interface {
 	// Archive moves an inbox file (paths relative to the context dir).
 	Archive(from, to string) error
 	// Items lists every entry, newest first (for snapshots).
-	Items() ([]workspace.ContextItem, error)
+	Items() ([]workspace.KnowledgeItem, error)
 }
 
-var _ ContextFiles = (*workspace.ContextStore)(nil)
+var _ KnowledgeFiles = (*workspace.KnowledgeStore)(nil)
 
-// contextWatcher reports complete files in the shared context's inbox as
-// ContextSubmitted events. A file is complete when it has been unchanged
+// knowledgeWatcher reports complete files in the shared knowledge's inbox as
+// KnowledgeSubmitted events. A file is complete when it has been unchanged
 // for the quiet period, or at once when an agent's turn ended (flush). Its
 // state is guarded by a mutex rather than owned by its goroutine, so the
 // runner can flush synchronously: the entries an agent wrote during its
 // turn are then queued before anything the task-dir watcher reports for
 // that turn (its done marker), and the next assignment already sees them.
-type contextWatcher struct {
+type knowledgeWatcher struct {
 	dir   string
-	quiet time.Duration
 	clock func() time.Time
 	emit  func(Event)
 	fsw   *fsnotify.Watcher
 
 	mu    sync.Mutex
-	files map[string]*inboxFile
+	files *quietTracker
 	kick  chan struct{}
 }
 
-type inboxFile struct {
-	sig     watchSig
-	since   time.Time
-	emitted watchSig
-}
-
-func newContextWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*contextWatcher, error) {
-	if quiet <= 0 {
-		quiet = 300 * time.Millisecond
-	}
+func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: context inbox: %w", err)
 	}
@@ -69,13 +59,13 @@ func newContextWatcher(dir string, quiet time.Duration, clock func() time.Time, 
 		_ = fsw.Close()
 		return nil, fmt.Errorf("engine: watch %s: %w", dir, err)
 	}
-	return &contextWatcher{dir: dir, quiet: quiet, clock: clock, emit: emit, fsw: fsw,
-		files: map[string]*inboxFile{}, kick: make(chan struct{}, 1)}, nil
+	return &knowledgeWatcher{dir: dir, clock: clock, emit: emit, fsw: fsw,
+		files: newQuietTracker(quiet), kick: make(chan struct{}, 1)}, nil
 }
 
 // run scans once, then on every change and when a pending file is due,
 // until ctx is done.
-func (w *contextWatcher) run(ctx context.Context) {
+func (w *knowledgeWatcher) run(ctx context.Context) {
 	defer w.fsw.Close()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -113,18 +103,17 @@ func (w *contextWatcher) run(ctx context.Context) {
 // flush reports the inbox files of agent (all files when agent is "")
 // now, without waiting for the quiet period: that agent's turn ended, so
 // what it wrote is complete. Safe from any goroutine.
-func (w *contextWatcher) flush(agent string) { w.scan(true, agent) }
+func (w *knowledgeWatcher) flush(agent string) { w.scan(true, agent) }
 
 // scan looks at every inbox file, reports the complete ones not reported
 // yet, and returns when the next pending file becomes due (zero: none).
 // With turnEnded, the files of agent ("" = all) count as complete at once.
-func (w *contextWatcher) scan(turnEnded bool, agent string) time.Time {
+func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	entries, _ := os.ReadDir(w.dir)
 	seen := map[string]bool{}
 	now := time.Now()
-	var next time.Time
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".md") || watchTempName(name) {
@@ -142,50 +131,32 @@ func (w *contextWatcher) scan(turnEnded bool, agent string) time.Time {
 			continue
 		}
 		seen[name] = true
-		sig := sigOf(fi, content)
-		f := w.files[name]
-		if f == nil {
-			f = &inboxFile{sig: sig, since: now}
-			w.files[name] = f
-		} else if f.sig != sig {
-			f.sig, f.since = sig, now
-		}
-		if f.emitted == sig {
-			continue
-		}
+		f := w.files.see(name, sigOf(fi, content), now)
 		author, _ := workspace.InboxAuthor(name)
-		done := turnEnded && (agent == "" || agent == author)
-		if !done && now.Sub(f.since) < w.quiet {
-			if due := f.since.Add(w.quiet); next.IsZero() || due.Before(next) {
-				next = due
-			}
+		if !w.files.ready(f, now, turnEnded && (agent == "" || agent == author)) {
 			continue
 		}
-		f.emitted = sig
-		w.emit(ContextSubmitted{Path: path.Join(workspace.ContextInboxDir, name), Content: content,
-			Agent: author, ModTime: sig.mtime, At: w.clock()})
+		f.report()
+		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
+			Agent: author, ModTime: f.sig.mtime, At: w.clock()})
 	}
-	for name := range w.files {
-		if !seen[name] {
-			delete(w.files, name) // archived: a file coming back under that name is new
-		}
-	}
-	return next
+	w.files.keep(seen) // archived: a file coming back under that name is new
+	return w.files.next()
 }
 
 // ---- runner glue ----
 
-// startContext loads the shared context into the snapshot and, unless
+// startKnowledge loads the shared knowledge into the snapshot and, unless
 // watching is off, starts the inbox watcher.
-func (r *Runner) startContext(ctx context.Context, wg *sync.WaitGroup) error {
-	if r.cfg.Context == nil {
+func (r *Runner) startKnowledge(ctx context.Context, wg *sync.WaitGroup) error {
+	if r.cfg.Knowledge == nil {
 		return nil
 	}
-	r.loadContextItems()
+	r.loadKnowledge()
 	if r.cfg.NoWatch {
 		return nil
 	}
-	w, err := newContextWatcher(r.cfg.Context.InboxDir(), r.cfg.QuietPeriod, r.cfg.Clock, r.Send)
+	w, err := newKnowledgeWatcher(r.cfg.Knowledge.InboxDir(), r.cfg.QuietPeriod, r.cfg.Clock, r.Send)
 	if err != nil {
 		return err
 	}
@@ -194,33 +165,33 @@ func (r *Runner) startContext(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
-// flushContext reports the inbox files an agent finished writing.
-func (r *Runner) flushContext(agent string) {
+// flushKnowledge reports the inbox files an agent finished writing.
+func (r *Runner) flushKnowledge(agent string) {
 	if r.cw != nil {
 		r.cw.flush(agent)
 	}
 }
 
-// loadContextItems refreshes the snapshot's context list.
-func (r *Runner) loadContextItems() {
-	items, err := r.cfg.Context.Items()
+// loadKnowledge refreshes the snapshot's knowledge list.
+func (r *Runner) loadKnowledge() {
+	items, err := r.cfg.Knowledge.Items()
 	if err != nil {
 		r.fail("load_context", "", err)
 		return
 	}
 	r.smu.Lock()
-	r.snap.Context = items
+	r.snap.Knowledge = items
 	r.smu.Unlock()
 }
 
-// applyContext carries out MergeContext and ArchiveContext.
-func (r *Runner) applyContext(e Effect) {
-	if r.cfg.Context == nil {
+// applyKnowledge carries out MergeKnowledge and ArchiveKnowledge.
+func (r *Runner) applyKnowledge(e Effect) {
+	if r.cfg.Knowledge == nil {
 		return
 	}
 	switch e := e.(type) {
-	case MergeContext:
-		res, err := r.cfg.Context.Merge(e.Entry, e.Agent, e.TaskID, e.Source, e.At)
+	case MergeKnowledge:
+		res, err := r.cfg.Knowledge.Merge(e.Entry, e.Agent, e.TaskID, e.Source, e.At)
 		if err != nil {
 			// The inbox file stays: a restart (or a fixed file) retries.
 			r.fail("merge_context", e.Agent, err)
@@ -229,16 +200,17 @@ func (r *Runner) applyContext(e Effect) {
 		if res.Added || res.Updated {
 			r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "context_merged", Task: r.state.TaskID, Agent: e.Agent,
 				Details: map[string]any{"kind": res.Kind, "id": res.ID, "title": e.Entry.Title, "updated": res.Updated, "path": e.From}})
-			r.loadContextItems()
+			r.loadKnowledge()
 		}
 		if e.From != "" {
-			if err := r.cfg.Context.Archive(e.From, e.To); err != nil {
+			if err := r.cfg.Knowledge.Archive(e.From, e.To); err != nil {
 				r.fail("archive_context", e.Agent, err)
 			}
 		}
-	case ArchiveContext:
-		if err := r.cfg.Context.Archive(e.From, e.To); err != nil {
+	case ArchiveKnowledge:
+		if err := r.cfg.Knowledge.Archive(e.From, e.To); err != nil {
 			r.fail("archive_context", "", err)
 		}
+	default: // apply passes only these two
 	}
 }

@@ -20,7 +20,7 @@ func (sc *scenario) submitContext(p, content string) []Effect {
 	sc.t.Helper()
 	at := sc.tick()
 	agent, _ := workspace.InboxAuthor(p)
-	e := ContextSubmitted{Path: p, Content: []byte(content), Agent: agent, ModTime: at, At: at}
+	e := KnowledgeSubmitted{Path: p, Content: []byte(content), Agent: agent, ModTime: at, At: at}
 	sc.log = append(sc.log, e)
 	sc.s, sc.eff = step(sc.t, sc.m, sc.s, e)
 	return sc.eff
@@ -60,8 +60,8 @@ func TestContextSubmittedTable(t *testing.T) {
 			if !hasEvent(eff, tt.wantEvent) {
 				t.Fatalf("no %s event: %s", tt.wantEvent, describe(eff))
 			}
-			merges := effectsOf[MergeContext](eff)
-			archives := effectsOf[ArchiveContext](eff)
+			merges := effectsOf[MergeKnowledge](eff)
+			archives := effectsOf[ArchiveKnowledge](eff)
 			if tt.wantMerge != nil {
 				if len(merges) != 1 || len(archives) != 0 {
 					t.Fatalf("want one MergeContext: %s", describe(eff))
@@ -80,18 +80,18 @@ func TestContextSubmittedTable(t *testing.T) {
 				t.Errorf("%d injections", n)
 			}
 			author, _ := workspace.InboxAuthor(tt.path)
-			notes := sc.s.ContextNotes[author]
+			notes := sc.s.KnowledgeNotes[author]
 			if tt.wantNote != "" && (len(notes) != 1 || !strings.Contains(notes[0], tt.wantNote)) {
 				t.Errorf("notes of %s: %q, want %q", author, notes, tt.wantNote)
 			}
-			if tt.wantNote == "" && len(sc.s.ContextNotes) != 0 {
-				t.Errorf("notes for an unknown author: %v", sc.s.ContextNotes)
+			if tt.wantNote == "" && len(sc.s.KnowledgeNotes) != 0 {
+				t.Errorf("notes for an unknown author: %v", sc.s.KnowledgeNotes)
 			}
 			// The same file again (a rescan): the idempotent merge or the
 			// archive is repeated, nothing else.
 			e := sc.log[len(sc.log)-1]
 			n2, eff2 := step(t, sc.m, sc.s, e)
-			if !hasEvent(eff2, "context_duplicate") || len(effectsOf[MergeContext](eff2))+len(effectsOf[ArchiveContext](eff2)) != 1 ||
+			if !hasEvent(eff2, "context_duplicate") || len(effectsOf[MergeKnowledge](eff2))+len(effectsOf[ArchiveKnowledge](eff2)) != 1 ||
 				len(effectsOf[WriteState](eff2)) != 0 || !reflect.DeepEqual(n2, sc.s) {
 				t.Errorf("duplicate: %s", describe(eff2))
 			}
@@ -127,8 +127,8 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 			t.Errorf("reads lack %s: %v", r, a.Reads)
 		}
 	}
-	if len(sc.s.ContextNotes) != 0 {
-		t.Errorf("notes kept after delivery: %v", sc.s.ContextNotes)
+	if len(sc.s.KnowledgeNotes) != 0 {
+		t.Errorf("notes kept after delivery: %v", sc.s.KnowledgeNotes)
 	}
 	// The next writing assignment explains how to add an entry.
 	sc.trig("checkpoint-approved.md", "ok")
@@ -176,23 +176,23 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 	for _, p := range allPhases {
 		t.Run(string(p), func(t *testing.T) {
 			s := stateIn(t, p)
-			e := ContextSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, At: t0.Add(time.Hour)}
+			e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, At: t0.Add(time.Hour)}
 			n, eff := step(t, testMachine, s, e)
 			switch {
 			case s.TaskID == "":
-				if !hasEvent(eff, "context_ignored") || len(effectsOf[MergeContext](eff)) != 0 || len(effectsOf[ArchiveContext](eff)) != 0 {
+				if !hasEvent(eff, "context_ignored") || len(effectsOf[MergeKnowledge](eff)) != 0 || len(effectsOf[ArchiveKnowledge](eff)) != 0 {
 					t.Fatalf("no task: %s", describe(eff))
 				}
 			case p == workspace.PhasePaused:
-				if !hasEvent(eff, "event_deferred") || len(effectsOf[MergeContext](eff)) != 0 || len(n.Deferred) != 1 {
+				if !hasEvent(eff, "event_deferred") || len(effectsOf[MergeKnowledge](eff)) != 0 || len(n.Deferred) != 1 {
 					t.Fatalf("paused: %s", describe(eff))
 				}
 				n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyResume, At: t0.Add(2 * time.Hour)})
-				if len(effectsOf[MergeContext](eff2)) != 1 || len(n2.Deferred) != 0 {
+				if len(effectsOf[MergeKnowledge](eff2)) != 1 || len(n2.Deferred) != 0 {
 					t.Fatalf("resume: %s", describe(eff2))
 				}
 			default:
-				if len(effectsOf[MergeContext](eff)) != 1 || n.State != s.State {
+				if len(effectsOf[MergeKnowledge](eff)) != 1 || n.Phase != s.Phase {
 					t.Fatalf("%s: %s", p, describe(eff))
 				}
 			}
@@ -205,7 +205,7 @@ func TestTaskConstraintsEnterRegistry(t *testing.T) {
 	long := "Keep the public API backwards compatible " + strings.Repeat("and documented ", 10)
 	eff := sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Description: "do it",
 		Constraints: []string{"No new dependencies", " ", long}}, TaskDir: testTaskDir})
-	ms := effectsOf[MergeContext](eff)
+	ms := effectsOf[MergeKnowledge](eff)
 	if len(ms) != 2 {
 		t.Fatalf("merges: %s", describe(eff))
 	}
@@ -219,7 +219,7 @@ func TestTaskConstraintsEnterRegistry(t *testing.T) {
 }
 
 func TestContextEventCodec(t *testing.T) {
-	e := ContextSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, At: t0.Add(time.Second)}
+	e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, At: t0.Add(time.Second)}
 	raw, err := MarshalEvent(e)
 	if err != nil {
 		t.Fatal(err)

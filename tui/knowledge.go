@@ -10,16 +10,16 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// ContextItem is one entry of the shared context (a decision, constraint
-// or glossary term) as the context panel shows it.
-type ContextItem = workspace.ContextItem
+// KnowledgeItem is one entry of the shared knowledge (a decision, constraint
+// or glossary term) as the knowledge panel shows it.
+type KnowledgeItem = workspace.KnowledgeItem
 
-// contextPanel is the toggleable shared-context panel (key x): the newest
+// knowledgePanel is the toggleable shared knowledge panel (key x): the newest
 // decisions, constraints and terms with their authors, drawn over the pane
 // area like the help.
-type contextPanel struct {
+type knowledgePanel struct {
 	show  bool
-	items []ContextItem // newest first, as the engine sends them
+	items []KnowledgeItem // newest first, as the engine sends them
 }
 
 var (
@@ -28,16 +28,16 @@ var (
 	stCtxTerm       = lipgloss.NewStyle().Foreground(colOK).Bold(true)
 )
 
-// setContext takes the context list of a snapshot (nil keeps the list).
-func (p *contextPanel) setContext(items []ContextItem) {
+// setKnowledge takes the knowledge list of a snapshot (nil keeps the list).
+func (p *knowledgePanel) setKnowledge(items []KnowledgeItem) {
 	if items != nil {
-		p.items = append([]ContextItem(nil), items...)
+		p.items = append([]KnowledgeItem(nil), items...)
 	}
 }
 
-// renderContext draws the panel over the pane area: exactly Area.H lines
+// renderKnowledge draws the panel over the pane area: exactly Area.H lines
 // of exactly Area.W cells.
-func (m Model) renderContext() string {
+func (m Model) renderKnowledge() string {
 	w, h := m.lay.Area.W, m.lay.Area.H
 	lines := make([]string, 0, h)
 	var nd, nc, nt int
@@ -51,7 +51,7 @@ func (m Model) renderContext() string {
 			nt++
 		}
 	}
-	title := fmt.Sprintf("─ shared context (x hides) · %s · %s · %s ",
+	title := fmt.Sprintf("─ shared knowledge (x hides) · %s · %s · %s ",
 		plural(nd, "decision"), plural(nc, "constraint"), plural(nt, "term"))
 	lines = append(lines, fitWidth(stAccent.Render(ansi.Truncate(title, w, "…"))+
 		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w))
@@ -89,7 +89,7 @@ func plural(n int, word string) string {
 
 // contextHead is an entry's first line: id, kind, title, and on the right
 // its author and time.
-func contextHead(it ContextItem, w int) string {
+func contextHead(it KnowledgeItem, w int) string {
 	kind := stCtxTerm
 	switch it.Kind {
 	case workspace.KindDecision:
@@ -121,7 +121,7 @@ func contextHead(it ContextItem, w int) string {
 
 // contextBody is an entry's second line: the rationale, description or
 // definition, on one line.
-func contextBody(it ContextItem, w int) string {
+func contextBody(it KnowledgeItem, w int) string {
 	const indent = "                  "
 	text := oneLine(it.Text)
 	if it.Kind == workspace.KindTerm {

@@ -10,12 +10,12 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// The shared context (decisions, constraints, glossary) lives at the
+// The shared knowledge (decisions, constraints, glossary) lives at the
 // workspace root, <root>/context/, and outlives tasks. Agents propose
 // entries by writing context/inbox/<agent>-<n>.md; the runner's inbox
-// watcher turns a complete file into ContextSubmitted, Step validates it
-// (a pure parse) and asks the runner to merge it (MergeContext) and archive
-// it, or, when invalid, only to archive it (ArchiveContext).
+// watcher turns a complete file into KnowledgeSubmitted, Step validates it
+// (a pure parse) and asks the runner to merge it (MergeKnowledge) and archive
+// it, or, when invalid, only to archive it (ArchiveKnowledge).
 //
 // Acknowledgements never interrupt the author: they are recorded in the
 // event log (context_submitted / context_rejected, and the runner's
@@ -24,24 +24,11 @@ import (
 // files are held (deferred) while paused, and ignored (left in the inbox
 // for the next run) when no task is loaded.
 
-// ContextSubmitted says an inbox file of the shared context is complete.
-type ContextSubmitted struct {
-	// Path is relative to the context dir: "inbox/<agent>-<n>.md".
-	Path    string
-	Content []byte
-	// Agent is the author, from the file name.
-	Agent   string
-	ModTime time.Time
-	At      time.Time
-}
-
-func (ContextSubmitted) isEvent() {}
-
-// MergeContext asks the runner to merge a validated entry into the shared
+// MergeKnowledge asks the runner to merge a validated entry into the shared
 // context and then archive its inbox file (From → To, relative to the
 // context dir). Source identifies the file instance, so a merge repeated
 // after a crash adds nothing. A failed merge leaves the file in the inbox.
-type MergeContext struct {
+type MergeKnowledge struct {
 	Entry  workspace.InboxEntry
 	Agent  string
 	TaskID string
@@ -51,18 +38,18 @@ type MergeContext struct {
 	To     string
 }
 
-// ArchiveContext asks the runner to move a rejected inbox file to the
+// ArchiveKnowledge asks the runner to move a rejected inbox file to the
 // archive (paths relative to the context dir).
-type ArchiveContext struct {
+type ArchiveKnowledge struct {
 	From string
 	To   string
 }
 
-func (MergeContext) isEffect()   {}
-func (ArchiveContext) isEffect() {}
+func (MergeKnowledge) isEffect()   {}
+func (ArchiveKnowledge) isEffect() {}
 
-// maxContextNotes bounds the acknowledgements kept per agent.
-const maxContextNotes = 10
+// maxKnowledgeNotes bounds the acknowledgements kept per agent.
+const maxKnowledgeNotes = 10
 
 // contextRoot returns the workspace root of the state's task dir
 // (<root>/tasks/<id>), or "" when the task dir does not have that shape.
@@ -73,14 +60,14 @@ func contextRoot(taskDir string) string {
 	return filepath.Dir(filepath.Dir(taskDir))
 }
 
-// contextFor returns, for an assignment, the shared-context files every
+// contextFor returns, for an assignment, the shared knowledge files every
 // agent reads and the note on how to add to them ("" when unknown).
 func (st *stepper) contextFor(agent string) (reads []string, note string) {
 	root := contextRoot(st.s.TaskDir)
 	if root == "" {
 		return nil, ""
 	}
-	inbox := filepath.Join(root, workspace.ContextDir, workspace.ContextInboxDir)
+	inbox := filepath.Join(root, workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
 	note = fmt.Sprintf("Shared context: the decisions, constraints and glossary in your reads (context/*.json) bind the whole team; follow them. "+
 		"To record a choice others must follow, write %s/%s-<n>.md (n = 1, 2, …) with a front matter "+
 		"(---, kind: decision|constraint|term, title|name|term: <one line>, ---) and the rationale, description or definition as the text.",
@@ -88,15 +75,15 @@ func (st *stepper) contextFor(agent string) (reads []string, note string) {
 	return workspace.ContextFiles(root), note
 }
 
-// takeContextNotes returns and clears the acknowledgements kept for agent.
-func (st *stepper) takeContextNotes(agent string) []string {
-	notes := st.s.ContextNotes[agent]
+// takeKnowledgeNotes returns and clears the acknowledgements kept for agent.
+func (st *stepper) takeKnowledgeNotes(agent string) []string {
+	notes := st.s.KnowledgeNotes[agent]
 	if len(notes) == 0 {
 		return nil
 	}
-	delete(st.s.ContextNotes, agent)
-	if len(st.s.ContextNotes) == 0 {
-		st.s.ContextNotes = nil
+	delete(st.s.KnowledgeNotes, agent)
+	if len(st.s.KnowledgeNotes) == 0 {
+		st.s.KnowledgeNotes = nil
 	}
 	return notes
 }
@@ -106,14 +93,14 @@ func (st *stepper) contextNote(agent, note string) {
 	if _, ok := st.s.Agents[agent]; !ok {
 		return // not an agent of this task (the user, a stray file): nobody to tell
 	}
-	if st.s.ContextNotes == nil {
-		st.s.ContextNotes = map[string][]string{}
+	if st.s.KnowledgeNotes == nil {
+		st.s.KnowledgeNotes = map[string][]string{}
 	}
-	notes := append(st.s.ContextNotes[agent], note)
-	if len(notes) > maxContextNotes {
-		notes = notes[len(notes)-maxContextNotes:]
+	notes := append(st.s.KnowledgeNotes[agent], note)
+	if len(notes) > maxKnowledgeNotes {
+		notes = notes[len(notes)-maxKnowledgeNotes:]
 	}
-	st.s.ContextNotes[agent] = notes
+	st.s.KnowledgeNotes[agent] = notes
 }
 
 // contextFile names the file an entry kind goes to.
@@ -127,27 +114,20 @@ func contextFile(kind string) string {
 	return workspace.GlossaryFile
 }
 
-// contextSubmitted validates an inbox file and asks for its merge (or, if
+// knowledgeSubmitted validates an inbox file and asks for its merge (or, if
 // invalid, its archive and a message to the author).
-func (st *stepper) contextSubmitted(e ContextSubmitted) {
+func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 	s := st.s
-	p := strings.TrimPrefix(path.Clean(strings.ReplaceAll(e.Path, "\\", "/")), "./")
+	p := cleanPath(e.Path)
 	author, named := workspace.InboxAuthor(p)
 	if !named {
 		author = e.Agent
 	}
-	if s.TaskID == "" {
-		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the file stays in the inbox)"})
-		return
-	}
-	if st.deferIfPaused(e) {
-		return
-	}
-	key := TriggerKey(workspace.ContextDir+"/"+p, e.Content, e.ModTime)
+	key := TriggerKey(workspace.KnowledgeDir+"/"+p, e.Content, e.ModTime)
 	entry, err := workspace.ParseInboxEntry(e.Content)
-	if err == nil && (!named || path.Dir(p) != workspace.ContextInboxDir) {
+	if err == nil && (!named || path.Dir(p) != workspace.KnowledgeInboxDir) {
 		err = fmt.Errorf("the file must be %s/%s/<your agent id>-<n>.md (e.g. %s/%s/worker_1-1.md), got %s",
-			workspace.ContextDir, workspace.ContextInboxDir, workspace.ContextDir, workspace.ContextInboxDir, p)
+			workspace.KnowledgeDir, workspace.KnowledgeInboxDir, workspace.KnowledgeDir, workspace.KnowledgeInboxDir, p)
 	}
 	if s.Consumed[key] {
 		// Seen before (a rescan after a restart): repeat the idempotent
@@ -158,10 +138,10 @@ func (st *stepper) contextSubmitted(e ContextSubmitted) {
 			return
 		}
 		if err != nil {
-			st.do(ArchiveContext{From: p, To: to})
+			st.do(ArchiveKnowledge{From: p, To: to})
 			return
 		}
-		st.do(MergeContext{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: e.ModTime.UTC(), From: p, To: to})
+		st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: e.ModTime.UTC(), From: p, To: to})
 		return
 	}
 	v := st.version("context")
@@ -175,25 +155,25 @@ func (st *stepper) contextSubmitted(e ContextSubmitted) {
 	s.Consumed[key] = true
 	if err != nil {
 		problem := strings.TrimPrefix(err.Error(), workspace.ErrBadInbox.Error()+": ")
-		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", workspace.ContextArchiveDir, s.TaskID, v, base)
+		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
 		s.Archives[key] = to
-		st.do(ArchiveContext{From: p, To: to})
+		st.do(ArchiveKnowledge{From: p, To: to})
 		st.emit("context_rejected", author, map[string]any{"path": p, "problem": problem, "archived": to})
 		st.contextNote(author, fmt.Sprintf("Your shared-context entry %s/%s was NOT recorded (moved to %s/%s): %s. "+
-			"Write a corrected entry as a new file in %s/%s/.", workspace.ContextDir, p, workspace.ContextDir, to, problem,
-			workspace.ContextDir, workspace.ContextInboxDir))
+			"Write a corrected entry as a new file in %s/%s/.", workspace.KnowledgeDir, p, workspace.KnowledgeDir, to, problem,
+			workspace.KnowledgeDir, workspace.KnowledgeInboxDir))
 		return
 	}
-	to := fmt.Sprintf("%s/%s_c%d_%s", workspace.ContextArchiveDir, s.TaskID, v, base)
+	to := fmt.Sprintf("%s/%s_c%d_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
 	s.Archives[key] = to
 	at := e.ModTime.UTC()
 	if e.ModTime.IsZero() {
 		at = st.at.UTC()
 	}
-	st.do(MergeContext{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
+	st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
 	st.emit("context_submitted", author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
 	st.contextNote(author, fmt.Sprintf("Your %s %q (%s/%s) was recorded in %s/%s.", entry.Kind, entry.Title,
-		workspace.ContextDir, p, workspace.ContextDir, contextFile(entry.Kind)))
+		workspace.KnowledgeDir, p, workspace.KnowledgeDir, contextFile(entry.Kind)))
 }
 
 // taskConstraints enters the task's own constraints into the shared
@@ -212,7 +192,7 @@ func (st *stepper) taskConstraints(t workspace.Task) {
 		if r := []rune(name); len(r) > 80 {
 			name = string(r[:80]) + "…"
 		}
-		st.do(MergeContext{Entry: workspace.InboxEntry{Kind: workspace.KindConstraint, Title: name, Text: c},
+		st.do(MergeKnowledge{Entry: workspace.InboxEntry{Kind: workspace.KindConstraint, Title: name, Text: c},
 			Agent: by, TaskID: t.ID, Source: fmt.Sprintf("task:%s:constraint:%d", t.ID, i+1), At: st.at.UTC()})
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-func testContext() []ContextItem {
+func testContext() []KnowledgeItem {
 	at := testNow.Add(-time.Minute)
-	return []ContextItem{
+	return []KnowledgeItem{
 		{Kind: workspace.KindTerm, ID: "checkpoint", Title: "checkpoint", Text: "a reviewed milestone of the plan", By: "worker_2", At: at, Revisions: 1},
 		{Kind: workspace.KindDecision, ID: "D2", Title: "Errors are wrapped with the operation that failed",
 			Text: "Every returned error is wrapped as fmt.Errorf(\"<package>: <operation>: %w\", err), so callers can use errors.Is/As and a log line says where it failed.",
@@ -29,16 +29,16 @@ func testContext() []ContextItem {
 func TestGoldenContextPanel(t *testing.T) {
 	cases := map[string]func(*harness){
 		"panel": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(4), Context: testContext()})
+			h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
 			h.key("x")
 		},
 		"empty": func(h *harness) { h.key("x") },
 		"overflow": func(h *harness) {
-			var many []ContextItem
+			var many []KnowledgeItem
 			for range 8 {
 				many = append(many, testContext()...)
 			}
-			h.send(SnapshotMsg{State: testState(4), Context: many})
+			h.send(SnapshotMsg{State: testState(4), Knowledge: many})
 			h.key("x")
 		},
 	}
@@ -54,8 +54,8 @@ func TestGoldenContextPanel(t *testing.T) {
 
 func TestContextPanelToggles(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
-	h.send(SnapshotMsg{State: testState(4), Context: testContext()})
-	if strings.Contains(h.plain(), "shared context") {
+	h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
+	if strings.Contains(h.plain(), "shared knowledge") {
 		t.Fatal("panel shown before x")
 	}
 	h.key("x")
@@ -68,16 +68,16 @@ func TestContextPanelToggles(t *testing.T) {
 		t.Fatal("entries dropped by a snapshot without context")
 	}
 	h.key("esc")
-	if strings.Contains(h.plain(), "shared context (x hides)") {
+	if strings.Contains(h.plain(), "shared knowledge (x hides)") {
 		t.Fatal("esc did not close the panel")
 	}
 	h.key("x")
 	h.key("x")
-	if strings.Contains(h.plain(), "shared context (x hides)") {
+	if strings.Contains(h.plain(), "shared knowledge (x hides)") {
 		t.Fatal("x did not toggle the panel off")
 	}
 	h.key("?")
-	if !strings.Contains(h.plain(), "shared context") {
+	if !strings.Contains(h.plain(), "shared knowledge") {
 		t.Fatalf("help does not list x:\n%s", h.plain())
 	}
 }
@@ -85,7 +85,7 @@ func TestContextPanelToggles(t *testing.T) {
 // TestContextPanelWidthSweep: every line exactly the width at every size.
 func TestContextPanelWidthSweep(t *testing.T) {
 	h := newHarness(t, 3, 80, 24)
-	h.send(SnapshotMsg{State: testState(3), Context: testContext()})
+	h.send(SnapshotMsg{State: testState(3), Knowledge: testContext()})
 	h.key("x")
 	for w := 40; w <= 200; w++ {
 		for _, ht := range []int{12, 40} {

@@ -12,13 +12,13 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// ctxRun is a Runner over a real workspace, task dir and shared context,
+// ctxRun is a Runner over a real workspace, task dir and shared knowledge,
 // with the real state machine and recorded agents.
 type ctxRun struct {
 	t      *testing.T
 	root   string
 	td     *workspace.TaskDir
-	store  *workspace.ContextStore
+	store  *workspace.KnowledgeStore
 	r      *Runner
 	log    *rtLog
 	agents *rtAgents
@@ -43,7 +43,7 @@ func startCtxRun(t *testing.T, root string, st State, quiet time.Duration, first
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.store, err = workspace.OpenContext(root); err != nil {
+	if c.store, err = workspace.OpenKnowledge(root); err != nil {
 		t.Fatal(err)
 	}
 	if ts, ok := first.(TaskSubmitted); ok {
@@ -55,7 +55,7 @@ func startCtxRun(t *testing.T, root string, st State, quiet time.Duration, first
 		first = ts
 	}
 	c.r = NewRunner(RunnerConfig{
-		Machine: testMachine, TaskDir: c.td, Log: c.log, Agents: c.agents, Context: c.store,
+		Machine: testMachine, TaskDir: c.td, Log: c.log, Agents: c.agents, Knowledge: c.store,
 		OnSnapshot: func(s Snapshot) { c.snaps <- s }, State: st, QuietPeriod: quiet,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,7 +91,7 @@ func (c *ctxRun) waitSnap(what string, ok func(Snapshot) bool) Snapshot {
 				return s
 			}
 		case <-deadline:
-			c.t.Fatalf("timed out waiting for %s; last snapshot: state %s, context %+v", what, c.r.Snapshot().State.State, c.r.Snapshot().Context)
+			c.t.Fatalf("timed out waiting for %s; last snapshot: state %s, context %+v", what, c.r.Snapshot().State.Phase, c.r.Snapshot().Knowledge)
 		}
 	}
 }
@@ -103,7 +103,7 @@ func (c *ctxRun) inbox(name, content string) {
 	}
 }
 
-func countKind(items []workspace.ContextItem, kind string) int {
+func countKind(items []workspace.KnowledgeItem, kind string) int {
 	n := 0
 	for _, it := range items {
 		if it.Kind == kind {
@@ -127,12 +127,12 @@ func (c *ctxRun) recordTypes() []string {
 // task's own constraint is in the registry from the start.
 func TestRunnerMergesSimultaneousInboxFiles(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 50*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("the task constraint", func(s Snapshot) bool { return countKind(s.Context, workspace.KindConstraint) == 1 })
+	c.waitSnap("the task constraint", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindConstraint) == 1 })
 	c.inbox("lead-1.md", "---\nkind: decision\ntitle: Use SQLite\n---\nsimple\n")
 	c.inbox("worker_1-1.md", "---\nkind: decision\ntitle: JSON over HTTP\n---\nclients\n")
-	s := c.waitSnap("two decisions", func(s Snapshot) bool { return countKind(s.Context, workspace.KindDecision) == 2 })
+	s := c.waitSnap("two decisions", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
 	var by []string
-	for _, it := range s.Context {
+	for _, it := range s.Knowledge {
 		if it.Kind == workspace.KindDecision {
 			by = append(by, it.By)
 		}
@@ -149,7 +149,7 @@ func TestRunnerMergesSimultaneousInboxFiles(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		left, _ := os.ReadDir(c.store.InboxDir())
-		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.ContextArchiveDir))
+		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
 		if len(left) == 0 && len(arch) == 2 {
 			break
 		}
@@ -182,14 +182,14 @@ func countOf(xs []string, x string) int {
 // left waiting.
 func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, time.Hour, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.State == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
 	c.inbox("lead-1.md", "---\nkind: term\nterm: hive\n---\nthe team\n")
 	c.inbox("worker_2-1.md", "---\nkind: term\nterm: drone\n---\na worker\n")
 	c.r.Send(AgentHealth{Agent: "lead", Health: "idle"})
-	s := c.waitSnap("the lead's term", func(s Snapshot) bool { return countKind(s.Context, workspace.KindTerm) == 1 })
+	s := c.waitSnap("the lead's term", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindTerm) == 1 })
 	// The term, wherever it sorts: its time is the file's mtime, which
 	// the file system may round to before the task's constraint was added.
-	for _, it := range s.Context {
+	for _, it := range s.Knowledge {
 		if it.Kind == workspace.KindTerm && it.Title != "hive" {
 			t.Errorf("merged %+v", it)
 		}
@@ -204,12 +204,12 @@ func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 // and the author's next assignment says why.
 func TestRunnerRejectsInvalidInboxFile(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.State == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
 	c.inbox("lead-1.md", "we use sqlite")
-	c.waitSnap("the note", func(s Snapshot) bool { return len(s.State.ContextNotes["lead"]) == 1 })
+	c.waitSnap("the note", func(s Snapshot) bool { return len(s.State.KnowledgeNotes["lead"]) == 1 })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.ContextArchiveDir))
+		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
 		if len(arch) == 1 && strings.Contains(arch[0].Name(), "-invalid_lead-1.md") {
 			break
 		}
@@ -234,7 +234,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 	root := t.TempDir()
 	c := startCtxRun(t, root, State{}, 20*time.Millisecond, TaskSubmitted{})
 	c.inbox("lead-1.md", "---\nkind: decision\ntitle: Use SQLite\n---\nsimple\n")
-	c.waitSnap("the decision", func(s Snapshot) bool { return countKind(s.Context, workspace.KindDecision) == 1 })
+	c.waitSnap("the decision", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 1 })
 	<-c.r.Barrier()
 	st := c.r.Snapshot().State
 	c.stop()
@@ -244,7 +244,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2 := startCtxRun(t, root, st, 20*time.Millisecond, Resumed{})
-	s := c2.waitSnap("both decisions after the restart", func(s Snapshot) bool { return countKind(s.Context, workspace.KindDecision) == 2 })
+	s := c2.waitSnap("both decisions after the restart", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
 	if s.State.TaskID != st.TaskID {
 		t.Fatalf("resumed task %s", s.State.TaskID)
 	}
@@ -256,8 +256,8 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 	s3 := c3.waitSnap("the next task", func(s Snapshot) bool {
 		return s.State.TaskID != "" && s.State.TaskID != st.TaskID && len(s.State.Assignments["lead"].Reads) > 0
 	})
-	if countKind(s3.Context, workspace.KindDecision) != 2 {
-		t.Errorf("next task sees %+v", s3.Context)
+	if countKind(s3.Knowledge, workspace.KindDecision) != 2 {
+		t.Errorf("next task sees %+v", s3.Knowledge)
 	}
 	reads := s3.State.Assignments["lead"].Reads
 	for _, p := range workspace.ContextFiles(c3.root) {
@@ -276,20 +276,20 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 // update.
 func TestRunnerDuplicateTermUpdates(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.State == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
 	c.inbox("lead-1.md", "---\nkind: term\nterm: Hive\n---\nthe team\n")
-	c.waitSnap("the term", func(s Snapshot) bool { return countKind(s.Context, workspace.KindTerm) == 1 })
+	c.waitSnap("the term", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindTerm) == 1 })
 	c.inbox("worker_1-1.md", "---\nkind: term\nterm: hive\ndefinition: the agent team of one task\n---\n")
 	s := c.waitSnap("the new definition", func(s Snapshot) bool {
-		for _, it := range s.Context {
+		for _, it := range s.Knowledge {
 			if it.Kind == workspace.KindTerm && it.Revisions == 1 {
 				return true
 			}
 		}
 		return false
 	})
-	if countKind(s.Context, workspace.KindTerm) != 1 {
-		t.Fatalf("terms: %+v", s.Context)
+	if countKind(s.Knowledge, workspace.KindTerm) != 1 {
+		t.Fatalf("terms: %+v", s.Knowledge)
 	}
 	ctx, err := c.store.Load()
 	if err != nil {

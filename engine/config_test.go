@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
+)
+
+// defaultConfig is the machine's config from internal/config's defaults,
+// as the program builds it.
+func defaultConfig() Config { return NewConfig(config.Default()) }
+
+// Every config value reaches the state machine unchanged, 0 included
+// where 0 is legal, and nothing fills in a default on the way (issue 16:
+// max_retries = 0 once became 3).
+func TestNewConfigKeepsEveryValue(t *testing.T) {
+	c := config.Default()
+	c.Workers = 7
+	c.QuietPeriodMS = 10
+	c.MaxRevisionCycles = 1
+	c.MaxRetries = 0
+	c.BackoffSeconds = []int{0, 2}
+	c.HangSeconds = 1
+	c.AgentTimeoutSeconds = 2
+	c.StallSeconds = 10
+	want := Config{
+		Workers:           7,
+		QuietPeriod:       10 * time.Millisecond,
+		MaxRevisionCycles: 1,
+		MaxRetries:        0,
+		Backoff:           []time.Duration{0, 2 * time.Second},
+		HangTimeout:       time.Second,
+		AgentTimeout:      2 * time.Second,
+		StallTimeout:      10 * time.Second,
+	}
+	got := NewConfig(c)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("NewConfig\n got %+v\nwant %+v", got, want)
+	}
+	// Every field of Config is either filled here or one of the run's git
+	// settings: a new field must be added to NewConfig and to this test.
+	gitFields := []string{"Git", "Check"}
+	ct := reflect.TypeFor[Config]()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		if slices.Contains(gitFields, f.Name) {
+			continue
+		}
+		if reflect.ValueOf(want).Field(i).IsZero() && f.Name != "MaxRetries" {
+			t.Errorf("Config.%s is not covered by this test", f.Name)
+		}
+	}
+	// The machine uses them as they are.
+	m := Machine{Cfg: got}
+	if !reflect.DeepEqual(m.Cfg, want) {
+		t.Fatalf("machine config %+v", m.Cfg)
+	}
+}

@@ -1,0 +1,92 @@
+package workspace
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Health is an agent's state as seen from outside: reported by the agent
+// layer (ptyagent), kept in state.json (AgentState.Status) and shown by the
+// TUI. The strings are stored: do not change them.
+type Health string
+
+// Health states. HealthRestarting is the engine's own: it is restarting
+// the agent, and the exit that follows is not a failure.
+const (
+	HealthStarting          Health = "starting"
+	HealthReady             Health = "ready"
+	HealthBusy              Health = "busy"
+	HealthIdle              Health = "idle"
+	HealthWaitingPermission Health = "waiting_permission"
+	HealthRateLimited       Health = "rate_limited"
+	HealthHangWarning       Health = "hang_warning"
+	HealthHung              Health = "hung"
+	HealthExited            Health = "exited"
+	HealthRestarting        Health = "restarting"
+)
+
+// Injectable reports whether a message may be typed into an agent in this
+// state.
+func (h Health) Injectable() bool { return h == HealthReady || h == HealthIdle }
+
+// Agent ids: the Lead and the Reviewer are named by their role, workers
+// are worker_1 … worker_N.
+const (
+	AgentLead     = RoleLead
+	AgentReviewer = RoleReviewer
+	workerPrefix  = "worker_"
+)
+
+// WorkerID is the id of the n-th worker (from 1).
+func WorkerID(n int) string { return workerPrefix + strconv.Itoa(n) }
+
+// workerNum is the number of a worker id (worker_3 → 3).
+func workerNum(id string) (int, bool) {
+	s, ok := strings.CutPrefix(id, workerPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// RoleOf is the role of an agent id ("" for an id of no role).
+func RoleOf(id string) string {
+	switch id {
+	case AgentLead, AgentReviewer:
+		return id
+	}
+	if _, ok := workerNum(id); ok {
+		return RoleWorker
+	}
+	return ""
+}
+
+// SortAgents sorts agent ids as every view lists them: lead, reviewer,
+// workers by number, then any others alphabetically.
+func SortAgents(ids []string) {
+	rank := func(id string) (int, int) {
+		switch id {
+		case AgentLead:
+			return 0, 0
+		case AgentReviewer:
+			return 1, 0
+		}
+		if n, ok := workerNum(id); ok {
+			return 2, n
+		}
+		return 3, 0
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		ra, na := rank(a)
+		rb, nb := rank(b)
+		if ra != rb {
+			return ra - rb
+		}
+		if na != nb {
+			return na - nb
+		}
+		return strings.Compare(a, b)
+	})
+}
