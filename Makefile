@@ -64,4 +64,4 @@ AGENTS_PREFIX  ?= $(HOME)/.cache/hivemind-agents
 real-agents:
 	npm install --prefix $(AGENTS_PREFIX) --no-fund --no-audit @openai/codex@$(CODEX_VERSION) @google/gemini-cli@$(GEMINI_VERSION)
 	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'TestReal(Codex|Gemini)$$' ./ptyagent/
-	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test(Codex|Gemini)TypedTurn$$' ./e2e/
+	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test(Codex|Gemini)(TypedTurn|TeamComplete|ReviewerCannotEditSource)$$|TestMixedTeam' ./e2e/

@@ -56,6 +56,13 @@ func SetupClaudeOffline(t *testing.T, sc fakeapi.Script) *ClaudeOffline {
 	if testing.Short() {
 		t.Skip("real Claude Code end-to-end test skipped in -short mode")
 	}
+	return newOffline(t, sc)
+}
+
+// newOffline prepares the git project, the home set up for Claude Code
+// and the fake API of a ClaudeOffline.
+func newOffline(t *testing.T, sc fakeapi.Script) *ClaudeOffline {
+	t.Helper()
 	project := t.TempDir()
 	gitInit(t, project)
 	home := claudetest.Home(t, project)

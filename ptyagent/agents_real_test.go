@@ -281,6 +281,16 @@ func TestRealGemini(t *testing.T) {
 			_ = json.Unmarshal(b, &user)
 			_ = json.Unmarshal(GeminiSettings(hookCmd, nil, nil), &ours)
 			for k, v := range ours {
+				// One level deep: ours has security.folderTrust, the
+				// user's security.auth.
+				um, ok1 := user[k].(map[string]any)
+				om, ok2 := v.(map[string]any)
+				if ok1 && ok2 {
+					for kk, vv := range om {
+						um[kk] = vv
+					}
+					continue
+				}
 				user[k] = v
 			}
 			b, _ = json.Marshal(user)

@@ -76,10 +76,12 @@ func TestGeminiArgvAndSettings(t *testing.T) {
 
 	var s struct {
 		Hooks map[string][]struct {
-			Hooks []struct{ Type, Command string }
+			Matcher string
+			Hooks   []struct{ Type, Command string }
 		}
-		Context struct{ FileName []string }
-		Tools   struct{ Exclude []string }
+		Context  struct{ FileName []string }
+		Tools    struct{ Exclude []string }
+		Security struct{ FolderTrust struct{ Enabled *bool } }
 	}
 	if err := json.Unmarshal(GeminiSettings("/opt/hm/hivemind-hook", []string{"ROLE.md"}, []string{"write_file"}), &s); err != nil {
 		t.Fatal(err)
@@ -90,8 +92,13 @@ func TestGeminiArgvAndSettings(t *testing.T) {
 			t.Errorf("%s hook %+v", h.gemini, g)
 		}
 	}
-	if _, ok := s.Hooks["BeforeTool"]; ok {
-		t.Error("BeforeTool installed although its denials are not enforced")
+	// BeforeTool runs the role check on every tool (roles.PreToolUse
+	// answers it in Gemini's format).
+	if g := s.Hooks["BeforeTool"]; len(g) != 1 || g[0].Matcher != "*" {
+		t.Errorf("BeforeTool hook %+v, want one matching every tool", g)
+	}
+	if e := s.Security.FolderTrust.Enabled; e == nil || *e {
+		t.Error("folder trust dialogs not turned off")
 	}
 	if len(s.Context.FileName) != 1 || len(s.Tools.Exclude) != 1 {
 		t.Errorf("settings %+v", s)

@@ -11,12 +11,13 @@ import (
 // installed to run Hivemind's hook command under the Claude event it
 // stands for, so the relay and the session see the events they know.
 
-// geminiHooks maps Gemini CLI's hook events to Hivemind's. BeforeTool is
-// left out: Gemini reads a denial as {"decision":"deny"}, not the Claude
-// answer the hook command prints, so a role denial would be reported but
-// not enforced. Until then, read-only roles use --approval-mode plan.
+// geminiHooks maps Gemini CLI's hook events to Hivemind's. BeforeTool runs
+// the PreToolUse check, which answers in Gemini's format
+// ({"decision":"deny","reason":…}) when the payload's hook_event_name is
+// BeforeTool (roles.PreToolUse).
 var geminiHooks = []struct{ gemini, hivemind string }{
 	{"SessionStart", HookSessionStart},
+	{"BeforeTool", HookPreToolUse},
 	{"BeforeAgent", HookUserPromptSubmit},
 	{"AfterAgent", HookStop},
 	{"Notification", HookNotification},
@@ -61,7 +62,8 @@ func (o GeminiOptions) Argv() []string {
 	return append(a, o.ExtraArgs...)
 }
 
-// GeminiSettings returns a settings JSON installing Hivemind's hooks
+// GeminiSettings returns a settings JSON turning off the folder-trust
+// dialogs, installing Hivemind's hooks
 // (hookCommand as for ClaudeSettings; empty for none), loading the role
 // prompt from contextFiles (context.fileName: file names Gemini looks
 // for in the workspace, like GEMINI.md) and removing tools from what the
@@ -74,18 +76,27 @@ func GeminiSettings(hookCommand string, contextFiles, excludeTools []string) []b
 		Timeout int    `json:"timeout"` // milliseconds
 	}
 	type group struct {
-		Hooks []cmd `json:"hooks"`
+		Matcher string `json:"matcher,omitempty"`
+		Hooks   []cmd  `json:"hooks"`
 	}
-	settings := map[string]any{}
+	// No folder-trust dialog: it would stop an agent nobody watches (for
+	// the project, and for every --include-directories), and the user
+	// chose the project by starting Hivemind in it.
+	settings := map[string]any{"security": map[string]any{"folderTrust": map[string]any{"enabled": false}}}
 	if hookCommand != "" {
 		hooks := map[string][]group{}
 		for _, h := range geminiHooks {
-			hooks[h.gemini] = []group{{Hooks: []cmd{{Type: "command", Command: hookArgv(hookCommand, h.hivemind), Timeout: 10000}}}}
+			g := group{Hooks: []cmd{{Type: "command", Command: hookArgv(hookCommand, h.hivemind), Timeout: 10000}}}
+			if h.hivemind == HookPreToolUse {
+				g.Matcher = "*"
+			}
+			hooks[h.gemini] = []group{g}
 		}
 		settings["hooks"] = hooks
 	}
 	if len(contextFiles) > 0 {
-		settings["context"] = map[string]any{"fileName": contextFiles}
+		// Included directories may hold them (the role prompt's own).
+		settings["context"] = map[string]any{"fileName": contextFiles, "loadMemoryFromIncludeDirectories": true}
 	}
 	if len(excludeTools) > 0 {
 		settings["tools"] = map[string]any{"exclude": excludeTools}

@@ -34,12 +34,14 @@ type hookSpecificOutput struct {
 }
 
 // PreToolUse makes the PreToolUse decision inside `hivemind hook
-// PreToolUse`: stdin is Claude Code's hook input (tool_name, tool_input,
-// cwd), env gives HIVEMIND_ROLE, HIVEMIND_TASK_DIR and HIVEMIND_PROJECT.
+// PreToolUse`: stdin is Claude Code's or Codex CLI's PreToolUse hook input
+// (tool_name, tool_input, cwd), or Gemini CLI's BeforeTool input (see
+// clis.go, which reads their tools as Claude's), env gives HIVEMIND_ROLE, HIVEMIND_TASK_DIR and HIVEMIND_PROJECT.
 // When the call is allowed stdout is empty (Claude goes on as usual); when
 // denied, stdout is the hook JSON
 // {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":...}}
-// and the caller should print it and exit 0. A process without
+// (or Gemini's {"decision":"deny","reason":…} for BeforeTool) and the
+// caller should print it and exit 0. A process without
 // HIVEMIND_ROLE is not a Hivemind agent and is always allowed; input that
 // cannot be parsed is denied (fail closed).
 func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bool, reason string) {
@@ -49,34 +51,54 @@ func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bo
 	}
 	var in preToolUseInput
 	if err := json.Unmarshal(stdin, &in); err != nil {
-		return deny("Hivemind: cannot parse the PreToolUse hook input: " + err.Error())
+		return deny("", "Hivemind: cannot parse the PreToolUse hook input: "+err.Error())
 	}
-	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
+	var calls []toolCall
+	switch in.HookEventName {
+	case "", "PreToolUse": // Claude Code, Codex CLI
+		var why string
+		if calls, why = codexCalls(in.ToolName, in.ToolInput); why != "" {
+			return deny(in.HookEventName, why)
+		}
+	case geminiBeforeTool:
+		calls = []toolCall{geminiCall(in.ToolName, in.ToolInput)}
+	default:
 		return nil, false, ""
 	}
 	project := env(EnvProject)
 	if project == "" {
 		project = in.Cwd
 	}
-	input := in.ToolInput
-	// Claude passes absolute paths; a relative one is relative to the
-	// agent's working directory, not necessarily the project.
-	if in.Cwd != "" && filepath.IsAbs(in.Cwd) {
-		input = absolutize(input, in.Cwd)
+	for _, c := range calls {
+		input := c.input
+		// Claude passes absolute paths; a relative one is relative to the
+		// agent's working directory, not necessarily the project.
+		if in.Cwd != "" && filepath.IsAbs(in.Cwd) {
+			input = absolutize(input, in.Cwd)
+		}
+		if allow, why := Decide(DefaultPolicy(role), env(EnvTaskDir), project, c.name, input); !allow {
+			return deny(in.HookEventName, why)
+		}
 	}
-	allow, why := Decide(DefaultPolicy(role), env(EnvTaskDir), project, in.ToolName, input)
-	if allow {
-		return nil, false, ""
-	}
-	return deny(why)
+	return nil, false, ""
 }
 
-func deny(reason string) ([]byte, bool, string) {
-	out, err := json.Marshal(preToolUseOutput{HookSpecificOutput: hookSpecificOutput{
+// geminiBeforeTool is Gemini CLI's hook before a tool call.
+const geminiBeforeTool = "BeforeTool"
+
+// deny is the hook answer denying a call, in the format of the hook
+// event: Gemini's {"decision":"deny","reason":…} for BeforeTool, Claude
+// Code's hookSpecificOutput otherwise (Codex reads it too).
+func deny(event, reason string) ([]byte, bool, string) {
+	var v any = preToolUseOutput{HookSpecificOutput: hookSpecificOutput{
 		HookEventName:            "PreToolUse",
 		PermissionDecision:       "deny",
 		PermissionDecisionReason: reason,
-	}})
+	}}
+	if event == geminiBeforeTool {
+		v = map[string]string{"decision": "deny", "reason": reason}
+	}
+	out, err := json.Marshal(v)
 	if err != nil { // cannot happen: only strings
 		panic(err)
 	}

@@ -262,6 +262,7 @@ func Table(cfg config.Config) string {
 	b.WriteString("Read-only Bash allows: " + strings.Join(readOnlyCommandNames(), " ") + "\n")
 	b.WriteString("Roles without full Bash may use only the tools granted above and " + strings.Join(passiveTools, " ") +
 		"; no MCP tool (mcp__*) and no other tool.\n")
+	b.WriteString(enforcement(cfg))
 	return b.String()
 }
 

@@ -91,6 +91,9 @@ type Options struct {
 	UnfocusedFPS int
 	// Title is shown in the header (e.g. the task text).
 	Title string
+	// Team is the agent of each role (role → agent, e.g. "codex"), shown
+	// in the pane titles; nil shows none.
+	Team map[string]string
 	// Branch is the task's git branch, named in the header and summary
 	// ("" when the project is not a git repository).
 	Branch string

@@ -60,6 +60,7 @@ func init() {
 type titleData struct {
 	Num      int // 1-based pane number (0: none)
 	ID, Role string
+	Agent    string // the CLI running the agent ("" not shown)
 	Health   workspace.Health
 	Spinner  string // current spinner frame when the agent is busy
 	Subtask  string
@@ -237,8 +238,13 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 		actStyle = lipgloss.NewStyle().Foreground(colBusy)
 	}
 	segs = append(segs, seg{td.Activity + " ", actStyle, 0}, seg{td.ID, b.titleStyle, 0})
-	if td.Role != "" && td.Role != td.ID {
+	switch {
+	case td.Role != "" && td.Role != td.ID && td.Agent != "":
+		segs = append(segs, seg{" (" + td.Role + " · " + td.Agent + ")", stDim, 4})
+	case td.Role != "" && td.Role != td.ID:
 		segs = append(segs, seg{" (" + td.Role + ")", stDim, 4})
+	case td.Agent != "":
+		segs = append(segs, seg{" (" + td.Agent + ")", stDim, 4})
 	}
 	glyph := look.glyph
 	if glyph == "" {

@@ -84,6 +84,9 @@ type Session struct {
 	Terminals Terminals
 	// Branch is the task's git branch ("" without git).
 	Branch string
+	// Team is the agent of each role (role → agent), shown in the pane
+	// titles; nil shows none.
+	Team map[string]string
 	// Diff returns one worker's changes (see Options.Diff); may be nil.
 	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.
@@ -214,6 +217,7 @@ func newStartKeyMap() startKeyMap {
 func sessionOptions(opts Options) Options {
 	if s := opts.Session; s != nil && opts.Launcher != nil {
 		opts.Engine, opts.Terminals, opts.Title, opts.Branch, opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
+		opts.Team = s.Team
 	}
 	return opts
 }
@@ -494,6 +498,7 @@ func (m *Model) beginSession(s *Session) tea.Cmd {
 	m.fd.seen = ""
 	m.fd.mode = modeRun
 	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
+	m.opts.Team = s.Team
 	m.resetRun()
 	return m.rearm()
 }
@@ -505,6 +510,7 @@ func (m *Model) endSession() tea.Cmd {
 	m.fd.sess = nil
 	m.fd.seen = ""
 	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = nil, nil, "", "", nil
+	m.opts.Team = nil
 	// Commands still waiting on the old terminals end now.
 	m.life.stop()
 	m.life = newLifecycle()

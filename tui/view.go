@@ -243,7 +243,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 	}
 	health := m.healthOf(id)
 	td := titleData{
-		ID: id, Role: role, Health: health,
+		ID: id, Role: role, Agent: m.opts.Team[role], Health: health,
 		Subtask:  a.Subtask,
 		Changed:  a.ChangedFiles,
 		Activity: m.activity(id),

@@ -58,6 +58,9 @@ type Task struct {
 	Project     string    `json:"project"`
 	Workers     int       `json:"workers"`
 	Agent       string    `json:"agent,omitempty"` // agent profile name
+	// Agents is the agent of each role (role → profile) when the roles
+	// run different agents; empty when Agent runs them all.
+	Agents map[string]string `json:"agents,omitempty"`
 	// AgentArgs are the extra sim-agent flags the task started with (the
 	// demo's pace), so a resumed task runs its sim agents the same way.
 	AgentArgs []string `json:"agent_args,omitempty"`

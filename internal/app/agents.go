@@ -18,12 +18,12 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// agentFactory builds the ptyagent.Spec of each agent from the profile:
-// the built-in sim agent, Claude Code, a [profiles.<name>] from config, or
-// a custom command line run with sh -c.
+// agentFactory builds the ptyagent.Spec of each agent from its role's
+// agent (config.AgentOf): the built-in sim agent, Claude Code, a
+// [profiles.<name>] from config, Codex or Gemini CLI (agents_cli.go), or a
+// custom command line run with sh -c.
 type agentFactory struct {
 	cfg     config.Config
-	profile string
 	project string
 	td      *workspace.TaskDir
 	self    string // this executable, for sim-agent and hook commands
@@ -54,18 +54,25 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 			return f.remoteSpec(base, id)
 		}
 	}
-	switch f.profile {
+	agent := f.cfg.AgentOf(role)
+	switch agent {
 	case "sim":
 		return ptyagent.SimSpec(base, f.self, f.simArgsFor(id)...)
 	case "claude":
 		return f.claudeSpec(base, id, role, resume)
 	}
-	if p, ok := f.cfg.Profile(f.profile); ok {
-		return f.profileSpec(base, id, role, p)
+	if p, ok := f.cfg.Profile(agent); ok {
+		return f.profileSpec(base, agent, id, role, p)
+	}
+	switch agent {
+	case "codex":
+		return f.codexSpec(base, id, role, resume)
+	case "gemini":
+		return f.geminiSpec(base, id, role, resume)
 	}
 	// Anything else is a command line: run it through the shell so pipes
 	// and quoting work as the user typed them.
-	base.Argv = []string{"/bin/sh", "-c", f.profile}
+	base.Argv = []string{"/bin/sh", "-c", agent}
 	base.Kind = ptyagent.ProfileCustom
 	return base, nil
 }
@@ -73,9 +80,9 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 // claudeSpec runs Claude Code with the role's prompt and tool limits and
 // one settings file holding every hook (only the last --settings counts).
 func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bool) (ptyagent.Spec, error) {
-	prompt, _, err := roles.Prompt(role, f.cfg.Files.ProjectRolesDir, f.cfg.Files.UserRolesDir)
+	prompt, err := f.prompt(role)
 	if err != nil {
-		return base, fmt.Errorf("role prompt for %s: %w", role, err)
+		return base, err
 	}
 	settings := filepath.Join(f.td.Dir(), "settings", id+".json")
 	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
@@ -96,22 +103,37 @@ func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bo
 		SettingsPath: settings,
 		ExtraArgs:    roles.ClaudeArgs(roles.DefaultPolicy(role), f.cfg.Role(role), prompt),
 	}
-	if rel, err := filepath.Rel(base.Dir, f.td.Dir()); err != nil || strings.HasPrefix(rel, "..") {
-		// A --workspace outside the project, or a worker in its git
-		// worktree: let Claude's tools reach the task dir.
-		o.AddDirs = []string{f.td.Dir()}
-	}
+	o.AddDirs = f.taskDirOutside(base.Dir)
 	return ptyagent.ClaudeSpec(base, o), nil
 }
 
+// prompt is the role's prompt (built in, or the user's override).
+func (f *agentFactory) prompt(role string) (string, error) {
+	prompt, _, err := roles.Prompt(role, f.cfg.Files.ProjectRolesDir, f.cfg.Files.UserRolesDir)
+	if err != nil {
+		return "", fmt.Errorf("role prompt for %s: %w", role, err)
+	}
+	return prompt, nil
+}
+
+// taskDirOutside returns the task dir when it lies outside dir (a
+// --workspace outside the project, or a worker in its git worktree), so
+// the agent's tools may reach it; else nil.
+func (f *agentFactory) taskDirOutside(dir string) []string {
+	if rel, err := filepath.Rel(dir, f.td.Dir()); err != nil || strings.HasPrefix(rel, "..") {
+		return []string{f.td.Dir()}
+	}
+	return nil
+}
+
 // profileSpec runs a [profiles.<name>] agent from config.
-func (f *agentFactory) profileSpec(base ptyagent.Spec, id, role string, p config.Profile) (ptyagent.Spec, error) {
+func (f *agentFactory) profileSpec(base ptyagent.Spec, name, id, role string, p config.Profile) (ptyagent.Spec, error) {
 	argv := p.Expand(map[string]string{
 		"role": role, "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
 		"model": f.cfg.Role(role).Model,
 	})
 	if len(argv) == 0 {
-		return base, fmt.Errorf("profile %s: empty command", f.profile)
+		return base, fmt.Errorf("profile %s: empty command", name)
 	}
 	base.Argv = argv
 	base.Kind = ptyagent.ProfileCustom
@@ -161,7 +183,11 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:
 		// Health changes already carry what hooks mean; the raw hooks
-		// would only flood the log.
+		// would only flood the log. A turn's end names the session to
+		// resume (Codex and Gemini; Claude's id is chosen up front).
+		if ev.Detail == ptyagent.HookStop {
+			recordSession(sessionPath(b.td.Dir(), ev.Agent), ev.Payload)
+		}
 	}
 }
 
@@ -171,18 +197,25 @@ func (b *bridge) onHeartbeat(agent string, at time.Time) {
 }
 
 // ResumeAgents returns cfg with the agents task t started with (its
-// task.json): the same profile and worker count, so a resumed task runs
-// what it ran before whatever the config says now. --agent given on
-// resume overrides the profile for this run; the worker count stays the
-// task's (its state names its workers). Either is noted in the event log.
+// task.json): the same agent for each role and the same worker count, so a
+// resumed task runs what it ran before whatever the config says now.
+// --agent given on resume overrides the agents it names for this run; the
+// worker count stays the task's (its state names its workers). Either is
+// noted in the event log.
 func ResumeAgents(o Options, cfg config.Config, t workspace.Task) (config.Config, []workspace.EventRecord) {
 	var notes []workspace.EventRecord
-	if t.Agent != "" && cfg.Agent != t.Agent {
+	if t.Agent != "" {
+		cfg = cfg.WithAgents(config.AgentFlag{All: t.Agent}).WithAgents(config.AgentFlag{PerRole: t.Agents})
+		task := cfg.TeamString()
 		if o.AgentSet {
-			notes = append(notes, workspace.EventRecord{Type: "agent_overridden",
-				Details: map[string]any{"task_agent": t.Agent, "agent": cfg.Agent, "why": "--agent given on resume"}})
-		} else {
-			cfg.Agent = t.Agent
+			// The flag was checked when the config was loaded.
+			if f, err := config.ParseAgentFlag(o.Agent); err == nil {
+				cfg = cfg.WithAgents(f)
+			}
+			if cfg.TeamString() != task {
+				notes = append(notes, workspace.EventRecord{Type: "agent_overridden",
+					Details: map[string]any{"task_agent": task, "agent": cfg.TeamString(), "why": "--agent given on resume"}})
+			}
 		}
 	}
 	if t.Workers > 0 && cfg.Workers != t.Workers {

@@ -1,10 +1,16 @@
 package app
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -12,21 +18,13 @@ import (
 // scrollback) reach every agent's ptyagent.Spec as given, for the
 // built-in sim agent, a [profiles.<name>] agent and a custom command line.
 func TestAgentSpecRateLimitCooldown(t *testing.T) {
-	project := t.TempDir()
-	ws, err := workspace.Open(workspace.DefaultRoot(project))
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	project, td := newTask(t)
 	cfg := config.Default()
 	cfg.RateLimitCooldownSeconds = 7
 	cfg.ScrollbackLines = 0
 	cfg.Profiles["echoer"] = config.Profile{Command: []string{"cat"}, Submit: config.SubmitLine}
 	for _, profile := range []string{"sim", "echoer", "cat -u"} {
-		f := &agentFactory{cfg: cfg, profile: profile, project: project, td: td, self: "/bin/true"}
+		f := &agentFactory{cfg: cfg.WithAgents(config.AgentFlag{All: profile}), project: project, td: td, self: "/bin/true"}
 		spec, err := f.spec("worker_1", workspace.RoleWorker, false)
 		if err != nil {
 			t.Fatalf("%s: %v", profile, err)
@@ -38,4 +36,119 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 			t.Errorf("%s: Scrollback %d, want 0", profile, spec.Scrollback)
 		}
 	}
+}
+
+// Each role runs its own agent: Claude Lead, Codex Reviewer, Gemini
+// Workers, each with its role prompt, Hivemind's hooks and its resume.
+func TestAgentSpecMixedTeam(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", privateDir(t))
+	project, td := newTask(t)
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	f := &agentFactory{cfg: cfg, project: project, td: td, self: "/opt/hm/hivemind"}
+	kinds := map[string]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
+	specs := map[string]ptyagent.Spec{}
+	for role, kind := range kinds {
+		s, err := f.spec(role+"_x", role, false)
+		if err != nil {
+			t.Fatalf("%s: %v", role, err)
+		}
+		if s.Kind != kind {
+			t.Errorf("%s runs %s, want %s", role, s.Kind, kind)
+		}
+		specs[role] = s
+	}
+	codex := strings.Join(specs["reviewer"].Argv, " ")
+	for _, want := range []string{"codex --no-daemon", "--sandbox workspace-write", "developer_instructions=", "hooks.PreToolUse=", "--dangerously-bypass-hook-trust", `projects={"` + project + `"={trust_level="trusted"}}`} {
+		if !strings.Contains(codex, want) {
+			t.Errorf("codex argv lacks %q: %s", want, codex)
+		}
+	}
+	gem := specs["worker"]
+	argv := strings.Join(gem.Argv, " ")
+	sid := ptyagent.ClaudeSessionID(td.ID(), "worker_x")
+	for _, want := range []string{"gemini --session-id " + sid, "--approval-mode yolo", "--include-directories"} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("gemini argv lacks %q: %s", want, argv)
+		}
+	}
+	var settings string
+	for _, kv := range gem.Env {
+		if v, ok := strings.CutPrefix(kv, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="); ok {
+			settings = v
+		}
+	}
+	b, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatalf("gemini settings: %v", err)
+	}
+	for _, want := range []string{`"BeforeTool"`, `"matcher": "*"`, `hivemind hook PreToolUse`, `"HIVEMIND-WORKER.md"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("gemini settings lack %s:\n%s", want, b)
+		}
+	}
+	if role, err := os.ReadFile(filepath.Join(filepath.Dir(settings), "HIVEMIND-WORKER.md")); err != nil || !strings.Contains(string(role), "Worker") {
+		t.Errorf("gemini role file: %v %.80q", err, role)
+	}
+	if !slices.Contains(gem.Argv, filepath.Dir(settings)) {
+		t.Errorf("the role file's directory is not a workspace directory: %v", gem.Argv)
+	}
+
+	// A finished turn's session id is what a restart resumes.
+	recordSession(sessionPath(td.Dir(), "reviewer_x"), []byte(`{"session_id":"019abc"}`))
+	recordSession(sessionPath(td.Dir(), "worker_x"), []byte(`{"session_id":"`+sid+`"}`))
+	s, _ := f.spec("reviewer_x", "reviewer", true)
+	if a := s.Argv; a[1] != "resume" || a[len(a)-1] != "019abc" {
+		t.Errorf("codex resume argv: %v", a)
+	}
+	s, _ = f.spec("worker_x", "worker", true)
+	if !strings.Contains(strings.Join(s.Argv, " "), "--resume "+sid) {
+		t.Errorf("gemini resume argv: %v", s.Argv)
+	}
+}
+
+// privateDir is a directory only its owner may write, up to /, as Gemini
+// CLI wants for a system settings file (t.TempDir is below /tmp).
+func privateDir(t *testing.T) string {
+	t.Helper()
+	home, err := os.UserHomeDir()
+	if err != nil || insecureDir(home) != "" {
+		t.Skip("no private home directory for Gemini's settings")
+	}
+	d, err := os.MkdirTemp(home, ".hivemind-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// The start screen's Team row offers the configured team first (a mixed
+// one in the --agent list form, which Start passes as --agent), then each
+// agent for every role.
+func TestAgentChoices(t *testing.T) {
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	got := agentChoices(cfg.TeamString(), []string{"aider", "codex"})
+	want := []string{"lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini", "sim", "aider"}
+	if !slices.Equal(got, want) {
+		t.Errorf("choices %q, want %q", got, want)
+	}
+	f, err := config.ParseAgentFlag(got[0])
+	if err != nil || !maps.Equal(config.Default().WithAgents(f).Team(), cfg.Team()) {
+		t.Errorf("the first choice does not give the configured team back: %v %v", f, err)
+	}
+}
+
+// newTask creates a task with one worker in a new project.
+func newTask(t *testing.T) (string, *workspace.TaskDir) {
+	t.Helper()
+	project := t.TempDir()
+	ws, err := workspace.Open(workspace.DefaultRoot(project))
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return project, td
 }

@@ -168,6 +168,9 @@ func (w *wiring) openTask() error {
 	}
 	if t := w.task; t.Description != "" {
 		t.Project, t.Workers, t.Agent = w.project, w.cfg.Workers, w.cfg.Agent
+		if w.cfg.Mixed() {
+			t.Agents = w.cfg.Team()
+		}
 		t.AgentArgs = w.o.SimArgs
 		if w.cfg.PlanApproval != config.PlanApprovalReviewer {
 			t.PlanApproval = w.cfg.PlanApproval // the default is not written
@@ -264,7 +267,7 @@ func (w *wiring) newAgents() error {
 	if err != nil {
 		return err
 	}
-	factory := &agentFactory{cfg: w.cfg, profile: w.cfg.Agent, project: w.project, td: w.td, self: self,
+	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td}
 	w.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{

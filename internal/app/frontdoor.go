@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -96,6 +97,11 @@ func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 		return s, true
 	}, a.agents.Changed())
 	s := tui.Session{TaskID: a.td.ID(), Title: a.title(), Engine: a.runner, Terminals: terms, Close: r.close}
+	if a.cfg.Mixed() {
+		// Which CLI runs each pane matters when they differ; one CLI for
+		// all keeps the titles short.
+		s.Team = a.cfg.Team()
+	}
 	if a.git != nil {
 		// The TUI names the task branch and shows a worker's diff (key d).
 		s.Branch, s.Diff = a.git.repo.TaskBranch(), a.git.repo.Diff
@@ -160,12 +166,13 @@ func (r *liveRun) close() error {
 	return nil
 }
 
-// agentChoices are the agent profiles the start screen offers: the
-// configured one first, then the built-in ones and the custom profiles.
+// agentChoices are the teams the start screen offers: the configured one
+// first (a mixed team in the --agent role=… form), then each built-in
+// agent and custom profile for every role.
 func agentChoices(current string, custom []string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range append([]string{current, "claude", "sim"}, custom...) {
+	for _, p := range slices.Concat([]string{current}, config.BuiltinAgents(), custom) {
 		if p != "" && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
@@ -384,7 +391,7 @@ func runFrontDoor(o Options, initial *App) int {
 	var first *liveRun
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
-		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
+		opts.Agents, opts.Workers = agentChoices(cfg.TeamString(), cfg.ProfileNames()), cfg.Workers
 		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {

@@ -11,36 +11,54 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// agentsOf describes the agents a run with cfg starts, for the preflight:
-// one profile runs every role.
+// agentsOf describes the agents a run with cfg starts, for the
+// preflight: one entry per distinct agent, naming the roles it runs.
 func agentsOf(cfg config.Config) []preflight.Agent {
-	who := fmt.Sprintf("lead, reviewer, %d worker", cfg.Workers)
-	if cfg.Workers != 1 {
-		who += "s"
-	}
-	a := preflight.Agent{Name: cfg.Agent, Roles: who}
-	switch cfg.Agent {
-	case "sim":
-		a.Kind = preflight.Sim
-	case "claude":
-		a.Kind = preflight.Claude
-		for _, r := range roles.Names() {
-			rc := cfg.Role(r)
-			if rc.PermissionMode == "bypassPermissions" || slices.Contains(rc.ExtraArgs, "--dangerously-skip-permissions") {
-				a.Bypass = true
+	var out []preflight.Agent
+	for _, r := range roles.Names() {
+		name := cfg.AgentOf(r)
+		who := r
+		if r == workspace.RoleWorker {
+			who = fmt.Sprintf("%d worker", cfg.Workers)
+			if cfg.Workers != 1 {
+				who += "s"
 			}
 		}
-	default:
-		a.Kind = preflight.Command
-		if p, ok := cfg.Profile(cfg.Agent); ok {
+		if i := slices.IndexFunc(out, func(a preflight.Agent) bool { return a.Name == name }); i >= 0 {
+			out[i].Roles += ", " + who
+			out[i].Bypass = out[i].Bypass || (out[i].Kind == preflight.Claude && bypasses(cfg.Role(r)))
+			continue
+		}
+		a := preflight.Agent{Name: name, Roles: who}
+		if p, ok := cfg.Profile(name); ok {
+			a.Kind = preflight.Command
 			if len(p.Command) > 0 {
 				a.Argv0 = p.Command[0]
 			}
-		} else {
-			a.Argv0, a.Shell = preflight.FirstWord(cfg.Agent), true
+			out = append(out, a)
+			continue
 		}
+		switch name {
+		case "sim":
+			a.Kind = preflight.Sim
+		case "claude":
+			a.Kind, a.Bypass = preflight.Claude, bypasses(cfg.Role(r))
+		case "codex":
+			a.Kind = preflight.Codex
+		case "gemini":
+			a.Kind = preflight.Gemini
+		default:
+			a.Kind = preflight.Command
+			a.Argv0, a.Shell = preflight.FirstWord(name), true
+		}
+		out = append(out, a)
 	}
-	return []preflight.Agent{a}
+	return out
+}
+
+// bypasses reports whether a Claude role runs in bypassPermissions mode.
+func bypasses(rc config.RoleConfig) bool {
+	return rc.PermissionMode == "bypassPermissions" || slices.Contains(rc.ExtraArgs, "--dangerously-skip-permissions")
 }
 
 // Preflight runs the preflight for the agents of cfg in the world the

@@ -2,6 +2,7 @@ package app
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +54,13 @@ func TestAgentsOf(t *testing.T) {
 			t.Errorf("%s: got %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
+	// A mixed team: one check per agent, naming its roles.
+	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	want := []preflight.Agent{{Name: "claude", Kind: preflight.Claude, Roles: "lead", Bypass: true},
+		{Name: "codex", Kind: preflight.Codex, Roles: "reviewer"}, {Name: "gemini", Kind: preflight.Gemini, Roles: "2 workers"}}
+	if got := agentsOf(mixed); !slices.Equal(got, want) {
+		t.Errorf("mixed team: got %+v\nwant %+v", got, want)
+	}
 }
 
 func TestResumeAgents(t *testing.T) {
@@ -67,8 +75,8 @@ func TestResumeAgents(t *testing.T) {
 		wantNotes   []string
 	}{
 		{"config default is ignored", Options{}, "claude", 2, "sim", 3, nil},
-		{"same flags", Options{AgentSet: true, WorkersSet: true}, "sim", 3, "sim", 3, nil},
-		{"--agent overrides, noted", Options{AgentSet: true}, "claude", 3, "claude", 3, []string{"agent_overridden"}},
+		{"same flags", Options{Agent: "sim", AgentSet: true, WorkersSet: true}, "sim", 3, "sim", 3, nil},
+		{"--agent overrides, noted", Options{Agent: "claude", AgentSet: true}, "claude", 3, "claude", 3, []string{"agent_overridden"}},
 		{"--workers is ignored, noted", Options{WorkersSet: true}, "sim", 5, "sim", 3, []string{"workers_kept"}},
 	} {
 		cfg := config.Config{Agent: tc.cfgAgent, Workers: tc.cfgWorkers}
@@ -80,6 +88,17 @@ func TestResumeAgents(t *testing.T) {
 		if got.Agent != tc.wantAgent || got.Workers != tc.wantWorkers || strings.Join(types, ",") != strings.Join(tc.wantNotes, ",") {
 			t.Errorf("%s: agent %q workers %d notes %v; want %q %d %v", tc.name, got.Agent, got.Workers, types, tc.wantAgent, tc.wantWorkers, tc.wantNotes)
 		}
+	}
+	// A mixed team is kept per role; --agent role=… changes the roles it
+	// names.
+	mixed := workspace.Task{Agent: "claude", Agents: map[string]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, Workers: 2}
+	got, notes := ResumeAgents(Options{}, config.Default(), mixed)
+	if got.TeamString() != "lead=claude,reviewer=codex,worker=gemini" || len(notes) != 0 {
+		t.Errorf("mixed resume: %s %v", got.TeamString(), notes)
+	}
+	got, notes = ResumeAgents(Options{Agent: "worker=sim", AgentSet: true}, config.Default(), mixed)
+	if got.TeamString() != "lead=claude,reviewer=codex,worker=sim" || len(notes) != 1 || notes[0].Details["task_agent"] != "lead=claude,reviewer=codex,worker=gemini" {
+		t.Errorf("mixed resume with --agent worker=sim: %s %v", got.TeamString(), notes)
 	}
 	// A task from before task.json named its agent keeps the config's.
 	if got, _ := ResumeAgents(Options{}, config.Config{Agent: "claude", Workers: 2}, workspace.Task{}); got.Agent != "claude" || got.Workers != 2 {

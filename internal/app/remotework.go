@@ -499,8 +499,8 @@ func (w *wiring) runnerAgents() engine.Agents {
 // there under the helper, its PTY carried by ssh.
 func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string) (ptyagent.Spec, error) {
 	rw := f.git.remote
-	if f.profile != "sim" {
-		return base, fmt.Errorf("%s: workers on other hosts run the sim agent only for now (agent %q is not wired for hosts yet)", id, f.profile)
+	if agent := f.cfg.AgentOf(workspace.RoleWorker); agent != "sim" {
+		return base, fmt.Errorf("%s: workers on other hosts run the sim agent only for now (agent %q is not wired for hosts yet)", id, agent)
 	}
 	if err := rw.place(&base, id); err != nil {
 		return base, err

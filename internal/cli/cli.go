@@ -76,7 +76,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
 	o.Workers = 2
 	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", minWorkers, maxWorkers))
-	fs.StringVar(&o.Agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
+	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: claude, codex, gemini, sim, a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
 	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")

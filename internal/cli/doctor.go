@@ -25,13 +25,13 @@ func cmdDoctor(o options, stdout, stderr io.Writer) int {
 	case from.File != "":
 		origin = fmt.Sprintf("%s:%d", from.File, from.Line)
 	}
-	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.Agent, origin, cfg.Workers)
+	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.TeamString(), origin, cfg.Workers)
 	failed := doctorCheck(stdout, o, cfg)
 	// --resume runs the unfinished task's own agents: check those too.
 	if root, err := o.WorkspaceRoot(); err == nil {
 		if in, ok := workspace.UnfinishedTask(root); ok {
-			if rc, _ := app.ResumeAgents(o.Options, cfg, in.Task); rc.Agent != cfg.Agent {
-				fmt.Fprintf(stdout, "unfinished task %s (hivemind --resume): agent %q, %d workers\n", in.Task.ID, rc.Agent, rc.Workers)
+			if rc, _ := app.ResumeAgents(o.Options, cfg, in.Task); rc.TeamString() != cfg.TeamString() {
+				fmt.Fprintf(stdout, "unfinished task %s (hivemind --resume): agent %q, %d workers\n", in.Task.ID, rc.TeamString(), rc.Workers)
 				failed = doctorCheck(stdout, o, rc) || failed
 			}
 		}

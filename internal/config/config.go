@@ -99,6 +99,9 @@ type Config struct {
 
 // RoleConfig is the [roles.<role>] table.
 type RoleConfig struct {
+	// Agent runs this role instead of the top-level Agent ("": that one);
+	// see Config.AgentOf.
+	Agent string
 	// Model is passed as --model when not empty.
 	Model string
 	// ExtraArgs are appended to the agent's command line.
@@ -145,7 +148,9 @@ type Files struct {
 // flags that were not given.
 type Overrides struct {
 	Workers *int
-	Agent   *string
+	// Agent is --agent: one agent for every role, or agents per role
+	// (see ParseAgentFlag).
+	Agent *string
 	// PlanApproval (flag --plan-approval) is checked like plan_approval.
 	PlanApproval *string
 	// Placement is --workers N@host (see ParseWorkers).

@@ -41,6 +41,13 @@ func (c Config) Describe(src Sources) string {
 		rc := c.Roles[r]
 		p := "roles." + r + "."
 		header("roles." + r)
+		if rc.Agent != "" {
+			add(p+"agent", "agent", rc.Agent)
+		} else {
+			// Inherited from the top-level agent: shown commented out, so
+			// the output read back sets no per-role agent.
+			rows = append(rows, row{text: "# agent = " + tomlValue(c.Agent), src: src.Of("agent").String() + " (from agent)"})
+		}
 		add(p+"model", "model", rc.Model)
 		add(p+"extra_args", "extra_args", rc.ExtraArgs)
 		add(p+"permission_mode", "permission_mode", rc.PermissionMode)

@@ -130,12 +130,10 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 		src["placement"] = Source{Kind: SourceFlag, Flag: "--workers"}
 	}
 	errs = append(errs, cfg.checkHosts(src, flags.Placement)...)
+	errs = append(errs, checkAgents(cfg, src)...)
 	if flags.Agent != nil {
-		if strings.TrimSpace(*flags.Agent) == "" {
-			errs = append(errs, &Error{Key: "--agent", Msg: "must not be empty"})
-		} else {
-			cfg.Agent = *flags.Agent
-			src["agent"] = Source{Kind: SourceFlag, Flag: "--agent"}
+		if err := applyAgentFlag(&cfg, src, *flags.Agent); err != nil {
+			errs = append(errs, err)
 		}
 	}
 
@@ -226,6 +224,7 @@ var topSpecs = map[string]spec{
 }
 
 var roleSpecs = map[string]spec{
+	"agent":           {kind: kindString, nonEmpty: true},
 	"model":           {kind: kindString},
 	"extra_args":      {kind: kindStrings},
 	"permission_mode": {kind: kindString, oneOf: permissionModes},
@@ -368,6 +367,8 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 			}
 			var target any
 			switch f {
+			case "agent":
+				target = &rc.Agent
 			case "model":
 				target = &rc.Model
 			case "extra_args":

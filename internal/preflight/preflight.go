@@ -65,6 +65,8 @@ const (
 	Claude  Kind = iota // Claude Code
 	Sim                 // the built-in simulated agent
 	Command             // any other command (a config profile or a command line)
+	Codex               // Codex CLI (npm @openai/codex)
+	Gemini              // Gemini CLI (npm @google/gemini-cli)
 )
 
 // Agent is one agent profile a run uses, with the roles that use it.
@@ -180,6 +182,8 @@ func Run(ctx context.Context, env Env, agents []Agent) []Result {
 			out = append(out, Result{Check: "sim", Msg: "built-in simulated agents for " + a.Roles + " (no Claude Code, no network needed)"})
 		case Claude:
 			out = append(out, claude(ctx, env, a)...)
+		case Codex, Gemini:
+			out = append(out, otherCLI(ctx, env, a)...)
 		default:
 			out = append(out, command(env, a))
 		}

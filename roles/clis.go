@@ -1,0 +1,149 @@
+package roles
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
+)
+
+// Codex CLI and Gemini CLI reach the same role checks as Claude Code:
+// their tool calls are read as the Claude tool calls they amount to
+// (docs/agents/codex.md, gemini.md), each judged by Decide.
+//
+// Codex (0.169) runs Claude's PreToolUse hook. Its writes arrive as
+// tool_name "Bash" whose command is an `apply_patch <<'PATCH' … PATCH`
+// heredoc, which Codex applies with its own patch engine (no shell), or as
+// an apply_patch tool; either is judged as one Write per file the patch
+// adds, updates, deletes or moves to. Gemini CLI (0.61) runs a BeforeTool
+// hook with its own tool names.
+
+// toolCall is one call as Decide judges it.
+type toolCall struct {
+	name  string
+	input map[string]any
+}
+
+// geminiTools maps Gemini CLI's tools to the Claude tool Decide judges
+// them as, and the input key holding their path or command.
+var geminiTools = map[string]string{
+	"write_file":          "Write",
+	"replace":             "Edit",
+	"run_shell_command":   "Bash",
+	"read_file":           "Read",
+	"read_many_files":     "Read",
+	"list_directory":      "Read",
+	"glob":                "Glob",
+	"search_file_content": "Grep",
+	"grep_search":         "Grep",
+	"write_todos":         "TodoWrite",
+	"web_fetch":           "WebFetch",
+	"google_web_search":   "WebSearch",
+}
+
+// geminiCall is the Claude-shaped call of a Gemini tool call; tools it
+// does not know keep their name (Decide then allows them only to a role
+// with full Bash).
+func geminiCall(name string, input map[string]any) toolCall {
+	if c, ok := geminiTools[name]; ok {
+		return toolCall{name: c, input: input}
+	}
+	return toolCall{name: "gemini:" + name, input: input}
+}
+
+// applyPatchHeredoc matches a command that is exactly one apply_patch
+// heredoc (Codex intercepts only that form; anything else runs in a shell
+// and is judged as Bash).
+var applyPatchHeredoc = regexp.MustCompile(`(?s)^\s*apply_patch\s*<<-?\s*(['"]?)(\w+)['"]?[ \t]*\n(.*\n)?(\w+)\s*$`)
+
+// patchFiles finds the files a patch touches: added, updated, deleted or
+// moved to.
+var patchFiles = regexp.MustCompile(`(?m)^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$`)
+
+// codexCalls returns the calls a Codex tool call amounts to: one Write per
+// file of an apply_patch (from the heredoc form run as Bash, or the
+// apply_patch tool), else the call itself.
+func codexCalls(name string, input map[string]any) (calls []toolCall, denial string) {
+	var patch string
+	switch name {
+	case "Bash", "exec_command", "shell":
+		cmd := commandOf(input)
+		m := applyPatchHeredoc.FindStringSubmatch(cmd)
+		if m == nil || m[2] != m[4] {
+			return []toolCall{{name: "Bash", input: map[string]any{"command": cmd}}}, ""
+		}
+		patch = m[3]
+	case "apply_patch":
+		for _, k := range []string{"input", "patch", "command"} {
+			if s, ok := input[k].(string); ok && s != "" {
+				patch = s
+				break
+			}
+		}
+		if m := applyPatchHeredoc.FindStringSubmatch(patch); m != nil && m[2] == m[4] {
+			patch = m[3]
+		}
+	default:
+		return []toolCall{{name: name, input: input}}, ""
+	}
+	files := patchFiles.FindAllStringSubmatch(patch, -1)
+	if len(files) == 0 {
+		return nil, "Hivemind: an apply_patch without *** Add File / Update File / Delete File lines; cannot check it against your role's write paths."
+	}
+	calls = make([]toolCall, len(files))
+	for i, f := range files {
+		calls[i] = toolCall{name: "Write", input: map[string]any{"file_path": f[1]}}
+	}
+	return calls, ""
+}
+
+// commandOf is a shell tool's command: a string, or an argv whose last
+// word is the script of `bash -lc`.
+func commandOf(input map[string]any) string {
+	for _, k := range []string{"command", "cmd"} {
+		switch v := input[k].(type) {
+		case string:
+			return v
+		case []any:
+			words := make([]string, 0, len(v))
+			for _, w := range v {
+				s, _ := w.(string)
+				words = append(words, s)
+			}
+			return strings.Join(words, " ")
+		}
+	}
+	return ""
+}
+
+// cliEnforcement says, per agent CLI, how the policies above are enforced
+// and what is not, for `hivemind roles`.
+var cliEnforcement = []struct{ agent, text string }{
+	{"claude", "tools a role may not use are removed (--disallowedTools); every other call is checked by the PreToolUse hook (write paths, read-only Bash)."},
+	{"codex", "every call is checked by the PreToolUse hook: an apply_patch (heredoc or tool) as one Write per file it adds, updates, deletes or moves to, any other command as Bash; sandbox workspace-write keeps writes in the working dir and the task dir. " +
+		"Not enforced: tools are not removed from what the model is offered (a forbidden call is refused when made); Codex has no StopFailure hook, so a turn ended by an API error or rate limit shows only as a hang (hang_seconds)."},
+	{"gemini", "every call is checked by the BeforeTool hook (write_file as Write, replace as Edit, run_shell_command as Bash, read tools as Read; any other tool only for workers); approval mode yolo, so no dialog stops an agent. " +
+		"Not enforced: tools are not removed from what the model is offered; a call larger than the hook's 8 MiB limit gets Claude's denial, which Gemini does not read."},
+	{"sim", "the built-in simulated agent runs the same PreToolUse hook."},
+}
+
+// enforcement renders cliEnforcement for the agents cfg runs, and a
+// line for a custom command, which nothing checks.
+func enforcement(cfg config.Config) string {
+	var b strings.Builder
+	b.WriteString("\nEnforcement per agent CLI (this team: " + cfg.TeamString() + "):\n")
+	used := map[string]bool{}
+	for _, r := range Names() {
+		used[cfg.AgentOf(r)] = true
+	}
+	for _, e := range cliEnforcement {
+		mark := " "
+		if used[e.agent] {
+			mark = "*"
+		}
+		fmt.Fprintf(&b, "%s %-7s %s\n", mark, e.agent, e.text)
+	}
+	b.WriteString("  other   a [profiles.<name>] or command line: Hivemind installs no hook, so no role limit is enforced; give it its own sandbox.\n")
+	return b.String()
+}
