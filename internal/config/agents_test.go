@@ -65,7 +65,7 @@ func TestAgentErrors(t *testing.T) {
 		{"typo of a profile", "agent = \"aidr\"\n[profiles.aider]\ncommand = [\"aider\"]\n", "", `did you mean "aider"?`},
 		{"empty role agent", "[roles.worker]\nagent = \"\"\n", "", "2: roles.worker.agent: must not be empty"},
 		{"flag typo", "", "cluade", `--agent: unknown agent "cluade" (did you mean "claude"?)`},
-		{"flag role typo", "", "reveiwer=codex", `--agent: unknown role "reveiwer" (did you mean "reviewer"?); roles: lead, reviewer, worker`},
+		{"flag role typo", "", "reveiwer=codex", `--agent: unknown role "reveiwer" (did you mean "reviewer"?); roles: lead, reviewer, worker`}, //nolint:misspell // the typo is what the test feeds in
 		{"flag role twice", "", "worker=codex,worker=gemini", "--agent: role worker given twice"},
 		{"flag item without agent", "", "lead=codex,worker", `--agent: "worker": want role=agent`},
 		{"flag agent typo per role", "", "worker=gemnii", `--agent: worker: unknown agent "gemnii" (did you mean "gemini"?)`},
