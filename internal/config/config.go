@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/pricing"
 )
 
 // Role names that may appear under [roles.<role>].
@@ -72,6 +74,11 @@ type Config struct {
 	WorktreeCopy []string
 	// Profiles are the custom agent profiles, by name.
 	Profiles map[string]Profile
+	// BudgetUSD caps a task's estimated spend (0: no cap).
+	BudgetUSD float64
+	// Pricing are [pricing."model"] prices replacing or adding to the
+	// shipped table (Prices).
+	Pricing pricing.Table
 
 	// Files says which files were considered.
 	Files Files
@@ -193,6 +200,7 @@ func Default() Config {
 		RetentionSummaryDays:     30,
 		WorktreeCopy:             []string{".env*"},
 		Profiles:                 map[string]Profile{},
+		Pricing:                  pricing.Table{},
 	}
 	for _, r := range roleNames {
 		// bypassPermissions: agents run unattended, and a permission dialog

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -35,6 +36,7 @@ func (c Config) Describe(src Sources) string {
 	add("retention_summary_days", "retention_summary_days", c.RetentionSummaryDays)
 	add("check", "check", c.Check)
 	add("worktree_copy", "worktree_copy", c.WorktreeCopy)
+	add("budget_usd", "budget_usd", c.BudgetUSD)
 
 	for _, r := range roleNames {
 		rc := c.Roles[r]
@@ -60,6 +62,15 @@ func (c Config) Describe(src Sources) string {
 				add(sp+"env."+k, tomlKey(k), pr.Env[k])
 			}
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Pricing)) {
+		pr := c.Pricing[name]
+		sp := "pricing." + name + "."
+		header("pricing." + tomlKey(name))
+		add(sp+"input", "input", pr.Input)
+		add(sp+"output", "output", pr.Output)
+		add(sp+"cache_read", "cache_read", pr.CacheRead)
+		add(sp+"cache_write", "cache_write", pr.CacheWrite)
 	}
 
 	width := 0
@@ -102,6 +113,8 @@ func tomlValue(v any) string {
 			parts[i] = tomlString(s)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []int:
 		parts := make([]string, len(x))
 		for i, n := range x {

@@ -164,6 +164,7 @@ const (
 	kindStrings
 	kindInts
 	kindTable
+	kindFloat
 )
 
 // spec describes one known key: its kind, range and where it goes.
@@ -194,6 +195,8 @@ var topSpecs = map[string]spec{
 	"check":                       {kind: kindString},
 	"worktree_copy":               {kind: kindStrings, check: checkGlob},
 	"profiles":                    {kind: kindTable},
+	"budget_usd":                  {kind: kindFloat, min: 0, max: 1_000_000},
+	"pricing":                     {kind: kindTable},
 }
 
 var roleSpecs = map[string]spec{
@@ -262,6 +265,8 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 			l.roles(path, prim)
 		case "profiles":
 			l.profiles(path, prim)
+		case "pricing":
+			l.pricing(path, prim)
 		default:
 			l.set(path, prim, sp, topTarget(cfg, key))
 		}
@@ -305,6 +310,8 @@ func topTarget(c *Config, key string) any {
 		return &c.Check
 	case "worktree_copy":
 		return &c.WorktreeCopy
+	case "budget_usd":
+		return &c.BudgetUSD
 	}
 	panic("config: no target for key " + key)
 }
@@ -505,6 +512,16 @@ func (l *fileLoader) set(path []string, prim toml.Primitive, sp spec, target any
 			out[i] = int(n)
 		}
 		*t = out
+	case *float64:
+		v, ok := l.number(path, prim)
+		if !ok {
+			return
+		}
+		if v < float64(sp.min) || v > float64(sp.max) {
+			l.errorf(path, "must be between %d and %d", sp.min, sp.max)
+			return
+		}
+		*t = v
 	default:
 		panic(fmt.Sprintf("config: unsupported target %T", target))
 	}
