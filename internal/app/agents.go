@@ -134,6 +134,7 @@ func agentSalt(id string) int64 {
 type bridge struct {
 	runner *runnerLink
 	td     *workspace.TaskDir
+	usage  *usageReader
 }
 
 // onEvent is the ptyagent.ManagerConfig OnEvent.
@@ -154,7 +155,10 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:
 		// Health changes already carry what hooks mean; the raw hooks
-		// would only flood the log.
+		// would only flood the log. A turn's end updates the usage.
+		if b.usage != nil {
+			b.usage.onHook(ev.Agent, ev.Detail, ev.Payload)
+		}
 	}
 }
 

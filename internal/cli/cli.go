@@ -75,6 +75,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
 	fs.IntVar(&o.Workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
+	fs.Float64Var(&o.Budget, "budget", 0, "stop at needs_human once the task's estimated spend reaches `usd` (budget_usd; with --retry, a raised budget continues)")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
 	fs.BoolVar(&o.Retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
@@ -141,6 +142,8 @@ func parseFlags(args []string) (options, error) {
 			o.WorkersSet = true
 		case "agent":
 			o.AgentSet = true
+		case "budget":
+			o.BudgetSet = true
 		}
 	})
 	if o.Retry {

@@ -130,6 +130,7 @@ type Files struct {
 type Overrides struct {
 	Workers *int
 	Agent   *string
+	Budget  *float64 // --budget: budget_usd
 	// ConfigFile (flag --config) replaces the project config file; it must
 	// exist.
 	ConfigFile string

@@ -133,6 +133,14 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 			src["agent"] = Source{Kind: SourceFlag, Flag: "--agent"}
 		}
 	}
+	if flags.Budget != nil {
+		if b := *flags.Budget; b < 0 || b > 1_000_000 || b != b {
+			errs = append(errs, &Error{Key: "--budget", Msg: "must be between 0 and 1000000 (USD)"})
+		} else {
+			cfg.BudgetUSD = b
+			src["budget_usd"] = Source{Kind: SourceFlag, Flag: "--budget"}
+		}
+	}
 
 	if len(errs) > 0 {
 		return Config{}, src, errs
