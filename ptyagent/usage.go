@@ -26,7 +26,8 @@ type Usage struct {
 	CacheRead  int64
 	CacheWrite int64
 	// RateLimited is set when the session's last turn ended on an HTTP 429
-	// (Codex records it in its task_complete), with the error in Detail.
+	// (Codex records it in its task_complete), with the error in Detail;
+	// a turn started since clears it.
 	RateLimited bool
 	Detail      string
 }
@@ -193,6 +194,8 @@ func parseUsageLine(b []byte, u *Usage, put func(string, counts), codex **counts
 		t := l.Payload.Info.Total
 		// OpenAI's input count includes its cache hits.
 		*codex = &counts{max(t.Input-t.Cached, 0), t.Output, t.Cached, t.CacheWrite}
+	case l.Type == "event_msg" && l.Payload.Type == "task_started":
+		u.RateLimited, u.Detail = false, "" // a new turn: the last one's failure is past
 	case l.Type == "event_msg" && l.Payload.Type == "task_complete":
 		u.RateLimited, u.Detail = false, ""
 		if len(l.Payload.Error) > 0 && string(l.Payload.Error) != "null" {

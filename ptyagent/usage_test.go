@@ -35,6 +35,10 @@ func TestReadUsage(t *testing.T) {
 		{"codex 429", []string{
 			`{"type":"event_msg","payload":{"type":"task_complete","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests","codex_error_info":{"response_too_many_failed_attempts":{"http_status_code":429}}}}}`,
 		}, "", Usage{RateLimited: true, Detail: `{"message":"exceeded retry limit, last status: 429 Too Many Requests","codex_error_info":{"response_too_many_failed_attempts":{"http_status_code":429}}}`}},
+		{"codex 429 then a new turn", []string{
+			`{"type":"event_msg","payload":{"type":"task_complete","error":{"codex_error_info":{"response_too_many_failed_attempts":{"http_status_code":429}}}}}`,
+			`{"type":"event_msg","payload":{"type":"task_started"}}`,
+		}, "", Usage{}},
 		{"gemini", []string{
 			`{"sessionId":"1b267acd","projectHash":"7ff8","startTime":"2026-11-24T14:19:28.833Z","kind":"main"}`,
 			`{"$set":{"messages":[{"id":"d049","type":"user"}],"lastUpdated":"2026-11-24T14:19:28.833Z"}}`,
