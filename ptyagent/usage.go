@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 )
 
 // This file reads the token usage each CLI records of a session on disk:
@@ -222,4 +224,59 @@ func codexStatus429(raw json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// codexFailCheck is how long a busy Codex session's output stays quiet
+// before its session file is read for a failed turn.
+const codexFailCheck = 2 * time.Second
+
+// codexTail is how much of a Codex session file codexLastTurn reads: the
+// last turn's records, not the whole conversation.
+const codexTail = 256 << 10
+
+// codexLastTurn reads the end of a Codex session file: RateLimited when
+// its last turn ended on an HTTP 429 (task_complete) and none started
+// since.
+func codexLastTurn(path string) Usage {
+	var u Usage
+	f, err := os.Open(path)
+	if err != nil {
+		return u
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return u
+	}
+	off := max(fi.Size()-codexTail, 0)
+	b := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(b, off)
+	b = b[:n]
+	if off > 0 { // the first line is cut
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	var c *counts
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break // still being written
+		}
+		parseUsageLine(bytes.TrimSpace(b[:i]), &u, func(string, counts) {}, &c)
+		b = b[i+1:]
+	}
+	return u
+}
+
+// noteTranscript records the session file a hook names.
+func (s *Session) noteTranscript(payload []byte) {
+	var p struct {
+		Path string `json:"transcript_path"`
+	}
+	if json.Unmarshal(payload, &p) == nil && filepath.IsAbs(p.Path) {
+		s.mu.Lock()
+		s.transcript = p.Path
+		s.mu.Unlock()
+	}
 }
