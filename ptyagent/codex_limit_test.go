@@ -26,7 +26,7 @@ func TestRealCodexRateLimited(t *testing.T) {
 	sc := fakeapi.DefaultScript()
 	sc.Errors = []fakeapi.ErrorRule{{Status: 429, For: time.Minute}}
 	api := fakeapi.New(sc)
-	defer api.Close()
+	t.Cleanup(api.Close)
 	project := t.TempDir()
 	hookCmd := hookWrapper(t)
 	home := filepath.Join(t.TempDir(), "codex")
@@ -34,31 +34,11 @@ func TestRealCodexRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recorder
-	m, err := NewManager(ManagerConfig{
-		OnEvent:     rec.add,
-		StopTimeout: 10 * time.Second,
-		Factory: func(id, role string, resume bool) (Spec, error) {
-			base := Spec{Dir: project, BaseEnv: agenttest.CodexEnv(home), Cols: 120, Rows: 40,
-				LogPath: filepath.Join(project, "logs", id+".log"), RateLimitCooldown: 3 * time.Second}
-			s := CodexSpec(base, CodexOptions{Sandbox: "workspace-write", HookCommand: hookCmd, DeveloperInstructions: "You are a test agent."})
-			s.Argv[0] = bin
-			return s, nil
-		},
+	m := realManager(t, bin, "worker_1", api, &rec, func(id string, _ bool) Spec {
+		base := Spec{Dir: project, BaseEnv: agenttest.CodexEnv(home), Cols: 120, Rows: 40,
+			LogPath: filepath.Join(project, "logs", id+".log"), RateLimitCooldown: 3 * time.Second}
+		return CodexSpec(base, CodexOptions{Sandbox: "workspace-write", HookCommand: hookCmd, DeveloperInstructions: "You are a test agent."})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	defer func() {
-		if t.Failed() {
-			if s, ok := m.Session("worker_1"); ok {
-				t.Logf("screen:\n%s", s.Text())
-			}
-			for _, e := range rec.all() {
-				t.Logf("event %s %s %s %s", e.Agent, e.Kind, e.Health, clip(e.Detail, 200))
-			}
-		}
-	}()
 	if err := m.Start("worker_1", "worker", false); err != nil {
 		t.Fatal(err)
 	}
