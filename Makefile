@@ -12,7 +12,7 @@ test:
 
 # golangci-lint (pinned, run through the module proxy, so CI installs
 # nothing; .golangci.yml) adds errcheck and gochecksumtype: every switch
-# over a //sumtype:decl interface (engine.Event, engine.Effect) lists every
+# over a //sumtype:decl interface (flow.Event, flow.Effect in engine/flow) lists every
 # member or has a default.
 GOLANGCI = github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
@@ -21,11 +21,11 @@ lint:
 	$(GO) vet ./...
 	staticcheck ./...
 	$(GO) run $(GOLANGCI) run ./...
-	# The pure state machine's files import no I/O and read no clock.
-	$(GO) test -count=1 -run '^TestPureFiles' ./engine
+	# The pure state machine (engine/flow) imports no I/O and reads no clock.
+	$(GO) test -count=1 -run '^TestPurePackage' ./engine/flow
 
 # Fuzz targets: package:Target pairs (go test -fuzz runs one target at a time).
-FUZZ_TARGETS = ./workspace:FuzzLoadState ./workspace:FuzzReadEvents ./engine:FuzzParsePlan ./ptyagent/screen:FuzzScreenWrite
+FUZZ_TARGETS = ./workspace:FuzzLoadState ./workspace:FuzzReadEvents ./engine/flow:FuzzParsePlan ./ptyagent/screen:FuzzScreenWrite
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -70,7 +70,13 @@ func chaosAgent(mode string) int {
 	}
 	modes := strings.Split(mode, "+") // misbehaviours combine: "large-plan+bad-fix-marker"
 	is := func(m string) bool { return slices.Contains(modes, m) }
-	fmt.Printf("chaos agent %s (%s, %s) ready\n> ", id, role, mode)
+	// "longline": the agent also ends every answer with reflowLine, so a
+	// test can watch one long line across pane sizes.
+	tail := "> "
+	if is("longline") {
+		tail = reflowLine + "\n> "
+	}
+	fmt.Printf("chaos agent %s (%s, %s) ready\n%s", id, role, mode, tail)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
@@ -152,10 +158,20 @@ func chaosAgent(mode string) int {
 				write(a.DoneMarker, marker(a, out))
 			}
 		}
-		fmt.Print("done\n> ")
+		fmt.Print("done\n" + tail)
 	}
 	return 0
 }
+
+// reflowLine is a line longer than any pane (260 cells), one word per
+// number so a cut shows where.
+var reflowLine = func() string {
+	words := []string{"reflow:"}
+	for i := 1; i <= 50; i++ {
+		words = append(words, fmt.Sprintf("w%02d", i))
+	}
+	return strings.Join(words, " ") + " :end"
+}()
 
 // chaosProject returns a fresh project whose config has fast timings (so
 // every case ends in seconds) plus the lines given, and a HOME.

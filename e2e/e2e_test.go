@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -125,17 +126,8 @@ func readState(t *testing.T, dir string) workspace.State {
 	return st
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor is testkit.WaitFor under the name these tests use.
+var waitFor = testkit.WaitFor
 
 // leftovers lists processes that belong to a run in project: agents (their
 // environment names the project) or anything whose cwd is inside it.

@@ -130,10 +130,24 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
 	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--resume", "--project", project)
-	if code := exitCode(t, cmd); code != 0 {
-		t.Fatalf("resume: exit %d\n%s", code, out.String())
-	}
 	dir := taskDir(t, project)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(ended) }()
+	// The sim agents run at the demo's pace: the task's sim flags come
+	// first on their command line (HIVEMIND_SIM_ARGS, which tests set to a
+	// fast pace, comes after and wins).
+	argv := simAgentArgv(t, dir, ended)
+	if !strings.Contains(argv, "--pace\x00"+demoPace+"\x00") {
+		t.Errorf("resumed sim agent runs %q, without the demo's --pace %s", strings.ReplaceAll(argv, "\x00", " "), demoPace)
+	}
+	<-ended
+	if waitErr != nil {
+		t.Fatalf("resume: %v\n%s", waitErr, out.String())
+	}
 	checkComplete(t, dir)
 	recs := readEventLog(dir)
 	if recordIndex(recs, 0, "resumed") < 0 || recordIndex(recs, 0, "agent_overridden") >= 0 {
@@ -143,9 +157,34 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 		t.Errorf("the resumed run mentions claude:\n%s", out.String())
 	}
 	tj, err := os.ReadFile(filepath.Join(dir, workspace.TaskFile))
-	if err != nil || !strings.Contains(string(tj), `"agent": "sim"`) {
-		t.Errorf("task.json %s (%v): want agent sim", tj, err)
+	if err != nil || !strings.Contains(string(tj), `"agent": "sim"`) || !strings.Contains(string(tj), `"`+demoPace+`"`) {
+		t.Errorf("task.json %s (%v): want agent sim and the demo's pace", tj, err)
 	}
+}
+
+// demoPace is the demo's sim pace (internal/cli/demo.go).
+const demoPace = "200ms"
+
+// simAgentArgv waits until the running task in dir has a live lead agent
+// and returns its command line (NUL separated, from /proc); it gives up
+// when the run has ended.
+func simAgentArgv(t *testing.T, dir string, ended <-chan struct{}) string {
+	t.Helper()
+	var argv []byte
+	waitFor(t, runDeadline, "a live lead agent in "+dir, func() bool {
+		select {
+		case <-ended:
+			t.Fatalf("the run ended before its lead agent was seen")
+		default:
+		}
+		st, err := workspace.ReadStateFile(dir)
+		if err != nil || st.Agents["lead"].PID <= 0 {
+			return false
+		}
+		argv, err = os.ReadFile(filepath.Join("/proc", strconv.Itoa(st.Agents["lead"].PID), "cmdline"))
+		return err == nil && strings.Contains(string(argv), "sim-agent")
+	})
+	return string(argv)
 }
 
 // fakeClaude writes a `claude` that answers --version and auth status as

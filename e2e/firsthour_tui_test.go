@@ -80,7 +80,7 @@ func TestTUIFirstHour80x24(t *testing.T) {
 	if top < 0 || bottom <= top || !s.contains("scroll") || !essentials(s) {
 		t.Errorf("help box not whole at 80×24 (top %d, bottom %d):\n%s", top, bottom, s)
 	}
-	for i := 0; i < 40; i++ {
+	for i := 0; i < 60; i++ {
 		r.keys("Down")
 	}
 	r.waitText(tuiWait, "clock stopped") // the states legend, at the end

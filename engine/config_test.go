@@ -13,6 +13,27 @@ import (
 // as the program builds it.
 func defaultConfig() Config { return NewConfig(config.Default()) }
 
+var testMachine = Machine{Cfg: defaultConfig()}
+
+const testProject = "/proj"
+
+// validPlan: checkpoint 1 has st_1 (a.go) and st_2 (b.go); checkpoint 2
+// has st_3 (MODIFY a.go, after st_1). The machine's own tests
+// (engine/flow) have the same plan; the runner's need one to reach
+// executing through Step.
+var validPlan = planMD(`{"summary": "build it",
+ "checkpoints": [{"id": 1, "name": "core"}, {"id": 2, "name": "polish"}],
+ "subtasks": [
+  {"id": "st_1", "description": "write a", "checkpoint": 1, "dependencies": [], "files": ["CREATE a.go"]},
+  {"id": "st_2", "description": "write b", "checkpoint": 1, "dependencies": [], "files": ["CREATE b.go"]},
+  {"id": "st_3", "description": "polish a", "checkpoint": 2, "dependencies": ["st_1"], "files": ["MODIFY a.go"]}
+ ]}`)
+
+// planMD wraps a json plan in a plan.md.
+func planMD(js string) []byte {
+	return []byte("# Plan\n\nSome prose.\n\n```json\n" + js + "\n```\n")
+}
+
 // Every config value reaches the state machine unchanged, 0 included
 // where 0 is legal, and nothing fills in a default on the way (issue 16:
 // max_retries = 0 once became 3).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -69,7 +70,7 @@ func (r *Runner) commitTarget(ev SubtaskDone) (agent, summary string, ok bool) {
 		}
 		agent = f.Worker
 		summary = "fix the checkpoint " + strconv.Itoa(s.CurrentCheckpoint) + " review issues"
-		if isMergeFix(ev.Subtask) {
+		if flow.IsMergeFix(ev.Subtask) {
 			summary = "resolve the merge conflicts of checkpoint " + strconv.Itoa(s.CurrentCheckpoint)
 		}
 	} else if sub, found := s.Subtasks[ev.Subtask]; found {
@@ -80,7 +81,7 @@ func (r *Runner) commitTarget(ev SubtaskDone) (agent, summary string, ok bool) {
 		if s.Plan != nil {
 			for _, ps := range s.Plan.Subtasks {
 				if ps.ID == ev.Subtask {
-					summary = firstLine(ps.Description)
+					summary = flow.FirstLine(ps.Description)
 				}
 			}
 		}

@@ -30,7 +30,7 @@ type KnowledgeFiles interface {
 var _ KnowledgeFiles = (*workspace.KnowledgeStore)(nil)
 
 // knowledgeWatcher reports complete files in the shared knowledge's inbox as
-// ContextSubmitted events. A file is complete when it has been unchanged
+// KnowledgeSubmitted events. A file is complete when it has been unchanged
 // for the quiet period, or at once when an agent's turn ended (flush). Its
 // state is guarded by a mutex rather than owned by its goroutine, so the
 // runner can flush synchronously: the entries an agent wrote during its
@@ -38,26 +38,16 @@ var _ KnowledgeFiles = (*workspace.KnowledgeStore)(nil)
 // that turn (its done marker), and the next assignment already sees them.
 type knowledgeWatcher struct {
 	dir   string
-	quiet time.Duration
 	clock func() time.Time
 	emit  func(Event)
 	fsw   *fsnotify.Watcher
 
 	mu    sync.Mutex
-	files map[string]*inboxFile
+	files *quietTracker
 	kick  chan struct{}
 }
 
-type inboxFile struct {
-	sig     watchSig
-	since   time.Time
-	emitted watchSig
-}
-
 func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
-	if quiet <= 0 {
-		quiet = 300 * time.Millisecond
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: context inbox: %w", err)
 	}
@@ -69,8 +59,8 @@ func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time
 		_ = fsw.Close()
 		return nil, fmt.Errorf("engine: watch %s: %w", dir, err)
 	}
-	return &knowledgeWatcher{dir: dir, quiet: quiet, clock: clock, emit: emit, fsw: fsw,
-		files: map[string]*inboxFile{}, kick: make(chan struct{}, 1)}, nil
+	return &knowledgeWatcher{dir: dir, clock: clock, emit: emit, fsw: fsw,
+		files: newQuietTracker(quiet), kick: make(chan struct{}, 1)}, nil
 }
 
 // run scans once, then on every change and when a pending file is due,
@@ -124,7 +114,6 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
 	entries, _ := os.ReadDir(w.dir)
 	seen := map[string]bool{}
 	now := time.Now()
-	var next time.Time
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".md") || watchTempName(name) {
@@ -142,35 +131,17 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
 			continue
 		}
 		seen[name] = true
-		sig := sigOf(fi, content)
-		f := w.files[name]
-		if f == nil {
-			f = &inboxFile{sig: sig, since: now}
-			w.files[name] = f
-		} else if f.sig != sig {
-			f.sig, f.since = sig, now
-		}
-		if f.emitted == sig {
-			continue
-		}
+		f := w.files.see(name, sigOf(fi, content), now)
 		author, _ := workspace.InboxAuthor(name)
-		done := turnEnded && (agent == "" || agent == author)
-		if !done && now.Sub(f.since) < w.quiet {
-			if due := f.since.Add(w.quiet); next.IsZero() || due.Before(next) {
-				next = due
-			}
+		if !w.files.ready(f, now, turnEnded && (agent == "" || agent == author)) {
 			continue
 		}
-		f.emitted = sig
+		f.report()
 		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
-			Agent: author, ModTime: sig.mtime, At: w.clock()})
+			Agent: author, ModTime: f.sig.mtime, At: w.clock()})
 	}
-	for name := range w.files {
-		if !seen[name] {
-			delete(w.files, name) // archived: a file coming back under that name is new
-		}
-	}
-	return next
+	w.files.keep(seen) // archived: a file coming back under that name is new
+	return w.files.next()
 }
 
 // ---- runner glue ----
@@ -201,7 +172,7 @@ func (r *Runner) flushKnowledge(agent string) {
 	}
 }
 
-// loadKnowledge refreshes the snapshot's context list.
+// loadKnowledge refreshes the snapshot's knowledge list.
 func (r *Runner) loadKnowledge() {
 	items, err := r.cfg.Knowledge.Items()
 	if err != nil {
@@ -213,7 +184,7 @@ func (r *Runner) loadKnowledge() {
 	r.smu.Unlock()
 }
 
-// applyKnowledge carries out MergeContext and ArchiveContext.
+// applyKnowledge carries out MergeKnowledge and ArchiveKnowledge.
 func (r *Runner) applyKnowledge(e Effect) {
 	if r.cfg.Knowledge == nil {
 		return

@@ -10,13 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
-
-// Stepper is the pure state machine the Runner drives (Machine).
-type Stepper interface {
-	Step(State, Event) (State, []Effect)
-}
 
 // StateSaver persists state.json (workspace.StateStore).
 type StateSaver interface {
@@ -80,12 +76,13 @@ type RunnerConfig struct {
 	State State
 	// History is the tail of events.jsonl on resume, shown in snapshots.
 	History []workspace.EventRecord
-	// QuietPeriod configures the watcher (default 300 ms).
+	// QuietPeriod configures the watchers, as given (config's
+	// quiet_period_ms).
 	QuietPeriod time.Duration
 	// NoWatch disables the file watcher (tests that feed events directly).
 	NoWatch bool
 	// Knowledge, when set, is the shared knowledge: its inbox is watched and
-	// MergeContext/ArchiveContext are carried out on it (contextwatch.go).
+	// MergeKnowledge/ArchiveKnowledge are carried out on it (knowledgewatch.go).
 	Knowledge KnowledgeFiles
 	// Git, when set (git projects), commits a worker's work on every done
 	// subtask and carries out MergeCheckpoint (gitrun.go).
@@ -120,7 +117,7 @@ type Runner struct {
 	timers   map[string]runnerTimer
 	gen      uint64
 	watcher  *Watcher
-	cw       *knowledgeWatcher // shared-context inbox (contextwatch.go)
+	cw       *knowledgeWatcher // shared-context inbox (knowledgewatch.go)
 	runCtx   context.Context   // Run's context, for merges
 	bg       sync.WaitGroup    // merge goroutines
 
@@ -221,6 +218,19 @@ func (r *Runner) Retry() { r.key(KeyRetry) }
 
 // Abandon asks the engine to give the task up.
 func (r *Runner) Abandon() { r.key(KeyAbandon) }
+
+// DecidePlan records the user's decision at the plan gate: it writes
+// plan-decision.md (atomically) into the task dir, where the watcher finds
+// it like any trigger, so the decision is on disk before anything acts on
+// it and survives a crash. A decision outside plan_approval is archived as
+// ignored by the engine.
+func (r *Runner) DecidePlan(approve bool, feedback string) error {
+	data := FormatPlanDecision(PlanDecision{Approve: approve, Feedback: feedback})
+	if len(data) > MaxPlanDecision {
+		return fmt.Errorf("the feedback is %d bytes; at most %d", len(data), MaxPlanDecision)
+	}
+	return workspace.WriteFileAtomic(filepath.Join(r.cfg.TaskDir.Dir(), PlanDecisionFile), data, 0o644)
+}
 
 func (r *Runner) key(action string) {
 	r.Send(KeyPressed{Action: action, At: r.cfg.Clock()})
@@ -348,7 +358,7 @@ func (r *Runner) handle(it runnerItem) {
 		delete(r.timers, it.timerID)
 		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
 	}
-	ev = stamp(ev, r.cfg.Clock())
+	ev = flow.Stamp(ev, r.cfg.Clock())
 	if res, ok := ev.(Resumed); ok && r.watcher != nil {
 		// Files written while no runner ran (triggers, done markers) are
 		// taken by the Resumed step itself, before it re-sends unfinished
@@ -409,7 +419,7 @@ func (r *Runner) handle(it runnerItem) {
 // it. Such a plan comes back with a Problem (recorded with the event, so a
 // replay sees the same), and the Lead is told.
 func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
-	if tc.Path != trigPlan || tc.Problem != "" || project == "" {
+	if tc.Path != flow.PlanTrigger || tc.Problem != "" || project == "" {
 		return tc
 	}
 	plan, probs := ParsePlan(tc.Content, project)

@@ -17,9 +17,8 @@ import (
 // the run waits in needs_human saying why; a retry once the disk has room
 // sends the work and does the held archive.
 func TestDiskFullStopsNewWork(t *testing.T) {
-	sc := newScenario(t)
-	sc.toPlanReview()
-	h := rtStart(t, testMachine.Step, func(c *RunnerConfig) { c.State = sc.s })
+	st := planReviewIn(t, "/ws/tasks/t1")
+	h := rtStart(t, testMachine.Step, func(c *RunnerConfig) { c.State = st })
 	if err := os.WriteFile(filepath.Join(h.files.dir, "plan-approved.md"), []byte("LGTM"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +60,11 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 // answered (the task ended, the program quit) gets a recorded, stepped
 // result, cancelled; one that was answered gets no second result.
 func TestEveryInjectionEndsWithAResult(t *testing.T) {
-	sc := newScenario(t)
-	sc.toPlanReview()
+	st := planReviewIn(t, "/ws/tasks/t1")
 	log := &rtLog{}
 	agents := &rtAgents{failNext: map[string]error{}}
 	r := NewRunner(RunnerConfig{Machine: testMachine, TaskDir: &rtFiles{dir: t.TempDir()}, Store: &rtStore{}, Log: log,
-		Agents: agents, State: sc.s, NoWatch: true})
+		Agents: agents, State: st, NoWatch: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()

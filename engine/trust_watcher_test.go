@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Files that cannot be read as a trigger (a symlink, a directory, too
@@ -137,12 +139,20 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 		t.Fatalf("plain path rejected: %q", got.Problem)
 	}
 	// The engine tells the Lead and stays in planning.
-	sc := newScenario(t)
-	sc.submit(2)
-	eff := sc.do(vetPlanPaths(plan("link/evil.go"), project))
-	sc.expect("planning")
-	if a := assignmentFor(t, eff, "lead"); !strings.Contains(a.Instruction, "leads outside the project") {
-		t.Fatalf("lead not told: %s", a.Instruction)
+	at := time.Now()
+	s, _ := testMachine.Step(State{Phase: workspace.PhaseIdle},
+		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", At: at})
+	bad := vetPlanPaths(plan("link/evil.go"), project)
+	bad.ModTime, bad.At = at, at
+	s, eff := testMachine.Step(s, bad)
+	told := false
+	for _, e := range eff {
+		if w, ok := e.(WriteAssignment); ok && w.Assignment.Agent == "lead" {
+			told = strings.Contains(w.Assignment.Instruction, "leads outside the project")
+		}
+	}
+	if s.Phase != workspace.PhasePlanning || !told {
+		t.Fatalf("phase %s, lead told %v: %v", s.Phase, told, eff)
 	}
 }
 

@@ -27,8 +27,8 @@ type WatcherConfig struct {
 	// Dir is the task directory to watch.
 	Dir string
 	// QuietPeriod is how long a file must stay unchanged (size, mtime and
-	// content) to count as complete when no turn-ended signal came
-	// (default 300 ms).
+	// content) to count as complete when no turn-ended signal came; taken
+	// as given (config's quiet_period_ms).
 	QuietPeriod time.Duration
 	// MaxWait bounds how long a file that looks unfinished (an unclosed
 	// ``` fence) is held back before it is reported anyway, so an agent
@@ -65,17 +65,8 @@ type Watcher struct {
 	done       chan struct{}    // closed when Run returns
 
 	// Owned by the Run goroutine.
-	files map[string]*watchedFile
+	files *quietTracker
 	dirty map[string]bool // touched by fsnotify events, not yet observed
-}
-
-// watchedFile is what the watcher knows of one candidate file.
-type watchedFile struct {
-	sig     watchSig
-	since   time.Time // when sig was first seen
-	first   time.Time // when the file was first seen (for MaxWait)
-	emitted watchSig  // last reported signature (zero: never)
-	done    bool      // emitted == sig
 }
 
 // watchSig identifies one version of a file's content: a file written
@@ -87,11 +78,6 @@ type watchSig struct {
 	mode  fs.FileMode
 	sum   [32]byte
 }
-
-// MaxTriggerBytes bounds every file an agent writes for Hivemind to read
-// (trigger files, plan.md, done markers): a larger one is never read
-// whole; its writer is told to make it smaller.
-const MaxTriggerBytes = 1 << 20
 
 // fileProblem says why the file at rel (as Lstat saw it) cannot be taken
 // as a trigger or done marker, in words that tell its writer what to do;
@@ -136,6 +122,7 @@ var watchRootTriggers = map[string]string{
 	"checkpoint-approved.md": workspace.RoleReviewer,
 	"checkpoint-issues.md":   workspace.RoleReviewer,
 	"checkpoint.md":          workspace.RoleWorker,
+	PlanDecisionFile:         "", // the user (plangate.go)
 }
 
 // Subdirectories watched recursively.
@@ -143,9 +130,6 @@ var watchSubdirs = []string{"friction", "outputs"}
 
 // NewWatcher creates a watcher on cfg.Dir. Call Run to start it.
 func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
-	if cfg.QuietPeriod <= 0 {
-		cfg.QuietPeriod = 300 * time.Millisecond
-	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 20 * cfg.QuietPeriod
 	}
@@ -170,7 +154,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		kick:       make(chan struct{}, 1),
 		scanReq:    make(chan scanRequest),
 		done:       make(chan struct{}),
-		files:      map[string]*watchedFile{},
+		files:      newQuietTracker(cfg.QuietPeriod),
 		dirty:      map[string]bool{},
 	}, nil
 }
@@ -276,16 +260,7 @@ func (w *Watcher) drainFS() {
 // armTimer sets the timer to the earliest time a pending file could become
 // complete.
 func (w *Watcher) armTimer(t *time.Timer) {
-	var next time.Time
-	for _, f := range w.files {
-		if f.done {
-			continue
-		}
-		d := f.since.Add(w.cfg.QuietPeriod)
-		if next.IsZero() || d.Before(next) {
-			next = d
-		}
-	}
+	next := w.files.next()
 	wait := time.Hour
 	if !next.IsZero() {
 		wait = max(time.Until(next), 0)
@@ -338,11 +313,7 @@ func (w *Watcher) rescan() {
 	for _, rel := range w.candidates() {
 		seen[rel] = true
 	}
-	for rel := range w.files {
-		if !seen[rel] {
-			delete(w.files, rel)
-		}
-	}
+	w.files.keep(seen)
 	for rel := range seen {
 		w.observe(rel, false)
 	}
@@ -412,11 +383,7 @@ func (w *Watcher) flush(roles map[string]bool) {
 
 // checkDue reports files that have been quiet long enough.
 func (w *Watcher) checkDue() {
-	now := time.Now()
-	for rel, f := range w.files {
-		if f.done || now.Sub(f.since) < w.cfg.QuietPeriod {
-			continue
-		}
+	for _, rel := range w.files.due(time.Now()) {
 		w.observe(rel, false)
 	}
 }
@@ -427,7 +394,7 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 	full := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(full)
 	if err != nil {
-		delete(w.files, rel)
+		w.files.forget(rel)
 		return
 	}
 	var content []byte
@@ -435,41 +402,28 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 	if problem == "" {
 		content, err = readBounded(full)
 		if err != nil {
-			delete(w.files, rel)
+			w.files.forget(rel)
 			return
 		}
 	}
 	sig := sigOf(fi, content)
 	now := time.Now()
-	f := w.files[rel]
-	if f == nil {
-		f = &watchedFile{sig: sig, since: now, first: now}
-		w.files[rel] = f
-	} else if f.sig != sig {
-		if f.done {
-			// A new version after a reported one: a new writing episode.
-			f.first = now
-		}
-		f.sig, f.since, f.done = sig, now, false
-	}
-	if f.emitted == sig {
-		f.done = true
-		return
-	}
-	quiet := now.Sub(f.since) >= w.cfg.QuietPeriod
-	if !turnEnded && !quiet {
+	f := w.files.see(rel, sig, now)
+	if !w.files.ready(f, now, turnEnded) {
 		return
 	}
 	if problem == "" && markerIncomplete(rel, content) {
 		// A done marker that is a cut-short JSON object is being written
 		// (perhaps in pieces by a quiet agent): never read half of it. An
 		// agent that stops there is caught as stalled.
+		f.hold(time.Time{})
 		return
 	}
 	if problem == "" && !turnEnded && watchLooksUnfinished(rel, content) && now.Sub(f.first) < w.cfg.MaxWait {
+		f.hold(f.first.Add(w.cfg.MaxWait))
 		return
 	}
-	f.emitted, f.done = sig, true
+	f.report()
 	w.cfg.Emit(w.event(rel, content, sig, problem))
 }
 
@@ -595,10 +549,10 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 			}
 		}
 		sig := sigOf(fi, content)
-		if f := w.files[rel]; f != nil && f.emitted == sig {
-			continue // reported already
+		if w.files.reportedAs(rel, sig) {
+			continue
 		}
-		w.files[rel] = &watchedFile{sig: sig, since: now, first: now, emitted: sig, done: true}
+		w.files.see(rel, sig, now).report()
 		files = append(files, found{rel, content, fi.ModTime(), sig, problem})
 	}
 	slices.SortStableFunc(files, func(a, b found) int {

@@ -100,7 +100,7 @@ func BenchmarkMemoryPerSession(b *testing.B) {
 		var ss []*Session
 		for j := 0; j < sessions; j++ {
 			spec := helperSpec("m", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(20<<20))
-			spec.Cols, spec.Rows = 120, 40
+			spec.Cols, spec.Rows, spec.Scrollback = 120, 40, 2000
 			s, err := Start(spec)
 			if err != nil {
 				b.Fatal(err)

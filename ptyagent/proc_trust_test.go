@@ -19,7 +19,12 @@ import (
 // knows: its own session (setsid), immune to SIGHUP (nohup), the session
 // mark removed from its environment, and its parent gone (the subshell
 // exits, so it is reparented to init). It prints "escaped <pid>".
-const escapeScript = `(env -u ` + markEnv + ` setsid nohup sleep 1000 >/dev/null 2>&1 & echo "escaped $!"); exec cat`
+//
+// It says "escaped <pid>" only once the grandchild has left the session and
+// ignores SIGHUP (it wrote its pid after setsid and nohup): said earlier, a
+// kill of the run on a loaded machine could hang it up before it escaped.
+const escapeScript = `f=$(mktemp); (env -u ` + markEnv + ` setsid nohup sh -c 'echo $$ > "$0"; exec sleep 1000' "$f" >/dev/null 2>&1 &); ` +
+	`while [ ! -s "$f" ]; do sleep 0.01; done; echo "escaped $(cat "$f")"; rm -f "$f"; exec cat`
 
 var escapedRE = regexp.MustCompile(`escaped (\d+)`)
 

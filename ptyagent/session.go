@@ -36,6 +36,15 @@ var (
 // NewScreen builds the emulator of each session; tests may replace it.
 var NewScreen = screen.New
 
+// screenScrollback is Spec.Scrollback in screen.Options' terms, where 0
+// asks for the emulator's default and a negative size keeps none.
+func screenScrollback(lines int) int {
+	if lines == 0 {
+		return -1
+	}
+	return lines
+}
+
 // message is one queued injection.
 type message struct {
 	seq  int
@@ -148,7 +157,7 @@ func Start(spec Spec) (*Session, error) {
 		}
 		s.log = l
 	}
-	s.scr = NewScreen(screen.Options{Cols: spec.Cols, Rows: spec.Rows, Scrollback: spec.Scrollback, Reply: replyWriter{s}})
+	s.scr = NewScreen(screen.Options{Cols: spec.Cols, Rows: spec.Rows, Scrollback: screenScrollback(spec.Scrollback), Reply: replyWriter{s}})
 
 	base := spec.BaseEnv
 	if base == nil {

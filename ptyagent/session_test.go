@@ -14,20 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitFor is testkit.WaitFor under the name these tests use.
+var waitFor = testkit.WaitFor
 
 // recorder collects events.
 type recorder struct {
@@ -630,7 +622,7 @@ func TestFloodDrainedAtPTYSpeed(t *testing.T) {
 	const total = 8 << 20
 	const floor = 2e6 // bytes per second
 	spec := helperSpec("flood", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(total))
-	spec.Cols, spec.Rows = 120, 40
+	spec.Cols, spec.Rows, spec.Scrollback = 120, 40, 2000
 	t0 := time.Now()
 	s, err := Start(spec)
 	if err != nil {
@@ -690,5 +682,23 @@ func TestTrickleCoalesced(t *testing.T) {
 	t.Logf("%.0f drains a second for 100 writes a second", rate)
 	if rate > 70 {
 		t.Errorf("%.0f drains a second: the trickle is not coalesced", rate)
+	}
+}
+
+// Spec.Scrollback is taken as given: 0 (config's scrollback_lines = 0)
+// keeps no lines above the screen, not an emulator default.
+func TestScrollbackAsGiven(t *testing.T) {
+	for _, lines := range []int{0, 7} {
+		spec := helperSpec("sb", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(64<<10))
+		spec.Scrollback = lines
+		s, err := Start(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-s.Done()
+		if got := s.ScrollbackLen(); got != lines {
+			t.Errorf("Scrollback %d: %d lines kept above the screen", lines, got)
+		}
+		s.Close()
 	}
 }

@@ -103,7 +103,9 @@ type Spec struct {
 
 	LogPath     string // raw output log ("" = none)
 	LogMaxBytes int64  // rotate the log at this size, keeping one .1 (default 16 MiB)
-	Scrollback  int    // emulator scrollback lines (default 2000)
+	// Scrollback is how many lines the emulator keeps above the screen,
+	// taken as given: 0 keeps none (config's scrollback_lines, 0–1000000).
+	Scrollback int
 
 	Kind   ProfileKind
 	Submit SubmitRules
@@ -176,9 +178,7 @@ func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
 	if s.LogMaxBytes <= 0 {
 		s.LogMaxBytes = 16 << 20
 	}
-	if s.Scrollback <= 0 {
-		s.Scrollback = 2000
-	}
+	s.Scrollback = max(s.Scrollback, 0)
 	if s.HangTimeout <= 0 {
 		s.HangTimeout = 120 * time.Second
 	}

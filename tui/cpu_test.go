@@ -37,7 +37,7 @@ func TestCPUProgram(t *testing.T) {
 		ft.styled = true
 	}
 	var out countingWriter
-	p := NewProgram(Options{Terminals: terms, Title: "cpu"},
+	p := NewProgram(Options{FPS: 30, Terminals: terms, Title: "cpu"},
 		tea.WithInput(nil), tea.WithOutput(&out), tea.WithWindowSize(benchW, benchH))
 	done := make(chan struct{})
 	go func() { _, _ = p.Run(); close(done) }()

@@ -201,7 +201,7 @@ type harness struct {
 func newHarness(t testing.TB, n, w, h int) *harness {
 	eng := &fakeEngine{}
 	terms := newFakeTerms(agentIDs(n)...)
-	m := New(Options{Engine: eng, Terminals: terms, Title: "add login with sessions", Now: func() time.Time { return testNow }})
+	m := New(Options{FPS: 30, Engine: eng, Terminals: terms, Title: "add login with sessions", Now: func() time.Time { return testNow }})
 	hs := &harness{t: t, m: m, eng: eng, terms: terms}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.send(SnapshotMsg{State: testState(n)})

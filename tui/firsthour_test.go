@@ -52,7 +52,7 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 func TestPauseFreezesClock(t *testing.T) {
 	now := testNow
 	eng := &fakeEngine{}
-	m := New(Options{Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
+	m := New(Options{FPS: 30, Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
 	h := &harness{t: t, m: m, eng: eng}
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	st := testState(4)
@@ -96,7 +96,7 @@ func TestStatesInWords(t *testing.T) {
 		}
 	}
 	h.key("?")
-	for _, want := range []string{"may write files now", "reads only", "no work in this state", "hung or crashed"} {
+	for _, want := range []string{"may write files now", "reads only", "no work in this state", "hung (silent too long)"} {
 		if !strings.Contains(h.plain(), want) {
 			t.Errorf("help lacks the legend entry %q", want)
 		}
@@ -177,7 +177,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 	}
 	st.Rounds = append(st.Rounds, workspace.Round{Kind: "checkpoint", Checkpoint: 2, Number: 1, Verdict: "issues",
 		Summary: "**Severity:** major — `Sqrt` panics on `-1`"})
-	m := New(Options{Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
+	m := New(Options{FPS: 30, Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
 	m.width, m.height = 140, 60
 	m.fd.mode, m.fd.sum, m.fd.sumLoaded = modeSummary, loadSummary(st, dir, "add a square root"), true
 	got := m.View().Content
@@ -395,7 +395,7 @@ func TestDiffView(t *testing.T) {
 // count that the task starts with.
 func TestStartTeam(t *testing.T) {
 	l := newFakeLauncher()
-	m := New(Options{Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
+	m := New(Options{FPS: 30, Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
 		Now: func() time.Time { return testNow }})
 	h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})

@@ -18,7 +18,8 @@ type keyMap struct {
 	Retry, Abandon              key.Binding
 	Help, Yes, No               key.Binding
 	Summary                     key.Binding // front door only (start.go)
-	Knowledge                   key.Binding // shared-context panel (context.go)
+	Knowledge                   key.Binding // shared-knowledge panel (knowledge.go)
+	Approve, Feedback, PlanView key.Binding // the plan gate (plan.go)
 }
 
 func newKeyMap() keyMap {
@@ -55,7 +56,10 @@ func newKeyMap() keyMap {
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no, close")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
-		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared context")),
+		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared knowledge")),
+		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
+		Feedback:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
+		PlanView:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "plan / panes")),
 	}
 }
 
@@ -74,6 +78,7 @@ func (k keyMap) essentials() []key.Binding {
 func (k keyMap) helpSections() []helpSection {
 	return []helpSection{
 		{"Task", bindingEntries(k.Pause, k.Resume, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Quit)},
+		{"Plan gate", bindingEntries(k.Approve, k.Feedback, k.PlanView)},
 		{"Panes", bindingEntries(k.Next, k.Prev, k.Left, k.Down, k.Up, k.Right, k.FocusN, k.PageNext, k.PagePrev, k.Zoom)},
 		{"Agent terminal", bindingEntries(k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Search, k.SearchNext, k.SearchPrev, k.Copy, k.Diff)},
 		{"Views", append(bindingEntries(k.Events, k.Detail, k.Knowledge, k.Help),

@@ -11,7 +11,7 @@ import (
 )
 
 // KnowledgeItem is one entry of the shared knowledge (a decision, constraint
-// or glossary term) as the context panel shows it.
+// or glossary term) as the knowledge panel shows it.
 type KnowledgeItem = workspace.KnowledgeItem
 
 // knowledgePanel is the toggleable shared knowledge panel (key x): the newest
@@ -28,7 +28,7 @@ var (
 	stCtxTerm       = lipgloss.NewStyle().Foreground(colOK).Bold(true)
 )
 
-// setKnowledge takes the context list of a snapshot (nil keeps the list).
+// setKnowledge takes the knowledge list of a snapshot (nil keeps the list).
 func (p *knowledgePanel) setKnowledge(items []KnowledgeItem) {
 	if items != nil {
 		p.items = append([]KnowledgeItem(nil), items...)
@@ -51,7 +51,7 @@ func (m Model) renderKnowledge() string {
 			nt++
 		}
 	}
-	title := fmt.Sprintf("─ shared context (x hides) · %s · %s · %s ",
+	title := fmt.Sprintf("─ shared knowledge (x hides) · %s · %s · %s ",
 		plural(nd, "decision"), plural(nc, "constraint"), plural(nt, "term"))
 	lines = append(lines, fitWidth(stAccent.Render(ansi.Truncate(title, w, "…"))+
 		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w))

@@ -55,7 +55,7 @@ func TestGoldenContextPanel(t *testing.T) {
 func TestContextPanelToggles(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
 	h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
-	if strings.Contains(h.plain(), "shared context") {
+	if strings.Contains(h.plain(), "shared knowledge") {
 		t.Fatal("panel shown before x")
 	}
 	h.key("x")
@@ -68,16 +68,16 @@ func TestContextPanelToggles(t *testing.T) {
 		t.Fatal("entries dropped by a snapshot without context")
 	}
 	h.key("esc")
-	if strings.Contains(h.plain(), "shared context (x hides)") {
+	if strings.Contains(h.plain(), "shared knowledge (x hides)") {
 		t.Fatal("esc did not close the panel")
 	}
 	h.key("x")
 	h.key("x")
-	if strings.Contains(h.plain(), "shared context (x hides)") {
+	if strings.Contains(h.plain(), "shared knowledge (x hides)") {
 		t.Fatal("x did not toggle the panel off")
 	}
 	h.key("?")
-	if !strings.Contains(h.plain(), "shared context") {
+	if !strings.Contains(h.plain(), "shared knowledge") {
 		t.Fatalf("help does not list x:\n%s", h.plain())
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -78,7 +79,8 @@ func (f funcTerminals) Changed() <-chan struct{}            { return f.changed }
 type Options struct {
 	Engine    Engine    // may be nil (keys then only change the view)
 	Terminals Terminals // may be nil (panes show placeholders)
-	// FPS caps how often agent screen changes are drawn (default 30).
+	// FPS caps how often agent screen changes are drawn: config's fps,
+	// at least 1 (New panics otherwise; internal/config owns the default).
 	FPS int
 	// UnfocusedFPS caps how often the panes other than the attached one
 	// (the pane keystrokes go to, which follows FPS) take new screen
@@ -112,6 +114,9 @@ type Options struct {
 	// start screen lets the launcher decide (its config and flags).
 	Agents  []string
 	Workers int
+	// HumanPlanApproval is the start screen's initial plan approval (the
+	// config's plan_approval is "human"); p on the Team row switches it.
+	HumanPlanApproval bool
 	// Session is a task already running when the program starts (it
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.
@@ -168,6 +173,7 @@ type Model struct {
 	find       search    // scrollback search (find.go)
 	sel        selection // mouse selection in a pane (find.go)
 	diff       diffView  // a worker's diff (diff.go)
+	gate       planGate  // the plan waiting for the user's decision (plan.go)
 
 	// Paused time is left out of the elapsed clock: pausedAt is when the
 	// current pause began (zero when running), pausedFor the pauses seen
@@ -198,8 +204,8 @@ type Model struct {
 // snapshots with program.Send(tui.SnapshotMsg{...}) and notices with
 // program.Send(tui.NotifyMsg{...}).
 func New(opts Options) Model {
-	if opts.FPS <= 0 {
-		opts.FPS = 30
+	if opts.FPS < 1 {
+		panic(fmt.Sprintf("tui: Options.FPS is %d; pass config's fps (at least 1)", opts.FPS))
 	}
 	if opts.UnfocusedFPS <= 0 {
 		opts.UnfocusedFPS = min(opts.FPS, 10)

@@ -8,8 +8,8 @@ import tea "charm.land/bubbletea/v2"
 //
 // Wiring, as internal/app (frontdoor.go) does it:
 //
-//	p := tui.NewProgram(tui.Options{Launcher: l, Session: &sess})
-//	go func() { for s := range snapshots { p.Send(tui.SnapshotMsg{State: s.State, Events: s.Events, Context: s.Context}) } }()
+//	p := tui.NewProgram(tui.Options{Launcher: l, Session: &sess, FPS: cfg.FPS})
+//	go func() { for s := range snapshots { p.Send(tui.SnapshotMsg{State: s.State, Events: s.Events, Knowledge: s.Knowledge}) } }()
 //	go func() { for n := range notices { p.Send(tui.NotifyMsg{Level: n.Level, Message: n.Text}) } }()
 //	_, err := p.Run() // returns after q (or ctrl+c twice); then stop the agents
 func NewProgram(opts Options, extra ...tea.ProgramOption) *tea.Program {

@@ -47,6 +47,14 @@ func runScreens() map[string]func(*harness) {
 			st.PreviousPhase, st.Phase = st.Phase, workspace.PhasePaused
 			h.send(SnapshotMsg{State: st})
 		},
+		"plan_gate": func(h *harness) { h.send(SnapshotMsg{State: gateState()}) }, // plan_test.go
+		"plan_feedback": func(h *harness) {
+			h.send(SnapshotMsg{State: gateState()})
+			h.key("f")
+			for _, r := range "split st_3" {
+				h.key(string(r))
+			}
+		},
 		"needs_human": func(h *harness) {
 			st := testState(4)
 			st.PreviousPhase, st.Phase = st.Phase, workspace.PhaseNeedsHuman

@@ -17,7 +17,7 @@ import (
 func TestProgramSmoke(t *testing.T) {
 	eng := &fakeEngine{}
 	terms := newFakeTerms(agentIDs(4)...)
-	m := New(Options{Engine: eng, Terminals: terms, Title: "smoke"})
+	m := New(Options{FPS: 30, Engine: eng, Terminals: terms, Title: "smoke"})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30))
 
 	tm.Send(SnapshotMsg{State: testState(4)})
@@ -102,7 +102,7 @@ func stripForMatch(s string) string {
 // TestNewProgram runs the program NewProgram builds until q quits it.
 func TestNewProgram(t *testing.T) {
 	var out bytes.Buffer
-	p := NewProgram(Options{Title: "np"}, tea.WithInput(nil), tea.WithOutput(&out), tea.WithWindowSize(80, 24))
+	p := NewProgram(Options{FPS: 30, Title: "np"}, tea.WithInput(nil), tea.WithOutput(&out), tea.WithWindowSize(80, 24))
 	done := make(chan error, 1)
 	go func() { _, err := p.Run(); done <- err }()
 	p.Send(SnapshotMsg{State: testState(2)})

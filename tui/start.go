@@ -151,6 +151,7 @@ type frontDoor struct {
 	agents      []string // agent profiles offered (Options.Agents)
 	agent       int      // the chosen one (index into agents)
 	workers     int      // the chosen worker count (0: the launcher's default)
+	humanPlan   bool     // the user approves each plan after the Reviewer (plan.go)
 
 	picker filepicker.Model
 
@@ -167,7 +168,7 @@ type frontDoor struct {
 // startKeyMap is every key of the start screen, picker and summary.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
-	Agents, Workers                          key.Binding
+	Agents, Workers, PlanBy                  key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
@@ -184,6 +185,7 @@ func newStartKeyMap() startKeyMap {
 		Edit:      key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
 		Agents:    key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "team: agent")),
 		Workers:   key.NewBinding(key.WithKeys("up", "down", "+", "-"), key.WithHelp("↑/↓ +/-", "team: workers")),
+		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
 		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
 		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
@@ -224,7 +226,7 @@ func (m *Model) initFront(opts Options) {
 
 func newFrontDoor(opts Options) frontDoor {
 	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project,
-		agents: opts.Agents, workers: opts.Workers}
+		agents: opts.Agents, workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
 		return fd
 	}
@@ -720,6 +722,14 @@ func (m *Model) submit() tea.Cmd {
 		SubmittedBy: "tui",
 		Project:     m.fd.project,
 	}
+	switch {
+	case m.fd.humanPlan == m.opts.HumanPlanApproval:
+		// the launcher's config decides, as it does for the default
+	case m.fd.humanPlan:
+		t.PlanApproval = "human"
+	default:
+		t.PlanApproval = "reviewer"
+	}
 	m.fd.formErr = ""
 	m.fd.busy = "starting the task…"
 	return startCmd(m.opts.Launcher, m.fd.project, t)
@@ -850,7 +860,8 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 // limit).
 const maxWorkers = 32
 
-// teamKey changes the agent profile (←→) and worker count (↑↓, +/-).
+// teamKey changes the agent profile (←→), the worker count (↑↓, +/-) and
+// who approves the plan (p: the Reviewer, or the user after it).
 func (m *Model) teamKey(msg tea.KeyPressMsg) {
 	n := len(m.fd.agents)
 	switch msg.String() {
@@ -866,6 +877,8 @@ func (m *Model) teamKey(msg tea.KeyPressMsg) {
 		m.fd.workers = min(max(m.fd.workers, 1)+1, maxWorkers)
 	case "down", "-", "j":
 		m.fd.workers = max(m.fd.workers-1, 1)
+	case "p":
+		m.fd.humanPlan = !m.fd.humanPlan
 	}
 }
 

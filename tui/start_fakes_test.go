@@ -127,7 +127,7 @@ func newFrontHarness(t testing.TB, l *fakeLauncher, w, h int) *frontHarness {
 }
 
 func newFrontHarnessAt(t testing.TB, l *fakeLauncher, project string, w, h int) *frontHarness {
-	m := New(Options{Launcher: l, Project: project, Now: func() time.Time { return testNow }})
+	m := New(Options{FPS: 30, Launcher: l, Project: project, Now: func() time.Time { return testNow }})
 	fh := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l,
 		msgs: make(chan tea.Msg, 4096)}
 	fh.send(tea.WindowSizeMsg{Width: w, Height: h})

@@ -121,7 +121,7 @@ func (m Model) renderStart() string {
 	lines = append(lines, indent(fd.constraints.View(), "  ")...)
 	lines = append(lines, label(focusContext, "Context", "  optional"))
 	lines = append(lines, indent(fd.context.View(), "  ")...)
-	lines = append(lines, m.teamLine(label))
+	lines = append(lines, m.teamLine(label), m.planLine())
 	if fd.formErr != "" {
 		lines = append(lines, "  "+stBadTxt.Render("✖ "+oneLine(fd.formErr)))
 	}
@@ -150,6 +150,20 @@ func (m Model) teamLine(label func(startFocus, string, string) string) string {
 		val.Render(workers) + stDim.Render(" ▸")
 	if fd.focus == focusTeam {
 		line += stDim.Render("   ←→ agent · ↑↓ workers")
+	}
+	return line
+}
+
+// planLine shows who approves the plan before the build (p on the Team
+// row switches it).
+func (m Model) planLine() string {
+	who := "the Reviewer"
+	if m.fd.humanPlan {
+		who = "the Reviewer, then you"
+	}
+	line := "        " + stDim.Render("plan approved by ") + stText.Bold(true).Render(who)
+	if m.fd.focus == focusTeam {
+		line += stDim.Render("   p switches")
 	}
 	return line
 }
@@ -312,7 +326,7 @@ func (m Model) frontHelpSections() []helpSection {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
 	}
 	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.Agents, k.Workers, b("ctrl+c", "quit"))},
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.Agents, k.Workers, k.PlanBy, b("ctrl+c", "quit"))},
 		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
 		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
 		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},

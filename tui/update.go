@@ -56,7 +56,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleSearched(msg)
 	case diffLoadedMsg:
 		m.handleDiffLoaded(msg)
+	case planDecidedMsg:
+		m.handlePlanDecided(msg)
 	case tea.PasteMsg:
+		if m.gate.typing {
+			m.gate.input, cmd = m.gate.input.Update(msg)
+			break
+		}
 		m.handlePaste(msg)
 	case tea.MouseClickMsg:
 		m.handleMouse(msg.Mouse(), mouseClick)
@@ -315,6 +321,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	m.st = msg.State
 	m.haveState = true
 	m.trackPause()
+	m.syncPlanGate()
 	if msg.Events != nil {
 		m.events = mergeEvents(m.events, msg.Events)
 	}
@@ -423,6 +430,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.find.typing:
 		return m.handleSearchKey(msg)
+	case !m.showHelp && !m.diff.show && !m.cx.show:
+		if ok, cmd := m.planKey(msg); ok {
+			return cmd
+		}
 	case m.showHelp && m.helpScrollKey(msg):
 		return nil
 	case m.diff.show && !m.showHelp && !key.Matches(msg, m.keys.Help) && !key.Matches(msg, m.keys.Quit):

@@ -142,6 +142,9 @@ func (m Model) render() string {
 	case m.diff.show:
 		b.WriteString(m.renderDiff())
 		b.WriteByte('\n')
+	case m.planShown():
+		b.WriteString(m.renderPlan())
+		b.WriteByte('\n')
 	case m.cx.show:
 		b.WriteString(m.renderKnowledge())
 		b.WriteByte('\n')
@@ -634,6 +637,8 @@ func (m Model) renderFooter() string {
 func (m Model) footerHints() []key.Binding {
 	k := m.keys
 	switch {
+	case m.atPlanGate():
+		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
 	case m.diff.show:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc/d", "close diff")),
 			key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↑↓ pgup pgdn", "scroll"))}

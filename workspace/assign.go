@@ -67,18 +67,24 @@ func (t *TaskDir) WriteAssignment(a Assignment) error {
 	return nil
 }
 
+// readNamed reads dir/<id><ext> in the task directory, id checked as a
+// kind id, without following a link.
+func (t *TaskDir) readNamed(kind, id, dir, ext string) ([]byte, error) {
+	if err := checkID(kind, id); err != nil {
+		return nil, err
+	}
+	p, err := t.Path(filepath.Join(dir, id+ext))
+	if err != nil {
+		return nil, err
+	}
+	return readNoFollow(p)
+}
+
 // ReadAssignment reads assignments/<agent>.json. A missing file wraps
 // fs.ErrNotExist.
 func (t *TaskDir) ReadAssignment(agent string) (Assignment, error) {
 	var a Assignment
-	if err := checkID("agent", agent); err != nil {
-		return a, fmt.Errorf("workspace: read assignment: %w", err)
-	}
-	p, err := t.Path(filepath.Join(AssignmentsDir, agent+".json"))
-	if err != nil {
-		return a, fmt.Errorf("workspace: read assignment: %w", err)
-	}
-	data, err := readNoFollow(p)
+	data, err := t.readNamed("agent", agent, AssignmentsDir, ".json")
 	if err != nil {
 		return a, fmt.Errorf("workspace: read assignment for %s: %w", agent, err)
 	}
@@ -150,14 +156,7 @@ func (t *TaskDir) DonePath(subtask string) string {
 // markers wrap ErrBadMarker; a missing marker wraps fs.ErrNotExist.
 func (t *TaskDir) ReadDone(subtask string) (DoneMarker, error) {
 	var m DoneMarker
-	if err := checkID("subtask", subtask); err != nil {
-		return m, fmt.Errorf("workspace: read done marker: %w", err)
-	}
-	p, err := t.Path(filepath.Join(OutputsDir, subtask+".done"))
-	if err != nil {
-		return m, fmt.Errorf("workspace: read done marker: %w", err)
-	}
-	data, err := readNoFollow(p)
+	data, err := t.readNamed("subtask", subtask, OutputsDir, ".done")
 	if err != nil {
 		return m, fmt.Errorf("workspace: read done marker %s: %w", subtask, err)
 	}

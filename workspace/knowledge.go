@@ -550,77 +550,87 @@ func normText(s string) string { return strings.ToLower(strings.Join(strings.Fie
 // or from the same Source, is not added again: the existing one is
 // returned with added = false.
 func (c *KnowledgeStore) AddDecision(d Decision) (out Decision, added bool, err error) {
-	if strings.TrimSpace(d.Title) == "" || strings.TrimSpace(d.Rationale) == "" {
-		return d, false, errors.New("workspace: add decision: title and rationale are required")
-	}
 	if d.DecidedAt.IsZero() {
 		d.DecidedAt = c.now().UTC()
 	}
-	err = c.locked(func() error {
-		ctx, err := c.read()
-		if err != nil {
-			return err
-		}
-		var ids []string
-		for _, old := range ctx.Decisions {
-			ids = append(ids, old.ID)
-			if (d.Source != "" && old.Source == d.Source) ||
-				(normText(old.Title) == normText(d.Title) && normText(old.Rationale) == normText(d.Rationale)) {
-				out = old
-				return nil
-			}
-		}
-		if d.ID, err = c.nextID("D", ids); err != nil {
-			return err
-		}
-		list := append(ctx.Decisions, d)
-		if err := c.writeList(DecisionsFile, list); err != nil {
-			return err
-		}
-		out, added = d, true
-		return c.logChange(KnowledgeChange{Time: d.DecidedAt, Op: "add", Kind: KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source})
-	})
-	if err != nil {
-		return Decision{}, false, fmt.Errorf("workspace: add decision: %w", err)
-	}
-	return out, added, nil
+	return addListed(c, d, decisionList)
 }
 
 // AddConstraint adds a constraint (ID, AddedAt set when empty/zero). One
 // with the same name and description, or from the same Source, is not
 // added again (added = false, the existing one is returned).
 func (c *KnowledgeStore) AddConstraint(k Constraint) (out Constraint, added bool, err error) {
-	if strings.TrimSpace(k.Name) == "" || strings.TrimSpace(k.Description) == "" {
-		return k, false, errors.New("workspace: add constraint: name and description are required")
-	}
 	if k.AddedAt.IsZero() {
 		k.AddedAt = c.now().UTC()
 	}
+	return addListed(c, k, constraintList)
+}
+
+// listKind is how addListed sees the entries of one numbered list
+// (decisions D<n>, constraints C<n>).
+type listKind[T any] struct {
+	what, required, prefix, file string
+	list                         func(Knowledge) []T
+	// fields: the id to set, the two texts that make an entry the same
+	// as another, and its source.
+	fields func(*T) (id *string, title, text, source string)
+	change func(T) KnowledgeChange
+}
+
+var decisionList = listKind[Decision]{
+	what: "decision", required: "title and rationale", prefix: "D", file: DecisionsFile,
+	list:   func(k Knowledge) []Decision { return k.Decisions },
+	fields: func(d *Decision) (*string, string, string, string) { return &d.ID, d.Title, d.Rationale, d.Source },
+	change: func(d Decision) KnowledgeChange {
+		return KnowledgeChange{Time: d.DecidedAt, Op: "add", Kind: KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source}
+	},
+}
+
+var constraintList = listKind[Constraint]{
+	what: "constraint", required: "name and description", prefix: "C", file: ConstraintsFile,
+	list:   func(k Knowledge) []Constraint { return k.Constraints },
+	fields: func(k *Constraint) (*string, string, string, string) { return &k.ID, k.Name, k.Description, k.Source },
+	change: func(k Constraint) KnowledgeChange {
+		return KnowledgeChange{Time: k.AddedAt, Op: "add", Kind: KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source}
+	},
+}
+
+// addListed appends e to its list with the next free id, unless an entry
+// there is the same (same Source, or same two texts ignoring case and
+// spacing): that one is returned with added = false.
+func addListed[T any](c *KnowledgeStore, e T, l listKind[T]) (out T, added bool, err error) {
+	id, title, text, source := l.fields(&e)
+	if strings.TrimSpace(title) == "" || strings.TrimSpace(text) == "" {
+		return e, false, fmt.Errorf("workspace: add %s: %s are required", l.what, l.required)
+	}
 	err = c.locked(func() error {
-		ctx, err := c.read()
+		k, err := c.read()
 		if err != nil {
 			return err
 		}
+		list := l.list(k)
 		var ids []string
-		for _, old := range ctx.Constraints {
-			ids = append(ids, old.ID)
-			if (k.Source != "" && old.Source == k.Source) ||
-				(normText(old.Name) == normText(k.Name) && normText(old.Description) == normText(k.Description)) {
-				out = old
+		for i := range list {
+			oid, otitle, otext, osource := l.fields(&list[i])
+			ids = append(ids, *oid)
+			if (source != "" && osource == source) ||
+				(normText(otitle) == normText(title) && normText(otext) == normText(text)) {
+				out = list[i]
 				return nil
 			}
 		}
-		if k.ID, err = c.nextID("C", ids); err != nil {
+		if *id, err = c.nextID(l.prefix, ids); err != nil {
 			return err
 		}
-		if err := c.writeList(ConstraintsFile, append(ctx.Constraints, k)); err != nil {
+		if err := c.writeList(l.file, append(list, e)); err != nil {
 			return err
 		}
-		out, added = k, true
-		return c.logChange(KnowledgeChange{Time: k.AddedAt, Op: "add", Kind: KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source})
+		out, added = e, true
+		return c.logChange(l.change(e))
 	})
 	if err != nil {
-		return Constraint{}, false, fmt.Errorf("workspace: add constraint: %w", err)
+		var zero T
+		return zero, false, fmt.Errorf("workspace: add %s: %w", l.what, err)
 	}
 	return out, added, nil
 }

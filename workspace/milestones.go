@@ -11,6 +11,7 @@ import (
 var milestoneTypes = map[string]bool{
 	"task_submitted": true, "state_changed": true, "resumed": true,
 	"plan_submitted": true, "plan_invalid": true, "plan_feedback": true, "plan_approved": true,
+	"plan_awaiting_human": true, "plan_decision": true, "plan_decision_rejected": true,
 	"subtask_assigned": true, "subtask_done": true, "subtask_rejected": true, "subtask_committed": true,
 	"checkpoint_reached": true, "checkpoint_approved": true, "checkpoint_issues": true, "checkpoint_merged": true,
 	"merge_conflict": true, "merge_failed": true, "fix_started": true, "fix_done": true, "fix_rejected": true,

@@ -11,11 +11,14 @@ type Phase string
 // The phases of the workflow (the state machine spec, plus needs_human and
 // cancelled).
 const (
-	PhaseIdle               Phase = "idle"
-	PhaseProjectSelected    Phase = "project_selected"
-	PhasePlanning           Phase = "planning"
-	PhasePlanReview         Phase = "plan_review"
-	PhasePlanRevision       Phase = "plan_revision"
+	PhaseIdle            Phase = "idle"
+	PhaseProjectSelected Phase = "project_selected"
+	PhasePlanning        Phase = "planning"
+	PhasePlanReview      Phase = "plan_review"
+	PhasePlanRevision    Phase = "plan_revision"
+	// PhasePlanApproval: the Reviewer approved the plan and the user
+	// decides (plan_approval = "human"): approve, or revise with feedback.
+	PhasePlanApproval       Phase = "plan_approval"
 	PhaseExecuting          Phase = "executing"
 	PhaseCheckpoint         Phase = "checkpoint"
 	PhaseCheckpointReview   Phase = "checkpoint_review"
@@ -55,6 +58,12 @@ type Task struct {
 	Project     string    `json:"project"`
 	Workers     int       `json:"workers"`
 	Agent       string    `json:"agent,omitempty"` // agent profile name
+	// AgentArgs are the extra sim-agent flags the task started with (the
+	// demo's pace), so a resumed task runs its sim agents the same way.
+	AgentArgs []string `json:"agent_args,omitempty"`
+	// PlanApproval is who approves the plan before the build: "reviewer"
+	// (or empty) or "human" (the user approves after the Reviewer).
+	PlanApproval string `json:"plan_approval,omitempty"`
 }
 
 // Plan is the machine-readable part of plan.md (its fenced json block).
@@ -243,6 +252,9 @@ type State struct {
 	// or rejected inbox files) per author, folded into the author's next
 	// assignment so a busy agent is never interrupted for them.
 	KnowledgeNotes map[string][]string `json:"context_notes,omitempty"`
+	// PlanApproval is the task's plan approval ("human": the user decides
+	// after the Reviewer approves; see engine/flow/plangate.go).
+	PlanApproval string `json:"plan_approval,omitempty"`
 	// Merge is the git integration of the current checkpoint (git
 	// projects only; zero otherwise).
 	Merge MergeState `json:"merge,omitzero"`
@@ -418,7 +430,7 @@ type FrictionEntry struct {
 func (p Phase) Known() bool {
 	switch p {
 	case PhaseIdle, PhaseProjectSelected, PhasePlanning, PhasePlanReview, PhasePlanRevision,
-		PhaseExecuting, PhaseCheckpoint, PhaseCheckpointReview, PhaseCheckpointFix,
+		PhasePlanApproval, PhaseExecuting, PhaseCheckpoint, PhaseCheckpointReview, PhaseCheckpointFix,
 		PhaseFrictionLogged, PhaseFrictionSync, PhaseFrictionResolution, PhaseComplete,
 		PhaseError, PhasePaused, PhaseNeedsHuman, PhaseCancelled:
 		return true

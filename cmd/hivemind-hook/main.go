@@ -20,6 +20,7 @@ import (
 	"os"
 
 	"github.com/hivemind-dev/hivemind/internal/remote"
+	"github.com/hivemind-dev/hivemind/internal/sim"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 	"github.com/hivemind-dev/hivemind/roles"
 )
@@ -28,6 +29,11 @@ func main() {
 	// The same binary is Hivemind's helper on remote hosts (package remote).
 	if code, ok := remote.Main(os.Args[1:], os.Stdout, os.Stderr); ok {
 		os.Exit(code)
+	}
+	// The sim agent runs on remote hosts through the helper (the main
+	// binary is not copied there).
+	if len(os.Args) > 1 && os.Args[1] == "sim-agent" {
+		os.Exit(sim.Main(os.Args[2:], os.Stdin, os.Stdout, os.Getenv))
 	}
 	os.Exit(hookrelay.Command(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, roles.PreToolUse))
 }

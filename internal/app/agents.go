@@ -50,11 +50,13 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 		if err := f.git.placeWorker(&base, id); err != nil {
 			return base, err
 		}
+		if f.git.remote.has(id) {
+			return f.remoteSpec(base, id)
+		}
 	}
 	switch f.profile {
 	case "sim":
-		args := append([]string{"--seed", strconv.FormatInt(f.seed+agentSalt(id), 10)}, f.simArgs...)
-		return ptyagent.SimSpec(base, f.self, args...)
+		return ptyagent.SimSpec(base, f.self, f.simArgsFor(id)...)
 	case "claude":
 		return f.claudeSpec(base, id, role, resume)
 	}
@@ -121,6 +123,11 @@ func (f *agentFactory) profileSpec(base ptyagent.Spec, id, role string, p config
 	base.Submit.EnterDelay = p.SubmitDelay()
 	base.Ready = ptyagent.ReadyRules{Mode: ptyagent.ReadyQuiet, Quiet: p.ReadyQuiet(), Pattern: p.ReadyRegex}
 	return base, nil
+}
+
+// simArgsFor are the sim agent's flags for agent id.
+func (f *agentFactory) simArgsFor(id string) []string {
+	return append([]string{"--seed", strconv.FormatInt(f.seed+agentSalt(id), 10)}, f.simArgs...)
 }
 
 // agentSalt varies the sim seed per agent.

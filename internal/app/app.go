@@ -62,7 +62,7 @@ func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.recoverState, w.newAgents} {
+	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.setupRemote, w.recoverState, w.newAgents} {
 		if err := step(); err != nil {
 			w.undo()
 			return nil, err
@@ -168,6 +168,10 @@ func (w *wiring) openTask() error {
 	}
 	if t := w.task; t.Description != "" {
 		t.Project, t.Workers, t.Agent = w.project, w.cfg.Workers, w.cfg.Agent
+		t.AgentArgs = w.o.SimArgs
+		if w.cfg.PlanApproval != config.PlanApprovalReviewer {
+			t.PlanApproval = w.cfg.PlanApproval // the default is not written
+		}
 		if t.SubmittedBy == "" {
 			t.SubmittedBy = "cli"
 		}
@@ -202,6 +206,9 @@ func (w *wiring) openTask() error {
 	// The task keeps the agents it started with; --agent overrides.
 	var changed []workspace.EventRecord
 	w.cfg, changed = ResumeAgents(w.o, w.cfg, t)
+	if len(w.o.SimArgs) == 0 {
+		w.o.SimArgs = t.AgentArgs // the demo's pace
+	}
 	w.notes = append(w.notes, changed...)
 	if err := w.preflight(); err != nil {
 		return err
@@ -307,7 +314,7 @@ func (w *wiring) assemble(out *Printer) *App {
 		Git:         gw,
 		Store:       w.store,
 		Log:         w.log,
-		Agents:      w.agents,
+		Agents:      w.runnerAgents(),
 		Knowledge:   w.shared,
 		OnSnapshot:  oc.put,
 		OnNotify:    out.notice,
@@ -321,6 +328,7 @@ func (w *wiring) assemble(out *Printer) *App {
 	w.toRunner.r = runner
 	if w.git != nil {
 		w.git.watchCounts(func() []string { return workerIDs(runner) }, runner.Republish)
+		w.git.remote.startSync()
 	}
 	for _, n := range w.notes {
 		runner.Log(n.Type, n.Agent, n.Details)

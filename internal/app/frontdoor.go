@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -200,6 +201,9 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 	if t.Workers > 0 {
 		o.Workers, o.WorkersSet = t.Workers, true
 	}
+	if t.PlanApproval != "" {
+		o.PlanApproval = t.PlanApproval // as if given with --plan-approval
+	}
 	return l.run(o, t)
 }
 
@@ -382,11 +386,14 @@ func runFrontDoor(o Options, initial *App) int {
 		fmt.Fprintln(os.Stderr, "hivemind:", err)
 		return ExitError
 	}
-	opts := tui.Options{Launcher: l, Project: l.project}
+	// A config that does not load is reported when a run starts; until
+	// then the front door draws at the default rate.
+	opts := tui.Options{Launcher: l, Project: l.project, FPS: config.Default().FPS}
 	var first *liveRun
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
 		opts.Agents, opts.Workers = agentChoices(cfg.Agent, cfg.ProfileNames()), cfg.Workers
+		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {
 		r, s := l.prepare(initial)

@@ -34,6 +34,8 @@ type gitWire struct {
 	check   string
 	// log records an event in events.jsonl (through the runner).
 	log func(typ, agent string, details map[string]any)
+	// remote are the workers placed on other hosts (remotework.go).
+	remote *remoteWork
 
 	mu      sync.Mutex
 	changed map[string]int // worker → files changed and not merged
@@ -140,7 +142,10 @@ func (t gitTaskFiles) WriteAssignment(a workspace.Assignment) error {
 		a.Reads = t.g.remap(a.Reads, wd)
 		a.Writes = t.g.remap(a.Writes, wd)
 	}
-	return t.TaskDir.WriteAssignment(a)
+	if err := t.TaskDir.WriteAssignment(a); err != nil || !t.g.remote.has(a.Agent) {
+		return err
+	}
+	return t.g.remote.sendAssignment(a)
 }
 
 // remap maps paths under the project, and not under the workspace, into
@@ -171,7 +176,17 @@ var _ engine.GitWork = (*gitWire)(nil)
 
 // Commit commits a worker's work for a finished subtask.
 func (g *gitWire) Commit(agent, subtask, summary string) (string, error) {
+	var pulled string
+	if g.remote.has(agent) {
+		var err error
+		if pulled, err = g.remote.pull(agent, subtask, summary); err != nil {
+			return "", err
+		}
+	}
 	sha, err := g.repo.CommitSubtask(agent, subtask, summary)
+	if sha == "" && err == nil {
+		sha = pulled
+	}
 	g.kickCounts()
 	if errors.Is(err, gitwork.ErrUnresolved) {
 		return "", fmt.Errorf("%w: %v", engine.ErrUnresolved, err)
@@ -209,6 +224,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 			}
 		}
 		ev.Merged, ev.Checked, ev.CheckOK, ev.MergedDir = true, res.Checked, res.CheckOK, g.repo.MergedDir()
+		g.remote.refresh(m.Workers)
 		d := map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "after": res.After,
 			"stat": res.StatSummary(), "ms": time.Since(start).Milliseconds()}
 		if res.Checked {
@@ -309,6 +325,7 @@ func (g *gitWire) stop() {
 	if g == nil {
 		return
 	}
+	g.remote.stop()
 	started := g.notify != nil
 	g.stopOnce.Do(func() { close(g.stopped) })
 	if started {
@@ -366,6 +383,11 @@ func (a *App) finishGit() {
 	final := a.runner.Snapshot().State.Phase
 	if final != workspace.PhaseComplete && final != workspace.PhaseCancelled {
 		return
+	}
+	if final == workspace.PhaseComplete {
+		for _, d := range g.remote.cleanup() {
+			a.logDirect("remote_cleanup", d)
+		}
 	}
 	sum, err := g.repo.Finish(final == workspace.PhaseComplete && a.opts.Merge)
 	d := map[string]any{"branch": sum.TaskBranch, "commits": sum.Commits, "files": sum.Files, "merged": sum.Merged,

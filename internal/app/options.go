@@ -42,12 +42,17 @@ type Options struct {
 	// NoPreflight skips the agent checks before a run (hivemind doctor
 	// runs them alone).
 	NoPreflight bool
+	// PlanApproval is who approves the plan (--plan-approval; "": the
+	// config decides).
+	PlanApproval string
 	// SimArgs are sim-agent flags set by a sub-command (the demo's pace);
 	// HIVEMIND_SIM_ARGS comes after.
 	SimArgs []string
 	// CheckEnv is the world the preflight looks at (nil: the real one;
 	// tests swap it).
 	CheckEnv func() preflight.Env
+	// Placement is --workers n@host (config.ParseWorkers); nil: by config.
+	Placement []config.Placement
 }
 
 // ProjectDir returns the absolute project directory.
@@ -94,6 +99,7 @@ func (o Options) LoadConfig() (config.Config, config.Sources, error) {
 	if o.WorkersSet {
 		w := o.Workers
 		ov.Workers = &w
+		ov.Placement = o.Placement
 	}
 	if o.AgentSet {
 		a := strings.TrimSpace(o.Agent)
@@ -102,6 +108,9 @@ func (o Options) LoadConfig() (config.Config, config.Sources, error) {
 	if o.BudgetSet {
 		b := o.Budget
 		ov.Budget = &b
+	}
+	if o.PlanApproval != "" {
+		ov.PlanApproval = &o.PlanApproval
 	}
 	return config.Load(root, config.UserDir(os.Getenv), ov)
 }

@@ -48,6 +48,7 @@ func agentsOf(cfg config.Config) []preflight.Agent {
 // *preflight.Error.
 func (o Options) Preflight(cfg config.Config) ([]preflight.Result, error) {
 	rs := preflight.Run(context.Background(), o.preflightEnv(), agentsOf(cfg))
+	rs = append(rs, hostChecks(context.Background(), cfg)...)
 	if preflight.Failed(rs) {
 		return rs, &preflight.Error{Results: rs}
 	}

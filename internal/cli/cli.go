@@ -49,6 +49,7 @@ const usageHead = `Usage:
   hivemind events [--follow] [--json] the event log: milestones; --verbose adds every record
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
+  hivemind hosts                      check every [hosts.<name>]: ssh, git, the agent CLI, work dir
   hivemind context [--json]           the shared decisions, constraints and glossary
   hivemind context rm ID              remove one entry (not while hivemind runs here)
   hivemind diff [agent]               git projects: the task's changes, or one worker's
@@ -63,7 +64,7 @@ Flags (anywhere on the line):
 
 // commands are the sub-commands a user types (sim-agent and hook are run
 // by Hivemind itself and not listed).
-var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "roles", "status", "tasks"}
+var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "roles", "status", "tasks"}
 
 // newFlagSet declares the flags into o. The flag package prints nothing:
 // run reports errors in one line and prints help itself.
@@ -73,9 +74,11 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Usage = func() {}
 	fs.StringVar(&o.Project, "project", "", "project `dir` (default: current directory)")
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
-	fs.IntVar(&o.Workers, "workers", 2, fmt.Sprintf("number of worker agents, `n` = %d–%d", minWorkers, maxWorkers))
+	o.Workers = 2
+	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", minWorkers, maxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile`: claude, sim, a [profiles.<name>] from config, or a command line")
 	fs.Float64Var(&o.Budget, "budget", 0, "stop at needs_human once the task's estimated spend reaches `usd` (budget_usd; with --retry, a raised budget continues)")
+	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
 	fs.BoolVar(&o.Retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
@@ -218,6 +221,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, cmdDiff(o, stdout))
 	case "doctor":
 		return cmdDoctor(o, stdout, stderr)
+	case "hosts":
+		return cmdHosts(o, stdout, stderr)
 	case "demo":
 		return cmdDemo(o, stdout, stderr)
 	case "help":

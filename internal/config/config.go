@@ -16,6 +16,18 @@ var roleNames = []string{"lead", "reviewer", "worker"}
 // --help, version 2.1.197).
 var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
 
+// Plan approval modes: who approves a plan before the team builds it.
+const (
+	// PlanApprovalReviewer: the Reviewer's approval starts the build.
+	PlanApprovalReviewer = "reviewer"
+	// PlanApprovalHuman: after the Reviewer approves, the user approves
+	// the plan or sends it back to the Lead with feedback.
+	PlanApprovalHuman = "human"
+)
+
+// PlanApprovals are the valid plan_approval values.
+var PlanApprovals = []string{PlanApprovalReviewer, PlanApprovalHuman}
+
 // Submit styles of an agent profile.
 const (
 	// SubmitPaste sends a message as a bracketed paste, then Enter after
@@ -32,6 +44,9 @@ type Config struct {
 	// Agent is the agent profile: "claude", "sim", the name of a
 	// [profiles.<name>] table, or a custom command line (flag --agent).
 	Agent string
+	// PlanApproval is PlanApprovalReviewer or PlanApprovalHuman (flag
+	// --plan-approval).
+	PlanApproval string
 	// Roles holds per-role agent settings, keyed by role name; it always
 	// has an entry for lead, reviewer and worker.
 	Roles map[string]RoleConfig
@@ -79,6 +94,11 @@ type Config struct {
 	// Pricing are [pricing."model"] prices replacing or adding to the
 	// shipped table (Prices).
 	Pricing pricing.Table
+	// Hosts are the remote hosts agents can run on, by name.
+	Hosts map[string]Host
+	// Placement is the --workers N@host placement; nil places workers by
+	// [roles.worker] hosts (see WorkerHosts).
+	Placement []Placement
 
 	// Files says which files were considered.
 	Files Files
@@ -92,6 +112,9 @@ type RoleConfig struct {
 	ExtraArgs []string
 	// PermissionMode is Claude Code's --permission-mode.
 	PermissionMode string
+	// Hosts is the placement: host names in order of preference
+	// (LocalHost is this machine); empty is this machine.
+	Hosts []string
 }
 
 // Profile is a [profiles.<name>] table: how to run and drive an agent CLI
@@ -131,6 +154,10 @@ type Overrides struct {
 	Workers *int
 	Agent   *string
 	Budget  *float64 // --budget: budget_usd
+	// PlanApproval (flag --plan-approval) is checked like plan_approval.
+	PlanApproval *string
+	// Placement is --workers N@host (see ParseWorkers).
+	Placement []Placement
 	// ConfigFile (flag --config) replaces the project config file; it must
 	// exist.
 	ConfigFile string
@@ -186,6 +213,7 @@ func Default() Config {
 	c := Config{
 		Workers:                  2,
 		Agent:                    "claude",
+		PlanApproval:             PlanApprovalReviewer,
 		Roles:                    map[string]RoleConfig{},
 		QuietPeriodMS:            300,
 		HangSeconds:              120,
@@ -202,6 +230,7 @@ func Default() Config {
 		WorktreeCopy:             []string{".env*"},
 		Profiles:                 map[string]Profile{},
 		Pricing:                  pricing.Table{},
+		Hosts:                    map[string]Host{},
 	}
 	for _, r := range roleNames {
 		// bypassPermissions: agents run unattended, and a permission dialog

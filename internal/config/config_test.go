@@ -119,6 +119,14 @@ env.B = "project"
 	if err != nil || cfg.Agent != "claude" || src.Of("agent").String() != "flag --agent" || cfg.Workers != 3 {
 		t.Errorf("agent flag: %v %q %v workers=%d", err, cfg.Agent, src.Of("agent"), cfg.Workers)
 	}
+	if cfg.PlanApproval != PlanApprovalReviewer || src.Of("plan_approval").Kind != SourceDefault {
+		t.Errorf("plan_approval default = %q from %v", cfg.PlanApproval, src.Of("plan_approval"))
+	}
+	human := PlanApprovalHuman
+	cfg, src, err = Load(ws, ud, Overrides{PlanApproval: &human})
+	if err != nil || cfg.PlanApproval != PlanApprovalHuman || src.Of("plan_approval").String() != "flag --plan-approval" {
+		t.Errorf("plan approval flag: %v %q %v", err, cfg.PlanApproval, src.Of("plan_approval"))
+	}
 }
 
 func TestConfigFileFlagReplacesProjectFile(t *testing.T) {
@@ -151,7 +159,7 @@ func TestErrors(t *testing.T) {
 		{"unknown top key no suggestion", "\n\ncolour = \"red\"\n", []string{"3: colour: unknown key"}},
 		{"unknown table", "[ui]\ntheme = 1\n", []string{"1: ui: unknown key"}},
 		{"unknown role key", "[roles.lead]\nmodle = \"x\"\n", []string{
-			`2: roles.lead.modle: unknown key (did you mean "model"?); known keys here: extra_args, model, permission_mode`}},
+			`2: roles.lead.modle: unknown key (did you mean "model"?); known keys here: extra_args, hosts, model, permission_mode`}},
 		{"unknown role", "[roles.planner]\nmodel = \"x\"\n", []string{
 			"1: roles.planner: unknown role (known roles: lead, reviewer, worker)"}},
 		{"unknown profile key", "[profiles.x]\ncommand = [\"x\"]\nready = 1\n", []string{
@@ -194,6 +202,10 @@ func TestErrors(t *testing.T) {
 		{"stall too large", "stall_seconds = 604801\n", []string{"1: stall_seconds: must be at most 604800 (got 604801)"}},
 		{"permission mode", "[roles.reviewer]\npermission_mode = \"yolo\"\n", []string{
 			`2: roles.reviewer.permission_mode: invalid value "yolo" (want one of: acceptEdits, auto, bypassPermissions, default, dontAsk, plan)`}},
+		{"plan approval typo", "plan_approval = \"humna\"\n", []string{
+			`1: plan_approval: invalid value "humna" (want one of: reviewer, human); did you mean "human"?`}},
+		{"plan approval", "plan_approval = \"nobody\"\n", []string{
+			`1: plan_approval: invalid value "nobody" (want one of: reviewer, human)`}},
 		{"submit", "[profiles.x]\ncommand = [\"x\"]\nsubmit = \"type\"\n", []string{
 			`3: profiles.x.submit: invalid value "type" (want one of: paste, line)`}},
 		{"regex", "[profiles.x]\ncommand = [\"x\"]\nready_regex = \"([\"\n", []string{
@@ -245,9 +257,10 @@ func TestUserFileErrorsNameUserFile(t *testing.T) {
 
 func TestFlagAndFileErrors(t *testing.T) {
 	ws, ud := dirs(t, "", "")
-	zero, blank := 0, " "
-	_, _, err := Load(ws, ud, Overrides{Workers: &zero, Agent: &blank})
-	if err == nil || err.Error() != "--workers: must be at least 1 (got 0)\n--agent: must not be empty" {
+	zero, blank, gate := 0, " ", "humans"
+	_, _, err := Load(ws, ud, Overrides{Workers: &zero, Agent: &blank, PlanApproval: &gate})
+	if err == nil || err.Error() != "--workers: must be at least 1 (got 0)\n--agent: must not be empty\n"+
+		`--plan-approval: invalid value "humans" (want one of: reviewer, human); did you mean "human"?` {
 		t.Errorf("flags: %v", err)
 	}
 	missing := filepath.Join(ws, "nope.toml")

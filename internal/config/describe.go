@@ -22,6 +22,7 @@ func (c Config) Describe(src Sources) string {
 
 	add("workers", "workers", c.Workers)
 	add("agent", "agent", c.Agent)
+	add("plan_approval", "plan_approval", c.PlanApproval)
 	add("quiet_period_ms", "quiet_period_ms", c.QuietPeriodMS)
 	add("hang_seconds", "hang_seconds", c.HangSeconds)
 	add("agent_timeout_seconds", "agent_timeout_seconds", c.AgentTimeoutSeconds)
@@ -45,6 +46,24 @@ func (c Config) Describe(src Sources) string {
 		add(p+"model", "model", rc.Model)
 		add(p+"extra_args", "extra_args", rc.ExtraArgs)
 		add(p+"permission_mode", "permission_mode", rc.PermissionMode)
+		if len(rc.Hosts) > 0 {
+			add(p+"hosts", "hosts", rc.Hosts)
+		}
+	}
+	for _, name := range c.HostNames() {
+		h := c.Hosts[name]
+		p := "hosts." + name + "."
+		header("hosts." + name)
+		add(p+"ssh", "ssh", h.SSH)
+		add(p+"ssh_options", "ssh_options", h.SSHOptions)
+		add(p+"dir", "dir", h.Dir)
+		add(p+"max_agents", "max_agents", h.MaxAgents)
+		if h.Agent != "" {
+			add(p+"agent", "agent", h.Agent)
+		}
+	}
+	if len(c.Placement) > 0 {
+		rows = append(rows, row{text: "\n# workers placed by --workers: " + strings.Join(c.placementText(), ", ")})
 	}
 	for _, name := range c.ProfileNames() {
 		pr := c.Profiles[name]

@@ -125,6 +125,11 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 			src["workers"] = Source{Kind: SourceFlag, Flag: "--workers"}
 		}
 	}
+	if flags.Placement != nil {
+		cfg.Placement = flags.Placement
+		src["placement"] = Source{Kind: SourceFlag, Flag: "--workers"}
+	}
+	errs = append(errs, cfg.checkHosts(src, flags.Placement)...)
 	if flags.Agent != nil {
 		if strings.TrimSpace(*flags.Agent) == "" {
 			errs = append(errs, &Error{Key: "--agent", Msg: "must not be empty"})
@@ -142,10 +147,32 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 		}
 	}
 
+	if flags.PlanApproval != nil {
+		if msg := checkOneOf(*flags.PlanApproval, PlanApprovals); msg != "" {
+			errs = append(errs, &Error{Key: "--plan-approval", Msg: msg})
+		} else {
+			cfg.PlanApproval = *flags.PlanApproval
+			src["plan_approval"] = Source{Kind: SourceFlag, Flag: "--plan-approval"}
+		}
+	}
+
 	if len(errs) > 0 {
 		return Config{}, src, errs
 	}
 	return cfg, src, nil
+}
+
+// checkOneOf returns why v is not one of the values in oneOf (with the
+// closest one), or "" when it is (or oneOf is empty: anything goes).
+func checkOneOf(v string, oneOf []string) string {
+	if len(oneOf) == 0 || slices.Contains(oneOf, v) {
+		return ""
+	}
+	msg := fmt.Sprintf("invalid value %q (want one of: %s)", v, strings.Join(oneOf, ", "))
+	if s := Suggest(v, oneOf, 2); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 const (
@@ -187,6 +214,7 @@ type spec struct {
 var topSpecs = map[string]spec{
 	"workers":                     {kind: kindInt, min: minWorkers, max: maxWorkers},
 	"agent":                       {kind: kindString, nonEmpty: true},
+	"plan_approval":               {kind: kindString, oneOf: PlanApprovals},
 	"roles":                       {kind: kindTable},
 	"quiet_period_ms":             {kind: kindInt, min: minQuietMS, max: 60_000},
 	"hang_seconds":                {kind: kindInt, min: 1, max: maxSeconds},
@@ -205,12 +233,14 @@ var topSpecs = map[string]spec{
 	"profiles":                    {kind: kindTable},
 	"budget_usd":                  {kind: kindFloat, min: 0, max: 1_000_000},
 	"pricing":                     {kind: kindTable},
+	"hosts":                       {kind: kindTable},
 }
 
 var roleSpecs = map[string]spec{
 	"model":           {kind: kindString},
 	"extra_args":      {kind: kindStrings},
 	"permission_mode": {kind: kindString, oneOf: permissionModes},
+	"hosts":           {kind: kindStrings},
 }
 
 var profileSpecs = map[string]spec{
@@ -275,6 +305,8 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 			l.profiles(path, prim)
 		case "pricing":
 			l.pricing(path, prim)
+		case "hosts":
+			l.hosts(path, prim)
 		default:
 			l.set(path, prim, sp, topTarget(cfg, key))
 		}
@@ -290,6 +322,8 @@ func topTarget(c *Config, key string) any {
 		return &c.Workers
 	case "agent":
 		return &c.Agent
+	case "plan_approval":
+		return &c.PlanApproval
 	case "quiet_period_ms":
 		return &c.QuietPeriodMS
 	case "hang_seconds":
@@ -355,6 +389,8 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 				target = &rc.ExtraArgs
 			case "permission_mode":
 				target = &rc.PermissionMode
+			case "hosts":
+				target = &rc.Hosts
 			}
 			l.set(fpath, fields[f], sp, target)
 		}
@@ -468,8 +504,8 @@ func (l *fileLoader) set(path []string, prim toml.Primitive, sp spec, target any
 			l.errorf(path, "must not be empty")
 			return
 		}
-		if len(sp.oneOf) > 0 && !slices.Contains(sp.oneOf, v) {
-			l.errorf(path, "invalid value %q (want one of: %s)", v, strings.Join(sp.oneOf, ", "))
+		if msg := checkOneOf(v, sp.oneOf); msg != "" {
+			l.errorf(path, "%s", msg)
 			return
 		}
 		if sp.check != nil {

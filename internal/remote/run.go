@@ -255,7 +255,7 @@ func readProcFile(path string) (pid int, start uint64, ok bool) {
 }
 
 // Main runs the helper's remote sub-commands (remote-launch, remote-run,
-// remote-reap, remote-ping); ok is false when args name none of them.
+// remote-reap, remote-sync, remote-ping); ok is false when args name none of them.
 func Main(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	if len(args) == 0 {
 		return 0, false
@@ -267,6 +267,8 @@ func Main(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 		return Run(args[1:], stderr), true
 	case "remote-reap":
 		return Reap(args[1:], stdout, stderr), true
+	case "remote-sync":
+		return Sync(args[1:], os.Stdin, stdout, stderr), true
 	case "remote-ping":
 		fmt.Fprintln(stdout, pingAnswer)
 		return 0, true

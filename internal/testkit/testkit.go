@@ -1,16 +1,30 @@
-// Package testkit holds the test helpers that the tests of internal/app
-// and internal/cli share: tasks on disk in a given state, and a machine
-// without Claude Code for the preflight.
+// Package testkit holds the test helpers that tests of several packages
+// share: waiting on a condition with a deadline, tasks on disk in a given
+// state, and a machine without Claude Code for the preflight.
 package testkit
 
 import (
 	"context"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
+
+// WaitFor polls cond until it holds, failing the test when d passes
+// first: set d for a loaded machine, it costs nothing when cond holds soon.
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // NewTask creates a task with a state (none when st is nil) in the
 // workspace at root and returns its id.

@@ -20,6 +20,33 @@ type Modes struct {
 	SyncOutput     bool // ?2026
 }
 
+// setDEC records the private mode (DECSET/DECRST) when it is one of
+// Modes' flags; any other is the emulator's to act on or ignore.
+func (m *Modes) setDEC(mode int, on bool) {
+	switch mode {
+	case 1:
+		m.AppCursorKeys = on
+	case 9:
+		m.MouseX10 = on
+	case 25:
+		m.CursorVisible = on
+	case 1000:
+		m.MouseNormal = on
+	case 1002:
+		m.MouseButton = on
+	case 1003:
+		m.MouseAny = on
+	case 1004:
+		m.FocusEvents = on
+	case 1006:
+		m.MouseSGR = on
+	case 2004:
+		m.BracketedPaste = on
+	case 2026:
+		m.SyncOutput = on
+	}
+}
+
 // MouseTracking reports whether the application asked for any mouse events.
 func (m Modes) MouseTracking() bool {
 	return m.MouseX10 || m.MouseNormal || m.MouseButton || m.MouseAny

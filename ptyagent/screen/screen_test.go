@@ -10,6 +10,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"go.uber.org/goleak"
+
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -235,13 +237,7 @@ func (b *syncBuffer) String() string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, 5*time.Second, what, cond)
 }
 
 func TestReplies(t *testing.T) {

@@ -1588,17 +1588,11 @@ func (t *Term) deleteLines(n int) {
 
 func (t *Term) setDECMode(m int, on bool) {
 	switch m {
-	case 1:
-		t.modes.AppCursorKeys = on
 	case 6:
 		t.origin = on
 		t.moveTo(0, 0)
 	case 7:
 		t.autowrap = on
-	case 9:
-		t.modes.MouseX10 = on
-	case 25:
-		t.modes.CursorVisible = on
 	case 47, 1047:
 		t.setAlt(on, false)
 	case 1049:
@@ -1609,19 +1603,7 @@ func (t *Term) setDECMode(m int, on bool) {
 		} else {
 			t.restore(t.saved)
 		}
-	case 1000:
-		t.modes.MouseNormal = on
-	case 1002:
-		t.modes.MouseButton = on
-	case 1003:
-		t.modes.MouseAny = on
-	case 1004:
-		t.modes.FocusEvents = on
-	case 1006:
-		t.modes.MouseSGR = on
-	case 2004:
-		t.modes.BracketedPaste = on
-	case 2026:
-		t.modes.SyncOutput = on
+	default:
+		t.modes.setDEC(m, on)
 	}
 }

@@ -66,31 +66,8 @@ type vtScreen struct {
 }
 
 func (s *vtScreen) setMode(m ansi.Mode, on bool) {
-	dm, ok := m.(ansi.DECMode)
-	if !ok {
-		return
-	}
-	switch dm {
-	case 1:
-		s.modes.AppCursorKeys = on
-	case 9:
-		s.modes.MouseX10 = on
-	case 25:
-		s.modes.CursorVisible = on
-	case 1000:
-		s.modes.MouseNormal = on
-	case 1002:
-		s.modes.MouseButton = on
-	case 1003:
-		s.modes.MouseAny = on
-	case 1004:
-		s.modes.FocusEvents = on
-	case 1006:
-		s.modes.MouseSGR = on
-	case 2004:
-		s.modes.BracketedPaste = on
-	case 2026:
-		s.modes.SyncOutput = on
+	if dm, ok := m.(ansi.DECMode); ok {
+		s.modes.setDEC(int(dm), on)
 	}
 }
 

@@ -1,0 +1,292 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/sshtest"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Remote workers (issue 18), end to end: the sshtest server (a real sshd
+// on loopback, another Unix user) is the host "box"; the sim workers run
+// there through the built binary's helper.
+
+// remoteProject is a git project whose config names the server as "box".
+func remoteProject(t *testing.T, s *sshtest.Server) string {
+	t.Helper()
+	// No connection sharing: every ssh of the run ends with it, so no
+	// master outlives the run.
+	alias := s.AddAlias("hm-box", sshtest.AliasOptions{NoControlMaster: true})
+	project := wtRepo(t, false)
+	ws := filepath.Join(project, ".hivemind")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "[hosts.box]\nssh = " + strconv.Quote(alias) + "\nssh_options = [\"-F\", " + strconv.Quote(s.Config) + "]\ndir = \"~/hm\"\n"
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return project
+}
+
+// remoteRun runs a headless sim task with both workers on box.
+func remoteRun(t *testing.T, project string, pace time.Duration, during func(dir string)) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, t.TempDir(), pace, "--headless", "--agent", "sim", "--workers", "2@box",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if during != nil {
+		var dir string
+		waitFor(t, time.Minute, "the task dir", func() bool {
+			m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+			if len(m) == 1 {
+				dir = m[0]
+			}
+			return dir != ""
+		})
+		during(dir)
+	}
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return code, out.String()
+}
+
+// A whole task with both workers on the host: complete, the workers'
+// commits on the task branch, their raw logs full of the remote agents'
+// output, and nothing left running on either side.
+func TestRemoteWorkersComplete(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	code, out := remoteRun(t, project, 2*time.Millisecond, nil)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s\nsshd log:\n%s", code, out, s.Log())
+	}
+	dir := taskDir(t, project)
+	st := checkComplete(t, dir)
+	recs := readRecords(t, dir)
+	if countType(recs, "remote_host_ready") != 1 || countType(recs, "remote_sync_connected") < 1 {
+		t.Errorf("remote records: ready %d, sync connected %d", countType(recs, "remote_host_ready"), countType(recs, "remote_sync_connected"))
+	}
+	log := wtGit(t, project, "log", "--format=%s", "hivemind/"+st.TaskID)
+	for _, w := range []string{"worker_1", "worker_2"} {
+		if !strings.Contains(log, "["+w+"] ") {
+			t.Errorf("no commit of %s on the task branch:\n%s", w, log)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "logs", "agents", w+".log"))
+		if err != nil || !strings.Contains(string(raw), "Read") || !strings.Contains(string(raw), "/hm/") {
+			t.Errorf("%s's raw log lacks the remote agent's output (%v):\n%s", w, err, clip(string(raw), 2000))
+		}
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+	// The complete task's worktrees and task dir are gone from the host;
+	// its repository stays (the next task sends only new objects).
+	if left := s.Run("cd ~/hm/*/ && ls -A worktrees tasks; ls -d repo.git"); strings.TrimSpace(left) != "tasks:\n\nworktrees:\nrepo.git" {
+		t.Errorf("left on the host:\n%s", left)
+	}
+}
+
+// A worker's ssh connection killed mid-subtask: the agent's exit is
+// noticed at once, the engine restarts it (backoff 1 s) on the host, the
+// subtask is resumed and the task completes; nothing is left on either
+// side.
+func TestRemoteWorkerConnectionKilled(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	cfg := filepath.Join(project, ".hivemind", "config.toml")
+	// Top-level keys go before the [hosts.box] table.
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append([]byte("backoff_seconds = [1]\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var killed time.Time
+	var pid int
+	var subtask string // worker_1's subtask when its connection died
+	code, out := remoteRun(t, project, 10*time.Millisecond, func(dir string) {
+		// worker_1 busy on its first subtask: kill its ssh (the agent's
+		// local process: the launcher execs ssh).
+		waitFor(t, 40*time.Second, "worker_1 busy on a subtask", func() bool {
+			for _, r := range readEventLog(dir) {
+				if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "busy" {
+					pid, _ = strconv.Atoi(recDetail(r, "pid"))
+					return pid > 0
+				}
+			}
+			return false
+		})
+		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(comm)) != "ssh" {
+			t.Errorf("worker_1's process %d is %q, want ssh", pid, strings.TrimSpace(string(comm)))
+		}
+		for _, r := range readEventLog(dir) {
+			if r.Type == "subtask_assigned" && r.Agent == "worker_1" {
+				subtask = recDetail(r, "subtask")
+			}
+		}
+		killed = time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "worker_1's exit noticed", func() bool {
+			for _, r := range readEventLog(dir) {
+				if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "pid") == strconv.Itoa(pid) &&
+					(recDetail(r, "health") == "exited" || recDetail(r, "health") == "crashed") {
+					t.Logf("worker_1's dropped connection noticed after %v", r.Time.Sub(killed).Round(time.Millisecond))
+					if r.Time.Sub(killed) > 5*time.Second {
+						t.Errorf("noticed after %v, want within seconds", r.Time.Sub(killed))
+					}
+					return true
+				}
+			}
+			return false
+		})
+	})
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s", code, out)
+	}
+	dir := taskDir(t, project)
+	checkComplete(t, dir)
+	recs := readRecords(t, dir)
+	restarted := countRecords(recs, "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	if restarted < 1 {
+		t.Errorf("worker_1 restarted %d times, want at least 1", restarted)
+	}
+	// The subtask it was on was resumed by it and done after the restart.
+	resumed := countRecords(recs, "subtask_done", func(r workspace.EventRecord) bool {
+		return r.Agent == "worker_1" && recDetail(r, "subtask") == subtask && r.Time.After(killed)
+	})
+	if subtask == "" || resumed != 1 {
+		t.Errorf("worker_1's subtask %q at the kill: done %d times after it, want 1", subtask, resumed)
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+}
+
+// A host that does not answer stops the run before anything starts,
+// with the one-line reason.
+func TestRemoteHostUnreachable(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	alias := s.AddAlias("hm-down", sshtest.AliasOptions{Port: sshtest.ClosedPort(t), NoControlMaster: true})
+	project := wtRepo(t, false)
+	ws := filepath.Join(project, ".hivemind")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "[hosts.box]\nssh = " + strconv.Quote(alias) + "\nssh_options = [\"-F\", " + strconv.Quote(s.Config) + "]\n"
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--agent", "sim", "--workers", "2@box", "--project", project, "build a tiny calculator")
+	if code := exitCode(t, cmd); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(out.String(), "fail  host box") || !strings.Contains(out.String(), "Connection refused — is sshd running there, on that port?") {
+		t.Errorf("output lacks the host's one-line reason:\n%s", out.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(ws, "tasks", "*")); len(m) != 0 {
+		t.Errorf("a task was created: %v", m)
+	}
+}
+
+// Hivemind killed with SIGKILL while remote workers work: their ssh
+// connections die with it, so nothing is left on the host; --resume
+// places the workers on the host again and completes the task there.
+func TestRemoteKillAndResume(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 20*time.Millisecond, "--headless", "--agent", "sim", "--workers", "2@box",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var dir string
+	waitFor(t, runDeadline, "a remote worker busy", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("hivemind exited before the workers worked: %v\n%s", err, out.String())
+		default:
+		}
+		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+		if len(m) != 1 {
+			return false
+		}
+		dir = m[0]
+		for _, r := range readEventLog(dir) {
+			if r.Type == "input.agent_health" && strings.HasPrefix(r.Agent, "worker_") && recDetail(r, "health") == "busy" {
+				return true
+			}
+		}
+		return false
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host after the kill: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+	// No --workers: the task keeps its placement.
+	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--agent", "sim", "--project", project)
+	if code := exitCode(t, cmd2); code != 0 {
+		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
+	}
+	checkComplete(t, dir)
+	if n := countType(readRecords(t, dir), "remote_host_ready"); n != 2 {
+		t.Errorf("the host was prepared %d times, want 2 (the resumed run's workers ran there too)", n)
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+	}
+}
+
+// The TUI shows a remote worker's pane live, as a local one: the agent's
+// output on the host (the paths it reads are the host's) while it works,
+// and the task completes.
+func TestRemoteWorkersTUI(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 10ms", project: project,
+		args: []string{"--agent", "sim", "--workers", "2@box", "build a tiny calculator"}})
+	remoteTask := s.Home + "/hm/"
+	r.waitScreen(2*tuiWait, "worker_1's pane showing what it reads on the host", func(sc tuiScreen) bool {
+		text, ok := sc.paneText("worker_1")
+		return ok && strings.Contains(text, "Read(") && strings.Contains(strings.Join(strings.Fields(text), ""), remoteTask)
+	})
+	r.waitText(2*tuiWait, "COMPLETE")
+	checkComplete(t, r.taskDir())
+	if code := r.quit(); code != 0 {
+		t.Errorf("exit status %d after a complete task, want 0", code)
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v", left)
+	}
+}

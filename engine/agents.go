@@ -1,0 +1,15 @@
+package engine
+
+// Agents is what the Runner needs from the agent layer (implemented by
+// ptyagent.Manager; a fake in tests). Every method returns quickly; results
+// come back as events (AgentHealth, InjectionResult).
+type Agents interface {
+	// Start starts (or, with resume, restarts keeping its conversation) the
+	// agent with that id and role.
+	Start(id, role string, resume bool) error
+	// Stop stops the agent gracefully (escalating to SIGKILL).
+	Stop(id string) error
+	// Inject queues one message for the agent; it is delivered when the
+	// agent is ready and idle. The outcome arrives as an InjectionResult.
+	Inject(id string, seq int, text string) error
+}

@@ -1,0 +1,257 @@
+package flow
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Events have two encodings, both driven by eventKinds: MarshalEvent's
+// envelope {"type": kind, "event": <the struct as JSON>} (deferred events in
+// state.json, Resumed.OnDisk, replay files) and EncodeEvent's events.jsonl
+// record {"type": "input.<kind>", "details": <eventWire>}. Both formats are
+// on disk in users' workspaces: keep them byte-compatible.
+
+// eventKinds is every event, by kind. An event missing here cannot be
+// encoded (TestEventCodecsRoundTrip fails).
+var eventKinds = kinds(
+	kind[TaskSubmitted](),
+	kind[ProjectSelected](),
+	kind[Resumed](),
+	kind[TriggerCompleted](),
+	kind[SubtaskDone](),
+	kind[AgentHealth](),
+	kind[InjectionResult](),
+	kind[TimerFired](),
+	kind[KeyPressed](),
+	kind[StateNotSaved](),
+	kind[KnowledgeSubmitted](),
+	kind[CheckpointMerged](),
+	kind[AgentUsage](),
+)
+
+// eventKind decodes one kind of event from either encoding.
+type eventKind struct {
+	name      string
+	unmarshal func([]byte) (Event, error)
+	fromWire  func(w *eventWire, agent string, at time.Time) (Event, error)
+}
+
+func kind[E Event]() eventKind {
+	var zero E
+	return eventKind{
+		name: zero.Kind(),
+		unmarshal: func(b []byte) (Event, error) {
+			var e E
+			err := json.Unmarshal(b, &e)
+			return e, err
+		},
+		fromWire: zero.fromWire,
+	}
+}
+
+func kinds(ks ...eventKind) map[string]eventKind {
+	m := make(map[string]eventKind, len(ks))
+	for _, k := range ks {
+		m[k.name] = k
+	}
+	return m
+}
+
+// registered reports whether e's kind is in eventKinds.
+func registered(e Event) bool {
+	_, ok := eventKinds[e.Kind()]
+	return ok
+}
+
+type eventEnvelope struct {
+	Type  string          `json:"type"`
+	Event json.RawMessage `json:"event"`
+}
+
+// MarshalEvent encodes an event as {"type": "<kind>", "event": {...}}, one
+// line of JSON (the replay and deferred-event format).
+func MarshalEvent(e Event) ([]byte, error) {
+	if e == nil || !registered(e) {
+		return nil, fmt.Errorf("engine: marshal event: unknown event %T", e)
+	}
+	t := e.Kind()
+	body, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("engine: marshal %s: %w", t, err)
+	}
+	return json.Marshal(eventEnvelope{Type: t, Event: body})
+}
+
+// UnmarshalEvent decodes what MarshalEvent produced.
+func UnmarshalEvent(data []byte) (Event, error) {
+	var env eventEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("engine: unmarshal event: %w", err)
+	}
+	k, ok := eventKinds[env.Type]
+	if !ok {
+		return nil, fmt.Errorf("engine: unmarshal event: unknown type %q", env.Type)
+	}
+	e, err := k.unmarshal(env.Event)
+	if err != nil {
+		return nil, fmt.Errorf("engine: unmarshal %s: %w", env.Type, err)
+	}
+	return e, nil
+}
+
+func marshalEvents(evs []Event) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for _, ev := range evs {
+		raw, err := MarshalEvent(ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
+
+func unmarshalEvents(raw []json.RawMessage) ([]Event, error) {
+	var out []Event
+	for _, r := range raw {
+		ev, err := UnmarshalEvent(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// resumedJSON is Resumed as JSON: OnDisk as MarshalEvent envelopes.
+type resumedJSON struct {
+	At     time.Time
+	Retry  bool              `json:",omitempty"`
+	OnDisk []json.RawMessage `json:",omitempty"`
+}
+
+// MarshalJSON encodes OnDisk with MarshalEvent, so it decodes back.
+func (e Resumed) MarshalJSON() ([]byte, error) {
+	raw, err := marshalEvents(e.OnDisk)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resumedJSON{At: e.At, Retry: e.Retry, OnDisk: raw})
+}
+
+// UnmarshalJSON reverses MarshalJSON.
+func (e *Resumed) UnmarshalJSON(data []byte) error {
+	var w resumedJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	evs, err := unmarshalEvents(w.OnDisk)
+	if err != nil {
+		return err
+	}
+	*e = Resumed{At: w.At, Retry: w.Retry, OnDisk: evs}
+	return nil
+}
+
+// InputPrefix starts the Type of every events.jsonl record that logs an
+// input event of the state machine (as opposed to records the engine
+// writes through AppendEvent).
+const InputPrefix = "input."
+
+// eventWire is the details object of an input record.
+type eventWire struct {
+	Task      *workspace.Task  `json:"task,omitempty"`
+	TaskDir   string           `json:"task_dir,omitempty"`
+	ModTime   *time.Time       `json:"mod_time,omitempty"`
+	Inode     uint64           `json:"inode,omitempty"`
+	Project   string           `json:"project,omitempty"`
+	Path      string           `json:"path,omitempty"`
+	Content   *string          `json:"content,omitempty"`
+	Subtask   string           `json:"subtask,omitempty"`
+	OK        *bool            `json:"ok,omitempty"`
+	Problem   string           `json:"problem,omitempty"`
+	Health    workspace.Health `json:"health,omitempty"`
+	ExitCode  *int             `json:"exit_code,omitempty"`
+	PID       int              `json:"pid,omitempty"`
+	Detail    string           `json:"detail,omitempty"`
+	Seq       *int             `json:"seq,omitempty"`
+	Delivered *bool            `json:"delivered,omitempty"`
+	Cancelled bool             `json:"cancelled,omitempty"`
+	ID        string           `json:"id,omitempty"`
+	Action    string           `json:"action,omitempty"`
+	// Merge is a CheckpointMerged, whole.
+	Merge *CheckpointMerged `json:"merge,omitempty"`
+	// Usage is an AgentUsage's usage.
+	Usage *workspace.Usage `json:"usage,omitempty"`
+	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
+	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
+}
+
+// setFile records a file an event carries (a trigger, a context entry):
+// its path, whole content and modification time (when known).
+func (w *eventWire) setFile(path string, content []byte, mod time.Time) {
+	c := string(content)
+	w.Path, w.Content = path, &c
+	if !mod.IsZero() {
+		w.ModTime = &mod
+	}
+}
+
+// file is what setFile recorded.
+func (w *eventWire) file() (path string, content []byte, mod time.Time) {
+	if w.Content != nil {
+		content = []byte(*w.Content)
+	}
+	if w.ModTime != nil {
+		mod = *w.ModTime
+	}
+	return w.Path, content, mod
+}
+
+// EncodeEvent turns an input event into its events.jsonl record (Type
+// "input.<kind>"); DecodeEvent reverses it, so a log can be replayed
+// through Step.
+func EncodeEvent(ev Event, task string) workspace.EventRecord {
+	var w eventWire
+	agent := ev.toWire(&w)
+	var details map[string]any
+	if b, err := json.Marshal(w); err == nil {
+		_ = json.Unmarshal(b, &details)
+	}
+	if len(details) == 0 {
+		details = nil
+	}
+	return workspace.EventRecord{Time: ev.Time(), Type: InputPrefix + ev.Kind(), Task: task, Agent: agent, Details: details}
+}
+
+// DecodeEvent turns an input record written by the runner back into the
+// event. ok is false for records that are not input events.
+func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
+	name, found := strings.CutPrefix(rec.Type, InputPrefix)
+	if !found {
+		return nil, false, nil
+	}
+	k, known := eventKinds[name]
+	if !known {
+		return nil, true, fmt.Errorf("engine: decode: unknown input event %q", rec.Type)
+	}
+	var w eventWire
+	if rec.Details != nil {
+		b, err := json.Marshal(rec.Details)
+		if err != nil {
+			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
+		}
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
+		}
+	}
+	ev, err = k.fromWire(&w, rec.Agent, rec.Time)
+	if err != nil {
+		return nil, true, fmt.Errorf("engine: decode %s: %w", rec.Type, err)
+	}
+	return ev, true, nil
+}

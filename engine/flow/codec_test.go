@@ -1,0 +1,113 @@
+package flow
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Every input event survives both encodings: MarshalEvent/UnmarshalEvent
+// (deferred events, replay) and EncodeEvent/DecodeEvent (events.jsonl).
+func TestEventCodecsRoundTrip(t *testing.T) {
+	at := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+	mod := at.Add(-time.Second)
+	events := []Event{
+		TaskSubmitted{Task: workspace.Task{ID: "t1", CreatedAt: at, Description: "d", Context: "c",
+			Constraints: []string{"x"}, SubmittedBy: "tui", Project: "/p", Workers: 2, Agent: "sim"}, TaskDir: "/p/t1", At: at},
+		ProjectSelected{Project: "/p", At: at},
+		Resumed{At: at},
+		Resumed{At: at, Retry: true},
+		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n"), Agent: "lead", ModTime: mod, At: at},
+		TriggerCompleted{Path: "plan.md", Content: []byte{}, Agent: "lead", ModTime: mod, Inode: 42, Problem: "plan.md is a directory", At: at},
+		TriggerCompleted{Path: "plan.md", Content: []byte{}, At: at},
+		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", At: at},
+		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", At: at},
+		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", At: at},
+		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", At: at},
+		TimerFired{ID: "timeout:lead", At: at},
+		KeyPressed{Action: KeyAbandon, At: at},
+		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, At: at},
+		StateNotSaved{Error: "no space left on device", At: at},
+		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
+		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
+			Conflicts: []MergeConflict{{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
+	}
+	seen := map[string]bool{}
+	for _, e := range events {
+		raw, err := MarshalEvent(e)
+		if err != nil {
+			t.Fatalf("marshal %T: %v", e, err)
+		}
+		back, err := UnmarshalEvent(raw)
+		if err != nil || !reflect.DeepEqual(back, e) {
+			t.Errorf("MarshalEvent round trip of %T:\n got %#v %v\nwant %#v", e, back, err, e)
+		}
+		seen[e.Kind()] = true
+		dec, ok, err := DecodeEvent(EncodeEvent(e, "t1"))
+		if err != nil || !ok || !reflect.DeepEqual(dec, e) {
+			t.Errorf("EncodeEvent round trip of %T:\n got %#v %v %v\nwant %#v", e, dec, ok, err, e)
+		}
+	}
+	for k := range eventKinds {
+		if !seen[k] {
+			t.Errorf("registered event %q has no case here", k)
+		}
+	}
+	for _, name := range eventTypesDeclared(t) {
+		if !slices.ContainsFunc(events, func(e Event) bool { return reflect.TypeOf(e).Name() == name }) {
+			t.Errorf("event type %s is not tested here (and registered in eventKinds?)", name)
+		}
+	}
+	for _, e := range events {
+		if !registered(e) {
+			t.Errorf("%T is not registered in eventKinds", e)
+		}
+	}
+	if _, err := UnmarshalEvent([]byte(`{"type":"dance","event":{}}`)); err == nil {
+		t.Error("unknown event type decoded")
+	}
+	if _, err := UnmarshalEvent([]byte(`{"type":"timer_fired","event":{"ID":3}}`)); err == nil {
+		t.Error("a malformed body decoded")
+	}
+}
+
+// eventTypesDeclared lists the types of this package with a withTime
+// method: every Event, registered or not.
+func eventTypesDeclared(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Name.Name != "withTime" {
+				continue
+			}
+			if id, ok := fn.Recv.List[0].Type.(*ast.Ident); ok {
+				names = append(names, id.Name)
+			}
+		}
+	}
+	if len(names) < len(eventKinds) {
+		t.Fatalf("found %d event types, fewer than the %d registered", len(names), len(eventKinds))
+	}
+	return names
+}

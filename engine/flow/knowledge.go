@@ -1,0 +1,198 @@
+package flow
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// The shared knowledge (decisions, constraints, glossary) lives at the
+// workspace root, <root>/context/, and outlives tasks. Agents propose
+// entries by writing context/inbox/<agent>-<n>.md; the runner's inbox
+// watcher turns a complete file into KnowledgeSubmitted, Step validates it
+// (a pure parse) and asks the runner to merge it (MergeKnowledge) and archive
+// it, or, when invalid, only to archive it (ArchiveKnowledge).
+//
+// Acknowledgements never interrupt the author: they are recorded in the
+// event log (context_submitted / context_rejected, and the runner's
+// context_merged) and kept in State.ContextNotes until the author's next
+// assignment, whose instruction carries them. Like trigger files, inbox
+// files are held (deferred) while paused, and ignored (left in the inbox
+// for the next run) when no task is loaded.
+
+// MergeKnowledge asks the runner to merge a validated entry into the shared
+// context and then archive its inbox file (From → To, relative to the
+// context dir). Source identifies the file instance, so a merge repeated
+// after a crash adds nothing. A failed merge leaves the file in the inbox.
+type MergeKnowledge struct {
+	Entry  workspace.InboxEntry
+	Agent  string
+	TaskID string
+	Source string
+	At     time.Time
+	From   string // "" for entries that have no inbox file (task constraints)
+	To     string
+}
+
+// ArchiveKnowledge asks the runner to move a rejected inbox file to the
+// archive (paths relative to the context dir).
+type ArchiveKnowledge struct {
+	From string
+	To   string
+}
+
+func (MergeKnowledge) isEffect()   {}
+func (ArchiveKnowledge) isEffect() {}
+
+// maxKnowledgeNotes bounds the acknowledgements kept per agent.
+const maxKnowledgeNotes = 10
+
+// contextRoot returns the workspace root of the state's task dir
+// (<root>/tasks/<id>), or "" when the task dir does not have that shape.
+func contextRoot(taskDir string) string {
+	if taskDir == "" || filepath.Base(filepath.Dir(taskDir)) != workspace.TasksDir {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(taskDir))
+}
+
+// contextFor returns, for an assignment, the shared knowledge files every
+// agent reads and the note on how to add to them ("" when unknown).
+func (st *stepper) contextFor(agent string) (reads []string, note string) {
+	root := contextRoot(st.s.TaskDir)
+	if root == "" {
+		return nil, ""
+	}
+	inbox := filepath.Join(root, workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
+	note = fmt.Sprintf("Shared context: the decisions, constraints and glossary in your reads (context/*.json) bind the whole team; follow them. "+
+		"To record a choice others must follow, write %s/%s-<n>.md (n = 1, 2, …) with a front matter "+
+		"(---, kind: decision|constraint|term, title|name|term: <one line>, ---) and the rationale, description or definition as the text.",
+		inbox, agent)
+	return workspace.ContextFiles(root), note
+}
+
+// takeKnowledgeNotes returns and clears the acknowledgements kept for agent.
+func (st *stepper) takeKnowledgeNotes(agent string) []string {
+	notes := st.s.KnowledgeNotes[agent]
+	if len(notes) == 0 {
+		return nil
+	}
+	delete(st.s.KnowledgeNotes, agent)
+	if len(st.s.KnowledgeNotes) == 0 {
+		st.s.KnowledgeNotes = nil
+	}
+	return notes
+}
+
+// contextNote keeps an acknowledgement for the author's next assignment.
+func (st *stepper) contextNote(agent, note string) {
+	if _, ok := st.s.Agents[agent]; !ok {
+		return // not an agent of this task (the user, a stray file): nobody to tell
+	}
+	if st.s.KnowledgeNotes == nil {
+		st.s.KnowledgeNotes = map[string][]string{}
+	}
+	notes := append(st.s.KnowledgeNotes[agent], note)
+	if len(notes) > maxKnowledgeNotes {
+		notes = notes[len(notes)-maxKnowledgeNotes:]
+	}
+	st.s.KnowledgeNotes[agent] = notes
+}
+
+// contextFile names the file an entry kind goes to.
+func contextFile(kind string) string {
+	switch kind {
+	case workspace.KindDecision:
+		return workspace.DecisionsFile
+	case workspace.KindConstraint:
+		return workspace.ConstraintsFile
+	}
+	return workspace.GlossaryFile
+}
+
+// knowledgeSubmitted validates an inbox file and asks for its merge (or, if
+// invalid, its archive and a message to the author).
+func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
+	s := st.s
+	p := cleanPath(e.Path)
+	author, named := workspace.InboxAuthor(p)
+	if !named {
+		author = e.Agent
+	}
+	key := TriggerKey(workspace.KnowledgeDir+"/"+p, e.Content, e.ModTime)
+	entry, err := workspace.ParseInboxEntry(e.Content)
+	if err == nil && (!named || path.Dir(p) != workspace.KnowledgeInboxDir) {
+		err = fmt.Errorf("the file must be %s/%s/<your agent id>-<n>.md (e.g. %s/%s/worker_1-1.md), got %s",
+			workspace.KnowledgeDir, workspace.KnowledgeInboxDir, workspace.KnowledgeDir, workspace.KnowledgeInboxDir, p)
+	}
+	if s.Consumed[key] {
+		// Seen before (a rescan after a restart): repeat the idempotent
+		// merge and the archive, in case the crash came between them.
+		to := s.Archives[key]
+		st.emit("context_duplicate", author, map[string]any{"path": p, "archived": to})
+		if to == "" {
+			return
+		}
+		if err != nil {
+			st.do(ArchiveKnowledge{From: p, To: to})
+			return
+		}
+		st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: e.ModTime.UTC(), From: p, To: to})
+		return
+	}
+	v := st.version("context")
+	base := path.Base(p)
+	if s.Consumed == nil {
+		s.Consumed = map[string]bool{}
+	}
+	if s.Archives == nil {
+		s.Archives = map[string]string{}
+	}
+	s.Consumed[key] = true
+	if err != nil {
+		problem := strings.TrimPrefix(err.Error(), workspace.ErrBadInbox.Error()+": ")
+		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
+		s.Archives[key] = to
+		st.do(ArchiveKnowledge{From: p, To: to})
+		st.emit("context_rejected", author, map[string]any{"path": p, "problem": problem, "archived": to})
+		st.contextNote(author, fmt.Sprintf("Your shared-context entry %s/%s was NOT recorded (moved to %s/%s): %s. "+
+			"Write a corrected entry as a new file in %s/%s/.", workspace.KnowledgeDir, p, workspace.KnowledgeDir, to, problem,
+			workspace.KnowledgeDir, workspace.KnowledgeInboxDir))
+		return
+	}
+	to := fmt.Sprintf("%s/%s_c%d_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
+	s.Archives[key] = to
+	at := e.ModTime.UTC()
+	if e.ModTime.IsZero() {
+		at = st.at.UTC()
+	}
+	st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
+	st.emit("context_submitted", author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
+	st.contextNote(author, fmt.Sprintf("Your %s %q (%s/%s) was recorded in %s/%s.", entry.Kind, entry.Title,
+		workspace.KnowledgeDir, p, workspace.KnowledgeDir, contextFile(entry.Kind)))
+}
+
+// taskConstraints enters the task's own constraints into the shared
+// constraints registry (idempotent per task and constraint).
+func (st *stepper) taskConstraints(t workspace.Task) {
+	by := t.SubmittedBy
+	if by == "" || by == "cli" {
+		by = "user"
+	}
+	for i, c := range t.Constraints {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		name := firstLine(c)
+		if r := []rune(name); len(r) > 80 {
+			name = string(r[:80]) + "…"
+		}
+		st.do(MergeKnowledge{Entry: workspace.InboxEntry{Kind: workspace.KindConstraint, Title: name, Text: c},
+			Agent: by, TaskID: t.ID, Source: fmt.Sprintf("task:%s:constraint:%d", t.ID, i+1), At: st.at.UTC()})
+	}
+}

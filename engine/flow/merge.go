@@ -1,0 +1,289 @@
+package flow
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// This file is the git side of a checkpoint (Config.Git): every worker
+// works in its own worktree and branch, so when a checkpoint is reached the
+// machine first asks the runner to merge the branches (MergeCheckpoint) and
+// waits in `checkpoint` for the outcome (CheckpointMerged). A clean merge
+// starts the review with the combined diff and the check result in the
+// Reviewer's reads; a conflict sends the conflicting workers a fix
+// assignment (checkpoint_fix) and, when every fix is done, merges again.
+// The run never goes on before a clean merge. Without git none of this
+// runs and a checkpoint goes straight to its review.
+
+// mergeFixPrefix starts the id of every merge-conflict fix.
+const mergeFixPrefix = "merge-"
+
+// mergeFixID names one merge-conflict fix: merge-cp<checkpoint>-a<attempt>-<agent>.
+func mergeFixID(cp, attempt int, agent string) string {
+	return fmt.Sprintf("%scp%d-a%d-%s", mergeFixPrefix, cp, attempt, agent)
+}
+
+func isMergeFix(id string) bool { return strings.HasPrefix(id, mergeFixPrefix) }
+
+// mergeEffect is the MergeCheckpoint for the merge the state waits for.
+func (st *stepper) mergeEffect() MergeCheckpoint {
+	m := st.s.Merge
+	return MergeCheckpoint{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt, Workers: workerIDs(st.s)}
+}
+
+// requestMerge asks for the merge of the current checkpoint (state
+// checkpoint, git projects) and waits for CheckpointMerged.
+func (st *stepper) requestMerge() {
+	s := st.s
+	cp := s.CurrentCheckpoint
+	m := s.Merge
+	if m.Checkpoint != cp {
+		m = workspace.MergeState{Checkpoint: cp}
+	}
+	m.Round = s.Versions[checkpointKey(cp)] + 1
+	m.Attempt++
+	m.Waiting = true
+	s.Merge = m
+	st.emit("merge_requested", "", map[string]any{"checkpoint": cp, "round": m.Round, "attempt": m.Attempt})
+	st.do(st.mergeEffect())
+}
+
+// resumeMerge asks again for a merge whose result a restart lost (the
+// merge of branches already merged is a no-op). A paused run asks too: the
+// result is deferred until the pause ends.
+func (st *stepper) resumeMerge() {
+	s := st.s
+	phase := s.Phase
+	if phase == workspace.PhasePaused {
+		phase = s.PreviousPhase
+	}
+	if phase != workspace.PhaseCheckpoint || !s.Merge.Waiting {
+		return
+	}
+	st.emit("merge_requested", "", map[string]any{"checkpoint": s.Merge.Checkpoint, "round": s.Merge.Round,
+		"attempt": s.Merge.Attempt, "resumed": true})
+	st.do(st.mergeEffect())
+}
+
+// retryMerge is Retry after a failed or endlessly conflicting merge.
+func (st *stepper) retryMerge() {
+	s := st.s
+	s.Merge.Conflicts = 0
+	s.Merge.Waiting = false
+	st.enter(workspace.PhaseCheckpoint)
+	if st.cfg.Git {
+		st.requestMerge()
+		return
+	}
+	// Git went away (the project is no longer a repository): review the
+	// shared directory as without git.
+	st.reviewCheckpoint()
+}
+
+func (st *stepper) checkpointMerged(e CheckpointMerged) {
+	s := st.s
+	m := s.Merge
+	details := map[string]any{"checkpoint": e.Checkpoint, "round": e.Round, "attempt": e.Attempt}
+	ignore := func(reason string) {
+		details["reason"] = reason
+		st.emit("merge_result_ignored", "", details)
+	}
+	switch {
+	case s.Phase != workspace.PhaseCheckpoint:
+		ignore("not waiting at a checkpoint (" + string(s.Phase) + ")")
+		return
+	case !m.Waiting:
+		ignore("no merge was requested")
+		return
+	case e.Checkpoint != m.Checkpoint || e.Round != m.Round || e.Attempt != m.Attempt:
+		ignore(fmt.Sprintf("stale: waiting for checkpoint %d round %d attempt %d", m.Checkpoint, m.Round, m.Attempt))
+		return
+	}
+	m.Waiting = false
+	s.Merge = m
+	cp := m.Checkpoint
+	switch {
+	case e.Error != "":
+		details["error"] = e.Error
+		st.emit("merge_failed", "", details)
+		st.needsHuman("git_merge", fmt.Sprintf("Merging the workers' branches at checkpoint %d failed: %s", cp, e.Error))
+	case e.Merged:
+		m.DiffFile, m.CheckFile, m.Checked, m.CheckOK, m.MergedDir = e.DiffFile, e.CheckFile, e.Checked, e.CheckOK, e.MergedDir
+		s.Merge = m
+		details["diff"] = e.DiffFile
+		if e.Checked {
+			details["check"], details["check_ok"] = e.CheckFile, e.CheckOK
+		}
+		st.emit("checkpoint_merged", "", details)
+		st.reviewCheckpoint()
+	case len(e.Conflicts) > 0:
+		st.mergeConflicts(e)
+	default:
+		st.needsHuman("git_merge", fmt.Sprintf("The merge of checkpoint %d reported neither a result nor a conflict", cp))
+	}
+}
+
+// mergeConflicts turns a conflicting merge into fix assignments for the
+// workers whose branches did not merge.
+func (st *stepper) mergeConflicts(e CheckpointMerged) {
+	s := st.s
+	m := s.Merge
+	cp := m.Checkpoint
+	m.Conflicts++
+	s.Merge = m
+	var names, files []string
+	for _, c := range e.Conflicts {
+		names = append(names, c.Worker)
+		files = append(files, c.Files...)
+	}
+	st.emit("merge_conflict", "", map[string]any{"checkpoint": cp, "attempt": m.Attempt, "workers": names,
+		"files": dedupe(files), "conflicts": m.Conflicts})
+	if m.Conflicts > st.cfg.MaxRevisionCycles {
+		st.needsHuman("merge_conflicts", fmt.Sprintf("Checkpoint %d still does not merge after %d conflict rounds (max_revision_cycles=%d); conflicting workers: %s",
+			cp, m.Conflicts-1, st.cfg.MaxRevisionCycles, strings.Join(names, ", ")))
+		return
+	}
+	var fixers []MergeConflict
+	seen := map[string]bool{}
+	for _, c := range e.Conflicts {
+		if a, ok := s.Agents[c.Worker]; !ok || a.Role != workspace.RoleWorker || seen[c.Worker] {
+			continue
+		}
+		seen[c.Worker] = true
+		fixers = append(fixers, c)
+	}
+	if len(fixers) == 0 {
+		st.needsHuman("git_merge", fmt.Sprintf("The merge of checkpoint %d conflicted for unknown workers: %s", cp, strings.Join(names, ", ")))
+		return
+	}
+	if s.Fixes == nil {
+		s.Fixes = map[string]workspace.SubtaskState{}
+	}
+	var ids []string
+	for _, c := range fixers {
+		s.Fixes[mergeFixID(cp, m.Attempt, c.Worker)] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: c.Worker, StartedAt: st.at}
+		ids = append(ids, c.Worker)
+	}
+	st.enter(workspace.PhaseCheckpointFix)
+	st.emit("fix_started", "", map[string]any{"checkpoint": cp, "merge_attempt": m.Attempt, "agents": ids})
+	for _, c := range fixers {
+		st.mergeFixAssignment(c, mergeFixID(cp, m.Attempt, c.Worker))
+	}
+	// The other side of each conflict learns about it, without work.
+	told := map[string]bool{}
+	for _, c := range fixers {
+		for _, w := range c.With {
+			if seen[w] || told[w] {
+				continue
+			}
+			if a, ok := s.Agents[w]; !ok || a.Pending {
+				continue
+			}
+			told[w] = true
+			reads := []string{}
+			if c.HunksFile != "" {
+				reads = append(reads, c.HunksFile)
+			}
+			st.notice(w, fmt.Sprintf("Your work at checkpoint %d conflicts with %s's; %s is resolving it", cp, c.Worker, c.Worker),
+				"Your branch merged first; the conflicting hunks are in your reads. Nothing to do for you.", reads)
+		}
+	}
+}
+
+// mergeFixAssignment asks a worker to resolve the conflict markers that
+// merging the checkpoint's other work left in its files.
+func (st *stepper) mergeFixAssignment(c MergeConflict, id string) {
+	s := st.s
+	cp := s.CurrentCheckpoint
+	out := path.Join(workspace.OutputsDir, id+".md")
+	done := path.Join(workspace.OutputsDir, id+".done")
+	var reads []string
+	if c.HunksFile != "" {
+		reads = append(reads, c.HunksFile)
+	}
+	if s.PlanFile != "" {
+		reads = append(reads, s.PlanFile)
+	}
+	writes := []string{out}
+	for _, f := range c.Files {
+		writes = append(writes, st.projectFile(f))
+	}
+	with := "the work merged before yours"
+	if len(c.With) > 0 {
+		with = strings.Join(c.With, ", ")
+	}
+	hunks := "your reads"
+	if c.HunksFile != "" {
+		hunks = st.abs(c.HunksFile)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Merging your branch at checkpoint %d conflicted with %s in %s. ", cp, with, strings.Join(c.Files, ", "))
+	fmt.Fprintf(&b, "Those files in your working directory now contain conflict markers (<<<<<<< / ||||||| / ======= / >>>>>>>); "+
+		"the conflicting hunks are in %s. Keep the intent of both sides, remove every marker, and change nothing else. ", hunks)
+	fmt.Fprintf(&b, "Then write %s saying how you resolved each conflict, then, last, the done marker %s "+
+		"containing {\"agent_id\": %q, \"output_file\": %q, \"completed_at\": \"<RFC 3339 time>\"}. "+
+		"Hivemind commits your resolution and merges the checkpoint again.", out, done, c.Worker, out)
+	st.send(message{agent: c.Worker, what: fmt.Sprintf("Resolve the merge conflict of checkpoint %d", cp), body: b.String(),
+		reads: reads, writes: writes, done: done})
+}
+
+// mergeFixRejected handles a merge fix whose completion was refused (the
+// runner found conflict markers left): the worker gets the assignment
+// again with the problem, past max_retries the run needs a human.
+func (st *stepper) mergeFixRejected(e SubtaskDone, f workspace.SubtaskState) {
+	s := st.s
+	problem := clip(e.Problem, maxProblem)
+	f.Attempts++
+	s.Fixes[e.Subtask] = f
+	st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+	p := st.cfg.resendPolicy()
+	reason := fmt.Sprintf("%s's conflict resolution %s was refused; last problem: %s", f.Worker, e.Subtask, problem)
+	if _, ok := p.Retry(f.Attempts); ok && s.Phase != workspace.PhaseCheckpointFix {
+		return
+	}
+	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
+		a.Rejected = "Your last completion was refused: " + problem +
+			". Remove every remaining conflict marker, then write the output and the done marker again."
+		s.Assignments[f.Worker] = a
+		ag := s.Agents[f.Worker]
+		ag.Pending = true
+		s.Agents[f.Worker] = ag
+	}
+	st.retryWork(p, f.Worker, "merge_conflicts", reason, f.Attempts)
+}
+
+// mergeReview adds the last clean merge of the current checkpoint to the
+// Reviewer's reads and says what it is.
+func (st *stepper) mergeReview(reads []string) ([]string, string) {
+	s := st.s
+	m := s.Merge
+	if m.Checkpoint != s.CurrentCheckpoint || m.DiffFile == "" {
+		return reads, ""
+	}
+	reads = append(reads, m.DiffFile)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Every worker's branch was merged into the task branch: the combined diff of this checkpoint is %s", st.abs(m.DiffFile))
+	if m.MergedDir != "" {
+		fmt.Fprintf(&b, " and the merged code is at %s (review it there: the project directory does not have it)", m.MergedDir)
+	}
+	b.WriteString(". ")
+	if m.Checked && m.CheckFile != "" {
+		reads = append(reads, m.CheckFile)
+		check := "The project's check"
+		if st.cfg.Check != "" {
+			check = fmt.Sprintf("The project's check `%s`", st.cfg.Check)
+		}
+		verdict := "passed"
+		if !m.CheckOK {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(&b, "%s %s on the merged code (output: %s).", check, verdict, st.abs(m.CheckFile))
+		if !m.CheckOK {
+			b.WriteString(" A failing check is an issue to report.")
+		}
+	}
+	return reads, b.String()
+}

@@ -1,0 +1,477 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Machine is the pure workflow state machine with its limits and timings.
+type Machine struct{ Cfg Config }
+
+// Step returns the state after event e and the effects the runner must
+// carry out, in order. It never changes s (it works on a deep copy), reads
+// no clock (time comes from the event) and does no I/O.
+//
+// Effect order: when the state changed, WriteState comes first (write-ahead:
+// state.json records a consumed trigger and the assignments about to be sent
+// before any file is moved or any line typed, so a crash in between is
+// repaired on restart instead of losing a trigger), then AppendEvent records,
+// then the other effects in the order they happened (ArchiveTrigger,
+// Spawn/Restart/StopAgent, WriteAssignment before its Inject, timers), and
+// NotifyUser last.
+func (m Machine) Step(s State, e Event) (State, []Effect) {
+	n := s.Clone()
+	st := &stepper{cfg: m.Cfg, s: &n, at: e.Time()}
+	st.handle(e)
+	var out []Effect
+	changed := !sameState(s, n)
+	if changed {
+		if !st.at.IsZero() {
+			n.Timestamp = st.at
+		}
+		out = append(out, WriteState{State: n})
+	}
+	out = append(out, st.events...)
+	out = append(out, st.actions...)
+	out = append(out, st.notes...)
+	if !changed {
+		return s, out
+	}
+	return n, out
+}
+
+// sameState compares two states as state.json would store them.
+func sameState(a, b State) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// stepper holds one Step's working copy and collected effects.
+type stepper struct {
+	cfg     Config
+	s       *State
+	at      time.Time
+	events  []Effect // AppendEvent
+	actions []Effect
+	notes   []Effect // NotifyUser
+}
+
+func (st *stepper) emit(typ, agent string, details map[string]any) {
+	st.events = append(st.events, AppendEvent{Type: typ, Agent: agent, Details: details})
+}
+
+func (st *stepper) do(e Effect) { st.actions = append(st.actions, e) }
+
+func (st *stepper) notify(level, msg string) {
+	st.notes = append(st.notes, NotifyUser{Level: level, Message: msg})
+}
+
+// ---- phases ----
+
+// running reports whether the workflow is under way in phase p: triggers
+// and agent failures are acted on.
+func running(p workspace.Phase) bool {
+	switch p {
+	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
+		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
+		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
+		workspace.PhaseFrictionResolution:
+		return true
+	}
+	return false
+}
+
+// final reports whether p ends the run (FinishedAt is set, timers dropped).
+func final(p workspace.Phase) bool {
+	return p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseError || p == workspace.PhaseNeedsHuman
+}
+
+// activeAgents returns the ● (write) and ○ (read-only) agents of phase p,
+// from the spec's table.
+func activeAgents(s *State, p workspace.Phase) (active, readOnly []string) {
+	has := func(id string) bool { _, ok := s.Agents[id]; return ok }
+	one := func(id string) []string {
+		if has(id) {
+			return []string{id}
+		}
+		return nil
+	}
+	switch p {
+	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanRevision, workspace.PhaseFrictionResolution:
+		return one(workspace.AgentLead), nil
+	case workspace.PhasePlanReview, workspace.PhaseCheckpointReview:
+		return one(workspace.AgentReviewer), nil
+	case workspace.PhaseExecuting:
+		return workerIDs(s), nil
+	case workspace.PhaseCheckpoint:
+		return nil, workerIDs(s)
+	case workspace.PhaseCheckpointFix:
+		active = one(workspace.AgentLead)
+		var ws []string
+		for _, f := range s.Fixes {
+			if f.Worker != workspace.AgentLead && has(f.Worker) {
+				ws = append(ws, f.Worker)
+			}
+		}
+		workspace.SortAgents(ws)
+		return append(active, dedupe(ws)...), nil
+	case workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
+		return nil, allAgents(s)
+	}
+	return nil, nil
+}
+
+// enter moves the machine to phase p (recording the previous phase, the
+// active agents and a state_changed event).
+func (st *stepper) enter(p workspace.Phase) {
+	s := st.s
+	from := s.Phase
+	if from == p {
+		return
+	}
+	s.PreviousPhase = from
+	s.Phase = p
+	s.ActiveAgents, s.ReadOnlyAgents = activeAgents(s, p)
+	if s.ActiveAgents == nil {
+		s.ActiveAgents = []string{}
+	}
+	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
+	if final(p) {
+		s.FinishedAt = st.at
+		st.cancelAllTimers()
+	} else {
+		s.FinishedAt = time.Time{}
+	}
+}
+
+// ---- timers ----
+
+func timeoutTimer(agent string) string { return "timeout:" + agent }
+func restartTimer(agent string) string { return "restart:" + agent }
+
+func (st *stepper) schedule(id string, d time.Duration) {
+	if st.s.Timers == nil {
+		st.s.Timers = map[string]workspace.Timer{}
+	}
+	st.s.Timers[id] = workspace.Timer{ID: id, Deadline: st.at.Add(d)}
+	st.do(ScheduleTimer{ID: id, After: d})
+}
+
+func (st *stepper) cancelTimer(id string) {
+	if _, ok := st.s.Timers[id]; !ok {
+		return
+	}
+	delete(st.s.Timers, id)
+	st.do(CancelTimer{ID: id})
+}
+
+func (st *stepper) cancelAllTimers() {
+	for _, id := range slices.Sorted(maps.Keys(st.s.Timers)) {
+		st.cancelTimer(id)
+	}
+}
+
+// finishWork records that an agent finished its current work.
+func (st *stepper) finishWork(agent string) {
+	ag, ok := st.s.Agents[agent]
+	if !ok {
+		return
+	}
+	ag.Pending = false
+	ag.Subtask = ""
+	ag.Failures = 0
+	ag.Stalls = 0
+	st.s.Agents[agent] = ag
+	st.cancelTimer(timeoutTimer(agent))
+	st.cancelTimer(resendTimer(agent))
+	st.cancelTimer(stallTimer(agent))
+}
+
+// ---- escalation ----
+
+func (st *stepper) needsHuman(kind, reason string) {
+	st.s.Escalation = kind
+	st.s.Reason = reason
+	st.enter(workspace.PhaseNeedsHuman)
+	st.emit("needs_human", "", map[string]any{"escalation": kind, "reason": reason})
+	st.notify("error", "Needs a human: "+firstLine(reason))
+}
+
+func (st *stepper) fail(kind, reason string) {
+	st.s.Escalation = kind
+	st.s.Reason = reason
+	st.s.Error = reason
+	st.enter(workspace.PhaseError)
+	st.emit("error", "", map[string]any{"escalation": kind, "reason": reason})
+	st.notify("error", "Error: "+firstLine(reason))
+}
+
+// roundsSummary renders one line per review round of kind.
+func (st *stepper) roundsSummary(kind string, cp int) string {
+	var b strings.Builder
+	for _, r := range st.s.Rounds {
+		if r.Kind != kind || (kind == "checkpoint" && r.Checkpoint != cp) {
+			continue
+		}
+		fmt.Fprintf(&b, "\n- round %d: %s — %s [%s]", r.Number, r.Verdict, r.Summary, r.Archived)
+	}
+	return b.String()
+}
+
+// summarize returns the gist of a review file: its first lines of text,
+// headings stripped, at most 200 characters.
+func summarize(content []byte) string {
+	var parts []string
+	n := 0
+	for _, line := range strings.Split(string(content), "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#>*- "))
+		if line == "" {
+			continue
+		}
+		parts = append(parts, line)
+		n += len(line)
+		if n > 200 {
+			break
+		}
+	}
+	s := strings.Join(parts, " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	if s == "" {
+		s = "(empty)"
+	}
+	return s
+}
+
+// ---- dispatch ----
+
+// handle runs e's gate, then its handler.
+func (st *stepper) handle(e Event) {
+	if e.gate() == gateTask {
+		if st.s.TaskID == "" {
+			st.noTask(e)
+			return
+		}
+		if st.deferIfPaused(e) {
+			return
+		}
+	}
+	switch e := e.(type) {
+	case TaskSubmitted:
+		st.taskSubmitted(e)
+	case ProjectSelected:
+		st.projectSelected(e)
+	case Resumed:
+		st.resumed(e)
+	case TriggerCompleted:
+		st.trigger(e)
+	case SubtaskDone:
+		st.subtaskDone(e)
+	case AgentHealth:
+		st.health(e)
+	case InjectionResult:
+		st.injection(e)
+	case TimerFired:
+		st.timerFired(e)
+	case KeyPressed:
+		st.key(e)
+	case StateNotSaved:
+		st.stateNotSaved(e)
+	case KnowledgeSubmitted:
+		st.knowledgeSubmitted(e)
+	case CheckpointMerged:
+		st.checkpointMerged(e)
+	case AgentUsage:
+		st.agentUsage(e)
+	}
+}
+
+// noTask reports a gated event dropped for want of a task. A trigger or
+// inbox file stays on disk for the next run; other events need no word.
+func (st *stepper) noTask(e Event) {
+	switch e := e.(type) {
+	case TriggerCompleted:
+		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
+	case KnowledgeSubmitted:
+		p := cleanPath(e.Path)
+		author, named := workspace.InboxAuthor(p)
+		if !named {
+			author = e.Agent
+		}
+		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the file stays in the inbox)"})
+	default: // nothing was left behind
+	}
+}
+
+// cleanPath is a trigger path as agents may write it, made canonical
+// (slashes, no "./", no "..").
+func cleanPath(p string) string {
+	return strings.TrimPrefix(path.Clean(strings.ReplaceAll(p, "\\", "/")), "./")
+}
+
+// defer keeps e for handling on resume. Returns true when paused.
+func (st *stepper) deferIfPaused(e Event) bool {
+	if st.s.Phase != workspace.PhasePaused {
+		return false
+	}
+	raw, err := MarshalEvent(e)
+	if err != nil {
+		return true
+	}
+	st.s.Deferred = append(st.s.Deferred, raw)
+	st.emit("event_deferred", "", map[string]any{"event": e.Kind()})
+	return true
+}
+
+func (st *stepper) taskSubmitted(e TaskSubmitted) {
+	s := st.s
+	switch s.Phase {
+	case "", workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhaseComplete, workspace.PhaseCancelled:
+	default:
+		st.emit("task_ignored", "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.Phase) + ")"})
+		return
+	}
+	project := e.Task.Project
+	if project == "" {
+		project = s.Project
+	}
+	from := s.Phase
+	if from == "" {
+		from = workspace.PhaseIdle
+	}
+	*s = State{
+		TaskID:       e.Task.ID,
+		Phase:        from,
+		Project:      project,
+		TaskDir:      e.TaskDir,
+		StartedAt:    e.At,
+		Subtasks:     map[string]workspace.SubtaskState{},
+		Agents:       map[string]workspace.AgentState{},
+		PlanApproval: e.Task.PlanApproval,
+	}
+	workers := e.Task.Workers
+	if workers <= 0 {
+		workers = st.cfg.Workers
+	}
+	s.Agents[workspace.AgentLead] = workspace.AgentState{Role: workspace.RoleLead, Status: workspace.HealthStarting}
+	s.Agents[workspace.AgentReviewer] = workspace.AgentState{Role: workspace.RoleReviewer, Status: workspace.HealthStarting}
+	for i := 1; i <= workers; i++ {
+		s.Agents[workspace.WorkerID(i)] = workspace.AgentState{Role: workspace.RoleWorker, Status: workspace.HealthStarting}
+	}
+	st.emit("task_submitted", "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
+	st.taskConstraints(e.Task)
+	for _, id := range allAgents(s) {
+		st.do(SpawnAgent{Agent: id, Role: s.Agents[id].Role})
+		st.emit("agent_spawned", id, map[string]any{"role": s.Agents[id].Role})
+	}
+	st.enter(workspace.PhasePlanning)
+	st.leadPlan()
+}
+
+func (st *stepper) projectSelected(e ProjectSelected) {
+	s := st.s
+	if s.Phase != "" && s.Phase != workspace.PhaseIdle && s.Phase != workspace.PhaseProjectSelected {
+		st.emit("project_ignored", "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.Phase) + ")"})
+		return
+	}
+	s.Project = e.Project
+	if s.Phase == "" {
+		s.Phase = workspace.PhaseIdle
+	}
+	st.enter(workspace.PhaseProjectSelected)
+	st.emit("project_selected", "", map[string]any{"project": e.Project})
+}
+
+// resumed re-spawns the agents (keeping their sessions), re-arms timers,
+// takes what is already complete on disk (e.OnDisk) and then re-sends the
+// assignments still unfinished, after the runner restarted.
+func (st *stepper) resumed(e Resumed) {
+	s := st.s
+	if s.TaskID == "" {
+		st.takeOnDisk(e.OnDisk)
+		return
+	}
+	details := map[string]any{"state": string(s.Phase)}
+	if len(e.OnDisk) > 0 {
+		details["on_disk"] = len(e.OnDisk)
+	}
+	st.emit("resumed", "", details)
+	switch s.Phase {
+	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
+		st.takeOnDisk(e.OnDisk)
+		return
+	}
+	for _, id := range allAgents(s) {
+		ag := s.Agents[id]
+		ag.Status = workspace.HealthStarting
+		s.Agents[id] = ag
+		st.do(SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
+	}
+	// Every agent is being started, so pending restarts are moot; timeouts
+	// are re-armed when the work is re-sent.
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
+		if kind, _, _ := strings.Cut(id, ":"); kind == "restart" || kind == "timeout" || kind == "resend" || kind == "stall" {
+			delete(s.Timers, id)
+		}
+	}
+	if s.Phase == workspace.PhasePaused {
+		var pending []string
+		for _, id := range allAgents(s) {
+			if s.Agents[id].Pending {
+				pending = append(pending, id)
+			}
+		}
+		s.Resend = dedupe(append(s.Resend, pending...))
+		st.takeOnDisk(e.OnDisk) // deferred until the pause ends
+		st.resumeMerge()
+		return
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
+		t := s.Timers[id]
+		st.schedule(id, max(t.Deadline.Sub(st.at), 0))
+	}
+	// Answers already on disk first: an agent whose trigger file or done
+	// marker is there is not asked again, and work they lead to is sent
+	// once, fresh.
+	sent := map[string]int{}
+	for _, id := range allAgents(s) {
+		sent[id] = s.Assignments[id].Seq
+	}
+	st.takeOnDisk(e.OnDisk)
+	if e.Retry {
+		st.key(KeyPressed{Action: KeyRetry, At: e.At})
+	}
+	if !running(s.Phase) {
+		return
+	}
+	for _, id := range allAgents(s) {
+		if s.Agents[id].Pending && s.Assignments[id].Seq == sent[id] {
+			st.resend(id)
+		}
+	}
+	st.resumeMerge()
+	st.scheduleWork()
+	st.remindPlanGate()
+}
+
+// takeOnDisk handles the trigger files and done markers a restarted runner
+// found complete on disk, in order, like events from the watcher.
+func (st *stepper) takeOnDisk(evs []Event) {
+	for _, ev := range evs {
+		switch ev.(type) {
+		case TriggerCompleted, SubtaskDone:
+			st.handle(ev)
+		default: // the runner puts nothing else there
+		}
+	}
+}

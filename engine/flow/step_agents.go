@@ -1,0 +1,229 @@
+package flow
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// ---- agents ----
+
+func (st *stepper) health(e AgentHealth) {
+	s := st.s
+	ag, ok := s.Agents[e.Agent]
+	if !ok {
+		return
+	}
+	h := e.Health
+	prev := ag.Status
+	if e.PID != 0 {
+		ag.PID = e.PID
+	}
+	if ag.Status == workspace.HealthRestarting && h == workspace.HealthExited {
+		// The runner stopping the agent for our own restart.
+		s.Agents[e.Agent] = ag
+		return
+	}
+	if h != workspace.HealthHangWarning {
+		ag.Status = h
+	}
+	s.Agents[e.Agent] = ag
+	st.governHealth(prev, e)
+	switch h {
+	case workspace.HealthExited, workspace.HealthHung:
+		if st.deferIfPaused(e) {
+			return
+		}
+	}
+	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending {
+		// A turn that failed on a rate limit (Claude Code gave up and
+		// reported StopFailure) produced nothing: once the limit has
+		// cleared, send the pending work again (on resume when paused).
+		switch {
+		case s.Phase == workspace.PhasePaused:
+			s.Resend = dedupe(append(s.Resend, e.Agent))
+		case running(s.Phase):
+			// Bounded like every retry: a limit that keeps coming back
+			// ends in needs_human, not an endless run of paid turns.
+			ag.Failures++
+			s.Agents[e.Agent] = ag
+			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
+			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+e.Agent,
+				fmt.Sprintf("Agent %s's turn failed on a rate limit %d times in a row", e.Agent, ag.Failures), ag.Failures) {
+				return
+			}
+		}
+	}
+	if !running(s.Phase) {
+		return
+	}
+	switch h {
+	case workspace.HealthIdle, workspace.HealthReady:
+		st.watchStall(e.Agent)
+	case workspace.HealthBusy:
+		st.cancelTimer(stallTimer(e.Agent))
+	}
+	switch h {
+	case workspace.HealthExited:
+		st.emit("agent_exited", e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
+		why := fmt.Sprintf("exited (code %d)", e.ExitCode)
+		// The agent layer's detail may quote what the agent said last.
+		if more := strings.TrimLeft(strings.TrimPrefix(e.Detail, fmt.Sprintf("exit code %d", e.ExitCode)), "; "); more != "" {
+			why += ": " + more
+		}
+		st.failAgent(e.Agent, why, false)
+	case workspace.HealthHung:
+		if ag.Pending {
+			st.emit("agent_hung", e.Agent, map[string]any{"detail": e.Detail})
+			st.failAgent(e.Agent, "hung", true)
+		}
+	case workspace.HealthHangWarning:
+		if ag.Pending {
+			st.emit("agent_hang_warning", e.Agent, map[string]any{"detail": e.Detail})
+			st.notify("warn", fmt.Sprintf("%s has shown no sign of life for a while", e.Agent))
+		}
+	case workspace.HealthWaitingPermission:
+		st.emit("agent_waiting_permission", e.Agent, map[string]any{"detail": e.Detail})
+		st.notify("warn", fmt.Sprintf("%s is waiting for a permission answer", e.Agent))
+	case workspace.HealthRateLimited:
+		st.emit("agent_rate_limited", e.Agent, map[string]any{"detail": e.Detail})
+	}
+}
+
+// failAgent handles a crash, hang or timeout: restart after the backoff
+// (or now), past max_retries consecutive failures → needs_human.
+func (st *stepper) failAgent(id, why string, immediate bool) {
+	s := st.s
+	if _, pending := s.Timers[restartTimer(id)]; pending {
+		return
+	}
+	ag := s.Agents[id]
+	ag.Failures++
+	s.Agents[id] = ag
+	d, ok := st.cfg.restartPolicy().Retry(ag.Failures)
+	if !ok {
+		st.needsHuman("agent:"+id, fmt.Sprintf("Agent %s failed %d times in a row (last: %s); max_retries=%d", id, ag.Failures, why, st.cfg.MaxRetries))
+		return
+	}
+	st.cancelTimer(timeoutTimer(id))
+	if immediate || d <= 0 {
+		st.restartNow(id)
+		return
+	}
+	st.schedule(restartTimer(id), d)
+	st.emit("agent_restart_scheduled", id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
+}
+
+func stallTimer(agent string) string { return "stall:" + agent }
+
+// watchStall arms the agent's stall timer when it sits idle with work it
+// has received (the assignment was delivered) and not finished.
+func (st *stepper) watchStall(id string) {
+	s := st.s
+	ag := s.Agents[id]
+	if !running(s.Phase) || !ag.Pending || ag.Delivered < ag.LastSeq || !ag.Status.Injectable() {
+		return
+	}
+	if _, armed := s.Timers[stallTimer(id)]; armed {
+		return
+	}
+	st.schedule(stallTimer(id), st.cfg.StallTimeout)
+}
+
+// stalled handles an agent idle for stall_seconds without producing what
+// its assignment asks: one reminder that says what is missing, then
+// needs_human with the reason.
+func (st *stepper) stalled(id string) {
+	s := st.s
+	ag, ok := s.Agents[id]
+	if !ok || !ag.Pending || !ag.Status.Injectable() {
+		return
+	}
+	ag.Stalls++
+	s.Agents[id] = ag
+	a := s.Assignments[id]
+	want := "one of the files in its writes: " + clip(strings.Join(a.Writes, ", "), maxProblem)
+	if a.DoneMarker != "" {
+		want = "its done marker " + a.DoneMarker
+	}
+	reason := fmt.Sprintf("%s went idle for %s without writing %s (assignment %d: %s)",
+		id, st.cfg.StallTimeout, want, a.Seq, firstLine(a.Instruction))
+	st.emit("agent_stalled", id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
+	p := RetryPolicy{Attempts: 1} // one reminder
+	if _, again := p.Retry(ag.Stalls); again {
+		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
+		s.Assignments[id] = a
+	}
+	st.retryWork(p, id, "stall:"+id, reason, ag.Stalls)
+}
+
+// restartNow restarts the agent (session kept) and re-sends its work.
+func (st *stepper) restartNow(id string) {
+	s := st.s
+	ag, ok := s.Agents[id]
+	if !ok {
+		return
+	}
+	ag.Restarts++
+	ag.Status = workspace.HealthRestarting
+	s.Agents[id] = ag
+	st.cancelTimer(restartTimer(id))
+	st.cancelTimer(timeoutTimer(id))
+	st.do(RestartAgent{Agent: id, Role: ag.Role})
+	st.emit("agent_restarted", id, map[string]any{"restarts": ag.Restarts})
+	st.resend(id)
+}
+
+func (st *stepper) injection(e InjectionResult) {
+	s := st.s
+	ag, ok := s.Agents[e.Agent]
+	if ok && e.Cancelled {
+		st.emit("injection_cancelled", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+		return
+	}
+	if ok && e.Delivered && e.Seq > ag.Delivered {
+		ag.Delivered = e.Seq
+		s.Agents[e.Agent] = ag
+		// An agent that was idle when the message arrived and never gets
+		// busy (it ignores its input) is stalled too.
+		st.watchStall(e.Agent)
+		return
+	}
+	if !ok || e.Delivered || e.Seq != ag.LastSeq || !ag.Pending || !running(s.Phase) {
+		return
+	}
+	if st.deferIfPaused(e) {
+		return
+	}
+	st.emit("injection_failed", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+	st.failAgent(e.Agent, "message not delivered: "+e.Detail, false)
+}
+
+func (st *stepper) timerFired(e TimerFired) {
+	s := st.s
+	if _, ok := s.Timers[e.ID]; !ok || s.Phase == workspace.PhasePaused {
+		return // stale, or frozen by a pause (re-armed on resume)
+	}
+	delete(s.Timers, e.ID)
+	kind, agent, _ := strings.Cut(e.ID, ":")
+	st.emit("timer_fired", agent, map[string]any{"timer": e.ID})
+	if !running(s.Phase) {
+		return
+	}
+	switch kind {
+	case "restart":
+		st.restartNow(agent)
+	case "timeout":
+		if s.Agents[agent].Pending {
+			st.emit("agent_timeout", agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
+			st.failAgent(agent, "timed out after "+st.cfg.AgentTimeout.String(), true)
+		}
+	case "resend":
+		st.resend(agent)
+	case "stall":
+		st.stalled(agent)
+	case "hold":
+		st.holdExpired(agent) // the timer names the account
+	}
+}

@@ -1,0 +1,233 @@
+package flow
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// ---- keys ----
+
+func (st *stepper) key(e KeyPressed) {
+	s := st.s
+	ignore := func(reason string) {
+		st.emit("key_ignored", "", map[string]any{"key": e.Action, "state": string(s.Phase), "reason": reason})
+	}
+	switch e.Action {
+	case KeyPause:
+		if !running(s.Phase) {
+			ignore("nothing to pause")
+			return
+		}
+		st.pause()
+	case KeyResume:
+		if s.Phase != workspace.PhasePaused {
+			ignore("not paused")
+			return
+		}
+		st.unpause()
+	case KeyCancel:
+		switch {
+		case s.TaskID == "" || s.Phase == workspace.PhaseIdle || s.Phase == workspace.PhaseCancelled:
+			ignore("nothing to cancel")
+		case s.Phase == workspace.PhaseComplete:
+			st.stopAll()
+			st.emit("agents_stopped", "", nil)
+		default:
+			st.cancel()
+		}
+	case KeyRetry:
+		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
+			ignore("retry only applies to needs_human and error")
+			return
+		}
+		st.retry()
+	case KeyAbandon:
+		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
+			ignore("abandon only applies to needs_human and error")
+			return
+		}
+		st.stopAll()
+		st.cancelAllTimers()
+		st.emit("abandoned", "", map[string]any{"state": string(s.Phase)})
+		st.enter(workspace.PhaseIdle)
+		// The task is over (workspace.State.Over): it ended now, though
+		// idle is not a final phase of the run.
+		s.FinishedAt = st.at
+	default:
+		ignore("unknown key action")
+	}
+}
+
+// pause freezes the machine: the remaining time of every timer is kept and
+// the runner's timers cancelled; events that arrive are deferred.
+func (st *stepper) pause() {
+	s := st.s
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
+		t := s.Timers[id]
+		t.Left = max(t.Deadline.Sub(st.at), 0)
+		t.Deadline = time.Time{}
+		s.Timers[id] = t
+		st.do(CancelTimer{ID: id})
+	}
+	st.enter(workspace.PhasePaused)
+	st.emit("paused", "", map[string]any{"previous_state": string(s.PreviousPhase)})
+	st.notify("info", "Paused")
+}
+
+// unpause returns to the phase before the pause, re-arms the timers with
+// their remaining time, re-sends work of agents restarted meanwhile and
+// handles the deferred events in order.
+func (st *stepper) unpause() {
+	s := st.s
+	back := s.PreviousPhase
+	if !running(back) {
+		back = workspace.PhasePlanning // a state file edited by hand; planning is always safe
+	}
+	st.enter(back)
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
+		t := s.Timers[id]
+		left := t.Left
+		t.Left = 0
+		s.Timers[id] = t
+		st.schedule(id, left)
+	}
+	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
+	st.notify("info", "Resumed")
+	resend := s.Resend
+	s.Resend = nil
+	for _, id := range resend {
+		st.resend(id)
+	}
+	deferred := s.Deferred
+	s.Deferred = nil
+	for _, raw := range deferred {
+		ev, err := UnmarshalEvent(raw)
+		if err != nil {
+			st.emit("deferred_event_dropped", "", map[string]any{"error": err.Error()})
+			continue
+		}
+		st.handle(ev)
+	}
+	st.scheduleWork()
+	st.remindPlanGate()
+}
+
+func (st *stepper) stopAll() {
+	for _, id := range allAgents(st.s) {
+		st.do(StopAgent{Agent: id})
+	}
+}
+
+func (st *stepper) cancel() {
+	s := st.s
+	st.cancelAllTimers()
+	st.stopAll()
+	s.Deferred = nil
+	s.Resend = nil
+	st.enter(workspace.PhaseCancelled)
+	st.emit("cancelled", "", nil)
+	st.notify("info", "Task cancelled")
+}
+
+// stateNotSaved stops new work when state.json cannot be written: the
+// step's outside effects were dropped by the runner, so the run waits in
+// needs_human, saying why, until a retry (which writes the state first).
+func (st *stepper) stateNotSaved(e StateNotSaved) {
+	s := st.s
+	if s.TaskID == "" || (s.Phase == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
+		return
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
+		st.cancelTimer(id)
+	}
+	st.needsHuman("state_write", fmt.Sprintf("state.json could not be written (%s); no new work is assigned until it can be. "+
+		"Free disk space or fix the permissions, then retry (R in the TUI, or hivemind --resume --retry)", clip(e.Error, maxProblem)))
+}
+
+// retry gives a stuck run another go, according to what stopped it.
+func (st *stepper) retry() {
+	s := st.s
+	kind := s.Escalation
+	back := s.PreviousPhase
+	s.Escalation, s.Reason, s.Error = "", "", ""
+	st.emit("retry", "", map[string]any{"escalation": kind, "state": string(s.Phase)})
+	switch {
+	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.Phase == workspace.PhaseNeedsHuman && running(back):
+		// A failing agent is restarted; a stalled one is asked again.
+		what, id, _ := strings.Cut(kind, ":")
+		ag := s.Agents[id]
+		ag.Failures, ag.Stalls = 0, 0
+		s.Agents[id] = ag
+		st.enter(back)
+		if what == "agent" {
+			st.restartNow(id)
+		} else {
+			st.resend(id)
+		}
+		st.scheduleWork()
+	case strings.HasPrefix(kind, "fix:") && s.Phase == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
+		id := strings.TrimPrefix(kind, "fix:")
+		f := s.Fixes[id]
+		f.Attempts = 0
+		s.Fixes[id] = f
+		st.enter(back)
+		st.resend(f.Worker)
+	case strings.HasPrefix(kind, "subtask:") && s.Phase == workspace.PhaseNeedsHuman && running(back):
+		id := strings.TrimPrefix(kind, "subtask:")
+		sub := s.Subtasks[id]
+		sub.Attempts = 0
+		s.Subtasks[id] = sub
+		st.enter(back)
+		if w := sub.Worker; w != "" && s.Agents[w].Pending && s.Agents[w].Subtask == id {
+			st.resend(w)
+		} else if sub.Status != workspace.SubtaskDone {
+			sub.Status = workspace.SubtaskPending
+			sub.Worker = ""
+			s.Subtasks[id] = sub
+		}
+		st.scheduleWork()
+	case kind == "checkpoint_revisions" && s.Phase == workspace.PhaseNeedsHuman:
+		s.FixRounds = 0
+		st.reviewCheckpoint()
+	case kind == "state_write" && s.Phase == workspace.PhaseNeedsHuman && running(back):
+		// What the unsaved steps would have sent was dropped: send every
+		// unfinished assignment again (after this state is written).
+		st.enter(back)
+		for _, id := range allAgents(s) {
+			st.resend(id)
+		}
+		st.resumeMerge() // a merge requested by an unsaved step
+		st.scheduleWork()
+	case kind == "budget" && s.Phase == workspace.PhaseNeedsHuman && running(back):
+		st.retryBudget(back)
+	case (kind == "git_merge" || kind == "merge_conflicts") && s.Phase == workspace.PhaseNeedsHuman:
+		st.retryMerge()
+	default:
+		// Back to planning: a fresh plan, with all feedback so far.
+		s.RevisionCount = 0
+		s.InvalidPlans = 0
+		for _, id := range allAgents(s) {
+			ag := s.Agents[id]
+			ag.Failures = 0
+			s.Agents[id] = ag
+			if ag.Pending && id != workspace.AgentLead {
+				st.finishWork(id)
+			}
+		}
+		for id, sub := range s.Subtasks {
+			if sub.Status == workspace.SubtaskInProgress {
+				sub.Status = workspace.SubtaskPending
+				sub.Worker = ""
+				s.Subtasks[id] = sub
+			}
+		}
+		s.Fixes = nil
+		st.enter(workspace.PhasePlanning)
+		st.leadPlan()
+	}
+}

@@ -1,0 +1,128 @@
+package flow
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// ---- subtasks ----
+
+func (st *stepper) subtaskDone(e SubtaskDone) {
+	s := st.s
+	if f, ok := s.Fixes[e.Subtask]; ok {
+		st.fixDone(e, f)
+		return
+	}
+	sub, ok := s.Subtasks[e.Subtask]
+	if !ok {
+		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask, "reason": "unknown subtask"})
+		for _, id := range allAgents(s) {
+			if a := s.Agents[id]; a.Pending && a.Subtask == e.Subtask {
+				st.finishWork(id)
+			}
+		}
+		return
+	}
+	if sub.Status == workspace.SubtaskDone {
+		return // seen before (e.g. a rescan after restart)
+	}
+	worker := sub.Worker
+	if worker == "" {
+		worker = e.Agent
+	}
+	if sub.Status != workspace.SubtaskInProgress || worker == "" {
+		// A marker only counts for an assignment that is outstanding: one
+		// written before its subtask was assigned (a later checkpoint's,
+		// say) must not mark it done, or the work would never be done.
+		// It is moved aside so it cannot count later either (after a
+		// restart's rescan, once the subtask is assigned).
+		to := fmt.Sprintf("%s/ignored_v%d-%s_%s.done", workspace.ReviewsDir, st.version("ignored"), workspace.OutputsDir, e.Subtask)
+		st.do(ArchiveTrigger{From: workspace.OutputsDir + "/" + e.Subtask + ".done", To: to})
+		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask,
+			"reason":   fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
+			"problem":  clip(e.Problem, maxProblem),
+			"archived": to})
+		return
+	}
+	if !e.OK {
+		problem := clip(e.Problem, maxProblem)
+		sub.Attempts++
+		s.Subtasks[e.Subtask] = sub
+		st.emit("subtask_rejected", worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
+		reason := fmt.Sprintf("Subtask %s was completed invalidly by %s; last problem: %s", e.Subtask, worker, problem)
+		p := st.cfg.resendPolicy()
+		if _, ok := p.Retry(sub.Attempts); !ok {
+			st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts) // escalates
+			return
+		}
+		if !running(s.Phase) || s.Plan == nil {
+			return
+		}
+		for _, ps := range s.Plan.Subtasks {
+			if ps.ID == e.Subtask {
+				// The new assignment names the problem; it is sent now or
+				// after the backoff.
+				st.workerSubtask(worker, ps, problem, true)
+				st.retryWork(p, worker, "subtask:"+e.Subtask, reason, sub.Attempts)
+			}
+		}
+		return
+	}
+	sub.Status = workspace.SubtaskDone
+	sub.Worker = worker
+	sub.CompletedAt = st.at
+	s.Subtasks[e.Subtask] = sub
+	st.emit("subtask_done", worker, map[string]any{"subtask": e.Subtask})
+	for _, id := range allAgents(s) {
+		if a := s.Agents[id]; a.Subtask == e.Subtask {
+			st.finishWork(id)
+		}
+	}
+	st.scheduleWork()
+}
+
+func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
+	s := st.s
+	if f.Status == workspace.SubtaskDone {
+		return
+	}
+	if !e.OK && isMergeFix(e.Subtask) {
+		st.mergeFixRejected(e, f)
+		return
+	}
+	if !e.OK {
+		problem := clip(e.Problem, maxProblem)
+		f.Attempts++
+		s.Fixes[e.Subtask] = f
+		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+		if s.Phase != workspace.PhaseCheckpointFix {
+			return
+		}
+		if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
+			a.Rejected = problem
+			s.Assignments[f.Worker] = a
+		}
+		st.retryWork(st.cfg.resendPolicy(), f.Worker, "fix:"+e.Subtask,
+			fmt.Sprintf("Fix %s was completed invalidly by %s; last problem: %s", e.Subtask, f.Worker, problem), f.Attempts)
+		return
+	}
+	f.Status = workspace.SubtaskDone
+	f.CompletedAt = st.at
+	s.Fixes[e.Subtask] = f
+	st.emit("fix_done", f.Worker, map[string]any{"fix": e.Subtask})
+	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
+		st.finishWork(f.Worker)
+	}
+	if s.Phase != workspace.PhaseCheckpointFix {
+		return
+	}
+	for _, x := range s.Fixes {
+		if x.Status != workspace.SubtaskDone {
+			return
+		}
+	}
+	s.CheckpointFile = ""
+	st.reachCheckpoint()
+}

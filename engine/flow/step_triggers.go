@@ -1,0 +1,491 @@
+package flow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// ---- triggers ----
+
+// Trigger kinds (by path relative to the task dir).
+const (
+	trigPlan               = "plan.md"
+	trigPlanApproved       = "plan-approved.md"
+	trigPlanFeedback       = "plan-feedback.md"
+	trigCheckpoint         = "checkpoint.md"
+	trigCheckpointApproved = "checkpoint-approved.md"
+	trigCheckpointIssues   = "checkpoint-issues.md"
+	trigFrictionResolution = "friction-resolution.md"
+	trigFriction           = "friction/"
+)
+
+// TriggerNames are the trigger files at the task dir root; friction files
+// are friction/<name>.md.
+var TriggerNames = []string{trigPlan, trigPlanApproved, trigPlanFeedback, trigCheckpoint,
+	trigCheckpointApproved, trigCheckpointIssues, trigFrictionResolution, PlanDecisionFile}
+
+func classify(p string) string {
+	for _, n := range TriggerNames {
+		if p == n {
+			return n
+		}
+	}
+	if strings.HasPrefix(p, trigFriction) && strings.HasSuffix(p, ".md") && len(p) > len(trigFriction)+3 {
+		return trigFriction
+	}
+	return ""
+}
+
+// TriggerKey identifies one instance of a trigger file: its path, content
+// hash and modification time. A consumed key never fires again.
+func TriggerKey(p string, content []byte, mod time.Time) string {
+	sum := sha256.Sum256(content)
+	k := p + "@" + hex.EncodeToString(sum[:8])
+	if !mod.IsZero() {
+		k += "@" + mod.UTC().Format(time.RFC3339Nano)
+	}
+	return k
+}
+
+func (st *stepper) trigger(e TriggerCompleted) {
+	s := st.s
+	p := cleanPath(e.Path)
+	key := TriggerKey(p, e.Content, e.ModTime)
+	if e.Inode != 0 {
+		key += fmt.Sprintf("@i%d", e.Inode)
+	}
+	if s.Consumed[key] {
+		to := s.Archives[key]
+		st.emit("trigger_duplicate", e.Agent, map[string]any{"path": p, "archived": to})
+		if to != "" {
+			st.do(ArchiveTrigger{From: p, To: to})
+		}
+		return
+	}
+	kind := classify(p)
+	ph := s.Phase
+	if e.Problem != "" && kind != "" {
+		st.rejectTrigger(p, key, kind, e)
+		return
+	}
+	switch {
+	case kind == "":
+		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(ph), "reason": "not a trigger file"})
+	case kind == trigPlan && (ph == workspace.PhasePlanning || ph == workspace.PhasePlanRevision):
+		st.planSubmitted(p, key, e.Content)
+	case kind == trigPlanApproved && ph == workspace.PhasePlanReview:
+		st.planApproved(p, key, e.Content)
+	case kind == trigPlanFeedback && ph == workspace.PhasePlanReview:
+		st.planFeedbackIn(p, key, e.Content)
+	case kind == PlanDecisionFile && ph == workspace.PhasePlanApproval:
+		st.planDecision(p, key, e.Content)
+	case kind == trigCheckpoint && (ph == workspace.PhaseExecuting || ph == workspace.PhaseCheckpointFix):
+		st.checkpointWritten(p, key)
+	case kind == trigCheckpointApproved && ph == workspace.PhaseCheckpointReview:
+		st.checkpointApproved(p, key, e.Content)
+	case kind == trigCheckpointIssues && ph == workspace.PhaseCheckpointReview:
+		st.checkpointIssues(p, key, e.Content)
+	case kind == trigFrictionResolution && ph == workspace.PhaseFrictionResolution:
+		st.frictionResolved(p, key)
+	case kind == trigFriction && ph != workspace.PhaseIdle && ph != workspace.PhaseComplete && ph != workspace.PhaseCancelled:
+		st.frictionLogged(p, key, e.Agent, e.Content)
+	default:
+		st.ignoreTrigger(p, key, e.Agent, fmt.Sprintf("%s means nothing in state %s", p, ph))
+	}
+}
+
+// triggerWriter is the agent expected to write a trigger of kind ("" when
+// any agent may).
+func triggerWriter(kind string) string {
+	switch kind {
+	case trigPlan, trigFrictionResolution:
+		return workspace.AgentLead
+	case trigPlanApproved, trigPlanFeedback, trigCheckpointApproved, trigCheckpointIssues:
+		return workspace.AgentReviewer
+	}
+	return ""
+}
+
+// rejectTrigger handles a trigger file that cannot be read (a symlink, a
+// directory, too large: e.Problem). It is never archived (it may not be a
+// file) but recorded as consumed, so this instance does not fire again;
+// its writer is told what to fix. An unreadable plan.md counts as an
+// invalid plan (bounded by max_revision_cycles); any other trigger's
+// writer gets its work re-sent with the problem, under the retry policy.
+func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
+	s := st.s
+	if s.Consumed == nil {
+		s.Consumed = map[string]bool{}
+	}
+	s.Consumed[key] = true
+	problem := clip(e.Problem, maxProblem)
+	st.emit("trigger_rejected", e.Agent, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
+	writer := triggerWriter(kind)
+	if kind == trigPlan && (s.Phase == workspace.PhasePlanning || s.Phase == workspace.PhasePlanRevision) {
+		s.InvalidPlans++
+		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
+			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problem: %s",
+				s.InvalidPlans, st.cfg.MaxRevisionCycles, problem))
+			return
+		}
+		st.leadPlanInvalid("", []Problem{{Msg: problem}})
+		return
+	}
+	ag, ok := s.Agents[writer]
+	if !ok || !ag.Pending || !running(s.Phase) {
+		st.notify("warn", firstLine(problem))
+		return
+	}
+	a := s.Assignments[writer]
+	a.Rejected = problem
+	s.Assignments[writer] = a
+	ag.Failures++
+	s.Agents[writer] = ag
+	st.retryWork(st.cfg.resendPolicy(), writer, "agent:"+writer, fmt.Sprintf("%s: %s", writer, problem), ag.Failures)
+}
+
+// consume records the trigger as handled and archives it to reviews/.
+func (st *stepper) consume(p, key, to string) {
+	s := st.s
+	if s.Consumed == nil {
+		s.Consumed = map[string]bool{}
+	}
+	if s.Archives == nil {
+		s.Archives = map[string]string{}
+	}
+	s.Consumed[key] = true
+	s.Archives[key] = to
+	st.do(ArchiveTrigger{From: p, To: to})
+}
+
+// version increments and returns the archive counter of kind.
+func (st *stepper) version(kind string) int {
+	if st.s.Versions == nil {
+		st.s.Versions = map[string]int{}
+	}
+	st.s.Versions[kind]++
+	return st.s.Versions[kind]
+}
+
+// ignoreTrigger archives a trigger that means nothing now as
+// reviews/ignored_v<n>-<path with / as _>, so it cannot fire later, at a
+// wrong time, and stays readable.
+func (st *stepper) ignoreTrigger(p, key, agent, reason string) {
+	to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(p, "/", "_"))
+	st.consume(p, key, to)
+	st.emit("trigger_ignored", agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
+}
+
+func (st *stepper) consumed(p, to, agent string) {
+	st.emit("trigger_consumed", agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
+}
+
+func (st *stepper) planSubmitted(p, key string, content []byte) {
+	s := st.s
+	plan, probs := ParsePlan(content, s.Project)
+	if len(probs) > 0 {
+		to := fmt.Sprintf("%s/plan_v%d-invalid.md", workspace.ReviewsDir, st.version("plan-invalid"))
+		st.consume(p, key, to)
+		msgs := make([]string, len(probs))
+		for i, pr := range probs {
+			msgs[i] = pr.String()
+		}
+		st.emit("plan_invalid", workspace.AgentLead, map[string]any{"archived": to, "problems": msgs})
+		s.InvalidPlans++
+		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
+			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problems (%s):\n- %s",
+				s.InvalidPlans, st.cfg.MaxRevisionCycles, to, strings.Join(msgs, "\n- ")))
+			return
+		}
+		st.leadPlanInvalid(to, probs)
+		return
+	}
+	v := st.version("plan")
+	to := fmt.Sprintf("%s/plan_v%d.md", workspace.ReviewsDir, v)
+	st.consume(p, key, to)
+	st.consumed(p, to, workspace.AgentLead)
+	s.InvalidPlans = 0
+	s.Plan = &plan
+	s.PlanFile = to
+	s.ReviewSubject = fmt.Sprintf("plan_v%d", v)
+	s.ResolutionFile = ""
+	s.TotalCheckpoints = len(plan.Checkpoints)
+	st.emit("plan_submitted", workspace.AgentLead, map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
+	st.finishWork(workspace.AgentLead)
+	st.enter(workspace.PhasePlanReview)
+	st.reviewerPlan()
+}
+
+func (st *stepper) reviewSubject() string {
+	if st.s.ReviewSubject != "" {
+		return st.s.ReviewSubject
+	}
+	return fmt.Sprintf("plan_v%d", st.s.Versions["plan"])
+}
+
+func (st *stepper) planRound(verdict, archived string, content []byte) {
+	n := 1
+	for _, r := range st.s.Rounds {
+		if r.Kind == "plan" {
+			n++
+		}
+	}
+	st.s.Rounds = append(st.s.Rounds, workspace.Round{Kind: "plan", Number: n, Verdict: verdict, Archived: archived, Summary: summarize(content), At: st.at})
+}
+
+func (st *stepper) planApproved(p, key string, content []byte) {
+	s := st.s
+	to := fmt.Sprintf("%s/%s-approved.md", workspace.ReviewsDir, st.reviewSubject())
+	st.consume(p, key, to)
+	st.consumed(p, to, workspace.AgentReviewer)
+	st.planRound("approved", to, content)
+	st.emit("plan_approved", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
+	st.finishWork(workspace.AgentReviewer)
+	if st.gatePlan() {
+		return
+	}
+	s.FrictionActive = nil
+	s.ResolutionFile = ""
+	s.ReviewSubject = ""
+	st.startExecution()
+}
+
+// startExecution (re)starts building after a plan approval: subtasks keep
+// their progress when their id is still in the plan.
+func (st *stepper) startExecution() {
+	s := st.s
+	subs := map[string]workspace.SubtaskState{}
+	for _, sub := range s.Plan.Subtasks {
+		if old, ok := s.Subtasks[sub.ID]; ok && old.Status != workspace.SubtaskFailed {
+			subs[sub.ID] = old
+			continue
+		}
+		subs[sub.ID] = workspace.SubtaskState{Status: workspace.SubtaskPending}
+	}
+	s.Subtasks = subs
+	st.advance()
+}
+
+// advance goes to the next checkpoint with work left, or completes.
+func (st *stepper) advance() {
+	s := st.s
+	next := nextCheckpoint(s)
+	if next == 0 {
+		st.complete()
+		return
+	}
+	if next != s.CurrentCheckpoint {
+		s.FixRounds = 0
+		s.CheckpointFile = ""
+		s.IssuesFile = ""
+		s.Fixes = nil
+	}
+	s.CurrentCheckpoint = next
+	st.enter(workspace.PhaseExecuting)
+	st.emit("checkpoint_started", "", map[string]any{"checkpoint": next, "name": st.checkpointName(next)})
+	st.scheduleWork()
+}
+
+func (st *stepper) complete() {
+	s := st.s
+	st.enter(workspace.PhaseComplete)
+	done := 0
+	for _, sub := range s.Subtasks {
+		if sub.Status == workspace.SubtaskDone {
+			done++
+		}
+	}
+	st.emit("task_complete", "", map[string]any{"subtasks": done, "revisions": s.RevisionCount, "friction": s.FrictionCount})
+	st.notify("info", fmt.Sprintf("Task complete: %d subtasks, %d checkpoints, %d plan revision(s)", done, s.TotalCheckpoints, s.RevisionCount))
+}
+
+func (st *stepper) planFeedbackIn(p, key string, content []byte) {
+	s := st.s
+	to := fmt.Sprintf("%s/%s-feedback.md", workspace.ReviewsDir, st.reviewSubject())
+	st.consume(p, key, to)
+	st.consumed(p, to, workspace.AgentReviewer)
+	st.planRound("feedback", to, content)
+	s.RevisionCount++
+	st.emit("plan_feedback", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
+	st.finishWork(workspace.AgentReviewer)
+	if s.RevisionCount >= st.cfg.MaxRevisionCycles {
+		st.needsHuman("plan_revisions", fmt.Sprintf("The plan was sent back %d times (max_revision_cycles=%d); the Lead and the Reviewer do not agree. Rounds:%s",
+			s.RevisionCount, st.cfg.MaxRevisionCycles, st.roundsSummary("plan", 0)))
+		return
+	}
+	st.enter(workspace.PhasePlanRevision)
+	st.leadRevise("The reviewer", to)
+}
+
+func checkpointKey(cp int) string { return fmt.Sprintf("checkpoint_%d", cp) }
+
+// checkpointWritten handles checkpoint.md in executing or checkpoint_fix.
+func (st *stepper) checkpointWritten(p, key string) {
+	s := st.s
+	cp := s.CurrentCheckpoint
+	to := fmt.Sprintf("%s/checkpoint_%d_v%d.md", workspace.ReviewsDir, cp, s.Versions[checkpointKey(cp)]+1)
+	st.consume(p, key, to)
+	st.consumed(p, to, "")
+	s.CheckpointFile = to
+	st.reachCheckpoint()
+}
+
+// reachCheckpoint: checkpoint (workers told, read-only) → checkpoint_review
+// (automatic). Fixers still at work are released: the review supersedes.
+func (st *stepper) reachCheckpoint() {
+	s := st.s
+	for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
+		f := s.Fixes[id]
+		if f.Status != workspace.SubtaskDone {
+			if ag, ok := s.Agents[f.Worker]; ok && ag.Pending {
+				if a, ok := s.Assignments[f.Worker]; ok && a.DoneMarker != "" && strings.HasSuffix(a.DoneMarker, id+".done") {
+					st.finishWork(f.Worker)
+				}
+			}
+		}
+	}
+	st.enter(workspace.PhaseCheckpoint)
+	cp := s.CurrentCheckpoint
+	st.emit("checkpoint_reached", "", map[string]any{"checkpoint": cp})
+	for _, w := range workerIDs(s) {
+		if s.Agents[w].Pending {
+			continue // still working on a subtask; do not interrupt it
+		}
+		reads := []string{s.PlanFile}
+		if s.CheckpointFile != "" {
+			reads = append(reads, s.CheckpointFile)
+		}
+		st.notice(w, fmt.Sprintf("Checkpoint %d (%s) reached; the Reviewer is reviewing it", cp, st.checkpointName(cp)),
+			"Stand by: you will get fix work if the reviewer finds issues in your files, or your next subtask.", reads)
+	}
+	if st.cfg.Git {
+		// Merge the workers' branches first; the review starts on
+		// CheckpointMerged (merge.go).
+		st.requestMerge()
+		return
+	}
+	st.reviewCheckpoint()
+}
+
+// reviewCheckpoint starts a new review round of the current checkpoint.
+func (st *stepper) reviewCheckpoint() {
+	st.version(checkpointKey(st.s.CurrentCheckpoint))
+	st.enter(workspace.PhaseCheckpointReview)
+	st.reviewerCheckpoint()
+}
+
+func (st *stepper) checkpointRound(verdict, archived string, content []byte) {
+	cp := st.s.CurrentCheckpoint
+	st.s.Rounds = append(st.s.Rounds, workspace.Round{Kind: "checkpoint", Checkpoint: cp, Number: st.s.Versions[checkpointKey(cp)],
+		Verdict: verdict, Archived: archived, Summary: summarize(content), At: st.at})
+}
+
+func (st *stepper) checkpointApproved(p, key string, content []byte) {
+	s := st.s
+	cp := s.CurrentCheckpoint
+	to := fmt.Sprintf("%s/checkpoint_%d_v%d-approved.md", workspace.ReviewsDir, cp, s.Versions[checkpointKey(cp)])
+	st.consume(p, key, to)
+	st.consumed(p, to, workspace.AgentReviewer)
+	st.checkpointRound("approved", to, content)
+	st.emit("checkpoint_approved", workspace.AgentReviewer, map[string]any{"checkpoint": cp})
+	st.finishWork(workspace.AgentReviewer)
+	s.FixRounds = 0
+	s.Fixes = nil
+	s.CheckpointFile = ""
+	s.IssuesFile = ""
+	if len(s.FrictionPending) > 0 {
+		st.startFriction()
+		return
+	}
+	st.advance()
+}
+
+func (st *stepper) checkpointIssues(p, key string, content []byte) {
+	s := st.s
+	cp := s.CurrentCheckpoint
+	round := s.Versions[checkpointKey(cp)]
+	to := fmt.Sprintf("%s/checkpoint_%d_v%d-issues.md", workspace.ReviewsDir, cp, round)
+	st.consume(p, key, to)
+	st.consumed(p, to, workspace.AgentReviewer)
+	st.checkpointRound("issues", to, content)
+	s.FixRounds++
+	s.IssuesFile = to
+	st.emit("checkpoint_issues", workspace.AgentReviewer, map[string]any{"checkpoint": cp, "round": round})
+	st.finishWork(workspace.AgentReviewer)
+	if s.FixRounds >= st.cfg.MaxRevisionCycles {
+		st.needsHuman("checkpoint_revisions", fmt.Sprintf("Checkpoint %d was sent back %d times (max_revision_cycles=%d). Rounds:%s",
+			cp, s.FixRounds, st.cfg.MaxRevisionCycles, st.roundsSummary("checkpoint", cp)))
+		return
+	}
+	ws, files := fixers(s, cp, content)
+	s.Fixes = map[string]workspace.SubtaskState{}
+	agents := []string{}
+	if _, ok := s.Agents[workspace.AgentLead]; ok && !s.Agents[workspace.AgentLead].Pending {
+		agents = append(agents, workspace.AgentLead)
+	}
+	agents = append(agents, ws...)
+	for _, a := range agents {
+		s.Fixes[fixID(cp, round, a)] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: a, StartedAt: st.at}
+	}
+	st.enter(workspace.PhaseCheckpointFix)
+	st.emit("fix_started", "", map[string]any{"checkpoint": cp, "round": round, "agents": agents})
+	for _, a := range agents {
+		st.fixAssignment(a, fixID(cp, round, a), files[a])
+	}
+	if len(agents) == 0 {
+		// Nobody can fix now (everyone busy): review again when work ends.
+		st.reviewCheckpoint()
+	}
+}
+
+func (st *stepper) frictionLogged(p, key, agent string, content []byte) {
+	s := st.s
+	name := strings.TrimSuffix(strings.ReplaceAll(strings.TrimPrefix(p, trigFriction), "/", "_"), ".md")
+	to := fmt.Sprintf("%s/friction_v%d-%s.md", workspace.ReviewsDir, st.version("friction"), name)
+	st.consume(p, key, to)
+	s.FrictionCount++
+	s.Friction = append(s.Friction, to)
+	s.FrictionPending = append(s.FrictionPending, to)
+	st.emit("friction_recorded", agent, map[string]any{"path": p, "archived": to, "summary": summarize(content), "count": s.FrictionCount})
+}
+
+// startFriction runs friction_logged → friction_sync (everyone told; the
+// Lead's notice is folded into its resolution assignment, so two messages do
+// not race for assignments/lead.json) → friction_resolution.
+func (st *stepper) startFriction() {
+	s := st.s
+	s.FrictionActive = s.FrictionPending
+	s.FrictionPending = nil
+	st.enter(workspace.PhaseFrictionLogged)
+	st.emit("friction_flow_started", "", map[string]any{"files": s.FrictionActive})
+	st.enter(workspace.PhaseFrictionSync)
+	for _, id := range allAgents(s) {
+		if id == workspace.AgentLead || s.Agents[id].Pending {
+			continue
+		}
+		st.notice(id, fmt.Sprintf("Friction was logged (%d file(s)); the Lead will propose fixes", len(s.FrictionActive)),
+			"Read the friction files so you know the problems and avoid them.", s.FrictionActive)
+	}
+	st.enter(workspace.PhaseFrictionResolution)
+	st.leadFrictionResolution()
+}
+
+func (st *stepper) frictionResolved(p, key string) {
+	s := st.s
+	v := st.version("friction-resolution")
+	to := fmt.Sprintf("%s/friction-resolution_v%d.md", workspace.ReviewsDir, v)
+	st.consume(p, key, to)
+	st.consumed(p, to, workspace.AgentLead)
+	s.ResolutionFile = to
+	s.ReviewSubject = fmt.Sprintf("friction-resolution_v%d", v)
+	st.finishWork(workspace.AgentLead)
+	st.enter(workspace.PhasePlanReview)
+	st.reviewerPlan()
+}

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/internal/remote"
+)
+
+// hostCheckTimeout bounds one host's Check (two ssh round trips, each
+// with ssh's own 10 s ConnectTimeout).
+const hostCheckTimeout = 40 * time.Second
+
+// RemoteHost is the remote.Host of the configured host name, checked for
+// the agent cfg runs.
+func RemoteHost(cfg config.Config, name string) remote.Host {
+	h := cfg.Hosts[name]
+	return remote.Host{Name: name, Dest: h.SSH, SSHArgs: h.SSHOptions, Dir: h.Dir, Agent: remoteAgentCommand(cfg, h)}
+}
+
+// remoteAgentCommand is the command an agent of cfg runs on host h: the
+// host's agent setting, else the profile's own command; "" for the sim
+// agent, which the helper itself runs.
+func remoteAgentCommand(cfg config.Config, h config.Host) string {
+	if h.Agent != "" {
+		return h.Agent
+	}
+	switch cfg.Agent {
+	case "sim":
+		return ""
+	case "claude":
+		return "claude"
+	}
+	if p, ok := cfg.Profile(cfg.Agent); ok && len(p.Command) > 0 {
+		return p.Command[0]
+	}
+	return preflight.FirstWord(cfg.Agent)
+}
+
+// HostResult is one host's Check.
+type HostResult struct {
+	Name   string
+	Report remote.Report
+	Err    error // one line: what is missing and how to fix it
+}
+
+// String is the host's line for `hivemind hosts`.
+func (r HostResult) String() string {
+	if r.Err != nil {
+		return fmt.Sprintf("fail  %s", r.Err)
+	}
+	rep := r.Report
+	parts := []string{rep.User + "@" + rep.Uname, rep.Git}
+	if rep.Agent != "" {
+		parts = append(parts, "agent "+rep.Agent)
+	}
+	parts = append(parts, "dir "+rep.Dir)
+	return fmt.Sprintf("ok    %s: %s", r.Name, strings.Join(parts, ", "))
+}
+
+// CheckHosts runs remote.Check on the named hosts in parallel; the
+// results are in the order of names.
+func CheckHosts(ctx context.Context, cfg config.Config, names []string) []HostResult {
+	out := make([]HostResult, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, hostCheckTimeout)
+			defer cancel()
+			rep, err := remote.Check(ctx, RemoteHost(cfg, name))
+			out[i] = HostResult{Name: name, Report: rep, Err: err}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// usedHosts are the remote hosts a run with cfg places agents on, in
+// order of first use.
+func usedHosts(cfg config.Config) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, h := range cfg.WorkerHosts() {
+		if h != config.LocalHost && !seen[h] {
+			seen[h] = true
+			names = append(names, h)
+		}
+	}
+	return names
+}
+
+// hostChecks are the preflight results of the hosts the run uses.
+func hostChecks(ctx context.Context, cfg config.Config) []preflight.Result {
+	var rs []preflight.Result
+	for _, r := range CheckHosts(ctx, cfg, usedHosts(cfg)) {
+		res := preflight.Result{Check: "host " + r.Name, Status: preflight.OK, Msg: strings.TrimPrefix(r.String(), "ok    "+r.Name+": ")}
+		if r.Err != nil {
+			res.Status, res.Msg = preflight.Fail, r.Err.Error()
+		}
+		rs = append(rs, res)
+	}
+	return rs
+}
