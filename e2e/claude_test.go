@@ -110,10 +110,11 @@ func TestClaudeRateLimited(t *testing.T) {
 	injected, _ := checkInjections(t, dir, recs, c.API)
 	checkHealth(t, recs, []string{"lead", "reviewer", "worker_1"})
 	checkWrites(t, c, dir, time.Time{})
+	held := checkHoldCycle(t, recs, "lead")
 	noLeftovers(t, c.Project)
-	t.Logf("complete in %v: rate_limited at +%v (%s), cleared at +%v; %d requests answered 429; %d injections confirmed",
+	t.Logf("complete in %v: rate_limited at +%v (%s), cleared at +%v (dispatch held %v); %d requests answered 429; %d injections confirmed",
 		took.Round(time.Millisecond), limited.Time.Sub(p.start).Round(time.Millisecond), recDetail(limited, "detail"),
-		cleared.Sub(p.start).Round(time.Millisecond), errs, injected)
+		cleared.Sub(p.start).Round(time.Millisecond), held.Round(time.Millisecond), errs, injected)
 }
 
 // The Reviewer's scripted attempt to edit a project source file during its

@@ -47,6 +47,7 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 	c.HangSeconds = 1
 	c.AgentTimeoutSeconds = 2
 	c.StallSeconds = 10
+	c.BudgetUSD = 0.5
 	want := Config{
 		Workers:           7,
 		QuietPeriod:       10 * time.Millisecond,
@@ -56,14 +57,16 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 		HangTimeout:       time.Second,
 		AgentTimeout:      2 * time.Second,
 		StallTimeout:      10 * time.Second,
+		BudgetUSD:         0.5,
 	}
 	got := NewConfig(c)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("NewConfig\n got %+v\nwant %+v", got, want)
 	}
-	// Every field of Config is either filled here or one of the run's git
-	// settings: a new field must be added to NewConfig and to this test.
-	gitFields := []string{"Git", "Check"}
+	// Every field of Config is either filled here or one of the run's
+	// settings (git, the agents' accounts): a new field must be added to
+	// NewConfig and to this test.
+	gitFields := []string{"Git", "Check", "Accounts"}
 	ct := reflect.TypeFor[Config]()
 	for i := range ct.NumField() {
 		f := ct.Field(i)

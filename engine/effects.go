@@ -12,11 +12,11 @@ import (
 // runner does anything else, even without an outside effect: it consumed
 // something that must never be handled twice or be lost (a trigger file,
 // a done marker, a shared knowledge entry, a merge result, the user's key or
-// task). Health updates, injection results and timers are derived again
+// task). Health updates, injection results, timers and usage are derived again
 // after a restart, so their steps may be saved lazily.
 func mustSave(ev Event) bool {
 	switch ev.(type) {
-	case AgentHealth, InjectionResult, TimerFired:
+	case AgentHealth, InjectionResult, TimerFired, AgentUsage:
 		return false
 	case TaskSubmitted, ProjectSelected, Resumed, TriggerCompleted, SubtaskDone,
 		KeyPressed, StateNotSaved, KnowledgeSubmitted, CheckpointMerged:

@@ -8,6 +8,7 @@ import "github.com/hivemind-dev/hivemind/engine/flow"
 
 type (
 	AgentHealth        = flow.AgentHealth
+	AgentUsage         = flow.AgentUsage
 	AppendEvent        = flow.AppendEvent
 	ArchiveKnowledge   = flow.ArchiveKnowledge
 	ArchiveTrigger     = flow.ArchiveTrigger

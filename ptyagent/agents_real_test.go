@@ -47,6 +47,41 @@ func hookWrapper(t *testing.T) string {
 	return hookCmd
 }
 
+// realManager is a Manager of the agents spec builds (run with bin),
+// closed when the test ends; a failed test logs agent's screen, the fake
+// API's requests and the events first.
+func realManager(t *testing.T, bin, agent string, api *fakeapi.Server, rec *recorder, spec func(id string, resume bool) Spec) *Manager {
+	t.Helper()
+	m, err := NewManager(ManagerConfig{
+		OnEvent:     rec.add,
+		StopTimeout: 10 * time.Second,
+		Factory: func(id, _ string, resume bool) (Spec, error) {
+			s := spec(id, resume)
+			s.Argv[0] = bin
+			return s, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		if s, ok := m.Session(agent); ok {
+			t.Logf("screen:\n%s", s.Text())
+		}
+		for _, r := range api.Requests() {
+			t.Logf("request %s status=%d tools=%v prompt=%q", r.Kind, r.Status, r.HasTools, clip(r.Prompt, 60))
+		}
+		for _, e := range rec.all() {
+			t.Logf("event %s %s %s seq=%d %s", e.Agent, e.Kind, e.Health, e.Seq, clip(e.Detail, 200))
+		}
+	})
+	return m
+}
+
 // runRealCLI drives a real CLI against the fake API: ready, three
 // injections of 10, 200 and 5000 characters each submitted exactly once
 // (the prompt-submit hooks and the API log agree), busy → idle through
@@ -61,39 +96,15 @@ func runRealCLI(t *testing.T, c realCLI) {
 		t.Skipf("real %s test skipped in -short mode", c.name)
 	}
 	api := fakeapi.New(fakeapi.DefaultScript())
-	defer api.Close()
+	t.Cleanup(api.Close)
 	project := t.TempDir()
 	hookCmd := hookWrapper(t)
 	env := c.home(t, project, api.URL(), hookCmd)
 	var rec recorder
 	var sid string
-	m, err := NewManager(ManagerConfig{
-		OnEvent:     rec.add,
-		StopTimeout: 10 * time.Second,
-		Factory: func(id, role string, resume bool) (Spec, error) {
-			base := Spec{Dir: project, BaseEnv: env, Cols: 120, Rows: 40, LogPath: filepath.Join(project, "logs", id+".log")}
-			s := c.spec(base, hookCmd, sid, resume)
-			s.Argv[0] = bin
-			return s, nil
-		},
+	m := realManager(t, bin, "lead", api, &rec, func(id string, resume bool) Spec {
+		return c.spec(Spec{Dir: project, BaseEnv: env, Cols: 120, Rows: 40, LogPath: filepath.Join(project, "logs", id+".log")}, hookCmd, sid, resume)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	defer func() {
-		if t.Failed() {
-			if s, ok := m.Session("lead"); ok {
-				t.Logf("screen:\n%s", s.Text())
-			}
-			for _, r := range api.Requests() {
-				t.Logf("request %s tools=%v prompt=%q", r.Kind, r.HasTools, clip(r.Prompt, 60))
-			}
-			for _, e := range rec.all() {
-				t.Logf("event %s %s %s seq=%d %s", e.Agent, e.Kind, e.Health, e.Seq, clip(e.Detail, 120))
-			}
-		}
-	}()
 	hooks := func(name string) int {
 		return rec.count(func(e Event) bool { return e.Kind == EventHook && e.Detail == name })
 	}

@@ -1,10 +1,8 @@
 package ptyagent
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -80,50 +78,8 @@ func ClaudeTranscript(sid string) string {
 
 // TranscriptUsage sums the token usage of the assistant messages of a
 // Claude Code transcript: in counts input tokens including cache reads and
-// writes. A message streamed in several lines repeats its usage, so each
-// message id counts once (its last line).
+// writes.
 func TranscriptUsage(path string) (in, out int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	type usage struct {
-		Input       int64 `json:"input_tokens"`
-		CacheCreate int64 `json:"cache_creation_input_tokens"`
-		CacheRead   int64 `json:"cache_read_input_tokens"`
-		Output      int64 `json:"output_tokens"`
-	}
-	byID := map[string]usage{}
-	var order []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	n := 0
-	for sc.Scan() {
-		var line struct {
-			Type    string `json:"type"`
-			Message struct {
-				ID    string `json:"id"`
-				Usage *usage `json:"usage"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "assistant" || line.Message.Usage == nil {
-			continue
-		}
-		id := line.Message.ID
-		if id == "" {
-			n++
-			id = fmt.Sprintf("#%d", n)
-		}
-		if _, ok := byID[id]; !ok {
-			order = append(order, id)
-		}
-		byID[id] = *line.Message.Usage
-	}
-	for _, id := range order {
-		u := byID[id]
-		in += u.Input + u.CacheCreate + u.CacheRead
-		out += u.Output
-	}
-	return in, out, sc.Err()
+	u, err := ReadUsage(path)
+	return u.Input + u.CacheRead + u.CacheWrite, u.Output, err
 }

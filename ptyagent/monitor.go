@@ -168,6 +168,9 @@ func (s *Session) onHook(m HookMessage) {
 	if m.Event != HookPreToolUse {
 		s.emit(Event{Kind: EventHook, Detail: m.Event, Payload: append([]byte(nil), m.Payload...)})
 	}
+	if s.spec.Kind == ProfileCodex {
+		s.noteTranscript(m.Payload)
+	}
 	switch m.Event {
 	case HookSessionStart:
 		s.mu.Lock()
@@ -237,6 +240,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	sp := s.spec
 	lastOutput, lastLife, lastHook := s.lastOutput, s.lastLife, s.lastHook
 	busySince, limitedAt, lastScan := s.busySince, s.limitedAt, s.lastScan
+	transcript := s.transcript
 	title, text := "", ""
 	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && sp.Kind == ProfileCustom && s.readyRe != nil)
 	if !s.scrClosed {
@@ -326,6 +330,23 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			return at, false
 		}
 		return set(workspace.HealthIdle, "rate-limit cooldown over")
+	}
+	if h == workspace.HealthBusy && sp.Kind == ProfileCodex && transcript != "" {
+		// Codex fires no hook when a turn fails; its session file records
+		// the failure. Looked at once output has been quiet for a while.
+		at := latest(lastOutput, lastHook, busySince).Add(codexFailCheck)
+		switch {
+		case now.Before(at):
+			soon(at)
+		default:
+			if u := codexLastTurn(transcript); u.RateLimited {
+				s.mu.Lock()
+				s.limitedAt = now
+				s.mu.Unlock()
+				return set(workspace.HealthRateLimited, "Codex task_complete: "+u.Detail)
+			}
+			wait()
+		}
 	}
 
 	// Hang detection: only while the agent should be making progress.

@@ -93,7 +93,8 @@ type Session struct {
 	lastScan    time.Time
 	permSince   time.Time
 	sawStart    bool
-	wantOutput  bool // the monitor waits for the next output (see check)
+	transcript  string // the CLI's session file, from its hooks (Codex: its failed turns)
+	wantOutput  bool   // the monitor waits for the next output (see check)
 	exitCode    int
 	stopping    bool
 	dead        bool

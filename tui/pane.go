@@ -65,6 +65,7 @@ type titleData struct {
 	Spinner  string // current spinner frame when the agent is busy
 	Subtask  string
 	Changed  int    // files a worker changed on its git branch, not merged yet (0: not shown)
+	Usage    string // tokens and cost, e.g. "12.3k tok $0.04" ("" before any)
 	Activity string // ●, ○ or –
 	Attached bool
 	Zoomed   bool
@@ -261,6 +262,9 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 		}
 		segs = append(segs, seg{" · ±" + strconv.Itoa(td.Changed) + files, stDim, 4})
 	}
+	if td.Usage != "" {
+		segs = append(segs, seg{" · " + td.Usage, stDim, 5})
+	}
 	// Drop the least important segments until the rest fits; what still
 	// does not fit is truncated below.
 	total := 0
@@ -269,7 +273,7 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 		widths[i] = ansi.StringWidth(sg.text)
 		total += widths[i]
 	}
-	for level := 4; level >= 1 && total > avail; level-- {
+	for level := 5; level >= 1 && total > avail; level-- {
 		for i := range segs {
 			if segs[i].drop == level && widths[i] > 0 {
 				total -= widths[i]

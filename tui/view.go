@@ -246,6 +246,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 		ID: id, Role: role, Agent: m.opts.Team[role], Health: health,
 		Subtask:  a.Subtask,
 		Changed:  a.ChangedFiles,
+		Usage:    a.Usage.Short(),
 		Activity: m.activity(id),
 		Attached: m.attached && id == m.focusID,
 		Zoomed:   m.zoom && id == m.focusID,
@@ -290,6 +291,7 @@ type headerKey struct {
 	fr, cp               int
 	elapsed              int64
 	started              bool
+	spend, hold          string
 }
 
 func (m Model) headerKey() headerKey {
@@ -299,6 +301,7 @@ func (m Model) headerKey() headerKey {
 		k.phase, k.prev = m.st.Phase, m.st.PreviousPhase
 		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
 		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
+		k.spend, k.hold = spendLabel(m.st), holdLabel(m.st)
 		if !m.st.StartedAt.IsZero() {
 			k.started = true
 			k.elapsed = int64(m.elapsed() / time.Second)
@@ -414,6 +417,12 @@ func (m Model) renderHeader() string {
 		el = fmtElapsed(time.Duration(k.elapsed) * time.Second)
 	}
 	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
+	if k.spend != "" {
+		segs = append(segs, headerSeg{text: sep + stHeaderVal.Render(k.spend), drop: 4})
+	}
+	if k.hold != "" {
+		segs = append(segs, headerSeg{text: sep + lipgloss.NewStyle().Foreground(colWarn).Render(k.hold), drop: 1})
+	}
 	if k.branch != "" {
 		segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⎇ ") + stText.Render(k.branch), drop: 5})
 	}

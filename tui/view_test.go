@@ -131,6 +131,7 @@ func TestGoldenViews(t *testing.T) {
 		"no_agents": func(h *harness) {
 			h.send(SnapshotMsg{State: workspace.State{Phase: workspace.PhasePlanning, StartedAt: testNow}})
 		},
+		"governor": func(h *harness) { h.send(SnapshotMsg{State: governorState()}) },
 		"health_looks": func(h *harness) {
 			h.send(SnapshotMsg{State: testState(8), Health: map[string]workspace.Health{
 				"lead": "starting", "reviewer": "waiting_permission", "worker_1": "rate_limited",

@@ -134,6 +134,8 @@ type AgentState struct {
 	// branch and not yet merged. It is live UI data filled into snapshots
 	// by the process that runs the task; the engine never sets it.
 	ChangedFiles int `json:"changed_files,omitempty"`
+	// Usage is what the agent's CLI reports it consumed (zero: none yet).
+	Usage Usage `json:"usage,omitzero"`
 }
 
 // Round summarises one plan or checkpoint review round, for the needs_human
@@ -198,6 +200,10 @@ type State struct {
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Extra holds engine data that has no field yet; kept verbatim.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+
+	// Holds are the accounts whose new dispatches wait for a rate limit
+	// to clear, by account.
+	Holds map[string]Hold `json:"holds,omitempty"`
 
 	// TaskDir is the absolute task directory (set from the TaskSubmitted
 	// event; the workspace root may differ from <project>/.hivemind).
@@ -324,6 +330,7 @@ func (s State) Clone() State {
 	c.Fixes = cloneMap(s.Fixes)
 	c.Deferred = cloneSlice(s.Deferred)
 	c.Resend = cloneSlice(s.Resend)
+	c.Holds = cloneMap(s.Holds)
 	if s.KnowledgeNotes != nil {
 		c.KnowledgeNotes = make(map[string][]string, len(s.KnowledgeNotes))
 		for k, v := range s.KnowledgeNotes {

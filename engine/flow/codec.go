@@ -30,6 +30,7 @@ var eventKinds = kinds(
 	kind[StateNotSaved](),
 	kind[KnowledgeSubmitted](),
 	kind[CheckpointMerged](),
+	kind[AgentUsage](),
 )
 
 // eventKind decodes one kind of event from either encoding.
@@ -184,6 +185,8 @@ type eventWire struct {
 	Action    string           `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
 	Merge *CheckpointMerged `json:"merge,omitempty"`
+	// Usage is an AgentUsage's usage.
+	Usage *workspace.Usage `json:"usage,omitempty"`
 	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
 	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
 }

@@ -34,6 +34,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", At: at},
 		TimerFired{ID: "timeout:lead", At: at},
 		KeyPressed{Action: KeyAbandon, At: at},
+		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, At: at},
 		StateNotSaved{Error: "no space left on device", At: at},
 		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",

@@ -218,6 +218,33 @@ func (AgentHealth) fromWire(w *eventWire, agent string, at time.Time) (Event, er
 	return h, nil
 }
 
+// AgentUsage reports what an agent's CLI recorded it consumed so far (its
+// whole session) and the estimated cost, when it changed.
+type AgentUsage struct {
+	Agent string
+	Usage workspace.Usage
+	At    time.Time
+}
+
+func (AgentUsage) Kind() string                  { return "agent_usage" }
+func (e AgentUsage) Time() time.Time             { return e.At }
+func (e AgentUsage) withTime(at time.Time) Event { e.At = at; return e }
+
+// gate: usage is recorded in every state (spend continues while paused).
+func (AgentUsage) gate() gate { return gateNone }
+func (e AgentUsage) toWire(w *eventWire) string {
+	u := e.Usage
+	w.Usage = &u
+	return e.Agent
+}
+func (AgentUsage) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+	e := AgentUsage{Agent: agent, At: at}
+	if w.Usage != nil {
+		e.Usage = *w.Usage
+	}
+	return e, nil
+}
+
 // InjectionResult reports whether the message with that seq was submitted.
 // Every injection ends with one: delivered, failed, or Cancelled (the
 // runner stopped before the agent layer answered; not a failure of the

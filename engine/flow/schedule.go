@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -75,12 +76,13 @@ type plannedAssignment struct {
 // to which free workers: a subtask is ready when it is pending, in the
 // current checkpoint, and all its dependencies are done; it is held back
 // while an in-progress (or just assigned) subtask touches one of its files.
-// Subtasks are taken in plan order, workers in id order. Pure.
-func planAssignments(s *State) []plannedAssignment {
+// Subtasks are taken in plan order, workers in id order, skipping those
+// held (nil: none). Pure.
+func planAssignments(s *State, held func(id string) bool) []plannedAssignment {
 	if s.Plan == nil {
 		return nil
 	}
-	free := freeWorkers(s)
+	free := slices.DeleteFunc(freeWorkers(s), func(id string) bool { return held != nil && held(id) })
 	if len(free) == 0 {
 		return nil
 	}
@@ -250,7 +252,7 @@ func (st *stepper) scheduleWork() {
 		st.reachCheckpoint()
 		return
 	}
-	plan := planAssignments(s)
+	plan := planAssignments(s, st.held)
 	for _, pa := range plan {
 		sub := s.Subtasks[pa.Subtask.ID]
 		sub.Status = workspace.SubtaskInProgress
@@ -260,7 +262,7 @@ func (st *stepper) scheduleWork() {
 		st.emit("subtask_assigned", pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
 		st.workerSubtask(pa.Worker, pa.Subtask, "", false)
 	}
-	if len(plan) == 0 && !inProgress(s) && !anyPending(s) {
+	if len(plan) == 0 && !inProgress(s) && !anyPending(s) && len(s.Holds) == 0 {
 		st.fail("deadlock", fmt.Sprintf("checkpoint %d cannot progress: no subtask is ready and none is running", s.CurrentCheckpoint))
 	}
 }

@@ -67,7 +67,7 @@ func TestPlanAssignments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := schedState(tc.workers, tc.subs, tc.status)
 			var got []string
-			for _, pa := range planAssignments(s) {
+			for _, pa := range planAssignments(s, nil) {
 				got = append(got, pa.Worker+":"+pa.Subtask.ID)
 			}
 			if !reflect.DeepEqual(got, tc.want) {

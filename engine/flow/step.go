@@ -291,6 +291,8 @@ func (st *stepper) handle(e Event) {
 		st.knowledgeSubmitted(e)
 	case CheckpointMerged:
 		st.checkpointMerged(e)
+	case AgentUsage:
+		st.agentUsage(e)
 	}
 }
 

@@ -29,6 +29,7 @@ func (st *stepper) health(e AgentHealth) {
 		ag.Status = h
 	}
 	s.Agents[e.Agent] = ag
+	st.governHealth(prev, e)
 	switch h {
 	case workspace.HealthExited, workspace.HealthHung:
 		if st.deferIfPaused(e) {
@@ -222,5 +223,7 @@ func (st *stepper) timerFired(e TimerFired) {
 		st.resend(agent)
 	case "stall":
 		st.stalled(agent)
+	case "hold":
+		st.holdExpired(agent) // the timer names the account
 	}
 }

@@ -203,6 +203,8 @@ func (st *stepper) retry() {
 		}
 		st.resumeMerge() // a merge requested by an unsaved step
 		st.scheduleWork()
+	case kind == "budget" && s.Phase == workspace.PhaseNeedsHuman && running(back):
+		st.retryBudget(back)
 	case (kind == "git_merge" || kind == "merge_conflicts") && s.Phase == workspace.PhaseNeedsHuman:
 		st.retryMerge()
 	default:

@@ -28,6 +28,13 @@ type Config struct {
 	// Check is the project's check command run on each merge (shown to the
 	// Reviewer; run by the runner's GitWork, not by Step).
 	Check string
+	// BudgetUSD caps the task's estimated spend: reaching it stops new
+	// work (needs_human with the figures). 0: no cap.
+	BudgetUSD float64
+	// Accounts maps agents to the account (CLI credentials) they spend
+	// from; a rate limit holds new work for every agent of its account.
+	// Agents not listed share one account.
+	Accounts map[string]string
 }
 
 // Stepper is the pure state machine the Runner drives (Machine).

@@ -163,6 +163,7 @@ func agentSalt(id string) int64 {
 type bridge struct {
 	runner *runnerLink
 	td     *workspace.TaskDir
+	usage  *usageReader
 }
 
 // onEvent is the ptyagent.ManagerConfig OnEvent.
@@ -184,9 +185,13 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	case ptyagent.EventHook:
 		// Health changes already carry what hooks mean; the raw hooks
 		// would only flood the log. A turn's end names the session to
-		// resume (Codex and Gemini; Claude's id is chosen up front).
+		// resume (Codex and Gemini; Claude's id is chosen up front) and
+		// updates the usage.
 		if ev.Detail == ptyagent.HookStop {
 			recordSession(sessionPath(b.td.Dir(), ev.Agent), ev.Payload)
+		}
+		if b.usage != nil {
+			b.usage.onHook(ev.Agent, ev.Detail, ev.Payload)
 		}
 	}
 }

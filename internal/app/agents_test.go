@@ -152,3 +152,15 @@ func newTask(t *testing.T) (string, *workspace.TaskDir) {
 	}
 	return project, td
 }
+
+// Each agent's account (whose rate limit it shares) is its CLI, so a
+// limited Claude Code holds new work for the Claude agents only.
+func TestMachineAccountsFromTheTeam(t *testing.T) {
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg.Workers = 2
+	got := newMachine(cfg, false).Cfg.Accounts
+	want := map[string]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("accounts %v, want %v", got, want)
+	}
+}

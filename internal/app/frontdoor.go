@@ -302,8 +302,9 @@ func isGitRepo(dir string) bool {
 	}
 }
 
-// Usage implements tui.Launcher: Claude Code agents' token counts come from
-// their session transcripts; other profiles report none.
+// Usage implements tui.Launcher: what the run recorded of each agent's
+// usage (AgentUsage, from its CLI's session file, priced); for a task
+// without it, Claude Code's transcript (tokens, no price).
 func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
 	profile := ""
 	if st.TaskDir != "" {
@@ -317,7 +318,14 @@ func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
 	var out []tui.AgentUsage
 	for id := range st.Agents {
 		u := tui.AgentUsage{Agent: id}
-		if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, id)); path != "" {
+		if su := st.Agents[id].Usage; su.Tokens() > 0 {
+			u.InputTokens, u.OutputTokens = su.Input+su.CacheRead+su.CacheWrite, su.Output
+			u.CostUSD, u.CostKnown = su.CostUSD, su.CostKnown
+			u.Note = su.Model
+			if !su.CostKnown {
+				u.Note += ": no price in the pricing table"
+			}
+		} else if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, id)); path != "" {
 			in, outTok, err := ptyagent.TranscriptUsage(path)
 			if err != nil {
 				u.Note = "transcript unreadable: " + err.Error()

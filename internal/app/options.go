@@ -31,7 +31,9 @@ type Options struct {
 	Workers    int
 	WorkersSet bool // Workers was chosen (--workers), not the default
 	Agent      string
-	AgentSet   bool   // Agent was chosen (--agent)
+	AgentSet   bool // Agent was chosen (--agent)
+	Budget     float64
+	BudgetSet  bool   // Budget was chosen (--budget): budget_usd for this run
 	Config     string // config file replacing <workspace>/config.toml
 	Resume     bool
 	Retry      bool // with Resume: retry what stopped the task (needs_human, error)
@@ -102,6 +104,10 @@ func (o Options) LoadConfig() (config.Config, config.Sources, error) {
 	if o.AgentSet {
 		a := strings.TrimSpace(o.Agent)
 		ov.Agent = &a
+	}
+	if o.BudgetSet {
+		b := o.Budget
+		ov.Budget = &b
 	}
 	if o.PlanApproval != "" {
 		ov.PlanApproval = &o.PlanApproval

@@ -77,6 +77,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.Workers = 2
 	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", minWorkers, maxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: claude, codex, gemini, sim, a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
+	fs.Float64Var(&o.Budget, "budget", 0, "stop at needs_human once the task's estimated spend reaches `usd` (budget_usd; with --retry, a raised budget continues)")
 	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
@@ -144,6 +145,8 @@ func parseFlags(args []string) (options, error) {
 			o.WorkersSet = true
 		case "agent":
 			o.AgentSet = true
+		case "budget":
+			o.BudgetSet = true
 		}
 	})
 	if o.Retry {

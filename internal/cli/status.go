@@ -79,8 +79,23 @@ func renderStatus(info workspace.TaskInfo) string {
 			if a.Subtask != "" {
 				line += "  on " + a.Subtask
 			}
+			if u := a.Usage.Short(); u != "" {
+				line += "  " + u
+			}
 			b.WriteString(line + "\n")
 		}
+	}
+	if usd, unknown := st.Spend(); usd > 0 || len(unknown) > 0 {
+		fmt.Fprintf(&b, "spend     %s estimated", workspace.FormatUSD(usd))
+		if len(unknown) > 0 {
+			fmt.Fprintf(&b, " + not known for %s (no price)", strings.Join(unknown, ", "))
+		}
+		b.WriteString("\n")
+	}
+	for _, acc := range slices.Sorted(maps.Keys(st.Holds)) {
+		h := st.Holds[acc]
+		fmt.Fprintf(&b, "held      new work for account %s since %s: %s rate limited (%s)\n",
+			acc, h.Since.Local().Format(time.TimeOnly), h.Agent, h.Reason)
 	}
 	if info.Problem != "" {
 		fmt.Fprintf(&b, "note      %s\n", info.Problem)

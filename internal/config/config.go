@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/pricing"
 )
 
 // Role names that may appear under [roles.<role>].
@@ -87,6 +89,11 @@ type Config struct {
 	WorktreeCopy []string
 	// Profiles are the custom agent profiles, by name.
 	Profiles map[string]Profile
+	// BudgetUSD caps a task's estimated spend (0: no cap).
+	BudgetUSD float64
+	// Pricing are [pricing."model"] prices replacing or adding to the
+	// shipped table (Prices).
+	Pricing pricing.Table
 	// Hosts are the remote hosts agents can run on, by name.
 	Hosts map[string]Host
 	// Placement is the --workers N@host placement; nil places workers by
@@ -150,7 +157,8 @@ type Overrides struct {
 	Workers *int
 	// Agent is --agent: one agent for every role, or agents per role
 	// (see ParseAgentFlag).
-	Agent *string
+	Agent  *string
+	Budget *float64 // --budget: budget_usd
 	// PlanApproval (flag --plan-approval) is checked like plan_approval.
 	PlanApproval *string
 	// Placement is --workers N@host (see ParseWorkers).
@@ -226,6 +234,7 @@ func Default() Config {
 		RetentionSummaryDays:     30,
 		WorktreeCopy:             []string{".env*"},
 		Profiles:                 map[string]Profile{},
+		Pricing:                  pricing.Table{},
 		Hosts:                    map[string]Host{},
 	}
 	for _, r := range roleNames {

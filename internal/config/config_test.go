@@ -186,6 +186,11 @@ func TestErrors(t *testing.T) {
 		{"empty list", "backoff_seconds = []\n", []string{"1: backoff_seconds: must not be empty"}},
 		{"overflow", "hang_seconds = 99999999999999999999\n", []string{"1:16: syntax error: 99999999999999999999 is out of range for int64"}},
 		{"empty agent", "agent = \" \"\n", []string{"1: agent: must not be empty"}},
+		{"budget negative", "budget_usd = -1\n", []string{"1: budget_usd: must be between 0 and 1000000"}},
+		{"budget as string", "budget_usd = \"5\"\n", []string{`1: budget_usd: wrong type: want a number, found a string ("5")`}},
+		{"price key", "[pricing.\"m\"]\nintput = 1\n", []string{
+			`2: pricing.m.intput: unknown key (did you mean "input"?); known keys here: cache_read, cache_write, input, output`}},
+		{"price as string", "[pricing.m]\noutput = \"1\"\n", []string{`2: pricing.m.output: wrong type: want a number, found a string ("1")`}},
 		// Durations are range-checked before any arithmetic (18446744074 s
 		// once wrapped to 290 ms), and zero is rejected where it means
 		// nothing instead of silently becoming a default.
@@ -325,5 +330,28 @@ func TestProfileExpand(t *testing.T) {
 func TestEditDistanceSwapCostsOne(t *testing.T) {
 	if d := editDistance("stauts", "status"); d != 1 {
 		t.Errorf("a swap of neighbours costs %d, want 1", d)
+	}
+}
+
+// budget_usd takes an integer or a float; [pricing."model"] changes one
+// price of a shipped model and adds new models, over the shipped table.
+func TestBudgetAndPricing(t *testing.T) {
+	ws, ud := dirs(t, "budget_usd = 2.5\n[pricing.\"claude-sonnet-4\"]\noutput = 20\n[pricing.my-model]\ninput = 1\noutput = 2\n", "budget_usd = 9\n")
+	cfg, src, err := Load(ws, ud, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BudgetUSD != 2.5 || src.Of("budget_usd").String() == "default" {
+		t.Errorf("budget %v from %v", cfg.BudgetUSD, src.Of("budget_usd"))
+	}
+	p := cfg.Prices()
+	if got := p["claude-sonnet-4"]; got.Input != 3 || got.Output != 20 {
+		t.Errorf("claude-sonnet-4: %+v", got)
+	}
+	if got, ok := p.Cost("my-model-v2", 1_000_000, 1_000_000, 0, 0); !ok || got != 3 {
+		t.Errorf("my-model-v2: %v %v", got, ok)
+	}
+	if !strings.Contains(cfg.Describe(src), "[pricing.my-model]\ninput = 1") {
+		t.Errorf("describe:\n%s", cfg.Describe(src))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -36,6 +37,7 @@ func (c Config) Describe(src Sources) string {
 	add("retention_summary_days", "retention_summary_days", c.RetentionSummaryDays)
 	add("check", "check", c.Check)
 	add("worktree_copy", "worktree_copy", c.WorktreeCopy)
+	add("budget_usd", "budget_usd", c.BudgetUSD)
 
 	for _, r := range roleNames {
 		rc := c.Roles[r]
@@ -87,6 +89,15 @@ func (c Config) Describe(src Sources) string {
 			}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Pricing)) {
+		pr := c.Pricing[name]
+		sp := "pricing." + name + "."
+		header("pricing." + tomlKey(name))
+		add(sp+"input", "input", pr.Input)
+		add(sp+"output", "output", pr.Output)
+		add(sp+"cache_read", "cache_read", pr.CacheRead)
+		add(sp+"cache_write", "cache_write", pr.CacheWrite)
+	}
 
 	width := 0
 	for _, r := range rows {
@@ -128,6 +139,8 @@ func tomlValue(v any) string {
 			parts[i] = tomlString(s)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []int:
 		parts := make([]string, len(x))
 		for i, n := range x {

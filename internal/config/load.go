@@ -136,6 +136,14 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 			errs = append(errs, err)
 		}
 	}
+	if flags.Budget != nil {
+		if b := *flags.Budget; b < 0 || b > 1_000_000 || b != b {
+			errs = append(errs, &Error{Key: "--budget", Msg: "must be between 0 and 1000000 (USD)"})
+		} else {
+			cfg.BudgetUSD = b
+			src["budget_usd"] = Source{Kind: SourceFlag, Flag: "--budget"}
+		}
+	}
 
 	if flags.PlanApproval != nil {
 		if msg := checkOneOf(*flags.PlanApproval, PlanApprovals); msg != "" {
@@ -189,6 +197,7 @@ const (
 	kindStrings
 	kindInts
 	kindTable
+	kindFloat
 )
 
 // spec describes one known key: its kind, range and where it goes.
@@ -220,6 +229,8 @@ var topSpecs = map[string]spec{
 	"check":                       {kind: kindString},
 	"worktree_copy":               {kind: kindStrings, check: checkGlob},
 	"profiles":                    {kind: kindTable},
+	"budget_usd":                  {kind: kindFloat, min: 0, max: 1_000_000},
+	"pricing":                     {kind: kindTable},
 	"hosts":                       {kind: kindTable},
 }
 
@@ -291,6 +302,8 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 			l.roles(path, prim)
 		case "profiles":
 			l.profiles(path, prim)
+		case "pricing":
+			l.pricing(path, prim)
 		case "hosts":
 			l.hosts(path, prim)
 		default:
@@ -338,6 +351,8 @@ func topTarget(c *Config, key string) any {
 		return &c.Check
 	case "worktree_copy":
 		return &c.WorktreeCopy
+	case "budget_usd":
+		return &c.BudgetUSD
 	}
 	panic("config: no target for key " + key)
 }
@@ -542,6 +557,16 @@ func (l *fileLoader) set(path []string, prim toml.Primitive, sp spec, target any
 			out[i] = int(n)
 		}
 		*t = out
+	case *float64:
+		v, ok := l.number(path, prim)
+		if !ok {
+			return
+		}
+		if v < float64(sp.min) || v > float64(sp.max) {
+			l.errorf(path, "must be between %d and %d", sp.min, sp.max)
+			return
+		}
+		*t = v
 	default:
 		panic(fmt.Sprintf("config: unsupported target %T", target))
 	}

@@ -1,0 +1,183 @@
+package flow
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// This file is the governor: what the run spends (AgentUsage, the budget)
+// and the rate limits of the accounts it spends from (holds). Its signals
+// are the CLIs' own records, never screen text: usage from their session
+// files, limits from their failure hooks (AgentHealth rate_limited).
+
+// defaultAccount is the account of agents Config.Accounts does not list.
+const defaultAccount = "default"
+
+// account is the account agent spends from.
+func (c Config) account(agent string) string {
+	if a := c.Accounts[agent]; a != "" {
+		return a
+	}
+	return defaultAccount
+}
+
+// holdPolicy spaces the checks of a held account when no signal clears it:
+// the restart backoff, at least one check, so a hold always ends.
+func (c Config) holdPolicy() RetryPolicy {
+	return RetryPolicy{Attempts: max(c.MaxRetries, 1), Backoff: c.Backoff}
+}
+
+func holdTimer(account string) string { return "hold:" + account }
+
+// held reports whether new work for agent waits for its account's limit.
+func (st *stepper) held(agent string) bool {
+	_, ok := st.s.Holds[st.cfg.account(agent)]
+	return ok
+}
+
+// agentUsage records what an agent consumed and stops new work once the
+// budget is reached. A cost that cannot be known (the model has no price)
+// is not counted as zero silently: it is reported once per agent, and the
+// budget's figures name it.
+func (st *stepper) agentUsage(e AgentUsage) {
+	s := st.s
+	ag, ok := s.Agents[e.Agent]
+	if !ok || ag.Usage == e.Usage {
+		return
+	}
+	wasUnknown := !ag.Usage.CostKnown && ag.Usage.Tokens() > 0
+	ag.Usage = e.Usage
+	s.Agents[e.Agent] = ag
+	u := e.Usage
+	d := map[string]any{"model": u.Model, "tokens": u.Tokens(), "input_tokens": u.Input, "output_tokens": u.Output,
+		"cache_read_tokens": u.CacheRead, "cache_write_tokens": u.CacheWrite, "cost_usd": "unknown"}
+	if u.CostKnown {
+		d["cost_usd"] = u.CostUSD
+	}
+	st.emit("agent_usage", e.Agent, d)
+	if !u.CostKnown && u.Tokens() > 0 && !wasUnknown {
+		st.emit("cost_unknown", e.Agent, map[string]any{"model": u.Model,
+			"why": "no price for this model in the pricing table; add [pricing.\"" + u.Model + "\"] to config.toml. Its spend is not counted against budget_usd"})
+		if st.cfg.BudgetUSD > 0 {
+			st.notify("warn", fmt.Sprintf("%s's model %q has no price: its spend is not counted against the budget", e.Agent, u.Model))
+		}
+	}
+	st.checkBudget()
+}
+
+// checkBudget sends a running task to needs_human once its known spend
+// reaches the budget: nothing new is dispatched (agents in a turn finish
+// it, and their usage keeps being recorded).
+func (st *stepper) checkBudget() {
+	if st.cfg.BudgetUSD <= 0 || !running(st.s.Phase) {
+		return
+	}
+	if spent, _ := st.s.Spend(); spent >= st.cfg.BudgetUSD {
+		st.needsHuman("budget", st.budgetFigures("reached"))
+	}
+}
+
+// budgetFigures says what was spent, against which budget, by whom.
+func (st *stepper) budgetFigures(verb string) string {
+	s := st.s
+	spent, unknown := s.Spend()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Estimated spend %s %s the budget of %s (budget_usd).", workspace.FormatUSD(spent), verb, workspace.FormatUSD(st.cfg.BudgetUSD))
+	for _, id := range allAgents(s) {
+		u := s.Agents[id].Usage
+		if u.Tokens() == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n- %s: %s (%s tokens, %s)", id, u.Cost(), workspace.FormatTokens(u.Tokens()), u.Model)
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", strings.Join(unknown, ", "))
+	}
+	b.WriteString("\nNo new work is dispatched. To continue, raise the budget and retry: hivemind --resume --retry --budget <USD>.")
+	return b.String()
+}
+
+// retryBudget continues a task stopped by its budget if the budget now
+// allows more spend; otherwise it stays in needs_human and says so.
+func (st *stepper) retryBudget(back workspace.Phase) {
+	if spent, _ := st.s.Spend(); st.cfg.BudgetUSD > 0 && spent >= st.cfg.BudgetUSD {
+		st.needsHuman("budget", st.budgetFigures("is still at or over"))
+		return
+	}
+	st.enter(back)
+	st.scheduleWork()
+}
+
+// rateLimited holds new dispatches to the agent's account: its turn ended
+// on a rate limit, and every agent of the account would meet the same
+// limit. The hold ends when the agent's limit clears (its health leaves
+// rate_limited) or, failing that signal, after the hold policy's backoff.
+func (st *stepper) rateLimited(agent, detail string) {
+	s := st.s
+	acc := st.cfg.account(agent)
+	if _, ok := s.Holds[acc]; ok {
+		return
+	}
+	d, _ := st.cfg.holdPolicy().Retry(1)
+	if s.Holds == nil {
+		s.Holds = map[string]workspace.Hold{}
+	}
+	s.Holds[acc] = workspace.Hold{Account: acc, Agent: agent, Reason: clip(detail, 200), Since: st.at, Until: st.at.Add(d), Attempt: 1}
+	st.schedule(holdTimer(acc), d)
+	st.emit("dispatch_held", agent, map[string]any{"account": acc, "reason": clip(detail, 200), "check_after": d.String()})
+}
+
+// governHealth holds or releases the agent's account as its health
+// enters or leaves rate_limited.
+func (st *stepper) governHealth(prev workspace.Health, e AgentHealth) {
+	switch {
+	case e.Health == workspace.HealthRateLimited:
+		st.rateLimited(e.Agent, e.Detail)
+	case prev == workspace.HealthRateLimited && e.Health != workspace.HealthHangWarning:
+		st.limitCleared(e.Agent, "rate limit cleared ("+clip(e.Detail, 200)+")")
+	}
+}
+
+// limitCleared ends the holds agent's limit set.
+func (st *stepper) limitCleared(agent, why string) {
+	for acc, h := range st.s.Holds {
+		if h.Agent == agent {
+			st.release(acc, why)
+		}
+	}
+}
+
+// holdExpired checks a hold whose backoff ran out: still limited, it is
+// checked again after the next delay while the policy allows; then it ends,
+// so a signal that never comes cannot stop the run for good (an agent that
+// meets the limit again sets a new hold).
+func (st *stepper) holdExpired(acc string) {
+	s := st.s
+	h, ok := s.Holds[acc]
+	if !ok {
+		return
+	}
+	if s.Agents[h.Agent].Status == workspace.HealthRateLimited {
+		if d, ok := st.cfg.holdPolicy().Retry(h.Attempt + 1); ok {
+			h.Attempt++
+			h.Until = st.at.Add(d)
+			s.Holds[acc] = h
+			st.schedule(holdTimer(acc), d)
+			st.emit("dispatch_still_held", h.Agent, map[string]any{"account": acc, "attempt": h.Attempt, "check_after": d.String()})
+			return
+		}
+	}
+	st.release(acc, fmt.Sprintf("no clear signal after %d check(s)", h.Attempt))
+}
+
+// release ends acc's hold and dispatches the work that waited.
+func (st *stepper) release(acc, why string) {
+	h := st.s.Holds[acc]
+	delete(st.s.Holds, acc)
+	st.cancelTimer(holdTimer(acc))
+	st.emit("dispatch_resumed", h.Agent, map[string]any{"account": acc, "why": why, "held_for": st.at.Sub(h.Since).Round(time.Millisecond).String()})
+	st.scheduleWork()
+}

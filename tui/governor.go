@@ -1,0 +1,41 @@
+package tui
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// spendLabel is the header's estimate of the task's spend: "$0.12", with
+// "+?" when an agent used tokens at no known price; "" before any usage.
+func spendLabel(st workspace.State) string {
+	usd, unknown := st.Spend()
+	if usd == 0 && len(unknown) == 0 {
+		return ""
+	}
+	s := workspace.FormatUSD(usd)
+	if len(unknown) > 0 {
+		s += "+?"
+	}
+	return s
+}
+
+// holdLabel says which accounts' new work waits for a rate limit:
+// "⏸ rate limited: worker_1 — dispatch held".
+func holdLabel(st workspace.State) string {
+	if len(st.Holds) == 0 {
+		return ""
+	}
+	var who []string
+	for _, acc := range slices.Sorted(maps.Keys(st.Holds)) {
+		h := st.Holds[acc]
+		w := h.Agent
+		if acc != "default" {
+			w += " (" + acc + ")"
+		}
+		who = append(who, w)
+	}
+	return "⏸ rate limited: " + strings.Join(who, ", ") + " — new work held"
+}

@@ -1,0 +1,65 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// governorState is testState(4) with usage (one model without a price)
+// and worker_1's account held by a rate limit.
+func governorState() workspace.State {
+	st := testState(4)
+	use := map[string]workspace.Usage{
+		"lead":     {Model: "claude-sonnet-4-5", Input: 12_000, Output: 300, CostUSD: 0.0405, CostKnown: true},
+		"worker_1": {Model: "claude-sonnet-4-5", Input: 2_100_000, Output: 40_000, CostUSD: 6.9, CostKnown: true},
+		"worker_2": {Model: "llama-3", Input: 900},
+	}
+	for id, u := range use {
+		a := st.Agents[id]
+		a.Usage = u
+		st.Agents[id] = a
+	}
+	st.Holds = map[string]workspace.Hold{"default": {Account: "default", Agent: "worker_1", Reason: "429", Since: testNow, Until: testNow.Add(5 * time.Second), Attempt: 1}}
+	return st
+}
+
+// The pane title shows tokens and cost, "$?" without a price, and drops
+// them first when short of room.
+func TestPaneTitleUsage(t *testing.T) {
+	st := governorState()
+	for id, want := range map[string]string{"lead": "12.3k tok $0.0405", "worker_1": "2.1M tok $6.90", "worker_2": "900 tok $?"} {
+		u := st.Agents[id].Usage
+		td := titleData{ID: id, Role: workspace.RoleOf(id), Health: "busy", Activity: "●", Usage: u.Short()}
+		if got := ansi.Strip(renderTop(100, borderNormal, td)); u.Short() != want || !strings.Contains(got, " · "+want) {
+			t.Errorf("%s: title %q, want %q", id, got, want)
+		}
+	}
+	td := titleData{ID: "worker_1", Role: "worker", Health: "busy", Activity: "●", Subtask: "st_2", Usage: "2.1M tok $6.94"}
+	if narrow := ansi.Strip(renderTop(40, borderNormal, td)); strings.Contains(narrow, "tok") || !strings.Contains(narrow, "st_2") {
+		t.Errorf("narrow title %q", narrow)
+	}
+	if got := (workspace.Usage{}).Short(); got != "" {
+		t.Errorf("no usage shows %q", got)
+	}
+}
+
+func TestHeaderSpendAndHold(t *testing.T) {
+	st := governorState()
+	if got := spendLabel(st); got != "$6.94+?" {
+		t.Errorf("spend %q", got)
+	}
+	if got := holdLabel(st); got != "⏸ rate limited: worker_1 — new work held" {
+		t.Errorf("hold %q", got)
+	}
+	st.Holds = map[string]workspace.Hold{"codex": {Agent: "worker_2"}, "claude": {Agent: "worker_1"}}
+	if got := holdLabel(st); got != "⏸ rate limited: worker_1 (claude), worker_2 (codex) — new work held" {
+		t.Errorf("holds %q", got)
+	}
+	if spendLabel(testState(4)) != "" || holdLabel(testState(4)) != "" {
+		t.Error("labels without usage or holds")
+	}
+}
