@@ -88,28 +88,8 @@ func (l *fileLoader) hosts(path []string, prim toml.Primitive) {
 			h = defaultHost()
 		}
 		l.src[strings.Join(hpath, ".")] = l.source(hpath)
-		for _, f := range slices.Sorted(maps.Keys(fields)) {
-			fpath := append(slices.Clip(hpath), f)
-			sp, ok := hostSpecs[f]
-			if !ok {
-				l.unknown(fpath, hostSpecs)
-				continue
-			}
-			var target any
-			switch f {
-			case "ssh":
-				target = &h.SSH
-			case "ssh_options":
-				target = &h.SSHOptions
-			case "dir":
-				target = &h.Dir
-			case "max_agents":
-				target = &h.MaxAgents
-			case "agent":
-				target = &h.Agent
-			}
-			l.set(fpath, fields[f], sp, target)
-		}
+		l.setFields(hpath, fields, hostSpecs, map[string]any{"ssh": &h.SSH, "ssh_options": &h.SSHOptions,
+			"dir": &h.Dir, "max_agents": &h.MaxAgents, "agent": &h.Agent})
 		l.cfg.Hosts[name] = h
 	}
 }

@@ -373,28 +373,8 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 			continue
 		}
 		rc := l.cfg.Roles[role]
-		for _, f := range slices.Sorted(maps.Keys(fields)) {
-			fpath := append(slices.Clip(rpath), f)
-			sp, ok := roleSpecs[f]
-			if !ok {
-				l.unknown(fpath, roleSpecs)
-				continue
-			}
-			var target any
-			switch f {
-			case "agent":
-				target = &rc.Agent
-			case "model":
-				target = &rc.Model
-			case "extra_args":
-				target = &rc.ExtraArgs
-			case "permission_mode":
-				target = &rc.PermissionMode
-			case "hosts":
-				target = &rc.Hosts
-			}
-			l.set(fpath, fields[f], sp, target)
-		}
+		l.setFields(rpath, fields, roleSpecs, map[string]any{"agent": &rc.Agent, "model": &rc.Model,
+			"extra_args": &rc.ExtraArgs, "permission_mode": &rc.PermissionMode, "hosts": &rc.Hosts})
 		l.cfg.Roles[role] = rc
 	}
 }
@@ -460,6 +440,20 @@ func (l *fileLoader) env(path []string, prim toml.Primitive, env map[string]stri
 		var v string
 		l.set(kpath, tbl[k], spec{kind: kindString}, &v)
 		env[k] = v
+	}
+}
+
+// setFields sets each field of a table through its spec into its target,
+// in key order; a key without a spec is an unknown key.
+func (l *fileLoader) setFields(path []string, fields map[string]toml.Primitive, specs map[string]spec, targets map[string]any) {
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		fpath := append(slices.Clip(path), f)
+		sp, ok := specs[f]
+		if !ok {
+			l.unknown(fpath, specs)
+			continue
+		}
+		l.set(fpath, fields[f], sp, targets[f])
 	}
 }
 

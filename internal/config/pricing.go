@@ -38,17 +38,8 @@ func (l *fileLoader) pricing(path []string, prim toml.Primitive) {
 		if !ok {
 			p = shipped[model]
 		}
-		for _, f := range slices.Sorted(maps.Keys(fields)) {
-			fpath := append(slices.Clip(mpath), f)
-			sp, ok := priceSpecs[f]
-			if !ok {
-				l.unknown(fpath, priceSpecs)
-				continue
-			}
-			target := map[string]*float64{"input": &p.Input, "output": &p.Output,
-				"cache_read": &p.CacheRead, "cache_write": &p.CacheWrite}[f]
-			l.set(fpath, fields[f], sp, target)
-		}
+		l.setFields(mpath, fields, priceSpecs, map[string]any{"input": &p.Input, "output": &p.Output,
+			"cache_read": &p.CacheRead, "cache_write": &p.CacheWrite})
 		if l.cfg.Pricing == nil {
 			l.cfg.Pricing = pricing.Table{}
 		}
