@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 )
@@ -88,35 +86,7 @@ func buildBinaries(tb testing.TB, dir string, main bool) (hook, hm string) {
 // relays every hook, and exits 0 at once without a relay.
 func TestBinary(t *testing.T) {
 	hook, _ := buildBinaries(t, t.TempDir(), false)
-	dir, err := os.MkdirTemp("", "hmh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	got := make(chan hookrelay.Message, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			sc := bufio.NewScanner(c)
-			for sc.Scan() {
-				var m hookrelay.Message
-				if json.Unmarshal(sc.Bytes(), &m) == nil {
-					got <- m
-				}
-				_, _ = c.Write([]byte(hookrelay.Ack))
-			}
-			c.Close()
-		}
-	}()
+	sock, got, stopRelay := testkit.Relay(t)
 	task := filepath.Join(t.TempDir(), ".hivemind", "tasks", "t1")
 	if err := os.MkdirAll(task, 0o755); err != nil {
 		t.Fatal(err)
@@ -163,7 +133,7 @@ func TestBinary(t *testing.T) {
 	// No relay in the environment, or none listening: exit 0 at once.
 	start := time.Now()
 	run([]string{"PATH=" + os.Getenv("PATH")}, "{}", "Stop")
-	ln.Close()
+	stopRelay()
 	run(env, "{}", "Stop")
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v without a relay", d)

@@ -1,50 +1,21 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 )
 
 // The hook sub-command decides PreToolUse locally (printing Claude's deny
 // JSON), relays every hook to the socket, and exits 0 even with no relay.
 func TestCmdHook(t *testing.T) {
-	dir, err := os.MkdirTemp("", "hk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	lines := make(chan ptyagent.HookMessage, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			sc := bufio.NewScanner(c)
-			for sc.Scan() {
-				var m ptyagent.HookMessage
-				if json.Unmarshal(sc.Bytes(), &m) == nil {
-					lines <- m
-				}
-			}
-			c.Close()
-		}
-	}()
+	sock, lines, stopRelay := testkit.Relay(t)
 	task := t.TempDir()
 	t.Setenv(ptyagent.EnvHookSocket, sock)
 	t.Setenv(ptyagent.EnvAgentID, "reviewer")
@@ -78,7 +49,7 @@ func TestCmdHook(t *testing.T) {
 	}
 
 	// Hivemind gone: still exit 0, at once.
-	ln.Close()
+	stopRelay()
 	start := time.Now()
 	if code := cmdHook([]string{"Stop"}, strings.NewReader(`{}`), &out, os.Stderr); code != 0 {
 		t.Fatalf("exit %d without a relay", code)
