@@ -1,14 +1,27 @@
 package engine
 
-import "github.com/hivemind-dev/hivemind/internal/config"
+import (
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
 
 // NewConfig is the state machine's part of the effective configuration,
 // every value as it is: internal/config owns the defaults and the range
 // checks (max_retries = 0 means no retries). Git and Check are the run's
-// git integration, set by the program when the project is a repository;
-// Accounts are the agents' accounts, set by the program from their CLIs.
+// git integration, set by the program when the project is a repository.
+// Each agent's account — whose rate limit it shares — is its role's CLI: a
+// limited Claude Code holds new work for the Claude agents, not for a
+// Codex Reviewer.
 func NewConfig(c config.Config) Config {
+	accounts := map[string]string{
+		workspace.AgentLead:     c.AgentOf(workspace.RoleLead),
+		workspace.AgentReviewer: c.AgentOf(workspace.RoleReviewer),
+	}
+	for n := 1; n <= c.Workers; n++ {
+		accounts[workspace.WorkerID(n)] = c.AgentOf(workspace.RoleWorker)
+	}
 	return Config{
+		Accounts:          accounts,
 		Workers:           c.Workers,
 		QuietPeriod:       c.QuietPeriod(),
 		MaxRevisionCycles: c.MaxRevisionCycles,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // defaultConfig is the machine's config from internal/config's defaults,
@@ -58,15 +59,19 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 		AgentTimeout:      2 * time.Second,
 		StallTimeout:      10 * time.Second,
 		BudgetUSD:         0.5,
+		Accounts:          map[string]string{"lead": "claude", "reviewer": "claude"},
+	}
+	for n := 1; n <= 7; n++ {
+		want.Accounts[workspace.WorkerID(n)] = "claude"
 	}
 	got := NewConfig(c)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("NewConfig\n got %+v\nwant %+v", got, want)
 	}
 	// Every field of Config is either filled here or one of the run's
-	// settings (git, the agents' accounts): a new field must be added to
-	// NewConfig and to this test.
-	gitFields := []string{"Git", "Check", "Accounts"}
+	// settings (git): a new field must be added to NewConfig and to this
+	// test.
+	gitFields := []string{"Git", "Check"}
 	ct := reflect.TypeFor[Config]()
 	for i := range ct.NumField() {
 		f := ct.Field(i)
