@@ -255,9 +255,18 @@ func TestChaosBadFixMarker(t *testing.T) {
 	if !strings.HasPrefix(st.Escalation, "fix:") || !strings.Contains(st.Reason, "done!") && !strings.Contains(st.Reason, "invalid") {
 		t.Fatalf("escalation %q reason %q", st.Escalation, st.Reason)
 	}
-	rejected := countRecords(recs, "fix_rejected", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	// Counted up to the escalation: the agent may write its marker once
+	// more before it is stopped, and that rejection is logged too.
+	escalated := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "needs_human" })
+	if escalated < 0 {
+		t.Fatal("no needs_human record")
+	}
+	rejected := countRecords(recs[:escalated], "fix_rejected", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
 	if rejected != 3 {
-		t.Fatalf("%d fix rejections, want max_retries+1 = 3", rejected)
+		t.Fatalf("%d fix rejections before needs_human, want max_retries+1 = 3", rejected)
+	}
+	if n := countRecords(recs[escalated:], "assignment_sent", nil); n != 0 {
+		t.Fatalf("%d assignments sent after needs_human", n)
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/roles"
@@ -297,4 +299,35 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// A Gemini agent killed during its first turn (no turn has ended, so no
+// session was reported) is restarted and works. Gemini saved its session
+// at start: with the message in it the restart resumes it, without it is
+// moved aside (--session-id refuses an existing id, --resume one without
+// messages; either way every restart failed — seen when CI=true made
+// Gemini exit at start).
+func TestGeminiKilledInFirstTurn(t *testing.T) {
+	t.Parallel()
+	sc := fakeapi.DefaultScript()
+	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
+	c := SetupTeamOffline(t, sc, "gemini")
+	p := c.Start(t, "--headless", "--agent", "gemini", "--workers", "1", "add a greeting service")
+	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r workspace.EventRecord) bool {
+		return r.Agent == "worker_1" && r.Type == engine.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
+	})
+	pid, err := strconv.Atoi(recDetail(busy, "pid"))
+	if err != nil {
+		t.Fatalf("busy record without a pid: %v", busy.Details)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, p.out.String())
+	}
+	checkComplete(t, taskDirOf(c.Project))
+	if n := countRecords(readEventLog(taskDirOf(c.Project)), "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" }); n != 1 {
+		t.Errorf("worker_1 restarted %d times, want 1", n)
+	}
 }

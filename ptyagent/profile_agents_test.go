@@ -2,6 +2,8 @@ package ptyagent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,5 +113,61 @@ func TestGeminiArgvAndSettings(t *testing.T) {
 	}
 	if c := CodexSpec(Spec{}, CodexOptions{HookCommand: "h"}); c.Submit.Confirm != ConfirmHook || c.Ready.Pattern == "" {
 		t.Errorf("codex spec %+v", c)
+	}
+}
+
+// Gemini's saved session is resumed only with a message in it; one saved
+// at start with none is moved aside (so --session-id can start it again);
+// another session sharing the file name's 8-character prefix is left.
+func TestGeminiResumable(t *testing.T) {
+	home := t.TempDir()
+	sid := "12642b7a-e6ba-5810-81eb-81cb065cd965"
+	if GeminiResumable(home, sid) {
+		t.Fatal("resumable in an empty home")
+	}
+	chats := filepath.Join(home, ".gemini", "tmp", "proj", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) string {
+		p := filepath.Join(chats, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := `{"sessionId":"` + sid + `","projectHash":"x","startTime":"2026-11-24T16:45:12Z","kind":"main"}` + "\n"
+	other := write("session-2026-11-24T16-40-12642b7a.jsonl",
+		`{"sessionId":"12642b7a-0000-0000-0000-000000000000"}`+"\n"+`{"id":"m1","type":"user","content":[{"text":"hello"}]}`+"\n")
+	empty := write("session-2026-11-24T16-45-12642b7a.jsonl", head+`{"id":"i1","type":"info","content":"started"}`+"\n"+
+		`{"id":"u0","type":"user","content":"/stats"}`+"\n")
+	if GeminiResumable(home, sid) {
+		t.Fatal("a session with no message counted as resumable")
+	}
+	if _, err := os.Stat(empty + ".empty"); err != nil {
+		t.Errorf("the empty session was not moved aside: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another session was touched: %v", err)
+	}
+	for name, msg := range map[string]string{
+		"user text":      `{"id":"u1","type":"user","content":[{"text":"[HIVEMIND] Do subtask st_1"}]}`,
+		"model toolcall": `{"id":"g1","type":"gemini","content":"","toolCalls":[{"name":"write_file"}]}`,
+	} {
+		p := write("session-2026-11-24T16-46-12642b7a.jsonl", head+msg+"\n")
+		if !GeminiResumable(home, sid) {
+			t.Errorf("%s: not resumable", name)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The older format: one indented record with the messages.
+	write("session-2026-11-24T16-47-12642b7a.json", "{\n  \"sessionId\": \""+sid+"\",\n  \"messages\": [\n    {\"type\": \"user\", \"content\": \"go\"}\n  ]\n}\n")
+	if !GeminiResumable(home, sid) {
+		t.Error("a .json session with a message: not resumable")
+	}
+	if GeminiResumable(home, "short") {
+		t.Fatal("a malformed id matched")
 	}
 }

@@ -1,9 +1,13 @@
 package ptyagent
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // Gemini CLI (npm @google/gemini-cli, measured on 0.61.0;
@@ -127,4 +131,136 @@ func GeminiSpec(spec Spec, o GeminiOptions) Spec {
 	spec.Submit = hookSubmit(ProfileGemini, o.Hooks)
 	spec.Ready = DefaultReadyRules(ProfileGemini)
 	return spec
+}
+
+// GeminiHome is the directory holding Gemini CLI's .gemini for agents
+// started from this process: GEMINI_CLI_HOME when set, else the home.
+func GeminiHome() string {
+	if h := os.Getenv("GEMINI_CLI_HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// GeminiResumable reports whether Gemini CLI saved session sid under home
+// (GeminiHome) with something to resume: a chat file
+// .gemini/tmp/<project>/chats/session-<date>-<sid[:8]>.json[l] whose
+// sessionId is sid and that holds a user or model message. Gemini saves a
+// session when it starts, before any message; such a file is moved aside
+// (to .empty), as --session-id refuses an existing id and --resume one
+// without messages ("No previous sessions found"): either would fail every
+// restart of an agent that died early.
+func GeminiResumable(home, sid string) bool {
+	if len(sid) < 8 || home == "" {
+		return false
+	}
+	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*-"+sid[:8]+".json*"))
+	found := false
+	for _, p := range files {
+		if filepath.Ext(p) != ".json" && filepath.Ext(p) != ".jsonl" {
+			continue
+		}
+		switch geminiChat(p, sid) {
+		case chatResumable:
+			found = true
+		case chatEmpty:
+			_ = os.Rename(p, p+".empty")
+		}
+	}
+	return found
+}
+
+type chatKind int
+
+const (
+	chatOther     chatKind = iota // another session, or unreadable
+	chatEmpty                     // session sid, nothing to resume
+	chatResumable                 // session sid with a message
+)
+
+// geminiChat reads a chat file as Gemini CLI does to list sessions: one
+// JSON record per line, the first naming the session (a .json file is one
+// record holding "messages"). It reads at most 64 MiB.
+func geminiChat(path, sid string) chatKind {
+	f, err := os.Open(path)
+	if err != nil {
+		return chatOther
+	}
+	defer f.Close()
+	type message struct {
+		Type      string          `json:"type"`
+		Content   json.RawMessage `json:"content"`
+		ToolCalls []any           `json:"toolCalls"`
+		Thoughts  []any           `json:"thoughts"`
+	}
+	var rec struct {
+		SessionID string    `json:"sessionId"`
+		Messages  []message `json:"messages"`
+		message
+	}
+	r := io.LimitReader(f, 64<<20)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 64<<20)
+	if filepath.Ext(path) == ".json" {
+		// The older format: the whole file is one (indented) record.
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			if !atEOF {
+				return 0, nil, nil
+			}
+			return len(data), data, bufio.ErrFinalToken
+		})
+	}
+	kind := chatOther
+	for sc.Scan() {
+		rec.SessionID, rec.Messages, rec.message = "", nil, message{}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		if kind == chatOther {
+			if rec.SessionID != sid {
+				return chatOther
+			}
+			kind = chatEmpty
+		}
+		for _, m := range append(rec.Messages, rec.message) {
+			if geminiResumableMessage(m.Type, m.Content, len(m.ToolCalls)+len(m.Thoughts)) {
+				return chatResumable
+			}
+		}
+	}
+	return kind
+}
+
+// geminiResumableMessage is Gemini CLI's isResumableMessageRecord: a user
+// message other than a command or injected context, or a model message
+// with text, tool calls or thoughts.
+func geminiResumableMessage(typ string, content json.RawMessage, calls int) bool {
+	text := geminiText(content)
+	switch typ {
+	case "user":
+		return text != "" && !strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "?") &&
+			!strings.HasPrefix(text, "<session_context>") && !strings.HasPrefix(text, "<hook_context>")
+	case "gemini":
+		return text != "" || calls > 0
+	}
+	return false
+}
+
+// geminiText is a message's content as text (a string, or parts with
+// "text"), trimmed.
+func geminiText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -249,6 +250,18 @@ var outerTerminalVars = map[string]bool{
 	"WT_SESSION": true, "VTE_VERSION": true, "WEZTERM_PANE": true, "ALACRITTY_WINDOW_ID": true,
 }
 
+// profileDropEnv names, per CLI, inherited variables that would change
+// how the agent runs in Hivemind's terminal.
+var profileDropEnv = map[ProfileKind][]string{
+	// A Claude Code parent marks its children; a nested claude would
+	// refuse to start or change behaviour.
+	ProfileClaude: {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"},
+	// Gemini CLI runs headless when CI=true or GITHUB_ACTIONS=true, even
+	// in a terminal: it then waits for a prompt on stdin and exits 42
+	// ("No input provided via stdin"). Its terminal is Hivemind's pane.
+	ProfileGemini: {"CI", "GITHUB_ACTIONS"},
+}
+
 // buildEnv is the parent's environment minus what Hivemind sets itself,
 // plus spec.Env and the terminal variables. Values are never logged.
 func buildEnv(parent []string, spec Spec) []string {
@@ -261,9 +274,7 @@ func buildEnv(parent []string, spec Spec) []string {
 			// The agent draws into Hivemind's emulator, not into the
 			// terminal (or tmux/screen) Hivemind itself runs in.
 			return true
-		case spec.Kind == ProfileClaude && (name == "CLAUDECODE" || name == "CLAUDE_CODE_ENTRYPOINT"):
-			// A Claude Code parent marks its children; a nested claude
-			// would refuse to start or change behaviour.
+		case slices.Contains(profileDropEnv[spec.Kind], name):
 			return true
 		}
 		return false

@@ -128,7 +128,10 @@ func WriteGeminiHome(home string, trusted []string, hooks []Hook) error {
 // credentials and settings, plus the dummy key.
 func GeminiEnv(home, baseURL string) []string {
 	return CleanEnv([]string{"GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI",
-		"GOOGLE_VERTEX_BASE_URL", "GEMINI_MODEL", "GEMINI_CLI_HOME", "GEMINI_SYSTEM_MD", "GEMINI_SANDBOX", "XDG_CONFIG_HOME"},
+		"GOOGLE_VERTEX_BASE_URL", "GEMINI_MODEL", "GEMINI_CLI_HOME", "GEMINI_SYSTEM_MD", "GEMINI_SANDBOX", "XDG_CONFIG_HOME",
+		// CI=true makes Gemini headless even in a terminal (as in
+		// Hivemind's panes, ptyagent drops them for Gemini agents).
+		"CI", "GITHUB_ACTIONS"},
 		"HOME="+home, "GEMINI_API_KEY="+APIKey, "GOOGLE_GEMINI_BASE_URL="+strings.TrimSuffix(baseURL, "/"),
 		"TERM=xterm-256color", "COLORTERM=truecolor")
 }

@@ -71,7 +71,9 @@ func (f *agentFactory) geminiSpec(base ptyagent.Spec, id, role string, resume bo
 		Model:        rc.Model,
 		ApprovalMode: "yolo",
 		SessionID:    sid,
-		Resume:       resume && f.savedSession(id) == sid,
+		// A session with messages is resumed though no turn ended (the
+		// agent died in its first); one without is moved aside.
+		Resume:       resume && ptyagent.GeminiResumable(ptyagent.GeminiHome(), sid),
 		SettingsPath: settings,
 		Hooks:        true,
 		IncludeDirs:  append([]string{dir}, f.taskDirOutside(base.Dir)...),
