@@ -100,6 +100,22 @@ func TestAgentSpecMixedTeam(t *testing.T) {
 	if a := s.Argv; a[1] != "resume" || a[len(a)-1] != "019abc" {
 		t.Errorf("codex resume argv: %v", a)
 	}
+	// Gemini: resumed only when its chat file holds a message (one saved
+	// at start with none is refused by --resume and by --session-id).
+	gemHome := t.TempDir()
+	t.Setenv("GEMINI_CLI_HOME", gemHome)
+	s, _ = f.spec("worker_x", "worker", true)
+	if !strings.Contains(strings.Join(s.Argv, " "), "--session-id "+sid) {
+		t.Errorf("gemini restart without a saved chat: %v", s.Argv)
+	}
+	chats := filepath.Join(gemHome, ".gemini", "tmp", "p", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	chat := `{"sessionId":"` + sid + `"}` + "\n" + `{"id":"1","type":"user","content":[{"text":"[HIVEMIND] go"}]}` + "\n"
+	if err := os.WriteFile(filepath.Join(chats, "session-2026-11-24T10-00-"+sid[:8]+".jsonl"), []byte(chat), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, _ = f.spec("worker_x", "worker", true)
 	if !strings.Contains(strings.Join(s.Argv, " "), "--resume "+sid) {
 		t.Errorf("gemini resume argv: %v", s.Argv)

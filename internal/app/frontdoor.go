@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hivemind-dev/hivemind/internal/gitwork"
 	"io"
 	"os"
 	"os/signal"
@@ -244,7 +245,7 @@ func (l *launcher) Scan(project string) (tui.Project, error) {
 	if !fi.IsDir() {
 		return p, fmt.Errorf("%s is not a directory", project)
 	}
-	p.Git = isGitRepo(project)
+	p.Git = gitwork.IsRepo(project)
 	root, err := l.optionsFor(project).WorkspaceRoot()
 	if err != nil {
 		return p, err
@@ -285,21 +286,6 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 		out = append(out, pt)
 	}
 	return out
-}
-
-// isGitRepo reports whether dir is inside a git work tree (a .git
-// directory or file in it or a parent).
-func isGitRepo(dir string) bool {
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return false
-		}
-		d = parent
-	}
 }
 
 // Usage implements tui.Launcher: what the run recorded of each agent's

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,9 +31,11 @@ func TestLauncherScan(t *testing.T) {
 		t.Fatal("no error for a missing folder")
 	}
 
-	// A git work tree (a .git in a parent counts), tasks, an unfinished one.
-	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+	// A git work tree (a repository in a parent counts), tasks, an
+	// unfinished one. Git decides, as for the run: an empty .git (one
+	// appeared in /tmp on a test machine) is not a repository.
+	if out, err := exec.Command("git", "init", "-q", project).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
 	}
 	sub := filepath.Join(project, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
