@@ -80,6 +80,16 @@ func SortAgents(ids []string) {
 	})
 }
 
+// AgentIDs returns the ids of s's agents in SortAgents order.
+func (s State) AgentIDs() []string {
+	ids := make([]string, 0, len(s.Agents))
+	for id := range s.Agents {
+		ids = append(ids, id)
+	}
+	SortAgents(ids)
+	return ids
+}
+
 // AgentRole is the role of agent id: as s records it, else from the id
 // ("" for an id of no role).
 func (s State) AgentRole(id string) Role {

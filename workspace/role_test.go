@@ -53,6 +53,13 @@ func TestRoleOfAndSortAgents(t *testing.T) {
 	if want := []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "abe", "zed"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("SortAgents: %q, want %q", ids, want)
 	}
+	s0 := State{Agents: map[string]AgentState{"worker_10": {}, "worker_2": {}, "reviewer": {}, "zeta": {}, "lead": {}, "worker_1": {}}}
+	if got, want := s0.AgentIDs(), []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "zeta"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("AgentIDs: %q, want %q", got, want)
+	}
+	if ids := (State{}).AgentIDs(); ids == nil || len(ids) != 0 {
+		t.Errorf("AgentIDs of no agents: %#v, want empty, not nil (it is encoded)", ids)
+	}
 	// The recorded role wins over the id's.
 	s := State{Agents: map[string]AgentState{"helper": {Role: RoleReviewer}, "worker_1": {}}}
 	if s.AgentRole("helper") != RoleReviewer || s.AgentRole("worker_1") != RoleWorker || s.AgentRole("ghost") != "" {
