@@ -397,7 +397,7 @@ func (r *Runner) handle(it runnerItem) {
 	}
 	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
-		r.watcher.FlushRole(r.roleOf(h.Agent))
+		r.watcher.FlushRole(r.state.AgentRole(h.Agent))
 	}
 
 	wasOver := r.state.Phase.Terminal()
@@ -496,17 +496,6 @@ func (r *Runner) publish() {
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)
 	}
-}
-
-// roleOf returns an agent's role from the state, or from its id.
-func (r *Runner) roleOf(agent string) string {
-	if a, ok := r.state.Agents[agent]; ok && a.Role != "" {
-		return a.Role
-	}
-	if strings.HasPrefix(agent, "worker") {
-		return workspace.RoleWorker
-	}
-	return agent
 }
 
 func appendTail(tail []workspace.EventRecord, rec workspace.EventRecord, n int) []workspace.EventRecord {

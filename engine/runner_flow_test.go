@@ -36,7 +36,7 @@ type flowAgents struct {
 	stopped bool
 }
 
-func (f *flowAgents) Start(id, role string, resume bool) error {
+func (f *flowAgents) Start(id string, role workspace.Role, resume bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.starts[id]++

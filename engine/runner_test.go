@@ -36,7 +36,7 @@ func (f *rtAgents) call(method, s string) error {
 	return nil
 }
 
-func (f *rtAgents) Start(id, role string, resume bool) error {
+func (f *rtAgents) Start(id string, role workspace.Role, resume bool) error {
 	return f.call("Start", fmt.Sprintf("%s %s %v", id, role, resume))
 }
 func (f *rtAgents) Stop(id string) error { return f.call("Stop", id) }

@@ -58,7 +58,7 @@ type Watcher struct {
 	fsw *fsnotify.Watcher
 
 	mu         sync.Mutex
-	flushRoles map[string]bool // roles whose files must be checked now; "" = all
+	flushRoles map[workspace.Role]bool // roles whose files must be checked now; "" = all
 	rescanReq  bool
 	kick       chan struct{}
 	scanReq    chan scanRequest // ScanComplete, served by Run
@@ -114,7 +114,7 @@ func inodeOf(fi fs.FileInfo) uint64 {
 }
 
 // Trigger file names at the task dir root, with the role that writes each.
-var watchRootTriggers = map[string]string{
+var watchRootTriggers = map[string]workspace.Role{
 	"plan.md":                workspace.RoleLead,
 	"friction-resolution.md": workspace.RoleLead,
 	"plan-approved.md":       workspace.RoleReviewer,
@@ -150,7 +150,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	return &Watcher{
 		cfg:        cfg,
 		fsw:        fsw,
-		flushRoles: map[string]bool{},
+		flushRoles: map[workspace.Role]bool{},
 		kick:       make(chan struct{}, 1),
 		scanReq:    make(chan scanRequest),
 		done:       make(chan struct{}),
@@ -167,7 +167,7 @@ func (w *Watcher) Flush() { w.FlushRole("") }
 // FlushRole is Flush restricted to the files that role writes (friction
 // files count for every role), so one agent's turn ending does not cut
 // short a file another agent is still writing. An empty role flushes all.
-func (w *Watcher) FlushRole(role string) {
+func (w *Watcher) FlushRole(role workspace.Role) {
 	w.mu.Lock()
 	w.flushRoles[role] = true
 	w.mu.Unlock()
@@ -227,7 +227,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-w.kick:
 			w.mu.Lock()
 			roles := w.flushRoles
-			w.flushRoles = map[string]bool{}
+			w.flushRoles = map[workspace.Role]bool{}
 			rescan := w.rescanReq
 			w.rescanReq = false
 			w.mu.Unlock()
@@ -370,7 +370,7 @@ func (w *Watcher) addTree(dir string) []string {
 // complete at once. It lists the directory rather than trusting the
 // notifications received so far: the writer's last fsnotify event may still
 // be in flight when its turn-ended signal arrives.
-func (w *Watcher) flush(roles map[string]bool) {
+func (w *Watcher) flush(roles map[workspace.Role]bool) {
 	w.drainFS()
 	w.observeDirty()
 	for _, rel := range w.candidates() {
@@ -616,7 +616,7 @@ func watchTempName(base string) bool {
 }
 
 // watchWriterRole is the role that writes rel; "" when any role may.
-func watchWriterRole(rel string) string {
+func watchWriterRole(rel string) workspace.Role {
 	if r, ok := watchRootTriggers[rel]; ok {
 		return r
 	}

@@ -130,7 +130,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			got := make(chan Event, 64)
 			m, err := NewManager(ManagerConfig{
-				Factory: func(id, role string, resume bool) (Spec, error) {
+				Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
 					s := helperSpec(id, mode, "HM_WORK_MS=0")
 					s.Kind = ProfileSim
 					if mode == "claude" {

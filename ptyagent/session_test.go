@@ -77,7 +77,7 @@ func newTestManager(t *testing.T, rec *recorder, specs map[string]Spec) *Manager
 	t.Helper()
 	var mu sync.Mutex
 	m, err := NewManager(ManagerConfig{
-		Factory: func(id, role string, resume bool) (Spec, error) {
+		Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			s, ok := specs[id]

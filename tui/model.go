@@ -93,7 +93,7 @@ type Options struct {
 	Title string
 	// Team is the agent of each role (role → agent, e.g. "codex"), shown
 	// in the pane titles; nil shows none.
-	Team map[string]string
+	Team map[workspace.Role]string
 	// Branch is the task's git branch, named in the header and summary
 	// ("" when the project is not a git repository).
 	Branch string

@@ -86,7 +86,7 @@ type Session struct {
 	Branch string
 	// Team is the agent of each role (role → agent), shown in the pane
 	// titles; nil shows none.
-	Team map[string]string
+	Team map[workspace.Role]string
 	// Diff returns one worker's changes (see Options.Diff); may be nil.
 	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.

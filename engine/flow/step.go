@@ -372,7 +372,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
 		st.do(SpawnAgent{Agent: id, Role: s.Agents[id].Role})
-		st.emit("agent_spawned", id, map[string]any{"role": s.Agents[id].Role})
+		st.emit("agent_spawned", id, map[string]any{"role": string(s.Agents[id].Role)})
 	}
 	st.enter(workspace.PhasePlanning)
 	st.leadPlan()

@@ -43,12 +43,12 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 func TestAgentSpecMixedTeam(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", privateDir(t))
 	project, td := newTask(t)
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	f := &agentFactory{cfg: cfg, project: project, td: td, self: "/opt/hm/hivemind"}
-	kinds := map[string]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
-	specs := map[string]ptyagent.Spec{}
+	kinds := map[workspace.Role]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
+	specs := map[workspace.Role]ptyagent.Spec{}
 	for role, kind := range kinds {
-		s, err := f.spec(role+"_x", role, false)
+		s, err := f.spec(string(role)+"_x", role, false)
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -142,7 +142,7 @@ func privateDir(t *testing.T) string {
 // one in the --agent list form, which Start passes as --agent), then each
 // agent for every role.
 func TestAgentChoices(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	got := agentChoices(cfg.TeamString(), []string{"aider", "codex"})
 	want := []string{"lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini", "sim", "aider"}
 	if !slices.Equal(got, want) {
@@ -172,7 +172,7 @@ func newTask(t *testing.T) (string, *workspace.TaskDir) {
 // Each agent's account (whose rate limit it shares) is its CLI, so a
 // limited Claude Code holds new work for the Claude agents only.
 func TestMachineAccountsFromTheTeam(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	cfg.Workers = 2
 	got := newMachine(cfg, false).Cfg.Accounts
 	want := map[string]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}

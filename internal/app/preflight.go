@@ -7,7 +7,6 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
-	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -15,9 +14,9 @@ import (
 // preflight: one entry per distinct agent, naming the roles it runs.
 func agentsOf(cfg config.Config) []preflight.Agent {
 	var out []preflight.Agent
-	for _, r := range roles.Names() {
+	for _, r := range workspace.Roles() {
 		name := cfg.AgentOf(r)
-		who := r
+		who := string(r)
 		if r == workspace.RoleWorker {
 			who = fmt.Sprintf("%d worker", cfg.Workers)
 			if cfg.Workers != 1 {

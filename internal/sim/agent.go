@@ -77,7 +77,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 		pace:    *pace,
 		env:     env,
 		id:      firstNonEmpty(*agentFlag, env("HIVEMIND_AGENT_ID"), "sim"),
-		role:    firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), workspace.RoleWorker),
+		role:    workspace.Role(firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), string(workspace.RoleWorker))),
 		taskDir: env("HIVEMIND_TASK_DIR"),
 		project: env("HIVEMIND_PROJECT"),
 		socket:  env(hookrelay.EnvHookSocket),
@@ -97,7 +97,7 @@ type agent struct {
 	pace    time.Duration
 	env     func(string) string
 	id      string
-	role    string
+	role    workspace.Role
 	taskDir string
 	project string
 	socket  string
