@@ -40,6 +40,7 @@ type (
 	TaskSubmitted      = flow.TaskSubmitted
 	TimerFired         = flow.TimerFired
 	TriggerCompleted   = flow.TriggerCompleted
+	When               = flow.When
 	WriteAssignment    = flow.WriteAssignment
 	WriteState         = flow.WriteState
 )

@@ -138,7 +138,7 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
 		}
 		f.report()
 		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
-			Agent: author, ModTime: f.sig.mtime, At: w.clock()})
+			Agent: author, ModTime: f.sig.mtime, When: When{At: w.clock()}})
 	}
 	w.files.keep(seen) // archived: a file coming back under that name is new
 	return w.files.next()

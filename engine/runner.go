@@ -233,7 +233,7 @@ func (r *Runner) DecidePlan(approve bool, feedback string) error {
 }
 
 func (r *Runner) key(action string) {
-	r.Send(KeyPressed{Action: action, At: r.cfg.Clock()})
+	r.Send(KeyPressed{Action: action, When: When{At: r.cfg.Clock()}})
 }
 
 // Snapshot returns the latest snapshot. Safe from any goroutine.
@@ -356,7 +356,7 @@ func (r *Runner) handle(it runnerItem) {
 			return // cancelled or replaced after it fired
 		}
 		delete(r.timers, it.timerID)
-		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
+		ev = TimerFired{ID: it.timerID, When: When{At: r.cfg.Clock()}}
 	}
 	ev = flow.Stamp(ev, r.cfg.Clock())
 	if res, ok := ev.(Resumed); ok && r.watcher != nil {
@@ -458,7 +458,7 @@ func (r *Runner) cancelInflight(detail string) {
 		return a.seq - b.seq
 	})
 	for _, k := range keys {
-		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true, Detail: detail, At: r.cfg.Clock()}})
+		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true, Detail: detail, When: When{At: r.cfg.Clock()}}})
 		r.ended[k] = true
 	}
 }

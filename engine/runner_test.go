@@ -435,24 +435,24 @@ func TestRunnerConcurrentSend(t *testing.T) {
 func TestEncodeDecodeEvent(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, ev := range []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", At: at},
-		ProjectSelected{Project: "/p", At: at},
-		Resumed{At: at},
+		TaskSubmitted{Task: workspace.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", When: When{At: at}},
+		ProjectSelected{Project: "/p", When: When{At: at}},
+		Resumed{When: When{At: at}},
 		// What a restarted runner found on disk travels in the record.
-		Resumed{At: at, OnDisk: []Event{
-			SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: at},
-			TriggerCompleted{Path: "plan.md", Content: []byte("p"), ModTime: at.Add(-time.Minute), At: at},
+		Resumed{When: When{At: at}, OnDisk: []Event{
+			SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: at}},
+			TriggerCompleted{Path: "plan.md", Content: []byte("p"), ModTime: at.Add(-time.Minute), When: When{At: at}},
 		}},
-		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), At: at},
-		TriggerCompleted{Path: "plan-approved.md", Content: []byte{}, At: at},
-		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: at},
-		SubtaskDone{Subtask: "st_2", Agent: "worker_2", Problem: "missing output", At: at},
-		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 0, PID: 42, Detail: "bye", At: at},
-		AgentHealth{Agent: "lead", Health: "idle", At: at},
-		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, At: at},
-		InjectionResult{Agent: "lead", Seq: 0, Detail: "timeout", At: at},
-		TimerFired{ID: "backoff:lead", At: at},
-		KeyPressed{Action: KeyAbandon, At: at},
+		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), When: When{At: at}},
+		TriggerCompleted{Path: "plan-approved.md", Content: []byte{}, When: When{At: at}},
+		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: at}},
+		SubtaskDone{Subtask: "st_2", Agent: "worker_2", Problem: "missing output", When: When{At: at}},
+		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 0, PID: 42, Detail: "bye", When: When{At: at}},
+		AgentHealth{Agent: "lead", Health: "idle", When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 0, Detail: "timeout", When: When{At: at}},
+		TimerFired{ID: "backoff:lead", When: When{At: at}},
+		KeyPressed{Action: KeyAbandon, When: When{At: at}},
 	} {
 		rec := EncodeEvent(ev, "t1")
 		// Through JSON, as events.jsonl stores it.

@@ -141,7 +141,7 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 	// The engine tells the Lead and stays in planning.
 	at := time.Now()
 	s, _ := testMachine.Step(State{Phase: workspace.PhaseIdle},
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", At: at})
+		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", When: When{At: at}})
 	bad := vetPlanPaths(plan("link/evil.go"), project)
 	bad.ModTime, bad.At = at, at
 	s, eff := testMachine.Step(s, bad)

@@ -455,7 +455,7 @@ func markerIncomplete(rel string, content []byte) bool {
 func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string) Event {
 	at := w.cfg.Clock()
 	if st, ok := watchDoneSubtask(rel); ok {
-		ev := SubtaskDone{Subtask: st, At: at}
+		ev := SubtaskDone{Subtask: st, When: When{At: at}}
 		if problem != "" {
 			ev.Problem = problem
 			return ev
@@ -475,7 +475,7 @@ func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string
 		}
 		return ev
 	}
-	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, At: at}
+	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, When: When{At: at}}
 }
 
 // scanRequest asks Run for ScanComplete's answer.

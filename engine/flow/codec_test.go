@@ -21,22 +21,22 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 	mod := at.Add(-time.Second)
 	events := []Event{
 		TaskSubmitted{Task: workspace.Task{ID: "t1", CreatedAt: at, Description: "d", Context: "c",
-			Constraints: []string{"x"}, SubmittedBy: "tui", Project: "/p", Workers: 2, Agent: "sim"}, TaskDir: "/p/t1", At: at},
-		ProjectSelected{Project: "/p", At: at},
-		Resumed{At: at},
-		Resumed{At: at, Retry: true},
-		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n"), Agent: "lead", ModTime: mod, At: at},
-		TriggerCompleted{Path: "plan.md", Content: []byte{}, Agent: "lead", ModTime: mod, Inode: 42, Problem: "plan.md is a directory", At: at},
-		TriggerCompleted{Path: "plan.md", Content: []byte{}, At: at},
-		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", At: at},
-		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", At: at},
-		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", At: at},
-		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", At: at},
-		TimerFired{ID: "timeout:lead", At: at},
-		KeyPressed{Action: KeyAbandon, At: at},
-		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, At: at},
-		StateNotSaved{Error: "no space left on device", At: at},
-		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
+			Constraints: []string{"x"}, SubmittedBy: "tui", Project: "/p", Workers: 2, Agent: "sim"}, TaskDir: "/p/t1", When: When{At: at}},
+		ProjectSelected{Project: "/p", When: When{At: at}},
+		Resumed{When: When{At: at}},
+		Resumed{When: When{At: at}, Retry: true},
+		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n"), Agent: "lead", ModTime: mod, When: When{At: at}},
+		TriggerCompleted{Path: "plan.md", Content: []byte{}, Agent: "lead", ModTime: mod, Inode: 42, Problem: "plan.md is a directory", When: When{At: at}},
+		TriggerCompleted{Path: "plan.md", Content: []byte{}, When: When{At: at}},
+		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", When: When{At: at}},
+		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", When: When{At: at}},
+		TimerFired{ID: "timeout:lead", When: When{At: at}},
+		KeyPressed{Action: KeyAbandon, When: When{At: at}},
+		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, When: When{At: at}},
+		StateNotSaved{Error: "no space left on device", When: When{At: at}},
+		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, When: When{At: at}},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
 			Conflicts: []MergeConflict{{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
 	}
@@ -50,7 +50,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(back, e) {
 			t.Errorf("MarshalEvent round trip of %T:\n got %#v %v\nwant %#v", e, back, err, e)
 		}
-		seen[e.Kind()] = true
+		seen[kindName(e)] = true
 		dec, ok, err := DecodeEvent(EncodeEvent(e, "t1"))
 		if err != nil || !ok || !reflect.DeepEqual(dec, e) {
 			t.Errorf("EncodeEvent round trip of %T:\n got %#v %v %v\nwant %#v", e, dec, ok, err, e)
@@ -79,7 +79,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 	}
 }
 
-// eventTypesDeclared lists the types of this package with a withTime
+// eventTypesDeclared lists the types of this package with a toWire
 // method: every Event, registered or not.
 func eventTypesDeclared(t *testing.T) []string {
 	t.Helper()
@@ -98,7 +98,7 @@ func eventTypesDeclared(t *testing.T) []string {
 		}
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv == nil || fn.Name.Name != "withTime" {
+			if !ok || fn.Recv == nil || fn.Name.Name != "toWire" {
 				continue
 			}
 			if id, ok := fn.Recv.List[0].Type.(*ast.Ident); ok {

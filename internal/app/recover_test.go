@@ -142,8 +142,8 @@ func plannedTask(t *testing.T, project, plan string, record bool) *workspace.Tas
 	task, _ := td.Task()
 	now := time.Now()
 	evs := []engine.Event{
-		engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), At: now},
-		engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, At: now},
+		engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), When: engine.When{At: now}},
+		engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, When: engine.When{At: now}},
 	}
 	log, err := workspace.OpenEventLog(td)
 	if err != nil {
