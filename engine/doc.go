@@ -17,6 +17,7 @@
 //	gitrun.go          the checkpoint merge and check command (GitWork)
 //	config.go          NewConfig: the machine's limits from internal/config
 //
-// The machine's names are aliased here (flow.go: engine.State, engine.Event,
-// engine.ParsePlan, …) so callers outside engine need not know the split.
+// The machine's types are aliased here (flow.go: engine.State, engine.Event,
+// …) for callers that hand events and effects to the runner; its constants
+// and functions (flow.ParsePlan, flow.InputPrefix, …) are named from flow.
 package engine

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"go.uber.org/goleak"
 )
@@ -243,7 +244,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.r.Pause()
-	if ev := h.next(); !reflect.DeepEqual(ev.(KeyPressed).Action, KeyPause) {
+	if ev := h.next(); !reflect.DeepEqual(ev.(KeyPressed).Action, flow.KeyPause) {
 		t.Fatalf("got %#v", ev)
 	}
 	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanReview })
@@ -308,7 +309,7 @@ func rtWaitSnap(t *testing.T, ch chan Snapshot, ok func(Snapshot) bool) Snapshot
 // cancelled one never fires.
 func TestRunnerTimers(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
-		if k, ok := ev.(KeyPressed); ok && k.Action == KeyRetry {
+		if k, ok := ev.(KeyPressed); ok && k.Action == flow.KeyRetry {
 			return st, []Effect{
 				ScheduleTimer{ID: "replaced", After: time.Hour},
 				ScheduleTimer{ID: "cancelled", After: 20 * time.Millisecond},
@@ -452,16 +453,16 @@ func TestEncodeDecodeEvent(t *testing.T) {
 		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, When: When{At: at}},
 		InjectionResult{Agent: "lead", Seq: 0, Detail: "timeout", When: When{At: at}},
 		TimerFired{ID: "backoff:lead", When: When{At: at}},
-		KeyPressed{Action: KeyAbandon, When: When{At: at}},
+		KeyPressed{Action: flow.KeyAbandon, When: When{At: at}},
 	} {
-		rec := EncodeEvent(ev, "t1")
+		rec := flow.EncodeEvent(ev, "t1")
 		// Through JSON, as events.jsonl stores it.
 		var back workspace.EventRecord
 		b, err := rtJSONRoundTrip(rec, &back)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := DecodeEvent(back)
+		got, ok, err := flow.DecodeEvent(back)
 		if err != nil || !ok {
 			t.Fatalf("%T: decode %s: ok=%v err=%v", ev, b, ok, err)
 		}
@@ -473,10 +474,10 @@ func TestEncodeDecodeEvent(t *testing.T) {
 			t.Errorf("round trip of %T:\n got %#v\nwant %#v\n via %s", ev, got, ev, b)
 		}
 	}
-	if _, ok, _ := DecodeEvent(workspace.EventRecord{Type: "state_changed"}); ok {
+	if _, ok, _ := flow.DecodeEvent(workspace.EventRecord{Type: "state_changed"}); ok {
 		t.Error("engine record decoded as input")
 	}
-	if _, _, err := DecodeEvent(workspace.EventRecord{Type: "input.bogus"}); err == nil {
+	if _, _, err := flow.DecodeEvent(workspace.EventRecord{Type: "input.bogus"}); err == nil {
 		t.Error("unknown input type decoded without error")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -35,7 +36,7 @@ func TestWatcherReportsUnreadableTriggers(t *testing.T) {
 			}
 		}, "plan.md", "is a directory"},
 		{"oversized review", func(t *testing.T, dir string) {
-			big := strings.Repeat("x", MaxTriggerBytes+1)
+			big := strings.Repeat("x", flow.MaxTriggerBytes+1)
 			if err := os.WriteFile(filepath.Join(dir, "plan-feedback.md"), []byte(big), 0o644); err != nil {
 				t.Fatal(err)
 			}
