@@ -117,7 +117,7 @@ type Runner struct {
 	timers   map[string]runnerTimer
 	gen      uint64
 	watcher  *Watcher
-	cw       *knowledgeWatcher // shared-context inbox (knowledgewatch.go)
+	cw       *knowledgeWatcher // shared-knowledge inbox (knowledgewatch.go)
 	runCtx   context.Context   // Run's context, for merges
 	bg       sync.WaitGroup    // merge goroutines
 

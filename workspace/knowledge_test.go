@@ -90,7 +90,7 @@ func openTestContext(t *testing.T) (*KnowledgeStore, string) {
 
 func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 	c, root := openTestContext(t)
-	for _, p := range ContextFiles(root) {
+	for _, p := range KnowledgeFiles(root) {
 		b, err := os.ReadFile(p)
 		if err != nil || strings.TrimSpace(string(b)) != "[]" {
 			t.Errorf("%s: %q, %v", p, b, err)
@@ -141,13 +141,13 @@ func TestReadContextCreatesNothing(t *testing.T) {
 	if _, _, err := c.AddDecision(Decision{Title: "t", Rationale: "r", DecidedBy: "lead"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(c.Dir(), contextLockFile)); err != nil {
+	if err := os.Remove(filepath.Join(c.Dir(), knowledgeLockFile)); err != nil {
 		t.Fatal(err)
 	}
 	if ctx, _, err = ReadKnowledge(root); err != nil || len(ctx.Decisions) != 1 || ctx.Glossary == nil {
 		t.Fatalf("after a decision: %+v %v", ctx, err)
 	}
-	if _, err := os.Lstat(filepath.Join(c.Dir(), contextLockFile)); err == nil {
+	if _, err := os.Lstat(filepath.Join(c.Dir(), knowledgeLockFile)); err == nil {
 		t.Error("ReadContext created the lock file")
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir(), GlossaryFile), []byte("{"), 0o644); err != nil {
@@ -273,7 +273,7 @@ func TestContextRemove(t *testing.T) {
 
 func TestContextCorruptFileNotOverwritten(t *testing.T) {
 	c, root := openTestContext(t)
-	p := ContextFiles(root)[0]
+	p := KnowledgeFiles(root)[0]
 	if err := os.WriteFile(p, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -247,7 +247,7 @@ type eventWire struct {
 	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
 }
 
-// setFile records a file an event carries (a trigger, a context entry):
+// setFile records a file an event carries (a trigger, a knowledge entry):
 // its path, whole content and modification time (when known).
 func (w *eventWire) setFile(path string, content []byte, mod time.Time) {
 	c := string(content)

@@ -290,7 +290,7 @@ func (StateNotSaved) fromWire(w *eventWire, _ string, at time.Time) (Event, erro
 
 // KnowledgeSubmitted says an inbox file of the shared knowledge is complete.
 type KnowledgeSubmitted struct {
-	// Path is relative to the context dir: "inbox/<agent>-<n>.md".
+	// Path is relative to the knowledge dir (context/): "inbox/<agent>-<n>.md".
 	Path    string
 	Content []byte
 	// Agent is the author, from the file name.

@@ -119,7 +119,7 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 	if !strings.Contains(a.Instruction, `Your decision "Use SQLite"`) || !strings.Contains(a.Instruction, "worker_1-2.md was NOT recorded") {
 		t.Errorf("instruction lacks the notes:\n%s", a.Instruction)
 	}
-	if other := assignmentFor(t, eff, "worker_2"); strings.Contains(other.Instruction, "shared-context entries") {
+	if other := assignmentFor(t, eff, "worker_2"); strings.Contains(other.Instruction, "shared-knowledge entries") {
 		t.Errorf("worker_2 got worker_1's notes:\n%s", other.Instruction)
 	}
 	for _, r := range contextReads {
