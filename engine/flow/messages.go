@@ -407,6 +407,10 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// firstLine is s's first line, at most 100 runes: a line of a message to an
+// agent or the user, cut from what an agent or the user wrote. Unlike
+// workspace.Headline it keeps the text's own spacing, and it bounds the
+// length (the text may be anything).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if r := []rune(s); len(r) > 100 {
