@@ -54,12 +54,15 @@ type eventKind struct {
 	typ       reflect.Type
 }
 
-// timed is an event's pointer: what sets its time (When's setTime).
+// timed is a pointer to an event: it sets the event's time (When's
+// setTime), so the registry can stamp any event without a method per type.
 type timed[E any] interface {
 	*E
 	setTime(at time.Time)
 }
 
+// kind is E's entry in eventKinds. It does not compile for a type that does
+// not embed When or lacks toWire and fromWire.
 func kind[E Event, P timed[E]](name string, g gate) eventKind {
 	var zero E
 	return eventKind{
