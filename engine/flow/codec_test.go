@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -110,4 +111,34 @@ func eventTypesDeclared(t *testing.T) []string {
 		t.Fatalf("found %d event types, fewer than the %d registered", len(names), len(eventKinds))
 	}
 	return names
+}
+
+// The time an event embeds (When) is encoded as its own field "At", where
+// the event's fields are: the bytes on disk are as before When existed.
+// CheckpointMerged keeps its "at", left out of its events.jsonl details.
+func TestEventJSONKeepsItsBytes(t *testing.T) {
+	at := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		e              Event
+		envelope, wire string
+	}{
+		{TimerFired{ID: "x", When: When{At: at}},
+			`{"type":"timer_fired","event":{"ID":"x","At":"2026-03-14T10:00:00Z"}}`,
+			`{"time":"2026-03-14T10:00:00Z","type":"input.timer_fired","task":"t","details":{"id":"x"}}`},
+		{Resumed{When: When{At: at}, Retry: true},
+			`{"type":"resumed","event":{"At":"2026-03-14T10:00:00Z","Retry":true}}`,
+			`{"time":"2026-03-14T10:00:00Z","type":"input.resumed","task":"t","details":{"action":"retry"}}`},
+		{CheckpointMerged{Checkpoint: 1, At: at},
+			`{"type":"checkpoint_merged","event":{"checkpoint":1,"round":0,"attempt":0,"at":"2026-03-14T10:00:00Z"}}`,
+			`{"time":"2026-03-14T10:00:00Z","type":"input.checkpoint_merged","task":"t","details":{"merge":{"attempt":0,"checkpoint":1,"round":0}}}`},
+	} {
+		b, err := MarshalEvent(c.e)
+		if err != nil || string(b) != c.envelope {
+			t.Errorf("MarshalEvent(%T):\n got %s %v\nwant %s", c.e, b, err, c.envelope)
+		}
+		w, err := json.Marshal(EncodeEvent(c.e, "t"))
+		if err != nil || string(w) != c.wire {
+			t.Errorf("EncodeEvent(%T):\n got %s %v\nwant %s", c.e, w, err, c.wire)
+		}
+	}
 }
