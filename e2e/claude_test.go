@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -224,7 +224,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	// lazily: one under way at the kill may be lost).
 	idleAt := map[string][]time.Time{}
 	for _, r := range readEventLog(dir) {
-		if r.Type == engine.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
+		if r.Type == flow.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
 			idleAt[r.Agent] = append(idleAt[r.Agent], r.Time)
 		}
 	}
@@ -310,7 +310,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	recs := readEventLog(dir)
 	resumed := -1
 	for i, r := range recs {
-		if r.Type == engine.InputPrefix+"resumed" {
+		if r.Type == flow.InputPrefix+"resumed" {
 			resumed = i
 			break
 		}

@@ -173,7 +173,7 @@ func BenchmarkTriggerToInject(b *testing.B) {
 		rig.write(b, rel, content)
 		rig.drain()
 		t0 := time.Now()
-		rig.r.Send(AgentHealth{Agent: agent, Health: "idle", At: t0})
+		rig.r.Send(AgentHealth{Agent: agent, Health: "idle", When: When{At: t0}})
 		lat = append(lat, rig.waitInject(b).Sub(t0))
 	}
 	b.StopTimer()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -90,8 +91,8 @@ func fileProblem(rel string, fi fs.FileInfo) string {
 		return fmt.Sprintf("%s is a directory; remove it and write %s as a regular file", rel, rel)
 	case !fi.Mode().IsRegular():
 		return fmt.Sprintf("%s is not a regular file; remove it and write %s as a regular file", rel, rel)
-	case fi.Size() > MaxTriggerBytes:
-		return fmt.Sprintf("%s is too large (%d bytes; at most %d): write it again, shorter (put long material in other files and refer to them)", rel, fi.Size(), MaxTriggerBytes)
+	case fi.Size() > flow.MaxTriggerBytes:
+		return fmt.Sprintf("%s is too large (%d bytes; at most %d): write it again, shorter (put long material in other files and refer to them)", rel, fi.Size(), flow.MaxTriggerBytes)
 	}
 	return ""
 }
@@ -122,7 +123,7 @@ var watchRootTriggers = map[string]workspace.Role{
 	"checkpoint-approved.md": workspace.RoleReviewer,
 	"checkpoint-issues.md":   workspace.RoleReviewer,
 	"checkpoint.md":          workspace.RoleWorker,
-	PlanDecisionFile:         "", // the user (plangate.go)
+	flow.PlanDecisionFile:    "", // the user (plangate.go)
 }
 
 // Subdirectories watched recursively.
@@ -435,7 +436,7 @@ func readBounded(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, MaxTriggerBytes+1))
+	return io.ReadAll(io.LimitReader(f, flow.MaxTriggerBytes+1))
 }
 
 // markerIncomplete reports a done marker whose content is empty or a
@@ -455,7 +456,7 @@ func markerIncomplete(rel string, content []byte) bool {
 func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string) Event {
 	at := w.cfg.Clock()
 	if st, ok := watchDoneSubtask(rel); ok {
-		ev := SubtaskDone{Subtask: st, At: at}
+		ev := SubtaskDone{Subtask: st, When: When{At: at}}
 		if problem != "" {
 			ev.Problem = problem
 			return ev
@@ -475,7 +476,7 @@ func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string
 		}
 		return ev
 	}
-	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, At: at}
+	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, When: When{At: at}}
 }
 
 // scanRequest asks Run for ScanComplete's answer.

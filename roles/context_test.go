@@ -45,7 +45,7 @@ func TestSharedContextWritePolicy(t *testing.T) {
 }
 
 // TestPromptsTeachSharedContext: each prompt explains the inbox format and
-// its role's part in the shared context.
+// its role's part in the shared knowledge.
 func TestPromptsTeachSharedContext(t *testing.T) {
 	common := []string{"context/inbox/<your agent id>-<n>.md", "kind: decision", "`constraint`", "`term`",
 		"decisions.json", "next** assignment", "hivemind context rm ID"}

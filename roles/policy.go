@@ -89,7 +89,7 @@ var protectedPaths = []string{
 }
 
 // sharedPaths every role may write: friction reports and (for the shared
-// context) inbox notes.
+// knowledge) inbox notes.
 var sharedPaths = []string{
 	"{task}/friction/*.md",
 	"{workspace}/context/inbox/*.md",

@@ -165,7 +165,7 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
-	cx         knowledgePanel // shared-context panel, key x (context.go)
+	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int

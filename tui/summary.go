@@ -247,10 +247,9 @@ func readFrictionNote(path string) string {
 	return "(empty)"
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return oneLine(s)
-}
+// firstLine is a task description's headline (workspace.Headline), safe to
+// draw (oneLine strips escape sequences).
+func firstLine(s string) string { return oneLine(workspace.Headline(s)) }
 
 // ---- view ----
 

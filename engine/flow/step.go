@@ -257,7 +257,7 @@ func summarize(content []byte) string {
 
 // handle runs e's gate, then its handler.
 func (st *stepper) handle(e Event) {
-	if e.gate() == gateTask {
+	if gateOf(e) == gateTask {
 		if st.s.TaskID == "" {
 			st.noTask(e)
 			return
@@ -329,7 +329,7 @@ func (st *stepper) deferIfPaused(e Event) bool {
 		return true
 	}
 	st.s.Deferred = append(st.s.Deferred, raw)
-	st.emit("event_deferred", "", map[string]any{"event": e.Kind()})
+	st.emit("event_deferred", "", map[string]any{"event": kindName(e)})
 	return true
 }
 
@@ -449,7 +449,7 @@ func (st *stepper) resumed(e Resumed) {
 	}
 	st.takeOnDisk(e.OnDisk)
 	if e.Retry {
-		st.key(KeyPressed{Action: KeyRetry, At: e.At})
+		st.key(KeyPressed{Action: KeyRetry, When: When{At: e.At}})
 	}
 	if !running(s.Phase) {
 		return

@@ -175,11 +175,11 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	switch ev.Kind {
 	case ptyagent.EventHealth:
 		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: ev.Health, ExitCode: ev.ExitCode,
-			PID: ev.PID, Detail: ev.Detail, At: at})
+			PID: ev.PID, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDelivered:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, At: at})
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDeliveryFailed:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, At: at})
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventHookDenied:
 		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:

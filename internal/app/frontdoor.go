@@ -453,7 +453,7 @@ func runFrontDoor(o Options, initial *App) int {
 func RunFrontDoor(o Options) int { return runFrontDoor(o, nil) }
 
 // snapshotMsg is the UI's copy of a runner snapshot: the state, the event
-// tail and the shared context (decisions, constraints, glossary) that the
+// tail and the shared knowledge (decisions, constraints, glossary) that the
 // runner keeps loaded off the UI goroutine.
 func snapshotMsg(s engine.Snapshot) tui.SnapshotMsg {
 	return tui.SnapshotMsg{State: s.State, Events: s.Events, Knowledge: s.Knowledge}
