@@ -29,7 +29,9 @@ func (st *stepper) health(e AgentHealth) {
 		ag.Status = h
 	}
 	s.Agents[e.Agent] = ag
-	st.governHealth(prev, e)
+	// Last: a turn lost to the limit is re-sent below while the hold still
+	// stands, so the release sends it once, in order with the held work.
+	defer st.governHealth(prev, e)
 	switch h {
 	case workspace.HealthExited, workspace.HealthHung:
 		if st.deferIfPaused(e) {
