@@ -225,6 +225,11 @@ func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 	return true
 }
 
+// workHeld reports whether agent's current work waits in the queue.
+func (st *stepper) workHeld(agent string) bool {
+	return slices.ContainsFunc(st.s.Held, func(a workspace.Assignment) bool { return a.Agent == agent && !a.ReadOnly })
+}
+
 // sendHeld sends the held assignments whose account is no longer held, in
 // the order they were made, while the run is under way (a pause or
 // needs_human keeps them for the resume or retry). A writing one that is
@@ -247,6 +252,9 @@ func (st *stepper) sendHeld() {
 		default:
 			what, _, _ := strings.Cut(a.Instruction, "\n")
 			st.deliver(a, what)
+			if !a.ReadOnly { // sent now: a re-send waiting for a resume would repeat it
+				s.Resend = slices.DeleteFunc(s.Resend, func(id string) bool { return id == a.Agent })
+			}
 		}
 	}
 }

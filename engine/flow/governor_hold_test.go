@@ -267,18 +267,81 @@ func TestGovernorHeldNoticesBounded(t *testing.T) {
 	}
 }
 
-// The limited agent's own work re-sent during the hold (a rejected done
-// marker) and its turn lost to the limit are one message when the limit
-// clears, not two.
+// The limited agent's own work is sent once when its limit clears: work
+// made while it was limited is not a turn lost to the limit (no re-send,
+// no failure counted), and a lost turn re-sent during the hold (a
+// rejected done marker) is sent once, not again as lost — nor after a
+// pause.
 func TestGovernorLimitedAgentsWorkSentOnce(t *testing.T) {
-	sc := governorScenario(t, defaultConfig())
-	sc.limit("worker_1")
-	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", Problem: "done marker is not JSON"})
-	if got := heldList(sc.s); len(got) != 1 || !strings.HasPrefix(got[0], "worker_1:Do subtask st_1") {
-		t.Fatalf("held %q", got)
+	cases := []struct {
+		name  string
+		setup func(sc *scenario)
+		pause bool
+		want  string
+	}{
+		{"new work while limited", func(sc *scenario) {
+			sc.toCheckpointReview()
+			sc.limit("worker_1")
+			sc.trig("checkpoint-issues.md", "## Issues\n- high: a.go:3 nil check missing")
+		}, false, "worker_1:Fix the checkpoint 1 issues"},
+		{"lost turn re-sent while held", func(sc *scenario) {
+			sc.toExecuting()
+			sc.limit("worker_1")
+			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", Problem: "done marker is not JSON"})
+		}, false, "worker_1:Do subtask st_1: write a"},
+		{"lost turn re-sent while held, cleared while paused", func(sc *scenario) {
+			sc.toExecuting()
+			sc.limit("worker_1")
+			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", Problem: "done marker is not JSON"})
+		}, true, "worker_1:Do subtask st_1: write a"},
 	}
-	eff := sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthIdle, Detail: "rate-limit cooldown over"})
-	if n := len(effectsOf[Inject](eff)); n != 1 || injectedTo(eff)[0] != "worker_1" || !hasEvent(eff, "agent_rate_limit_cleared") {
-		t.Fatalf("sent %v, want worker_1's work once (%s)", sent(eff), describe(eff))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newScenario(t)
+			c.setup(sc)
+			if !sc.s.Agents["worker_1"].Pending || len(sc.s.Held) == 0 {
+				t.Fatalf("worker_1's work not held: %v", heldList(sc.s))
+			}
+			if c.pause {
+				sc.do(KeyPressed{Action: KeyPause})
+			}
+			eff := sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthIdle, Detail: "rate-limit cooldown over"})
+			if c.pause {
+				if len(sc.s.Resend) != 0 || len(sent(eff)) != 0 {
+					t.Fatalf("paused: resend %v, sent %v", sc.s.Resend, sent(eff))
+				}
+				eff = sc.do(KeyPressed{Action: KeyResume})
+			}
+			var mine []string
+			for _, s := range sent(eff) {
+				if strings.HasPrefix(s, "worker_1:") {
+					mine = append(mine, s)
+				}
+			}
+			if len(mine) != 1 || mine[0] != c.want || sc.s.Agents["worker_1"].Failures != 0 {
+				t.Fatalf("sent to worker_1 %q, want [%s]; failures %d (%s)", mine, c.want, sc.s.Agents["worker_1"].Failures, describe(eff))
+			}
+		})
+	}
+}
+
+// A restart while paused lists the unfinished work to re-send on resume;
+// work that waited in the queue is then sent once, not again.
+func TestGovernorHeldRestartedWhilePausedSentOnce(t *testing.T) {
+	sc := newScenario(t)
+	sc.submit(2)
+	sc.limit("lead")
+	sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
+	sc.do(KeyPressed{Action: KeyPause})
+	sc.do(Resumed{})
+	if !contains(sc.s.Resend, "reviewer") || len(sc.s.Held) != 1 {
+		t.Fatalf("resend %v, held %v", sc.s.Resend, heldList(sc.s))
+	}
+	// The restarted lead reports its limit again, then it clears.
+	sc.do(AgentHealth{Agent: "lead", Health: workspace.HealthRateLimited})
+	sc.do(AgentHealth{Agent: "lead", Health: workspace.HealthIdle})
+	eff := sc.do(KeyPressed{Action: KeyResume})
+	if got := sent(eff); len(got) != 1 || !strings.HasPrefix(got[0], "reviewer:Review the plan") || len(sc.s.Held) != 0 || len(sc.s.Resend) != 0 {
+		t.Fatalf("resume: sent %v, held %v, resend %v", got, heldList(sc.s), sc.s.Resend)
 	}
 }

@@ -43,6 +43,8 @@ func (st *stepper) health(e AgentHealth) {
 		// reported StopFailure) produced nothing: once the limit has
 		// cleared, send the pending work again (on resume when paused).
 		switch {
+		case st.workHeld(e.Agent):
+			// Never sent: it waits for the hold, whose release sends it.
 		case s.Phase == workspace.PhasePaused:
 			s.Resend = dedupe(append(s.Resend, e.Agent))
 		case running(s.Phase):
