@@ -196,32 +196,26 @@ const maxHeldNotices = 8
 // ever sent.
 func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 	s := st.s
-	acc := st.cfg.account(a.Agent)
-	if _, ok := s.Holds[acc]; !ok {
+	if !st.held(a.Agent) {
 		return false
 	}
+	isNotice := func(q workspace.Assignment) bool { return q.Agent == a.Agent && q.ReadOnly }
 	notices := 0
 	for _, q := range s.Held {
-		if q.Agent == a.Agent && q.ReadOnly {
+		if isNotice(q) {
 			notices++
 		}
 	}
-	s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool {
-		if q.Agent != a.Agent {
-			return false
-		}
-		if !q.ReadOnly {
-			return !a.ReadOnly
-		}
-		if a.ReadOnly && notices >= maxHeldNotices {
-			notices = 0 // the oldest only
-			st.emit("held_dispatch_dropped", q.Agent, map[string]any{"seq": q.Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
-			return true
-		}
-		return false
-	})
+	switch {
+	case !a.ReadOnly:
+		s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool { return q.Agent == a.Agent && !q.ReadOnly })
+	case notices >= maxHeldNotices:
+		i := slices.IndexFunc(s.Held, isNotice)
+		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
+		s.Held = slices.Delete(s.Held, i, i+1)
+	}
 	s.Held = append(s.Held, a)
-	st.emit("dispatch_queued", a.Agent, map[string]any{"account": acc, "seq": a.Seq, "what": firstLine(a.Instruction), "read_only": a.ReadOnly})
+	st.emit("dispatch_queued", a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction), "read_only": a.ReadOnly})
 	return true
 }
 
