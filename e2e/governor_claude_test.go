@@ -204,10 +204,11 @@ func rateLimitHoldsDispatch(t *testing.T, account, team string, inAccount func(s
 	c := SetupTeamOffline(t, sc, clis...)
 	project.Store(c.Project)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
-	// The limit lasts 40 s (worker_1's cooldown): longer than the
-	// Reviewer's turn on a loaded machine, so its fixes meet the hold.
+	// The limit lasts 20 s (worker_1's cooldown): many times the
+	// Reviewer's turn (2 s with stress-ng on 2 cores), so its fixes meet
+	// the hold.
 	cfg := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 40\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--config", cfg, "--agent", team, "--workers", "2", "add a greeting service")
