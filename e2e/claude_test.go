@@ -110,7 +110,8 @@ func TestClaudeRateLimited(t *testing.T) {
 	injected, _ := checkInjections(t, dir, recs, c.API)
 	checkHealth(t, recs, []string{"lead", "reviewer", "worker_1"})
 	checkWrites(t, c, dir, time.Time{})
-	held := checkHoldCycle(t, recs, "lead")
+	hc := checkHoldCycle(t, recs, "lead", anyAgent)
+	held := hc.to.Sub(hc.from)
 	noLeftovers(t, c.Project)
 	t.Logf("complete in %v: rate_limited at +%v (%s), cleared at +%v (dispatch held %v); %d requests answered 429; %d injections confirmed",
 		took.Round(time.Millisecond), limited.Time.Sub(p.start).Round(time.Millisecond), recDetail(limited, "detail"),

@@ -197,6 +197,10 @@ type State struct {
 	// Holds are the accounts whose new dispatches wait for a rate limit
 	// to clear, by account.
 	Holds map[string]Hold `json:"holds,omitempty"`
+	// Held are the assignments made while their agent's account was held,
+	// in the order they were made: they are sent, in that order, when the
+	// hold ends.
+	Held []Assignment `json:"held,omitempty"`
 
 	// TaskDir is the absolute task directory (set from the TaskSubmitted
 	// event; the workspace root may differ from <project>/.hivemind).
@@ -324,6 +328,7 @@ func (s State) Clone() State {
 	c.Deferred = cloneSlice(s.Deferred)
 	c.Resend = cloneSlice(s.Resend)
 	c.Holds = cloneMap(s.Holds)
+	c.Held = cloneSlice(s.Held)
 	if s.KnowledgeNotes != nil {
 		c.KnowledgeNotes = make(map[string][]string, len(s.KnowledgeNotes))
 		for k, v := range s.KnowledgeNotes {

@@ -150,8 +150,12 @@ func (st *stepper) send(m message) {
 }
 
 // deliver emits WriteAssignment + Inject for a and, for work, arms the
-// agent's timeout.
+// agent's timeout; while the agent's account is held, a waits instead
+// (holdDispatch) and its timeout starts when it is sent.
 func (st *stepper) deliver(a workspace.Assignment, what string) {
+	if st.holdDispatch(a) {
+		return
+	}
 	st.do(WriteAssignment{Assignment: a})
 	st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent))})
 	st.emit("assignment_sent", a.Agent, map[string]any{"seq": a.Seq, "what": what, "read_only": a.ReadOnly})

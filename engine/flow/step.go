@@ -31,6 +31,9 @@ func (m Machine) Step(s State, e Event) (State, []Effect) {
 	n := s.Clone()
 	st := &stepper{cfg: m.Cfg, s: &n, at: e.Time()}
 	st.handle(e)
+	// Whatever the event, held work whose account is free again is not
+	// left waiting (release and retries send it first, in order).
+	st.sendHeld()
 	var out []Effect
 	changed := !sameState(s, n)
 	if changed {
@@ -145,6 +148,11 @@ func (st *stepper) enter(p workspace.Phase) {
 		s.ActiveAgents = []string{}
 	}
 	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
+	if running(p) && final(from) {
+		// Back under way after a retry: held work goes first.
+		st.armHolds()
+		st.sendHeld()
+	}
 	if final(p) {
 		s.FinishedAt = st.at
 		st.cancelAllTimers()
