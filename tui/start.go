@@ -25,9 +25,9 @@ type Launcher interface {
 	Scan(project string) (Project, error)
 	// Start creates the task (task.json) in the project's workspace and
 	// starts running it. The agents picked on the start screen come in
-	// task.Agents (role → agent, every role named), run as `--agent
-	// lead=…,reviewer=…,worker=…` would run them. Snapshots of the run arrive as SnapshotMsg whose
-	// State.TaskID is the returned session's TaskID.
+	// task.Agents (role → agent, every role named), to run as `--agent
+	// lead=…,reviewer=…,worker=…` would. Snapshots of the run arrive as
+	// SnapshotMsg whose State.TaskID is the returned session's TaskID.
 	Start(project string, task workspace.Task) (Session, error)
 	// Resume resumes the project's unfinished task (the workspace lock and
 	// state decide which one, as `hivemind --resume` does).
@@ -47,7 +47,7 @@ type AgentChoice struct {
 }
 
 // teamRoles are the roles the Team row picks an agent for, in its order.
-var teamRoles = []string{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
+var teamRoles = [...]string{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
 
 // Project is what the start screen shows of one project directory.
 type Project struct {
@@ -888,7 +888,7 @@ const maxWorkers = 32
 
 // slotWorkers is the Team row's last slot, after one per role: the worker
 // count.
-var slotWorkers = len(teamRoles)
+const slotWorkers = len(teamRoles)
 
 // setTeam offers agents for every role, each role starting on its agent in
 // start (added to the offer when missing from it), else on the first.
@@ -938,7 +938,11 @@ func (m *Model) teamKey(msg tea.KeyPressMsg) {
 	case key.Matches(msg, k.TeamPick):
 		fd.addWorkers(-step) // up adds one
 	case key.Matches(msg, k.Workers):
-		fd.addWorkers(map[string]int{"+": 1, "-": -1}[msg.String()])
+		d := 1
+		if msg.String() == "-" {
+			d = -1
+		}
+		fd.addWorkers(d)
 	case key.Matches(msg, k.AllRoles) && role:
 		for i := range fd.pick {
 			fd.pick[i] = fd.pick[fd.slot]
@@ -970,11 +974,12 @@ func (fd *frontDoor) teamChoices() []AgentChoice {
 // team is the agent picked for each role (role → agent), nil when the
 // start screen offers none (the launcher's config decides).
 func (fd *frontDoor) team() map[string]string {
-	var t map[string]string
-	for i, a := range fd.teamChoices() {
-		if t == nil {
-			t = make(map[string]string, len(teamRoles))
-		}
+	picked := fd.teamChoices()
+	if picked == nil {
+		return nil
+	}
+	t := make(map[string]string, len(teamRoles))
+	for i, a := range picked {
 		t[teamRoles[i]] = a.Name
 	}
 	return t
