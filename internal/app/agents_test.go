@@ -3,6 +3,7 @@ package app
 import (
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -138,19 +141,24 @@ func privateDir(t *testing.T) string {
 	return d
 }
 
-// The start screen's Team row offers the configured team first (a mixed
-// one in the --agent list form, which Start passes as --agent), then each
-// agent for every role.
+// The start screen offers the built-in CLIs, the profiles, then what the
+// configured team runs besides (sim here), each marked when its program
+// is not on PATH.
 func TestAgentChoices(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
-	got := agentChoices(cfg.TeamString(), []string{"aider", "codex"})
-	want := []string{"lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini", "sim", "aider"}
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "sim", "worker": "codex"}})
+	cfg.Profiles["aider"] = config.Profile{Command: []string{"aider", "--yes"}}
+	env := preflight.Env{LookPath: func(f string) (string, error) {
+		if f == "claude" || f == "codex" {
+			return "/usr/bin/" + f, nil
+		}
+		return "", exec.ErrNotFound
+	}}
+	got := agentChoices(cfg, env)
+	want := []tui.AgentChoice{{Name: "claude"}, {Name: "codex"},
+		{Name: "gemini", Missing: "gemini is not on PATH (npm install -g @google/gemini-cli)"},
+		{Name: "aider", Missing: "aider is not on PATH"}, {Name: "sim"}}
 	if !slices.Equal(got, want) {
-		t.Errorf("choices %q, want %q", got, want)
-	}
-	f, err := config.ParseAgentFlag(got[0])
-	if err != nil || !maps.Equal(config.Default().WithAgents(f).Team(), cfg.Team()) {
-		t.Errorf("the first choice does not give the configured team back: %v %v", f, err)
+		t.Errorf("choices %q\nwant %q", got, want)
 	}
 }
 

@@ -14,9 +14,6 @@ import (
 // gemini replaces the built-in one; claude and sim cannot be redefined.
 var builtinAgents = []string{"claude", "codex", "gemini", "sim"}
 
-// BuiltinAgents returns the built-in agent names.
-func BuiltinAgents() []string { return slices.Clone(builtinAgents) }
-
 // AgentOf returns the agent that runs role: its [roles.<role>] agent, else
 // the top-level agent.
 func (c Config) AgentOf(role workspace.Role) string {
