@@ -465,14 +465,20 @@ func (t *Term) memoSGR(q []byte) int {
 	if t.memo == nil || !t.memoEnabled() {
 		return 0
 	}
+	// The parameter bytes are found and hashed (as sgrMemoHash) in one pass.
+	h := t.penID * 0x9E3779B1
 	k := 0
-	for k < len(q) && q[k]-'0' < 12 { // digits, ':' and ';'
-		k++
+	for ; k < len(q); k++ {
+		c := q[k]
+		if c-'0' >= 12 { // not a digit, ':' or ';'
+			break
+		}
+		h = (h ^ uint32(c)) * 0x01000193
 	}
 	if k >= len(q) || q[k] != 'm' || k > len(sgrMemo{}.params) {
 		return 0
 	}
-	e := &t.memo[sgrMemoHash(t.penID, q[:k])]
+	e := &t.memo[h>>(32-sgrMemoBits)]
 	if e.from != t.penID || int(e.n) != k || string(e.params[:k]) != string(q[:k]) {
 		return 0
 	}
