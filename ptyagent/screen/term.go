@@ -431,12 +431,13 @@ func (t *Term) fastCSI(q []byte) int {
 }
 
 // An SGR memo entry: the SGR with parameter bytes params[:n] took the
-// pen with id from to pen to, interned as id.
+// pen with id from to the pen with id id (styles.styles[id], ids standing
+// for pens one to one while the memo is on). 32 bytes, so that an entry
+// is one cache line's part and the table (64 KiB) stays in cache.
 type sgrMemo struct {
 	from, id uint32
-	to       style
 	n        uint8
-	params   [27]byte
+	params   [23]byte
 }
 
 const sgrMemoBits = 11
@@ -485,7 +486,7 @@ func (t *Term) memoSGR(q []byte) int {
 	t.lastRune = 0
 	if e.id != t.penID {
 		t.prevPen, t.prevID = t.pen, t.penID
-		t.pen, t.penID = e.to, e.id
+		t.pen, t.penID = t.styles.styles[e.id], e.id
 		t.eraseOK = false
 	}
 	return k + 1
@@ -501,7 +502,7 @@ func (t *Term) rememberSGR(from uint32, params []byte) {
 		t.memo = make([]sgrMemo, 1<<sgrMemoBits)
 	}
 	e := &t.memo[sgrMemoHash(from, params)]
-	e.from, e.id, e.to, e.n = from, t.penID, t.pen, uint8(len(params))
+	e.from, e.id, e.n = from, t.penID, uint8(len(params))
 	copy(e.params[:], params)
 }
 
