@@ -244,47 +244,7 @@ func (t *Term) write(p []byte) {
 	for i < len(p) {
 		switch t.st {
 		case psGround:
-			b := p[i]
-			if b >= 0x20 && b < 0x7f {
-				j := i + 1 + printableLen(p[i+1:])
-				t.printASCII(p[i:j])
-				i = j
-				continue
-			}
-			if b < 0x20 {
-				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slow {
-					if n := t.fastCSI(p[i+2:]); n > 0 {
-						i += 2 + n
-						continue
-					}
-				}
-				if b == 0x1b {
-					t.st = psSeq
-					t.p.Advance(b)
-				} else {
-					t.execute(b)
-				}
-				i++
-				continue
-			}
-			if b < 0xC2 || b > 0xF4 {
-				i++ // DEL, stray C1 or continuation byte, invalid lead
-				continue
-			}
-			r, n := decodeRune(p[i:])
-			if r == utf8.RuneError && n <= 1 {
-				if !utf8.FullRune(p[i:]) {
-					t.un = copy(t.ubuf[:], p[i:])
-					t.st = psUTF8
-					return
-				}
-				i++
-				continue
-			}
-			if t.slow || !t.printNarrow(r) {
-				t.printRune(r)
-			}
-			i += n
+			i = t.ground(p, i)
 		case psUTF8:
 			b := p[i]
 			if b < 0x80 || b > 0xBF {
@@ -369,6 +329,57 @@ func (t *Term) write(p []byte) {
 			t.st = psSeq
 		}
 	}
+}
+
+// ground handles p from i in the ground state, in one loop until a byte
+// leaves that state (an ESC that does not start a whole CSI fastCSI takes,
+// a character split across writes) or p ends, and returns where it
+// stopped.
+func (t *Term) ground(p []byte, i int) int {
+	for i < len(p) {
+		b := p[i]
+		if b >= 0x20 && b < 0x7f {
+			j := i + 1 + printableLen(p[i+1:])
+			t.printASCII(p[i:j])
+			i = j
+			continue
+		}
+		if b < 0x20 {
+			if b != 0x1b {
+				t.execute(b)
+				i++
+				continue
+			}
+			if i+2 < len(p) && p[i+1] == '[' && !t.slow {
+				if n := t.fastCSI(p[i+2:]); n > 0 {
+					i += 2 + n
+					continue
+				}
+			}
+			t.st = psSeq
+			t.p.Advance(b)
+			return i + 1
+		}
+		if b < 0xC2 || b > 0xF4 {
+			i++ // DEL, stray C1 or continuation byte, invalid lead
+			continue
+		}
+		r, n := decodeRune(p[i:])
+		if r == utf8.RuneError && n <= 1 {
+			if !utf8.FullRune(p[i:]) {
+				t.un = copy(t.ubuf[:], p[i:])
+				t.st = psUTF8
+				return len(p)
+			}
+			i++
+			continue
+		}
+		if t.slow || !t.printNarrow(r) {
+			t.printRune(r)
+		}
+		i += n
+	}
+	return i
 }
 
 // fastCSI dispatches a plain CSI sequence (optional private prefix,
