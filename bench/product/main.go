@@ -12,7 +12,9 @@
 //     after processing every byte before it. Per-agent MB/s until that
 //     answer, for raw PTY reads, tmux, Hivemind headless and Hivemind's UI.
 //     Also the agent-side figure (until its last write returned): how long
-//     the agent itself was held up.
+//     the agent itself was held up, and the consumer's CPU per MB of agent
+//     output (utime+stime from "go" until every agent was answered), which
+//     a loaded machine distorts far less than MB/s.
 //   - memory: the consumer's resident memory per agent after the workload
 //     with 10 000 lines of scrollback (RSS after − RSS before, / N).
 //   - scale: 1, 4, 8, 16, 32 agents stream 20 KB/s each into Hivemind's UI:
