@@ -21,10 +21,17 @@ import (
 // remoteProject is a git project whose config names the server as "box".
 func remoteProject(t *testing.T, s *sshtest.Server) string {
 	t.Helper()
+	project := wtRepo(t, false)
+	configureBox(t, s, project)
+	return project
+}
+
+// configureBox writes project's config naming the server as "box".
+func configureBox(t *testing.T, s *sshtest.Server, project string) {
+	t.Helper()
 	// No connection sharing: every ssh of the run ends with it, so no
 	// master outlives the run.
 	alias := s.AddAlias("hm-box", sshtest.AliasOptions{NoControlMaster: true})
-	project := wtRepo(t, false)
 	ws := filepath.Join(project, ".hivemind")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
@@ -33,7 +40,6 @@ func remoteProject(t *testing.T, s *sshtest.Server) string {
 	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return project
 }
 
 // remoteRun runs a headless sim task with both workers on box.

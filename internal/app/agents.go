@@ -51,7 +51,7 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 			return base, err
 		}
 		if f.git.remote.has(id) {
-			return f.remoteSpec(base, id)
+			return f.remoteSpec(base, id, resume)
 		}
 	}
 	agent := f.cfg.AgentOf(role)
