@@ -79,9 +79,11 @@ func remoteTaskDir(t *testing.T, recs []workspace.EventRecord, task string) stri
 
 // checkRemoteWorkers asserts what makes the workers remote Claude
 // sessions: every model request of a worker ran in its worktree on the
-// host, and every Write it made there succeeded. It returns the number of
-// worker writes.
-func checkRemoteWorkers(t *testing.T, rc *remoteClaude, killedAt time.Time) int {
+// host, and every Write it made there succeeded. A Write answered before
+// cutUntil may have no result: a killed connection's agent lives on the
+// host until the helper's hang-up grace ends, and may be answered a Write
+// it never reports. It returns the number of worker writes.
+func checkRemoteWorkers(t *testing.T, rc *remoteClaude, cutUntil time.Time) int {
 	t.Helper()
 	hostWork := rc.s.Home + "/hm/"
 	for _, r := range rc.API.Requests() {
@@ -104,7 +106,7 @@ func checkRemoteWorkers(t *testing.T, rc *remoteClaude, killedAt time.Time) int 
 		if !strings.HasPrefix(w.path, hostWork) {
 			t.Errorf("%s wrote %s, not a path on the host", w.agent, w.path)
 		}
-		cut := last[w.agent] == w && w.result == "" || !killedAt.IsZero() && w.at.Before(killedAt) && w.result == ""
+		cut := w.result == "" && (last[w.agent] == w || w.at.Before(cutUntil))
 		if !w.ok && !cut {
 			t.Errorf("%s: Write %s did not succeed: %q", w.agent, w.path, w.result)
 		}
@@ -185,6 +187,8 @@ func TestRemoteClaudeConnectionKilled(t *testing.T) {
 	if err := os.WriteFile(cfg, append([]byte("backoff_seconds = [1]\n"), data...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The Claude processes on the host (this machine: /proc shows them).
+	watch := watchAgents(rc.s.Home + "/hm")
 	p := rc.Start(t, "--headless", "--agent", "claude", "--workers", "2@box", "add a greeting service")
 	var dir, subtask string
 	var pid int
@@ -230,8 +234,12 @@ func TestRemoteClaudeConnectionKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := p.wait(t)
+	started := watch.result()
 	if code != 0 {
 		t.Fatalf("exit %d, want 0", code)
+	}
+	if got, want := strings.Join(started["worker_1"], ", "), "--session-id "+sid+", --resume "+sid; got != want {
+		t.Errorf("worker_1's Claude on the host was started with %s, want %s", got, want)
 	}
 	st := checkComplete(t, dir)
 	recs := readEventLog(dir)
@@ -245,11 +253,23 @@ func TestRemoteClaudeConnectionKilled(t *testing.T) {
 	if done != 1 {
 		t.Errorf("worker_1's subtask %s at the kill done %d times, want 1", subtask, done)
 	}
-	// Resumed: the first turn after the kill is of the same session and
-	// carries the conversation saved before it.
+	// Resumed: the first turn of the restarted agent is of the same
+	// session and carries the conversation saved before the kill. (The
+	// old agent may still ask the model something after the kill: the
+	// helper on the host ends it on the hang-up, with a grace period.)
+	var restartedAt time.Time
+	for _, r := range recs {
+		if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "ready" && r.Time.After(killedAt) {
+			restartedAt = r.Time
+			break
+		}
+	}
+	if restartedAt.IsZero() {
+		t.Fatal("worker_1 was not ready again after the kill")
+	}
 	var first *fakeapi.Request
 	for _, r := range rc.API.Requests() {
-		if r.At.After(killedAt) && r.Agent == "worker_1" && r.Kind == "messages" && r.HasTools && r.Status == 200 {
+		if r.At.After(restartedAt) && r.Agent == "worker_1" && r.Kind == "messages" && r.HasTools && r.Status == 200 {
 			if r.SessionID != sid {
 				t.Errorf("worker_1: session %s after the kill, want %s", r.SessionID, sid)
 			}
@@ -268,7 +288,7 @@ func TestRemoteClaudeConnectionKilled(t *testing.T) {
 			strings.Join(first.HivemindLines(), "\n  "), strings.Join(before, "\n  "))
 	}
 	checkHealth(t, recs, []string{"worker_1", "worker_2"})
-	writes := checkRemoteWorkers(t, rc, killedAt)
+	writes := checkRemoteWorkers(t, rc, restartedAt)
 	checkRemoteEnd(t, rc, st.TaskID)
 	if first != nil {
 		t.Logf("worker_1's connection killed on %s after %d lines of conversation; restarted %d time(s), resumed with %d lines; %d Write calls of the remote workers",
