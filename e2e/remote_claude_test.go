@@ -164,6 +164,15 @@ func TestRemoteClaudeWorkersComplete(t *testing.T) {
 	})
 	stops := checkHealth(t, recs, claudeAgents)
 	writes := checkRemoteWorkers(t, rc, time.Time{})
+	// Their usage is read from local copies of their transcripts on the
+	// host.
+	for _, w := range []string{"worker_1", "worker_2"} {
+		n := countRecords(recs, "agent_usage", func(r workspace.EventRecord) bool { return r.Agent == w })
+		copied, err := os.ReadFile(filepath.Join(dir, "logs", "agents", w+".host-transcript.jsonl"))
+		if n == 0 || err != nil || !strings.Contains(string(copied), `"usage"`) {
+			t.Errorf("%s: %d usage records, transcript copy (%v) of %d bytes", w, n, err, len(copied))
+		}
+	}
 	checkRemoteEnd(t, rc, st.TaskID)
 	t.Logf("complete in %v: %d injections confirmed (%d by the UserPromptSubmit hook), %d turns ended by the Stop hook, %d Write calls of the remote workers",
 		took.Round(time.Millisecond), injected, byHook, stops, writes)

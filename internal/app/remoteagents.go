@@ -5,8 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
@@ -100,4 +103,100 @@ func claudePassed(envs ...[]string) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// Usage of a remote agent: its CLI's session file (Claude's transcript)
+// is on the host. remoteTranscripts keeps a local copy of it per agent,
+// appending what the host's file gained since the last turn's end (it is
+// append-only), so each read costs one ssh round trip per chunk of new
+// bytes, and ptyagent.ReadUsage reads the copy as it reads a local file.
+type remoteTranscripts struct {
+	rw *remoteWork
+	mu sync.Mutex
+	of map[string]string // agent → the host path its copy holds
+}
+
+// transcriptChunk bounds the bytes of one fetch (Host.Exec keeps 1 MiB
+// of output); maxTranscriptFetches the fetches of one read: a longer
+// backlog is fetched on the next turn's end.
+const (
+	transcriptChunk      = 512 << 10
+	maxTranscriptFetches = 32
+)
+
+func newRemoteTranscripts(rw *remoteWork) *remoteTranscripts {
+	return &remoteTranscripts{rw: rw, of: map[string]string{}}
+}
+
+// local is usageReader.local: path itself for a local agent, else the
+// local copy of the host's path, brought up to date.
+func (rt *remoteTranscripts) local(agent, path string) (string, error) {
+	if !rt.rw.has(agent) {
+		return path, nil
+	}
+	rh := rt.rw.workers[agent]
+	// The path comes from the agent's hook: only a session file's name is
+	// fetched.
+	if !strings.HasSuffix(path, ".jsonl") || strings.ContainsAny(path, "\n\r\x00") {
+		return "", fmt.Errorf("%s: %q is not a session file", agent, path)
+	}
+	copyPath := filepath.Join(filepath.Dir(rt.rw.td.AgentLogPath(agent)), agent+".host-transcript.jsonl")
+	rt.mu.Lock()
+	fresh := rt.of[agent] != path
+	rt.of[agent] = path
+	rt.mu.Unlock()
+	flags := os.O_CREATE | os.O_RDWR
+	if fresh {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(copyPath, flags, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	off := fi.Size()
+	for range maxTranscriptFetches {
+		size, data, err := rt.fetch(rh, path, off)
+		if err != nil {
+			rt.rw.log("remote_usage_failed", agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
+			return "", err
+		}
+		if size < off { // rewritten on the host: copy it again
+			if err := f.Truncate(0); err != nil {
+				return "", err
+			}
+			off = 0
+			continue
+		}
+		if _, err := f.WriteAt(data, off); err != nil {
+			return "", err
+		}
+		off += int64(len(data))
+		if off >= size || len(data) == 0 {
+			break
+		}
+	}
+	return copyPath, nil
+}
+
+// fetch returns the size of the host's file and at most transcriptChunk
+// of its bytes from off.
+func (rt *remoteTranscripts) fetch(rh *remoteHost, path string, off int64) (int64, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+	defer cancel()
+	out, err := rh.h.Exec(ctx, "f="+remote.Quote(path)+"; [ -f \"$f\" ] || { echo \"no file $f\" >&2; exit 1; }; wc -c < \"$f\"; tail -c +"+
+		strconv.FormatInt(off+1, 10)+" \"$f\" | head -c "+strconv.Itoa(transcriptChunk), nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	first, data, ok := strings.Cut(out, "\n")
+	size, perr := strconv.ParseInt(strings.TrimSpace(first), 10, 64)
+	if !ok || perr != nil {
+		return 0, nil, fmt.Errorf("%s: transcript size: unexpected answer %q", rh.h.Name, firstLineOf(out))
+	}
+	return size, []byte(data), nil
 }
