@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/roles"
@@ -24,14 +25,24 @@ import (
 // relays over the forwarded socket), the session id chosen up front —
 // with its working dir the host's worktree.
 
+// remoteAgentCheck says why the workers' agent of cfg cannot run on
+// hosts (nil when it can): the run stops before anything starts.
+func remoteAgentCheck(cfg config.Config, hosts []string) error {
+	if agent := cfg.AgentOf(workspace.RoleWorker); agent != "sim" && agent != "claude" {
+		return fmt.Errorf("workers placed on %s run the sim agent or Claude Code only for now (agent %q is not wired for hosts yet): place them here (--workers N), or run Claude Code workers (--agent worker=claude)",
+			strings.Join(hosts, ", "), agent)
+	}
+	return nil
+}
+
 // remoteSpec is the spec of a worker placed on a host: its agent runs
 // there under the helper, its PTY carried by ssh.
 func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string, resume bool) (ptyagent.Spec, error) {
 	rw := f.git.remote
-	agent := f.cfg.AgentOf(workspace.RoleWorker)
-	if agent != "sim" && agent != "claude" {
-		return base, fmt.Errorf("%s: workers on other hosts run the sim agent or Claude Code only for now (agent %q is not wired for hosts yet: run its workers here, or use --agent worker=claude)", id, agent)
+	if err := remoteAgentCheck(f.cfg, []string{rw.workers[id].h.Name}); err != nil {
+		return base, err
 	}
+	agent := f.cfg.AgentOf(workspace.RoleWorker)
 	if err := rw.place(&base, id); err != nil {
 		return base, err
 	}

@@ -87,6 +87,9 @@ func (w *wiring) setupRemote() error {
 	if len(names) == 0 {
 		return nil
 	}
+	if err := remoteAgentCheck(w.cfg, names); err != nil {
+		return err
+	}
 	if w.git == nil {
 		return fmt.Errorf("workers placed on %s need a git project with a commit: their work travels by git (run git init and commit, or place them here: --workers N)",
 			strings.Join(names, ", "))
