@@ -99,13 +99,15 @@ func usedHosts(cfg config.Config) []string {
 
 // hostChecks are the preflight results of the hosts the run uses.
 func hostChecks(ctx context.Context, cfg config.Config) []preflight.Result {
-	var rs []preflight.Result
-	if names := usedHosts(cfg); len(names) > 0 {
-		if err := remoteAgentCheck(cfg, names); err != nil {
-			return []preflight.Result{{Check: "remote workers", Status: preflight.Fail, Msg: err.Error()}}
-		}
+	names := usedHosts(cfg)
+	if len(names) == 0 {
+		return nil
 	}
-	for _, r := range CheckHosts(ctx, cfg, usedHosts(cfg)) {
+	if err := remoteAgentCheck(cfg, names); err != nil {
+		return []preflight.Result{{Check: "remote workers", Status: preflight.Fail, Msg: err.Error()}}
+	}
+	var rs []preflight.Result
+	for _, r := range CheckHosts(ctx, cfg, names) {
 		res := preflight.Result{Check: "host " + r.Name, Status: preflight.OK, Msg: strings.TrimPrefix(r.String(), "ok    "+r.Name+": ")}
 		if r.Err != nil {
 			res.Status, res.Msg = preflight.Fail, r.Err.Error()
