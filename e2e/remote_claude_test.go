@@ -186,7 +186,11 @@ func TestRemoteClaudeWorkersComplete(t *testing.T) {
 // completes; nothing is left on either side.
 func TestRemoteClaudeConnectionKilled(t *testing.T) {
 	t.Parallel()
-	rc := setupRemoteClaude(t, fakeapi.DefaultScript())
+	// No plan rejection nor checkpoint fix: the kill is the point (and
+	// the e2e package runs within go test's default 10 minutes).
+	sc := fakeapi.DefaultScript()
+	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
+	rc := setupRemoteClaude(t, sc)
 	cfg := filepath.Join(rc.Project, ".hivemind", "config.toml")
 	data, err := os.ReadFile(cfg)
 	if err != nil {
