@@ -288,6 +288,15 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 // confirmed.
 func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server) (confirmed, byHook int) {
 	t.Helper()
+	return checkInjectionsSeen(t, dir, recs, api, nil)
+}
+
+// checkInjectionsSeen is checkInjections where seen (when not nil) maps
+// an injected line to what the agent's model sees: a remote worker's
+// lines name the host's paths.
+func checkInjectionsSeen(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server,
+	seen func(agent, line string) string) (confirmed, byHook int) {
+	t.Helper()
 	ins := injections(dir, recs)
 	if len(ins) == 0 {
 		t.Fatal("no assignment_sent in events.jsonl")
@@ -316,7 +325,11 @@ func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api
 		got := last.HivemindLines()
 		var lines []string
 		for _, in := range list {
-			lines = append(lines, in.line)
+			if seen != nil {
+				lines = append(lines, seen(agent, in.line))
+			} else {
+				lines = append(lines, in.line)
+			}
 		}
 		// The run may end (and stop the agents) while a last, read-only
 		// notice is being answered: a turn that never ended may be

@@ -21,10 +21,17 @@ import (
 // remoteProject is a git project whose config names the server as "box".
 func remoteProject(t *testing.T, s *sshtest.Server) string {
 	t.Helper()
+	project := wtRepo(t, false)
+	configureBox(t, s, project)
+	return project
+}
+
+// configureBox writes project's config naming the server as "box".
+func configureBox(t *testing.T, s *sshtest.Server, project string) {
+	t.Helper()
 	// No connection sharing: every ssh of the run ends with it, so no
 	// master outlives the run.
 	alias := s.AddAlias("hm-box", sshtest.AliasOptions{NoControlMaster: true})
-	project := wtRepo(t, false)
 	ws := filepath.Join(project, ".hivemind")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
@@ -33,7 +40,6 @@ func remoteProject(t *testing.T, s *sshtest.Server) string {
 	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return project
 }
 
 // remoteRun runs a headless sim task with both workers on box.
@@ -288,5 +294,34 @@ func TestRemoteWorkersTUI(t *testing.T) {
 	noLeftovers(t, project)
 	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
 		t.Errorf("processes left on the host: %v", left)
+	}
+}
+
+// Workers of an agent not wired for hosts (Codex here) are refused
+// before anything starts, saying what runs there and what to do; the
+// host is not even contacted.
+func TestRemoteAgentRefused(t *testing.T) {
+	project := wtRepo(t, false)
+	ws := filepath.Join(project, ".hivemind")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte("[hosts.box]\nssh = \"box.invalid\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--agent", "worker=codex", "--workers", "2@box", "--project", project, "build a tiny calculator")
+	if code := exitCode(t, cmd); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := `workers placed on box run the sim agent or Claude Code only for now (agent "codex" is not wired for hosts yet)`; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	if strings.Contains(out.String(), "box.invalid") {
+		t.Errorf("the host was contacted:\n%s", out.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(ws, "tasks", "*")); len(m) != 0 {
+		t.Errorf("a task was created: %v", m)
 	}
 }

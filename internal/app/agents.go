@@ -51,7 +51,7 @@ func (f *agentFactory) spec(id string, role workspace.Role, resume bool) (ptyage
 			return base, err
 		}
 		if f.git.remote.has(id) {
-			return f.remoteSpec(base, id)
+			return f.remoteSpec(base, id, resume)
 		}
 	}
 	agent := f.cfg.AgentOf(role)

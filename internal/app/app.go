@@ -270,6 +270,9 @@ func (w *wiring) newAgents() error {
 	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}
+	if w.git != nil && w.git.remote != nil {
+		br.usage.local = newRemoteTranscripts(w.git.remote).local
+	}
 	w.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{
 		Factory:     factory.spec,
 		OnEvent:     br.onEvent,

@@ -10,6 +10,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/remote"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // hostCheckTimeout bounds one host's Check (two ssh round trips, each
@@ -23,23 +24,23 @@ func RemoteHost(cfg config.Config, name string) remote.Host {
 	return remote.Host{Name: name, Dest: h.SSH, SSHArgs: h.SSHOptions, Dir: h.Dir, Agent: remoteAgentCommand(cfg, h)}
 }
 
-// remoteAgentCommand is the command an agent of cfg runs on host h: the
-// host's agent setting, else the profile's own command; "" for the sim
-// agent, which the helper itself runs.
+// remoteAgentCommand is the command the workers of cfg (the role placed
+// on hosts) run on host h: the host's agent setting, else the agent's own
+// command; "" for the sim agent, which the helper itself runs.
 func remoteAgentCommand(cfg config.Config, h config.Host) string {
-	if h.Agent != "" {
-		return h.Agent
-	}
-	switch cfg.Agent {
-	case "sim":
+	agent := cfg.AgentOf(workspace.RoleWorker)
+	switch {
+	case agent == "sim":
 		return ""
-	case "claude":
+	case h.Agent != "":
+		return h.Agent
+	case agent == "claude":
 		return "claude"
 	}
-	if p, ok := cfg.Profile(cfg.Agent); ok && len(p.Command) > 0 {
+	if p, ok := cfg.Profile(agent); ok && len(p.Command) > 0 {
 		return p.Command[0]
 	}
-	return preflight.FirstWord(cfg.Agent)
+	return preflight.FirstWord(agent)
 }
 
 // HostResult is one host's Check.
@@ -98,8 +99,15 @@ func usedHosts(cfg config.Config) []string {
 
 // hostChecks are the preflight results of the hosts the run uses.
 func hostChecks(ctx context.Context, cfg config.Config) []preflight.Result {
+	names := usedHosts(cfg)
+	if len(names) == 0 {
+		return nil
+	}
+	if err := remoteAgentCheck(cfg, names); err != nil {
+		return []preflight.Result{{Check: "remote workers", Status: preflight.Fail, Msg: err.Error()}}
+	}
 	var rs []preflight.Result
-	for _, r := range CheckHosts(ctx, cfg, usedHosts(cfg)) {
+	for _, r := range CheckHosts(ctx, cfg, names) {
 		res := preflight.Result{Check: "host " + r.Name, Status: preflight.OK, Msg: strings.TrimPrefix(r.String(), "ok    "+r.Name+": ")}
 		if r.Err != nil {
 			res.Status, res.Msg = preflight.Fail, r.Err.Error()

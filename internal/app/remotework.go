@@ -87,6 +87,9 @@ func (w *wiring) setupRemote() error {
 	if len(names) == 0 {
 		return nil
 	}
+	if err := remoteAgentCheck(w.cfg, names); err != nil {
+		return err
+	}
 	if w.git == nil {
 		return fmt.Errorf("workers placed on %s need a git project with a commit: their work travels by git (run git init and commit, or place them here: --workers N)",
 			strings.Join(names, ", "))
@@ -319,13 +322,13 @@ func (rw *remoteWork) place(base *ptyagent.Spec, id string) error {
 	return nil
 }
 
-// launch is the local command line running argv (its first word a
-// command on the host) as the worker's agent there.
-func (rw *remoteWork) launch(id string, argv []string) []string {
+// launch is the local command line running a (its first word a command
+// on the host) as the worker's agent there.
+func (rw *remoteWork) launch(id string, a remote.Agent) []string {
 	rh := rw.workers[id]
 	h := rh.h
 	h.Dir = rh.worktree(id)
-	return remote.LaunchArgv(h, rw.localHelper, rh.helper, remote.Agent{Argv: argv})
+	return remote.LaunchArgv(h, rw.localHelper, rh.helper, a)
 }
 
 func startRef(branch string) string { return "refs/hivemind/start/" + branch }
@@ -493,25 +496,6 @@ func (w *wiring) runnerAgents() engine.Agents {
 		return remoteAgents{Manager: w.agents, rw: w.git.remote}
 	}
 	return w.agents
-}
-
-// remoteSpec is the spec of a worker placed on a host: its agent runs
-// there under the helper, its PTY carried by ssh.
-func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string) (ptyagent.Spec, error) {
-	rw := f.git.remote
-	if agent := f.cfg.AgentOf(workspace.RoleWorker); agent != "sim" {
-		return base, fmt.Errorf("%s: workers on other hosts run the sim agent only for now (agent %q is not wired for hosts yet)", id, agent)
-	}
-	if err := rw.place(&base, id); err != nil {
-		return base, err
-	}
-	spec, err := ptyagent.SimSpec(base, f.self, f.simArgsFor(id)...)
-	if err != nil {
-		return spec, err
-	}
-	rh := rw.workers[id]
-	spec.Argv = rw.launch(id, append([]string{rh.helper}, spec.Argv[1:]...))
-	return spec, nil
 }
 
 // cleanup removes, once the task is complete, what it left on each host:

@@ -21,6 +21,9 @@ import (
 type usageReader struct {
 	prices pricing.Table
 	send   func(engine.Event)
+	// local, when set, maps the session file a hook names to a local
+	// file holding it (an agent on another host: remoteTranscripts).
+	local func(agent, path string) (string, error)
 
 	mu    sync.Mutex
 	last  map[string]workspace.Usage
@@ -76,6 +79,12 @@ func (r *usageReader) readLoop(agent, path string) {
 // read sends the usage in path if it changed. Only a regular file is
 // read (the path comes through the agent's hook).
 func (r *usageReader) read(agent, path string) {
+	if r.local != nil {
+		var err error
+		if path, err = r.local(agent, path); err != nil {
+			return
+		}
+	}
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 		return
 	}

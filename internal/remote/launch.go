@@ -36,6 +36,10 @@ type Agent struct {
 	// every HIVEMIND_* one (ANTHROPIC_API_KEY, say). Values travel in a
 	// file only the remote user can read, never on a command line.
 	Pass []string
+	// ClaudeResume: Argv is Claude Code's with `--session-id <id>`, to be
+	// started as `--resume <id>` when the host saved that conversation
+	// (the helper looks, on the host, as it starts the agent).
+	ClaudeResume bool
 }
 
 // LaunchArgv is the local command line that runs the agent on the host
@@ -52,6 +56,9 @@ func LaunchArgv(h Host, helper, remoteHelper string, a Agent) []string {
 	}
 	for _, p := range a.Pass {
 		argv = append(argv, "--pass", p)
+	}
+	if a.ClaudeResume {
+		argv = append(argv, claudeResumeFlag)
 	}
 	return append(append(argv, "--"), a.Argv...)
 }
@@ -91,12 +98,13 @@ func Launch(args []string, stderr io.Writer) int {
 	dir := fs.String("dir", "", "remote work directory")
 	fs.Var(&sshArgs, "ssh-arg", "extra ssh option (repeatable)")
 	fs.Var(&pass, "pass", "environment variable to send (repeatable)")
+	claudeResume := fs.Bool(strings.TrimPrefix(claudeResumeFlag, "--"), false, "resume the Claude session of --session-id when the host saved it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	argv := fs.Args()
 	if *dest == "" || *helper == "" || len(argv) == 0 {
-		fmt.Fprintln(stderr, "usage: hivemind-hook remote-launch --dest D --helper P [--dir D] [--ssh-arg A]… [--pass NAME]… -- command…")
+		fmt.Fprintln(stderr, "usage: hivemind-hook remote-launch --dest D --helper P [--dir D] [--ssh-arg A]… [--pass NAME]… [--claude-resume] -- command…")
 		return 2
 	}
 	h := Host{Dest: *dest, SSHArgs: sshArgs, SSH: *ssh}
@@ -133,7 +141,11 @@ func Launch(args []string, stderr io.Writer) int {
 	// environment file in it holds secrets.
 	script := `r=` + shq(run) + `; h=` + shq(*helper) + `; cd ` + dirExpr(*dir) + ` || { rm -rf "$r"; exit 1; }; ` +
 		`if [ ! -x "$h" ]; then rm -rf "$r"; echo "hivemind: $h is missing on this host: install the helper again (hivemind hosts)" >&2; exit 1; fi; ` +
-		`exec "$h" remote-run "$r" --`
+		`exec "$h" remote-run "$r"`
+	if *claudeResume {
+		script += " " + claudeResumeFlag
+	}
+	script += " --"
 	for _, a := range argv {
 		script += " " + shq(a)
 	}

@@ -41,8 +41,12 @@ var (
 // status. While it runs the run dir names it, so Reap can tell a live
 // session from one whose helper was killed outright.
 func Run(args []string, stderr io.Writer) int {
+	resume := len(args) > 1 && args[1] == claudeResumeFlag
+	if resume {
+		args = append(args[:1:1], args[2:]...)
+	}
 	if len(args) < 3 || args[1] != "--" {
-		fmt.Fprintln(stderr, "usage: hivemind-hook remote-run <run dir> -- command…")
+		fmt.Fprintln(stderr, "usage: hivemind-hook remote-run <run dir> ["+claudeResumeFlag+"] -- command…")
 		return 2
 	}
 	dir, argv := args[0], args[2:]
@@ -72,8 +76,12 @@ func Run(args []string, stderr io.Writer) int {
 	// Notified, not ignored: an ignored signal stays ignored in the agent.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	env := mergeEnv(os.Environ(), extra)
+	if resume {
+		argv = claudeResumeArgv(argv, env)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = mergeEnv(os.Environ(), extra)
+	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("start %s: %w", argv[0], err))
