@@ -104,9 +104,9 @@ func TestRemoteAgentCommand(t *testing.T) {
 		{config.Config{Agent: "claude"}, config.Host{}, "claude"},
 		{config.Config{Agent: "claude"}, config.Host{Agent: "/opt/bin/claude"}, "/opt/bin/claude"},
 		{config.Config{Agent: "sim"}, config.Host{Agent: "/opt/bin/claude"}, ""},
-		{config.Config{Agent: "claude"}.WithAgents(config.AgentFlag{PerRole: map[string]string{"worker": "sim"}}), config.Host{}, ""},
-		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[string]string{"worker": "claude"}}), config.Host{}, "claude"},
-		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[string]string{"worker": "codex"}}), config.Host{}, "codex"},
+		{config.Config{Agent: "claude"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "sim"}}), config.Host{}, ""},
+		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "claude"}}), config.Host{}, "claude"},
+		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "codex"}}), config.Host{}, "codex"},
 	} {
 		if got := remoteAgentCommand(c.cfg, c.host); got != c.want {
 			t.Errorf("%s (host agent %q): %q, want %q", c.cfg.TeamString(), c.host.Agent, got, c.want)
