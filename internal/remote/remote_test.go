@@ -452,8 +452,8 @@ func TestParsers(t *testing.T) {
 	}
 	for in, want := range map[string]bool{"123-0123456789abcdef": true, "1-ffffffffffffffff": true, "-0123456789abcdef": false,
 		"123-0123456789ABCDEF": false, "123-0123456789abcde": false, "../x": false, "probe-1.sock": false} {
-		if validID(in) != want {
-			t.Errorf("validID(%q) = %v", in, !want)
+		if ValidMark(in) != want {
+			t.Errorf("ValidMark(%q) = %v", in, !want)
 		}
 	}
 	for in, want := range map[string][2]string{"Linux x86_64": {"linux", "amd64"}, "Darwin arm64": {"darwin", "arm64"}, "Linux aarch64": {"linux", "arm64"}, "weird": {"", ""}} {

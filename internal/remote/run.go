@@ -61,7 +61,7 @@ func Run(args []string, stderr io.Writer) int {
 			mark = v
 		}
 	}
-	if !validID(mark) {
+	if !ValidMark(mark) {
 		return fail(fmt.Errorf("the environment carries no valid %s", MarkEnv))
 	}
 	extra = append(extra, hookrelay.EnvHookSocket+"="+filepath.Join(dir, sockFile))
@@ -212,7 +212,7 @@ func Reap(args []string, stdout, stderr io.Writer) int {
 	sessions, procs := 0, 0
 	for _, e := range ents {
 		id := e.Name()
-		if !e.IsDir() || !validID(id) {
+		if !e.IsDir() || !ValidMark(id) {
 			continue
 		}
 		dir := filepath.Join(root, id)

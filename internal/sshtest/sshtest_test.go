@@ -37,3 +37,22 @@ func TestServer(t *testing.T) {
 	}
 	t.Logf("stop took %v", time.Since(start))
 }
+
+// Down drops the connections and refuses new ones; Up serves again on
+// the same port.
+func TestServerDownUp(t *testing.T) {
+	s := Start(t, Options{})
+	port := s.Port
+	s.Down()
+	out, err := s.SSH(t.Context(), s.Alias, "true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Connection refused") {
+		t.Errorf("down: %v %q", err, out)
+	}
+	s.Up()
+	if s.Port != port {
+		t.Errorf("up on port %d, want %d", s.Port, port)
+	}
+	if got := strings.TrimSpace(s.Run("echo up")); got != "up" {
+		t.Errorf("up: %q", got)
+	}
+}
