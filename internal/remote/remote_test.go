@@ -476,7 +476,8 @@ func TestParsers(t *testing.T) {
 }
 
 // A launch that cannot reach the host ends the agent with ssh's
-// diagnosis as its last words (what the engine reports).
+// diagnosis as its last words (what the engine reports) and ssh's status
+// for a connection failure, 255.
 func TestLaunchUnreachable(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
 	h := host(s, s.AddAlias("closed", sshtest.AliasOptions{Port: sshtest.ClosedPort(t), NoControlMaster: true}))
@@ -492,7 +493,7 @@ func TestLaunchUnreachable(t *testing.T) {
 		t.Fatalf("still running:\n%s", sess.Text())
 	}
 	// The screen is 120 columns wide: the line wraps.
-	if d := sess.HealthDetail(); sess.ExitCode() != 1 || !strings.Contains(d, "last output: hivemind: remote agent: closed: ssh: connect to host 127.0.0.1 port ") ||
+	if d := sess.HealthDetail(); sess.ExitCode() != 255 || !strings.Contains(d, "last output: hivemind: remote agent: closed: ssh: connect to host 127.0.0.1 port ") ||
 		!strings.Contains(d, "Connection refused — is sshd") {
 		t.Errorf("exit %d, detail %q", sess.ExitCode(), d)
 	}
