@@ -215,6 +215,86 @@ func TestRemoteHostUnreachable(t *testing.T) {
 func TestRemoteKillAndResume(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
+	dir, recs := remoteKillAndResume(t, s, project, func() {
+		noLeftovers(t, project)
+		if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+			t.Errorf("processes left on the host after the kill: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+		}
+	})
+	if n := countType(recs, "remote_host_ready"); n != 2 {
+		t.Errorf("the host was prepared %d times, want 2 (the resumed run's workers ran there too)", n)
+	}
+	checkReaped(t, recs, "reaped 0 processes of 0 sessions")
+	_ = dir
+}
+
+// Hivemind killed with SIGKILL while the host does not see the drop (a
+// network partition: the remote sessions are frozen, so the hang-up does
+// not end them): --resume reaps the previous run's sessions on the host by
+// their marks before its workers start there, and nothing is left.
+func TestRemotePartitionedKillAndResume(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	var frozen []int
+	freeze := func() {
+		// The remote agents and their helpers (they carry the remote
+		// mark): stopped, they take no signal but SIGKILL.
+		for _, pid := range s.Procs() {
+			env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+			if strings.Contains(string(env), "HIVEMIND_REMOTE_MARK=") && syscall.Kill(pid, syscall.SIGSTOP) == nil {
+				frozen = append(frozen, pid)
+			}
+		}
+		if len(frozen) == 0 {
+			t.Fatalf("no remote session to freeze:\n%s", s.Run("ps -u "+s.User+" -o pid,args"))
+		}
+	}
+	_, recs := remoteKillAndResume(t, s, project, func() {
+		noLeftovers(t, project)
+		// The hang-up cannot end them: they are still there.
+		alive := 0
+		for _, pid := range frozen {
+			if syscall.Kill(pid, 0) == nil {
+				alive++
+			}
+		}
+		if alive == 0 {
+			t.Fatalf("the frozen sessions (%v) ended with the connection: no partition to reap", frozen)
+		}
+	}, freeze)
+	checkReaped(t, recs, "")
+	for _, r := range recs {
+		if r.Type == "remote_reaped" && !strings.HasPrefix(recDetail(r, "said"), "reaped ") || strings.HasPrefix(recDetail(r, "said"), "reaped 0 ") {
+			t.Errorf("the resume reaped nothing on the host: %v", r.Details)
+		}
+	}
+}
+
+// checkReaped asserts one remote_reaped record for box (the resumed run),
+// saying want when not "".
+func checkReaped(t *testing.T, recs []workspace.EventRecord, want string) {
+	t.Helper()
+	n := 0
+	for _, r := range recs {
+		if r.Type == "remote_reaped" {
+			n++
+			if recDetail(r, "host") != "box" || recDetail(r, "error") != "" || (want != "" && recDetail(r, "said") != want) {
+				t.Errorf("remote_reaped %v, want host box saying %q", r.Details, want)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d remote_reaped records, want 1", n)
+	}
+}
+
+// remoteKillAndResume runs a task with both workers on box, kills
+// Hivemind with SIGKILL once a worker is busy (after before, if given),
+// calls killed, resumes (no --workers: the task keeps its placement) and
+// checks the task completes with nothing left on either side. It returns
+// the task dir and its records.
+func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed func(), before ...func()) (string, []workspace.EventRecord) {
+	t.Helper()
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -244,23 +324,108 @@ func TestRemoteKillAndResume(t *testing.T) {
 		}
 		return false
 	})
+	for _, f := range before {
+		f()
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-exited
-	noLeftovers(t, project)
-	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
-		t.Errorf("processes left on the host after the kill: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
-	}
-	// No --workers: the task keeps its placement.
+	killed()
 	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--agent", "sim", "--project", project)
 	if code := exitCode(t, cmd2); code != 0 {
 		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
 	}
 	checkComplete(t, dir)
-	if n := countType(readRecords(t, dir), "remote_host_ready"); n != 2 {
-		t.Errorf("the host was prepared %d times, want 2 (the resumed run's workers ran there too)", n)
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
 	}
+	return dir, readRecords(t, dir)
+}
+
+// The host goes down mid-subtask (sshd and its connections gone, the port
+// refusing): the workers' exits and restarts say which host and why, in
+// the one line of its Check, and past the restart budget the task needs a
+// human with that reason. With the host back, --resume --retry completes
+// the task there.
+func TestRemoteHostDownMidRun(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	cfg := filepath.Join(project, ".hivemind", "config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Top-level keys go before the [hosts.box] table.
+	if err := os.WriteFile(cfg, append([]byte("backoff_seconds = [1]\nmax_retries = 2\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 10*time.Millisecond, "--headless", "--agent", "sim", "--workers", "2@box",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	waitFor(t, runDeadline, "worker_1 busy on a subtask", func() bool {
+		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+		if len(m) != 1 {
+			return false
+		}
+		dir = m[0]
+		for _, r := range readEventLog(dir) {
+			if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "busy" {
+				return true
+			}
+		}
+		return false
+	})
+	down := time.Now()
+	s.Down()
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (needs_human); output:\n%s", code, out.String())
+	}
+	t.Logf("needs_human %v after the host went down:\n%s", time.Since(down).Round(time.Millisecond), out.String())
+	cause := "box: ssh: connect to host 127.0.0.1 port " + strconv.Itoa(s.Port) + ": Connection refused — is sshd running there, on that port?"
+	st := readState(t, dir)
+	if st.Phase != workspace.PhaseNeedsHuman || !strings.Contains(st.Reason, cause) {
+		t.Errorf("state %s, reason %q; want needs_human naming %q", st.Phase, st.Reason, cause)
+	}
+	// Every worker exit that is a connection failure (ssh's 255, or a
+	// start that could not reach the host) names the cause, and so does
+	// each restart notice of a worker after the host went down.
+	recs := readRecords(t, dir)
+	exits := countRecords(recs, "agent_exited", func(r workspace.EventRecord) bool {
+		code := recDetail(r, "exit_code")
+		return strings.HasPrefix(r.Agent, "worker_") && (code == "255" || code == "-1") && !strings.Contains(recDetail(r, "detail"), cause)
+	})
+	restarts, named := 0, 0
+	for _, r := range recs {
+		if r.Type == "agent_restart_scheduled" && strings.HasPrefix(r.Agent, "worker_") && r.Time.After(down) {
+			restarts++
+			if strings.Contains(recDetail(r, "reason"), cause) {
+				named++
+			}
+		}
+	}
+	if exits != 0 || restarts == 0 || named != restarts {
+		t.Errorf("%d worker connection failures do not name the cause; %d of %d restarts do:\n%s", exits, named, restarts, out.String())
+	}
+	s.Up()
+	up := time.Now()
+	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--retry", "--agent", "sim", "--project", project)
+	if code := exitCode(t, cmd2); code != 0 {
+		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
+	}
+	t.Logf("the resumed run completed in %v; output:\n%s", time.Since(up).Round(time.Millisecond), out2.String())
+	checkComplete(t, dir)
 	noLeftovers(t, project)
 	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
 		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))

@@ -109,6 +109,9 @@ func (rw *remoteWork) diagnose(agent, detail string) string {
 	defer cancel()
 	start := time.Now()
 	_, err := remote.Check(ctx, rh.h)
+	if rw.ctx.Err() != nil {
+		return detail // the run ended: the check was cut short, not the host
+	}
 	d := map[string]any{"host": rh.h.Name, "ms": time.Since(start).Milliseconds()}
 	if err == nil {
 		d["ok"] = true
@@ -280,10 +283,10 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 		return
 	}
 	rw.queue.do(agent, func() {
+		sha, err := rw.pullRetrying(agent, subtask, summary)
 		if rw.ctx.Err() != nil {
-			return // delivered again by the resumed run's stream
+			return // the run is over: the resumed run's stream sends the marker again
 		}
-		sha, err := rw.pull(agent, subtask, summary)
 		rw.mu.Lock()
 		rw.pulled[agent+"/"+subtask] = pulled{sha, err}
 		rw.mu.Unlock()
@@ -291,6 +294,38 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 			rw.log("remote_sync_refused", agent, map[string]any{"file": rel, "error": err.Error()})
 		}
 	})
+}
+
+// pullBackoff is the wait before each new attempt at fetching a done
+// subtask's commit from a host that cannot be reached (about a minute in
+// all); the marker waits for it, so the engine never sees work done that
+// is not here.
+var pullBackoff = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 15 * time.Second, 30 * time.Second}
+
+// pullRetrying is pull, again after each pullBackoff while the host
+// cannot be reached (its one-line diagnosis then is the error).
+func (rw *remoteWork) pullRetrying(agent, subtask, summary string) (string, error) {
+	rh := rw.workers[agent]
+	for attempt := 0; ; attempt++ {
+		sha, err := rw.pull(agent, subtask, summary)
+		if err == nil {
+			return sha, nil
+		}
+		ctx, cancel := context.WithTimeout(rw.ctx, remoteOpTimeout)
+		err = rw.unreachable(ctx, rh, err)
+		cancel()
+		var se *remote.SSHError
+		if !errors.As(err, &se) || attempt == len(pullBackoff) {
+			return "", err
+		}
+		rw.log("remote_fetch_retry", agent, map[string]any{"host": rh.h.Name, "subtask": subtask, "attempt": attempt + 1,
+			"after": pullBackoff[attempt].String(), "error": err.Error()})
+		select {
+		case <-rw.ctx.Done():
+			return "", rw.ctx.Err()
+		case <-time.After(pullBackoff[attempt]):
+		}
+	}
 }
 
 // takePulled returns (once) the commit fetched for the worker's subtask

@@ -533,10 +533,12 @@ func (s *Server) killSSHD() {
 	}
 	desc := descendants(cmd.Process.Pid)
 	_ = cmd.Process.Kill()
-	<-exited
 	for _, pid := range desc {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	// After its connections: they hold sshd's output pipe, which Wait
+	// waits for.
+	<-exited
 }
 
 // Down takes the host off the network: sshd and its connections are
