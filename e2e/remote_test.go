@@ -229,42 +229,46 @@ func TestRemoteKillAndResume(t *testing.T) {
 }
 
 // Hivemind killed with SIGKILL while the host does not see the drop (a
-// network partition: the remote sessions are frozen, so the hang-up does
-// not end them): --resume reaps the previous run's sessions on the host by
-// their marks before its workers start there, and nothing is left.
+// network partition: the sshd processes serving the agents' connections
+// are frozen, so they never hang up the sessions, which run on): --resume
+// reaps the previous run's sessions on the host by their marks before its
+// workers start there, and nothing is left.
 func TestRemotePartitionedKillAndResume(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
-	var frozen []int
+	var helpers []int
 	freeze := func() {
-		// The remote agents and their helpers (they carry the remote
-		// mark): stopped, they take no signal but SIGKILL.
 		for _, pid := range s.Procs() {
-			env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-			if strings.Contains(string(env), "HIVEMIND_REMOTE_MARK=") && syscall.Kill(pid, syscall.SIGSTOP) == nil {
-				frozen = append(frozen, pid)
+			args, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			if !strings.Contains(string(args), "remote-run") {
+				continue
 			}
+			helpers = append(helpers, pid)
+			stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			ppid, _ := strconv.Atoi(f[1]) // sshd's process of this connection
+			if err := syscall.Kill(ppid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(ppid, syscall.SIGKILL) })
 		}
-		if len(frozen) == 0 {
-			t.Fatalf("no remote session to freeze:\n%s", s.Run("ps -u "+s.User+" -o pid,args"))
+		if len(helpers) == 0 {
+			t.Fatalf("no remote session:\n%s", s.Run("ps -u "+s.User+" -o pid,args"))
 		}
 	}
 	_, recs := remoteKillAndResume(t, s, project, func() {
 		noLeftovers(t, project)
-		// The hang-up cannot end them: they are still there.
-		alive := 0
-		for _, pid := range frozen {
-			if syscall.Kill(pid, 0) == nil {
-				alive++
+		// The host did not see the drop: the sessions run on.
+		time.Sleep(time.Second)
+		for _, pid := range helpers {
+			if syscall.Kill(pid, 0) != nil {
+				t.Fatalf("the session of helper %d ended with the connection: no partition to reap", pid)
 			}
-		}
-		if alive == 0 {
-			t.Fatalf("the frozen sessions (%v) ended with the connection: no partition to reap", frozen)
 		}
 	}, freeze)
 	checkReaped(t, recs, "")
 	for _, r := range recs {
-		if r.Type == "remote_reaped" && !strings.HasPrefix(recDetail(r, "said"), "reaped ") || strings.HasPrefix(recDetail(r, "said"), "reaped 0 ") {
+		if r.Type == "remote_reaped" && (!strings.HasPrefix(recDetail(r, "said"), "reaped ") || strings.HasPrefix(recDetail(r, "said"), "reaped 0 ")) {
 			t.Errorf("the resume reaped nothing on the host: %v", r.Details)
 		}
 	}

@@ -168,7 +168,7 @@ func (w *wiring) reapPrevious(rw *remoteWork) {
 				"host": name, "error": "not in the config any more: what the task left there is not reaped"}})
 			continue
 		}
-		d := map[string]any{"host": name, "sessions": len(marks)}
+		d := map[string]any{"host": name, "marks": len(marks)}
 		w.notes = append(w.notes, workspace.EventRecord{Type: "remote_reaped", Details: d})
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)

@@ -411,7 +411,9 @@ func TestReapAfterHelperKilled(t *testing.T) {
 	}
 }
 
-// A live session is left alone by a reap that does not name it.
+// A live session is left alone by a reap that does not name it; one
+// that names it (a previous run's session, on a host that did not see
+// that run die) ends it: its helper, the agent and its detached child.
 func TestReapSparesLiveSessions(t *testing.T) {
 	ra, sess := startRemote(t, ptyagent.ProfileCustom, detachedScript)
 	waitScreen(t, sess, "READY")
@@ -421,6 +423,17 @@ func TestReapSparesLiveSessions(t *testing.T) {
 	}
 	if _, marked := remoteProcs(ra.s); len(marked) < 2 {
 		t.Errorf("the live session lost processes: %v", marked)
+	}
+	ents, err := os.ReadDir(filepath.Join(ra.s.Home, ".cache/hivemind/run"))
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("run dirs %v, %v", ents, err)
+	}
+	out, err = ReapHost(ctx(t), ra.h, ra.inst.Path, ents[0].Name())
+	if err != nil || !strings.HasSuffix(out, " processes of 1 sessions") || strings.HasPrefix(out, "reaped 0 ") {
+		t.Errorf("named reap: %q, %v", out, err)
+	}
+	if left := ra.s.WaitNoProcs(10 * time.Second); len(left) > 0 {
+		t.Errorf("left after the named reap: %v", left)
 	}
 }
 

@@ -220,8 +220,8 @@ func Reap(args []string, stdout, stderr io.Writer) int {
 		alive := hasProc && pid > 0 && procenv.Alive(pid, start)
 		switch {
 		case named[id]:
-			if alive {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+			if alive && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				procs++ // the helper: not marked itself
 			}
 		case alive:
 			continue
