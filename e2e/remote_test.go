@@ -80,6 +80,7 @@ func TestRemoteWorkersComplete(t *testing.T) {
 	if countType(recs, "remote_host_ready") != 1 || countType(recs, "remote_sync_connected") < 1 {
 		t.Errorf("remote records: ready %d, sync connected %d", countType(recs, "remote_host_ready"), countType(recs, "remote_sync_connected"))
 	}
+	logRunnerWait(t, recs)
 	log := wtGit(t, project, "log", "--format=%s", "hivemind/"+st.TaskID)
 	for _, w := range []string{"worker_1", "worker_2"} {
 		if !strings.Contains(log, "["+w+"] ") {
@@ -99,6 +100,28 @@ func TestRemoteWorkersComplete(t *testing.T) {
 	if left := s.Run("cd ~/hm/*/ && ls -A worktrees tasks; ls -d repo.git"); strings.TrimSpace(left) != "tasks:\n\nworktrees:\nrepo.git" {
 		t.Errorf("left on the host:\n%s", left)
 	}
+}
+
+// logRunnerWait logs how long the runner held each done subtask of a
+// remote worker before stepping it (its commit: from the watcher's event
+// to the commit's record), the time the engine waited on a host.
+func logRunnerWait(t *testing.T, recs []workspace.EventRecord) {
+	t.Helper()
+	var committed []workspace.EventRecord
+	var waits []string
+	for _, r := range recs {
+		switch r.Type {
+		case "subtask_committed": // recorded before the event it commits
+			committed = append(committed, r)
+		case "input.subtask_done": // its time is the watcher's
+			for _, c := range committed {
+				if recDetail(c, "subtask") == recDetail(r, "subtask") {
+					waits = append(waits, recDetail(r, "subtask")+" "+c.Time.Sub(r.Time).Round(time.Millisecond).String())
+				}
+			}
+		}
+	}
+	t.Logf("done marker seen → committed, on the runner: %s", strings.Join(waits, ", "))
 }
 
 // A worker's ssh connection killed mid-subtask: the agent's exit is
