@@ -221,6 +221,14 @@ func (rw *remoteWork) pushAssignment(agent string, push func(context.Context) er
 		defer cancel()
 		start := time.Now()
 		err := push(ctx)
+		var se *remote.SSHError
+		if errors.As(err, &se) {
+			// A connection cut during the copy says little ("ssh printed
+			// nothing"): say what stops a new one.
+			if probe := rw.unreachable(ctx, rw.workers[agent], err); probe != err {
+				err = fmt.Errorf("assignment of %s to %s: %w", agent, rw.workers[agent].h.Name, probe)
+			}
+		}
 		rw.mu.Lock()
 		rw.pushErr[agent] = err
 		rw.mu.Unlock()
