@@ -55,6 +55,11 @@ func remoteRun(t *testing.T, project string, pace time.Duration, during func(dir
 			}
 			return dir != ""
 		})
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("hivemind's output:\n%s", out.String())
+			}
+		})
 		during(dir)
 	}
 	code := 0
@@ -146,7 +151,7 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 	code, out := remoteRun(t, project, 10*time.Millisecond, func(dir string) {
 		// worker_1 busy on its first subtask: kill its ssh (the agent's
 		// local process: the launcher execs ssh).
-		waitFor(t, 40*time.Second, "worker_1 busy on a subtask", func() bool {
+		waitFor(t, runDeadline, "worker_1 busy on a subtask", func() bool {
 			for _, r := range readEventLog(dir) {
 				if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "busy" {
 					pid, _ = strconv.Atoi(recDetail(r, "pid"))
