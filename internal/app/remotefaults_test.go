@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -112,4 +114,38 @@ func TestRemoteExitDiagnosed(t *testing.T) {
 		t.Fatal("the diagnosed exit never came")
 	}
 	rw.bg.Wait()
+}
+
+// A remote worker's line waits for the copy of its assignment queued
+// before it; a copy that failed fails the injection (an InjectionResult
+// to the runner) instead of typing a line that names missing files.
+func TestRemoteInjectAfterPush(t *testing.T) {
+	sent := make(chan engine.Event, 4)
+	rw := &remoteWork{ctx: context.Background(), log: func(string, string, map[string]any) {},
+		send: func(ev engine.Event) { sent <- ev }, pushErr: map[string]error{},
+		workers: map[string]*remoteHost{"worker_1": {h: remote.Host{Name: "box"}}}}
+	release := make(chan struct{})
+	rw.pushAssignment("worker_1", func(context.Context) error {
+		<-release
+		return errors.New("box: ssh: connect to host x port 22: Connection refused")
+	})
+	if err := (remoteAgents{rw: rw}).Inject("worker_1", 7, "[HIVEMIND] read it"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-sent:
+		t.Fatalf("the injection's outcome came before its assignment was copied: %+v", ev)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case ev := <-sent:
+		ir, ok := ev.(engine.InjectionResult)
+		if !ok || ir.Agent != "worker_1" || ir.Seq != 7 || ir.Delivered || !strings.Contains(ir.Detail, "assignment not on the host: box: ssh: connect to host x port 22: Connection refused") {
+			t.Errorf("sent %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no injection result")
+	}
+	rw.queue.wait()
 }
