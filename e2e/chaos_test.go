@@ -50,7 +50,7 @@ func chaosAgent(mode string) int {
 	taskDir := os.Getenv("HIVEMIND_TASK_DIR")
 	project := os.Getenv("HIVEMIND_PROJECT")
 	id := os.Getenv("HIVEMIND_AGENT_ID")
-	role := os.Getenv("HIVEMIND_ROLE")
+	role := workspace.Role(os.Getenv("HIVEMIND_ROLE"))
 	count := func(name string) int { // per-agent counters kept on disk across restarts
 		p := filepath.Join(taskDir, "chaos-"+id+"-"+name)
 		b, _ := os.ReadFile(p)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -258,10 +258,10 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 		switch r.Type {
 		case "assignment_sent":
 			in := &injection{idx: i, agent: r.Agent, seq: seqOf(r),
-				line: engine.InjectText(recDetail(r, "what"), engine.AssignmentFile(dir, r.Agent))}
+				line: flow.InjectText(recDetail(r, "what"), flow.AssignmentFile(dir, r.Agent))}
 			out = append(out, in)
 			by[key] = in
-		case engine.InputPrefix + "injection_result":
+		case flow.InputPrefix + "injection_result":
 			in := by[key]
 			if in == nil {
 				continue
@@ -446,7 +446,7 @@ func endsWith(list, tail []string) bool {
 // confirmed at record from ended through the Stop hook.
 func turnEnded(recs []workspace.EventRecord, agent string, from int) bool {
 	for _, r := range recs[from+1:] {
-		if r.Agent == agent && r.Type == engine.InputPrefix+"agent_health" {
+		if r.Agent == agent && r.Type == flow.InputPrefix+"agent_health" {
 			switch recDetail(r, "health") {
 			case "idle":
 				return true
@@ -475,7 +475,7 @@ func lastMainRequest(api *fakeapi.Server, agent string) (fakeapi.Request, bool) 
 func healthLog(recs []workspace.EventRecord) map[string][]string {
 	m := map[string][]string{}
 	for _, r := range recs {
-		if r.Type == engine.InputPrefix+"agent_health" {
+		if r.Type == flow.InputPrefix+"agent_health" {
 			m[r.Agent] = append(m[r.Agent], recDetail(r, "health")+" ("+recDetail(r, "detail")+")")
 		}
 	}

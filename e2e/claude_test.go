@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -110,7 +110,8 @@ func TestClaudeRateLimited(t *testing.T) {
 	injected, _ := checkInjections(t, dir, recs, c.API)
 	checkHealth(t, recs, []string{"lead", "reviewer", "worker_1"})
 	checkWrites(t, c, dir, time.Time{})
-	held := checkHoldCycle(t, recs, "lead")
+	hc := checkHoldCycle(t, recs, "lead", anyAgent)
+	held := hc.to.Sub(hc.from)
 	noLeftovers(t, c.Project)
 	t.Logf("complete in %v: rate_limited at +%v (%s), cleared at +%v (dispatch held %v); %d requests answered 429; %d injections confirmed",
 		took.Round(time.Millisecond), limited.Time.Sub(p.start).Round(time.Millisecond), recDetail(limited, "detail"),
@@ -224,7 +225,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	// lazily: one under way at the kill may be lost).
 	idleAt := map[string][]time.Time{}
 	for _, r := range readEventLog(dir) {
-		if r.Type == engine.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
+		if r.Type == flow.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
 			idleAt[r.Agent] = append(idleAt[r.Agent], r.Time)
 		}
 	}
@@ -310,7 +311,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	recs := readEventLog(dir)
 	resumed := -1
 	for i, r := range recs {
-		if r.Type == engine.InputPrefix+"resumed" {
+		if r.Type == flow.InputPrefix+"resumed" {
 			resumed = i
 			break
 		}

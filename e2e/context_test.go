@@ -14,7 +14,7 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// A sim run records decisions in the shared context: the Lead one while
+// A sim run records decisions in the shared knowledge: the Lead one while
 // planning, worker_1 one with its first subtask. Both land in
 // context/decisions.json with their authors; every assignment reads the
 // context files; a worker assigned after worker_1's decision was merged
@@ -112,7 +112,7 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 		if err := json.Unmarshal(b, &a); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		for _, p := range workspace.ContextFiles(root) {
+		for _, p := range workspace.KnowledgeFiles(root) {
 			if !slices.Contains(a.Reads, p) {
 				t.Errorf("%s reads lack %s: %v", filepath.Base(f), p, a.Reads)
 			}

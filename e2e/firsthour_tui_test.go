@@ -177,9 +177,9 @@ func TestTUITeamAndDiff(t *testing.T) {
 	const task = "build a tiny calculator"
 	r.typeText(task)
 	r.keys("Tab", "Tab", "Tab")
-	r.waitText(tuiWait, "agent ◂ sim ▸", "←→ agent · ↑↓ workers")
-	r.keys("Up")
-	r.waitText(tuiWait, "workers ◂ 3 ▸")
+	r.waitText(tuiWait, "lead ◂ sim ▸  reviewer sim  workers sim", "←/→ role • ↑/↓ change")
+	r.keys("+")
+	r.waitText(tuiWait, "workers sim  × 3")
 	r.keys("C-s")
 
 	s := r.waitScreen(tuiWait, "five panes", func(s tuiScreen) bool { return len(s.panes()) == 5 })

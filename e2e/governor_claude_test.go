@@ -1,8 +1,14 @@
 package e2e_test
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,27 +89,154 @@ func hasRecord(recs []workspace.EventRecord, typ, agent string) bool {
 	return false
 }
 
+// holdCycle is what the governor recorded of one rate limit: when the
+// account was held and released, and the dispatches that waited (queued)
+// and were sent after the release (sent), as "agent#seq", notices marked.
+type holdCycle struct {
+	from, to     time.Time
+	queued, sent []string
+	recs         []workspace.EventRecord
+}
+
 // checkHoldCycle checks the governor's records of a rate limit on agent:
 // dispatch_held when its turn failed on the limit, dispatch_resumed when
-// it cleared, and nothing assigned or typed into any agent in between.
-func checkHoldCycle(t *testing.T, recs []workspace.EventRecord, agent string) (held time.Duration) {
+// it cleared; meanwhile nothing sent to an agent of the held account
+// (inAccount), and what waited is what is sent first after the release,
+// in the order it was made (an agent's newer work replaces its queued
+// work).
+func checkHoldCycle(t *testing.T, recs []workspace.EventRecord, agent string, inAccount func(string) bool) holdCycle {
 	t.Helper()
-	var from, to time.Time
+	c := holdCycle{recs: recs}
+	name := func(r workspace.EventRecord) string {
+		if recDetail(r, "read_only") == "true" {
+			return fmt.Sprintf("%s#%s(notice)", r.Agent, recDetail(r, "seq"))
+		}
+		return fmt.Sprintf("%s#%s", r.Agent, recDetail(r, "seq"))
+	}
 	for _, r := range recs {
 		switch {
-		case r.Type == "dispatch_held" && r.Agent == agent && from.IsZero():
-			from = r.Time
-		case r.Type == "dispatch_resumed" && r.Agent == agent && !from.IsZero() && to.IsZero():
-			to = r.Time
+		case r.Type == "dispatch_held" && r.Agent == agent && c.from.IsZero():
+			c.from = r.Time
+		case c.from.IsZero() || !c.to.IsZero() && len(c.sent) == len(c.queued):
+		case r.Type == "dispatch_resumed" && c.to.IsZero():
+			c.to = r.Time
 			if !strings.Contains(recDetail(r, "why"), "rate limit cleared") {
 				t.Errorf("dispatch resumed for another reason: %s", recDetail(r, "why"))
 			}
-		case !from.IsZero() && to.IsZero() && (r.Type == "subtask_assigned" || r.Type == "injected" || r.Type == "assignment_written"):
+		case r.Type == "dispatch_queued" && c.to.IsZero():
+			if recDetail(r, "read_only") == "false" {
+				c.queued = slices.DeleteFunc(c.queued, func(q string) bool { return strings.HasPrefix(q, r.Agent+"#") && !strings.HasSuffix(q, "(notice)") })
+			}
+			c.queued = append(c.queued, name(r))
+		case (r.Type == "assignment_sent" || r.Type == "subtask_assigned") && c.to.IsZero() && inAccount(r.Agent):
 			t.Errorf("dispatched while held: %s %s %v", r.Type, r.Agent, r.Details)
+		case r.Type == "assignment_sent" && !c.to.IsZero():
+			c.sent = append(c.sent, name(r))
 		}
 	}
-	if from.IsZero() || to.IsZero() {
+	if c.from.IsZero() || c.to.IsZero() {
 		t.Fatalf("no dispatch_held → dispatch_resumed for %s", agent)
 	}
-	return to.Sub(from)
+	if fmt.Sprint(c.sent) != fmt.Sprint(c.queued) {
+		t.Errorf("held %v, sent after the limit cleared %v (want the same, in order)", c.queued, c.sent)
+	}
+	return c
+}
+
+func anyAgent(string) bool { return true }
+
+// A rate limit that pauses and resumes dispatch, with real Claude Code:
+// two workers and the Lead and Reviewer share one account (Claude). At
+// checkpoint 1 the fake answers worker_1's notice turn with 429s; Claude
+// Code gives up, its StopFailure hook marks worker_1 rate_limited and the
+// account held. The Reviewer's checkpoint review (sent before) is answered
+// only once the hold is recorded, so the fixes it asks for are dispatched
+// while the account is limited: they wait (dispatch_queued, status says
+// why), are sent, in order, only after the limit clears, and the task
+// completes.
+func TestClaudeRateLimitHoldsDispatch(t *testing.T) {
+	t.Parallel()
+	hc, c := rateLimitHoldsDispatch(t, "claude", "claude", anyAgent, "claude")
+	checkInjections(t, taskDirOf(c.Project), hc.recs, c.API)
+	if !slices.ContainsFunc(hc.queued, func(s string) bool { return strings.HasPrefix(s, "lead#") }) {
+		t.Errorf("the Lead's fix was not among the held dispatches: %v", hc.queued)
+	}
+}
+
+// The same with Codex workers and a Claude Lead and Reviewer: Codex's
+// session file records worker_1's failed turn (no hook fires), the Codex
+// account is held, worker_1's fix waits for it — and the Lead's fix, on
+// the Claude account, goes out at once.
+func TestCodexRateLimitHoldsOnlyItsAccount(t *testing.T) {
+	t.Parallel()
+	worker := func(a string) bool { return strings.HasPrefix(a, "worker_") }
+	hc, _ := rateLimitHoldsDispatch(t, "codex", "lead=claude,reviewer=claude,worker=codex", worker, "claude", "codex")
+	if len(hc.queued) == 0 || slices.ContainsFunc(hc.queued, func(s string) bool { return !worker(strings.Split(s, "#")[0]) }) {
+		t.Errorf("held %v, want only the Codex workers' dispatches", hc.queued)
+	}
+	leadFix := false
+	for _, r := range hc.recs {
+		if r.Type == "assignment_sent" && r.Agent == "lead" && r.Time.After(hc.from) && r.Time.Before(hc.to) &&
+			strings.HasPrefix(recDetail(r, "what"), "Fix the checkpoint 1 issues") {
+			leadFix = true
+		}
+	}
+	if !leadFix {
+		t.Error("the Claude Lead's fix was not sent while the Codex account was held")
+	}
+}
+
+// rateLimitHoldsDispatch runs the scenario of TestClaudeRateLimitHoldsDispatch
+// with --agent team (the CLIs clis) where worker_1's account is account
+// and inAccount tells its agents; it returns the hold's records and the
+// finished run.
+func rateLimitHoldsDispatch(t *testing.T, account, team string, inAccount func(string) bool, clis ...string) (holdCycle, *ClaudeOffline) {
+	var project atomic.Value // the fake's wait reads it from its handlers
+	holdRecorded := func() bool {
+		p, _ := project.Load().(string)
+		dir := taskDirOf(p)
+		return dir != "" && hasRecord(readEventLog(dir), "dispatch_held", "worker_1")
+	}
+	sc := fakeapi.DefaultScript()
+	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 1
+	sc.Errors = []fakeapi.ErrorRule{{Agent: "worker_1", Turn: "Checkpoint 1 (", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
+	sc.Waits = []fakeapi.WaitRule{{Agent: "reviewer", Turn: "Review checkpoint 1", Until: holdRecorded, For: 2 * time.Minute}}
+	c := SetupTeamOffline(t, sc, clis...)
+	project.Store(c.Project)
+	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
+	// The limit lasts 20 s (worker_1's cooldown): many times the
+	// Reviewer's turn (2 s with stress-ng on 2 cores), so its fixes meet
+	// the hold.
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Start(t, "--headless", "--config", cfg, "--agent", team, "--workers", "2", "add a greeting service")
+	queued := waitEvent(t, c, p, 4*time.Minute, "a dispatch queued while held", func(r workspace.EventRecord) bool {
+		return r.Type == "dispatch_queued"
+	})
+	// While held, `hivemind status` says which account waits and why.
+	st := exec.Command(bin, "status", "--project", c.Project)
+	st.Env = c.Env
+	out, err := st.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "held      new work for account "+account) || !strings.Contains(string(out), "worker_1 rate limited (") {
+		t.Errorf("status while held (%v):\n%s", err, out)
+	}
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	dir := taskDirOf(c.Project)
+	checkComplete(t, dir)
+	recs := readEventLog(dir)
+	// Held from worker_1's limit until it cleared; what was dispatched
+	// meanwhile waited and went out after, in the order it was made.
+	hc := checkHoldCycle(t, recs, "worker_1", inAccount)
+	if w1 := strings.Join(healthLog(recs)["worker_1"], " → "); !strings.Contains(w1, "rate_limited (") {
+		t.Errorf("worker_1 never rate_limited: %s", w1)
+	}
+	noLeftovers(t, c.Project)
+	t.Logf("%s: held %v (limit at +%v, first dispatch queued at +%v, waited %v): %v sent after it cleared", team,
+		hc.to.Sub(hc.from).Round(time.Millisecond), hc.from.Sub(p.start).Round(time.Millisecond),
+		queued.Time.Sub(p.start).Round(time.Millisecond), hc.to.Sub(queued.Time).Round(time.Millisecond), hc.queued)
+	return hc, c
 }

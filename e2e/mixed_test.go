@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/roles"
@@ -111,13 +111,13 @@ var wireOf = map[string]string{"claude": "messages", "codex": "responses", "gemi
 // checkWires asserts that each agent's model requests came on its CLI's
 // wire, with its role prompt: the team really ran the CLIs it was given,
 // each told its role its own way.
-func checkWires(t *testing.T, c *ClaudeOffline, team map[string]string) {
+func checkWires(t *testing.T, c *ClaudeOffline, team map[workspace.Role]string) {
 	t.Helper()
 	for _, r := range c.API.Requests() {
 		if r.Agent == "" || !r.HasTools {
 			continue
 		}
-		role := strings.TrimRight(r.Agent, "_0123456789")
+		role := workspace.RoleOf(r.Agent)
 		cli := team[role]
 		if r.Kind != wireOf[cli] {
 			t.Errorf("%s (%s) sent a %s request", r.Agent, cli, r.Kind)
@@ -139,21 +139,21 @@ func checkWires(t *testing.T, c *ClaudeOffline, team map[string]string) {
 func TestMixedTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini")
-	checkWires(t, c, map[string]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
+	checkWires(t, c, map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
 }
 
 // --agent codex alone runs a whole task to complete.
 func TestCodexTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "codex", "codex")
-	checkWires(t, c, map[string]string{"lead": "codex", "reviewer": "codex", "worker": "codex"})
+	checkWires(t, c, map[workspace.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"})
 }
 
 // --agent gemini alone runs a whole task to complete.
 func TestGeminiTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "gemini", "gemini")
-	checkWires(t, c, map[string]string{"lead": "gemini", "reviewer": "gemini", "worker": "gemini"})
+	checkWires(t, c, map[workspace.Role]string{"lead": "gemini", "reviewer": "gemini", "worker": "gemini"})
 }
 
 // A Reviewer run by cli tries to write a project source file during its
@@ -229,7 +229,7 @@ func TestGeminiReviewerCannotEditSource(t *testing.T) {
 // resume carries their first [HIVEMIND] message), and the task completes.
 func TestMixedTeamKillAndResume(t *testing.T) {
 	t.Parallel()
-	team := map[string]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	team := map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
 	c := SetupTeamOffline(t, fakeapi.DefaultScript(), "claude", "codex", "gemini")
 	p1 := c.Start(t, "--headless", "--agent", "lead=claude,reviewer=codex,worker=gemini", "--workers", "1", "add a greeting service")
 	resumable := []string{"reviewer", "worker_1"}
@@ -288,7 +288,7 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 		case bytes.Count(resumed.Body, quoted[1:len(quoted)-1]) < 1+btoi(resumed.Prompt == first[a]):
 			// (The engine may send the same message again after the
 			// resume: then the conversation holds it twice.)
-			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[strings.TrimRight(a, "_0123456789")], first[a])
+			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[workspace.RoleOf(a)], first[a])
 		}
 	}
 	noLeftovers(t, c.Project)
@@ -314,7 +314,7 @@ func TestGeminiKilledInFirstTurn(t *testing.T) {
 	c := SetupTeamOffline(t, sc, "gemini")
 	p := c.Start(t, "--headless", "--agent", "gemini", "--workers", "1", "add a greeting service")
 	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r workspace.EventRecord) bool {
-		return r.Agent == "worker_1" && r.Type == engine.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
+		return r.Agent == "worker_1" && r.Type == flow.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
 	})
 	pid, err := strconv.Atoi(recDetail(busy, "pid"))
 	if err != nil {

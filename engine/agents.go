@@ -1,12 +1,14 @@
 package engine
 
+import "github.com/hivemind-dev/hivemind/workspace"
+
 // Agents is what the Runner needs from the agent layer (implemented by
 // ptyagent.Manager; a fake in tests). Every method returns quickly; results
 // come back as events (AgentHealth, InjectionResult).
 type Agents interface {
 	// Start starts (or, with resume, restarts keeping its conversation) the
 	// agent with that id and role.
-	Start(id, role string, resume bool) error
+	Start(id string, role workspace.Role, resume bool) error
 	// Stop stops the agent gracefully (escalating to SIGKILL).
 	Stop(id string) error
 	// Inject queues one message for the agent; it is delivered when the

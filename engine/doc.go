@@ -12,11 +12,12 @@
 //	runner_log.go      the event log writer
 //	watcher.go         task-dir trigger files and done markers → events,
 //	                   after a quiet period
-//	knowledgewatch.go  the shared context/inbox → KnowledgeSubmitted
+//	knowledgewatch.go  the knowledge inbox (context/inbox/) → KnowledgeSubmitted
 //	quiet.go           the quiet-period tracker both watchers use
 //	gitrun.go          the checkpoint merge and check command (GitWork)
 //	config.go          NewConfig: the machine's limits from internal/config
 //
-// The machine's names are aliased here (flow.go: engine.State, engine.Event,
-// engine.ParsePlan, …) so callers outside engine need not know the split.
+// The machine's types are aliased here (flow.go: engine.State, engine.Event,
+// …) for callers that hand events and effects to the runner; its constants
+// and functions (flow.ParsePlan, flow.InputPrefix, …) are named from flow.
 package engine

@@ -97,7 +97,7 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 		if in, ok := e.(Inject); ok && failed[in.Agent] != nil {
 			// Never type a message naming an assignment that is not there.
 			r.Send(InjectionResult{Agent: in.Agent, Seq: in.Seq,
-				Detail: "assignment not written: " + failed[in.Agent].Error(), At: r.cfg.Clock()})
+				Detail: "assignment not written: " + failed[in.Agent].Error(), When: When{At: r.cfg.Clock()}})
 			continue
 		}
 		r.apply(e)
@@ -117,7 +117,7 @@ func (r *Runner) saveState() error {
 	}
 	if err := r.cfg.Store.Save(r.toSave); err != nil {
 		r.fail("write_state", "", err)
-		r.Send(StateNotSaved{Error: err.Error(), At: r.cfg.Clock()})
+		r.Send(StateNotSaved{Error: err.Error(), When: When{At: r.cfg.Clock()}})
 		return err
 	}
 	if held := r.heldArchives; len(held) > 0 {
@@ -210,7 +210,7 @@ func (r *Runner) apply(e Effect) {
 	case Inject:
 		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
 			r.fail("inject", e.Agent, err)
-			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), At: r.cfg.Clock()})
+			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), When: When{At: r.cfg.Clock()}})
 			return
 		}
 		r.inflight[injectionKey{e.Agent, e.Seq}] = true
@@ -267,7 +267,7 @@ func (r *Runner) schedule(id string, after time.Duration) {
 // crash/backoff rules apply.
 func (r *Runner) spawnFailed(agent string, err error) {
 	r.fail("start_agent", agent, err)
-	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), At: r.cfg.Clock()})
+	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), When: When{At: r.cfg.Clock()}})
 }
 
 // fail records a failed effect in events.jsonl and tells the user.

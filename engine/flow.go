@@ -2,9 +2,9 @@ package engine
 
 import "github.com/hivemind-dev/hivemind/engine/flow"
 
-// The pure state machine lives in engine/flow; these names keep engine's
-// API for the runner and the rest of the tree (issue 16: the boundary is the
-// package, the callers need not change).
+// The pure state machine lives in engine/flow. Its types keep these names
+// in engine too, for the runner and for callers that hand events and
+// effects to it; its constants and functions are named from flow.
 
 type (
 	AgentHealth        = flow.AgentHealth
@@ -40,31 +40,7 @@ type (
 	TaskSubmitted      = flow.TaskSubmitted
 	TimerFired         = flow.TimerFired
 	TriggerCompleted   = flow.TriggerCompleted
+	When               = flow.When
 	WriteAssignment    = flow.WriteAssignment
 	WriteState         = flow.WriteState
-)
-
-const (
-	FromEvents       = flow.FromEvents
-	InputPrefix      = flow.InputPrefix
-	KeyAbandon       = flow.KeyAbandon
-	KeyCancel        = flow.KeyCancel
-	KeyPause         = flow.KeyPause
-	KeyResume        = flow.KeyResume
-	KeyRetry         = flow.KeyRetry
-	MaxPlanDecision  = flow.MaxPlanDecision
-	MaxTriggerBytes  = flow.MaxTriggerBytes
-	NothingRecorded  = flow.NothingRecorded
-	PlanDecisionFile = flow.PlanDecisionFile
-)
-
-var (
-	ErrCannotResume    = flow.ErrCannotResume
-	AssignmentFile     = flow.AssignmentFile
-	DecodeEvent        = flow.DecodeEvent
-	EncodeEvent        = flow.EncodeEvent
-	FormatPlanDecision = flow.FormatPlanDecision
-	InjectText         = flow.InjectText
-	ParsePlan          = flow.ParsePlan
-	RecoverState       = flow.RecoverState
 )

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -117,7 +118,7 @@ func TestRunnerCommitRefusedBecomesRejection(t *testing.T) {
 		t.Fatalf("event %+v, want a rejection", ev)
 	}
 	waitRecords(t, h, "commit_refused", 1)
-	for _, r := range waitRecords(t, h, InputPrefix+"subtask_done", 1) {
+	for _, r := range waitRecords(t, h, flow.InputPrefix+"subtask_done", 1) {
 		if r.Details["ok"] != false {
 			t.Errorf("logged input %+v, want ok=false", r.Details)
 		}
@@ -137,7 +138,7 @@ func TestRunnerMergeCheckpoint(t *testing.T) {
 	g := &rtGit{release: make(chan struct{}), ctxErr: make(chan error, 1)}
 	m := MergeCheckpoint{Checkpoint: 1, Round: 2, Attempt: 3, Workers: []string{"worker_1"}}
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
-		if k, ok := ev.(KeyPressed); ok && k.Action == KeyRetry {
+		if k, ok := ev.(KeyPressed); ok && k.Action == flow.KeyRetry {
 			return st, []Effect{m}
 		}
 		return st, nil
@@ -146,7 +147,7 @@ func TestRunnerMergeCheckpoint(t *testing.T) {
 	h.next()
 	// The runner is free while the merge runs.
 	h.r.Pause()
-	if k := h.next().(KeyPressed); k.Action != KeyPause {
+	if k := h.next().(KeyPressed); k.Action != flow.KeyPause {
 		t.Fatalf("got %+v", k)
 	}
 	close(g.release)
@@ -154,7 +155,7 @@ func TestRunnerMergeCheckpoint(t *testing.T) {
 	if !ok || !ev.Merged || ev.Checkpoint != 1 || ev.Round != 2 || ev.Attempt != 3 || ev.At.IsZero() {
 		t.Fatalf("event %+v", ev)
 	}
-	waitRecords(t, h, InputPrefix+"checkpoint_merged", 1)
+	waitRecords(t, h, flow.InputPrefix+"checkpoint_merged", 1)
 }
 
 func TestRunnerMergeCancelledWithRun(t *testing.T) {

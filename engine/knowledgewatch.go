@@ -17,11 +17,11 @@ import (
 // KnowledgeFiles is what the Runner needs from the shared knowledge
 // (workspace.KnowledgeStore).
 type KnowledgeFiles interface {
-	// InboxDir is the absolute context/inbox directory.
+	// InboxDir is the absolute inbox directory (context/inbox).
 	InboxDir() string
 	// Merge adds a validated entry (idempotent per source).
 	Merge(e workspace.InboxEntry, by, taskID, source string, at time.Time) (workspace.MergeResult, error)
-	// Archive moves an inbox file (paths relative to the context dir).
+	// Archive moves an inbox file (paths relative to the knowledge dir).
 	Archive(from, to string) error
 	// Items lists every entry, newest first (for snapshots).
 	Items() ([]workspace.KnowledgeItem, error)
@@ -49,11 +49,11 @@ type knowledgeWatcher struct {
 
 func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("engine: context inbox: %w", err)
+		return nil, fmt.Errorf("engine: knowledge inbox: %w", err)
 	}
 	fsw, err := fsnotify.NewBufferedWatcher(64)
 	if err != nil {
-		return nil, fmt.Errorf("engine: context watcher: %w", err)
+		return nil, fmt.Errorf("engine: knowledge watcher: %w", err)
 	}
 	if err := fsw.Add(dir); err != nil {
 		_ = fsw.Close()
@@ -138,7 +138,7 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
 		}
 		f.report()
 		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
-			Agent: author, ModTime: f.sig.mtime, At: w.clock()})
+			Agent: author, ModTime: f.sig.mtime, When: When{At: w.clock()}})
 	}
 	w.files.keep(seen) // archived: a file coming back under that name is new
 	return w.files.next()

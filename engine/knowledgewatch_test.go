@@ -260,7 +260,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 		t.Errorf("next task sees %+v", s3.Knowledge)
 	}
 	reads := s3.State.Assignments["lead"].Reads
-	for _, p := range workspace.ContextFiles(c3.root) {
+	for _, p := range workspace.KnowledgeFiles(c3.root) {
 		if !slices.Contains(reads, p) {
 			t.Errorf("lead reads lack %s: %v", p, reads)
 		}

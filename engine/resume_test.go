@@ -23,7 +23,7 @@ func executingIn(t *testing.T, dir string) State {
 	t.Helper()
 	s := planReviewIn(t, dir)
 	at := time.Now()
-	s, _ = testMachine.Step(s, TriggerCompleted{Path: "plan-approved.md", Content: []byte("LGTM"), ModTime: at, At: at})
+	s, _ = testMachine.Step(s, TriggerCompleted{Path: "plan-approved.md", Content: []byte("LGTM"), ModTime: at, When: When{At: at}})
 	if s.Phase != workspace.PhaseExecuting || s.Subtasks["st_1"].Worker != "worker_1" || !s.Agents["worker_1"].Pending ||
 		s.Subtasks["st_2"].Worker != "worker_2" {
 		t.Fatalf("setup: %s %+v", s.Phase, s.Subtasks)
@@ -38,8 +38,8 @@ func planReviewIn(t *testing.T, dir string) State {
 	at := time.Now()
 	s := State{Phase: workspace.PhaseIdle}
 	for _, ev := range []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: dir, At: at},
-		TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: at, At: at},
+		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: dir, When: When{At: at}},
+		TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: at, When: When{At: at}},
 	} {
 		s, _ = testMachine.Step(s, ev)
 	}

@@ -117,7 +117,7 @@ type Runner struct {
 	timers   map[string]runnerTimer
 	gen      uint64
 	watcher  *Watcher
-	cw       *knowledgeWatcher // shared-context inbox (knowledgewatch.go)
+	cw       *knowledgeWatcher // shared-knowledge inbox (knowledgewatch.go)
 	runCtx   context.Context   // Run's context, for merges
 	bg       sync.WaitGroup    // merge goroutines
 
@@ -205,19 +205,19 @@ func (r *Runner) Barrier() <-chan struct{} {
 }
 
 // Pause asks the engine to pause (the TUI's Engine interface).
-func (r *Runner) Pause() { r.key(KeyPause) }
+func (r *Runner) Pause() { r.key(flow.KeyPause) }
 
 // Resume asks the engine to resume after a pause.
-func (r *Runner) Resume() { r.key(KeyResume) }
+func (r *Runner) Resume() { r.key(flow.KeyResume) }
 
 // Cancel asks the engine to stop every agent and end in cancelled.
-func (r *Runner) Cancel() { r.key(KeyCancel) }
+func (r *Runner) Cancel() { r.key(flow.KeyCancel) }
 
 // Retry asks the engine to retry after an error or needs_human.
-func (r *Runner) Retry() { r.key(KeyRetry) }
+func (r *Runner) Retry() { r.key(flow.KeyRetry) }
 
 // Abandon asks the engine to give the task up.
-func (r *Runner) Abandon() { r.key(KeyAbandon) }
+func (r *Runner) Abandon() { r.key(flow.KeyAbandon) }
 
 // DecidePlan records the user's decision at the plan gate: it writes
 // plan-decision.md (atomically) into the task dir, where the watcher finds
@@ -225,15 +225,15 @@ func (r *Runner) Abandon() { r.key(KeyAbandon) }
 // it and survives a crash. A decision outside plan_approval is archived as
 // ignored by the engine.
 func (r *Runner) DecidePlan(approve bool, feedback string) error {
-	data := FormatPlanDecision(PlanDecision{Approve: approve, Feedback: feedback})
-	if len(data) > MaxPlanDecision {
-		return fmt.Errorf("the feedback is %d bytes; at most %d", len(data), MaxPlanDecision)
+	data := flow.FormatPlanDecision(PlanDecision{Approve: approve, Feedback: feedback})
+	if len(data) > flow.MaxPlanDecision {
+		return fmt.Errorf("the feedback is %d bytes; at most %d", len(data), flow.MaxPlanDecision)
 	}
-	return workspace.WriteFileAtomic(filepath.Join(r.cfg.TaskDir.Dir(), PlanDecisionFile), data, 0o644)
+	return workspace.WriteFileAtomic(filepath.Join(r.cfg.TaskDir.Dir(), flow.PlanDecisionFile), data, 0o644)
 }
 
 func (r *Runner) key(action string) {
-	r.Send(KeyPressed{Action: action, At: r.cfg.Clock()})
+	r.Send(KeyPressed{Action: action, When: When{At: r.cfg.Clock()}})
 }
 
 // Snapshot returns the latest snapshot. Safe from any goroutine.
@@ -356,7 +356,7 @@ func (r *Runner) handle(it runnerItem) {
 			return // cancelled or replaced after it fired
 		}
 		delete(r.timers, it.timerID)
-		ev = TimerFired{ID: it.timerID, At: r.cfg.Clock()}
+		ev = TimerFired{ID: it.timerID, When: When{At: r.cfg.Clock()}}
 	}
 	ev = flow.Stamp(ev, r.cfg.Clock())
 	if res, ok := ev.(Resumed); ok && r.watcher != nil {
@@ -388,7 +388,7 @@ func (r *Runner) handle(it runnerItem) {
 		}
 		delete(r.inflight, k)
 	}
-	r.record(EncodeEvent(ev, r.state.TaskID))
+	r.record(flow.EncodeEvent(ev, r.state.TaskID))
 
 	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) {
 		// Queue the agent's shared knowledge entries before anything the
@@ -397,7 +397,7 @@ func (r *Runner) handle(it runnerItem) {
 	}
 	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
-		r.watcher.FlushRole(r.roleOf(h.Agent))
+		r.watcher.FlushRole(r.state.AgentRole(h.Agent))
 	}
 
 	wasOver := r.state.Phase.Terminal()
@@ -422,7 +422,7 @@ func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
 	if tc.Path != flow.PlanTrigger || tc.Problem != "" || project == "" {
 		return tc
 	}
-	plan, probs := ParsePlan(tc.Content, project)
+	plan, probs := flow.ParsePlan(tc.Content, project)
 	if len(probs) > 0 {
 		return tc // the engine reports these
 	}
@@ -458,7 +458,7 @@ func (r *Runner) cancelInflight(detail string) {
 		return a.seq - b.seq
 	})
 	for _, k := range keys {
-		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true, Detail: detail, At: r.cfg.Clock()}})
+		r.handle(runnerItem{ev: InjectionResult{Agent: k.agent, Seq: k.seq, Cancelled: true, Detail: detail, When: When{At: r.cfg.Clock()}}})
 		r.ended[k] = true
 	}
 }
@@ -496,17 +496,6 @@ func (r *Runner) publish() {
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)
 	}
-}
-
-// roleOf returns an agent's role from the state, or from its id.
-func (r *Runner) roleOf(agent string) string {
-	if a, ok := r.state.Agents[agent]; ok && a.Role != "" {
-		return a.Role
-	}
-	if strings.HasPrefix(agent, "worker") {
-		return workspace.RoleWorker
-	}
-	return agent
 }
 
 func appendTail(tail []workspace.EventRecord, rec workspace.EventRecord, n int) []workspace.EventRecord {

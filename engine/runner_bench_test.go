@@ -145,9 +145,9 @@ func (rig *benchRig) write(b *testing.B, rel, content string) time.Time {
 // (Reviewer) → Lead injected.
 func benchTrigger(i int) (rel, content, agent string) {
 	if i%2 == 0 {
-		return "plan.md", benchPlan(i), workspace.RoleLead
+		return "plan.md", benchPlan(i), workspace.AgentLead
 	}
-	return "plan-feedback.md", fmt.Sprintf("# Feedback %d\n\nSplit st_1.\n", i), workspace.RoleReviewer
+	return "plan-feedback.md", fmt.Sprintf("# Feedback %d\n\nSplit st_1.\n", i), workspace.AgentReviewer
 }
 
 func reportLatency(b *testing.B, lat []time.Duration) {
@@ -173,7 +173,7 @@ func BenchmarkTriggerToInject(b *testing.B) {
 		rig.write(b, rel, content)
 		rig.drain()
 		t0 := time.Now()
-		rig.r.Send(AgentHealth{Agent: agent, Health: "idle", At: t0})
+		rig.r.Send(AgentHealth{Agent: agent, Health: "idle", When: When{At: t0}})
 		lat = append(lat, rig.waitInject(b).Sub(t0))
 	}
 	b.StopTimer()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"go.uber.org/goleak"
 )
@@ -36,7 +37,7 @@ func (f *rtAgents) call(method, s string) error {
 	return nil
 }
 
-func (f *rtAgents) Start(id, role string, resume bool) error {
+func (f *rtAgents) Start(id string, role workspace.Role, resume bool) error {
 	return f.call("Start", fmt.Sprintf("%s %s %v", id, role, resume))
 }
 func (f *rtAgents) Stop(id string) error { return f.call("Stop", id) }
@@ -243,7 +244,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.r.Pause()
-	if ev := h.next(); !reflect.DeepEqual(ev.(KeyPressed).Action, KeyPause) {
+	if ev := h.next(); !reflect.DeepEqual(ev.(KeyPressed).Action, flow.KeyPause) {
 		t.Fatalf("got %#v", ev)
 	}
 	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanReview })
@@ -308,7 +309,7 @@ func rtWaitSnap(t *testing.T, ch chan Snapshot, ok func(Snapshot) bool) Snapshot
 // cancelled one never fires.
 func TestRunnerTimers(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
-		if k, ok := ev.(KeyPressed); ok && k.Action == KeyRetry {
+		if k, ok := ev.(KeyPressed); ok && k.Action == flow.KeyRetry {
 			return st, []Effect{
 				ScheduleTimer{ID: "replaced", After: time.Hour},
 				ScheduleTimer{ID: "cancelled", After: 20 * time.Millisecond},
@@ -435,33 +436,33 @@ func TestRunnerConcurrentSend(t *testing.T) {
 func TestEncodeDecodeEvent(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, ev := range []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", At: at},
-		ProjectSelected{Project: "/p", At: at},
-		Resumed{At: at},
+		TaskSubmitted{Task: workspace.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", When: When{At: at}},
+		ProjectSelected{Project: "/p", When: When{At: at}},
+		Resumed{When: When{At: at}},
 		// What a restarted runner found on disk travels in the record.
-		Resumed{At: at, OnDisk: []Event{
-			SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: at},
-			TriggerCompleted{Path: "plan.md", Content: []byte("p"), ModTime: at.Add(-time.Minute), At: at},
+		Resumed{When: When{At: at}, OnDisk: []Event{
+			SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: at}},
+			TriggerCompleted{Path: "plan.md", Content: []byte("p"), ModTime: at.Add(-time.Minute), When: When{At: at}},
 		}},
-		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), At: at},
-		TriggerCompleted{Path: "plan-approved.md", Content: []byte{}, At: at},
-		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: at},
-		SubtaskDone{Subtask: "st_2", Agent: "worker_2", Problem: "missing output", At: at},
-		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 0, PID: 42, Detail: "bye", At: at},
-		AgentHealth{Agent: "lead", Health: "idle", At: at},
-		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, At: at},
-		InjectionResult{Agent: "lead", Seq: 0, Detail: "timeout", At: at},
-		TimerFired{ID: "backoff:lead", At: at},
-		KeyPressed{Action: KeyAbandon, At: at},
+		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), When: When{At: at}},
+		TriggerCompleted{Path: "plan-approved.md", Content: []byte{}, When: When{At: at}},
+		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: at}},
+		SubtaskDone{Subtask: "st_2", Agent: "worker_2", Problem: "missing output", When: When{At: at}},
+		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 0, PID: 42, Detail: "bye", When: When{At: at}},
+		AgentHealth{Agent: "lead", Health: "idle", When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 0, Detail: "timeout", When: When{At: at}},
+		TimerFired{ID: "backoff:lead", When: When{At: at}},
+		KeyPressed{Action: flow.KeyAbandon, When: When{At: at}},
 	} {
-		rec := EncodeEvent(ev, "t1")
+		rec := flow.EncodeEvent(ev, "t1")
 		// Through JSON, as events.jsonl stores it.
 		var back workspace.EventRecord
 		b, err := rtJSONRoundTrip(rec, &back)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := DecodeEvent(back)
+		got, ok, err := flow.DecodeEvent(back)
 		if err != nil || !ok {
 			t.Fatalf("%T: decode %s: ok=%v err=%v", ev, b, ok, err)
 		}
@@ -473,10 +474,10 @@ func TestEncodeDecodeEvent(t *testing.T) {
 			t.Errorf("round trip of %T:\n got %#v\nwant %#v\n via %s", ev, got, ev, b)
 		}
 	}
-	if _, ok, _ := DecodeEvent(workspace.EventRecord{Type: "state_changed"}); ok {
+	if _, ok, _ := flow.DecodeEvent(workspace.EventRecord{Type: "state_changed"}); ok {
 		t.Error("engine record decoded as input")
 	}
-	if _, _, err := DecodeEvent(workspace.EventRecord{Type: "input.bogus"}); err == nil {
+	if _, _, err := flow.DecodeEvent(workspace.EventRecord{Type: "input.bogus"}); err == nil {
 		t.Error("unknown input type decoded without error")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -90,7 +91,7 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 	}
 	results := map[string][]string{}
 	for _, rec := range log.Records() {
-		if rec.Type == InputPrefix+"injection_result" {
+		if rec.Type == flow.InputPrefix+"injection_result" {
 			d, _ := rec.Details["delivered"].(bool)
 			c, _ := rec.Details["cancelled"].(bool)
 			results[rec.Agent] = append(results[rec.Agent], fmt.Sprintf("delivered=%v cancelled=%v", d, c))
@@ -128,9 +129,9 @@ func TestInjectionsEndWithTheTask(t *testing.T) {
 			return st, nil
 		}
 		switch k.Action {
-		case KeyPause:
+		case flow.KeyPause:
 			return st, []Effect{Inject{Agent: "worker_1", Seq: 5, Text: "[HIVEMIND] x — read /a.json"}}
-		case KeyCancel:
+		case flow.KeyCancel:
 			st.Phase = workspace.PhaseComplete
 			return st, []Effect{WriteState{State: st}}
 		}
@@ -141,7 +142,7 @@ func TestInjectionsEndWithTheTask(t *testing.T) {
 	<-h.r.Barrier()
 	results := func() (n int, cancelled bool) {
 		for _, rec := range h.log.Records() {
-			if rec.Type == InputPrefix+"injection_result" && rec.Agent == "worker_1" {
+			if rec.Type == flow.InputPrefix+"injection_result" && rec.Agent == "worker_1" {
 				n++
 				cancelled, _ = rec.Details["cancelled"].(bool)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -35,7 +36,7 @@ func TestWatcherReportsUnreadableTriggers(t *testing.T) {
 			}
 		}, "plan.md", "is a directory"},
 		{"oversized review", func(t *testing.T, dir string) {
-			big := strings.Repeat("x", MaxTriggerBytes+1)
+			big := strings.Repeat("x", flow.MaxTriggerBytes+1)
 			if err := os.WriteFile(filepath.Join(dir, "plan-feedback.md"), []byte(big), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +142,7 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 	// The engine tells the Lead and stays in planning.
 	at := time.Now()
 	s, _ := testMachine.Step(State{Phase: workspace.PhaseIdle},
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", At: at})
+		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", When: When{At: at}})
 	bad := vetPlanPaths(plan("link/evil.go"), project)
 	bad.ModTime, bad.At = at, at
 	s, eff := testMachine.Step(s, bad)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -58,7 +59,7 @@ type Watcher struct {
 	fsw *fsnotify.Watcher
 
 	mu         sync.Mutex
-	flushRoles map[string]bool // roles whose files must be checked now; "" = all
+	flushRoles map[workspace.Role]bool // roles whose files must be checked now; "" = all
 	rescanReq  bool
 	kick       chan struct{}
 	scanReq    chan scanRequest // ScanComplete, served by Run
@@ -90,8 +91,8 @@ func fileProblem(rel string, fi fs.FileInfo) string {
 		return fmt.Sprintf("%s is a directory; remove it and write %s as a regular file", rel, rel)
 	case !fi.Mode().IsRegular():
 		return fmt.Sprintf("%s is not a regular file; remove it and write %s as a regular file", rel, rel)
-	case fi.Size() > MaxTriggerBytes:
-		return fmt.Sprintf("%s is too large (%d bytes; at most %d): write it again, shorter (put long material in other files and refer to them)", rel, fi.Size(), MaxTriggerBytes)
+	case fi.Size() > flow.MaxTriggerBytes:
+		return fmt.Sprintf("%s is too large (%d bytes; at most %d): write it again, shorter (put long material in other files and refer to them)", rel, fi.Size(), flow.MaxTriggerBytes)
 	}
 	return ""
 }
@@ -114,7 +115,7 @@ func inodeOf(fi fs.FileInfo) uint64 {
 }
 
 // Trigger file names at the task dir root, with the role that writes each.
-var watchRootTriggers = map[string]string{
+var watchRootTriggers = map[string]workspace.Role{
 	"plan.md":                workspace.RoleLead,
 	"friction-resolution.md": workspace.RoleLead,
 	"plan-approved.md":       workspace.RoleReviewer,
@@ -122,7 +123,7 @@ var watchRootTriggers = map[string]string{
 	"checkpoint-approved.md": workspace.RoleReviewer,
 	"checkpoint-issues.md":   workspace.RoleReviewer,
 	"checkpoint.md":          workspace.RoleWorker,
-	PlanDecisionFile:         "", // the user (plangate.go)
+	flow.PlanDecisionFile:    "", // the user (plangate.go)
 }
 
 // Subdirectories watched recursively.
@@ -150,7 +151,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	return &Watcher{
 		cfg:        cfg,
 		fsw:        fsw,
-		flushRoles: map[string]bool{},
+		flushRoles: map[workspace.Role]bool{},
 		kick:       make(chan struct{}, 1),
 		scanReq:    make(chan scanRequest),
 		done:       make(chan struct{}),
@@ -167,7 +168,7 @@ func (w *Watcher) Flush() { w.FlushRole("") }
 // FlushRole is Flush restricted to the files that role writes (friction
 // files count for every role), so one agent's turn ending does not cut
 // short a file another agent is still writing. An empty role flushes all.
-func (w *Watcher) FlushRole(role string) {
+func (w *Watcher) FlushRole(role workspace.Role) {
 	w.mu.Lock()
 	w.flushRoles[role] = true
 	w.mu.Unlock()
@@ -227,7 +228,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-w.kick:
 			w.mu.Lock()
 			roles := w.flushRoles
-			w.flushRoles = map[string]bool{}
+			w.flushRoles = map[workspace.Role]bool{}
 			rescan := w.rescanReq
 			w.rescanReq = false
 			w.mu.Unlock()
@@ -370,7 +371,7 @@ func (w *Watcher) addTree(dir string) []string {
 // complete at once. It lists the directory rather than trusting the
 // notifications received so far: the writer's last fsnotify event may still
 // be in flight when its turn-ended signal arrives.
-func (w *Watcher) flush(roles map[string]bool) {
+func (w *Watcher) flush(roles map[workspace.Role]bool) {
 	w.drainFS()
 	w.observeDirty()
 	for _, rel := range w.candidates() {
@@ -435,7 +436,7 @@ func readBounded(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, MaxTriggerBytes+1))
+	return io.ReadAll(io.LimitReader(f, flow.MaxTriggerBytes+1))
 }
 
 // markerIncomplete reports a done marker whose content is empty or a
@@ -455,7 +456,7 @@ func markerIncomplete(rel string, content []byte) bool {
 func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string) Event {
 	at := w.cfg.Clock()
 	if st, ok := watchDoneSubtask(rel); ok {
-		ev := SubtaskDone{Subtask: st, At: at}
+		ev := SubtaskDone{Subtask: st, When: When{At: at}}
 		if problem != "" {
 			ev.Problem = problem
 			return ev
@@ -475,7 +476,7 @@ func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string
 		}
 		return ev
 	}
-	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, At: at}
+	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, When: When{At: at}}
 }
 
 // scanRequest asks Run for ScanComplete's answer.
@@ -616,7 +617,7 @@ func watchTempName(base string) bool {
 }
 
 // watchWriterRole is the role that writes rel; "" when any role may.
-func watchWriterRole(rel string) string {
+func watchWriterRole(rel string) workspace.Role {
 	if r, ok := watchRootTriggers[rel]; ok {
 		return r
 	}

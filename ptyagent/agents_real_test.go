@@ -55,7 +55,7 @@ func realManager(t *testing.T, bin, agent string, api *fakeapi.Server, rec *reco
 	m, err := NewManager(ManagerConfig{
 		OnEvent:     rec.add,
 		StopTimeout: 10 * time.Second,
-		Factory: func(id, _ string, resume bool) (Spec, error) {
+		Factory: func(id string, _ workspace.Role, resume bool) (Spec, error) {
 			s := spec(id, resume)
 			s.Argv[0] = bin
 			return s, nil

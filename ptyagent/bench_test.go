@@ -45,6 +45,12 @@ const floodBytes = 16 << 20
 func BenchmarkPTYToScreen(b *testing.B) {
 	run := func(b *testing.B) {
 		b.SetBytes(floodBytes)
+		// CPU of this process (reader, emulator, log) per MB read: the
+		// figure a loaded machine does not distort much, unlike MB/s.
+		cpu0 := processCPU()
+		defer func() {
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/(float64(b.N)*floodBytes/1e6), "ms-cpu/MB")
+		}()
 		for i := 0; i < b.N; i++ {
 			spec := helperSpec("f", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(floodBytes))
 			spec.Cols, spec.Rows = 120, 40
@@ -130,7 +136,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			got := make(chan Event, 64)
 			m, err := NewManager(ManagerConfig{
-				Factory: func(id, role string, resume bool) (Spec, error) {
+				Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
 					s := helperSpec(id, mode, "HM_WORK_MS=0")
 					s.Kind = ProfileSim
 					if mode == "claude" {

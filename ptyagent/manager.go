@@ -14,7 +14,7 @@ import (
 type ManagerConfig struct {
 	// Factory builds the spec of an agent (command, env, log path, profile
 	// rules). resume is true on a restart (Claude: --resume).
-	Factory func(id, role string, resume bool) (Spec, error)
+	Factory func(id string, role workspace.Role, resume bool) (Spec, error)
 	// OnEvent receives every agent's events. It is called from the agents'
 	// goroutines (in order per agent, possibly concurrently across agents)
 	// and must return quickly.
@@ -53,8 +53,9 @@ type Manager struct {
 }
 
 type agent struct {
-	id, role string
-	sess     *Session
+	id   string
+	role workspace.Role
+	sess *Session
 	// pending is set while a (re)start waits for the previous process to
 	// end; messages injected meanwhile wait in held.
 	pending bool
@@ -157,7 +158,7 @@ func (m *Manager) IDs() []string {
 // Start starts the agent. If its previous process is still stopping, the
 // start happens as soon as it is gone (errors then arrive as an exited
 // Health event). A running agent gives ErrRunning.
-func (m *Manager) Start(id, role string, resume bool) error {
+func (m *Manager) Start(id string, role workspace.Role, resume bool) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -266,7 +267,7 @@ func (m *Manager) complete(a *agent, spec Spec) Spec {
 	spec.HookToken = newSecret()
 	spec.RecordDir = m.cfg.RecordDir
 	spec.Env = append(append([]string(nil), spec.Env...),
-		EnvAgentID+"="+a.id, EnvRole+"="+a.role, EnvHookSocket+"="+m.hook.path, EnvHookToken+"="+spec.HookToken)
+		EnvAgentID+"="+a.id, EnvRole+"="+string(a.role), EnvHookSocket+"="+m.hook.path, EnvHookToken+"="+spec.HookToken)
 	if spec.Cols == 0 {
 		spec.Cols = m.cfg.Cols
 	}
@@ -312,7 +313,7 @@ func (m *Manager) Stop(id string) error {
 func (m *Manager) Restart(id string) error {
 	m.mu.Lock()
 	a := m.agents[id]
-	role := ""
+	var role workspace.Role
 	if a != nil {
 		role = a.role
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // escapeScript starts a grandchild that leaves everything the mark scan
@@ -159,7 +161,9 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 		}
 
 		m, err := NewManager(ManagerConfig{RecordDir: records, SocketDir: sockDir,
-			Factory: func(id, role string, resume bool) (Spec, error) { return Spec{Argv: []string{"cat"}}, nil }})
+			Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
+				return Spec{Argv: []string{"cat"}}, nil
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +187,7 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 // prints "escaped <pid> <socket>" once the agent's grandchild escaped.
 func helperManager() int {
 	m, err := NewManager(ManagerConfig{RecordDir: os.Getenv("HM_RECORDS"), SocketDir: os.Getenv("HM_SOCKDIR"),
-		Factory: func(id, role string, resume bool) (Spec, error) {
+		Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
 			return Spec{Argv: []string{"sh", "-c", os.Getenv("HM_SCRIPT")}}, nil
 		}})
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -77,7 +79,7 @@ func newTestManager(t *testing.T, rec *recorder, specs map[string]Spec) *Manager
 	t.Helper()
 	var mu sync.Mutex
 	m, err := NewManager(ManagerConfig{
-		Factory: func(id, role string, resume bool) (Spec, error) {
+		Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			s, ok := specs[id]
@@ -525,6 +527,16 @@ func TestResizeReachesChild(t *testing.T) {
 	waitFor(t, 5*time.Second, "SIGWINCH", func() bool { return strings.Contains(s.Text(), "size 100x30") })
 	if c, r := s.Size(); c != 100 || r != 30 {
 		t.Errorf("screen size %dx%d", c, r)
+	}
+	// The reader's descriptor stays non-blocking across a resize (see
+	// ptyReader): pty.Setsize would make it blocking again.
+	rc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags int
+	if err := rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || flags&unix.O_NONBLOCK == 0 {
+		t.Errorf("PTY descriptor after a resize: flags %#x, err %v; want O_NONBLOCK", flags, err)
 	}
 }
 

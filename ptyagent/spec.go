@@ -3,6 +3,8 @@ package ptyagent
 import (
 	"regexp"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // ProfileKind says which kind of agent CLI a session runs; it selects the
@@ -79,7 +81,7 @@ type ReadyRules struct {
 // Spec describes one agent process.
 type Spec struct {
 	ID   string // agent id ("lead", "worker_1" …)
-	Role string // role ("lead", "reviewer", "worker")
+	Role workspace.Role
 
 	Argv []string // command and arguments; Argv[0] is looked up in PATH
 	Dir  string   // working directory ("" = current)

@@ -3,6 +3,8 @@ package roles
 import (
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Every way found to make a read-only command run a program, write a
@@ -131,9 +133,10 @@ func TestBashReadOnlyTricks(t *testing.T) {
 func TestDecideToolAllowlist(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
-		role, tool string
-		allow      bool
-		reason     string
+		role   workspace.Role
+		tool   string
+		allow  bool
+		reason string
 	}{
 		{"lead", "write", false, `"write" is not a tool the lead role may use`},
 		{"reviewer", "edit", false, `"edit" is not a tool`},

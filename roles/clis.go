@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Codex CLI and Gemini CLI reach the same role checks as Claude Code:
@@ -134,7 +135,7 @@ func enforcement(cfg config.Config) string {
 	var b strings.Builder
 	b.WriteString("\nEnforcement per agent CLI (this team: " + cfg.TeamString() + "):\n")
 	used := map[string]bool{}
-	for _, r := range Names() {
+	for _, r := range workspace.Roles() {
 		used[cfg.AgentOf(r)] = true
 	}
 	for _, e := range cliEnforcement {

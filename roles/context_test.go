@@ -3,6 +3,8 @@ package roles
 import (
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // TestSharedContextWritePolicy: every role may write its inbox entries at
@@ -26,7 +28,7 @@ func TestSharedContextWritePolicy(t *testing.T) {
 		{ws + "/context/inbox/lead-1.json", false},
 		{task + "/context/inbox/lead-1.md", false}, // the inbox is at the workspace root, not in the task
 	}
-	for _, role := range Names() {
+	for _, role := range workspace.Roles() {
 		p := DefaultPolicy(role)
 		for _, c := range cases {
 			for _, tool := range []string{"Write", "Edit"} {
@@ -43,11 +45,11 @@ func TestSharedContextWritePolicy(t *testing.T) {
 }
 
 // TestPromptsTeachSharedContext: each prompt explains the inbox format and
-// its role's part in the shared context.
+// its role's part in the shared knowledge.
 func TestPromptsTeachSharedContext(t *testing.T) {
 	common := []string{"context/inbox/<your agent id>-<n>.md", "kind: decision", "`constraint`", "`term`",
 		"decisions.json", "next** assignment", "hivemind context rm ID"}
-	want := map[string][]string{
+	want := map[workspace.Role][]string{
 		"lead":     {"plan-level choices"},
 		"worker":   {"other Workers must follow"},
 		"reviewer": {"contradicts a recorded decision", "Do not re-raise"},

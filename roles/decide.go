@@ -146,7 +146,7 @@ func (p Policy) mayWrite(taskDir, project string) string {
 	if len(allow) == 0 {
 		return "This role may not write any file."
 	}
-	return "The " + p.Role + " role may write only: " + strings.Join(allow, ", ") + "."
+	return "The " + string(p.Role) + " role may write only: " + strings.Join(allow, ", ") + "."
 }
 
 func orDash(s string) string {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // fixture is a project with its workspace inside and a folder outside, plus
@@ -57,9 +59,11 @@ func TestDecideWritePaths(t *testing.T) {
 	f := newFixture(t)
 	P, T := f.project, f.task
 	tests := []struct {
-		name, role, tool, path string
-		allow                  bool
-		reason                 string // substring of the denial reason
+		name       string
+		role       workspace.Role
+		tool, path string
+		allow      bool
+		reason     string // substring of the denial reason
 	}{
 		// Lead: plan, friction resolution, friction, outputs; no code.
 		{"lead plan", "lead", "Write", T + "/plan.md", true, ""},
@@ -150,10 +154,11 @@ func TestDecideWritePaths(t *testing.T) {
 func TestDecideTools(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
-		role, tool string
-		input      map[string]any
-		allow      bool
-		reason     string
+		role   workspace.Role
+		tool   string
+		input  map[string]any
+		allow  bool
+		reason string
 	}{
 		{"reviewer", "Read", map[string]any{"file_path": "/etc/passwd"}, true, ""},
 		{"reviewer", "Grep", map[string]any{"pattern": "x"}, true, ""},

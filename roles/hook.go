@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Environment variables the hook process inherits from its agent.
@@ -45,7 +47,7 @@ type hookSpecificOutput struct {
 // HIVEMIND_ROLE is not a Hivemind agent and is always allowed; input that
 // cannot be parsed is denied (fail closed).
 func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bool, reason string) {
-	role := env(EnvRole)
+	role := workspace.Role(env(EnvRole))
 	if role == "" {
 		return nil, false, ""
 	}

@@ -35,7 +35,7 @@ type ToolRules struct {
 
 // Policy is one role's permissions.
 type Policy struct {
-	Role  string
+	Role  workspace.Role
 	Tools ToolRules
 	// WritePaths are the paths the Write/Edit tools may touch: globs
 	// rooted at {task} (the task dir), {workspace} (the workspace root) or
@@ -89,7 +89,7 @@ var protectedPaths = []string{
 }
 
 // sharedPaths every role may write: friction reports and (for the shared
-// context) inbox notes.
+// knowledge) inbox notes.
 var sharedPaths = []string{
 	"{task}/friction/*.md",
 	"{workspace}/context/inbox/*.md",
@@ -103,7 +103,7 @@ var sharedPaths = []string{
 // project); the Reviewer reads everything and writes only its review
 // trigger files (no Bash, no Edit); Workers edit project files, run Bash,
 // and write their outputs and checkpoint.md.
-func DefaultPolicy(role string) Policy {
+func DefaultPolicy(role workspace.Role) Policy {
 	p := Policy{Role: role, Tools: ToolRules{Bash: BashNone, Web: true}}
 	var own []string
 	switch role {
@@ -139,16 +139,6 @@ func DefaultPolicy(role string) Policy {
 		p.WritePaths = append(p.WritePaths, "!{worktree}/.hivemind/**", "{worktree}/**", "!{workspace}/**", "{project}/**")
 	}
 	return p
-}
-
-// Known reports whether role is one of lead, reviewer, worker.
-func Known(role string) bool {
-	return role == workspace.RoleLead || role == workspace.RoleReviewer || role == workspace.RoleWorker
-}
-
-// Names returns the role names in display order.
-func Names() []string {
-	return []string{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
 }
 
 // ClaudeToolFlags returns the tool names for Claude Code's --allowedTools
@@ -209,14 +199,14 @@ func Table(cfg config.Config) string {
 		return "-"
 	}
 	rows := [][]string{{"ROLE", "READ", "WRITE", "EDIT", "BASH", "WEB", "SUBAGENTS", "MODEL", "PERMISSION MODE"}}
-	for _, r := range Names() {
+	for _, r := range workspace.Roles() {
 		p := DefaultPolicy(r)
 		rc := cfg.Role(r)
 		model := rc.Model
 		if model == "" {
 			model = "(agent default)"
 		}
-		rows = append(rows, []string{r, "all", yes(p.Tools.Write), yes(p.Tools.Edit), string(p.Tools.Bash),
+		rows = append(rows, []string{string(r), "all", yes(p.Tools.Write), yes(p.Tools.Edit), string(p.Tools.Bash),
 			yes(p.Tools.Web), yes(p.Tools.Subagents), model, rc.PermissionMode})
 	}
 	writeTable(&b, rows)
@@ -224,7 +214,7 @@ func Table(cfg config.Config) string {
 	b.WriteString("\nWrite paths (checked in order, first match decides, ! = denied, no match = denied;\n")
 	b.WriteString("{task} = task dir, {workspace} = workspace root, {project} = project,\n")
 	b.WriteString("{worktree} = the worker's own git worktree when the project is a git repository):\n")
-	for _, r := range Names() {
+	for _, r := range workspace.Roles() {
 		p := DefaultPolicy(r)
 		fmt.Fprintf(&b, "\n  %s:\n", r)
 		var allow []string

@@ -8,20 +8,21 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // TestClaudeToolFlags pins the Claude Code flags each role gets: the tool
 // lists and the full argument list with the default role config.
 func TestClaudeToolFlags(t *testing.T) {
 	cfg := config.Default()
-	for _, role := range Names() {
-		t.Run(role, func(t *testing.T) {
+	for _, role := range workspace.Roles() {
+		t.Run(string(role), func(t *testing.T) {
 			p := DefaultPolicy(role)
 			allowed, disallowed := ClaudeToolFlags(p)
 			var b strings.Builder
 			fmt.Fprintf(&b, "allowed:    %s\n", strings.Join(allowed, " "))
 			fmt.Fprintf(&b, "disallowed: %s\n", strings.Join(disallowed, " "))
-			args, err := json.MarshalIndent(ClaudeArgs(p, cfg.Role(role), "<"+role+" prompt>"), "", "  ")
+			args, err := json.MarshalIndent(ClaudeArgs(p, cfg.Role(role), "<"+string(role)+" prompt>"), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,7 +33,7 @@ func TestClaudeToolFlags(t *testing.T) {
 }
 
 func TestClaudeToolFlagsInvariants(t *testing.T) {
-	for _, role := range Names() {
+	for _, role := range workspace.Roles() {
 		allowed, disallowed := ClaudeToolFlags(DefaultPolicy(role))
 		for _, a := range allowed {
 			for _, d := range disallowed {

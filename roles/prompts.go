@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 //go:embed lead.md reviewer.md worker.md
@@ -22,11 +24,11 @@ var ErrUnknownRole = errors.New("roles: unknown role")
 // then the built-in prompt (source "embedded"). Either folder may be "". An
 // override that exists but cannot be read, or is empty, is an error: a
 // silently ignored override would be worse.
-func Prompt(role string, projectRolesDir, userRolesDir string) (text string, source string, err error) {
-	if !Known(role) {
+func Prompt(role workspace.Role, projectRolesDir, userRolesDir string) (text string, source string, err error) {
+	if !role.Known() {
 		return "", "", fmt.Errorf("%w %q (want lead, reviewer or worker)", ErrUnknownRole, role)
 	}
-	name := role + ".md"
+	name := string(role) + ".md"
 	for _, dir := range []string{projectRolesDir, userRolesDir} {
 		if dir == "" {
 			continue
@@ -52,7 +54,7 @@ func Prompt(role string, projectRolesDir, userRolesDir string) (text string, sou
 }
 
 // EmbeddedPrompt returns the built-in prompt of role.
-func EmbeddedPrompt(role string) (string, error) {
+func EmbeddedPrompt(role workspace.Role) (string, error) {
 	text, _, err := Prompt(role, "", "")
 	return text, err
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 func TestPromptOverrideOrder(t *testing.T) {
@@ -56,7 +58,7 @@ func TestPromptOverrideOrder(t *testing.T) {
 func TestPromptsTeachProtocol(t *testing.T) {
 	common := []string{"[HIVEMIND]", "assignments/", "`reads`", "`writes`", "done_marker", "last", "read_only",
 		"state.json", "friction/<short-name>.md", "seq"}
-	want := map[string][]string{
+	want := map[workspace.Role][]string{
 		"lead": {"plan.md", "friction-resolution.md", "```json", `"summary"`, `"checkpoints"`, `"subtasks"`,
 			`"dependencies"`, `"files"`, "CREATE", "MODIFY", "Revision notes"},
 		"reviewer": {"plan-approved.md", "plan-feedback.md", "checkpoint-approved.md", "checkpoint-issues.md",

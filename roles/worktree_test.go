@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // TestDecideWorkerWorktree: in a git project a worker's project is its own
@@ -29,9 +31,11 @@ func TestDecideWorkerWorktree(t *testing.T) {
 	}
 	T := f.task
 	tests := []struct {
-		name, role, tool, project, path string
-		allow                           bool
-		reason                          string
+		name                string
+		role                workspace.Role
+		tool, project, path string
+		allow               bool
+		reason              string
 	}{
 		{"own worktree file", "worker", "Write", wt1, wt1 + "/src/a.go", true, ""},
 		{"own worktree edit", "worker", "Edit", wt1, wt1 + "/src/main.go", true, ""},

@@ -38,10 +38,7 @@ func diffCmd(diff func(string) (string, error), agent string) tea.Cmd {
 // openDiff shows the focused worker's diff and loads it.
 func (m *Model) openDiff() tea.Cmd {
 	id := m.focusID
-	role := m.st.Agents[id].Role
-	if role == "" {
-		role = workspace.RoleOf(id)
-	}
+	role := m.st.AgentRole(id)
 	switch {
 	case id == "":
 		return nil

@@ -177,7 +177,7 @@ func testState(n int) workspace.State {
 	}
 	for i, id := range agentIDs(n) {
 		a := workspace.AgentState{Role: workspace.RoleOf(id), Status: "idle"}
-		if strings.HasPrefix(id, "worker") {
+		if a.Role == workspace.RoleWorker {
 			a.Status = "busy"
 			a.Subtask = fmt.Sprintf("st_%d", i-1)
 			st.ActiveAgents = append(st.ActiveAgents, id)

@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -391,26 +392,61 @@ func TestDiffView(t *testing.T) {
 	}
 }
 
-// The start screen's team row chooses the agent profile and the worker
-// count that the task starts with.
+// testAgents are the agents a start screen offers: three CLIs, one not
+// installed, and a profile.
+var testAgents = []AgentChoice{{Name: "claude"}, {Name: "codex"},
+	{Name: "gemini", Missing: "gemini is not on PATH (npm install -g @google/gemini-cli)"}, {Name: "aider"}}
+
+// The start screen's team row picks each role's agent and the worker
+// count the task starts with: ←→ select a slot, ↑↓ change it, = gives
+// every role the selected agent; the configured team is where it starts.
 func TestStartTeam(t *testing.T) {
 	l := newFakeLauncher()
-	m := New(Options{FPS: 30, Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
-		Now: func() time.Time { return testNow }})
-	h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
-	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	h.run(m.Init())
+	h := newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
+		StartTeam: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}}, 160, 40)
 	h.typeText("add a square root")
 	h.keys("tab", "tab", "tab")
-	if h.m.fd.focus != focusTeam || !strings.Contains(h.plain(), "agent ◂ claude ▸   workers ◂ 2 ▸") {
+	if h.m.fd.focus != focusTeam || !strings.Contains(h.plain(), "Team  lead ◂ claude ▸  reviewer claude  workers my-agent --fast  × 2") {
 		t.Fatalf("team row:\n%s", h.plain())
 	}
-	h.keys("right", "up", "up", "down", "+")
-	if !strings.Contains(h.plain(), "agent ◂ sim ▸   workers ◂ 4 ▸") {
+	// reviewer: one down (codex); workers: one up from the configured
+	// command line (aider); the count: up twice, down once, + once.
+	h.keys("right", "down", "right", "up", "right", "up", "up", "down", "+")
+	if !strings.Contains(h.plain(), "lead claude  reviewer codex  workers aider  × ◂ 4 ▸") {
 		t.Fatalf("team row after changes:\n%s", h.plain())
 	}
+	// Back to the workers: gemini is not installed, and the screen says so.
+	h.keys("left", "up")
+	if !strings.Contains(h.plain(), "workers ◂ gemini ▸ ✖  × 4") ||
+		!strings.Contains(h.plain(), "✖ gemini is not on PATH (npm install -g @google/gemini-cli)") {
+		t.Fatalf("a missing CLI is not marked:\n%s", h.plain())
+	}
 	h.run(h.send(ctrl('s')))
-	if len(l.started) != 1 || l.started[0].Agent != "sim" || l.started[0].Workers != 4 {
+	want := map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	if len(l.started) != 1 || !maps.Equal(l.started[0].Agents, want) || l.started[0].Agent != "" || l.started[0].Workers != 4 {
+		t.Fatalf("started %+v, want agents %v and 4 workers", l.started, want)
+	}
+
+	// = gives every role the selected role's agent; h and l move too.
+	h = newFrontHarnessWith(t, newFakeLauncher(), Options{Agents: testAgents}, 160, 40)
+	h.keys("tab", "tab", "tab", "l", "j", "=", "h")
+	if got := h.m.fd.team(); !maps.Equal(got, map[workspace.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"}) {
+		t.Fatalf("team after = %v", got)
+	}
+}
+
+// Without agents to offer (the launcher's config decides) the Team row
+// changes only the worker count.
+func TestStartTeamAsConfigured(t *testing.T) {
+	l := newFakeLauncher()
+	h := newFrontHarnessWith(t, l, Options{}, 120, 40)
+	h.typeText("add a square root")
+	h.keys("tab", "tab", "tab", "left", "up", "right", "up")
+	if !strings.Contains(h.plain(), "Team  agents as configured  workers ◂ 3 ▸") {
+		t.Fatalf("team row:\n%s", h.plain())
+	}
+	h.run(h.send(ctrl('s')))
+	if len(l.started) != 1 || l.started[0].Agents != nil || l.started[0].Workers != 3 {
 		t.Fatalf("started %+v", l.started)
 	}
 }

@@ -23,9 +23,9 @@ type knowledgePanel struct {
 }
 
 var (
-	stCtxDecision   = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
-	stCtxConstraint = lipgloss.NewStyle().Foreground(colWarn).Bold(true)
-	stCtxTerm       = lipgloss.NewStyle().Foreground(colOK).Bold(true)
+	stKindDecision   = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
+	stKindConstraint = lipgloss.NewStyle().Foreground(colWarn).Bold(true)
+	stKindTerm       = lipgloss.NewStyle().Foreground(colOK).Bold(true)
 )
 
 // setKnowledge takes the knowledge list of a snapshot (nil keeps the list).
@@ -65,7 +65,7 @@ func (m Model) renderKnowledge() string {
 		if len(lines)+2 > h {
 			break
 		}
-		lines = append(lines, contextHead(it, w), contextBody(it, w))
+		lines = append(lines, knowledgeHead(it, w), knowledgeBody(it, w))
 		shown++
 	}
 	if more := len(m.cx.items) - shown; more > 0 && len(lines) < h {
@@ -87,15 +87,15 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// contextHead is an entry's first line: id, kind, title, and on the right
+// knowledgeHead is an entry's first line: id, kind, title, and on the right
 // its author and time.
-func contextHead(it KnowledgeItem, w int) string {
-	kind := stCtxTerm
+func knowledgeHead(it KnowledgeItem, w int) string {
+	kind := stKindTerm
 	switch it.Kind {
 	case workspace.KindDecision:
-		kind = stCtxDecision
+		kind = stKindDecision
 	case workspace.KindConstraint:
-		kind = stCtxConstraint
+		kind = stKindConstraint
 	}
 	id := it.ID
 	if it.Kind == workspace.KindTerm {
@@ -119,9 +119,9 @@ func contextHead(it KnowledgeItem, w int) string {
 	return left + stText.Bold(true).Render(title) + strings.Repeat(" ", room-ansi.StringWidth(title)) + right
 }
 
-// contextBody is an entry's second line: the rationale, description or
+// knowledgeBody is an entry's second line: the rationale, description or
 // definition, on one line.
-func contextBody(it KnowledgeItem, w int) string {
+func knowledgeBody(it KnowledgeItem, w int) string {
 	const indent = "                  "
 	text := oneLine(it.Text)
 	if it.Kind == workspace.KindTerm {

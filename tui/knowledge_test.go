@@ -11,7 +11,7 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-func testContext() []KnowledgeItem {
+func testKnowledge() []KnowledgeItem {
 	at := testNow.Add(-time.Minute)
 	return []KnowledgeItem{
 		{Kind: workspace.KindTerm, ID: "checkpoint", Title: "checkpoint", Text: "a reviewed milestone of the plan", By: "worker_2", At: at, Revisions: 1},
@@ -24,19 +24,19 @@ func testContext() []KnowledgeItem {
 	}
 }
 
-// TestGoldenContextPanel: the panel (key x) with entries and empty, and
+// TestGoldenKnowledgePanel: the panel (key x) with entries and empty, and
 // the help that lists its key.
-func TestGoldenContextPanel(t *testing.T) {
+func TestGoldenKnowledgePanel(t *testing.T) {
 	cases := map[string]func(*harness){
 		"panel": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
+			h.send(SnapshotMsg{State: testState(4), Knowledge: testKnowledge()})
 			h.key("x")
 		},
 		"empty": func(h *harness) { h.key("x") },
 		"overflow": func(h *harness) {
 			var many []KnowledgeItem
 			for range 8 {
-				many = append(many, testContext()...)
+				many = append(many, testKnowledge()...)
 			}
 			h.send(SnapshotMsg{State: testState(4), Knowledge: many})
 			h.key("x")
@@ -52,9 +52,9 @@ func TestGoldenContextPanel(t *testing.T) {
 	}
 }
 
-func TestContextPanelToggles(t *testing.T) {
+func TestKnowledgePanelToggles(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
-	h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
+	h.send(SnapshotMsg{State: testState(4), Knowledge: testKnowledge()})
 	if strings.Contains(h.plain(), "shared knowledge") {
 		t.Fatal("panel shown before x")
 	}
@@ -62,10 +62,10 @@ func TestContextPanelToggles(t *testing.T) {
 	if !strings.Contains(h.plain(), "Errors are wrapped") || !strings.Contains(h.plain(), "worker_1") {
 		t.Fatalf("panel lacks the newest entries and authors:\n%s", h.plain())
 	}
-	// A snapshot without a context list keeps the entries.
+	// A snapshot without a knowledge list keeps the entries.
 	h.send(SnapshotMsg{State: testState(4)})
 	if !strings.Contains(h.plain(), "Errors are wrapped") {
-		t.Fatal("entries dropped by a snapshot without context")
+		t.Fatal("entries dropped by a snapshot without knowledge")
 	}
 	h.key("esc")
 	if strings.Contains(h.plain(), "shared knowledge (x hides)") {
@@ -82,10 +82,10 @@ func TestContextPanelToggles(t *testing.T) {
 	}
 }
 
-// TestContextPanelWidthSweep: every line exactly the width at every size.
-func TestContextPanelWidthSweep(t *testing.T) {
+// TestKnowledgePanelWidthSweep: every line exactly the width at every size.
+func TestKnowledgePanelWidthSweep(t *testing.T) {
 	h := newHarness(t, 3, 80, 24)
-	h.send(SnapshotMsg{State: testState(3), Knowledge: testContext()})
+	h.send(SnapshotMsg{State: testState(3), Knowledge: testKnowledge()})
 	h.key("x")
 	for w := 40; w <= 200; w++ {
 		for _, ht := range []int{12, 40} {

@@ -93,7 +93,7 @@ type Options struct {
 	Title string
 	// Team is the agent of each role (role → agent, e.g. "codex"), shown
 	// in the pane titles; nil shows none.
-	Team map[string]string
+	Team map[workspace.Role]string
 	// Branch is the task's git branch, named in the header and summary
 	// ("" when the project is not a git repository).
 	Branch string
@@ -112,11 +112,14 @@ type Options struct {
 	Launcher Launcher
 	// Project is the start screen's project directory.
 	Project string
-	// Agents are the agent profiles the start screen offers (the first is
-	// the default); Workers is the default worker count. Without them the
-	// start screen lets the launcher decide (its config and flags).
-	Agents  []string
-	Workers int
+	// Agents are the agents the start screen offers for each role, and
+	// StartTeam the agent each role starts with there (role → agent: the
+	// configured team; a role it does not name starts on the first
+	// agent). Workers is the default worker count. Without them the start
+	// screen lets the launcher decide (its config and flags).
+	Agents    []AgentChoice
+	StartTeam map[workspace.Role]string
+	Workers   int
 	// HumanPlanApproval is the start screen's initial plan approval (the
 	// config's plan_approval is "human"); p on the Team row switches it.
 	HumanPlanApproval bool
@@ -165,7 +168,7 @@ type Model struct {
 	attached   bool
 	showHelp   bool
 	showEvents bool
-	cx         knowledgePanel // shared-context panel, key x (context.go)
+	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
 	notice     notice
 	scroll     map[string]int

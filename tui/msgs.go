@@ -14,7 +14,7 @@ type SnapshotMsg struct {
 	// back to State.Agents[id].Status.
 	Health map[string]workspace.Health
 	// Knowledge is the shared knowledge (decisions, constraints, glossary
-	// terms), newest first, for the context panel. nil keeps the list.
+	// terms), newest first, for the knowledge panel. nil keeps the list.
 	Knowledge []KnowledgeItem
 }
 

@@ -59,7 +59,8 @@ func init() {
 // cache key, so it must stay comparable.
 type titleData struct {
 	Num      int // 1-based pane number (0: none)
-	ID, Role string
+	ID       string
+	Role     workspace.Role
 	Agent    string // the CLI running the agent ("" not shown)
 	Health   workspace.Health
 	Spinner  string // current spinner frame when the agent is busy
@@ -240,10 +241,10 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 	}
 	segs = append(segs, seg{td.Activity + " ", actStyle, 0}, seg{td.ID, b.titleStyle, 0})
 	switch {
-	case td.Role != "" && td.Role != td.ID && td.Agent != "":
-		segs = append(segs, seg{" (" + td.Role + " · " + td.Agent + ")", stDim, 4})
-	case td.Role != "" && td.Role != td.ID:
-		segs = append(segs, seg{" (" + td.Role + ")", stDim, 4})
+	case td.Role != "" && string(td.Role) != td.ID && td.Agent != "":
+		segs = append(segs, seg{" (" + string(td.Role) + " · " + td.Agent + ")", stDim, 4})
+	case td.Role != "" && string(td.Role) != td.ID:
+		segs = append(segs, seg{" (" + string(td.Role) + ")", stDim, 4})
 	case td.Agent != "":
 		segs = append(segs, seg{" (" + td.Agent + ")", stDim, 4})
 	}

@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
@@ -145,11 +144,7 @@ func TestPlanGateKeys(t *testing.T) {
 func TestStartPlanApproval(t *testing.T) {
 	for _, human := range []bool{false, true} {
 		l := newFakeLauncher()
-		m := New(Options{FPS: 30, Launcher: l, Project: testProject, Agents: []string{"claude", "sim"}, Workers: 2,
-			HumanPlanApproval: human, Now: func() time.Time { return testNow }})
-		h := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l, msgs: make(chan tea.Msg, 4096)}
-		h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-		h.run(m.Init())
+		h := newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2, HumanPlanApproval: human}, 120, 40)
 		h.typeText("add a square root")
 		h.keys("tab", "tab", "tab")
 		from, to, want := "plan approved by the Reviewer  ", "plan approved by the Reviewer, then you", "human"

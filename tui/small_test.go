@@ -23,7 +23,7 @@ func runScreens() map[string]func(*harness) {
 		"confirm_quit":   func(h *harness) { h.key("q") },
 		"confirm_cancel": func(h *harness) { h.key("c") },
 		"context": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(4), Knowledge: testContext()})
+			h.send(SnapshotMsg{State: testState(4), Knowledge: testKnowledge()})
 			h.key("x")
 		},
 		"events": func(h *harness) {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -23,8 +24,10 @@ type Launcher interface {
 	// workspace, its unfinished task and its past tasks.
 	Scan(project string) (Project, error)
 	// Start creates the task (task.json) in the project's workspace and
-	// starts running it. Snapshots of the run arrive as SnapshotMsg whose
-	// State.TaskID is the returned session's TaskID.
+	// starts running it. The agents picked on the start screen come in
+	// task.Agents (role → agent, every role named), to run as `--agent
+	// lead=…,reviewer=…,worker=…` would. Snapshots of the run arrive as
+	// SnapshotMsg whose State.TaskID is the returned session's TaskID.
 	Start(project string, task workspace.Task) (Session, error)
 	// Resume resumes the project's unfinished task (the workspace lock and
 	// state decide which one, as `hivemind --resume` does).
@@ -33,6 +36,18 @@ type Launcher interface {
 	// profile makes them known; agents it knows nothing of are omitted.
 	Usage(st workspace.State) []AgentUsage
 }
+
+// AgentChoice is an agent the start screen offers for a role.
+type AgentChoice struct {
+	Name string // as --agent names it: "claude", "codex", a profile
+	// Missing says why the agent cannot start on this machine ("codex is
+	// not on PATH (npm install -g @openai/codex)"), "" when it can or
+	// cannot be told. It is checked once, when the screen opens.
+	Missing string
+}
+
+// teamRoles are the roles the Team row picks an agent for, in its order.
+var teamRoles = [...]workspace.Role{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
 
 // Project is what the start screen shows of one project directory.
 type Project struct {
@@ -86,7 +101,7 @@ type Session struct {
 	Branch string
 	// Team is the agent of each role (role → agent), shown in the pane
 	// titles; nil shows none.
-	Team map[string]string
+	Team map[workspace.Role]string
 	// Diff returns one worker's changes (see Options.Diff); may be nil.
 	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.
@@ -125,7 +140,7 @@ const (
 	focusTask startFocus = iota
 	focusConstraints
 	focusContext
-	focusTeam // the agent profile and worker count (←→ and ↑↓ change them)
+	focusTeam // each role's agent and the worker count (←→ choose, ↑↓ change)
 	focusList // the past tasks (keys are commands here)
 	numFocus
 )
@@ -151,10 +166,11 @@ type frontDoor struct {
 	context     textarea.Model
 	sel         int // selected past task
 	formErr     string
-	agents      []string // agent profiles offered (Options.Agents)
-	agent       int      // the chosen one (index into agents)
-	workers     int      // the chosen worker count (0: the launcher's default)
-	humanPlan   bool     // the user approves each plan after the Reviewer (plan.go)
+	agents      []AgentChoice // offered for every role (Options.Agents)
+	pick        []int         // each role's agent (teamRoles order; index into agents)
+	slot        int           // the Team row's selected slot: a role, or the worker count (slotWorkers)
+	workers     int           // the chosen worker count (0: the launcher's default)
+	humanPlan   bool          // the user approves each plan after the Reviewer (plan.go)
 
 	picker filepicker.Model
 
@@ -171,7 +187,8 @@ type frontDoor struct {
 // startKeyMap is every key of the start screen, picker and summary.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
-	Agents, Workers, PlanBy                  key.Binding
+	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
+	PlanBy                                   key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
@@ -186,8 +203,10 @@ func newStartKeyMap() startKeyMap {
 		PrevField: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
 		Menu:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave field")),
 		Edit:      key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
-		Agents:    key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "team: agent")),
-		Workers:   key.NewBinding(key.WithKeys("up", "down", "+", "-"), key.WithHelp("↑/↓ +/-", "team: workers")),
+		TeamSlot:  key.NewBinding(key.WithKeys("left", "right", "h", "l"), key.WithHelp("←/→", "team: choose a role or the count")),
+		TeamPick:  key.NewBinding(key.WithKeys("up", "down", "k", "j", "space"), key.WithHelp("↑/↓", "team: change its agent or count")),
+		Workers:   key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "team: workers")),
+		AllRoles:  key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
 		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
 		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
 		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
@@ -230,10 +249,11 @@ func (m *Model) initFront(opts Options) {
 
 func newFrontDoor(opts Options) frontDoor {
 	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project,
-		agents: opts.Agents, workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
+		workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
 		return fd
 	}
+	fd.setTeam(opts.Agents, opts.StartTeam)
 	fd.task = newField("Describe the task: what to build or change, and how you will know it is done.")
 	fd.constraints = newField("Optional, one per line: e.g. no new dependencies")
 	fd.context = newField("Optional: background the agents should know")
@@ -721,7 +741,7 @@ func (m *Model) submit() tea.Cmd {
 	}
 	t := workspace.Task{
 		Workers:     m.fd.workers,
-		Agent:       m.fd.agentName(),
+		Agents:      m.fd.team(),
 		Description: desc,
 		Context:     strings.TrimSpace(m.fd.context.Value()),
 		Constraints: splitLines(m.fd.constraints.Value()),
@@ -866,34 +886,103 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 // limit).
 const maxWorkers = 32
 
-// teamKey changes the agent profile (←→), the worker count (↑↓, +/-) and
-// who approves the plan (p: the Reviewer, or the user after it).
-func (m *Model) teamKey(msg tea.KeyPressMsg) {
-	n := len(m.fd.agents)
-	switch msg.String() {
-	case "left", "h":
-		if n > 0 {
-			m.fd.agent = (m.fd.agent + n - 1) % n
+// slotWorkers is the Team row's last slot, after one per role: the worker
+// count.
+const slotWorkers = len(teamRoles)
+
+// setTeam offers agents for every role, each role starting on its agent in
+// start (added to the offer when missing from it), else on the first.
+func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]string) {
+	fd.agents = slices.Clone(agents)
+	fd.pick = make([]int, len(teamRoles))
+	for i, r := range teamRoles {
+		name := start[r]
+		if name == "" {
+			continue
 		}
-	case "right", "l", "space":
-		if n > 0 {
-			m.fd.agent = (m.fd.agent + 1) % n
+		j := slices.IndexFunc(fd.agents, func(a AgentChoice) bool { return a.Name == name })
+		if j < 0 {
+			j = len(fd.agents)
+			fd.agents = append(fd.agents, AgentChoice{Name: name})
 		}
-	case "up", "+", "k":
-		m.fd.workers = min(max(m.fd.workers, 1)+1, maxWorkers)
-	case "down", "-", "j":
-		m.fd.workers = max(m.fd.workers-1, 1)
-	case "p":
-		m.fd.humanPlan = !m.fd.humanPlan
+		fd.pick[i] = j
+	}
+	if len(fd.agents) == 0 {
+		fd.slot = slotWorkers // no agent to choose: the launcher's
 	}
 }
 
-// agentName is the chosen agent profile ("" when none is offered).
-func (fd *frontDoor) agentName() string {
-	if fd.agent < len(fd.agents) {
-		return fd.agents[fd.agent]
+// teamKey handles the Team row: ←→ choose a slot (a role's agent or the
+// worker count), ↑↓ change it, +/- change the worker count, = gives every
+// role the selected role's agent, p switches who approves the plan (the
+// Reviewer, or the user after it).
+func (m *Model) teamKey(msg tea.KeyPressMsg) {
+	fd := &m.fd
+	k := fd.keys
+	first := 0
+	if len(fd.agents) == 0 {
+		first = slotWorkers
 	}
-	return ""
+	role := fd.slot < slotWorkers
+	step := 1
+	if s := msg.String(); s == "left" || s == "h" || s == "up" || s == "k" {
+		step = -1
+	}
+	switch {
+	case key.Matches(msg, k.TeamSlot):
+		n := slotWorkers + 1 - first
+		fd.slot = first + (fd.slot-first+step+n)%n
+	case key.Matches(msg, k.TeamPick) && role:
+		n := len(fd.agents)
+		fd.pick[fd.slot] = (fd.pick[fd.slot] + n + step) % n
+	case key.Matches(msg, k.TeamPick):
+		fd.addWorkers(-step) // up adds one
+	case key.Matches(msg, k.Workers):
+		d := 1
+		if msg.String() == "-" {
+			d = -1
+		}
+		fd.addWorkers(d)
+	case key.Matches(msg, k.AllRoles) && role:
+		for i := range fd.pick {
+			fd.pick[i] = fd.pick[fd.slot]
+		}
+	case key.Matches(msg, k.PlanBy):
+		fd.humanPlan = !fd.humanPlan
+	}
+}
+
+// addWorkers changes the worker count by d, from the launcher's default
+// (shown as "default", counted as 1) within 1..maxWorkers.
+func (fd *frontDoor) addWorkers(d int) {
+	fd.workers = min(max(max(fd.workers, 1)+d, 1), maxWorkers)
+}
+
+// teamChoices are the agents picked, one per role in teamRoles order (none
+// when the start screen offers none).
+func (fd *frontDoor) teamChoices() []AgentChoice {
+	if len(fd.agents) == 0 {
+		return nil
+	}
+	out := make([]AgentChoice, len(teamRoles))
+	for i := range teamRoles {
+		out[i] = fd.agents[fd.pick[i]]
+	}
+	return out
+}
+
+// team is the agent picked for each role (role → agent), nil when the
+// start screen offers none (the launcher's config decides).
+func (fd *frontDoor) team() map[workspace.Role]string {
+	picked := fd.teamChoices()
+	if picked == nil {
+		return nil
+	}
+	t := make(map[workspace.Role]string, len(teamRoles))
+	for i, a := range picked {
+		t[teamRoles[i]] = a.Name
+	}
+	return t
 }
 
 // splitLines returns the non-empty trimmed lines of s.

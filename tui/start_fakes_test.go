@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"sync"
@@ -127,7 +128,15 @@ func newFrontHarness(t testing.TB, l *fakeLauncher, w, h int) *frontHarness {
 }
 
 func newFrontHarnessAt(t testing.TB, l *fakeLauncher, project string, w, h int) *frontHarness {
-	m := New(Options{FPS: 30, Launcher: l, Project: project, Now: func() time.Time { return testNow }})
+	return newFrontHarnessWith(t, l, Options{Project: project}, w, h)
+}
+
+// newFrontHarnessWith is newFrontHarness with more options (the project,
+// when opts has none, FPS, Launcher and Now are set here).
+func newFrontHarnessWith(t testing.TB, l *fakeLauncher, opts Options, w, h int) *frontHarness {
+	opts.FPS, opts.Launcher, opts.Now = 30, l, func() time.Time { return testNow }
+	opts.Project = cmp.Or(opts.Project, testProject)
+	m := New(opts)
 	fh := &frontHarness{harness: &harness{t: t, m: m, eng: l.eng, terms: l.terms}, l: l,
 		msgs: make(chan tea.Msg, 4096)}
 	fh.send(tea.WindowSizeMsg{Width: w, Height: h})

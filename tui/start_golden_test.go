@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,6 +84,50 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	return screens
 }
 
+// teamScreens are the start screen with a mixed team picked on the Team
+// row: every CLI installed and the row focused, and with Gemini CLI
+// missing and the focus elsewhere.
+func teamScreens(t *testing.T, w, h int) map[string]*frontHarness {
+	t.Helper()
+	installed := slices.Clone(testAgents)
+	installed[2].Missing = ""
+	pick := func(agents []AgentChoice, after ...string) *frontHarness {
+		l := newFakeLauncher()
+		l.projects[testProject] = Project{Dir: testProject, Git: true, Tasks: testPastTasks()[1:]}
+		fh := newFrontHarnessWith(t, l, Options{Agents: agents, Workers: 2,
+			StartTeam: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, w, h)
+		fh.typeText("add a square root function")
+		// three workers (← wraps to the count), reviewer codex, workers gemini
+		fh.keys("tab", "tab", "tab", "left", "+", "right", "right", "down", "right", "down", "down")
+		fh.keys(after...)
+		return fh
+	}
+	return map[string]*frontHarness{
+		"team_mixed":   pick(installed),
+		"team_missing": pick(testAgents, "shift+tab"),
+	}
+}
+
+func TestGoldenStartTeam(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		w, h := sz[0], sz[1]
+		for name, fh := range teamScreens(t, w, h) {
+			t.Run(fmt.Sprintf("%dx%d/%s", w, h, name), func(t *testing.T) {
+				checkFrame(t, fh.view(), w, h)
+				plain := fh.plain()
+				glance := strings.NewReplacer("◂ ", "", " ▸", "").Replace(plain)
+				if !strings.Contains(glance, "lead claude  reviewer codex  workers gemini") {
+					t.Errorf("the pick is not visible at a glance:\n%s", plain)
+				}
+				if missing := strings.Contains(glance, "gemini ✖"); missing != (name == "team_missing") {
+					t.Errorf("gemini marked missing: %v", missing)
+				}
+				golden.RequireEqual(t, plain)
+			})
+		}
+	}
+}
+
 func writeSummaryFixture(t *testing.T, dir string) {
 	t.Helper()
 	files := map[string]string{
@@ -115,7 +162,9 @@ func TestGoldenFront(t *testing.T) {
 func TestFrontWidthSweep(t *testing.T) {
 	for w := 40; w <= 240; w += 25 {
 		for _, h := range []int{12, 30} {
-			for name, fh := range frontScreens(t, w, h) {
+			screens := frontScreens(t, w, h)
+			maps.Copy(screens, teamScreens(t, w, h))
+			for name, fh := range screens {
 				frame := fh.view()
 				lines := strings.Split(frame, "\n")
 				if len(lines) != h {

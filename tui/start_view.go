@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -121,7 +122,11 @@ func (m Model) renderStart() string {
 	lines = append(lines, indent(fd.constraints.View(), "  ")...)
 	lines = append(lines, label(focusContext, "Context", "  optional"))
 	lines = append(lines, indent(fd.context.View(), "  ")...)
-	lines = append(lines, m.teamLine(label), m.planLine())
+	lines = append(lines, m.teamLine(label))
+	if l := m.missingLine(); l != "" {
+		lines = append(lines, l)
+	}
+	lines = append(lines, m.planLine())
 	if fd.formErr != "" {
 		lines = append(lines, "  "+stBadTxt.Render("✖ "+oneLine(fd.formErr)))
 	}
@@ -134,24 +139,56 @@ func (m Model) renderStart() string {
 	return frame(lines, m.frontFooter(), w, h)
 }
 
-// teamLine shows the chosen agent profile and worker count.
+// teamLine shows each role's agent and the worker count; when the row has
+// the focus the selected slot is lit, between the arrows that change it.
+// An agent whose program is not on PATH is marked ✖ (missingLine says
+// why).
 func (m Model) teamLine(label func(startFocus, string, string) string) string {
 	fd := m.fd
-	agent := fd.agentName()
-	if agent == "" {
-		agent = "default"
+	slot := func(i int, name, value string, missing bool) string {
+		v := stText.Bold(true).Render(value)
+		if fd.focus == focusTeam && fd.slot == i {
+			v = stFocused.Render("◂ " + value + " ▸")
+		}
+		if missing {
+			v += stBadTxt.Render(" ✖")
+		}
+		return stDim.Render(name+" ") + v
+	}
+	var parts []string
+	count := "×" // after "workers <agent>"
+	if len(fd.agents) == 0 {
+		parts = append(parts, stDim.Render("agents ")+stText.Bold(true).Render("as configured"))
+		count = "workers"
+	}
+	for i, a := range fd.teamChoices() {
+		name := string(teamRoles[i])
+		if teamRoles[i] == workspace.RoleWorker {
+			name = "workers"
+		}
+		parts = append(parts, slot(i, name, a.Name, a.Missing != ""))
 	}
 	workers := "default"
 	if fd.workers > 0 {
 		workers = fmt.Sprint(fd.workers)
 	}
-	val := stText.Bold(true)
-	line := label(focusTeam, "Team", "  ") + stDim.Render("agent ◂ ") + val.Render(agent) + stDim.Render(" ▸   workers ◂ ") +
-		val.Render(workers) + stDim.Render(" ▸")
-	if fd.focus == focusTeam {
-		line += stDim.Render("   ←→ agent · ↑↓ workers")
+	parts = append(parts, slot(slotWorkers, count, workers, false))
+	return label(focusTeam, "Team", "  ") + strings.Join(parts, "  ")
+}
+
+// missingLine says which picked agents cannot start here and how to
+// install them ("" when all can, or cannot be told).
+func (m Model) missingLine() string {
+	var why []string
+	for _, a := range m.fd.teamChoices() {
+		if a.Missing != "" && !slices.Contains(why, a.Missing) {
+			why = append(why, a.Missing)
+		}
 	}
-	return line
+	if len(why) == 0 {
+		return ""
+	}
+	return "        " + stBadTxt.Render("✖ "+strings.Join(why, "; "))
 }
 
 // planLine shows who approves the plan before the build (p on the Team
@@ -312,6 +349,16 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 		return append(b, key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "folder"))), ess
 	}
 	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
+	if m.fd.focus == focusTeam {
+		short := func(b key.Binding, help string) key.Binding {
+			return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, help))
+		}
+		b = []key.Binding{short(k.TeamSlot, "role"), short(k.TeamPick, "change"), short(k.AllRoles, "same for all"),
+			short(k.Workers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+		if len(m.fd.agents) == 0 {
+			b = []key.Binding{short(k.TeamPick, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+		}
+	}
 	if m.fd.info.Unfinished != nil {
 		b = append(b, k.Resume)
 	}
@@ -326,7 +373,7 @@ func (m Model) frontHelpSections() []helpSection {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
 	}
 	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.Agents, k.Workers, k.PlanBy, b("ctrl+c", "quit"))},
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.PlanBy, b("ctrl+c", "quit"))},
 		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
 		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
 		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},

@@ -93,7 +93,7 @@ func baseSummary(st workspace.State, title string) summaryData {
 	s := summaryData{
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.Phase, Previous: st.PreviousPhase,
 		Reason: plainText(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
-		Rounds: st.Rounds, Agents: orderAgents(st.Agents), Usage: map[string]AgentUsage{},
+		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[string]AgentUsage{},
 	}
 	if s.Reason == "" {
 		s.Reason = plainText(st.Error)
@@ -247,10 +247,9 @@ func readFrictionNote(path string) string {
 	return "(empty)"
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return oneLine(s)
-}
+// firstLine is a task description's headline (workspace.Headline), safe to
+// draw (oneLine strips escape sequences).
+func firstLine(s string) string { return oneLine(workspace.Headline(s)) }
 
 // ---- view ----
 

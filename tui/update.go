@@ -332,7 +332,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		}
 	}
 	m.cx.setKnowledge(msg.Knowledge)
-	m.agents = orderAgents(m.st.Agents)
+	m.agents = m.st.AgentIDs()
 	if m.agentIndex(m.focusID) < 0 && len(m.agents) > 0 {
 		m.focusID = m.agents[0]
 		m.attached = false
@@ -401,17 +401,6 @@ func (m *Model) trackPause() {
 		m.pausedFor += max(at.Sub(m.pausedAt), 0)
 		m.pausedAt = time.Time{}
 	}
-}
-
-// orderAgents lists agent ids as lead, reviewer, worker_1..N (numerically),
-// then any others alphabetically.
-func orderAgents(agents map[string]workspace.AgentState) []string {
-	ids := make([]string, 0, len(agents))
-	for id := range agents {
-		ids = append(ids, id)
-	}
-	workspace.SortAgents(ids)
-	return ids
 }
 
 // ---- keys ----

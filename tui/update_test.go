@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -507,16 +506,6 @@ func TestClockTicksWhileRunning(t *testing.T) {
 	}
 	if !strings.Contains(h.plain(), "01:02:03") {
 		t.Fatal("elapsed time not shown")
-	}
-}
-
-func TestAgentOrder(t *testing.T) {
-	got := orderAgents(map[string]workspace.AgentState{
-		"worker_10": {}, "worker_2": {}, "reviewer": {}, "zeta": {}, "lead": {}, "worker_1": {},
-	})
-	want := []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "zeta"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("order %v, want %v", got, want)
 	}
 }
 

@@ -237,10 +237,7 @@ func (m Model) borderOf(i int) borderKind {
 func (m Model) titleOf(i int, t Terminal) titleData {
 	id := m.agents[i]
 	a := m.st.Agents[id]
-	role := a.Role
-	if role == "" {
-		role = workspace.RoleOf(id)
-	}
+	role := m.st.AgentRole(id)
 	health := m.healthOf(id)
 	td := titleData{
 		ID: id, Role: role, Agent: m.opts.Team[role], Health: health,

@@ -33,8 +33,8 @@ func (h Health) Injectable() bool { return h == HealthReady || h == HealthIdle }
 // Agent ids: the Lead and the Reviewer are named by their role, workers
 // are worker_1 … worker_N.
 const (
-	AgentLead     = RoleLead
-	AgentReviewer = RoleReviewer
+	AgentLead     = string(RoleLead)
+	AgentReviewer = string(RoleReviewer)
 	workerPrefix  = "worker_"
 )
 
@@ -52,10 +52,10 @@ func workerNum(id string) (int, bool) {
 }
 
 // RoleOf is the role of an agent id ("" for an id of no role).
-func RoleOf(id string) string {
+func RoleOf(id string) Role {
 	switch id {
 	case AgentLead, AgentReviewer:
-		return id
+		return Role(id)
 	}
 	if _, ok := workerNum(id); ok {
 		return RoleWorker
@@ -63,30 +63,38 @@ func RoleOf(id string) string {
 	return ""
 }
 
-// SortAgents sorts agent ids as every view lists them: lead, reviewer,
-// workers by number, then any others alphabetically.
+// SortAgents sorts agent ids as every view lists them: by role (lead,
+// reviewer, workers by number), then any others alphabetically.
 func SortAgents(ids []string) {
-	rank := func(id string) (int, int) {
-		switch id {
-		case AgentLead:
-			return 0, 0
-		case AgentReviewer:
-			return 1, 0
-		}
-		if n, ok := workerNum(id); ok {
-			return 2, n
-		}
-		return 3, 0
-	}
 	slices.SortFunc(ids, func(a, b string) int {
-		ra, na := rank(a)
-		rb, nb := rank(b)
-		if ra != rb {
-			return ra - rb
+		// RoleOf is "" for an id of no role, which sorts after every role.
+		if d := CompareRoles(RoleOf(a), RoleOf(b)); d != 0 {
+			return d
 		}
+		na, _ := workerNum(a)
+		nb, _ := workerNum(b)
 		if na != nb {
 			return na - nb
 		}
 		return strings.Compare(a, b)
 	})
+}
+
+// AgentIDs returns the ids of s's agents in SortAgents order.
+func (s State) AgentIDs() []string {
+	ids := make([]string, 0, len(s.Agents))
+	for id := range s.Agents {
+		ids = append(ids, id)
+	}
+	SortAgents(ids)
+	return ids
+}
+
+// AgentRole is the role of agent id: as s records it, else from the id
+// ("" for an id of no role).
+func (s State) AgentRole(id string) Role {
+	if r := s.Agents[id].Role; r != "" {
+		return r
+	}
+	return RoleOf(id)
 }

@@ -10,7 +10,7 @@
 //	<root>/                     default <project>/.hivemind
 //	  hivemind.lock             one engine per workspace (pid, host, start)
 //	  friction.json             cross-task friction log
-//	  context/                  shared knowledge, across tasks (context.go):
+//	  context/                  shared knowledge, across tasks (knowledge.go):
 //	    decisions.json constraints.json glossary.json   engine-owned
 //	    changes.jsonl           one line per change (add, update, remove)
 //	    inbox/<agent>-<n>.md    entries proposed by agents

@@ -22,21 +22,21 @@ import (
 // It outlives tasks. Only the engine (or the user, through `hivemind
 // context rm` while no engine runs) writes the three JSON files; agents
 // propose entries by writing small markdown files into context/inbox/,
-// which the engine validates (ParseInboxEntry), merges (ContextStore.Merge)
+// which the engine validates (ParseInboxEntry), merges (KnowledgeStore.Merge)
 // and archives to context/archive/.
 const (
 	KnowledgeDir         = "context"
-	KnowledgeInboxDir    = "inbox"   // below ContextDir
-	KnowledgeArchiveDir  = "archive" // below ContextDir
+	KnowledgeInboxDir    = "inbox"   // below KnowledgeDir
+	KnowledgeArchiveDir  = "archive" // below KnowledgeDir
 	DecisionsFile        = "decisions.json"
 	ConstraintsFile      = "constraints.json"
 	GlossaryFile         = "glossary.json"
 	KnowledgeChangesFile = "changes.jsonl" // one line per change, append-only
-	contextIDsFile       = "ids.json"      // id counters, so removed ids are never reused
-	contextLockFile      = "context.lock"
+	knowledgeIDsFile     = "ids.json"      // id counters, so removed ids are never reused
+	knowledgeLockFile    = "context.lock"
 )
 
-// Kinds of context entries (the front-matter `kind:` of an inbox file).
+// Kinds of knowledge entries (the front-matter `kind:` of an inbox file).
 const (
 	KindDecision   = "decision"
 	KindConstraint = "constraint"
@@ -175,8 +175,8 @@ var inboxFields = map[string][2]string{
 // InboxExample is the inbox file format, for error messages and prompts.
 const InboxExample = "---\nkind: decision\ntitle: <one line>\n---\n<rationale: why, and what others must do because of it>"
 
-// ErrBadInbox reports an inbox file that is not a valid context entry.
-var ErrBadInbox = errors.New("invalid context inbox entry")
+// ErrBadInbox reports an inbox file that is not a valid knowledge entry.
+var ErrBadInbox = errors.New("invalid knowledge inbox entry")
 
 func inboxErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInbox, fmt.Sprintf(format, args...))
@@ -323,15 +323,15 @@ type KnowledgeStore struct {
 func OpenKnowledge(root string) (*KnowledgeStore, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: open context: %w", err)
+		return nil, fmt.Errorf("workspace: open knowledge: %w", err)
 	}
 	dir := filepath.Join(abs, KnowledgeDir)
 	for _, d := range []string{dir, filepath.Join(dir, KnowledgeInboxDir), filepath.Join(dir, KnowledgeArchiveDir)} {
 		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("workspace: open context: %s: %w", d, ErrSymlink)
+			return nil, fmt.Errorf("workspace: open knowledge: %s: %w", d, ErrSymlink)
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("workspace: open context: %w", err)
+			return nil, fmt.Errorf("workspace: open knowledge: %w", err)
 		}
 	}
 	c := &KnowledgeStore{dir: dir, now: time.Now}
@@ -339,7 +339,7 @@ func OpenKnowledge(root string) (*KnowledgeStore, error) {
 		p := filepath.Join(dir, f)
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 			if err := createExclusive(p, []byte("[]\n"), 0o644); err != nil && !errors.Is(err, ErrExists) {
-				return nil, fmt.Errorf("workspace: open context: %w", err)
+				return nil, fmt.Errorf("workspace: open knowledge: %w", err)
 			}
 		}
 	}
@@ -350,79 +350,79 @@ func OpenKnowledge(root string) (*KnowledgeStore, error) {
 // command: it creates nothing (no directory, no file, no lock file). A
 // missing directory or file reads as an empty list; the lists are never
 // nil. It takes no lock: each file is replaced whole (WriteFileAtomic), so
-// each list is read as some writer left it. dir is the absolute context
-// directory, whether it exists or not.
-func ReadKnowledge(root string) (ctx Knowledge, dir string, err error) {
+// each list is read as some writer left it. dir is the absolute knowledge
+// directory (context/), whether it exists or not.
+func ReadKnowledge(root string) (kn Knowledge, dir string, err error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return Knowledge{}, "", fmt.Errorf("workspace: read context: %w", err)
+		return Knowledge{}, "", fmt.Errorf("workspace: read knowledge: %w", err)
 	}
 	dir = filepath.Join(abs, KnowledgeDir)
 	fi, err := os.Lstat(dir)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		return Knowledge{}, dir, fmt.Errorf("workspace: read context: %s: %w", dir, ErrSymlink)
+		return Knowledge{}, dir, fmt.Errorf("workspace: read knowledge: %s: %w", dir, ErrSymlink)
 	case err == nil:
-		if ctx, err = (&KnowledgeStore{dir: dir}).read(); err != nil {
-			return Knowledge{}, dir, fmt.Errorf("workspace: read context: %w", err)
+		if kn, err = (&KnowledgeStore{dir: dir}).read(); err != nil {
+			return Knowledge{}, dir, fmt.Errorf("workspace: read knowledge: %w", err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return Knowledge{}, dir, fmt.Errorf("workspace: read context: %w", err)
+		return Knowledge{}, dir, fmt.Errorf("workspace: read knowledge: %w", err)
 	}
-	if ctx.Decisions == nil {
-		ctx.Decisions = []Decision{}
+	if kn.Decisions == nil {
+		kn.Decisions = []Decision{}
 	}
-	if ctx.Constraints == nil {
-		ctx.Constraints = []Constraint{}
+	if kn.Constraints == nil {
+		kn.Constraints = []Constraint{}
 	}
-	if ctx.Glossary == nil {
-		ctx.Glossary = []GlossaryEntry{}
+	if kn.Glossary == nil {
+		kn.Glossary = []GlossaryEntry{}
 	}
-	return ctx, dir, nil
+	return kn, dir, nil
 }
 
-// Dir returns the absolute context directory.
+// Dir returns the absolute knowledge directory (context/).
 func (c *KnowledgeStore) Dir() string { return c.dir }
 
 // InboxDir returns the absolute inbox directory.
 func (c *KnowledgeStore) InboxDir() string { return filepath.Join(c.dir, KnowledgeInboxDir) }
 
-// ContextFiles returns the absolute paths of decisions.json,
+// KnowledgeFiles returns the absolute paths of decisions.json,
 // constraints.json and glossary.json under a workspace root: what every
 // assignment lists in its reads.
-func ContextFiles(root string) []string {
+func KnowledgeFiles(root string) []string {
 	d := filepath.Join(root, KnowledgeDir)
 	return []string{filepath.Join(d, DecisionsFile), filepath.Join(d, ConstraintsFile), filepath.Join(d, GlossaryFile)}
 }
 
-// Load reads the whole context.
+// Load reads the whole shared knowledge.
 func (c *KnowledgeStore) Load() (Knowledge, error) {
-	var ctx Knowledge
+	var kn Knowledge
 	err := c.locked(func() error {
 		var err error
-		ctx, err = c.read()
+		kn, err = c.read()
 		return err
 	})
 	if err != nil {
-		return Knowledge{}, fmt.Errorf("workspace: load context: %w", err)
+		return Knowledge{}, fmt.Errorf("workspace: load knowledge: %w", err)
 	}
-	return ctx, nil
+	return kn, nil
 }
 
 // Items returns Load().Items().
 func (c *KnowledgeStore) Items() ([]KnowledgeItem, error) {
-	ctx, err := c.Load()
+	kn, err := c.Load()
 	if err != nil {
 		return nil, err
 	}
-	return ctx.Items(), nil
+	return kn.Items(), nil
 }
 
 // locked runs fn under the mutex and the flock.
 func (c *KnowledgeStore) locked(fn func() error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	lock, err := openLockFile(filepath.Join(c.dir, contextLockFile))
+	lock, err := openLockFile(filepath.Join(c.dir, knowledgeLockFile))
 	if err != nil {
 		return err
 	}
@@ -434,17 +434,17 @@ func (c *KnowledgeStore) locked(fn func() error) error {
 }
 
 func (c *KnowledgeStore) read() (Knowledge, error) {
-	var ctx Knowledge
-	if err := readJSONList(filepath.Join(c.dir, DecisionsFile), &ctx.Decisions); err != nil {
-		return ctx, err
+	var kn Knowledge
+	if err := readJSONList(filepath.Join(c.dir, DecisionsFile), &kn.Decisions); err != nil {
+		return kn, err
 	}
-	if err := readJSONList(filepath.Join(c.dir, ConstraintsFile), &ctx.Constraints); err != nil {
-		return ctx, err
+	if err := readJSONList(filepath.Join(c.dir, ConstraintsFile), &kn.Constraints); err != nil {
+		return kn, err
 	}
-	if err := readJSONList(filepath.Join(c.dir, GlossaryFile), &ctx.Glossary); err != nil {
-		return ctx, err
+	if err := readJSONList(filepath.Join(c.dir, GlossaryFile), &kn.Glossary); err != nil {
+		return kn, err
 	}
-	return ctx, nil
+	return kn, nil
 }
 
 func readJSONList(path string, v any) error {
@@ -510,7 +510,7 @@ func (c *KnowledgeStore) Changes() ([]KnowledgeChange, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("workspace: context changes: %w", err)
+		return nil, fmt.Errorf("workspace: knowledge changes: %w", err)
 	}
 	var out []KnowledgeChange
 	for line := range bytes.Lines(data) {
@@ -526,7 +526,7 @@ func (c *KnowledgeStore) Changes() ([]KnowledgeChange, error) {
 // use and every id ever issued (ids.json), so a removed id is never reused.
 func (c *KnowledgeStore) nextID(prefix string, used []string) (string, error) {
 	counters := map[string]int{}
-	if err := readJSONList(filepath.Join(c.dir, contextIDsFile), &counters); err != nil {
+	if err := readJSONList(filepath.Join(c.dir, knowledgeIDsFile), &counters); err != nil {
 		counters = map[string]int{} // a broken counter file only costs id reuse protection
 	}
 	n := counters[prefix]
@@ -537,7 +537,7 @@ func (c *KnowledgeStore) nextID(prefix string, used []string) (string, error) {
 	}
 	n++
 	counters[prefix] = n
-	if err := c.writeList(contextIDsFile, counters); err != nil {
+	if err := c.writeList(knowledgeIDsFile, counters); err != nil {
 		return "", err
 	}
 	return prefix + strconv.Itoa(n), nil
@@ -648,12 +648,12 @@ func (c *KnowledgeStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated
 	}
 	g.History = nil
 	err = c.locked(func() error {
-		ctx, err := c.read()
+		kn, err := c.read()
 		if err != nil {
 			return err
 		}
-		for i := range ctx.Glossary {
-			old := &ctx.Glossary[i]
+		for i := range kn.Glossary {
+			old := &kn.Glossary[i]
 			if normText(old.Term) != normText(g.Term) {
 				continue
 			}
@@ -669,13 +669,13 @@ func (c *KnowledgeStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated
 			}
 			old.History = append(old.History, TermRevision{Definition: old.Definition, AddedBy: old.AddedBy, AddedAt: old.AddedAt, TaskID: old.TaskID, Source: old.Source})
 			old.Definition, old.AddedBy, old.AddedAt, old.TaskID, old.Source = g.Definition, g.AddedBy, g.AddedAt, g.TaskID, g.Source
-			if err := c.writeList(GlossaryFile, ctx.Glossary); err != nil {
+			if err := c.writeList(GlossaryFile, kn.Glossary); err != nil {
 				return err
 			}
 			out, updated, changed = *old, true, true
 			return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "update", Kind: KindTerm, ID: old.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
 		}
-		if err := c.writeList(GlossaryFile, append(ctx.Glossary, g)); err != nil {
+		if err := c.writeList(GlossaryFile, append(kn.Glossary, g)); err != nil {
 			return err
 		}
 		out, changed = g, true
@@ -723,7 +723,7 @@ func (c *KnowledgeStore) Merge(e InboxEntry, by, taskID, source string, at time.
 		}
 		r.ID, r.Updated, r.Added = g.Term, updated, changed && !updated
 	default:
-		return r, fmt.Errorf("workspace: merge context: unknown kind %q", e.Kind)
+		return r, fmt.Errorf("workspace: merge knowledge: unknown kind %q", e.Kind)
 	}
 	return r, nil
 }
@@ -735,34 +735,34 @@ func (c *KnowledgeStore) Remove(id, by string) (KnowledgeItem, error) {
 	id = strings.TrimSpace(id)
 	var out KnowledgeItem
 	err := c.locked(func() error {
-		ctx, err := c.read()
+		kn, err := c.read()
 		if err != nil {
 			return err
 		}
 		log := func(kind, id string) error {
 			return c.logChange(KnowledgeChange{Time: c.now().UTC(), Op: "remove", Kind: kind, ID: id, By: by})
 		}
-		for i, d := range ctx.Decisions {
+		for i, d := range kn.Decisions {
 			if strings.EqualFold(d.ID, id) {
-				if err := c.writeList(DecisionsFile, append(ctx.Decisions[:i:i], ctx.Decisions[i+1:]...)); err != nil {
+				if err := c.writeList(DecisionsFile, append(kn.Decisions[:i:i], kn.Decisions[i+1:]...)); err != nil {
 					return err
 				}
 				out = KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt}
 				return log(KindDecision, d.ID)
 			}
 		}
-		for i, k := range ctx.Constraints {
+		for i, k := range kn.Constraints {
 			if strings.EqualFold(k.ID, id) {
-				if err := c.writeList(ConstraintsFile, append(ctx.Constraints[:i:i], ctx.Constraints[i+1:]...)); err != nil {
+				if err := c.writeList(ConstraintsFile, append(kn.Constraints[:i:i], kn.Constraints[i+1:]...)); err != nil {
 					return err
 				}
 				out = KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt}
 				return log(KindConstraint, k.ID)
 			}
 		}
-		for i, g := range ctx.Glossary {
+		for i, g := range kn.Glossary {
 			if normText(g.Term) == normText(id) {
-				if err := c.writeList(GlossaryFile, append(ctx.Glossary[:i:i], ctx.Glossary[i+1:]...)); err != nil {
+				if err := c.writeList(GlossaryFile, append(kn.Glossary[:i:i], kn.Glossary[i+1:]...)); err != nil {
 					return err
 				}
 				out = KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)}
@@ -772,16 +772,16 @@ func (c *KnowledgeStore) Remove(id, by string) (KnowledgeItem, error) {
 		return fmt.Errorf("no decision, constraint or term %q: %w", id, ErrNotFound)
 	})
 	if err != nil {
-		return KnowledgeItem{}, fmt.Errorf("workspace: remove context entry: %w", err)
+		return KnowledgeItem{}, fmt.Errorf("workspace: remove knowledge entry: %w", err)
 	}
 	return out, nil
 }
 
-// contextPath joins rel (slash-separated, below the context dir) safely.
-func (c *KnowledgeStore) contextPath(rel string) (string, error) {
+// knowledgePath joins rel (slash-separated, below the knowledge dir) safely.
+func (c *KnowledgeStore) knowledgePath(rel string) (string, error) {
 	rel = filepath.FromSlash(rel)
 	if !filepath.IsLocal(rel) || strings.ContainsRune(rel, 0) {
-		return "", fmt.Errorf("workspace: context path %q: %w", rel, ErrOutside)
+		return "", fmt.Errorf("workspace: knowledge path %q: %w", rel, ErrOutside)
 	}
 	rel = filepath.Clean(rel)
 	real, err := filepath.EvalSymlinks(c.dir)
@@ -789,27 +789,27 @@ func (c *KnowledgeStore) contextPath(rel string) (string, error) {
 		return "", err
 	}
 	if err := checkNoEscape(c.dir, real, rel); err != nil {
-		return "", fmt.Errorf("workspace: context path %q: %w", rel, err)
+		return "", fmt.Errorf("workspace: knowledge path %q: %w", rel, err)
 	}
 	return filepath.Join(c.dir, rel), nil
 }
 
 // Archive moves an inbox file (from, e.g. "inbox/lead-1.md") to the archive
 // (to, e.g. "archive/<task>_c1_lead-1.md"); both are relative to the
-// context dir. Archiving again is harmless: when the file is already
+// knowledge dir. Archiving again is harmless: when the file is already
 // gone and the archive exists, or the archive holds the same content, it
 // succeeds.
 func (c *KnowledgeStore) Archive(from, to string) error {
-	src, err := c.contextPath(from)
+	src, err := c.knowledgePath(from)
 	if err != nil {
 		return err
 	}
-	dst, err := c.contextPath(to)
+	dst, err := c.knowledgePath(to)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("workspace: archive context %s: %w", from, err)
+		return fmt.Errorf("workspace: archive knowledge %s: %w", from, err)
 	}
 	if err := os.Link(src, dst); err != nil {
 		switch {
@@ -822,24 +822,24 @@ func (c *KnowledgeStore) Archive(from, to string) error {
 			if errors.Is(aerr, fs.ErrNotExist) {
 				return nil
 			}
-			return fmt.Errorf("workspace: archive context %s to %s: %w", from, to, ErrExists)
+			return fmt.Errorf("workspace: archive knowledge %s to %s: %w", from, to, ErrExists)
 		case errors.Is(err, fs.ErrNotExist):
 			if _, serr := os.Lstat(dst); serr == nil {
 				return nil // moved already
 			}
-			return fmt.Errorf("workspace: archive context %s: %w", from, err)
+			return fmt.Errorf("workspace: archive knowledge %s: %w", from, err)
 		default:
 			if err := os.Rename(src, dst); err != nil {
-				return fmt.Errorf("workspace: archive context %s: %w", from, err)
+				return fmt.Errorf("workspace: archive knowledge %s: %w", from, err)
 			}
 			return syncDir(filepath.Dir(dst))
 		}
 	}
 	if err := os.Remove(src); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("workspace: archive context %s: %w", from, err)
+		return fmt.Errorf("workspace: archive knowledge %s: %w", from, err)
 	}
 	if err := syncDir(filepath.Dir(dst)); err != nil {
-		return fmt.Errorf("workspace: archive context %s: %w", from, err)
+		return fmt.Errorf("workspace: archive knowledge %s: %w", from, err)
 	}
 	return syncDir(filepath.Dir(src))
 }

@@ -90,7 +90,7 @@ func openTestContext(t *testing.T) (*KnowledgeStore, string) {
 
 func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 	c, root := openTestContext(t)
-	for _, p := range ContextFiles(root) {
+	for _, p := range KnowledgeFiles(root) {
 		b, err := os.ReadFile(p)
 		if err != nil || strings.TrimSpace(string(b)) != "[]" {
 			t.Errorf("%s: %q, %v", p, b, err)
@@ -109,9 +109,9 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, err := c2.Load()
-	if err != nil || len(ctx.Decisions) != 1 {
-		t.Fatalf("reopen: %+v, %v", ctx, err)
+	kn, err := c2.Load()
+	if err != nil || len(kn.Decisions) != 1 {
+		t.Fatalf("reopen: %+v, %v", kn, err)
 	}
 }
 
@@ -120,14 +120,14 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 // the store's lock file.
 func TestReadContextCreatesNothing(t *testing.T) {
 	root := t.TempDir()
-	ctx, dir, err := ReadKnowledge(root)
+	kn, dir, err := ReadKnowledge(root)
 	if err != nil || dir != filepath.Join(root, KnowledgeDir) {
 		t.Fatalf("empty workspace: %s %v", dir, err)
 	}
-	if ctx.Decisions == nil || ctx.Constraints == nil || ctx.Glossary == nil || len(ctx.Items()) != 0 {
-		t.Errorf("empty workspace: %+v, want three empty lists", ctx)
+	if kn.Decisions == nil || kn.Constraints == nil || kn.Glossary == nil || len(kn.Items()) != 0 {
+		t.Errorf("empty workspace: %+v, want three empty lists", kn)
 	}
-	if b, _ := json.Marshal(ctx); string(b) != `{"decisions":[],"constraints":[],"glossary":[]}` {
+	if b, _ := json.Marshal(kn); string(b) != `{"decisions":[],"constraints":[],"glossary":[]}` {
 		t.Errorf("json %s", b)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
@@ -141,13 +141,13 @@ func TestReadContextCreatesNothing(t *testing.T) {
 	if _, _, err := c.AddDecision(Decision{Title: "t", Rationale: "r", DecidedBy: "lead"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(c.Dir(), contextLockFile)); err != nil {
+	if err := os.Remove(filepath.Join(c.Dir(), knowledgeLockFile)); err != nil {
 		t.Fatal(err)
 	}
-	if ctx, _, err = ReadKnowledge(root); err != nil || len(ctx.Decisions) != 1 || ctx.Glossary == nil {
-		t.Fatalf("after a decision: %+v %v", ctx, err)
+	if kn, _, err = ReadKnowledge(root); err != nil || len(kn.Decisions) != 1 || kn.Glossary == nil {
+		t.Fatalf("after a decision: %+v %v", kn, err)
 	}
-	if _, err := os.Lstat(filepath.Join(c.Dir(), contextLockFile)); err == nil {
+	if _, err := os.Lstat(filepath.Join(c.Dir(), knowledgeLockFile)); err == nil {
 		t.Error("ReadContext created the lock file")
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir(), GlossaryFile), []byte("{"), 0o644); err != nil {
@@ -203,18 +203,18 @@ func TestContextMerge(t *testing.T) {
 	if _, err := c.Merge(InboxEntry{Kind: "rule", Title: "x", Text: "y"}, "lead", "t", "s9", at); err == nil {
 		t.Error("unknown kind merged")
 	}
-	ctx, err := c.Load()
+	kn, err := c.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ctx.Decisions) != 3 || len(ctx.Constraints) != 1 || len(ctx.Glossary) != 1 {
-		t.Fatalf("counts: %d decisions, %d constraints, %d terms", len(ctx.Decisions), len(ctx.Constraints), len(ctx.Glossary))
+	if len(kn.Decisions) != 3 || len(kn.Constraints) != 1 || len(kn.Glossary) != 1 {
+		t.Fatalf("counts: %d decisions, %d constraints, %d terms", len(kn.Decisions), len(kn.Constraints), len(kn.Glossary))
 	}
-	d := ctx.Decisions[1]
+	d := kn.Decisions[1]
 	if d.Title != "REST not gRPC" || d.Rationale != "clients" || d.DecidedBy != "worker_1" || !d.DecidedAt.Equal(at) || d.TaskID != "task1" {
 		t.Errorf("decision fields: %+v", d)
 	}
-	g := ctx.Glossary[0]
+	g := kn.Glossary[0]
 	if g.Term != "Checkpoint" || g.Definition != "a reviewed milestone" || g.AddedBy != "worker_1" ||
 		len(g.History) != 1 || g.History[0].Definition != "a milestone" || g.History[0].AddedBy != "lead" {
 		t.Errorf("term history: %+v", g)
@@ -273,7 +273,7 @@ func TestContextRemove(t *testing.T) {
 
 func TestContextCorruptFileNotOverwritten(t *testing.T) {
 	c, root := openTestContext(t)
-	p := ContextFiles(root)[0]
+	p := KnowledgeFiles(root)[0]
 	if err := os.WriteFile(p, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -313,15 +313,15 @@ func TestContextConcurrentAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := OpenKnowledge(root)
-	ctx, err := c.Load()
+	kn, err := c.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ctx.Decisions) != 2*n {
-		t.Fatalf("%d decisions kept, want %d", len(ctx.Decisions), 2*n)
+	if len(kn.Decisions) != 2*n {
+		t.Fatalf("%d decisions kept, want %d", len(kn.Decisions), 2*n)
 	}
 	seen := map[string]bool{}
-	for _, d := range ctx.Decisions {
+	for _, d := range kn.Decisions {
 		if seen[d.ID] {
 			t.Errorf("id %s issued twice", d.ID)
 		}
@@ -361,12 +361,12 @@ func TestContextConcurrentProcesses(t *testing.T) {
 		}
 	}
 	c, _ := OpenKnowledge(root)
-	ctx, err := c.Load()
+	kn, err := c.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ctx.Decisions) != 30 {
-		t.Fatalf("%d decisions, want 30", len(ctx.Decisions))
+	if len(kn.Decisions) != 30 {
+		t.Fatalf("%d decisions, want 30", len(kn.Decisions))
 	}
 }
 
@@ -411,12 +411,12 @@ func TestContextArchive(t *testing.T) {
 
 func TestContextItemsOrder(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ctx := Knowledge{
+	kn := Knowledge{
 		Decisions:   []Decision{{ID: "D1", Title: "a", DecidedAt: t0}, {ID: "D2", Title: "b", DecidedAt: t0.Add(2 * time.Second)}},
 		Constraints: []Constraint{{ID: "C1", Name: "c", AddedAt: t0.Add(time.Second)}},
 		Glossary:    []GlossaryEntry{{Term: "t", AddedAt: t0.Add(3 * time.Second), History: []TermRevision{{}}}},
 	}
-	b, _ := json.Marshal(ctx.Items())
+	b, _ := json.Marshal(kn.Items())
 	got := string(b)
 	for _, want := range []string{`"id":"t"`, `"id":"D2"`, `"id":"C1"`, `"id":"D1"`} {
 		i := strings.Index(got, want)
@@ -425,7 +425,7 @@ func TestContextItemsOrder(t *testing.T) {
 		}
 		got = got[i:]
 	}
-	if ctx.Items()[0].Revisions != 1 {
+	if kn.Items()[0].Revisions != 1 {
 		t.Error("revisions not counted")
 	}
 }

@@ -39,13 +39,6 @@ func (p Phase) Terminal() bool {
 	return p == PhaseComplete || p == PhaseCancelled || p == PhaseError || p == PhaseNeedsHuman
 }
 
-// Roles of agents.
-const (
-	RoleLead     = "lead"
-	RoleReviewer = "reviewer"
-	RoleWorker   = "worker"
-)
-
 // Task is the immutable task definition (task.json).
 type Task struct {
 	ID          string    `json:"id"`
@@ -60,7 +53,7 @@ type Task struct {
 	Agent       string    `json:"agent,omitempty"` // agent profile name
 	// Agents is the agent of each role (role → profile) when the roles
 	// run different agents; empty when Agent runs them all.
-	Agents map[string]string `json:"agents,omitempty"`
+	Agents map[Role]string `json:"agents,omitempty"`
 	// AgentArgs are the extra sim-agent flags the task started with (the
 	// demo's pace), so a resumed task runs its sim agents the same way.
 	AgentArgs []string `json:"agent_args,omitempty"`
@@ -111,7 +104,7 @@ type SubtaskState struct {
 
 // AgentState is what the engine knows of one agent in state.json.
 type AgentState struct {
-	Role      string `json:"role"`
+	Role      Role   `json:"role"`
 	Status    Health `json:"status"` // health as last reported, or restarting
 	PID       int    `json:"pid,omitempty"`
 	Restarts  int    `json:"restarts"`
@@ -204,6 +197,10 @@ type State struct {
 	// Holds are the accounts whose new dispatches wait for a rate limit
 	// to clear, by account.
 	Holds map[string]Hold `json:"holds,omitempty"`
+	// Held are the assignments made while their agent's account was held,
+	// in the order they were made: they are sent, in that order, when the
+	// hold ends.
+	Held []Assignment `json:"held,omitempty"`
 
 	// TaskDir is the absolute task directory (set from the TaskSubmitted
 	// event; the workspace root may differ from <project>/.hivemind).
@@ -331,6 +328,7 @@ func (s State) Clone() State {
 	c.Deferred = cloneSlice(s.Deferred)
 	c.Resend = cloneSlice(s.Resend)
 	c.Holds = cloneMap(s.Holds)
+	c.Held = cloneSlice(s.Held)
 	if s.KnowledgeNotes != nil {
 		c.KnowledgeNotes = make(map[string][]string, len(s.KnowledgeNotes))
 		for k, v := range s.KnowledgeNotes {
@@ -375,7 +373,7 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 type Assignment struct {
 	Seq         int      `json:"seq"`
 	State       Phase    `json:"state"`
-	Role        string   `json:"role"`
+	Role        Role     `json:"role"`
 	Agent       string   `json:"agent"`
 	Instruction string   `json:"instruction"`
 	Subtask     *Subtask `json:"subtask"`

@@ -38,7 +38,7 @@ type Hold struct {
 // Spend is the task's estimated spend: the sum of the agents' known costs,
 // and the agents that used tokens at no known price (not in the sum).
 func (s State) Spend() (usd float64, unknown []string) {
-	for _, id := range sortedAgents(s.Agents) {
+	for _, id := range s.AgentIDs() {
 		u := s.Agents[id].Usage
 		switch {
 		case u.CostKnown:
@@ -48,15 +48,6 @@ func (s State) Spend() (usd float64, unknown []string) {
 		}
 	}
 	return usd, unknown
-}
-
-func sortedAgents(m map[string]AgentState) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	SortAgents(ids)
-	return ids
 }
 
 // Short renders u compactly for a pane title: "12.3k tok $0.04", or

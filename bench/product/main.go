@@ -12,7 +12,9 @@
 //     after processing every byte before it. Per-agent MB/s until that
 //     answer, for raw PTY reads, tmux, Hivemind headless and Hivemind's UI.
 //     Also the agent-side figure (until its last write returned): how long
-//     the agent itself was held up.
+//     the agent itself was held up, and the consumer's CPU per MB of agent
+//     output (utime+stime from "go" until every agent was answered), which
+//     a loaded machine distorts far less than MB/s.
 //   - memory: the consumer's resident memory per agent after the workload
 //     with 10 000 lines of scrollback (RSS after − RSS before, / N).
 //   - scale: 1, 4, 8, 16, 32 agents stream 20 KB/s each into Hivemind's UI:
@@ -52,6 +54,7 @@ func main() {
 	mb := flag.Int("mb", 8, "workload MiB per agent (throughput)")
 	flag.IntVar(&b.runs, "runs", 3, "interleaved runs per throughput figure (median reported)")
 	ns := flag.String("n", "1,3,8", "agent counts for throughput")
+	paths := flag.String("paths", strings.Join(pathNames, ","), "throughput paths (of "+strings.Join(pathNames, ",")+")")
 	scale := flag.String("scale", "1,4,8,16,32", "agent counts for scale (empty: skip)")
 	flag.IntVar(&b.rate, "rate", 20000, "bytes/s per agent in the scale section")
 	flag.DurationVar(&b.busy, "busy", 10*time.Second, "scale: busy window")
@@ -61,6 +64,13 @@ func main() {
 	flag.IntVar(&b.rows, "rows", 48, "terminal height")
 	flag.IntVar(&b.scrollback, "scrollback", 10000, "scrollback lines per pane (Hivemind and tmux)")
 	flag.Parse()
+	b.paths = strings.Split(*paths, ",")
+	for _, p := range b.paths {
+		if !slices.Contains(pathNames, p) {
+			fmt.Fprintf(os.Stderr, "product: unknown path %q in -paths\n", p)
+			os.Exit(2)
+		}
+	}
 	if err := b.main(*mb, ints(*ns), ints(*scale)); err != nil {
 		fmt.Fprintln(os.Stderr, "product:", err)
 		os.Exit(1)
@@ -69,6 +79,7 @@ func main() {
 
 type bench struct {
 	hivemind, self, workload, tmp string
+	paths                         []string // throughput paths measured
 	runs, rate, keys              int
 	cols, rows, scrollback        int
 	busy, idle                    time.Duration
@@ -125,10 +136,10 @@ func (b *bench) throughput(mb int, ns []int) error {
 		n    int
 		path string
 	}
-	done, drain, mem := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	done, drain, mem, cpu := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	for r := 0; r < b.runs; r++ {
 		for _, n := range ns {
-			order := slices.Clone(pathNames)
+			order := slices.Clone(b.paths)
 			k := (r + n) % len(order)
 			order = append(order[k:], order[:k]...)
 			for _, p := range order {
@@ -158,10 +169,29 @@ func (b *bench) throughput(mb int, ns []int) error {
 				if t.rss0 > 0 && t.rss1 > 0 {
 					mem[kk] = append(mem[kk], float64(t.rss1-t.rss0)/1024/float64(n))
 				}
+				if t.cpu >= 0 {
+					cpu[kk] = append(cpu[kk], float64(t.cpu)/clockTicks/(float64(n*len(data))/1e6))
+				}
 				_ = os.RemoveAll(t.dir)
-				fmt.Printf("   run %d  N=%d  %-8s  %7.1f MB/s per agent until shown, %7.1f MB/s written\n", r+1, n, p, median(dn), median(dr))
+				fmt.Printf("   run %d  N=%d  %-8s  %7.1f MB/s per agent until shown, %7.1f MB/s written", r+1, n, p, median(dn), median(dr))
+				if t.cpu >= 0 {
+					fmt.Printf(", %.2f ms CPU per MB (%.0f%% system)", 1e3*cpu[kk][len(cpu[kk])-1], 100*float64(t.sys)/float64(max(t.cpu, 1)))
+				}
+				fmt.Println()
 			}
 		}
+	}
+	if !slices.Equal(b.paths, pathNames) {
+		// A subset: per-path medians only (the ratio tables need every path).
+		fmt.Println()
+		for _, n := range ns {
+			for _, p := range b.paths {
+				k := key{n, p}
+				fmt.Printf("   N=%d  %-8s  %7.1f MB/s per agent until shown  %7.2f ms CPU per MB\n", n, p, median(done[k]), 1e3*median(cpu[k]))
+			}
+		}
+		fmt.Println()
+		return nil
 	}
 	table := func(title string, m map[key][]float64) {
 		fmt.Println()
@@ -178,6 +208,11 @@ func (b *bench) throughput(mb int, ns []int) error {
 	fmt.Printf("\nmemory per agent after the workload, N=%d, %d lines of scrollback (RSS after − RSS before, / N, median run):\n", nmax, b.scrollback)
 	for _, p := range []string{"tmux", "headless", "ui"} {
 		fmt.Printf("   %-9s %6.2f MiB\n", p, median(mem[key{nmax, p}]))
+	}
+	fmt.Printf("\nCPU of the consumer per MB of agent output, from the start until every agent was answered (ms, median run):\n")
+	fmt.Printf("   %3s  %9s  %9s  %9s\n", "N", "tmux", "headless", "ui")
+	for _, n := range ns {
+		fmt.Printf("   %3d  %9.2f  %9.2f  %9.2f\n", n, 1e3*median(cpu[key{n, "tmux"}]), 1e3*median(cpu[key{n, "headless"}]), 1e3*median(cpu[key{n, "ui"}]))
 	}
 	fmt.Println()
 	return nil

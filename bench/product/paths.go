@@ -39,6 +39,8 @@ type trial struct {
 	ids  []string
 	rss0 int64 // the consumer's RSS with every agent ready, before "go"
 	rss1 int64 // and after every agent was answered
+	cpu  int64 // the consumer's CPU ticks from "go" until every agent was answered (-1: unknown)
+	sys  int64 // of which in the kernel
 }
 
 // floodCmd is the shell command of a flood agent (id "" = $HIVEMIND_AGENT_ID).
@@ -63,6 +65,7 @@ func (t *trial) run(start func() (pid int, stop func(), err error)) ([]agentTime
 		return nil, err
 	}
 	t.rss0 = rssKB(pid)
+	user0, sys0, cpuErr := procTimes(pid)
 	if err := touch(filepath.Join(t.dir, "go")); err != nil {
 		return nil, err
 	}
@@ -70,6 +73,10 @@ func (t *trial) run(start func() (pid int, stop func(), err error)) ([]agentTime
 		return nil, err
 	}
 	t.rss1 = rssKB(pid)
+	t.cpu = -1
+	if user1, sys1, err := procTimes(pid); pid > 0 && cpuErr == nil && err == nil {
+		t.cpu, t.sys = user1+sys1-user0-sys0, sys1-sys0
+	}
 	var out []agentTime
 	for _, id := range t.ids {
 		b, err := os.ReadFile(filepath.Join(t.dir, id+".time"))
@@ -388,24 +395,30 @@ const clockTicks = 100
 
 // cpuTicks returns utime+stime of a process.
 func cpuTicks(pid int) (int64, error) {
+	u, s, err := procTimes(pid)
+	return u + s, err
+}
+
+// procTimes returns utime and stime of a process.
+func procTimes(pid int) (user, sys int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, errors.New("short /proc/<pid>/stat")
+		return 0, 0, errors.New("short /proc/<pid>/stat")
 	}
 	u, err1 := strconv.ParseInt(f[11], 10, 64)
 	s, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
-	return u + s, nil
+	return u, s, nil
 }
 
 func shellQuote(s string) string {

@@ -3,6 +3,7 @@ package flow
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -15,55 +16,113 @@ import (
 // record {"type": "input.<kind>", "details": <eventWire>}. Both formats are
 // on disk in users' workspaces: keep them byte-compatible.
 
-// eventKinds is every event, by kind. An event missing here cannot be
-// encoded (TestEventCodecsRoundTrip fails).
-var eventKinds = kinds(
-	kind[TaskSubmitted](),
-	kind[ProjectSelected](),
-	kind[Resumed](),
-	kind[TriggerCompleted](),
-	kind[SubtaskDone](),
-	kind[AgentHealth](),
-	kind[InjectionResult](),
-	kind[TimerFired](),
-	kind[KeyPressed](),
-	kind[StateNotSaved](),
-	kind[KnowledgeSubmitted](),
-	kind[CheckpointMerged](),
-	kind[AgentUsage](),
+// eventKinds is every event, by kind name (in both encodings: MarshalEvent's
+// "type" and events.jsonl's "input.<kind>"), with its gate. An event missing
+// here cannot be encoded (TestEventCodecsRoundTrip fails).
+var eventKinds, eventKindsByType = kinds(
+	kind[TaskSubmitted]("task_submitted", gateNone),
+	kind[ProjectSelected]("project_selected", gateNone),
+	// Without a task, Resumed still takes what is on disk (a trigger that
+	// starts nothing is reported as ignored).
+	kind[Resumed]("resumed", gateNone),
+	kind[TriggerCompleted]("trigger_completed", gateTask),
+	kind[SubtaskDone]("subtask_done", gateTask),
+	// Health is recorded in every state; only a failure is deferred while
+	// paused (stepper.health).
+	kind[AgentHealth]("agent_health", gateNone),
+	// Deliveries are recorded in every state; only a failure is deferred
+	// while paused (stepper.injection).
+	kind[InjectionResult]("injection_result", gateNone),
+	kind[TimerFired]("timer_fired", gateNone),
+	kind[KeyPressed]("key_pressed", gateNone),
+	kind[StateNotSaved]("state_not_saved", gateNone),
+	// The kind keeps its first name: it is in users' events.jsonl.
+	kind[KnowledgeSubmitted]("context_submitted", gateTask),
+	kind[CheckpointMerged]("checkpoint_merged", gateTask),
+	// Usage is recorded in every state (spend continues while paused).
+	kind[AgentUsage]("agent_usage", gateNone),
 )
 
-// eventKind decodes one kind of event from either encoding.
+// eventKind is one kind of event: its name and gate, how to set its time,
+// and how to decode it from either encoding.
 type eventKind struct {
 	name      string
+	gate      gate
+	withTime  func(e Event, at time.Time) Event
 	unmarshal func([]byte) (Event, error)
 	fromWire  func(w *eventWire, agent string, at time.Time) (Event, error)
+	typ       reflect.Type
 }
 
-func kind[E Event]() eventKind {
+// timed is a pointer to an event: it sets the event's time (When's
+// setTime), so the registry can stamp any event without a method per type.
+type timed[E any] interface {
+	*E
+	setTime(at time.Time)
+}
+
+// kind is E's entry in eventKinds. It does not compile for a type that does
+// not embed When or lacks toWire and fromWire.
+func kind[E Event, P timed[E]](name string, g gate) eventKind {
 	var zero E
 	return eventKind{
-		name: zero.Kind(),
+		name: name,
+		gate: g,
+		withTime: func(e Event, at time.Time) Event {
+			x := e.(E)
+			P(&x).setTime(at)
+			return x
+		},
 		unmarshal: func(b []byte) (Event, error) {
 			var e E
 			err := json.Unmarshal(b, &e)
 			return e, err
 		},
 		fromWire: zero.fromWire,
+		typ:      reflect.TypeFor[E](),
 	}
 }
 
-func kinds(ks ...eventKind) map[string]eventKind {
-	m := make(map[string]eventKind, len(ks))
+func kinds(ks ...eventKind) (byName map[string]eventKind, byType map[reflect.Type]eventKind) {
+	byName = make(map[string]eventKind, len(ks))
+	byType = make(map[reflect.Type]eventKind, len(ks))
 	for _, k := range ks {
-		m[k.name] = k
+		byName[k.name], byType[k.typ] = k, k
 	}
-	return m
+	return byName, byType
+}
+
+// kindOf is e's entry in eventKinds; ok is false for an event not
+// registered there.
+func kindOf(e Event) (k eventKind, ok bool) {
+	k, ok = eventKindsByType[reflect.TypeOf(e)]
+	return k, ok
+}
+
+// kindName is e's kind name ("" for an event not registered).
+func kindName(e Event) string {
+	k, _ := kindOf(e)
+	return k.name
+}
+
+// gateOf is e's gate (gateNone for an event not registered).
+func gateOf(e Event) gate {
+	k, _ := kindOf(e)
+	return k.gate
+}
+
+// withTime returns e with its time set to at (e unchanged if it is not
+// registered).
+func withTime(e Event, at time.Time) Event {
+	if k, ok := kindOf(e); ok {
+		return k.withTime(e, at)
+	}
+	return e
 }
 
 // registered reports whether e's kind is in eventKinds.
 func registered(e Event) bool {
-	_, ok := eventKinds[e.Kind()]
+	_, ok := kindOf(e)
 	return ok
 }
 
@@ -78,7 +137,7 @@ func MarshalEvent(e Event) ([]byte, error) {
 	if e == nil || !registered(e) {
 		return nil, fmt.Errorf("engine: marshal event: unknown event %T", e)
 	}
-	t := e.Kind()
+	t := kindName(e)
 	body, err := json.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("engine: marshal %s: %w", t, err)
@@ -153,7 +212,7 @@ func (e *Resumed) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	*e = Resumed{At: w.At, Retry: w.Retry, OnDisk: evs}
+	*e = Resumed{When: When{At: w.At}, Retry: w.Retry, OnDisk: evs}
 	return nil
 }
 
@@ -191,7 +250,7 @@ type eventWire struct {
 	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
 }
 
-// setFile records a file an event carries (a trigger, a context entry):
+// setFile records a file an event carries (a trigger, a knowledge entry):
 // its path, whole content and modification time (when known).
 func (w *eventWire) setFile(path string, content []byte, mod time.Time) {
 	c := string(content)
@@ -225,7 +284,7 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	if len(details) == 0 {
 		details = nil
 	}
-	return workspace.EventRecord{Time: ev.Time(), Type: InputPrefix + ev.Kind(), Task: task, Agent: agent, Details: details}
+	return workspace.EventRecord{Time: ev.Time(), Type: InputPrefix + kindName(ev), Task: task, Agent: agent, Details: details}
 }
 
 // DecodeEvent turns an input record written by the runner back into the

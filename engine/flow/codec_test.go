@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -21,22 +22,22 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 	mod := at.Add(-time.Second)
 	events := []Event{
 		TaskSubmitted{Task: workspace.Task{ID: "t1", CreatedAt: at, Description: "d", Context: "c",
-			Constraints: []string{"x"}, SubmittedBy: "tui", Project: "/p", Workers: 2, Agent: "sim"}, TaskDir: "/p/t1", At: at},
-		ProjectSelected{Project: "/p", At: at},
-		Resumed{At: at},
-		Resumed{At: at, Retry: true},
-		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n"), Agent: "lead", ModTime: mod, At: at},
-		TriggerCompleted{Path: "plan.md", Content: []byte{}, Agent: "lead", ModTime: mod, Inode: 42, Problem: "plan.md is a directory", At: at},
-		TriggerCompleted{Path: "plan.md", Content: []byte{}, At: at},
-		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", At: at},
-		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", At: at},
-		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", At: at},
-		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", At: at},
-		TimerFired{ID: "timeout:lead", At: at},
-		KeyPressed{Action: KeyAbandon, At: at},
-		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, At: at},
-		StateNotSaved{Error: "no space left on device", At: at},
-		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, At: at},
+			Constraints: []string{"x"}, SubmittedBy: "tui", Project: "/p", Workers: 2, Agent: "sim"}, TaskDir: "/p/t1", When: When{At: at}},
+		ProjectSelected{Project: "/p", When: When{At: at}},
+		Resumed{When: When{At: at}},
+		Resumed{When: When{At: at}, Retry: true},
+		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n"), Agent: "lead", ModTime: mod, When: When{At: at}},
+		TriggerCompleted{Path: "plan.md", Content: []byte{}, Agent: "lead", ModTime: mod, Inode: 42, Problem: "plan.md is a directory", When: When{At: at}},
+		TriggerCompleted{Path: "plan.md", Content: []byte{}, When: When{At: at}},
+		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", When: When{At: at}},
+		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", When: When{At: at}},
+		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", When: When{At: at}},
+		TimerFired{ID: "timeout:lead", When: When{At: at}},
+		KeyPressed{Action: KeyAbandon, When: When{At: at}},
+		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, When: When{At: at}},
+		StateNotSaved{Error: "no space left on device", When: When{At: at}},
+		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, When: When{At: at}},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
 			Conflicts: []MergeConflict{{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
 	}
@@ -50,7 +51,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(back, e) {
 			t.Errorf("MarshalEvent round trip of %T:\n got %#v %v\nwant %#v", e, back, err, e)
 		}
-		seen[e.Kind()] = true
+		seen[kindName(e)] = true
 		dec, ok, err := DecodeEvent(EncodeEvent(e, "t1"))
 		if err != nil || !ok || !reflect.DeepEqual(dec, e) {
 			t.Errorf("EncodeEvent round trip of %T:\n got %#v %v %v\nwant %#v", e, dec, ok, err, e)
@@ -79,7 +80,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 	}
 }
 
-// eventTypesDeclared lists the types of this package with a withTime
+// eventTypesDeclared lists the types of this package with a toWire
 // method: every Event, registered or not.
 func eventTypesDeclared(t *testing.T) []string {
 	t.Helper()
@@ -98,7 +99,7 @@ func eventTypesDeclared(t *testing.T) []string {
 		}
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv == nil || fn.Name.Name != "withTime" {
+			if !ok || fn.Recv == nil || fn.Name.Name != "toWire" {
 				continue
 			}
 			if id, ok := fn.Recv.List[0].Type.(*ast.Ident); ok {
@@ -110,4 +111,34 @@ func eventTypesDeclared(t *testing.T) []string {
 		t.Fatalf("found %d event types, fewer than the %d registered", len(names), len(eventKinds))
 	}
 	return names
+}
+
+// The time an event embeds (When) is encoded as its own field "At", where
+// the event's fields are: the bytes on disk are as before When existed.
+// CheckpointMerged keeps its "at", left out of its events.jsonl details.
+func TestEventJSONKeepsItsBytes(t *testing.T) {
+	at := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		e              Event
+		envelope, wire string
+	}{
+		{TimerFired{ID: "x", When: When{At: at}},
+			`{"type":"timer_fired","event":{"ID":"x","At":"2026-03-14T10:00:00Z"}}`,
+			`{"time":"2026-03-14T10:00:00Z","type":"input.timer_fired","task":"t","details":{"id":"x"}}`},
+		{Resumed{When: When{At: at}, Retry: true},
+			`{"type":"resumed","event":{"At":"2026-03-14T10:00:00Z","Retry":true}}`,
+			`{"time":"2026-03-14T10:00:00Z","type":"input.resumed","task":"t","details":{"action":"retry"}}`},
+		{CheckpointMerged{Checkpoint: 1, At: at},
+			`{"type":"checkpoint_merged","event":{"checkpoint":1,"round":0,"attempt":0,"at":"2026-03-14T10:00:00Z"}}`,
+			`{"time":"2026-03-14T10:00:00Z","type":"input.checkpoint_merged","task":"t","details":{"merge":{"attempt":0,"checkpoint":1,"round":0}}}`},
+	} {
+		b, err := MarshalEvent(c.e)
+		if err != nil || string(b) != c.envelope {
+			t.Errorf("MarshalEvent(%T):\n got %s %v\nwant %s", c.e, b, err, c.envelope)
+		}
+		w, err := json.Marshal(EncodeEvent(c.e, "t"))
+		if err != nil || string(w) != c.wire {
+			t.Errorf("EncodeEvent(%T):\n got %s %v\nwant %s", c.e, w, err, c.wire)
+		}
+	}
 }

@@ -7,29 +7,35 @@ import (
 )
 
 // Event is a fact the engine reacts to. The set is sealed (unexported
-// methods): adding an event means writing its type and methods here, listing
-// it in eventKinds (codec.go) and handling it in stepper.handle (step.go);
-// the compiler asks for the methods, `make lint` (gochecksumtype) for the
-// handler and TestEventCodecsRoundTrip for the registration.
+// methods): adding an event means writing its type here (embedding When,
+// with toWire and fromWire), one line in eventKinds (codec.go: its kind name
+// and gate) and its case in stepper.handle (step.go); the compiler asks for
+// When and the methods, `make lint` (gochecksumtype) for the handler and
+// TestEventCodecsRoundTrip for the registration.
 //
 //sumtype:decl
 type Event interface {
-	// Kind names the event in both encodings: MarshalEvent's "type" and
-	// events.jsonl's "input.<kind>".
-	Kind() string
-	// Time is when the event happened (zero until the runner stamps it).
+	// Time is when the event happened (zero until the runner stamps it);
+	// When provides it.
 	Time() time.Time
-	// withTime returns the event with its time set to at.
-	withTime(at time.Time) Event
-	// gate is what Step does with the event before its handler runs.
-	gate() gate
 	// toWire fills the details of the events.jsonl record and returns the
 	// record's agent; fromWire (called on the zero value) reverses it.
 	toWire(w *eventWire) (agent string)
 	fromWire(w *eventWire, agent string, at time.Time) (Event, error)
 }
 
-// gate is an event's policy before its handler runs.
+// When is when an event happened. Every event embeds it, which gives the
+// event its Time and lets the runner stamp it (eventKind.withTime).
+type When struct {
+	At time.Time
+}
+
+// Time is when the event happened (zero until the runner stamps it).
+func (w When) Time() time.Time { return w.At }
+
+func (w *When) setTime(at time.Time) { w.At = at }
+
+// gate is an event's policy before its handler runs (eventKinds says which).
 type gate int
 
 const (
@@ -43,7 +49,7 @@ const (
 // stamp fills a zero time with now.
 func stamp(e Event, now time.Time) Event {
 	if e.Time().IsZero() {
-		return e.withTime(now)
+		return withTime(e, now)
 	}
 	return e
 }
@@ -54,13 +60,9 @@ type TaskSubmitted struct {
 	// TaskDir is the absolute task directory (tasks/<id>/ under the
 	// workspace root, which --workspace may move away from the project).
 	TaskDir string
-	At      time.Time
+	When
 }
 
-func (TaskSubmitted) Kind() string                  { return "task_submitted" }
-func (e TaskSubmitted) Time() time.Time             { return e.At }
-func (e TaskSubmitted) withTime(at time.Time) Event { e.At = at; return e }
-func (TaskSubmitted) gate() gate                    { return gateNone }
 func (e TaskSubmitted) toWire(w *eventWire) string {
 	t := e.Task
 	w.Task, w.TaskDir = &t, e.TaskDir
@@ -71,28 +73,24 @@ func (TaskSubmitted) fromWire(w *eventWire, _ string, at time.Time) (Event, erro
 	if w.Task != nil {
 		t = *w.Task
 	}
-	return TaskSubmitted{Task: t, TaskDir: w.TaskDir, At: at}, nil
+	return TaskSubmitted{Task: t, TaskDir: w.TaskDir, When: When{At: at}}, nil
 }
 
 // ProjectSelected moves idle → project_selected.
 type ProjectSelected struct {
 	Project string
-	At      time.Time
+	When
 }
 
-func (ProjectSelected) Kind() string                  { return "project_selected" }
-func (e ProjectSelected) Time() time.Time             { return e.At }
-func (e ProjectSelected) withTime(at time.Time) Event { e.At = at; return e }
-func (ProjectSelected) gate() gate                    { return gateNone }
-func (e ProjectSelected) toWire(w *eventWire) string  { w.Project = e.Project; return "" }
+func (e ProjectSelected) toWire(w *eventWire) string { w.Project = e.Project; return "" }
 func (ProjectSelected) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
-	return ProjectSelected{Project: w.Project, At: at}, nil
+	return ProjectSelected{Project: w.Project, When: When{At: at}}, nil
 }
 
 // Resumed is sent once when the runner resumes a task from state.json after
 // a restart; the engine re-spawns agents and re-sends unfinished assignments.
 type Resumed struct {
-	At time.Time
+	When
 	// Retry: the user asked to retry what stopped the task (needs_human or
 	// error) as it resumes (hivemind --resume --retry, headless).
 	Retry bool
@@ -104,13 +102,6 @@ type Resumed struct {
 	OnDisk []Event
 }
 
-func (Resumed) Kind() string                  { return "resumed" }
-func (e Resumed) Time() time.Time             { return e.At }
-func (e Resumed) withTime(at time.Time) Event { e.At = at; return e }
-
-// gate: without a task, Resumed still takes what is on disk (a trigger
-// that starts nothing is reported as ignored).
-func (Resumed) gate() gate { return gateNone }
 func (e Resumed) toWire(w *eventWire) string {
 	w.OnDisk, _ = marshalEvents(e.OnDisk)
 	if e.Retry {
@@ -123,7 +114,7 @@ func (Resumed) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Resumed{At: at, Retry: w.Action == KeyRetry, OnDisk: onDisk}, nil
+	return Resumed{When: When{At: at}, Retry: w.Action == KeyRetry, OnDisk: onDisk}, nil
 }
 
 // TriggerCompleted says a trigger file (path relative to the task dir, e.g.
@@ -144,13 +135,9 @@ type TriggerCompleted struct {
 	// Problem says why the file cannot be taken (a symlink, a directory,
 	// too large; Content is then empty): its writer is told.
 	Problem string
-	At      time.Time
+	When
 }
 
-func (TriggerCompleted) Kind() string                  { return "trigger_completed" }
-func (e TriggerCompleted) Time() time.Time             { return e.At }
-func (e TriggerCompleted) withTime(at time.Time) Event { e.At = at; return e }
-func (TriggerCompleted) gate() gate                    { return gateTask }
 func (e TriggerCompleted) toWire(w *eventWire) string {
 	w.Inode, w.Problem = e.Inode, e.Problem
 	w.setFile(e.Path, e.Content, e.ModTime)
@@ -158,7 +145,7 @@ func (e TriggerCompleted) toWire(w *eventWire) string {
 }
 func (TriggerCompleted) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
 	p, c, m := w.file()
-	return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: agent, At: at}, nil
+	return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: agent, When: When{At: at}}, nil
 }
 
 // SubtaskDone says a worker's output and .done marker exist and validated
@@ -168,20 +155,16 @@ type SubtaskDone struct {
 	Agent   string
 	OK      bool
 	Problem string
-	At      time.Time
+	When
 }
 
-func (SubtaskDone) Kind() string                  { return "subtask_done" }
-func (e SubtaskDone) Time() time.Time             { return e.At }
-func (e SubtaskDone) withTime(at time.Time) Event { e.At = at; return e }
-func (SubtaskDone) gate() gate                    { return gateTask }
 func (e SubtaskDone) toWire(w *eventWire) string {
 	ok := e.OK
 	w.Subtask, w.Problem, w.OK = e.Subtask, e.Problem, &ok
 	return e.Agent
 }
 func (SubtaskDone) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
-	return SubtaskDone{Subtask: w.Subtask, Agent: agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, At: at}, nil
+	return SubtaskDone{Subtask: w.Subtask, Agent: agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, When: When{At: at}}, nil
 }
 
 // AgentHealth reports an agent's health as seen by the agent layer.
@@ -192,16 +175,9 @@ type AgentHealth struct {
 	ExitCode int
 	PID      int
 	Detail   string
-	At       time.Time
+	When
 }
 
-func (AgentHealth) Kind() string                  { return "agent_health" }
-func (e AgentHealth) Time() time.Time             { return e.At }
-func (e AgentHealth) withTime(at time.Time) Event { e.At = at; return e }
-
-// gate: health is recorded in every state; only a failure is deferred
-// while paused (stepper.health).
-func (AgentHealth) gate() gate { return gateNone }
 func (e AgentHealth) toWire(w *eventWire) string {
 	w.Health, w.PID, w.Detail = e.Health, e.PID, e.Detail
 	if e.Health == workspace.HealthExited {
@@ -211,7 +187,7 @@ func (e AgentHealth) toWire(w *eventWire) string {
 	return e.Agent
 }
 func (AgentHealth) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
-	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, At: at}
+	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, When: When{At: at}}
 	if w.ExitCode != nil {
 		h.ExitCode = *w.ExitCode
 	}
@@ -223,22 +199,16 @@ func (AgentHealth) fromWire(w *eventWire, agent string, at time.Time) (Event, er
 type AgentUsage struct {
 	Agent string
 	Usage workspace.Usage
-	At    time.Time
+	When
 }
 
-func (AgentUsage) Kind() string                  { return "agent_usage" }
-func (e AgentUsage) Time() time.Time             { return e.At }
-func (e AgentUsage) withTime(at time.Time) Event { e.At = at; return e }
-
-// gate: usage is recorded in every state (spend continues while paused).
-func (AgentUsage) gate() gate { return gateNone }
 func (e AgentUsage) toWire(w *eventWire) string {
 	u := e.Usage
 	w.Usage = &u
 	return e.Agent
 }
 func (AgentUsage) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
-	e := AgentUsage{Agent: agent, At: at}
+	e := AgentUsage{Agent: agent, When: When{At: at}}
 	if w.Usage != nil {
 		e.Usage = *w.Usage
 	}
@@ -255,23 +225,16 @@ type InjectionResult struct {
 	Delivered bool
 	Cancelled bool
 	Detail    string
-	At        time.Time
+	When
 }
 
-func (InjectionResult) Kind() string                  { return "injection_result" }
-func (e InjectionResult) Time() time.Time             { return e.At }
-func (e InjectionResult) withTime(at time.Time) Event { e.At = at; return e }
-
-// gate: deliveries are recorded in every state; only a failure is
-// deferred while paused (stepper.injection).
-func (InjectionResult) gate() gate { return gateNone }
 func (e InjectionResult) toWire(w *eventWire) string {
 	seq, d := e.Seq, e.Delivered
 	w.Detail, w.Cancelled, w.Seq, w.Delivered = e.Detail, e.Cancelled, &seq, &d
 	return e.Agent
 }
 func (InjectionResult) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
-	r := InjectionResult{Agent: agent, Detail: w.Detail, Cancelled: w.Cancelled, At: at}
+	r := InjectionResult{Agent: agent, Detail: w.Detail, Cancelled: w.Cancelled, When: When{At: at}}
 	if w.Seq != nil {
 		r.Seq = *w.Seq
 	}
@@ -282,16 +245,12 @@ func (InjectionResult) fromWire(w *eventWire, agent string, at time.Time) (Event
 // TimerFired says the timer with that id, scheduled by ScheduleTimer, fired.
 type TimerFired struct {
 	ID string
-	At time.Time
+	When
 }
 
-func (TimerFired) Kind() string                  { return "timer_fired" }
-func (e TimerFired) Time() time.Time             { return e.At }
-func (e TimerFired) withTime(at time.Time) Event { e.At = at; return e }
-func (TimerFired) gate() gate                    { return gateNone }
-func (e TimerFired) toWire(w *eventWire) string  { w.ID = e.ID; return "" }
+func (e TimerFired) toWire(w *eventWire) string { w.ID = e.ID; return "" }
 func (TimerFired) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
-	return TimerFired{ID: w.ID, At: at}, nil
+	return TimerFired{ID: w.ID, When: When{At: at}}, nil
 }
 
 // Key actions the user can take.
@@ -306,16 +265,12 @@ const (
 // KeyPressed is a user command (pause, resume, cancel, retry, abandon).
 type KeyPressed struct {
 	Action string
-	At     time.Time
+	When
 }
 
-func (KeyPressed) Kind() string                  { return "key_pressed" }
-func (e KeyPressed) Time() time.Time             { return e.At }
-func (e KeyPressed) withTime(at time.Time) Event { e.At = at; return e }
-func (KeyPressed) gate() gate                    { return gateNone }
-func (e KeyPressed) toWire(w *eventWire) string  { w.Action = e.Action; return "" }
+func (e KeyPressed) toWire(w *eventWire) string { w.Action = e.Action; return "" }
 func (KeyPressed) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
-	return KeyPressed{Action: w.Action, At: at}, nil
+	return KeyPressed{Action: w.Action, When: When{At: at}}, nil
 }
 
 // StateNotSaved says the runner could not write state.json (disk full,
@@ -325,40 +280,32 @@ func (KeyPressed) fromWire(w *eventWire, _ string, at time.Time) (Event, error) 
 // that could not be saved).
 type StateNotSaved struct {
 	Error string
-	At    time.Time
+	When
 }
 
-func (StateNotSaved) Kind() string                  { return "state_not_saved" }
-func (e StateNotSaved) Time() time.Time             { return e.At }
-func (e StateNotSaved) withTime(at time.Time) Event { e.At = at; return e }
-func (StateNotSaved) gate() gate                    { return gateNone }
-func (e StateNotSaved) toWire(w *eventWire) string  { w.Detail = e.Error; return "" }
+func (e StateNotSaved) toWire(w *eventWire) string { w.Detail = e.Error; return "" }
 func (StateNotSaved) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
-	return StateNotSaved{Error: w.Detail, At: at}, nil
+	return StateNotSaved{Error: w.Detail, When: When{At: at}}, nil
 }
 
 // KnowledgeSubmitted says an inbox file of the shared knowledge is complete.
 type KnowledgeSubmitted struct {
-	// Path is relative to the context dir: "inbox/<agent>-<n>.md".
+	// Path is relative to the knowledge dir (context/): "inbox/<agent>-<n>.md".
 	Path    string
 	Content []byte
 	// Agent is the author, from the file name.
 	Agent   string
 	ModTime time.Time
-	At      time.Time
+	When
 }
 
-func (KnowledgeSubmitted) Kind() string                  { return "context_submitted" }
-func (e KnowledgeSubmitted) Time() time.Time             { return e.At }
-func (e KnowledgeSubmitted) withTime(at time.Time) Event { e.At = at; return e }
-func (KnowledgeSubmitted) gate() gate                    { return gateTask }
 func (e KnowledgeSubmitted) toWire(w *eventWire) string {
 	w.setFile(e.Path, e.Content, e.ModTime)
 	return e.Agent
 }
 func (KnowledgeSubmitted) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
 	p, c, m := w.file()
-	return KnowledgeSubmitted{Path: p, Content: c, ModTime: m, Agent: agent, At: at}, nil
+	return KnowledgeSubmitted{Path: p, Content: c, ModTime: m, Agent: agent, When: When{At: at}}, nil
 }
 
 // CheckpointMerged is the outcome of a MergeCheckpoint.
@@ -377,14 +324,14 @@ type CheckpointMerged struct {
 	MergedDir string          `json:"merged_dir,omitempty"`
 	Conflicts []MergeConflict `json:"conflicts,omitempty"`
 	// Error: git itself failed.
-	Error string    `json:"error,omitempty"`
-	At    time.Time `json:"at,omitzero"`
+	Error string `json:"error,omitempty"`
+	// At is the event's time, not When: this JSON is also the merge record
+	// in events.jsonl, where the time is the record's ("at", left out).
+	At time.Time `json:"at,omitzero"`
 }
 
-func (CheckpointMerged) Kind() string                  { return "checkpoint_merged" }
-func (e CheckpointMerged) Time() time.Time             { return e.At }
-func (e CheckpointMerged) withTime(at time.Time) Event { e.At = at; return e }
-func (CheckpointMerged) gate() gate                    { return gateTask }
+func (e CheckpointMerged) Time() time.Time       { return e.At }
+func (e *CheckpointMerged) setTime(at time.Time) { e.At = at }
 func (e CheckpointMerged) toWire(w *eventWire) string {
 	e.At = time.Time{} // the record's time
 	w.Merge = &e

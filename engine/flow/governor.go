@@ -2,6 +2,8 @@ package flow
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,11 +175,90 @@ func (st *stepper) holdExpired(acc string) {
 	st.release(acc, fmt.Sprintf("no clear signal after %d check(s)", h.Attempt))
 }
 
-// release ends acc's hold and dispatches the work that waited.
+// release ends acc's hold and dispatches the work that waited: what was
+// held first, in order, then what the scheduler assigns now.
 func (st *stepper) release(acc, why string) {
 	h := st.s.Holds[acc]
 	delete(st.s.Holds, acc)
 	st.cancelTimer(holdTimer(acc))
 	st.emit("dispatch_resumed", h.Agent, map[string]any{"account": acc, "why": why, "held_for": st.at.Sub(h.Since).Round(time.Millisecond).String()})
+	st.sendHeld()
 	st.scheduleWork()
+}
+
+// maxHeldNotices bounds the read-only notices queued for one agent while
+// its account is held; older ones are dropped first (they only inform).
+const maxHeldNotices = 8
+
+// holdDispatch queues assignment a instead of sending it while its
+// agent's account is held, and reports whether it did. An agent's newer
+// writing assignment replaces its queued one: only the current work is
+// ever sent.
+func (st *stepper) holdDispatch(a workspace.Assignment) bool {
+	s := st.s
+	if !st.held(a.Agent) {
+		return false
+	}
+	isNotice := func(q workspace.Assignment) bool { return q.Agent == a.Agent && q.ReadOnly }
+	notices := 0
+	for _, q := range s.Held {
+		if isNotice(q) {
+			notices++
+		}
+	}
+	switch {
+	case !a.ReadOnly:
+		s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool { return q.Agent == a.Agent && !q.ReadOnly })
+	case notices >= maxHeldNotices:
+		i := slices.IndexFunc(s.Held, isNotice)
+		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
+		s.Held = slices.Delete(s.Held, i, i+1)
+	}
+	s.Held = append(s.Held, a)
+	st.emit("dispatch_queued", a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction), "read_only": a.ReadOnly})
+	return true
+}
+
+// workHeld reports whether agent's current work waits in the queue.
+func (st *stepper) workHeld(agent string) bool {
+	return slices.ContainsFunc(st.s.Held, func(a workspace.Assignment) bool { return a.Agent == agent && !a.ReadOnly })
+}
+
+// sendHeld sends the held assignments whose account is no longer held, in
+// the order they were made, while the run is under way (a pause or
+// needs_human keeps them for the resume or retry). A writing one that is
+// no longer its agent's current work (finished or replaced meanwhile) is
+// dropped, not sent.
+func (st *stepper) sendHeld() {
+	s := st.s
+	if len(s.Held) == 0 || !running(s.Phase) {
+		return
+	}
+	queue := s.Held
+	s.Held = nil
+	for _, a := range queue {
+		cur, ok := s.Assignments[a.Agent]
+		switch {
+		case st.held(a.Agent):
+			s.Held = append(s.Held, a)
+		case !a.ReadOnly && (!ok || cur.Seq != a.Seq || !s.Agents[a.Agent].Pending):
+			st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
+		default:
+			what, _, _ := strings.Cut(a.Instruction, "\n")
+			st.deliver(a, what)
+			if !a.ReadOnly { // sent now: a re-send waiting for a resume would repeat it
+				s.Resend = slices.DeleteFunc(s.Resend, func(id string) bool { return id == a.Agent })
+			}
+		}
+	}
+}
+
+// armHolds bounds again the holds whose check timer a final phase dropped,
+// when a retry takes the run back under way.
+func (st *stepper) armHolds() {
+	for _, acc := range slices.Sorted(maps.Keys(st.s.Holds)) {
+		if _, ok := st.s.Timers[holdTimer(acc)]; !ok {
+			st.schedule(holdTimer(acc), max(st.s.Holds[acc].Until.Sub(st.at), 0))
+		}
+	}
 }

@@ -19,14 +19,15 @@ import (
 //
 // Acknowledgements never interrupt the author: they are recorded in the
 // event log (context_submitted / context_rejected, and the runner's
-// context_merged) and kept in State.ContextNotes until the author's next
+// context_merged: the event names keep the directory's name) and kept in
+// State.KnowledgeNotes until the author's next
 // assignment, whose instruction carries them. Like trigger files, inbox
 // files are held (deferred) while paused, and ignored (left in the inbox
 // for the next run) when no task is loaded.
 
 // MergeKnowledge asks the runner to merge a validated entry into the shared
-// context and then archive its inbox file (From → To, relative to the
-// context dir). Source identifies the file instance, so a merge repeated
+// knowledge and then archive its inbox file (From → To, relative to the
+// knowledge dir, context/). Source identifies the file instance, so a merge repeated
 // after a crash adds nothing. A failed merge leaves the file in the inbox.
 type MergeKnowledge struct {
 	Entry  workspace.InboxEntry
@@ -39,7 +40,7 @@ type MergeKnowledge struct {
 }
 
 // ArchiveKnowledge asks the runner to move a rejected inbox file to the
-// archive (paths relative to the context dir).
+// archive (paths relative to the knowledge dir).
 type ArchiveKnowledge struct {
 	From string
 	To   string
@@ -51,28 +52,28 @@ func (ArchiveKnowledge) isEffect() {}
 // maxKnowledgeNotes bounds the acknowledgements kept per agent.
 const maxKnowledgeNotes = 10
 
-// contextRoot returns the workspace root of the state's task dir
+// knowledgeRoot returns the workspace root of the state's task dir
 // (<root>/tasks/<id>), or "" when the task dir does not have that shape.
-func contextRoot(taskDir string) string {
+func knowledgeRoot(taskDir string) string {
 	if taskDir == "" || filepath.Base(filepath.Dir(taskDir)) != workspace.TasksDir {
 		return ""
 	}
 	return filepath.Dir(filepath.Dir(taskDir))
 }
 
-// contextFor returns, for an assignment, the shared knowledge files every
+// knowledgeFor returns, for an assignment, the shared knowledge files every
 // agent reads and the note on how to add to them ("" when unknown).
-func (st *stepper) contextFor(agent string) (reads []string, note string) {
-	root := contextRoot(st.s.TaskDir)
+func (st *stepper) knowledgeFor(agent string) (reads []string, note string) {
+	root := knowledgeRoot(st.s.TaskDir)
 	if root == "" {
 		return nil, ""
 	}
 	inbox := filepath.Join(root, workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
-	note = fmt.Sprintf("Shared context: the decisions, constraints and glossary in your reads (context/*.json) bind the whole team; follow them. "+
+	note = fmt.Sprintf("Shared knowledge: the decisions, constraints and glossary in your reads (context/*.json) bind the whole team; follow them. "+
 		"To record a choice others must follow, write %s/%s-<n>.md (n = 1, 2, …) with a front matter "+
 		"(---, kind: decision|constraint|term, title|name|term: <one line>, ---) and the rationale, description or definition as the text.",
 		inbox, agent)
-	return workspace.ContextFiles(root), note
+	return workspace.KnowledgeFiles(root), note
 }
 
 // takeKnowledgeNotes returns and clears the acknowledgements kept for agent.
@@ -88,8 +89,8 @@ func (st *stepper) takeKnowledgeNotes(agent string) []string {
 	return notes
 }
 
-// contextNote keeps an acknowledgement for the author's next assignment.
-func (st *stepper) contextNote(agent, note string) {
+// knowledgeNote keeps an acknowledgement for the author's next assignment.
+func (st *stepper) knowledgeNote(agent, note string) {
 	if _, ok := st.s.Agents[agent]; !ok {
 		return // not an agent of this task (the user, a stray file): nobody to tell
 	}
@@ -103,8 +104,8 @@ func (st *stepper) contextNote(agent, note string) {
 	st.s.KnowledgeNotes[agent] = notes
 }
 
-// contextFile names the file an entry kind goes to.
-func contextFile(kind string) string {
+// knowledgeFile names the file an entry kind goes to.
+func knowledgeFile(kind string) string {
 	switch kind {
 	case workspace.KindDecision:
 		return workspace.DecisionsFile
@@ -159,7 +160,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		s.Archives[key] = to
 		st.do(ArchiveKnowledge{From: p, To: to})
 		st.emit("context_rejected", author, map[string]any{"path": p, "problem": problem, "archived": to})
-		st.contextNote(author, fmt.Sprintf("Your shared-context entry %s/%s was NOT recorded (moved to %s/%s): %s. "+
+		st.knowledgeNote(author, fmt.Sprintf("Your shared-knowledge entry %s/%s was NOT recorded (moved to %s/%s): %s. "+
 			"Write a corrected entry as a new file in %s/%s/.", workspace.KnowledgeDir, p, workspace.KnowledgeDir, to, problem,
 			workspace.KnowledgeDir, workspace.KnowledgeInboxDir))
 		return
@@ -172,8 +173,8 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 	}
 	st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
 	st.emit("context_submitted", author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
-	st.contextNote(author, fmt.Sprintf("Your %s %q (%s/%s) was recorded in %s/%s.", entry.Kind, entry.Title,
-		workspace.KnowledgeDir, p, workspace.KnowledgeDir, contextFile(entry.Kind)))
+	st.knowledgeNote(author, fmt.Sprintf("Your %s %q (%s/%s) was recorded in %s/%s.", entry.Kind, entry.Title,
+		workspace.KnowledgeDir, p, workspace.KnowledgeDir, knowledgeFile(entry.Kind)))
 }
 
 // taskConstraints enters the task's own constraints into the shared

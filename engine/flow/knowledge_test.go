@@ -20,7 +20,7 @@ func (sc *scenario) submitContext(p, content string) []Effect {
 	sc.t.Helper()
 	at := sc.tick()
 	agent, _ := workspace.InboxAuthor(p)
-	e := KnowledgeSubmitted{Path: p, Content: []byte(content), Agent: agent, ModTime: at, At: at}
+	e := KnowledgeSubmitted{Path: p, Content: []byte(content), Agent: agent, ModTime: at, When: When{At: at}}
 	sc.log = append(sc.log, e)
 	sc.s, sc.eff = step(sc.t, sc.m, sc.s, e)
 	return sc.eff
@@ -119,7 +119,7 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 	if !strings.Contains(a.Instruction, `Your decision "Use SQLite"`) || !strings.Contains(a.Instruction, "worker_1-2.md was NOT recorded") {
 		t.Errorf("instruction lacks the notes:\n%s", a.Instruction)
 	}
-	if other := assignmentFor(t, eff, "worker_2"); strings.Contains(other.Instruction, "shared-context entries") {
+	if other := assignmentFor(t, eff, "worker_2"); strings.Contains(other.Instruction, "shared-knowledge entries") {
 		t.Errorf("worker_2 got worker_1's notes:\n%s", other.Instruction)
 	}
 	for _, r := range contextReads {
@@ -176,7 +176,7 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 	for _, p := range allPhases {
 		t.Run(string(p), func(t *testing.T) {
 			s := stateIn(t, p)
-			e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, At: t0.Add(time.Hour)}
+			e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, When: When{At: t0.Add(time.Hour)}}
 			n, eff := step(t, testMachine, s, e)
 			switch {
 			case s.TaskID == "":
@@ -187,7 +187,7 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 				if !hasEvent(eff, "event_deferred") || len(effectsOf[MergeKnowledge](eff)) != 0 || len(n.Deferred) != 1 {
 					t.Fatalf("paused: %s", describe(eff))
 				}
-				n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyResume, At: t0.Add(2 * time.Hour)})
+				n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyResume, When: When{At: t0.Add(2 * time.Hour)}})
 				if len(effectsOf[MergeKnowledge](eff2)) != 1 || len(n2.Deferred) != 0 {
 					t.Fatalf("resume: %s", describe(eff2))
 				}
@@ -219,7 +219,7 @@ func TestTaskConstraintsEnterRegistry(t *testing.T) {
 }
 
 func TestContextEventCodec(t *testing.T) {
-	e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, At: t0.Add(time.Second)}
+	e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, When: When{At: t0.Add(time.Second)}}
 	raw, err := MarshalEvent(e)
 	if err != nil {
 		t.Fatal(err)

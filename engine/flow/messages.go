@@ -108,16 +108,16 @@ func (st *stepper) send(m message) {
 	}
 	// Every assignment reads the shared knowledge (decisions, constraints,
 	// glossary) and carries the acknowledgements of the agent's inbox
-	// entries (context.go).
-	ctxReads, ctxNote := st.contextFor(m.agent)
-	if ctxNote != "" && !m.readOnly {
-		a.Instruction += "\n\n" + ctxNote
+	// entries (knowledge.go).
+	sharedReads, sharedNote := st.knowledgeFor(m.agent)
+	if sharedNote != "" && !m.readOnly {
+		a.Instruction += "\n\n" + sharedNote
 	}
 	if notes := st.takeKnowledgeNotes(m.agent); len(notes) > 0 {
-		a.Instruction += "\n\nYour shared-context entries:\n- " + strings.Join(notes, "\n- ")
+		a.Instruction += "\n\nYour shared-knowledge entries:\n- " + strings.Join(notes, "\n- ")
 	}
 	seen := map[string]bool{}
-	for _, r := range slices.Concat(m.reads, ctxReads) {
+	for _, r := range slices.Concat(m.reads, sharedReads) {
 		if p := st.abs(r); p != "" && !seen[p] {
 			seen[p] = true
 			a.Reads = append(a.Reads, p)
@@ -150,8 +150,12 @@ func (st *stepper) send(m message) {
 }
 
 // deliver emits WriteAssignment + Inject for a and, for work, arms the
-// agent's timeout.
+// agent's timeout; while the agent's account is held, a waits instead
+// (holdDispatch) and its timeout starts when it is sent.
 func (st *stepper) deliver(a workspace.Assignment, what string) {
+	if st.holdDispatch(a) {
+		return
+	}
 	st.do(WriteAssignment{Assignment: a})
 	st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent))})
 	st.emit("assignment_sent", a.Agent, map[string]any{"seq": a.Seq, "what": what, "read_only": a.ReadOnly})
@@ -407,6 +411,10 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// firstLine is s's first line, at most 100 runes: a line of a message to an
+// agent or the user, cut from what an agent or the user wrote. Unlike
+// workspace.Headline it keeps the text's own spacing, and it bounds the
+// length (the text may be anything).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if r := []rune(s); len(r) > 100 {

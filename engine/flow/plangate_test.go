@@ -243,14 +243,14 @@ func TestPlanGateResume(t *testing.T) {
 		t.Fatalf("resume effects: %s", describe(eff))
 	}
 	sc.s = restored
-	eff = sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, At: t0}}})
+	eff = sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, When: When{At: t0}}}})
 	sc.expect(workspace.PhaseExecuting)
 	if !hasEvent(eff, "plan_decision") || len(effectsOf[Inject](eff)) != 2 {
 		t.Fatalf("resume with a decision on disk: %s", describe(eff))
 	}
 	// The same file seen again (archived after the state was saved, then
 	// a crash) is a duplicate.
-	n, eff := step(t, testMachine, sc.s, TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, At: t0.Add(time.Hour)})
+	n, eff := step(t, testMachine, sc.s, TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, When: When{At: t0.Add(time.Hour)}})
 	if n.Phase != workspace.PhaseExecuting || !hasEvent(eff, "trigger_duplicate") {
 		t.Fatalf("duplicate decision: %s", describe(eff))
 	}

@@ -14,7 +14,7 @@ func TestResumedDoneMarkerOfDoneSubtaskIsNoop(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-	eff := sc.do(Resumed{OnDisk: []Event{SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: sc.now}}})
+	eff := sc.do(Resumed{OnDisk: []Event{SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: sc.now}}}})
 	if hasEvent(eff, "subtask_done") || slices.Contains(injectedTo(eff), "worker_1") {
 		t.Fatalf("done marker of a done subtask taken again: %s", describe(eff))
 	}
@@ -28,7 +28,7 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 	t.Run("done marker", func(t *testing.T) {
 		sc := newScenario(t)
 		sc.toExecuting()
-		eff := sc.do(Resumed{OnDisk: []Event{SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: sc.now}}})
+		eff := sc.do(Resumed{OnDisk: []Event{SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: sc.now}}}})
 		if got := injectedTo(eff); !reflect.DeepEqual(got, []string{"worker_2"}) {
 			t.Fatalf("injected to %v, want only worker_2 (st_2 still running): %s", got, describe(eff))
 		}
@@ -40,7 +40,7 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 	t.Run("plan", func(t *testing.T) {
 		sc := newScenario(t)
 		sc.submit(2)
-		eff := sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: sc.now, At: sc.now}}})
+		eff := sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: sc.now, When: When{At: sc.now}}}})
 		sc.expect(workspace.PhasePlanReview)
 		if got := injectedTo(eff); !reflect.DeepEqual(got, []string{"reviewer"}) {
 			t.Fatalf("injected to %v, want the reviewer once: %s", got, describe(eff))
@@ -62,7 +62,7 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 		sc := newScenario(t)
 		sc.toExecuting()
 		sc.do(KeyPressed{Action: KeyPause})
-		eff := sc.do(Resumed{OnDisk: []Event{SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, At: sc.now}}})
+		eff := sc.do(Resumed{OnDisk: []Event{SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: sc.now}}}})
 		if len(effectsOf[Inject](eff)) != 0 || len(sc.s.Deferred) != 1 {
 			t.Fatalf("resumed while paused: %s, deferred %d", describe(eff), len(sc.s.Deferred))
 		}

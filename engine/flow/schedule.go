@@ -40,14 +40,7 @@ func workerIDs(s *State) []string {
 }
 
 // allAgents returns every agent id in order.
-func allAgents(s *State) []string {
-	ids := make([]string, 0, len(s.Agents))
-	for id := range s.Agents {
-		ids = append(ids, id)
-	}
-	workspace.SortAgents(ids)
-	return ids
-}
+func allAgents(s *State) []string { return s.AgentIDs() }
 
 // freeWorkers returns the workers with no unfinished work and no restart
 // pending, in order.

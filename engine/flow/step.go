@@ -31,6 +31,9 @@ func (m Machine) Step(s State, e Event) (State, []Effect) {
 	n := s.Clone()
 	st := &stepper{cfg: m.Cfg, s: &n, at: e.Time()}
 	st.handle(e)
+	// Whatever the event, held work whose account is free again is not
+	// left waiting (release and retries send it first, in order).
+	st.sendHeld()
 	var out []Effect
 	changed := !sameState(s, n)
 	if changed {
@@ -145,6 +148,11 @@ func (st *stepper) enter(p workspace.Phase) {
 		s.ActiveAgents = []string{}
 	}
 	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
+	if running(p) && final(from) {
+		// Back under way after a retry: held work goes first.
+		st.armHolds()
+		st.sendHeld()
+	}
 	if final(p) {
 		s.FinishedAt = st.at
 		st.cancelAllTimers()
@@ -257,7 +265,7 @@ func summarize(content []byte) string {
 
 // handle runs e's gate, then its handler.
 func (st *stepper) handle(e Event) {
-	if e.gate() == gateTask {
+	if gateOf(e) == gateTask {
 		if st.s.TaskID == "" {
 			st.noTask(e)
 			return
@@ -329,7 +337,7 @@ func (st *stepper) deferIfPaused(e Event) bool {
 		return true
 	}
 	st.s.Deferred = append(st.s.Deferred, raw)
-	st.emit("event_deferred", "", map[string]any{"event": e.Kind()})
+	st.emit("event_deferred", "", map[string]any{"event": kindName(e)})
 	return true
 }
 
@@ -372,7 +380,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
 		st.do(SpawnAgent{Agent: id, Role: s.Agents[id].Role})
-		st.emit("agent_spawned", id, map[string]any{"role": s.Agents[id].Role})
+		st.emit("agent_spawned", id, map[string]any{"role": string(s.Agents[id].Role)})
 	}
 	st.enter(workspace.PhasePlanning)
 	st.leadPlan()
@@ -449,7 +457,7 @@ func (st *stepper) resumed(e Resumed) {
 	}
 	st.takeOnDisk(e.OnDisk)
 	if e.Retry {
-		st.key(KeyPressed{Action: KeyRetry, At: e.At})
+		st.key(KeyPressed{Action: KeyRetry, When: When{At: e.At}})
 	}
 	if !running(s.Phase) {
 		return

@@ -29,7 +29,9 @@ func (st *stepper) health(e AgentHealth) {
 		ag.Status = h
 	}
 	s.Agents[e.Agent] = ag
-	st.governHealth(prev, e)
+	// Last: a turn lost to the limit is re-sent below while the hold still
+	// stands, so the release sends it once, in order with the held work.
+	defer st.governHealth(prev, e)
 	switch h {
 	case workspace.HealthExited, workspace.HealthHung:
 		if st.deferIfPaused(e) {
@@ -41,6 +43,8 @@ func (st *stepper) health(e AgentHealth) {
 		// reported StopFailure) produced nothing: once the limit has
 		// cleared, send the pending work again (on resume when paused).
 		switch {
+		case st.workHeld(e.Agent):
+			// Never sent: it waits for the hold, whose release sends it.
 		case s.Phase == workspace.PhasePaused:
 			s.Resend = dedupe(append(s.Resend, e.Agent))
 		case running(s.Phase):

@@ -98,6 +98,7 @@ func (st *stepper) unpause() {
 	}
 	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
 	st.notify("info", "Resumed")
+	st.sendHeld() // after the timers: a held assignment's timeout starts now
 	resend := s.Resend
 	s.Resend = nil
 	for _, id := range resend {
@@ -129,6 +130,7 @@ func (st *stepper) cancel() {
 	st.stopAll()
 	s.Deferred = nil
 	s.Resend = nil
+	s.Held = nil
 	st.enter(workspace.PhaseCancelled)
 	st.emit("cancelled", "", nil)
 	st.notify("info", "Task cancelled")

@@ -224,7 +224,7 @@ func (sc *scenario) do(e Event) []Effect {
 		x.ModTime = at
 		e = x
 	}
-	e = e.withTime(at)
+	e = withTime(e, at)
 	sc.log = append(sc.log, e)
 	sc.s, sc.eff = step(sc.t, sc.m, sc.s, e)
 	return sc.eff
@@ -738,7 +738,7 @@ func TestIgnoredTriggersInEveryState(t *testing.T) {
 				if name == trigPlan {
 					content = validPlan
 				}
-				n, eff := step(t, testMachine, base, TriggerCompleted{Path: name, Content: content, At: t0.Add(time.Hour), ModTime: t0})
+				n, eff := step(t, testMachine, base, TriggerCompleted{Path: name, Content: content, When: When{At: t0.Add(time.Hour)}, ModTime: t0})
 				if n.Phase != base.Phase {
 					t.Fatalf("state moved %s → %s", base.Phase, n.Phase)
 				}
@@ -762,7 +762,7 @@ func TestIgnoredTriggersInEveryState(t *testing.T) {
 					t.Fatalf("archive name %q", ar[0].To)
 				}
 				// The same file again is a duplicate: re-archived, nothing else.
-				n2, eff2 := step(t, testMachine, n, TriggerCompleted{Path: name, Content: content, At: t0.Add(2 * time.Hour), ModTime: t0})
+				n2, eff2 := step(t, testMachine, n, TriggerCompleted{Path: name, Content: content, When: When{At: t0.Add(2 * time.Hour)}, ModTime: t0})
 				if !hasEvent(eff2, "trigger_duplicate") || len(effectsOf[WriteState](eff2)) != 0 || n2.Phase != base.Phase {
 					t.Fatalf("duplicate not recognised: %s", describe(eff2))
 				}
@@ -803,7 +803,7 @@ func TestTriggerNeverFiresTwice(t *testing.T) {
 
 func TestUnknownFileIsIgnoredNotArchived(t *testing.T) {
 	s := stateIn(t, workspace.PhaseExecuting)
-	n, eff := step(t, testMachine, s, TriggerCompleted{Path: "notes.md", Content: []byte("x"), At: t0.Add(time.Hour)})
+	n, eff := step(t, testMachine, s, TriggerCompleted{Path: "notes.md", Content: []byte("x"), When: When{At: t0.Add(time.Hour)}})
 	if !hasEvent(eff, "trigger_ignored") || len(effectsOf[ArchiveTrigger](eff)) != 0 || n.Phase != s.Phase {
 		t.Fatalf("%s", describe(eff))
 	}
@@ -815,7 +815,7 @@ func TestInvalidPlanStaysAndTellsLead(t *testing.T) {
 			s := stateIn(t, start)
 			bad := planMD(`{"summary": "x", "checkpoints": [{"id": 1, "name": "a"}],
  "subtasks": [{"id": "st_1", "description": "d", "checkpoint": 2, "dependencies": ["zz"], "files": ["CREATE ../x.go"]}]}`)
-			n, eff := step(t, testMachine, s, TriggerCompleted{Path: "plan.md", Content: bad, At: t0.Add(time.Hour)})
+			n, eff := step(t, testMachine, s, TriggerCompleted{Path: "plan.md", Content: bad, When: When{At: t0.Add(time.Hour)}})
 			if n.Phase != start {
 				t.Fatalf("state %s", n.Phase)
 			}
@@ -1078,7 +1078,7 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 		t.Run(string(p), func(t *testing.T) {
 			s := stateIn(t, p)
 			pauseAt := s.Timestamp.Add(time.Second)
-			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyPause, At: pauseAt})
+			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyPause, When: When{At: pauseAt}})
 			if !running(p) {
 				if n.Phase != p || !hasEvent(eff, "key_ignored") {
 					t.Fatalf("pause in %s: %s → %s", p, describe(eff), n.Phase)
@@ -1097,11 +1097,11 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 				}
 			}
 			// Pause again: ignored.
-			if n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyPause, At: t0.Add(2 * time.Hour)}); n2.Phase != workspace.PhasePaused || !hasEvent(eff2, "key_ignored") {
+			if n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyPause, When: When{At: t0.Add(2 * time.Hour)}}); n2.Phase != workspace.PhasePaused || !hasEvent(eff2, "key_ignored") {
 				t.Fatalf("double pause")
 			}
 			// Resume after an hour: the timers keep their remaining time.
-			r, eff := step(t, testMachine, n, KeyPressed{Action: KeyResume, At: t0.Add(3 * time.Hour)})
+			r, eff := step(t, testMachine, n, KeyPressed{Action: KeyResume, When: When{At: t0.Add(3 * time.Hour)}})
 			want := p
 			if p == workspace.PhaseCheckpoint || p == workspace.PhaseFrictionLogged || p == workspace.PhaseFrictionSync {
 				want = p // hand-made transient states return where they were
@@ -1157,7 +1157,7 @@ func TestCancelFromEveryState(t *testing.T) {
 	for _, p := range allPhases {
 		t.Run(string(p), func(t *testing.T) {
 			s := stateIn(t, p)
-			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyCancel, At: t0.Add(time.Hour)})
+			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyCancel, When: When{At: t0.Add(time.Hour)}})
 			switch {
 			case s.TaskID == "" || p == workspace.PhaseIdle || p == workspace.PhaseCancelled:
 				if n.Phase != p || !hasEvent(eff, "key_ignored") {
@@ -1193,7 +1193,7 @@ func TestRetryAbandonOnlyWhenStuck(t *testing.T) {
 			}
 			t.Run(string(p)+"/"+k, func(t *testing.T) {
 				s := stateIn(t, p)
-				n, eff := step(t, testMachine, s, KeyPressed{Action: k, At: t0.Add(time.Hour)})
+				n, eff := step(t, testMachine, s, KeyPressed{Action: k, When: When{At: t0.Add(time.Hour)}})
 				if n.Phase != s.Phase || !hasEvent(eff, "key_ignored") || len(effectsOf[WriteState](eff)) != 0 {
 					t.Fatalf("%s in %s: %s", k, p, describe(eff))
 				}
@@ -1320,16 +1320,16 @@ func TestEarlyCheckpointApprovalKeepsUnfinishedWork(t *testing.T) {
 
 func TestEventCodecRoundTrip(t *testing.T) {
 	events := []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "x", Project: "/p"}, TaskDir: "/d", At: t0},
-		ProjectSelected{Project: "/p", At: t0},
-		Resumed{At: t0},
-		Resumed{At: t0, OnDisk: []Event{SubtaskDone{Subtask: "st", Agent: "w", OK: true, At: t0}}},
-		TriggerCompleted{Path: "plan.md", Content: []byte("a\x00b"), Agent: "lead", ModTime: t0, At: t0},
-		SubtaskDone{Subtask: "st", Agent: "w", OK: true, At: t0},
-		AgentHealth{Agent: "w", Health: "exited", ExitCode: 2, At: t0},
-		InjectionResult{Agent: "w", Seq: 3, Delivered: true, At: t0},
-		TimerFired{ID: "restart:w", At: t0},
-		KeyPressed{Action: KeyPause, At: t0},
+		TaskSubmitted{Task: workspace.Task{ID: "x", Project: "/p"}, TaskDir: "/d", When: When{At: t0}},
+		ProjectSelected{Project: "/p", When: When{At: t0}},
+		Resumed{When: When{At: t0}},
+		Resumed{When: When{At: t0}, OnDisk: []Event{SubtaskDone{Subtask: "st", Agent: "w", OK: true, When: When{At: t0}}}},
+		TriggerCompleted{Path: "plan.md", Content: []byte("a\x00b"), Agent: "lead", ModTime: t0, When: When{At: t0}},
+		SubtaskDone{Subtask: "st", Agent: "w", OK: true, When: When{At: t0}},
+		AgentHealth{Agent: "w", Health: "exited", ExitCode: 2, When: When{At: t0}},
+		InjectionResult{Agent: "w", Seq: 3, Delivered: true, When: When{At: t0}},
+		TimerFired{ID: "restart:w", When: When{At: t0}},
+		KeyPressed{Action: KeyPause, When: When{At: t0}},
 	}
 	for _, e := range events {
 		raw, err := MarshalEvent(e)
@@ -1351,8 +1351,8 @@ func TestEventCodecRoundTrip(t *testing.T) {
 
 func TestStepWithoutTaskDoesNothing(t *testing.T) {
 	for _, e := range []Event{
-		Resumed{At: t0}, SubtaskDone{Subtask: "x", OK: true, At: t0}, AgentHealth{Agent: "lead", Health: "exited", At: t0},
-		TimerFired{ID: "restart:lead", At: t0}, InjectionResult{Agent: "lead", At: t0},
+		Resumed{When: When{At: t0}}, SubtaskDone{Subtask: "x", OK: true, When: When{At: t0}}, AgentHealth{Agent: "lead", Health: "exited", When: When{At: t0}},
+		TimerFired{ID: "restart:lead", When: When{At: t0}}, InjectionResult{Agent: "lead", When: When{At: t0}},
 	} {
 		n, eff := step(t, testMachine, State{}, e)
 		if len(eff) != 0 || n.Phase != "" {
@@ -1499,7 +1499,7 @@ func writeFile(t *testing.T, p string, b []byte) {
 func BenchmarkStepTrigger(b *testing.B) {
 	sc := newScenario(&testing.T{})
 	sc.submit(2)
-	ev := TriggerCompleted{Path: "plan.md", Content: validPlan, At: t0.Add(time.Minute), ModTime: t0}
+	ev := TriggerCompleted{Path: "plan.md", Content: validPlan, When: When{At: t0.Add(time.Minute)}, ModTime: t0}
 	b.ReportAllocs()
 	for b.Loop() {
 		testMachine.Step(sc.s, ev)
@@ -1507,11 +1507,11 @@ func BenchmarkStepTrigger(b *testing.B) {
 }
 
 func TestPackageStepUsesDefaults(t *testing.T) {
-	s, eff := testMachine.Step(State{}, ProjectSelected{Project: testProject, At: t0})
+	s, eff := testMachine.Step(State{}, ProjectSelected{Project: testProject, When: When{At: t0}})
 	if s.Phase != workspace.PhaseProjectSelected || !hasEvent(eff, "project_selected") {
 		t.Fatalf("%s: %s", s.Phase, describe(eff))
 	}
-	s2, eff := testMachine.Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", At: t0})
+	s2, eff := testMachine.Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", When: When{At: t0}})
 	if s2.Project != testProject || !hasEvent(eff, "project_ignored") {
 		t.Fatalf("project changed during a task: %s", describe(eff))
 	}

@@ -78,7 +78,7 @@ type Inject struct {
 // SpawnAgent asks the runner to start an agent (Resume: keep its session).
 type SpawnAgent struct {
 	Agent  string
-	Role   string
+	Role   workspace.Role
 	Resume bool
 }
 
@@ -86,7 +86,7 @@ type SpawnAgent struct {
 // again with its session resumed.
 type RestartAgent struct {
 	Agent string
-	Role  string
+	Role  workspace.Role
 }
 
 // StopAgent asks the runner to stop an agent gracefully.

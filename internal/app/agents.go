@@ -33,7 +33,7 @@ type agentFactory struct {
 }
 
 // spec is the ptyagent.ManagerConfig Factory.
-func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) spec(id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 	base := ptyagent.Spec{
 		Dir: f.project,
 		Env: []string{
@@ -79,7 +79,7 @@ func (f *agentFactory) spec(id, role string, resume bool) (ptyagent.Spec, error)
 
 // claudeSpec runs Claude Code with the role's prompt and tool limits and
 // one settings file holding every hook (only the last --settings counts).
-func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) claudeSpec(base ptyagent.Spec, id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 	prompt, err := f.prompt(role)
 	if err != nil {
 		return base, err
@@ -108,7 +108,7 @@ func (f *agentFactory) claudeSpec(base ptyagent.Spec, id, role string, resume bo
 }
 
 // prompt is the role's prompt (built in, or the user's override).
-func (f *agentFactory) prompt(role string) (string, error) {
+func (f *agentFactory) prompt(role workspace.Role) (string, error) {
 	prompt, _, err := roles.Prompt(role, f.cfg.Files.ProjectRolesDir, f.cfg.Files.UserRolesDir)
 	if err != nil {
 		return "", fmt.Errorf("role prompt for %s: %w", role, err)
@@ -127,9 +127,9 @@ func (f *agentFactory) taskDirOutside(dir string) []string {
 }
 
 // profileSpec runs a [profiles.<name>] agent from config.
-func (f *agentFactory) profileSpec(base ptyagent.Spec, name, id, role string, p config.Profile) (ptyagent.Spec, error) {
+func (f *agentFactory) profileSpec(base ptyagent.Spec, name, id string, role workspace.Role, p config.Profile) (ptyagent.Spec, error) {
 	argv := p.Expand(map[string]string{
-		"role": role, "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
+		"role": string(role), "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
 		"model": f.cfg.Role(role).Model,
 	})
 	if len(argv) == 0 {
@@ -175,11 +175,11 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	switch ev.Kind {
 	case ptyagent.EventHealth:
 		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: ev.Health, ExitCode: ev.ExitCode,
-			PID: ev.PID, Detail: ev.Detail, At: at})
+			PID: ev.PID, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDelivered:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, At: at})
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDeliveryFailed:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, At: at})
+		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventHookDenied:
 		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Codex CLI and Gemini CLI agents (docs/agents/codex.md, gemini.md): the
@@ -19,7 +20,7 @@ import (
 // Hivemind's hooks as -c overrides (the user's CODEX_HOME is untouched).
 // The sandbox keeps writes inside the working dir and the task dir; the
 // PreToolUse hook applies the role's paths (roles.Decide reads apply_patch).
-func (f *agentFactory) codexSpec(base ptyagent.Spec, id, role string, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) codexSpec(base ptyagent.Spec, id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 	prompt, err := f.prompt(role)
 	if err != nil {
 		return base, err
@@ -46,7 +47,7 @@ func (f *agentFactory) codexSpec(base ptyagent.Spec, id, role string, resume boo
 // context file) given as GEMINI_CLI_SYSTEM_SETTINGS_PATH, in yolo mode
 // (no approval dialogs: the BeforeTool hook decides), with a session id
 // chosen up front.
-func (f *agentFactory) geminiSpec(base ptyagent.Spec, id, role string, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) geminiSpec(base ptyagent.Spec, id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 	prompt, err := f.prompt(role)
 	if err != nil {
 		return base, err
@@ -57,7 +58,7 @@ func (f *agentFactory) geminiSpec(base ptyagent.Spec, id, role string, resume bo
 	}
 	// The prompt is a context file in a directory of the agent's
 	// workspace; its name is the role's, so no other agent loads it.
-	roleFile := "HIVEMIND-" + strings.ToUpper(role) + ".md"
+	roleFile := "HIVEMIND-" + strings.ToUpper(string(role)) + ".md"
 	if err := os.WriteFile(filepath.Join(dir, roleFile), []byte(prompt), 0o644); err != nil {
 		return base, err
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -43,12 +46,12 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 func TestAgentSpecMixedTeam(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", privateDir(t))
 	project, td := newTask(t)
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	f := &agentFactory{cfg: cfg, project: project, td: td, self: "/opt/hm/hivemind"}
-	kinds := map[string]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
-	specs := map[string]ptyagent.Spec{}
+	kinds := map[workspace.Role]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
+	specs := map[workspace.Role]ptyagent.Spec{}
 	for role, kind := range kinds {
-		s, err := f.spec(role+"_x", role, false)
+		s, err := f.spec(string(role)+"_x", role, false)
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -100,6 +103,22 @@ func TestAgentSpecMixedTeam(t *testing.T) {
 	if a := s.Argv; a[1] != "resume" || a[len(a)-1] != "019abc" {
 		t.Errorf("codex resume argv: %v", a)
 	}
+	// Gemini: resumed only when its chat file holds a message (one saved
+	// at start with none is refused by --resume and by --session-id).
+	gemHome := t.TempDir()
+	t.Setenv("GEMINI_CLI_HOME", gemHome)
+	s, _ = f.spec("worker_x", "worker", true)
+	if !strings.Contains(strings.Join(s.Argv, " "), "--session-id "+sid) {
+		t.Errorf("gemini restart without a saved chat: %v", s.Argv)
+	}
+	chats := filepath.Join(gemHome, ".gemini", "tmp", "p", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	chat := `{"sessionId":"` + sid + `"}` + "\n" + `{"id":"1","type":"user","content":[{"text":"[HIVEMIND] go"}]}` + "\n"
+	if err := os.WriteFile(filepath.Join(chats, "session-2026-11-24T10-00-"+sid[:8]+".jsonl"), []byte(chat), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, _ = f.spec("worker_x", "worker", true)
 	if !strings.Contains(strings.Join(s.Argv, " "), "--resume "+sid) {
 		t.Errorf("gemini resume argv: %v", s.Argv)
@@ -122,19 +141,24 @@ func privateDir(t *testing.T) string {
 	return d
 }
 
-// The start screen's Team row offers the configured team first (a mixed
-// one in the --agent list form, which Start passes as --agent), then each
-// agent for every role.
+// The start screen offers the built-in CLIs, the profiles, then what the
+// configured team runs besides (sim here), each marked when its program
+// is not on PATH.
 func TestAgentChoices(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
-	got := agentChoices(cfg.TeamString(), []string{"aider", "codex"})
-	want := []string{"lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini", "sim", "aider"}
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "sim", "worker": "codex"}})
+	cfg.Profiles["aider"] = config.Profile{Command: []string{"aider", "--yes"}}
+	env := preflight.Env{LookPath: func(f string) (string, error) {
+		if f == "claude" || f == "codex" {
+			return "/usr/bin/" + f, nil
+		}
+		return "", exec.ErrNotFound
+	}}
+	got := agentChoices(cfg, env)
+	want := []tui.AgentChoice{{Name: "claude"}, {Name: "codex"},
+		{Name: "gemini", Missing: "gemini is not on PATH (npm install -g @google/gemini-cli)"},
+		{Name: "aider", Missing: "aider is not on PATH"}, {Name: "sim"}}
 	if !slices.Equal(got, want) {
-		t.Errorf("choices %q, want %q", got, want)
-	}
-	f, err := config.ParseAgentFlag(got[0])
-	if err != nil || !maps.Equal(config.Default().WithAgents(f).Team(), cfg.Team()) {
-		t.Errorf("the first choice does not give the configured team back: %v %v", f, err)
+		t.Errorf("choices %q\nwant %q", got, want)
 	}
 }
 
@@ -156,7 +180,7 @@ func newTask(t *testing.T) (string, *workspace.TaskDir) {
 // Each agent's account (whose rate limit it shares) is its CLI, so a
 // limited Claude Code holds new work for the Claude agents only.
 func TestMachineAccountsFromTheTeam(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	cfg.Workers = 2
 	got := newMachine(cfg, false).Cfg.Accounts
 	want := map[string]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}

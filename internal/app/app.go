@@ -137,7 +137,7 @@ func (w *wiring) preflight() error {
 }
 
 // lockWorkspace takes the workspace lock and opens the workspace and its
-// shared context (decisions, constraints, glossary), which outlives tasks.
+// shared knowledge (decisions, constraints, glossary), which outlives tasks.
 func (w *wiring) lockWorkspace() error {
 	lock, stale, err := workspace.AcquireWorkspaceLock(w.root)
 	if err != nil {
@@ -151,7 +151,7 @@ func (w *wiring) lockWorkspace() error {
 		return err
 	}
 	if w.shared, err = workspace.OpenKnowledge(w.root); err != nil {
-		return fmt.Errorf("shared context: %w", err)
+		return fmt.Errorf("shared knowledge: %w", err)
 	}
 	if stale {
 		w.notes = append(w.notes, workspace.EventRecord{Type: "lock_taken_over",

@@ -106,7 +106,7 @@ func TestNewAppResumeAbandoned(t *testing.T) {
 }
 
 // When wiring fails after the task was written, the task is removed:
-// nothing ran, and --resume must not pick it up later. A shared context
+// nothing ran, and --resume must not pick it up later. A shared knowledge dir
 // that cannot be opened fails before any task is written.
 func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	noTasks := func(project, when string) {
@@ -116,7 +116,7 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 			t.Errorf("%s: tasks left behind: %v %v", when, entries, err)
 		}
 	}
-	// A symlinked shared context is refused.
+	// A symlinked shared knowledge dir is refused.
 	project := t.TempDir()
 	if err := os.MkdirAll(workspace.DefaultRoot(project), 0o755); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hivemind-dev/hivemind/internal/gitwork"
 	"io"
 	"os"
 	"os/signal"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -166,19 +169,40 @@ func (r *liveRun) close() error {
 	return nil
 }
 
-// agentChoices are the teams the start screen offers: the configured one
-// first (a mixed team in the --agent role=… form), then each built-in
-// agent and custom profile for every role.
-func agentChoices(current string, custom []string) []string {
-	var out []string
+// startCLIs are the CLIs the start screen offers for every role. The sim
+// agent is offered only where it is configured already (hivemind --agent
+// sim, a config that uses it): it is a demo, not a team member.
+var startCLIs = []string{"claude", "codex", "gemini"}
+
+// agentChoices are the agents the start screen offers for each role: the
+// built-in CLIs, the [profiles], then whatever else the configured team
+// runs (sim, a command line). Each is marked when its program is not on
+// PATH (the preflight's first check alone: no command runs, so the screen
+// opens at once).
+func agentChoices(cfg config.Config, env preflight.Env) []tui.AgentChoice {
+	var out []tui.AgentChoice
 	seen := map[string]bool{}
-	for _, p := range slices.Concat([]string{current}, config.BuiltinAgents(), custom) {
-		if p != "" && !seen[p] {
-			seen[p] = true
-			out = append(out, p)
+	names := slices.Concat(startCLIs, cfg.ProfileNames())
+	for _, r := range workspace.Roles() {
+		names = append(names, cfg.AgentOf(r))
+	}
+	for _, name := range names {
+		if name == "" || seen[name] {
+			continue
 		}
+		seen[name] = true
+		out = append(out, tui.AgentChoice{Name: name, Missing: preflight.NotFound(env, preflightAgent(cfg, name))})
 	}
 	return out
+}
+
+// agentFlag is the --agent value that runs the start screen's pick: t.Agent
+// for every role but those t.Agents names (without t.Agent, t.Agents names
+// every role). It is the agent alone when every role runs it, else the
+// role=agent list.
+func agentFlag(t workspace.Task) string {
+	c := config.Config{Agent: cmp.Or(t.Agent, t.Agents[workspace.RoleLead])}
+	return c.WithAgents(config.AgentFlag{PerRole: t.Agents}).TeamString()
 }
 
 // finalOf is p when the task is over or waits on the user, else "".
@@ -192,26 +216,37 @@ func finalOf(p workspace.Phase) workspace.Phase {
 // Start implements tui.Launcher: it is `hivemind "task"` in project, with
 // the task's context and constraints from the form.
 func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) {
+	o, t, err := l.startOptions(project, t)
+	if err != nil {
+		return tui.Session{}, err
+	}
+	return l.run(o, t)
+}
+
+// startOptions are the options and task of Start: the start screen's
+// choices as the flags that make them (--agent, --workers,
+// --plan-approval) over the command line's.
+func (l *launcher) startOptions(project string, t workspace.Task) (Options, workspace.Task, error) {
 	if strings.TrimSpace(t.Description) == "" {
 		// New would take a task without description for --resume.
-		return tui.Session{}, errors.New("the task has no description")
+		return Options{}, t, errors.New("the task has no description")
 	}
 	if t.SubmittedBy == "" {
 		t.SubmittedBy = "tui"
 	}
 	o := l.optionsFor(project)
-	// The agent and worker count chosen on the start screen, as if given
-	// with --agent and --workers.
-	if t.Agent != "" {
-		o.Agent, o.AgentSet = t.Agent, true
+	if a := agentFlag(t); a != "" {
+		o.Agent, o.AgentSet = a, true
 	}
+	// New writes the agents and worker count the config ends with.
+	t.Agent, t.Agents = "", nil
 	if t.Workers > 0 {
 		o.Workers, o.WorkersSet = t.Workers, true
 	}
 	if t.PlanApproval != "" {
-		o.PlanApproval = t.PlanApproval // as if given with --plan-approval
+		o.PlanApproval = t.PlanApproval
 	}
-	return l.run(o, t)
+	return o, t, nil
 }
 
 // Resume implements tui.Launcher: it is `hivemind --resume` in project.
@@ -244,7 +279,7 @@ func (l *launcher) Scan(project string) (tui.Project, error) {
 	if !fi.IsDir() {
 		return p, fmt.Errorf("%s is not a directory", project)
 	}
-	p.Git = isGitRepo(project)
+	p.Git = gitwork.IsRepo(project)
 	root, err := l.optionsFor(project).WorkspaceRoot()
 	if err != nil {
 		return p, err
@@ -285,21 +320,6 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 		out = append(out, pt)
 	}
 	return out
-}
-
-// isGitRepo reports whether dir is inside a git work tree (a .git
-// directory or file in it or a parent).
-func isGitRepo(dir string) bool {
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return false
-		}
-		d = parent
-	}
 }
 
 // Usage implements tui.Launcher: what the run recorded of each agent's
@@ -399,7 +419,7 @@ func runFrontDoor(o Options, initial *App) int {
 	var first *liveRun
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
-		opts.Agents, opts.Workers = agentChoices(cfg.TeamString(), cfg.ProfileNames()), cfg.Workers
+		opts.Agents, opts.StartTeam, opts.Workers = agentChoices(cfg, o.preflightEnv()), cfg.Team(), cfg.Workers
 		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {
@@ -467,7 +487,7 @@ func runFrontDoor(o Options, initial *App) int {
 func RunFrontDoor(o Options) int { return runFrontDoor(o, nil) }
 
 // snapshotMsg is the UI's copy of a runner snapshot: the state, the event
-// tail and the shared context (decisions, constraints, glossary) that the
+// tail and the shared knowledge (decisions, constraints, glossary) that the
 // runner keeps loaded off the UI goroutine.
 func snapshotMsg(s engine.Snapshot) tui.SnapshotMsg {
 	return tui.SnapshotMsg{State: s.State, Events: s.Events, Knowledge: s.Knowledge}

@@ -2,12 +2,16 @@ package app
 
 import (
 	"errors"
+	"io"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -30,9 +34,11 @@ func TestLauncherScan(t *testing.T) {
 		t.Fatal("no error for a missing folder")
 	}
 
-	// A git work tree (a .git in a parent counts), tasks, an unfinished one.
-	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+	// A git work tree (a repository in a parent counts), tasks, an
+	// unfinished one. Git decides, as for the run: an empty .git (one
+	// appeared in /tmp on a test machine) is not a repository.
+	if out, err := exec.Command("git", "init", "-q", project).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
 	}
 	sub := filepath.Join(project, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
@@ -124,6 +130,59 @@ func TestLauncherUsageSim(t *testing.T) {
 	for _, u := range got {
 		if u.InputTokens != 0 || !strings.Contains(u.Note, "sim agent") {
 			t.Errorf("%+v", u)
+		}
+	}
+}
+
+// The agents picked on the start screen run as --agent would run them: the
+// options carry the --agent value (the agent alone when every role runs
+// it), the config says the flag set them, task.json records them, and
+// --resume runs them again.
+func TestLauncherStartPick(t *testing.T) {
+	for _, tc := range []struct {
+		pick map[workspace.Role]string
+		flag string
+	}{
+		{map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, "lead=claude,reviewer=codex,worker=gemini"},
+		{map[workspace.Role]string{"lead": "sim", "reviewer": "sim", "worker": "sim"}, "sim"},
+		{map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}, "lead=claude,reviewer=claude,worker=my-agent --fast"},
+	} {
+		project := t.TempDir()
+		// No preflight: what runs is checked here, not whether it is installed.
+		l := &launcher{o: Options{NoPreflight: true}, project: project}
+		o, task, err := l.startOptions(project, workspace.Task{Description: "x", Agents: tc.pick, Workers: 2})
+		if err != nil || o.Agent != tc.flag || !o.AgentSet || task.Agents != nil {
+			t.Fatalf("%v: --agent %q (set %v), task agents %v, %v; want --agent %q", tc.pick, o.Agent, o.AgentSet, task.Agents, err, tc.flag)
+		}
+		cfg, src, err := o.LoadConfig()
+		if err != nil || !maps.Equal(cfg.Team(), tc.pick) {
+			t.Fatalf("%v: config team %v %v", tc.pick, cfg.Team(), err)
+		}
+		key := "roles.worker.agent"
+		if !strings.Contains(tc.flag, "=") {
+			key = "agent" // one agent for every role
+		}
+		if s := src.Of(key).String(); s != "flag --agent" {
+			t.Errorf("%v: %s comes from %q, want flag --agent", tc.pick, key, s)
+		}
+		a, err := New(o, task, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		disk, err := a.td.Task()
+		a.Close()
+		if err != nil || disk.SubmittedBy != "tui" || !maps.Equal(config.Default().WithAgents(config.AgentFlag{All: disk.Agent}).WithAgents(config.AgentFlag{PerRole: disk.Agents}).Team(), tc.pick) {
+			t.Errorf("%v: task.json %+v %v", tc.pick, disk, err)
+		}
+		ro := l.optionsFor(project)
+		ro.Resume = true
+		b, err := New(ro, workspace.Task{}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if !maps.Equal(b.cfg.Team(), tc.pick) {
+			t.Errorf("%v: resumed with %v", tc.pick, b.cfg.Team())
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -78,7 +78,7 @@ func FormatRecord(r workspace.EventRecord) string {
 		t = time.Now()
 	}
 	b.WriteString(t.Local().Format("15:04:05"))
-	typ, input := strings.CutPrefix(r.Type, engine.InputPrefix)
+	typ, input := strings.CutPrefix(r.Type, flow.InputPrefix)
 	if input {
 		b.WriteString(" ← ")
 	} else {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
-	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -15,9 +14,9 @@ import (
 // preflight: one entry per distinct agent, naming the roles it runs.
 func agentsOf(cfg config.Config) []preflight.Agent {
 	var out []preflight.Agent
-	for _, r := range roles.Names() {
+	for _, r := range workspace.Roles() {
 		name := cfg.AgentOf(r)
-		who := r
+		who := string(r)
 		if r == workspace.RoleWorker {
 			who = fmt.Sprintf("%d worker", cfg.Workers)
 			if cfg.Workers != 1 {
@@ -29,31 +28,39 @@ func agentsOf(cfg config.Config) []preflight.Agent {
 			out[i].Bypass = out[i].Bypass || (out[i].Kind == preflight.Claude && bypasses(cfg.Role(r)))
 			continue
 		}
-		a := preflight.Agent{Name: name, Roles: who}
-		if p, ok := cfg.Profile(name); ok {
-			a.Kind = preflight.Command
-			if len(p.Command) > 0 {
-				a.Argv0 = p.Command[0]
-			}
-			out = append(out, a)
-			continue
-		}
-		switch name {
-		case "sim":
-			a.Kind = preflight.Sim
-		case "claude":
-			a.Kind, a.Bypass = preflight.Claude, bypasses(cfg.Role(r))
-		case "codex":
-			a.Kind = preflight.Codex
-		case "gemini":
-			a.Kind = preflight.Gemini
-		default:
-			a.Kind = preflight.Command
-			a.Argv0, a.Shell = preflight.FirstWord(name), true
-		}
+		a := preflightAgent(cfg, name)
+		a.Roles = who
+		a.Bypass = a.Kind == preflight.Claude && bypasses(cfg.Role(r))
 		out = append(out, a)
 	}
 	return out
+}
+
+// preflightAgent says how agent name of cfg runs, for the preflight: a
+// [profiles.<name>] command, a built-in CLI, or a command line.
+func preflightAgent(cfg config.Config, name string) preflight.Agent {
+	a := preflight.Agent{Name: name}
+	if p, ok := cfg.Profile(name); ok {
+		a.Kind = preflight.Command
+		if len(p.Command) > 0 {
+			a.Argv0 = p.Command[0]
+		}
+		return a
+	}
+	switch name {
+	case "sim":
+		a.Kind = preflight.Sim
+	case "claude":
+		a.Kind = preflight.Claude
+	case "codex":
+		a.Kind = preflight.Codex
+	case "gemini":
+		a.Kind = preflight.Gemini
+	default:
+		a.Kind = preflight.Command
+		a.Argv0, a.Shell = preflight.FirstWord(name), true
+	}
+	return a
 }
 
 // bypasses reports whether a Claude role runs in bypassPermissions mode.

@@ -20,7 +20,7 @@ func TestAgentsOf(t *testing.T) {
 	with := func(agent string, f func(*config.Config)) config.Config {
 		c := cfg
 		c.Agent = agent
-		c.Roles = map[string]config.RoleConfig{}
+		c.Roles = map[workspace.Role]config.RoleConfig{}
 		for k, v := range cfg.Roles {
 			c.Roles[k] = v
 		}
@@ -55,7 +55,7 @@ func TestAgentsOf(t *testing.T) {
 		}
 	}
 	// A mixed team: one check per agent, naming its roles.
-	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}})
+	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	want := []preflight.Agent{{Name: "claude", Kind: preflight.Claude, Roles: "lead", Bypass: true},
 		{Name: "codex", Kind: preflight.Codex, Roles: "reviewer"}, {Name: "gemini", Kind: preflight.Gemini, Roles: "2 workers"}}
 	if got := agentsOf(mixed); !slices.Equal(got, want) {
@@ -91,7 +91,7 @@ func TestResumeAgents(t *testing.T) {
 	}
 	// A mixed team is kept per role; --agent role=… changes the roles it
 	// names.
-	mixed := workspace.Task{Agent: "claude", Agents: map[string]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, Workers: 2}
+	mixed := workspace.Task{Agent: "claude", Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, Workers: 2}
 	got, notes := ResumeAgents(Options{}, config.Default(), mixed)
 	if got.TeamString() != "lead=claude,reviewer=codex,worker=gemini" || len(notes) != 0 {
 		t.Errorf("mixed resume: %s %v", got.TeamString(), notes)

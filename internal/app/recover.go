@@ -7,10 +7,11 @@ import (
 	"strconv"
 
 	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// recover decides what a resumed task starts from (engine.RecoverState):
+// recover decides what a resumed task starts from (flow.RecoverState):
 // its state.json, the state rebuilt from events.jsonl when state.json and
 // its backups are gone or it references content (blobs/) that is missing
 // or corrupt, or — only when nothing was ever recorded and no
@@ -28,22 +29,22 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 	if w.lost != "" {
 		reason = w.lost
 	}
-	st, from, err := engine.RecoverState(newMachine(w.cfg, w.git != nil), w.loaded, w.fresh || w.lost != "", w.history)
+	st, from, err := flow.RecoverState(newMachine(w.cfg, w.git != nil), w.loaded, w.fresh || w.lost != "", w.history)
 	if err != nil {
 		return engine.State{}, nil, nil, fmt.Errorf("task %s: %w.%s", w.td.ID(), err, startOver)
 	}
 	switch from {
-	case engine.FromEvents:
+	case flow.FromEvents:
 		return st, engine.Resumed{Retry: w.o.Retry}, []workspace.EventRecord{{Type: "state_rebuilt",
 			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": reason}}}, nil
-	case engine.NothingRecorded:
+	case flow.NothingRecorded:
 		if w.lost != "" {
 			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: %s, and events.jsonl records nothing to rebuild it from; nothing was changed.%s",
-				w.td.ID(), engine.ErrCannotResume, w.lost, startOver)
+				w.td.ID(), flow.ErrCannotResume, w.lost, startOver)
 		}
 		if work := workOnDisk(w.td.Dir()); work != "" {
 			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: state.json, its backups and events.jsonl are gone but work is on disk (%s); nothing was changed.%s",
-				w.td.ID(), engine.ErrCannotResume, work, startOver)
+				w.td.ID(), flow.ErrCannotResume, work, startOver)
 		}
 		// The process died before the task's first write: nothing was
 		// done, so it starts from task.json.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -78,7 +79,7 @@ func TestResumeRecovery(t *testing.T) {
 		project := t.TempDir()
 		plannedTask(t, project, longPlan, false)
 		_, err := resumeApp(t, project)
-		if !errors.Is(err, engine.ErrCannotResume) || !strings.Contains(err.Error(), "is missing") || !strings.Contains(err.Error(), "To start the task over") {
+		if !errors.Is(err, flow.ErrCannotResume) || !strings.Contains(err.Error(), "is missing") || !strings.Contains(err.Error(), "To start the task over") {
 			t.Fatalf("err %v", err)
 		}
 	})
@@ -103,7 +104,7 @@ func TestResumeRecovery(t *testing.T) {
 		project := t.TempDir()
 		testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{Phase: "warp_speed"})
 		_, err := resumeApp(t, project)
-		if !errors.Is(err, engine.ErrCannotResume) || !strings.Contains(err.Error(), `"warp_speed"`) ||
+		if !errors.Is(err, flow.ErrCannotResume) || !strings.Contains(err.Error(), `"warp_speed"`) ||
 			!strings.Contains(err.Error(), `hivemind --project `+project+` "from the future"`) {
 			t.Fatalf("err %v", err)
 		}
@@ -121,7 +122,7 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := resumeApp(t, project)
-		if !errors.Is(err, engine.ErrCannotResume) || !strings.Contains(err.Error(), "reviews/plan_v1.md") || !strings.Contains(err.Error(), "To start the task over") {
+		if !errors.Is(err, flow.ErrCannotResume) || !strings.Contains(err.Error(), "reviews/plan_v1.md") || !strings.Contains(err.Error(), "To start the task over") {
 			t.Fatalf("err %v", err)
 		}
 	})
@@ -142,15 +143,15 @@ func plannedTask(t *testing.T, project, plan string, record bool) *workspace.Tas
 	task, _ := td.Task()
 	now := time.Now()
 	evs := []engine.Event{
-		engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), At: now},
-		engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, At: now},
+		engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), When: engine.When{At: now}},
+		engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, When: engine.When{At: now}},
 	}
 	log, err := workspace.OpenEventLog(td)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		if err := log.Append(engine.EncodeEvent(ev, id)); record && err != nil {
+		if err := log.Append(flow.EncodeEvent(ev, id)); record && err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -259,7 +259,7 @@ func (a remoteAgents) inject(id string, seq int, text string) {
 			err = a.Manager.Inject(id, seq, rw.translate(id, text))
 		}
 		if err != nil {
-			rw.send(engine.InjectionResult{Agent: id, Seq: seq, Detail: err.Error(), At: time.Now()})
+			rw.send(engine.InjectionResult{Agent: id, Seq: seq, Detail: err.Error(), When: engine.When{At: time.Now()}})
 		}
 	})
 }

@@ -89,7 +89,7 @@ func (r *usageReader) read(agent, path string) {
 	r.last[agent] = wu
 	r.mu.Unlock()
 	if !same && wu.Tokens() > 0 {
-		r.send(engine.AgentUsage{Agent: agent, Usage: wu, At: time.Now()})
+		r.send(engine.AgentUsage{Agent: agent, Usage: wu, When: engine.When{At: time.Now()}})
 	}
 }
 

@@ -50,7 +50,7 @@ const usageHead = `Usage:
   hivemind roles                      effective per-role permissions
   hivemind config                     effective config and where each value came from
   hivemind hosts                      check every [hosts.<name>]: ssh, git, the agent CLI, work dir
-  hivemind context [--json]           the shared decisions, constraints and glossary
+  hivemind context [--json]           the shared knowledge: decisions, constraints, glossary
   hivemind context rm ID              remove one entry (not while hivemind runs here)
   hivemind diff [agent]               git projects: the task's changes, or one worker's
   hivemind help                       this help

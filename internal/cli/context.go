@@ -13,7 +13,7 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// cmdContext prints the shared context (`hivemind context [--json]`; it
+// cmdContext prints the shared knowledge (`hivemind context [--json]`; it
 // only reads, and creates nothing) or removes one entry (`hivemind context
 // rm ID`).
 func cmdContext(o options, stdout io.Writer) error {
@@ -27,19 +27,19 @@ func cmdContext(o options, stdout io.Writer) error {
 		if _, err := os.Stat(root); err != nil {
 			return fmt.Errorf("no Hivemind workspace at %s (run a task first)", root)
 		}
-		ctx, dir, err := workspace.ReadKnowledge(root)
+		kn, dir, err := workspace.ReadKnowledge(root)
 		if err != nil {
 			return err
 		}
 		if o.JSON {
-			b, err := json.MarshalIndent(ctx, "", "  ")
+			b, err := json.MarshalIndent(kn, "", "  ")
 			if err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(stdout, "%s\n", b)
 			return err
 		}
-		_, err = io.WriteString(stdout, renderContext(ctx, dir))
+		_, err = io.WriteString(stdout, renderKnowledge(kn, dir))
 		return err
 	case (args[0] == "rm" || args[0] == "remove") && len(args) == 2:
 		return contextRemove(root, args[1], stdout)
@@ -49,7 +49,7 @@ func cmdContext(o options, stdout io.Writer) error {
 
 // contextRemove removes one entry. Removing is a user action, never an
 // agent's; it takes the workspace lock, so it is refused while a hivemind
-// runs on this workspace (that engine is the shared context's writer).
+// runs on this workspace (that engine is the shared knowledge's writer).
 func contextRemove(root, id string, stdout io.Writer) error {
 	if _, err := os.Stat(root); err != nil {
 		return fmt.Errorf("no Hivemind workspace at %s", root)
@@ -57,7 +57,7 @@ func contextRemove(root, id string, stdout io.Writer) error {
 	lock, _, err := workspace.AcquireWorkspaceLock(root)
 	if err != nil {
 		if errors.Is(err, workspace.ErrLocked) {
-			return fmt.Errorf("hivemind is running on this workspace, and it owns the shared context: quit it first, then run `hivemind context rm %s` again (%w)", id, err)
+			return fmt.Errorf("hivemind is running on this workspace, and it owns the shared knowledge: quit it first, then run `hivemind context rm %s` again (%w)", id, err)
 		}
 		return err
 	}
@@ -77,55 +77,55 @@ func contextRemove(root, id string, stdout io.Writer) error {
 	return err
 }
 
-// renderContext renders the three lists for people.
-func renderContext(ctx workspace.Knowledge, dir string) string {
+// renderKnowledge renders the three lists for people.
+func renderKnowledge(kn workspace.Knowledge, dir string) string {
 	var b strings.Builder
 	when := func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") }
-	fmt.Fprintf(&b, "Shared context (%s)\n", dir)
-	fmt.Fprintf(&b, "\nDecisions (%d)\n", len(ctx.Decisions))
-	if len(ctx.Decisions) == 0 {
+	fmt.Fprintf(&b, "Shared knowledge (%s)\n", dir)
+	fmt.Fprintf(&b, "\nDecisions (%d)\n", len(kn.Decisions))
+	if len(kn.Decisions) == 0 {
 		b.WriteString("  none yet\n")
 	}
-	for _, d := range ctx.Decisions {
+	for _, d := range kn.Decisions {
 		fmt.Fprintf(&b, "  %-4s %s\n", d.ID, d.Title)
-		fmt.Fprintf(&b, "       %s · %s · task %s\n", d.DecidedBy, when(d.DecidedAt), ctxOrDash(d.TaskID))
-		ctxIndent(&b, d.Rationale)
+		fmt.Fprintf(&b, "       %s · %s · task %s\n", d.DecidedBy, when(d.DecidedAt), orDash(d.TaskID))
+		indentLines(&b, d.Rationale)
 	}
-	fmt.Fprintf(&b, "\nConstraints (%d)\n", len(ctx.Constraints))
-	if len(ctx.Constraints) == 0 {
+	fmt.Fprintf(&b, "\nConstraints (%d)\n", len(kn.Constraints))
+	if len(kn.Constraints) == 0 {
 		b.WriteString("  none yet\n")
 	}
-	for _, c := range ctx.Constraints {
+	for _, c := range kn.Constraints {
 		fmt.Fprintf(&b, "  %-4s %s\n", c.ID, c.Name)
 		fmt.Fprintf(&b, "       %s · %s\n", c.AddedBy, when(c.AddedAt))
 		if c.Description != c.Name {
-			ctxIndent(&b, c.Description)
+			indentLines(&b, c.Description)
 		}
 	}
-	fmt.Fprintf(&b, "\nGlossary (%d)\n", len(ctx.Glossary))
-	if len(ctx.Glossary) == 0 {
+	fmt.Fprintf(&b, "\nGlossary (%d)\n", len(kn.Glossary))
+	if len(kn.Glossary) == 0 {
 		b.WriteString("  none yet\n")
 	}
-	for _, g := range ctx.Glossary {
+	for _, g := range kn.Glossary {
 		fmt.Fprintf(&b, "  %s\n", g.Term)
 		rev := ""
 		if n := len(g.History); n > 0 {
 			rev = fmt.Sprintf(" · %d earlier definition(s)", n)
 		}
 		fmt.Fprintf(&b, "       %s · %s%s\n", g.AddedBy, when(g.AddedAt), rev)
-		ctxIndent(&b, g.Definition)
+		indentLines(&b, g.Definition)
 	}
 	b.WriteString("\nRemove an entry: hivemind context rm ID (a decision D<n>, a constraint C<n>, or a term)\n")
 	return b.String()
 }
 
-func ctxIndent(b *strings.Builder, text string) {
+func indentLines(b *strings.Builder, text string) {
 	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
 		fmt.Fprintf(b, "       %s\n", strings.TrimRight(l, " \t"))
 	}
 }
 
-func ctxOrDash(s string) string {
+func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// `hivemind context` only reads: in a workspace without shared context it
+// `hivemind context` only reads: in a workspace without shared knowledge it
 // prints empty lists and creates nothing.
 func TestCmdContextReadOnly(t *testing.T) {
 	project := t.TempDir()

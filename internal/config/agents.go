@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Built-in agents: what `agent` (top level or under [roles.<role>]) and
@@ -12,12 +14,9 @@ import (
 // gemini replaces the built-in one; claude and sim cannot be redefined.
 var builtinAgents = []string{"claude", "codex", "gemini", "sim"}
 
-// BuiltinAgents returns the built-in agent names.
-func BuiltinAgents() []string { return slices.Clone(builtinAgents) }
-
 // AgentOf returns the agent that runs role: its [roles.<role>] agent, else
 // the top-level agent.
-func (c Config) AgentOf(role string) string {
+func (c Config) AgentOf(role workspace.Role) string {
 	if a := c.Roles[role].Agent; a != "" {
 		return a
 	}
@@ -25,9 +24,9 @@ func (c Config) AgentOf(role string) string {
 }
 
 // Team returns the agent of each role, keyed by role name.
-func (c Config) Team() map[string]string {
-	t := make(map[string]string, len(roleNames))
-	for _, r := range roleNames {
+func (c Config) Team() map[workspace.Role]string {
+	t := make(map[workspace.Role]string)
+	for _, r := range workspace.Roles() {
 		t[r] = c.AgentOf(r)
 	}
 	return t
@@ -35,8 +34,8 @@ func (c Config) Team() map[string]string {
 
 // Mixed reports whether the roles do not all run the same agent.
 func (c Config) Mixed() bool {
-	for _, r := range roleNames {
-		if c.AgentOf(r) != c.AgentOf(roleNames[0]) {
+	for _, r := range workspace.Roles() {
+		if c.AgentOf(r) != c.AgentOf(workspace.RoleLead) {
 			return true
 		}
 	}
@@ -49,9 +48,9 @@ func (c Config) TeamString() string {
 	if !c.Mixed() {
 		return c.Agent
 	}
-	parts := make([]string, len(roleNames))
-	for i, r := range roleNames {
-		parts[i] = r + "=" + c.AgentOf(r)
+	var parts []string
+	for _, r := range workspace.Roles() {
+		parts = append(parts, string(r)+"="+c.AgentOf(r))
 	}
 	return strings.Join(parts, ",")
 }
@@ -60,7 +59,7 @@ func (c Config) TeamString() string {
 // agents for some roles (PerRole, role → agent).
 type AgentFlag struct {
 	All     string
-	PerRole map[string]string
+	PerRole map[workspace.Role]string
 }
 
 // ParseAgentFlag parses --agent: an agent for every role ("codex", a
@@ -76,19 +75,16 @@ func ParseAgentFlag(s string) (AgentFlag, error) {
 	if !perRoleForm(s) {
 		return AgentFlag{All: s}, nil
 	}
-	f := AgentFlag{PerRole: map[string]string{}}
+	f := AgentFlag{PerRole: map[workspace.Role]string{}}
 	for _, item := range strings.Split(s, ",") {
-		role, agent, ok := strings.Cut(strings.TrimSpace(item), "=")
-		role, agent = strings.TrimSpace(role), strings.TrimSpace(agent)
+		name, agent, ok := strings.Cut(strings.TrimSpace(item), "=")
+		name, agent = strings.TrimSpace(name), strings.TrimSpace(agent)
 		if !ok || agent == "" {
 			return AgentFlag{}, fmt.Errorf("%q: want role=agent (e.g. reviewer=codex,worker=gemini)", item)
 		}
-		if !slices.Contains(roleNames, role) {
-			msg := fmt.Sprintf("unknown role %q", role)
-			if sg := Suggest(role, roleNames, 2); sg != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", sg)
-			}
-			return AgentFlag{}, fmt.Errorf("%s; roles: %s", msg, strings.Join(roleNames, ", "))
+		role, err := workspace.ParseRole(name)
+		if err != nil {
+			return AgentFlag{}, err
 		}
 		if _, dup := f.PerRole[role]; dup {
 			return AgentFlag{}, fmt.Errorf("role %s given twice", role)
@@ -138,9 +134,9 @@ func checkAgents(cfg Config, src Sources) Errors {
 		}
 	}
 	check("agent", cfg.Agent)
-	for _, r := range roleNames {
+	for _, r := range workspace.Roles() {
 		if a := cfg.Roles[r].Agent; a != "" {
-			check("roles."+r+".agent", a)
+			check("roles."+string(r)+".agent", a)
 		}
 	}
 	return errs
@@ -160,16 +156,16 @@ func applyAgentFlag(cfg *Config, src Sources, v string) *Error {
 			return &Error{Key: "--agent", Msg: msg}
 		}
 		src["agent"] = flag
-		for _, r := range roleNames {
-			delete(src, "roles."+r+".agent")
+		for _, r := range workspace.Roles() {
+			delete(src, "roles."+string(r)+".agent")
 		}
 	}
-	for _, r := range roleNames {
+	for _, r := range workspace.Roles() {
 		if a, ok := f.PerRole[r]; ok {
 			if msg := checkAgentName(a, profiles); msg != "" {
-				return &Error{Key: "--agent", Msg: r + ": " + msg}
+				return &Error{Key: "--agent", Msg: string(r) + ": " + msg}
 			}
-			src["roles."+r+".agent"] = flag
+			src["roles."+string(r)+".agent"] = flag
 		}
 	}
 	*cfg = cfg.WithAgents(f)
@@ -182,12 +178,12 @@ func applyAgentFlag(cfg *Config, src Sources, v string) *Error {
 func (c Config) WithAgents(f AgentFlag) Config {
 	c.Roles = maps.Clone(c.Roles)
 	if c.Roles == nil {
-		c.Roles = map[string]RoleConfig{}
+		c.Roles = map[workspace.Role]RoleConfig{}
 	}
 	if f.All != "" {
 		c.Agent = f.All
 	}
-	for _, r := range roleNames {
+	for _, r := range workspace.Roles() {
 		rc := c.Roles[r]
 		if f.All != "" {
 			rc.Agent = ""

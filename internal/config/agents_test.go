@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 func TestRoleAgents(t *testing.T) {
@@ -15,7 +17,7 @@ func TestRoleAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	want := map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
 	if got := cfg.Team(); !reflect.DeepEqual(got, want) {
 		t.Errorf("team %v, want %v", got, want)
 	}
@@ -45,7 +47,7 @@ func TestRoleAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = map[string]string{"lead": "gemini", "reviewer": "codex", "worker": "sim"}
+	want = map[workspace.Role]string{"lead": "gemini", "reviewer": "codex", "worker": "sim"}
 	if got := cfg.Team(); !reflect.DeepEqual(got, want) || src.Of("roles.lead.agent").String() != "flag --agent" {
 		t.Errorf("--agent %s: team %v, lead source %v", some, got, src.Of("roles.lead.agent"))
 	}
@@ -95,8 +97,8 @@ func TestParseAgentFlag(t *testing.T) {
 	for in, want := range map[string]AgentFlag{
 		"codex":                            {All: "codex"},
 		"my-agent --x=1":                   {All: "my-agent --x=1"},
-		"reviewer=codex, worker = gemini ": {PerRole: map[string]string{"reviewer": "codex", "worker": "gemini"}},
-		"lead=my-agent --fast":             {PerRole: map[string]string{"lead": "my-agent --fast"}},
+		"reviewer=codex, worker = gemini ": {PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}},
+		"lead=my-agent --fast":             {PerRole: map[workspace.Role]string{"lead": "my-agent --fast"}},
 	} {
 		got, err := ParseAgentFlag(in)
 		if err != nil || !reflect.DeepEqual(got, want) {

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/pricing"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
-
-// Role names that may appear under [roles.<role>].
-var roleNames = []string{"lead", "reviewer", "worker"}
 
 // Permission modes Claude Code accepts for --permission-mode (claude
 // --help, version 2.1.197).
@@ -49,7 +47,7 @@ type Config struct {
 	PlanApproval string
 	// Roles holds per-role agent settings, keyed by role name; it always
 	// has an entry for lead, reviewer and worker.
-	Roles map[string]RoleConfig
+	Roles map[workspace.Role]RoleConfig
 	// QuietPeriodMS: a trigger file is complete after this long unchanged.
 	QuietPeriodMS int
 	// HangSeconds: no output and no idle signal this long while working
@@ -219,7 +217,7 @@ func Default() Config {
 		Workers:                  2,
 		Agent:                    "claude",
 		PlanApproval:             PlanApprovalReviewer,
-		Roles:                    map[string]RoleConfig{},
+		Roles:                    map[workspace.Role]RoleConfig{},
 		QuietPeriodMS:            300,
 		HangSeconds:              120,
 		AgentTimeoutSeconds:      1800,
@@ -237,7 +235,7 @@ func Default() Config {
 		Pricing:                  pricing.Table{},
 		Hosts:                    map[string]Host{},
 	}
-	for _, r := range roleNames {
+	for _, r := range workspace.Roles() {
 		// bypassPermissions: agents run unattended, and a permission dialog
 		// would stall the run. Role limits are still enforced: removed tools
 		// (--disallowedTools) and PreToolUse hook denials apply in every
@@ -246,9 +244,6 @@ func Default() Config {
 	}
 	return c
 }
-
-// RoleNames returns the roles that may be configured, in display order.
-func RoleNames() []string { return append([]string(nil), roleNames...) }
 
 // QuietPeriod returns QuietPeriodMS as a duration.
 func (c Config) QuietPeriod() time.Duration {
@@ -281,7 +276,7 @@ func (c Config) Backoff() []time.Duration {
 }
 
 // Role returns the settings of role (zero value for an unknown role).
-func (c Config) Role(role string) RoleConfig { return c.Roles[role] }
+func (c Config) Role(role workspace.Role) RoleConfig { return c.Roles[role] }
 
 // Profile returns the custom profile with that name, if defined.
 func (c Config) Profile(name string) (Profile, bool) {

@@ -161,7 +161,9 @@ func TestErrors(t *testing.T) {
 		{"unknown role key", "[roles.lead]\nmodle = \"x\"\n", []string{
 			`2: roles.lead.modle: unknown key (did you mean "model"?); known keys here: agent, extra_args, hosts, model, permission_mode`}},
 		{"unknown role", "[roles.planner]\nmodel = \"x\"\n", []string{
-			"1: roles.planner: unknown role (known roles: lead, reviewer, worker)"}},
+			`1: roles.planner: unknown role "planner"; roles: lead, reviewer, worker`}},
+		{"role typo", "[roles.wroker]\nmodel = \"x\"\n", []string{
+			`1: roles.wroker: unknown role "wroker" (did you mean "worker"?); roles: lead, reviewer, worker`}},
 		{"unknown profile key", "[profiles.x]\ncommand = [\"x\"]\nready = 1\n", []string{
 			`3: profiles.x.ready: unknown key; known keys here: command, env, ready_quiet_ms, ready_regex, submit, submit_delay_ms`}},
 		{"int as string", "workers = \"two\"\n", []string{`1: workers: wrong type: want an integer, found a string ("two")`}},
@@ -324,12 +326,6 @@ func TestProfileExpand(t *testing.T) {
 	want := []string{"aider", "--model", "sonnet", "--read", "/t/plan.md", "{unknown}"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v", got)
-	}
-}
-
-func TestEditDistanceSwapCostsOne(t *testing.T) {
-	if d := editDistance("stauts", "status"); d != 1 {
-		t.Errorf("a swap of neighbours costs %d, want 1", d)
 	}
 }
 

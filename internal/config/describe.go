@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // Describe renders the effective configuration as TOML, every value followed
@@ -39,10 +41,10 @@ func (c Config) Describe(src Sources) string {
 	add("worktree_copy", "worktree_copy", c.WorktreeCopy)
 	add("budget_usd", "budget_usd", c.BudgetUSD)
 
-	for _, r := range roleNames {
+	for _, r := range workspace.Roles() {
 		rc := c.Roles[r]
-		p := "roles." + r + "."
-		header("roles." + r)
+		p := "roles." + string(r) + "."
+		header("roles." + string(r))
 		if rc.Agent != "" {
 			add(p+"agent", "agent", rc.Agent)
 		} else {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // LocalHost is the placement name of this machine in [roles.<role>] hosts
@@ -105,10 +106,10 @@ func (c *Config) checkHosts(src Sources, placement []Placement) Errors {
 				Msg: `ssh is required (the ssh destination, e.g. "buildbox" or "ci@10.0.0.7")`})
 		}
 	}
-	for _, r := range roleNames {
-		key := "roles." + r + ".hosts"
+	for _, r := range workspace.Roles() {
+		key := "roles." + string(r) + ".hosts"
 		for _, h := range c.Roles[r].Hosts {
-			if r != "worker" && h != LocalHost {
+			if r != workspace.RoleWorker && h != LocalHost {
 				s := src.Of(key)
 				errs = append(errs, &Error{File: s.File, Line: s.Line, Key: key,
 					Msg: fmt.Sprintf("only workers run on other hosts for now; the %s runs here (remove %q)", r, h)})
@@ -171,7 +172,7 @@ func (c Config) WorkerHosts() []string {
 		}
 		return out
 	}
-	for _, h := range c.Roles["worker"].Hosts {
+	for _, h := range c.Roles[workspace.RoleWorker].Hosts {
 		n := c.Workers // "local" takes every worker left
 		if h != LocalHost {
 			n = c.Hosts[h].MaxAgents

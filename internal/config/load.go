@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/hivemind-dev/hivemind/internal/suggest"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // FileName is the name of the config file in the workspace and user folders.
@@ -362,13 +364,14 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 	if !ok {
 		return
 	}
-	for _, role := range slices.Sorted(maps.Keys(tbl)) {
-		rpath := append(slices.Clip(path), role)
-		if !slices.Contains(roleNames, role) {
-			l.errorf(rpath, "unknown role (known roles: %s)", strings.Join(roleNames, ", "))
+	for _, name := range slices.Sorted(maps.Keys(tbl)) {
+		rpath := append(slices.Clip(path), name)
+		role, err := workspace.ParseRole(name)
+		if err != nil {
+			l.errorf(rpath, "%v", err)
 			continue
 		}
-		fields, ok := l.table(rpath, tbl[role])
+		fields, ok := l.table(rpath, tbl[name])
 		if !ok {
 			continue
 		}
@@ -727,45 +730,9 @@ func checkGlob(s string) error {
 	return nil
 }
 
-// Suggest returns the name in known closest to s, at most max edits away
-// (a swap of two neighbours counts as one), or "": the "did you mean" of
-// config keys and of the command line.
-func Suggest(s string, known []string, max int) string {
-	best, bestD := "", max+1
-	for _, k := range known {
-		if d := editDistance(s, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of neighbours.
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
-}
+// Suggest returns the name in known closest to s, at most max edits away,
+// or "": the "did you mean" of config keys and of the command line.
+func Suggest(s string, known []string, max int) string { return suggest.Closest(s, known, max) }
 
 func cloneEnv(m map[string]string) map[string]string {
 	c := make(map[string]string, len(m))

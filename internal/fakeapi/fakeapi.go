@@ -38,6 +38,9 @@ type Script struct {
 	Seed uint64
 	// Errors answer some of an agent's requests with an HTTP error.
 	Errors []ErrorRule
+	// Waits hold back some of an agent's answers until the run under test
+	// got somewhere (a script step that must come after another).
+	Waits []WaitRule
 	// ChunkDelay is the pause between SSE events (default Scenario.Pace).
 	ChunkDelay time.Duration
 	// Model is reported in responses (default: the requested model).
@@ -54,15 +57,32 @@ func DefaultScript() Script { return Script{Scenario: script.DefaultScenario(), 
 // ErrorRule answers the next Count model requests of Agent ("" = any agent,
 // including requests without one) with Status (429 rate limit or 529
 // overloaded). With For set, it answers every model request of Agent for
-// that long instead, counted from the first request it answers.
+// that long instead, counted from the first request it answers. With Turn
+// set, only requests of turns whose [HIVEMIND] line contains Turn count.
 type ErrorRule struct {
 	Agent      string
+	Turn       string
 	Status     int
 	Count      int
 	For        time.Duration
 	RetryAfter time.Duration // sent as retry-after (seconds, rounded up); 0 = no header
 
 	until time.Time // end of the For window, once started
+}
+
+// WaitRule holds back the answer to every model request of Agent's turns
+// whose [HIVEMIND] line contains Turn until Until reports true (polled)
+// or For has passed since the request came, whichever is first.
+type WaitRule struct {
+	Agent string
+	Turn  string
+	Until func() bool
+	For   time.Duration
+}
+
+// matches reports whether a rule for agent and turn covers rec.
+func matches(agent, turn string, rec *Request) bool {
+	return (agent == "" || agent == rec.Agent) && (turn == "" || strings.Contains(rec.Line, turn))
 }
 
 // Request is one logged HTTP request and what the fake answered.
@@ -81,6 +101,9 @@ type Request struct {
 	// Agent is the agent named by the conversation's assignment path
 	// (assignments/<agent>.json) or the X-Hivemind-Agent header.
 	Agent string
+	// Line is the user message carrying the current turn's [HIVEMIND]
+	// line ("" for requests outside a turn).
+	Line string
 	// Assignment is the assignment path of the current [HIVEMIND] turn.
 	// Side calls quoting the line (title generation) carry it too; check
 	// HasTools to tell the agent's own turns apart.
@@ -371,7 +394,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 			}
 			if p := hivemindPath(m.text()); p != "" {
 				h = i
-				rec.Assignment = p
+				rec.Assignment, rec.Line = p, m.text()
 				break
 			}
 			if !m.hasToolResult() {
@@ -391,7 +414,8 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 			}
 		}
 	}
-	if st, ok := f.takeError(rec.Agent); ok {
+	f.wait(r, rec)
+	if st, ok := f.takeError(rec); ok {
 		rec.Status, rec.Reply = st.Status, "error"
 		if st.RetryAfter > 0 {
 			w.Header().Set("retry-after", fmt.Sprint(int((st.RetryAfter+time.Second-1)/time.Second)))
@@ -489,13 +513,34 @@ func sideText(req apiRequest) string {
 	return "OK."
 }
 
-func (f *Server) takeError(agent string) (ErrorRule, bool) {
+// wait holds the request back while a WaitRule covers it (never past
+// the rule's For, nor after the client gave up).
+func (f *Server) wait(r *http.Request, rec *Request) {
+	for _, w := range f.script.Waits {
+		if !matches(w.Agent, w.Turn, rec) {
+			continue
+		}
+		deadline := time.Now().Add(w.For)
+		tick := time.NewTicker(100 * time.Millisecond)
+		for !w.Until() && time.Now().Before(deadline) {
+			select {
+			case <-r.Context().Done():
+				tick.Stop()
+				return
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+	}
+}
+
+func (f *Server) takeError(rec *Request) (ErrorRule, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
 	for i := range f.errs {
 		e := &f.errs[i]
-		if e.Agent != "" && e.Agent != agent {
+		if !matches(e.Agent, e.Turn, rec) {
 			continue
 		}
 		if e.For > 0 {

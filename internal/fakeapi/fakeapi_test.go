@@ -369,6 +369,74 @@ func TestErrorsForOneAgent(t *testing.T) {
 	}
 }
 
+// An error rule with Turn answers only that turn's requests; a wait rule
+// holds its turn's answers until its condition holds, or For has passed.
+func TestErrorsAndWaitsForOneTurn(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE a.go")
+	sc := DefaultScript()
+	sc.Errors = []ErrorRule{{Agent: "worker_1", Turn: "Checkpoint 1 (core) reached", Status: 429, Count: 1}}
+	polled, open := make(chan struct{}, 1), make(chan struct{})
+	sc.Waits = []WaitRule{
+		{Agent: "worker_1", Turn: "Review", For: time.Minute, Until: func() bool {
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+			select {
+			case <-open:
+				return true
+			default:
+				return false
+			}
+		}},
+		{Agent: "worker_1", Turn: "Slow", For: 300 * time.Millisecond, Until: func() bool { return false }},
+	}
+	api := New(sc)
+	defer api.Close()
+	msg := func(line string) map[string]any {
+		return map[string]any{"model": "m", "stream": true, "tools": tools,
+			"messages": []map[string]any{{"role": "user", "content": "[HIVEMIND] " + line + " — read " + p}}}
+	}
+	if resp, _, _ := post(t, api.URL(), msg("Do subtask st_1")); resp.StatusCode != 200 {
+		t.Fatalf("another turn: %d", resp.StatusCode)
+	}
+	if resp, _, _ := post(t, api.URL(), msg("Checkpoint 1 (core) reached; the Reviewer is reviewing it")); resp.StatusCode != 429 {
+		t.Fatalf("the scripted turn: %d", resp.StatusCode)
+	}
+	body, _ := json.Marshal(msg("Review checkpoint 1"))
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(api.URL()+"/v1/messages", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			answered <- -1
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	<-polled // the request is held: its condition was false
+	select {
+	case c := <-answered:
+		t.Fatalf("answered (%d) before its condition held", c)
+	default:
+	}
+	close(open)
+	if c := <-answered; c != 200 {
+		t.Fatalf("after the condition: %d", c)
+	}
+	start := time.Now()
+	if resp, _, _ := post(t, api.URL(), msg("Slow turn")); resp.StatusCode != 200 || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("bounded wait: %d after %v", resp.StatusCode, time.Since(start))
+	}
+	for _, r := range api.Requests() {
+		if r.Agent != "worker_1" || !strings.Contains(r.Line, "[HIVEMIND]") {
+			t.Errorf("request %+v: agent %q, line %q", r.Path, r.Agent, r.Line)
+		}
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

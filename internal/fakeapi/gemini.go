@@ -111,7 +111,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 	}
 	h, assignment, htext := locate(texts)
 	assignment = resolve(assignment, rec.Cwd)
-	rec.Assignment = assignment
+	rec.Assignment, rec.Line = assignment, htext
 	rec.Agent = agentFor(r, assignment)
 	in := turnInput{hivemind: h, hivemindAt: htext}
 	if h >= 0 {
@@ -144,7 +144,7 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 			}
 		}
 	}
-	if f.scriptedError(w, rec, func(status int) any {
+	if f.scriptedError(w, r, rec, func(status int) any {
 		st := "RESOURCE_EXHAUSTED"
 		if status >= 500 {
 			st = "UNAVAILABLE"

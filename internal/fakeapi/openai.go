@@ -146,7 +146,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 	}
 	h, assignment, htext := locate(texts)
 	assignment = resolve(assignment, rec.Cwd)
-	rec.Assignment = assignment
+	rec.Assignment, rec.Line = assignment, htext
 	rec.Agent = agentFor(r, assignment)
 	in := turnInput{hivemind: h, hivemindAt: htext}
 	if h >= 0 {
@@ -169,7 +169,7 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 			}
 		}
 	}
-	if f.scriptedError(w, rec, func(status int) any {
+	if f.scriptedError(w, r, rec, func(status int) any {
 		kind := "rate_limit_exceeded"
 		if status >= 500 {
 			kind = "server_error"

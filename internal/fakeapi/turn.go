@@ -136,11 +136,12 @@ func addFilePatch(path, content string) string {
 	return b.String()
 }
 
-// scriptedError answers the request with the next matching error rule, if
-// any, through render (each wire has its own error body). It reports
+// scriptedError waits while a WaitRule says so, then answers the request
+// with the next matching error rule, if any, through render (each wire has its own error body). It reports
 // whether it answered.
-func (f *Server) scriptedError(w http.ResponseWriter, rec *Request, render func(status int) any) bool {
-	st, ok := f.takeError(rec.Agent)
+func (f *Server) scriptedError(w http.ResponseWriter, r *http.Request, rec *Request, render func(status int) any) bool {
+	f.wait(r, rec)
+	st, ok := f.takeError(rec)
 	if !ok {
 		return false
 	}

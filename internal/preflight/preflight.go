@@ -447,6 +447,10 @@ func proxyFor(env Env, u *url.URL) string {
 	return p
 }
 
+// firstLine is the first line of a command's output, trimmed: a version or
+// an error as the CLI printed it, "" when it printed nothing (errText then
+// says what failed itself). Unlike workspace.Headline it keeps the spacing,
+// and unlike remote's it adds no words of its own.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(s)
@@ -467,4 +471,33 @@ func errText(err error, said string) string {
 		}
 	}
 	return err.Error()
+}
+
+// NotFound is the first check of Run alone, for a screen that marks the
+// agents it offers: why a's program is not on PATH, with how to install it
+// where known, or "" when it is there or cannot be told (the sim agent, a
+// shell line that does not start with a program). It runs no command: it
+// costs a PATH lookup.
+func NotFound(env Env, a Agent) string {
+	prog, install := "", ""
+	switch a.Kind {
+	case Sim:
+		return ""
+	case Claude:
+		prog, install = "claude", "npm install -g @anthropic-ai/claude-code"
+	case Codex, Gemini:
+		prog, install = cliChecks[a.Kind].bin, cliChecks[a.Kind].install
+	default:
+		if prog = a.Argv0; prog == "" || (a.Shell && !plainWord(prog)) {
+			return ""
+		}
+	}
+	if _, err := env.LookPath(prog); err == nil {
+		return ""
+	}
+	msg := prog + " is not on PATH"
+	if install != "" {
+		msg += " (" + install + ")"
+	}
+	return msg
 }

@@ -267,3 +267,31 @@ func TestResultLine(t *testing.T) {
 		t.Error("a result takes more than one line")
 	}
 }
+
+// NotFound is the PATH check of Run alone: it marks what Run fails for a
+// missing program, and says how to install a built-in CLI.
+func TestNotFound(t *testing.T) {
+	w := &fakeWorld{path: map[string]string{"codex": "/usr/local/bin/codex", "bash": "/bin/bash"}}
+	for _, tc := range []struct {
+		agent Agent
+		want  string
+	}{
+		{claudeAgent, "claude is not on PATH (npm install -g @anthropic-ai/claude-code)"},
+		{Agent{Name: "codex", Kind: Codex}, ""},
+		{Agent{Name: "gemini", Kind: Gemini}, "gemini is not on PATH (npm install -g @google/gemini-cli)"},
+		{Agent{Name: "sim", Kind: Sim}, ""},
+		{Agent{Name: "aider", Kind: Command, Argv0: "aider"}, "aider is not on PATH"},
+		{Agent{Name: "FOO=1 bash -c x", Kind: Command, Argv0: FirstWord("FOO=1 bash -c x"), Shell: true}, ""},
+		{Agent{Name: "$AGENT", Kind: Command, Argv0: FirstWord("$AGENT"), Shell: true}, ""},
+	} {
+		got := NotFound(w.env_(), tc.agent)
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.agent.Name, got, tc.want)
+		}
+		a := tc.agent
+		a.Roles = "lead"
+		if rs := Run(context.Background(), w.env_(), []Agent{a}); (got != "") != (rs[0].Status == Fail) {
+			t.Errorf("%q: NotFound %q but Run's first check %v", a.Name, got, rs[0])
+		}
+	}
+}

@@ -193,6 +193,9 @@ func sshHint(said, dest string) string {
 	return "try: ssh -v " + dest
 }
 
+// firstLine is the first line of what ssh or the remote end printed, for a
+// one-line error: never empty ("no message") and at most 200 runes, since
+// the other end may print anything.
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -59,7 +59,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 	issues := fs.Int("checkpoint-issues", 1, "checkpoint reviews that report issues before approving")
 	friction := fs.Bool("friction", false, "worker_1 logs one friction file")
 	forbidden := fs.Bool("forbidden-write", false, "the reviewer tries to write a project source file")
-	decisions := fs.Bool("decisions", true, "the lead and worker_1 each record one decision in the shared context")
+	decisions := fs.Bool("decisions", true, "the lead and worker_1 each record one decision in the shared knowledge")
 	notes := fs.Bool("shared-notes", false, "every worker subtask also appends to NOTES.md (git worktrees then conflict)")
 	agentFlag := fs.String("agent", "", "agent id (default $HIVEMIND_AGENT_ID)")
 	roleFlag := fs.String("role", "", "role (default $HIVEMIND_ROLE)")
@@ -77,7 +77,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 		pace:    *pace,
 		env:     env,
 		id:      firstNonEmpty(*agentFlag, env("HIVEMIND_AGENT_ID"), "sim"),
-		role:    firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), workspace.RoleWorker),
+		role:    workspace.Role(firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), string(workspace.RoleWorker))),
 		taskDir: env("HIVEMIND_TASK_DIR"),
 		project: env("HIVEMIND_PROJECT"),
 		socket:  env(hookrelay.EnvHookSocket),
@@ -97,7 +97,7 @@ type agent struct {
 	pace    time.Duration
 	env     func(string) string
 	id      string
-	role    string
+	role    workspace.Role
 	taskDir string
 	project string
 	socket  string

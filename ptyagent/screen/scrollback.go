@@ -87,10 +87,55 @@ func (s *scrollback) clear() {
 
 func isBlank(c cell) bool { return c == cell{} || c == cell{' ', 0} }
 
+// blankEnd returns the length of c without its blank tail (cells isBlank
+// reports). Most tails are cells never written (all-zero words), skipped
+// four at a time.
+func blankEnd(c []cell, slow bool) int {
+	end := len(c)
+	if wordCells && !slow {
+		w := cellWords(c)
+		for end >= 4 && w[end-1]|w[end-2]|w[end-3]|w[end-4] == 0 {
+			end -= 4
+		}
+	}
+	for end > 0 && isBlank(c[end-1]) {
+		end--
+	}
+	return end
+}
+
 // asciiRun copies to out the leading cells of c that have style st and
 // hold an ASCII character or a blank, as encode stores them, and returns
 // how many it copied (at most len(out)).
 func asciiRun(out []byte, c []cell, st uint32) int {
+	if wordCells {
+		return asciiRunWords(out, c, st)
+	}
+	return asciiRunCells(out, c, st)
+}
+
+// asciiRunWords is asciiRun on words: a cell of style st holding a rune
+// below 0x80 is the word cellWord(r, st), which xor st's half makes a
+// number below 0x80, so one comparison tests the style and the rune.
+func asciiRunWords(out []byte, c []cell, st uint32) int {
+	c = c[:min(len(c), len(out))]
+	out = out[:len(c)]
+	hi := cellWord(0, st)
+	for k, v := range cellWords(c) {
+		v ^= hi
+		if v >= utf8.RuneSelf {
+			return k
+		}
+		b := byte(v)
+		if b == 0 {
+			b = ' ' // never written
+		}
+		out[k] = b
+	}
+	return len(c)
+}
+
+func asciiRunCells(out []byte, c []cell, st uint32) int {
 	c = c[:min(len(c), len(out))]
 	out = out[:len(c)]
 	for k, cc := range c {
@@ -109,10 +154,7 @@ func asciiRun(out []byte, c []cell, st uint32) int {
 // encode returns the compact form of l.
 func (t *Term) encode(l *line) []byte {
 	c := l.c
-	end := len(c)
-	for end > 0 && isBlank(c[end-1]) {
-		end--
-	}
+	end := blankEnd(c, t.slow)
 	// Encoded into a scratch buffer first: appending to the line's own
 	// buffer would grow it step by step.
 	buf := t.encBuf[:0]

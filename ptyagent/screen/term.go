@@ -244,47 +244,7 @@ func (t *Term) write(p []byte) {
 	for i < len(p) {
 		switch t.st {
 		case psGround:
-			b := p[i]
-			if b >= 0x20 && b < 0x7f {
-				j := i + 1 + printableLen(p[i+1:])
-				t.printASCII(p[i:j])
-				i = j
-				continue
-			}
-			if b < 0x20 {
-				if b == 0x1b && i+2 < len(p) && p[i+1] == '[' && !t.slow {
-					if n := t.fastCSI(p[i+2:]); n > 0 {
-						i += 2 + n
-						continue
-					}
-				}
-				if b == 0x1b {
-					t.st = psSeq
-					t.p.Advance(b)
-				} else {
-					t.execute(b)
-				}
-				i++
-				continue
-			}
-			if b < 0xC2 || b > 0xF4 {
-				i++ // DEL, stray C1 or continuation byte, invalid lead
-				continue
-			}
-			r, n := decodeRune(p[i:])
-			if r == utf8.RuneError && n <= 1 {
-				if !utf8.FullRune(p[i:]) {
-					t.un = copy(t.ubuf[:], p[i:])
-					t.st = psUTF8
-					return
-				}
-				i++
-				continue
-			}
-			if t.slow || !t.printNarrow(r) {
-				t.printRune(r)
-			}
-			i += n
+			i = t.ground(p, i)
 		case psUTF8:
 			b := p[i]
 			if b < 0x80 || b > 0xBF {
@@ -371,6 +331,57 @@ func (t *Term) write(p []byte) {
 	}
 }
 
+// ground handles p from i in the ground state, in one loop until a byte
+// leaves that state (an ESC that does not start a whole CSI fastCSI takes,
+// a character split across writes) or p ends, and returns where it
+// stopped.
+func (t *Term) ground(p []byte, i int) int {
+	for i < len(p) {
+		b := p[i]
+		if b >= 0x20 && b < 0x7f {
+			j := i + 1 + printableLen(p[i+1:])
+			t.printASCII(p[i:j])
+			i = j
+			continue
+		}
+		if b < 0x20 {
+			if b != 0x1b {
+				t.execute(b)
+				i++
+				continue
+			}
+			if i+2 < len(p) && p[i+1] == '[' && !t.slow {
+				if n := t.fastCSI(p[i+2:]); n > 0 {
+					i += 2 + n
+					continue
+				}
+			}
+			t.st = psSeq
+			t.p.Advance(b)
+			return i + 1
+		}
+		if b < 0xC2 || b > 0xF4 {
+			i++ // DEL, stray C1 or continuation byte, invalid lead
+			continue
+		}
+		r, n := decodeRune(p[i:])
+		if r == utf8.RuneError && n <= 1 {
+			if !utf8.FullRune(p[i:]) {
+				t.un = copy(t.ubuf[:], p[i:])
+				t.st = psUTF8
+				return len(p)
+			}
+			i++
+			continue
+		}
+		if t.slow || !t.printNarrow(r) {
+			t.printRune(r)
+		}
+		i += n
+	}
+	return i
+}
+
 // fastCSI dispatches a plain CSI sequence (optional private prefix,
 // digits, ';' and ':', final byte) that lies whole in q, building the same
 // ansi.Params x/ansi's parser would, and returns the bytes it consumed.
@@ -431,12 +442,13 @@ func (t *Term) fastCSI(q []byte) int {
 }
 
 // An SGR memo entry: the SGR with parameter bytes params[:n] took the
-// pen with id from to pen to, interned as id.
+// pen with id from to the pen with id id (styles.styles[id], ids standing
+// for pens one to one while the memo is on). 32 bytes, so that an entry
+// is one cache line's part and the table (64 KiB) stays in cache.
 type sgrMemo struct {
 	from, id uint32
-	to       style
 	n        uint8
-	params   [27]byte
+	params   [23]byte
 }
 
 const sgrMemoBits = 11
@@ -465,21 +477,27 @@ func (t *Term) memoSGR(q []byte) int {
 	if t.memo == nil || !t.memoEnabled() {
 		return 0
 	}
+	// The parameter bytes are found and hashed (as sgrMemoHash) in one pass.
+	h := t.penID * 0x9E3779B1
 	k := 0
-	for k < len(q) && q[k]-'0' < 12 { // digits, ':' and ';'
-		k++
+	for ; k < len(q); k++ {
+		c := q[k]
+		if c-'0' >= 12 { // not a digit, ':' or ';'
+			break
+		}
+		h = (h ^ uint32(c)) * 0x01000193
 	}
 	if k >= len(q) || q[k] != 'm' || k > len(sgrMemo{}.params) {
 		return 0
 	}
-	e := &t.memo[sgrMemoHash(t.penID, q[:k])]
+	e := &t.memo[h>>(32-sgrMemoBits)]
 	if e.from != t.penID || int(e.n) != k || string(e.params[:k]) != string(q[:k]) {
 		return 0
 	}
 	t.lastRune = 0
 	if e.id != t.penID {
 		t.prevPen, t.prevID = t.pen, t.penID
-		t.pen, t.penID = e.to, e.id
+		t.pen, t.penID = t.styles.styles[e.id], e.id
 		t.eraseOK = false
 	}
 	return k + 1
@@ -495,7 +513,7 @@ func (t *Term) rememberSGR(from uint32, params []byte) {
 		t.memo = make([]sgrMemo, 1<<sgrMemoBits)
 	}
 	e := &t.memo[sgrMemoHash(from, params)]
-	e.from, e.id, e.to, e.n = from, t.penID, t.pen, uint8(len(params))
+	e.from, e.id, e.n = from, t.penID, uint8(len(params))
 	copy(e.params[:], params)
 }
 

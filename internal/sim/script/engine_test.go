@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -21,7 +21,7 @@ func TestPlansPassEngineValidation(t *testing.T) {
 		if len(out) != 1 {
 			t.Fatalf("round %d: %d files", round, len(out))
 		}
-		p, probs := engine.ParsePlan([]byte(out[0].Content), f.project)
+		p, probs := flow.ParsePlan([]byte(out[0].Content), f.project)
 		if len(probs) > 0 {
 			t.Fatalf("round %d: engine rejects the plan: %v\n%s", round, probs, out[0].Content)
 		}
@@ -33,8 +33,8 @@ func TestPlansPassEngineValidation(t *testing.T) {
 
 // TestInjectedLineFound checks the sim's regex finds the engine's line.
 func TestInjectedLineFound(t *testing.T) {
-	line := engine.InjectText("Do subtask st_1: core", engine.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1"))
-	if got := AssignmentRE.FindString(line); got != engine.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1") {
+	line := flow.InjectText("Do subtask st_1: core", flow.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1"))
+	if got := AssignmentRE.FindString(line); got != flow.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1") {
 		t.Fatalf("found %q in %q", got, line)
 	}
 }

@@ -55,8 +55,8 @@ type Scenario struct {
 	// change the same file and their merge conflicts (the worktree tests).
 	SharedNotes bool
 	// RecordDecisions makes the Lead record one decision in the shared
-	// context with its first plan and worker_1 one with its first subtask;
-	// workers' outputs list the recorded decisions they read (context.go).
+	// knowledge with its first plan and worker_1 one with its first subtask;
+	// workers' outputs list the recorded decisions they read (knowledge.go).
 	RecordDecisions bool
 	// Pace is the delay per output line (sim agent) or per streamed chunk
 	// (fake API).

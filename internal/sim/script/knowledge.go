@@ -10,16 +10,16 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// The shared context, as the scripted agents use it (Scenario.
+// The shared knowledge, as the scripted agents use it (Scenario.
 // RecordDecisions): the Lead records one plan-level decision with its first
 // plan, worker_1 records one choice the other workers must follow with its
 // first subtask, and every worker's output lists the recorded decisions it
-// read, so a test can see a decision reach a later worker. The context
+// read, so a test can see a decision reach a later worker. The knowledge
 // files are found where a real agent finds them: in the assignment's reads.
 
-// contextDir is the shared context directory named by the assignment's
+// knowledgeDir is the shared knowledge directory named by the assignment's
 // reads (the directory of decisions.json), or "".
-func (c *ctx) contextDir() string {
+func (c *ctx) knowledgeDir() string {
 	for _, r := range c.a.Reads {
 		if filepath.Base(r) == workspace.DecisionsFile && filepath.Base(filepath.Dir(r)) == workspace.KnowledgeDir {
 			return filepath.Dir(r)
@@ -79,7 +79,7 @@ func (c *ctx) recordDecision(dir, title, rationale string) {
 
 // leadDecision records the plan-level decision with the first plan.
 func (c *ctx) leadDecision() {
-	dir := c.contextDir()
+	dir := c.knowledgeDir()
 	if !c.sc.RecordDecisions || dir == "" || c.recordedBefore(dir) {
 		return
 	}
@@ -91,7 +91,7 @@ func (c *ctx) leadDecision() {
 // workerDecision: worker_1 records a convention the other workers must
 // follow, with its first subtask.
 func (c *ctx) workerDecision() {
-	dir := c.contextDir()
+	dir := c.knowledgeDir()
 	if !c.sc.RecordDecisions || c.a.Agent != "worker_1" || dir == "" || c.recordedBefore(dir) {
 		return
 	}
@@ -103,7 +103,7 @@ func (c *ctx) workerDecision() {
 // followedDecisions is the output section listing the recorded decisions
 // this worker read (empty when there are none).
 func (c *ctx) followedDecisions() string {
-	dir := c.contextDir()
+	dir := c.knowledgeDir()
 	if !c.sc.RecordDecisions || dir == "" {
 		return ""
 	}

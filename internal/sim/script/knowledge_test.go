@@ -22,7 +22,7 @@ func TestRecordDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads := workspace.ContextFiles(root)
+	reads := workspace.KnowledgeFiles(root)
 	sc := DefaultScenario()
 	sc.RecordDecisions = true
 	rnd := rand.New(rand.NewPCG(1, 1))
@@ -36,11 +36,11 @@ func TestRecordDecisions(t *testing.T) {
 	if err != nil || e.Kind != workspace.KindDecision {
 		t.Fatalf("lead entry %+v: %v", e, err)
 	}
-	// Without the context in its reads, nothing is recorded.
+	// Without the shared knowledge in its reads, nothing is recorded.
 	noCtx := leadAsg
 	noCtx.Reads = nil
 	if out, _ := sc.Respond(noCtx, f.taskDir, f.project, rnd); len(out) != 1 {
-		t.Errorf("without context reads: %v", paths(out))
+		t.Errorf("without knowledge reads: %v", paths(out))
 	}
 	// Merged and archived (as the engine does), it is not recorded again.
 	if _, err := store.Merge(e, "lead", "t1", "src-lead", time.Now()); err != nil {
