@@ -61,6 +61,11 @@ func remoteRun(t *testing.T, project string, pace time.Duration, during func(dir
 			}
 			return dir != ""
 		})
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("hivemind's output:\n%s", out.String())
+			}
+		})
 		during(dir)
 	}
 	code := 0
@@ -86,6 +91,7 @@ func TestRemoteWorkersComplete(t *testing.T) {
 	if countType(recs, "remote_host_ready") != 1 || countType(recs, "remote_sync_connected") < 1 {
 		t.Errorf("remote records: ready %d, sync connected %d", countType(recs, "remote_host_ready"), countType(recs, "remote_sync_connected"))
 	}
+	logRunnerWait(t, recs)
 	log := wtGit(t, project, "log", "--format=%s", "hivemind/"+st.TaskID)
 	for _, w := range []string{"worker_1", "worker_2"} {
 		if !strings.Contains(log, "["+w+"] ") {
@@ -105,6 +111,28 @@ func TestRemoteWorkersComplete(t *testing.T) {
 	if left := s.Run("cd ~/hm/*/ && ls -A worktrees tasks; ls -d repo.git"); strings.TrimSpace(left) != "tasks:\n\nworktrees:\nrepo.git" {
 		t.Errorf("left on the host:\n%s", left)
 	}
+}
+
+// logRunnerWait logs how long the runner held each done subtask of a
+// remote worker before stepping it (its commit: from the watcher's event
+// to the commit's record), the time the engine waited on a host.
+func logRunnerWait(t *testing.T, recs []workspace.EventRecord) {
+	t.Helper()
+	var committed []workspace.EventRecord
+	var waits []string
+	for _, r := range recs {
+		switch r.Type {
+		case "subtask_committed": // recorded before the event it commits
+			committed = append(committed, r)
+		case "input.subtask_done": // its time is the watcher's
+			for _, c := range committed {
+				if recDetail(c, "subtask") == recDetail(r, "subtask") {
+					waits = append(waits, recDetail(r, "subtask")+" "+c.Time.Sub(r.Time).Round(time.Millisecond).String())
+				}
+			}
+		}
+	}
+	t.Logf("done marker seen → committed, on the runner: %s", strings.Join(waits, ", "))
 }
 
 // A worker's ssh connection killed mid-subtask: the agent's exit is
@@ -129,7 +157,7 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 	code, out := remoteRun(t, project, 10*time.Millisecond, func(dir string) {
 		// worker_1 busy on its first subtask: kill its ssh (the agent's
 		// local process: the launcher execs ssh).
-		waitFor(t, 40*time.Second, "worker_1 busy on a subtask", func() bool {
+		waitFor(t, runDeadline, "worker_1 busy on a subtask", func() bool {
 			for _, r := range readEventLog(dir) {
 				if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "busy" {
 					pid, _ = strconv.Atoi(recDetail(r, "pid"))
@@ -221,6 +249,90 @@ func TestRemoteHostUnreachable(t *testing.T) {
 func TestRemoteKillAndResume(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
+	dir, recs := remoteKillAndResume(t, s, project, func() {
+		noLeftovers(t, project)
+		if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+			t.Errorf("processes left on the host after the kill: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
+		}
+	})
+	if n := countType(recs, "remote_host_ready"); n != 2 {
+		t.Errorf("the host was prepared %d times, want 2 (the resumed run's workers ran there too)", n)
+	}
+	checkReaped(t, recs, "reaped 0 processes of 0 sessions")
+	_ = dir
+}
+
+// Hivemind killed with SIGKILL while the host does not see the drop (a
+// network partition: the sshd processes serving the agents' connections
+// are frozen, so they never hang up the sessions, which run on): --resume
+// reaps the previous run's sessions on the host by their marks before its
+// workers start there, and nothing is left.
+func TestRemotePartitionedKillAndResume(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	var helpers []int
+	freeze := func() {
+		for _, pid := range s.Procs() {
+			args, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			if !strings.Contains(string(args), "remote-run") {
+				continue
+			}
+			helpers = append(helpers, pid)
+			stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			ppid, _ := strconv.Atoi(f[1]) // sshd's process of this connection
+			if err := syscall.Kill(ppid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(ppid, syscall.SIGKILL) })
+		}
+		if len(helpers) == 0 {
+			t.Fatalf("no remote session:\n%s", s.Run("ps -u "+s.User+" -o pid,args"))
+		}
+	}
+	_, recs := remoteKillAndResume(t, s, project, func() {
+		noLeftovers(t, project)
+		// The host did not see the drop: the sessions run on.
+		time.Sleep(time.Second)
+		for _, pid := range helpers {
+			if syscall.Kill(pid, 0) != nil {
+				t.Fatalf("the session of helper %d ended with the connection: no partition to reap", pid)
+			}
+		}
+	}, freeze)
+	checkReaped(t, recs, "")
+	for _, r := range recs {
+		if r.Type == "remote_reaped" && (!strings.HasPrefix(recDetail(r, "said"), "reaped ") || strings.HasPrefix(recDetail(r, "said"), "reaped 0 ")) {
+			t.Errorf("the resume reaped nothing on the host: %v", r.Details)
+		}
+	}
+}
+
+// checkReaped asserts one remote_reaped record for box (the resumed run),
+// saying want when not "".
+func checkReaped(t *testing.T, recs []workspace.EventRecord, want string) {
+	t.Helper()
+	n := 0
+	for _, r := range recs {
+		if r.Type == "remote_reaped" {
+			n++
+			if recDetail(r, "host") != "box" || recDetail(r, "error") != "" || (want != "" && recDetail(r, "said") != want) {
+				t.Errorf("remote_reaped %v, want host box saying %q", r.Details, want)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d remote_reaped records, want 1", n)
+	}
+}
+
+// remoteKillAndResume runs a task with both workers on box, kills
+// Hivemind with SIGKILL once a worker is busy (after before, if given),
+// calls killed, resumes (no --workers: the task keeps its placement) and
+// checks the task completes with nothing left on either side. It returns
+// the task dir and its records.
+func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed func(), before ...func()) (string, []workspace.EventRecord) {
+	t.Helper()
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -250,23 +362,108 @@ func TestRemoteKillAndResume(t *testing.T) {
 		}
 		return false
 	})
+	for _, f := range before {
+		f()
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-exited
-	noLeftovers(t, project)
-	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
-		t.Errorf("processes left on the host after the kill: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
-	}
-	// No --workers: the task keeps its placement.
+	killed()
 	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--agent", "sim", "--project", project)
 	if code := exitCode(t, cmd2); code != 0 {
 		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
 	}
 	checkComplete(t, dir)
-	if n := countType(readRecords(t, dir), "remote_host_ready"); n != 2 {
-		t.Errorf("the host was prepared %d times, want 2 (the resumed run's workers ran there too)", n)
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))
 	}
+	return dir, readRecords(t, dir)
+}
+
+// The host goes down mid-subtask (sshd and its connections gone, the port
+// refusing): the workers' exits and restarts say which host and why, in
+// the one line of its Check, and past the restart budget the task needs a
+// human with that reason. With the host back, --resume --retry completes
+// the task there.
+func TestRemoteHostDownMidRun(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	cfg := filepath.Join(project, ".hivemind", "config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Top-level keys go before the [hosts.box] table.
+	if err := os.WriteFile(cfg, append([]byte("backoff_seconds = [1]\nmax_retries = 2\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 10*time.Millisecond, "--headless", "--agent", "sim", "--workers", "2@box",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	waitFor(t, runDeadline, "worker_1 busy on a subtask", func() bool {
+		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*"))
+		if len(m) != 1 {
+			return false
+		}
+		dir = m[0]
+		for _, r := range readEventLog(dir) {
+			if r.Type == "input.agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == "busy" {
+				return true
+			}
+		}
+		return false
+	})
+	down := time.Now()
+	s.Down()
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (needs_human); output:\n%s", code, out.String())
+	}
+	t.Logf("needs_human %v after the host went down", time.Since(down).Round(time.Millisecond))
+	cause := "box: ssh: connect to host 127.0.0.1 port " + strconv.Itoa(s.Port) + ": Connection refused — is sshd running there, on that port?"
+	st := readState(t, dir)
+	if st.Phase != workspace.PhaseNeedsHuman || !strings.Contains(st.Reason, cause) {
+		t.Errorf("state %s, reason %q; want needs_human naming %q", st.Phase, st.Reason, cause)
+	}
+	// Every worker exit that is a connection failure (ssh's 255, or a
+	// start that could not reach the host) names the cause, and so does
+	// each restart notice of a worker after the host went down.
+	recs := readRecords(t, dir)
+	exits := countRecords(recs, "agent_exited", func(r workspace.EventRecord) bool {
+		code := recDetail(r, "exit_code")
+		return strings.HasPrefix(r.Agent, "worker_") && (code == "255" || code == "-1") && !strings.Contains(recDetail(r, "detail"), cause)
+	})
+	restarts, named := 0, 0
+	for _, r := range recs {
+		if r.Type == "agent_restart_scheduled" && strings.HasPrefix(r.Agent, "worker_") && r.Time.After(down) {
+			restarts++
+			if strings.Contains(recDetail(r, "reason"), cause) {
+				named++
+			}
+		}
+	}
+	if exits != 0 || restarts == 0 || named != restarts {
+		t.Errorf("%d worker connection failures do not name the cause; %d of %d restarts do:\n%s", exits, named, restarts, out.String())
+	}
+	s.Up()
+	up := time.Now()
+	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--resume", "--retry", "--agent", "sim", "--project", project)
+	if code := exitCode(t, cmd2); code != 0 {
+		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
+	}
+	t.Logf("the resumed run completed in %v", time.Since(up).Round(time.Millisecond))
+	checkComplete(t, dir)
 	noLeftovers(t, project)
 	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
 		t.Errorf("processes left on the host: %v\n%s", left, s.Run("ps -u "+s.User+" -o pid,args"))

@@ -36,7 +36,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 	if r.cfg.Git == nil || !ev.OK {
 		return ev
 	}
-	agent, summary, ok := r.commitTarget(ev)
+	agent, summary, ok := CommitTarget(r.state, ev)
 	if !ok {
 		return ev
 	}
@@ -58,12 +58,13 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 	return ev
 }
 
-// commitTarget returns the worker whose worktree holds the work of a done
-// subtask or fix, and the commit summary. Work already recorded as done
-// (a marker seen again after a restart) is not committed again: whatever
-// the worker has changed since belongs to its next work.
-func (r *Runner) commitTarget(ev SubtaskDone) (agent, summary string, ok bool) {
-	s := &r.state
+// CommitTarget returns the worker whose worktree holds the work of a done
+// subtask or fix in state s, and the commit summary. Work already
+// recorded as done (a marker seen again after a restart) is not committed
+// again: whatever the worker has changed since belongs to its next work.
+// Exported for the remote workers, whose commit is made on their host
+// before their done marker reaches the runner.
+func CommitTarget(s State, ev SubtaskDone) (agent, summary string, ok bool) {
 	if f, found := s.Fixes[ev.Subtask]; found {
 		if f.Status == workspace.SubtaskDone {
 			return "", "", false

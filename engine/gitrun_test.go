@@ -246,3 +246,34 @@ func waitRecords(t *testing.T, h *rtHarness, typ string, n int) []workspace.Even
 		}
 	}
 }
+
+// CommitTarget, the pure part of a commit (also used by the remote
+// workers, whose commit is made on the host before their marker is
+// delivered): the worker and summary of work in progress, none for work
+// done, unknown or not a worker's.
+func TestCommitTarget(t *testing.T) {
+	s := gitState()
+	s.Fixes["fix-cp1-r1-worker_1"] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: "worker_1"}
+	s.Fixes["fix-cp1-r0-worker_1"] = workspace.SubtaskState{Status: workspace.SubtaskDone, Worker: "worker_1"}
+	s.Subtasks["st_2"] = workspace.SubtaskState{Status: workspace.SubtaskInProgress}
+	for _, c := range []struct {
+		ev            SubtaskDone
+		agent, reason string
+		ok            bool
+	}{
+		{SubtaskDone{Subtask: "st_1"}, "worker_1", "write a", true},
+		{SubtaskDone{Subtask: "st_0"}, "", "", false},
+		{SubtaskDone{Subtask: "st_9"}, "", "", false},
+		{SubtaskDone{Subtask: "st_2", Agent: "worker_2"}, "worker_2", "done", true},
+		{SubtaskDone{Subtask: "st_2"}, "", "", false},
+		{SubtaskDone{Subtask: "fix-cp1-r1-worker_1"}, "worker_1", "fix the checkpoint 1 review issues", true},
+		{SubtaskDone{Subtask: "fix-cp1-r0-worker_1"}, "", "", false},
+		{SubtaskDone{Subtask: "merge-cp1-a1-worker_2"}, "worker_2", "resolve the merge conflicts of checkpoint 1", true},
+		{SubtaskDone{Subtask: "fix-cp1-r1-lead"}, "", "", false},
+	} {
+		agent, summary, ok := CommitTarget(s, c.ev)
+		if agent != c.agent || summary != c.reason || ok != c.ok {
+			t.Errorf("CommitTarget(%+v) = %q, %q, %v; want %q, %q, %v", c.ev, agent, summary, ok, c.agent, c.reason, c.ok)
+		}
+	}
+}

@@ -275,7 +275,7 @@ func (w *wiring) newAgents() error {
 	}
 	w.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{
 		Factory:     factory.spec,
-		OnEvent:     br.onEvent,
+		OnEvent:     w.remoteEvents(br.onEvent),
 		OnHeartbeat: br.onHeartbeat,
 		HangTimeout: w.cfg.HangTimeout(),
 		// What a run killed with SIGKILL leaves is reaped by the next.

@@ -179,7 +179,8 @@ func (g *gitWire) Commit(agent, subtask, summary string) (string, error) {
 	var pulled string
 	if g.remote.has(agent) {
 		var err error
-		if pulled, err = g.remote.pull(agent, subtask, summary); err != nil {
+		// Fetched before the done marker was delivered (deliverDone).
+		if pulled, err = g.remote.takePulled(agent, subtask); err != nil {
 			return "", err
 		}
 	}

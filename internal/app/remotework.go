@@ -56,9 +56,21 @@ type remoteWork struct {
 	log         func(typ, agent string, details map[string]any)
 	hosts       []*remoteHost
 	workers     map[string]*remoteHost // worker id → its host
+	// send and snapshot reach the runner (once it runs).
+	send     func(engine.Event)
+	snapshot func() engine.Snapshot
 
+	// ctx ends with the run: the sync streams, the queued host operations
+	// and the checks of failed hosts (remotefaults.go) stop with it.
+	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // sync streams
+	bg     sync.WaitGroup // host checks
+	queue  hostQueue      // each worker's pushes and fetches, in order
+
+	mu      sync.Mutex
+	pushErr map[string]error  // worker → its last assignment push's failure
+	pulled  map[string]pulled // worker/subtask → the commit fetched before its marker
 }
 
 // remoteHost is one host prepared for the task.
@@ -102,8 +114,7 @@ func (w *wiring) setupRemote() error {
 	if err != nil {
 		return err
 	}
-	rw := &remoteWork{td: w.td, repo: w.git.repo, project: w.project, localHelper: localHelper, log: w.toRunner.Log,
-		workers: map[string]*remoteHost{}}
+	rw := newRemoteWork(w, localHelper)
 	byName := map[string]*remoteHost{}
 	for _, name := range names {
 		rh, err := rw.prepare(w.cfg, name, self)
@@ -122,7 +133,16 @@ func (w *wiring) setupRemote() error {
 	}
 	w.git.remote = rw
 	w.notes = append(w.notes, workspace.EventRecord{Type: placementRecord, Details: map[string]any{"hosts": w.cfg.WorkerHosts()}})
+	w.reapPrevious(rw)
 	return nil
+}
+
+func newRemoteWork(w *wiring, localHelper string) *remoteWork {
+	ctx, cancel := context.WithCancel(context.Background())
+	link := w.toRunner
+	return &remoteWork{td: w.td, repo: w.git.repo, project: w.project, localHelper: localHelper, log: link.Log,
+		workers: map[string]*remoteHost{}, send: link.Send, snapshot: func() engine.Snapshot { return link.r.Snapshot() },
+		ctx: ctx, cancel: cancel, pushErr: map[string]error{}, pulled: map[string]pulled{}}
 }
 
 // placementRecord notes where the workers run, so that --resume places
@@ -235,8 +255,7 @@ func (rw *remoteWork) startSync() {
 	if rw == nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rw.cancel = cancel
+	ctx := rw.ctx
 	for _, rh := range rw.hosts {
 		rw.wg.Add(1)
 		go func() {
@@ -254,13 +273,16 @@ func (rw *remoteWork) startSync() {
 	}
 }
 
-// stop ends the sync streams (idempotent).
+// stop ends the sync streams, the queued host operations and the host
+// checks (idempotent).
 func (rw *remoteWork) stop() {
 	if rw == nil || rw.cancel == nil {
 		return
 	}
 	rw.cancel()
 	rw.wg.Wait()
+	rw.queue.wait()
+	rw.bg.Wait()
 }
 
 // syncSink writes synced files into the local task dir.
@@ -274,20 +296,17 @@ func (s syncSink) Deliver(rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
+	if !remoteMarker(rel) {
+		return writeSynced(p, data)
 	}
-	if strings.HasSuffix(rel, ".done") {
-		// A done marker names its output file by the host's path; the
-		// engine validates it as a local one.
-		data = bytes.ReplaceAll(data, []byte(s.rh.taskDir+"/"), []byte(s.rw.td.Dir()+string(filepath.Separator)))
-	}
+	// A done marker names its output file by the host's path; the
+	// engine validates it as a local one.
+	data = bytes.ReplaceAll(data, []byte(s.rh.taskDir+"/"), []byte(s.rw.td.Dir()+string(filepath.Separator)))
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) {
-		// Sent again after a reconnect or a resume: rewriting it would
-		// make it look new to the trigger watcher.
-		return nil
+		return nil // sent again: its commit was fetched before it was written
 	}
-	return workspace.WriteFileAtomic(p, data, 0o644)
+	s.rw.deliverDone(rel, func() error { return writeSynced(p, data) })
+	return nil
 }
 
 func (s syncSink) Problem(rel, msg string) {
@@ -303,7 +322,7 @@ func (rw *remoteWork) place(base *ptyagent.Spec, id string) error {
 	defer cancel()
 	branch, start := rw.repo.WorkerBranch(id), startRef(rw.repo.WorkerBranch(id))
 	if err := rw.git(ctx, rh, rw.project, "push", "-q", "-f", rh.h.GitURL(rh.repoDir()), branch+":"+start); err != nil {
-		return err
+		return rw.unreachable(ctx, rh, err)
 	}
 	q, wt := remote.Quote, rh.worktree(id)
 	script := "set -e; if [ ! -e " + q(wt+"/.git") + " ]; then git -C " + q(rh.repoDir()) + " worktree prune; git -C " + q(rh.repoDir()) +
@@ -354,8 +373,10 @@ func (rw *remoteWork) translate(id, text string) string {
 	return strings.ReplaceAll(text, rw.td.Dir(), rh.taskDir)
 }
 
-// sendAssignment copies the worker's assignment (as written locally, its
-// paths the host's) and the task files it reads to the host's task dir.
+// sendAssignment queues the copy of the worker's assignment (as written
+// locally, its paths the host's) and the task files it reads to the
+// host's task dir: the files are read now, the copy runs in the worker's
+// queue, ahead of the line that names them (remoteAgents.Inject).
 func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 	rh := rw.workers[a.Agent]
 	var buf bytes.Buffer
@@ -396,12 +417,13 @@ func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
-	defer cancel()
 	q := remote.Quote
-	if _, err := rh.h.Exec(ctx, "set -e; mkdir -p "+q(rh.taskDir)+"; tar -x -m -f - -C "+q(rh.taskDir), &buf); err != nil {
-		return fmt.Errorf("assignment of %s to %s: %w", a.Agent, rh.h.Name, err)
-	}
+	rw.pushAssignment(a.Agent, func(ctx context.Context) error {
+		if _, err := rh.h.Exec(ctx, "set -e; mkdir -p "+q(rh.taskDir)+"; tar -x -m -f - -C "+q(rh.taskDir), &buf); err != nil {
+			return fmt.Errorf("assignment of %s to %s: %w", a.Agent, rh.h.Name, err)
+		}
+		return nil
+	})
 	return nil
 }
 
@@ -416,10 +438,11 @@ func sortedNames(m map[string][]byte) []string {
 
 // pull commits the worker's work on the host (the message gitwork would
 // write) and fast-forwards its local branch to it. It returns the new
-// commit, "" when there was nothing new.
+// commit, "" when there was nothing new. Run in the worker's queue
+// (deliverDone), never on the runner's goroutine.
 func (rw *remoteWork) pull(agent, subtask, summary string) (string, error) {
 	rh := rw.workers[agent]
-	ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+	ctx, cancel := context.WithTimeout(rw.ctx, remoteOpTimeout)
 	defer cancel()
 	q := remote.Quote
 	msg := fmt.Sprintf("[%s] %s: %s", agent, subtask, strings.Join(strings.Fields(summary), " "))
@@ -483,10 +506,11 @@ type remoteAgents struct {
 }
 
 func (a remoteAgents) Inject(id string, seq int, text string) error {
-	if a.rw.has(id) {
-		text = a.rw.translate(id, text)
+	if !a.rw.has(id) {
+		return a.Manager.Inject(id, seq, text)
 	}
-	return a.Manager.Inject(id, seq, text)
+	a.inject(id, seq, text)
+	return nil
 }
 
 // runnerAgents is what the runner drives: the manager, through

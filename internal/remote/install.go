@@ -95,7 +95,7 @@ func Install(ctx context.Context, h Host, helper string) (Installed, error) {
 func ReapHost(ctx context.Context, h Host, remoteHelper string, ids ...string) (string, error) {
 	script := "exec " + shq(remoteHelper) + " remote-reap"
 	for _, id := range ids {
-		if !validID(id) {
+		if !ValidMark(id) {
 			return "", fmt.Errorf("%s: reap: %q is not a session id", h.label(), id)
 		}
 		script += " " + id

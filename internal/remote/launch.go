@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,10 +73,10 @@ func (l *strList) Set(s string) error { *l = append(*l, s); return nil }
 // BSDs and macOS, 108 on Linux).
 const maxSocketPath = 100
 
-// validID reports whether s has the shape of a session mark (ptyagent's
+// ValidMark reports whether s has the shape of a session mark (ptyagent's
 // "<pid>-<16 hex>"), the only names a run dir may have. No regexp: the
 // hook binary compiles nothing at start-up.
-func validID(s string) bool {
+func ValidMark(s string) bool {
 	pid, hexPart, ok := strings.Cut(s, "-")
 	if !ok || pid == "" || len(hexPart) != 16 {
 		return false
@@ -110,10 +111,16 @@ func Launch(args []string, stderr io.Writer) int {
 	h := Host{Dest: *dest, SSHArgs: sshArgs, SSH: *ssh}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "hivemind: remote agent: %v\r\n", err)
+		var se *SSHError
+		if errors.As(err, &se) {
+			// The host cannot be reached: ssh's own status, so the
+			// caller tells it from the agent's failure.
+			return 255
+		}
 		return 1
 	}
 	id := os.Getenv(localMarkEnv)
-	if !validID(id) {
+	if !ValidMark(id) {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		id = fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:]))

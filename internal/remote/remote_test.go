@@ -411,7 +411,9 @@ func TestReapAfterHelperKilled(t *testing.T) {
 	}
 }
 
-// A live session is left alone by a reap that does not name it.
+// A live session is left alone by a reap that does not name it; one
+// that names it (a previous run's session, on a host that did not see
+// that run die) ends it: its helper, the agent and its detached child.
 func TestReapSparesLiveSessions(t *testing.T) {
 	ra, sess := startRemote(t, ptyagent.ProfileCustom, detachedScript)
 	waitScreen(t, sess, "READY")
@@ -421,6 +423,17 @@ func TestReapSparesLiveSessions(t *testing.T) {
 	}
 	if _, marked := remoteProcs(ra.s); len(marked) < 2 {
 		t.Errorf("the live session lost processes: %v", marked)
+	}
+	ents, err := os.ReadDir(filepath.Join(ra.s.Home, ".cache/hivemind/run"))
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("run dirs %v, %v", ents, err)
+	}
+	out, err = ReapHost(ctx(t), ra.h, ra.inst.Path, ents[0].Name())
+	if err != nil || !strings.HasSuffix(out, " processes of 1 sessions") || strings.HasPrefix(out, "reaped 0 ") {
+		t.Errorf("named reap: %q, %v", out, err)
+	}
+	if left := ra.s.WaitNoProcs(10 * time.Second); len(left) > 0 {
+		t.Errorf("left after the named reap: %v", left)
 	}
 }
 
@@ -452,8 +465,8 @@ func TestParsers(t *testing.T) {
 	}
 	for in, want := range map[string]bool{"123-0123456789abcdef": true, "1-ffffffffffffffff": true, "-0123456789abcdef": false,
 		"123-0123456789ABCDEF": false, "123-0123456789abcde": false, "../x": false, "probe-1.sock": false} {
-		if validID(in) != want {
-			t.Errorf("validID(%q) = %v", in, !want)
+		if ValidMark(in) != want {
+			t.Errorf("ValidMark(%q) = %v", in, !want)
 		}
 	}
 	for in, want := range map[string][2]string{"Linux x86_64": {"linux", "amd64"}, "Darwin arm64": {"darwin", "arm64"}, "Linux aarch64": {"linux", "arm64"}, "weird": {"", ""}} {
@@ -476,7 +489,8 @@ func TestParsers(t *testing.T) {
 }
 
 // A launch that cannot reach the host ends the agent with ssh's
-// diagnosis as its last words (what the engine reports).
+// diagnosis as its last words (what the engine reports) and ssh's status
+// for a connection failure, 255.
 func TestLaunchUnreachable(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
 	h := host(s, s.AddAlias("closed", sshtest.AliasOptions{Port: sshtest.ClosedPort(t), NoControlMaster: true}))
@@ -492,7 +506,7 @@ func TestLaunchUnreachable(t *testing.T) {
 		t.Fatalf("still running:\n%s", sess.Text())
 	}
 	// The screen is 120 columns wide: the line wraps.
-	if d := sess.HealthDetail(); sess.ExitCode() != 1 || !strings.Contains(d, "last output: hivemind: remote agent: closed: ssh: connect to host 127.0.0.1 port ") ||
+	if d := sess.HealthDetail(); sess.ExitCode() != 255 || !strings.Contains(d, "last output: hivemind: remote agent: closed: ssh: connect to host 127.0.0.1 port ") ||
 		!strings.Contains(d, "Connection refused — is sshd") {
 		t.Errorf("exit %d, detail %q", sess.ExitCode(), d)
 	}

@@ -65,7 +65,7 @@ func Run(args []string, stderr io.Writer) int {
 			mark = v
 		}
 	}
-	if !validID(mark) {
+	if !ValidMark(mark) {
 		return fail(fmt.Errorf("the environment carries no valid %s", MarkEnv))
 	}
 	extra = append(extra, hookrelay.EnvHookSocket+"="+filepath.Join(dir, sockFile))
@@ -220,7 +220,7 @@ func Reap(args []string, stdout, stderr io.Writer) int {
 	sessions, procs := 0, 0
 	for _, e := range ents {
 		id := e.Name()
-		if !e.IsDir() || !validID(id) {
+		if !e.IsDir() || !ValidMark(id) {
 			continue
 		}
 		dir := filepath.Join(root, id)
@@ -228,8 +228,8 @@ func Reap(args []string, stdout, stderr io.Writer) int {
 		alive := hasProc && pid > 0 && procenv.Alive(pid, start)
 		switch {
 		case named[id]:
-			if alive {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+			if alive && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				procs++ // the helper: not marked itself
 			}
 		case alive:
 			continue

@@ -80,6 +80,10 @@ type Server struct {
 	exited chan struct{}
 	nkeys  int
 	once   sync.Once
+	// hostKey, extra and ready start sshd again (Up).
+	hostKey string
+	extra   []string
+	ready   time.Duration
 }
 
 // Start starts a server for the test and stops it at the test's end.
@@ -150,11 +154,12 @@ func Start(t testing.TB, o Options) *Server {
 		t.Fatal(err)
 	}
 
+	s.hostKey, s.extra, s.ready = hostKey, o.SSHDConfig, o.ReadyTimeout
 	var lastErr error
 	for try := 0; try < 5; try++ {
 		// Another process may take the free port before sshd binds it:
 		// then sshd exits at once and we try another.
-		if lastErr = s.startSSHD(hostKey, o.SSHDConfig, o.ReadyTimeout); lastErr == nil {
+		if lastErr = s.startSSHD(0); lastErr == nil {
 			break
 		}
 	}
@@ -236,10 +241,14 @@ func (s *Server) keygen(path string) {
 }
 
 // startSSHD starts sshd on a free port and waits until it listens.
-func (s *Server) startSSHD(hostKey string, extra []string, timeout time.Duration) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+// startSSHD starts sshd on port (a free one when 0).
+func (s *Server) startSSHD(port int) error {
+	hostKey, extra, timeout := s.hostKey, s.extra, s.ready
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return err
+		}
 	}
 	cfg := filepath.Join(s.Dir, "sshd_config")
 	conf := strings.Join(append(slices.Clone(extra),
@@ -496,19 +505,7 @@ func (s *Server) stopOnce() {
 			}
 		}
 	}
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.mu.Unlock()
-	if cmd != nil {
-		// The connection processes sshd forked are in sessions of their
-		// own: kill its descendants too.
-		desc := descendants(cmd.Process.Pid)
-		_ = cmd.Process.Kill()
-		<-exited
-		for _, pid := range desc {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	s.killSSHD()
 	for i := 0; i < 50; i++ {
 		left := s.Procs()
 		if len(left) == 0 {
@@ -521,6 +518,46 @@ func (s *Server) stopOnce() {
 	}
 	if s.Dir != "" {
 		_ = os.RemoveAll(s.Dir)
+	}
+}
+
+// killSSHD kills sshd and the connection processes it forked (they are
+// in sessions of their own), which drops every connection.
+func (s *Server) killSSHD() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	desc := descendants(cmd.Process.Pid)
+	_ = cmd.Process.Kill()
+	for _, pid := range desc {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// After its connections: they hold sshd's output pipe, which Wait
+	// waits for.
+	<-exited
+}
+
+// Down takes the host off the network: sshd and its connections are
+// killed (the sessions see their connection drop) and its port refuses
+// connections until Up.
+func (s *Server) Down() { s.killSSHD() }
+
+// Up starts sshd again on the same port (after Down), with the same
+// keys and configuration.
+func (s *Server) Up() {
+	s.t.Helper()
+	s.mu.Lock()
+	port, running := s.Port, s.cmd != nil
+	s.mu.Unlock()
+	if running {
+		return
+	}
+	if err := s.startSSHD(port); err != nil {
+		s.t.Fatalf("sshtest: sshd again on port %d: %v", port, err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package sshtest
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,4 +38,44 @@ func TestServer(t *testing.T) {
 		t.Errorf("left after stop: %v", left)
 	}
 	t.Logf("stop took %v", time.Since(start))
+}
+
+// Down drops the connections at once and refuses new ones; Up serves
+// again on the same port.
+func TestServerDownUp(t *testing.T) {
+	s := Start(t, Options{})
+	port := s.Port
+	direct := s.AddAlias("direct", AliasOptions{NoControlMaster: true})
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := func() string { b, _ := os.ReadFile(out.Name()); return string(b) }
+	live := s.SSH(t.Context(), direct, "echo started; exec sleep 60")
+	live.Stdout, live.Stderr = out, out
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(said(), "started"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never started: %q", said())
+		}
+	}
+	start := time.Now()
+	s.Down()
+	err = live.Wait()
+	if took := time.Since(start); live.ProcessState.ExitCode() != 255 || took > 10*time.Second {
+		t.Errorf("the live session ended after %v with %v (%q), want ssh's 255 at once", took, err, said())
+	}
+	o, err := s.SSH(t.Context(), direct, "true").CombinedOutput()
+	if err == nil || !strings.Contains(string(o), "Connection refused") {
+		t.Errorf("down: %v %q", err, o)
+	}
+	s.Up()
+	if s.Port != port {
+		t.Errorf("up on port %d, want %d", s.Port, port)
+	}
+	if got := strings.TrimSpace(s.Run("echo up")); got != "up" {
+		t.Errorf("up: %q", got)
+	}
 }
