@@ -244,7 +244,7 @@ func TestRemoteKillAndResume(t *testing.T) {
 		}
 		dir = m[0]
 		for _, r := range readEventLog(dir) {
-			if r.Type == "input.agent_health" && strings.HasPrefix(r.Agent, "worker_") && recDetail(r, "health") == "busy" {
+			if r.Type == "input.agent_health" && strings.HasPrefix(string(r.Agent), "worker_") && recDetail(r, "health") == "busy" {
 				return true
 			}
 		}

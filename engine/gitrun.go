@@ -40,7 +40,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 	if !ok {
 		return ev
 	}
-	sha, err := r.cfg.Git.Commit(agent, ev.Subtask, summary)
+	sha, err := r.cfg.Git.Commit(string(agent), ev.Subtask, summary)
 	switch {
 	case errors.Is(err, ErrUnresolved):
 		ev.OK, ev.Problem = false, err.Error()
@@ -62,7 +62,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 // subtask or fix, and the commit summary. Work already recorded as done
 // (a marker seen again after a restart) is not committed again: whatever
 // the worker has changed since belongs to its next work.
-func (r *Runner) commitTarget(ev SubtaskDone) (agent, summary string, ok bool) {
+func (r *Runner) commitTarget(ev SubtaskDone) (agent workspace.AgentID, summary string, ok bool) {
 	s := &r.state
 	if f, found := s.Fixes[ev.Subtask]; found {
 		if f.Status == workspace.SubtaskDone {
@@ -113,7 +113,7 @@ func (r *Runner) startMerge(m MergeCheckpoint) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	m.Workers = append([]string(nil), m.Workers...)
+	m.Workers = append([]workspace.AgentID(nil), m.Workers...)
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()

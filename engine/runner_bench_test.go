@@ -143,7 +143,7 @@ func (rig *benchRig) write(b *testing.B, rel, content string) time.Time {
 // trigger returns the i-th trigger of a plan ↔ feedback loop and the role
 // that writes it: plan.md (Lead) → Reviewer injected; plan-feedback.md
 // (Reviewer) → Lead injected.
-func benchTrigger(i int) (rel, content, agent string) {
+func benchTrigger(i int) (rel, content string, agent workspace.AgentID) {
 	if i%2 == 0 {
 		return "plan.md", benchPlan(i), workspace.AgentLead
 	}

@@ -46,7 +46,7 @@ func (f *flowAgents) Start(id string, role workspace.Role, resume bool) error {
 		f.wg.Add(1)
 		go f.work(id, q)
 	}
-	f.send(AgentHealth{Agent: id, Health: "ready", When: When{At: time.Now()}})
+	f.send(AgentHealth{Agent: workspace.AgentID(id), Health: "ready", When: When{At: time.Now()}})
 	return nil
 }
 
@@ -76,8 +76,8 @@ func (f *flowAgents) work(id string, q chan int) {
 	defer f.wg.Done()
 	rnd := rand.New(rand.NewPCG(1, uint64(len(id))))
 	for seq := range q {
-		f.send(InjectionResult{Agent: id, Seq: seq, Delivered: true, When: When{At: time.Now()}})
-		f.send(AgentHealth{Agent: id, Health: "busy", When: When{At: time.Now()}})
+		f.send(InjectionResult{Agent: workspace.AgentID(id), Seq: seq, Delivered: true, When: When{At: time.Now()}})
+		f.send(AgentHealth{Agent: workspace.AgentID(id), Health: "busy", When: When{At: time.Now()}})
 		b, err := os.ReadFile(filepath.Join(f.dir, "assignments", id+".json"))
 		if err != nil {
 			f.t.Errorf("%s: assignment for seq %d: %v", id, seq, err)
@@ -103,7 +103,7 @@ func (f *flowAgents) work(id string, q chan int) {
 				f.t.Error(err)
 			}
 		}
-		f.send(AgentHealth{Agent: id, Health: "idle", When: When{At: time.Now()}})
+		f.send(AgentHealth{Agent: workspace.AgentID(id), Health: "idle", When: When{At: time.Now()}})
 	}
 }
 

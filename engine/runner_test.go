@@ -381,7 +381,7 @@ func TestRunnerIdleFlushesWatcher(t *testing.T) {
 	h := rtStart(t, nil, func(c *RunnerConfig) {
 		c.NoWatch = false
 		c.QuietPeriod = time.Hour
-		c.State.Agents = map[string]workspace.AgentState{"lead": {Role: "lead"}}
+		c.State.Agents = map[workspace.AgentID]workspace.AgentState{"lead": {Role: "lead"}}
 	})
 	if err := os.WriteFile(filepath.Join(h.files.dir, "plan.md"), []byte("plan\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -497,7 +497,7 @@ func TestRunnerWriteAheadAndLazySave(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
 		switch e := ev.(type) {
 		case AgentHealth:
-			st.Agents = map[string]workspace.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
+			st.Agents = map[workspace.AgentID]workspace.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
 			return st, []Effect{WriteState{State: st}}
 		case KeyPressed:
 			st.Seq++

@@ -160,10 +160,10 @@ type Model struct {
 	st        workspace.State
 	haveState bool
 	events    []workspace.EventRecord
-	health    map[string]workspace.Health
-	agents    []string
+	health    map[workspace.AgentID]workspace.Health
+	agents    []workspace.AgentID
 
-	focusID    string
+	focusID    workspace.AgentID
 	zoom       bool
 	attached   bool
 	showHelp   bool
@@ -171,7 +171,7 @@ type Model struct {
 	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
 	notice     notice
-	scroll     map[string]int
+	scroll     map[workspace.AgentID]int
 
 	helpScroll int       // lines the help overlay is scrolled
 	detail     bool      // the event strip shows detail records too (v)
@@ -230,8 +230,8 @@ func New(opts Options) Model {
 		keys:     newKeyMap(),
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
-		health:   map[string]workspace.Health{},
-		scroll:   map[string]int{},
+		health:   map[workspace.AgentID]workspace.Health{},
+		scroll:   map[workspace.AgentID]int{},
 		r:        newRenderCache(),
 		input:    &inputWriter{},
 		life:     newLifecycle(),
@@ -260,11 +260,11 @@ func (m Model) Init() tea.Cmd {
 func (m Model) now() time.Time { return m.opts.Now() }
 
 // terminal returns the agent's terminal, if any.
-func (m Model) terminal(id string) (Terminal, bool) {
+func (m Model) terminal(id workspace.AgentID) (Terminal, bool) {
 	if m.opts.Terminals == nil {
 		return nil, false
 	}
-	t, ok := m.opts.Terminals.Terminal(id)
+	t, ok := m.opts.Terminals.Terminal(string(id))
 	if !ok || t == nil {
 		return nil, false
 	}
@@ -273,7 +273,7 @@ func (m Model) terminal(id string) (Terminal, bool) {
 
 // healthOf is the agent's health: the runner's live value if it sent one,
 // else what state.json says.
-func (m Model) healthOf(id string) workspace.Health {
+func (m Model) healthOf(id workspace.AgentID) workspace.Health {
 	if h, ok := m.health[id]; ok && h != "" {
 		return h
 	}

@@ -40,7 +40,7 @@ func (f *agentFactory) spec(id string, role workspace.Role, resume bool) (ptyage
 			ptyagent.EnvTaskDir + "=" + f.td.Dir(),
 			ptyagent.EnvProject + "=" + f.project,
 		},
-		LogPath:     f.td.AgentLogPath(id),
+		LogPath:     f.td.AgentLogPath(workspace.AgentID(id)),
 		Scrollback:  f.cfg.ScrollbackLines,
 		HangTimeout: f.cfg.HangTimeout(),
 		// Zero (a Config not from Load) keeps ptyagent's default.
@@ -172,14 +172,15 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	if at.IsZero() {
 		at = time.Now()
 	}
+	id := workspace.AgentID(ev.Agent) // ptyagent names agents by string
 	switch ev.Kind {
 	case ptyagent.EventHealth:
-		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: ev.Health, ExitCode: ev.ExitCode,
+		b.runner.Send(engine.AgentHealth{Agent: id, Health: ev.Health, ExitCode: ev.ExitCode,
 			PID: ev.PID, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDelivered:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
+		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDeliveryFailed:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
+		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventHookDenied:
 		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:
@@ -198,7 +199,7 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 
 // onHeartbeat is the ptyagent.ManagerConfig OnHeartbeat.
 func (b *bridge) onHeartbeat(agent string, at time.Time) {
-	_ = b.td.WriteHeartbeat(agent, at)
+	_ = b.td.WriteHeartbeat(workspace.AgentID(agent), at)
 }
 
 // ResumeAgents returns cfg with the agents task t started with (its

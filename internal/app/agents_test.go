@@ -183,7 +183,7 @@ func TestMachineAccountsFromTheTeam(t *testing.T) {
 	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	cfg.Workers = 2
 	got := newMachine(cfg, false).Cfg.Accounts
-	want := map[string]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
+	want := map[workspace.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
 	if !maps.Equal(got, want) {
 		t.Fatalf("accounts %v, want %v", got, want)
 	}

@@ -345,7 +345,7 @@ func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
 			if !su.CostKnown {
 				u.Note += ": no price in the pricing table"
 			}
-		} else if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, id)); path != "" {
+		} else if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, string(id))); path != "" {
 			in, outTok, err := ptyagent.TranscriptUsage(path)
 			if err != nil {
 				u.Note = "transcript unreadable: " + err.Error()

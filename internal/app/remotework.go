@@ -357,7 +357,7 @@ func (rw *remoteWork) translate(id, text string) string {
 // sendAssignment copies the worker's assignment (as written locally, its
 // paths the host's) and the task files it reads to the host's task dir.
 func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
-	rh := rw.workers[a.Agent]
+	rh := rw.workers[string(a.Agent)]
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(rel string, data []byte) error {
@@ -365,13 +365,13 @@ func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 	}
 	files := map[string][]byte{}
 	for _, ext := range []string{".json", ".md"} {
-		rel := workspace.AssignmentsDir + "/" + a.Agent + ext
+		rel := workspace.AssignmentsDir + "/" + string(a.Agent) + ext
 		p, err := rw.td.Path(rel)
 		if err != nil {
 			return err
 		}
 		if data, err := os.ReadFile(p); err == nil {
-			files[rel] = []byte(rw.translate(a.Agent, string(data)))
+			files[rel] = []byte(rw.translate(string(a.Agent), string(data)))
 		}
 	}
 	for _, p := range a.Reads {
