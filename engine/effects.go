@@ -209,25 +209,25 @@ func (r *Runner) apply(e Effect) {
 			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
 		})
 	case Inject:
-		if err := r.cfg.Agents.Inject(string(e.Agent), e.Seq, e.Text); err != nil {
+		if err := r.cfg.Agents.Inject(e.Agent, e.Seq, e.Text); err != nil {
 			r.fail("inject", e.Agent, err)
 			r.Send(InjectionResult{Agent: e.Agent, Seq: e.Seq, Detail: err.Error(), When: When{At: r.cfg.Clock()}})
 			return
 		}
 		r.inflight[injectionKey{e.Agent, e.Seq}] = true
 	case SpawnAgent:
-		if err := r.cfg.Agents.Start(string(e.Agent), e.Role, e.Resume); err != nil {
+		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {
 			r.spawnFailed(e.Agent, err)
 		}
 	case RestartAgent:
-		if err := r.cfg.Agents.Stop(string(e.Agent)); err != nil {
+		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
 			r.fail("stop_agent", e.Agent, err)
 		}
-		if err := r.cfg.Agents.Start(string(e.Agent), e.Role, true); err != nil {
+		if err := r.cfg.Agents.Start(e.Agent, e.Role, true); err != nil {
 			r.spawnFailed(e.Agent, err)
 		}
 	case StopAgent:
-		if err := r.cfg.Agents.Stop(string(e.Agent)); err != nil {
+		if err := r.cfg.Agents.Stop(e.Agent); err != nil {
 			r.fail("stop_agent", e.Agent, err)
 		}
 	case NotifyUser:

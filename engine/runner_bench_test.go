@@ -69,7 +69,7 @@ func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	cfg.MaxRevisionCycles = 1 << 30
 	agents := &rtAgents{failNext: map[string]error{}}
 	rig := &benchRig{dir: td.Dir(), injects: make(chan time.Time, 16), done: make(chan error, 1)}
-	agents.onInject = func(string, int, string) { rig.injects <- time.Now() }
+	agents.onInject = func(workspace.AgentID, int, string) { rig.injects <- time.Now() }
 	rig.r = NewRunner(RunnerConfig{
 		Machine: Machine{Cfg: cfg}, TaskDir: td, Store: store, Log: log, Agents: agents, QuietPeriod: quiet,
 	})

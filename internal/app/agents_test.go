@@ -51,7 +51,7 @@ func TestAgentSpecMixedTeam(t *testing.T) {
 	kinds := map[workspace.Role]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
 	specs := map[workspace.Role]ptyagent.Spec{}
 	for role, kind := range kinds {
-		s, err := f.spec(string(role)+"_x", role, false)
+		s, err := f.spec(workspace.AgentID(role)+"_x", role, false)
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}

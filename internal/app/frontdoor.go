@@ -93,7 +93,7 @@ func (l *launcher) optionsFor(project string) Options {
 func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 	r := &liveRun{l: l, a: a, runDone: make(chan error, 1)}
 	terms := tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
-		s, ok := a.agents.Session(id)
+		s, ok := a.agents.Session(workspace.AgentID(id))
 		if !ok || s == nil {
 			return nil, false // never a typed nil inside the interface
 		}

@@ -482,9 +482,9 @@ type remoteAgents struct {
 	rw *remoteWork
 }
 
-func (a remoteAgents) Inject(id string, seq int, text string) error {
-	if a.rw.has(id) {
-		text = a.rw.translate(id, text)
+func (a remoteAgents) Inject(id workspace.AgentID, seq int, text string) error {
+	if a.rw.has(string(id)) {
+		text = a.rw.translate(string(id), text)
 	}
 	return a.Manager.Inject(id, seq, text)
 }
