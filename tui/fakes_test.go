@@ -120,19 +120,19 @@ func (f *fakeTerm) size() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return 
 
 type fakeTerms struct {
 	mu      sync.Mutex
-	terms   map[string]*fakeTerm
+	terms   map[workspace.AgentID]*fakeTerm
 	changed chan struct{}
 }
 
 func newFakeTerms(ids ...workspace.AgentID) *fakeTerms {
-	ft := &fakeTerms{terms: map[string]*fakeTerm{}, changed: make(chan struct{}, 1)}
+	ft := &fakeTerms{terms: map[workspace.AgentID]*fakeTerm{}, changed: make(chan struct{}, 1)}
 	for _, id := range ids {
-		ft.terms[string(id)] = newFakeTerm(string(id))
+		ft.terms[id] = newFakeTerm(string(id))
 	}
 	return ft
 }
 
-func (f *fakeTerms) Terminal(id string) (Terminal, bool) {
+func (f *fakeTerms) Terminal(id workspace.AgentID) (Terminal, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.terms[id]
@@ -221,7 +221,7 @@ func (h *harness) view() string { return h.m.View().Content }
 
 func (h *harness) plain() string { return ansi.Strip(h.view()) }
 
-func (h *harness) term(id workspace.AgentID) *fakeTerm { return h.terms.terms[string(id)] }
+func (h *harness) term(id workspace.AgentID) *fakeTerm { return h.terms.terms[id] }
 
 // keyMsg builds the key press bubbletea delivers for a key name.
 func keyMsg(s string) tea.KeyPressMsg {

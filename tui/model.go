@@ -47,7 +47,7 @@ type Terminal interface {
 // Terminals looks up agent terminals and signals screen changes.
 type Terminals interface {
 	// Terminal returns the live terminal of an agent, if it has one.
-	Terminal(agentID string) (Terminal, bool)
+	Terminal(agentID workspace.AgentID) (Terminal, bool)
 	// Changed delivers a value (coalesced: a buffered channel of size 1 is
 	// enough) whenever any terminal's screen changed.
 	Changed() <-chan struct{}
@@ -56,24 +56,24 @@ type Terminals interface {
 // TerminalsFunc adapts a lookup function and a change channel to Terminals,
 // e.g. for *ptyagent.Manager:
 //
-//	tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
+//	tui.TerminalsFunc(func(id workspace.AgentID) (tui.Terminal, bool) {
 //		s, ok := mgr.Session(id)
 //		if !ok || s == nil {
 //			return nil, false // never a typed nil inside the interface
 //		}
 //		return s, true
 //	}, mgr.Changed())
-func TerminalsFunc(lookup func(agentID string) (Terminal, bool), changed <-chan struct{}) Terminals {
+func TerminalsFunc(lookup func(agentID workspace.AgentID) (Terminal, bool), changed <-chan struct{}) Terminals {
 	return funcTerminals{lookup: lookup, changed: changed}
 }
 
 type funcTerminals struct {
-	lookup  func(string) (Terminal, bool)
+	lookup  func(workspace.AgentID) (Terminal, bool)
 	changed <-chan struct{}
 }
 
-func (f funcTerminals) Terminal(id string) (Terminal, bool) { return f.lookup(id) }
-func (f funcTerminals) Changed() <-chan struct{}            { return f.changed }
+func (f funcTerminals) Terminal(id workspace.AgentID) (Terminal, bool) { return f.lookup(id) }
+func (f funcTerminals) Changed() <-chan struct{}                       { return f.changed }
 
 // Options configure a Model.
 type Options struct {
@@ -264,7 +264,7 @@ func (m Model) terminal(id workspace.AgentID) (Terminal, bool) {
 	if m.opts.Terminals == nil {
 		return nil, false
 	}
-	t, ok := m.opts.Terminals.Terminal(string(id))
+	t, ok := m.opts.Terminals.Terminal(id)
 	if !ok || t == nil {
 		return nil, false
 	}

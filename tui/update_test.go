@@ -519,7 +519,7 @@ func (c *cursorTerm) Cursor() (int, int, bool) { return c.x, c.y, true }
 func TestAttachedCursor(t *testing.T) {
 	h := newKeyHarness(t)
 	ct := &cursorTerm{fakeTerm: newFakeTerm("reviewer"), x: 4, y: 2}
-	h.m.opts.Terminals = TerminalsFunc(func(id string) (Terminal, bool) {
+	h.m.opts.Terminals = TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) {
 		if id == "reviewer" {
 			return ct, true
 		}

@@ -92,8 +92,8 @@ func (l *launcher) optionsFor(project string) Options {
 // prepare makes the UI session of a wired-up app without starting it.
 func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 	r := &liveRun{l: l, a: a, runDone: make(chan error, 1)}
-	terms := tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
-		s, ok := a.agents.Session(workspace.AgentID(id))
+	terms := tui.TerminalsFunc(func(id workspace.AgentID) (tui.Terminal, bool) {
+		s, ok := a.agents.Session(id)
 		if !ok || s == nil {
 			return nil, false // never a typed nil inside the interface
 		}
