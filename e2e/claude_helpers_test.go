@@ -257,7 +257,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 		key := fmt.Sprintf("%s/%d", r.Agent, seqOf(r))
 		switch r.Type {
 		case "assignment_sent":
-			in := &injection{idx: i, agent: r.Agent, seq: seqOf(r),
+			in := &injection{idx: i, agent: string(r.Agent), seq: seqOf(r),
 				line: flow.InjectText(recDetail(r, "what"), flow.AssignmentFile(dir, r.Agent))}
 			out = append(out, in)
 			by[key] = in
@@ -459,7 +459,7 @@ func endsWith(list, tail []string) bool {
 // confirmed at record from ended through the Stop hook.
 func turnEnded(recs []workspace.EventRecord, agent string, from int) bool {
 	for _, r := range recs[from+1:] {
-		if r.Agent == agent && r.Type == flow.InputPrefix+"agent_health" {
+		if string(r.Agent) == agent && r.Type == flow.InputPrefix+"agent_health" {
 			switch recDetail(r, "health") {
 			case "idle":
 				return true
@@ -489,7 +489,7 @@ func healthLog(recs []workspace.EventRecord) map[string][]string {
 	m := map[string][]string{}
 	for _, r := range recs {
 		if r.Type == flow.InputPrefix+"agent_health" {
-			m[r.Agent] = append(m[r.Agent], recDetail(r, "health")+" ("+recDetail(r, "detail")+")")
+			m[string(r.Agent)] = append(m[string(r.Agent)], recDetail(r, "health")+" ("+recDetail(r, "detail")+")")
 		}
 	}
 	return m

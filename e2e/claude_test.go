@@ -226,7 +226,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	idleAt := map[string][]time.Time{}
 	for _, r := range readEventLog(dir) {
 		if r.Type == flow.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
-			idleAt[r.Agent] = append(idleAt[r.Agent], r.Time)
+			idleAt[string(r.Agent)] = append(idleAt[string(r.Agent)], r.Time)
 		}
 	}
 	before, sessions := map[string][]string{}, map[string]string{}

@@ -95,7 +95,7 @@ func (c *cliOffline) logHooks(events ...string) []agenttest.Hook {
 // start runs argv in a PTY (120×40) in the project with env.
 func (c *cliOffline) start(t *testing.T, argv, env []string) {
 	t.Helper()
-	s, err := ptyagent.Start(ptyagent.Spec{ID: c.Name, Argv: argv, Dir: c.Project, BaseEnv: env, Cols: 120, Rows: 40,
+	s, err := ptyagent.Start(ptyagent.Spec{ID: workspace.AgentID(c.Name), Argv: argv, Dir: c.Project, BaseEnv: env, Cols: 120, Rows: 40,
 		Kind: ptyagent.ProfileCustom, StopTimeout: 5 * time.Second, LogPath: filepath.Join(c.Home, c.Name+".log")})
 	if err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 	for _, r := range recs[merged+1:] {
 		what, _ := r.Details["what"].(string)
 		sub, found := strings.CutPrefix(what, "Do subtask ")
-		if r.Type != "assignment_sent" || !strings.HasPrefix(r.Agent, "worker_") || !found {
+		if r.Type != "assignment_sent" || !strings.HasPrefix(string(r.Agent), "worker_") || !found {
 			continue
 		}
 		sub, _, _ = strings.Cut(sub, ":")

@@ -82,7 +82,7 @@ func TestClaudeBudgetStopsAndRetryContinues(t *testing.T) {
 
 func hasRecord(recs []workspace.EventRecord, typ, agent string) bool {
 	for _, r := range recs {
-		if r.Type == typ && (agent == "" || r.Agent == agent) {
+		if r.Type == typ && (agent == "" || string(r.Agent) == agent) {
 			return true
 		}
 	}
@@ -115,7 +115,7 @@ func checkHoldCycle(t *testing.T, recs []workspace.EventRecord, agent string, in
 	}
 	for _, r := range recs {
 		switch {
-		case r.Type == "dispatch_held" && r.Agent == agent && c.from.IsZero():
+		case r.Type == "dispatch_held" && string(r.Agent) == agent && c.from.IsZero():
 			c.from = r.Time
 		case c.from.IsZero() || !c.to.IsZero() && len(c.sent) == len(c.queued):
 		case r.Type == "dispatch_resumed" && c.to.IsZero():
@@ -125,10 +125,12 @@ func checkHoldCycle(t *testing.T, recs []workspace.EventRecord, agent string, in
 			}
 		case r.Type == "dispatch_queued" && c.to.IsZero():
 			if recDetail(r, "read_only") == "false" {
-				c.queued = slices.DeleteFunc(c.queued, func(q string) bool { return strings.HasPrefix(q, r.Agent+"#") && !strings.HasSuffix(q, "(notice)") })
+				c.queued = slices.DeleteFunc(c.queued, func(q string) bool {
+					return strings.HasPrefix(q, string(r.Agent)+"#") && !strings.HasSuffix(q, "(notice)")
+				})
 			}
 			c.queued = append(c.queued, name(r))
-		case (r.Type == "assignment_sent" || r.Type == "subtask_assigned") && c.to.IsZero() && inAccount(r.Agent):
+		case (r.Type == "assignment_sent" || r.Type == "subtask_assigned") && c.to.IsZero() && inAccount(string(r.Agent)):
 			t.Errorf("dispatched while held: %s %s %v", r.Type, r.Agent, r.Details)
 		case r.Type == "assignment_sent" && !c.to.IsZero():
 			c.sent = append(c.sent, name(r))

@@ -117,7 +117,7 @@ func checkWires(t *testing.T, c *ClaudeOffline, team map[workspace.Role]string) 
 		if r.Agent == "" || !r.HasTools {
 			continue
 		}
-		role := workspace.RoleOf(r.Agent)
+		role := workspace.RoleOf(workspace.AgentID(r.Agent))
 		cli := team[role]
 		if r.Kind != wireOf[cli] {
 			t.Errorf("%s (%s) sent a %s request", r.Agent, cli, r.Kind)
@@ -288,7 +288,7 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 		case bytes.Count(resumed.Body, quoted[1:len(quoted)-1]) < 1+btoi(resumed.Prompt == first[a]):
 			// (The engine may send the same message again after the
 			// resume: then the conversation holds it twice.)
-			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[workspace.RoleOf(a)], first[a])
+			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[workspace.RoleOf(workspace.AgentID(a))], first[a])
 		}
 	}
 	noLeftovers(t, c.Project)

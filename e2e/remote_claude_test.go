@@ -167,7 +167,7 @@ func TestRemoteClaudeWorkersComplete(t *testing.T) {
 	// Their usage is read from local copies of their transcripts on the
 	// host.
 	for _, w := range []string{"worker_1", "worker_2"} {
-		n := countRecords(recs, "agent_usage", func(r workspace.EventRecord) bool { return r.Agent == w })
+		n := countRecords(recs, "agent_usage", func(r workspace.EventRecord) bool { return string(r.Agent) == w })
 		copied, err := os.ReadFile(filepath.Join(dir, "logs", "agents", w+".host-transcript.jsonl"))
 		if n == 0 || err != nil || !strings.Contains(string(copied), `"usage"`) {
 			t.Errorf("%s: %d usage records, transcript copy (%v) of %d bytes", w, n, err, len(copied))

@@ -356,7 +356,7 @@ func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed
 		}
 		dir = m[0]
 		for _, r := range readEventLog(dir) {
-			if r.Type == "input.agent_health" && strings.HasPrefix(r.Agent, "worker_") && recDetail(r, "health") == "busy" {
+			if r.Type == "input.agent_health" && strings.HasPrefix(string(r.Agent), "worker_") && recDetail(r, "health") == "busy" {
 				return true
 			}
 		}
@@ -442,11 +442,11 @@ func TestRemoteHostDownMidRun(t *testing.T) {
 	recs := readRecords(t, dir)
 	exits := countRecords(recs, "agent_exited", func(r workspace.EventRecord) bool {
 		code := recDetail(r, "exit_code")
-		return strings.HasPrefix(r.Agent, "worker_") && (code == "255" || code == "-1") && !strings.Contains(recDetail(r, "detail"), cause)
+		return strings.HasPrefix(string(r.Agent), "worker_") && (code == "255" || code == "-1") && !strings.Contains(recDetail(r, "detail"), cause)
 	})
 	restarts, named := 0, 0
 	for _, r := range recs {
-		if r.Type == "agent_restart_scheduled" && strings.HasPrefix(r.Agent, "worker_") && r.Time.After(down) {
+		if r.Type == "agent_restart_scheduled" && strings.HasPrefix(string(r.Agent), "worker_") && r.Time.After(down) {
 			restarts++
 			if strings.Contains(recDetail(r, "reason"), cause) {
 				named++

@@ -62,7 +62,7 @@ func TestTUIStartTeamPick(t *testing.T) {
 	for id, cli := range map[string]string{"reviewer": "codex", "worker_1": "gemini"} {
 		var cmdline string
 		waitFor(t, tuiWait, id+"'s process", func() bool {
-			pid := readState(t, dir).Agents[id].PID
+			pid := readState(t, dir).Agents[workspace.AgentID(id)].PID
 			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			cmdline = strings.ReplaceAll(string(b), "\x00", " ")
 			return pid > 0 && err == nil

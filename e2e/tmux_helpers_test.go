@@ -388,7 +388,7 @@ func (s tuiScreen) panes() map[string]paneRect {
 // paneAgent returns the agent id a pane title names ("" if none).
 func paneAgent(title string) string {
 	for _, f := range strings.Fields(title) {
-		if workspace.RoleOf(f) != "" {
+		if workspace.RoleOf(workspace.AgentID(f)) != "" {
 			return f
 		}
 	}

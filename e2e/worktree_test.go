@@ -131,7 +131,7 @@ func TestWorktreeSimComplete(t *testing.T) {
 		if seen[sub] != 1 {
 			t.Errorf("subtask %s (by %s) has %d commits on %s, want 1; log:\n%s", sub, ss.Worker, seen[sub], branch, strings.Join(subjects, "\n"))
 		}
-		if ss.Worker != "" && !strings.Contains(strings.Join(subjects, "\n"), "["+ss.Worker+"] "+sub+": ") {
+		if ss.Worker != "" && !strings.Contains(strings.Join(subjects, "\n"), "["+string(ss.Worker)+"] "+sub+": ") {
 			t.Errorf("no commit [%s] %s: …", ss.Worker, sub)
 		}
 	}

@@ -8,10 +8,10 @@ import "github.com/hivemind-dev/hivemind/workspace"
 type Agents interface {
 	// Start starts (or, with resume, restarts keeping its conversation) the
 	// agent with that id and role.
-	Start(id string, role workspace.Role, resume bool) error
+	Start(id workspace.AgentID, role workspace.Role, resume bool) error
 	// Stop stops the agent gracefully (escalating to SIGKILL).
-	Stop(id string) error
+	Stop(id workspace.AgentID) error
 	// Inject queues one message for the agent; it is delivered when the
 	// agent is ready and idle. The outcome arrives as an InjectionResult.
-	Inject(id string, seq int, text string) error
+	Inject(id workspace.AgentID, seq int, text string) error
 }

@@ -13,7 +13,7 @@ import (
 // limited Claude Code holds new work for the Claude agents, not for a
 // Codex Reviewer.
 func NewConfig(c config.Config) Config {
-	accounts := map[string]string{
+	accounts := map[workspace.AgentID]string{
 		workspace.AgentLead:     c.AgentOf(workspace.RoleLead),
 		workspace.AgentReviewer: c.AgentOf(workspace.RoleReviewer),
 	}

@@ -59,7 +59,7 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 		AgentTimeout:      2 * time.Second,
 		StallTimeout:      10 * time.Second,
 		BudgetUSD:         0.5,
-		Accounts:          map[string]string{"lead": "claude", "reviewer": "claude"},
+		Accounts:          map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude"},
 	}
 	for n := 1; n <= 7; n++ {
 		want.Accounts[workspace.WorkerID(n)] = "claude"

@@ -134,7 +134,7 @@ func (r *Runner) saveState() error {
 // writeFiles archives triggers and writes assignments, concurrently across
 // files and agents but in order for each agent (assignment seqs must
 // grow). It returns the agents whose assignment could not be written.
-func (r *Runner) writeFiles(files []Effect) map[string]error {
+func (r *Runner) writeFiles(files []Effect) map[workspace.AgentID]error {
 	if len(files) == 0 || r.cfg.TaskDir == nil {
 		return nil
 	}
@@ -144,7 +144,7 @@ func (r *Runner) writeFiles(files []Effect) map[string]error {
 		key := ""
 		switch e := e.(type) {
 		case WriteAssignment:
-			key = "a:" + e.Assignment.Agent
+			key = "a:" + string(e.Assignment.Agent)
 		case ArchiveTrigger:
 			key = "t:" + e.From
 		default: // execute passes only these two
@@ -155,8 +155,9 @@ func (r *Runner) writeFiles(files []Effect) map[string]error {
 		groups[key] = append(groups[key], e)
 	}
 	type result struct {
-		op, agent string
-		err       error
+		op    string
+		agent workspace.AgentID
+		err   error
 	}
 	results := make([][]result, len(order))
 	run := func(i int) {
@@ -183,13 +184,13 @@ func (r *Runner) writeFiles(files []Effect) map[string]error {
 		}
 		wg.Wait()
 	}
-	var failed map[string]error
+	var failed map[workspace.AgentID]error
 	for _, rs := range results {
 		for _, res := range rs {
 			r.fail(res.op, res.agent, res.err)
 			if res.op == "write_assignment" {
 				if failed == nil {
-					failed = map[string]error{}
+					failed = map[workspace.AgentID]error{}
 				}
 				failed[res.agent] = res.err
 			}
@@ -265,13 +266,13 @@ func (r *Runner) schedule(id string, after time.Duration) {
 
 // spawnFailed reports a start failure to the engine as an exit, so its
 // crash/backoff rules apply.
-func (r *Runner) spawnFailed(agent string, err error) {
+func (r *Runner) spawnFailed(agent workspace.AgentID, err error) {
 	r.fail("start_agent", agent, err)
 	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), When: When{At: r.cfg.Clock()}})
 }
 
 // fail records a failed effect in events.jsonl and tells the user.
-func (r *Runner) fail(op, agent string, err error) {
+func (r *Runner) fail(op string, agent workspace.AgentID, err error) {
 	r.record(workspace.EventRecord{
 		Time: r.cfg.Clock(), Type: "runner_error", Task: r.state.TaskID, Agent: agent,
 		Details: map[string]any{"op": op, "error": err.Error()},

@@ -40,7 +40,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 	if !ok {
 		return ev
 	}
-	sha, err := r.cfg.Git.Commit(agent, ev.Subtask, summary)
+	sha, err := r.cfg.Git.Commit(string(agent), ev.Subtask, summary)
 	switch {
 	case errors.Is(err, ErrUnresolved):
 		ev.OK, ev.Problem = false, err.Error()
@@ -64,7 +64,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 // again: whatever the worker has changed since belongs to its next work.
 // Exported for the remote workers, whose commit is made on their host
 // before their done marker reaches the runner.
-func CommitTarget(s State, ev SubtaskDone) (agent, summary string, ok bool) {
+func CommitTarget(s State, ev SubtaskDone) (agent workspace.AgentID, summary string, ok bool) {
 	if f, found := s.Fixes[ev.Subtask]; found {
 		if f.Status == workspace.SubtaskDone {
 			return "", "", false
@@ -114,7 +114,7 @@ func (r *Runner) startMerge(m MergeCheckpoint) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	m.Workers = append([]string(nil), m.Workers...)
+	m.Workers = append([]workspace.AgentID(nil), m.Workers...)
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()

@@ -67,7 +67,7 @@ func gitState() State {
 			"fix-cp1-r1-lead":       {Status: workspace.SubtaskInProgress, Worker: "lead"},
 			"merge-cp1-a1-worker_2": {Status: workspace.SubtaskInProgress, Worker: "worker_2"},
 		},
-		Agents: map[string]workspace.AgentState{
+		Agents: map[workspace.AgentID]workspace.AgentState{
 			"lead":     {Role: workspace.RoleLead},
 			"worker_1": {Role: workspace.RoleWorker},
 			"worker_2": {Role: workspace.RoleWorker},
@@ -136,7 +136,7 @@ func TestRunnerCommitRefusedBecomesRejection(t *testing.T) {
 // with the request's identity; ending the run cancels it.
 func TestRunnerMergeCheckpoint(t *testing.T) {
 	g := &rtGit{release: make(chan struct{}), ctxErr: make(chan error, 1)}
-	m := MergeCheckpoint{Checkpoint: 1, Round: 2, Attempt: 3, Workers: []string{"worker_1"}}
+	m := MergeCheckpoint{Checkpoint: 1, Round: 2, Attempt: 3, Workers: []workspace.AgentID{"worker_1"}}
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
 		if k, ok := ev.(KeyPressed); ok && k.Action == flow.KeyRetry {
 			return st, []Effect{m}
@@ -272,7 +272,7 @@ func TestCommitTarget(t *testing.T) {
 		{SubtaskDone{Subtask: "fix-cp1-r1-lead"}, "", "", false},
 	} {
 		agent, summary, ok := CommitTarget(s, c.ev)
-		if agent != c.agent || summary != c.reason || ok != c.ok {
+		if string(agent) != c.agent || summary != c.reason || ok != c.ok {
 			t.Errorf("CommitTarget(%+v) = %q, %q, %v; want %q, %q, %v", c.ev, agent, summary, ok, c.agent, c.reason, c.ok)
 		}
 	}

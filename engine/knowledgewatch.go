@@ -103,12 +103,12 @@ func (w *knowledgeWatcher) run(ctx context.Context) {
 // flush reports the inbox files of agent (all files when agent is "")
 // now, without waiting for the quiet period: that agent's turn ended, so
 // what it wrote is complete. Safe from any goroutine.
-func (w *knowledgeWatcher) flush(agent string) { w.scan(true, agent) }
+func (w *knowledgeWatcher) flush(agent workspace.AgentID) { w.scan(true, agent) }
 
 // scan looks at every inbox file, reports the complete ones not reported
 // yet, and returns when the next pending file becomes due (zero: none).
 // With turnEnded, the files of agent ("" = all) count as complete at once.
-func (w *knowledgeWatcher) scan(turnEnded bool, agent string) time.Time {
+func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	entries, _ := os.ReadDir(w.dir)
@@ -166,7 +166,7 @@ func (r *Runner) startKnowledge(ctx context.Context, wg *sync.WaitGroup) error {
 }
 
 // flushKnowledge reports the inbox files an agent finished writing.
-func (r *Runner) flushKnowledge(agent string) {
+func (r *Runner) flushKnowledge(agent workspace.AgentID) {
 	if r.cw != nil {
 		r.cw.flush(agent)
 	}
@@ -191,7 +191,7 @@ func (r *Runner) applyKnowledge(e Effect) {
 	}
 	switch e := e.(type) {
 	case MergeKnowledge:
-		res, err := r.cfg.Knowledge.Merge(e.Entry, e.Agent, e.TaskID, e.Source, e.At)
+		res, err := r.cfg.Knowledge.Merge(e.Entry, string(e.Agent), e.TaskID, e.Source, e.At)
 		if err != nil {
 			// The inbox file stays: a restart (or a fixed file) retries.
 			r.fail("merge_context", e.Agent, err)

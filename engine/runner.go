@@ -138,7 +138,7 @@ type runnerItem struct {
 }
 
 type injectionKey struct {
-	agent string
+	agent workspace.AgentID
 	seq   int
 }
 
@@ -192,7 +192,7 @@ func (r *Runner) enqueue(it runnerItem) {
 // Log queues a record for events.jsonl that is not an engine input (a
 // hook denial, a stale lock taken over, a restored state.json). Safe from
 // any goroutine; Time and Task are filled in when empty.
-func (r *Runner) Log(typ, agent string, details map[string]any) {
+func (r *Runner) Log(typ string, agent workspace.AgentID, details map[string]any) {
 	r.enqueue(runnerItem{rec: &workspace.EventRecord{Time: r.cfg.Clock(), Type: typ, Agent: agent, Details: details}})
 }
 
@@ -452,7 +452,7 @@ func (r *Runner) cancelInflight(detail string) {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b injectionKey) int {
-		if c := strings.Compare(a.agent, b.agent); c != 0 {
+		if c := strings.Compare(string(a.agent), string(b.agent)); c != 0 {
 			return c
 		}
 		return a.seq - b.seq

@@ -69,7 +69,7 @@ func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	cfg.MaxRevisionCycles = 1 << 30
 	agents := &rtAgents{failNext: map[string]error{}}
 	rig := &benchRig{dir: td.Dir(), injects: make(chan time.Time, 16), done: make(chan error, 1)}
-	agents.onInject = func(string, int, string) { rig.injects <- time.Now() }
+	agents.onInject = func(workspace.AgentID, int, string) { rig.injects <- time.Now() }
 	rig.r = NewRunner(RunnerConfig{
 		Machine: Machine{Cfg: cfg}, TaskDir: td, Store: store, Log: log, Agents: agents, QuietPeriod: quiet,
 	})
@@ -143,7 +143,7 @@ func (rig *benchRig) write(b *testing.B, rel, content string) time.Time {
 // trigger returns the i-th trigger of a plan ↔ feedback loop and the role
 // that writes it: plan.md (Lead) → Reviewer injected; plan-feedback.md
 // (Reviewer) → Lead injected.
-func benchTrigger(i int) (rel, content, agent string) {
+func benchTrigger(i int) (rel, content string, agent workspace.AgentID) {
 	if i%2 == 0 {
 		return "plan.md", benchPlan(i), workspace.AgentLead
 	}

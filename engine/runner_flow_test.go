@@ -30,13 +30,13 @@ type flowAgents struct {
 	hold chan struct{}
 
 	mu      sync.Mutex
-	queues  map[string]chan int
-	starts  map[string]int
+	queues  map[workspace.AgentID]chan int
+	starts  map[workspace.AgentID]int
 	wg      sync.WaitGroup
 	stopped bool
 }
 
-func (f *flowAgents) Start(id string, role workspace.Role, resume bool) error {
+func (f *flowAgents) Start(id workspace.AgentID, role workspace.Role, resume bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.starts[id]++
@@ -50,9 +50,9 @@ func (f *flowAgents) Start(id string, role workspace.Role, resume bool) error {
 	return nil
 }
 
-func (f *flowAgents) Stop(id string) error { return nil }
+func (f *flowAgents) Stop(id workspace.AgentID) error { return nil }
 
-func (f *flowAgents) Inject(id string, seq int, text string) error {
+func (f *flowAgents) Inject(id workspace.AgentID, seq int, text string) error {
 	f.mu.Lock()
 	q := f.queues[id]
 	f.mu.Unlock()
@@ -72,13 +72,13 @@ func (f *flowAgents) close() {
 	f.wg.Wait()
 }
 
-func (f *flowAgents) work(id string, q chan int) {
+func (f *flowAgents) work(id workspace.AgentID, q chan int) {
 	defer f.wg.Done()
 	rnd := rand.New(rand.NewPCG(1, uint64(len(id))))
 	for seq := range q {
 		f.send(InjectionResult{Agent: id, Seq: seq, Delivered: true, When: When{At: time.Now()}})
 		f.send(AgentHealth{Agent: id, Health: "busy", When: When{At: time.Now()}})
-		b, err := os.ReadFile(filepath.Join(f.dir, "assignments", id+".json"))
+		b, err := os.ReadFile(filepath.Join(f.dir, "assignments", string(id)+".json"))
 		if err != nil {
 			f.t.Errorf("%s: assignment for seq %d: %v", id, seq, err)
 			continue
@@ -130,7 +130,7 @@ func startFlow(t *testing.T, td *workspace.TaskDir, project string, hold chan st
 	}
 	fr := &flowRun{store: store, log: log, phases: make(chan workspace.Phase, 1000), done: make(chan error, 1)}
 	fr.agents = &flowAgents{t: t, dir: td.Dir(), project: project, hold: hold,
-		queues: map[string]chan int{}, starts: map[string]int{}}
+		queues: map[workspace.AgentID]chan int{}, starts: map[workspace.AgentID]int{}}
 	cfg := defaultConfig()
 	cfg.QuietPeriod = 50 * time.Millisecond
 	fr.r = NewRunner(RunnerConfig{
@@ -236,7 +236,7 @@ func TestRunnerFlowCompletesAcrossRestart(t *testing.T) {
 	second.agents.mu.Lock()
 	starts := second.agents.starts
 	second.agents.mu.Unlock()
-	for _, id := range []string{"lead", "reviewer", "worker_1", "worker_2"} {
+	for _, id := range []workspace.AgentID{"lead", "reviewer", "worker_1", "worker_2"} {
 		if starts[id] == 0 {
 			t.Errorf("%s not re-spawned after the restart", id)
 		}

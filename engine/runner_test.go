@@ -23,7 +23,7 @@ type rtAgents struct {
 	mu       sync.Mutex
 	calls    []string
 	failNext map[string]error // method → error returned once
-	onInject func(id string, seq int, text string)
+	onInject func(id workspace.AgentID, seq int, text string)
 }
 
 func (f *rtAgents) call(method, s string) error {
@@ -37,11 +37,11 @@ func (f *rtAgents) call(method, s string) error {
 	return nil
 }
 
-func (f *rtAgents) Start(id string, role workspace.Role, resume bool) error {
+func (f *rtAgents) Start(id workspace.AgentID, role workspace.Role, resume bool) error {
 	return f.call("Start", fmt.Sprintf("%s %s %v", id, role, resume))
 }
-func (f *rtAgents) Stop(id string) error { return f.call("Stop", id) }
-func (f *rtAgents) Inject(id string, seq int, text string) error {
+func (f *rtAgents) Stop(id workspace.AgentID) error { return f.call("Stop", string(id)) }
+func (f *rtAgents) Inject(id workspace.AgentID, seq int, text string) error {
 	err := f.call("Inject", fmt.Sprintf("%s %d %s", id, seq, text))
 	f.mu.Lock()
 	cb := f.onInject
@@ -381,7 +381,7 @@ func TestRunnerIdleFlushesWatcher(t *testing.T) {
 	h := rtStart(t, nil, func(c *RunnerConfig) {
 		c.NoWatch = false
 		c.QuietPeriod = time.Hour
-		c.State.Agents = map[string]workspace.AgentState{"lead": {Role: "lead"}}
+		c.State.Agents = map[workspace.AgentID]workspace.AgentState{"lead": {Role: "lead"}}
 	})
 	if err := os.WriteFile(filepath.Join(h.files.dir, "plan.md"), []byte("plan\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -497,7 +497,7 @@ func TestRunnerWriteAheadAndLazySave(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
 		switch e := ev.(type) {
 		case AgentHealth:
-			st.Agents = map[string]workspace.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
+			st.Agents = map[workspace.AgentID]workspace.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
 			return st, []Effect{WriteState{State: st}}
 		case KeyPressed:
 			st.Seq++

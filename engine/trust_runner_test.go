@@ -89,7 +89,7 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	results := map[string][]string{}
+	results := map[workspace.AgentID][]string{}
 	for _, rec := range log.Records() {
 		if rec.Type == flow.InputPrefix+"injection_result" {
 			d, _ := rec.Details["delivered"].(bool)

@@ -50,12 +50,12 @@ func hookWrapper(t *testing.T) string {
 // realManager is a Manager of the agents spec builds (run with bin),
 // closed when the test ends; a failed test logs agent's screen, the fake
 // API's requests and the events first.
-func realManager(t *testing.T, bin, agent string, api *fakeapi.Server, rec *recorder, spec func(id string, resume bool) Spec) *Manager {
+func realManager(t *testing.T, bin string, agent workspace.AgentID, api *fakeapi.Server, rec *recorder, spec func(id workspace.AgentID, resume bool) Spec) *Manager {
 	t.Helper()
 	m, err := NewManager(ManagerConfig{
 		OnEvent:     rec.add,
 		StopTimeout: 10 * time.Second,
-		Factory: func(id string, _ workspace.Role, resume bool) (Spec, error) {
+		Factory: func(id workspace.AgentID, _ workspace.Role, resume bool) (Spec, error) {
 			s := spec(id, resume)
 			s.Argv[0] = bin
 			return s, nil
@@ -102,8 +102,8 @@ func runRealCLI(t *testing.T, c realCLI) {
 	env := c.home(t, project, api.URL(), hookCmd)
 	var rec recorder
 	var sid string
-	m := realManager(t, bin, "lead", api, &rec, func(id string, resume bool) Spec {
-		return c.spec(Spec{Dir: project, BaseEnv: env, Cols: 120, Rows: 40, LogPath: filepath.Join(project, "logs", id+".log")}, hookCmd, sid, resume)
+	m := realManager(t, bin, "lead", api, &rec, func(id workspace.AgentID, resume bool) Spec {
+		return c.spec(Spec{Dir: project, BaseEnv: env, Cols: 120, Rows: 40, LogPath: filepath.Join(project, "logs", string(id)+".log")}, hookCmd, sid, resume)
 	})
 	hooks := func(name string) int {
 		return rec.count(func(e Event) bool { return e.Kind == EventHook && e.Detail == name })

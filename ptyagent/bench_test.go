@@ -136,7 +136,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			got := make(chan Event, 64)
 			m, err := NewManager(ManagerConfig{
-				Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
+				Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
 					s := helperSpec(id, mode, "HM_WORK_MS=0")
 					s.Kind = ProfileSim
 					if mode == "claude" {
@@ -189,7 +189,7 @@ func BenchmarkTrickleCPU(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var ss []*Session
 		for j := 0; j < sessions; j++ {
-			spec := helperSpec(fmt.Sprintf("t%d", j), "trickle", "HM_TRICKLE_RATE=20000")
+			spec := helperSpec(workspace.AgentID(fmt.Sprintf("t%d", j)), "trickle", "HM_TRICKLE_RATE=20000")
 			spec.Cols, spec.Rows = 80, 24
 			s, err := Start(spec)
 			if err != nil {

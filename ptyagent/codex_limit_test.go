@@ -34,9 +34,9 @@ func TestRealCodexRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recorder
-	m := realManager(t, bin, "worker_1", api, &rec, func(id string, _ bool) Spec {
+	m := realManager(t, bin, "worker_1", api, &rec, func(id workspace.AgentID, _ bool) Spec {
 		base := Spec{Dir: project, BaseEnv: agenttest.CodexEnv(home), Cols: 120, Rows: 40,
-			LogPath: filepath.Join(project, "logs", id+".log"), RateLimitCooldown: 3 * time.Second}
+			LogPath: filepath.Join(project, "logs", string(id)+".log"), RateLimitCooldown: 3 * time.Second}
 		return CodexSpec(base, CodexOptions{Sandbox: "workspace-write", HookCommand: hookCmd, DeveloperInstructions: "You are a test agent."})
 	})
 	if err := m.Start("worker_1", "worker", false); err != nil {

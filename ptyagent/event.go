@@ -21,7 +21,7 @@ const (
 // Event is what the agent layer reports to its user (the engine runner,
 // the TUI). It never contains environment values.
 type Event struct {
-	Agent    string
+	Agent    workspace.AgentID
 	Kind     EventKind
 	Health   workspace.Health // current health (all kinds)
 	ExitCode int              // for exited

@@ -16,6 +16,8 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"go.uber.org/goleak"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // The test binary doubles as the agent programs the tests drive: with
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 // helperSpec returns a spec running the helper in mode.
-func helperSpec(id, mode string, env ...string) Spec {
+func helperSpec(id workspace.AgentID, mode string, env ...string) Spec {
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)

@@ -14,14 +14,14 @@ import (
 type ManagerConfig struct {
 	// Factory builds the spec of an agent (command, env, log path, profile
 	// rules). resume is true on a restart (Claude: --resume).
-	Factory func(id string, role workspace.Role, resume bool) (Spec, error)
+	Factory func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error)
 	// OnEvent receives every agent's events. It is called from the agents'
 	// goroutines (in order per agent, possibly concurrently across agents)
 	// and must return quickly.
 	OnEvent func(Event)
 	// OnHeartbeat is called on an agent's signs of life, at most once every
 	// 5 seconds per agent (the runner writes heartbeat files).
-	OnHeartbeat func(agent string, at time.Time)
+	OnHeartbeat func(agent workspace.AgentID, at time.Time)
 	// Defaults for specs that leave them zero.
 	HangTimeout time.Duration
 	StopTimeout time.Duration
@@ -44,7 +44,7 @@ type Manager struct {
 	changed chan struct{}
 
 	mu       sync.Mutex
-	agents   map[string]*agent
+	agents   map[workspace.AgentID]*agent
 	closed   bool
 	bg       sync.WaitGroup
 	closeErr error
@@ -53,7 +53,7 @@ type Manager struct {
 }
 
 type agent struct {
-	id   string
+	id   workspace.AgentID
 	role workspace.Role
 	sess *Session
 	// pending is set while a (re)start waits for the previous process to
@@ -67,7 +67,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Factory == nil {
 		return nil, fmt.Errorf("ptyagent: manager needs a Factory")
 	}
-	m := &Manager{cfg: cfg, agents: map[string]*agent{}, changed: make(chan struct{}, 1)}
+	m := &Manager{cfg: cfg, agents: map[workspace.AgentID]*agent{}, changed: make(chan struct{}, 1)}
 	if cfg.RecordDir != "" {
 		m.reaped, m.reapErr = ReapRecorded(cfg.RecordDir)
 	}
@@ -113,7 +113,7 @@ func (m *Manager) signal() {
 // environment is no use outside that agent.
 func (m *Manager) routeHook(h HookMessage, peer int) error {
 	m.mu.Lock()
-	a := m.agents[h.Agent]
+	a := m.agents[workspace.AgentID(h.Agent)] // the hook names its agent by env
 	var s *Session
 	if a != nil {
 		s = a.sess
@@ -133,7 +133,7 @@ func (m *Manager) routeHook(h HookMessage, peer int) error {
 }
 
 // Session returns the current session of an agent.
-func (m *Manager) Session(id string) (*Session, bool) {
+func (m *Manager) Session(id workspace.AgentID) (*Session, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.agents[id]
@@ -144,10 +144,10 @@ func (m *Manager) Session(id string) (*Session, bool) {
 }
 
 // IDs returns the known agent ids, sorted.
-func (m *Manager) IDs() []string {
+func (m *Manager) IDs() []workspace.AgentID {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ids := make([]string, 0, len(m.agents))
+	ids := make([]workspace.AgentID, 0, len(m.agents))
 	for id := range m.agents {
 		ids = append(ids, id)
 	}
@@ -158,7 +158,7 @@ func (m *Manager) IDs() []string {
 // Start starts the agent. If its previous process is still stopping, the
 // start happens as soon as it is gone (errors then arrive as an exited
 // Health event). A running agent gives ErrRunning.
-func (m *Manager) Start(id string, role workspace.Role, resume bool) error {
+func (m *Manager) Start(id workspace.AgentID, role workspace.Role, resume bool) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -207,7 +207,7 @@ func (m *Manager) Start(id string, role workspace.Role, resume bool) error {
 }
 
 // report turns an asynchronous start failure into an event.
-func (m *Manager) report(id string, err error) {
+func (m *Manager) report(id workspace.AgentID, err error) {
 	if m.cfg.OnEvent != nil {
 		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: workspace.HealthExited, ExitCode: -1,
 			Detail: err.Error(), At: time.Now()})
@@ -255,7 +255,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	return nil
 }
 
-func (m *Manager) emitFailed(id string, seq int, detail string) {
+func (m *Manager) emitFailed(id workspace.AgentID, seq int, detail string) {
 	if m.cfg.OnEvent != nil {
 		m.cfg.OnEvent(Event{Agent: id, Kind: EventDeliveryFailed, Seq: seq, Detail: detail, At: time.Now()})
 	}
@@ -267,7 +267,7 @@ func (m *Manager) complete(a *agent, spec Spec) Spec {
 	spec.HookToken = newSecret()
 	spec.RecordDir = m.cfg.RecordDir
 	spec.Env = append(append([]string(nil), spec.Env...),
-		EnvAgentID+"="+a.id, EnvRole+"="+string(a.role), EnvHookSocket+"="+m.hook.path, EnvHookToken+"="+spec.HookToken)
+		EnvAgentID+"="+string(a.id), EnvRole+"="+string(a.role), EnvHookSocket+"="+m.hook.path, EnvHookToken+"="+spec.HookToken)
 	if spec.Cols == 0 {
 		spec.Cols = m.cfg.Cols
 	}
@@ -291,7 +291,7 @@ func (m *Manager) complete(a *agent, spec Spec) Spec {
 
 // Stop stops the agent gracefully; it returns at once and the exit arrives
 // as a Health event.
-func (m *Manager) Stop(id string) error {
+func (m *Manager) Stop(id workspace.AgentID) error {
 	m.mu.Lock()
 	a := m.agents[id]
 	var s *Session
@@ -310,7 +310,7 @@ func (m *Manager) Stop(id string) error {
 
 // Restart stops the agent and starts it again with the same id, resuming
 // its conversation.
-func (m *Manager) Restart(id string) error {
+func (m *Manager) Restart(id workspace.AgentID) error {
 	m.mu.Lock()
 	a := m.agents[id]
 	var role workspace.Role
@@ -329,7 +329,7 @@ func (m *Manager) Restart(id string) error {
 
 // Inject queues a message for the agent (held until it is ready and
 // idle); the outcome arrives as EventDelivered / EventDeliveryFailed.
-func (m *Manager) Inject(id string, seq int, text string) error {
+func (m *Manager) Inject(id workspace.AgentID, seq int, text string) error {
 	m.mu.Lock()
 	a := m.agents[id]
 	if a == nil {

@@ -161,7 +161,7 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 		}
 
 		m, err := NewManager(ManagerConfig{RecordDir: records, SocketDir: sockDir,
-			Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
+			Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
 				return Spec{Argv: []string{"cat"}}, nil
 			}})
 		if err != nil {
@@ -187,7 +187,7 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 // prints "escaped <pid> <socket>" once the agent's grandchild escaped.
 func helperManager() int {
 	m, err := NewManager(ManagerConfig{RecordDir: os.Getenv("HM_RECORDS"), SocketDir: os.Getenv("HM_SOCKDIR"),
-		Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
+		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
 			return Spec{Argv: []string{"sh", "-c", os.Getenv("HM_SCRIPT")}}, nil
 		}})
 	if err != nil {

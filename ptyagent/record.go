@@ -49,7 +49,7 @@ func (s *Session) writeRecord() {
 		return
 	}
 	s.mu.Lock()
-	rec := procRecord{OwnerPID: os.Getpid(), OwnerStart: selfStart(), Agent: s.spec.ID, PID: s.pid, Mark: s.mark,
+	rec := procRecord{OwnerPID: os.Getpid(), OwnerStart: selfStart(), Agent: string(s.spec.ID), PID: s.pid, Mark: s.mark,
 		Sessions: map[string]uint64{}}
 	for sid, start := range s.sidStarts {
 		rec.Sessions[strconv.Itoa(sid)] = start
@@ -76,7 +76,7 @@ func (s *Session) writeRecord() {
 // recordPath is the session's record file, named by the session mark:
 // it is written before the process starts, when there is no pid yet.
 func (s *Session) recordPath() string {
-	return filepath.Join(s.spec.RecordDir, fmt.Sprintf("%s-%s.json", strings.ReplaceAll(s.spec.ID, string(filepath.Separator), "_"), s.mark))
+	return filepath.Join(s.spec.RecordDir, fmt.Sprintf("%s-%s.json", strings.ReplaceAll(string(s.spec.ID), string(filepath.Separator), "_"), s.mark))
 }
 
 // removeRecord removes the session's record (nothing of it is left).

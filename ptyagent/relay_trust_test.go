@@ -25,8 +25,8 @@ func TestHookRelayRejectsForgedIdentity(t *testing.T) {
 	withoutCgroups(t) // the test process sends the lines
 	var rec recorder
 	cat := Spec{Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}
-	m := newTestManager(t, &rec, map[string]Spec{"a": cat, "b": cat})
-	for _, id := range []string{"a", "b"} {
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": cat, "b": cat})
+	for _, id := range []workspace.AgentID{"a", "b"} {
 		if err := m.Start(id, "worker", false); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestHookRelayRejectsForgedIdentity(t *testing.T) {
 func TestHookRelayRejectsOversizedLine(t *testing.T) {
 	withoutCgroups(t) // the test process sends the lines
 	var rec recorder
-	m := newTestManager(t, &rec, map[string]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}})
 	if err := m.Start("a", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestHookRelayRejectsOutsider(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("sim", "sim")
 	spec.Kind = ProfileSim // ready only once its SessionStart hook got through
-	m := newTestManager(t, &rec, map[string]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,7 @@ func Start(spec Spec) (*Session, error) {
 	}
 	// The process is cloned straight into its cgroup, so no descendant
 	// can be born outside it.
-	s.cg = sessionCgroup(spec.ID)
+	s.cg = sessionCgroup(string(spec.ID))
 	// The record comes first: a Hivemind killed right after the start
 	// leaves no process its successor cannot find.
 	s.writeRecord()
@@ -292,7 +292,7 @@ func buildEnv(parent []string, spec Spec) []string {
 // ---- accessors ----
 
 // ID returns the agent id.
-func (s *Session) ID() string { return s.spec.ID }
+func (s *Session) ID() workspace.AgentID { return s.spec.ID }
 
 // Spec returns the spec the session was started with (defaults applied).
 func (s *Session) Spec() Spec { return s.spec }

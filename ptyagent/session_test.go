@@ -60,7 +60,7 @@ func (r *recorder) count(f func(Event) bool) int {
 	return n
 }
 
-func (r *recorder) healths(agent string) []workspace.Health {
+func (r *recorder) healths(agent workspace.AgentID) []workspace.Health {
 	var hs []workspace.Health
 	for _, e := range r.all() {
 		if e.Kind == EventHealth && e.Agent == agent {
@@ -75,11 +75,11 @@ func delivered(seq int) func(Event) bool {
 }
 
 // newTestManager returns a manager whose factory takes specs from specs.
-func newTestManager(t *testing.T, rec *recorder, specs map[string]Spec) *Manager {
+func newTestManager(t *testing.T, rec *recorder, specs map[workspace.AgentID]Spec) *Manager {
 	t.Helper()
 	var mu sync.Mutex
 	m, err := NewManager(ManagerConfig{
-		Factory: func(id string, role workspace.Role, resume bool) (Spec, error) {
+		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			s, ok := specs[id]
@@ -176,7 +176,7 @@ func TestEnvironmentAndExitCode(t *testing.T) {
 
 func TestInjectLineModeChild(t *testing.T) {
 	var rec recorder
-	m := newTestManager(t, &rec, map[string]Spec{"w": helperSpec("w", "line")})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"w": helperSpec("w", "line")})
 	if err := m.Start("w", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestInjectRawSimHeldWhileBusy(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("sim", "sim", "HM_WORK_MS=300")
 	spec.Kind = ProfileSim
-	m := newTestManager(t, &rec, map[string]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
 	// Injected before the agent is even started: held.
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("c", "claude", "HM_WORK_MS=100")
 	spec.Kind = ProfileClaude
-	m := newTestManager(t, &rec, map[string]Spec{"c": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"c": spec})
 	if err := m.Start("c", "lead", false); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestEnterResent(t *testing.T) {
 	spec := helperSpec("sim", "sim", "HM_SWALLOW_ENTERS=1")
 	spec.Kind = ProfileSim
 	spec.Submit = SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 300 * time.Millisecond, EnterRetries: 2, Resends: 1}
-	m := newTestManager(t, &rec, map[string]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestWholeMessageResent(t *testing.T) {
 	spec := helperSpec("sim", "sim", "HM_DROP_FIRST=1")
 	spec.Kind = ProfileSim
 	spec.Submit = SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 300 * time.Millisecond, EnterRetries: 0, Resends: 1}
-	m := newTestManager(t, &rec, map[string]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestDeliveryFailed(t *testing.T) {
 	spec := helperSpec("sim", "sim", "HM_NO_HOOKS=1", "HM_NO_STOP=1")
 	spec.Kind = ProfileSim
 	spec.Submit = SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 100 * time.Millisecond, EnterRetries: 1, Resends: 1}
-	m := newTestManager(t, &rec, map[string]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func testSetsidGrandchildReaped(t *testing.T, _ bool) {
 func TestHookRelayRoundTrip(t *testing.T) {
 	withoutCgroups(t) // the test process sends the hooks
 	var rec recorder
-	m := newTestManager(t, &rec, map[string]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}}})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}}})
 	if err := m.Start("a", "lead", false); err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestHookRelayRoundTrip(t *testing.T) {
 func TestHealthFromHooks(t *testing.T) {
 	var rec recorder
 	spec := Spec{Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim, RateLimitCooldown: 200 * time.Millisecond}
-	m := newTestManager(t, &rec, map[string]Spec{"a": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": spec})
 	if err := m.Start("a", "lead", false); err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func TestHangWarningThenHung(t *testing.T) {
 	spec := helperSpec("h", "sim", "HM_NO_STOP=1")
 	spec.Kind = ProfileSim
 	spec.HangTimeout = 600 * time.Millisecond
-	m := newTestManager(t, &rec, map[string]Spec{"h": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"h": spec})
 	if err := m.Start("h", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func TestLogRotation(t *testing.T) {
 func TestManagerRestartKeepsID(t *testing.T) {
 	var rec recorder
 	spec := Spec{Argv: []string{"sh", "-c", `echo "resumed=$HM_RESUMED id=$HIVEMIND_AGENT_ID"; exec cat`}}
-	m := newTestManager(t, &rec, map[string]Spec{"w": spec})
+	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"w": spec})
 	if err := m.Start("w", "worker", false); err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ type ReadyRules struct {
 
 // Spec describes one agent process.
 type Spec struct {
-	ID   string // agent id ("lead", "worker_1" …)
+	ID   workspace.AgentID // agent id ("lead", "worker_1" …)
 	Role workspace.Role
 
 	Argv []string // command and arguments; Argv[0] is looked up in PATH

@@ -14,7 +14,7 @@ import (
 // diffView is one worker's changes (key d), drawn over the pane area.
 type diffView struct {
 	show    bool
-	agent   string
+	agent   workspace.AgentID
 	loading bool
 	lines   []string // the diff, one line each, tabs expanded
 	err     string
@@ -23,14 +23,15 @@ type diffView struct {
 
 // diffLoadedMsg carries the result of a diffCmd.
 type diffLoadedMsg struct {
-	agent, text string
-	err         error
+	agent workspace.AgentID
+	text  string
+	err   error
 }
 
 // diffCmd runs the diff (git) off the UI goroutine.
-func diffCmd(diff func(string) (string, error), agent string) tea.Cmd {
+func diffCmd(diff func(string) (string, error), agent workspace.AgentID) tea.Cmd {
 	return func() tea.Msg {
-		text, err := diff(agent)
+		text, err := diff(string(agent))
 		return diffLoadedMsg{agent: agent, text: text, err: err}
 	}
 }
@@ -43,7 +44,7 @@ func (m *Model) openDiff() tea.Cmd {
 	case id == "":
 		return nil
 	case role != workspace.RoleWorker:
-		m.notice = notice{level: "info", text: "d shows a worker's changes: focus a worker (" + id + " writes no code of its own)"}
+		m.notice = notice{level: "info", text: "d shows a worker's changes: focus a worker (" + string(id) + " writes no code of its own)"}
 		return nil
 	case m.opts.Diff == nil:
 		m.notice = notice{level: "info", text: "no diff: this run has no git branches (not a git project)"}
@@ -116,7 +117,7 @@ func (m Model) renderDiff() string {
 	case d.err != "":
 		lines = append(lines, fitWidth(stBadTxt.Render(ansi.Truncate("  "+oneLine(d.err), w, "…")), w))
 	case len(d.lines) == 0:
-		lines = append(lines, fitWidth(stDim.Render("  no changes yet on "+d.agent+"'s branch"), w))
+		lines = append(lines, fitWidth(stDim.Render("  no changes yet on "+string(d.agent)+"'s branch"), w))
 	}
 	for i := d.scroll; i < len(d.lines) && len(lines) < h; i++ {
 		l := ansi.Truncate(ansi.Strip(d.lines[i]), w, "…")

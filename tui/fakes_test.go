@@ -120,19 +120,19 @@ func (f *fakeTerm) size() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return 
 
 type fakeTerms struct {
 	mu      sync.Mutex
-	terms   map[string]*fakeTerm
+	terms   map[workspace.AgentID]*fakeTerm
 	changed chan struct{}
 }
 
-func newFakeTerms(ids ...string) *fakeTerms {
-	ft := &fakeTerms{terms: map[string]*fakeTerm{}, changed: make(chan struct{}, 1)}
+func newFakeTerms(ids ...workspace.AgentID) *fakeTerms {
+	ft := &fakeTerms{terms: map[workspace.AgentID]*fakeTerm{}, changed: make(chan struct{}, 1)}
 	for _, id := range ids {
-		ft.terms[id] = newFakeTerm(id)
+		ft.terms[id] = newFakeTerm(string(id))
 	}
 	return ft
 }
 
-func (f *fakeTerms) Terminal(id string) (Terminal, bool) {
+func (f *fakeTerms) Terminal(id workspace.AgentID) (Terminal, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.terms[id]
@@ -153,16 +153,16 @@ func (f *fakeTerms) signal() {
 
 var testNow = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
-func agentIDs(n int) []string {
-	ids := []string{}
+func agentIDs(n int) []workspace.AgentID {
+	ids := []workspace.AgentID{}
 	if n > 0 {
-		ids = append(ids, "lead")
+		ids = append(ids, workspace.AgentLead)
 	}
 	if n > 1 {
-		ids = append(ids, "reviewer")
+		ids = append(ids, workspace.AgentReviewer)
 	}
 	for i := 1; i <= n-2; i++ {
-		ids = append(ids, fmt.Sprintf("worker_%d", i))
+		ids = append(ids, workspace.WorkerID(i))
 	}
 	return ids
 }
@@ -173,7 +173,7 @@ func testState(n int) workspace.State {
 		TaskID: "t_20260314_add-auth", Phase: workspace.PhaseExecuting, PreviousPhase: workspace.PhasePlanReview,
 		CurrentCheckpoint: 1, TotalCheckpoints: 3, RevisionCount: 1, FrictionCount: 2,
 		StartedAt: testNow.Add(-(time.Hour + 2*time.Minute + 3*time.Second)),
-		Agents:    map[string]workspace.AgentState{},
+		Agents:    map[workspace.AgentID]workspace.AgentState{},
 	}
 	for i, id := range agentIDs(n) {
 		a := workspace.AgentState{Role: workspace.RoleOf(id), Status: "idle"}
@@ -185,7 +185,7 @@ func testState(n int) workspace.State {
 		st.Agents[id] = a
 	}
 	if n > 1 {
-		st.ReadOnlyAgents = []string{"reviewer"}
+		st.ReadOnlyAgents = []workspace.AgentID{"reviewer"}
 	}
 	return st
 }
@@ -221,7 +221,7 @@ func (h *harness) view() string { return h.m.View().Content }
 
 func (h *harness) plain() string { return ansi.Strip(h.view()) }
 
-func (h *harness) term(id string) *fakeTerm { return h.terms.terms[id] }
+func (h *harness) term(id workspace.AgentID) *fakeTerm { return h.terms.terms[id] }
 
 // keyMsg builds the key press bubbletea delivers for a key name.
 func keyMsg(s string) tea.KeyPressMsg {

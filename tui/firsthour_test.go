@@ -223,7 +223,7 @@ func TestFocusByDirection(t *testing.T) {
 	}
 	for _, s := range steps {
 		h.key(s.key)
-		if h.m.focusID != s.want {
+		if string(h.m.focusID) != s.want {
 			t.Fatalf("after %s: focus %s, want %s", s.key, h.m.focusID, s.want)
 		}
 	}

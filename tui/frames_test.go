@@ -3,11 +3,13 @@ package tui
 import (
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // calls returns each terminal's Lines-call count (one per redraw of its
 // pane body).
-func (h *harness) calls(ids ...string) []int {
+func (h *harness) calls(ids ...workspace.AgentID) []int {
 	out := make([]int, len(ids))
 	for i, id := range ids {
 		ft := h.term(id)
@@ -45,7 +47,7 @@ func plus(a []int, d ...int) []int {
 func TestFrameSlots(t *testing.T) {
 	h := newKeyHarness(t)
 	h.m.interval, h.m.slow = time.Millisecond, time.Hour
-	ids := []string{"lead", "reviewer", "worker_1"}
+	ids := []workspace.AgentID{"lead", "reviewer", "worker_1"}
 	h.view()
 	base := h.calls(ids...)
 

@@ -31,7 +31,7 @@ func holdLabel(st workspace.State) string {
 	var who []string
 	for _, acc := range slices.Sorted(maps.Keys(st.Holds)) {
 		h := st.Holds[acc]
-		w := h.Agent
+		w := string(h.Agent)
 		if acc != "default" {
 			w += " (" + acc + ")"
 		}

@@ -13,7 +13,7 @@ import (
 // and worker_1's account held by a rate limit.
 func governorState() workspace.State {
 	st := testState(4)
-	use := map[string]workspace.Usage{
+	use := map[workspace.AgentID]workspace.Usage{
 		"lead":     {Model: "claude-sonnet-4-5", Input: 12_000, Output: 300, CostUSD: 0.0405, CostKnown: true},
 		"worker_1": {Model: "claude-sonnet-4-5", Input: 2_100_000, Output: 40_000, CostUSD: 6.9, CostKnown: true},
 		"worker_2": {Model: "llama-3", Input: 900},
@@ -31,7 +31,7 @@ func governorState() workspace.State {
 // them first when short of room.
 func TestPaneTitleUsage(t *testing.T) {
 	st := governorState()
-	for id, want := range map[string]string{"lead": "12.3k tok $0.0405", "worker_1": "2.1M tok $6.90", "worker_2": "900 tok $?"} {
+	for id, want := range map[workspace.AgentID]string{"lead": "12.3k tok $0.0405", "worker_1": "2.1M tok $6.90", "worker_2": "900 tok $?"} {
 		u := st.Agents[id].Usage
 		td := titleData{ID: id, Role: workspace.RoleOf(id), Health: "busy", Activity: "●", Usage: u.Short()}
 		if got := ansi.Strip(renderTop(100, borderNormal, td)); u.Short() != want || !strings.Contains(got, " · "+want) {

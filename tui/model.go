@@ -47,7 +47,7 @@ type Terminal interface {
 // Terminals looks up agent terminals and signals screen changes.
 type Terminals interface {
 	// Terminal returns the live terminal of an agent, if it has one.
-	Terminal(agentID string) (Terminal, bool)
+	Terminal(agentID workspace.AgentID) (Terminal, bool)
 	// Changed delivers a value (coalesced: a buffered channel of size 1 is
 	// enough) whenever any terminal's screen changed.
 	Changed() <-chan struct{}
@@ -56,24 +56,24 @@ type Terminals interface {
 // TerminalsFunc adapts a lookup function and a change channel to Terminals,
 // e.g. for *ptyagent.Manager:
 //
-//	tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
+//	tui.TerminalsFunc(func(id workspace.AgentID) (tui.Terminal, bool) {
 //		s, ok := mgr.Session(id)
 //		if !ok || s == nil {
 //			return nil, false // never a typed nil inside the interface
 //		}
 //		return s, true
 //	}, mgr.Changed())
-func TerminalsFunc(lookup func(agentID string) (Terminal, bool), changed <-chan struct{}) Terminals {
+func TerminalsFunc(lookup func(agentID workspace.AgentID) (Terminal, bool), changed <-chan struct{}) Terminals {
 	return funcTerminals{lookup: lookup, changed: changed}
 }
 
 type funcTerminals struct {
-	lookup  func(string) (Terminal, bool)
+	lookup  func(workspace.AgentID) (Terminal, bool)
 	changed <-chan struct{}
 }
 
-func (f funcTerminals) Terminal(id string) (Terminal, bool) { return f.lookup(id) }
-func (f funcTerminals) Changed() <-chan struct{}            { return f.changed }
+func (f funcTerminals) Terminal(id workspace.AgentID) (Terminal, bool) { return f.lookup(id) }
+func (f funcTerminals) Changed() <-chan struct{}                       { return f.changed }
 
 // Options configure a Model.
 type Options struct {
@@ -160,10 +160,10 @@ type Model struct {
 	st        workspace.State
 	haveState bool
 	events    []workspace.EventRecord
-	health    map[string]workspace.Health
-	agents    []string
+	health    map[workspace.AgentID]workspace.Health
+	agents    []workspace.AgentID
 
-	focusID    string
+	focusID    workspace.AgentID
 	zoom       bool
 	attached   bool
 	showHelp   bool
@@ -171,7 +171,7 @@ type Model struct {
 	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
 	notice     notice
-	scroll     map[string]int
+	scroll     map[workspace.AgentID]int
 
 	helpScroll int       // lines the help overlay is scrolled
 	detail     bool      // the event strip shows detail records too (v)
@@ -230,8 +230,8 @@ func New(opts Options) Model {
 		keys:     newKeyMap(),
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
-		health:   map[string]workspace.Health{},
-		scroll:   map[string]int{},
+		health:   map[workspace.AgentID]workspace.Health{},
+		scroll:   map[workspace.AgentID]int{},
 		r:        newRenderCache(),
 		input:    &inputWriter{},
 		life:     newLifecycle(),
@@ -260,7 +260,7 @@ func (m Model) Init() tea.Cmd {
 func (m Model) now() time.Time { return m.opts.Now() }
 
 // terminal returns the agent's terminal, if any.
-func (m Model) terminal(id string) (Terminal, bool) {
+func (m Model) terminal(id workspace.AgentID) (Terminal, bool) {
 	if m.opts.Terminals == nil {
 		return nil, false
 	}
@@ -273,7 +273,7 @@ func (m Model) terminal(id string) (Terminal, bool) {
 
 // healthOf is the agent's health: the runner's live value if it sent one,
 // else what state.json says.
-func (m Model) healthOf(id string) workspace.Health {
+func (m Model) healthOf(id workspace.AgentID) workspace.Health {
 	if h, ok := m.health[id]; ok && h != "" {
 		return h
 	}

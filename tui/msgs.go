@@ -12,7 +12,7 @@ type SnapshotMsg struct {
 	Events []workspace.EventRecord
 	// Health is the live health per agent id. Agents missing here fall
 	// back to State.Agents[id].Status.
-	Health map[string]workspace.Health
+	Health map[workspace.AgentID]workspace.Health
 	// Knowledge is the shared knowledge (decisions, constraints, glossary
 	// terms), newest first, for the knowledge panel. nil keeps the list.
 	Knowledge []KnowledgeItem

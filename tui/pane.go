@@ -59,7 +59,7 @@ func init() {
 // cache key, so it must stay comparable.
 type titleData struct {
 	Num      int // 1-based pane number (0: none)
-	ID       string
+	ID       workspace.AgentID
 	Role     workspace.Role
 	Agent    string // the CLI running the agent ("" not shown)
 	Health   workspace.Health
@@ -239,11 +239,11 @@ func titleText(td titleData, kind borderKind, avail int) (string, int) {
 	} else if td.Activity == "○" {
 		actStyle = lipgloss.NewStyle().Foreground(colBusy)
 	}
-	segs = append(segs, seg{td.Activity + " ", actStyle, 0}, seg{td.ID, b.titleStyle, 0})
+	segs = append(segs, seg{td.Activity + " ", actStyle, 0}, seg{string(td.ID), b.titleStyle, 0})
 	switch {
-	case td.Role != "" && string(td.Role) != td.ID && td.Agent != "":
+	case td.Role != "" && string(td.Role) != string(td.ID) && td.Agent != "":
 		segs = append(segs, seg{" (" + string(td.Role) + " · " + td.Agent + ")", stDim, 4})
-	case td.Role != "" && string(td.Role) != td.ID:
+	case td.Role != "" && string(td.Role) != string(td.ID):
 		segs = append(segs, seg{" (" + string(td.Role) + ")", stDim, 4})
 	case td.Agent != "":
 		segs = append(segs, seg{" (" + td.Agent + ")", stDim, 4})

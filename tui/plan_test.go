@@ -23,7 +23,7 @@ func (e *fakeEngine) DecidePlan(approve bool, feedback string) error {
 func gateState() workspace.State {
 	st := testState(4)
 	st.PreviousPhase, st.Phase = workspace.PhasePlanReview, workspace.PhasePlanApproval
-	st.ActiveAgents, st.ReviewSubject, st.PlanFile = []string{}, "plan_v2", "reviews/plan_v2.md"
+	st.ActiveAgents, st.ReviewSubject, st.PlanFile = []workspace.AgentID{}, "plan_v2", "reviews/plan_v2.md"
 	st.Plan = &workspace.Plan{
 		Summary:     "Sessions in a signed cookie; the login form posts to /login and the middleware checks every request.",
 		Checkpoints: []workspace.Checkpoint{{ID: 1, Name: "sessions"}, {ID: 2, Name: "login form and middleware"}},

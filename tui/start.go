@@ -113,7 +113,7 @@ type Session struct {
 
 // AgentUsage is what one agent consumed, where known.
 type AgentUsage struct {
-	Agent        string
+	Agent        workspace.AgentID
 	InputTokens  int64 // including cache reads and writes
 	OutputTokens int64
 	// CostUSD is the cost when known (CostKnown).
@@ -547,7 +547,7 @@ func (m *Model) endSession() tea.Cmd {
 func (m *Model) resetRun() {
 	m.st, m.haveState = workspace.State{}, false
 	m.events = nil
-	m.health = map[string]workspace.Health{}
+	m.health = map[workspace.AgentID]workspace.Health{}
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
@@ -556,7 +556,7 @@ func (m *Model) resetRun() {
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.pausedAt, m.pausedFor = time.Time{}, 0
 	m.confirm = confirmNone
-	m.scroll = map[string]int{}
+	m.scroll = map[workspace.AgentID]int{}
 	m.r = newRenderCache()
 	m.waiting, m.frameTimer = false, false
 }

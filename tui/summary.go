@@ -27,16 +27,17 @@ type summaryData struct {
 	Subtasks          []subtaskSummary
 	Rounds            []workspace.Round
 	Friction          []frictionNote
-	Agents            []string
-	Usage             map[string]AgentUsage
+	Agents            []workspace.AgentID
+	Usage             map[workspace.AgentID]AgentUsage
 }
 
 // subtaskSummary is one subtask (or checkpoint fix) and the files it
 // created or modified.
 type subtaskSummary struct {
-	ID, Description, Worker, Status string
-	Fix                             bool
-	Files                           []fileChange
+	ID, Description, Status string
+	Worker                  workspace.AgentID
+	Fix                     bool
+	Files                   []fileChange
 	// FromPlan is true when the output named no files and the list comes
 	// from the plan (what was to be done, not what was reported done).
 	FromPlan bool
@@ -93,7 +94,7 @@ func baseSummary(st workspace.State, title string) summaryData {
 	s := summaryData{
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.Phase, Previous: st.PreviousPhase,
 		Reason: plainText(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
-		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[string]AgentUsage{},
+		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[workspace.AgentID]AgentUsage{},
 	}
 	if s.Reason == "" {
 		s.Reason = plainText(st.Error)
@@ -374,7 +375,7 @@ func (m Model) summaryBody(w int) []string {
 			done := st.Status == workspace.SubtaskDone
 			meta := subtaskWord(st.Status, s.Phase)
 			if st.Worker != "" {
-				meta = st.Worker + " · " + meta
+				meta = string(st.Worker) + " · " + meta
 			}
 			line := "   " + stText.Bold(true).Render(id) + stDim.Render("  ("+meta+")")
 			if st.Description != "" {

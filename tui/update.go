@@ -164,7 +164,7 @@ func (m *Model) slotDue(now time.Time) bool {
 }
 
 // fastID is the pane that takes new content at FPS: the attached one.
-func (m *Model) fastID() string {
+func (m *Model) fastID() workspace.AgentID {
 	if m.attached {
 		return m.focusID
 	}
@@ -313,7 +313,7 @@ func (m *Model) relayout() {
 
 func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	prevPhase := m.st.Phase
-	before := make(map[string]workspace.Health, len(m.agents))
+	before := make(map[workspace.AgentID]workspace.Health, len(m.agents))
 	for _, id := range m.agents {
 		before[id] = m.healthOf(id)
 	}
@@ -326,7 +326,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		m.events = mergeEvents(m.events, msg.Events)
 	}
 	if msg.Health != nil {
-		m.health = make(map[string]workspace.Health, len(msg.Health))
+		m.health = make(map[workspace.AgentID]workspace.Health, len(msg.Health))
 		for k, v := range msg.Health {
 			m.health[k] = v
 		}
@@ -353,7 +353,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	}
 	for _, id := range m.agents {
 		if m.healthOf(id) == workspace.HealthWaitingPermission && before[id] != workspace.HealthWaitingPermission {
-			notes = append(notes, id+" is waiting for permission")
+			notes = append(notes, string(id)+" is waiting for permission")
 		}
 	}
 	if len(notes) == 0 {
@@ -641,7 +641,7 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	t, ok := m.terminal(m.focusID)
 	if !ok {
 		m.attached = false
-		m.notice = notice{level: "warn", text: m.focusID + " has no live terminal any more"}
+		m.notice = notice{level: "warn", text: string(m.focusID) + " has no live terminal any more"}
 		return nil
 	}
 	if b := encodeKey(msg.Key(), t.Modes().AppCursorKeys); b != nil {
@@ -717,7 +717,7 @@ func (m Model) pageStep() int {
 	return max(rows/2, 1)
 }
 
-func (m *Model) scrollBy(id string, d int) {
+func (m *Model) scrollBy(id workspace.AgentID, d int) {
 	if id == "" {
 		return
 	}
@@ -821,7 +821,7 @@ func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
 }
 
 // agentIndex is the index of agent id, or -1.
-func (m Model) agentIndex(id string) int {
+func (m Model) agentIndex(id workspace.AgentID) int {
 	for i, a := range m.agents {
 		if a == id {
 			return i

@@ -135,7 +135,7 @@ func TestKeyQuit(t *testing.T) {
 	t.Run("immediate_when_nothing_runs", func(t *testing.T) {
 		h := newKeyHarness(t)
 		st := testState(4)
-		h.send(SnapshotMsg{State: st, Health: map[string]workspace.Health{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
+		h.send(SnapshotMsg{State: st, Health: map[workspace.AgentID]workspace.Health{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
 		requireQuit(t, h.key("q"))
 	})
 }
@@ -171,7 +171,7 @@ func TestKeyFocus(t *testing.T) {
 	}
 	for _, s := range steps {
 		h.key(s.key)
-		if h.m.focusID != s.want {
+		if string(h.m.focusID) != s.want {
 			t.Fatalf("after %s focus=%s, want %s", s.key, h.m.focusID, s.want)
 		}
 	}
@@ -367,7 +367,7 @@ func TestNotifications(t *testing.T) {
 	}
 	st.Phase = workspace.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
-	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[string]workspace.Health{"worker_2": "waiting_permission"}}))
+	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[workspace.AgentID]workspace.Health{"worker_2": "waiting_permission"}}))
 	if !ok || !strings.Contains(raw.Msg.(string), "worker_2 is waiting for permission") {
 		t.Fatal("no notification on waiting_permission")
 	}
@@ -519,7 +519,7 @@ func (c *cursorTerm) Cursor() (int, int, bool) { return c.x, c.y, true }
 func TestAttachedCursor(t *testing.T) {
 	h := newKeyHarness(t)
 	ct := &cursorTerm{fakeTerm: newFakeTerm("reviewer"), x: 4, y: 2}
-	h.m.opts.Terminals = TerminalsFunc(func(id string) (Terminal, bool) {
+	h.m.opts.Terminals = TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) {
 		if id == "reviewer" {
 			return ct, true
 		}

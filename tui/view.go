@@ -20,9 +20,9 @@ import (
 type renderCache struct {
 	// versions are the screen versions sampled at the last frame (see
 	// Model.newFrame).
-	versions map[string]uint64
-	panes    map[string]*paneCache
-	sizes    map[string]sizedTerm
+	versions map[workspace.AgentID]uint64
+	panes    map[workspace.AgentID]*paneCache
+	sizes    map[workspace.AgentID]sizedTerm
 
 	header, banner, footer, events, help cachedText
 	lastLen                              int
@@ -52,9 +52,9 @@ func (c *cachedText) get(key any, build func() string) string {
 
 func newRenderCache() *renderCache {
 	return &renderCache{
-		versions: map[string]uint64{},
-		panes:    map[string]*paneCache{},
-		sizes:    map[string]sizedTerm{},
+		versions: map[workspace.AgentID]uint64{},
+		panes:    map[workspace.AgentID]*paneCache{},
+		sizes:    map[workspace.AgentID]sizedTerm{},
 	}
 }
 
@@ -264,7 +264,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 
 // activity is ● (active, may write), ○ (read-only) or – (idle) for an agent
 // in the current state.
-func (m Model) activity(id string) string {
+func (m Model) activity(id workspace.AgentID) string {
 	for _, a := range m.st.ActiveAgents {
 		if a == id {
 			return "●"
@@ -530,7 +530,7 @@ type footerKey struct {
 	w           int
 	confirm     confirmKind
 	attached    bool
-	focus       string
+	focus       workspace.AgentID
 	notice      notice
 	page, pages int
 	phase       workspace.Phase
@@ -604,9 +604,9 @@ func (m Model) renderFooter() string {
 	case m.confirm != confirmNone:
 		left = m.confirmLine(lw)
 	case m.attached:
-		q := " ⌨ attached to " + m.focusID + " — keys, paste and wheel go to the agent · ctrl+] detach "
+		q := " ⌨ attached to " + string(m.focusID) + " — keys, paste and wheel go to the agent · ctrl+] detach "
 		if lw < 60 {
-			q = " ⌨ " + m.focusID + " · ctrl+] detach "
+			q = " ⌨ " + string(m.focusID) + " · ctrl+] detach "
 		}
 		left = stAttachBar.Render(fitWidth(ansi.Truncate(q, lw, "…"), lw))
 	case m.find.typing:
@@ -708,7 +708,7 @@ func formatEvent(e workspace.EventRecord) string {
 	sb.WriteString(stEventType.Render(e.Type))
 	if e.Agent != "" {
 		sb.WriteString(" ")
-		sb.WriteString(stEventAgt.Render(e.Agent))
+		sb.WriteString(stEventAgt.Render(string(e.Agent)))
 	}
 	if e.Type == "state_changed" {
 		from, _ := e.Details["from"].(string)

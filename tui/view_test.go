@@ -60,7 +60,7 @@ func TestGoldenLayouts(t *testing.T) {
 
 func TestGoldenStyled(t *testing.T) {
 	h := newHarness(t, 4, 100, 24)
-	h.send(SnapshotMsg{State: testState(4), Health: map[string]workspace.Health{"reviewer": "waiting_permission"}})
+	h.send(SnapshotMsg{State: testState(4), Health: map[workspace.AgentID]workspace.Health{"reviewer": "waiting_permission"}})
 	golden.RequireEqual(t, h.view())
 }
 
@@ -133,7 +133,7 @@ func TestGoldenViews(t *testing.T) {
 		},
 		"governor": func(h *harness) { h.send(SnapshotMsg{State: governorState()}) },
 		"health_looks": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(8), Health: map[string]workspace.Health{
+			h.send(SnapshotMsg{State: testState(8), Health: map[workspace.AgentID]workspace.Health{
 				"lead": "starting", "reviewer": "waiting_permission", "worker_1": "rate_limited",
 				"worker_2": "hung", "worker_3": "exited", "worker_4": "hang_warning", "worker_5": "ready", "worker_6": "busy",
 			}})

@@ -30,20 +30,24 @@ const (
 // state.
 func (h Health) Injectable() bool { return h == HealthReady || h == HealthIdle }
 
-// Agent ids: the Lead and the Reviewer are named by their role, workers
-// are worker_1 … worker_N.
+// AgentID names one agent of a run: the Lead and the Reviewer are named by
+// their role, workers are worker_1 … worker_N. The strings are stored
+// (state.json, assignment and log file names, events): do not change them.
+type AgentID string
+
+// Agent ids of the Lead and the Reviewer.
 const (
-	AgentLead     = string(RoleLead)
-	AgentReviewer = string(RoleReviewer)
+	AgentLead     = AgentID(RoleLead)
+	AgentReviewer = AgentID(RoleReviewer)
 	workerPrefix  = "worker_"
 )
 
 // WorkerID is the id of the n-th worker (from 1).
-func WorkerID(n int) string { return workerPrefix + strconv.Itoa(n) }
+func WorkerID(n int) AgentID { return AgentID(workerPrefix + strconv.Itoa(n)) }
 
 // workerNum is the number of a worker id (worker_3 → 3).
-func workerNum(id string) (int, bool) {
-	s, ok := strings.CutPrefix(id, workerPrefix)
+func workerNum(id AgentID) (int, bool) {
+	s, ok := strings.CutPrefix(string(id), workerPrefix)
 	if !ok {
 		return 0, false
 	}
@@ -52,7 +56,7 @@ func workerNum(id string) (int, bool) {
 }
 
 // RoleOf is the role of an agent id ("" for an id of no role).
-func RoleOf(id string) Role {
+func RoleOf(id AgentID) Role {
 	switch id {
 	case AgentLead, AgentReviewer:
 		return Role(id)
@@ -65,8 +69,8 @@ func RoleOf(id string) Role {
 
 // SortAgents sorts agent ids as every view lists them: by role (lead,
 // reviewer, workers by number), then any others alphabetically.
-func SortAgents(ids []string) {
-	slices.SortFunc(ids, func(a, b string) int {
+func SortAgents(ids []AgentID) {
+	slices.SortFunc(ids, func(a, b AgentID) int {
 		// RoleOf is "" for an id of no role, which sorts after every role.
 		if d := CompareRoles(RoleOf(a), RoleOf(b)); d != 0 {
 			return d
@@ -76,13 +80,13 @@ func SortAgents(ids []string) {
 		if na != nb {
 			return na - nb
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(string(a), string(b))
 	})
 }
 
 // AgentIDs returns the ids of s's agents in SortAgents order.
-func (s State) AgentIDs() []string {
-	ids := make([]string, 0, len(s.Agents))
+func (s State) AgentIDs() []AgentID {
+	ids := make([]AgentID, 0, len(s.Agents))
 	for id := range s.Agents {
 		ids = append(ids, id)
 	}
@@ -92,9 +96,21 @@ func (s State) AgentIDs() []string {
 
 // AgentRole is the role of agent id: as s records it, else from the id
 // ("" for an id of no role).
-func (s State) AgentRole(id string) Role {
+func (s State) AgentRole(id AgentID) Role {
 	if r := s.Agents[id].Role; r != "" {
 		return r
 	}
 	return RoleOf(id)
+}
+
+// JoinAgents lists ids for a message: "worker_1, worker_2".
+func JoinAgents(ids []AgentID) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(id))
+	}
+	return b.String()
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // AssignmentPath returns the absolute path of assignments/<agent>.json.
-func (t *TaskDir) AssignmentPath(agent string) string {
-	return filepath.Join(t.dir, AssignmentsDir, agent+".json")
+func (t *TaskDir) AssignmentPath(agent AgentID) string {
+	return filepath.Join(t.dir, AssignmentsDir, string(agent)+".json")
 }
 
 // WriteAssignment writes assignments/<agent>.json and its markdown
@@ -25,17 +25,17 @@ func (t *TaskDir) AssignmentPath(agent string) string {
 // (ErrStaleSeq). A previous file that cannot be parsed is kept as
 // assignments/<agent>.json.corrupt-<time> and overwritten.
 func (t *TaskDir) WriteAssignment(a Assignment) error {
-	if err := checkID("agent", a.Agent); err != nil {
+	if err := checkID("agent", string(a.Agent)); err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
 	}
 	if a.Seq <= 0 {
 		return fmt.Errorf("workspace: write assignment for %s: seq %d: %w", a.Agent, a.Seq, ErrStaleSeq)
 	}
-	jsonPath, err := t.Path(filepath.Join(AssignmentsDir, a.Agent+".json"))
+	jsonPath, err := t.Path(filepath.Join(AssignmentsDir, string(a.Agent)+".json"))
 	if err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
 	}
-	mdPath, err := t.Path(filepath.Join(AssignmentsDir, a.Agent+".md"))
+	mdPath, err := t.Path(filepath.Join(AssignmentsDir, string(a.Agent)+".md"))
 	if err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
 	}
@@ -82,9 +82,9 @@ func (t *TaskDir) readNamed(kind, id, dir, ext string) ([]byte, error) {
 
 // ReadAssignment reads assignments/<agent>.json. A missing file wraps
 // fs.ErrNotExist.
-func (t *TaskDir) ReadAssignment(agent string) (Assignment, error) {
+func (t *TaskDir) ReadAssignment(agent AgentID) (Assignment, error) {
 	var a Assignment
-	data, err := t.readNamed("agent", agent, AssignmentsDir, ".json")
+	data, err := t.readNamed("agent", string(agent), AssignmentsDir, ".json")
 	if err != nil {
 		return a, fmt.Errorf("workspace: read assignment for %s: %w", agent, err)
 	}
@@ -199,7 +199,7 @@ func parseDone(data []byte) (DoneMarker, error) {
 	if err != nil {
 		return m, fmt.Errorf("completed_at: %v", err)
 	}
-	return DoneMarker{AgentID: raw.AgentID, OutputFile: strings.TrimSpace(raw.OutputFile), CompletedAt: at}, nil
+	return DoneMarker{AgentID: AgentID(raw.AgentID), OutputFile: strings.TrimSpace(raw.OutputFile), CompletedAt: at}, nil
 }
 
 // parseLooseTime accepts the time formats agents actually write.
@@ -332,11 +332,11 @@ func (t *TaskDir) Archive(fromRel, toRel string) error {
 // WriteHeartbeat records at as the agent's last sign of life
 // (heartbeats/<agent>, unix seconds as decimal text). The write is atomic
 // but not fsync'd: a heartbeat lost in a crash does not matter.
-func (t *TaskDir) WriteHeartbeat(agent string, at time.Time) error {
-	if err := checkID("agent", agent); err != nil {
+func (t *TaskDir) WriteHeartbeat(agent AgentID, at time.Time) error {
+	if err := checkID("agent", string(agent)); err != nil {
 		return fmt.Errorf("workspace: write heartbeat: %w", err)
 	}
-	p, err := t.Path(filepath.Join(HeartbeatsDir, agent))
+	p, err := t.Path(filepath.Join(HeartbeatsDir, string(agent)))
 	if err != nil {
 		return fmt.Errorf("workspace: write heartbeat: %w", err)
 	}
@@ -349,11 +349,11 @@ func (t *TaskDir) WriteHeartbeat(agent string, at time.Time) error {
 // Heartbeat reads the agent's last heartbeat (second precision). Integer
 // or fractional unix seconds are accepted. A missing heartbeat wraps
 // fs.ErrNotExist.
-func (t *TaskDir) Heartbeat(agent string) (time.Time, error) {
-	if err := checkID("agent", agent); err != nil {
+func (t *TaskDir) Heartbeat(agent AgentID) (time.Time, error) {
+	if err := checkID("agent", string(agent)); err != nil {
 		return time.Time{}, fmt.Errorf("workspace: read heartbeat: %w", err)
 	}
-	p, err := t.Path(filepath.Join(HeartbeatsDir, agent))
+	p, err := t.Path(filepath.Join(HeartbeatsDir, string(agent)))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("workspace: read heartbeat: %w", err)
 	}
@@ -375,8 +375,8 @@ func (t *TaskDir) Heartbeat(agent string) (time.Time, error) {
 
 // AgentLogPath returns logs/agents/<agent>.log (absolute). Characters not
 // allowed in an id are replaced by '_', so the path stays in the directory.
-func (t *TaskDir) AgentLogPath(agent string) string {
-	return filepath.Join(t.dir, AgentLogsDir, sanitizeName(agent)+".log")
+func (t *TaskDir) AgentLogPath(agent AgentID) string {
+	return filepath.Join(t.dir, AgentLogsDir, sanitizeName(string(agent))+".log")
 }
 
 func sanitizeName(s string) string {

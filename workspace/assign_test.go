@@ -258,7 +258,7 @@ func TestHeartbeats(t *testing.T) {
 func TestAgentLogPath(t *testing.T) {
 	_, td := newTask(t)
 	logs := filepath.Join(td.Dir(), "logs", "agents")
-	for agent, want := range map[string]string{
+	for agent, want := range map[AgentID]string{
 		"worker_1": "worker_1.log",
 		"lead":     "lead.log",
 		"../../x":  "______x.log",

@@ -20,7 +20,7 @@ func bigState(id string) State {
 	st := sampleState(id, PhaseExecuting, 3)
 	sub := Subtask{ID: "st_1", Description: desc, Checkpoint: 1, Dependencies: []string{}, Files: []string{"CREATE a.go"}}
 	st.Plan = &Plan{Summary: strings.Repeat("summary <&> \\ \"q\" ", 200), Checkpoints: []Checkpoint{{ID: 1, Name: "one"}}, Subtasks: []Subtask{sub}}
-	st.Assignments = map[string]Assignment{"worker_1": {Seq: 3, State: PhaseExecuting, Role: RoleWorker, Agent: "worker_1",
+	st.Assignments = map[AgentID]Assignment{"worker_1": {Seq: 3, State: PhaseExecuting, Role: RoleWorker, Agent: "worker_1",
 		Instruction: "do it", Subtask: &sub, Reads: []string{}, Writes: []string{}, Rejected: strings.Repeat("why ", 240)}}
 	st.Rounds = []Round{{Kind: "plan", Number: 1, Verdict: "approved", Summary: strings.Repeat("round ", 400)}}
 	st.Deferred = []json.RawMessage{json.RawMessage(`{"type":"trigger_completed","content":"` + strings.Repeat("QUJD", 3000) + `"}`)}

@@ -173,19 +173,19 @@ func TestEventLogSymlinkRefused(t *testing.T) {
 
 // checkNoInterleave reads the log and checks every line is intact and each
 // agent's events are in order and complete.
-func checkNoInterleave(t *testing.T, path string, perAgent map[string]int) {
+func checkNoInterleave(t *testing.T, path string, perAgent map[AgentID]int) {
 	t.Helper()
 	recs, torn, err := ReadEvents(path)
 	if err != nil || torn {
 		t.Fatalf("ReadEvents: torn=%v err=%v", torn, err)
 	}
-	next := map[string]int{}
+	next := map[AgentID]int{}
 	for _, r := range recs {
 		i := int(r.Details["i"].(float64))
 		if i != next[r.Agent] {
 			t.Fatalf("agent %s: event %d after %d", r.Agent, i, next[r.Agent]-1)
 		}
-		if pad, _ := r.Details["pad"].(string); pad != strings.Repeat(r.Agent, 1000) {
+		if pad, _ := r.Details["pad"].(string); pad != strings.Repeat(string(r.Agent), 1000) {
 			t.Fatalf("agent %s event %d: payload damaged", r.Agent, i)
 		}
 		next[r.Agent]++
@@ -210,13 +210,13 @@ func TestEventLogConcurrentGoroutines(t *testing.T) {
 		logs[i] = l
 	}
 	var wg sync.WaitGroup
-	want := map[string]int{}
+	want := map[AgentID]int{}
 	for g := range goroutines {
-		agent := "g" + strconv.Itoa(g)
+		agent := AgentID("g" + strconv.Itoa(g))
 		want[agent] = n
 		wg.Go(func() {
 			for i := range n {
-				if err := logs[g%2].Append(EventRecord{Type: "test", Agent: agent, Details: map[string]any{"i": i, "pad": strings.Repeat(agent, 1000)}}); err != nil {
+				if err := logs[g%2].Append(EventRecord{Type: "test", Agent: agent, Details: map[string]any{"i": i, "pad": strings.Repeat(string(agent), 1000)}}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -232,11 +232,11 @@ func TestEventLogConcurrentGoroutines(t *testing.T) {
 func TestEventLogConcurrentProcesses(t *testing.T) {
 	w, td := newTask(t)
 	const procs, n = 4, 60
-	want := map[string]int{}
+	want := map[AgentID]int{}
 	var helpers []*helper
 	for p := range procs {
 		agent := "p" + strconv.Itoa(p)
-		want[agent] = n
+		want[AgentID(agent)] = n
 		helpers = append(helpers, startHelper(t, "append", "WS_ROOT="+w.Root(), "WS_TASK="+td.ID(), "WS_N="+strconv.Itoa(n), "WS_AGENT="+agent))
 	}
 	l, err := OpenEventLog(td)

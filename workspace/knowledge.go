@@ -285,7 +285,7 @@ func unquote(v string) string {
 // InboxAuthor returns the agent id of an inbox file name "<agent>-<n>.md"
 // (e.g. "worker_1-2.md" → "worker_1"); ok is false when the name does not
 // follow that pattern.
-func InboxAuthor(name string) (agent string, ok bool) {
+func InboxAuthor(name string) (agent AgentID, ok bool) {
 	base, found := strings.CutSuffix(filepath.Base(name), ".md")
 	if !found {
 		return "", false
@@ -300,7 +300,7 @@ func InboxAuthor(name string) (agent string, ok bool) {
 	if !ValidID(base[:i]) {
 		return "", false
 	}
-	return base[:i], true
+	return AgentID(base[:i]), true
 }
 
 // ---- the store ----

@@ -67,7 +67,7 @@ func TestParseInboxEntry(t *testing.T) {
 }
 
 func TestInboxAuthor(t *testing.T) {
-	for name, want := range map[string]string{
+	for name, want := range map[string]AgentID{
 		"lead-1.md": "lead", "worker_2-13.md": "worker_2", "reviewer-0.md": "reviewer", "user-7.md": "user",
 		"x-y-3.md": "x-y", "lead.md": "", "lead-.md": "", "-1.md": "", "lead-a.md": "", "lead-1.txt": "", "../x-1.md": "x",
 	} {

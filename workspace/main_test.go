@@ -52,7 +52,7 @@ func runHelper(mode string) int {
 		agent := os.Getenv("WS_AGENT")
 		pad := strings.Repeat(agent, 1000)
 		for i := range n {
-			if err := l.Append(EventRecord{Type: "test", Agent: agent, Details: map[string]any{"i": i, "pad": pad}}); err != nil {
+			if err := l.Append(EventRecord{Type: "test", Agent: AgentID(agent), Details: map[string]any{"i": i, "pad": pad}}); err != nil {
 				return fail(err)
 			}
 		}

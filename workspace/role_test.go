@@ -40,7 +40,7 @@ func TestRoleOrder(t *testing.T) {
 }
 
 func TestRoleOfAndSortAgents(t *testing.T) {
-	for id, want := range map[string]Role{
+	for id, want := range map[AgentID]Role{
 		"lead": RoleLead, "reviewer": RoleReviewer, "worker_1": RoleWorker, "worker_12": RoleWorker,
 		"worker_": "", "worker": "", "workerX": "", "human": "",
 	} {
@@ -48,20 +48,20 @@ func TestRoleOfAndSortAgents(t *testing.T) {
 			t.Errorf("RoleOf(%q) = %q, want %q", id, got, want)
 		}
 	}
-	ids := []string{"zed", "worker_10", "reviewer", "worker_2", "abe", "lead", "worker_1"}
+	ids := []AgentID{"zed", "worker_10", "reviewer", "worker_2", "abe", "lead", "worker_1"}
 	SortAgents(ids)
-	if want := []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "abe", "zed"}; !reflect.DeepEqual(ids, want) {
+	if want := []AgentID{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "abe", "zed"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("SortAgents: %q, want %q", ids, want)
 	}
-	s0 := State{Agents: map[string]AgentState{"worker_10": {}, "worker_2": {}, "reviewer": {}, "zeta": {}, "lead": {}, "worker_1": {}}}
-	if got, want := s0.AgentIDs(), []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "zeta"}; !reflect.DeepEqual(got, want) {
+	s0 := State{Agents: map[AgentID]AgentState{"worker_10": {}, "worker_2": {}, "reviewer": {}, "zeta": {}, "lead": {}, "worker_1": {}}}
+	if got, want := s0.AgentIDs(), []AgentID{"lead", "reviewer", "worker_1", "worker_2", "worker_10", "zeta"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("AgentIDs: %q, want %q", got, want)
 	}
 	if ids := (State{}).AgentIDs(); ids == nil || len(ids) != 0 {
 		t.Errorf("AgentIDs of no agents: %#v, want empty, not nil (it is encoded)", ids)
 	}
 	// The recorded role wins over the id's.
-	s := State{Agents: map[string]AgentState{"helper": {Role: RoleReviewer}, "worker_1": {}}}
+	s := State{Agents: map[AgentID]AgentState{"helper": {Role: RoleReviewer}, "worker_1": {}}}
 	if s.AgentRole("helper") != RoleReviewer || s.AgentRole("worker_1") != RoleWorker || s.AgentRole("ghost") != "" {
 		t.Errorf("AgentRole: %q %q %q", s.AgentRole("helper"), s.AgentRole("worker_1"), s.AgentRole("ghost"))
 	}

@@ -16,12 +16,12 @@ import (
 func sampleState(id string, phase Phase, n int) State {
 	return State{
 		TaskID: id, Phase: phase, PreviousPhase: PhasePlanning,
-		ActiveAgents: []string{"lead", "worker_1"},
+		ActiveAgents: []AgentID{"lead", "worker_1"},
 		Timestamp:    time.Date(2026, 11, 22, 1, 33, n, 0, time.UTC),
 		Project:      "/proj", CurrentCheckpoint: 1, TotalCheckpoints: 2,
 		RevisionCount: n,
 		Subtasks:      map[string]SubtaskState{"st_1": {Status: SubtaskInProgress, Worker: "worker_1"}},
-		Agents:        map[string]AgentState{"lead": {Role: RoleLead, Status: "idle", PID: 42, Restarts: n}},
+		Agents:        map[AgentID]AgentState{"lead": {Role: RoleLead, Status: "idle", PID: 42, Restarts: n}},
 		Seq:           n,
 	}
 }

@@ -96,7 +96,7 @@ const (
 // SubtaskState is the progress of one subtask in state.json.
 type SubtaskState struct {
 	Status      string    `json:"status"`
-	Worker      string    `json:"worker,omitempty"`
+	Worker      AgentID   `json:"worker,omitempty"`
 	StartedAt   time.Time `json:"started_at,omitzero"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
 	Attempts    int       `json:"attempts,omitempty"`
@@ -158,8 +158,8 @@ type State struct {
 	TaskID            string                  `json:"task_id"`
 	Phase             Phase                   `json:"state"`
 	PreviousPhase     Phase                   `json:"previous_state"`
-	ActiveAgents      []string                `json:"active_agents"`
-	ReadOnlyAgents    []string                `json:"read_only_agents,omitempty"`
+	ActiveAgents      []AgentID               `json:"active_agents"`
+	ReadOnlyAgents    []AgentID               `json:"read_only_agents,omitempty"`
 	Timestamp         time.Time               `json:"timestamp"`
 	Project           string                  `json:"project"`
 	CurrentCheckpoint int                     `json:"current_checkpoint"`
@@ -167,7 +167,7 @@ type State struct {
 	FrictionCount     int                     `json:"friction_count"`
 	RevisionCount     int                     `json:"revision_count"`
 	Subtasks          map[string]SubtaskState `json:"subtasks"`
-	Agents            map[string]AgentState   `json:"agents"`
+	Agents            map[AgentID]AgentState  `json:"agents"`
 	Error             string                  `json:"error"`
 
 	// Reason says why the run needs a human (needs_human) or failed (error).
@@ -207,7 +207,7 @@ type State struct {
 	TaskDir string `json:"task_dir"`
 	// Assignments is the current unfinished-or-last work assignment of each
 	// agent (not read-only notices), re-sent after a restart.
-	Assignments map[string]Assignment `json:"assignments,omitempty"`
+	Assignments map[AgentID]Assignment `json:"assignments,omitempty"`
 	// Archives maps a consumed trigger key (see Consumed) to the path,
 	// relative to the task dir, it was archived to.
 	Archives map[string]string `json:"archives,omitempty"`
@@ -247,11 +247,11 @@ type State struct {
 	Deferred []json.RawMessage `json:"deferred,omitempty"`
 	// Resend lists agents whose current assignment must be re-sent on
 	// resume (they were restarted while paused).
-	Resend []string `json:"resend,omitempty"`
+	Resend []AgentID `json:"resend,omitempty"`
 	// KnowledgeNotes are acknowledgements of shared knowledge entries (accepted
 	// or rejected inbox files) per author, folded into the author's next
 	// assignment so a busy agent is never interrupted for them.
-	KnowledgeNotes map[string][]string `json:"context_notes,omitempty"`
+	KnowledgeNotes map[AgentID][]string `json:"context_notes,omitempty"`
 	// PlanApproval is the task's plan approval ("human": the user decides
 	// after the Reviewer approves; see engine/flow/plangate.go).
 	PlanApproval string `json:"plan_approval,omitempty"`
@@ -330,7 +330,7 @@ func (s State) Clone() State {
 	c.Holds = cloneMap(s.Holds)
 	c.Held = cloneSlice(s.Held)
 	if s.KnowledgeNotes != nil {
-		c.KnowledgeNotes = make(map[string][]string, len(s.KnowledgeNotes))
+		c.KnowledgeNotes = make(map[AgentID][]string, len(s.KnowledgeNotes))
 		for k, v := range s.KnowledgeNotes {
 			c.KnowledgeNotes[k] = cloneSlice(v)
 		}
@@ -374,7 +374,7 @@ type Assignment struct {
 	Seq         int      `json:"seq"`
 	State       Phase    `json:"state"`
 	Role        Role     `json:"role"`
-	Agent       string   `json:"agent"`
+	Agent       AgentID  `json:"agent"`
 	Instruction string   `json:"instruction"`
 	Subtask     *Subtask `json:"subtask"`
 	// Reads are paths (absolute) the agent should read.
@@ -392,7 +392,7 @@ type Assignment struct {
 
 // DoneMarker is the content of outputs/<subtask>.done.
 type DoneMarker struct {
-	AgentID     string    `json:"agent_id"`
+	AgentID     AgentID   `json:"agent_id"`
 	OutputFile  string    `json:"output_file"`
 	CompletedAt time.Time `json:"completed_at"`
 }
@@ -402,7 +402,7 @@ type EventRecord struct {
 	Time    time.Time      `json:"time"`
 	Type    string         `json:"type"`
 	Task    string         `json:"task"`
-	Agent   string         `json:"agent,omitempty"`
+	Agent   AgentID        `json:"agent,omitempty"`
 	Details map[string]any `json:"details,omitempty"`
 }
 

@@ -26,7 +26,7 @@ func (u Usage) Tokens() int64 { return u.Input + u.Output + u.CacheRead + u.Cach
 // credentials) while it is rate limited.
 type Hold struct {
 	Account string    `json:"account"`
-	Agent   string    `json:"agent"`  // the agent whose limit set it
+	Agent   AgentID   `json:"agent"`  // the agent whose limit set it
 	Reason  string    `json:"reason"` // the first-party signal, clipped
 	Since   time.Time `json:"since"`
 	// Until is when the hold is checked again if no signal clears it
@@ -37,7 +37,7 @@ type Hold struct {
 
 // Spend is the task's estimated spend: the sum of the agents' known costs,
 // and the agents that used tokens at no known price (not in the sum).
-func (s State) Spend() (usd float64, unknown []string) {
+func (s State) Spend() (usd float64, unknown []AgentID) {
 	for _, id := range s.AgentIDs() {
 		u := s.Agents[id].Usage
 		switch {

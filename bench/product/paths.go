@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // agentTime is one flood agent's record.
@@ -186,7 +187,7 @@ func hivemindIDs(n int) (ids []string, workers int) {
 	workers = max(1, n-2)
 	all := []string{"lead", "reviewer"}
 	for i := 1; i <= workers; i++ {
-		all = append(all, fmt.Sprintf("worker_%d", i))
+		all = append(all, string(workspace.WorkerID(i)))
 	}
 	return all[:n], workers
 }

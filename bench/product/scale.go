@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // scaleRow is what one agent count costs Hivemind's UI.
@@ -90,7 +92,7 @@ func (b *bench) scaleOne(n int) (scaleRow, error) {
 	workers := row.agents - 2
 	var order []string
 	for i := 1; i <= workers; i++ {
-		order = append(order, fmt.Sprintf("worker_%d", i))
+		order = append(order, string(workspace.WorkerID(i)))
 	}
 	order = append(order, "reviewer", "lead")
 	streamers := order[:n]

@@ -161,9 +161,9 @@ func BenchmarkHookExec(b *testing.B) {
 	b.Setenv(ptyagent.EnvCgroups, "off")
 	m, err := ptyagent.NewManager(ptyagent.ManagerConfig{
 		SocketDir: sockDir,
-		Factory: func(id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 			return ptyagent.Spec{Argv: []string{"/bin/cat"}, Kind: ptyagent.ProfileCustom, Dir: dir,
-				LogPath: filepath.Join(dir, id+".log")}, nil
+				LogPath: filepath.Join(dir, string(id)+".log")}, nil
 		},
 	})
 	if err != nil {

@@ -50,7 +50,7 @@ type eventKind struct {
 	gate      gate
 	withTime  func(e Event, at time.Time) Event
 	unmarshal func([]byte) (Event, error)
-	fromWire  func(w *eventWire, agent string, at time.Time) (Event, error)
+	fromWire  func(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error)
 	typ       reflect.Type
 }
 

@@ -39,7 +39,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		StateNotSaved{Error: "no space left on device", When: When{At: at}},
 		KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, When: When{At: at}},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
-			Conflicts: []MergeConflict{{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
+			Conflicts: []MergeConflict{{Worker: "worker_1", With: []workspace.AgentID{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
 	}
 	seen := map[string]bool{}
 	for _, e := range events {

@@ -20,8 +20,8 @@ type Event interface {
 	Time() time.Time
 	// toWire fills the details of the events.jsonl record and returns the
 	// record's agent; fromWire (called on the zero value) reverses it.
-	toWire(w *eventWire) (agent string)
-	fromWire(w *eventWire, agent string, at time.Time) (Event, error)
+	toWire(w *eventWire) (agent workspace.AgentID)
+	fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error)
 }
 
 // When is when an event happened. Every event embeds it, which gives the
@@ -63,12 +63,12 @@ type TaskSubmitted struct {
 	When
 }
 
-func (e TaskSubmitted) toWire(w *eventWire) string {
+func (e TaskSubmitted) toWire(w *eventWire) workspace.AgentID {
 	t := e.Task
 	w.Task, w.TaskDir = &t, e.TaskDir
 	return ""
 }
-func (TaskSubmitted) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (TaskSubmitted) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	var t workspace.Task
 	if w.Task != nil {
 		t = *w.Task
@@ -82,8 +82,8 @@ type ProjectSelected struct {
 	When
 }
 
-func (e ProjectSelected) toWire(w *eventWire) string { w.Project = e.Project; return "" }
-func (ProjectSelected) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (e ProjectSelected) toWire(w *eventWire) workspace.AgentID { w.Project = e.Project; return "" }
+func (ProjectSelected) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	return ProjectSelected{Project: w.Project, When: When{At: at}}, nil
 }
 
@@ -102,14 +102,14 @@ type Resumed struct {
 	OnDisk []Event
 }
 
-func (e Resumed) toWire(w *eventWire) string {
+func (e Resumed) toWire(w *eventWire) workspace.AgentID {
 	w.OnDisk, _ = marshalEvents(e.OnDisk)
 	if e.Retry {
 		w.Action = KeyRetry
 	}
 	return ""
 }
-func (Resumed) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (Resumed) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	onDisk, err := unmarshalEvents(w.OnDisk)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (Resumed) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
 type TriggerCompleted struct {
 	Path    string
 	Content []byte
-	Agent   string // writer, when known
+	Agent   workspace.AgentID // writer, when known
 	// ModTime is the file's modification time; with the content it
 	// identifies this instance of the file, so a trigger seen again after a
 	// restart is not handled twice while an identical rewrite still counts.
@@ -138,12 +138,12 @@ type TriggerCompleted struct {
 	When
 }
 
-func (e TriggerCompleted) toWire(w *eventWire) string {
+func (e TriggerCompleted) toWire(w *eventWire) workspace.AgentID {
 	w.Inode, w.Problem = e.Inode, e.Problem
 	w.setFile(e.Path, e.Content, e.ModTime)
 	return e.Agent
 }
-func (TriggerCompleted) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (TriggerCompleted) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
 	p, c, m := w.file()
 	return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: agent, When: When{At: at}}, nil
 }
@@ -152,25 +152,25 @@ func (TriggerCompleted) fromWire(w *eventWire, agent string, at time.Time) (Even
 // (OK), or that the marker was invalid (Problem says why).
 type SubtaskDone struct {
 	Subtask string
-	Agent   string
+	Agent   workspace.AgentID
 	OK      bool
 	Problem string
 	When
 }
 
-func (e SubtaskDone) toWire(w *eventWire) string {
+func (e SubtaskDone) toWire(w *eventWire) workspace.AgentID {
 	ok := e.OK
 	w.Subtask, w.Problem, w.OK = e.Subtask, e.Problem, &ok
 	return e.Agent
 }
-func (SubtaskDone) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (SubtaskDone) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
 	return SubtaskDone{Subtask: w.Subtask, Agent: agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, When: When{At: at}}, nil
 }
 
 // AgentHealth reports an agent's health as seen by the agent layer.
 // ExitCode is set for exited.
 type AgentHealth struct {
-	Agent    string
+	Agent    workspace.AgentID
 	Health   workspace.Health
 	ExitCode int
 	PID      int
@@ -178,7 +178,7 @@ type AgentHealth struct {
 	When
 }
 
-func (e AgentHealth) toWire(w *eventWire) string {
+func (e AgentHealth) toWire(w *eventWire) workspace.AgentID {
 	w.Health, w.PID, w.Detail = e.Health, e.PID, e.Detail
 	if e.Health == workspace.HealthExited {
 		c := e.ExitCode
@@ -186,7 +186,7 @@ func (e AgentHealth) toWire(w *eventWire) string {
 	}
 	return e.Agent
 }
-func (AgentHealth) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (AgentHealth) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
 	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, When: When{At: at}}
 	if w.ExitCode != nil {
 		h.ExitCode = *w.ExitCode
@@ -197,17 +197,17 @@ func (AgentHealth) fromWire(w *eventWire, agent string, at time.Time) (Event, er
 // AgentUsage reports what an agent's CLI recorded it consumed so far (its
 // whole session) and the estimated cost, when it changed.
 type AgentUsage struct {
-	Agent string
+	Agent workspace.AgentID
 	Usage workspace.Usage
 	When
 }
 
-func (e AgentUsage) toWire(w *eventWire) string {
+func (e AgentUsage) toWire(w *eventWire) workspace.AgentID {
 	u := e.Usage
 	w.Usage = &u
 	return e.Agent
 }
-func (AgentUsage) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (AgentUsage) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
 	e := AgentUsage{Agent: agent, When: When{At: at}}
 	if w.Usage != nil {
 		e.Usage = *w.Usage
@@ -220,7 +220,7 @@ func (AgentUsage) fromWire(w *eventWire, agent string, at time.Time) (Event, err
 // runner stopped before the agent layer answered; not a failure of the
 // agent: unfinished work is re-sent on resume).
 type InjectionResult struct {
-	Agent     string
+	Agent     workspace.AgentID
 	Seq       int
 	Delivered bool
 	Cancelled bool
@@ -228,12 +228,12 @@ type InjectionResult struct {
 	When
 }
 
-func (e InjectionResult) toWire(w *eventWire) string {
+func (e InjectionResult) toWire(w *eventWire) workspace.AgentID {
 	seq, d := e.Seq, e.Delivered
 	w.Detail, w.Cancelled, w.Seq, w.Delivered = e.Detail, e.Cancelled, &seq, &d
 	return e.Agent
 }
-func (InjectionResult) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (InjectionResult) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
 	r := InjectionResult{Agent: agent, Detail: w.Detail, Cancelled: w.Cancelled, When: When{At: at}}
 	if w.Seq != nil {
 		r.Seq = *w.Seq
@@ -248,8 +248,8 @@ type TimerFired struct {
 	When
 }
 
-func (e TimerFired) toWire(w *eventWire) string { w.ID = e.ID; return "" }
-func (TimerFired) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (e TimerFired) toWire(w *eventWire) workspace.AgentID { w.ID = e.ID; return "" }
+func (TimerFired) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	return TimerFired{ID: w.ID, When: When{At: at}}, nil
 }
 
@@ -268,8 +268,8 @@ type KeyPressed struct {
 	When
 }
 
-func (e KeyPressed) toWire(w *eventWire) string { w.Action = e.Action; return "" }
-func (KeyPressed) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (e KeyPressed) toWire(w *eventWire) workspace.AgentID { w.Action = e.Action; return "" }
+func (KeyPressed) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	return KeyPressed{Action: w.Action, When: When{At: at}}, nil
 }
 
@@ -283,8 +283,8 @@ type StateNotSaved struct {
 	When
 }
 
-func (e StateNotSaved) toWire(w *eventWire) string { w.Detail = e.Error; return "" }
-func (StateNotSaved) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (e StateNotSaved) toWire(w *eventWire) workspace.AgentID { w.Detail = e.Error; return "" }
+func (StateNotSaved) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	return StateNotSaved{Error: w.Detail, When: When{At: at}}, nil
 }
 
@@ -294,16 +294,16 @@ type KnowledgeSubmitted struct {
 	Path    string
 	Content []byte
 	// Agent is the author, from the file name.
-	Agent   string
+	Agent   workspace.AgentID
 	ModTime time.Time
 	When
 }
 
-func (e KnowledgeSubmitted) toWire(w *eventWire) string {
+func (e KnowledgeSubmitted) toWire(w *eventWire) workspace.AgentID {
 	w.setFile(e.Path, e.Content, e.ModTime)
 	return e.Agent
 }
-func (KnowledgeSubmitted) fromWire(w *eventWire, agent string, at time.Time) (Event, error) {
+func (KnowledgeSubmitted) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
 	p, c, m := w.file()
 	return KnowledgeSubmitted{Path: p, Content: c, ModTime: m, Agent: agent, When: When{At: at}}, nil
 }
@@ -332,12 +332,12 @@ type CheckpointMerged struct {
 
 func (e CheckpointMerged) Time() time.Time       { return e.At }
 func (e *CheckpointMerged) setTime(at time.Time) { e.At = at }
-func (e CheckpointMerged) toWire(w *eventWire) string {
+func (e CheckpointMerged) toWire(w *eventWire) workspace.AgentID {
 	e.At = time.Time{} // the record's time
 	w.Merge = &e
 	return ""
 }
-func (CheckpointMerged) fromWire(w *eventWire, _ string, at time.Time) (Event, error) {
+func (CheckpointMerged) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
 	var m CheckpointMerged
 	if w.Merge != nil {
 		m = *w.Merge

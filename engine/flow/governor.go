@@ -19,7 +19,7 @@ import (
 const defaultAccount = "default"
 
 // account is the account agent spends from.
-func (c Config) account(agent string) string {
+func (c Config) account(agent workspace.AgentID) string {
 	if a := c.Accounts[agent]; a != "" {
 		return a
 	}
@@ -35,7 +35,7 @@ func (c Config) holdPolicy() RetryPolicy {
 func holdTimer(account string) string { return "hold:" + account }
 
 // held reports whether new work for agent waits for its account's limit.
-func (st *stepper) held(agent string) bool {
+func (st *stepper) held(agent workspace.AgentID) bool {
 	_, ok := st.s.Holds[st.cfg.account(agent)]
 	return ok
 }
@@ -96,7 +96,7 @@ func (st *stepper) budgetFigures(verb string) string {
 		fmt.Fprintf(&b, "\n- %s: %s (%s tokens, %s)", id, u.Cost(), workspace.FormatTokens(u.Tokens()), u.Model)
 	}
 	if len(unknown) > 0 {
-		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", strings.Join(unknown, ", "))
+		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", workspace.JoinAgents(unknown))
 	}
 	b.WriteString("\nNo new work is dispatched. To continue, raise the budget and retry: hivemind --resume --retry --budget <USD>.")
 	return b.String()
@@ -117,7 +117,7 @@ func (st *stepper) retryBudget(back workspace.Phase) {
 // on a rate limit, and every agent of the account would meet the same
 // limit. The hold ends when the agent's limit clears (its health leaves
 // rate_limited) or, failing that signal, after the hold policy's backoff.
-func (st *stepper) rateLimited(agent, detail string) {
+func (st *stepper) rateLimited(agent workspace.AgentID, detail string) {
 	s := st.s
 	acc := st.cfg.account(agent)
 	if _, ok := s.Holds[acc]; ok {
@@ -144,7 +144,7 @@ func (st *stepper) governHealth(prev workspace.Health, e AgentHealth) {
 }
 
 // limitCleared ends the holds agent's limit set.
-func (st *stepper) limitCleared(agent, why string) {
+func (st *stepper) limitCleared(agent workspace.AgentID, why string) {
 	for acc, h := range st.s.Holds {
 		if h.Agent == agent {
 			st.release(acc, why)
@@ -220,7 +220,7 @@ func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 }
 
 // workHeld reports whether agent's current work waits in the queue.
-func (st *stepper) workHeld(agent string) bool {
+func (st *stepper) workHeld(agent workspace.AgentID) bool {
 	return slices.ContainsFunc(st.s.Held, func(a workspace.Assignment) bool { return a.Agent == agent && !a.ReadOnly })
 }
 
@@ -247,7 +247,7 @@ func (st *stepper) sendHeld() {
 			what, _, _ := strings.Cut(a.Instruction, "\n")
 			st.deliver(a, what)
 			if !a.ReadOnly { // sent now: a re-send waiting for a resume would repeat it
-				s.Resend = slices.DeleteFunc(s.Resend, func(id string) bool { return id == a.Agent })
+				s.Resend = slices.DeleteFunc(s.Resend, func(id workspace.AgentID) bool { return id == a.Agent })
 			}
 		}
 	}

@@ -14,7 +14,7 @@ func sent(eff []Effect) []string {
 	for _, in := range effectsOf[Inject](eff) {
 		what := strings.TrimPrefix(in.Text, InjectPrefix)
 		what, _, _ = strings.Cut(what, " — read ")
-		out = append(out, in.Agent+":"+what)
+		out = append(out, string(in.Agent)+":"+what)
 	}
 	return out
 }
@@ -22,13 +22,13 @@ func sent(eff []Effect) []string {
 func heldList(s State) []string {
 	var out []string
 	for _, a := range s.Held {
-		out = append(out, a.Agent+":"+firstLine(a.Instruction))
+		out = append(out, string(a.Agent)+":"+firstLine(a.Instruction))
 	}
 	return out
 }
 
 // limit rate-limits agent (its turn failed on a 429: a hold on its account).
-func (sc *scenario) limit(agent string) {
+func (sc *scenario) limit(agent workspace.AgentID) {
 	sc.t.Helper()
 	if eff := sc.do(AgentHealth{Agent: agent, Health: workspace.HealthRateLimited, Detail: "429 rate_limit_error"}); !hasEvent(eff, "dispatch_held") {
 		sc.t.Fatalf("%s limited: no hold (%s)", agent, describe(eff))
@@ -43,7 +43,7 @@ func (sc *scenario) limit(agent string) {
 func TestGovernorHoldsEveryDispatch(t *testing.T) {
 	cases := []struct {
 		name    string
-		limited string
+		limited workspace.AgentID
 		to      func(sc *scenario) // the state before the dispatch
 		then    func(sc *scenario) // what makes it
 		want    []string           // sent after the hold, in order
@@ -105,7 +105,7 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 				}
 				var got []string
 				for _, s := range sent(eff) {
-					if !strings.HasPrefix(s, c.limited+":(re-sent)") { // the limited agent's own lost turn
+					if !strings.HasPrefix(s, string(c.limited)+":(re-sent)") { // the limited agent's own lost turn
 						got = append(got, s)
 					}
 				}
@@ -113,7 +113,8 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 					t.Fatalf("sent after the hold:\n got %q\nwant %q", got, c.want)
 				}
 				for _, w := range c.want {
-					agent, _, _ := strings.Cut(w, ":")
+					name, _, _ := strings.Cut(w, ":")
+					agent := workspace.AgentID(name)
 					a := sc.s.Assignments[agent]
 					if _, armed := sc.s.Timers[timeoutTimer(agent)]; sc.s.Agents[agent].Pending && (!armed || a.Seq != sc.s.Agents[agent].LastSeq) {
 						t.Errorf("%s: sent work without its timeout or seq (%d, last %d)", agent, a.Seq, sc.s.Agents[agent].LastSeq)
@@ -128,7 +129,7 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 // account gets its plan review at once while the Lead's account waits.
 func TestGovernorHeldDispatchOtherAccountFlows(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.Accounts = map[string]string{"lead": "claude", "worker_1": "claude", "worker_2": "claude", "reviewer": "codex"}
+	cfg.Accounts = map[workspace.AgentID]string{"lead": "claude", "worker_1": "claude", "worker_2": "claude", "reviewer": "codex"}
 	sc := newScenario(t)
 	sc.m = Machine{Cfg: cfg}
 	sc.submit(2)

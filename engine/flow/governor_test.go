@@ -33,7 +33,7 @@ func assigned(eff []Effect) []string {
 	var out []string
 	for _, e := range effectsOf[AppendEvent](eff) {
 		if e.Type == "subtask_assigned" {
-			out = append(out, e.Agent+":"+e.Details["subtask"].(string))
+			out = append(out, string(e.Agent)+":"+e.Details["subtask"].(string))
 		}
 	}
 	return out
@@ -77,7 +77,7 @@ func TestGovernorHoldsDispatchWhileLimited(t *testing.T) {
 // Agents of another account are not held.
 func TestGovernorHoldsOnlyTheLimitedAccount(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.Accounts = map[string]string{"worker_1": "claude", "worker_2": "codex"}
+	cfg.Accounts = map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "codex"}
 	sc := governorScenario(t, cfg)
 	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthRateLimited})
 	if _, ok := sc.s.Holds["claude"]; !ok || len(sc.s.Holds) != 1 {
@@ -135,7 +135,7 @@ func usage(model string, tokens int64, usd float64, known bool) workspace.Usage 
 // cost that is not known (not counted, and said).
 func TestGovernorBudget(t *testing.T) {
 	type step struct {
-		agent string
+		agent workspace.AgentID
 		u     workspace.Usage
 	}
 	cases := []struct {

@@ -31,7 +31,7 @@ import (
 // after a crash adds nothing. A failed merge leaves the file in the inbox.
 type MergeKnowledge struct {
 	Entry  workspace.InboxEntry
-	Agent  string
+	Agent  workspace.AgentID
 	TaskID string
 	Source string
 	At     time.Time
@@ -63,7 +63,7 @@ func knowledgeRoot(taskDir string) string {
 
 // knowledgeFor returns, for an assignment, the shared knowledge files every
 // agent reads and the note on how to add to them ("" when unknown).
-func (st *stepper) knowledgeFor(agent string) (reads []string, note string) {
+func (st *stepper) knowledgeFor(agent workspace.AgentID) (reads []string, note string) {
 	root := knowledgeRoot(st.s.TaskDir)
 	if root == "" {
 		return nil, ""
@@ -77,7 +77,7 @@ func (st *stepper) knowledgeFor(agent string) (reads []string, note string) {
 }
 
 // takeKnowledgeNotes returns and clears the acknowledgements kept for agent.
-func (st *stepper) takeKnowledgeNotes(agent string) []string {
+func (st *stepper) takeKnowledgeNotes(agent workspace.AgentID) []string {
 	notes := st.s.KnowledgeNotes[agent]
 	if len(notes) == 0 {
 		return nil
@@ -90,12 +90,12 @@ func (st *stepper) takeKnowledgeNotes(agent string) []string {
 }
 
 // knowledgeNote keeps an acknowledgement for the author's next assignment.
-func (st *stepper) knowledgeNote(agent, note string) {
+func (st *stepper) knowledgeNote(agent workspace.AgentID, note string) {
 	if _, ok := st.s.Agents[agent]; !ok {
 		return // not an agent of this task (the user, a stray file): nobody to tell
 	}
 	if st.s.KnowledgeNotes == nil {
-		st.s.KnowledgeNotes = map[string][]string{}
+		st.s.KnowledgeNotes = map[workspace.AgentID][]string{}
 	}
 	notes := append(st.s.KnowledgeNotes[agent], note)
 	if len(notes) > maxKnowledgeNotes {
@@ -194,6 +194,6 @@ func (st *stepper) taskConstraints(t workspace.Task) {
 			name = string(r[:80]) + "…"
 		}
 		st.do(MergeKnowledge{Entry: workspace.InboxEntry{Kind: workspace.KindConstraint, Title: name, Text: c},
-			Agent: by, TaskID: t.ID, Source: fmt.Sprintf("task:%s:constraint:%d", t.ID, i+1), At: st.at.UTC()})
+			Agent: workspace.AgentID(by), TaskID: t.ID, Source: fmt.Sprintf("task:%s:constraint:%d", t.ID, i+1), At: st.at.UTC()})
 	}
 }

@@ -22,7 +22,7 @@ import (
 const mergeFixPrefix = "merge-"
 
 // mergeFixID names one merge-conflict fix: merge-cp<checkpoint>-a<attempt>-<agent>.
-func mergeFixID(cp, attempt int, agent string) string {
+func mergeFixID(cp, attempt int, agent workspace.AgentID) string {
 	return fmt.Sprintf("%scp%d-a%d-%s", mergeFixPrefix, cp, attempt, agent)
 }
 
@@ -134,7 +134,8 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 	cp := m.Checkpoint
 	m.Conflicts++
 	s.Merge = m
-	var names, files []string
+	var names []workspace.AgentID
+	var files []string
 	for _, c := range e.Conflicts {
 		names = append(names, c.Worker)
 		files = append(files, c.Files...)
@@ -143,11 +144,11 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 		"files": dedupe(files), "conflicts": m.Conflicts})
 	if m.Conflicts > st.cfg.MaxRevisionCycles {
 		st.needsHuman("merge_conflicts", fmt.Sprintf("Checkpoint %d still does not merge after %d conflict rounds (max_revision_cycles=%d); conflicting workers: %s",
-			cp, m.Conflicts-1, st.cfg.MaxRevisionCycles, strings.Join(names, ", ")))
+			cp, m.Conflicts-1, st.cfg.MaxRevisionCycles, workspace.JoinAgents(names)))
 		return
 	}
 	var fixers []MergeConflict
-	seen := map[string]bool{}
+	seen := map[workspace.AgentID]bool{}
 	for _, c := range e.Conflicts {
 		if a, ok := s.Agents[c.Worker]; !ok || a.Role != workspace.RoleWorker || seen[c.Worker] {
 			continue
@@ -156,13 +157,13 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 		fixers = append(fixers, c)
 	}
 	if len(fixers) == 0 {
-		st.needsHuman("git_merge", fmt.Sprintf("The merge of checkpoint %d conflicted for unknown workers: %s", cp, strings.Join(names, ", ")))
+		st.needsHuman("git_merge", fmt.Sprintf("The merge of checkpoint %d conflicted for unknown workers: %s", cp, workspace.JoinAgents(names)))
 		return
 	}
 	if s.Fixes == nil {
 		s.Fixes = map[string]workspace.SubtaskState{}
 	}
-	var ids []string
+	var ids []workspace.AgentID
 	for _, c := range fixers {
 		s.Fixes[mergeFixID(cp, m.Attempt, c.Worker)] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: c.Worker, StartedAt: st.at}
 		ids = append(ids, c.Worker)
@@ -173,7 +174,7 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 		st.mergeFixAssignment(c, mergeFixID(cp, m.Attempt, c.Worker))
 	}
 	// The other side of each conflict learns about it, without work.
-	told := map[string]bool{}
+	told := map[workspace.AgentID]bool{}
 	for _, c := range fixers {
 		for _, w := range c.With {
 			if seen[w] || told[w] {
@@ -213,7 +214,7 @@ func (st *stepper) mergeFixAssignment(c MergeConflict, id string) {
 	}
 	with := "the work merged before yours"
 	if len(c.With) > 0 {
-		with = strings.Join(c.With, ", ")
+		with = workspace.JoinAgents(c.With)
 	}
 	hunks := "your reads"
 	if c.HunksFile != "" {

@@ -55,14 +55,14 @@ func cleanMerge(m MergeCheckpoint) CheckpointMerged {
 
 func conflictMerge(m MergeCheckpoint) CheckpointMerged {
 	return CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt,
-		Conflicts: []MergeConflict{{Worker: "worker_2", With: []string{"worker_1"}, Files: []string{"b.go"},
+		Conflicts: []MergeConflict{{Worker: "worker_2", With: []workspace.AgentID{"worker_1"}, Files: []string{"b.go"},
 			HunksFile: "reviews/checkpoint_1_v1-a1-conflict-worker_2.md"}}}
 }
 
 func TestGitCheckpointWaitsForMerge(t *testing.T) {
 	sc := gitScenario(t)
 	m := sc.toMerging()
-	want := MergeCheckpoint{Checkpoint: 1, Round: 1, Attempt: 1, Workers: []string{"worker_1", "worker_2"}}
+	want := MergeCheckpoint{Checkpoint: 1, Round: 1, Attempt: 1, Workers: []workspace.AgentID{"worker_1", "worker_2"}}
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("MergeCheckpoint %+v, want %+v", m, want)
 	}
@@ -405,7 +405,7 @@ func TestGitResumedAsksForTheMergeAgain(t *testing.T) {
 
 func TestCheckpointMergedCodec(t *testing.T) {
 	e := CheckpointMerged{Checkpoint: 2, Round: 3, Attempt: 4, Merged: false, Conflicts: []MergeConflict{
-		{Worker: "worker_1", With: []string{"worker_2"}, Files: []string{"a.go"}, HunksFile: "reviews/x.md"}}, At: t0}
+		{Worker: "worker_1", With: []workspace.AgentID{"worker_2"}, Files: []string{"a.go"}, HunksFile: "reviews/x.md"}}, At: t0}
 	raw, err := MarshalEvent(e)
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ const InjectPrefix = "[HIVEMIND] "
 
 // AssignmentFile returns the absolute path of assignments/<agent>.json in
 // the task dir: the file every injected line names.
-func AssignmentFile(taskDir, agent string) string {
-	return filepath.Join(taskDir, workspace.AssignmentsDir, agent+".json")
+func AssignmentFile(taskDir string, agent workspace.AgentID) string {
+	return filepath.Join(taskDir, workspace.AssignmentsDir, string(agent)+".json")
 }
 
 // InjectText returns the one line typed into an agent: "[HIVEMIND] <what>
@@ -31,7 +31,7 @@ func InjectText(what, assignmentFile string) string {
 
 // message is an assignment before it gets its sequence number.
 type message struct {
-	agent string
+	agent workspace.AgentID
 	// what is the one-line summary (also the first line of the instruction).
 	what string
 	// body is the rest of the instruction (may be several paragraphs).
@@ -138,7 +138,7 @@ func (st *stepper) send(m message) {
 			ag.Subtask = m.subtask.ID
 		}
 		if s.Assignments == nil {
-			s.Assignments = map[string]workspace.Assignment{}
+			s.Assignments = map[workspace.AgentID]workspace.Assignment{}
 		}
 		s.Assignments[m.agent] = a
 	}
@@ -165,7 +165,7 @@ func (st *stepper) deliver(a workspace.Assignment, what string) {
 }
 
 // resend re-sends the agent's current assignment under a new seq.
-func (st *stepper) resend(agent string) {
+func (st *stepper) resend(agent workspace.AgentID) {
 	s := st.s
 	a, ok := s.Assignments[agent]
 	ag, ok2 := s.Agents[agent]
@@ -281,7 +281,7 @@ func (st *stepper) reviewerPlan() {
 
 // workerSubtask asks a worker to do one subtask.
 // With a problem (a rejected completion) it is held for retryWork to send.
-func (st *stepper) workerSubtask(worker string, sub workspace.Subtask, problem string, hold bool) {
+func (st *stepper) workerSubtask(worker workspace.AgentID, sub workspace.Subtask, problem string, hold bool) {
 	out := path.Join(workspace.OutputsDir, sub.ID+".md")
 	done := path.Join(workspace.OutputsDir, sub.ID+".done")
 	reads := append(taskReads(), st.s.PlanFile)
@@ -345,7 +345,7 @@ func (st *stepper) reviewerCheckpoint() {
 }
 
 // fixAssignment asks an agent to fix the reviewer's issues.
-func (st *stepper) fixAssignment(agent, fixID string, files []string) {
+func (st *stepper) fixAssignment(agent workspace.AgentID, fixID string, files []string) {
 	s := st.s
 	out := path.Join(workspace.OutputsDir, fixID+".md")
 	done := path.Join(workspace.OutputsDir, fixID+".done")
@@ -380,7 +380,7 @@ func (st *stepper) leadFrictionResolution() {
 }
 
 // notice tells an agent something without asking it to write (a ○ agent).
-func (st *stepper) notice(agent, what, body string, reads []string) {
+func (st *stepper) notice(agent workspace.AgentID, what, body string, reads []string) {
 	st.send(message{agent: agent, what: what, body: body, reads: reads, readOnly: true})
 }
 

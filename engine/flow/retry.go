@@ -3,6 +3,8 @@ package flow
 import (
 	"fmt"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // RetryPolicy is the one rule every retry path of the engine follows:
@@ -46,13 +48,13 @@ func (c Config) resendPolicy() RetryPolicy {
 	return RetryPolicy{Attempts: c.MaxRetries, Backoff: append([]time.Duration{0}, c.Backoff...)}
 }
 
-func resendTimer(agent string) string { return "resend:" + agent }
+func resendTimer(agent workspace.AgentID) string { return "resend:" + string(agent) }
 
 // retryWork re-sends agent's current assignment after failure n of kind
 // (a rejected marker, a rate-limited turn, a stall), now or after the
 // policy's backoff, or escalates to needs_human (escalation esc, with
 // reason) once the policy is spent. It reports whether work was retried.
-func (st *stepper) retryWork(p RetryPolicy, agent, esc, reason string, n int) bool {
+func (st *stepper) retryWork(p RetryPolicy, agent workspace.AgentID, esc, reason string, n int) bool {
 	after, ok := p.Retry(n)
 	if !ok {
 		st.needsHuman(esc, fmt.Sprintf("%s; gave up after %d attempt(s) (max_retries=%d)", reason, n, p.Attempts))

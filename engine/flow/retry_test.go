@@ -42,9 +42,9 @@ type retryPath struct {
 	name   string
 	setup  func(sc *scenario)
 	fail   func(sc *scenario, n int) []Effect
-	esc    string // escalation kind once the policy is spent
-	reason string // in the reason
-	agent  string // whose work is retried (default worker_1)
+	esc    string            // escalation kind once the policy is spent
+	reason string            // in the reason
+	agent  workspace.AgentID // whose work is retried (default worker_1)
 }
 
 func retryPaths() []retryPath {
@@ -119,7 +119,7 @@ func retryPaths() []retryPath {
 
 // settle fires the timers the effects armed for agent (restart, resend),
 // as the runner would after the backoff, and returns all effects.
-func settle(sc *scenario, eff []Effect, agent string) []Effect {
+func settle(sc *scenario, eff []Effect, agent workspace.AgentID) []Effect {
 	all := eff
 	for _, s := range effectsOf[ScheduleTimer](eff) {
 		if s.ID == restartTimer(agent) || s.ID == resendTimer(agent) {

@@ -28,8 +28,8 @@ func subtaskPaths(sub workspace.Subtask) []string {
 
 // workerIDs returns the worker agent ids in order (worker_1, worker_2, …,
 // worker_10).
-func workerIDs(s *State) []string {
-	var out []string
+func workerIDs(s *State) []workspace.AgentID {
+	var out []workspace.AgentID
 	for id, a := range s.Agents {
 		if a.Role == workspace.RoleWorker {
 			out = append(out, id)
@@ -40,12 +40,12 @@ func workerIDs(s *State) []string {
 }
 
 // allAgents returns every agent id in order.
-func allAgents(s *State) []string { return s.AgentIDs() }
+func allAgents(s *State) []workspace.AgentID { return s.AgentIDs() }
 
 // freeWorkers returns the workers with no unfinished work and no restart
 // pending, in order.
-func freeWorkers(s *State) []string {
-	var out []string
+func freeWorkers(s *State) []workspace.AgentID {
+	var out []workspace.AgentID
 	for _, id := range workerIDs(s) {
 		a := s.Agents[id]
 		if a.Pending || a.Subtask != "" {
@@ -61,7 +61,7 @@ func freeWorkers(s *State) []string {
 
 // Assignment is one scheduling decision: worker gets subtask.
 type plannedAssignment struct {
-	Worker  string
+	Worker  workspace.AgentID
 	Subtask workspace.Subtask
 }
 
@@ -71,11 +71,11 @@ type plannedAssignment struct {
 // while an in-progress (or just assigned) subtask touches one of its files.
 // Subtasks are taken in plan order, workers in id order, skipping those
 // held (nil: none). Pure.
-func planAssignments(s *State, held func(id string) bool) []plannedAssignment {
+func planAssignments(s *State, held func(id workspace.AgentID) bool) []plannedAssignment {
 	if s.Plan == nil {
 		return nil
 	}
-	free := slices.DeleteFunc(freeWorkers(s), func(id string) bool { return held != nil && held(id) })
+	free := slices.DeleteFunc(freeWorkers(s), func(id workspace.AgentID) bool { return held != nil && held(id) })
 	if len(free) == 0 {
 		return nil
 	}
@@ -176,12 +176,12 @@ func inProgress(s *State) bool {
 // whose file is named in the issues text; if none is named, every worker
 // that did a subtask of cp. Workers busy with unfinished work are left out
 // (their subtask goes on).
-func fixers(s *State, cp int, issues []byte) (ids []string, files map[string][]string) {
-	files = map[string][]string{}
+func fixers(s *State, cp int, issues []byte) (ids []workspace.AgentID, files map[workspace.AgentID][]string) {
+	files = map[workspace.AgentID][]string{}
 	if s.Plan == nil {
 		return nil, files
 	}
-	owned := map[string][]string{}
+	owned := map[workspace.AgentID][]string{}
 	for _, sub := range s.Plan.Subtasks {
 		if sub.Checkpoint != cp {
 			continue
@@ -192,7 +192,7 @@ func fixers(s *State, cp int, issues []byte) (ids []string, files map[string][]s
 		}
 		owned[w] = append(owned[w], subtaskPaths(sub)...)
 	}
-	named := map[string]bool{}
+	named := map[workspace.AgentID]bool{}
 	for w, ps := range owned {
 		for _, p := range ps {
 			if bytes.Contains(issues, []byte(p)) {
@@ -200,9 +200,9 @@ func fixers(s *State, cp int, issues []byte) (ids []string, files map[string][]s
 			}
 		}
 	}
-	pick := func(w string) bool { return named[w] }
+	pick := func(w workspace.AgentID) bool { return named[w] }
 	if len(named) == 0 {
-		pick = func(w string) bool { return len(owned[w]) > 0 }
+		pick = func(w workspace.AgentID) bool { return len(owned[w]) > 0 }
 	}
 	for _, w := range workerIDs(s) {
 		if !pick(w) || s.Agents[w].Pending {
@@ -214,9 +214,9 @@ func fixers(s *State, cp int, issues []byte) (ids []string, files map[string][]s
 	return ids, files
 }
 
-func dedupe(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
+func dedupe[T comparable](xs []T) []T {
+	seen := map[T]bool{}
+	var out []T
 	for _, x := range xs {
 		if !seen[x] {
 			seen[x] = true
@@ -227,7 +227,7 @@ func dedupe(xs []string) []string {
 }
 
 // fixID names one fix assignment: fix-cp<checkpoint>-r<round>-<agent>.
-func fixID(cp, round int, agent string) string {
+func fixID(cp, round int, agent workspace.AgentID) string {
 	return fmt.Sprintf("fix-cp%d-r%d-%s", cp, round, agent)
 }
 

@@ -14,9 +14,9 @@ func st(id string, cp int, deps []string, files ...string) workspace.Subtask {
 // schedState is a state with n free workers, the given subtasks and
 // statuses (id → status or status@worker).
 func schedState(workers int, subs []workspace.Subtask, status map[string]string) *State {
-	s := &State{CurrentCheckpoint: 1, Agents: map[string]workspace.AgentState{}, Subtasks: map[string]workspace.SubtaskState{}}
+	s := &State{CurrentCheckpoint: 1, Agents: map[workspace.AgentID]workspace.AgentState{}, Subtasks: map[string]workspace.SubtaskState{}}
 	for i := 1; i <= workers; i++ {
-		s.Agents["worker_"+string(rune('0'+i))] = workspace.AgentState{Role: workspace.RoleWorker}
+		s.Agents[workspace.WorkerID(i)] = workspace.AgentState{Role: workspace.RoleWorker}
 	}
 	s.Plan = &workspace.Plan{Checkpoints: []workspace.Checkpoint{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}}, Subtasks: subs}
 	for _, sub := range subs {
@@ -68,7 +68,7 @@ func TestPlanAssignments(t *testing.T) {
 			s := schedState(tc.workers, tc.subs, tc.status)
 			var got []string
 			for _, pa := range planAssignments(s, nil) {
-				got = append(got, pa.Worker+":"+pa.Subtask.ID)
+				got = append(got, string(pa.Worker)+":"+pa.Subtask.ID)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
@@ -80,15 +80,15 @@ func TestPlanAssignments(t *testing.T) {
 func TestFreeWorkersSkipsRestarting(t *testing.T) {
 	s := schedState(2, nil, nil)
 	s.Timers = map[string]workspace.Timer{"restart:worker_1": {ID: "restart:worker_1"}}
-	if got := freeWorkers(s); !reflect.DeepEqual(got, []string{"worker_2"}) {
+	if got := freeWorkers(s); !reflect.DeepEqual(got, []workspace.AgentID{"worker_2"}) {
 		t.Fatalf("free %v", got)
 	}
 }
 
 func TestSortAgents(t *testing.T) {
-	ids := []string{"worker_10", "reviewer", "worker_2", "lead", "worker_1"}
+	ids := []workspace.AgentID{"worker_10", "reviewer", "worker_2", "lead", "worker_1"}
 	workspace.SortAgents(ids)
-	if want := []string{"lead", "reviewer", "worker_1", "worker_2", "worker_10"}; !reflect.DeepEqual(ids, want) {
+	if want := []workspace.AgentID{"lead", "reviewer", "worker_1", "worker_2", "worker_10"}; !reflect.DeepEqual(ids, want) {
 		t.Fatalf("%v", ids)
 	}
 }
@@ -114,11 +114,11 @@ func TestFixers(t *testing.T) {
 	s.Subtasks["a"] = workspace.SubtaskState{Status: workspace.SubtaskDone, Worker: "worker_1"}
 	s.Subtasks["b"] = workspace.SubtaskState{Status: workspace.SubtaskDone, Worker: "worker_2"}
 	ids, files := fixers(s, 1, []byte("- high: src/b.go:10 leaks a file"))
-	if !reflect.DeepEqual(ids, []string{"worker_2"}) || !reflect.DeepEqual(files["worker_2"], []string{"src/b.go"}) {
+	if !reflect.DeepEqual(ids, []workspace.AgentID{"worker_2"}) || !reflect.DeepEqual(files["worker_2"], []string{"src/b.go"}) {
 		t.Fatalf("named: %v %v", ids, files)
 	}
 	ids, _ = fixers(s, 1, []byte("- medium: naming is inconsistent"))
-	if !reflect.DeepEqual(ids, []string{"worker_1", "worker_2"}) {
+	if !reflect.DeepEqual(ids, []workspace.AgentID{"worker_1", "worker_2"}) {
 		t.Fatalf("none named → all who worked on the checkpoint: %v", ids)
 	}
 	ag := s.Agents["worker_2"]

@@ -68,7 +68,7 @@ type stepper struct {
 	notes   []Effect // NotifyUser
 }
 
-func (st *stepper) emit(typ, agent string, details map[string]any) {
+func (st *stepper) emit(typ string, agent workspace.AgentID, details map[string]any) {
 	st.events = append(st.events, AppendEvent{Type: typ, Agent: agent, Details: details})
 }
 
@@ -100,11 +100,11 @@ func final(p workspace.Phase) bool {
 
 // activeAgents returns the ● (write) and ○ (read-only) agents of phase p,
 // from the spec's table.
-func activeAgents(s *State, p workspace.Phase) (active, readOnly []string) {
-	has := func(id string) bool { _, ok := s.Agents[id]; return ok }
-	one := func(id string) []string {
+func activeAgents(s *State, p workspace.Phase) (active, readOnly []workspace.AgentID) {
+	has := func(id workspace.AgentID) bool { _, ok := s.Agents[id]; return ok }
+	one := func(id workspace.AgentID) []workspace.AgentID {
 		if has(id) {
-			return []string{id}
+			return []workspace.AgentID{id}
 		}
 		return nil
 	}
@@ -119,7 +119,7 @@ func activeAgents(s *State, p workspace.Phase) (active, readOnly []string) {
 		return nil, workerIDs(s)
 	case workspace.PhaseCheckpointFix:
 		active = one(workspace.AgentLead)
-		var ws []string
+		var ws []workspace.AgentID
 		for _, f := range s.Fixes {
 			if f.Worker != workspace.AgentLead && has(f.Worker) {
 				ws = append(ws, f.Worker)
@@ -145,7 +145,7 @@ func (st *stepper) enter(p workspace.Phase) {
 	s.Phase = p
 	s.ActiveAgents, s.ReadOnlyAgents = activeAgents(s, p)
 	if s.ActiveAgents == nil {
-		s.ActiveAgents = []string{}
+		s.ActiveAgents = []workspace.AgentID{}
 	}
 	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
 	if running(p) && final(from) {
@@ -163,8 +163,8 @@ func (st *stepper) enter(p workspace.Phase) {
 
 // ---- timers ----
 
-func timeoutTimer(agent string) string { return "timeout:" + agent }
-func restartTimer(agent string) string { return "restart:" + agent }
+func timeoutTimer(agent workspace.AgentID) string { return "timeout:" + string(agent) }
+func restartTimer(agent workspace.AgentID) string { return "restart:" + string(agent) }
 
 func (st *stepper) schedule(id string, d time.Duration) {
 	if st.s.Timers == nil {
@@ -189,7 +189,7 @@ func (st *stepper) cancelAllTimers() {
 }
 
 // finishWork records that an agent finished its current work.
-func (st *stepper) finishWork(agent string) {
+func (st *stepper) finishWork(agent workspace.AgentID) {
 	ag, ok := st.s.Agents[agent]
 	if !ok {
 		return
@@ -364,7 +364,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 		TaskDir:      e.TaskDir,
 		StartedAt:    e.At,
 		Subtasks:     map[string]workspace.SubtaskState{},
-		Agents:       map[string]workspace.AgentState{},
+		Agents:       map[workspace.AgentID]workspace.AgentState{},
 		PlanApproval: e.Task.PlanApproval,
 	}
 	workers := e.Task.Workers
@@ -433,7 +433,7 @@ func (st *stepper) resumed(e Resumed) {
 		}
 	}
 	if s.Phase == workspace.PhasePaused {
-		var pending []string
+		var pending []workspace.AgentID
 		for _, id := range allAgents(s) {
 			if s.Agents[id].Pending {
 				pending = append(pending, id)
@@ -451,7 +451,7 @@ func (st *stepper) resumed(e Resumed) {
 	// Answers already on disk first: an agent whose trigger file or done
 	// marker is there is not asked again, and work they lead to is sent
 	// once, fresh.
-	sent := map[string]int{}
+	sent := map[workspace.AgentID]int{}
 	for _, id := range allAgents(s) {
 		sent[id] = s.Assignments[id].Seq
 	}

@@ -53,7 +53,7 @@ func (st *stepper) health(e AgentHealth) {
 			ag.Failures++
 			s.Agents[e.Agent] = ag
 			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
-			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+e.Agent,
+			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+string(e.Agent),
 				fmt.Sprintf("Agent %s's turn failed on a rate limit %d times in a row", e.Agent, ag.Failures), ag.Failures) {
 				return
 			}
@@ -97,7 +97,7 @@ func (st *stepper) health(e AgentHealth) {
 
 // failAgent handles a crash, hang or timeout: restart after the backoff
 // (or now), past max_retries consecutive failures → needs_human.
-func (st *stepper) failAgent(id, why string, immediate bool) {
+func (st *stepper) failAgent(id workspace.AgentID, why string, immediate bool) {
 	s := st.s
 	if _, pending := s.Timers[restartTimer(id)]; pending {
 		return
@@ -107,7 +107,7 @@ func (st *stepper) failAgent(id, why string, immediate bool) {
 	s.Agents[id] = ag
 	d, ok := st.cfg.restartPolicy().Retry(ag.Failures)
 	if !ok {
-		st.needsHuman("agent:"+id, fmt.Sprintf("Agent %s failed %d times in a row (last: %s); max_retries=%d", id, ag.Failures, why, st.cfg.MaxRetries))
+		st.needsHuman("agent:"+string(id), fmt.Sprintf("Agent %s failed %d times in a row (last: %s); max_retries=%d", id, ag.Failures, why, st.cfg.MaxRetries))
 		return
 	}
 	st.cancelTimer(timeoutTimer(id))
@@ -119,11 +119,11 @@ func (st *stepper) failAgent(id, why string, immediate bool) {
 	st.emit("agent_restart_scheduled", id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
 }
 
-func stallTimer(agent string) string { return "stall:" + agent }
+func stallTimer(agent workspace.AgentID) string { return "stall:" + string(agent) }
 
 // watchStall arms the agent's stall timer when it sits idle with work it
 // has received (the assignment was delivered) and not finished.
-func (st *stepper) watchStall(id string) {
+func (st *stepper) watchStall(id workspace.AgentID) {
 	s := st.s
 	ag := s.Agents[id]
 	if !running(s.Phase) || !ag.Pending || ag.Delivered < ag.LastSeq || !ag.Status.Injectable() {
@@ -138,7 +138,7 @@ func (st *stepper) watchStall(id string) {
 // stalled handles an agent idle for stall_seconds without producing what
 // its assignment asks: one reminder that says what is missing, then
 // needs_human with the reason.
-func (st *stepper) stalled(id string) {
+func (st *stepper) stalled(id workspace.AgentID) {
 	s := st.s
 	ag, ok := s.Agents[id]
 	if !ok || !ag.Pending || !ag.Status.Injectable() {
@@ -159,11 +159,11 @@ func (st *stepper) stalled(id string) {
 		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
 		s.Assignments[id] = a
 	}
-	st.retryWork(p, id, "stall:"+id, reason, ag.Stalls)
+	st.retryWork(p, id, "stall:"+string(id), reason, ag.Stalls)
 }
 
 // restartNow restarts the agent (session kept) and re-sends its work.
-func (st *stepper) restartNow(id string) {
+func (st *stepper) restartNow(id workspace.AgentID) {
 	s := st.s
 	ag, ok := s.Agents[id]
 	if !ok {
@@ -210,7 +210,8 @@ func (st *stepper) timerFired(e TimerFired) {
 		return // stale, or frozen by a pause (re-armed on resume)
 	}
 	delete(s.Timers, e.ID)
-	kind, agent, _ := strings.Cut(e.ID, ":")
+	kind, name, _ := strings.Cut(e.ID, ":")
+	agent := workspace.AgentID(name)
 	st.emit("timer_fired", agent, map[string]any{"timer": e.ID})
 	if !running(s.Phase) {
 		return
@@ -228,6 +229,6 @@ func (st *stepper) timerFired(e TimerFired) {
 	case "stall":
 		st.stalled(agent)
 	case "hold":
-		st.holdExpired(agent) // the timer names the account
+		st.holdExpired(name) // the timer names the account
 	}
 }

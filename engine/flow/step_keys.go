@@ -161,7 +161,8 @@ func (st *stepper) retry() {
 	switch {
 	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.Phase == workspace.PhaseNeedsHuman && running(back):
 		// A failing agent is restarted; a stalled one is asked again.
-		what, id, _ := strings.Cut(kind, ":")
+		what, name, _ := strings.Cut(kind, ":")
+		id := workspace.AgentID(name)
 		ag := s.Agents[id]
 		ag.Failures, ag.Stalls = 0, 0
 		s.Agents[id] = ag

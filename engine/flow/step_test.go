@@ -72,12 +72,12 @@ func hasEvent(eff []Effect, typ string) bool {
 func injectedTo(eff []Effect) []string {
 	var out []string
 	for _, in := range effectsOf[Inject](eff) {
-		out = append(out, in.Agent)
+		out = append(out, string(in.Agent))
 	}
 	return out
 }
 
-func assignmentFor(t *testing.T, eff []Effect, agent string) workspace.Assignment {
+func assignmentFor(t *testing.T, eff []Effect, agent workspace.AgentID) workspace.Assignment {
 	t.Helper()
 	var found []workspace.Assignment
 	for _, w := range effectsOf[WriteAssignment](eff) {
@@ -134,7 +134,7 @@ func checkEffects(t *testing.T, before, after State, eff []Effect) {
 		}
 	}
 	// Each Inject follows the WriteAssignment of the same agent and seq.
-	pending := map[string]int{}
+	pending := map[workspace.AgentID]int{}
 	for _, e := range eff {
 		switch e := e.(type) {
 		case WriteAssignment:
@@ -394,7 +394,7 @@ func TestTransitions(t *testing.T) {
 			if sc.s.TaskDir != testTaskDir || sc.s.TaskID != "t1" || sc.s.StartedAt.IsZero() {
 				t.Fatalf("task fields not set: %+v", sc.s)
 			}
-			if !reflect.DeepEqual(sc.s.ActiveAgents, []string{"lead"}) {
+			if !reflect.DeepEqual(sc.s.ActiveAgents, []workspace.AgentID{"lead"}) {
 				t.Fatalf("active %v", sc.s.ActiveAgents)
 			}
 		}},
@@ -471,7 +471,7 @@ func TestTransitions(t *testing.T) {
 					t.Fatalf("reviewer reads %v", a.Reads)
 				}
 				// The idle workers were told, read-only.
-				for _, w := range []string{"worker_1", "worker_2"} {
+				for _, w := range []workspace.AgentID{"worker_1", "worker_2"} {
 					if !assignmentFor(t, sc.eff, w).ReadOnly {
 						t.Fatalf("%s not told read-only", w)
 					}
@@ -523,7 +523,7 @@ func TestTransitions(t *testing.T) {
 					a.DoneMarker != filepath.Join(testTaskDir, "outputs/fix-cp1-r1-worker_1.done") {
 					t.Fatalf("fix assignment %+v", a)
 				}
-				if !reflect.DeepEqual(sc.s.ActiveAgents, []string{"lead", "worker_1"}) {
+				if !reflect.DeepEqual(sc.s.ActiveAgents, []workspace.AgentID{"lead", "worker_1"}) {
 					t.Fatalf("active %v", sc.s.ActiveAgents)
 				}
 			}},
@@ -563,7 +563,7 @@ func TestTransitions(t *testing.T) {
 				if !reflect.DeepEqual(changes, []string{"friction_logged", "friction_sync", "friction_resolution"}) {
 					t.Fatalf("changes %v", changes)
 				}
-				for _, id := range []string{"reviewer", "worker_1", "worker_2"} {
+				for _, id := range []workspace.AgentID{"reviewer", "worker_1", "worker_2"} {
 					if a := assignmentFor(t, sc.eff, id); !a.ReadOnly || !contains(a.Reads, filepath.Join(testTaskDir, "reviews/friction_v1-slow-tests.md")) {
 						t.Fatalf("%s not told the friction: %+v", id, a)
 					}
@@ -681,7 +681,7 @@ func TestTransitions(t *testing.T) {
 	}
 }
 
-func contains(xs []string, x string) bool {
+func contains[T ~string](xs []T, x T) bool {
 	for _, y := range xs {
 		if y == x {
 			return true
@@ -1375,7 +1375,7 @@ const (
 func happyPath(t *testing.T) *scenario {
 	sc := newScenario(t)
 	sc.submit(2)
-	for _, a := range []string{"lead", "reviewer", "worker_1", "worker_2"} {
+	for _, a := range []workspace.AgentID{"lead", "reviewer", "worker_1", "worker_2"} {
 		sc.do(AgentHealth{Agent: a, Health: "ready", PID: 100 + len(a)})
 	}
 	sc.do(InjectionResult{Agent: "lead", Seq: sc.s.Agents["lead"].LastSeq, Delivered: true})

@@ -103,7 +103,7 @@ func (st *stepper) trigger(e TriggerCompleted) {
 
 // triggerWriter is the agent expected to write a trigger of kind ("" when
 // any agent may).
-func triggerWriter(kind string) string {
+func triggerWriter(kind string) workspace.AgentID {
 	switch kind {
 	case trigPlan, trigFrictionResolution:
 		return workspace.AgentLead
@@ -148,7 +148,7 @@ func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
 	s.Assignments[writer] = a
 	ag.Failures++
 	s.Agents[writer] = ag
-	st.retryWork(st.cfg.resendPolicy(), writer, "agent:"+writer, fmt.Sprintf("%s: %s", writer, problem), ag.Failures)
+	st.retryWork(st.cfg.resendPolicy(), writer, "agent:"+string(writer), fmt.Sprintf("%s: %s", writer, problem), ag.Failures)
 }
 
 // consume records the trigger as handled and archives it to reviews/.
@@ -177,13 +177,13 @@ func (st *stepper) version(kind string) int {
 // ignoreTrigger archives a trigger that means nothing now as
 // reviews/ignored_v<n>-<path with / as _>, so it cannot fire later, at a
 // wrong time, and stays readable.
-func (st *stepper) ignoreTrigger(p, key, agent, reason string) {
+func (st *stepper) ignoreTrigger(p, key string, agent workspace.AgentID, reason string) {
 	to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(p, "/", "_"))
 	st.consume(p, key, to)
 	st.emit("trigger_ignored", agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
 }
 
-func (st *stepper) consumed(p, to, agent string) {
+func (st *stepper) consumed(p, to string, agent workspace.AgentID) {
 	st.emit("trigger_consumed", agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
 }
 
@@ -426,7 +426,7 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	}
 	ws, files := fixers(s, cp, content)
 	s.Fixes = map[string]workspace.SubtaskState{}
-	agents := []string{}
+	agents := []workspace.AgentID{}
 	if _, ok := s.Agents[workspace.AgentLead]; ok && !s.Agents[workspace.AgentLead].Pending {
 		agents = append(agents, workspace.AgentLead)
 	}
@@ -445,7 +445,7 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	}
 }
 
-func (st *stepper) frictionLogged(p, key, agent string, content []byte) {
+func (st *stepper) frictionLogged(p, key string, agent workspace.AgentID, content []byte) {
 	s := st.s
 	name := strings.TrimSuffix(strings.ReplaceAll(strings.TrimPrefix(p, trigFriction), "/", "_"), ".md")
 	to := fmt.Sprintf("%s/friction_v%d-%s.md", workspace.ReviewsDir, st.version("friction"), name)

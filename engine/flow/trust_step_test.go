@@ -19,7 +19,7 @@ func TestUnreadableTriggerTellsWriter(t *testing.T) {
 		setup   func(sc *scenario)
 		path    string
 		problem string
-		agent   string // told; "" none
+		agent   workspace.AgentID // told; "" none
 		phase   workspace.Phase
 	}{
 		{"plan.md symlink in planning", func(sc *scenario) { sc.submit(2) }, "plan.md", "plan.md is a symbolic link", "lead", workspace.PhasePlanning},

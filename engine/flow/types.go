@@ -34,7 +34,7 @@ type Config struct {
 	// Accounts maps agents to the account (CLI credentials) they spend
 	// from; a rate limit holds new work for every agent of its account.
 	// Agents not listed share one account.
-	Accounts map[string]string
+	Accounts map[workspace.AgentID]string
 }
 
 // Stepper is the pure state machine the Runner drives (Machine).
@@ -61,7 +61,7 @@ type WriteState struct{ State State }
 // AppendEvent asks the runner to append one record to events.jsonl.
 type AppendEvent struct {
 	Type    string
-	Agent   string
+	Agent   workspace.AgentID
 	Details map[string]any
 }
 
@@ -70,14 +70,14 @@ type WriteAssignment struct{ Assignment workspace.Assignment }
 
 // Inject asks the runner to type one [HIVEMIND] line into the agent.
 type Inject struct {
-	Agent string
+	Agent workspace.AgentID
 	Seq   int
 	Text  string
 }
 
 // SpawnAgent asks the runner to start an agent (Resume: keep its session).
 type SpawnAgent struct {
-	Agent  string
+	Agent  workspace.AgentID
 	Role   workspace.Role
 	Resume bool
 }
@@ -85,12 +85,12 @@ type SpawnAgent struct {
 // RestartAgent asks the runner to stop the agent if running and start it
 // again with its session resumed.
 type RestartAgent struct {
-	Agent string
+	Agent workspace.AgentID
 	Role  workspace.Role
 }
 
 // StopAgent asks the runner to stop an agent gracefully.
-type StopAgent struct{ Agent string }
+type StopAgent struct{ Agent workspace.AgentID }
 
 // ArchiveTrigger asks the runner to move a consumed trigger (relative to the
 // task dir) to reviews/ under a versioned name (To, relative to the task dir).
@@ -139,15 +139,15 @@ type MergeCheckpoint struct {
 	Checkpoint int
 	Round      int
 	Attempt    int
-	Workers    []string
+	Workers    []workspace.AgentID
 }
 
 func (MergeCheckpoint) isEffect() {}
 
 // MergeConflict is one worker branch that did not merge cleanly.
 type MergeConflict struct {
-	Worker string   `json:"worker"`
-	With   []string `json:"with,omitempty"`
+	Worker workspace.AgentID   `json:"worker"`
+	With   []workspace.AgentID `json:"with,omitempty"`
 	// Files are the conflicting files, project-relative.
 	Files []string `json:"files,omitempty"`
 	// HunksFile (task-dir relative) shows the conflict regions.

@@ -33,7 +33,7 @@ type agentFactory struct {
 }
 
 // spec is the ptyagent.ManagerConfig Factory.
-func (f *agentFactory) spec(id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) spec(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 	base := ptyagent.Spec{
 		Dir: f.project,
 		Env: []string{
@@ -46,29 +46,30 @@ func (f *agentFactory) spec(id string, role workspace.Role, resume bool) (ptyage
 		// Zero (a Config not from Load) keeps ptyagent's default.
 		RateLimitCooldown: f.cfg.RateLimitCooldown(),
 	}
+	name := string(id) // the CLI specs and worktrees name agents by string
 	if role == workspace.RoleWorker && f.git != nil {
-		if err := f.git.placeWorker(&base, id); err != nil {
+		if err := f.git.placeWorker(&base, name); err != nil {
 			return base, err
 		}
-		if f.git.remote.has(id) {
-			return f.remoteSpec(base, id, resume)
+		if f.git.remote.has(name) {
+			return f.remoteSpec(base, name, resume)
 		}
 	}
 	agent := f.cfg.AgentOf(role)
 	switch agent {
 	case "sim":
-		return ptyagent.SimSpec(base, f.self, f.simArgsFor(id)...)
+		return ptyagent.SimSpec(base, f.self, f.simArgsFor(name)...)
 	case "claude":
-		return f.claudeSpec(base, id, role, resume)
+		return f.claudeSpec(base, name, role, resume)
 	}
 	if p, ok := f.cfg.Profile(agent); ok {
-		return f.profileSpec(base, agent, id, role, p)
+		return f.profileSpec(base, agent, name, role, p)
 	}
 	switch agent {
 	case "codex":
-		return f.codexSpec(base, id, role, resume)
+		return f.codexSpec(base, name, role, resume)
 	case "gemini":
-		return f.geminiSpec(base, id, role, resume)
+		return f.geminiSpec(base, name, role, resume)
 	}
 	// Anything else is a command line: run it through the shell so pipes
 	// and quoting work as the user typed them.
@@ -172,32 +173,33 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	if at.IsZero() {
 		at = time.Now()
 	}
+	id := ev.Agent
 	switch ev.Kind {
 	case ptyagent.EventHealth:
-		b.runner.Send(engine.AgentHealth{Agent: ev.Agent, Health: ev.Health, ExitCode: ev.ExitCode,
+		b.runner.Send(engine.AgentHealth{Agent: id, Health: ev.Health, ExitCode: ev.ExitCode,
 			PID: ev.PID, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDelivered:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
+		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDeliveryFailed:
-		b.runner.Send(engine.InjectionResult{Agent: ev.Agent, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
+		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventHookDenied:
-		b.runner.Log("tool_denied", ev.Agent, map[string]any{"reason": ev.Detail})
+		b.runner.Log("tool_denied", string(ev.Agent), map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:
 		// Health changes already carry what hooks mean; the raw hooks
 		// would only flood the log. A turn's end names the session to
 		// resume (Codex and Gemini; Claude's id is chosen up front) and
 		// updates the usage.
 		if ev.Detail == ptyagent.HookStop {
-			recordSession(sessionPath(b.td.Dir(), ev.Agent), ev.Payload)
+			recordSession(sessionPath(b.td.Dir(), string(ev.Agent)), ev.Payload)
 		}
 		if b.usage != nil {
-			b.usage.onHook(ev.Agent, ev.Detail, ev.Payload)
+			b.usage.onHook(string(ev.Agent), ev.Detail, ev.Payload)
 		}
 	}
 }
 
 // onHeartbeat is the ptyagent.ManagerConfig OnHeartbeat.
-func (b *bridge) onHeartbeat(agent string, at time.Time) {
+func (b *bridge) onHeartbeat(agent workspace.AgentID, at time.Time) {
 	_ = b.td.WriteHeartbeat(agent, at)
 }
 

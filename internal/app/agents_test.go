@@ -51,7 +51,7 @@ func TestAgentSpecMixedTeam(t *testing.T) {
 	kinds := map[workspace.Role]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
 	specs := map[workspace.Role]ptyagent.Spec{}
 	for role, kind := range kinds {
-		s, err := f.spec(string(role)+"_x", role, false)
+		s, err := f.spec(workspace.AgentID(role)+"_x", role, false)
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -183,7 +183,7 @@ func TestMachineAccountsFromTheTeam(t *testing.T) {
 	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	cfg.Workers = 2
 	got := newMachine(cfg, false).Cfg.Accounts
-	want := map[string]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
+	want := map[workspace.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
 	if !maps.Equal(got, want) {
 		t.Fatalf("accounts %v, want %v", got, want)
 	}

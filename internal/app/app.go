@@ -359,7 +359,10 @@ type runnerLink struct{ r *engine.Runner }
 
 func (l *runnerLink) Send(ev engine.Event) { l.r.Send(ev) }
 
-func (l *runnerLink) Log(typ, agent string, details map[string]any) { l.r.Log(typ, agent, details) }
+// Log takes the agent id as the git and remote wiring have it, a string.
+func (l *runnerLink) Log(typ, agent string, details map[string]any) {
+	l.r.Log(typ, workspace.AgentID(agent), details)
+}
 
 // simArgsFromEnv returns extra sim-agent flags from HIVEMIND_SIM_ARGS
 // (space separated), used by tests and demos to change pace or scenario.

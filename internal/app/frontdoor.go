@@ -92,7 +92,7 @@ func (l *launcher) optionsFor(project string) Options {
 // prepare makes the UI session of a wired-up app without starting it.
 func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 	r := &liveRun{l: l, a: a, runDone: make(chan error, 1)}
-	terms := tui.TerminalsFunc(func(id string) (tui.Terminal, bool) {
+	terms := tui.TerminalsFunc(func(id workspace.AgentID) (tui.Terminal, bool) {
 		s, ok := a.agents.Session(id)
 		if !ok || s == nil {
 			return nil, false // never a typed nil inside the interface
@@ -345,7 +345,7 @@ func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
 			if !su.CostKnown {
 				u.Note += ": no price in the pricing table"
 			}
-		} else if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, id)); path != "" {
+		} else if path := ptyagent.ClaudeTranscript(ptyagent.ClaudeSessionID(st.TaskID, string(id))); path != "" {
 			in, outTok, err := ptyagent.TranscriptUsage(path)
 			if err != nil {
 				u.Note = "transcript unreadable: " + err.Error()

@@ -120,7 +120,7 @@ func TestLauncherUsageSim(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	project := t.TempDir()
 	var st workspace.State
-	st.Agents = map[string]workspace.AgentState{"lead": {}, "worker_1": {}}
+	st.Agents = map[workspace.AgentID]workspace.AgentState{"lead": {}, "worker_1": {}}
 	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a", Agent: "sim"}, &st)
 	l := &launcher{}
 	got := l.Usage(st)

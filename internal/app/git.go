@@ -138,11 +138,11 @@ type gitTaskFiles struct {
 // WriteAssignment rewrites a worker's project paths into its worktree.
 func (t gitTaskFiles) WriteAssignment(a workspace.Assignment) error {
 	if a.Role == workspace.RoleWorker {
-		wd := t.g.repo.WorkerDir(a.Agent)
+		wd := t.g.repo.WorkerDir(string(a.Agent))
 		a.Reads = t.g.remap(a.Reads, wd)
 		a.Writes = t.g.remap(a.Writes, wd)
 	}
-	if err := t.TaskDir.WriteAssignment(a); err != nil || !t.g.remote.has(a.Agent) {
+	if err := t.TaskDir.WriteAssignment(a); err != nil || !t.g.remote.has(string(a.Agent)) {
 		return err
 	}
 	return t.g.remote.sendAssignment(a)
@@ -208,7 +208,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 		return ev
 	}
 	start := time.Now()
-	res, err := g.repo.MergeCheckpointContext(ctx, m.Checkpoint, m.Workers)
+	res, err := g.repo.MergeCheckpointContext(ctx, m.Checkpoint, convertIDs[workspace.AgentID, string](m.Workers))
 	if err != nil {
 		return fail(err)
 	}
@@ -225,7 +225,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 			}
 		}
 		ev.Merged, ev.Checked, ev.CheckOK, ev.MergedDir = true, res.Checked, res.CheckOK, g.repo.MergedDir()
-		g.remote.refresh(m.Workers)
+		g.remote.refresh(convertIDs[workspace.AgentID, string](m.Workers))
 		d := map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "after": res.After,
 			"stat": res.StatSummary(), "ms": time.Since(start).Milliseconds()}
 		if res.Checked {
@@ -249,7 +249,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 		if err := g.writeTaskFile(rel, gitwork.ConflictReport(m.Checkpoint, c, g.repo.ProjectRel(files))); err != nil {
 			return fail(err)
 		}
-		ev.Conflicts = append(ev.Conflicts, engine.MergeConflict{Worker: c.Worker, With: c.With,
+		ev.Conflicts = append(ev.Conflicts, engine.MergeConflict{Worker: workspace.AgentID(c.Worker), With: convertIDs[string, workspace.AgentID](c.With),
 			Files: g.repo.ProjectRel(files), HunksFile: rel})
 		g.log("git_merge_conflict", c.Worker, map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt,
 			"with": c.With, "files": files, "hunks": rel})
@@ -345,9 +345,9 @@ func (g *gitWire) decorate(s engine.Snapshot) engine.Snapshot {
 	if len(g.changed) == 0 {
 		return s
 	}
-	agents := make(map[string]workspace.AgentState, len(s.State.Agents))
+	agents := make(map[workspace.AgentID]workspace.AgentState, len(s.State.Agents))
 	for id, a := range s.State.Agents {
-		if n, ok := g.changed[id]; ok {
+		if n, ok := g.changed[string(id)]; ok {
 			a.ChangedFiles = n
 		}
 		agents[id] = a
@@ -358,10 +358,10 @@ func (g *gitWire) decorate(s engine.Snapshot) engine.Snapshot {
 
 // workerIDs are the workers of the runner's current state.
 func workerIDs(r *engine.Runner) []string {
-	var ids []string
+	var ids []string // gitwork names workers by string
 	for id, ag := range r.Snapshot().State.Agents {
 		if ag.Role == workspace.RoleWorker {
-			ids = append(ids, id)
+			ids = append(ids, string(id))
 		}
 	}
 	return ids
@@ -428,4 +428,14 @@ func (a *App) logDirect(typ string, details map[string]any) {
 		_ = a.log.Append(rec)
 	}
 	a.out.Record(rec)
+}
+
+// convertIDs converts agent ids between gitwork's strings and
+// workspace.AgentID at the edge.
+func convertIDs[From, To ~string](xs []From) []To {
+	out := make([]To, len(xs))
+	for i, x := range xs {
+		out[i] = To(x)
+	}
+	return out
 }

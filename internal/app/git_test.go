@@ -28,7 +28,7 @@ func TestGitRemap(t *testing.T) {
 // The counts go into a copy of the snapshot's agents: the runner's map is
 // shared with other readers.
 func TestGitDecorateCopies(t *testing.T) {
-	agents := map[string]workspace.AgentState{"worker_1": {Role: "worker"}, "lead": {Role: "lead"}}
+	agents := map[workspace.AgentID]workspace.AgentState{"worker_1": {Role: "worker"}, "lead": {Role: "lead"}}
 	s := engine.Snapshot{State: workspace.State{Agents: agents}}
 	var nilWire *gitWire
 	if got := nilWire.decorate(s); got.State.Agents["worker_1"].ChangedFiles != 0 {

@@ -86,7 +86,7 @@ func FormatRecord(r workspace.EventRecord) string {
 	}
 	b.WriteString(typ)
 	if r.Agent != "" {
-		b.WriteString(" [" + r.Agent + "]")
+		b.WriteString(" [" + string(r.Agent) + "]")
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Details)) {
 		v := r.Details[k]

@@ -151,7 +151,7 @@ func (rt *remoteTranscripts) local(agent, path string) (string, error) {
 	if !strings.HasSuffix(path, ".jsonl") || strings.ContainsAny(path, "\n\r\x00") {
 		return "", fmt.Errorf("%s: %q is not a session file", agent, path)
 	}
-	copyPath := filepath.Join(filepath.Dir(rt.rw.td.AgentLogPath(agent)), agent+".host-transcript.jsonl")
+	copyPath := filepath.Join(filepath.Dir(rt.rw.td.AgentLogPath(workspace.AgentID(agent))), agent+".host-transcript.jsonl")
 	rt.mu.Lock()
 	fresh := rt.of[agent] != path
 	rt.of[agent] = path

@@ -87,14 +87,14 @@ func (w *wiring) remoteEvents(next func(ptyagent.Event)) func(ptyagent.Event) {
 	}
 	rw := w.git.remote
 	return func(ev ptyagent.Event) {
-		if ev.Kind != ptyagent.EventHealth || ev.Health != workspace.HealthExited || ev.ExitCode != sshFailed || !rw.has(ev.Agent) {
+		if ev.Kind != ptyagent.EventHealth || ev.Health != workspace.HealthExited || ev.ExitCode != sshFailed || !rw.has(string(ev.Agent)) {
 			next(ev)
 			return
 		}
 		rw.bg.Add(1)
 		go func() {
 			defer rw.bg.Done()
-			ev.Detail = rw.diagnose(ev.Agent, ev.Detail)
+			ev.Detail = rw.diagnose(string(ev.Agent), ev.Detail)
 			next(ev)
 		}()
 	}
@@ -256,10 +256,10 @@ func (a remoteAgents) inject(id string, seq int, text string) {
 		if err != nil {
 			err = fmt.Errorf("assignment not on the host: %w", err)
 		} else {
-			err = a.Manager.Inject(id, seq, rw.translate(id, text))
+			err = a.Manager.Inject(workspace.AgentID(id), seq, rw.translate(id, text))
 		}
 		if err != nil {
-			rw.send(engine.InjectionResult{Agent: id, Seq: seq, Detail: err.Error(), When: engine.When{At: time.Now()}})
+			rw.send(engine.InjectionResult{Agent: workspace.AgentID(id), Seq: seq, Detail: err.Error(), When: engine.When{At: time.Now()}})
 		}
 	})
 }
@@ -282,7 +282,9 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 	var agent, summary string
 	ok := false
 	if rw.snapshot != nil {
-		agent, summary, ok = engine.CommitTarget(rw.snapshot().State, engine.SubtaskDone{Subtask: subtask})
+		var id workspace.AgentID
+		id, summary, ok = engine.CommitTarget(rw.snapshot().State, engine.SubtaskDone{Subtask: subtask})
+		agent = string(id)
 	}
 	if !ok || !rw.has(agent) {
 		if err := write(); err != nil {

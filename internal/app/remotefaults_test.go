@@ -88,7 +88,7 @@ func TestRemoteExitDiagnosed(t *testing.T) {
 	w := &wiring{held: held{git: &gitWire{remote: rw}}}
 	got := make(chan ptyagent.Event, 4)
 	events := w.remoteEvents(func(ev ptyagent.Event) { got <- ev })
-	exit := func(agent string, code int) ptyagent.Event {
+	exit := func(agent workspace.AgentID, code int) ptyagent.Event {
 		return ptyagent.Event{Agent: agent, Kind: ptyagent.EventHealth, Health: workspace.HealthExited, ExitCode: code,
 			Detail: "exit code " + strconv.Itoa(code)}
 	}

@@ -378,7 +378,7 @@ func (rw *remoteWork) translate(id, text string) string {
 // host's task dir: the files are read now, the copy runs in the worker's
 // queue, ahead of the line that names them (remoteAgents.Inject).
 func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
-	rh := rw.workers[a.Agent]
+	rh := rw.workers[string(a.Agent)]
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(rel string, data []byte) error {
@@ -386,13 +386,13 @@ func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 	}
 	files := map[string][]byte{}
 	for _, ext := range []string{".json", ".md"} {
-		rel := workspace.AssignmentsDir + "/" + a.Agent + ext
+		rel := workspace.AssignmentsDir + "/" + string(a.Agent) + ext
 		p, err := rw.td.Path(rel)
 		if err != nil {
 			return err
 		}
 		if data, err := os.ReadFile(p); err == nil {
-			files[rel] = []byte(rw.translate(a.Agent, string(data)))
+			files[rel] = []byte(rw.translate(string(a.Agent), string(data)))
 		}
 	}
 	for _, p := range a.Reads {
@@ -418,7 +418,7 @@ func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 		return err
 	}
 	q := remote.Quote
-	rw.pushAssignment(a.Agent, func(ctx context.Context) error {
+	rw.pushAssignment(string(a.Agent), func(ctx context.Context) error {
 		if _, err := rh.h.Exec(ctx, "set -e; mkdir -p "+q(rh.taskDir)+"; tar -x -m -f - -C "+q(rh.taskDir), &buf); err != nil {
 			return fmt.Errorf("assignment of %s to %s: %w", a.Agent, rh.h.Name, err)
 		}
@@ -505,11 +505,11 @@ type remoteAgents struct {
 	rw *remoteWork
 }
 
-func (a remoteAgents) Inject(id string, seq int, text string) error {
-	if !a.rw.has(id) {
+func (a remoteAgents) Inject(id workspace.AgentID, seq int, text string) error {
+	if !a.rw.has(string(id)) {
 		return a.Manager.Inject(id, seq, text)
 	}
-	a.inject(id, seq, text)
+	a.inject(string(id), seq, text)
 	return nil
 }
 

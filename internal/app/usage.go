@@ -98,7 +98,7 @@ func (r *usageReader) read(agent, path string) {
 	r.last[agent] = wu
 	r.mu.Unlock()
 	if !same && wu.Tokens() > 0 {
-		r.send(engine.AgentUsage{Agent: agent, Usage: wu, When: engine.When{At: time.Now()}})
+		r.send(engine.AgentUsage{Agent: workspace.AgentID(agent), Usage: wu, When: engine.When{At: time.Now()}})
 	}
 }
 

@@ -49,7 +49,7 @@ func cmdDiff(o options, stdout io.Writer) error {
 	if len(o.args) == 2 {
 		agent := o.args[1]
 		if info.State != nil {
-			if a, ok := info.State.Agents[agent]; ok && a.Role != workspace.RoleWorker {
+			if a, ok := info.State.Agents[workspace.AgentID(agent)]; ok && a.Role != workspace.RoleWorker {
 				return fmt.Errorf("%s is the %s: only workers have a branch of their own", agent, a.Role)
 			}
 		}

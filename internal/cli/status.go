@@ -88,7 +88,7 @@ func renderStatus(info workspace.TaskInfo) string {
 	if usd, unknown := st.Spend(); usd > 0 || len(unknown) > 0 {
 		fmt.Fprintf(&b, "spend     %s estimated", workspace.FormatUSD(usd))
 		if len(unknown) > 0 {
-			fmt.Fprintf(&b, " + not known for %s (no price)", strings.Join(unknown, ", "))
+			fmt.Fprintf(&b, " + not known for %s (no price)", workspace.JoinAgents(unknown))
 		}
 		b.WriteString("\n")
 	}

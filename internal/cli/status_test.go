@@ -28,7 +28,7 @@ func TestRenderStatusStates(t *testing.T) {
 // status shows each agent's tokens and cost, the task's estimated spend
 // (naming agents without a price) and the accounts held by a rate limit.
 func TestRenderStatusUsage(t *testing.T) {
-	st := &workspace.State{Phase: workspace.PhaseExecuting, Agents: map[string]workspace.AgentState{
+	st := &workspace.State{Phase: workspace.PhaseExecuting, Agents: map[workspace.AgentID]workspace.AgentState{
 		"lead":     {Role: "lead", Usage: workspace.Usage{Model: "fake-claude", Input: 12_000, Output: 345, CostUSD: 0.041, CostKnown: true}},
 		"worker_1": {Role: "worker", Usage: workspace.Usage{Model: "llama", Input: 900}},
 		"reviewer": {Role: "reviewer"},

@@ -166,7 +166,7 @@ func mustWrite(t *testing.T, p, s string) {
 
 func (c claudeProject) writeAssignment(t *testing.T, a workspace.Assignment) string {
 	t.Helper()
-	p := filepath.Join(c.taskDir, "assignments", a.Agent+".json")
+	p := filepath.Join(c.taskDir, "assignments", string(a.Agent)+".json")
 	b, _ := json.MarshalIndent(a, "", "  ")
 	mustWrite(t, p, string(b))
 	return p

@@ -579,7 +579,7 @@ func (f *Server) filesFor(key, path, cwd string) ([]script.FileWrite, script.Nar
 		return nil, n
 	}
 	if a.Agent == "" {
-		a.Agent = agentOf(path)
+		a.Agent = workspace.AgentID(agentOf(path))
 	}
 	taskDir := filepath.Dir(filepath.Dir(path))
 	// Like a real model, write project files relative to the agent's

@@ -49,7 +49,7 @@ func writeFile(t *testing.T, p, s string) {
 
 func (f fixture) assignment(t *testing.T, a workspace.Assignment) string {
 	t.Helper()
-	p := filepath.Join(f.taskDir, "assignments", a.Agent+".json")
+	p := filepath.Join(f.taskDir, "assignments", string(a.Agent)+".json")
 	b, _ := json.Marshal(a)
 	writeFile(t, p, string(b))
 	return p

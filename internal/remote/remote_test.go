@@ -203,7 +203,7 @@ func startRemote(t *testing.T, kind ptyagent.ProfileKind, script string) (*remot
 			default:
 			}
 		},
-		Factory: func(id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 			argv := LaunchArgv(h, helperBin, inst.Path, Agent{Argv: []string{"sh", "-c", strings.ReplaceAll(script, "$HELPER", inst.Path)}})
 			return ptyagent.Spec{Argv: argv, Kind: kind, Cols: 120, Rows: 40,
 				Env: []string{"HIVEMIND_TASK_DIR=/remote/task"}}, nil

@@ -306,7 +306,7 @@ func (a *agent) work(line string) string {
 		return msg
 	}
 	if asg.Agent == "" {
-		asg.Agent = a.id
+		asg.Agent = workspace.AgentID(a.id)
 	}
 	if asg.Role == "" {
 		asg.Role = a.role

@@ -32,7 +32,7 @@ func (c *ctx) knowledgeDir() string {
 // task in the inbox or the archive.
 func (c *ctx) recordedBefore(dir string) bool {
 	task := filepath.Base(c.taskDir)
-	prefix := c.a.Agent + "-"
+	prefix := string(c.a.Agent) + "-"
 	if entries, err := os.ReadDir(filepath.Join(dir, workspace.KnowledgeInboxDir)); err == nil {
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), prefix) {
@@ -57,7 +57,7 @@ func (c *ctx) recordDecision(dir, title, rationale string) {
 	archived, _ := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir))
 	n := 1
 	for ; ; n++ {
-		name := c.a.Agent + "-" + strconv.Itoa(n) + ".md"
+		name := string(c.a.Agent) + "-" + strconv.Itoa(n) + ".md"
 		if _, err := os.Stat(filepath.Join(inbox, name)); err == nil {
 			continue
 		}
@@ -73,7 +73,7 @@ func (c *ctx) recordDecision(dir, title, rationale string) {
 		}
 	}
 	c.think("Recording a decision for the team: " + title)
-	c.emit(filepath.Join(inbox, c.a.Agent+"-"+strconv.Itoa(n)+".md"),
+	c.emit(filepath.Join(inbox, string(c.a.Agent)+"-"+strconv.Itoa(n)+".md"),
 		"---\nkind: decision\ntitle: "+title+"\n---\n"+rationale+"\n")
 }
 

@@ -56,7 +56,7 @@ func TestRecordDecisions(t *testing.T) {
 
 	plan := f.writePlan(t)
 	sub := plan.Subtasks[0]
-	work := func(agent string, st workspace.Subtask) []FileWrite {
+	work := func(agent workspace.AgentID, st workspace.Subtask) []FileWrite {
 		a := workspace.Assignment{Seq: 5, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: agent,
 			Subtask: &st, Reads: reads, Writes: []string{f.td("outputs/" + st.ID + ".md")},
 			DoneMarker: f.td("outputs/" + st.ID + ".done")}

@@ -575,7 +575,7 @@ func (c *ctx) doSubtask() {
 	c.think("Subtask " + st.ID + ": " + oneLine(st.Description))
 	if c.sc.WriteFriction && c.a.Agent == "worker_1" && !c.frictionLogged() {
 		c.think("The build setup is slowing me down — logging friction")
-		c.emit(filepath.Join(c.taskDir, "friction", c.a.Agent+"-"+st.ID+".md"), frictionMD(c.a.Agent, st, c.rnd))
+		c.emit(filepath.Join(c.taskDir, "friction", string(c.a.Agent)+"-"+st.ID+".md"), frictionMD(string(c.a.Agent), st, c.rnd))
 	}
 	var changed []string
 	for _, f := range st.Files {
@@ -599,7 +599,7 @@ func (c *ctx) doSubtask() {
 	if c.sc.SharedNotes {
 		if p := c.projectPath(sharedNotesFile); p != "" {
 			c.think("Noting the change in " + sharedNotesFile)
-			c.emit(p, appendNote(p, c.a.Agent, st))
+			c.emit(p, appendNote(p, string(c.a.Agent), st))
 			changed = append(changed, "MODIFY "+sharedNotesFile)
 		}
 	}
@@ -731,10 +731,10 @@ func (c *ctx) checkpointFix() {
 		}
 	}
 	if note != "" {
-		c.emit(note, c.fixNote(c.a.Agent, fixed))
+		c.emit(note, c.fixNote(string(c.a.Agent), fixed))
 	}
 	if cp := c.pick("checkpoint.md"); cp != "" && (len(fixed) > 0 || c.a.Role == workspace.RoleWorker) {
-		c.emit(cp, c.checkpointMD(c.a.Agent, fixed))
+		c.emit(cp, c.checkpointMD(string(c.a.Agent), fixed))
 	}
 	if done != "" && note != "" {
 		m := workspace.DoneMarker{AgentID: c.a.Agent, OutputFile: note, CompletedAt: c.now()}
@@ -758,7 +758,7 @@ func (c *ctx) generic() {
 	for _, w := range c.writes {
 		if strings.HasSuffix(w, ".md") {
 			c.emit(w, "# "+strings.TrimSuffix(filepath.Base(w), ".md")+"\n\n"+
-				"Written by "+c.a.Agent+" for assignment "+strconv.Itoa(c.a.Seq)+" ("+string(c.a.State)+").\n\n"+
+				"Written by "+string(c.a.Agent)+" for assignment "+strconv.Itoa(c.a.Seq)+" ("+string(c.a.State)+").\n\n"+
 				oneLine(c.a.Instruction)+"\n")
 			c.summary = "Wrote " + filepath.Base(w) + "."
 			return
