@@ -20,30 +20,31 @@ type Modes struct {
 	SyncOutput     bool // ?2026
 }
 
-// setDEC records the private mode (DECSET/DECRST) when it is one of
-// Modes' flags; any other is the emulator's to act on or ignore.
+// decFlags are the private modes (DECSET/DECRST numbers) Modes records.
+var decFlags = [...]struct {
+	mode int
+	flag func(*Modes) *bool
+}{
+	{1, func(m *Modes) *bool { return &m.AppCursorKeys }},
+	{9, func(m *Modes) *bool { return &m.MouseX10 }},
+	{25, func(m *Modes) *bool { return &m.CursorVisible }},
+	{1000, func(m *Modes) *bool { return &m.MouseNormal }},
+	{1002, func(m *Modes) *bool { return &m.MouseButton }},
+	{1003, func(m *Modes) *bool { return &m.MouseAny }},
+	{1004, func(m *Modes) *bool { return &m.FocusEvents }},
+	{1006, func(m *Modes) *bool { return &m.MouseSGR }},
+	{2004, func(m *Modes) *bool { return &m.BracketedPaste }},
+	{2026, func(m *Modes) *bool { return &m.SyncOutput }},
+}
+
+// setDEC records the private mode when it is one of Modes' flags; any
+// other is the emulator's to act on or ignore.
 func (m *Modes) setDEC(mode int, on bool) {
-	switch mode {
-	case 1:
-		m.AppCursorKeys = on
-	case 9:
-		m.MouseX10 = on
-	case 25:
-		m.CursorVisible = on
-	case 1000:
-		m.MouseNormal = on
-	case 1002:
-		m.MouseButton = on
-	case 1003:
-		m.MouseAny = on
-	case 1004:
-		m.FocusEvents = on
-	case 1006:
-		m.MouseSGR = on
-	case 2004:
-		m.BracketedPaste = on
-	case 2026:
-		m.SyncOutput = on
+	for _, d := range decFlags {
+		if d.mode == mode {
+			*d.flag(m) = on
+			return
+		}
 	}
 }
 
