@@ -13,6 +13,13 @@ import (
 	"time"
 )
 
+// OutboxRel returns the outbox of agent relative to the task directory:
+// agents/<agent>.
+func OutboxRel(agent AgentID) string { return filepath.Join(OutboxesDir, string(agent)) }
+
+// OutboxDir returns the absolute outbox directory of agent.
+func (t *TaskDir) OutboxDir(agent AgentID) string { return filepath.Join(t.dir, OutboxRel(agent)) }
+
 // AssignmentPath returns the absolute path of assignments/<agent>.json.
 func (t *TaskDir) AssignmentPath(agent AgentID) string {
 	return filepath.Join(t.dir, AssignmentsDir, string(agent)+".json")

@@ -40,6 +40,11 @@ const (
 	// ProcsDir holds the running agents' process records (ptyagent), so
 	// a run after a crash reaps what the crashed one left.
 	ProcsDir = "procs"
+	// OutboxesDir holds one outbox per agent, agents/<agent_id>/: the only
+	// place in the task directory that agent may write (its trigger files,
+	// outputs, done markers, friction and knowledge notes). The engine
+	// takes a trigger from the outbox of the agent that must write it.
+	OutboxesDir = "agents"
 )
 
 // taskSubdirs are created in every task directory.
