@@ -27,10 +27,12 @@ type options struct {
 	follow   bool
 	verbose  bool     // events: every record, not only the milestones
 	help     bool     // --help / -h
+	version  bool     // --version
 	args     []string // positional arguments (sub-command and its words, or the task)
 	// dashAt is how many positional arguments came before "--" (-1: no
 	// "--"). Words after "--" are always task text.
 	dashAt int
+	set    []string // the flags the command line set, by name
 }
 
 // checkEnv is the world the preflight looks at (tests swap it).
@@ -53,7 +55,8 @@ const usageHead = `Usage:
   hivemind context [--json]           the shared knowledge: decisions, constraints, glossary
   hivemind context rm ID              remove one entry (not while hivemind runs here)
   hivemind diff [agent]               git projects: the task's changes, or one worker's
-  hivemind help                       this help
+  hivemind version                    the version of this binary (also --version)
+  hivemind help                       this help (also --help, -h)
 
 A task is text of more than one word: quote it ("fix the login bug") or put
 it after --. A single word is never taken for a task, so a mistyped command
@@ -64,7 +67,21 @@ Flags (anywhere on the line):
 
 // commands are the sub-commands a user types (sim-agent and hook are run
 // by Hivemind itself and not listed).
-var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "roles", "status", "tasks"}
+var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "roles", "status", "tasks", "version"}
+
+// maxArgs is how many words each sub-command takes after its name; more
+// is a usage error (exit 2), so nothing typed is silently dropped.
+// context checks its own ("rm ID").
+var maxArgs = map[string]int{"config": 0, "context": 2, "demo": 0, "diff": 1, "doctor": 0, "events": 0,
+	"help": 1, "hosts": 0, "roles": 0, "status": 0, "tasks": 0, "version": 0}
+
+// onlyFor are the flags that mean something to one sub-command alone:
+// given without it they are a usage error, never a run (hivemind --verbose
+// once resumed an unfinished task).
+var onlyFor = map[string]string{"follow": "events", "verbose": "events"}
+
+// shortFlags are the one-letter spellings of flags (-w 3 is --workers 3).
+var shortFlags = map[string]string{"h": "help", "w": "workers"}
 
 // newFlagSet declares the flags into o. The flag package prints nothing:
 // run reports errors in one line and prints help itself.
@@ -75,6 +92,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.Project, "project", "", "project `dir` (default: current directory)")
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
 	o.Workers = 2
+	fs.Var(workersFlag{o}, "w", "")
 	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", minWorkers, maxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: claude, codex, gemini, sim, a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
 	fs.Float64Var(&o.Budget, "budget", 0, "stop at needs_human once the task's estimated spend reaches `usd` (budget_usd; with --retry, a raised budget continues)")
@@ -88,8 +106,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.verbose, "verbose", false, "events: every record (agent health, injections, timers), not only the milestones")
 	fs.BoolVar(&o.Merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
 	fs.BoolVar(&o.NoPreflight, "no-preflight", false, "start agents without checking their setup first (see hivemind doctor)")
-	fs.BoolVar(&o.help, "help", false, "this help (also -h)")
+	fs.BoolVar(&o.help, "help", false, "this help")
 	fs.BoolVar(&o.help, "h", false, "")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -100,7 +119,7 @@ func usageText() string {
 	var o options
 	fs := newFlagSet(&o)
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "h" {
+		if _, short := shortFlags[f.Name]; short {
 			return
 		}
 		arg, help := flag.UnquoteUsage(f)
@@ -110,6 +129,11 @@ func usageText() string {
 		}
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 			help += " (default " + f.DefValue + ")"
+		}
+		for short, long := range shortFlags {
+			if long == f.Name {
+				help += " (also -" + short + ")"
+			}
 		}
 		fmt.Fprintf(&b, "  %-22s %s\n", left, help)
 	})
@@ -140,8 +164,9 @@ func parseFlags(args []string) (options, error) {
 		cur = rest[1:]
 	}
 	fs.Visit(func(f *flag.Flag) {
+		o.set = append(o.set, f.Name)
 		switch f.Name {
-		case "workers":
+		case "workers", "w":
 			o.WorkersSet = true
 		case "agent":
 			o.AgentSet = true
@@ -168,7 +193,11 @@ func flagError(err error, fs *flag.FlagSet) error {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		msg = "unknown flag --" + name
 		var names []string
-		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		fs.VisitAll(func(f *flag.Flag) {
+			if _, short := shortFlags[f.Name]; !short {
+				names = append(names, f.Name)
+			}
+		})
 		if s := suggest(strings.TrimLeft(name, "-"), names, 2); s != "" {
 			msg += " (did you mean --" + s + "?)"
 		}
@@ -200,9 +229,17 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usageText())
 		return app.ExitOK
 	}
+	if o.version {
+		fmt.Fprint(stdout, versionText())
+		return app.ExitOK
+	}
 	cmd := ""
 	if len(o.args) > 0 && o.dashAt != 0 {
 		cmd = o.args[0]
+	}
+	if err := checkCommandLine(o, cmd); err != nil {
+		fmt.Fprintf(stderr, "hivemind: %v\nRun hivemind --help for usage.\n", err)
+		return app.ExitUsage
 	}
 	switch cmd {
 	case "status":
@@ -228,6 +265,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "help":
 		fmt.Fprint(stdout, usageText())
 		return app.ExitOK
+	case "version":
+		fmt.Fprint(stdout, versionText())
+		return app.ExitOK
 	}
 	task, err := taskText(o.args, o.dashAt)
 	if err != nil {
@@ -235,6 +275,26 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return app.ExitUsage
 	}
 	return runTask(o, task, stdout, stderr)
+}
+
+// checkCommandLine refuses what a sub-command would silently ignore: words
+// after a command that takes none (or fewer), and a flag meant for another
+// command. cmd is the sub-command, or "" for a run.
+func checkCommandLine(o options, cmd string) error {
+	if n, ok := maxArgs[cmd]; ok && len(o.args)-1 > n {
+		extra := o.args[1+n:]
+		takes := "takes no arguments"
+		if n > 0 {
+			takes = fmt.Sprintf("takes at most %d", n)
+		}
+		return fmt.Errorf("hivemind %s %s: unexpected %q", cmd, takes, strings.Join(extra, " "))
+	}
+	for _, name := range o.set {
+		if want, ok := onlyFor[name]; ok && want != cmd {
+			return fmt.Errorf("--%s is a flag of hivemind %s only (did you mean hivemind %s --%s?)", name, want, want, name)
+		}
+	}
+	return nil
 }
 
 // taskText returns the task the positional words give ("" for none), or an
@@ -280,5 +340,8 @@ func report(stderr io.Writer, err error) int {
 		return app.ExitOK
 	}
 	fmt.Fprintln(stderr, "hivemind:", err)
+	if errors.Is(err, app.ErrUsage) {
+		return app.ExitUsage
+	}
 	return app.ExitError
 }

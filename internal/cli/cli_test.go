@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +62,7 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("args %q, want %q", got.args, tc.want.args)
 			}
 			got.args, tc.want.args = nil, nil
+			got.set = nil
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
@@ -175,5 +178,125 @@ func TestRunHelpAndErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the errors created %v", entries)
+	}
+}
+
+// README's Usage block lists every command and every flag of the binary,
+// and nothing else: the two cannot drift apart.
+func TestReadmeUsageMatchesCLI(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n## Usage\n")
+	if !ok {
+		t.Fatal("README has no ## Usage section")
+	}
+	_, block, ok := strings.Cut(rest, "```\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("README's Usage section has no code block")
+	}
+	var o options
+	fs := newFlagSet(&o)
+	flags := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, short := shortFlags[f.Name]; !short {
+			flags[f.Name] = true
+		}
+	})
+	for name := range flags {
+		if !regexp.MustCompile(`(^|[\s\[(])--` + regexp.QuoteMeta(name) + `\b`).MatchString(block) {
+			t.Errorf("README's Usage does not list --%s", name)
+		}
+	}
+	for _, m := range regexp.MustCompile(`--([a-z][a-z-]*)`).FindAllStringSubmatch(block, -1) {
+		if !flags[m[1]] {
+			t.Errorf("README's Usage lists --%s, which hivemind does not have", m[1])
+		}
+	}
+	for short := range shortFlags {
+		if !strings.Contains(block, "-"+short+" ") && !strings.Contains(block, "-"+short+")") && !strings.Contains(block, "-"+short+",") {
+			t.Errorf("README's Usage does not mention -%s", short)
+		}
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^hivemind ([a-z][a-z-]*)`).FindAllStringSubmatch(block, -1) {
+		listed[m[1]] = true
+		if !slices.Contains(commands, m[1]) {
+			t.Errorf("README's Usage lists hivemind %s, which is not a command", m[1])
+		}
+	}
+	for _, c := range commands {
+		if !listed[c] {
+			t.Errorf("README's Usage does not list hivemind %s", c)
+		}
+	}
+}
+
+// -w is --workers; --version and version print the version; extra words
+// after a command, and a flag of another command, are usage errors.
+func TestCommandLineHabits(t *testing.T) {
+	o, err := parseFlags([]string{"-w", "3", "build", "it"})
+	if err != nil || o.Workers != 3 || !o.WorkersSet {
+		t.Fatalf("-w 3: workers %d set %v, err %v", o.Workers, o.WorkersSet, err)
+	}
+	if _, err := parseFlags([]string{"-x", "3"}); err == nil || strings.Contains(err.Error(), "--h?") || strings.Contains(err.Error(), "--w?") {
+		t.Errorf("-x: %v (a suggestion must be a long flag)", err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, args := range [][]string{{"--version"}, {"version"}, {"-version"}} {
+		var out, errOut strings.Builder
+		if code := Run(args, strings.NewReader(""), &out, &errOut); code != app.ExitOK || errOut.Len() != 0 ||
+			!regexp.MustCompile(`^hivemind \S.*\n$`).MatchString(out.String()) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "now"}, `hivemind status takes no arguments: unexpected "now"`},
+		{[]string{"demo", "fast", "please"}, `hivemind demo takes no arguments: unexpected "fast please"`},
+		{[]string{"tasks", "--json", "all"}, `hivemind tasks takes no arguments: unexpected "all"`},
+		{[]string{"diff", "worker_1", "worker_2"}, `hivemind diff takes at most 1: unexpected "worker_2"`},
+		{[]string{"version", "x"}, `hivemind version takes no arguments`},
+		{[]string{"--verbose"}, "--verbose is a flag of hivemind events only"},
+		{[]string{"--follow", "status"}, "--follow is a flag of hivemind events only"},
+		{[]string{"context", "rm"}, "hivemind context [--json] | hivemind context rm ID"},
+	} {
+		var out, errOut strings.Builder
+		if code := Run(tc.args, strings.NewReader(""), &out, &errOut); code != app.ExitUsage {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", tc.args, code, app.ExitUsage, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), tc.want) || out.Len() != 0 {
+			t.Errorf("%q: stdout %q, stderr %q; want stderr with %q", tc.args, out.String(), errOut.String(), tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the errors created %v", entries)
+	}
+}
+
+func TestBuildVersion(t *testing.T) {
+	info := func(bi *debug.BuildInfo) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) { return bi, bi != nil }
+	}
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "99f407f0123456789abcdef"}, {Key: "vcs.time", Value: "2026-11-27T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
+	for _, tc := range []struct {
+		name, set string
+		bi        *debug.BuildInfo
+		want      string
+	}{
+		{"ldflags win", "v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v1.2.3"},
+		{"module version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v0.9.0"},
+		{"a checkout", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, "devel (commit 99f407f01234+dirty, 2026-11-27T10:00:00Z)"},
+		{"nothing known", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel (built without version information)"},
+		{"no build info", "", nil, "devel (built without version information)"},
+	} {
+		if got := buildVersion(tc.set, info(tc.bi)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
