@@ -80,6 +80,10 @@ func AcquireWorkspaceLock(root string) (l *Lock, tookOverStale bool, err error) 
 		time.Sleep(wait)
 		f, err = tryLockFile(path)
 	}
+	var le *LockedError
+	if errors.As(err, &le) {
+		return nil, false, le // it names the holder and the lock file: nothing to add
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: lock %s: %w", abs, err)
 	}
@@ -87,7 +91,8 @@ func AcquireWorkspaceLock(root string) (l *Lock, tookOverStale bool, err error) 
 	if prev.PID != 0 {
 		if prev.Host != "" && prev.Host != host {
 			_ = unlockFileKeep(f)
-			return nil, false, fmt.Errorf("workspace: lock %s: %w: held by %s (another host: remove %s if that process is gone)", abs, ErrLocked, prev, path)
+			return nil, false, &LockedError{Holder: prev.String(), LockFile: path,
+				Note: "another host: remove the lock file if that process is gone"}
 		}
 		tookOverStale = true
 	}
@@ -152,6 +157,25 @@ func openLockFile(path string) (*os.File, error) {
 	return f, nil
 }
 
+// LockedError is a lock held by another live process: who holds it and
+// where the lock file is, said once. It is ErrLocked (errors.Is).
+type LockedError struct {
+	Holder   string // "pid 4242 on host devbox since …"
+	LockFile string
+	Note     string // what to do, when it is not "wait for it"
+}
+
+func (e *LockedError) Error() string {
+	s := e.Holder + " (lock file " + e.LockFile
+	if e.Note != "" {
+		s += "; " + e.Note
+	}
+	return s + ")"
+}
+
+// Is makes a LockedError ErrLocked.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
 // tryLockFile opens path and takes an exclusive flock without waiting. If
 // it is held, the error wraps ErrLocked and names the holder.
 func tryLockFile(path string) (*os.File, error) {
@@ -163,7 +187,7 @@ func tryLockFile(path string) (*os.File, error) {
 		info, _ := readLockInfo(f)
 		_ = f.Close()
 		if errors.Is(err, ErrLocked) {
-			return nil, fmt.Errorf("%w: held by %s (lock file %s)", ErrLocked, info, path)
+			return nil, &LockedError{Holder: info.String(), LockFile: path}
 		}
 		return nil, err
 	}

@@ -25,6 +25,10 @@ func TestWorkspaceLockInProcess(t *testing.T) {
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second acquire err = %v; want ErrLocked naming our pid", err)
 	}
+	// Said once: the holder, the lock file, nothing repeated.
+	if msg := err.Error(); strings.Count(msg, root) != 1 || strings.Count(msg, "lock") != 2 || strings.Contains(msg, "locked by another process") {
+		t.Errorf("the lock error repeats itself: %q", msg)
+	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,18 @@ type RetryPolicy struct {
 	// Backoff are the delays before retry 1, 2, …; the last repeats.
 	// Empty means at once.
 	Backoff []time.Duration
+	// Limit names where Attempts comes from, for the message that gives
+	// up; "" means the max_retries setting.
+	Limit string
+}
+
+// limit is the rule the give-up message quotes: the setting with its
+// value, or the policy's own Limit.
+func (p RetryPolicy) limit() string {
+	if p.Limit != "" {
+		return p.Limit
+	}
+	return fmt.Sprintf("max_retries=%d", p.Attempts)
 }
 
 // Retry reports whether failure n (1-based) is retried, and after how long.
@@ -57,7 +69,11 @@ func resendTimer(agent workspace.AgentID) string { return "resend:" + string(age
 func (st *stepper) retryWork(p RetryPolicy, agent workspace.AgentID, esc, reason string, n int) bool {
 	after, ok := p.Retry(n)
 	if !ok {
-		st.needsHuman(esc, fmt.Sprintf("%s; gave up after %d attempt(s) (max_retries=%d)", reason, n, p.Attempts))
+		tries := fmt.Sprintf("%d retries", p.Attempts)
+		if p.Attempts == 1 {
+			tries = "1 retry"
+		}
+		st.needsHuman(esc, fmt.Sprintf("%s; gave up after %s (%s)", reason, tries, p.limit()))
 		return false
 	}
 	if after <= 0 {

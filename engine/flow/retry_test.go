@@ -283,6 +283,10 @@ func TestStalledAgent(t *testing.T) {
 	if sc.s.Escalation != "stall:worker_1" || !strings.Contains(sc.s.Reason, "went idle") || !strings.Contains(sc.s.Reason, "st_1.done") {
 		t.Fatalf("escalation %q reason %q", sc.s.Escalation, sc.s.Reason)
 	}
+	// The numbers are the stall rule's, not max_retries' (3 here).
+	if !strings.HasSuffix(sc.s.Reason, "gave up after 1 retry (a stalled agent gets one reminder, whatever max_retries says)") {
+		t.Errorf("reason %q", sc.s.Reason)
+	}
 	// Retry sends the work again.
 	eff = sc.do(KeyPressed{Action: KeyRetry})
 	sc.expect(workspace.PhaseExecuting)

@@ -154,7 +154,7 @@ func (st *stepper) stalled(id workspace.AgentID) {
 	reason := fmt.Sprintf("%s went idle for %s without writing %s (assignment %d: %s)",
 		id, st.cfg.StallTimeout, want, a.Seq, firstLine(a.Instruction))
 	st.emit("agent_stalled", id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
-	p := RetryPolicy{Attempts: 1} // one reminder
+	p := RetryPolicy{Attempts: 1, Limit: "a stalled agent gets one reminder, whatever max_retries says"}
 	if _, again := p.Retry(ag.Stalls); again {
 		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
 		s.Assignments[id] = a

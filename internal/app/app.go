@@ -142,7 +142,8 @@ func (w *wiring) lockWorkspace() error {
 	lock, stale, err := workspace.AcquireWorkspaceLock(w.root)
 	if err != nil {
 		if errors.Is(err, workspace.ErrLocked) {
-			return fmt.Errorf("another hivemind is running on this workspace: %w", err)
+			// The error names the holder and the lock file once.
+			return fmt.Errorf("another hivemind is running on this workspace: %w; wait for it to end, or quit it (q in its window)", err)
 		}
 		return err
 	}
