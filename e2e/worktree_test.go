@@ -223,9 +223,11 @@ func TestWorktreeSimComplete(t *testing.T) {
 	if c := exitCode(t, cmd); c != 0 || !strings.Contains(dout.String(), "+++ b/NOTES.md") {
 		t.Errorf("hivemind diff: exit %d\n%s", c, dout.String())
 	}
-	// After the end worker_1's branch is merged: its own diff is empty.
+	// After the end worker_1's branch is merged: its own diff is empty,
+	// and that is said, with where the work is.
 	cmd, wout := hivemind(t, ctx, home, "diff", "worker_1", "--project", project)
-	if c := exitCode(t, cmd); c != 0 {
+	if c := exitCode(t, cmd); c != 0 || !strings.Contains(wout.String(), "worker_1's worktree is gone (task") ||
+		!strings.Contains(wout.String(), "its work is in "+branch) {
 		t.Errorf("hivemind diff worker_1: exit %d\n%s", c, wout.String())
 	}
 }

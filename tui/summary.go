@@ -93,11 +93,8 @@ func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
 func baseSummary(st workspace.State, title string) summaryData {
 	s := summaryData{
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.Phase, Previous: st.PreviousPhase,
-		Reason: plainText(st.Reason), Started: st.StartedAt, Finished: st.FinishedAt,
+		Reason: plainText(st.EndReason()), Started: st.StartedAt, Finished: st.FinishedAt,
 		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[workspace.AgentID]AgentUsage{},
-	}
-	if s.Reason == "" {
-		s.Reason = plainText(st.Error)
 	}
 	if s.Finished.IsZero() && st.Phase == workspace.PhaseIdle {
 		s.Finished = st.Timestamp // abandoned: the engine clears finished_at

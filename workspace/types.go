@@ -296,6 +296,27 @@ func (s State) Over() bool {
 	return s.Phase == PhaseComplete || s.Phase == PhaseCancelled || s.Abandoned()
 }
 
+// EndReason is why the task is where it is, in words, to follow its phase
+// ("cancelled: on request, …"): the reason of needs_human or error as the engine gave
+// it; for a task cancelled or abandoned while it waited for the user, that
+// the user ended it, with the earlier reason as what it had waited on (so
+// a cancel after a stall never reads as caused by the stall). "" when
+// there is nothing to say.
+func (s State) EndReason() string {
+	why := s.Reason
+	if why == "" {
+		why = s.Error
+	}
+	if why == "" || (s.Phase != PhaseCancelled && !s.Abandoned()) {
+		return why
+	}
+	waited := "while it waited for you"
+	if s.PreviousPhase == PhaseNeedsHuman || s.PreviousPhase == PhaseError {
+		waited += " in " + string(s.PreviousPhase)
+	}
+	return "on request, " + waited + "; it had stopped because: " + why
+}
+
 // EndedAt is when the task ended: finished_at, or, for a task that is over
 // without one (an abandon recorded by an older engine), its last state
 // write. It is zero while the task runs.

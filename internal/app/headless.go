@@ -95,10 +95,8 @@ wait:
 	default:
 		st := a.runner.Snapshot().State
 		msg := fmt.Sprintf("task %s: %s", a.td.ID(), final)
-		if st.Reason != "" {
-			msg += ": " + st.Reason
-		} else if st.Error != "" {
-			msg += ": " + st.Error
+		if why := st.EndReason(); why != "" {
+			msg += ": " + why
 		}
 		a.out.notice(map[bool]string{true: "info", false: "warn"}[code == ExitOK], msg)
 	}

@@ -255,7 +255,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "context":
 		return report(stderr, cmdContext(o, stdout))
 	case "diff":
-		return report(stderr, cmdDiff(o, stdout))
+		return report(stderr, cmdDiff(o, stdout, stderr))
 	case "doctor":
 		return cmdDoctor(o, stdout, stderr)
 	case "hosts":

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
@@ -14,8 +15,10 @@ import (
 // changes (`hivemind diff worker_1`: its worktree, committed or not, against
 // what it last took from the task branch) or the task's result so far
 // (`hivemind diff`: git diff <base>...hivemind/<task_id>). It only reads,
-// so it works while a run is going on and after the task ended.
-func cmdDiff(o options, stdout io.Writer) error {
+// so it works while a run is going on and after the task ended. An empty
+// diff is said on stderr, with where the work is (a finished task's
+// workers are merged and their worktrees removed).
+func cmdDiff(o options, stdout, stderr io.Writer) error {
 	if len(o.args) > 2 {
 		return fmt.Errorf("%w: hivemind diff [agent]", app.ErrUsage)
 	}
@@ -55,12 +58,21 @@ func cmdDiff(o options, stdout io.Writer) error {
 		}
 		out, err = repo.Diff(agent)
 		if errors.Is(err, gitwork.ErrNoWorktree) {
+			if over(info) {
+				return fmt.Errorf("%s has no worktree or branch left in task %s: it %s, and a branch that held nothing beyond the task's start was removed; hivemind diff shows the task's changes", agent, info.ID, phaseWord(info))
+			}
 			return fmt.Errorf("%s has no worktree or branch in task %s", agent, info.ID)
+		}
+		if err == nil && out == "" {
+			fmt.Fprintln(stderr, "hivemind:", emptyWorkerDiff(repo, agent, info))
 		}
 	} else {
 		out, err = repo.TaskDiff()
 		if errors.Is(err, gitwork.ErrNotStarted) {
 			return fmt.Errorf("task %s has no task branch (it ran without git)", info.ID)
+		}
+		if err == nil && out == "" {
+			fmt.Fprintf(stderr, "hivemind: task %s (%s) has changed nothing on its branch %s yet\n", info.ID, phaseWord(info), repo.TaskBranch())
 		}
 	}
 	if err != nil {
@@ -68,4 +80,30 @@ func cmdDiff(o options, stdout io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, out)
 	return err
+}
+
+// emptyWorkerDiff says why a worker's diff is empty and where its work is.
+func emptyWorkerDiff(repo *gitwork.Repo, agent string, info workspace.TaskInfo) string {
+	branch, task := repo.WorkerBranch(agent), repo.TaskBranch()
+	if _, err := os.Stat(repo.WorktreeDir(agent)); err != nil {
+		return fmt.Sprintf("%s's worktree is gone (task %s %s) and its branch %s holds nothing the task branch %s lacks: its work is in %s. "+
+			"hivemind diff shows the task's changes; git log %s the worker's commits", agent, info.ID, phaseWord(info), branch, task, task, branch)
+	}
+	return fmt.Sprintf("%s has no changes the task branch %s lacks yet (its worktree %s; its branch %s)", agent, task, repo.WorktreeDir(agent), branch)
+}
+
+// over reports whether the task has ended (complete, cancelled, abandoned).
+func over(info workspace.TaskInfo) bool {
+	return info.State != nil && info.State.Over()
+}
+
+// phaseWord is where the task is, in words: "is complete", "was abandoned".
+func phaseWord(info workspace.TaskInfo) string {
+	switch {
+	case info.State == nil:
+		return "has not started"
+	case info.State.Abandoned():
+		return "was abandoned"
+	}
+	return "is " + string(info.State.Phase)
 }

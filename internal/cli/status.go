@@ -52,11 +52,17 @@ func renderStatus(info workspace.TaskInfo) string {
 		fmt.Fprintf(&b, " (from %s)", st.PreviousPhase)
 	}
 	b.WriteString("\n")
-	if st.Reason != "" {
-		fmt.Fprintf(&b, "reason    %s\n", st.Reason)
-	}
-	if st.Error != "" {
-		fmt.Fprintf(&b, "error     %s\n", st.Error)
+	switch why := st.EndReason(); {
+	case why != st.Reason && why != st.Error:
+		// Ended by the user while it waited: say so, not the old reason alone.
+		fmt.Fprintf(&b, "ended     %s\n", why)
+	default:
+		if st.Reason != "" {
+			fmt.Fprintf(&b, "reason    %s\n", st.Reason)
+		}
+		if st.Error != "" && st.Error != st.Reason {
+			fmt.Fprintf(&b, "error     %s\n", st.Error)
+		}
 	}
 	fmt.Fprintf(&b, "project   %s\n", st.Project)
 	fmt.Fprintf(&b, "checkpoint %d/%d   revisions %d   friction %d\n",

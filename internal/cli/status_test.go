@@ -46,3 +46,39 @@ func TestRenderStatusUsage(t *testing.T) {
 		}
 	}
 }
+
+// A task cancelled or abandoned while it waited in needs_human says the
+// user ended it; the stall is what it had waited on, not the cause. A
+// reason the engine gave once as both reason and error is printed once.
+func TestRenderStatusEndedByUser(t *testing.T) {
+	stall := "worker_1 went idle for 5m0s without writing its done marker outputs/st_1.done"
+	for _, tc := range []struct {
+		name  string
+		st    workspace.State
+		want  []string
+		never []string
+	}{
+		{"cancelled after a stall", workspace.State{Phase: workspace.PhaseCancelled, PreviousPhase: workspace.PhaseNeedsHuman, Reason: stall},
+			[]string{"state     cancelled (from needs_human)\n", "ended     on request, while it waited for you in needs_human; it had stopped because: " + stall + "\n"},
+			[]string{"reason    " + stall}},
+		{"abandoned after an error", workspace.State{Phase: workspace.PhaseIdle, PreviousPhase: workspace.PhaseError, Reason: "boom", Error: "boom"},
+			[]string{"state     abandoned (from error)\n", "ended     on request, while it waited for you in error; it had stopped because: boom\n"},
+			[]string{"reason    boom", "error     boom"}},
+		{"needs_human as is", workspace.State{Phase: workspace.PhaseNeedsHuman, PreviousPhase: workspace.PhaseExecuting, Reason: stall},
+			[]string{"reason    " + stall + "\n"}, []string{"ended"}},
+		{"error once", workspace.State{Phase: workspace.PhaseError, Reason: "boom", Error: "boom"},
+			[]string{"reason    boom\n"}, []string{"error     boom"}},
+	} {
+		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &tc.st})
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: status lacks %q:\n%s", tc.name, w, got)
+			}
+		}
+		for _, n := range tc.never {
+			if strings.Contains(got, n) {
+				t.Errorf("%s: status has %q:\n%s", tc.name, n, got)
+			}
+		}
+	}
+}
