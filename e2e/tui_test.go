@@ -1,10 +1,12 @@
 package e2e_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/procenv"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -259,4 +261,57 @@ func TestTUIQuitWhileRunning(t *testing.T) {
 	}
 	noLeftovers(t, r.project)
 	t.Logf("wall time %v", time.Since(start).Round(time.Millisecond))
+}
+
+// A complete task stops its agents at once, while the UI stays open on
+// the summary: every process of the run (found by its environment) is
+// gone within 2 s of task_complete, and q then quits without asking
+// (nothing runs that quitting would stop).
+func TestTUICompleteStopsAgents(t *testing.T) {
+	t.Parallel()
+	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms",
+		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
+	mark := "HIVEMIND_PROJECT=" + r.project
+	if !pollUntil(tuiWait, func() bool { return len(procenv.ProcsWithEnv(os.Getuid(), mark)) >= len(simAgents) }) {
+		t.Fatalf("the agents never ran: %v", procenv.ProcsWithEnv(os.Getuid(), mark))
+	}
+	r.waitText(2*tuiWait, "COMPLETE")
+	var recs []workspace.EventRecord
+	i := -1
+	if !pollUntil(tuiWait, func() bool {
+		recs = readRecords(t, r.taskDir())
+		i = recordIndex(recs, 0, "task_complete")
+		return i >= 0
+	}) {
+		t.Fatal("no task_complete record")
+	}
+	at := recs[i].Time
+	var left []int
+	if !pollUntil(time.Until(at.Add(2*time.Second)), func() bool {
+		left = procenv.ProcsWithEnv(os.Getuid(), mark)
+		return len(left) == 0
+	}) {
+		t.Fatalf("%d processes of the run still there 2 s after task_complete: %v", len(left), left)
+	}
+	t.Logf("every agent process gone %v after task_complete", time.Since(at).Round(time.Millisecond))
+	if dead, _ := r.exited(); dead {
+		t.Fatal("hivemind exited by itself after complete; the UI stays until q")
+	}
+	// The state says so too (the UI reads the agents' health from it).
+	var st workspace.State
+	if !pollUntil(tuiWait, func() bool {
+		st = readState(t, r.taskDir())
+		for _, a := range st.Agents {
+			if a.Status != workspace.HealthExited {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Errorf("agents in state.json after complete: %+v", st.Agents)
+	}
+	r.keys("q")
+	if code := r.waitExit(tuiWait); code != 0 {
+		t.Errorf("exit status %d after q on a complete task, want 0", code)
+	}
 }

@@ -558,7 +558,9 @@ func (m Model) confirmLine(w int) string {
 		q = " Cancel the task? Every agent is stopped."
 	case confirmQuit:
 		if m.taskOver() {
-			q = " Quit Hivemind? The task is over; its agents are stopped."
+			// q asks only while an agent runs: the task's end is
+			// stopping them (quitting stops them too).
+			q = " Quit Hivemind? The task is over; its agents are being stopped."
 		} else {
 			q = " Quit Hivemind? Agents stop; resume later with hivemind --resume."
 		}

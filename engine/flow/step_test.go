@@ -502,8 +502,9 @@ func TestTransitions(t *testing.T) {
 		}},
 		{"checkpoint_review → complete (approved, no more work)", func(sc *scenario) { sc.toComplete() },
 			workspace.PhaseComplete, func(t *testing.T, sc *scenario) {
-				if len(effectsOf[StopAgent](sc.eff)) != 0 {
-					t.Fatalf("complete must keep the sessions")
+				// The task is over: every agent stops at once.
+				if stops := effectsOf[StopAgent](sc.eff); len(stops) != len(sc.s.AgentIDs()) || len(stops) == 0 {
+					t.Fatalf("complete stops %v, want every agent %v", stops, sc.s.AgentIDs())
 				}
 				if n := effectsOf[NotifyUser](sc.eff); len(n) != 1 || n[0].Level != "info" {
 					t.Fatalf("notify %v", n)

@@ -296,6 +296,9 @@ func (st *stepper) advance() {
 func (st *stepper) complete() {
 	s := st.s
 	st.enter(workspace.PhaseComplete)
+	// The task is over: its agents stop now, not when the user quits
+	// (each Claude Code holds hundreds of MB while it waits).
+	st.stopAll()
 	done := 0
 	for _, sub := range s.Subtasks {
 		if sub.Status == workspace.SubtaskDone {
