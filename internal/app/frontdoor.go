@@ -191,7 +191,7 @@ func agentChoices(cfg config.Config, env preflight.Env) []tui.AgentChoice {
 			continue
 		}
 		seen[name] = true
-		out = append(out, tui.AgentChoice{Name: name, Missing: preflight.NotFound(env, preflightAgent(cfg, name))})
+		out = append(out, tui.AgentChoice{Name: name, Missing: preflight.NotFound(env, preflightAgent(cfg, name, ""))})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestLauncherScan(t *testing.T) {
 	}
 	p, _ = l.Scan(project)
 	_ = lock.Release()
-	if !strings.Contains(p.LockedBy, "locked") {
+	if !strings.Contains(p.LockedBy, "pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("LockedBy %q while the lock is held", p.LockedBy)
 	}
 	// And Start refuses to write a task under it.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
@@ -12,7 +13,7 @@ import (
 
 // agentsOf describes the agents a run with cfg starts, for the
 // preflight: one entry per distinct agent, naming the roles it runs.
-func agentsOf(cfg config.Config) []preflight.Agent {
+func agentsOf(cfg config.Config, project string) []preflight.Agent {
 	var out []preflight.Agent
 	for _, r := range workspace.Roles() {
 		name := cfg.AgentOf(r)
@@ -28,7 +29,7 @@ func agentsOf(cfg config.Config) []preflight.Agent {
 			out[i].Bypass = out[i].Bypass || (out[i].Kind == preflight.Claude && bypasses(cfg.Role(r)))
 			continue
 		}
-		a := preflightAgent(cfg, name)
+		a := preflightAgent(cfg, name, project)
 		a.Roles = who
 		a.Bypass = a.Kind == preflight.Claude && bypasses(cfg.Role(r))
 		out = append(out, a)
@@ -37,14 +38,18 @@ func agentsOf(cfg config.Config) []preflight.Agent {
 }
 
 // preflightAgent says how agent name of cfg runs, for the preflight: a
-// [profiles.<name>] command, a built-in CLI, or a command line.
-func preflightAgent(cfg config.Config, name string) preflight.Agent {
-	a := preflight.Agent{Name: name}
+// [profiles.<name>] command, a built-in CLI, or a command line (run in
+// project, as the agents are).
+func preflightAgent(cfg config.Config, name, project string) preflight.Agent {
+	a := preflight.Agent{Name: name, Dir: project}
 	if p, ok := cfg.Profile(name); ok {
 		a.Kind = preflight.Command
 		if len(p.Command) > 0 {
 			a.Argv0 = p.Command[0]
 		}
+		// As the Lead would run it (profileSpec).
+		a.Argv = p.Expand(map[string]string{"role": string(workspace.RoleLead), "agent_id": string(workspace.AgentLead),
+			"task_dir": os.TempDir(), "project": project, "model": cfg.Role(workspace.RoleLead).Model})
 		return a
 	}
 	switch name {
@@ -59,6 +64,7 @@ func preflightAgent(cfg config.Config, name string) preflight.Agent {
 	default:
 		a.Kind = preflight.Command
 		a.Argv0, a.Shell = preflight.FirstWord(name), true
+		a.Argv = []string{"/bin/sh", "-c", name} // as agentFactory.spec runs it
 	}
 	return a
 }
@@ -72,7 +78,11 @@ func bypasses(rc config.RoleConfig) bool {
 // options name. It returns the results and, when a check failed, a
 // *preflight.Error.
 func (o Options) Preflight(cfg config.Config) ([]preflight.Result, error) {
-	rs := preflight.Run(context.Background(), o.preflightEnv(), agentsOf(cfg))
+	project, err := o.ProjectDir()
+	if err != nil {
+		return nil, err
+	}
+	rs := preflight.Run(context.Background(), o.preflightEnv(), agentsOf(cfg, project))
 	rs = append(rs, hostChecks(context.Background(), cfg)...)
 	if preflight.Failed(rs) {
 		return rs, &preflight.Error{Results: rs}

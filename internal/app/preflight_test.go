@@ -2,7 +2,7 @@ package app
 
 import (
 	"io"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -35,30 +35,32 @@ func TestAgentsOf(t *testing.T) {
 		want preflight.Agent
 	}{
 		{"default claude bypasses permissions", with("claude", nil),
-			preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers", Bypass: true}},
+			preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers", Bypass: true, Dir: "/p"}},
 		{"claude in acceptEdits", with("claude", func(c *config.Config) {
 			for r, rc := range c.Roles {
 				rc.PermissionMode = "acceptEdits"
 				c.Roles[r] = rc
 			}
-		}), preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers"}},
+		}), preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers", Dir: "/p"}},
 		{"one worker", with("sim", func(c *config.Config) { c.Workers = 1 }),
-			preflight.Agent{Name: "sim", Kind: preflight.Sim, Roles: "lead, reviewer, 1 worker"}},
+			preflight.Agent{Name: "sim", Kind: preflight.Sim, Roles: "lead, reviewer, 1 worker", Dir: "/p"}},
 		{"profile", with("codex", func(c *config.Config) {
-			c.Profiles = map[string]config.Profile{"codex": {Command: []string{"codex", "--full-auto"}}}
-		}), preflight.Agent{Name: "codex", Kind: preflight.Command, Argv0: "codex", Roles: "lead, reviewer, 2 workers"}},
+			c.Profiles = map[string]config.Profile{"codex": {Command: []string{"codex", "--full-auto", "--cd", "{project}"}}}
+		}), preflight.Agent{Name: "codex", Kind: preflight.Command, Argv0: "codex", Roles: "lead, reviewer, 2 workers",
+			Argv: []string{"codex", "--full-auto", "--cd", "/p"}, Dir: "/p"}},
 		{"command line", with("FOO=1 my-agent --x", nil),
-			preflight.Agent{Name: "FOO=1 my-agent --x", Kind: preflight.Command, Argv0: "my-agent", Shell: true, Roles: "lead, reviewer, 2 workers"}},
+			preflight.Agent{Name: "FOO=1 my-agent --x", Kind: preflight.Command, Argv0: "my-agent", Shell: true, Roles: "lead, reviewer, 2 workers",
+				Argv: []string{"/bin/sh", "-c", "FOO=1 my-agent --x"}, Dir: "/p"}},
 	} {
-		if got := agentsOf(tc.cfg); len(got) != 1 || got[0] != tc.want {
+		if got := agentsOf(tc.cfg, "/p"); len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
 			t.Errorf("%s: got %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
 	// A mixed team: one check per agent, naming its roles.
 	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
-	want := []preflight.Agent{{Name: "claude", Kind: preflight.Claude, Roles: "lead", Bypass: true},
-		{Name: "codex", Kind: preflight.Codex, Roles: "reviewer"}, {Name: "gemini", Kind: preflight.Gemini, Roles: "2 workers"}}
-	if got := agentsOf(mixed); !slices.Equal(got, want) {
+	want := []preflight.Agent{{Name: "claude", Kind: preflight.Claude, Roles: "lead", Bypass: true, Dir: "/p"},
+		{Name: "codex", Kind: preflight.Codex, Roles: "reviewer", Dir: "/p"}, {Name: "gemini", Kind: preflight.Gemini, Roles: "2 workers", Dir: "/p"}}
+	if got := agentsOf(mixed, "/p"); !reflect.DeepEqual(got, want) {
 		t.Errorf("mixed team: got %+v\nwant %+v", got, want)
 	}
 }

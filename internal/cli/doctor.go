@@ -6,6 +6,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -26,6 +27,7 @@ func cmdDoctor(o options, stdout, stderr io.Writer) int {
 		origin = fmt.Sprintf("%s:%d", from.File, from.Line)
 	}
 	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.TeamString(), origin, cfg.Workers)
+	o.CheckEnv = probing(o.CheckEnv)
 	failed := doctorCheck(stdout, o, cfg)
 	// --resume runs the unfinished task's own agents: check those too.
 	if root, err := o.WorkspaceRoot(); err == nil {
@@ -50,4 +52,20 @@ func doctorCheck(w io.Writer, o options, cfg config.Config) bool {
 		fmt.Fprintln(w, r)
 	}
 	return err != nil
+}
+
+// probing makes env run each custom agent command to its first prompt
+// (bounded): doctor's check of a custom agent goes that far, a run's
+// preflight does not (no side effects, no delay before the run).
+func probing(env func() preflight.Env) func() preflight.Env {
+	return func() preflight.Env {
+		e := preflight.System()
+		if env != nil {
+			e = env()
+		}
+		if e.Probe == nil {
+			e.Probe = preflight.ProbeCommand
+		}
+		return e
+	}
 }

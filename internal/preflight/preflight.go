@@ -78,6 +78,11 @@ type Agent struct {
 	// expansions cannot be checked).
 	Argv0 string
 	Shell bool
+	// Argv is the whole command a Command agent runs (sh -c line, or a
+	// profile's command) and Dir the directory it runs in (the project):
+	// relative program paths are taken from there, and Env.Probe runs it.
+	Argv []string
+	Dir  string
 	Roles string // who runs it, for messages: "lead, reviewer, 2 workers"
 	// Bypass: a Claude agent runs in bypassPermissions mode (or with
 	// --dangerously-skip-permissions) for at least one role.
@@ -101,6 +106,11 @@ type Env struct {
 	// status); DialTimeout bounds the connection check.
 	CommandTimeout time.Duration
 	DialTimeout    time.Duration
+	// Probe, when set (hivemind doctor sets ProbeCommand), runs a custom
+	// agent's command in a terminal to its first prompt, bounded; nil
+	// checks only that it can start (a run's own preflight: no side
+	// effects, no delay).
+	Probe func(ctx context.Context, argv []string, dir string) Probe
 }
 
 // System is the real environment of this process.
@@ -185,29 +195,10 @@ func Run(ctx context.Context, env Env, agents []Agent) []Result {
 		case Codex, Gemini:
 			out = append(out, otherCLI(ctx, env, a)...)
 		default:
-			out = append(out, command(env, a))
+			out = append(out, command(ctx, env, a)...)
 		}
 	}
 	return out
-}
-
-// command checks that a custom agent's program exists.
-func command(env Env, a Agent) Result {
-	r := Result{Check: "agent command"}
-	prog := a.Argv0
-	if prog == "" || (a.Shell && !plainWord(prog)) {
-		r.Status, r.Msg = Warn, fmt.Sprintf("%q: cannot tell which program it runs; not checked", a.Name)
-		return r
-	}
-	path, err := env.LookPath(prog)
-	if err != nil {
-		r.Status = Fail
-		r.Msg = fmt.Sprintf("%s (the agent of %s) is not installed: %s not found on PATH", prog, a.Roles, prog)
-		r.Fix = "install it or correct the agent (--agent, or agent = / [profiles.<name>].command in config); hivemind demo runs without any agent installed"
-		return r
-	}
-	r.Msg = fmt.Sprintf("%s for %s", path, a.Roles)
-	return r
 }
 
 // shellWords are shell keywords and builtins a command line may start
