@@ -81,8 +81,8 @@ type Agent struct {
 	// Argv is the whole command a Command agent runs (sh -c line, or a
 	// profile's command) and Dir the directory it runs in (the project):
 	// relative program paths are taken from there, and Env.Probe runs it.
-	Argv []string
-	Dir  string
+	Argv  []string
+	Dir   string
 	Roles string // who runs it, for messages: "lead, reviewer, 2 workers"
 	// Bypass: a Claude agent runs in bypassPermissions mode (or with
 	// --dangerously-skip-permissions) for at least one role.
