@@ -1,6 +1,7 @@
 package ptyagent
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,24 @@ func TestExitQuotesLastWords(t *testing.T) {
 	want := "exit code 1; last output: starting / --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
 	if !ok || e.Detail != want {
 		t.Errorf("exit detail %q\nwant        %q", e.Detail, want)
+	}
+}
+
+// A message for an agent that exited is refused with the cause (exit code
+// and last output), not "agent has exited"; the Manager does not repeat
+// the agent's name. It is still ErrExited.
+func TestInjectAfterExitNamesTheCause(t *testing.T) {
+	spec := Spec{ID: "lead", Argv: []string{"sh", "-c", `echo 'error: no API key'; exit 3`}}
+	s, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	<-s.Done()
+	err = s.Inject(1, "[HIVEMIND] hello")
+	want := "lead is not running: it exited, exit code 3; last output: error: no API key"
+	if !errors.Is(err, ErrExited) || err == nil || err.Error() != want {
+		t.Errorf("inject: %v\nwant       %s", err, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -344,9 +345,13 @@ func (m *Manager) Inject(id workspace.AgentID, seq int, text string) error {
 	s := a.sess
 	m.mu.Unlock()
 	if s == nil {
-		return fmt.Errorf("%w: %s", ErrExited, id)
+		return &ExitedError{Agent: id, Detail: "it failed to start"}
 	}
 	if err := s.Inject(seq, text); err != nil {
+		var ee *ExitedError
+		if errors.As(err, &ee) {
+			return err // it names the agent
+		}
 		return fmt.Errorf("%w: %s", err, id)
 	}
 	return nil

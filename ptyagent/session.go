@@ -34,6 +34,21 @@ var (
 	ErrClosed       = errors.New("ptyagent: manager closed")
 )
 
+// ExitedError is a message refused because its agent is not running: the
+// agent and why, as its exit said it (exit code, last output), so the
+// user reads the cause rather than "agent has exited". It is ErrExited.
+type ExitedError struct {
+	Agent  workspace.AgentID
+	Detail string // "exit code 3; last output: …", or why it is not running
+}
+
+func (e *ExitedError) Error() string {
+	return fmt.Sprintf("%s is not running: %s", e.Agent, e.Detail)
+}
+
+// Is makes an ExitedError ErrExited.
+func (e *ExitedError) Is(target error) bool { return target == ErrExited }
+
 // NewScreen builds the emulator of each session; tests may replace it.
 var NewScreen = screen.New
 
@@ -97,6 +112,7 @@ type Session struct {
 	transcript  string // the CLI's session file, from its hooks (Codex: its failed turns)
 	wantOutput  bool   // the monitor waits for the next output (see check)
 	exitCode    int
+	exitDetail  string // the exit as the health event says it (ExitedError)
 	stopping    bool
 	dead        bool
 	queue       []message
@@ -454,8 +470,9 @@ func (s *Session) Write(p []byte) (int, error) {
 func (s *Session) Inject(seq int, text string) error {
 	s.mu.Lock()
 	if s.dead {
+		err := &ExitedError{Agent: s.spec.ID, Detail: s.exitDetail}
 		s.mu.Unlock()
-		return ErrExited
+		return err
 	}
 	s.queue = append(s.queue, message{seq: seq, text: text})
 	s.mu.Unlock()
@@ -870,12 +887,6 @@ func (s *Session) waiter() {
 		// is done): quote it, the reason is usually there.
 		words = lastWords(s.scr.Text())
 	}
-	s.exitCode = code
-	s.leftover = left
-	s.dead = true // Inject refuses from here on
-	pending := s.queue
-	s.queue = nil
-	s.mu.Unlock()
 	detail := fmt.Sprintf("exit code %d", code)
 	if left > 0 {
 		detail += fmt.Sprintf("; %d processes could not be killed", left)
@@ -883,6 +894,16 @@ func (s *Session) waiter() {
 	if words != "" {
 		detail += "; last output: " + words
 	}
+	s.exitCode = code
+	s.exitDetail = "it exited, " + detail
+	if s.stopping {
+		s.exitDetail = "Hivemind stopped it (" + detail + ")"
+	}
+	s.leftover = left
+	s.dead = true // Inject refuses from here on
+	pending := s.queue
+	s.queue = nil
+	s.mu.Unlock()
 	for _, m := range pending {
 		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery (" + detail + ")"})
 	}
