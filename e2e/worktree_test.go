@@ -423,3 +423,50 @@ func TestWorktreeCrash(t *testing.T) {
 		noLeftovers(t, project)
 	})
 }
+
+// A task cancelled before it built anything leaves no worktree and no
+// branch behind, and says which branches it removed; hivemind diff then
+// says the task changed nothing.
+func TestWorktreeCancelLeavesNothing(t *testing.T) {
+	t.Parallel()
+	project, home := wtRepo(t, false), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--agent", "sim",
+		"--project", project, "build a tiny calculator")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// The lead plans; no worker has been given anything yet.
+	waitFor(t, runDeadline, "the lead to be busy", func() bool {
+		return strings.Contains(out.String(), "lead") && strings.Contains(out.String(), "busy")
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("no exit within a minute of SIGINT:\n%s", out.String())
+	}
+	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseCancelled {
+		t.Fatalf("state %s after SIGINT, want cancelled:\n%s", st.Phase, out.String())
+	}
+	if b := wtGit(t, project, "branch", "--list", "hivemind/*"); b != "" {
+		t.Errorf("branches left by a task that built nothing:\n%s\n%s", b, out.String())
+	}
+	if wts := wtGit(t, project, "worktree", "list", "--porcelain"); strings.Count(wts, "worktree ") != 1 {
+		t.Errorf("worktrees left:\n%s", wts)
+	}
+	if !strings.Contains(out.String(), "Removed the branches that held nothing beyond the task's start: hivemind/") ||
+		strings.Contains(out.String(), "git merge") {
+		t.Errorf("the output does not say what was removed, or offers a merge:\n%s", out.String())
+	}
+	dcmd, dout := hivemind(t, ctx, home, "diff", "--project", project)
+	if c := exitCode(t, dcmd); c == 0 || !strings.Contains(dout.String(), "changed nothing before it ended") {
+		t.Errorf("hivemind diff after the cancel: exit %d\n%s", c, dout.String())
+	}
+	noLeftovers(t, project)
+}

@@ -370,19 +370,22 @@ func workerIDs(r *engine.Runner) []string {
 // ---- the end ----
 
 // finishGit ends the task's use of git once the agents are stopped: for a
-// complete or cancelled task the worktrees are removed (work left in them
-// is committed on the worker's branch; branches are kept) and the user is
-// told where the result is and how to merge it; with --merge a complete
-// task is merged into the user's branch when its working tree is clean.
-// A task that needs a human or failed keeps its worktrees for --resume.
+// task that is over (complete, cancelled, abandoned) the worktrees are
+// removed (work left in them is committed on the worker's branch) and the
+// user is told where the result is and how to merge it; with --merge a
+// complete task is merged into the user's branch when its working tree is
+// clean. A cancelled or abandoned task also loses the branches that hold
+// nothing beyond its start, and the user is told which it kept. A task
+// that needs a human or failed keeps everything for --resume.
 func (a *App) finishGit() {
 	g := a.git
 	if g == nil {
 		return
 	}
 	g.stop()
-	final := a.runner.Snapshot().State.Phase
-	if final != workspace.PhaseComplete && final != workspace.PhaseCancelled {
+	st := a.runner.Snapshot().State
+	final := st.Phase
+	if !st.Over() {
 		return
 	}
 	if final == workspace.PhaseComplete {
@@ -399,6 +402,16 @@ func (a *App) finishGit() {
 	if err != nil {
 		d["error"] = err.Error()
 	}
+	var pruned, kept []string
+	if final != workspace.PhaseComplete && err == nil {
+		var perr error
+		pruned, kept, perr = g.repo.PruneEmpty()
+		d["branches_removed"], d["branches_kept"] = pruned, kept
+		if perr != nil {
+			err = perr
+			d["error"] = err.Error()
+		}
+	}
 	a.logDirect("task_branch_ready", d)
 	if len(sum.Commands) == 0 && sum.TaskBranch != "" {
 		// The merge was refused: still say how to look at the result.
@@ -412,7 +425,13 @@ func (a *App) finishGit() {
 		a.out.notice(level, msg)
 		a.gitNotes = append(a.gitNotes, notice{level, msg})
 	}
-	if sum.TaskBranch != "" && (err == nil || errors.Is(err, gitwork.ErrDirtyTree)) {
+	if len(pruned) > 0 {
+		say("info", "Removed the branches that held nothing beyond the task's start: "+strings.Join(pruned, ", ")+".")
+	}
+	if len(kept) > 0 {
+		say("info", "Kept the branches with work on them: "+strings.Join(kept, ", ")+" (git log <branch> shows it; git branch -D <branch> removes it).")
+	}
+	if sum.TaskBranch != "" && g.repo.HasBranch(sum.TaskBranch) && (err == nil || errors.Is(err, gitwork.ErrDirtyTree)) {
 		say("info", strings.TrimRight(sum.String(), "\n"))
 	}
 	if err != nil {

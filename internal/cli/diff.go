@@ -67,6 +67,9 @@ func cmdDiff(o options, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "hivemind:", emptyWorkerDiff(repo, agent, info))
 		}
 	} else {
+		if over(info) && !repo.HasBranch(repo.TaskBranch()) {
+			return fmt.Errorf("task %s changed nothing before it ended (it %s): its branch %s held nothing beyond the task's start and was removed", info.ID, phaseWord(info), repo.TaskBranch())
+		}
 		out, err = repo.TaskDiff()
 		if errors.Is(err, gitwork.ErrNotStarted) {
 			return fmt.Errorf("task %s has no task branch (it ran without git)", info.ID)

@@ -332,3 +332,69 @@ func saveStale(project, ws, task string, w worktreeInfo, opts Options) error {
 	_, err = r.commitAll(agent, fmt.Sprintf("[%s] uncommitted work saved from a crashed run", agent))
 	return err
 }
+
+// PruneEmpty deletes the task's branches that hold nothing beyond the
+// commit the task started from (the task branch, and every worker branch
+// hivemind/<task_id>-<agent>): what a cancelled or abandoned task that
+// built nothing leaves. Call it after Finish (no worktree uses them then).
+// It returns the branches it removed and those it kept (they hold work),
+// sorted; the task branch is kept whenever a worker branch is, so the
+// work keeps its place to merge into.
+func (r *Repo) PruneEmpty() (removed, kept []string, err error) {
+	r.mergeMu.Lock()
+	defer r.mergeMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	base, err := r.rev(r.baseRef())
+	if err != nil || base == "" {
+		return nil, nil, err
+	}
+	out, err := r.git(r.top, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+r.TaskBranch()+"-*")
+	if err != nil {
+		return nil, nil, wrap("for-each-ref", err)
+	}
+	branches := strings.Fields(out)
+	slices.Sort(branches)
+	empty := func(b string) (bool, error) {
+		n, err := r.gitTrim(r.top, "rev-list", "--count", base+"..refs/heads/"+b)
+		if err != nil {
+			return false, wrap("rev-list "+b, err)
+		}
+		return n == "0", nil
+	}
+	for _, b := range branches {
+		e, err := empty(b)
+		if err != nil {
+			return removed, kept, err
+		}
+		if !e {
+			kept = append(kept, b)
+			continue
+		}
+		if _, err := r.git(r.top, "update-ref", "-d", "refs/heads/"+b); err != nil {
+			return removed, kept, wrap("delete "+b, err)
+		}
+		removed = append(removed, b)
+	}
+	task := r.TaskBranch()
+	if tip, err := r.rev("refs/heads/" + task); err != nil || tip == "" {
+		return removed, kept, err
+	}
+	e, err := empty(task)
+	if err != nil {
+		return removed, kept, err
+	}
+	if !e || len(kept) > 0 {
+		return removed, append([]string{task}, kept...), nil
+	}
+	if _, err := r.git(r.top, "update-ref", "-d", "refs/heads/"+task); err != nil {
+		return removed, kept, wrap("delete "+task, err)
+	}
+	return append([]string{task}, removed...), kept, nil
+}
+
+// HasBranch reports whether the branch (hivemind/<task_id>…) exists.
+func (r *Repo) HasBranch(name string) bool {
+	tip, err := r.rev("refs/heads/" + name)
+	return err == nil && tip != ""
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,4 +548,41 @@ func TestConcurrentReadsDuringWork(t *testing.T) {
 	if got := sh(t, p, "show", "hivemind/t1:one.txt"); got != "xxx" {
 		t.Fatalf("task branch one.txt = %q", got)
 	}
+}
+
+// A task that ends having built nothing leaves no branches: PruneEmpty
+// removes every branch with nothing beyond the base and keeps, by name,
+// those with work (and the task branch with them).
+func TestPruneEmpty(t *testing.T) {
+	t.Run("nothing built", func(t *testing.T) {
+		p := newProject(t)
+		r, _ := startTask(t, p, Options{}, "worker_1", "worker_2")
+		if _, err := r.Finish(false); err != nil {
+			t.Fatal(err)
+		}
+		removed, kept, err := r.PruneEmpty()
+		want := []string{"hivemind/t1", "hivemind/t1-worker_1", "hivemind/t1-worker_2"}
+		if err != nil || !slices.Equal(removed, want) || len(kept) != 0 {
+			t.Fatalf("removed %v kept %v err %v; want removed %v", removed, kept, err, want)
+		}
+		if b := sh(t, p, "branch", "--list", "hivemind/*"); b != "" {
+			t.Errorf("branches left:\n%s", b)
+		}
+	})
+	t.Run("one worker did work", func(t *testing.T) {
+		p := newProject(t)
+		r, dirs := startTask(t, p, Options{}, "worker_1", "worker_2")
+		write(t, filepath.Join(dirs["worker_2"], "new.txt"), "x\n")
+		if _, err := r.Finish(false); err != nil { // commits worker_2's work on its branch
+			t.Fatal(err)
+		}
+		removed, kept, err := r.PruneEmpty()
+		if err != nil || !slices.Equal(removed, []string{"hivemind/t1-worker_1"}) ||
+			!slices.Equal(kept, []string{"hivemind/t1", "hivemind/t1-worker_2"}) {
+			t.Fatalf("removed %v kept %v err %v", removed, kept, err)
+		}
+		if !r.HasBranch("hivemind/t1-worker_2") || r.HasBranch("hivemind/t1-worker_1") {
+			t.Error("HasBranch disagrees with what PruneEmpty did")
+		}
+	})
 }
