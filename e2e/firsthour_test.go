@@ -102,7 +102,8 @@ func TestDoctorMissingAgent(t *testing.T) {
 // Resuming a demo task runs the sim agents it started with, not the
 // default Claude Code: quit the demo mid-run (its project stays, and the
 // exit says where and how to resume), then `hivemind --resume --project
-// DIR` with no --agent completes it with sim agents.
+// DIR` with no --agent completes it with sim agents, and removes the
+// throwaway project once the task is over.
 func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
@@ -131,6 +132,10 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	defer cancel()
 	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--resume", "--project", project)
 	dir := taskDir(t, project)
+	tj, err := os.ReadFile(filepath.Join(dir, workspace.TaskFile))
+	if err != nil || !strings.Contains(string(tj), `"agent": "sim"`) || !strings.Contains(string(tj), `"`+demoPace+`"`) {
+		t.Errorf("task.json %s (%v): want agent sim and the demo's pace", tj, err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,17 +153,19 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	if waitErr != nil {
 		t.Fatalf("resume: %v\n%s", waitErr, out.String())
 	}
-	checkComplete(t, dir)
-	recs := readEventLog(dir)
-	if recordIndex(recs, 0, "resumed") < 0 || recordIndex(recs, 0, "agent_overridden") >= 0 {
-		t.Errorf("events: want resumed and no agent override")
+	// The headless lines are the event log's records.
+	o := out.String()
+	if !strings.Contains(o, ": complete") || !strings.Contains(o, "resumed") || strings.Contains(o, "agent_overridden") {
+		t.Errorf("want complete, resumed and no agent override:\n%s", o)
 	}
-	if strings.Contains(out.String(), "claude") {
-		t.Errorf("the resumed run mentions claude:\n%s", out.String())
+	if strings.Contains(o, "claude") {
+		t.Errorf("the resumed run mentions claude:\n%s", o)
 	}
-	tj, err := os.ReadFile(filepath.Join(dir, workspace.TaskFile))
-	if err != nil || !strings.Contains(string(tj), `"agent": "sim"`) || !strings.Contains(string(tj), `"`+demoPace+`"`) {
-		t.Errorf("task.json %s (%v): want agent sim and the demo's pace", tj, err)
+	if !strings.Contains(o, "hivemind demo: removed the demo project "+project) {
+		t.Errorf("the resumed demo does not say it removed its project:\n%s", o)
+	}
+	if _, err := os.Stat(project); err == nil {
+		t.Errorf("the demo project %s stays after its resumed task completed", project)
 	}
 }
 

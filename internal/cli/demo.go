@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
@@ -21,11 +23,24 @@ const demoTask = "build a tiny calculator: add, subtract, multiply and divide, w
 // still overrides it (e.g. "--pace 10ms" for a quick look).
 const demoPace = 200 * time.Millisecond
 
+// demoMarker, in a demo project's workspace, says the project is the
+// demo's throwaway one: whichever run ends its task (the demo itself, or
+// a later --resume) removes it.
+const demoMarker = "demo-project"
+
 // cmdDemo runs the built-in sim agents on a throwaway project in a temp
 // directory: the whole workflow, no Claude Code and no network needed.
-// The project is removed at the end unless its task can be resumed.
+// The project is removed at the end unless its task can be resumed (then
+// the run that resumes it to its end removes it: runTask).
 func cmdDemo(o options, stdout, stderr io.Writer) int {
 	dir, err := os.MkdirTemp("", "hivemind-demo-")
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dir, ".hivemind"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, ".hivemind", demoMarker),
+			[]byte("hivemind demo's throwaway project: removed when its task is over\n"), 0o644)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "hivemind:", err)
 		return app.ExitError
@@ -35,9 +50,21 @@ func cmdDemo(o options, stdout, stderr io.Writer) int {
 	o.Resume = false
 	o.SimArgs = []string{"--pace", demoPace.String()}
 	fmt.Fprintf(stderr, "hivemind demo: project %s\n", dir)
-	code := runTask(o, demoTask, stdout, stderr)
+	return runTask(o, demoTask, stdout, stderr)
+}
+
+// endDemo removes a demo project whose task is over, after any run in it
+// (the demo, or a resume of its task); other projects are not touched.
+func endDemo(o options, stderr io.Writer) {
+	dir, err := o.ProjectDir()
+	if err != nil || o.Workspace != "" {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".hivemind", demoMarker)); err != nil {
+		return
+	}
+	o.Project = dir
 	fmt.Fprintln(stderr, "hivemind demo:", demoCleanup(o))
-	return code
 }
 
 // demoCleanup removes the demo's throwaway project once its task is over
@@ -55,6 +82,9 @@ func demoCleanup(o options) string {
 		if _, unfinished, err := ws.Unfinished(); err != nil || unfinished {
 			return fmt.Sprintf("the task can be resumed, so the demo project stays in %s (rm -rf %s removes it)", dir, dir)
 		}
+	}
+	if wd, err := os.Getwd(); err == nil && (wd == dir || strings.HasPrefix(wd, dir+string(filepath.Separator))) {
+		return fmt.Sprintf("the task is over; the demo project %s is your current directory, so it stays (rm -rf %s removes it)", dir, dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Sprintf("could not remove the demo project %s: %v", dir, err)

@@ -140,3 +140,39 @@ func TestConfirmSandbox(t *testing.T) {
 		t.Error("onlyRootFailed")
 	}
 }
+
+// After any run, a demo project (marked by hivemind demo) whose task is
+// over is removed; a project without the mark, or the current directory,
+// is not.
+func TestEndDemo(t *testing.T) {
+	mk := func(marked bool) string {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, ".hivemind"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if marked {
+			if err := os.WriteFile(filepath.Join(dir, ".hivemind", demoMarker), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	demo, plain, here := mk(true), mk(false), mk(true)
+	var errOut strings.Builder
+	endDemo(options{Options: app.Options{Project: demo}}, &errOut)
+	endDemo(options{Options: app.Options{Project: plain}}, &errOut)
+	if _, err := os.Stat(demo); err == nil {
+		t.Errorf("the demo project %s stays", demo)
+	}
+	if _, err := os.Stat(plain); err != nil {
+		t.Errorf("a project without the demo mark was removed: %v", err)
+	}
+	t.Chdir(here)
+	endDemo(options{}, &errOut)
+	if _, err := os.Stat(here); err != nil || !strings.Contains(errOut.String(), "is your current directory, so it stays") {
+		t.Errorf("the current directory: %v\n%s", err, errOut.String())
+	}
+	if n := strings.Count(errOut.String(), "hivemind demo:"); n != 2 {
+		t.Errorf("%d messages:\n%s", n, errOut.String())
+	}
+}

@@ -16,6 +16,7 @@ import (
 // runTask runs a task (or resumes the unfinished one) to a final state;
 // without either, on a terminal, it opens the start screen.
 func runTask(o options, task string, stdout, stderr io.Writer) int {
+	defer endDemo(o, stderr)
 	if task == "" && !o.Resume && !o.headless && app.IsTerminal() {
 		return app.RunFrontDoor(o.Options)
 	}
