@@ -470,3 +470,39 @@ func TestWorktreeCancelLeavesNothing(t *testing.T) {
 	}
 	noLeftovers(t, project)
 }
+
+// Abandoning a task that waits for the user (A in the full-screen UI) on
+// a git project: on quit its worktrees and its empty branches are removed
+// and that is said on the terminal; hivemind status then says the user
+// ended it, and what it had waited on.
+func TestWorktreeAbandonCleansUp(t *testing.T) {
+	t.Parallel()
+	project := wtRepo(t, false)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms --reject-plans 99", project: project,
+		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
+	r.waitText(2*tuiWait, "NEEDS HUMAN")
+	r.keys("A")
+	r.waitScreen(tuiWait, "the abandon question", func(s tuiScreen) bool { return strings.Contains(s.footer(), "Abandon the task?") })
+	r.keys("y")
+	r.waitText(tuiWait, "ABANDONED")
+	if code := r.quit(); code != exitCancelled {
+		t.Errorf("exit status %d after quitting an abandoned task, want %d as for a cancelled one", code, exitCancelled)
+	}
+	if b := wtGit(t, project, "branch", "--list", "hivemind/*"); b != "" {
+		t.Errorf("branches left by an abandoned task that built nothing:\n%s", b)
+	}
+	if wts := wtGit(t, project, "worktree", "list", "--porcelain"); strings.Count(wts, "worktree ") != 1 {
+		t.Errorf("worktrees left:\n%s", wts)
+	}
+	if s := r.joined(); !s.contains("Removed the branches that held nothing beyond the task's start: hivemind/") {
+		t.Errorf("the terminal does not say which branches were removed:\n%s", s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, t.TempDir(), "status", "--project", project)
+	if c := exitCode(t, cmd); c != 0 || !strings.Contains(out.String(), "state     abandoned (from needs_human)\n") ||
+		!strings.Contains(out.String(), "ended     on request, while it waited for you in needs_human; it had stopped because: The plan was sent back") {
+		t.Errorf("hivemind status after abandon: exit %d\n%s", c, out.String())
+	}
+	noLeftovers(t, project)
+}
