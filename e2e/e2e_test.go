@@ -384,22 +384,16 @@ func TestWorkspaceLockNamesHolder(t *testing.T) {
 	}
 }
 
-// SIGINT mid-run cancels gracefully: every agent is stopped, the state
-// ends in cancelled, the exit code is 1 and nothing is left running.
-func TestSigintCancels(t *testing.T) {
-	project, home := t.TempDir(), t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-	defer cancel()
-	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--json", "--agent", "sim",
-		"--project", project, "build a tiny calculator")
+// interruptWhen starts cmd, sends it SIGINT once its output satisfies
+// ready, and waits (a minute at most) for it to exit.
+func interruptWhen(t *testing.T, cmd *exec.Cmd, out *syncBuffer, what string, ready func(out string) bool) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	waitFor(t, runDeadline, "an agent to be busy", func() bool {
-		return strings.Contains(out.String(), `"health":"busy"`)
-	})
+	waitFor(t, runDeadline, what, func() bool { return ready(out.String()) })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -408,6 +402,17 @@ func TestSigintCancels(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("no exit within a minute of SIGINT:\n%s", out.String())
 	}
+}
+
+// SIGINT mid-run cancels gracefully: every agent is stopped, the state
+// ends in cancelled, the exit code is 1 and nothing is left running.
+func TestSigintCancels(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--json", "--agent", "sim",
+		"--project", project, "build a tiny calculator")
+	interruptWhen(t, cmd, out, "an agent to be busy", func(o string) bool { return strings.Contains(o, `"health":"busy"`) })
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("exit %d after SIGINT, want 1:\n%s", code, out.String())
 	}

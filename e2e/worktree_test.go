@@ -434,23 +434,10 @@ func TestWorktreeCancelLeavesNothing(t *testing.T) {
 	defer cancel()
 	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--agent", "sim",
 		"--project", project, "build a tiny calculator")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	// The lead plans; no worker has been given anything yet.
-	waitFor(t, runDeadline, "the lead to be busy", func() bool {
-		return strings.Contains(out.String(), "lead") && strings.Contains(out.String(), "busy")
+	interruptWhen(t, cmd, out, "the lead to be busy", func(o string) bool {
+		return strings.Contains(o, "lead") && strings.Contains(o, "busy")
 	})
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(time.Minute):
-		t.Fatalf("no exit within a minute of SIGINT:\n%s", out.String())
-	}
 	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseCancelled {
 		t.Fatalf("state %s after SIGINT, want cancelled:\n%s", st.Phase, out.String())
 	}
