@@ -45,7 +45,8 @@ const usageHead = `Usage:
                                       (without a terminal: resume the unfinished task, if any)
   hivemind --resume [flags]           resume the unfinished task with the agents it started with
   hivemind demo                       built-in simulated agents, throwaway project
-  hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network)
+  hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network;
+                                      a custom command is started and run to its first prompt)
   hivemind tasks [--json]             the tasks of this project: state, start, duration
   hivemind status [--json]            the current task's state.json
   hivemind events [--follow] [--json] the event log: milestones; --verbose adds every record
