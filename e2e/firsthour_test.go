@@ -99,6 +99,54 @@ func TestDoctorMissingAgent(t *testing.T) {
 	}
 }
 
+// A custom agent that cannot run is named by what is wrong, fast: a file
+// without the execute bit (the task fails before creating anything), a
+// script whose interpreter is missing, and, in doctor, which runs the
+// command to its first prompt, a command that exits (code and last
+// output); one that waits for input passes.
+func TestDoctorBrokenCustomAgents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, script string
+		mode         os.FileMode
+		args         []string
+		code         int
+		want         []string
+	}{
+		{"not executable", "#!/bin/sh\nread x\n", 0o644, []string{"--agent", "./agent.sh", "add a greeting service"}, 1,
+			[]string{"nothing was started or created", "./agent.sh (the agent of lead, reviewer, 2 workers) is not executable", "fix: chmod +x "}},
+		{"bad shebang", "#!/usr/bin/env no-such-interp\nx\n", 0o755, []string{"doctor", "--agent", "./agent.sh"}, 1,
+			[]string{"cannot start: its interpreter no-such-interp (first line #!/usr/bin/env no-such-interp) is not on PATH"}},
+		{"exits", "#!/bin/sh\necho 'agent.sh: no API key set' >&2\nexit 3\n", 0o755, []string{"doctor", "--agent", "./agent.sh"}, 1,
+			[]string{"ok    agent command", "fail  agent start", `"./agent.sh" exited with code 3`, "last output: agent.sh: no API key set"}},
+		{"waits", "#!/bin/sh\necho ready\nread x\n", 0o755, []string{"doctor", "--agent", "./agent.sh"}, 0,
+			[]string{"ok    agent start", `"./agent.sh" started and waits for input`}},
+	} {
+		project := t.TempDir()
+		if err := os.WriteFile(filepath.Join(project, "agent.sh"), []byte(tc.script), tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		r := startTUI(t, tuiOptions{args: tc.args, project: project})
+		code := r.waitExit(tuiWait)
+		took := time.Since(start)
+		s := r.joined()
+		if code != tc.code {
+			t.Errorf("%s: exit status %d, want %d; screen:\n%s", tc.name, code, tc.code, s)
+		}
+		for _, w := range tc.want {
+			if !s.contains(w) {
+				t.Errorf("%s: screen lacks %q:\n%s", tc.name, w, s)
+			}
+		}
+		if s.contains("not found on PATH") {
+			t.Errorf("%s: says not found for a file that is there:\n%s", tc.name, s)
+		}
+		noWorkspace(t, project)
+		t.Logf("%s: %v", tc.name, took.Round(time.Millisecond))
+	}
+}
+
 // Resuming a demo task runs the sim agents it started with, not the
 // default Claude Code: quit the demo mid-run (its project stays, and the
 // exit says where and how to resume), then `hivemind --resume --project
