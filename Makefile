@@ -4,8 +4,11 @@ FUZZTIME ?= 30s
 
 .PHONY: test lint bench fuzz demo build chaos real-agents
 
+# hivemind --version prints VERSION (the checkout's git describe).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
 build:
-	$(GO) build -o hivemind . && $(GO) build -o hivemind-hook ./cmd/hivemind-hook
+	$(GO) build -ldflags "-X github.com/hivemind-dev/hivemind/internal/cli.version=$(VERSION)" -o hivemind . && $(GO) build -o hivemind-hook ./cmd/hivemind-hook
 
 test:
 	$(GO) test -race ./...
