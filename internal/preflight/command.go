@@ -37,8 +37,8 @@ func command(ctx context.Context, env Env, a Agent) []Result {
 	path, err := env.LookPath(prog)
 	if err != nil {
 		r.Status, r.Msg, r.Fix = Fail, notRunnable(env, a, prog), agentFix
-		if fix, ok := chmodFix(env, prog); ok {
-			r.Fix = fix
+		if p, ok := nonExecutable(env, prog); ok {
+			r.Fix = "chmod +x " + p + " (or run it through its interpreter: --agent \"sh " + p + "\")"
 		}
 		return []Result{r}
 	}
@@ -69,8 +69,9 @@ func notRunnable(env Env, a Agent, prog string) string {
 	return fmt.Sprintf("%s is not installed: %s not found on PATH", who, prog)
 }
 
-// chmodFix is the fix for a file that exists without the execute bit.
-func chmodFix(env Env, prog string) (string, bool) {
+// nonExecutable finds prog (which LookPath refused) as a file that is
+// there but not a directory: it lacks the execute bit.
+func nonExecutable(env Env, prog string) (string, bool) {
 	p, ok := findFile(env, prog)
 	if !ok {
 		return "", false
@@ -78,7 +79,7 @@ func chmodFix(env Env, prog string) (string, bool) {
 	if fi, err := os.Stat(p); err != nil || fi.IsDir() {
 		return "", false
 	}
-	return "chmod +x " + p + " (or run it through its interpreter: --agent \"sh " + p + "\")", true
+	return p, true
 }
 
 // findFile finds prog as a file: a path as given, else the first file of

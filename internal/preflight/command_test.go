@@ -87,6 +87,15 @@ func TestCustomCommandChecks(t *testing.T) {
 	}
 }
 
+// The start screen's mark names a file without the execute bit as such.
+func TestNotFoundNotExecutable(t *testing.T) {
+	dir := t.TempDir()
+	p := writeScript(t, dir, "agent.sh", "#!/bin/sh\n", 0o644)
+	if got, want := NotFound(System(), Agent{Name: p, Kind: Command, Argv0: p, Shell: true}), p+" is not executable (chmod +x "+p+")"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
 // Without Probe (a run's own preflight) nothing is started: a command
 // that would exit passes the static checks.
 func TestCustomCommandNotRunWithoutProbe(t *testing.T) {

@@ -486,6 +486,9 @@ func NotFound(env Env, a Agent) string {
 	if _, err := env.LookPath(prog); err == nil {
 		return ""
 	}
+	if p, ok := nonExecutable(env, prog); ok {
+		return prog + " is not executable (chmod +x " + p + ")"
+	}
 	msg := prog + " is not on PATH"
 	if install != "" {
 		msg += " (" + install + ")"
