@@ -89,6 +89,9 @@ func findFile(env Env, prog string) (string, bool) {
 		_, err := os.Stat(prog)
 		return prog, err == nil
 	}
+	if env.Getenv == nil {
+		return "", false // an Env that only looks programs up
+	}
 	for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
 		if dir == "" {
 			continue
