@@ -100,6 +100,7 @@ type Session struct {
 	stopping    bool
 	dead        bool
 	queue       []message
+	draft       draft  // the user's unsent text in the agent's prompt (draft.go)
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
 	sids        map[int]bool
@@ -441,7 +442,12 @@ func (s *Session) Resize(cols, rows int) error {
 
 // Write sends raw user input (attach mode) to the agent.
 func (s *Session) Write(p []byte) (int, error) {
-	s.userIn.Store(time.Now().UnixNano())
+	now := time.Now()
+	s.mu.Lock()
+	s.userIn.Store(now.UnixNano()) // first: the screen's word waits for the echo
+	s.draft.feed(p, now)
+	s.mu.Unlock()
+	defer s.poke() // a submitted or cleared draft frees the queue
 	if err := s.writeInput(append([]byte(nil), p...)); err != nil {
 		return 0, err
 	}
