@@ -59,10 +59,10 @@ func TestDraftModel(t *testing.T) {
 func TestPromptEmptyFromScreen(t *testing.T) {
 	claude := &Session{spec: Spec{Ready: ReadyRules{Mode: ReadyClaude}}}
 	for text, want := range map[string]bool{
-		"────\n❯\u00a0\n────":            true,
-		"────\n❯\u00a0hello\n────":       false,
-		"❯ old prompt\n────\n❯ \n────":   true, // the last prompt glyph is the input box
-		"no prompt drawn":                false,
+		"────\n❯\u00a0\n────":          true,
+		"────\n❯\u00a0hello\n────":     false,
+		"❯ old prompt\n────\n❯ \n────": true, // the last prompt glyph is the input box
+		"no prompt drawn":              false,
 		"│ ❯\u00a0                  │": true,
 	} {
 		if got := claude.promptEmptyLocked(text); got != want {
