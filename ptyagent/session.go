@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
@@ -344,6 +345,27 @@ func (s *Session) Lines(scroll int) []string {
 		return nil
 	}
 	return s.scr.Lines(scroll)
+}
+
+// CopyText is the text of rows from..to of the view scroll lines back, as
+// a user copies it: soft-wrapped rows joined, trailing blanks trimmed
+// (see screen.Term.CopyText). An emulator that does not know soft wraps
+// gives one line per row.
+func (s *Session) CopyText(scroll, from, to int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return ""
+	}
+	if c, ok := s.scr.(interface{ CopyText(scroll, from, to int) string }); ok {
+		return c.CopyText(scroll, from, to)
+	}
+	lines := s.scr.Lines(scroll)
+	var out []string
+	for i := max(from, 0); i <= min(to, len(lines)-1); i++ {
+		out = append(out, strings.TrimRight(ansi.Strip(lines[i]), " "))
+	}
+	return strings.Join(out, "\n")
 }
 
 // Text returns the visible screen as plain text.
