@@ -31,6 +31,7 @@ type layout struct {
 	TooSmall bool
 
 	BannerY int // -1 when there is no banner
+	BannerH int // its lines
 	Area    rect
 	EventsY int // first line of the event strip
 	EventsH int // 0 when hidden
@@ -86,7 +87,7 @@ type layoutInput struct {
 	Agents     int
 	Focus      int
 	Zoom       bool
-	Banner     bool
+	Banner     int // banner lines (0: none)
 	Events     bool
 	EventLines int
 }
@@ -98,9 +99,9 @@ func computeLayout(in layoutInput) layout {
 		return l
 	}
 	top := 1 // header
-	if in.Banner {
-		l.BannerY = top
-		top++
+	if in.Banner > 0 {
+		l.BannerY, l.BannerH = top, in.Banner
+		top += in.Banner
 	}
 	l.FooterY = in.H - 1
 	bottom := l.FooterY

@@ -187,7 +187,8 @@ type Model struct {
 	pausedAt  time.Time
 	pausedFor time.Duration
 
-	lay layout
+	lay       layout
+	bannerNow []string // the banner's lines at the last layout (needs.go)
 
 	// Frame scheduling (see handleChanged).
 	lastFrame  time.Time

@@ -281,9 +281,10 @@ func (m Model) anyBusy() bool {
 // terminal whose pane size changed (or that is new, e.g. after a restart).
 func (m *Model) relayout() {
 	focus := m.focusIndex()
+	m.bannerNow = m.banner()
 	m.lay = computeLayout(layoutInput{
 		W: m.width, H: m.height, Agents: len(m.agents), Focus: focus,
-		Zoom: m.zoom, Banner: m.hasBanner(), Events: m.showEvents, EventLines: m.opts.EventLines,
+		Zoom: m.zoom, Banner: len(m.bannerNow), Events: m.showEvents, EventLines: m.opts.EventLines,
 	})
 	if m.lay.TooSmall || len(m.lay.Rects) == 0 {
 		return

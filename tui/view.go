@@ -458,26 +458,13 @@ func joinFit(segs []string, w int) string {
 // ---- banner ----
 
 type bannerKey struct {
-	w              int
-	phase          workspace.Phase
-	reason, errStr string
+	w     int
+	phase workspace.Phase
+	text  string
 }
 
 func (m Model) bannerKey() bannerKey {
-	return bannerKey{w: m.width, phase: m.st.Phase, reason: m.st.Reason, errStr: m.st.Error}
-}
-
-// hasBanner reports whether the state shows a banner line.
-func (m Model) hasBanner() bool {
-	if !m.haveState {
-		return false
-	}
-	switch m.st.Phase {
-	case workspace.PhaseNeedsHuman, workspace.PhaseError, workspace.PhasePaused,
-		workspace.PhaseComplete, workspace.PhaseCancelled:
-		return true
-	}
-	return false
+	return bannerKey{w: m.width, phase: m.st.Phase, text: strings.Join(m.bannerNow, "\n")}
 }
 
 func oneLine(s string) string {
@@ -485,43 +472,16 @@ func oneLine(s string) string {
 	return ansi.Strip(s)
 }
 
+// renderBanner draws the banner: the state and its reason, then every
+// action and every need (needs.go), wrapped over its lines.
 func (m Model) renderBanner() string {
-	reason := plainText(m.st.Reason)
-	if reason == "" {
-		reason = plainText(m.st.Error)
-	}
-	var text string
-	var bg = colWarn
-	switch m.st.Phase {
-	case workspace.PhaseNeedsHuman:
-		text = " ⚑ NEEDS HUMAN"
-		if reason != "" {
-			text += " — " + reason
-		}
-		text += " · R retry · A abandon · enter attach "
-	case workspace.PhaseError:
-		bg = colBad
-		text = " ✖ ERROR"
-		if reason != "" {
-			text += " — " + reason
-		}
-		text += " · R retry "
-	case workspace.PhasePaused:
-		text = " ⏸ PAUSED — no injections, timers frozen, agents keep their sessions · r resume "
-	case workspace.PhaseComplete:
-		bg = colOK
-		text = " ✔ COMPLETE — every checkpoint approved · q quit "
-	case workspace.PhaseCancelled:
-		bg = colDim
-		text = " ■ CANCELLED"
-		if reason != "" {
-			text += " — " + reason
-		}
-		text += " · q quit "
-	}
+	bg, _, _ := m.bannerContent()
 	st := lipgloss.NewStyle().Foreground(colBlack).Background(bg).Bold(true)
-	text = ansi.Truncate(text, m.width, "…")
-	return st.Render(fitWidth(text, m.width))
+	out := make([]string, len(m.bannerNow))
+	for i, l := range m.bannerNow {
+		out[i] = st.Render(fitWidth(l, m.width))
+	}
+	return strings.Join(out, "\n")
 }
 
 // ---- footer ----
