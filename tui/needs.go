@@ -7,6 +7,7 @@ import (
 
 	"image/color"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -44,12 +45,12 @@ func (m Model) needs() []workspace.Need {
 			continue
 		}
 		if held, n, since := d.DraftHold(); held {
-			detail := fmt.Sprintf("%d message(s) wait", n)
+			detail := fmt.Sprintf("%d message(s) held", n)
 			if w := m.now().Sub(since); w >= time.Minute {
-				detail += fmt.Sprintf(" for %s", w.Round(time.Second))
+				detail += " " + w.Round(time.Second).String()
 			}
 			out = append(out, workspace.Need{Kind: workspace.NeedPrompt, Agent: id, Detail: detail,
-				Keys: fmt.Sprintf("%d enter, then enter sends it or ctrl+u clears it", i+1)})
+				Keys: fmt.Sprintf("%d enter: send or clear it", i+1)})
 		}
 	}
 	return out
@@ -59,7 +60,7 @@ func (m Model) needs() []workspace.Need {
 func needText(n workspace.Need) string {
 	switch n.Kind {
 	case workspace.NeedPrompt:
-		return fmt.Sprintf("waiting for your input in %s's prompt (%s: %s)", n.Agent, n.Detail, n.Keys)
+		return fmt.Sprintf("waiting for your input in %s's prompt: %s (%s)", n.Agent, n.Detail, n.Keys)
 	case workspace.NeedPlanApproval:
 		return "the plan waits for you: " + n.Keys
 	}
@@ -137,7 +138,18 @@ func bannerLines(head string, items []string, w, maxLines int) []string {
 	inner := w - 2 // a space of margin on each side
 	var lines []string
 	cur := ""
-	push := func(s, sep string) {
+	var push func(s, sep string)
+	push = func(s, sep string) {
+		if ansi.StringWidth(s) > inner && strings.Contains(s, " ") {
+			// Too long for any line: wrapped word by word.
+			for i, word := range strings.Fields(s) {
+				if i > 0 {
+					sep = " "
+				}
+				push(word, sep)
+			}
+			return
+		}
 		switch {
 		case cur == "":
 			cur = s
@@ -182,4 +194,89 @@ func (m Model) banner() []string {
 	}
 	_, head, items := m.bannerContent()
 	return bannerLines(head, items, m.width, maxBannerLines(m.height))
+}
+
+// askDraft asks, on detach, what to do with text the user typed into the
+// agent's prompt and did not send: messages for the agent wait while it
+// is there.
+func (m *Model) askDraft(id workspace.AgentID) {
+	t, ok := m.terminal(id)
+	if !ok {
+		return
+	}
+	d, ok := t.(draftHolder)
+	if !ok {
+		return
+	}
+	if text, unsure := d.Draft(); text != "" || unsure {
+		m.confirm, m.draftOf = confirmDraft, id
+	}
+}
+
+// draftLine is the detach question: send, clear or keep the typed text.
+func (m Model) draftLine(w int) string {
+	text := ""
+	if t, ok := m.terminal(m.draftOf); ok {
+		if d, ok := t.(draftHolder); ok {
+			text, _ = d.Draft()
+		}
+	}
+	q := " " + string(m.draftOf) + "'s prompt holds text you typed"
+	if text != "" {
+		q += fmt.Sprintf(" (%q)", ansi.Truncate(oneLine(text), 24, "…"))
+	}
+	const keys = ": s send · c clear · k keep (messages wait) "
+	q = ansi.Truncate(q, max(w-ansi.StringWidth(keys), 0), "…") + keys
+	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, ""), w))
+}
+
+// draftKey answers the detach question.
+func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
+	id := m.draftOf
+	var act func(draftHolder) error
+	var done string
+	switch msg.String() {
+	case "s":
+		act, done = draftHolder.SendDraft, "sent your text to "+string(id)
+	case "c":
+		act, done = draftHolder.ClearDraft, "cleared your text from "+string(id)+"'s prompt"
+	case "k", "n", "esc":
+		m.confirm = confirmNone
+		m.notice = notice{level: "info", text: "kept: messages for " + string(id) + " wait until you send or clear it (enter attaches)"}
+		return nil
+	default:
+		return nil
+	}
+	m.confirm = confirmNone
+	t, ok := m.terminal(id)
+	if !ok {
+		return nil
+	}
+	d, ok := t.(draftHolder)
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		if err := act(d); err != nil {
+			return NotifyMsg{Level: "error", Message: string(id) + ": " + err.Error()}
+		}
+		return NotifyMsg{Level: "info", Message: done}
+	}
+}
+
+// inertKey says why a key does nothing now, instead of nothing.
+func (m *Model) inertKey(msg tea.KeyPressMsg) {
+	var why string
+	switch msg.String() {
+	case "s":
+		why = "s shows the summary once the task has ended"
+		if m.haveState {
+			why += " (it is " + PhaseLabel(m.st.Phase) + " now)"
+		}
+	case "a", "f", "o":
+		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
+	}
+	if why != "" {
+		m.notice = notice{level: "info", text: why}
+	}
 }

@@ -537,6 +537,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.detail = !m.detail
 		}
+	default:
+		m.inertKey(msg)
 	}
 	return nil
 }
@@ -637,6 +639,7 @@ func (m *Model) turnPage(d int) {
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.Detach) {
 		m.attached = false
+		m.askDraft(m.focusID)
 		return nil
 	}
 	t, ok := m.terminal(m.focusID)
@@ -653,6 +656,9 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.confirm == confirmDraft {
+		return m.draftKey(msg)
+	}
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Yes):

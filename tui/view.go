@@ -500,13 +500,14 @@ type footerKey struct {
 	diff, help  bool
 	events      bool
 	detail      bool
+	git         bool
 }
 
 func (m Model) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
 		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.Phase, inputErr: m.input.lastError(),
 		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.showHelp,
-		events: m.showEvents, detail: m.detail}
+		events: m.showEvents, detail: m.detail, git: m.opts.Diff != nil}
 }
 
 // confirmLine is the question of a confirmation, cut to w cells but always
@@ -524,6 +525,8 @@ func (m Model) confirmLine(w int) string {
 		}
 	case confirmAbandon:
 		q = " Abandon the task? It ends and cannot be resumed."
+	case confirmDraft:
+		return m.draftLine(w)
 	}
 	const yn = " [y/n] "
 	q = ansi.Truncate(q, max(w-len(yn), 0), "…") + yn
@@ -574,25 +577,26 @@ func (m Model) renderFooter() string {
 		q := stAccent.Render(" /") + stText.Render(m.find.query) + stSelected.Render(" ")
 		left = fitWidth(ansi.Truncate(q+hint, lw, "…"), lw)
 	case m.input.lastError() != "":
-		left = lipgloss.NewStyle().Foreground(colBad).Render(fitWidth(ansi.Truncate(" input: "+m.input.lastError(), lw, "…"), lw))
+		left = noticeLine(notice{level: "error", text: "input: " + m.input.lastError()}, m.keys.essentials(), lw)
 	case m.notice.text != "":
-		c := colText
-		switch m.notice.level {
-		case "warn":
-			c = colWarn
-		case "error":
-			c = colBad
-		}
-		left = lipgloss.NewStyle().Foreground(c).Render(fitWidth(ansi.Truncate(" "+oneLine(m.notice.text), lw, "…"), lw))
+		left = noticeLine(m.notice, m.keys.essentials(), lw)
 	default:
 		left = m.keyHints(m.footerHints(), m.keys.essentials(), lw)
 	}
 	return left + right
 }
 
+// shownKeys are the run view's keys as the footer and help offer them:
+// without git there is no diff, so d is not offered (it still says why).
+func (m Model) shownKeys() keyMap {
+	k := m.keys
+	k.Diff.SetEnabled(m.opts.Diff != nil)
+	return k
+}
+
 // footerHints are the keys the footer offers for what shows now.
 func (m Model) footerHints() []key.Binding {
-	k := m.keys
+	k := m.shownKeys()
 	switch {
 	case m.atPlanGate():
 		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
@@ -712,7 +716,7 @@ func (m Model) renderHelp() string {
 		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
 		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	out, maxScroll := renderHelpBox("Hivemind keys", m.keys.helpSections(), notes, w, h, m.helpScroll)
+	out, maxScroll := renderHelpBox("Hivemind keys", m.shownKeys().helpSections(), notes, w, h, m.helpScroll)
 	m.r.helpMax = maxScroll
 	return out
 }
