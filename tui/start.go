@@ -845,7 +845,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.Quit):
-		if live && m.agentsRunning() {
+		if live && m.quitAsks() {
 			m.confirm = confirmQuit
 			return nil
 		}

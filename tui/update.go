@@ -285,6 +285,7 @@ func (m *Model) relayout() {
 	m.lay = computeLayout(layoutInput{
 		W: m.width, H: m.height, Agents: len(m.agents), Focus: focus,
 		Zoom: m.zoom, Banner: len(m.bannerNow), Events: m.showEvents, EventLines: m.opts.EventLines,
+		Knowledge: m.cx.lines(),
 	})
 	if m.lay.TooSmall || len(m.lay.Rects) == 0 {
 		return
@@ -450,7 +451,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.scroll[m.find.agent] = 0
 		m.find = search{}
 	case key.Matches(msg, k.Quit):
-		if m.agentsRunning() {
+		if m.quitAsks() {
 			m.confirm = confirmQuit
 			return nil
 		}
@@ -695,6 +696,13 @@ func (m *Model) quit() tea.Cmd {
 // stuck reports whether the run waits on the user (R and A apply).
 func (m Model) stuck() bool {
 	return m.haveState && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
+}
+
+// quitAsks reports whether q asks first: only while a task that is not
+// over has live agents. On every end screen (complete, cancelled,
+// abandoned) q quits at once: there is nothing left to resume.
+func (m Model) quitAsks() bool {
+	return !m.taskOver() && m.agentsRunning()
 }
 
 // agentsRunning reports whether quitting would stop a live agent.

@@ -145,9 +145,6 @@ func (m Model) render() string {
 	case m.planShown():
 		b.WriteString(m.renderPlan())
 		b.WriteByte('\n')
-	case m.cx.show:
-		b.WriteString(m.renderKnowledge())
-		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)
 		for i := 0; i < l.Area.H; i++ {
@@ -162,6 +159,10 @@ func (m Model) render() string {
 		m.writePanes(&b, l)
 	}
 
+	if l.KnowledgeH > 0 {
+		b.WriteString(m.renderKnowledge())
+		b.WriteByte('\n')
+	}
 	if l.EventsH > 0 {
 		b.WriteString(m.r.events.get(m.eventsKey(), m.renderEvents))
 		b.WriteByte('\n')
@@ -518,11 +519,7 @@ func (m Model) confirmLine(w int) string {
 	case confirmCancel:
 		q = " Cancel the task? Every agent is stopped."
 	case confirmQuit:
-		if m.taskOver() {
-			q = " Quit Hivemind? The task is over; its agents are stopped."
-		} else {
-			q = " Quit Hivemind? Agents stop; resume later with hivemind --resume."
-		}
+		q = " Quit Hivemind? Agents stop; resume later with hivemind --resume."
 	case confirmAbandon:
 		q = " Abandon the task? It ends and cannot be resumed."
 	case confirmDraft:
@@ -608,6 +605,12 @@ func (m Model) footerHints() []key.Binding {
 			key.NewBinding(key.WithKeys("down"), key.WithHelp("↑↓", "scroll"))}
 	case m.find.query != "":
 		return []key.Binding{k.SearchNext, k.SearchPrev, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "end search"))}
+	case m.cx.show:
+		return append([]key.Binding{key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "hide knowledge"))}, k.ShortHelp()...)
+	case m.haveState && m.st.Phase == workspace.PhasePaused:
+		return []key.Binding{k.Resume, k.Attach, k.Zoom, k.Cancel, k.Events, k.Search, k.Diff, k.Next}
+	case m.stuck():
+		return []key.Binding{k.Retry, k.Abandon, k.Attach, k.Zoom, k.Events, k.Search, k.Diff, k.Next}
 	case m.showEvents:
 		d := "all detail"
 		if m.detail {
