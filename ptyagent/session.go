@@ -357,9 +357,7 @@ func (s *Session) CopyText(scroll, from, to int) string {
 	if s.scrClosed {
 		return ""
 	}
-	if c, ok := s.scr.(interface {
-		CopyText(scroll, from, to int) string
-	}); ok {
+	if c, ok := s.scr.(screen.Copier); ok {
 		return c.CopyText(scroll, from, to)
 	}
 	lines := s.scr.Lines(scroll)

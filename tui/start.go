@@ -166,6 +166,7 @@ type frontDoor struct {
 	context     textarea.Model
 	sel         int // selected past task
 	formErr     string
+	ask         *StartQuestion // a question a yes settles (startask.go)
 	agents      []AgentChoice // offered for every role (Options.Agents)
 	pick        []int         // each role's agent (teamRoles order; index into agents)
 	slot        int           // the Team row's selected slot: a role, or the worker count (slotWorkers)
@@ -501,7 +502,7 @@ func (m *Model) handleScanned(msg projectScannedMsg) tea.Cmd {
 func (m *Model) handleSessionStarted(msg sessionStartedMsg) tea.Cmd {
 	m.fd.busy = ""
 	if msg.err != nil {
-		m.fd.formErr = msg.err.Error()
+		m.startFailed(msg.err)
 		return m.rescan()
 	}
 	s := msg.sess
@@ -660,6 +661,9 @@ func (m Model) summaryAvailable() bool {
 func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.fd.keys
 	m.notice = notice{}
+	if m.fd.ask != nil && msg.String() != "ctrl+c" {
+		return m.askKey(msg)
+	}
 	if m.showHelp {
 		if key.Matches(msg, k.Help) || key.Matches(msg, k.Menu) || key.Matches(msg, m.keys.No) {
 			m.showHelp = false

@@ -128,7 +128,10 @@ func (m Model) renderStart() string {
 	}
 	lines = append(lines, m.planLine())
 	if fd.formErr != "" {
-		lines = append(lines, "  "+stBadTxt.Render("✖ "+oneLine(fd.formErr)))
+		lines = append(lines, errorLines(fd.formErr, w)...)
+	}
+	if fd.ask != nil {
+		lines = append(lines, askLines(fd.ask, w)...)
 	}
 
 	// Past tasks fill what is left above the footer.
@@ -299,6 +302,8 @@ func (m Model) frontFooter() string {
 		return m.confirmLine(w)
 	case m.fd.busy != "" && m.fd.mode != modeSummary:
 		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
+	case m.fd.ask != nil && m.fd.mode == modeStart:
+		return stConfirm.Render(fitWidth(ansi.Truncate(" y yes, start · n or enter: no · ctrl+c quit", w, "…"), w))
 	}
 	hints, ess := m.frontShortHelp()
 	if m.notice.text == "" {

@@ -2,6 +2,11 @@ package screen
 
 import "strings"
 
+// Copier is a screen that copies text as a user expects (Term does).
+type Copier interface {
+	CopyText(scroll, from, to int) string
+}
+
 // CopyText is the text of view rows from..to (inclusive; 0 is the top row
 // of the view scroll lines back, as Lines(scroll) shows it; to may reach
 // past the view into the rows below it) as a user copies it, like tmux's
