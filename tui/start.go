@@ -159,6 +159,8 @@ type frontDoor struct {
 	scanErr string
 	// busy says a launcher call is outstanding ("starting the task…").
 	busy string
+	// ask is a question a yes settles, asked under formErr (startask.go).
+	ask *StartQuestion
 
 	focus       startFocus
 	task        textarea.Model
@@ -166,7 +168,6 @@ type frontDoor struct {
 	context     textarea.Model
 	sel         int // selected past task
 	formErr     string
-	ask         *StartQuestion // a question a yes settles (startask.go)
 	agents      []AgentChoice  // offered for every role (Options.Agents)
 	pick        []int          // each role's agent (teamRoles order; index into agents)
 	slot        int            // the Team row's selected slot: a role, or the worker count (slotWorkers)
