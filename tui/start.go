@@ -168,11 +168,11 @@ type frontDoor struct {
 	context     textarea.Model
 	sel         int // selected past task
 	formErr     string
-	agents      []AgentChoice  // offered for every role (Options.Agents)
-	pick        []int          // each role's agent (teamRoles order; index into agents)
-	slot        int            // the Team row's selected slot: a role, or the worker count (slotWorkers)
-	workers     int            // the chosen worker count (0: the launcher's default)
-	humanPlan   bool           // the user approves each plan after the Reviewer (plan.go)
+	agents      []AgentChoice // offered for every role (Options.Agents)
+	pick        []int         // each role's agent (teamRoles order; index into agents)
+	slot        int           // the Team row's selected slot: a role, or the worker count (slotWorkers)
+	workers     int           // the chosen worker count (0: the launcher's default)
+	humanPlan   bool          // the user approves each plan after the Reviewer (plan.go)
 
 	picker filepicker.Model
 
