@@ -191,6 +191,8 @@ type Model struct {
 
 	lay       layout
 	bannerNow []string // the banner's lines at the last layout (needs.go)
+	// draftRung is, per agent, the hold the UI rang for (needs.go).
+	draftRung map[workspace.AgentID]time.Time
 
 	// Frame scheduling (see handleChanged).
 	lastFrame  time.Time

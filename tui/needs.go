@@ -46,7 +46,7 @@ func (m Model) needs() []workspace.Need {
 		}
 		if held, n, since := d.DraftHold(); held {
 			detail := fmt.Sprintf("%d message(s) held", n)
-			if w := m.now().Sub(since); w >= time.Minute {
+			if w := m.now().Sub(since); w >= draftDeadline {
 				detail += " " + w.Round(time.Second).String()
 			}
 			out = append(out, workspace.Need{Kind: workspace.NeedPrompt, Agent: id, Detail: detail,
@@ -54,6 +54,38 @@ func (m Model) needs() []workspace.Need {
 		}
 	}
 	return out
+}
+
+// draftDeadline is how long a message waits for the user's typed text
+// before the UI rings (bell, desktop notification). It keeps waiting after
+// that: sending or clearing the user's words is the user's call.
+const draftDeadline = time.Minute
+
+// draftBell rings once (bell, desktop notification) for each hold that
+// passed draftDeadline; the wait goes on.
+func (m *Model) draftBell() tea.Cmd {
+	var who []string
+	for _, id := range m.agents {
+		t, ok := m.terminal(id)
+		if !ok {
+			continue
+		}
+		d, ok := t.(draftHolder)
+		if !ok {
+			continue
+		}
+		if held, _, since := d.DraftHold(); held && m.now().Sub(since) >= draftDeadline && m.draftRung[id] != since {
+			if m.draftRung == nil {
+				m.draftRung = map[workspace.AgentID]time.Time{}
+			}
+			m.draftRung[id] = since
+			who = append(who, string(id))
+		}
+	}
+	if len(who) == 0 {
+		return nil
+	}
+	return notifyCmd("a message has waited " + draftDeadline.String() + " for your typed text in the prompt of " + strings.Join(who, ", ") + ": send or clear it")
 }
 
 // needText is one need as the banner says it.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +16,11 @@ type draftTerm struct {
 	waiting int
 	sent    bool
 	cleared bool
+	since   time.Time
 }
 
 func (d *draftTerm) DraftHold() (bool, int, time.Time) {
-	return d.text != "" && d.waiting > 0, d.waiting, testNow.Add(-2 * time.Minute)
+	return d.text != "" && d.waiting > 0, d.waiting, d.since
 }
 func (d *draftTerm) Draft() (string, bool) { return d.text, false }
 func (d *draftTerm) SendDraft() error      { d.sent, d.text = true, ""; return nil }
@@ -26,7 +28,7 @@ func (d *draftTerm) ClearDraft() error     { d.cleared, d.text = true, ""; retur
 
 func draftHarness(t *testing.T, w, h int) (*harness, *draftTerm) {
 	hs := newHarness(t, 4, w, h)
-	d := &draftTerm{fakeTerm: hs.term(workspace.WorkerID(2)), text: "hello world", waiting: 1}
+	d := &draftTerm{fakeTerm: hs.term(workspace.WorkerID(2)), text: "hello world", waiting: 1, since: testNow.Add(-2 * time.Minute)}
 	base := hs.terms
 	hs.m.opts.Terminals = TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) {
 		if id == workspace.WorkerID(2) {
@@ -115,5 +117,29 @@ func TestInertKeysSayWhy(t *testing.T) {
 		if !strings.Contains(f, want) || !strings.Contains(f, "q quit • ? help") {
 			t.Errorf("%s: footer %q", k, f)
 		}
+	}
+}
+
+// A message held past the deadline rings once (bell and desktop
+// notification) for each hold, and keeps waiting.
+func TestDraftDeadlineRingsOnce(t *testing.T) {
+	h, d := draftHarness(t, 120, 30)
+	if got := h.m.draftRung[workspace.WorkerID(2)]; !got.Equal(d.since) {
+		t.Fatalf("no ring for a hold past the deadline (rung %v)", got)
+	}
+	if h.m.draftBell() != nil {
+		t.Fatal("rang twice for one hold")
+	}
+	d.since = testNow.Add(-30 * time.Second) // a new hold, not late yet
+	if h.m.draftBell() != nil {
+		t.Fatal("rang before the deadline")
+	}
+	d.since = testNow.Add(-90 * time.Second)
+	cmd := h.m.draftBell()
+	if cmd == nil || !strings.Contains(fmt.Sprint(cmd()), "typed text in the prompt of worker_2") {
+		t.Fatal("a new late hold did not ring")
+	}
+	if d.sent || d.cleared {
+		t.Fatal("the deadline touched the user's text")
 	}
 }

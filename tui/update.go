@@ -75,7 +75,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	cmd = batch(batch(fcmd, cmd), m.frontAfter(msg))
 	m.relayout()
-	return m, batch(cmd, m.ensureTimers())
+	return m, batch(batch(cmd, m.draftBell()), m.ensureTimers())
 }
 
 func batch(a, b tea.Cmd) tea.Cmd {
