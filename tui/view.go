@@ -564,9 +564,12 @@ func (m Model) renderFooter() string {
 	case m.confirm != confirmNone:
 		left = m.confirmLine(lw)
 	case m.attached:
-		q := " ⌨ attached to " + string(m.focusID) + " — keys, paste and wheel go to the agent · ctrl+] detach "
-		if lw < 60 {
-			q = " ⌨ " + string(m.focusID) + " · ctrl+] detach "
+		q := " ⌨ attached to " + string(m.focusID) + " — keys, paste and wheel go to the agent · ctrl+] detach (then q quit · ? help) "
+		switch {
+		case lw < 60:
+			q = " ⌨ " + string(m.focusID) + " · ctrl+] detach, then q quit "
+		case lw < ansi.StringWidth(q):
+			q = " ⌨ attached to " + string(m.focusID) + " · ctrl+] detach (then q quit · ? help) "
 		}
 		left = stAttachBar.Render(fitWidth(ansi.Truncate(q, lw, "…"), lw))
 	case m.find.typing:

@@ -12,8 +12,9 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// cmdStatus prints the current task's state.json (as is with --json, as a
-// summary otherwise). It only reads: it works while a run is going on.
+// cmdStatus prints the current task's state.json (as is with --json, with
+// needs_you beside its fields; as a summary otherwise). It only reads: it
+// works while a run is going on.
 func cmdStatus(o options, stdout io.Writer) error {
 	info, err := o.CurrentTask()
 	if err != nil {
