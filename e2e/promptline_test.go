@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
@@ -17,7 +18,9 @@ const typedText = "hello world"
 func mergedPrompts(api *fakeapi.Server) []string {
 	var bad []string
 	for _, r := range api.Requests() {
-		for _, p := range r.UserPrompts() {
+		// UserPrompts reads Anthropic requests; Line is the turn's
+		// [HIVEMIND] message in every API's format.
+		for _, p := range append(r.UserPrompts(), r.Line) {
 			if strings.Contains(p, "[HIVEMIND]") && strings.Contains(p, typedText) {
 				bad = append(bad, r.Agent+": "+p)
 			}
@@ -72,13 +75,25 @@ func TestTUIPromptLineClaude(t *testing.T) {
 	s := r.waitScreen(claudeTUIWait, "the lead's message held for the typed text", func(s tuiScreen) bool {
 		return s.contains("waiting for your input in lead's prompt")
 	})
-	if bad := mergedPrompts(c.API); len(bad) > 0 {
-		t.Fatalf("typed text merged into a [HIVEMIND] message: %q", bad)
+	held := len(readEventLog(dir))
+	// Long enough for a message typed in to reach the model (about a
+	// second after the Lead goes idle, when nothing holds it): nothing
+	// goes in, nothing merged reaches the model.
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		if bad := mergedPrompts(c.API); len(bad) > 0 {
+			t.Fatalf("typed text merged into a [HIVEMIND] message: %q", bad)
+		}
+		if i := findRecord(readEventLog(dir), held, func(e workspace.EventRecord) bool {
+			return e.Type == flow.InputPrefix+"injection_result" && e.Agent == "lead"
+		}); i >= 0 {
+			t.Fatalf("a message was typed into the lead's prompt over the user's text: %v", readEventLog(dir)[i])
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if !strings.Contains(s.String(), "1 enter") {
 		t.Errorf("the banner does not say which key goes there:\n%s", s)
 	}
-	held := len(readEventLog(dir))
 
 	// Detach: the TUI asks; s sends the text as the user's own prompt.
 	r.keys("C-]")
