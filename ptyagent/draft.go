@@ -182,9 +182,10 @@ func (d *draft) escape(p []byte) (n int, complete bool) {
 	return 2, true
 }
 
-// promptLine is what the screen says about the agent's input line: empty
-// (known) or not known. Only emptiness is trusted, and only once the user's
-// keys had time to echo; text on the line may be a CLI's placeholder.
+// promptEmptyLocked reports whether the screen text shows the agent's
+// input line empty. Only emptiness is trusted (text on the line may be a
+// CLI's placeholder), and only once the user's keys had time to echo
+// (screenClearedLocked).
 func (s *Session) promptEmptyLocked(text string) bool {
 	switch s.spec.Ready.Mode {
 	case ReadyClaude:
@@ -222,13 +223,17 @@ func (s *Session) draftHoldLocked(now time.Time) bool {
 	if now.Sub(last) < draftTyping {
 		return true
 	}
-	if !s.draft.held() {
+	return s.draft.held() && !s.screenClearedLocked(now)
+}
+
+// screenClearedLocked reports whether the screen shows the prompt empty
+// after the user's last key had time to echo; then the model is reset
+// (the user emptied the line some way it did not follow).
+func (s *Session) screenClearedLocked(now time.Time) bool {
+	if s.scrClosed || now.Sub(time.Unix(0, s.userIn.Load())) < draftEcho || !s.promptEmptyLocked(s.scr.Text()) {
 		return false
 	}
-	if !s.scrClosed && now.Sub(last) >= draftEcho && s.promptEmptyLocked(s.scr.Text()) {
-		s.draft.reset()
-		return false
-	}
+	s.draft.reset()
 	return true
 }
 
@@ -255,11 +260,7 @@ func (s *Session) DraftHold() (held bool, waiting int, since time.Time) {
 func (s *Session) Draft() (text string, unsure bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.draft.held() {
-		return "", false
-	}
-	if !s.scrClosed && time.Since(time.Unix(0, s.userIn.Load())) >= draftEcho && s.promptEmptyLocked(s.scr.Text()) {
-		s.draft.reset()
+	if !s.draft.held() || s.screenClearedLocked(time.Now()) {
 		return "", false
 	}
 	return string(s.draft.text), s.draft.unsure
