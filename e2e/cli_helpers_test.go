@@ -30,6 +30,8 @@ type cliOffline struct {
 	Assignment string // absolute path of the worker assignment
 	HookLog    string // every hook's stdin JSON, one line each
 	Session    *ptyagent.Session
+	// Spec, when set, adjusts the session's spec before start.
+	Spec func(*ptyagent.Spec)
 }
 
 // setupCLI skips the test when name is not on PATH (or in -short mode) and
@@ -95,8 +97,12 @@ func (c *cliOffline) logHooks(events ...string) []agenttest.Hook {
 // start runs argv in a PTY (120×40) in the project with env.
 func (c *cliOffline) start(t *testing.T, argv, env []string) {
 	t.Helper()
-	s, err := ptyagent.Start(ptyagent.Spec{ID: workspace.AgentID(c.Name), Argv: argv, Dir: c.Project, BaseEnv: env, Cols: 120, Rows: 40,
-		Kind: ptyagent.ProfileCustom, StopTimeout: 5 * time.Second, LogPath: filepath.Join(c.Home, c.Name+".log")})
+	spec := ptyagent.Spec{ID: workspace.AgentID(c.Name), Argv: argv, Dir: c.Project, BaseEnv: env, Cols: 120, Rows: 40,
+		Kind: ptyagent.ProfileCustom, StopTimeout: 5 * time.Second, LogPath: filepath.Join(c.Home, c.Name+".log")}
+	if c.Spec != nil {
+		c.Spec(&spec)
+	}
+	s, err := ptyagent.Start(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,8 @@ func (s *Session) deliverer() {
 func (s *Session) next() (message, bool) {
 	for {
 		s.mu.Lock()
-		if len(s.queue) > 0 && s.health.Injectable() && !s.stopping {
+		held := len(s.queue) > 0 && s.draftHoldLocked(time.Now())
+		if len(s.queue) > 0 && s.health.Injectable() && !s.stopping && !held {
 			m := s.queue[0]
 			s.mu.Unlock()
 			return m, true
@@ -49,6 +50,7 @@ func (s *Session) next() (message, bool) {
 		s.mu.Unlock()
 		select {
 		case <-s.kick:
+		case <-draftRecheckC(held):
 		case <-s.quit:
 			return message{}, false
 		}

@@ -147,6 +147,24 @@ func helperSim(claude bool) int {
 		in = bytes.ReplaceAll(in, []byte("\x1b[200~"), nil)
 		in = bytes.ReplaceAll(in, []byte("\x1b[201~"), nil)
 		for _, c := range in {
+			switch {
+			case c == 0x7f && !b: // Backspace, as a line editor does
+				if line.Len() > 0 {
+					line.Truncate(line.Len() - 1)
+					if claude {
+						fmt.Fprint(out, "\b \b")
+					}
+				}
+				continue
+			case c == 0x15 && !b: // ctrl+u: clear the line
+				if claude {
+					fmt.Fprint(out, strings.Repeat("\b \b", min(line.Len(), 40)))
+				}
+				line.Reset()
+				continue
+			case c == 0x05: // ctrl+e: already at the end
+				continue
+			}
 			if c != '\r' {
 				line.WriteByte(c)
 				if claude && !b && line.Len() <= 40 {

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
@@ -116,6 +117,7 @@ type Session struct {
 	stopping    bool
 	dead        bool
 	queue       []message
+	draft       draft  // the user's unsent text in the agent's prompt (draft.go)
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
 	sids        map[int]bool
@@ -361,6 +363,27 @@ func (s *Session) Lines(scroll int) []string {
 	return s.scr.Lines(scroll)
 }
 
+// CopyText is the text of rows from..to of the view scroll lines back, as
+// a user copies it: soft-wrapped rows joined, trailing blanks trimmed
+// (see screen.Term.CopyText). An emulator that does not know soft wraps
+// gives one line per row.
+func (s *Session) CopyText(scroll, from, to int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scrClosed {
+		return ""
+	}
+	if c, ok := s.scr.(screen.Copier); ok {
+		return c.CopyText(scroll, from, to)
+	}
+	lines := s.scr.Lines(scroll)
+	var out []string
+	for i := max(from, 0); i <= min(to, len(lines)-1); i++ {
+		out = append(out, strings.TrimRight(ansi.Strip(lines[i]), " "))
+	}
+	return strings.Join(out, "\n")
+}
+
 // Text returns the visible screen as plain text.
 func (s *Session) Text() string {
 	s.mu.Lock()
@@ -457,7 +480,12 @@ func (s *Session) Resize(cols, rows int) error {
 
 // Write sends raw user input (attach mode) to the agent.
 func (s *Session) Write(p []byte) (int, error) {
-	s.userIn.Store(time.Now().UnixNano())
+	now := time.Now()
+	s.mu.Lock()
+	s.userIn.Store(now.UnixNano()) // first: the screen's word waits for the echo
+	s.draft.feed(p, now)
+	s.mu.Unlock()
+	defer s.poke() // a submitted or cleared draft frees the queue
 	if err := s.writeInput(append([]byte(nil), p...)); err != nil {
 		return 0, err
 	}

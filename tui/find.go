@@ -171,19 +171,30 @@ func (m Model) marks(id workspace.AgentID) paneMarks {
 	return mk
 }
 
+// textCopier is implemented by terminals that know soft wraps (like
+// *ptyagent.Session): a copy joins a wrapped line as tmux does.
+type textCopier interface {
+	CopyText(scroll, from, to int) string
+}
+
 // copyRows copies rows from..to (inclusive) of the agent's screen, as it
-// shows now (scrolled or live), to the clipboard with OSC 52.
+// shows now (scrolled or live), to the clipboard with OSC 52: soft-wrapped
+// rows joined into their line, trailing blanks and empty last lines
+// trimmed.
 func (m *Model) copyRows(id workspace.AgentID, from, to int) tea.Cmd {
 	t, ok := m.terminal(id)
 	if !ok {
 		m.notice = notice{level: "warn", text: "nothing to copy: " + string(id) + " has no terminal"}
 		return nil
 	}
-	lines := t.Lines(m.scroll[id])
-	from, to = max(from, 0), min(to, len(lines)-1)
 	var out []string
-	for i := from; i <= to; i++ {
-		out = append(out, strings.TrimRight(ansi.Strip(lines[i]), " "))
+	if c, ok := t.(textCopier); ok {
+		out = strings.Split(c.CopyText(m.scroll[id], max(from, 0), to), "\n")
+	} else {
+		lines := t.Lines(m.scroll[id])
+		for i := max(from, 0); i <= min(to, len(lines)-1); i++ {
+			out = append(out, strings.TrimRight(ansi.Strip(lines[i]), " "))
+		}
 	}
 	for len(out) > 0 && out[len(out)-1] == "" {
 		out = out[:len(out)-1]

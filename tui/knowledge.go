@@ -15,8 +15,8 @@ import (
 type KnowledgeItem = workspace.KnowledgeItem
 
 // knowledgePanel is the toggleable shared knowledge panel (key x): the newest
-// decisions, constraints and terms with their authors, drawn over the pane
-// area like the help.
+// decisions, constraints and terms with their authors, in a strip below
+// the panes (they stay in view and keep their keys).
 type knowledgePanel struct {
 	show  bool
 	items []KnowledgeItem // newest first, as the engine sends them
@@ -35,10 +35,22 @@ func (p *knowledgePanel) setKnowledge(items []KnowledgeItem) {
 	}
 }
 
-// renderKnowledge draws the panel over the pane area: exactly Area.H lines
-// of exactly Area.W cells.
+// lines is how many lines the panel asks for: its title and two per entry
+// (the layout gives it at most half the room; the rest is counted).
+func (p knowledgePanel) lines() int {
+	switch {
+	case !p.show:
+		return 0
+	case len(p.items) == 0:
+		return 4
+	}
+	return 1 + 2*len(p.items)
+}
+
+// renderKnowledge draws the panel as a strip below the panes: exactly
+// KnowledgeH lines of the full width.
 func (m Model) renderKnowledge() string {
-	w, h := m.lay.Area.W, m.lay.Area.H
+	w, h := m.width, m.lay.KnowledgeH
 	lines := make([]string, 0, h)
 	var nd, nc, nt int
 	for _, it := range m.cx.items {
@@ -61,9 +73,9 @@ func (m Model) renderKnowledge() string {
 			fitWidth(stDim.Render(ansi.Truncate("  `hivemind context` lists them, `hivemind context rm ID` removes one.", w, "…")), w))
 	}
 	shown := 0
-	for _, it := range m.cx.items {
-		if len(lines)+2 > h {
-			break
+	for i, it := range m.cx.items {
+		if len(lines)+2 > h || len(lines)+3 > h && i < len(m.cx.items)-1 {
+			break // the last line tells how many more there are
 		}
 		lines = append(lines, knowledgeHead(it, w), knowledgeBody(it, w))
 		shown++

@@ -31,10 +31,14 @@ type layout struct {
 	TooSmall bool
 
 	BannerY int // -1 when there is no banner
+	BannerH int // its lines
 	Area    rect
 	EventsY int // first line of the event strip
 	EventsH int // 0 when hidden
-	FooterY int
+	// The shared-knowledge strip (key x) sits between the panes and the
+	// events: as tall as its entries need, at most half the room.
+	KnowledgeY, KnowledgeH int
+	FooterY                int
 
 	PerPage, Pages, Page int
 	// Rects is every agent's pane on its own page (index = agent index).
@@ -86,9 +90,10 @@ type layoutInput struct {
 	Agents     int
 	Focus      int
 	Zoom       bool
-	Banner     bool
+	Banner     int // banner lines (0: none)
 	Events     bool
 	EventLines int
+	Knowledge  int // lines the shared-knowledge strip asks for (0: hidden)
 }
 
 func computeLayout(in layoutInput) layout {
@@ -98,9 +103,9 @@ func computeLayout(in layoutInput) layout {
 		return l
 	}
 	top := 1 // header
-	if in.Banner {
-		l.BannerY = top
-		top++
+	if in.Banner > 0 {
+		l.BannerY, l.BannerH = top, in.Banner
+		top += in.Banner
 	}
 	l.FooterY = in.H - 1
 	bottom := l.FooterY
@@ -108,6 +113,11 @@ func computeLayout(in layoutInput) layout {
 		l.EventsH = min(in.EventLines, max((in.H-top-1)/3, 2))
 		bottom -= l.EventsH
 		l.EventsY = bottom
+	}
+	if in.Knowledge > 0 {
+		l.KnowledgeH = min(in.Knowledge, max((bottom-top)/2, 3))
+		bottom -= l.KnowledgeH
+		l.KnowledgeY = bottom
 	}
 	l.Area = rect{X: 0, Y: top, W: in.W, H: bottom - top}
 	if l.Area.H < 3 {

@@ -139,6 +139,7 @@ const (
 	confirmCancel
 	confirmQuit
 	confirmAbandon
+	confirmDraft // on detach: the prompt holds text the user typed (needs.go)
 )
 
 type notice struct {
@@ -170,6 +171,7 @@ type Model struct {
 	showEvents bool
 	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
+	draftOf    workspace.AgentID // the agent confirmDraft asks about
 	notice     notice
 	scroll     map[workspace.AgentID]int
 
@@ -187,7 +189,10 @@ type Model struct {
 	pausedAt  time.Time
 	pausedFor time.Duration
 
-	lay layout
+	lay       layout
+	bannerNow []string // the banner's lines at the last layout (needs.go)
+	// draftRung is, per agent, the hold the UI rang for (needs.go).
+	draftRung map[workspace.AgentID]time.Time
 
 	// Frame scheduling (see handleChanged).
 	lastFrame  time.Time

@@ -12,8 +12,9 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// smallSizes are the small terminals every screen must work in.
-var smallSizes = [][2]int{{80, 24}, {60, 20}}
+// smallSizes are the terminals every screen must work in: two small ones
+// and a very large one (where nothing may be left mostly blank).
+var smallSizes = [][2]int{{80, 24}, {60, 20}, {300, 80}}
 
 // runScreens are the run view's screens and overlays, by name.
 func runScreens() map[string]func(*harness) {
@@ -156,7 +157,7 @@ func TestGoldenSmallFront(t *testing.T) {
 	for _, sz := range smallSizes {
 		w, ht := sz[0], sz[1]
 		screens := frontScreens(t, w, ht)
-		for _, name := range []string{"start_unfinished", "start_typed", "help_start", "summary_complete", "summary_cancelled", "summary_error"} {
+		for _, name := range []string{"start_unfinished", "start_typed", "help_start", "summary_complete", "summary_cancelled", "summary_abandoned", "summary_error"} {
 			t.Run(fmt.Sprintf("%dx%d/%s", w, ht, name), func(t *testing.T) {
 				fh := screens[name]
 				checkFrame(t, fh.view(), w, ht)

@@ -159,6 +159,8 @@ type frontDoor struct {
 	scanErr string
 	// busy says a launcher call is outstanding ("starting the task…").
 	busy string
+	// ask is a question a yes settles, asked under formErr (startask.go).
+	ask *StartQuestion
 
 	focus       startFocus
 	task        textarea.Model
@@ -501,7 +503,7 @@ func (m *Model) handleScanned(msg projectScannedMsg) tea.Cmd {
 func (m *Model) handleSessionStarted(msg sessionStartedMsg) tea.Cmd {
 	m.fd.busy = ""
 	if msg.err != nil {
-		m.fd.formErr = msg.err.Error()
+		m.startFailed(msg.err)
 		return m.rescan()
 	}
 	s := msg.sess
@@ -660,6 +662,9 @@ func (m Model) summaryAvailable() bool {
 func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.fd.keys
 	m.notice = notice{}
+	if m.fd.ask != nil && msg.String() != "ctrl+c" {
+		return m.askKey(msg)
+	}
 	if m.showHelp {
 		if key.Matches(msg, k.Help) || key.Matches(msg, k.Menu) || key.Matches(msg, m.keys.No) {
 			m.showHelp = false
@@ -845,7 +850,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.Quit):
-		if live && m.agentsRunning() {
+		if live && m.quitAsks() {
 			m.confirm = confirmQuit
 			return nil
 		}

@@ -15,6 +15,7 @@ import (
 
 // fakeLauncher answers the front door from memory and records every call.
 type fakeLauncher struct {
+	branch   string // the sessions' git branch ("": none)
 	mu       sync.Mutex
 	calls    []string
 	projects map[string]Project
@@ -47,7 +48,7 @@ func (l *fakeLauncher) Scan(project string) (Project, error) {
 }
 
 func (l *fakeLauncher) session() Session {
-	return Session{TaskID: l.taskID, Title: "add a square root", Engine: l.eng, Terminals: l.terms,
+	return Session{TaskID: l.taskID, Title: "add a square root", Engine: l.eng, Terminals: l.terms, Branch: l.branch,
 		Close: func() error { l.record("close"); l.mu.Lock(); l.closed++; l.mu.Unlock(); return nil }}
 }
 

@@ -58,10 +58,16 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 				{Agent: "reviewer", InputTokens: 8123, OutputTokens: 950, CostUSD: 0.42, CostKnown: true},
 				{Agent: "worker_1", Note: "the built-in sim agent uses no model"},
 			}
+			fh.l.branch = "hivemind/" + fh.l.taskID
 			fh.typeText("add a square root")
 			fh.run(fh.send(ctrl('s')))
 			st := summaryState(dir)
 			st.TaskID = fh.l.taskID
+			if p == workspace.PhaseIdle {
+				// Abandoned: idle after the run stopped on an error.
+				st.Phase = workspace.PhaseError
+				fh.run(fh.send(SnapshotMsg{State: st}))
+			}
 			st.Phase = p
 			if mut != nil {
 				mut(&st)
@@ -80,6 +86,11 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	})
 	add("summary_cancelled", &Project{Git: true}, summary(workspace.PhaseCancelled, func(s *workspace.State) {
 		s.Plan, s.Subtasks, s.Fixes, s.Rounds, s.Friction = nil, nil, nil, s.Rounds[:1], nil
+	}))
+	// Abandoned (idle after it ran) with one subtask of the plan finished.
+	add("summary_abandoned", &Project{Git: true}, summary(workspace.PhaseIdle, func(s *workspace.State) {
+		s.Reason = "abandoned by the user"
+		s.FinishedAt = testNow.Add(-30 * 1e9)
 	}))
 	return screens
 }

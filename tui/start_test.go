@@ -311,13 +311,26 @@ func TestNeedsHumanStaysOnPanes(t *testing.T) {
 	}
 }
 
-// q on the summary of a task whose agents still run asks first.
-func TestSummaryQuitAsks(t *testing.T) {
+// q behaves the same on every end screen: the task is over, nothing is
+// left to resume, so it quits at once (even while agents still run); on
+// a failed task's summary, which can be resumed, it asks.
+func TestSummaryQuitSameOnEveryEnd(t *testing.T) {
+	for _, p := range []workspace.Phase{workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle} {
+		h := liveHarness(t)
+		h.phase(workspace.PhaseError)
+		h.phase(p)
+		if h.m.fd.mode != modeSummary {
+			t.Fatalf("%s: no summary", p)
+		}
+		if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.confirm != confirmNone {
+			t.Errorf("%s: q did not quit at once", p)
+		}
+	}
 	h := liveHarness(t)
-	h.phase(workspace.PhaseComplete)
+	h.phase(workspace.PhaseError)
 	h.keys("q")
 	if h.m.confirm != confirmQuit {
-		t.Fatal("q did not ask while agents run")
+		t.Fatal("error: q did not ask while agents run")
 	}
 	cmd := h.key("y")
 	if cmd == nil || cmd() != tea.QuitMsg(struct{}{}) {

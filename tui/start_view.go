@@ -128,7 +128,10 @@ func (m Model) renderStart() string {
 	}
 	lines = append(lines, m.planLine())
 	if fd.formErr != "" {
-		lines = append(lines, "  "+stBadTxt.Render("✖ "+oneLine(fd.formErr)))
+		lines = append(lines, errorLines(fd.formErr, w)...)
+	}
+	if fd.ask != nil {
+		lines = append(lines, askLines(fd.ask, w)...)
 	}
 
 	// Past tasks fill what is left above the footer.
@@ -299,14 +302,21 @@ func (m Model) frontFooter() string {
 		return m.confirmLine(w)
 	case m.fd.busy != "" && m.fd.mode != modeSummary:
 		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
+	case m.fd.ask != nil && m.fd.mode == modeStart:
+		return stConfirm.Render(fitWidth(ansi.Truncate(" y yes, start · n or enter: no · ctrl+c quit", w, "…"), w))
 	}
 	hints, ess := m.frontShortHelp()
 	if m.notice.text == "" {
 		return m.keyHints(hints, ess, w)
 	}
-	// A notice on the left, the essential keys on the right while they fit.
+	return noticeLine(m.notice, ess, w)
+}
+
+// noticeLine is a footer with a notice on the left and the essential keys
+// (how to quit and get help) on the right while they fit.
+func noticeLine(n notice, ess []key.Binding, w int) string {
 	c := colText
-	switch m.notice.level {
+	switch n.level {
 	case "warn":
 		c = colWarn
 	case "error":
@@ -314,11 +324,11 @@ func (m Model) frontFooter() string {
 	}
 	right := shortHints(ess, 0) + " "
 	rw := ansi.StringWidth(right)
-	left := lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(m.notice.text), max(w-rw-1, 0), "…"))
+	left := lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(n.text), max(w-rw-1, 0), "…"))
 	if lw := ansi.StringWidth(left); lw+rw+1 <= w && w >= 40 {
 		return left + strings.Repeat(" ", w-lw-rw) + right
 	}
-	return fitWidth(lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(m.notice.text), w, "…")), w)
+	return fitWidth(lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(n.text), w, "…")), w)
 }
 
 // frontShortHelp is the footer's key summary for the screen showing, and

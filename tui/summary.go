@@ -259,20 +259,24 @@ func (m Model) renderSummary() string {
 	body := m.summaryBody(w)
 	footer := m.frontFooter()
 	bodyH := max(h-len(top)-1, 0)
-	scroll := min(m.fd.sumScroll, max(len(body)-bodyH, 0))
+	// When the body does not fit, its last row is the scroll marker's own
+	// (it never covers text).
+	shown := bodyH
+	if len(body) > bodyH && bodyH > 1 {
+		shown = bodyH - 1
+	}
+	scroll := min(m.fd.sumScroll, max(len(body)-shown, 0))
 	lines := append([]string(nil), top...)
-	for i := 0; i < bodyH; i++ {
+	for i := 0; i < shown; i++ {
 		if j := scroll + i; j < len(body) {
 			lines = append(lines, fitWidth(body[j], w))
 		} else {
 			lines = append(lines, strings.Repeat(" ", w))
 		}
 	}
-	if len(body) > bodyH && bodyH > 0 {
-		more := fmt.Sprintf(" %d–%d of %d ↑↓ ", scroll+1, min(scroll+bodyH, len(body)), len(body))
-		last := len(lines) - 1
-		lines[last] = fitWidth(ansi.Truncate(lines[last], max(w-ansi.StringWidth(more), 0), ""), max(w-ansi.StringWidth(more), 0)) + stDim.Render(more)
-		lines[last] = fitWidth(lines[last], w)
+	if shown < bodyH {
+		more := fmt.Sprintf(" lines %d–%d of %d · ↑↓ pgup pgdn scroll ", scroll+1, min(scroll+shown, len(body)), len(body))
+		lines = append(lines, fitWidth(stDim.Render(ansi.Truncate(more, w, "…")), w))
 	}
 	return frame(lines, footer, w, h)
 }
@@ -322,6 +326,21 @@ func (m Model) summaryBanner(live bool) string {
 	return st.Render(fitWidth(ansi.Truncate(text, m.width, "…"), m.width))
 }
 
+// branchAdvice says what the task's branch holds and how to take it, one
+// short line each (a long branch name must not be cut at 80 columns). A
+// task that ended without finishing a subtask built nothing to merge.
+func branchAdvice(s summaryData, b string) []string {
+	done, _ := countPlain(s.Subtasks)
+	switch {
+	case s.Phase == workspace.PhaseComplete:
+		return []string{"   " + stDim.Render("hivemind diff shows it"), "   " + stDim.Render("git merge "+b+" takes it")}
+	case done == 0:
+		return []string{"   " + stDim.Render("no subtask was finished: nothing on it to merge")}
+	}
+	return []string{"   " + stDim.Render(fmt.Sprintf("%d subtask(s) were finished · hivemind diff shows what it holds", done)),
+		"   " + stDim.Render("git merge "+b+" takes it")}
+}
+
 // summaryBody is every line of the summary (scrolled by the view).
 func (m Model) summaryBody(w int) []string {
 	s := m.fd.sum
@@ -346,13 +365,21 @@ func (m Model) summaryBody(w int) []string {
 	case !s.Started.IsZero():
 		el = fmtElapsed(max(end.Sub(s.Started), 0))
 	}
-	out = append(out, "   "+stHeaderKey.Render("started ")+stText.Render(started)+
-		stHeaderKey.Render("   finished ")+stText.Render(finished)+
-		stHeaderKey.Render("   elapsed ")+stHeaderVal.Render(el))
+	times := []string{stHeaderKey.Render("started ") + stText.Render(started),
+		stHeaderKey.Render("finished ") + stText.Render(finished),
+		stHeaderKey.Render("elapsed ") + stHeaderVal.Render(el)}
+	if one := strings.Join(times, "   "); ansi.StringWidth(one)+3 <= w {
+		out = append(out, "   "+one)
+	} else {
+		for _, t := range times { // narrow: one a line, never cut
+			out = append(out, "   "+t)
+		}
+	}
 
 	if b := m.opts.Branch; b != "" && m.fd.sumLive {
 		head("Branch")
-		out = append(out, "   "+stText.Bold(true).Render(b)+stDim.Render("  · hivemind diff shows it · git merge "+b+" takes it"))
+		out = append(out, "   "+stText.Bold(true).Render(b))
+		out = append(out, branchAdvice(s, b)...)
 	}
 
 	if m.fd.sumLoaded {

@@ -75,7 +75,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	cmd = batch(batch(fcmd, cmd), m.frontAfter(msg))
 	m.relayout()
-	return m, batch(cmd, m.ensureTimers())
+	return m, batch(batch(cmd, m.draftBell()), m.ensureTimers())
 }
 
 func batch(a, b tea.Cmd) tea.Cmd {
@@ -281,9 +281,11 @@ func (m Model) anyBusy() bool {
 // terminal whose pane size changed (or that is new, e.g. after a restart).
 func (m *Model) relayout() {
 	focus := m.focusIndex()
+	m.bannerNow = m.banner()
 	m.lay = computeLayout(layoutInput{
 		W: m.width, H: m.height, Agents: len(m.agents), Focus: focus,
-		Zoom: m.zoom, Banner: m.hasBanner(), Events: m.showEvents, EventLines: m.opts.EventLines,
+		Zoom: m.zoom, Banner: len(m.bannerNow), Events: m.showEvents, EventLines: m.opts.EventLines,
+		Knowledge: m.cx.lines(),
 	})
 	if m.lay.TooSmall || len(m.lay.Rects) == 0 {
 		return
@@ -449,7 +451,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.scroll[m.find.agent] = 0
 		m.find = search{}
 	case key.Matches(msg, k.Quit):
-		if m.agentsRunning() {
+		if m.quitAsks() {
 			m.confirm = confirmQuit
 			return nil
 		}
@@ -536,6 +538,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.detail = !m.detail
 		}
+	default:
+		m.inertKey(msg)
 	}
 	return nil
 }
@@ -636,6 +640,7 @@ func (m *Model) turnPage(d int) {
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.Detach) {
 		m.attached = false
+		m.askDraft(m.focusID)
 		return nil
 	}
 	t, ok := m.terminal(m.focusID)
@@ -652,6 +657,9 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.confirm == confirmDraft {
+		return m.draftKey(msg)
+	}
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Yes):
@@ -688,6 +696,13 @@ func (m *Model) quit() tea.Cmd {
 // stuck reports whether the run waits on the user (R and A apply).
 func (m Model) stuck() bool {
 	return m.haveState && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
+}
+
+// quitAsks reports whether q asks first: only while a task that is not
+// over has live agents. On every end screen (complete, cancelled,
+// abandoned) q quits at once: there is nothing left to resume.
+func (m Model) quitAsks() bool {
+	return !m.taskOver() && m.agentsRunning()
 }
 
 // agentsRunning reports whether quitting would stop a live agent.

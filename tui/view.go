@@ -145,9 +145,6 @@ func (m Model) render() string {
 	case m.planShown():
 		b.WriteString(m.renderPlan())
 		b.WriteByte('\n')
-	case m.cx.show:
-		b.WriteString(m.renderKnowledge())
-		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)
 		for i := 0; i < l.Area.H; i++ {
@@ -162,6 +159,10 @@ func (m Model) render() string {
 		m.writePanes(&b, l)
 	}
 
+	if l.KnowledgeH > 0 {
+		b.WriteString(m.renderKnowledge())
+		b.WriteByte('\n')
+	}
 	if l.EventsH > 0 {
 		b.WriteString(m.r.events.get(m.eventsKey(), m.renderEvents))
 		b.WriteByte('\n')
@@ -458,26 +459,13 @@ func joinFit(segs []string, w int) string {
 // ---- banner ----
 
 type bannerKey struct {
-	w              int
-	phase          workspace.Phase
-	reason, errStr string
+	w     int
+	phase workspace.Phase
+	text  string
 }
 
 func (m Model) bannerKey() bannerKey {
-	return bannerKey{w: m.width, phase: m.st.Phase, reason: m.st.Reason, errStr: m.st.Error}
-}
-
-// hasBanner reports whether the state shows a banner line.
-func (m Model) hasBanner() bool {
-	if !m.haveState {
-		return false
-	}
-	switch m.st.Phase {
-	case workspace.PhaseNeedsHuman, workspace.PhaseError, workspace.PhasePaused,
-		workspace.PhaseComplete, workspace.PhaseCancelled:
-		return true
-	}
-	return false
+	return bannerKey{w: m.width, phase: m.st.Phase, text: strings.Join(m.bannerNow, "\n")}
 }
 
 func oneLine(s string) string {
@@ -485,43 +473,16 @@ func oneLine(s string) string {
 	return ansi.Strip(s)
 }
 
+// renderBanner draws the banner: the state and its reason, then every
+// action and every need (needs.go), wrapped over its lines.
 func (m Model) renderBanner() string {
-	reason := plainText(m.st.Reason)
-	if reason == "" {
-		reason = plainText(m.st.Error)
-	}
-	var text string
-	var bg = colWarn
-	switch m.st.Phase {
-	case workspace.PhaseNeedsHuman:
-		text = " ⚑ NEEDS HUMAN"
-		if reason != "" {
-			text += " — " + reason
-		}
-		text += " · R retry · A abandon · enter attach "
-	case workspace.PhaseError:
-		bg = colBad
-		text = " ✖ ERROR"
-		if reason != "" {
-			text += " — " + reason
-		}
-		text += " · R retry "
-	case workspace.PhasePaused:
-		text = " ⏸ PAUSED — no injections, timers frozen, agents keep their sessions · r resume "
-	case workspace.PhaseComplete:
-		bg = colOK
-		text = " ✔ COMPLETE — every checkpoint approved · q quit "
-	case workspace.PhaseCancelled:
-		bg = colDim
-		text = " ■ CANCELLED"
-		if reason != "" {
-			text += " — " + reason
-		}
-		text += " · q quit "
-	}
+	bg, _, _ := m.bannerContent()
 	st := lipgloss.NewStyle().Foreground(colBlack).Background(bg).Bold(true)
-	text = ansi.Truncate(text, m.width, "…")
-	return st.Render(fitWidth(text, m.width))
+	out := make([]string, len(m.bannerNow))
+	for i, l := range m.bannerNow {
+		out[i] = st.Render(fitWidth(l, m.width))
+	}
+	return strings.Join(out, "\n")
 }
 
 // ---- footer ----
@@ -540,13 +501,14 @@ type footerKey struct {
 	diff, help  bool
 	events      bool
 	detail      bool
+	git         bool
 }
 
 func (m Model) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
 		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.Phase, inputErr: m.input.lastError(),
 		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.showHelp,
-		events: m.showEvents, detail: m.detail}
+		events: m.showEvents, detail: m.detail, git: m.opts.Diff != nil}
 }
 
 // confirmLine is the question of a confirmation, cut to w cells but always
@@ -566,6 +528,8 @@ func (m Model) confirmLine(w int) string {
 		}
 	case confirmAbandon:
 		q = " Abandon the task? It ends and cannot be resumed."
+	case confirmDraft:
+		return m.draftLine(w)
 	}
 	const yn = " [y/n] "
 	q = ansi.Truncate(q, max(w-len(yn), 0), "…") + yn
@@ -606,9 +570,12 @@ func (m Model) renderFooter() string {
 	case m.confirm != confirmNone:
 		left = m.confirmLine(lw)
 	case m.attached:
-		q := " ⌨ attached to " + string(m.focusID) + " — keys, paste and wheel go to the agent · ctrl+] detach "
-		if lw < 60 {
-			q = " ⌨ " + string(m.focusID) + " · ctrl+] detach "
+		q := " ⌨ attached to " + string(m.focusID) + " — keys, paste and wheel go to the agent · ctrl+] detach (then q quit · ? help) "
+		switch {
+		case lw < 60:
+			q = " ⌨ " + string(m.focusID) + " · ctrl+] detach, then q quit "
+		case lw < ansi.StringWidth(q):
+			q = " ⌨ attached to " + string(m.focusID) + " · ctrl+] detach (then q quit · ? help) "
 		}
 		left = stAttachBar.Render(fitWidth(ansi.Truncate(q, lw, "…"), lw))
 	case m.find.typing:
@@ -616,25 +583,26 @@ func (m Model) renderFooter() string {
 		q := stAccent.Render(" /") + stText.Render(m.find.query) + stSelected.Render(" ")
 		left = fitWidth(ansi.Truncate(q+hint, lw, "…"), lw)
 	case m.input.lastError() != "":
-		left = lipgloss.NewStyle().Foreground(colBad).Render(fitWidth(ansi.Truncate(" input: "+m.input.lastError(), lw, "…"), lw))
+		left = noticeLine(notice{level: "error", text: "input: " + m.input.lastError()}, m.keys.essentials(), lw)
 	case m.notice.text != "":
-		c := colText
-		switch m.notice.level {
-		case "warn":
-			c = colWarn
-		case "error":
-			c = colBad
-		}
-		left = lipgloss.NewStyle().Foreground(c).Render(fitWidth(ansi.Truncate(" "+oneLine(m.notice.text), lw, "…"), lw))
+		left = noticeLine(m.notice, m.keys.essentials(), lw)
 	default:
 		left = m.keyHints(m.footerHints(), m.keys.essentials(), lw)
 	}
 	return left + right
 }
 
+// shownKeys are the run view's keys as the footer and help offer them:
+// without git there is no diff, so d is not offered (it still says why).
+func (m Model) shownKeys() keyMap {
+	k := m.keys
+	k.Diff.SetEnabled(m.opts.Diff != nil)
+	return k
+}
+
 // footerHints are the keys the footer offers for what shows now.
 func (m Model) footerHints() []key.Binding {
-	k := m.keys
+	k := m.shownKeys()
 	switch {
 	case m.atPlanGate():
 		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
@@ -646,6 +614,12 @@ func (m Model) footerHints() []key.Binding {
 			key.NewBinding(key.WithKeys("down"), key.WithHelp("↑↓", "scroll"))}
 	case m.find.query != "":
 		return []key.Binding{k.SearchNext, k.SearchPrev, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "end search"))}
+	case m.cx.show:
+		return append([]key.Binding{key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "hide knowledge"))}, k.ShortHelp()...)
+	case m.haveState && m.st.Phase == workspace.PhasePaused:
+		return []key.Binding{k.Resume, k.Attach, k.Zoom, k.Cancel, k.Events, k.Search, k.Diff, k.Next}
+	case m.stuck():
+		return []key.Binding{k.Retry, k.Abandon, k.Attach, k.Zoom, k.Events, k.Search, k.Diff, k.Next}
 	case m.showEvents:
 		d := "all detail"
 		if m.detail {
@@ -754,7 +728,7 @@ func (m Model) renderHelp() string {
 		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
 		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	out, maxScroll := renderHelpBox("Hivemind keys", m.keys.helpSections(), notes, w, h, m.helpScroll)
+	out, maxScroll := renderHelpBox("Hivemind keys", m.shownKeys().helpSections(), notes, w, h, m.helpScroll)
 	m.r.helpMax = maxScroll
 	return out
 }

@@ -261,7 +261,12 @@ func (l *launcher) Resume(project string) (tui.Session, error) {
 func (l *launcher) run(o Options, t workspace.Task) (tui.Session, error) {
 	a, err := New(o, t, io.Discard)
 	if err != nil {
-		return tui.Session{}, err
+		return tui.Session{}, startError(err, func() (tui.Session, error) {
+			if err := os.Setenv("IS_SANDBOX", "1"); err != nil {
+				return tui.Session{}, err
+			}
+			return l.run(o, t)
+		})
 	}
 	r, s := l.prepare(a)
 	l.start(r)
@@ -502,4 +507,38 @@ func (a *App) title() string {
 		return a.td.ID()
 	}
 	return workspace.Headline(t.Description)
+}
+
+// startError is a run that could not start, as the start screen shows it:
+// a failed preflight lists every failed check on its own line with its
+// fix (the screen wraps them, cutting nothing); when the only failure is
+// Claude Code refusing to bypass permissions as root, it asks the
+// question the command line asks (README, "Preflight"), and yes runs
+// sandboxed (IS_SANDBOX=1 for this process and its agents).
+func startError(err error, sandboxed func() (tui.Session, error)) error {
+	var pe *preflight.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("the agents cannot start; nothing was started or created:")
+	onlyRoot := true
+	for _, r := range pe.Results {
+		if r.Status != preflight.Fail {
+			continue
+		}
+		onlyRoot = onlyRoot && r.Check == preflight.CheckRoot
+		fmt.Fprintf(&b, "\n%s: %s", r.Check, r.Msg)
+		if r.Fix != "" {
+			b.WriteString("\nfix: " + r.Fix)
+		}
+	}
+	full := errors.New(b.String())
+	if !onlyRoot || os.Getenv("IS_SANDBOX") == "1" {
+		return full
+	}
+	return &tui.StartQuestion{Err: full,
+		Question: "Running as root: Claude Code bypasses permissions as root only in a sandbox. Is this a container or VM you can throw away? Run the agents with IS_SANDBOX=1",
+		No:       "not started (IS_SANDBOX=1 hivemind … skips this question)",
+		Yes:      sandboxed}
 }

@@ -12,8 +12,9 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// cmdStatus prints the current task's state.json (as is with --json, as a
-// summary otherwise). It only reads: it works while a run is going on.
+// cmdStatus prints the current task's state.json (as is with --json, with
+// needs_you beside its fields; as a summary otherwise). It only reads: it
+// works while a run is going on.
 func cmdStatus(o options, stdout io.Writer) error {
 	info, err := o.CurrentTask()
 	if err != nil {
@@ -23,7 +24,7 @@ func cmdStatus(o options, stdout io.Writer) error {
 		return fmt.Errorf("task %s has no state yet (%s)", info.ID, info.Problem)
 	}
 	if o.JSON {
-		b, err := json.MarshalIndent(info.State, "", "  ")
+		b, err := json.MarshalIndent(withNeeds(info.State), "", "  ")
 		if err != nil {
 			return err
 		}
@@ -103,8 +104,43 @@ func renderStatus(info workspace.TaskInfo) string {
 		fmt.Fprintf(&b, "held      new work for account %s since %s: %s rate limited (%s)\n",
 			acc, h.Since.Local().Format(time.TimeOnly), h.Agent, h.Reason)
 	}
+	b.WriteString(needsYouText(*st))
 	if info.Problem != "" {
 		fmt.Fprintf(&b, "note      %s\n", info.Problem)
+	}
+	return b.String()
+}
+
+// statusJSON is state.json with what waits for the human beside it.
+type statusJSON struct {
+	*workspace.State
+	NeedsYou []workspace.Need `json:"needs_you"`
+}
+
+func withNeeds(st *workspace.State) statusJSON {
+	n := workspace.NeedsYou(*st, nil)
+	if n == nil {
+		n = []workspace.Need{}
+	}
+	return statusJSON{State: st, NeedsYou: n}
+}
+
+// needsYouText is status's "needs you" lines: everything waiting for the
+// human, one a line, with the keys of the full-screen UI that go there.
+// The run's own process knows more (text typed into an agent's prompt):
+// the full-screen UI shows that too.
+func needsYouText(st workspace.State) string {
+	needs := workspace.NeedsYou(st, nil)
+	if len(needs) == 0 {
+		return "needs you nothing\n"
+	}
+	var b strings.Builder
+	for i, n := range needs {
+		label := "          "
+		if i == 0 {
+			label = "needs you "
+		}
+		b.WriteString(label + n.String() + "\n")
 	}
 	return b.String()
 }

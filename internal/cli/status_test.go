@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -80,5 +81,43 @@ func TestRenderStatusEndedByUser(t *testing.T) {
 				t.Errorf("%s: status has %q:\n%s", tc.name, n, got)
 			}
 		}
+	}
+}
+
+// status lists everything waiting for the human, as the UI's banner does,
+// in text and in --json.
+func TestStatusNeedsYou(t *testing.T) {
+	st := &workspace.State{Phase: workspace.PhaseNeedsHuman, Reason: "plan review cycles exhausted (3 of 3)",
+		Agents: map[workspace.AgentID]workspace.AgentState{
+			"lead":     {Role: "lead", Status: workspace.HealthIdle},
+			"reviewer": {Role: "reviewer", Status: workspace.HealthWaitingPermission},
+			"worker_1": {Role: "worker", Status: workspace.HealthRateLimited},
+		}}
+	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st})
+	for _, want := range []string{
+		"needs you team needs you: plan review cycles exhausted (3 of 3) (R retry · A abandon)\n",
+		"          reviewer permission prompt (2 enter)\n",
+		"          worker_1 rate limited: new work held (3 enter)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+	if got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: workspace.PhaseExecuting}}); !strings.Contains(got, "needs you nothing\n") {
+		t.Errorf("status with nothing waiting:\n%s", got)
+	}
+	b, err := json.Marshal(withNeeds(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Phase    workspace.Phase  `json:"state"`
+		NeedsYou []workspace.Need `json:"needs_you"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Phase != workspace.PhaseNeedsHuman || len(back.NeedsYou) != 3 || back.NeedsYou[1].Kind != workspace.NeedPermission || back.NeedsYou[1].Agent != "reviewer" {
+		t.Errorf("--json: %s", b)
 	}
 }

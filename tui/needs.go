@@ -1,0 +1,314 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"image/color"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// draftHolder is implemented by terminals that know what the user typed
+// into the agent's prompt and has not sent (like *ptyagent.Session): a
+// message for the agent waits while such text is there.
+type draftHolder interface {
+	// DraftHold reports whether messages wait for the user's draft: how
+	// many, and since when.
+	DraftHold() (held bool, waiting int, since time.Time)
+	// Draft is the unsent text (unsure: keys Hivemind does not follow
+	// may have changed it).
+	Draft() (text string, unsure bool)
+	SendDraft() error
+	ClearDraft() error
+}
+
+// needs lists everything waiting for the human: the team's state, every
+// agent at a permission prompt or rate limited (workspace.NeedsYou), and
+// every agent whose messages wait for text the user typed in its prompt.
+func (m Model) needs() []workspace.Need {
+	if !m.haveState {
+		return nil
+	}
+	out := workspace.NeedsYou(m.st, m.healthOf)
+	for i, id := range m.agents {
+		t, ok := m.terminal(id)
+		if !ok {
+			continue
+		}
+		d, ok := t.(draftHolder)
+		if !ok {
+			continue
+		}
+		if held, n, since := d.DraftHold(); held {
+			detail := fmt.Sprintf("%d message(s) held", n)
+			if w := m.now().Sub(since); w >= draftDeadline {
+				detail += " " + w.Round(time.Second).String()
+			}
+			out = append(out, workspace.Need{Kind: workspace.NeedPrompt, Agent: id, Detail: detail,
+				Keys: fmt.Sprintf("%d enter: send or clear it", i+1)})
+		}
+	}
+	return out
+}
+
+// draftDeadline is how long a message waits for the user's typed text
+// before the UI rings (bell, desktop notification). It keeps waiting after
+// that: sending or clearing the user's words is the user's call.
+const draftDeadline = time.Minute
+
+// draftBell rings once (bell, desktop notification) for each hold that
+// passed draftDeadline; the wait goes on.
+func (m *Model) draftBell() tea.Cmd {
+	var who []string
+	for _, id := range m.agents {
+		t, ok := m.terminal(id)
+		if !ok {
+			continue
+		}
+		d, ok := t.(draftHolder)
+		if !ok {
+			continue
+		}
+		if held, _, since := d.DraftHold(); held && m.now().Sub(since) >= draftDeadline && m.draftRung[id] != since {
+			if m.draftRung == nil {
+				m.draftRung = map[workspace.AgentID]time.Time{}
+			}
+			m.draftRung[id] = since
+			who = append(who, string(id))
+		}
+	}
+	if len(who) == 0 {
+		return nil
+	}
+	return notifyCmd("a message has waited " + draftDeadline.String() + " for your typed text in the prompt of " + strings.Join(who, ", ") + ": send or clear it")
+}
+
+// needText is one need as the banner says it.
+func needText(n workspace.Need) string {
+	switch n.Kind {
+	case workspace.NeedPrompt:
+		return fmt.Sprintf("waiting for your input in %s's prompt: %s (%s)", n.Agent, n.Detail, n.Keys)
+	case workspace.NeedPlanApproval:
+		return "the plan waits for you: " + n.Keys
+	}
+	return n.String()
+}
+
+// bannerContent is what the banner says: its colour, its head (the state,
+// with the reason) and its items (actions and needs), each item whole on
+// a line.
+func (m Model) bannerContent() (bg color.Color, head string, items []string) {
+	reason := plainText(m.st.Reason)
+	if reason == "" {
+		reason = plainText(m.st.Error)
+	}
+	bg = colWarn
+	needs := m.needs()
+	switch m.st.Phase {
+	case workspace.PhaseNeedsHuman:
+		head = "⚑ NEEDS HUMAN"
+		if reason != "" {
+			head += " — " + reason
+		}
+		items = []string{"R retry", "A abandon", "enter attach"}
+		if len(needs) > 0 && needs[0].Kind == workspace.NeedHuman {
+			needs = needs[1:] // the team's need is this banner
+		}
+	case workspace.PhaseError:
+		bg = colBad
+		head = "✖ ERROR"
+		if reason != "" {
+			head += " — " + reason
+		}
+		items = []string{"R retry", "A abandon"}
+	case workspace.PhasePaused:
+		head = "⏸ PAUSED — no injections, timers frozen, agents keep their sessions"
+		items = []string{"r resume"}
+	case workspace.PhaseComplete:
+		bg = colOK
+		head = "✔ COMPLETE — every checkpoint approved"
+		items = []string{"q quit"}
+	case workspace.PhaseCancelled:
+		bg = colDim
+		head = "■ CANCELLED"
+		if reason != "" {
+			head += " — " + reason
+		}
+		items = []string{"q quit"}
+	default:
+		if len(needs) == 0 || len(needs) == 1 && needs[0].Kind == workspace.NeedPlanApproval {
+			// The plan view (or its footer) is the plan gate's own place.
+			return bg, "", nil
+		}
+		head = fmt.Sprintf("⚑ waiting for you (%d):", len(needs))
+	}
+	for _, n := range needs {
+		items = append(items, needText(n))
+	}
+	return bg, head, items
+}
+
+// maxBannerLines is how many lines the banner may take at height h: up to
+// three, and never so many that the panes lose their room.
+func maxBannerLines(h int) int {
+	return max(1, min(3, (h-8)/4))
+}
+
+// bannerLines wraps the banner's text into at most max lines of w cells:
+// the head word by word, then the items separated by " · ", an item never
+// split unless it alone is wider than a line. What does not fit ends the
+// last line with "…".
+func bannerLines(head string, items []string, w, maxLines int) []string {
+	if head == "" || w <= 2 {
+		return nil
+	}
+	inner := w - 2 // a space of margin on each side
+	var lines []string
+	cur := ""
+	var push func(s, sep string)
+	push = func(s, sep string) {
+		if ansi.StringWidth(s) > inner && strings.Contains(s, " ") {
+			// Too long for any line: wrapped word by word.
+			for i, word := range strings.Fields(s) {
+				if i > 0 {
+					sep = " "
+				}
+				push(word, sep)
+			}
+			return
+		}
+		switch {
+		case cur == "":
+			cur = s
+		case ansi.StringWidth(cur)+ansi.StringWidth(sep)+ansi.StringWidth(s) <= inner:
+			cur += sep + s
+		default:
+			lines = append(lines, cur)
+			cur = s
+		}
+		for ansi.StringWidth(cur) > inner {
+			lines = append(lines, ansi.Truncate(cur, inner, ""))
+			cur = ansi.TruncateLeft(cur, inner, "")
+		}
+	}
+	for _, word := range strings.Fields(head) {
+		push(word, " ")
+	}
+	for i, it := range items {
+		sep := " · "
+		if i == 0 && strings.HasSuffix(head, ":") {
+			sep = " "
+		}
+		push(it, sep)
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	if len(lines) > maxLines {
+		lines = lines[:maxLines]
+		lines[maxLines-1] = ansi.Truncate(lines[maxLines-1]+" …", inner-1, "") + "…"
+	}
+	for i, l := range lines {
+		lines[i] = " " + l + " "
+	}
+	return lines
+}
+
+// banner is the banner's lines at the model's width (nil: no banner).
+func (m Model) banner() []string {
+	if !m.haveState {
+		return nil
+	}
+	_, head, items := m.bannerContent()
+	return bannerLines(head, items, m.width, maxBannerLines(m.height))
+}
+
+// askDraft asks, on detach, what to do with text the user typed into the
+// agent's prompt and did not send: messages for the agent wait while it
+// is there.
+func (m *Model) askDraft(id workspace.AgentID) {
+	t, ok := m.terminal(id)
+	if !ok {
+		return
+	}
+	d, ok := t.(draftHolder)
+	if !ok {
+		return
+	}
+	if text, unsure := d.Draft(); text != "" || unsure {
+		m.confirm, m.draftOf = confirmDraft, id
+	}
+}
+
+// draftLine is the detach question: send, clear or keep the typed text.
+func (m Model) draftLine(w int) string {
+	text := ""
+	if t, ok := m.terminal(m.draftOf); ok {
+		if d, ok := t.(draftHolder); ok {
+			text, _ = d.Draft()
+		}
+	}
+	q := " " + string(m.draftOf) + "'s prompt holds text you typed"
+	if text != "" {
+		q += fmt.Sprintf(" (%q)", ansi.Truncate(oneLine(text), 24, "…"))
+	}
+	const keys = ": s send · c clear · k keep (messages wait) "
+	q = ansi.Truncate(q, max(w-ansi.StringWidth(keys), 0), "…") + keys
+	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, ""), w))
+}
+
+// draftKey answers the detach question.
+func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
+	id := m.draftOf
+	var act func(draftHolder) error
+	var done string
+	switch msg.String() {
+	case "s":
+		act, done = draftHolder.SendDraft, "sent your text to "+string(id)
+	case "c":
+		act, done = draftHolder.ClearDraft, "cleared your text from "+string(id)+"'s prompt"
+	case "k", "n", "esc":
+		m.confirm = confirmNone
+		m.notice = notice{level: "info", text: "kept: messages for " + string(id) + " wait until you send or clear it (enter attaches)"}
+		return nil
+	default:
+		return nil
+	}
+	m.confirm = confirmNone
+	t, ok := m.terminal(id)
+	if !ok {
+		return nil
+	}
+	d, ok := t.(draftHolder)
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		if err := act(d); err != nil {
+			return NotifyMsg{Level: "error", Message: string(id) + ": " + err.Error()}
+		}
+		return NotifyMsg{Level: "info", Message: done}
+	}
+}
+
+// inertKey says why a key does nothing now, instead of nothing.
+func (m *Model) inertKey(msg tea.KeyPressMsg) {
+	var why string
+	switch msg.String() {
+	case "s":
+		why = "s shows the summary once the task has ended"
+		if m.haveState {
+			why += " (it is " + PhaseLabel(m.st.Phase) + " now)"
+		}
+	case "a", "f", "o":
+		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
+	}
+	if why != "" {
+		m.notice = notice{level: "info", text: why}
+	}
+}

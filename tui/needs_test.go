@@ -1,0 +1,145 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// draftTerm is a terminal whose prompt holds text the user typed.
+type draftTerm struct {
+	*fakeTerm
+	text    string
+	waiting int
+	sent    bool
+	cleared bool
+	since   time.Time
+}
+
+func (d *draftTerm) DraftHold() (bool, int, time.Time) {
+	return d.text != "" && d.waiting > 0, d.waiting, d.since
+}
+func (d *draftTerm) Draft() (string, bool) { return d.text, false }
+func (d *draftTerm) SendDraft() error      { d.sent, d.text = true, ""; return nil }
+func (d *draftTerm) ClearDraft() error     { d.cleared, d.text = true, ""; return nil }
+
+func draftHarness(t *testing.T, w, h int) (*harness, *draftTerm) {
+	hs := newHarness(t, 4, w, h)
+	d := &draftTerm{fakeTerm: hs.term(workspace.WorkerID(2)), text: "hello world", waiting: 1, since: testNow.Add(-2 * time.Minute)}
+	base := hs.terms
+	hs.m.opts.Terminals = TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) {
+		if id == workspace.WorkerID(2) {
+			return d, true
+		}
+		return base.Terminal(id)
+	}, base.Changed())
+	hs.send(SnapshotMsg{State: testState(4)})
+	return hs, d
+}
+
+// A message held for the user's typed text shows in the needs banner,
+// with the keys that go there.
+func TestNeedsBannerShowsPromptWait(t *testing.T) {
+	h, _ := draftHarness(t, 80, 24)
+	v := h.plain()
+	banner := strings.Join(strings.Fields(strings.Join(h.m.bannerNow, " ")), " ")
+	if !strings.Contains(v, "waiting for your input in worker_2's prompt") ||
+		!strings.Contains(banner, "waiting for your input in worker_2's prompt: 1 message(s) held 2m0s (4 enter: send or clear it)") {
+		t.Fatalf("no prompt wait in the banner:\n%s", v)
+	}
+}
+
+// Detaching from a pane whose prompt holds typed text asks what to do
+// with it; each answer does what it says.
+func TestDetachAsksAboutTypedText(t *testing.T) {
+	for _, c := range []struct {
+		key           string
+		sent, cleared bool
+		notice        string
+	}{
+		{"s", true, false, "sent your text"},
+		{"c", false, true, "cleared your text"},
+		{"k", false, false, "kept"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			h, d := draftHarness(t, 120, 30)
+			h.key("4")
+			h.key("enter")
+			if !h.m.attached {
+				t.Fatal("not attached")
+			}
+			h.send(keyMsg("ctrl+]"))
+			if f := h.footer(); !strings.Contains(f, `worker_2's prompt holds text you typed ("hello world")`) || !strings.Contains(f, "s send · c clear · k keep") {
+				t.Fatalf("no question on detach: %q", f)
+			}
+			h.key("x") // not an answer: the question stays
+			if h.m.confirm != confirmDraft {
+				t.Fatal("another key dismissed the question")
+			}
+			cmd := h.key(c.key)
+			if cmd != nil {
+				h.send(cmd())
+			}
+			if d.sent != c.sent || d.cleared != c.cleared || h.m.confirm != confirmNone {
+				t.Fatalf("sent %v cleared %v confirm %v", d.sent, d.cleared, h.m.confirm)
+			}
+			if !strings.Contains(h.footer(), c.notice) {
+				t.Errorf("footer %q", h.footer())
+			}
+		})
+	}
+	// Nothing typed: detach asks nothing.
+	h, d := draftHarness(t, 120, 30)
+	d.text = ""
+	h.key("4")
+	h.key("enter")
+	h.send(keyMsg("ctrl+]"))
+	if h.m.confirm != confirmNone {
+		t.Error("asked with an empty prompt")
+	}
+}
+
+// Keys that do nothing in this mode say why, and the footer keeps how to
+// quit and get help.
+func TestInertKeysSayWhy(t *testing.T) {
+	h := newHarness(t, 4, 120, 30)
+	for k, want := range map[string]string{
+		"s": "s shows the summary once the task has ended (it is building now)",
+		"a": "a is for the plan gate",
+		"f": "f is for the plan gate",
+		"o": "o is for the plan gate",
+	} {
+		h.key(k)
+		f := h.footer()
+		if !strings.Contains(f, want) || !strings.Contains(f, "q quit • ? help") {
+			t.Errorf("%s: footer %q", k, f)
+		}
+	}
+}
+
+// A message held past the deadline rings once (bell and desktop
+// notification) for each hold, and keeps waiting.
+func TestDraftDeadlineRingsOnce(t *testing.T) {
+	h, d := draftHarness(t, 120, 30)
+	if got := h.m.draftRung[workspace.WorkerID(2)]; !got.Equal(d.since) {
+		t.Fatalf("no ring for a hold past the deadline (rung %v)", got)
+	}
+	if h.m.draftBell() != nil {
+		t.Fatal("rang twice for one hold")
+	}
+	d.since = testNow.Add(-30 * time.Second) // a new hold, not late yet
+	if h.m.draftBell() != nil {
+		t.Fatal("rang before the deadline")
+	}
+	d.since = testNow.Add(-90 * time.Second)
+	cmd := h.m.draftBell()
+	if cmd == nil || !strings.Contains(fmt.Sprint(cmd()), "typed text in the prompt of worker_2") {
+		t.Fatal("a new late hold did not ring")
+	}
+	if d.sent || d.cleared {
+		t.Fatal("the deadline touched the user's text")
+	}
+}
