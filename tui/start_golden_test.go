@@ -89,7 +89,7 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	}))
 	// Abandoned (idle after it ran) with one subtask of the plan finished.
 	add("summary_abandoned", &Project{Git: true}, summary(workspace.PhaseIdle, func(s *workspace.State) {
-		s.Reason = "abandoned by the user"
+		s.PreviousPhase, s.Reason = workspace.PhaseNeedsHuman, "worker_2 crashed 4 times (max_retries 3)"
 		s.FinishedAt = testNow.Add(-30 * 1e9)
 	}))
 	return screens

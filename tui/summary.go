@@ -255,7 +255,7 @@ func firstLine(s string) string { return oneLine(workspace.Headline(s)) }
 func (m Model) renderSummary() string {
 	w, h := m.width, m.height
 	live := m.fd.sumLive && m.fd.sess != nil
-	top := []string{m.summaryHeader(), m.summaryBanner(live)}
+	top := append([]string{m.summaryHeader()}, m.summaryBanner(live)...)
 	body := m.summaryBody(w)
 	footer := m.frontFooter()
 	bodyH := max(h-len(top)-1, 0)
@@ -296,7 +296,9 @@ func (m Model) summaryHeader() string {
 	return joinFit(segs, m.width)
 }
 
-func (m Model) summaryBanner(live bool) string {
+// summaryBanner is the end state and why, wrapped so the reason is never
+// cut: at most three rows (the third cut with "…").
+func (m Model) summaryBanner(live bool) []string {
 	s := m.fd.sum
 	bg := colDim
 	var text string
@@ -323,7 +325,17 @@ func (m Model) summaryBanner(live bool) string {
 		text += " "
 	}
 	st := lipgloss.NewStyle().Foreground(colBlack).Background(bg).Bold(true)
-	return st.Render(fitWidth(ansi.Truncate(text, m.width, "…"), m.width))
+	rows := strings.Split(ansi.Wrap(text, max(m.width, 1), " "), "\n")
+	if len(rows) > 3 {
+		rows = append(rows[:2], ansi.Truncate(strings.Join(rows[2:], " "), m.width, "…"))
+	}
+	for i, r := range rows {
+		if i > 0 {
+			r = "   " + strings.TrimLeft(r, " ")
+		}
+		rows[i] = st.Render(fitWidth(ansi.Truncate(r, m.width, "…"), m.width))
+	}
+	return rows
 }
 
 // branchAdvice says what the task's branch holds and how to take it, one
