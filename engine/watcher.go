@@ -35,8 +35,7 @@ type WatcherConfig struct {
 	// ``` fence) is held back before it is reported anyway, so an agent
 	// that never closes its fence still gets an answer (default 20×QuietPeriod).
 	MaxWait time.Duration
-	// Clock stamps emitted events and times the quiet period (default
-	// time.Now).
+	// Clock stamps emitted events (default time.Now).
 	Clock func() time.Time
 	// ReadDone reads and validates outputs/<subtask>.done (and the output it
 	// names). Nil means: parse the marker JSON only.

@@ -23,8 +23,8 @@ func (c Config) Describe(src Sources) string {
 	header := func(h string) { rows = append(rows, row{text: "\n[" + h + "]"}) }
 
 	for _, k := range topKeys {
-		if k.field != nil {
-			add(k.name, k.name, value(&c, k))
+		if v, ok := shown(&c, k); ok {
+			add(k.name, k.name, v)
 		}
 	}
 	for _, r := range workspace.Roles() {
@@ -32,13 +32,13 @@ func (c Config) Describe(src Sources) string {
 		p := "roles." + string(r) + "."
 		header("roles." + string(r))
 		for _, k := range roleKeys {
-			switch v := value(&rc, k); {
-			case k.name == "agent" && rc.Agent == "":
+			if k.name == "agent" && rc.Agent == "" {
 				// Inherited from the top-level agent: shown commented
 				// out, so the output read back sets no per-role agent.
 				rows = append(rows, row{text: "# agent = " + tomlValue(c.Agent), src: src.Of("agent").String() + " (from agent)"})
-			case k.name == "hosts" && len(rc.Hosts) == 0:
-			default:
+				continue
+			}
+			if v, ok := shown(&rc, k); ok {
 				add(p+k.name, k.name, v)
 			}
 		}
@@ -48,8 +48,8 @@ func (c Config) Describe(src Sources) string {
 		p := "hosts." + name + "."
 		header("hosts." + name)
 		for _, k := range hostKeys {
-			if k.name != "agent" || h.Agent != "" {
-				add(p+k.name, k.name, value(&h, k))
+			if v, ok := shown(&h, k); ok {
+				add(p+k.name, k.name, v)
 			}
 		}
 	}
@@ -62,8 +62,8 @@ func (c Config) Describe(src Sources) string {
 		sp := "profiles." + name + "."
 		header("profiles." + tomlKey(name))
 		for _, k := range profileKeys {
-			if k.field != nil {
-				add(sp+k.name, k.name, value(&pr, k))
+			if v, ok := shown(&pr, k); ok {
+				add(sp+k.name, k.name, v)
 			}
 		}
 		if len(pr.Env) > 0 {
@@ -78,7 +78,9 @@ func (c Config) Describe(src Sources) string {
 		sp := "pricing." + name + "."
 		header("pricing." + tomlKey(name))
 		for _, k := range priceKeys {
-			add(sp+k.name, k.name, value(&pr, k))
+			if v, ok := shown(&pr, k); ok {
+				add(sp+k.name, k.name, v)
+			}
 		}
 	}
 

@@ -60,7 +60,7 @@ var hostKeys = []key[Host]{
 		field: func(h *Host) any { return &h.MaxAgents },
 		doc:   "how many agents run there at once"},
 	{name: "agent", spec: spec{kind: kindString, nonEmpty: true},
-		field: func(h *Host) any { return &h.Agent }, defText: "the profile's",
+		field: func(h *Host) any { return &h.Agent }, omitEmpty: true, defText: "the profile's",
 		doc: "the agent command there, when not the profile's own name on the host's `PATH`"},
 }
 

@@ -74,6 +74,8 @@ type key[T any] struct {
 	field func(*T) any
 	// load decodes a table key (top level only).
 	load func(l *fileLoader, path []string, prim toml.Primitive)
+	// omitEmpty leaves the key out of Describe while its value is empty.
+	omitEmpty bool
 	// Documentation (README's Config keys table): typ replaces the type
 	// derived from spec, defText the rendered def, show the key column.
 	typ, defText, show, doc string
@@ -166,7 +168,7 @@ var roleKeys = []key[RoleConfig]{
 		field: func(r *RoleConfig) any { return &r.PermissionMode }, typ: "string",
 		doc: "Claude Code `--permission-mode`: `acceptEdits`, `auto`, `bypassPermissions`, `default`, `dontAsk`, `plan`"},
 	{name: "hosts", spec: spec{kind: kindStrings},
-		field: func(r *RoleConfig) any { return &r.Hosts }, typ: "array of host names", defText: "`[]`",
+		field: func(r *RoleConfig) any { return &r.Hosts }, omitEmpty: true, typ: "array of host names", defText: "`[]`",
 		doc: "workers only: place workers on these `[hosts.<name>]` in order (up to each one's `max_agents`), then here (`\"local\"`); see Remote workers"},
 }
 
@@ -225,8 +227,18 @@ func names[T any](keys []key[T]) []string {
 	return out
 }
 
-// value returns the value of k in t (for Describe).
-func value[T any](t *T, k key[T]) any { return reflect.ValueOf(k.field(t)).Elem().Interface() }
+// shown returns the value of k in t and whether Describe shows it: a key
+// with a field, unless omitEmpty and empty.
+func shown[T any](t *T, k key[T]) (any, bool) {
+	if k.field == nil {
+		return nil, false
+	}
+	v := reflect.ValueOf(k.field(t)).Elem()
+	if k.omitEmpty && (v.Kind() == reflect.Slice || v.Kind() == reflect.String) && v.Len() == 0 {
+		return nil, false
+	}
+	return v.Interface(), true
+}
 
 // KeyDoc is one row of README's Config keys table.
 type KeyDoc struct{ Key, Type, Default, Doc string }
