@@ -24,8 +24,8 @@ import (
 // run with descriptions a quarter as long gives the same bound. The final
 // state is saved to disk once and loaded back.
 func TestStateSizeBoundedByReferences(t *testing.T) {
-	const subtasks = 24
-	const bound = 64<<10 + subtasks*1<<10
+	const subtasks = 10
+	const bound = 16<<10 + subtasks*1<<10
 	for _, descLen := range []int{maxDescription, maxDescription / 4} {
 		t.Run(fmt.Sprint(descLen), func(t *testing.T) {
 			biggest, written, final := runToCompletion(t, subtasks, descLen)
