@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test lint bench fuzz demo build chaos real-agents
+.PHONY: test test-long lint bench fuzz demo build chaos real-agents
 
 # hivemind --version prints VERSION (the checkout's git describe).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -12,6 +12,11 @@ build:
 
 test:
 	$(GO) test -race ./...
+
+# Nightly: the suite with the exhaustive forms of the sampled tests
+# (testkit.Long: every width of the TUI's width sweep, ...).
+test-long:
+	HIVEMIND_TEST_LONG=1 $(GO) test -race -timeout 60m ./...
 
 # golangci-lint (pinned, run through the module proxy, so CI installs
 # nothing; .golangci.yml) adds errcheck and gochecksumtype: every switch

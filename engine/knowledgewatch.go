@@ -79,7 +79,7 @@ func (w *knowledgeWatcher) run(ctx context.Context) {
 		}
 		wait := time.Hour
 		if !next.IsZero() {
-			wait = max(time.Until(next), time.Millisecond)
+			wait = max(next.Sub(w.clock()), time.Millisecond)
 		}
 		timer.Reset(wait)
 		select {
@@ -113,7 +113,7 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Ti
 	defer w.mu.Unlock()
 	entries, _ := os.ReadDir(w.dir)
 	seen := map[string]bool{}
-	now := time.Now()
+	now := w.clock()
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".md") || watchTempName(name) {

@@ -264,7 +264,7 @@ func (w *Watcher) armTimer(t *time.Timer) {
 	next := w.files.next()
 	wait := time.Hour
 	if !next.IsZero() {
-		wait = max(time.Until(next), 0)
+		wait = max(next.Sub(w.cfg.Clock()), 0)
 	}
 	if !t.Stop() {
 		select {
@@ -384,7 +384,7 @@ func (w *Watcher) flush(roles map[workspace.Role]bool) {
 
 // checkDue reports files that have been quiet long enough.
 func (w *Watcher) checkDue() {
-	for _, rel := range w.files.due(time.Now()) {
+	for _, rel := range w.files.due(w.cfg.Clock()) {
 		w.observe(rel, false)
 	}
 }
@@ -408,7 +408,7 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 		}
 	}
 	sig := sigOf(fi, content)
-	now := time.Now()
+	now := w.cfg.Clock()
 	f := w.files.see(rel, sig, now)
 	if !w.files.ready(f, now, turnEnded) {
 		return
@@ -553,7 +553,7 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 		if w.files.reportedAs(rel, sig) {
 			continue
 		}
-		w.files.see(rel, sig, now).report()
+		w.files.see(rel, sig, w.cfg.Clock()).report()
 		files = append(files, found{rel, content, fi.ModTime(), sig, problem})
 	}
 	slices.SortStableFunc(files, func(a, b found) int {

@@ -125,45 +125,109 @@ func wtTriggersFor(evs []Event, path string) []TriggerCompleted {
 const wtPlanChunk1 = "# Plan\n\nBuild it.\n\n```json\n{\"summary\": \"calc\",\n"
 const wtPlanChunk2 = " \"checkpoints\": [{\"id\": 1, \"name\": \"core\"}],\n \"subtasks\": []}\n```\n"
 
-// A plan.md written in two chunks 300 ms apart (the writer pausing as long
-// as the quiet period) is reported once, with its complete content.
-func TestWatcherHalfWrittenPlan(t *testing.T) {
-	h := wtStart(t, 300*time.Millisecond, nil)
-	h.write("plan.md", wtPlanChunk1)
-	time.Sleep(300 * time.Millisecond) // the writer pauses mid-file
-	h.appendTo("plan.md", wtPlanChunk2)
-	evs := h.until(5*time.Second, wtIsTrigger("plan.md", wtPlanChunk1+wtPlanChunk2))
-	if got := wtTriggersFor(evs, "plan.md"); len(got) != 1 {
-		t.Fatalf("plan.md reported %d times, want once: %+v", len(got), got)
+// wtStepped drives a Watcher by hand on a virtual clock: no Run
+// goroutine; look lets time pass, then looks as Run does after a change
+// (every file, then the due ones). What the watcher decides then depends
+// on the order of writes and clock steps only, never on scheduling.
+type wtStepped struct {
+	*wtHarness
+	now time.Time
+}
+
+func wtStep(t *testing.T, quiet time.Duration) *wtStepped {
+	t.Helper()
+	s := &wtStepped{wtHarness: &wtHarness{t: t, dir: t.TempDir(), events: make(chan Event, 1000)}, now: time.Unix(1e9, 0)}
+	w, err := NewWatcher(WatcherConfig{
+		Dir:         s.dir,
+		QuietPeriod: quiet,
+		Clock:       func() time.Time { return s.now },
+		Emit:        func(e Event) { s.events <- e },
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.none()
+	t.Cleanup(func() { _ = w.fsw.Close() })
+	s.w = w
+	return s
+}
+
+// look advances the clock by d, then observes every file and checks the
+// due ones; it returns what was emitted.
+func (s *wtStepped) look(d time.Duration) []Event {
+	s.now = s.now.Add(d)
+	s.w.rescan()
+	s.w.checkDue()
+	var got []Event
+	for {
+		select {
+		case e := <-s.events:
+			got = append(got, e)
+		default:
+			return got
+		}
+	}
+}
+
+// lookNone is look, failing if anything was emitted.
+func (s *wtStepped) lookNone(d time.Duration, when string) {
+	s.t.Helper()
+	if got := s.look(d); len(got) > 0 {
+		s.t.Fatalf("%s: reported %+v", when, got)
+	}
+}
+
+// lookOne is look, failing unless exactly path with content was emitted.
+func (s *wtStepped) lookOne(d time.Duration, path, content string) {
+	s.t.Helper()
+	got := s.look(d)
+	if len(got) != 1 || !wtIsTrigger(path, content)(got[0]) {
+		s.t.Fatalf("reported %+v, want %s once with %q", got, path, content)
+	}
+}
+
+// A plan.md written in two chunks a quiet period apart (the writer pausing
+// mid-fence) is held back, then reported once, with its complete content.
+func TestWatcherHalfWrittenPlan(t *testing.T) {
+	const quiet = 300 * time.Millisecond
+	s := wtStep(t, quiet)
+	s.write("plan.md", wtPlanChunk1)
+	s.lookNone(0, "first chunk")
+	s.lookNone(quiet, "first chunk a quiet period old (an open fence)")
+	s.appendTo("plan.md", wtPlanChunk2)
+	s.lookNone(0, "second chunk")
+	s.lookNone(quiet-time.Millisecond, "second chunk just under a quiet period old")
+	s.lookOne(time.Millisecond, "plan.md", wtPlanChunk1+wtPlanChunk2)
+	s.lookNone(time.Hour, "afterwards")
 }
 
 // A file without a fence, written in two chunks with a pause shorter than
-// the quiet period, is reported once, complete.
+// the quiet period, is reported once, complete: the period counts from the
+// last change.
 func TestWatcherTwoChunksWithinQuietPeriod(t *testing.T) {
-	h := wtStart(t, 400*time.Millisecond, nil)
-	h.write("plan-feedback.md", "first half, ")
-	time.Sleep(100 * time.Millisecond) // the writer pauses mid-file
-	h.appendTo("plan-feedback.md", "second half\n")
-	evs := h.until(5*time.Second, wtIsTrigger("plan-feedback.md", "first half, second half\n"))
-	if got := wtTriggersFor(evs, "plan-feedback.md"); len(got) != 1 {
-		t.Fatalf("reported %d times, want once: %+v", len(got), got)
-	}
+	const quiet = 400 * time.Millisecond
+	s := wtStep(t, quiet)
+	s.write("plan-feedback.md", "first half, ")
+	s.lookNone(0, "first half")
+	s.lookNone(quiet-100*time.Millisecond, "the writer pauses mid-file")
+	s.appendTo("plan-feedback.md", "second half\n")
+	s.lookNone(0, "second half")
+	s.lookNone(quiet-time.Millisecond, "second half just under a quiet period old")
+	s.lookOne(time.Millisecond, "plan-feedback.md", "first half, second half\n")
+	s.lookNone(time.Hour, "afterwards")
 }
 
 // A burst of rewrites yields one event with the final content.
 func TestWatcherBurst(t *testing.T) {
-	h := wtStart(t, 300*time.Millisecond, nil)
+	const quiet = 300 * time.Millisecond
+	s := wtStep(t, quiet)
 	var last string
 	for i := range 200 {
 		last = strings.Repeat("x", i) + "\n"
-		h.write("checkpoint.md", last)
+		s.write("checkpoint.md", last)
+		s.lookNone(time.Millisecond, "mid-burst")
 	}
-	evs := h.until(5*time.Second, wtIsTrigger("checkpoint.md", last))
-	if got := wtTriggersFor(evs, "checkpoint.md"); len(got) != 1 {
-		t.Fatalf("reported %d times, want once", len(got))
-	}
+	s.lookNone(quiet-time.Millisecond, "just under a quiet period after the burst")
+	s.lookOne(time.Millisecond, "checkpoint.md", last)
 }
 
 // Events lost by fsnotify (here: the watch is gone while the file is

@@ -93,6 +93,8 @@ type Session struct {
 
 	version atomic.Uint64 // reads processed into the screen
 	userIn  atomic.Int64  // unix nanos of the last user keystroke (Write)
+	drains  atomic.Uint64 // the reader's drains of the PTY
+	pauses  atomic.Uint64 // of which followed by a coalescing pause
 
 	mu          sync.Mutex // guards everything below
 	scr         screen.Screen
@@ -561,7 +563,45 @@ const (
 	coalesceAfterKey = 2 * time.Second
 	streamWindow     = 100 * time.Millisecond
 	hangupRetry      = 10 * time.Millisecond
+	// streamFloor is what a streaming producer writes in a streamWindow to
+	// keep streaming: the rate coalesceFast per coalesceDelay.
+	streamFloor = coalesceFast * int(streamWindow/coalesceDelay)
 )
+
+// readMode is the reader's choice between stream and trickle (see above),
+// apart from the PTY and the clock so that its guarantees are tested by
+// construction (TestReadModeFlood and friends).
+type readMode struct {
+	stream   bool      // the producer is fast: no pauses, the feeder emulates
+	paused   bool      // the last drain followed a pause
+	window   time.Time // start of the current rate window
+	inWindow int       // bytes drained since then
+}
+
+// drained records a drain of n bytes at now and reports whether the reader
+// streams it. A window's bytes include the drain that closes it: they
+// arrived during the window, and a reader that stalled (the machine busy,
+// the feeder behind) drains a fast producer's window in one piece.
+func (m *readMode) drained(now time.Time, n int) bool {
+	m.inWindow += n
+	switch {
+	case m.paused && n >= coalesceFast:
+		m.stream, m.window, m.inWindow = true, now, 0
+	case now.Sub(m.window) >= streamWindow:
+		if m.stream && m.inWindow < streamFloor {
+			m.stream = false
+		}
+		m.window, m.inWindow = now, 0
+	}
+	return m.stream
+}
+
+// pause reports whether the reader pauses after the drain: in trickle mode,
+// unless somebody waits for the output (wanted).
+func (m *readMode) pause(wanted bool) bool {
+	m.paused = !m.stream && !wanted
+	return m.paused
+}
 
 // running reports whether the agent process has not exited yet.
 func (s *Session) running() bool {
@@ -583,10 +623,7 @@ func (s *Session) reader() {
 	// wrote meanwhile); in stream mode the drain is copied to the feeder.
 	buf := make([]byte, 64<<10)
 	read := s.ptyReader()
-	stream := false      // the producer is fast: no pauses, the feeder emulates
-	paused := false      // the last drain followed a pause
-	var window time.Time // start of the current rate window
-	var inWindow int     // bytes read in it
+	var mode readMode
 	for {
 		// Wait for output, then take everything the PTY holds.
 		total, err := read(buf, true)
@@ -598,16 +635,8 @@ func (s *Session) reader() {
 			total += n
 		}
 		now := time.Now()
-		switch {
-		case paused && total >= coalesceFast:
-			stream, window, inWindow = true, now, 0
-		case now.Sub(window) >= streamWindow:
-			if stream && inWindow < coalesceFast*int(streamWindow/coalesceDelay) {
-				stream = false
-			}
-			window, inWindow = now, 0
-		}
-		inWindow += total
+		s.drains.Add(1)
+		stream := mode.drained(now, total)
 		notify := false
 		if stream {
 			// The emulator works on the previous drain on the other
@@ -630,9 +659,9 @@ func (s *Session) reader() {
 			// waiter sets: stop, never spin.
 			return
 		}
-		paused = !stream && !notify && now.UnixNano()-s.userIn.Load() > int64(coalesceAfterKey)
-		if paused {
+		if mode.pause(notify || now.UnixNano()-s.userIn.Load() <= int64(coalesceAfterKey)) {
 			// A trickle nobody waits for: let the next pieces gather.
+			s.pauses.Add(1)
 			time.Sleep(coalesceDelay)
 		}
 	}

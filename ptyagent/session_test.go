@@ -621,34 +621,33 @@ func TestSanitize(t *testing.T) {
 }
 
 // TestFloodDrainedAtPTYSpeed is the regression guard for issue 14: an
-// agent that writes 8 MB must not wait on Hivemind. The floor is far below
-// what the machine does (the product benchmark holds the goal), so it never
-// flakes on a loaded machine, yet a reader that pauses after each PTY read
-// (about 200 KB/s) fails it by an order of magnitude. The emulator is the
-// real one, except under the race detector, which slows it to about the
-// floor: then the screen discards, and the test guards the read path.
+// agent that writes 8 MB must not wait on Hivemind. The reader holds a
+// producer only by a coalescing pause, and the pauses are counted: while
+// the agent floods, the reader streams (readMode's guarantees, tested by
+// construction in TestReadModeFlood). A pause needs the producer idle for a
+// whole streamWindow, so the count stays far below the drains however
+// loaded the machine; a reader that pauses after each PTY read pauses
+// after every drain. The MB/s figure is the benchmark's
+// (BenchmarkPTYToScreen). The emulator is the real one, except under the
+// race detector, which slows it tenfold: then the screen discards.
 func TestFloodDrainedAtPTYSpeed(t *testing.T) {
 	if raceEnabled {
 		defer withScreen(newDiscard)()
 	}
 	const total = 8 << 20
-	const floor = 2e6 // bytes per second
 	spec := helperSpec("flood", "flood", "HM_FLOOD_BYTES="+strconv.Itoa(total))
 	spec.Cols, spec.Rows, spec.Scrollback = 120, 40, 2000
-	t0 := time.Now()
 	s, err := Start(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	select {
-	case <-s.exited:
-	case <-time.After(time.Duration(total / floor * float64(time.Second))):
-		t.Fatalf("the agent still writes after %v: drained below %.0f MB/s", time.Since(t0), floor/1e6)
-	}
-	rate := total / time.Since(t0).Seconds()
-	t.Logf("agent wrote %d MB in %v (%.1f MB/s)", total>>20, time.Since(t0).Round(time.Millisecond), rate/1e6)
 	<-s.Done()
+	pauses, drains := s.pauses.Load(), s.drains.Load()
+	t.Logf("%d pauses in %d drains of %d MB", pauses, drains, total>>20)
+	if drains < total/(64<<10) || pauses*10 > drains {
+		t.Errorf("%d pauses in %d drains: the reader held a flooding agent", pauses, drains)
+	}
 	// Nothing lost on the way: the flood's last screen is in the emulator.
 	if s.Version() == 0 || (!raceEnabled && s.ScrollbackLen() == 0) {
 		t.Errorf("output not processed: version %d, scrollback %d", s.Version(), s.ScrollbackLen())
@@ -676,10 +675,11 @@ func TestBurstThenTrickle(t *testing.T) {
 	}
 }
 
-// A trickle nobody waits for is read in batches: 100 writes a second reach
-// the emulator in at most about 50 drains (one per coalescing pause). A
-// reader that takes every piece on its own fails this by 2×; a loaded
-// machine only makes drains rarer.
+// A trickle nobody waits for is read in batches: the reader pauses after
+// its drains (TestReadModeTrickle proves every one on a virtual clock; here
+// a producer the machine delays catches up in bursts that stream for a
+// window each, so a quarter is the floor). A reader that takes every piece
+// on its own never pauses.
 func TestTrickleCoalesced(t *testing.T) {
 	spec := helperSpec("trickle", "trickle", "HM_TRICKLE_RATE=20000")
 	s, err := Start(spec)
@@ -687,13 +687,11 @@ func TestTrickleCoalesced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	waitFor(t, 10*time.Second, "output", func() bool { return s.Version() > 0 })
-	v0, t0 := s.Version(), time.Now()
-	time.Sleep(2 * time.Second) // the observation window
-	rate := float64(s.Version()-v0) / time.Since(t0).Seconds()
-	t.Logf("%.0f drains a second for 100 writes a second", rate)
-	if rate > 70 {
-		t.Errorf("%.0f drains a second: the trickle is not coalesced", rate)
+	waitFor(t, 30*time.Second, "50 drains", func() bool { return s.drains.Load() >= 50 })
+	pauses, drains := s.pauses.Load(), s.drains.Load()
+	t.Logf("%d pauses in %d drains", pauses, drains)
+	if pauses*4 < drains {
+		t.Errorf("%d pauses in %d drains: the trickle is not coalesced", pauses, drains)
 	}
 }
 

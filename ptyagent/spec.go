@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -114,12 +115,14 @@ type Spec struct {
 	Ready  ReadyRules
 
 	// HangTimeout: no output and no hook for this long while starting or
-	// busy means hung; half of it raises hang_warning (default 120 s).
+	// busy means hung; half of it raises hang_warning (default
+	// config.DefaultHangSeconds).
 	HangTimeout time.Duration
 	// StopTimeout is the wait between SIGTERM and SIGKILL (default 10 s).
 	StopTimeout time.Duration
 	// RateLimitCooldown is how long rate_limited lasts before the session
-	// counts as idle again and held messages flow (default 60 s).
+	// counts as idle again and held messages flow (default
+	// config.DefaultRateLimitCooldownSeconds).
 	RateLimitCooldown time.Duration
 
 	// OnEvent receives the session's events in order. It is called from the
@@ -182,13 +185,13 @@ func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
 	}
 	s.Scrollback = max(s.Scrollback, 0)
 	if s.HangTimeout <= 0 {
-		s.HangTimeout = 120 * time.Second
+		s.HangTimeout = config.DefaultHangSeconds * time.Second
 	}
 	if s.StopTimeout <= 0 {
 		s.StopTimeout = 10 * time.Second
 	}
 	if s.RateLimitCooldown <= 0 {
-		s.RateLimitCooldown = 60 * time.Second
+		s.RateLimitCooldown = config.DefaultRateLimitCooldownSeconds * time.Second
 	}
 	ds := DefaultSubmitRules(s.Kind)
 	if s.Submit == (SubmitRules{}) {

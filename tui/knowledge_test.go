@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -82,15 +83,14 @@ func TestKnowledgePanelToggles(t *testing.T) {
 	}
 }
 
-// TestKnowledgePanelWidthSweep: every line exactly the width at every size.
+// TestKnowledgePanelWidthSweep: every line exactly the width at every size
+// TestWidthSweep renders (sweepSizes).
 func TestKnowledgePanelWidthSweep(t *testing.T) {
 	h := newHarness(t, 3, 80, 24)
 	h.send(SnapshotMsg{State: testState(3), Knowledge: testKnowledge()})
 	h.key("x")
-	for w := 40; w <= 200; w++ {
-		for _, ht := range []int{12, 40} {
-			h.send(tea.WindowSizeMsg{Width: w, Height: ht})
-			checkFrame(t, h.view(), w, ht)
-		}
+	for _, sz := range sweepSizes(rand.New(rand.NewPCG(26, 9))) {
+		h.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		checkFrame(t, h.view(), sz[0], sz[1])
 	}
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -173,25 +175,40 @@ func TestGoldenSmallFront(t *testing.T) {
 	}
 }
 
-// Every overlay, at every size from 40×12 up, keeps the frame contract and
-// the essentials in the footer.
+// Every overlay, at sizes from 40×12 to 100×30, keeps the frame contract
+// and the essentials in the footer.
 func TestOverlaysFitEverywhere(t *testing.T) {
+	// Every 7th width and 6th height under make test-long; otherwise the
+	// corners and six sizes drawn with a fixed seed.
+	var sizes [][2]int
+	if testkit.Long() {
+		for w := 40; w <= 100; w += 7 {
+			for ht := 12; ht <= 30; ht += 6 {
+				sizes = append(sizes, [2]int{w, ht})
+			}
+		}
+	} else {
+		sizes = [][2]int{{40, 12}, {40, 30}, {100, 12}, {100, 30}}
+		r := rand.New(rand.NewPCG(26, 10))
+		for range 6 {
+			sizes = append(sizes, [2]int{40 + r.IntN(61), 12 + r.IntN(19)})
+		}
+	}
 	for name, setup := range runScreens() {
 		h := newHarness(t, 4, 80, 24)
 		setup(h)
-		for w := 40; w <= 100; w += 7 {
-			for ht := 12; ht <= 30; ht += 6 {
-				h.send(tea.WindowSizeMsg{Width: w, Height: ht})
-				checkFrame(t, h.view(), w, ht)
-				lines := strings.Split(h.plain(), "\n")
-				footer := lines[len(lines)-1]
-				want := "q quit • ? help"
-				if strings.HasPrefix(name, "confirm") {
-					want = "[y/n]"
-				}
-				if !strings.Contains(footer, want) {
-					t.Fatalf("%s at %dx%d: footer %q lacks %q", name, w, ht, footer, want)
-				}
+		for _, sz := range sizes {
+			w, ht := sz[0], sz[1]
+			h.send(tea.WindowSizeMsg{Width: w, Height: ht})
+			checkFrame(t, h.view(), w, ht)
+			lines := strings.Split(h.plain(), "\n")
+			footer := lines[len(lines)-1]
+			want := "q quit • ? help"
+			if strings.HasPrefix(name, "confirm") {
+				want = "[y/n]"
+			}
+			if !strings.Contains(footer, want) {
+				t.Fatalf("%s at %dx%d: footer %q lacks %q", name, w, ht, footer, want)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -889,7 +890,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // maxWorkers is the most workers the start screen offers (the config's
 // limit).
-const maxWorkers = 32
+const maxWorkers = config.MaxWorkers
 
 // slotWorkers is the Team row's last slot, after one per role: the worker
 // count.

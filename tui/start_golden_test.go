@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -171,20 +173,34 @@ func TestGoldenFront(t *testing.T) {
 
 // Every front-door screen fits every width from 40 to 240 columns.
 func TestFrontWidthSweep(t *testing.T) {
-	for w := 40; w <= 240; w += 25 {
-		for _, h := range []int{12, 30} {
-			screens := frontScreens(t, w, h)
-			maps.Copy(screens, teamScreens(t, w, h))
-			for name, fh := range screens {
-				frame := fh.view()
-				lines := strings.Split(frame, "\n")
-				if len(lines) != h {
-					t.Fatalf("%s %dx%d: %d lines", name, w, h, len(lines))
-				}
-				for i, l := range lines {
-					if got := ansi.StringWidth(l); got != w {
-						t.Fatalf("%s %dx%d: line %d is %d cells: %q", name, w, h, i, got, ansi.Strip(l))
-					}
+	// Every 25th width at heights 12 and 30 under testkit.Long; otherwise
+	// the four corners and two sizes drawn with a fixed seed (building
+	// the screens is what costs).
+	var sizes [][2]int
+	if testkit.Long() {
+		for w := 40; w <= 240; w += 25 {
+			sizes = append(sizes, [2]int{w, 12}, [2]int{w, 30})
+		}
+	} else {
+		sizes = [][2]int{{40, 12}, {40, 30}, {240, 12}, {240, 30}}
+		r := rand.New(rand.NewPCG(26, 8))
+		for range 2 {
+			sizes = append(sizes, [2]int{40 + r.IntN(201), 12 + r.IntN(19)})
+		}
+	}
+	for _, sz := range sizes {
+		w, h := sz[0], sz[1]
+		screens := frontScreens(t, w, h)
+		maps.Copy(screens, teamScreens(t, w, h))
+		for name, fh := range screens {
+			frame := fh.view()
+			lines := strings.Split(frame, "\n")
+			if len(lines) != h {
+				t.Fatalf("%s %dx%d: %d lines", name, w, h, len(lines))
+			}
+			for i, l := range lines {
+				if got := ansi.StringWidth(l); got != w {
+					t.Fatalf("%s %dx%d: line %d is %d cells: %q", name, w, h, i, got, ansi.Strip(l))
 				}
 			}
 		}

@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"charm.land/bubbles/v2/spinner"
@@ -58,27 +61,72 @@ func requireQuit(t *testing.T, cmd tea.Cmd) {
 	}
 }
 
+// msgsOf runs cmd and returns the messages its leaves yield, descending
+// into batches and sequences. The caller is inside synctest.Test: the
+// leaves run in the bubble and synctest.Wait returns once each has
+// answered or is durably blocked (a timer, a wait on the model's
+// channels), so a slow leaf is never taken for a waiting one and a waiting
+// one does not stall the test.
+func msgsOf(cmd tea.Cmd) []tea.Msg {
+	var mu sync.Mutex
+	var msgs []tea.Msg
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			msg := c()
+			v := reflect.ValueOf(msg)
+			if v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeFor[tea.Cmd]() {
+				for i := range v.Len() { // a Batch or Sequence
+					run(v.Index(i).Interface().(tea.Cmd))
+				}
+				return
+			}
+			mu.Lock()
+			msgs = append(msgs, msg)
+			mu.Unlock()
+		}()
+	}
+	run(cmd)
+	synctest.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return msgs
+}
+
+// requireNoQuit fails if cmd yields tea.QuitMsg (inside synctest.Test).
 func requireNoQuit(t *testing.T, cmd tea.Cmd) {
 	t.Helper()
-	// Quit is immediate; any other leaf here is a timer or a wait.
-	if cmd == nil {
-		return
-	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	select {
-	case msg := <-done:
-		if _, ok := msg.(tea.QuitMsg); ok {
+	for _, m := range msgsOf(cmd) {
+		if _, ok := m.(tea.QuitMsg); ok {
 			t.Fatal("unexpected tea.Quit")
 		}
-		if b, ok := msg.(tea.BatchMsg); ok {
-			for _, c := range b {
-				requireNoQuit(t, c)
+	}
+}
+
+// msgsOf sees through batches and sequences, and returns without the
+// leaves that wait.
+func TestMsgsOf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		wait := func() tea.Msg { <-block; return nil }
+		got := msgsOf(tea.Batch(wait, tea.Sequence(wait, tea.Quit), tea.Raw("x")))
+		var quit, raw int
+		for _, m := range got {
+			switch m.(type) {
+			case tea.QuitMsg:
+				quit++
+			case tea.RawMsg:
+				raw++
 			}
 		}
-	case <-time.After(100 * time.Millisecond):
-		// A blocking leaf (timer or wait) cannot be a Quit.
-	}
+		if quit != 1 || raw != 1 || len(got) != 2 {
+			t.Errorf("messages %#v", got)
+		}
+		close(block)
+	})
 }
 
 func newKeyHarness(t *testing.T) *harness {
@@ -117,20 +165,24 @@ func TestKeyCancelAsks(t *testing.T) {
 
 func TestKeyQuit(t *testing.T) {
 	t.Run("asks_when_agents_run", func(t *testing.T) {
-		h := newKeyHarness(t)
-		requireNoQuit(t, h.key("q"))
-		if h.m.confirm != confirmQuit {
-			t.Fatal("q did not ask")
-		}
-		requireNoQuit(t, h.key("n"))
-		h.key("q")
-		requireQuit(t, h.key("y"))
-		h.eng.requireCalls(t) // quitting does not cancel the task
+		synctest.Test(t, func(t *testing.T) {
+			h := newKeyHarness(t)
+			requireNoQuit(t, h.key("q"))
+			if h.m.confirm != confirmQuit {
+				t.Fatal("q did not ask")
+			}
+			requireNoQuit(t, h.key("n"))
+			h.key("q")
+			requireQuit(t, h.key("y"))
+			h.eng.requireCalls(t) // quitting does not cancel the task
+		})
 	})
 	t.Run("ctrl+c_twice", func(t *testing.T) {
-		h := newKeyHarness(t)
-		requireNoQuit(t, h.key("ctrl+c"))
-		requireQuit(t, h.key("ctrl+c"))
+		synctest.Test(t, func(t *testing.T) {
+			h := newKeyHarness(t)
+			requireNoQuit(t, h.key("ctrl+c"))
+			requireQuit(t, h.key("ctrl+c"))
+		})
 	})
 	t.Run("immediate_when_nothing_runs", func(t *testing.T) {
 		h := newKeyHarness(t)
@@ -362,9 +414,13 @@ func TestNotifications(t *testing.T) {
 		}
 	}
 	// The same state again does not ring again.
-	if _, ok := findMsgQuick(t, h.send(SnapshotMsg{State: st})); ok {
-		t.Fatal("rang twice for one transition")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		for _, m := range msgsOf(h.send(SnapshotMsg{State: st})) {
+			if _, ok := m.(tea.RawMsg); ok {
+				t.Fatal("rang twice for one transition")
+			}
+		}
+	})
 	st.Phase = workspace.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[workspace.AgentID]workspace.Health{"worker_2": "waiting_permission"}}))
@@ -387,35 +443,6 @@ func TestNotifications(t *testing.T) {
 	if strings.Contains(h.plain(), "disk full") {
 		t.Fatal("notice not cleared by a key")
 	}
-}
-
-// findMsgQuick reports whether cmd yields a RawMsg without blocking leaves.
-func findMsgQuick(t *testing.T, cmd tea.Cmd) (tea.RawMsg, bool) {
-	t.Helper()
-	var walk func(c tea.Cmd) (tea.RawMsg, bool)
-	walk = func(c tea.Cmd) (tea.RawMsg, bool) {
-		if c == nil {
-			return tea.RawMsg{}, false
-		}
-		done := make(chan tea.Msg, 1)
-		go func() { done <- c() }()
-		select {
-		case msg := <-done:
-			switch msg := msg.(type) {
-			case tea.RawMsg:
-				return msg, true
-			case tea.BatchMsg:
-				for _, sub := range msg {
-					if r, ok := walk(sub); ok {
-						return r, true
-					}
-				}
-			}
-		case <-time.After(50 * time.Millisecond):
-		}
-		return tea.RawMsg{}, false
-	}
-	return walk(cmd)
 }
 
 // TestFrameCap: screen changes are drawn at most once per frame interval;

@@ -2,7 +2,10 @@ package tui
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -149,9 +153,11 @@ func TestGoldenViews(t *testing.T) {
 	}
 }
 
-// TestWidthSweep renders many layouts at every width from 40 to 240
-// columns: every line is exactly the width, and there are exactly height
-// lines.
+// TestWidthSweep renders many layouts at widths from 40 to 240 columns
+// and heights from 12 to 48: every line is exactly the width, and there are
+// exactly height lines. The normal suite checks the edges and a fixed
+// random sample of sizes per layout; make test-long (testkit.Long) checks
+// every width at heights 12 and 48.
 func TestWidthSweep(t *testing.T) {
 	setups := map[string]func(*harness){
 		"plain": func(*harness) {},
@@ -169,27 +175,47 @@ func TestWidthSweep(t *testing.T) {
 		"attach": func(h *harness) { h.key("enter") },
 		"quit":   func(h *harness) { h.key("q") },
 	}
+	r := rand.New(rand.NewPCG(26, 7))
 	for _, n := range []int{1, 3, 8, 10} {
-		for name, setup := range setups {
+		for _, name := range slices.Sorted(maps.Keys(setups)) {
 			h := newHarness(t, n, 80, 24)
-			setup(h)
-			for w := 40; w <= 240; w++ {
-				for _, ht := range []int{12, 48} {
-					h.send(tea.WindowSizeMsg{Width: w, Height: ht})
-					frame := h.view()
-					lines := strings.Split(frame, "\n")
-					if len(lines) != ht {
-						t.Fatalf("%s n=%d %dx%d: %d lines", name, n, w, ht, len(lines))
-					}
-					for i, l := range lines {
-						if lw := ansi.StringWidth(l); lw != w {
-							t.Fatalf("%s n=%d %dx%d: line %d is %d wide: %q", name, n, w, ht, i, lw, ansi.Strip(l))
-						}
+			setups[name](h)
+			for _, sz := range sweepSizes(r) {
+				w, ht := sz[0], sz[1]
+				h.send(tea.WindowSizeMsg{Width: w, Height: ht})
+				frame := h.view()
+				lines := strings.Split(frame, "\n")
+				if len(lines) != ht {
+					t.Fatalf("%s n=%d %dx%d: %d lines", name, n, w, ht, len(lines))
+				}
+				for i, l := range lines {
+					if lw := ansi.StringWidth(l); lw != w {
+						t.Fatalf("%s n=%d %dx%d: line %d is %d wide: %q", name, n, w, ht, i, lw, ansi.Strip(l))
 					}
 				}
 			}
 		}
 	}
+}
+
+// sweepSizes lists the sizes TestWidthSweep renders one layout at: under
+// testkit.Long every width from 40 to 240 at heights 12 and 48; otherwise
+// the corners and edges of that range and 12 sizes drawn from r.
+func sweepSizes(r *rand.Rand) [][2]int {
+	var sizes [][2]int
+	if testkit.Long() {
+		for w := 40; w <= 240; w++ {
+			sizes = append(sizes, [2]int{w, 12}, [2]int{w, 48})
+		}
+		return sizes
+	}
+	for _, w := range []int{40, 41, 239, 240} {
+		sizes = append(sizes, [2]int{w, 12}, [2]int{w, 48})
+	}
+	for range 12 {
+		sizes = append(sizes, [2]int{40 + r.IntN(201), 12 + r.IntN(37)})
+	}
+	return sizes
 }
 
 // TestTinyTerminal never breaks the frame contract, down to 1×1.

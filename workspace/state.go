@@ -259,6 +259,24 @@ func listBackups(dir string) ([]string, error) {
 	return out, nil
 }
 
+// EncodeState returns what Save writes for st, in memory: state.json's
+// content and the blobs it references (content by hash).
+func EncodeState(st State) (data []byte, blobs map[string][]byte, err error) {
+	compact, err := json.Marshal(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	compact, blobs, err = externalize(compact)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		return nil, nil, err
+	}
+	return append(buf.Bytes(), '\n'), blobs, nil
+}
+
 // Save writes st as the new state.json: first the current state.json (if
 // valid) becomes the newest of the rolling backups (KeepBackups kept), then
 // the new content is written atomically. Strings longer than InlineMax
@@ -276,22 +294,13 @@ func (s *StateStore) Save(st State) error {
 	if st.TaskID != s.t.id {
 		return fmt.Errorf("workspace: write state: task_id %q in the state of task %s", st.TaskID, s.t.id)
 	}
-	compact, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
-	}
-	compact, blobs, err := externalize(compact)
+	data, blobs, err := EncodeState(st)
 	if err != nil {
 		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
 	}
 	if err := storeBlobs(s.t.dir, blobs, s.blobs); err != nil {
 		return fmt.Errorf("workspace: write state of task %s: blobs: %w", s.t.id, err)
 	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, compact, "", "  "); err != nil {
-		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
-	}
-	data := append(buf.Bytes(), '\n')
 	if err := s.backup(); err != nil {
 		return fmt.Errorf("workspace: write state of task %s: backup: %w", s.t.id, err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen/workload"
+	"github.com/hivemind-dev/hivemind/ptyagent/screen/xvt"
 )
 
 func main() {
@@ -78,7 +79,7 @@ func run(size int, seed uint64, runs, cols, rows int, withVT, noTmux bool) error
 		{"hivemind (screen.New)", emuRead(screen.New)},
 	}
 	if withVT {
-		paths = append(paths, path{"x/vt (screen.NewVT)", emuRead(screen.NewVT)})
+		paths = append(paths, path{"x/vt (xvt.New)", emuRead(xvt.New)})
 	}
 	if !noTmux {
 		if _, err := exec.LookPath("tmux"); err != nil {

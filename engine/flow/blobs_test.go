@@ -17,13 +17,15 @@ import (
 // TestStateSizeBoundedByReferences: a plan of many subtasks with
 // descriptions at the size limit, run through Step to completion (a plan
 // feedback round, every subtask done, every checkpoint approved) with the
-// state saved after every step as the runner does: state.json stays under
-// a fixed bound that does not depend on how much the agents wrote, because
-// what they wrote is stored once in blobs/ and state.json references it.
-// The same run with descriptions a quarter as long gives the same bound.
+// state encoded after every step as the runner saves it
+// (workspace.EncodeState, in memory): state.json stays under a fixed bound
+// that does not depend on how much the agents wrote, because what they
+// wrote is stored once in blobs/ and state.json references it. The same
+// run with descriptions a quarter as long gives the same bound. The final
+// state is saved to disk once and loaded back.
 func TestStateSizeBoundedByReferences(t *testing.T) {
-	const subtasks = 40
-	const bound = 64<<10 + subtasks*1<<10
+	const subtasks = 10
+	const bound = 16<<10 + subtasks*1<<10
 	for _, descLen := range []int{maxDescription, maxDescription / 4} {
 		t.Run(fmt.Sprint(descLen), func(t *testing.T) {
 			biggest, written, final := runToCompletion(t, subtasks, descLen)
@@ -44,9 +46,10 @@ func TestStateSizeBoundedByReferences(t *testing.T) {
 }
 
 // runToCompletion drives a task with n subtasks (descriptions of descLen
-// bytes) to complete, saving and reloading the state after every step. It
-// returns the largest state.json seen, the bytes of agent content the plan
-// carried, and the final state as loaded back.
+// bytes) to complete, encoding the state after every step and saving and
+// reloading the final one. It returns the largest state.json seen, the
+// bytes of agent content the plan carried, and the final state as loaded
+// back.
 func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final State) {
 	root := t.TempDir()
 	ws, err := workspace.Open(filepath.Join(root, ".hivemind"))
@@ -81,14 +84,11 @@ func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final 
 		t.Helper()
 		st := sc.s.Clone()
 		st.TaskID = td.ID()
-		if err := store.Save(st); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(store.Path())
+		data, _, err := workspace.EncodeState(st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		biggest = max(biggest, int(fi.Size()))
+		biggest = max(biggest, len(data))
 	}
 	sc.submit(4)
 	save()
@@ -120,6 +120,14 @@ func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final 
 		default:
 			t.Fatalf("unexpected state %s: %s", sc.s.Phase, describe(sc.eff))
 		}
+	}
+	final = sc.s.Clone()
+	final.TaskID = td.ID()
+	if err := store.Save(final); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(store.Path()); err != nil || int(fi.Size()) > biggest {
+		t.Fatalf("state.json on disk: %v, %v (encoded at most %d bytes)", fi, err, biggest)
 	}
 	store.Close()
 	store2, loaded, res, err := workspace.OpenStateStore(td)

@@ -13,12 +13,6 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 )
 
-// Workers limits; internal/config checks the same range for config files.
-const (
-	minWorkers = 1
-	maxWorkers = 32
-)
-
 // options are the parsed command line: what a run is (app.Options) and
 // what the command line alone says.
 type options struct {
@@ -92,9 +86,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Usage = func() {}
 	fs.StringVar(&o.Project, "project", "", "project `dir` (default: current directory)")
 	fs.StringVar(&o.Workspace, "workspace", "", "workspace `dir` (default: <project>/.hivemind)")
-	o.Workers = 2
+	o.Workers = config.DefaultWorkers
 	fs.Var(workersFlag{o}, "w", "")
-	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", minWorkers, maxWorkers))
+	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", config.MinWorkers, config.MaxWorkers))
 	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: claude, codex, gemini, sim, a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
 	fs.Float64Var(&o.Budget, "budget", 0, "stop at needs_human once the task's estimated spend reaches `usd` (budget_usd; with --retry, a raised budget continues)")
 	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
@@ -178,8 +172,8 @@ func parseFlags(args []string) (options, error) {
 	if o.Retry {
 		o.Resume = true
 	}
-	if o.WorkersSet && (o.Workers < minWorkers || o.Workers > maxWorkers) {
-		return o, fmt.Errorf("--workers must be between %d and %d, got %d", minWorkers, maxWorkers, o.Workers)
+	if o.WorkersSet && (o.Workers < config.MinWorkers || o.Workers > config.MaxWorkers) {
+		return o, fmt.Errorf("--workers must be between %d and %d, got %d", config.MinWorkers, config.MaxWorkers, o.Workers)
 	}
 	return o, nil
 }

@@ -72,7 +72,7 @@ func TestParseFlags(t *testing.T) {
 
 // The flag's workers limit is the one config files have.
 func TestWorkersLimitMatchesConfig(t *testing.T) {
-	for _, n := range []int{minWorkers - 1, minWorkers, maxWorkers, maxWorkers + 1} {
+	for _, n := range []int{config.MinWorkers - 1, config.MinWorkers, config.MaxWorkers, config.MaxWorkers + 1} {
 		_, _, cfgErr := config.Load(t.TempDir(), t.TempDir(), config.Overrides{Workers: &n})
 		_, flagErr := parseFlags([]string{"--workers", strconv.Itoa(n)})
 		if (cfgErr == nil) != (flagErr == nil) {

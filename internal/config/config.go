@@ -211,36 +211,20 @@ func (s Sources) Of(key string) Source {
 	return Source{Kind: SourceDefault}
 }
 
-// Default returns the built-in configuration.
+// Default returns the built-in configuration: every key's default from
+// the key tables (keys.go).
 func Default() Config {
 	c := Config{
-		Workers:                  2,
-		Agent:                    "claude",
-		PlanApproval:             PlanApprovalReviewer,
-		Roles:                    map[workspace.Role]RoleConfig{},
-		QuietPeriodMS:            300,
-		HangSeconds:              120,
-		AgentTimeoutSeconds:      1800,
-		StallSeconds:             120,
-		RateLimitCooldownSeconds: 60,
-		MaxRetries:               3,
-		MaxRevisionCycles:        3,
-		BackoffSeconds:           []int{5, 15, 45},
-		ScrollbackLines:          5000,
-		FPS:                      30,
-		RetentionFullDays:        7,
-		RetentionSummaryDays:     30,
-		WorktreeCopy:             []string{".env*"},
-		Profiles:                 map[string]Profile{},
-		Pricing:                  pricing.Table{},
-		Hosts:                    map[string]Host{},
+		Roles:    map[workspace.Role]RoleConfig{},
+		Profiles: map[string]Profile{},
+		Pricing:  pricing.Table{},
+		Hosts:    map[string]Host{},
 	}
+	applyDefaults(&c, topKeys)
 	for _, r := range workspace.Roles() {
-		// bypassPermissions: agents run unattended, and a permission dialog
-		// would stall the run. Role limits are still enforced: removed tools
-		// (--disallowedTools) and PreToolUse hook denials apply in every
-		// permission mode.
-		c.Roles[r] = RoleConfig{PermissionMode: "bypassPermissions", ExtraArgs: []string{}}
+		var rc RoleConfig
+		applyDefaults(&rc, roleKeys)
+		c.Roles[r] = rc
 	}
 	return c
 }

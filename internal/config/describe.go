@@ -22,53 +22,35 @@ func (c Config) Describe(src Sources) string {
 	}
 	header := func(h string) { rows = append(rows, row{text: "\n[" + h + "]"}) }
 
-	add("workers", "workers", c.Workers)
-	add("agent", "agent", c.Agent)
-	add("plan_approval", "plan_approval", c.PlanApproval)
-	add("quiet_period_ms", "quiet_period_ms", c.QuietPeriodMS)
-	add("hang_seconds", "hang_seconds", c.HangSeconds)
-	add("agent_timeout_seconds", "agent_timeout_seconds", c.AgentTimeoutSeconds)
-	add("stall_seconds", "stall_seconds", c.StallSeconds)
-	add("rate_limit_cooldown_seconds", "rate_limit_cooldown_seconds", c.RateLimitCooldownSeconds)
-	add("max_retries", "max_retries", c.MaxRetries)
-	add("max_revision_cycles", "max_revision_cycles", c.MaxRevisionCycles)
-	add("backoff_seconds", "backoff_seconds", c.BackoffSeconds)
-	add("scrollback_lines", "scrollback_lines", c.ScrollbackLines)
-	add("fps", "fps", c.FPS)
-	add("retention_full_days", "retention_full_days", c.RetentionFullDays)
-	add("retention_summary_days", "retention_summary_days", c.RetentionSummaryDays)
-	add("check", "check", c.Check)
-	add("worktree_copy", "worktree_copy", c.WorktreeCopy)
-	add("budget_usd", "budget_usd", c.BudgetUSD)
-
+	for _, k := range topKeys {
+		if v, ok := shown(&c, k); ok {
+			add(k.name, k.name, v)
+		}
+	}
 	for _, r := range workspace.Roles() {
 		rc := c.Roles[r]
 		p := "roles." + string(r) + "."
 		header("roles." + string(r))
-		if rc.Agent != "" {
-			add(p+"agent", "agent", rc.Agent)
-		} else {
-			// Inherited from the top-level agent: shown commented out, so
-			// the output read back sets no per-role agent.
-			rows = append(rows, row{text: "# agent = " + tomlValue(c.Agent), src: src.Of("agent").String() + " (from agent)"})
-		}
-		add(p+"model", "model", rc.Model)
-		add(p+"extra_args", "extra_args", rc.ExtraArgs)
-		add(p+"permission_mode", "permission_mode", rc.PermissionMode)
-		if len(rc.Hosts) > 0 {
-			add(p+"hosts", "hosts", rc.Hosts)
+		for _, k := range roleKeys {
+			if k.name == "agent" && rc.Agent == "" {
+				// Inherited from the top-level agent: shown commented
+				// out, so the output read back sets no per-role agent.
+				rows = append(rows, row{text: "# agent = " + tomlValue(c.Agent), src: src.Of("agent").String() + " (from agent)"})
+				continue
+			}
+			if v, ok := shown(&rc, k); ok {
+				add(p+k.name, k.name, v)
+			}
 		}
 	}
 	for _, name := range c.HostNames() {
 		h := c.Hosts[name]
 		p := "hosts." + name + "."
 		header("hosts." + name)
-		add(p+"ssh", "ssh", h.SSH)
-		add(p+"ssh_options", "ssh_options", h.SSHOptions)
-		add(p+"dir", "dir", h.Dir)
-		add(p+"max_agents", "max_agents", h.MaxAgents)
-		if h.Agent != "" {
-			add(p+"agent", "agent", h.Agent)
+		for _, k := range hostKeys {
+			if v, ok := shown(&h, k); ok {
+				add(p+k.name, k.name, v)
+			}
 		}
 	}
 	if len(c.Placement) > 0 {
@@ -79,11 +61,11 @@ func (c Config) Describe(src Sources) string {
 		p := "profiles." + tomlKey(name) + "."
 		sp := "profiles." + name + "."
 		header("profiles." + tomlKey(name))
-		add(sp+"command", "command", pr.Command)
-		add(sp+"submit", "submit", pr.Submit)
-		add(sp+"submit_delay_ms", "submit_delay_ms", pr.SubmitDelayMS)
-		add(sp+"ready_regex", "ready_regex", pr.ReadyRegex)
-		add(sp+"ready_quiet_ms", "ready_quiet_ms", pr.ReadyQuietMS)
+		for _, k := range profileKeys {
+			if v, ok := shown(&pr, k); ok {
+				add(sp+k.name, k.name, v)
+			}
+		}
 		if len(pr.Env) > 0 {
 			header(strings.TrimSuffix(p, ".") + ".env")
 			for _, k := range slices.Sorted(maps.Keys(pr.Env)) {
@@ -95,10 +77,11 @@ func (c Config) Describe(src Sources) string {
 		pr := c.Pricing[name]
 		sp := "pricing." + name + "."
 		header("pricing." + tomlKey(name))
-		add(sp+"input", "input", pr.Input)
-		add(sp+"output", "output", pr.Output)
-		add(sp+"cache_read", "cache_read", pr.CacheRead)
-		add(sp+"cache_write", "cache_write", pr.CacheWrite)
+		for _, k := range priceKeys {
+			if v, ok := shown(&pr, k); ok {
+				add(sp+k.name, k.name, v)
+			}
+		}
 	}
 
 	width := 0

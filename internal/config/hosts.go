@@ -45,16 +45,29 @@ type Placement struct {
 
 var hostName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 
-var hostSpecs = map[string]spec{
-	"ssh":         {kind: kindString, nonEmpty: true},
-	"ssh_options": {kind: kindStrings},
-	"dir":         {kind: kindString, check: checkRemoteDir},
-	"max_agents":  {kind: kindInt, min: 1, max: 64},
-	"agent":       {kind: kindString, nonEmpty: true},
+// hostKeys are the keys of a [hosts.<name>] table.
+var hostKeys = []key[Host]{
+	{name: "ssh", spec: spec{kind: kindString, nonEmpty: true},
+		field: func(h *Host) any { return &h.SSH }, defText: "required",
+		doc: "the ssh destination: an alias of `~/.ssh/config`, `user@host` or `ssh://user@host:port`"},
+	{name: "ssh_options", spec: spec{kind: kindStrings}, def: []string{},
+		field: func(h *Host) any { return &h.SSHOptions },
+		doc:   "options passed to ssh before the destination (`[\"-J\", \"bastion\"]`)"},
+	{name: "dir", spec: spec{kind: kindString, check: checkRemoteDir}, def: "~/hivemind",
+		field: func(h *Host) any { return &h.Dir }, typ: "absolute path or `~/…`",
+		doc: "the work directory there"},
+	{name: "max_agents", spec: spec{kind: kindInt, min: 1, max: 64}, def: DefaultMaxAgents,
+		field: func(h *Host) any { return &h.MaxAgents },
+		doc:   "how many agents run there at once"},
+	{name: "agent", spec: spec{kind: kindString, nonEmpty: true},
+		field: func(h *Host) any { return &h.Agent }, omitEmpty: true, defText: "the profile's",
+		doc: "the agent command there, when not the profile's own name on the host's `PATH`"},
 }
 
 func defaultHost() Host {
-	return Host{SSHOptions: []string{}, Dir: "~/hivemind", MaxAgents: DefaultMaxAgents}
+	var h Host
+	applyDefaults(&h, hostKeys)
+	return h
 }
 
 func checkRemoteDir(s string) error {
@@ -89,8 +102,7 @@ func (l *fileLoader) hosts(path []string, prim toml.Primitive) {
 			h = defaultHost()
 		}
 		l.src[strings.Join(hpath, ".")] = l.source(hpath)
-		l.setFields(hpath, fields, hostSpecs, map[string]any{"ssh": &h.SSH, "ssh_options": &h.SSHOptions,
-			"dir": &h.Dir, "max_agents": &h.MaxAgents, "agent": &h.Agent})
+		setKeys(l, hpath, fields, hostKeys, &h)
 		l.cfg.Hosts[name] = h
 	}
 }

@@ -120,7 +120,7 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 	}
 
 	if flags.Workers != nil {
-		if msg := checkInt(*flags.Workers, minWorkers, maxWorkers); msg != "" {
+		if msg := checkInt(*flags.Workers, MinWorkers, MaxWorkers); msg != "" {
 			errs = append(errs, &Error{Key: "--workers", Msg: msg})
 		} else {
 			cfg.Workers = *flags.Workers
@@ -175,87 +175,11 @@ func checkOneOf(v string, oneOf []string) string {
 	return msg
 }
 
-const (
-	minWorkers = 1
-	maxWorkers = 32
-	noMax      = int(^uint(0) >> 1)
-	// Every value that becomes a duration is range-checked before any
-	// arithmetic, so none can wrap (18446744074 s once became 290 ms).
-	maxSeconds = 7 * 24 * 3600 // a week
-	maxDays    = 100 * 365
-	// A trigger file must stay unchanged this long at least to count as
-	// complete: 0 would take half-written files.
-	minQuietMS = 10
-	// An agent idle this long with unfinished work gets a reminder.
-	minStallSeconds = 10
-)
-
-// Value kinds of the schema.
-type kind int
-
-const (
-	kindInt kind = iota
-	kindString
-	kindStrings
-	kindInts
-	kindTable
-	kindFloat
-)
-
-// spec describes one known key: its kind, range and where it goes.
-type spec struct {
-	kind     kind
-	min, max int                  // ints and int elements
-	nonEmpty bool                 // strings and arrays
-	oneOf    []string             // strings
-	check    func(s string) error // strings
-}
-
-var topSpecs = map[string]spec{
-	"workers":                     {kind: kindInt, min: minWorkers, max: maxWorkers},
-	"agent":                       {kind: kindString, nonEmpty: true},
-	"plan_approval":               {kind: kindString, oneOf: PlanApprovals},
-	"roles":                       {kind: kindTable},
-	"quiet_period_ms":             {kind: kindInt, min: minQuietMS, max: 60_000},
-	"hang_seconds":                {kind: kindInt, min: 1, max: maxSeconds},
-	"agent_timeout_seconds":       {kind: kindInt, min: 1, max: maxSeconds},
-	"stall_seconds":               {kind: kindInt, min: minStallSeconds, max: maxSeconds},
-	"rate_limit_cooldown_seconds": {kind: kindInt, min: 1, max: 86_400},
-	"max_retries":                 {kind: kindInt, min: 0, max: 100},
-	"max_revision_cycles":         {kind: kindInt, min: 1, max: 100},
-	"backoff_seconds":             {kind: kindInts, min: 0, max: 86_400, nonEmpty: true},
-	"scrollback_lines":            {kind: kindInt, min: 0, max: 1_000_000},
-	"fps":                         {kind: kindInt, min: 1, max: 240},
-	"retention_full_days":         {kind: kindInt, min: 0, max: maxDays},
-	"retention_summary_days":      {kind: kindInt, min: 0, max: maxDays},
-	"check":                       {kind: kindString},
-	"worktree_copy":               {kind: kindStrings, check: checkGlob},
-	"profiles":                    {kind: kindTable},
-	"budget_usd":                  {kind: kindFloat, min: 0, max: 1_000_000},
-	"pricing":                     {kind: kindTable},
-	"hosts":                       {kind: kindTable},
-}
-
-var roleSpecs = map[string]spec{
-	"agent":           {kind: kindString, nonEmpty: true},
-	"model":           {kind: kindString},
-	"extra_args":      {kind: kindStrings},
-	"permission_mode": {kind: kindString, oneOf: permissionModes},
-	"hosts":           {kind: kindStrings},
-}
-
-var profileSpecs = map[string]spec{
-	"command":         {kind: kindStrings, nonEmpty: true},
-	"env":             {kind: kindTable},
-	"submit":          {kind: kindString, oneOf: []string{SubmitPaste, SubmitLine}},
-	"submit_delay_ms": {kind: kindInt, min: 0, max: 60_000},
-	"ready_regex":     {kind: kindString, check: checkRegex},
-	"ready_quiet_ms":  {kind: kindInt, min: 0, max: 600_000},
-}
-
 // defaultProfile is the starting point of a profile a file defines.
 func defaultProfile() Profile {
-	return Profile{Env: map[string]string{}, Submit: SubmitPaste, SubmitDelayMS: 80, ReadyQuietMS: 500}
+	p := Profile{Env: map[string]string{}}
+	applyDefaults(&p, profileKeys)
+	return p
 }
 
 // fileLoader decodes one file onto a Config.
@@ -291,72 +215,35 @@ func loadFile(cfg *Config, src Sources, file, kind string, mustExist bool) Error
 	}
 	l.md = md
 
-	for _, key := range slices.Sorted(maps.Keys(l.top)) {
-		prim := l.top[key]
-		path := []string{key}
-		sp, ok := topSpecs[key]
-		if !ok {
-			l.unknown(path, topSpecs)
-			continue
-		}
-		switch key {
-		case "roles":
-			l.roles(path, prim)
-		case "profiles":
-			l.profiles(path, prim)
-		case "pricing":
-			l.pricing(path, prim)
-		case "hosts":
-			l.hosts(path, prim)
+	for _, name := range slices.Sorted(maps.Keys(l.top)) {
+		path := []string{name}
+		k, ok := lookup(topKeys, name)
+		switch {
+		case !ok:
+			l.unknown(path, names(topKeys))
+		case k.load != nil:
+			k.load(l, path, l.top[name])
 		default:
-			l.set(path, prim, sp, topTarget(cfg, key))
+			l.set(path, l.top[name], k.spec, k.field(cfg))
 		}
 	}
 	sort.SliceStable(l.errs, func(i, j int) bool { return l.errs[i].Line < l.errs[j].Line })
 	return l.errs
 }
 
-// topTarget returns a pointer to the Config field of a top-level key.
-func topTarget(c *Config, key string) any {
-	switch key {
-	case "workers":
-		return &c.Workers
-	case "agent":
-		return &c.Agent
-	case "plan_approval":
-		return &c.PlanApproval
-	case "quiet_period_ms":
-		return &c.QuietPeriodMS
-	case "hang_seconds":
-		return &c.HangSeconds
-	case "agent_timeout_seconds":
-		return &c.AgentTimeoutSeconds
-	case "stall_seconds":
-		return &c.StallSeconds
-	case "rate_limit_cooldown_seconds":
-		return &c.RateLimitCooldownSeconds
-	case "max_retries":
-		return &c.MaxRetries
-	case "max_revision_cycles":
-		return &c.MaxRevisionCycles
-	case "backoff_seconds":
-		return &c.BackoffSeconds
-	case "scrollback_lines":
-		return &c.ScrollbackLines
-	case "fps":
-		return &c.FPS
-	case "retention_full_days":
-		return &c.RetentionFullDays
-	case "retention_summary_days":
-		return &c.RetentionSummaryDays
-	case "check":
-		return &c.Check
-	case "worktree_copy":
-		return &c.WorktreeCopy
-	case "budget_usd":
-		return &c.BudgetUSD
+// setKeys sets each field of a table through its key in keys into t, in
+// name order; a name without a key is an unknown key.
+func setKeys[T any](l *fileLoader, path []string, fields map[string]toml.Primitive, keys []key[T], t *T) {
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		fpath := append(slices.Clip(path), f)
+		k, ok := lookup(keys, f)
+		switch {
+		case !ok:
+			l.unknown(fpath, names(keys))
+		case k.field != nil:
+			l.set(fpath, fields[f], k.spec, k.field(t))
+		}
 	}
-	panic("config: no target for key " + key)
 }
 
 func (l *fileLoader) roles(path []string, prim toml.Primitive) {
@@ -376,8 +263,7 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 			continue
 		}
 		rc := l.cfg.Roles[role]
-		l.setFields(rpath, fields, roleSpecs, map[string]any{"agent": &rc.Agent, "model": &rc.Model,
-			"extra_args": &rc.ExtraArgs, "permission_mode": &rc.PermissionMode, "hosts": &rc.Hosts})
+		setKeys(l, rpath, fields, roleKeys, &rc)
 		l.cfg.Roles[role] = rc
 	}
 }
@@ -403,28 +289,10 @@ func (l *fileLoader) profiles(path []string, prim toml.Primitive) {
 		}
 		p.Env = cloneEnv(p.Env)
 		l.src[strings.Join(ppath, ".")] = l.source(ppath)
-		for _, f := range slices.Sorted(maps.Keys(fields)) {
-			fpath := append(slices.Clip(ppath), f)
-			sp, ok := profileSpecs[f]
-			if !ok {
-				l.unknown(fpath, profileSpecs)
-				continue
-			}
-			switch f {
-			case "env":
-				l.env(fpath, fields[f], p.Env)
-			case "command":
-				l.set(fpath, fields[f], sp, &p.Command)
-			case "submit":
-				l.set(fpath, fields[f], sp, &p.Submit)
-			case "submit_delay_ms":
-				l.set(fpath, fields[f], sp, &p.SubmitDelayMS)
-			case "ready_regex":
-				l.set(fpath, fields[f], sp, &p.ReadyRegex)
-			case "ready_quiet_ms":
-				l.set(fpath, fields[f], sp, &p.ReadyQuietMS)
-			}
+		if env, ok := fields["env"]; ok {
+			l.env(append(slices.Clip(ppath), "env"), env, p.Env)
 		}
+		setKeys(l, ppath, fields, profileKeys, &p)
 		l.cfg.Profiles[name] = p
 	}
 }
@@ -443,20 +311,6 @@ func (l *fileLoader) env(path []string, prim toml.Primitive, env map[string]stri
 		var v string
 		l.set(kpath, tbl[k], spec{kind: kindString}, &v)
 		env[k] = v
-	}
-}
-
-// setFields sets each field of a table through its spec into its target,
-// in key order; a key without a spec is an unknown key.
-func (l *fileLoader) setFields(path []string, fields map[string]toml.Primitive, specs map[string]spec, targets map[string]any) {
-	for _, f := range slices.Sorted(maps.Keys(fields)) {
-		fpath := append(slices.Clip(path), f)
-		sp, ok := specs[f]
-		if !ok {
-			l.unknown(fpath, specs)
-			continue
-		}
-		l.set(fpath, fields[f], sp, targets[f])
 	}
 }
 
@@ -626,12 +480,8 @@ func describe(v any) string {
 	}
 }
 
-func (l *fileLoader) unknown(path []string, known map[string]spec) {
-	names := make([]string, 0, len(known))
-	for k := range known {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+func (l *fileLoader) unknown(path []string, known []string) {
+	names := slices.Sorted(slices.Values(known))
 	msg := "unknown key"
 	if s := Suggest(path[len(path)-1], names, 2); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)

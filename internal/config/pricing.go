@@ -8,12 +8,20 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/pricing"
 )
 
-var priceSpecs = map[string]spec{
-	"input":       {kind: kindFloat, min: 0, max: 1_000_000},
-	"output":      {kind: kindFloat, min: 0, max: 1_000_000},
-	"cache_read":  {kind: kindFloat, min: 0, max: 1_000_000},
-	"cache_write": {kind: kindFloat, min: 0, max: 1_000_000},
+// priceKeys are the keys of a [pricing."<model>"] table, in USD per
+// million tokens.
+var priceKeys = []key[pricing.Price]{
+	{name: "input", spec: priceSpec, field: func(p *pricing.Price) any { return &p.Input }, defText: "shipped",
+		doc: "USD per million input tokens; a model the shipped table prices starts from its prices, a new one from 0"},
+	{name: "output", spec: priceSpec, field: func(p *pricing.Price) any { return &p.Output }, defText: "shipped",
+		doc: "USD per million output tokens"},
+	{name: "cache_read", spec: priceSpec, field: func(p *pricing.Price) any { return &p.CacheRead }, defText: "shipped",
+		doc: "USD per million tokens read from the prompt cache"},
+	{name: "cache_write", spec: priceSpec, field: func(p *pricing.Price) any { return &p.CacheWrite }, defText: "shipped",
+		doc: "USD per million tokens written to the prompt cache"},
 }
+
+var priceSpec = spec{kind: kindFloat, min: 0, max: 1_000_000}
 
 // Prices is the shipped pricing table with the config's [pricing] tables
 // over it.
@@ -38,8 +46,7 @@ func (l *fileLoader) pricing(path []string, prim toml.Primitive) {
 		if !ok {
 			p = shipped[model]
 		}
-		l.setFields(mpath, fields, priceSpecs, map[string]any{"input": &p.Input, "output": &p.Output,
-			"cache_read": &p.CacheRead, "cache_write": &p.CacheWrite})
+		setKeys(l, mpath, fields, priceKeys, &p)
 		if l.cfg.Pricing == nil {
 			l.cfg.Pricing = pricing.Table{}
 		}

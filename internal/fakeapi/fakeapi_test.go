@@ -378,7 +378,9 @@ func TestErrorsAndWaitsForOneTurn(t *testing.T) {
 	sc.Errors = []ErrorRule{{Agent: "worker_1", Turn: "Checkpoint 1 (core) reached", Status: 429, Count: 1}}
 	polled, open := make(chan struct{}, 1), make(chan struct{})
 	sc.Waits = []WaitRule{
-		{Agent: "worker_1", Turn: "Review", For: time.Minute, Until: func() bool {
+		// "Review checkpoint", not "Review": the 429 turn's line says "the
+		// Reviewer is reviewing it", and was held the whole minute.
+		{Agent: "worker_1", Turn: "Review checkpoint", For: time.Minute, Until: func() bool {
 			select {
 			case polled <- struct{}{}:
 			default:

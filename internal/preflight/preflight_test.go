@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -195,22 +196,41 @@ func TestClaudeMissingRunsNothing(t *testing.T) {
 	}
 }
 
-// The slow checks run side by side: three that each take the whole
-// deadline end in about one deadline, not three.
+// The slow checks run side by side: each of the three waits until the
+// other two have started, or until its deadline (generous: a loaded
+// machine is slow to start them). Run one after another, the first would
+// wait alone until its deadline.
 func TestClaudeChecksRunConcurrently(t *testing.T) {
 	w := healthyClaude()
-	w.outputs["/usr/bin/claude --version"] = fakeOut{hang: true}
-	w.outputs["/usr/bin/claude auth status --json"] = fakeOut{hang: true}
 	env := w.env_()
-	env.CommandTimeout = time.Second
-	dialed := make(chan struct{})
-	env.Dial = func(ctx context.Context, addr string) error { close(dialed); <-ctx.Done(); return ctx.Err() }
-	env.DialTimeout = time.Second
-	start := time.Now()
+	env.CommandTimeout, env.DialTimeout = time.Minute, time.Minute
+	var started sync.WaitGroup
+	started.Add(3)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	var alone atomic.Int32
+	wait := func(ctx context.Context) error {
+		started.Done()
+		select {
+		case <-all:
+			return errors.New("refused")
+		case <-ctx.Done():
+			alone.Add(1)
+			return ctx.Err()
+		}
+	}
+	output := env.Output
+	env.Output = func(ctx context.Context, argv ...string) ([]byte, error) {
+		switch strings.Join(argv, " ") {
+		case "/usr/bin/claude --version", "/usr/bin/claude auth status --json":
+			return nil, wait(ctx)
+		}
+		return output(ctx, argv...)
+	}
+	env.Dial = func(ctx context.Context, addr string) error { return wait(ctx) }
 	rs := Run(context.Background(), env, []Agent{claudeAgent})
-	<-dialed
-	if d := time.Since(start); d > 2900*time.Millisecond {
-		t.Errorf("three 1 s deadlines took %v", d)
+	if n := alone.Load(); n > 0 {
+		t.Errorf("%d of the three slow checks waited alone until their deadline: they do not run side by side", n)
 	}
 	if r := find(t, rs, "claude network"); r.Status != Fail {
 		t.Errorf("network: %s", r)

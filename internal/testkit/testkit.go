@@ -5,6 +5,7 @@ package testkit
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -12,6 +13,14 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
+
+// LongEnv is the environment variable that makes sampled tests
+// exhaustive (make test-long, nightly): the normal suite checks a fixed
+// sample, edges included; the long one every case.
+const LongEnv = "HIVEMIND_TEST_LONG"
+
+// Long reports whether the exhaustive forms of sampled tests run.
+func Long() bool { return os.Getenv(LongEnv) != "" }
 
 // WaitFor polls cond until it holds, failing the test when d passes
 // first: set d for a loaded machine, it costs nothing when cond holds soon.

@@ -236,7 +236,7 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(
 		return 0
 	}
 	event := args[0]
-	payload, err := readStdin(stdin, StdinTimeout)
+	payload, err := readStdin(stdin, commandStdinTimeout)
 	if errors.Is(err, ErrTooLarge) && event == HookPreToolUse && decide != nil {
 		// Fail closed: a call too large to read cannot be checked.
 		why := fmt.Sprintf("Hivemind: the tool call is larger than %d bytes, so it cannot be checked against your role; split it into smaller calls.", MaxPayload)
@@ -272,6 +272,10 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(
 	}
 	return 0
 }
+
+// commandStdinTimeout is Command's StdinTimeout; a test of another limit
+// lifts it, so that the machine's load cannot turn it into a timeout.
+var commandStdinTimeout = StdinTimeout
 
 // readStdin reads at most MaxPayload bytes from r (ErrTooLarge past it, with
 // what was read), giving up after timeout

@@ -260,6 +260,10 @@ func TestCommandReportsRejection(t *testing.T) {
 	}
 
 	// A tool call too large to read whole cannot be checked: denied.
+	// Reading 8 MB is the subject here, not StdinTimeout
+	// (TestReadStdinTimeout): a loaded machine may take longer than it.
+	defer func(d time.Duration) { commandStdinTimeout = d }(commandStdinTimeout)
+	commandStdinTimeout = time.Hour
 	stdout.Reset()
 	decide := func([]byte, func(string) string) ([]byte, bool, string) {
 		t.Error("a truncated tool call was decided")

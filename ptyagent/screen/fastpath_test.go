@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen/workload"
 )
 
@@ -90,8 +91,13 @@ func TestDecodeRune(t *testing.T) {
 // previous-pen shortcut) and to one without them (Term.slow), in PTY-sized
 // writes and in small random ones that split sequences and characters, and
 // requires identical state: every scrollback line byte for byte, the
-// screen, cursor, pen and modes.
+// screen, cursor, pen and modes. The inputs are a quarter of their size
+// under make test-long (workloads of 1 MiB, random output of 256 KiB).
 func TestFastPathsMatchSlow(t *testing.T) {
+	size := 256 << 10
+	if testkit.Long() {
+		size = 1 << 20
+	}
 	type input struct {
 		name       string
 		data       []byte
@@ -99,15 +105,15 @@ func TestFastPathsMatchSlow(t *testing.T) {
 	}
 	var inputs []input
 	for _, o := range []workload.Options{
-		{Seed: 1, Size: 1 << 20},
-		{Seed: 2, Size: 1 << 20, Cols: 37, Rows: 11},
+		{Seed: 1, Size: size},
+		{Seed: 2, Size: size, Cols: 37, Rows: 11},
 	} {
 		data, _ := workload.Generate(o)
 		inputs = append(inputs, input{fmt.Sprintf("workload seed %d", o.Seed), data, max(o.Cols, 120), max(o.Rows, 40)})
 	}
 	for seed := range uint64(4) {
 		cols, rows := 9+int(seed)*23, 5+int(seed)*7
-		inputs = append(inputs, input{fmt.Sprintf("random seed %d", seed), randomOutput(seed, 256<<10), cols, rows})
+		inputs = append(inputs, input{fmt.Sprintf("random seed %d", seed), randomOutput(seed, size/4), cols, rows})
 	}
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {

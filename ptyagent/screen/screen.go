@@ -37,9 +37,9 @@ var decFlags = [...]struct {
 	{2026, func(m *Modes) *bool { return &m.SyncOutput }},
 }
 
-// setDEC records the private mode when it is one of Modes' flags; any
+// SetDEC records the private mode when it is one of Modes' flags; any
 // other is the emulator's to act on or ignore.
-func (m *Modes) setDEC(mode int, on bool) {
+func (m *Modes) SetDEC(mode int, on bool) {
 	for _, d := range decFlags {
 		if d.mode == mode {
 			*d.flag(m) = on
@@ -96,13 +96,17 @@ type Screen interface {
 	Close() error
 }
 
+// MaxControlString bounds a control string (OSC, DCS, …) an emulator
+// withholds; longer ones are discarded.
+const MaxControlString = 64 << 10
+
 // DefaultScrollback is the scrollback length used when Options.Scrollback
 // is zero.
 const DefaultScrollback = 2000
 
-// normalized returns opts with defaults applied and sizes clamped to at
+// Normalized returns opts with defaults applied and sizes clamped to at
 // least 1x1.
-func (o Options) normalized() Options {
+func (o Options) Normalized() Options {
 	o.Cols = max(o.Cols, 1)
 	o.Rows = max(o.Rows, 1)
 	if o.Scrollback == 0 {

@@ -18,17 +18,20 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// impls are the Screen implementations every behaviour test runs against.
-var impls = []struct {
-	name string
-	new  func(Options) Screen
-}{
-	{"default", New},
-	{"vt", NewVT},
-}
+// NewVT is the x/vt reference emulator (xvt.New), set by xvt_test.go: an
+// external test file, since package xvt imports screen.
+var NewVT func(Options) Screen
 
+// forEach runs a behaviour test against every Screen implementation.
 func forEach(t *testing.T, f func(t *testing.T, mk func(Options) Screen)) {
 	t.Helper()
+	impls := []struct {
+		name string
+		new  func(Options) Screen
+	}{
+		{"default", New},
+		{"vt", NewVT},
+	}
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) { f(t, im.new) })
 	}

@@ -154,7 +154,7 @@ const maxComboLen = 21
 
 func newTerm(opts Options) *Term {
 	initWidths()
-	opts = opts.normalized()
+	opts = opts.Normalized()
 	t := &Term{
 		cols:     opts.Cols,
 		rows:     opts.Rows,
@@ -528,7 +528,7 @@ func (t *Term) startString(kind byte) {
 }
 
 func (t *Term) put(b byte) {
-	if len(t.body) >= maxString {
+	if len(t.body) >= MaxControlString {
 		t.strOver = true
 		return
 	}
@@ -1622,6 +1622,6 @@ func (t *Term) setDECMode(m int, on bool) {
 			t.restore(t.saved)
 		}
 	default:
-		t.modes.setDEC(m, on)
+		t.modes.SetDEC(m, on)
 	}
 }

@@ -1,4 +1,9 @@
-package screen
+// Package xvt is the guarded charmbracelet/x/vt emulator behind the
+// screen.Screen interface, kept as a differential reference for
+// ptyagent/screen's tests and the benchmarks (bench/ptybench -xvt). The
+// product uses screen.New; this package keeps x/vt and ultraviolet out of
+// the shipped binary.
+package xvt
 
 import (
 	"fmt"
@@ -8,15 +13,16 @@ import (
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 )
 
-// NewVT returns a Screen backed by charmbracelet/x/vt with the guards the
+// New returns a Screen backed by charmbracelet/x/vt with the guards the
 // pinned revision needs: a pre-filter for the C1 trap, replies drained in
 // their own goroutine, recover around Write, DECSTBM clamped and the
-// scrollback capped. It is kept as a differential reference for tests and
-// benchmarks; New returns Hivemind's own emulator.
-func NewVT(opts Options) Screen {
-	opts = opts.normalized()
+// scrollback capped. screen.New returns Hivemind's own emulator.
+func New(opts screen.Options) screen.Screen {
+	opts = opts.Normalized()
 	s := &vtScreen{
 		emu:  vt.NewEmulator(opts.Cols, opts.Rows),
 		cols: opts.Cols,
@@ -57,7 +63,7 @@ type vtScreen struct {
 	f          filter
 	buf        []byte
 	title      string
-	modes      Modes
+	modes      screen.Modes
 	cols, rows int
 	done       chan struct{}
 	closed     bool
@@ -67,7 +73,7 @@ type vtScreen struct {
 
 func (s *vtScreen) setMode(m ansi.Mode, on bool) {
 	if dm, ok := m.(ansi.DECMode); ok {
-		s.modes.setDEC(int(dm), on)
+		s.modes.SetDEC(int(dm), on)
 	}
 }
 
@@ -221,9 +227,9 @@ func (s *vtScreen) Cursor() (int, int, bool) {
 	return x, y, s.modes.CursorVisible
 }
 
-func (s *vtScreen) Title() string   { return s.title }
-func (s *vtScreen) Modes() Modes    { return s.modes }
-func (s *vtScreen) Version() uint64 { return s.version }
+func (s *vtScreen) Title() string       { return s.title }
+func (s *vtScreen) Modes() screen.Modes { return s.modes }
+func (s *vtScreen) Version() uint64     { return s.version }
 
 func (s *vtScreen) ScrollbackLen() int {
 	if s.closed {

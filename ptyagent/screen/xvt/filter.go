@@ -1,9 +1,11 @@
-package screen
+package xvt
 
 import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 )
 
 // filter is a streaming pre-parser that sits in front of an emulator whose
@@ -24,7 +26,7 @@ type filter struct {
 	hold    []byte // bytes withheld: a partial UTF-8 char or a CSI
 	kind    byte   // string introducer: ']' 'P' 'X' '^' '_'
 	body    []byte // control string body
-	over    bool   // body exceeded maxString and is being discarded
+	over    bool   // body exceeded screen.MaxControlString and is being discarded
 	strNeed int    // UTF-8 continuation bytes expected inside a string
 	rows    int    // screen height, for clamping DECSTBM
 	title   func(string)
@@ -40,9 +42,6 @@ const (
 	fStr
 	fStrEsc
 )
-
-// maxString bounds a withheld control string; longer ones are discarded.
-const maxString = 64 << 10
 
 // maxCSI bounds a withheld CSI sequence; longer ones pass through unchanged.
 const maxCSI = 256
@@ -196,7 +195,7 @@ func (f *filter) str(out []byte, b byte) []byte {
 }
 
 func (f *filter) put(out []byte, b byte) []byte {
-	if len(f.body) >= maxString {
+	if len(f.body) >= screen.MaxControlString {
 		f.over = true
 		return out
 	}
