@@ -267,6 +267,9 @@ func (w *wiring) newAgents() error {
 	if err != nil {
 		return err
 	}
+	// Said at the start of every run (headless line, TUI event strip):
+	// whether the kernel confines the agents' writes, never silently.
+	w.notes = append(w.notes, workspace.EventRecord{Type: "write_scopes", Details: map[string]any{"status": WriteScopeStatus(self)}})
 	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}

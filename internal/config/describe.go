@@ -58,6 +58,9 @@ func (c Config) Describe(src Sources) string {
 		if len(rc.Hosts) > 0 {
 			add(p+"hosts", "hosts", rc.Hosts)
 		}
+		if len(rc.Writable) > 0 {
+			add(p+"writable", "writable", rc.Writable)
+		}
 	}
 	for _, name := range c.HostNames() {
 		h := c.Hosts[name]

@@ -242,6 +242,7 @@ var roleSpecs = map[string]spec{
 	"extra_args":      {kind: kindStrings},
 	"permission_mode": {kind: kindString, oneOf: permissionModes},
 	"hosts":           {kind: kindStrings},
+	"writable":        {kind: kindStrings},
 }
 
 var profileSpecs = map[string]spec{
@@ -377,7 +378,8 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 		}
 		rc := l.cfg.Roles[role]
 		l.setFields(rpath, fields, roleSpecs, map[string]any{"agent": &rc.Agent, "model": &rc.Model,
-			"extra_args": &rc.ExtraArgs, "permission_mode": &rc.PermissionMode, "hosts": &rc.Hosts})
+			"extra_args": &rc.ExtraArgs, "permission_mode": &rc.PermissionMode, "hosts": &rc.Hosts,
+			"writable": &rc.Writable})
 		l.cfg.Roles[role] = rc
 	}
 }
