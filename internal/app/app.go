@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -269,7 +270,11 @@ func (w *wiring) newAgents() error {
 	}
 	// Said at the start of every run (headless line, TUI event strip):
 	// whether the kernel confines the agents' writes, never silently.
-	w.notes = append(w.notes, workspace.EventRecord{Type: "write_scopes", Details: map[string]any{"status": WriteScopeStatus(self)}})
+	scopes := map[string]any{"status": WriteScopeStatus(self)}
+	if c := scopeCaveats(w.git); len(c) > 0 && sandbox.Available() {
+		scopes["caveats"] = c
+	}
+	w.notes = append(w.notes, workspace.EventRecord{Type: "write_scopes", Details: scopes})
 	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}

@@ -32,6 +32,17 @@ func WriteScopeStatus(self string) string {
 	return sandbox.Status()
 }
 
+// scopeCaveats are what the write scopes of this run do not cover.
+func scopeCaveats(git *gitWire) []string {
+	var c []string
+	if git == nil {
+		c = append(c, "not a git project: workers write the project directory itself, the workspace inside it included")
+	} else if git.remote != nil {
+		c = append(c, "remote workers are confined by nothing on this machine")
+	}
+	return c
+}
+
 // scopeHelper is the binary that confines agents (hivemind-hook's
 // sandbox-exec), "" when there is none.
 func scopeHelper(self string) string {
@@ -51,7 +62,13 @@ func (f *agentFactory) confine(spec ptyagent.Spec, id workspace.AgentID, role wo
 		return spec, nil
 	}
 	tmp := agentTempDir(f.td, id)
-	for _, d := range []string{f.td.OutboxDir(id), tmp} {
+	dirs := []string{f.td.OutboxDir(id), tmp}
+	if home, err := os.UserHomeDir(); err == nil {
+		// The build caches' usual parent: a missing one could not be
+		// created from inside the scope.
+		dirs = append(dirs, filepath.Join(home, ".cache"))
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return spec, fmt.Errorf("write scope of %s: %w", id, err)
 		}

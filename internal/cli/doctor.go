@@ -26,6 +26,7 @@ func cmdDoctor(o options, stdout, stderr io.Writer) int {
 		origin = fmt.Sprintf("%s:%d", from.File, from.Line)
 	}
 	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.TeamString(), origin, cfg.Workers)
+	printWriteScopes(stdout)
 	failed := doctorCheck(stdout, o, cfg)
 	// --resume runs the unfinished task's own agents: check those too.
 	if root, err := o.WorkspaceRoot(); err == nil {
