@@ -396,6 +396,9 @@ func (a *App) finishGit() {
 	if len(sum.Saved) > 0 {
 		d["saved"] = sum.Saved
 	}
+	if len(sum.Unmerged) > 0 {
+		d["unmerged"] = sum.Unmerged
+	}
 	if err != nil {
 		d["error"] = err.Error()
 	}
