@@ -123,6 +123,22 @@ func resolve(o Options, task workspace.Task) (*wiring, error) {
 	return w, nil
 }
 
+// unreadableTasks names the task directories whose task.json cannot be
+// read and whose state is not finished — tasks --resume cannot take up
+// until task.json is repaired — as text to append to "nothing to resume".
+func unreadableTasks(ws *workspace.Workspace) string {
+	infos, _ := ws.Tasks()
+	var b strings.Builder
+	for _, in := range infos {
+		if in.Task.ID != "" || (in.State != nil && in.State.Over()) {
+			continue
+		}
+		fmt.Fprintf(&b, "; task %s cannot be resumed: %s is unreadable (%s): restore it from a copy, or remove %s",
+			in.ID, filepath.Join(in.Dir, workspace.TaskFile), in.Problem, in.Dir)
+	}
+	return b.String()
+}
+
 // preflight checks the agents of w.cfg unless told not to, noting its
 // warnings.
 func (w *wiring) preflight() error {
@@ -196,7 +212,7 @@ func (w *wiring) openTask() error {
 	}
 	if !found {
 		if w.o.Resume {
-			return fmt.Errorf("nothing to resume: no unfinished task in %s", w.root)
+			return fmt.Errorf("nothing to resume: no unfinished task in %s%s", w.root, unreadableTasks(w.ws))
 		}
 		return fmt.Errorf("%w: no task given and no unfinished task to resume", ErrUsage)
 	}
