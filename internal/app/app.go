@@ -63,6 +63,7 @@ func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.stdout = stdout
 	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.setupRemote, w.recoverState, w.newAgents} {
 		if err := step(); err != nil {
 			w.undo()
@@ -82,6 +83,7 @@ type wiring struct {
 	root    string
 	cfg     config.Config
 	notes   []workspace.EventRecord // records for the event log once it runs
+	stdout  io.Writer               // where a long resume says how far it is
 
 	ws       *workspace.Workspace
 	shared   *workspace.KnowledgeStore
@@ -234,7 +236,13 @@ func (w *wiring) openTask() error {
 		return err
 	}
 	w.resumed, w.first = true, engine.Resumed{}
-	recs, _, err := workspace.ReadEvents(filepath.Join(w.td.Dir(), workspace.EventsFile))
+	// A large log takes long to read: say how far it is (a line per 64 MB).
+	progress := func(done, total int64) {
+		if w.stdout != nil {
+			fmt.Fprintf(w.stdout, "reading %s: %d of %d MB\n", workspace.EventsFile, done>>20, total>>20)
+		}
+	}
+	recs, _, err := workspace.ReadEventsProgress(filepath.Join(w.td.Dir(), workspace.EventsFile), progress)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		w.notes = append(w.notes, workspace.EventRecord{Type: "events_unreadable",
 			Details: map[string]any{"error": err.Error()}})
