@@ -104,6 +104,9 @@ type wiring struct {
 // a run whose agents cannot start stops here with the reason and the fix.
 func resolve(o Options, task workspace.Task) (*wiring, error) {
 	w := &wiring{o: o, task: task, toRunner: &runnerLink{}}
+	if o.Dirty != "" && o.Dirty != DirtyInclude && o.Dirty != DirtyIgnore {
+		return nil, fmt.Errorf("%w: --dirty %q: want include or ignore", ErrUsage, o.Dirty)
+	}
 	var err error
 	if w.project, err = o.ProjectDir(); err != nil {
 		return nil, err
