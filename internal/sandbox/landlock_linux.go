@@ -59,7 +59,7 @@ func rights(v int) (file, dir uint64) {
 func restrictAndExec(path string, argv, env, writable []string) error {
 	v := ABI()
 	if v < 1 {
-		return errors.New("Landlock is not available in this kernel")
+		return errors.New("this kernel has no Landlock")
 	}
 	fileR, dirR := rights(v)
 	// Older kernels accept the larger struct while its unknown fields are 0.

@@ -97,7 +97,7 @@ func Unwrap(args []string) (writable, argv []string, err error) {
 			return nil, nil, fmt.Errorf("unexpected argument %q", a)
 		}
 	}
-	return nil, nil, errors.New("usage: sandbox-exec [--rw PATH]... -- COMMAND [ARG]...")
+	return nil, nil, errors.New("usage: sandbox-exec [--rw PATH]… -- COMMAND [ARG]…")
 }
 
 // Main is the body of `sandbox-exec`: it confines this process to
