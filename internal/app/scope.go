@@ -32,6 +32,18 @@ func WriteScopeStatus(self string) string {
 	return sandbox.Status()
 }
 
+// codexSandbox is Codex's own --sandbox: workspace-write (writes in the
+// working dir and the task dir), or danger-full-access where the kernel
+// scope confines it instead — Codex's sandbox (bubblewrap) needs mounts,
+// which a Landlock-confined process may not make, so every patch would
+// fail inside ours.
+func (f *agentFactory) codexSandbox() string {
+	if sandbox.Available() && scopeHelper(f.self) != "" {
+		return "danger-full-access"
+	}
+	return "workspace-write"
+}
+
 // scopeCaveats are what the write scopes of this run do not cover.
 func scopeCaveats(git *gitWire) []string {
 	var c []string
@@ -102,7 +114,7 @@ func (f *agentFactory) writeScope(spec ptyagent.Spec, id workspace.AgentID, role
 			w = append(w, filepath.Join(home, p))
 		}
 	}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "CLAUDE_CONFIG_DIR"} {
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"} {
 		w = append(w, filepath.SplitList(envOf(spec, k))...)
 	}
 	for _, p := range filepath.SplitList(envOf(spec, "GOPATH")) {
