@@ -3,8 +3,10 @@ package app
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/ptyagent"
@@ -27,7 +29,7 @@ func WriteScopeStatus(self string) string {
 		return sandbox.StatusOff
 	}
 	if scopeHelper(self) == "" {
-		return "write scopes: off (" + hookrelay.BinaryName + " not found next to hivemind or on PATH) — roles are enforced by tool checks only"
+		return "write scopes: off (no " + hookrelay.BinaryName + " with sandbox-exec next to hivemind or on PATH) — roles are enforced by tool checks only"
 	}
 	return sandbox.Status()
 }
@@ -56,13 +58,30 @@ func scopeCaveats(git *gitWire) []string {
 }
 
 // scopeHelper is the binary that confines agents (hivemind-hook's
-// sandbox-exec), "" when there is none.
+// sandbox-exec), "" when there is none or it cannot confine (an older
+// hivemind-hook without sandbox-exec).
 func scopeHelper(self string) string {
 	h := ptyagent.HookCommand(self)
-	if filepath.Base(h) != hookrelay.BinaryName {
+	if filepath.Base(h) != hookrelay.BinaryName || !helperConfines(h) {
 		return ""
 	}
 	return h
+}
+
+// helperWorks caches helperConfines per helper path.
+var helperWorks sync.Map
+
+// helperConfines runs helper's sandbox-exec once (a few ms) and reports
+// whether it ran a command through it: an older hook binary takes the
+// sub-command for a hook name and exits 0 without running anything.
+func helperConfines(helper string) bool {
+	if ok, found := helperWorks.Load(helper); found {
+		return ok.(bool)
+	}
+	out, err := exec.Command(helper, sandbox.Wrap(helper, nil, []string{"sh", "-c", "echo confined"})[1:]...).Output()
+	ok := err == nil && string(out) == "confined\n"
+	helperWorks.Store(helper, ok)
+	return ok
 }
 
 // confine sets spec's write scope (writeScope) and its private TMPDIR,

@@ -137,3 +137,29 @@ try extra "echo x > $P/docs-out/x"
 		}
 	}
 }
+
+// A hook binary that cannot confine (an older one takes sandbox-exec for a
+// hook name and exits 0 running nothing) is not used: scopes are off and
+// said so, rather than agents that never start.
+func TestHelperMustConfine(t *testing.T) {
+	if !sandbox.Available() {
+		t.Skip("this kernel has no Landlock (ABI 0): write scopes cannot be tested here")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !helperConfines(exe) {
+		t.Fatal("the test binary's sandbox-exec was not recognised")
+	}
+	old := filepath.Join(t.TempDir(), "hivemind-hook")
+	if err := os.WriteFile(old, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if helperConfines(old) {
+		t.Fatal("a hook binary without sandbox-exec was taken for a confining one")
+	}
+	if s := WriteScopeStatus(filepath.Join(filepath.Dir(old), "hivemind")); !strings.HasPrefix(s, "write scopes: off (") {
+		t.Fatalf("status with an old hook binary: %q", s)
+	}
+}
