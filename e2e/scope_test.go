@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,6 +130,10 @@ func TestHostileTeamWriteScopes(t *testing.T) {
 	}
 	if out, _ := exec.Command("git", "-C", project, "branch", "--list", "x-*").Output(); len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("an agent made a branch in the main checkout: %s", out)
+	}
+	// The agents' private temp dirs go with the finished task.
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("hivemind-%d", os.Getuid()), filepath.Base(dir)+"-*")); len(left) > 0 {
+		t.Errorf("agent temp dirs left: %q", left)
 	}
 	// The task branch has both subtasks' files.
 	show, err := exec.Command("git", "-C", project, "ls-tree", "-r", "--name-only", "hivemind/"+filepath.Base(dir)).Output()

@@ -479,6 +479,9 @@ func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 	cancelRunner()
 	<-runDone //nolint:errcheck // only waits for Run to end: an error it ended with early was shown where it was first received (headless.go)
 	a.finishGit()
+	if a.runner.Snapshot().State.Over() {
+		removeAgentTempDirs(a.td) // a resumable task keeps them
+	}
 }
 
 // Close releases everything New acquired (idempotent).

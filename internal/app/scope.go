@@ -168,6 +168,14 @@ func envOf(spec ptyagent.Spec, k string) string {
 	return os.Getenv(k)
 }
 
+// removeAgentTempDirs removes the private temp dirs of td's agents.
+func removeAgentTempDirs(td *workspace.TaskDir) {
+	dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(agentTempDir(td, "x")), td.ID()+"-*"))
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+}
+
 // agentTempDir is agent id's private TMPDIR: short (unix socket paths
 // made in it must stay under ~100 bytes) and outside the workspace.
 func agentTempDir(td *workspace.TaskDir, id workspace.AgentID) string {
