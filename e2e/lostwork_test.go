@@ -16,7 +16,7 @@ import (
 // work and the task completes with every file on the task branch. The
 // full disk is a stale lock on the worker's branch ref, which makes git
 // fail the commit the same way, deterministically.
-func TestDiskFullAtCommitThenRetry(t *testing.T) {
+func TestChaosDiskFullAtCommitThenRetry(t *testing.T) {
 	project, home := chaosProject(t, "max_retries = 1\n")
 	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
 		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)

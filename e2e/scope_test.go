@@ -46,7 +46,7 @@ exec "$HM_CHAOS_BIN"
 // on the worktrees are refused by the kernel (EACCES in the agent); a
 // worker's real go build and go test in its worktree work; the task still
 // completes with every subtask's file.
-func TestHostileTeamWriteScopes(t *testing.T) {
+func TestChaosHostileTeamWriteScopes(t *testing.T) {
 	if !sandbox.Available() {
 		t.Skip("this kernel has no Landlock (ABI 0): write scopes cannot be tested here")
 	}
