@@ -47,8 +47,11 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "commit_refused", Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
 	case err != nil:
-		// The work stays in the worktree: the next commit, or the end of
-		// the task, picks it up.
+		// Not done: work that is not committed would be merged by nobody.
+		// The work stays in the worktree; the worker is told to mark it
+		// done again (bounded by max_retries, then needs_human with this
+		// cause), and the checkpoint's merge commits what is left.
+		ev.OK, ev.Problem = false, "Hivemind could not commit your work ("+err.Error()+"); your files are kept in your working directory. Write the done marker again to retry the commit"
 		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "git_commit_failed", Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
 	case sha != "":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,11 +124,12 @@ func TestRunnerCommitRefusedBecomesRejection(t *testing.T) {
 			t.Errorf("logged input %+v, want ok=false", r.Details)
 		}
 	}
-	// Any other failure keeps the event: the work stays for the next commit.
+	// Any other failure (a full disk) is a rejection too: work that is
+	// not committed is not done; the worker is told to mark it again.
 	g.commitErr = errors.New("disk full")
 	h.r.Send(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-	if ev := h.next().(SubtaskDone); !ev.OK {
-		t.Fatalf("event %+v", ev)
+	if ev := h.next().(SubtaskDone); ev.OK || !strings.Contains(ev.Problem, "disk full") {
+		t.Fatalf("event %+v, want a rejection naming the cause", ev)
 	}
 	waitRecords(t, h, "git_commit_failed", 1)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"go.uber.org/goleak"
 
+	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -25,6 +26,9 @@ import (
 const helperEnv = "HM_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}

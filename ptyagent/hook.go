@@ -83,10 +83,19 @@ func RelayHook(event string, payload []byte, decision, reason string, env func(s
 	return hookrelay.Relay(event, payload, decision, reason, env)
 }
 
-// maxHookConns bounds the relay connections served at once (each may
-// hold a line of up to hookrelay.MaxLine bytes); further clients wait in
-// the listen backlog, and give up after their dial timeout.
-const maxHookConns = 32
+// The relay's intake is bounded: a connection must send each line within
+// hookLineTimeout; one agent (the processes carrying one session mark,
+// see hookPeerKey) holds at most maxHookConnsPerAgent open connections and
+// all agents together maxHookConns. Past a cap the oldest connection that
+// has not yet sent a complete line is closed, never one that has: a hook
+// writes its whole line at once, so an agent's own hook (which carries its
+// secret) is read and answered while a flood of idle or half-written
+// connections, its own included, is shed. Accepting never waits.
+const (
+	hookLineTimeout      = 3 * time.Second
+	maxHookConnsPerAgent = 64
+	maxHookConns         = 256
+)
 
 // hookServer accepts relay connections and hands each line, with the pid
 // of the process that connected (0 when unknown), to deliver, which
@@ -95,17 +104,32 @@ type hookServer struct {
 	path    string
 	ln      net.Listener
 	deliver func(m HookMessage, peer int) error
-	slots   chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	closed  bool
+	// lineTimeout and the caps are the constants above (tests shorten them).
+	lineTimeout     time.Duration
+	perAgent, total int
+	wg              sync.WaitGroup
+	mu              sync.Mutex
+	conns           map[net.Conn]*hookConn
+	seq             uint64
+	shed            int // connections closed to make room (for tests and logs)
+	closed          bool
+}
+
+// hookConn is one open relay connection.
+type hookConn struct {
+	key  string // the agent it comes from (hookPeerKey)
+	seq  uint64 // accept order
+	read bool   // a complete line arrived: never shed
 }
 
 // newHookServer listens on a fresh short socket path in dir (os.TempDir()
 // when empty). Unix socket paths must stay under ~100 bytes.
 func newHookServer(dir string, deliver func(m HookMessage, peer int) error) (*hookServer, error) {
+	return listenHooks(dir, deliver, hookLineTimeout, maxHookConnsPerAgent, maxHookConns)
+}
+
+// listenHooks is newHookServer with the line deadline and caps given.
+func listenHooks(dir string, deliver func(m HookMessage, peer int) error, lineTimeout time.Duration, perAgent, total int) (*hookServer, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
@@ -121,8 +145,8 @@ func newHookServer(dir string, deliver func(m HookMessage, peer int) error) (*ho
 		return nil, fmt.Errorf("ptyagent: hook relay: %w", err)
 	}
 	_ = os.Chmod(path, 0o600)
-	s := &hookServer{path: path, ln: ln, deliver: deliver, conns: map[net.Conn]struct{}{},
-		slots: make(chan struct{}, maxHookConns), stop: make(chan struct{})}
+	s := &hookServer{path: path, ln: ln, deliver: deliver, conns: map[net.Conn]*hookConn{},
+		lineTimeout: lineTimeout, perAgent: perAgent, total: total}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -131,26 +155,72 @@ func newHookServer(dir string, deliver func(m HookMessage, peer int) error) (*ho
 func (s *hookServer) accept() {
 	defer s.wg.Done()
 	for {
-		select {
-		case s.slots <- struct{}{}:
-		case <-s.stop:
-			return
-		}
 		c, err := s.ln.Accept()
 		if err != nil {
 			return // closed
 		}
+		key := hookPeerKey(peerPID(c))
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			_ = c.Close()
 			return
 		}
-		s.conns[c] = struct{}{}
+		s.seq++
+		s.conns[c] = &hookConn{key: key, seq: s.seq}
+		s.makeRoom(key)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go s.serve(c)
 	}
+}
+
+// makeRoom closes the oldest connections without a complete line while
+// key's agent, or everyone, is over its cap. Called with s.mu held.
+func (s *hookServer) makeRoom(key string) {
+	for {
+		n, mine := 0, 0
+		var oldest, oldestMine net.Conn
+		for c, hc := range s.conns {
+			n++
+			if hc.key == key {
+				mine++
+			}
+			if hc.read {
+				continue
+			}
+			if oldest == nil || hc.seq < s.conns[oldest].seq {
+				oldest = c
+			}
+			if hc.key == key && (oldestMine == nil || hc.seq < s.conns[oldestMine].seq) {
+				oldestMine = c
+			}
+		}
+		victim := oldest
+		switch {
+		case mine > s.perAgent && oldestMine != nil:
+			victim = oldestMine
+		case n > s.total && oldest != nil:
+		default:
+			return
+		}
+		delete(s.conns, victim) // serve sees the close and ends
+		_ = victim.Close()
+		s.shed++
+	}
+}
+
+// hookPeerKey names the agent of the process at pid for the relay's caps:
+// its session mark (every process of one session carries it), else the
+// pid's session id; "" when the process is gone.
+func hookPeerKey(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	if m := markOf(pid); m != "" {
+		return m
+	}
+	return "sid:" + strconv.Itoa(sessionOf(pid))
 }
 
 func (s *hookServer) serve(c net.Conn) {
@@ -160,12 +230,10 @@ func (s *hookServer) serve(c net.Conn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 		_ = c.Close()
-		<-s.slots
 	}()
-	// A hook writes one line and closes; the deadline stops a stuck client
-	// from holding a goroutine.
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReaderSize(c, 64<<10)
+	// Small at first: an idle connection holds little; readLine grows the
+	// line up to hookrelay.MaxLine.
+	r := bufio.NewReaderSize(c, 4<<10)
 	peer := peerPID(c)
 	answer := func(why error) {
 		ans := hookrelay.Ack
@@ -176,13 +244,23 @@ func (s *hookServer) serve(c net.Conn) {
 		_, _ = c.Write([]byte(ans))
 	}
 	for {
+		// A hook writes one line and closes: each line has its deadline.
+		_ = c.SetReadDeadline(time.Now().Add(s.lineTimeout))
 		line, err := readLine(r, hookrelay.MaxLine)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return // a line not finished in time is dropped unanswered
+		}
 		if errors.Is(err, errLineTooLong) {
 			// Never buffered whole: answer and drop the connection.
 			answer(fmt.Errorf("relay line exceeds %d bytes; send smaller hook payloads", hookrelay.MaxLine))
 			return
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
+			s.mu.Lock()
+			if hc := s.conns[c]; hc != nil {
+				hc.read = true
+			}
+			s.mu.Unlock()
 			var m HookMessage
 			switch {
 			case json.Unmarshal(line, &m) != nil:
@@ -192,6 +270,11 @@ func (s *hookServer) serve(c net.Conn) {
 			default:
 				answer(s.deliver(m, peer)) // queued in the agent's session, in order
 			}
+			s.mu.Lock()
+			if hc := s.conns[c]; hc != nil {
+				hc.read = false // answered: idle again until its next line
+			}
+			s.mu.Unlock()
 		}
 		if err != nil {
 			return
@@ -227,7 +310,6 @@ func (s *hookServer) close() {
 		return
 	}
 	s.closed = true
-	close(s.stop)
 	for c := range s.conns {
 		_ = c.Close()
 	}

@@ -144,20 +144,28 @@ func killAgentProcs(root int, alive bool, sids map[int]bool, mark string, sig sy
 // hasMark reports whether the environment of pid holds the variable
 // markEnv=mark. Processes of other users are unreadable and never match.
 func hasMark(pid int, mark string) bool {
-	if mark == "" {
-		return false
-	}
+	return mark != "" && markOf(pid) == mark
+}
+
+// markOf returns the value of markEnv in the environment of pid ("" when
+// it has none or is unreadable).
+func markOf(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return ""
 	}
-	want := []byte(markEnv + "=" + mark)
 	for _, kv := range bytes.Split(b, []byte{0}) {
-		if bytes.Equal(kv, want) {
-			return true
+		if v, ok := bytes.CutPrefix(kv, []byte(markEnv+"=")); ok {
+			return string(v)
 		}
 	}
-	return false
+	return ""
+}
+
+// sessionOf returns the session id of pid (0 when unknown).
+func sessionOf(pid int) int {
+	p, _ := readProc(pid)
+	return p.sid
 }
 
 // sysProcAttr puts the agent in its own session (so its process group and

@@ -187,7 +187,8 @@ func Start(spec Spec) (*Session, error) {
 	s.mark = newMark()
 	env := append(buildEnv(base, spec), markEnv+"="+s.mark)
 	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, *os.File, error) {
-		cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+		argv := spec.argv()
+		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = spec.Dir, env
 		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, attr)
 		return cmd, ptmx, err

@@ -99,6 +99,10 @@ type Spec struct {
 
 	Cols, Rows int // initial PTY size (default 120×40)
 
+	// Sandbox, when its Helper is set, confines the agent's writes
+	// (sandbox.go).
+	Sandbox Sandbox
+
 	// RecordDir, when set, holds a record of the session's processes
 	// while it runs, so that a later run can reap them after a crash
 	// (ReapRecorded). Set by Manager from ManagerConfig.RecordDir.

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -204,6 +205,18 @@ func parseEventLine(line []byte) (EventRecord, error) {
 // naming its line number; the records before it are returned with it. Blank
 // lines are skipped. A missing file wraps fs.ErrNotExist.
 func ReadEvents(path string) (recs []EventRecord, torn bool, err error) {
+	return ReadEventsProgress(path, nil)
+}
+
+// eventsProgressStep is how many bytes ReadEventsProgress reads between
+// two progress calls (64 MiB; tests shorten it).
+var eventsProgressStep int64 = 64 << 20
+
+// ReadEventsProgress is ReadEvents that streams the file (a large log is
+// never held whole) and, when progress is not nil, calls it with the bytes
+// read and the file's size every eventsProgressStep bytes, so a long
+// rebuild can say how far it is.
+func ReadEventsProgress(path string, progress func(done, total int64)) (recs []EventRecord, torn bool, err error) {
 	// Not readNoFollow: an event log may be larger than its size cap.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -212,16 +225,42 @@ func ReadEvents(path string) (recs []EventRecord, torn bool, err error) {
 		}
 		return nil, false, fmt.Errorf("workspace: read events: %w", err)
 	}
-	data, err := io.ReadAll(f)
-	_ = f.Close() // read-only: the data is in hand
-	if err != nil {
-		return nil, false, fmt.Errorf("workspace: read events: %w", err)
+	defer f.Close() // read-only
+	var total int64
+	if fi, err := f.Stat(); err == nil {
+		total = fi.Size()
 	}
-	recs, torn, err = ParseEvents(data)
-	if err != nil {
-		return recs, torn, fmt.Errorf("workspace: read events %s: %w", path, err)
+	br := bufio.NewReaderSize(f, 1<<20)
+	var done, next int64 = 0, eventsProgressStep
+	lineNo := 0
+	for {
+		line, rerr := br.ReadBytes('\n')
+		done += int64(len(line))
+		if rerr != nil && rerr != io.EOF {
+			return recs, false, fmt.Errorf("workspace: read events: %w", rerr)
+		}
+		last := rerr == io.EOF // no newline: the log's unterminated tail
+		if len(line) > 0 {
+			lineNo++
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			r, perr := parseEventLine(bytes.TrimSuffix(line, []byte("\n")))
+			switch {
+			case perr != nil && last:
+				return recs, true, nil
+			case perr != nil:
+				return recs, false, fmt.Errorf("workspace: read events %s: line %d: %w: %v", path, lineNo, ErrBadEvents, perr)
+			}
+			recs = append(recs, r)
+		}
+		if progress != nil && done >= next {
+			progress(done, total)
+			next = done + eventsProgressStep
+		}
+		if last {
+			return recs, false, nil
+		}
 	}
-	return recs, torn, nil
 }
 
 // ParseEvents is ReadEvents on bytes.

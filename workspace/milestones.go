@@ -22,6 +22,7 @@ var milestoneTypes = map[string]bool{
 	"agent_waiting_permission": true, "agent_timeout": true, "injection_failed": true, "runner_error": true,
 	"git_task_branch": true, "git_disabled": true, "git_commit_failed": true, "commit_refused": true,
 	"lock_taken_over": true, "state_restored": true, "events_unreadable": true,
+	"write_scopes": true, "checkout_dirty": true,
 }
 
 // IsMilestone reports whether an events.jsonl record is a milestone of the

@@ -11,6 +11,10 @@
 // stack, whose package initialisation alone takes tens of milliseconds.
 // This binary's import graph is kept small (see TestLightImports).
 //
+// It also confines agents' writes: `hivemind-hook sandbox-exec --rw DIR …
+// -- argv…` (package sandbox) restricts itself with Landlock and executes
+// the agent.
+//
 // On a remote host it is also Hivemind's helper (installed there over ssh):
 // `hivemind-hook remote-launch|remote-run|remote-reap|remote-ping`, see
 // package internal/remote.
@@ -20,6 +24,7 @@ import (
 	"os"
 
 	"github.com/hivemind-dev/hivemind/internal/remote"
+	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/internal/sim"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
 	"github.com/hivemind-dev/hivemind/roles"
@@ -29,6 +34,11 @@ func main() {
 	// The same binary is Hivemind's helper on remote hosts (package remote).
 	if code, ok := remote.Main(os.Args[1:], os.Stdout, os.Stderr); ok {
 		os.Exit(code)
+	}
+	// Agents are confined through this light binary (package sandbox):
+	// `hivemind-hook sandbox-exec --rw DIR … -- argv…`.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
 	}
 	// The sim agent runs on remote hosts through the helper (the main
 	// binary is not copied there).

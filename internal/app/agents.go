@@ -32,8 +32,18 @@ type agentFactory struct {
 	git     *gitWire // git projects: workers run in their own worktrees
 }
 
-// spec is the ptyagent.ManagerConfig Factory.
+// spec is the ptyagent.ManagerConfig Factory: the agent's command line
+// (build), confined to its role's write scope (confine, scope.go).
 func (f *agentFactory) spec(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+	spec, err := f.build(id, role, resume)
+	if err != nil || (role == workspace.RoleWorker && f.git != nil && f.git.remote.has(string(id))) {
+		return spec, err // a remote worker runs under its host's rules
+	}
+	return f.confine(spec, id, role)
+}
+
+// build is the agent's command line and environment.
+func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
 	base := ptyagent.Spec{
 		Dir: f.project,
 		Env: []string{

@@ -30,7 +30,7 @@ func (f *agentFactory) codexSpec(base ptyagent.Spec, id string, role workspace.R
 	o := ptyagent.CodexOptions{
 		DeveloperInstructions: prompt,
 		Model:                 rc.Model,
-		Sandbox:               "workspace-write",
+		Sandbox:               f.codexSandbox(),
 		HookCommand:           ptyagent.HookCommand(f.self),
 		SessionID:             sid,
 		Resume:                resume && sid != "",

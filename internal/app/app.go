@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -62,6 +63,7 @@ func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.stdout = stdout
 	for _, step := range []func() error{w.lockWorkspace, w.openTask, w.openState, w.setupGit, w.setupRemote, w.recoverState, w.newAgents} {
 		if err := step(); err != nil {
 			w.undo()
@@ -81,6 +83,7 @@ type wiring struct {
 	root    string
 	cfg     config.Config
 	notes   []workspace.EventRecord // records for the event log once it runs
+	stdout  io.Writer               // where a long resume says how far it is
 
 	ws       *workspace.Workspace
 	shared   *workspace.KnowledgeStore
@@ -101,6 +104,9 @@ type wiring struct {
 // a run whose agents cannot start stops here with the reason and the fix.
 func resolve(o Options, task workspace.Task) (*wiring, error) {
 	w := &wiring{o: o, task: task, toRunner: &runnerLink{}}
+	if o.Dirty != "" && o.Dirty != DirtyInclude && o.Dirty != DirtyIgnore {
+		return nil, fmt.Errorf("%w: --dirty %q: want include or ignore", ErrUsage, o.Dirty)
+	}
 	var err error
 	if w.project, err = o.ProjectDir(); err != nil {
 		return nil, err
@@ -120,6 +126,22 @@ func resolve(o Options, task workspace.Task) (*wiring, error) {
 		}
 	}
 	return w, nil
+}
+
+// unreadableTasks names the task directories whose task.json cannot be
+// read and whose state is not finished — tasks --resume cannot take up
+// until task.json is repaired — as text to append to "nothing to resume".
+func unreadableTasks(ws *workspace.Workspace) string {
+	infos, _ := ws.Tasks()
+	var b strings.Builder
+	for _, in := range infos {
+		if in.Task.ID != "" || (in.State != nil && in.State.Over()) {
+			continue
+		}
+		fmt.Fprintf(&b, "; task %s cannot be resumed: %s is unreadable (%s): restore it from a copy, or remove %s",
+			in.ID, filepath.Join(in.Dir, workspace.TaskFile), in.Problem, in.Dir)
+	}
+	return b.String()
 }
 
 // preflight checks the agents of w.cfg unless told not to, noting its
@@ -196,7 +218,7 @@ func (w *wiring) openTask() error {
 	}
 	if !found {
 		if w.o.Resume {
-			return fmt.Errorf("nothing to resume: no unfinished task in %s", w.root)
+			return fmt.Errorf("nothing to resume: no unfinished task in %s%s", w.root, unreadableTasks(w.ws))
 		}
 		return fmt.Errorf("%w: no task given and no unfinished task to resume", ErrUsage)
 	}
@@ -218,7 +240,13 @@ func (w *wiring) openTask() error {
 		return err
 	}
 	w.resumed, w.first = true, engine.Resumed{}
-	recs, _, err := workspace.ReadEvents(filepath.Join(w.td.Dir(), workspace.EventsFile))
+	// A large log takes long to read: say how far it is (a line per 64 MB).
+	progress := func(done, total int64) {
+		if w.stdout != nil {
+			fmt.Fprintf(w.stdout, "reading %s: %d of %d MB\n", workspace.EventsFile, done>>20, total>>20)
+		}
+	}
+	recs, _, err := workspace.ReadEventsProgress(filepath.Join(w.td.Dir(), workspace.EventsFile), progress)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		w.notes = append(w.notes, workspace.EventRecord{Type: "events_unreadable",
 			Details: map[string]any{"error": err.Error()}})
@@ -268,6 +296,13 @@ func (w *wiring) newAgents() error {
 	if err != nil {
 		return err
 	}
+	// Said at the start of every run (headless line, TUI event strip):
+	// whether the kernel confines the agents' writes, never silently.
+	scopes := map[string]any{"status": WriteScopeStatus(self)}
+	if c := scopeCaveats(w.git); len(c) > 0 && sandbox.Available() {
+		scopes["caveats"] = c
+	}
+	w.notes = append(w.notes, workspace.EventRecord{Type: "write_scopes", Details: scopes})
 	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}
@@ -445,6 +480,9 @@ func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 	cancelRunner()
 	<-runDone //nolint:errcheck // only waits for Run to end: an error it ended with early was shown where it was first received (headless.go)
 	a.finishGit()
+	if a.runner.Snapshot().State.Over() {
+		removeAgentTempDirs(a.td) // a resumable task keeps them
+	}
 }
 
 // Close releases everything New acquired (idempotent).

@@ -141,3 +141,25 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	}
 	noTasks(project, "hook relay failed")
 }
+
+// A task whose task.json is corrupt cannot be resumed, and --resume says
+// which file it is rather than only "nothing to resume".
+func TestNewAppResumeNamesCorruptTaskJSON(t *testing.T) {
+	project := t.TempDir()
+	td := testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "half done"},
+		&workspace.State{Phase: workspace.PhaseExecuting})
+	bad := filepath.Join(workspace.DefaultRoot(project), workspace.TasksDir, td, workspace.TaskFile)
+	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := simOptions(project)
+	o.Resume = true
+	a, err := New(o, workspace.Task{}, io.Discard)
+	if err == nil {
+		a.Close()
+		t.Fatal("resumed a task with a corrupt task.json")
+	}
+	if !strings.Contains(err.Error(), "nothing to resume") || !strings.Contains(err.Error(), bad) {
+		t.Errorf("error %q does not name %s", err, bad)
+	}
+}

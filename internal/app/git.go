@@ -86,8 +86,14 @@ func (w *wiring) setupGit() error {
 		w.notes = append(w.notes, workspace.EventRecord{Type: "worktrees_pruned", Details: map[string]any{"dirs": removed}})
 	}
 	repo, err := gitwork.Open(w.project, w.root, w.td.ID(), opts)
+	base := ""
+	if err == nil && !w.resumed {
+		if base, err = w.checkDirty(repo); err != nil {
+			return err // said before anything starts
+		}
+	}
 	if err == nil {
-		err = repo.StartTask("")
+		err = repo.StartTask(base)
 	}
 	if err != nil {
 		reason := err.Error()
@@ -96,12 +102,51 @@ func (w *wiring) setupGit() error {
 		}
 		return disabled(reason)
 	}
-	base, _ := repo.Base()
+	base, _ = repo.Base()
 	w.notes = append(w.notes, workspace.EventRecord{Type: "git_task_branch", Details: map[string]any{
 		"branch": repo.TaskBranch(), "base": base, "worktrees": filepath.Join(w.root, "worktrees")}})
 	w.git = &gitWire{repo: repo, td: w.td, project: w.project, root: w.root, check: w.cfg.Check, log: w.toRunner.Log,
 		changed: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{})}
 	return nil
+}
+
+// checkDirty says what the user's checkout holds that HEAD does not, before
+// a new task starts from it, and returns the task branch's base: with
+// --dirty include a commit of the checkout's edits, else "" (HEAD). A
+// rebase, merge or other operation in progress refuses to start unless
+// --dirty ignore says to go on from HEAD anyway.
+func (w *wiring) checkDirty(repo *gitwork.Repo) (string, error) {
+	d, err := repo.CheckDirty()
+	if err != nil {
+		return "", fmt.Errorf("check the checkout for uncommitted edits: %w", err)
+	}
+	if d.Clean() {
+		return "", nil
+	}
+	mode := w.o.Dirty
+	if d.Operation != "" && mode != DirtyIgnore {
+		return "", fmt.Errorf("%s: %s: finish or abort the %s first, or start from HEAD anyway with --dirty ignore",
+			w.project, d, d.Operation)
+	}
+	rec := workspace.EventRecord{Type: "checkout_dirty", Details: map[string]any{"files": d.Files}}
+	if d.Operation != "" {
+		rec.Details["operation"] = d.Operation
+	}
+	base := ""
+	switch {
+	case mode == DirtyInclude && len(d.Files) > 0:
+		sha, err := repo.SnapshotWorkTree("[hivemind] the checkout's uncommitted edits at the start of the task")
+		if err != nil {
+			return "", err
+		}
+		base = sha
+		rec.Details["effect"] = fmt.Sprintf("included: the task branch starts from commit %s, HEAD plus these edits", sha[:min(12, len(sha))])
+	default:
+		rec.Details["effect"] = "not part of the task: it starts from HEAD (--dirty include commits them on the task branch)"
+	}
+	rec.Details["summary"] = d.String()
+	w.notes = append(w.notes, rec)
+	return base, nil
 }
 
 // ---- agents ----
@@ -398,6 +443,9 @@ func (a *App) finishGit() {
 		"removed": len(sum.Removed)}
 	if len(sum.Saved) > 0 {
 		d["saved"] = sum.Saved
+	}
+	if len(sum.Unmerged) > 0 {
+		d["unmerged"] = sum.Unmerged
 	}
 	if err != nil {
 		d["error"] = err.Error()

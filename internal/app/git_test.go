@@ -1,10 +1,17 @@
 package app
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/engine"
+	"github.com/hivemind-dev/hivemind/internal/gitwork"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -42,4 +49,68 @@ func TestGitDecorateCopies(t *testing.T) {
 	if agents["worker_1"].ChangedFiles != 0 {
 		t.Fatal("the runner's map was changed")
 	}
+}
+
+// A new task in a checkout with uncommitted edits says so before anything
+// starts and, with --dirty include, starts its branch from them; a merge
+// in progress refuses to start unless --dirty ignore.
+func TestNewTaskDirtyCheckout(t *testing.T) {
+	project := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "a.txt")
+	run("commit", "-qm", "init")
+	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"", DirtyInclude} {
+		o := simOptions(project)
+		o.Dirty = mode
+		a, err := New(o, workspace.Task{Description: "use the edits " + mode}, io.Discard)
+		if err != nil {
+			t.Fatalf("--dirty %q: %v", mode, err)
+		}
+		branch := "hivemind/" + a.td.ID()
+		a.Close()
+		got, _ := exec.Command("git", "-C", project, "show", branch+":a.txt").Output()
+		if want := map[string]string{"": "a\n", DirtyInclude: "edited\n"}[mode]; string(got) != want {
+			t.Errorf("--dirty %q: task branch a.txt = %q, want %q", mode, got, want)
+		}
+		// What the run says, before anything starts.
+		repo, err := gitwork.Open(project, workspace.DefaultRoot(project), "t-note", gitwork.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &wiring{o: o, project: project}
+		if _, err := w.checkDirty(repo); err != nil || len(w.notes) != 1 || w.notes[0].Type != "checkout_dirty" ||
+			!strings.Contains(fmt.Sprint(w.notes[0].Details["files"]), "a.txt") {
+			t.Errorf("--dirty %q: notes %+v, %v", mode, w.notes, err)
+		}
+	}
+	head, _ := exec.Command("git", "-C", project, "rev-parse", "HEAD").Output()
+	if err := os.WriteFile(filepath.Join(project, ".git", "MERGE_HEAD"), head, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := simOptions(project)
+	if a, err := New(o, workspace.Task{Description: "during a merge"}, io.Discard); err == nil || !strings.Contains(err.Error(), "a merge is in progress") {
+		if err == nil {
+			a.Close()
+		}
+		t.Fatalf("a merge in progress: %v, want a refusal naming it", err)
+	}
+	o.Dirty = DirtyIgnore
+	a, err := New(o, workspace.Task{Description: "during a merge anyway"}, io.Discard)
+	if err != nil {
+		t.Fatalf("--dirty ignore during a merge: %v", err)
+	}
+	a.Close()
 }

@@ -39,6 +39,12 @@ type Options struct {
 	Retry      bool // with Resume: retry what stopped the task (needs_human, error)
 	JSON       bool // headless output as JSON lines
 	Merge      bool // merge a complete task's branch into the user's branch (git projects)
+	// Dirty says what a new task does with the checkout's uncommitted
+	// edits (git projects): DirtyInclude commits them on the task branch,
+	// DirtyIgnore (and "") starts from HEAD; either way the run says so.
+	// A rebase or merge in progress refuses to start unless it is
+	// DirtyIgnore.
+	Dirty string
 	// NoPreflight skips the agent checks before a run (hivemind doctor
 	// runs them alone).
 	NoPreflight bool
@@ -136,3 +142,9 @@ func (o Options) preflightEnv() preflight.Env {
 	}
 	return preflight.System()
 }
+
+// --dirty values.
+const (
+	DirtyInclude = "include"
+	DirtyIgnore  = "ignore"
+)

@@ -100,6 +100,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
 	fs.BoolVar(&o.verbose, "verbose", false, "events: every record (agent health, injections, timers), not only the milestones")
 	fs.BoolVar(&o.Merge, "merge", false, "git projects: merge the task branch into your branch when the task completes (only if your working tree is clean)")
+	fs.StringVar(&o.Dirty, "dirty", "", "git projects, a new task: `what` to do with your checkout's uncommitted edits: include (commit them on the task branch) or ignore (start from HEAD, the default); ignore also starts during a rebase or merge")
 	fs.BoolVar(&o.NoPreflight, "no-preflight", false, "start agents without checking their setup first (see hivemind doctor)")
 	fs.BoolVar(&o.help, "help", false, "this help")
 	fs.BoolVar(&o.help, "h", false, "")

@@ -24,6 +24,8 @@ func cmdRoles(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(stdout, roles.Table(cfg))
+	if _, err = fmt.Fprint(stdout, roles.Table(cfg)); err == nil {
+		printWriteScopes(stdout)
+	}
 	return err
 }

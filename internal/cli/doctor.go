@@ -28,6 +28,7 @@ func cmdDoctor(o options, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "agent %q (from %s), %d workers\n", cfg.TeamString(), origin, cfg.Workers)
 	o.CheckEnv = probing(o.CheckEnv)
+	printWriteScopes(stdout)
 	failed := doctorCheck(stdout, o, cfg)
 	// --resume runs the unfinished task's own agents: check those too.
 	if root, err := o.WorkspaceRoot(); err == nil {

@@ -67,7 +67,8 @@ func TestDoctorLines(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, app.ExitError)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], `agent "claude" (from --agent), 2 workers`) || !strings.HasPrefix(lines[1], "fail  claude command") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], `agent "claude" (from --agent), 2 workers`) ||
+		!strings.HasPrefix(lines[1], "write scopes: ") || !strings.HasPrefix(lines[2], "fail  claude command") {
 		t.Errorf("doctor printed:\n%s", out.String())
 	}
 	// An unfinished task's own agents are checked too.

@@ -116,6 +116,11 @@ type RoleConfig struct {
 	// Hosts is the placement: host names in order of preference
 	// (LocalHost is this machine); empty is this machine.
 	Hosts []string
+	// Writable are extra paths this role's agents may write (their write
+	// scope, enforced by Landlock where the kernel has it; "~/" is the
+	// home directory). The defaults (own outbox, CLI state, caches, temp;
+	// a worker's worktree) are always granted.
+	Writable []string
 }
 
 // Profile is a [profiles.<name>] table: how to run and drive an agent CLI

@@ -170,6 +170,9 @@ var roleKeys = []key[RoleConfig]{
 	{name: "hosts", spec: spec{kind: kindStrings},
 		field: func(r *RoleConfig) any { return &r.Hosts }, omitEmpty: true, typ: "array of host names", defText: "`[]`",
 		doc: "workers only: place workers on these `[hosts.<name>]` in order (up to each one's `max_agents`), then here (`\"local\"`); see Remote workers"},
+	{name: "writable", spec: spec{kind: kindStrings},
+		field: func(r *RoleConfig) any { return &r.Writable }, omitEmpty: true, typ: "array of paths", defText: "`[]`",
+		doc: "extra paths that role's agents may write, beyond their write scope (Reliability); `~/` is your home, relative paths are in the project"},
 }
 
 // profileKeys are the keys of a [profiles.<name>] table.

@@ -28,6 +28,10 @@ type Summary struct {
 	// made of work left uncommitted in them ("worker_1 <sha>").
 	Removed []string
 	Saved   []string
+	// Unmerged are the task's worker branches holding commits the task
+	// branch does not have — work that is only on a side branch, saved
+	// there or never merged: "<branch> (<n> commits)".
+	Unmerged []string
 	// Commands inspect (and, unless merged, merge) the result.
 	Commands []string
 }
@@ -41,6 +45,9 @@ func (s Summary) String() string {
 	}
 	for _, c := range s.Commands {
 		b.WriteString("  " + c + "\n")
+	}
+	for _, u := range s.Unmerged {
+		fmt.Fprintf(&b, "Not on the task branch: %s (git log %s..%s).\n", u, s.TaskBranch, strings.Fields(u)[0])
 	}
 	return b.String()
 }
@@ -123,6 +130,9 @@ func (r *Repo) Finish(merge bool) (Summary, error) {
 	if err := r.summarize(&s, task); err != nil {
 		return s, err
 	}
+	if s.Unmerged, err = r.unmerged(task); err != nil {
+		return s, err
+	}
 	if merge && s.Commits > 0 {
 		if err := r.mergeIntoCurrent(&s); err != nil {
 			return s, err
@@ -130,6 +140,26 @@ func (r *Repo) Finish(merge bool) (Summary, error) {
 	}
 	r.commands(&s)
 	return s, nil
+}
+
+// unmerged lists the task's worker branches holding commits the task
+// branch (at task) does not have: "<branch> (<n> commits)".
+func (r *Repo) unmerged(task string) ([]string, error) {
+	out, err := r.git(r.top, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+r.TaskBranch()+"-*")
+	if err != nil {
+		return nil, wrap("for-each-ref", err)
+	}
+	var list []string
+	for _, b := range strings.Fields(out) {
+		n, err := r.gitTrim(r.top, "rev-list", "--count", task+".."+b)
+		if err != nil {
+			return nil, wrap("rev-list", err)
+		}
+		if n != "0" {
+			list = append(list, fmt.Sprintf("%s (%s commits)", b, n))
+		}
+	}
+	return list, nil
 }
 
 // deleteRefs deletes the refs below prefix and the named refs.

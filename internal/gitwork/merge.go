@@ -90,7 +90,11 @@ func (r *Repo) MergeCheckpointContext(ctx context.Context, checkpoint int, worke
 	r.mergeMu.Lock()
 	defer r.mergeMu.Unlock()
 	r.mu.Lock()
-	res, err := r.mergeLocked(checkpoint, workers)
+	err := r.commitLeftovers(checkpoint, workers)
+	var res MergeResult
+	if err == nil {
+		res, err = r.mergeLocked(checkpoint, workers)
+	}
 	r.mu.Unlock()
 	res.CheckOK = true
 	if err != nil || !res.Merged || r.opts.Check == "" {
@@ -99,6 +103,23 @@ func (r *Repo) MergeCheckpointContext(ctx context.Context, checkpoint int, worke
 	res.Checked = true
 	res.CheckOutput, res.CheckOK, err = r.runCheck(ctx, r.projectIn(r.scratchDir()))
 	return res, err
+}
+
+// commitLeftovers commits what each worker's worktree still holds
+// uncommitted before its branch is merged: work whose subtask commit
+// failed (a full disk, a hook) is merged with its checkpoint, never left
+// out of it. A commit that fails again fails the merge. Called with mu
+// held.
+func (r *Repo) commitLeftovers(cp int, workers []string) error {
+	for _, w := range workers {
+		if !r.hasWorktree(w) {
+			continue // a remote worker: its commits are fetched
+		}
+		if _, err := r.commitAll(w, fmt.Sprintf("[%s] checkpoint %d: work left uncommitted", w, cp)); err != nil {
+			return fmt.Errorf("commit the work %s left uncommitted: %w", w, err)
+		}
+	}
+	return nil
 }
 
 func (r *Repo) mergeLocked(cp int, workers []string) (MergeResult, error) {

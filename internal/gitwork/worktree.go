@@ -330,3 +330,18 @@ func (r *Repo) removeWorktree(dir string) error {
 	}
 	return nil
 }
+
+// WorkerGitDirs are the parts of the repository's .git a worker's own git
+// commands write through its worktree: the worktree's admin directory
+// (index, HEAD, logs) and the object store (`git add`). Refs are not
+// among them: the engine commits a worker's work (CommitSubtask), and a
+// worker's own `git commit` cannot move any branch. Nil when the worker
+// has no worktree.
+func (r *Repo) WorkerGitDirs(agentID string) []string {
+	admin, err := adminDir(r.WorktreeDir(agentID))
+	if err != nil {
+		return nil
+	}
+	common := filepath.Dir(filepath.Dir(admin)) // <git dir>/worktrees/<name>
+	return []string{admin, filepath.Join(common, "objects")}
+}
