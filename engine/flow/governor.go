@@ -70,49 +70,6 @@ func (st *stepper) agentUsage(e AgentUsage) {
 	st.checkBudget()
 }
 
-// checkBudget sends a running task to needs_human once its known spend
-// reaches the budget: nothing new is dispatched (agents in a turn finish
-// it, and their usage keeps being recorded).
-func (st *stepper) checkBudget() {
-	if st.cfg.BudgetUSD <= 0 || !running(st.s.Phase) {
-		return
-	}
-	if spent, _ := st.s.Spend(); spent >= st.cfg.BudgetUSD {
-		st.needsHuman("budget", st.budgetFigures("reached"))
-	}
-}
-
-// budgetFigures says what was spent, against which budget, by whom.
-func (st *stepper) budgetFigures(verb string) string {
-	s := st.s
-	spent, unknown := s.Spend()
-	var b strings.Builder
-	fmt.Fprintf(&b, "Estimated spend %s %s the budget of %s (budget_usd).", workspace.FormatUSD(spent), verb, workspace.FormatUSD(st.cfg.BudgetUSD))
-	for _, id := range allAgents(s) {
-		u := s.Agents[id].Usage
-		if u.Tokens() == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n- %s: %s (%s tokens, %s)", id, u.Cost(), workspace.FormatTokens(u.Tokens()), u.Model)
-	}
-	if len(unknown) > 0 {
-		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", workspace.JoinAgents(unknown))
-	}
-	b.WriteString("\nNo new work is dispatched. To continue, raise the budget and retry: hivemind --resume --retry --budget <USD>.")
-	return b.String()
-}
-
-// retryBudget continues a task stopped by its budget if the budget now
-// allows more spend; otherwise it stays in needs_human and says so.
-func (st *stepper) retryBudget(back workspace.Phase) {
-	if spent, _ := st.s.Spend(); st.cfg.BudgetUSD > 0 && spent >= st.cfg.BudgetUSD {
-		st.needsHuman("budget", st.budgetFigures("is still at or over"))
-		return
-	}
-	st.enter(back)
-	st.scheduleWork()
-}
-
 // rateLimited holds new dispatches to the agent's account: its turn ended
 // on a rate limit, and every agent of the account would meet the same
 // limit. The hold ends when the agent's limit clears (its health leaves
