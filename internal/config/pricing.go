@@ -1,11 +1,13 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/BurntSushi/toml"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // priceKeys are the keys of a [pricing."<model>"] table, in USD per
@@ -69,4 +71,27 @@ func (l *fileLoader) number(path []string, prim toml.Primitive) (float64, bool) 
 	}
 	l.errorf(path, "wrong type: want a number, found %s", l.found(path, prim, ""))
 	return 0, false
+}
+
+// checkBudgetPrices refuses a budget_usd that could not be kept: a role's
+// model has no price, so its spend could not be counted, and no token
+// budget (the team's or that role's) limits it instead.
+func checkBudgetPrices(cfg Config, src Sources) Errors {
+	if cfg.BudgetUSD <= 0 || cfg.BudgetTokens > 0 {
+		return nil
+	}
+	prices := cfg.Prices()
+	s := src.Of("budget_usd")
+	var errs Errors
+	for _, r := range workspace.Roles() {
+		rc := cfg.Role(r)
+		if rc.BudgetTokens > 0 || len(prices.Unpriced(rc.Model)) == 0 {
+			continue
+		}
+		errs = append(errs, &Error{File: s.File, Line: s.Line, Key: "budget_usd", Msg: fmt.Sprintf(
+			"the %s's model %q has no price, so budget_usd cannot count its spend; add its price "+
+				"([pricing.%q] with input, output, cache_read, cache_write in USD per million tokens) "+
+				"or a token budget (budget_tokens, or budget_tokens under [roles.%s])", r, rc.Model, rc.Model, r)})
+	}
+	return errs
 }
