@@ -41,3 +41,24 @@ func TestBudgetNeedsPrices(t *testing.T) {
 }
 
 func budgetFlag(v float64) *float64 { return &v }
+
+// Configured models without a price are listed once each, with their
+// roles; defaults and priced models are not.
+func TestUnpricedModels(t *testing.T) {
+	ws, ud := dirs(t, "[roles.worker]\nmodel = \"claude-x\"\n[roles.reviewer]\nmodel = \"claude-x\"\n[roles.lead]\nmodel = \"gpt-6.1-sol\"\n", "")
+	cfg, _, err := Load(ws, ud, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.UnpricedModels()
+	if len(got) != 1 || got[0].Model != "claude-x" || len(got[0].Roles) != 2 {
+		t.Fatalf("UnpricedModels = %+v", got)
+	}
+	want := `model "claude-x" (reviewer, worker) has no price: its cost shows as $? and budget_usd cannot count it; add [pricing."claude-x"] to config.toml (USD per million tokens), or cap it with budget_tokens`
+	if w := got[0].Warning(); w != want {
+		t.Errorf("warning\n%s\nwant\n%s", w, want)
+	}
+	if got := Default().UnpricedModels(); len(got) != 0 {
+		t.Errorf("defaults: %+v", got)
+	}
+}

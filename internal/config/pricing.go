@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
@@ -94,4 +95,42 @@ func checkBudgetPrices(cfg Config, src Sources) Errors {
 				"or a token budget (budget_tokens, or budget_tokens under [roles.%s])", r, rc.Model, rc.Model, r)})
 	}
 	return errs
+}
+
+// Unpriced is a model the roles are configured to run (roles.<role>.model)
+// that the pricing table has no price for.
+type Unpriced struct {
+	Model string
+	Roles []workspace.Role
+}
+
+// UnpricedModels lists the configured models without a price, once per
+// model. A role that runs its agent's default model is not listed: the
+// shipped table prices the defaults of the built-in CLIs.
+func (c Config) UnpricedModels() []Unpriced {
+	prices := c.Prices()
+	var out []Unpriced
+	for _, r := range workspace.Roles() {
+		m := c.Role(r).Model
+		if len(prices.Unpriced(m)) == 0 {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(u Unpriced) bool { return u.Model == m }); i >= 0 {
+			out[i].Roles = append(out[i].Roles, r)
+		} else {
+			out = append(out, Unpriced{Model: m, Roles: []workspace.Role{r}})
+		}
+	}
+	return out
+}
+
+// Warning says what an unpriced model means and how to fix it.
+func (u Unpriced) Warning() string {
+	roles := make([]string, len(u.Roles))
+	for i, r := range u.Roles {
+		roles[i] = string(r)
+	}
+	return fmt.Sprintf("model %q (%s) has no price: its cost shows as $? and budget_usd cannot count it; "+
+		"add [pricing.%q] to config.toml (USD per million tokens), or cap it with budget_tokens",
+		u.Model, strings.Join(roles, ", "), u.Model)
 }
