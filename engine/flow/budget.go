@@ -93,3 +93,19 @@ func (st *stepper) budgetFigures(reached []string) string {
 		"hivemind --resume --retry, with --budget <USD> for budget_usd, or a higher budget_tokens in config.toml.")
 	return b.String()
 }
+
+// unpricedNotice tells the user, once per model, that agent's model has
+// no price: its cost shows as $? and budget_usd cannot count it (a token
+// budget can). An agent that used the model before was already said.
+func (st *stepper) unpricedNotice(agent workspace.AgentID, model string) {
+	for _, id := range st.s.AgentIDs() {
+		if u := st.s.Agents[id].Usage; id != agent && u.Model == model && !u.CostKnown && u.Tokens() > 0 {
+			return
+		}
+	}
+	msg := fmt.Sprintf("%s's model %q has no price: its cost shows as $?", agent, model)
+	if st.cfg.BudgetUSD > 0 {
+		msg += " and is not counted against budget_usd"
+	}
+	st.notify("warn", msg+fmt.Sprintf("; add [pricing.%q] to config.toml, or cap tokens with budget_tokens", model))
+}

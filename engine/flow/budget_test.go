@@ -91,3 +91,29 @@ func TestBudgetTokensRetry(t *testing.T) {
 		t.Fatalf("raised budget: %s (%s)", sc.s.Phase, describe(sc.eff))
 	}
 }
+
+// A model without a price is said once per model, with the fix, budget or
+// not; budget_usd's notice says the spend is not counted.
+func TestUnpricedNoticeOncePerModel(t *testing.T) {
+	for _, usd := range []float64{0, 1} {
+		cfg := defaultConfig()
+		cfg.BudgetUSD = usd
+		sc := governorScenario(t, cfg)
+		var said []string
+		for _, s := range []struct {
+			agent workspace.AgentID
+			model string
+		}{{"worker_1", "llama"}, {"worker_2", "llama"}, {"lead", "claude-x"}, {"worker_1", "llama"}} {
+			u := usage(s.model, int64(100+len(said)*7+len(s.agent)), 0, false)
+			u.Output = sc.s.Agents[s.agent].Usage.Output + 1 // a change every time
+			for _, n := range effectsOf[NotifyUser](sc.do(AgentUsage{Agent: s.agent, Usage: u})) {
+				said = append(said, n.Message)
+			}
+		}
+		if len(said) != 2 || !strings.Contains(said[0], `worker_1's model "llama" has no price`) ||
+			!strings.Contains(said[0], `add [pricing."llama"] to config.toml, or cap tokens with budget_tokens`) ||
+			!strings.Contains(said[1], `"claude-x"`) || strings.Contains(said[0], "budget_usd") != (usd > 0) {
+			t.Errorf("budget %v: notices %q", usd, said)
+		}
+	}
+}

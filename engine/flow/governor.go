@@ -63,9 +63,7 @@ func (st *stepper) agentUsage(e AgentUsage) {
 	if !u.CostKnown && u.Tokens() > 0 && !wasUnknown {
 		st.emit("cost_unknown", e.Agent, map[string]any{"model": u.Model,
 			"why": "no price for this model in the pricing table; add [pricing.\"" + u.Model + "\"] to config.toml. Its spend is not counted against budget_usd"})
-		if st.cfg.BudgetUSD > 0 {
-			st.notify("warn", fmt.Sprintf("%s's model %q has no price: its spend is not counted against the budget", e.Agent, u.Model))
-		}
+		st.unpricedNotice(e.Agent, u.Model)
 	}
 	st.checkBudget()
 }
