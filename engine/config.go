@@ -31,5 +31,18 @@ func NewConfig(c config.Config) Config {
 		AgentTimeout:      c.AgentTimeout(),
 		StallTimeout:      c.StallTimeout(),
 		BudgetUSD:         c.BudgetUSD,
+		BudgetTokens:      int64(c.BudgetTokens),
+		RoleBudgetTokens:  roleBudgetTokens(c),
 	}
+}
+
+// roleBudgetTokens is each role's budget_tokens that is set.
+func roleBudgetTokens(c config.Config) map[workspace.Role]int64 {
+	out := map[workspace.Role]int64{}
+	for _, r := range workspace.Roles() {
+		if n := c.Role(r).BudgetTokens; n > 0 {
+			out[r] = int64(n)
+		}
+	}
+	return out
 }

@@ -49,6 +49,10 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 	c.AgentTimeoutSeconds = 2
 	c.StallSeconds = 10
 	c.BudgetUSD = 0.5
+	c.BudgetTokens = 9000
+	rc := c.Roles[workspace.RoleWorker]
+	rc.BudgetTokens = 4000
+	c.Roles[workspace.RoleWorker] = rc
 	want := Config{
 		Workers:           7,
 		QuietPeriod:       10 * time.Millisecond,
@@ -59,6 +63,8 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 		AgentTimeout:      2 * time.Second,
 		StallTimeout:      10 * time.Second,
 		BudgetUSD:         0.5,
+		BudgetTokens:      9000,
+		RoleBudgetTokens:  map[workspace.Role]int64{workspace.RoleWorker: 4000},
 		Accounts:          map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude"},
 	}
 	for n := 1; n <= 7; n++ {

@@ -9,17 +9,19 @@ import (
 )
 
 // spendLabel is the header's estimate of the task's spend: "$0.12", with
-// "+?" when an agent used tokens at no known price; "" before any usage.
-func spendLabel(st workspace.State) string {
+// " + ?" when an agent used tokens at no known price; "" before any usage.
+// unpriced names those models, once each: " (llama unpriced)".
+func spendLabel(st workspace.State) (spend, unpriced string) {
 	usd, unknown := st.Spend()
 	if usd == 0 && len(unknown) == 0 {
-		return ""
+		return "", ""
 	}
-	s := workspace.FormatUSD(usd)
-	if len(unknown) > 0 {
-		s += "+?"
+	spend = workspace.FormatUSD(usd)
+	if models := st.UnpricedModels(); len(models) > 0 {
+		spend += " + ?"
+		unpriced = " (" + strings.Join(models, ", ") + " unpriced)"
 	}
-	return s
+	return spend, unpriced
 }
 
 // holdLabel says which accounts' new work waits for a rate limit:

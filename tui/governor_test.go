@@ -49,8 +49,8 @@ func TestPaneTitleUsage(t *testing.T) {
 
 func TestHeaderSpendAndHold(t *testing.T) {
 	st := governorState()
-	if got := spendLabel(st); got != "$6.94+?" {
-		t.Errorf("spend %q", got)
+	if got, note := spendLabel(st); got != "$6.94 + ?" || note != " (llama-3 unpriced)" {
+		t.Errorf("spend %q%q", got, note)
 	}
 	if got := holdLabel(st); got != "⏸ rate limited: worker_1 — new work held" {
 		t.Errorf("hold %q", got)
@@ -59,7 +59,24 @@ func TestHeaderSpendAndHold(t *testing.T) {
 	if got := holdLabel(st); got != "⏸ rate limited: worker_1 (claude), worker_2 (codex) — new work held" {
 		t.Errorf("holds %q", got)
 	}
-	if spendLabel(testState(4)) != "" || holdLabel(testState(4)) != "" {
+	if s, n := spendLabel(testState(4)); s+n != "" || holdLabel(testState(4)) != "" {
 		t.Error("labels without usage or holds")
+	}
+}
+
+// Each unpriced model is named once, however many agents use it.
+func TestHeaderSpendNamesUnpricedModels(t *testing.T) {
+	st := governorState()
+	u := st.Agents["worker_2"].Usage
+	for _, id := range []workspace.AgentID{"lead", "reviewer"} {
+		a := st.Agents[id]
+		a.Usage = u
+		st.Agents[id] = a
+	}
+	a := st.Agents["worker_1"]
+	a.Usage = workspace.Usage{Model: "claude-x", Input: 5}
+	st.Agents["worker_1"] = a
+	if got, note := spendLabel(st); got+note != "$0.00 + ? (claude-x, llama-3 unpriced)" {
+		t.Errorf("spend %q%q", got, note)
 	}
 }

@@ -290,6 +290,7 @@ type headerKey struct {
 	elapsed              int64
 	started              bool
 	spend, hold          string
+	unpriced             string
 }
 
 func (m Model) headerKey() headerKey {
@@ -299,7 +300,8 @@ func (m Model) headerKey() headerKey {
 		k.phase, k.prev = m.st.Phase, m.st.PreviousPhase
 		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
 		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
-		k.spend, k.hold = spendLabel(m.st), holdLabel(m.st)
+		k.spend, k.unpriced = spendLabel(m.st)
+		k.hold = holdLabel(m.st)
 		if !m.st.StartedAt.IsZero() {
 			k.started = true
 			k.elapsed = int64(m.elapsed() / time.Second)
@@ -417,6 +419,9 @@ func (m Model) renderHeader() string {
 	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
 	if k.spend != "" {
 		segs = append(segs, headerSeg{text: sep + stHeaderVal.Render(k.spend), drop: 4})
+		if k.unpriced != "" {
+			segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(k.unpriced), drop: 5})
+		}
 	}
 	if k.hold != "" {
 		segs = append(segs, headerSeg{text: sep + lipgloss.NewStyle().Foreground(colWarn).Render(k.hold), drop: 1})

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -48,6 +49,28 @@ func (s State) Spend() (usd float64, unknown []AgentID) {
 		}
 	}
 	return usd, unknown
+}
+
+// UnpricedModels lists, once each and sorted, the models of the agents
+// whose tokens have no known cost ("unknown model" for an agent whose
+// CLI named none).
+func (s State) UnpricedModels() []string {
+	var out []string
+	for _, id := range s.AgentIDs() {
+		u := s.Agents[id].Usage
+		if u.CostKnown || u.Tokens() == 0 {
+			continue
+		}
+		m := u.Model
+		if m == "" {
+			m = "unknown model"
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Short renders u compactly for a pane title: "12.3k tok $0.04", or

@@ -63,54 +63,9 @@ func (st *stepper) agentUsage(e AgentUsage) {
 	if !u.CostKnown && u.Tokens() > 0 && !wasUnknown {
 		st.emit("cost_unknown", e.Agent, map[string]any{"model": u.Model,
 			"why": "no price for this model in the pricing table; add [pricing.\"" + u.Model + "\"] to config.toml. Its spend is not counted against budget_usd"})
-		if st.cfg.BudgetUSD > 0 {
-			st.notify("warn", fmt.Sprintf("%s's model %q has no price: its spend is not counted against the budget", e.Agent, u.Model))
-		}
+		st.unpricedNotice(e.Agent, u.Model)
 	}
 	st.checkBudget()
-}
-
-// checkBudget sends a running task to needs_human once its known spend
-// reaches the budget: nothing new is dispatched (agents in a turn finish
-// it, and their usage keeps being recorded).
-func (st *stepper) checkBudget() {
-	if st.cfg.BudgetUSD <= 0 || !running(st.s.Phase) {
-		return
-	}
-	if spent, _ := st.s.Spend(); spent >= st.cfg.BudgetUSD {
-		st.needsHuman("budget", st.budgetFigures("reached"))
-	}
-}
-
-// budgetFigures says what was spent, against which budget, by whom.
-func (st *stepper) budgetFigures(verb string) string {
-	s := st.s
-	spent, unknown := s.Spend()
-	var b strings.Builder
-	fmt.Fprintf(&b, "Estimated spend %s %s the budget of %s (budget_usd).", workspace.FormatUSD(spent), verb, workspace.FormatUSD(st.cfg.BudgetUSD))
-	for _, id := range allAgents(s) {
-		u := s.Agents[id].Usage
-		if u.Tokens() == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n- %s: %s (%s tokens, %s)", id, u.Cost(), workspace.FormatTokens(u.Tokens()), u.Model)
-	}
-	if len(unknown) > 0 {
-		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", workspace.JoinAgents(unknown))
-	}
-	b.WriteString("\nNo new work is dispatched. To continue, raise the budget and retry: hivemind --resume --retry --budget <USD>.")
-	return b.String()
-}
-
-// retryBudget continues a task stopped by its budget if the budget now
-// allows more spend; otherwise it stays in needs_human and says so.
-func (st *stepper) retryBudget(back workspace.Phase) {
-	if spent, _ := st.s.Spend(); st.cfg.BudgetUSD > 0 && spent >= st.cfg.BudgetUSD {
-		st.needsHuman("budget", st.budgetFigures("is still at or over"))
-		return
-	}
-	st.enter(back)
-	st.scheduleWork()
 }
 
 // rateLimited holds new dispatches to the agent's account: its turn ended

@@ -31,6 +31,13 @@ type Config struct {
 	// BudgetUSD caps the task's estimated spend: reaching it stops new
 	// work (needs_human with the figures). 0: no cap.
 	BudgetUSD float64
+	// BudgetTokens caps the task's tokens, and RoleBudgetTokens the tokens
+	// of each role's agents together, counted as Usage.Tokens counts them
+	// (input + output + cache read + cache write, the figure the header
+	// shows): reaching one stops new work as BudgetUSD does. They need no
+	// price. 0 or absent: no cap.
+	BudgetTokens     int64
+	RoleBudgetTokens map[workspace.Role]int64
 	// Accounts maps agents to the account (CLI credentials) they spend
 	// from; a rate limit holds new work for every agent of its account.
 	// Agents not listed share one account.

@@ -119,6 +119,7 @@ func (l *launcher) start(r *liveRun) {
 	// The terminal belongs to the UI: notices go to the UI, records only
 	// to events.jsonl (which the UI shows).
 	a.out.redirect(io.Discard, func(level, msg string) { l.post(tui.NotifyMsg{Level: level, Message: msg}) })
+	a.warnUnpriced()
 
 	// Forward snapshots without ever blocking the engine on the UI: the
 	// outcome keeps only the newest pending one.

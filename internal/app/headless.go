@@ -53,6 +53,7 @@ func (a *App) runHeadless() int {
 	} else {
 		a.out.notice("info", fmt.Sprintf("task %s in %s", a.td.ID(), a.project))
 	}
+	a.warnUnpriced()
 	a.runner.Send(a.first)
 
 	var grace <-chan time.Time

@@ -30,6 +30,7 @@ func cmdDoctor(o options, stdout, stderr io.Writer) int {
 	o.CheckEnv = probing(o.CheckEnv)
 	printWriteScopes(stdout)
 	failed := doctorCheck(stdout, o, cfg)
+	doctorPricing(stdout, cfg)
 	// --resume runs the unfinished task's own agents: check those too.
 	if root, err := o.WorkspaceRoot(); err == nil {
 		if in, ok := workspace.UnfinishedTask(root); ok {
@@ -53,6 +54,14 @@ func doctorCheck(w io.Writer, o options, cfg config.Config) bool {
 		fmt.Fprintln(w, r)
 	}
 	return err != nil
+}
+
+// doctorPricing names each configured model that has no price (nothing
+// when every one has).
+func doctorPricing(w io.Writer, cfg config.Config) {
+	for _, u := range cfg.UnpricedModels() {
+		fmt.Fprintln(w, preflight.Result{Status: preflight.Warn, Check: "pricing", Msg: u.Warning()})
+	}
 }
 
 // probing makes env run each custom agent command to its first prompt

@@ -89,6 +89,8 @@ type Config struct {
 	Profiles map[string]Profile
 	// BudgetUSD caps a task's estimated spend (0: no cap).
 	BudgetUSD float64
+	// BudgetTokens caps a task's tokens (0: no cap); see RoleConfig's too.
+	BudgetTokens int
 	// Pricing are [pricing."model"] prices replacing or adding to the
 	// shipped table (Prices).
 	Pricing pricing.Table
@@ -111,6 +113,9 @@ type RoleConfig struct {
 	Model string
 	// ExtraArgs are appended to the agent's command line.
 	ExtraArgs []string
+	// BudgetTokens caps the tokens of the role's agents together (0: no
+	// cap).
+	BudgetTokens int
 	// PermissionMode is Claude Code's --permission-mode.
 	PermissionMode string
 	// Hosts is the placement: host names in order of preference

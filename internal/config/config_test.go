@@ -159,7 +159,7 @@ func TestErrors(t *testing.T) {
 		{"unknown top key no suggestion", "\n\ncolour = \"red\"\n", []string{"3: colour: unknown key"}},
 		{"unknown table", "[ui]\ntheme = 1\n", []string{"1: ui: unknown key"}},
 		{"unknown role key", "[roles.lead]\nmodle = \"x\"\n", []string{
-			`2: roles.lead.modle: unknown key (did you mean "model"?); known keys here: agent, extra_args, hosts, model, permission_mode, writable`}},
+			`2: roles.lead.modle: unknown key (did you mean "model"?); known keys here: agent, budget_tokens, extra_args, hosts, model, permission_mode, writable`}},
 		{"unknown role", "[roles.planner]\nmodel = \"x\"\n", []string{
 			`1: roles.planner: unknown role "planner"; roles: lead, reviewer, worker`}},
 		{"role typo", "[roles.wroker]\nmodel = \"x\"\n", []string{

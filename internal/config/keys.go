@@ -34,6 +34,8 @@ const (
 	minQuietMS = 10
 	// An agent idle this long with unfinished work gets a reminder.
 	minStallSeconds = 10
+	// maxBudgetTokens bounds budget_tokens: a trillion tokens.
+	maxBudgetTokens = 1_000_000_000_000
 )
 
 // Value kinds of the schema.
@@ -138,6 +140,9 @@ var topKeys = []key[Config]{
 	{name: "budget_usd", spec: spec{kind: kindFloat, min: 0, max: 1_000_000}, def: 0.0,
 		field: func(c *Config) any { return &c.BudgetUSD },
 		doc:   "the task's estimated spend at which it stops for you (0: no cap; flag `--budget`)"},
+	{name: "budget_tokens", spec: spec{kind: kindInt, min: 0, max: maxBudgetTokens}, def: 0,
+		field: func(c *Config) any { return &c.BudgetTokens },
+		doc:   "the task's tokens (input + output + cache read + cache write, as the header counts them) at which it stops for you; needs no price (0: no cap)"},
 	{name: "pricing", spec: spec{kind: kindTable}, load: (*fileLoader).pricing,
 		show: `[pricing."<model>"]`, defText: "shipped table",
 		doc: "a model's prices, replacing or adding to the shipped table"},
@@ -160,6 +165,9 @@ var roleKeys = []key[RoleConfig]{
 	{name: "extra_args", spec: spec{kind: kindStrings}, def: []string{},
 		field: func(r *RoleConfig) any { return &r.ExtraArgs },
 		doc:   "extra arguments for that role's agent command"},
+	{name: "budget_tokens", spec: spec{kind: kindInt, min: 0, max: maxBudgetTokens}, def: 0,
+		field: func(r *RoleConfig) any { return &r.BudgetTokens },
+		doc:   "the tokens that role's agents together may use before the task stops for you, counted as `budget_tokens` (0: no cap)"},
 	// bypassPermissions: agents run unattended, and a permission dialog
 	// would stall the run. Role limits are still enforced: removed tools
 	// (--disallowedTools) and PreToolUse hook denials apply in every

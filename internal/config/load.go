@@ -147,6 +147,8 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 		}
 	}
 
+	errs = append(errs, checkBudgetPrices(cfg, src)...)
+
 	if flags.PlanApproval != nil {
 		if msg := checkOneOf(*flags.PlanApproval, PlanApprovals); msg != "" {
 			errs = append(errs, &Error{Key: "--plan-approval", Msg: msg})

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // priceKeys are the keys of a [pricing."<model>"] table, in USD per
@@ -69,4 +72,65 @@ func (l *fileLoader) number(path []string, prim toml.Primitive) (float64, bool) 
 	}
 	l.errorf(path, "wrong type: want a number, found %s", l.found(path, prim, ""))
 	return 0, false
+}
+
+// checkBudgetPrices refuses a budget_usd that could not be kept: a role's
+// model has no price, so its spend could not be counted, and no token
+// budget (the team's or that role's) limits it instead.
+func checkBudgetPrices(cfg Config, src Sources) Errors {
+	if cfg.BudgetUSD <= 0 || cfg.BudgetTokens > 0 {
+		return nil
+	}
+	prices := cfg.Prices()
+	s := src.Of("budget_usd")
+	var errs Errors
+	for _, r := range workspace.Roles() {
+		rc := cfg.Role(r)
+		if rc.BudgetTokens > 0 || len(prices.Unpriced(rc.Model)) == 0 {
+			continue
+		}
+		errs = append(errs, &Error{File: s.File, Line: s.Line, Key: "budget_usd", Msg: fmt.Sprintf(
+			"the %s's model %q has no price, so budget_usd cannot count its spend; add its price "+
+				"([pricing.%q] with input, output, cache_read, cache_write in USD per million tokens) "+
+				"or a token budget (budget_tokens, or budget_tokens under [roles.%s])", r, rc.Model, rc.Model, r)})
+	}
+	return errs
+}
+
+// Unpriced is a model the roles are configured to run (roles.<role>.model)
+// that the pricing table has no price for.
+type Unpriced struct {
+	Model string
+	Roles []workspace.Role
+}
+
+// UnpricedModels lists the configured models without a price, once per
+// model. A role that runs its agent's default model is not listed: the
+// shipped table prices the defaults of the built-in CLIs.
+func (c Config) UnpricedModels() []Unpriced {
+	prices := c.Prices()
+	var out []Unpriced
+	for _, r := range workspace.Roles() {
+		m := c.Role(r).Model
+		if len(prices.Unpriced(m)) == 0 {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(u Unpriced) bool { return u.Model == m }); i >= 0 {
+			out[i].Roles = append(out[i].Roles, r)
+		} else {
+			out = append(out, Unpriced{Model: m, Roles: []workspace.Role{r}})
+		}
+	}
+	return out
+}
+
+// Warning says what an unpriced model means and how to fix it.
+func (u Unpriced) Warning() string {
+	roles := make([]string, len(u.Roles))
+	for i, r := range u.Roles {
+		roles[i] = string(r)
+	}
+	return fmt.Sprintf("model %q (%s) has no price: its cost shows as $? and budget_usd cannot count it; "+
+		"add [pricing.%q] to config.toml (USD per million tokens), or cap it with budget_tokens",
+		u.Model, strings.Join(roles, ", "), u.Model)
 }

@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -82,4 +83,18 @@ func (p Price) Check() error {
 		}
 	}
 	return nil
+}
+
+// Unpriced returns the named models the table has no price for, each once,
+// in order (empty names — the agent's own default, not yet known — are
+// skipped).
+func (t Table) Unpriced(models ...string) []string {
+	var out []string
+	for _, m := range models {
+		if _, ok := t.Lookup(m); m == "" || ok || slices.Contains(out, m) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -38,3 +38,26 @@ func TestCost(t *testing.T) {
 		}
 	}
 }
+
+// The models the pinned and newest CLIs run by default, and the ones they
+// offer that the vendors price, have a price: a default team's cost and
+// budget_usd work without any [pricing] of the user's.
+func TestDefaultModelsPriced(t *testing.T) {
+	tbl := Default()
+	for _, m := range []string{
+		"claude-opus-4-8", "claude-opus-5-5", "claude-opus-4-7", "claude-opus-4-6",
+		"claude-sonnet-5", "claude-sonnet-5-5", "claude-sonnet-4-6", "claude-haiku-4-5-20251001",
+		"gpt-6.1-sol", "gpt-6-sol", "gpt-6-luna", "gemini-3.8-flash", "gemini-2.5-pro",
+	} {
+		if _, ok := tbl.Lookup(m); !ok {
+			t.Errorf("%s has no price", m)
+		}
+	}
+	// The longest name wins: Opus 5.5 is not priced as Opus 5.
+	if p, _ := tbl.Lookup("claude-opus-5-5"); p.Input != 4 || p.CacheRead != 0.2 {
+		t.Errorf("claude-opus-5-5 priced %+v", p)
+	}
+	if got := tbl.Unpriced("gpt-6.1-sol", "x-model", "", "x-model", "y-model-1"); len(got) != 2 || got[0] != "x-model" || got[1] != "y-model-1" {
+		t.Errorf("Unpriced = %q", got)
+	}
+}

@@ -61,6 +61,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 	forbidden := fs.Bool("forbidden-write", false, "the reviewer tries to write a project source file")
 	decisions := fs.Bool("decisions", true, "the lead and worker_1 each record one decision in the shared knowledge")
 	notes := fs.Bool("shared-notes", false, "every worker subtask also appends to NOTES.md (git worktrees then conflict)")
+	usage := fs.Int("usage", 0, "tokens each turn records (9/10 input, 1/10 output, model \"sim\") in a Claude Code-style session file that the Stop hook names (0: none)")
 	agentFlag := fs.String("agent", "", "agent id (default $HIVEMIND_AGENT_ID)")
 	roleFlag := fs.String("role", "", "role (default $HIVEMIND_ROLE)")
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +82,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 		taskDir: env("HIVEMIND_TASK_DIR"),
 		project: env("HIVEMIND_PROJECT"),
 		socket:  env(hookrelay.EnvHookSocket),
+		usage:   max(*usage, 0),
 		sc: script.Scenario{RejectPlans: *reject, CheckpointIssues: *issues,
 			WriteFriction: *friction, ForbiddenWrite: *forbidden, RecordDecisions: *decisions, SharedNotes: *notes, Pace: *pace},
 	}
@@ -89,6 +91,10 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 	a.rnd = rand.New(rand.NewPCG(uint64(*seed), h.Sum64()))
 	a.session = fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", a.rnd.Uint32(), a.rnd.IntN(1<<16), a.rnd.IntN(1<<12), a.rnd.IntN(1<<12), a.rnd.Uint64()&(1<<48-1))
 	a.cwd, _ = os.Getwd()
+	if a.usage > 0 {
+		home := firstNonEmpty(env("HOME"), os.TempDir())
+		a.transcript = filepath.Join(home, ".hivemind-sim", "sessions", a.session+".jsonl")
+	}
 	return a.run(stdin, *seed)
 }
 
@@ -105,6 +111,10 @@ type agent struct {
 	cwd     string
 	sc      script.Scenario
 	rnd     *rand.Rand
+	// usage is the tokens each turn records in transcript (0: none).
+	usage      int
+	transcript string
+	turns      int
 }
 
 func firstNonEmpty(s ...string) string {
@@ -282,7 +292,33 @@ func (a *agent) turn(line string) {
 	if d := minTurn - time.Since(start); d > 0 {
 		time.Sleep(d)
 	}
-	a.hook(hookrelay.HookStop, map[string]any{"stop_hook_active": false, "last_assistant_message": summary})
+	stop := map[string]any{"stop_hook_active": false, "last_assistant_message": summary}
+	if a.recordUsage() {
+		stop["transcript_path"] = a.transcript
+	}
+	a.hook(hookrelay.HookStop, stop)
+}
+
+// recordUsage appends this turn's usage to the session file, as Claude
+// Code records a message's usage; false when it records none.
+func (a *agent) recordUsage() bool {
+	if a.usage <= 0 {
+		return false
+	}
+	a.turns++
+	out := a.usage / 10
+	line, _ := json.Marshal(map[string]any{"type": "assistant", "message": map[string]any{
+		"id": fmt.Sprintf("sim-%d", a.turns), "model": "sim",
+		"usage": map[string]any{"input_tokens": a.usage - out, "output_tokens": out}}})
+	if err := os.MkdirAll(filepath.Dir(a.transcript), 0o700); err != nil {
+		return false
+	}
+	f, err := os.OpenFile(a.transcript, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	_, err = f.Write(append(line, '\n'))
+	return errors.Join(err, f.Close()) == nil
 }
 
 // work handles one submitted line and returns the turn's final message.
