@@ -52,6 +52,14 @@ func (f *rtAgents) Inject(id workspace.AgentID, seq int, text string) error {
 	return err
 }
 
+func (f *rtAgents) HoldDelivery(id workspace.AgentID, hold bool) {
+	_ = f.call("HoldDelivery", fmt.Sprintf("%s %v", id, hold))
+}
+func (f *rtAgents) Withdraw(id workspace.AgentID, before int) []int {
+	_ = f.call("Withdraw", fmt.Sprintf("%s %d", id, before))
+	return nil
+}
+
 func (f *rtAgents) Calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -100,6 +100,8 @@ type Session struct {
 	stopping    bool
 	dead        bool
 	queue       []message
+	queueHeld   bool   // HoldDelivery: queued messages wait (deliver.go)
+	typing      int    // seq of the message the deliverer is typing (0: none)
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
 	sids        map[int]bool

@@ -66,6 +66,23 @@ type stepper struct {
 	events  []Effect // AppendEvent
 	actions []Effect
 	notes   []Effect // NotifyUser
+	// started are the agents this step starts (SpawnAgent, RestartAgent):
+	// each at most once, whatever rules ask for it.
+	started map[workspace.AgentID]bool
+}
+
+// start emits e (agent id's SpawnAgent or RestartAgent) unless this step
+// starts the agent already, and reports whether it did.
+func (st *stepper) start(id workspace.AgentID, e Effect) bool {
+	if st.started[id] {
+		return false
+	}
+	if st.started == nil {
+		st.started = map[workspace.AgentID]bool{}
+	}
+	st.started[id] = true
+	st.do(e)
+	return true
 }
 
 func (st *stepper) emit(typ string, agent workspace.AgentID, details map[string]any) {
@@ -156,9 +173,30 @@ func (st *stepper) enter(p workspace.Phase) {
 	if final(p) {
 		s.FinishedAt = st.at
 		st.cancelAllTimers()
-	} else {
+	}
+	if p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseError {
+		st.withdrawAll()
+	}
+	if !final(p) {
 		s.FinishedAt = time.Time{}
 	}
+}
+
+// withdrawAll takes back every message not typed yet, in the agent layer
+// (Withdraw) and in Held: the run ended, nothing more is typed.
+func (st *stepper) withdrawAll() {
+	s := st.s
+	for _, id := range allAgents(s) {
+		if ag := s.Agents[id]; ag.Queued > 0 {
+			st.do(Withdraw{Agent: id, Before: s.Seq + 1})
+			ag.Queued = 0 // what the agent layer was typing meanwhile ends cancelled too (the runner)
+			s.Agents[id] = ag
+		}
+	}
+	for _, a := range s.Held {
+		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "the task reached " + string(s.Phase)})
+	}
+	s.Held = nil
 }
 
 // ---- timers ----
@@ -379,7 +417,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	st.emit("task_submitted", "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
 	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
-		st.do(SpawnAgent{Agent: id, Role: s.Agents[id].Role})
+		st.start(id, SpawnAgent{Agent: id, Role: s.Agents[id].Role})
 		st.emit("agent_spawned", id, map[string]any{"role": string(s.Agents[id].Role)})
 	}
 	st.enter(workspace.PhasePlanning)
@@ -422,8 +460,12 @@ func (st *stepper) resumed(e Resumed) {
 	for _, id := range allAgents(s) {
 		ag := s.Agents[id]
 		ag.Status = workspace.HealthStarting
+		ag.Queued = 0 // the previous run's agent layer is gone, and its queue with it
 		s.Agents[id] = ag
-		st.do(SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
+		st.start(id, SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
+		if ag.Paused || s.Phase == workspace.PhasePaused {
+			st.do(HoldDelivery{Agent: id, Hold: true})
+		}
 	}
 	// Every agent is being started, so pending restarts are moot; timeouts
 	// are re-armed when the work is re-sent.
@@ -445,8 +487,9 @@ func (st *stepper) resumed(e Resumed) {
 		return
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
-		t := s.Timers[id]
-		st.schedule(id, max(t.Deadline.Sub(st.at), 0))
+		if t := s.Timers[id]; !st.frozen(id) {
+			st.schedule(id, max(t.Deadline.Sub(st.at), 0))
+		}
 	}
 	// Answers already on disk first: an agent whose trigger file or done
 	// marker is there is not asked again, and work they lead to is sent

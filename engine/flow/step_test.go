@@ -91,6 +91,21 @@ func assignmentFor(t *testing.T, eff []Effect, agent workspace.AgentID) workspac
 	return found[0]
 }
 
+// noticeFor is the one notice injected to agent (its text).
+func noticeFor(t *testing.T, eff []Effect, agent workspace.AgentID) string {
+	t.Helper()
+	var found []string
+	for _, in := range effectsOf[Inject](eff) {
+		if in.Agent == agent && in.Notice {
+			found = append(found, in.Text)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one notice for %s, got %d (effects %v)", agent, len(found), describe(eff))
+	}
+	return found[0]
+}
+
 func describe(eff []Effect) string {
 	var b strings.Builder
 	for _, e := range eff {
@@ -152,6 +167,13 @@ func checkEffects(t *testing.T, before, after State, eff []Effect) {
 				}
 			}
 		case Inject:
+			if e.Notice {
+				// A notice carries its content; it names no assignment file.
+				if !strings.HasPrefix(e.Text, InjectPrefix) || strings.Contains(e.Text, "assignments/") {
+					t.Fatalf("notice text %q", e.Text)
+				}
+				continue
+			}
 			if pending[e.Agent] != e.Seq {
 				t.Fatalf("Inject %s #%d without a preceding WriteAssignment", e.Agent, e.Seq)
 			}
@@ -244,6 +266,19 @@ func (sc *scenario) expect(p workspace.Phase) {
 func (sc *scenario) submit(workers int) {
 	sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: workers, Description: "do it"}, TaskDir: testTaskDir})
 	sc.expect(workspace.PhasePlanning)
+}
+
+// ready reports every starting agent's first prompt: an exit from there
+// on is a crash of an agent that ran, not one that never started. The
+// last effects stay those of the step before.
+func (sc *scenario) ready() {
+	eff := sc.eff
+	for _, id := range sc.s.AgentIDs() {
+		if sc.s.Agents[id].Status == workspace.HealthStarting {
+			sc.do(AgentHealth{Agent: id, Health: workspace.HealthReady})
+		}
+	}
+	sc.eff = eff
 }
 
 func (sc *scenario) toPlanReview() {
@@ -472,8 +507,8 @@ func TestTransitions(t *testing.T) {
 				}
 				// The idle workers were told, read-only.
 				for _, w := range []workspace.AgentID{"worker_1", "worker_2"} {
-					if !assignmentFor(t, sc.eff, w).ReadOnly {
-						t.Fatalf("%s not told read-only", w)
+					if n := noticeFor(t, sc.eff, w); !strings.Contains(n, "for your information only") {
+						t.Fatalf("%s not told read-only: %q", w, n)
 					}
 				}
 			}},
@@ -564,8 +599,8 @@ func TestTransitions(t *testing.T) {
 					t.Fatalf("changes %v", changes)
 				}
 				for _, id := range []workspace.AgentID{"reviewer", "worker_1", "worker_2"} {
-					if a := assignmentFor(t, sc.eff, id); !a.ReadOnly || !contains(a.Reads, filepath.Join(testTaskDir, "reviews/friction_v1-slow-tests.md")) {
-						t.Fatalf("%s not told the friction: %+v", id, a)
+					if n := noticeFor(t, sc.eff, id); !strings.Contains(n, filepath.Join(testTaskDir, "reviews/friction_v1-slow-tests.md")) {
+						t.Fatalf("%s not told the friction: %q", id, n)
 					}
 				}
 				if a := assignmentFor(t, sc.eff, "lead"); a.ReadOnly || a.Writes[0] != filepath.Join(testTaskDir, "friction-resolution.md") {
@@ -662,6 +697,7 @@ func TestTransitions(t *testing.T) {
 			ag := sc.s.Agents["worker_2"]
 			ag.Pending, ag.Subtask = false, ""
 			sc.s.Agents["worker_2"] = ag
+			sc.ready() // no worker is on its way: nothing can move
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 		}, workspace.PhaseError, func(t *testing.T, sc *scenario) {
 			if sc.s.Escalation != "deadlock" || sc.s.Error == "" {
@@ -904,6 +940,7 @@ func TestCheckpointFixRoundsNeedHuman(t *testing.T) {
 func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
+	sc.ready()
 	wantDelays := []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second}
 	for i, d := range wantDelays {
 		eff := sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
@@ -932,7 +969,7 @@ func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 			t.Fatalf("re-send text %q", in[0].Text)
 		}
 		// Exits reported while our restart runs are not failures.
-		eff = sc.do(AgentHealth{Agent: "worker_1", Health: "exited"})
+		eff = sc.do(AgentHealth{Agent: "worker_1", Health: "exited", PID: 4242})
 		if len(effectsOf[ScheduleTimer](eff)) != 0 {
 			t.Fatalf("own restart counted as crash")
 		}
@@ -1126,6 +1163,7 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 func TestPauseDefersEventsUntilResume(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
+	sc.ready()
 	sc.do(KeyPressed{Action: KeyPause})
 	eff := sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	eff = append(eff, sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})...)
