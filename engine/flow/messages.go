@@ -166,6 +166,10 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 	if a.ReadOnly {
 		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: NoticeText(a.Instruction, a.Reads), Notice: true})
 	} else {
+		if st.sent == nil {
+			st.sent = map[workspace.AgentID]bool{}
+		}
+		st.sent[a.Agent] = true
 		if ag.Queued > 0 {
 			st.do(Withdraw{Agent: a.Agent, Before: a.Seq})
 		}
@@ -203,8 +207,8 @@ func (st *stepper) resend(agent workspace.AgentID) {
 	s := st.s
 	a, ok := s.Assignments[agent]
 	ag, ok2 := s.Agents[agent]
-	if !ok || !ok2 || !ag.Pending {
-		return
+	if !ok || !ok2 || !ag.Pending || st.sent[agent] {
+		return // no work, or sent by another rule of this step
 	}
 	s.Seq++
 	a.Seq = s.Seq

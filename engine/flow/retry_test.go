@@ -266,6 +266,8 @@ func TestStalledAgent(t *testing.T) {
 	sc.toExecuting()
 	seq := sc.s.Agents["worker_1"].LastSeq
 	sc.do(InjectionResult{Agent: "worker_1", Seq: seq, Delivered: true})
+	// worker_2 got its work too (a retry re-sends only what did not arrive).
+	sc.do(InjectionResult{Agent: "worker_2", Seq: sc.s.Agents["worker_2"].LastSeq, Delivered: true})
 	eff := sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
 	if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: stallTimer("worker_1"), After: defaultConfig().StallTimeout}) {
 		t.Fatalf("stall timer: %s", describe(eff))

@@ -92,7 +92,6 @@ func (st *stepper) pause() {
 		st.do(CancelTimer{ID: id})
 	}
 	st.enter(workspace.PhasePaused)
-	st.holdDelivery(true)
 	st.emit("paused", "", map[string]any{"previous_state": string(s.PreviousPhase)})
 	st.notify("info", "Paused")
 }
@@ -190,7 +189,6 @@ func (st *stepper) unpause() {
 	}
 	st.enter(back)
 	st.rearm(func(id string) bool { return !st.frozen(id) })
-	st.holdDelivery(false)
 	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
 	st.notify("info", "Resumed")
 	st.sendHeld() // after the timers: a held assignment's timeout starts now
@@ -262,9 +260,11 @@ func (st *stepper) retry() {
 		ag.Failures, ag.Stalls = 0, 0
 		s.Agents[id] = ag
 		st.enter(back)
-		if what == "agent" {
+		if what == "agent" && ag.Status != workspace.HealthStarting && ag.Status != workspace.HealthRestarting {
 			st.restartNow(id)
 		} else {
+			// Asked again; an agent being started (a resume) is not
+			// started twice: its start takes the work.
 			st.resend(id)
 		}
 		st.scheduleWork()
