@@ -251,8 +251,8 @@ func (st *stepper) workHeld(agent workspace.AgentID) bool {
 // account's hold ended, the pause is over), in the order they were made,
 // while the run is under way (needs_human keeps them for the retry). A
 // writing one that is no longer its agent's current work (finished or
-// replaced meanwhile), and a notice to an agent that has work now, are
-// dropped, not sent.
+// replaced meanwhile) is dropped, not sent (a notice is dropped when work
+// for its agent follows: holdDispatch, dropSuperseded).
 func (st *stepper) sendHeld() {
 	s := st.s
 	if len(s.Held) == 0 || !running(s.Phase) {
@@ -267,8 +267,6 @@ func (st *stepper) sendHeld() {
 			s.Held = append(s.Held, a)
 		case !a.ReadOnly && (!ok || cur.Seq != a.Seq || !s.Agents[a.Agent].Pending):
 			st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
-		case a.ReadOnly && s.Agents[a.Agent].Pending:
-			st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "the agent has work now"})
 		default:
 			what, _, _ := strings.Cut(a.Instruction, "\n")
 			st.deliver(a, what, false)

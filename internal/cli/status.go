@@ -82,6 +82,9 @@ func renderStatus(info workspace.TaskInfo) string {
 			if u := a.Usage.Short(); u != "" {
 				line += "  " + u
 			}
+			if a.Paused {
+				line += "  paused"
+			}
 			b.WriteString(line + "\n")
 		}
 	}
@@ -96,6 +99,9 @@ func renderStatus(info workspace.TaskInfo) string {
 		h := st.Holds[acc]
 		fmt.Fprintf(&b, "held      new work for account %s since %s: %s rate limited (%s)\n",
 			acc, h.Since.Local().Format(time.TimeOnly), h.Agent, h.Reason)
+	}
+	if n := st.Waiting(); n > 0 {
+		fmt.Fprintf(&b, "waiting   %d message(s) not typed yet (a pause or a rate-limit hold); they are sent, in order, when it ends\n", n)
 	}
 	if info.Problem != "" {
 		fmt.Fprintf(&b, "note      %s\n", info.Problem)
