@@ -226,7 +226,7 @@ func (r *Runner) apply(e Effect) {
 			// Taken back before it was typed: its one result, now.
 			delete(r.inflight, injectionKey{e.Agent, seq})
 			r.Send(InjectionResult{Agent: e.Agent, Seq: seq, Cancelled: true,
-				Detail: fmt.Sprintf("withdrawn before it was typed (superseded by #%d or the task ended)", e.Before), When: When{At: r.cfg.Clock()}})
+				Detail: "withdrawn before it was typed: " + e.Why, When: When{At: r.cfg.Clock()}})
 		}
 	case SpawnAgent:
 		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {

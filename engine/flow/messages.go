@@ -171,7 +171,7 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 		}
 		st.sent[a.Agent] = true
 		if ag.Queued > 0 {
-			st.do(Withdraw{Agent: a.Agent, Before: a.Seq})
+			st.do(Withdraw{Agent: a.Agent, Before: a.Seq, Why: fmt.Sprintf("superseded by #%d", a.Seq)})
 		}
 		st.do(WriteAssignment{Assignment: a})
 		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent)), Resend: resend})

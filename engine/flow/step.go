@@ -257,7 +257,7 @@ func (st *stepper) withdrawAll() {
 	s := st.s
 	for _, id := range allAgents(s) {
 		if ag := s.Agents[id]; ag.Queued > 0 {
-			st.do(Withdraw{Agent: id, Before: s.Seq + 1})
+			st.do(Withdraw{Agent: id, Before: s.Seq + 1, Why: "the task reached " + string(s.Phase)})
 			ag.Queued = 0
 			s.Agents[id] = ag
 		}

@@ -95,6 +95,7 @@ type HoldDelivery struct {
 type Withdraw struct {
 	Agent  workspace.AgentID
 	Before int
+	Why    string // for the record: superseded by #n, the task ended
 }
 
 // SpawnAgent asks the runner to start an agent (Resume: keep its session).
