@@ -308,6 +308,10 @@ func (st *stepper) finishWork(agent workspace.AgentID) {
 	ag.Subtask = ""
 	ag.Failures = 0
 	ag.Stalls = 0
+	if ag.Queued > 0 {
+		// What is still queued for it is about work that is done.
+		st.do(Withdraw{Agent: agent, Before: st.s.Seq + 1, Why: "its work is done"})
+	}
 	st.s.Agents[agent] = ag
 	st.cancelTimer(timeoutTimer(agent))
 	st.cancelTimer(resendTimer(agent))
