@@ -96,7 +96,7 @@ func (w *wiring) remoteEvents(next func(ptyagent.Event)) func(ptyagent.Event) {
 			defer rw.bg.Done()
 			if d := rw.diagnose(string(ev.Agent), ev.Detail); d != ev.Detail {
 				// The host does not answer: a restart cannot fix it.
-				ev.Detail, ev.Cause = d, fmt.Sprintf("host %s: %s", rw.workers[string(ev.Agent)].h.Name, strings.TrimPrefix(d, fmt.Sprintf("exit code %d; ", sshFailed)))
+				ev.Detail, ev.Cause = d, strings.TrimPrefix(d, fmt.Sprintf("exit code %d; ", sshFailed))
 			}
 			next(ev)
 		}()
