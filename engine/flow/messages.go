@@ -178,7 +178,11 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 	}
 	ag.Queued++
 	st.s.Agents[a.Agent] = ag
-	st.emit("assignment_sent", a.Agent, map[string]any{"seq": a.Seq, "what": what, "read_only": a.ReadOnly})
+	d := map[string]any{"seq": a.Seq, "what": what, "read_only": a.ReadOnly}
+	if a.ReadOnly {
+		d["text"] = NoticeText(a.Instruction, a.Reads) // what is typed: no file says it
+	}
+	st.emit("assignment_sent", a.Agent, d)
 	if !a.ReadOnly {
 		st.schedule(timeoutTimer(a.Agent), st.cfg.AgentTimeout)
 	}
