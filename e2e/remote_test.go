@@ -383,10 +383,10 @@ func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed
 }
 
 // The host goes down mid-subtask (sshd and its connections gone, the port
-// refusing): the workers' exits and restarts say which host and why, in
-// the one line of its Check, and past the restart budget the task needs a
-// human with that reason. With the host back, --resume --retry completes
-// the task there.
+// refusing): the workers' exits say which host and why, in the one line of
+// its Check, and the task needs a human with that reason at once (a
+// restart cannot fix a host that is down). With the host back, --resume
+// --retry completes the task there.
 func TestRemoteHostDownMidRun(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
