@@ -144,8 +144,9 @@ func (st *stepper) startsFirst() {
 				return x.Agent == id
 			case WriteAssignment:
 				return x.Assignment.Agent == id
+			default: // other effects are not for the agent's process
+				return false
 			}
-			return false
 		})
 		if first >= 0 {
 			copy(st.actions[first+1:i+1], st.actions[first:i])
@@ -607,8 +608,9 @@ func (st *stepper) dropStaleDeferred() {
 		case AgentHealth, InjectionResult:
 			dropped++
 			return true
+		default: // the task's own inputs (triggers, keys …) are kept
+			return false
 		}
-		return false
 	})
 	if dropped > 0 {
 		st.emit("deferred_events_dropped", "", map[string]any{"count": dropped, "why": "about agent processes of the previous run"})
