@@ -76,6 +76,13 @@ func chaosAgent(mode string) int {
 	if is("longline") {
 		tail = reflowLine + "\n> "
 	}
+	if _, err := os.Stat(filepath.Join(project, chaosDieFile)); err == nil && role == workspace.RoleWorker {
+		// A worker that cannot start: it says why and exits before its
+		// prompt ever appears (restart_test.go).
+		fmt.Printf("chaos agent %s: cannot start (%s is there)\n", id, chaosDieFile)
+		time.Sleep(200 * time.Millisecond)
+		return 1
+	}
 	fmt.Printf("chaos agent %s (%s, %s) ready\n%s", id, role, mode, tail)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -246,6 +247,7 @@ type injection struct {
 	delivered int    // injection_result delivered=true count
 	failed    int    // injection_result delivered=false count
 	how       string // confirmation detail
+	withdrawn bool   // taken back before it was typed (superseded, the task ended)
 }
 
 // injections lists every message the engine injected, in order, with its
@@ -259,11 +261,18 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 		case "assignment_sent":
 			in := &injection{idx: i, agent: string(r.Agent), seq: seqOf(r),
 				line: flow.InjectText(recDetail(r, "what"), flow.AssignmentFile(dir, r.Agent))}
+			if text := recDetail(r, "text"); text != "" {
+				in.line = text // a notice carries its content
+			}
 			out = append(out, in)
 			by[key] = in
 		case flow.InputPrefix + "injection_result":
 			in := by[key]
 			if in == nil {
+				continue
+			}
+			if c, _ := r.Details["cancelled"].(bool); c && strings.HasPrefix(recDetail(r, "detail"), "withdrawn") {
+				in.withdrawn = true // taken back before it was typed
 				continue
 			}
 			if d, _ := r.Details["delivered"].(bool); d {
@@ -276,7 +285,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 			}
 		}
 	}
-	return out
+	return slices.DeleteFunc(out, func(in *injection) bool { return in.withdrawn })
 }
 
 // checkInjections asserts that every injected message was confirmed

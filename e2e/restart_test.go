@@ -1,104 +1,84 @@
 package e2e_test
 
 import (
-	"context"
-	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// jsonRecords parses the records of a --json run's output (other lines
-// are skipped).
-func jsonRecords(out string) []workspace.EventRecord {
-	var recs []workspace.EventRecord
-	for _, line := range strings.Split(out, "\n") {
-		var r workspace.EventRecord
-		if json.Unmarshal([]byte(line), &r) == nil && r.Type != "" {
-			recs = append(recs, r)
-		}
-	}
-	return recs
-}
+// chaosDieFile in the project makes the chaos agent's workers exit before
+// their prompt appears.
+const chaosDieFile = ".chaos-die"
 
-// SIGKILL right after a subtask is recorded done, then --resume: the
-// step that took the done marker was on disk before it was printed, so
-// the resumed run neither takes the marker again nor sends the subtask
-// again; every subtask is done exactly once over both runs, and the run
-// completes.
-func TestKillRightAfterSubtaskDone(t *testing.T) {
-	project, home := t.TempDir(), t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
-	defer cancel()
-	cmd, out := hivemindPaced(t, ctx, home, 30*time.Millisecond, "--headless", "--json", "--agent", "sim", "--workers", "2",
-		"--project", project, "build a tiny calculator")
-	if err := cmd.Start(); err != nil {
+// A worker that exits before its prompt ever appears, twice in a row,
+// stops the run in needs_human within seconds, with its exit code and last
+// output (not after minutes of backoff). Fixed, `--resume --retry` starts
+// it exactly once (before: the resume started it and the retry restarted
+// it, SIGTERM, exit 143, counted as a crash) and the task completes.
+func TestResumeRetryStartsWorkerOnce(t *testing.T) {
+	t.Parallel()
+	project, home := chaosProject(t, "max_retries = 2\n")
+	die := filepath.Join(project, chaosDieFile)
+	if err := os.WriteFile(die, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var first string
-	waitFor(t, runDeadline, "a subtask_done record", func() bool {
-		select {
-		case err := <-exited:
-			t.Fatalf("hivemind exited before any subtask was done: %v\n%s", err, out.String())
-		default:
-		}
-		for _, r := range jsonRecords(out.String()) {
-			if r.Type == "subtask_done" {
-				first, _ = r.Details["subtask"].(string)
-				return true
-			}
-		}
-		return false
-	})
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	code, dir, out, recs := chaosExec(t, project, home, "behave", "chaos: write two files")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (needs_human):\n%s", code, out)
 	}
-	<-exited
-	dir := taskDir(t, project)
-	if st := readState(t, dir); st.Subtasks[first].Status != workspace.SubtaskDone {
-		t.Errorf("state.json after the kill: %s is %s, want done (printed before it was saved)", first, st.Subtasks[first].Status)
+	st := readState(t, dir)
+	for _, want := range []string{"worker_1 exited before its prompt appeared, 2 times in a row", "code 1", "cannot start", "Fix:"} {
+		if !strings.Contains(st.Reason, want) {
+			t.Errorf("reason %q lacks %q", st.Reason, want)
+		}
 	}
-	noLeftovers(t, project)
-	if m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(m) > 0 {
-		t.Logf("temp files left by the kill: %v", m)
+	exited := func(r workspace.EventRecord) bool {
+		return r.Type == flow.InputPrefix+"agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == string(workspace.HealthExited)
+	}
+	first, nh := findRecord(recs, 0, exited), recordIndex(recs, 0, "needs_human")
+	if first < 0 || nh < 0 {
+		t.Fatalf("no exit (%d) or needs_human (%d) recorded", first, nh)
+	}
+	if d := recs[nh].Time.Sub(recs[first].Time); d > 5*time.Second {
+		t.Errorf("needs_human %s after the first exit, want < 5 s (no backoff for a program that cannot start)", d)
 	}
 
-	cmd2, out2 := hivemind(t, ctx, home, "--headless", "--json", "--resume", "--agent", "sim", "--workers", "2",
-		"--project", project)
-	if code := exitCode(t, cmd2); code != 0 {
-		t.Fatalf("resume exit %d, want 0; output:\n%s", code, out2.String())
+	if err := os.Remove(die); err != nil {
+		t.Fatal(err)
 	}
-	st := checkComplete(t, dir)
-	done := map[string]int{}
-	for _, r := range append(jsonRecords(out.String()), jsonRecords(out2.String())...) {
-		if r.Type == "subtask_done" {
-			s, _ := r.Details["subtask"].(string)
-			done[s]++
+	code, dir, out, recs = chaosExec(t, project, home, "behave", "--retry")
+	chaosComplete(t, code, dir, out)
+	resumed := -1
+	for i, r := range recs {
+		if r.Type == "resumed" {
+			resumed = i
 		}
 	}
-	for id := range st.Subtasks {
-		if done[id] != 1 {
-			t.Errorf("%s done %d times over both runs, want 1", id, done[id])
-		}
+	if resumed < 0 {
+		t.Fatal("no resumed record")
 	}
-	for _, r := range jsonRecords(out2.String()) {
-		if r.Type == "assignment_sent" && r.Agent != "" {
-			if a, ok := r.Details["what"].(string); ok && strings.Contains(a, first+":") {
-				t.Errorf("%s sent again after the resume: %q", first, a)
+	end := recordIndex(recs, resumed, "task_complete") // the agents are stopped after it
+	if end < 0 {
+		t.Fatal("no task_complete record")
+	}
+	starts, exits := 0, 0
+	for _, r := range recs[resumed:end] {
+		if r.Type == flow.InputPrefix+"agent_health" && r.Agent == "worker_1" {
+			switch recDetail(r, "health") {
+			case string(workspace.HealthStarting):
+				starts++
+			case string(workspace.HealthExited):
+				exits++
 			}
 		}
-		if r.Type == "temp_files_removed" {
-			t.Logf("resume removed %v temp file(s)", r.Details["count"])
-		}
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(m) > 0 {
-		t.Errorf("temp files of atomic writes left after the resume: %v", m)
+	if restarts := countRecords(recs[resumed:end], "agent_restarted", nil); starts != 1 || exits != 0 || restarts != 0 {
+		t.Errorf("after --resume --retry worker_1 started %d time(s), exited %d time(s), %d restart(s); want 1, 0, 0:\n%s",
+			starts, exits, restarts, out)
 	}
-	noLeftovers(t, project)
 }

@@ -14,4 +14,11 @@ type Agents interface {
 	// Inject queues one message for the agent; it is delivered when the
 	// agent is ready and idle. The outcome arrives as an InjectionResult.
 	Inject(id workspace.AgentID, seq int, text string) error
+	// HoldDelivery stops (hold) or lets the agent layer type the
+	// messages queued for the agent; a hold stands across restarts.
+	HoldDelivery(id workspace.AgentID, hold bool)
+	// Withdraw takes back the agent's queued messages with a seq below
+	// before that are not being typed, and returns their seqs: no result
+	// comes for them from the agent layer.
+	Withdraw(id workspace.AgentID, before int) []int
 }

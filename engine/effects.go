@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -52,7 +56,7 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 		case ArchiveTrigger, WriteAssignment:
 			files = append(files, e)
 			external = true
-		case Inject, SpawnAgent, RestartAgent, StopAgent, MergeCheckpoint:
+		case Inject, SpawnAgent, RestartAgent, StopAgent, MergeCheckpoint, HoldDelivery, Withdraw:
 			rest = append(rest, e)
 			external = true
 		case NotifyUser, ScheduleTimer, CancelTimer, MergeKnowledge, ArchiveKnowledge:
@@ -81,7 +85,7 @@ func (r *Runner) execute(effects []Effect, persist bool) {
 			}
 			for _, e := range rest {
 				switch e.(type) {
-				case StopAgent, ScheduleTimer, CancelTimer, NotifyUser:
+				case StopAgent, ScheduleTimer, CancelTimer, NotifyUser, HoldDelivery, Withdraw:
 					r.apply(e)
 				default: // acts outside: re-sent by the retry
 				}
@@ -215,6 +219,15 @@ func (r *Runner) apply(e Effect) {
 			return
 		}
 		r.inflight[injectionKey{e.Agent, e.Seq}] = true
+	case HoldDelivery:
+		r.cfg.Agents.HoldDelivery(e.Agent, e.Hold)
+	case Withdraw:
+		for _, seq := range r.cfg.Agents.Withdraw(e.Agent, e.Before) {
+			// Taken back before it was typed: its one result, now.
+			delete(r.inflight, injectionKey{e.Agent, seq})
+			r.Send(InjectionResult{Agent: e.Agent, Seq: seq, Cancelled: true,
+				Detail: "withdrawn before it was typed: " + e.Why, When: When{At: r.cfg.Clock()}})
+		}
 	case SpawnAgent:
 		if err := r.cfg.Agents.Start(e.Agent, e.Role, e.Resume); err != nil {
 			r.spawnFailed(e.Agent, err)
@@ -265,10 +278,23 @@ func (r *Runner) schedule(id string, after time.Duration) {
 }
 
 // spawnFailed reports a start failure to the engine as an exit, so its
-// crash/backoff rules apply.
+// crash/backoff rules apply; a missing or not executable program is a
+// cause a restart cannot fix, said so.
 func (r *Runner) spawnFailed(agent workspace.AgentID, err error) {
 	r.fail("start_agent", agent, err)
-	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), When: When{At: r.cfg.Clock()}})
+	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), Cause: startCause(err),
+		When: When{At: r.cfg.Clock()}})
+}
+
+// startCause names a start failure no restart can fix ("" for others).
+func startCause(err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return "its program was not found (" + err.Error() + "); fix: install it, put it on PATH, or name the right command in --agent or [profiles]"
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC):
+		return "its program cannot be executed (" + err.Error() + "); fix: make it executable (chmod +x) with a valid #! line, or name the right file"
+	}
+	return ""
 }
 
 // fail records a failed effect in events.jsonl and tells the user.

@@ -18,6 +18,8 @@ type (
 	Effect             = flow.Effect
 	Event              = flow.Event
 	Inject             = flow.Inject
+	HoldDelivery       = flow.HoldDelivery
+	Withdraw           = flow.Withdraw
 	InjectionResult    = flow.InjectionResult
 	KeyPressed         = flow.KeyPressed
 	KnowledgeSubmitted = flow.KnowledgeSubmitted

@@ -219,6 +219,16 @@ func (r *Runner) Retry() { r.key(flow.KeyRetry) }
 // Abandon asks the engine to give the task up.
 func (r *Runner) Abandon() { r.key(flow.KeyAbandon) }
 
+// PauseAgent pauses one agent (nothing is typed into it), or resumes it
+// when it is paused.
+func (r *Runner) PauseAgent(id workspace.AgentID) {
+	action := flow.KeyPauseAgent
+	if r.Snapshot().State.Agents[id].Paused {
+		action = flow.KeyResumeAgent
+	}
+	r.Send(KeyPressed{Action: action, Agent: id, When: When{At: r.cfg.Clock()}})
+}
+
 // DecidePlan records the user's decision at the plan gate: it writes
 // plan-decision.md (atomically) into the task dir, where the watcher finds
 // it like any trigger, so the decision is on disk before anything acts on

@@ -60,6 +60,9 @@ func (f *flowAgents) Inject(id workspace.AgentID, seq int, text string) error {
 	return nil
 }
 
+func (f *flowAgents) HoldDelivery(workspace.AgentID, bool)  {}
+func (f *flowAgents) Withdraw(workspace.AgentID, int) []int { return nil }
+
 func (f *flowAgents) close() {
 	f.mu.Lock()
 	if !f.stopped {

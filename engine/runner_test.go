@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ type rtAgents struct {
 	calls    []string
 	failNext map[string]error // method → error returned once
 	onInject func(id workspace.AgentID, seq int, text string)
+	queued   map[workspace.AgentID][]int // what Withdraw finds not typed yet
 }
 
 func (f *rtAgents) call(method, s string) error {
@@ -50,6 +52,22 @@ func (f *rtAgents) Inject(id workspace.AgentID, seq int, text string) error {
 		cb(id, seq, text)
 	}
 	return err
+}
+
+func (f *rtAgents) HoldDelivery(id workspace.AgentID, hold bool) {
+	_ = f.call("HoldDelivery", fmt.Sprintf("%s %v", id, hold))
+}
+func (f *rtAgents) Withdraw(id workspace.AgentID, before int) []int {
+	_ = f.call("Withdraw", fmt.Sprintf("%s %d", id, before))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []int
+	for _, seq := range f.queued[id] {
+		if seq < before {
+			out = append(out, seq)
+		}
+	}
+	return out
 }
 
 func (f *rtAgents) Calls() []string {
@@ -573,5 +591,28 @@ func TestRunnerStopsCleanly(t *testing.T) {
 	case <-r.Barrier():
 	case <-time.After(5 * time.Second):
 		t.Fatal("Barrier blocks after Run returned")
+	}
+}
+
+// A withdrawn message gets its one result, cancelled and saying why.
+func TestRunnerWithdrawEndsMessagesCancelled(t *testing.T) {
+	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
+		if k, ok := ev.(KeyPressed); ok && k.Action == flow.KeyPause {
+			return st, []Effect{Inject{Agent: "lead", Seq: 1, Text: "a"}, Inject{Agent: "lead", Seq: 2, Text: "b"},
+				Withdraw{Agent: "lead", Before: 2, Why: "superseded by #2"}}
+		}
+		return st, nil
+	}, nil)
+	h.agents.queued = map[workspace.AgentID][]int{"lead": {1, 2}}
+	h.r.Pause()
+	if _, ok := h.next().(KeyPressed); !ok {
+		t.Fatal("first step is not the key")
+	}
+	r, ok := h.next().(InjectionResult)
+	if !ok || r.Seq != 1 || !r.Cancelled || !strings.Contains(r.Detail, "superseded by #2") {
+		t.Fatalf("result %+v, want #1 cancelled, saying why", r)
+	}
+	if got := h.agents.Calls(); !slices.Contains(got, "Withdraw lead 2") {
+		t.Fatalf("calls %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -27,6 +28,7 @@ func (s *Session) deliverer() {
 		if len(s.queue) > 0 && s.queue[0] == m {
 			s.queue = s.queue[1:]
 		}
+		s.typing = 0
 		s.mu.Unlock()
 		detail = fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Millisecond))
 		if ok {
@@ -42,8 +44,9 @@ func (s *Session) next() (message, bool) {
 	for {
 		s.mu.Lock()
 		held := len(s.queue) > 0 && s.draftHoldLocked(time.Now())
-		if len(s.queue) > 0 && s.health.Injectable() && !s.stopping && !held {
+		if len(s.queue) > 0 && s.health.Injectable() && !s.stopping && !s.queueHeld && !held {
 			m := s.queue[0]
+			s.typing = m.seq
 			s.mu.Unlock()
 			return m, true
 		}
@@ -55,6 +58,34 @@ func (s *Session) next() (message, bool) {
 			return message{}, false
 		}
 	}
+}
+
+// HoldDelivery stops (hold) or lets the deliverer type the queued
+// messages: while held, nothing more is typed into the agent (a message
+// it is typing already is finished). The engine holds an agent while the
+// team or the agent is paused.
+func (s *Session) HoldDelivery(hold bool) {
+	s.mu.Lock()
+	s.queueHeld = hold
+	s.mu.Unlock()
+	s.poke()
+}
+
+// Withdraw takes the queued messages with a seq below before out of the
+// queue, but not one being typed, and returns their seqs: they are never
+// typed, and no delivery event comes for them.
+func (s *Session) Withdraw(before int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	s.queue = slices.DeleteFunc(s.queue, func(m message) bool {
+		if m.seq < before && m.seq != s.typing {
+			out = append(out, m.seq)
+			return true
+		}
+		return false
+	})
+	return out
 }
 
 // arm prepares for a confirmation of the next write.

@@ -28,6 +28,9 @@ type Event struct {
 	PID      int
 	Seq      int    // for Delivered / DeliveryFailed
 	Detail   string // human-readable reason, hook name, attempts …
+	// Cause is, for exited, a diagnosed cause a restart cannot fix (set
+	// by whoever diagnosed it, e.g. a remote host found unreachable).
+	Cause string
 	// Payload is the relayed hook JSON for EventHook (e.g. the Stop hook's
 	// last_assistant_message). Nil for other kinds.
 	Payload []byte

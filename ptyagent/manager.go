@@ -61,6 +61,9 @@ type agent struct {
 	// end; messages injected meanwhile wait in held.
 	pending bool
 	held    []message
+	// holdDelivery: HoldDelivery(true) stands, for every session the
+	// agent gets until it is lifted.
+	holdDelivery bool
 }
 
 // NewManager starts the hook relay and returns an empty manager.
@@ -227,7 +230,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	}
 	m.mu.Lock()
 	a.pending = false
-	held := a.held
+	held, hold := a.held, a.holdDelivery
 	a.held = nil
 	if err != nil {
 		m.mu.Unlock()
@@ -248,6 +251,9 @@ func (m *Manager) launch(a *agent, resume bool) error {
 		// The old process is gone; free its emulator (x/vt holds ~145
 		// bytes per cell, scrollback included).
 		_ = old.Close()
+	}
+	if hold {
+		s.HoldDelivery(true)
 	}
 	for _, h := range held {
 		_ = s.Inject(h.seq, h.text)
@@ -355,6 +361,48 @@ func (m *Manager) Inject(id workspace.AgentID, seq int, text string) error {
 		return fmt.Errorf("%w: %s", err, id)
 	}
 	return nil
+}
+
+// HoldDelivery stops (hold) or lets the agent's queued messages be typed
+// (Session.HoldDelivery); it stands across the agent's restarts.
+func (m *Manager) HoldDelivery(id workspace.AgentID, hold bool) {
+	m.mu.Lock()
+	a := m.agents[id]
+	var s *Session
+	if a != nil {
+		a.holdDelivery = hold
+		s = a.sess
+	}
+	m.mu.Unlock()
+	if s != nil {
+		s.HoldDelivery(hold)
+	}
+}
+
+// Withdraw takes back the agent's messages with a seq below before that
+// are not being typed (waiting for a start, or in its session's queue)
+// and returns their seqs; no delivery event comes for them.
+func (m *Manager) Withdraw(id workspace.AgentID, before int) []int {
+	m.mu.Lock()
+	a := m.agents[id]
+	if a == nil {
+		m.mu.Unlock()
+		return nil
+	}
+	var out []int
+	a.held = slices.DeleteFunc(a.held, func(h message) bool {
+		if h.seq < before {
+			out = append(out, h.seq)
+			return true
+		}
+		return false
+	})
+	s := a.sess
+	m.mu.Unlock()
+	if s != nil {
+		out = append(out, s.Withdraw(before)...)
+	}
+	return out
 }
 
 // StopAll stops every agent and waits until all are gone or ctx ends.

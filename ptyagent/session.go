@@ -120,6 +120,8 @@ type Session struct {
 	dead        bool
 	queue       []message
 	draft       draft  // the user's unsent text in the agent's prompt (draft.go)
+	queueHeld   bool   // HoldDelivery: queued messages wait (deliver.go)
+	typing      int    // seq of the message the deliverer is typing (0: none)
 	awaiting    bool   // the deliverer waits for a confirmation
 	awaitVer    uint64 // screen version when the wait was armed
 	sids        map[int]bool

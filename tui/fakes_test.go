@@ -20,12 +20,13 @@ type fakeEngine struct {
 	calls []string
 }
 
-func (e *fakeEngine) record(s string) { e.mu.Lock(); e.calls = append(e.calls, s); e.mu.Unlock() }
-func (e *fakeEngine) Pause()          { e.record("pause") }
-func (e *fakeEngine) Resume()         { e.record("resume") }
-func (e *fakeEngine) Cancel()         { e.record("cancel") }
-func (e *fakeEngine) Retry()          { e.record("retry") }
-func (e *fakeEngine) Abandon()        { e.record("abandon") }
+func (e *fakeEngine) record(s string)                 { e.mu.Lock(); e.calls = append(e.calls, s); e.mu.Unlock() }
+func (e *fakeEngine) Pause()                          { e.record("pause") }
+func (e *fakeEngine) Resume()                         { e.record("resume") }
+func (e *fakeEngine) Cancel()                         { e.record("cancel") }
+func (e *fakeEngine) Retry()                          { e.record("retry") }
+func (e *fakeEngine) Abandon()                        { e.record("abandon") }
+func (e *fakeEngine) PauseAgent(id workspace.AgentID) { e.record("pause_agent " + string(id)) }
 
 func (e *fakeEngine) got() []string {
 	e.mu.Lock()

@@ -7,6 +7,7 @@ import "charm.land/bubbles/v2/key"
 // startKeyMap (start.go).
 type keyMap struct {
 	Pause, Resume, Cancel, Quit key.Binding
+	PauseAgent                  key.Binding // the focused agent alone
 	Next, Prev, FocusN          key.Binding
 	Left, Down, Up, Right       key.Binding // focus by direction
 	PageNext, PagePrev          key.Binding
@@ -26,6 +27,7 @@ func newKeyMap() keyMap {
 	return keyMap{
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Resume:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
+		PauseAgent: key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "pause this agent")),
 		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
@@ -77,7 +79,7 @@ func (k keyMap) essentials() []key.Binding {
 // helpSections is every run-view key, grouped, for the help overlay.
 func (k keyMap) helpSections() []helpSection {
 	return []helpSection{
-		{"Task", bindingEntries(k.Pause, k.Resume, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Quit)},
+		{"Task", bindingEntries(k.Pause, k.Resume, k.PauseAgent, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Quit)},
 		{"Plan gate", bindingEntries(k.Approve, k.Feedback, k.PlanView)},
 		{"Panes", bindingEntries(k.Next, k.Prev, k.Left, k.Down, k.Up, k.Right, k.FocusN, k.PageNext, k.PagePrev, k.Zoom)},
 		{"Agent terminal", bindingEntries(k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Search, k.SearchNext, k.SearchPrev, k.Copy, k.Diff)},

@@ -22,6 +22,8 @@ type Engine interface {
 	Cancel()
 	Retry()
 	Abandon()
+	// PauseAgent pauses one agent, or resumes it when it is paused.
+	PauseAgent(id workspace.AgentID)
 }
 
 // Terminal is one agent's live screen (implemented by *ptyagent.Session).

@@ -464,6 +464,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.opts.Engine != nil {
 			m.opts.Engine.Resume()
 		}
+	case key.Matches(msg, k.PauseAgent):
+		if m.opts.Engine != nil && m.focusID != "" {
+			m.opts.Engine.PauseAgent(m.focusID)
+		}
 	case key.Matches(msg, k.Cancel):
 		m.confirm = confirmCancel
 	case key.Matches(msg, k.Retry):

@@ -286,7 +286,7 @@ type headerKey struct {
 	title, task, branch  string
 	phase, prev          workspace.Phase
 	approved, total, rev int
-	fr, cp               int
+	fr, cp, waiting      int
 	elapsed              int64
 	started              bool
 	spend, hold          string
@@ -299,7 +299,7 @@ func (m Model) headerKey() headerKey {
 		k.task = m.st.TaskID
 		k.phase, k.prev = m.st.Phase, m.st.PreviousPhase
 		k.approved, k.total, k.cp = approvedCheckpoints(m.st), m.st.TotalCheckpoints, m.st.CurrentCheckpoint
-		k.rev, k.fr = m.st.RevisionCount, m.st.FrictionCount
+		k.rev, k.fr, k.waiting = m.st.RevisionCount, m.st.FrictionCount, m.st.Waiting()
 		k.spend, k.unpriced = spendLabel(m.st)
 		k.hold = holdLabel(m.st)
 		if !m.st.StartedAt.IsZero() {
@@ -389,6 +389,10 @@ func (m Model) renderHeader() string {
 	segs = append(segs, headerSeg{text: " " + ph})
 	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
 		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 2})
+	}
+	if k.waiting > 0 {
+		// Messages a pause or a rate-limit hold keeps from the agents.
+		segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(fmt.Sprintf(" · %d message(s) waiting", k.waiting)), drop: 2})
 	}
 	switch k.phase {
 	case workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix:

@@ -129,6 +129,19 @@ type AgentState struct {
 	ChangedFiles int `json:"changed_files,omitempty"`
 	// Usage is what the agent's CLI reports it consumed (zero: none yet).
 	Usage Usage `json:"usage,omitzero"`
+	// Paused: the user paused this agent alone; nothing is typed into it
+	// until it is resumed (its messages wait in Held).
+	Paused bool `json:"paused,omitempty"`
+	// Queued counts the messages handed to the agent layer that have no
+	// result yet (delivered, failed or cancelled).
+	Queued int `json:"queued,omitempty"`
+	// LimitSeq is the seq of the last message delivered when the agent's
+	// turn hit a rate limit: only that message's work is re-sent once the
+	// limit clears.
+	LimitSeq int `json:"limit_seq,omitempty"`
+	// EarlyExits counts consecutive exits before the agent ever became
+	// ready (its first prompt never appeared).
+	EarlyExits int `json:"early_exits,omitempty"`
 }
 
 // Round summarises one plan or checkpoint review round, for the needs_human
@@ -368,6 +381,19 @@ func (s State) Clone() State {
 		c.Plan = &p
 	}
 	return c
+}
+
+// Waiting is the number of messages that wait to be typed into an agent:
+// held by the engine (a pause or a rate-limit hold) and, while the team or
+// the agent is paused, those already queued in the agent layer.
+func (s State) Waiting() int {
+	n := len(s.Held)
+	for _, a := range s.Agents {
+		if s.Phase == PhasePaused || a.Paused {
+			n += a.Queued
+		}
+	}
+	return n
 }
 
 // cloneSlice copies a slice, keeping nil and empty apart (they marshal

@@ -237,6 +237,7 @@ type eventWire struct {
 	ExitCode  *int             `json:"exit_code,omitempty"`
 	PID       int              `json:"pid,omitempty"`
 	Detail    string           `json:"detail,omitempty"`
+	Cause     string           `json:"cause,omitempty"`
 	Seq       *int             `json:"seq,omitempty"`
 	Delivered *bool            `json:"delivered,omitempty"`
 	Cancelled bool             `json:"cancelled,omitempty"`

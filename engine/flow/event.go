@@ -175,11 +175,15 @@ type AgentHealth struct {
 	ExitCode int
 	PID      int
 	Detail   string
+	// Cause is a diagnosed cause of an exit that a restart cannot fix (a
+	// host that cannot be reached, a missing or not executable program,
+	// a CLI not logged in), said so the user can fix it; empty: none.
+	Cause string
 	When
 }
 
 func (e AgentHealth) toWire(w *eventWire) workspace.AgentID {
-	w.Health, w.PID, w.Detail = e.Health, e.PID, e.Detail
+	w.Health, w.PID, w.Detail, w.Cause = e.Health, e.PID, e.Detail, e.Cause
 	if e.Health == workspace.HealthExited {
 		c := e.ExitCode
 		w.ExitCode = &c
@@ -187,7 +191,7 @@ func (e AgentHealth) toWire(w *eventWire) workspace.AgentID {
 	return e.Agent
 }
 func (AgentHealth) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
-	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, When: When{At: at}}
+	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, Cause: w.Cause, When: When{At: at}}
 	if w.ExitCode != nil {
 		h.ExitCode = *w.ExitCode
 	}
@@ -260,17 +264,23 @@ const (
 	KeyCancel  = "cancel"
 	KeyRetry   = "retry"
 	KeyAbandon = "abandon"
+	// KeyPauseAgent and KeyResumeAgent pause and resume one agent
+	// (KeyPressed.Agent): nothing is typed into it meanwhile.
+	KeyPauseAgent  = "pause_agent"
+	KeyResumeAgent = "resume_agent"
 )
 
-// KeyPressed is a user command (pause, resume, cancel, retry, abandon).
+// KeyPressed is a user command (pause, resume, cancel, retry, abandon;
+// pause_agent and resume_agent name their Agent).
 type KeyPressed struct {
 	Action string
+	Agent  workspace.AgentID
 	When
 }
 
-func (e KeyPressed) toWire(w *eventWire) workspace.AgentID { w.Action = e.Action; return "" }
-func (KeyPressed) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
-	return KeyPressed{Action: w.Action, When: When{At: at}}, nil
+func (e KeyPressed) toWire(w *eventWire) workspace.AgentID { w.Action = e.Action; return e.Agent }
+func (KeyPressed) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+	return KeyPressed{Action: w.Action, Agent: agent, When: When{At: at}}, nil
 }
 
 // StateNotSaved says the runner could not write state.json (disk full,

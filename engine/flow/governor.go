@@ -145,13 +145,30 @@ func (st *stepper) release(acc, why string) {
 // its account is held; older ones are dropped first (they only inform).
 const maxHeldNotices = 8
 
-// holdDispatch queues assignment a instead of sending it while its
-// agent's account is held, and reports whether it did. An agent's newer
-// writing assignment replaces its queued one: only the current work is
-// ever sent.
+// waits reports whether nothing may be typed into agent now: the team or
+// the agent is paused, or its account is held.
+func (st *stepper) waits(agent workspace.AgentID) bool {
+	return st.s.Phase == workspace.PhasePaused || st.s.Agents[agent].Paused || st.held(agent)
+}
+
+// waitReason says why agent's messages wait (waits is true).
+func (st *stepper) waitReason(agent workspace.AgentID) string {
+	switch {
+	case st.s.Phase == workspace.PhasePaused:
+		return "paused"
+	case st.s.Agents[agent].Paused:
+		return "agent paused"
+	}
+	return "rate limit"
+}
+
+// holdDispatch queues assignment a instead of sending it while its agent
+// waits (a pause, its account's hold), and reports whether it did. An
+// agent's newer writing assignment replaces what is queued for it (its
+// older work and notices): only the current work is ever sent.
 func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 	s := st.s
-	if !st.held(a.Agent) {
+	if !st.waits(a.Agent) {
 		return false
 	}
 	isNotice := func(q workspace.Assignment) bool { return q.Agent == a.Agent && q.ReadOnly }
@@ -163,14 +180,20 @@ func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 	}
 	switch {
 	case !a.ReadOnly:
-		s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool { return q.Agent == a.Agent && !q.ReadOnly })
+		s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool {
+			if q.Agent == a.Agent {
+				st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": q.Seq, "why": fmt.Sprintf("superseded by #%d", a.Seq)})
+			}
+			return q.Agent == a.Agent
+		})
 	case notices >= maxHeldNotices:
 		i := slices.IndexFunc(s.Held, isNotice)
 		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
 		s.Held = slices.Delete(s.Held, i, i+1)
 	}
 	s.Held = append(s.Held, a)
-	st.emit("dispatch_queued", a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction), "read_only": a.ReadOnly})
+	st.emit("dispatch_queued", a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction),
+		"read_only": a.ReadOnly, "why": st.waitReason(a.Agent)})
 	return true
 }
 
@@ -179,11 +202,12 @@ func (st *stepper) workHeld(agent workspace.AgentID) bool {
 	return slices.ContainsFunc(st.s.Held, func(a workspace.Assignment) bool { return a.Agent == agent && !a.ReadOnly })
 }
 
-// sendHeld sends the held assignments whose account is no longer held, in
-// the order they were made, while the run is under way (a pause or
-// needs_human keeps them for the resume or retry). A writing one that is
-// no longer its agent's current work (finished or replaced meanwhile) is
-// dropped, not sent.
+// sendHeld sends the held assignments whose agent no longer waits (its
+// account's hold ended, the pause is over), in the order they were made,
+// while the run is under way (needs_human keeps them for the retry). A
+// writing one that is no longer its agent's current work (finished or
+// replaced meanwhile) is dropped, not sent (a notice is dropped when work
+// for its agent follows: holdDispatch, dropSuperseded).
 func (st *stepper) sendHeld() {
 	s := st.s
 	if len(s.Held) == 0 || !running(s.Phase) {
@@ -194,13 +218,13 @@ func (st *stepper) sendHeld() {
 	for _, a := range queue {
 		cur, ok := s.Assignments[a.Agent]
 		switch {
-		case st.held(a.Agent):
+		case st.waits(a.Agent):
 			s.Held = append(s.Held, a)
 		case !a.ReadOnly && (!ok || cur.Seq != a.Seq || !s.Agents[a.Agent].Pending):
 			st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
 		default:
 			what, _, _ := strings.Cut(a.Instruction, "\n")
-			st.deliver(a, what)
+			st.deliver(a, what, false)
 			if !a.ReadOnly { // sent now: a re-send waiting for a resume would repeat it
 				s.Resend = slices.DeleteFunc(s.Resend, func(id workspace.AgentID) bool { return id == a.Agent })
 			}

@@ -13,7 +13,7 @@ func sent(eff []Effect) []string {
 	var out []string
 	for _, in := range effectsOf[Inject](eff) {
 		what := strings.TrimPrefix(in.Text, InjectPrefix)
-		what, _, _ = strings.Cut(what, " — read ")
+		what, _, _ = strings.Cut(what, " — ") // an assignment's file, a notice's text
 		out = append(out, string(in.Agent)+":"+what)
 	}
 	return out

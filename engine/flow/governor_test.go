@@ -44,6 +44,7 @@ func assigned(eff []Effect) []string {
 // clears it is dispatched (and worker_1's lost turn is sent again).
 func TestGovernorHoldsDispatchWhileLimited(t *testing.T) {
 	sc := governorScenario(t, defaultConfig())
+	sc.do(InjectionResult{Agent: "worker_1", Seq: sc.s.Agents["worker_1"].LastSeq, Delivered: true}) // its turn hits the limit
 	eff := sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthRateLimited, Detail: "429 rate_limit_error"})
 	h, ok := sc.s.Holds[defaultAccount]
 	if !hasEvent(eff, "dispatch_held") || !ok || h.Agent != "worker_1" || h.Attempt != 1 || h.Until != sc.now.Add(5*time.Second) {

@@ -115,16 +115,16 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 	// st_2 done: checkpoint 1 is reached and the idle workers get a notice,
 	// worker_1's carrying its notes.
 	eff := sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	a := assignmentFor(t, eff, "worker_1")
-	if !strings.Contains(a.Instruction, `Your decision "Use SQLite"`) || !strings.Contains(a.Instruction, "worker_1-2.md was NOT recorded") {
-		t.Errorf("instruction lacks the notes:\n%s", a.Instruction)
+	a := noticeFor(t, eff, "worker_1")
+	if !strings.Contains(a, `Your decision "Use SQLite"`) || !strings.Contains(a, "worker_1-2.md was NOT recorded") {
+		t.Errorf("notice lacks the notes:\n%s", a)
 	}
-	if other := assignmentFor(t, eff, "worker_2"); strings.Contains(other.Instruction, "shared-knowledge entries") {
-		t.Errorf("worker_2 got worker_1's notes:\n%s", other.Instruction)
+	if other := noticeFor(t, eff, "worker_2"); strings.Contains(other, "shared-knowledge entries") {
+		t.Errorf("worker_2 got worker_1's notes:\n%s", other)
 	}
 	for _, r := range contextReads {
-		if !slices.Contains(a.Reads, r) {
-			t.Errorf("reads lack %s: %v", r, a.Reads)
+		if !strings.Contains(a, r) {
+			t.Errorf("notice's reads lack %s: %q", r, a)
 		}
 	}
 	if len(sc.s.KnowledgeNotes) != 0 {

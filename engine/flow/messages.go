@@ -1,11 +1,13 @@
 package flow
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -146,22 +148,62 @@ func (st *stepper) send(m message) {
 	if m.hold && !m.readOnly {
 		return
 	}
-	st.deliver(a, m.what)
+	st.deliver(a, m.what, false)
 }
 
 // deliver emits WriteAssignment + Inject for a and, for work, arms the
-// agent's timeout; while the agent's account is held, a waits instead
-// (holdDispatch) and its timeout starts when it is sent.
-func (st *stepper) deliver(a workspace.Assignment, what string) {
+// agent's timeout; while the agent's account is held or the team or the
+// agent is paused, a waits instead (holdDispatch) and its timeout starts
+// when it is sent. Work supersedes what the agent layer still holds for
+// the agent (Withdraw): an older message is never typed after it. A
+// notice writes no assignment file (the agent's file keeps its work): its
+// line carries its whole content.
+func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 	if st.holdDispatch(a) {
 		return
 	}
-	st.do(WriteAssignment{Assignment: a})
-	st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent))})
-	st.emit("assignment_sent", a.Agent, map[string]any{"seq": a.Seq, "what": what, "read_only": a.ReadOnly})
+	ag := st.s.Agents[a.Agent]
+	if a.ReadOnly {
+		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: NoticeText(a.Instruction, a.Reads), Notice: true})
+	} else {
+		if st.sent == nil {
+			st.sent = map[workspace.AgentID]bool{}
+		}
+		st.sent[a.Agent] = true
+		if ag.Queued > 0 {
+			st.do(Withdraw{Agent: a.Agent, Before: a.Seq, Why: fmt.Sprintf("superseded by #%d", a.Seq)})
+		}
+		st.do(WriteAssignment{Assignment: a})
+		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent)), Resend: resend})
+	}
+	ag.Queued++
+	st.s.Agents[a.Agent] = ag
+	d := map[string]any{"seq": a.Seq, "what": what, "read_only": a.ReadOnly}
+	if a.ReadOnly {
+		d["text"] = NoticeText(a.Instruction, a.Reads) // what is typed: no file says it
+	}
+	st.emit("assignment_sent", a.Agent, d)
 	if !a.ReadOnly {
 		st.schedule(timeoutTimer(a.Agent), st.cfg.AgentTimeout)
 	}
+}
+
+// maxNoticeBytes bounds a notice's line (it carries its whole content).
+const maxNoticeBytes = 2000
+
+// NoticeText returns the one line typed for a read-only notice: its whole
+// instruction and the files to read, so it never depends on a file that
+// may say something else by the time it is read.
+func NoticeText(instruction string, reads []string) string {
+	what, rest, _ := strings.Cut(instruction, "\n")
+	text := strings.Join(strings.Fields(what), " ")
+	if rest = strings.Join(strings.Fields(rest), " "); rest != "" {
+		text += " — " + rest
+	}
+	if len(reads) > 0 {
+		text += " Read: " + strings.Join(reads, ", ") + "."
+	}
+	return InjectPrefix + clip(text, maxNoticeBytes)
 }
 
 // resend re-sends the agent's current assignment under a new seq.
@@ -169,8 +211,8 @@ func (st *stepper) resend(agent workspace.AgentID) {
 	s := st.s
 	a, ok := s.Assignments[agent]
 	ag, ok2 := s.Agents[agent]
-	if !ok || !ok2 || !ag.Pending {
-		return
+	if !ok || !ok2 || !ag.Pending || st.sent[agent] {
+		return // no work, or sent by another rule of this step
 	}
 	s.Seq++
 	a.Seq = s.Seq
@@ -178,7 +220,7 @@ func (st *stepper) resend(agent workspace.AgentID) {
 	s.Agents[agent] = ag
 	s.Assignments[agent] = a
 	what, _, _ := strings.Cut(a.Instruction, "\n")
-	st.deliver(a, "(re-sent) "+what)
+	st.deliver(a, "(re-sent) "+what, true)
 }
 
 // ---- reads ----
@@ -380,9 +422,28 @@ func (st *stepper) leadFrictionResolution() {
 }
 
 // notice tells an agent something without asking it to write (a ○ agent).
+// A notice changes nothing for an agent with unfinished work (it would
+// contradict it), and the same notice twice in a row tells nothing new
+// (a checkpoint's next review round): neither is sent.
 func (st *stepper) notice(agent workspace.AgentID, what, body string, reads []string) {
+	ag, ok := st.s.Agents[agent]
+	if !ok || ag.Pending {
+		return
+	}
+	key := noticeKey(agent)
+	if st.s.Extra[key] != nil && string(st.s.Extra[key]) == strconv.Quote(what) {
+		st.emit("notice_skipped", agent, map[string]any{"what": what, "why": "already told"})
+		return
+	}
+	if st.s.Extra == nil {
+		st.s.Extra = map[string]json.RawMessage{}
+	}
+	st.s.Extra[key] = json.RawMessage(strconv.Quote(what))
 	st.send(message{agent: agent, what: what, body: body, reads: reads, readOnly: true})
 }
+
+// noticeKey is the State.Extra key of the last notice agent was told.
+func noticeKey(agent workspace.AgentID) string { return "told:" + string(agent) }
 
 func (st *stepper) checkpointName(cp int) string {
 	if st.s.Plan != nil {

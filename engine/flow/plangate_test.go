@@ -261,6 +261,7 @@ func TestPlanGateResume(t *testing.T) {
 func TestPlanGateAgentCrash(t *testing.T) {
 	sc := newScenario(t)
 	sc.toPlanApproval()
+	sc.ready()
 	sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
 	sc.expect(workspace.PhasePlanApproval)
 	if _, ok := sc.s.Timers[restartTimer("worker_1")]; !ok {

@@ -7,6 +7,7 @@ import "testing"
 func TestRateLimitClearedResendsPendingWork(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
+	sc.do(InjectionResult{Agent: "worker_1", Seq: sc.s.Agents["worker_1"].LastSeq, Delivered: true})
 	sc.do(AgentHealth{Agent: "worker_1", Health: "busy"})
 	eff := sc.do(AgentHealth{Agent: "worker_1", Health: "rate_limited", Detail: "rate_limit"})
 	if !hasEvent(eff, "agent_rate_limited") || len(injectedTo(eff)) != 0 {

@@ -69,6 +69,7 @@ func retryPaths() []retryPath {
 			name:  "agent crash",
 			setup: func(sc *scenario) { sc.toExecuting() },
 			fail: func(sc *scenario, n int) []Effect {
+				sc.do(AgentHealth{Agent: "worker_1", Health: "ready"}) // it ran, then crashed
 				return sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
 			},
 			esc: "agent:worker_1", reason: "exited (code 1)",
@@ -109,6 +110,8 @@ func retryPaths() []retryPath {
 			name:  "rate limit",
 			setup: func(sc *scenario) { sc.toExecuting() },
 			fail: func(sc *scenario, n int) []Effect {
+				// The turn of its work hit the limit.
+				sc.do(InjectionResult{Agent: "worker_1", Seq: sc.s.Agents["worker_1"].LastSeq, Delivered: true})
 				sc.do(AgentHealth{Agent: "worker_1", Health: "rate_limited"})
 				return sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
 			},
@@ -263,6 +266,8 @@ func TestStalledAgent(t *testing.T) {
 	sc.toExecuting()
 	seq := sc.s.Agents["worker_1"].LastSeq
 	sc.do(InjectionResult{Agent: "worker_1", Seq: seq, Delivered: true})
+	// worker_2 got its work too (a retry re-sends only what did not arrive).
+	sc.do(InjectionResult{Agent: "worker_2", Seq: sc.s.Agents["worker_2"].LastSeq, Delivered: true})
 	eff := sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
 	if sch := effectsOf[ScheduleTimer](eff); len(sch) != 1 || sch[0] != (ScheduleTimer{ID: stallTimer("worker_1"), After: defaultConfig().StallTimeout}) {
 		t.Fatalf("stall timer: %s", describe(eff))

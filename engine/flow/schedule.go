@@ -48,7 +48,7 @@ func freeWorkers(s *State) []workspace.AgentID {
 	var out []workspace.AgentID
 	for _, id := range workerIDs(s) {
 		a := s.Agents[id]
-		if a.Pending || a.Subtask != "" {
+		if a.Pending || a.Subtask != "" || a.Paused {
 			continue
 		}
 		if _, restarting := s.Timers[restartTimer(id)]; restarting {
@@ -255,9 +255,23 @@ func (st *stepper) scheduleWork() {
 		st.emit("subtask_assigned", pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
 		st.workerSubtask(pa.Worker, pa.Subtask, "", false)
 	}
-	if len(plan) == 0 && !inProgress(s) && !anyPending(s) && len(s.Holds) == 0 {
+	if len(plan) == 0 && !inProgress(s) && !anyPending(s) && len(s.Holds) == 0 && !anyComing(s) {
 		st.fail("deadlock", fmt.Sprintf("checkpoint %d cannot progress: no subtask is ready and none is running", s.CurrentCheckpoint))
 	}
+}
+
+// anyComing reports whether a worker is on its way back to take work: it
+// is starting, being restarted, waits for its restart (backoff) or is
+// paused by the user. That is a wait, not a deadlock.
+func anyComing(s *State) bool {
+	for _, id := range workerIDs(s) {
+		a := s.Agents[id]
+		if _, restarting := s.Timers[restartTimer(id)]; restarting || a.Paused ||
+			a.Status == workspace.HealthStarting || a.Status == workspace.HealthRestarting {
+			return true
+		}
+	}
+	return false
 }
 
 func anyPending(s *State) bool {

@@ -34,6 +34,8 @@ func (m Machine) Step(s State, e Event) (State, []Effect) {
 	// Whatever the event, held work whose account is free again is not
 	// left waiting (release and retries send it first, in order).
 	st.sendHeld()
+	st.dropSuperseded()
+	st.startsFirst()
 	var out []Effect
 	changed := !sameState(s, n)
 	if changed {
@@ -66,6 +68,26 @@ type stepper struct {
 	events  []Effect // AppendEvent
 	actions []Effect
 	notes   []Effect // NotifyUser
+	// started are the agents this step starts (SpawnAgent, RestartAgent):
+	// each at most once, whatever rules ask for it.
+	started map[workspace.AgentID]bool
+	// sent are the agents this step sent work (new or again): a re-send
+	// rule does not send it once more.
+	sent map[workspace.AgentID]bool
+}
+
+// start emits e (agent id's SpawnAgent or RestartAgent) unless this step
+// starts the agent already, and reports whether it did.
+func (st *stepper) start(id workspace.AgentID, e Effect) bool {
+	if st.started[id] {
+		return false
+	}
+	if st.started == nil {
+		st.started = map[workspace.AgentID]bool{}
+	}
+	st.started[id] = true
+	st.do(e)
+	return true
 }
 
 func (st *stepper) emit(typ string, agent workspace.AgentID, details map[string]any) {
@@ -76,6 +98,61 @@ func (st *stepper) do(e Effect) { st.actions = append(st.actions, e) }
 
 func (st *stepper) notify(level, msg string) {
 	st.notes = append(st.notes, NotifyUser{Level: level, Message: msg})
+}
+
+// dropSuperseded removes the notices this step would send to an agent it
+// also sends newer work: the notice tells nothing the work does not (a
+// held "checkpoint reached" released with the next subtask).
+func (st *stepper) dropSuperseded() {
+	work := map[workspace.AgentID]int{} // newest work sent, by agent
+	for _, e := range st.actions {
+		if in, ok := e.(Inject); ok && !in.Notice {
+			work[in.Agent] = max(work[in.Agent], in.Seq)
+		}
+	}
+	st.actions = slices.DeleteFunc(st.actions, func(e Effect) bool {
+		in, ok := e.(Inject)
+		if !ok || !in.Notice || work[in.Agent] < in.Seq {
+			return false
+		}
+		ag := st.s.Agents[in.Agent]
+		ag.Queued = max(ag.Queued-1, 0)
+		st.s.Agents[in.Agent] = ag
+		st.emit("notice_dropped", in.Agent, map[string]any{"seq": in.Seq, "why": fmt.Sprintf("superseded by #%d", work[in.Agent])})
+		return true
+	})
+}
+
+// startsFirst moves each agent start (SpawnAgent, RestartAgent) before
+// the messages this step sends that agent: they are for the new process
+// (the agent layer holds them until it runs), never for the old one that
+// the restart stops, which would lose them.
+func (st *stepper) startsFirst() {
+	for i, e := range st.actions {
+		var id workspace.AgentID
+		switch e := e.(type) {
+		case SpawnAgent:
+			id = e.Agent
+		case RestartAgent:
+			id = e.Agent
+		default:
+			continue
+		}
+		first := slices.IndexFunc(st.actions[:i], func(x Effect) bool {
+			switch x := x.(type) {
+			case Inject:
+				return x.Agent == id
+			case WriteAssignment:
+				return x.Assignment.Agent == id
+			default: // other effects are not for the agent's process
+				return false
+			}
+		})
+		if first >= 0 {
+			copy(st.actions[first+1:i+1], st.actions[first:i])
+			st.actions[first] = e
+		}
+	}
 }
 
 // ---- phases ----
@@ -148,17 +225,51 @@ func (st *stepper) enter(p workspace.Phase) {
 		s.ActiveAgents = []workspace.AgentID{}
 	}
 	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
+	if (p == workspace.PhasePaused) != (from == workspace.PhasePaused) {
+		// The agent layer holds every queue while the team is paused.
+		st.holdDelivery(p == workspace.PhasePaused)
+	}
 	if running(p) && final(from) {
-		// Back under way after a retry: held work goes first.
+		// Back under way after a retry: held work goes first, then work
+		// the end took back before it was typed.
 		st.armHolds()
 		st.sendHeld()
+		for _, id := range allAgents(s) {
+			if ag := s.Agents[id]; ag.Pending && ag.Delivered < ag.LastSeq {
+				st.resend(id)
+			}
+		}
 	}
 	if final(p) {
 		s.FinishedAt = st.at
 		st.cancelAllTimers()
-	} else {
+		st.withdrawAll()
+	}
+	if !final(p) {
 		s.FinishedAt = time.Time{}
 	}
+}
+
+// withdrawAll takes back every message not typed yet: the run stopped
+// (the runner ends what is in flight as cancelled). Work is sent again if
+// a retry takes the run back under way (enter); once the task is over,
+// what waited in Held is dropped too.
+func (st *stepper) withdrawAll() {
+	s := st.s
+	for _, id := range allAgents(s) {
+		if ag := s.Agents[id]; ag.Queued > 0 {
+			st.do(Withdraw{Agent: id, Before: s.Seq + 1, Why: "the task reached " + string(s.Phase)})
+			ag.Queued = 0
+			s.Agents[id] = ag
+		}
+	}
+	if s.Phase != workspace.PhaseComplete && s.Phase != workspace.PhaseCancelled {
+		return
+	}
+	for _, a := range s.Held {
+		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "the task reached " + string(s.Phase)})
+	}
+	s.Held = nil
 }
 
 // ---- timers ----
@@ -198,6 +309,10 @@ func (st *stepper) finishWork(agent workspace.AgentID) {
 	ag.Subtask = ""
 	ag.Failures = 0
 	ag.Stalls = 0
+	if ag.Queued > 0 {
+		// What is still queued for it is about work that is done.
+		st.do(Withdraw{Agent: agent, Before: st.s.Seq + 1, Why: "its work is done"})
+	}
 	st.s.Agents[agent] = ag
 	st.cancelTimer(timeoutTimer(agent))
 	st.cancelTimer(resendTimer(agent))
@@ -379,7 +494,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	st.emit("task_submitted", "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
 	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
-		st.do(SpawnAgent{Agent: id, Role: s.Agents[id].Role})
+		st.start(id, SpawnAgent{Agent: id, Role: s.Agents[id].Role})
 		st.emit("agent_spawned", id, map[string]any{"role": string(s.Agents[id].Role)})
 	}
 	st.enter(workspace.PhasePlanning)
@@ -422,8 +537,12 @@ func (st *stepper) resumed(e Resumed) {
 	for _, id := range allAgents(s) {
 		ag := s.Agents[id]
 		ag.Status = workspace.HealthStarting
+		ag.Queued = 0 // the previous run's agent layer is gone, and its queue with it
 		s.Agents[id] = ag
-		st.do(SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
+		st.start(id, SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
+		if ag.Paused || s.Phase == workspace.PhasePaused {
+			st.do(HoldDelivery{Agent: id, Hold: true})
+		}
 	}
 	// Every agent is being started, so pending restarts are moot; timeouts
 	// are re-armed when the work is re-sent.
@@ -433,6 +552,7 @@ func (st *stepper) resumed(e Resumed) {
 		}
 	}
 	if s.Phase == workspace.PhasePaused {
+		st.dropStaleDeferred()
 		var pending []workspace.AgentID
 		for _, id := range allAgents(s) {
 			if s.Agents[id].Pending {
@@ -445,8 +565,9 @@ func (st *stepper) resumed(e Resumed) {
 		return
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
-		t := s.Timers[id]
-		st.schedule(id, max(t.Deadline.Sub(st.at), 0))
+		if t := s.Timers[id]; !st.frozen(id) {
+			st.schedule(id, max(t.Deadline.Sub(st.at), 0))
+		}
 	}
 	// Answers already on disk first: an agent whose trigger file or done
 	// marker is there is not asked again, and work they lead to is sent
@@ -470,6 +591,30 @@ func (st *stepper) resumed(e Resumed) {
 	st.resumeMerge()
 	st.scheduleWork()
 	st.remindPlanGate()
+}
+
+// dropStaleDeferred drops the deferred events about the previous run's
+// agent processes (their exits, hangs, deliveries): every agent is started
+// anew, and a stale exit replayed at the resume would restart a fresh one.
+func (st *stepper) dropStaleDeferred() {
+	s := st.s
+	dropped := 0
+	s.Deferred = slices.DeleteFunc(s.Deferred, func(raw json.RawMessage) bool {
+		ev, err := UnmarshalEvent(raw)
+		if err != nil {
+			return false // reported when it is replayed
+		}
+		switch ev.(type) {
+		case AgentHealth, InjectionResult:
+			dropped++
+			return true
+		default: // the task's own inputs (triggers, keys …) are kept
+			return false
+		}
+	})
+	if dropped > 0 {
+		st.emit("deferred_events_dropped", "", map[string]any{"count": dropped, "why": "about agent processes of the previous run"})
+	}
 }
 
 // takeOnDisk handles the trigger files and done markers a restarted runner

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -20,13 +21,24 @@ func (st *stepper) health(e AgentHealth) {
 	if e.PID != 0 {
 		ag.PID = e.PID
 	}
-	if ag.Status == workspace.HealthRestarting && h == workspace.HealthExited {
-		// The runner stopping the agent for our own restart.
+	if ag.Status == workspace.HealthRestarting && h == workspace.HealthExited && e.PID != 0 {
+		// The runner stopping the agent's old process for our own
+		// restart (a start that failed has no process: PID 0).
 		s.Agents[e.Agent] = ag
 		return
 	}
 	if h != workspace.HealthHangWarning {
 		ag.Status = h
+	}
+	switch {
+	case h == workspace.HealthRateLimited && prev != workspace.HealthRateLimited:
+		// The turn that hit the limit worked on the last message the
+		// agent received: only that work is sent again when it clears.
+		ag.LimitSeq = ag.Delivered
+	case h == workspace.HealthReady || h == workspace.HealthIdle || h == workspace.HealthBusy:
+		ag.EarlyExits = 0 // its prompt appeared
+	case h == workspace.HealthExited && (prev == workspace.HealthStarting || prev == workspace.HealthRestarting):
+		ag.EarlyExits++
 	}
 	s.Agents[e.Agent] = ag
 	// Last: a turn lost to the limit is re-sent below while the hold still
@@ -38,10 +50,13 @@ func (st *stepper) health(e AgentHealth) {
 			return
 		}
 	}
-	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending {
+	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending &&
+		ag.LimitSeq == s.Assignments[e.Agent].Seq {
 		// A turn that failed on a rate limit (Claude Code gave up and
 		// reported StopFailure) produced nothing: once the limit has
 		// cleared, send the pending work again (on resume when paused).
+		// Only when that turn was this work's: work sent since (a
+		// hold's release) is on its way already, once.
 		switch {
 		case st.workHeld(e.Agent):
 			// Never sent: it waits for the hold, whose release sends it.
@@ -76,7 +91,12 @@ func (st *stepper) health(e AgentHealth) {
 		if more := strings.TrimLeft(strings.TrimPrefix(e.Detail, fmt.Sprintf("exit code %d", e.ExitCode)), "; "); more != "" {
 			why += ": " + more
 		}
-		st.failAgent(e.Agent, why, false)
+		if st.cannotRestart(e, ag, why) {
+			return
+		}
+		// An agent that died before its prompt ever appeared is tried
+		// again at once: a second early exit ends it (cannotRestart).
+		st.failAgent(e.Agent, why, ag.EarlyExits == 1)
 	case workspace.HealthHung:
 		if ag.Pending {
 			st.emit("agent_hung", e.Agent, map[string]any{"detail": e.Detail})
@@ -93,6 +113,47 @@ func (st *stepper) health(e AgentHealth) {
 	case workspace.HealthRateLimited:
 		st.emit("agent_rate_limited", e.Agent, map[string]any{"detail": e.Detail})
 	}
+}
+
+// exitCauses are the exit codes whose cause a restart cannot fix (the
+// shell's conventions), with the fix to tell the user.
+var exitCauses = map[int]string{
+	126: "its program is not executable (exit code 126); fix: make it executable (chmod +x) or name the right file in --agent or [profiles]",
+	127: "its program was not found (exit code 127); fix: install it, put it on PATH, or name the right command in --agent or [profiles]",
+}
+
+// loginWords are what the CLIs print when they exit for want of a login.
+var loginWords = []string{"Please run /login", "Not logged in", "Invalid API key"}
+
+// cannotRestart sends the run to needs_human at once, and reports
+// whether it did, when an exit is one a restart cannot fix: a diagnosed
+// cause (e.Cause: a host down, a missing program, a CLI not logged in),
+// an exit code that means one, or a second exit in a row before the
+// agent's first prompt appeared.
+func (st *stepper) cannotRestart(e AgentHealth, ag workspace.AgentState, why string) bool {
+	cause := e.Cause
+	if cause == "" {
+		cause = exitCauses[e.ExitCode]
+	}
+	for _, w := range loginWords {
+		if cause == "" && strings.Contains(e.Detail, w) {
+			cause = "its CLI is not logged in (it said " + strconv.Quote(w) + "); fix: log in (run the CLI once by hand and log in, or set its API key)"
+		}
+	}
+	switch {
+	case cause != "":
+		st.emit("agent_cannot_start", e.Agent, map[string]any{"cause": cause, "exit_code": e.ExitCode})
+		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s cannot run: %s. A restart cannot fix this (last: %s); "+
+			"fix it, then retry (R in the TUI, or hivemind --resume --retry)", e.Agent, cause, why))
+	case ag.EarlyExits >= 2:
+		st.emit("agent_cannot_start", e.Agent, map[string]any{"early_exits": ag.EarlyExits, "exit_code": e.ExitCode})
+		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s exited before its prompt appeared, %d times in a row (last: %s). "+
+			"Fix: run its command by hand in a terminal to see why it stops (a custom --agent command must start an interactive program "+
+			"that waits for input, not exit); then retry (R in the TUI, or hivemind --resume --retry)", e.Agent, ag.EarlyExits, why))
+	default:
+		return false
+	}
+	return true
 }
 
 // failAgent handles a crash, hang or timeout: restart after the backoff
@@ -169,19 +230,26 @@ func (st *stepper) restartNow(id workspace.AgentID) {
 	if !ok {
 		return
 	}
-	ag.Restarts++
-	ag.Status = workspace.HealthRestarting
-	s.Agents[id] = ag
 	st.cancelTimer(restartTimer(id))
 	st.cancelTimer(timeoutTimer(id))
-	st.do(RestartAgent{Agent: id, Role: ag.Role})
-	st.emit("agent_restarted", id, map[string]any{"restarts": ag.Restarts})
+	if st.start(id, RestartAgent{Agent: id, Role: ag.Role}) {
+		ag.Restarts++
+		ag.Status = workspace.HealthRestarting
+		s.Agents[id] = ag
+		st.emit("agent_restarted", id, map[string]any{"restarts": ag.Restarts})
+	} // else this step starts it already (a resume): one start, one re-send
 	st.resend(id)
+	// A worker back from its backoff takes work again.
+	st.scheduleWork()
 }
 
 func (st *stepper) injection(e InjectionResult) {
 	s := st.s
 	ag, ok := s.Agents[e.Agent]
+	if ok && ag.Queued > 0 {
+		ag.Queued-- // one result per message handed to the agent layer
+		s.Agents[e.Agent] = ag
+	}
 	if ok && e.Cancelled {
 		st.emit("injection_cancelled", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
 		return
@@ -206,7 +274,7 @@ func (st *stepper) injection(e InjectionResult) {
 
 func (st *stepper) timerFired(e TimerFired) {
 	s := st.s
-	if _, ok := s.Timers[e.ID]; !ok || s.Phase == workspace.PhasePaused {
+	if _, ok := s.Timers[e.ID]; !ok || s.Phase == workspace.PhasePaused || st.frozen(e.ID) {
 		return // stale, or frozen by a pause (re-armed on resume)
 	}
 	delete(s.Timers, e.ID)

@@ -46,6 +46,20 @@ func (st *stepper) key(e KeyPressed) {
 			return
 		}
 		st.retry()
+	case KeyPauseAgent, KeyResumeAgent:
+		ag, ok := s.Agents[e.Agent]
+		switch {
+		case !ok:
+			ignore("no agent " + string(e.Agent))
+		case !running(s.Phase) && s.Phase != workspace.PhasePaused && s.Phase != workspace.PhaseNeedsHuman:
+			ignore("nothing to pause")
+		case ag.Paused == (e.Action == KeyPauseAgent):
+			ignore("already " + map[bool]string{true: "paused", false: "not paused"}[ag.Paused])
+		case e.Action == KeyPauseAgent:
+			st.pauseAgent(e.Agent)
+		default:
+			st.resumeAgent(e.Agent)
+		}
 	case KeyAbandon:
 		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
 			ignore("abandon only applies to needs_human and error")
@@ -69,6 +83,9 @@ func (st *stepper) pause() {
 	s := st.s
 	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
 		t := s.Timers[id]
+		if st.frozen(id) {
+			continue // an agent's own pause froze it already
+		}
 		t.Left = max(t.Deadline.Sub(st.at), 0)
 		t.Deadline = time.Time{}
 		s.Timers[id] = t
@@ -77,6 +94,88 @@ func (st *stepper) pause() {
 	st.enter(workspace.PhasePaused)
 	st.emit("paused", "", map[string]any{"previous_state": string(s.PreviousPhase)})
 	st.notify("info", "Paused")
+}
+
+// holdDelivery tells the agent layer to stop (hold) or go on typing the
+// messages it holds: for every agent with the team pause, and never for
+// an agent paused on its own (resumeAgent ends that).
+func (st *stepper) holdDelivery(hold bool) {
+	for _, id := range allAgents(st.s) {
+		if hold || !st.s.Agents[id].Paused {
+			st.do(HoldDelivery{Agent: id, Hold: hold})
+		}
+	}
+}
+
+// agentTimer reports whether timer id runs for agent's work (a timeout,
+// stall or re-send): a pause of that agent freezes it.
+func agentTimer(id string, agent workspace.AgentID) bool {
+	return id == timeoutTimer(agent) || id == stallTimer(agent) || id == resendTimer(agent)
+}
+
+// pauseAgent holds one agent: nothing is typed into it (what it was sent
+// and has not received waits in the agent layer; new messages in Held)
+// and its work's timers stand still, until resumeAgent.
+func (st *stepper) pauseAgent(id workspace.AgentID) {
+	s := st.s
+	ag := s.Agents[id]
+	ag.Paused = true
+	s.Agents[id] = ag
+	for _, tid := range slices.Sorted(maps.Keys(s.Timers)) {
+		if t := s.Timers[tid]; agentTimer(tid, id) && !t.Deadline.IsZero() {
+			t.Left = max(t.Deadline.Sub(st.at), 0)
+			t.Deadline = time.Time{}
+			s.Timers[tid] = t
+			st.do(CancelTimer{ID: tid})
+		}
+	}
+	st.do(HoldDelivery{Agent: id, Hold: true})
+	st.emit("agent_paused", id, map[string]any{"queued": ag.Queued})
+	st.notify("info", "Paused "+string(id))
+}
+
+// resumeAgent ends an agent's own pause: its timers run again and what
+// waited for it is sent, in order (unless the team is paused).
+func (st *stepper) resumeAgent(id workspace.AgentID) {
+	s := st.s
+	ag := s.Agents[id]
+	ag.Paused = false
+	s.Agents[id] = ag
+	st.emit("agent_resumed", id, nil)
+	st.notify("info", "Resumed "+string(id))
+	if s.Phase == workspace.PhasePaused {
+		return // the team pause still holds it; unpause re-arms its timers
+	}
+	st.rearm(func(tid string) bool { return agentTimer(tid, id) })
+	st.do(HoldDelivery{Agent: id, Hold: false})
+	st.sendHeld()
+	st.scheduleWork()
+}
+
+// rearm starts again the frozen timers that pick selects, with the time
+// they had left.
+func (st *stepper) rearm(pick func(id string) bool) {
+	s := st.s
+	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
+		t := s.Timers[id]
+		if !pick(id) || !t.Deadline.IsZero() {
+			continue
+		}
+		left := t.Left
+		t.Left = 0
+		s.Timers[id] = t
+		st.schedule(id, left)
+	}
+}
+
+// frozen reports whether timer id stands still for an agent's own pause.
+func (st *stepper) frozen(id string) bool {
+	for _, agent := range allAgents(st.s) {
+		if st.s.Agents[agent].Paused && agentTimer(id, agent) {
+			return true
+		}
+	}
+	return false
 }
 
 // unpause returns to the phase before the pause, re-arms the timers with
@@ -89,13 +188,7 @@ func (st *stepper) unpause() {
 		back = workspace.PhasePlanning // a state file edited by hand; planning is always safe
 	}
 	st.enter(back)
-	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
-		t := s.Timers[id]
-		left := t.Left
-		t.Left = 0
-		s.Timers[id] = t
-		st.schedule(id, left)
-	}
+	st.rearm(func(id string) bool { return !st.frozen(id) })
 	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
 	st.notify("info", "Resumed")
 	st.sendHeld() // after the timers: a held assignment's timeout starts now
@@ -167,9 +260,11 @@ func (st *stepper) retry() {
 		ag.Failures, ag.Stalls = 0, 0
 		s.Agents[id] = ag
 		st.enter(back)
-		if what == "agent" {
+		if what == "agent" && ag.Status != workspace.HealthStarting && ag.Status != workspace.HealthRestarting {
 			st.restartNow(id)
 		} else {
+			// Asked again; an agent being started (a resume) is not
+			// started twice: its start takes the work.
 			st.resend(id)
 		}
 		st.scheduleWork()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,21 @@ func assignmentFor(t *testing.T, eff []Effect, agent workspace.AgentID) workspac
 	return found[0]
 }
 
+// noticeFor is the one notice injected to agent (its text).
+func noticeFor(t *testing.T, eff []Effect, agent workspace.AgentID) string {
+	t.Helper()
+	var found []string
+	for _, in := range effectsOf[Inject](eff) {
+		if in.Agent == agent && in.Notice {
+			found = append(found, in.Text)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one notice for %s, got %d (effects %v)", agent, len(found), describe(eff))
+	}
+	return found[0]
+}
+
 func describe(eff []Effect) string {
 	var b strings.Builder
 	for _, e := range eff {
@@ -152,6 +168,13 @@ func checkEffects(t *testing.T, before, after State, eff []Effect) {
 				}
 			}
 		case Inject:
+			if e.Notice {
+				// A notice carries its content; it names no assignment file.
+				if !strings.HasPrefix(e.Text, InjectPrefix) || strings.Contains(e.Text, "assignments/") {
+					t.Fatalf("notice text %q", e.Text)
+				}
+				continue
+			}
 			if pending[e.Agent] != e.Seq {
 				t.Fatalf("Inject %s #%d without a preceding WriteAssignment", e.Agent, e.Seq)
 			}
@@ -244,6 +267,19 @@ func (sc *scenario) expect(p workspace.Phase) {
 func (sc *scenario) submit(workers int) {
 	sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: workers, Description: "do it"}, TaskDir: testTaskDir})
 	sc.expect(workspace.PhasePlanning)
+}
+
+// ready reports every starting agent's first prompt: an exit from there
+// on is a crash of an agent that ran, not one that never started. The
+// last effects stay those of the step before.
+func (sc *scenario) ready() {
+	eff := sc.eff
+	for _, id := range sc.s.AgentIDs() {
+		if sc.s.Agents[id].Status == workspace.HealthStarting {
+			sc.do(AgentHealth{Agent: id, Health: workspace.HealthReady})
+		}
+	}
+	sc.eff = eff
 }
 
 func (sc *scenario) toPlanReview() {
@@ -472,8 +508,8 @@ func TestTransitions(t *testing.T) {
 				}
 				// The idle workers were told, read-only.
 				for _, w := range []workspace.AgentID{"worker_1", "worker_2"} {
-					if !assignmentFor(t, sc.eff, w).ReadOnly {
-						t.Fatalf("%s not told read-only", w)
+					if n := noticeFor(t, sc.eff, w); !strings.Contains(n, "for your information only") {
+						t.Fatalf("%s not told read-only: %q", w, n)
 					}
 				}
 			}},
@@ -565,8 +601,8 @@ func TestTransitions(t *testing.T) {
 					t.Fatalf("changes %v", changes)
 				}
 				for _, id := range []workspace.AgentID{"reviewer", "worker_1", "worker_2"} {
-					if a := assignmentFor(t, sc.eff, id); !a.ReadOnly || !contains(a.Reads, filepath.Join(testTaskDir, "reviews/friction_v1-slow-tests.md")) {
-						t.Fatalf("%s not told the friction: %+v", id, a)
+					if n := noticeFor(t, sc.eff, id); !strings.Contains(n, filepath.Join(testTaskDir, "reviews/friction_v1-slow-tests.md")) {
+						t.Fatalf("%s not told the friction: %q", id, n)
 					}
 				}
 				if a := assignmentFor(t, sc.eff, "lead"); a.ReadOnly || a.Writes[0] != filepath.Join(testTaskDir, "friction-resolution.md") {
@@ -663,10 +699,166 @@ func TestTransitions(t *testing.T) {
 			ag := sc.s.Agents["worker_2"]
 			ag.Pending, ag.Subtask = false, ""
 			sc.s.Agents["worker_2"] = ag
+			sc.ready() // no worker is on its way: nothing can move
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 		}, workspace.PhaseError, func(t *testing.T, sc *scenario) {
 			if sc.s.Escalation != "deadlock" || sc.s.Error == "" {
 				t.Fatalf("escalation %q error %q", sc.s.Escalation, sc.s.Error)
+			}
+		}},
+		{"executing → executing (the only worker waits in its restart backoff: a wait, not a deadlock)", func(sc *scenario) {
+			sc.submit(1)
+			sc.ready()
+			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1}) // before any work: backoff
+			sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
+			sc.trig("plan-approved.md", "LGTM")
+		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if _, ok := sc.s.Timers[restartTimer("worker_1")]; !ok {
+				t.Fatalf("no restart pending: %v", sc.s.Timers)
+			}
+			// Back from the backoff, it takes the ready subtask.
+			eff := sc.do(TimerFired{ID: restartTimer("worker_1")})
+			if a := assigned(eff); len(effectsOf[RestartAgent](eff)) != 1 || len(a) != 1 || a[0] != "worker_1:st_1" {
+				t.Fatalf("after the backoff: assigned %v, %s", a, describe(eff))
+			}
+		}},
+		{"executing → needs_human (an agent exits twice before its prompt appears: no backoff)", func(sc *scenario) {
+			sc.toExecuting()
+			eff := sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 3, Detail: "exit code 3; last output: boom"})
+			if len(effectsOf[RestartAgent](eff)) != 1 {
+				sc.t.Fatalf("first early exit not restarted at once: %s", describe(eff))
+			}
+			sc.do(AgentHealth{Agent: "worker_1", Health: "starting", PID: 7})
+			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 3, PID: 7, Detail: "exit code 3; last output: boom"})
+		}, workspace.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
+			for _, want := range []string{"before its prompt appeared, 2 times", "code 3", "boom", "Fix:"} {
+				if !strings.Contains(sc.s.Reason, want) {
+					t.Errorf("reason %q lacks %q", sc.s.Reason, want)
+				}
+			}
+		}},
+		{"executing → needs_human (a cause a restart cannot fix: host down, program missing, not logged in)", func(sc *scenario) {
+			sc.toExecuting()
+			sc.ready()
+			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 255, Cause: "host gpu1: ssh: connect to host gpu1 port 22: Connection refused"})
+		}, workspace.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
+			if !strings.Contains(sc.s.Reason, "Connection refused") || !strings.Contains(sc.s.Reason, "A restart cannot fix this") || len(sc.s.Timers) != 0 {
+				t.Errorf("reason %q timers %v", sc.s.Reason, sc.s.Timers)
+			}
+			for _, c := range []AgentHealth{{ExitCode: 127}, {ExitCode: 1, Detail: "exit code 1; last output: Not logged in · Please run /login"}} {
+				sc2 := newScenario(t)
+				sc2.toExecuting()
+				sc2.ready()
+				c.Agent, c.Health = "worker_1", "exited"
+				if sc2.do(c); sc2.s.Phase != workspace.PhaseNeedsHuman {
+					t.Errorf("%+v: %s, want needs_human", c, sc2.s.Phase)
+				}
+			}
+		}},
+		{"needs_human → executing (resume with retry: the agent the resume starts is not started again)", func(sc *scenario) {
+			sc.toExecuting()
+			sc.ready()
+			for range sc.m.Cfg.MaxRetries + 1 {
+				sc.do(AgentHealth{Agent: "worker_1", Health: "ready"})
+				sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
+				sc.do(TimerFired{ID: restartTimer("worker_1")})
+			}
+			sc.expect(workspace.PhaseNeedsHuman)
+			sc.do(Resumed{Retry: true})
+		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			starts := 0
+			for _, e := range sc.eff {
+				switch e := e.(type) {
+				case SpawnAgent:
+					starts += map[bool]int{true: 1}[e.Agent == "worker_1"]
+				case RestartAgent:
+					starts += map[bool]int{true: 1}[e.Agent == "worker_1"]
+				}
+			}
+			if n := len(slices.DeleteFunc(injectedTo(sc.eff), func(a string) bool { return a != "worker_1" })); starts != 1 || n != 1 {
+				t.Fatalf("worker_1 started %d times, sent %d messages; want 1, 1: %s", starts, n, describe(sc.eff))
+			}
+		}},
+		{"executing → executing (rate limit cleared: work the limited turn was not about is not sent again)", func(sc *scenario) {
+			sc.toExecuting()
+			sc.ready()
+			// worker_1's subtask message has not reached it (a hold's
+			// release sent it, say): the turn that hit the limit was
+			// another one, and the message is on its way, once.
+			sc.do(AgentHealth{Agent: "worker_1", Health: "busy"})
+			sc.do(AgentHealth{Agent: "worker_1", Health: "rate_limited"})
+			sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
+		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if hasEvent(sc.eff, "agent_rate_limit_cleared") || len(injectedTo(sc.eff)) != 0 {
+				t.Fatalf("re-sent work the limited turn was not about: %s", describe(sc.eff))
+			}
+		}},
+		{"executing → executing (one agent paused: its work waits, timers stand still; resumed: sent)", func(sc *scenario) {
+			sc.toExecuting()
+			sc.do(KeyPressed{Action: KeyPauseAgent, Agent: "worker_1"})
+			if hd := effectsOf[HoldDelivery](sc.eff); len(hd) != 1 || hd[0] != (HoldDelivery{Agent: "worker_1", Hold: true}) {
+				sc.t.Fatalf("pause agent: %s", describe(sc.eff))
+			}
+			if sc.s.Timers[timeoutTimer("worker_1")].Left == 0 {
+				sc.t.Fatalf("worker_1's timeout not frozen: %+v", sc.s.Timers)
+			}
+			sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
+			sc.do(KeyPressed{Action: KeyResumeAgent, Agent: "worker_1"})
+		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if hd := effectsOf[HoldDelivery](sc.eff); len(hd) != 1 || hd[0].Hold || !hasEvent(sc.eff, "agent_resumed") {
+				t.Fatalf("resume agent: %s", describe(sc.eff))
+			}
+			if tm := sc.s.Timers[timeoutTimer("worker_1")]; tm.Deadline.IsZero() {
+				t.Fatalf("worker_1's timeout not re-armed: %+v", tm)
+			}
+		}},
+		{"executing → executing (a new subtask for a paused agent waits in Held; the team pause holds the agent layer)", func(sc *scenario) {
+			sc.toExecuting()
+			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
+			sc.do(KeyPressed{Action: KeyPauseAgent, Agent: "worker_2"})
+			sc.do(KeyPressed{Action: KeyPause})
+			if hd := effectsOf[HoldDelivery](sc.eff); len(hd) != 4 {
+				sc.t.Fatalf("team pause holds %d agents: %s", len(hd), describe(sc.eff))
+			}
+			sc.do(KeyPressed{Action: KeyResume})
+			if hd := effectsOf[HoldDelivery](sc.eff); len(hd) != 3 || slices.ContainsFunc(hd, func(h HoldDelivery) bool { return h.Agent == "worker_2" }) {
+				sc.t.Fatalf("unpause lifted the paused agent's hold: %s", describe(sc.eff))
+			}
+			sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true}) // checkpoint 1 done → review
+		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+			if sc.s.Waiting() != 0 && len(effectsOf[Inject](sc.eff)) == 0 {
+				t.Fatalf("nothing sent: %s", describe(sc.eff))
+			}
+			for _, in := range effectsOf[Inject](sc.eff) {
+				if in.Agent == "worker_2" {
+					t.Fatalf("injected into the paused worker_2: %s", describe(sc.eff))
+				}
+			}
+		}},
+		{"checkpoint_review → complete (what is still queued for agents is withdrawn)", func(sc *scenario) {
+			sc.toCheckpointReview()
+			sc.trig("checkpoint-approved.md", "ok")
+			sc.do(SubtaskDone{Subtask: "st_3", Agent: "worker_1", OK: true})
+			sc.trig("checkpoint-approved.md", "ok again")
+		}, workspace.PhaseComplete, func(t *testing.T, sc *scenario) {
+			if len(effectsOf[Withdraw](sc.eff)) == 0 || len(sc.s.Held) != 0 {
+				t.Fatalf("nothing withdrawn at complete: %s", describe(sc.eff))
+			}
+			for _, ag := range sc.s.Agents {
+				if ag.Queued != 0 {
+					t.Fatalf("queued left at complete: %+v", sc.s.Agents)
+				}
+			}
+		}},
+		{"checkpoint_review → checkpoint_review (\"checkpoint reached\" is not told again on the next round)", func(sc *scenario) {
+			sc.toCheckpointReview()
+			sc.trig("checkpoint-issues.md", "## Issues\n- high: a.go:3 nil check missing")
+			for id, f := range sc.s.Fixes {
+				sc.do(SubtaskDone{Subtask: id, Agent: f.Worker, OK: true})
+			}
+		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+			if n := len(slices.DeleteFunc(effectsOf[Inject](sc.eff), func(in Inject) bool { return !in.Notice })); n != 0 || !hasEvent(sc.eff, "notice_skipped") {
+				t.Fatalf("%d notices on the second round: %s", n, describe(sc.eff))
 			}
 		}},
 	}
@@ -905,6 +1097,7 @@ func TestCheckpointFixRoundsNeedHuman(t *testing.T) {
 func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
+	sc.ready()
 	wantDelays := []time.Duration{5 * time.Second, 15 * time.Second, 45 * time.Second}
 	for i, d := range wantDelays {
 		eff := sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
@@ -933,7 +1126,7 @@ func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 			t.Fatalf("re-send text %q", in[0].Text)
 		}
 		// Exits reported while our restart runs are not failures.
-		eff = sc.do(AgentHealth{Agent: "worker_1", Health: "exited"})
+		eff = sc.do(AgentHealth{Agent: "worker_1", Health: "exited", PID: 4242})
 		if len(effectsOf[ScheduleTimer](eff)) != 0 {
 			t.Fatalf("own restart counted as crash")
 		}
@@ -1127,6 +1320,7 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 func TestPauseDefersEventsUntilResume(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
+	sc.ready()
 	sc.do(KeyPressed{Action: KeyPause})
 	eff := sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	eff = append(eff, sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})...)

@@ -75,11 +75,34 @@ type AppendEvent struct {
 // WriteAssignment asks the runner to write assignments/<agent>.json + .md.
 type WriteAssignment struct{ Assignment workspace.Assignment }
 
-// Inject asks the runner to type one [HIVEMIND] line into the agent.
+// Inject asks the runner to type one [HIVEMIND] line into the agent. Seq
+// is the message's dispatch id: the engine emits one Inject per id, ever.
 type Inject struct {
 	Agent workspace.AgentID
 	Seq   int
 	Text  string
+	// Resend: the agent's current work sent again (after a failure).
+	Resend bool
+	// Notice: a read-only notice (its text carries its whole content).
+	Notice bool
+}
+
+// HoldDelivery asks the runner to stop (Hold) or let the agent layer type
+// the messages queued for the agent: a pause covers what was handed to
+// the agent layer before it, too.
+type HoldDelivery struct {
+	Agent workspace.AgentID
+	Hold  bool
+}
+
+// Withdraw asks the runner to take back the agent's messages with a seq
+// below Before that the agent layer has not started typing: they are
+// superseded (newer work) or moot (the task ended). Each one taken back
+// comes back as a cancelled InjectionResult.
+type Withdraw struct {
+	Agent  workspace.AgentID
+	Before int
+	Why    string // for the record: superseded by #n, the task ended
 }
 
 // SpawnAgent asks the runner to start an agent (Resume: keep its session).
@@ -127,6 +150,8 @@ func (WriteState) isEffect()      {}
 func (AppendEvent) isEffect()     {}
 func (WriteAssignment) isEffect() {}
 func (Inject) isEffect()          {}
+func (HoldDelivery) isEffect()    {}
+func (Withdraw) isEffect()        {}
 func (SpawnAgent) isEffect()      {}
 func (RestartAgent) isEffect()    {}
 func (StopAgent) isEffect()       {}

@@ -94,7 +94,10 @@ func (w *wiring) remoteEvents(next func(ptyagent.Event)) func(ptyagent.Event) {
 		rw.bg.Add(1)
 		go func() {
 			defer rw.bg.Done()
-			ev.Detail = rw.diagnose(string(ev.Agent), ev.Detail)
+			if d := rw.diagnose(string(ev.Agent), ev.Detail); d != ev.Detail {
+				// The host does not answer: a restart cannot fix it.
+				ev.Detail, ev.Cause = d, strings.TrimPrefix(d, fmt.Sprintf("exit code %d; ", sshFailed))
+			}
 			next(ev)
 		}()
 	}

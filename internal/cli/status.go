@@ -89,6 +89,9 @@ func renderStatus(info workspace.TaskInfo) string {
 			if u := a.Usage.Short(); u != "" {
 				line += "  " + u
 			}
+			if a.Paused {
+				line += "  paused"
+			}
 			b.WriteString(line + "\n")
 		}
 	}
@@ -103,6 +106,9 @@ func renderStatus(info workspace.TaskInfo) string {
 		h := st.Holds[acc]
 		fmt.Fprintf(&b, "held      new work for account %s since %s: %s rate limited (%s)\n",
 			acc, h.Since.Local().Format(time.TimeOnly), h.Agent, h.Reason)
+	}
+	if n := st.Waiting(); n > 0 {
+		fmt.Fprintf(&b, "waiting   %d message(s) not typed yet (a pause or a rate-limit hold); they are sent, in order, when it ends\n", n)
 	}
 	b.WriteString(needsYouText(*st))
 	if info.Problem != "" {

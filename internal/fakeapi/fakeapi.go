@@ -397,6 +397,13 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 				rec.Assignment, rec.Line = p, m.text()
 				break
 			}
+			if strings.Contains(m.text(), "[HIVEMIND]") {
+				// A notice: its line carries its content and names no
+				// assignment; it is answered in words (error and wait
+				// rules still match its turn).
+				rec.Line = m.text()
+				break
+			}
 			if !m.hasToolResult() {
 				break // a newer human message without [HIVEMIND]
 			}

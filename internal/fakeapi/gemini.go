@@ -113,6 +113,12 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 	assignment = resolve(assignment, rec.Cwd)
 	rec.Assignment, rec.Line = assignment, htext
 	rec.Agent = agentFor(r, assignment)
+	if line, agent := notice(texts); h < 0 && line != "" {
+		rec.Line = line // answered in words; error and wait rules match its turn
+		if rec.Agent == "" {
+			rec.Agent = agent
+		}
+	}
 	in := turnInput{hivemind: h, hivemindAt: htext}
 	if h >= 0 {
 		// Calls and responses pair up in order (ids are optional).

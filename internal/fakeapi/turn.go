@@ -82,6 +82,32 @@ func locate(userTexts []*string) (int, string, string) {
 	return -1, "", ""
 }
 
+// notice returns the line of a notice turn — the newest user text holds a
+// [HIVEMIND] line that names no assignment (a notice carries its content)
+// — and the agent an earlier line's assignment names ("" when the newest
+// user text is no notice).
+func notice(userTexts []*string) (line, agent string) {
+	for i := len(userTexts) - 1; i >= 0; i-- {
+		t := userTexts[i]
+		if t == nil {
+			continue
+		}
+		if !strings.Contains(*t, "[HIVEMIND]") || hivemindPath(*t) != "" {
+			return "", ""
+		}
+		line = *t
+		for _, u := range userTexts[:i] {
+			if u != nil {
+				if p := hivemindPath(*u); p != "" {
+					agent = agentOf(p)
+				}
+			}
+		}
+		return line, agent
+	}
+	return "", ""
+}
+
 // agentFor names the agent of a request: the X-Hivemind-Agent header,
 // else the agent the assignment path names.
 func agentFor(r *http.Request, assignment string) string {
