@@ -85,7 +85,7 @@ func (s *Session) outputWanted(now time.Time) bool {
 		return true
 	case s.health == workspace.HealthWaitingPermission, s.health == workspace.HealthHangWarning, s.health == workspace.HealthHung:
 		return true
-	case s.spec.Kind == ProfileClaude && s.health.Injectable():
+	case s.spec.behavior.BusyTitle != nil && s.health.Injectable():
 		return true
 	}
 	return s.spec.OnHeartbeat != nil && now.Sub(s.lastBeat) >= heartbeatEvery
@@ -146,12 +146,12 @@ func (s *Session) onOutput() {
 	if userAnswered {
 		s.setHealth(workspace.HealthBusy, "permission answered")
 	}
-	if s.spec.Kind == ProfileClaude && titleBusy(title) {
+	if busy := s.spec.behavior.BusyTitle; busy != nil && busy(title) {
 		s.mu.Lock()
 		awaiting := s.awaiting
 		s.mu.Unlock()
 		if awaiting || h.Injectable() {
-			// Claude is working: a message was submitted (by us, whose
+			// The CLI is working: a message was submitted (by us, whose
 			// hook may still be on its way, or by the user).
 			s.setHealth(workspace.HealthBusy, "title shows busy")
 			s.confirmed("title shows busy")
@@ -168,7 +168,7 @@ func (s *Session) onHook(m HookMessage) {
 	if m.Event != HookPreToolUse {
 		s.emit(Event{Kind: EventHook, Detail: m.Event, Payload: append([]byte(nil), m.Payload...)})
 	}
-	if s.spec.Kind == ProfileCodex {
+	if s.spec.behavior.Transcript {
 		s.noteTranscript(m.Payload)
 	}
 	switch m.Event {
@@ -242,7 +242,8 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	busySince, limitedAt, lastScan := s.busySince, s.limitedAt, s.lastScan
 	transcript := s.transcript
 	title, text := "", ""
-	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && sp.Kind == ProfileCustom && s.readyRe != nil)
+	beh := sp.behavior
+	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && beh.IdleWhenQuiet && s.readyRe != nil)
 	if !s.scrClosed {
 		title = s.scr.Title()
 		if needText {
@@ -303,17 +304,17 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		}
 	case workspace.HealthBusy:
 		switch {
-		case sp.Kind == ProfileClaude:
-			at := latest(lastOutput, lastHook, busySince).Add(claudeIdleFallback)
+		case beh.IdleTitle != nil:
+			at := latest(lastOutput, lastHook, busySince).Add(beh.IdleFallback)
 			switch {
 			case now.Before(at):
 				soon(at)
-			case strings.HasPrefix(title, claudeIdleGlyph):
+			case beh.IdleTitle(title):
 				return set(workspace.HealthIdle, "title shows idle without a Stop hook (interrupted?)")
 			default:
 				wait()
 			}
-		case sp.Kind == ProfileCustom && sp.Ready.Mode == ReadyQuiet:
+		case beh.IdleWhenQuiet && sp.Ready.Mode == ReadyQuiet:
 			at := latest(lastOutput, busySince).Add(sp.Ready.Quiet)
 			switch {
 			case now.Before(at):
@@ -331,19 +332,20 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		}
 		return set(workspace.HealthIdle, "rate-limit cooldown over")
 	}
-	if h == workspace.HealthBusy && sp.Kind == ProfileCodex && transcript != "" {
-		// Codex fires no hook when a turn fails; its session file records
-		// the failure. Looked at once output has been quiet for a while.
+	if h == workspace.HealthBusy && beh.TurnFailure != nil && transcript != "" {
+		// A CLI that fires no hook when a turn fails (Codex) records the
+		// failure in its session file. Looked at once output has been
+		// quiet for a while.
 		at := latest(lastOutput, lastHook, busySince).Add(codexFailCheck)
 		switch {
 		case now.Before(at):
 			soon(at)
 		default:
-			if u := codexLastTurn(transcript); u.RateLimited {
+			if limited, detail := beh.TurnFailure(transcript); limited {
 				s.mu.Lock()
 				s.limitedAt = now
 				s.mu.Unlock()
-				return set(workspace.HealthRateLimited, "Codex task_complete: "+u.Detail)
+				return set(workspace.HealthRateLimited, detail)
 			}
 			wait()
 		}

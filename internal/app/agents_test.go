@@ -13,6 +13,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -130,7 +131,7 @@ func TestAgentSpecMixedTeam(t *testing.T) {
 func privateDir(t *testing.T) string {
 	t.Helper()
 	home, err := os.UserHomeDir()
-	if err != nil || insecureDir(home) != "" {
+	if err != nil || profiles.InsecureDir(home) != "" {
 		t.Skip("no private home directory for Gemini's settings")
 	}
 	d, err := os.MkdirTemp(home, ".hivemind-test-")

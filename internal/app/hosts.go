@@ -10,6 +10,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/remote"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -34,8 +35,9 @@ func remoteAgentCommand(cfg config.Config, h config.Host) string {
 		return ""
 	case h.Agent != "":
 		return h.Agent
-	case agent == "claude":
-		return "claude"
+	}
+	if p, ok := profiles.Lookup(agent); ok && p.Remote {
+		return p.Binary
 	}
 	if p, ok := cfg.Profile(agent); ok && len(p.Command) > 0 {
 		return p.Command[0]

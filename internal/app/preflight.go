@@ -7,6 +7,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -25,45 +26,38 @@ func agentsOf(cfg config.Config) []preflight.Agent {
 		}
 		if i := slices.IndexFunc(out, func(a preflight.Agent) bool { return a.Name == name }); i >= 0 {
 			out[i].Roles += ", " + who
-			out[i].Bypass = out[i].Bypass || (out[i].Kind == preflight.Claude && bypasses(cfg.Role(r)))
+			out[i].Bypass = out[i].Bypass || (out[i].CLI != nil && bypasses(cfg.Role(r)))
 			continue
 		}
 		a := preflightAgent(cfg, name)
 		a.Roles = who
-		a.Bypass = a.Kind == preflight.Claude && bypasses(cfg.Role(r))
+		a.Bypass = a.CLI != nil && bypasses(cfg.Role(r))
 		out = append(out, a)
 	}
 	return out
 }
 
 // preflightAgent says how agent name of cfg runs, for the preflight: a
-// [profiles.<name>] command, a built-in CLI, or a command line.
+// [profiles.<name>] command, a registered CLI, or a command line.
 func preflightAgent(cfg config.Config, name string) preflight.Agent {
 	a := preflight.Agent{Name: name}
-	if p, ok := cfg.Profile(name); ok {
-		a.Kind = preflight.Command
-		if len(p.Command) > 0 {
-			a.Argv0 = p.Command[0]
+	p, builtin := profiles.Lookup(name)
+	if cp, ok := cfg.Profile(name); ok && (!builtin || p.Redefinable) {
+		if len(cp.Command) > 0 {
+			a.Argv0 = cp.Command[0]
 		}
 		return a
 	}
-	switch name {
-	case "sim":
-		a.Kind = preflight.Sim
-	case "claude":
-		a.Kind = preflight.Claude
-	case "codex":
-		a.Kind = preflight.Codex
-	case "gemini":
-		a.Kind = preflight.Gemini
-	default:
-		a.Kind = preflight.Command
-		a.Argv0, a.Shell = preflight.FirstWord(name), true
+	if builtin {
+		a.CLI = p.CLI()
+		return a
 	}
+	a.Argv0, a.Shell = preflight.FirstWord(name), true
 	return a
 }
 
-// bypasses reports whether a Claude role runs in bypassPermissions mode.
+// bypasses reports whether a role runs in bypassPermissions mode (the
+// CLI's root check reads it: Claude Code refuses it as root).
 func bypasses(rc config.RoleConfig) bool {
 	return rc.PermissionMode == "bypassPermissions" || slices.Contains(rc.ExtraArgs, "--dangerously-skip-permissions")
 }
