@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -91,9 +92,11 @@ func (s *Session) outputWanted(now time.Time) bool {
 	return s.spec.OnHeartbeat != nil && now.Sub(s.lastBeat) >= heartbeatEvery
 }
 
-// lifeSigns records a sign of life: a hang warning clears and the
-// heartbeat callback runs (at most once every heartbeatEvery).
-func (s *Session) lifeSigns(now time.Time) {
+// lifeSigns records a sign of life: the heartbeat callback runs (at most
+// once every heartbeatEvery), and a hang warning clears unless the sign
+// is output alone from a busy CLI whose progress is its hooks
+// (Behavior.ProgressByHooks: a spinner is not progress).
+func (s *Session) lifeSigns(now time.Time, hook bool) {
 	s.mu.Lock()
 	s.lastLife = now
 	h, base := s.health, s.base
@@ -102,7 +105,8 @@ func (s *Session) lifeSigns(now time.Time) {
 		s.lastBeat = now
 	}
 	s.mu.Unlock()
-	if h == workspace.HealthHangWarning || h == workspace.HealthHung {
+	progress := hook || !s.spec.behavior.ProgressByHooks || base != workspace.HealthBusy
+	if progress && (h == workspace.HealthHangWarning || h == workspace.HealthHung) {
 		s.setHealth(base, "activity resumed")
 	}
 	if beat {
@@ -137,7 +141,7 @@ func (s *Session) onOutput() {
 	awaitScreen := s.awaiting && s.spec.Submit.Confirm == ConfirmScreen && s.version.Load() > s.awaitVer
 	userAnswered := h == workspace.HealthWaitingPermission && s.userIn.Load() > s.permSince.UnixNano()
 	s.mu.Unlock()
-	s.lifeSigns(now)
+	s.lifeSigns(now, false)
 
 	if awaitScreen {
 		s.setHealth(workspace.HealthBusy, "message echoed")
@@ -164,11 +168,11 @@ func (s *Session) onHook(m HookMessage) {
 	s.mu.Lock()
 	s.lastHook = now
 	s.mu.Unlock()
-	s.lifeSigns(now)
+	s.lifeSigns(now, true)
 	if m.Event != HookPreToolUse {
 		s.emit(Event{Kind: EventHook, Detail: m.Event, Payload: append([]byte(nil), m.Payload...)})
 	}
-	if s.spec.behavior.Transcript {
+	if s.spec.behavior.Transcript || s.spec.behavior.ProgressByHooks {
 		s.noteTranscript(m.Payload)
 	}
 	switch m.Event {
@@ -353,12 +357,24 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 
 	// Hang detection: only while the agent should be making progress.
 	if (base == workspace.HealthStarting || base == workspace.HealthBusy) && (h == base || h == workspace.HealthHangWarning) {
+		what := "no output or hook"
+		if beh.ProgressByHooks && base == workspace.HealthBusy {
+			// Output alone is a spinner: progress is a hook, the turn's
+			// start, or the session file growing.
+			if s.transcriptGrew(now, transcript) && h == workspace.HealthHangWarning {
+				return set(base, "session file grew")
+			}
+			s.mu.Lock()
+			lastLife = latest(lastHook, busySince, s.progressAt)
+			s.mu.Unlock()
+			what = "no turn progress (no hook, no session file growth; output alone is not progress)"
+		}
 		lifeAgo := now.Sub(lastLife)
 		switch {
 		case lifeAgo >= sp.HangTimeout:
-			return set(workspace.HealthHung, "no output or hook for "+lifeAgo.Round(time.Second).String())
+			return set(workspace.HealthHung, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base && lifeAgo >= sp.HangTimeout/2:
-			return set(workspace.HealthHangWarning, "no output or hook for "+lifeAgo.Round(time.Second).String())
+			return set(workspace.HealthHangWarning, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base:
 			soon(lastLife.Add(sp.HangTimeout / 2))
 		default:
@@ -427,4 +443,23 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// transcriptGrew reports whether the session file grew since last looked
+// at (recording when: turn progress).
+func (s *Session) transcriptGrew(now time.Time, path string) bool {
+	if path == "" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fi.Size() == s.transcriptSize {
+		return false
+	}
+	s.transcriptSize, s.progressAt = fi.Size(), now
+	return true
 }

@@ -35,6 +35,12 @@ type Behavior struct {
 	// hook (Codex fires none on an API error): rate limited, and why.
 	// Looked at once a busy agent's output was quiet for 2 s.
 	TurnFailure func(transcript string) (rateLimited bool, detail string)
+	// ProgressByHooks: while busy, only the CLI's hooks and the growth of
+	// its session file (transcript_path) are turn progress; output alone
+	// (a spinner redrawn while a model call never answers) is not, so such
+	// a turn is warned at half of HangTimeout and hung at HangTimeout.
+	// Otherwise any output counts (CLIs without hooks).
+	ProgressByHooks bool
 	// ExitCommand is typed to end an idle agent before SIGTERM ("/exit\r").
 	ExitCommand string
 	// DropEnv are inherited variables that would change how the CLI runs
@@ -107,21 +113,24 @@ func init() {
 		BusyTitle: titleBusy,
 		IdleTitle: func(t string) bool { return strings.HasPrefix(t, claudeIdleGlyph) },
 		// An Esc/Ctrl-C interrupt fires no Stop hook.
-		IdleFallback: claudeIdleFallback,
-		ExitCommand:  "/exit\r",
+		IdleFallback:    claudeIdleFallback,
+		ProgressByHooks: true,
+		ExitCommand:     "/exit\r",
 		// A Claude Code parent marks its children; a nested claude would
 		// refuse to start or change behaviour.
 		DropEnv: []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"},
 	})
 	RegisterKind(ProfileCodex, Behavior{
-		Submit:      hookSubmitRules,
-		Ready:       ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Ask Codex`},
-		Transcript:  true,
-		TurnFailure: codexTurnFailure,
+		Submit:          hookSubmitRules,
+		Ready:           ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Ask Codex`},
+		Transcript:      true,
+		TurnFailure:     codexTurnFailure,
+		ProgressByHooks: true,
 	})
 	RegisterKind(ProfileGemini, Behavior{
-		Submit: hookSubmitRules,
-		Ready:  ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Type your message`},
+		Submit:          hookSubmitRules,
+		Ready:           ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Type your message`},
+		ProgressByHooks: true,
 		// Gemini CLI runs headless when CI=true or GITHUB_ACTIONS=true,
 		// even in a terminal: it then waits for a prompt on stdin and
 		// exits 42 ("No input provided via stdin"). Its terminal is
