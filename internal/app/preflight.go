@@ -11,16 +11,23 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// agentsOf describes the agents a run with cfg starts, for the
-// preflight: one entry per distinct agent, naming the roles it runs.
+// agentsOf describes the agents a run with cfg starts here, for the
+// preflight: one entry per distinct agent, naming the roles it runs (the
+// workers placed on hosts are checked on their hosts).
 func agentsOf(cfg config.Config) []preflight.Agent {
 	var out []preflight.Agent
 	for _, r := range workspace.Roles() {
 		name := cfg.AgentOf(r)
 		who := string(r)
 		if r == workspace.RoleWorker {
-			who = fmt.Sprintf("%d worker", cfg.Workers)
-			if cfg.Workers != 1 {
+			// Workers placed on hosts are checked there (hostChecks): only
+			// the ones here need the CLI here.
+			local := cfg.Workers - len(usedHostWorkers(cfg))
+			if local == 0 {
+				continue
+			}
+			who = fmt.Sprintf("%d worker", local)
+			if local != 1 {
 				who += "s"
 			}
 		}
@@ -84,4 +91,16 @@ func preflightNotes(rs []preflight.Result) []workspace.EventRecord {
 		}
 	}
 	return notes
+}
+
+// usedHostWorkers are the hosts of the workers placed on other hosts, one
+// entry per worker.
+func usedHostWorkers(cfg config.Config) []string {
+	var out []string
+	for _, h := range cfg.WorkerHosts() {
+		if h != config.LocalHost {
+			out = append(out, h)
+		}
+	}
+	return out
 }
