@@ -33,11 +33,12 @@ func modelCallNeverAnswers(t *testing.T, cli string) {
 	delivered := waitEvent(t, c, p, 3*time.Minute, "the lead's first message confirmed", func(r workspace.EventRecord) bool {
 		return isLead(r, "input.injection_result") && r.Details["delivered"] == true
 	})
-	warned := waitEvent(t, c, p, 2*time.Minute, "agent_hang_warning for the lead", func(r workspace.EventRecord) bool {
-		return isLead(r, "agent_hang_warning")
+	// (A slow start may itself have been warned: the turn is what counts.)
+	warned := waitEvent(t, c, p, 2*time.Minute, "agent_hang_warning for the lead's turn", func(r workspace.EventRecord) bool {
+		return isLead(r, "agent_hang_warning") && r.Time.After(delivered.Time)
 	})
 	hung := waitEvent(t, c, p, 2*time.Minute, "agent_hung for the lead", func(r workspace.EventRecord) bool {
-		return isLead(r, "agent_hung")
+		return isLead(r, "agent_hung") && r.Time.After(delivered.Time)
 	})
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
