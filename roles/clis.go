@@ -143,13 +143,17 @@ func enforcement(cfg config.Config) string {
 	for _, r := range workspace.Roles() {
 		used[cfg.AgentOf(r)] = true
 	}
+	w := 7 // the name column: at least this wide, else the longest name
+	for _, e := range cliEnforcement {
+		w = max(w, len(e.agent))
+	}
 	for _, e := range cliEnforcement {
 		mark := " "
 		if used[e.agent] {
 			mark = "*"
 		}
-		fmt.Fprintf(&b, "%s %-7s %s\n", mark, e.agent, e.text)
+		fmt.Fprintf(&b, "%s %-*s %s\n", mark, w, e.agent, e.text)
 	}
-	b.WriteString("  other   a [profiles.<name>] or command line: Hivemind installs no hook, so no role limit is enforced; give it its own sandbox.\n")
+	fmt.Fprintf(&b, "  %-*s a [profiles.<name>] or command line: Hivemind installs no hook, so no role limit is enforced; give it its own sandbox.\n", w, "other")
 	return b.String()
 }
