@@ -78,53 +78,55 @@ type Session struct {
 	version atomic.Uint64 // reads processed into the screen
 	userIn  atomic.Int64  // unix nanos of the last user keystroke (Write)
 
-	mu         sync.Mutex // guards everything below
-	scr        screen.Screen
-	scrClosed  bool
-	health     workspace.Health
-	detail     string
-	base       workspace.Health // health underneath hang_warning/hung (starting or busy)
-	changedAt  time.Time
-	busySince  time.Time
-	limitedAt  time.Time
-	lastOutput time.Time
-	lastLife   time.Time
-	lastHook   time.Time
-	lastBeat   time.Time
-	lastScan   time.Time
-	permSince  time.Time
-	sawStart   bool
-	transcript string // the CLI's session file, from its hooks (Codex: its failed turns)
-	// transcriptSize and progressAt: the session file's size when last
-	// looked at, and when it last grew (turn progress, Behavior.ProgressByHooks).
+	mu          sync.Mutex // guards everything below
+	scr         screen.Screen
+	scrClosed   bool
+	health      workspace.Health
+	detail      string
+	base        workspace.Health // health underneath hang_warning/hung (starting or busy)
+	changedAt   time.Time
+	busySince   time.Time
+	limitedAt   time.Time
+	lastOutput  time.Time
+	lastLife    time.Time
+	lastHook    time.Time
+	lastBeat    time.Time
+	lastScan    time.Time
+	permSince   time.Time
+	sawStart    bool
+	transcript  string // the CLI's session file, from its hooks (Codex: its failed turns)
+	wantOutput  bool   // the monitor waits for the next output (see check)
+	exitCode    int
+	stopping    bool
+	dead        bool
+	queue       []message
+	awaiting    bool   // the deliverer waits for a confirmation
+	awaitVer    uint64 // screen version when the wait was armed
+	sids        map[int]bool
+	sidStarts   map[int]uint64 // start time of each recorded session's leader
+	cg          *cgroup        // the session's cgroup; nil: mark scan only
+	mark        string         // value of markEnv in the agent's environment
+	leftover    int            // processes still alive after the final kill
+	emitMu      sync.Mutex
+	stopOnce    sync.Once
+	closeOnce   sync.Once
+	input       chan inputReq
+	hooks       chan HookMessage
+	activity    chan struct{}
+	kick        chan struct{}
+	confirm     chan string
+	exited      chan struct{}
+	readerDone  chan struct{}
+	quit        chan struct{}
+	done        chan struct{}
+	workers     sync.WaitGroup
+	stopStarted chan struct{}
+
+	// transcriptSize and progressAt (guarded by mu): the session file's
+	// size when last looked at, and when it last grew (turn progress,
+	// Behavior.ProgressByHooks).
 	transcriptSize int64
 	progressAt     time.Time
-	wantOutput     bool // the monitor waits for the next output (see check)
-	exitCode       int
-	stopping       bool
-	dead           bool
-	queue          []message
-	awaiting       bool   // the deliverer waits for a confirmation
-	awaitVer       uint64 // screen version when the wait was armed
-	sids           map[int]bool
-	sidStarts      map[int]uint64 // start time of each recorded session's leader
-	cg             *cgroup        // the session's cgroup; nil: mark scan only
-	mark           string         // value of markEnv in the agent's environment
-	leftover       int            // processes still alive after the final kill
-	emitMu         sync.Mutex
-	stopOnce       sync.Once
-	closeOnce      sync.Once
-	input          chan inputReq
-	hooks          chan HookMessage
-	activity       chan struct{}
-	kick           chan struct{}
-	confirm        chan string
-	exited         chan struct{}
-	readerDone     chan struct{}
-	quit           chan struct{}
-	done           chan struct{}
-	workers        sync.WaitGroup
-	stopStarted    chan struct{}
 }
 
 // Start starts spec's command in a new PTY and returns the running session.
