@@ -62,14 +62,14 @@ demo:
 chaos:
 	$(GO) test -race -count=1 $(if $(SHORT),-short) -run '^TestChaos' ./e2e/
 
-# Real Codex CLI and Gemini CLI from npm against the fake APIs (the
-# profiles through ptyagent's Manager, and a typed turn in a PTY). Pinned
-# versions by default; try the newest with
-#   make real-agents CODEX_VERSION=latest GEMINI_VERSION=latest AGENTS_PREFIX=/tmp/hm-agents-latest
-CODEX_VERSION  ?= 0.169.0
-GEMINI_VERSION ?= 0.61.0
+# The real agent CLIs installed under AGENTS_PREFIX (every registered
+# profile but the globally installed Claude Code: ptyagent/profiles,
+# printed by its pinned command) from npm against the fake APIs (the
+# profiles through ptyagent's Manager, a typed turn in a PTY, whole teams).
+# Tested versions by default; try the newest with
+#   make real-agents LATEST=1 AGENTS_PREFIX=/tmp/hm-agents-latest
 AGENTS_PREFIX  ?= $(HOME)/.cache/hivemind-agents
 real-agents:
-	npm install --prefix $(AGENTS_PREFIX) --no-fund --no-audit @openai/codex@$(CODEX_VERSION) @google/gemini-cli@$(GEMINI_VERSION)
-	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'TestReal(Codex|Gemini)$$' ./ptyagent/
-	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test(Codex|Gemini)(TypedTurn|TeamComplete|ReviewerCannotEditSource)$$|TestMixedTeam' ./e2e/
+	npm install --prefix $(AGENTS_PREFIX) --no-fund --no-audit $$($(GO) run ./ptyagent/profiles/pinned $(if $(LATEST),-latest) | awk '$$3 == "prefix" {print $$2}')
+	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'TestReal[A-Z][a-z]+$$' ./ptyagent/...
+	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test[A-Z][a-z]+(TypedTurn|TeamComplete|ReviewerCannotEditSource)$$|TestMixedTeam' ./e2e/

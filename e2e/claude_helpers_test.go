@@ -41,6 +41,9 @@ type ClaudeOffline struct {
 	// it): claudetest.Env(Home, API.URL()) (which keeps PATH) plus
 	// XDG_CONFIG_HOME inside Home.
 	Env []string
+	// Slow multiplies the run's deadline and the tests' waits (0 or 1:
+	// as given), for a CLI that is slow to start (opencode).
+	Slow int
 
 	mu    sync.Mutex
 	procs []*hmProcess // every hivemind started, for the failure dump
@@ -123,20 +126,22 @@ type hmProcess struct {
 	err    error
 	start  time.Time
 	cancel context.CancelFunc
+	// deadline is the run's (claudeRunDeadline scaled by Slow).
+	deadline time.Duration
 }
 
 // Start runs hivemind with args (--project is added) in the offline
 // environment. The process is killed when the test ends, if still running.
 func (c *ClaudeOffline) Start(t *testing.T, args ...string) *hmProcess {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), claudeRunDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), c.wait(claudeRunDeadline))
 	args = append([]string{"--project", c.Project}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.Env
 	cmd.Dir = c.Project
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	p := &hmProcess{cmd: cmd, out: out, done: make(chan struct{}), start: time.Now(), cancel: cancel}
+	p := &hmProcess{cmd: cmd, out: out, done: make(chan struct{}), start: time.Now(), cancel: cancel, deadline: c.wait(claudeRunDeadline)}
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("start hivemind: %v", err)
@@ -175,7 +180,7 @@ func (p *hmProcess) wait(t *testing.T) int {
 	if ee, ok := p.err.(*exec.ExitError); ok && ee.Exited() {
 		return ee.ExitCode()
 	}
-	t.Fatalf("hivemind %v: %v (deadline %v)\n%s", p.cmd.Args[1:], p.err, claudeRunDeadline, p.out.String())
+	t.Fatalf("hivemind %v: %v (deadline %v)\n%s", p.cmd.Args[1:], p.err, p.deadline, p.out.String())
 	return -1
 }
 
@@ -199,6 +204,7 @@ func readEventLog(dir string) []workspace.EventRecord {
 func waitEvent(t *testing.T, c *ClaudeOffline, p *hmProcess, d time.Duration, what string,
 	ok func(workspace.EventRecord) bool) workspace.EventRecord {
 	t.Helper()
+	d = c.wait(d)
 	deadline := time.Now().Add(d)
 	for {
 		if dir := taskDirOf(c.Project); dir != "" {
@@ -911,4 +917,12 @@ func flagValue(cmdline, flag string) string {
 		}
 	}
 	return ""
+}
+
+// wait is d scaled by c.Slow.
+func (c *ClaudeOffline) wait(d time.Duration) time.Duration {
+	if c != nil && c.Slow > 1 {
+		return d * time.Duration(c.Slow)
+	}
+	return d
 }

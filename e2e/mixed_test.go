@@ -20,7 +20,7 @@ import (
 )
 
 // cliPackages are the npm packages of the real agent CLIs.
-var cliPackages = map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
+var cliPackages = map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai"}
 
 // SetupTeamOffline is SetupClaudeOffline for a team of any of the real
 // CLIs (claude, codex, gemini): it skips, naming the missing ones, unless
@@ -55,6 +55,9 @@ func SetupTeamOffline(t *testing.T, sc fakeapi.Script, clis ...string) *ClaudeOf
 		// write (t.TempDir is below /tmp): Hivemind then keeps it in the
 		// cache directory, which must be private.
 		"XDG_CACHE_HOME="+privateCache(t))
+	if slices.Contains(clis, "opencode") {
+		writeOpencodeHome(t, c)
+	}
 	return c
 }
 
@@ -106,7 +109,7 @@ func runTeam(t *testing.T, agent string, clis ...string) (*ClaudeOffline, string
 }
 
 // wireOf is the fake API wire each CLI speaks.
-var wireOf = map[string]string{"claude": "messages", "codex": "responses", "gemini": "gemini"}
+var wireOf = map[string]string{"claude": "messages", "codex": "responses", "gemini": "gemini", "opencode": "messages"}
 
 // checkWires asserts that each agent's model requests came on its CLI's
 // wire, with its role prompt: the team really ran the CLIs it was given,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -97,9 +98,10 @@ func TestTUIStartTeamMissing(t *testing.T) {
 	}
 	r := startTUI(t, tuiOptions{simArgs: "--pace 20ms", project: project, args: []string{"--agent", "sim", "--workers", "1"}})
 	startTeamRow(t, r)
-	// The reviewer through the offer: claude, codex, gemini, ghost.
+	// The reviewer through the offer: the registered CLIs (claude, codex,
+	// gemini, …), then ghost.
 	r.keys("Right")
-	for _, cli := range []string{"claude", "codex", "gemini"} {
+	for _, cli := range profiles.Offered() {
 		r.keys("Down")
 		s := r.waitText(tuiWait, "reviewer ◂ "+cli+" ▸")
 		_, err := exec.LookPath(cli)

@@ -3,6 +3,7 @@ package ptyagent
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -98,6 +99,10 @@ func helperLine() int {
 // HM_SWALLOW_ENTERS=n ignores the first n Enters; HM_DROP_FIRST=1 loses the
 // first message entirely (as if the paste went nowhere); HM_NO_STOP=1
 // never finishes a turn; HM_NO_HOOKS=1 never reports UserPromptSubmit.
+// HM_SPIN=1 redraws a spinner every 50 ms while a turn never finishes, as
+// a CLI waiting on a model call that never answers; HM_TRANSCRIPT=path is
+// its session file (named in the UserPromptSubmit payload), grown on every
+// redraw when HM_GROW=1.
 func helperSim(claude bool) int {
 	st, err := term.MakeRaw(os.Stdin.Fd())
 	if err != nil {
@@ -195,12 +200,16 @@ func helperSim(claude bool) int {
 			busy <- true
 			fmt.Fprintf(out, "\r\nsubmitted #%d: %s\r\n", n, text)
 			if !noHooks {
-				hook(HookUserPromptSubmit, fmt.Sprintf(`{"prompt":%q}`, text))
+				tp, _ := json.Marshal(os.Getenv("HM_TRANSCRIPT"))
+				hook(HookUserPromptSubmit, fmt.Sprintf(`{"prompt":%q,"transcript_path":%s}`, text, tp))
 			}
 			if claude {
 				title("◐ Claude Code")
 			}
 			if noStop {
+				if os.Getenv("HM_SPIN") == "1" {
+					go spin(out, os.Getenv("HM_TRANSCRIPT"), os.Getenv("HM_GROW") == "1")
+				}
 				continue
 			}
 			go func(n int) {
@@ -370,4 +379,19 @@ func waitScreenPID(t *testing.T, s *Session, re *regexp.Regexp) int {
 		return true
 	})
 	return pid
+}
+
+// spin redraws a spinner forever, appending a line to transcript on each
+// redraw when grow.
+func spin(out *os.File, transcript string, grow bool) {
+	for i := 0; ; i++ {
+		fmt.Fprintf(out, "\r%c Thinking… (%ds)", `|/-\`[i%4], i/20)
+		if grow {
+			if f, err := os.OpenFile(transcript, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintf(f, "{\"n\":%d}\n", i)
+				f.Close()
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -85,15 +86,17 @@ func (s *Session) outputWanted(now time.Time) bool {
 		return true
 	case s.health == workspace.HealthWaitingPermission, s.health == workspace.HealthHangWarning, s.health == workspace.HealthHung:
 		return true
-	case s.spec.Kind == ProfileClaude && s.health.Injectable():
+	case s.spec.behavior.BusyTitle != nil && s.health.Injectable():
 		return true
 	}
 	return s.spec.OnHeartbeat != nil && now.Sub(s.lastBeat) >= heartbeatEvery
 }
 
-// lifeSigns records a sign of life: a hang warning clears and the
-// heartbeat callback runs (at most once every heartbeatEvery).
-func (s *Session) lifeSigns(now time.Time) {
+// lifeSigns records a sign of life: the heartbeat callback runs (at most
+// once every heartbeatEvery), and a hang warning clears unless the sign
+// is output alone from a busy CLI whose progress is its hooks
+// (Behavior.ProgressByHooks: a spinner is not progress).
+func (s *Session) lifeSigns(now time.Time, hook bool) {
 	s.mu.Lock()
 	s.lastLife = now
 	h, base := s.health, s.base
@@ -102,7 +105,8 @@ func (s *Session) lifeSigns(now time.Time) {
 		s.lastBeat = now
 	}
 	s.mu.Unlock()
-	if h == workspace.HealthHangWarning || h == workspace.HealthHung {
+	progress := hook || !s.spec.behavior.ProgressByHooks || base != workspace.HealthBusy
+	if progress && (h == workspace.HealthHangWarning || h == workspace.HealthHung) {
 		s.setHealth(base, "activity resumed")
 	}
 	if beat {
@@ -137,7 +141,7 @@ func (s *Session) onOutput() {
 	awaitScreen := s.awaiting && s.spec.Submit.Confirm == ConfirmScreen && s.version.Load() > s.awaitVer
 	userAnswered := h == workspace.HealthWaitingPermission && s.userIn.Load() > s.permSince.UnixNano()
 	s.mu.Unlock()
-	s.lifeSigns(now)
+	s.lifeSigns(now, false)
 
 	if awaitScreen {
 		s.setHealth(workspace.HealthBusy, "message echoed")
@@ -146,12 +150,12 @@ func (s *Session) onOutput() {
 	if userAnswered {
 		s.setHealth(workspace.HealthBusy, "permission answered")
 	}
-	if s.spec.Kind == ProfileClaude && titleBusy(title) {
+	if busy := s.spec.behavior.BusyTitle; busy != nil && busy(title) {
 		s.mu.Lock()
 		awaiting := s.awaiting
 		s.mu.Unlock()
 		if awaiting || h.Injectable() {
-			// Claude is working: a message was submitted (by us, whose
+			// The CLI is working: a message was submitted (by us, whose
 			// hook may still be on its way, or by the user).
 			s.setHealth(workspace.HealthBusy, "title shows busy")
 			s.confirmed("title shows busy")
@@ -164,11 +168,11 @@ func (s *Session) onHook(m HookMessage) {
 	s.mu.Lock()
 	s.lastHook = now
 	s.mu.Unlock()
-	s.lifeSigns(now)
+	s.lifeSigns(now, true)
 	if m.Event != HookPreToolUse {
 		s.emit(Event{Kind: EventHook, Detail: m.Event, Payload: append([]byte(nil), m.Payload...)})
 	}
-	if s.spec.Kind == ProfileCodex {
+	if s.spec.behavior.Transcript || s.spec.behavior.ProgressByHooks {
 		s.noteTranscript(m.Payload)
 	}
 	switch m.Event {
@@ -242,7 +246,8 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	busySince, limitedAt, lastScan := s.busySince, s.limitedAt, s.lastScan
 	transcript := s.transcript
 	title, text := "", ""
-	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && sp.Kind == ProfileCustom && s.readyRe != nil)
+	beh := sp.behavior
+	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && beh.IdleWhenQuiet && s.readyRe != nil)
 	if !s.scrClosed {
 		title = s.scr.Title()
 		if needText {
@@ -303,17 +308,17 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		}
 	case workspace.HealthBusy:
 		switch {
-		case sp.Kind == ProfileClaude:
-			at := latest(lastOutput, lastHook, busySince).Add(claudeIdleFallback)
+		case beh.IdleTitle != nil:
+			at := latest(lastOutput, lastHook, busySince).Add(beh.IdleFallback)
 			switch {
 			case now.Before(at):
 				soon(at)
-			case strings.HasPrefix(title, claudeIdleGlyph):
+			case beh.IdleTitle(title):
 				return set(workspace.HealthIdle, "title shows idle without a Stop hook (interrupted?)")
 			default:
 				wait()
 			}
-		case sp.Kind == ProfileCustom && sp.Ready.Mode == ReadyQuiet:
+		case beh.IdleWhenQuiet && sp.Ready.Mode == ReadyQuiet:
 			at := latest(lastOutput, busySince).Add(sp.Ready.Quiet)
 			switch {
 			case now.Before(at):
@@ -331,19 +336,20 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		}
 		return set(workspace.HealthIdle, "rate-limit cooldown over")
 	}
-	if h == workspace.HealthBusy && sp.Kind == ProfileCodex && transcript != "" {
-		// Codex fires no hook when a turn fails; its session file records
-		// the failure. Looked at once output has been quiet for a while.
+	if h == workspace.HealthBusy && beh.TurnFailure != nil && transcript != "" {
+		// A CLI that fires no hook when a turn fails (Codex) records the
+		// failure in its session file. Looked at once output has been
+		// quiet for a while.
 		at := latest(lastOutput, lastHook, busySince).Add(codexFailCheck)
 		switch {
 		case now.Before(at):
 			soon(at)
 		default:
-			if u := codexLastTurn(transcript); u.RateLimited {
+			if limited, detail := beh.TurnFailure(transcript); limited {
 				s.mu.Lock()
 				s.limitedAt = now
 				s.mu.Unlock()
-				return set(workspace.HealthRateLimited, "Codex task_complete: "+u.Detail)
+				return set(workspace.HealthRateLimited, detail)
 			}
 			wait()
 		}
@@ -351,12 +357,24 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 
 	// Hang detection: only while the agent should be making progress.
 	if (base == workspace.HealthStarting || base == workspace.HealthBusy) && (h == base || h == workspace.HealthHangWarning) {
+		what := "no output or hook"
+		if beh.ProgressByHooks && base == workspace.HealthBusy {
+			// Output alone is a spinner: progress is a hook, the turn's
+			// start, or the session file growing.
+			if s.transcriptGrew(now, transcript) && h == workspace.HealthHangWarning {
+				return set(base, "session file grew")
+			}
+			s.mu.Lock()
+			lastLife = latest(lastHook, busySince, s.progressAt)
+			s.mu.Unlock()
+			what = "no turn progress (no hook, no session file growth; output alone is not progress)"
+		}
 		lifeAgo := now.Sub(lastLife)
 		switch {
 		case lifeAgo >= sp.HangTimeout:
-			return set(workspace.HealthHung, "no output or hook for "+lifeAgo.Round(time.Second).String())
+			return set(workspace.HealthHung, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base && lifeAgo >= sp.HangTimeout/2:
-			return set(workspace.HealthHangWarning, "no output or hook for "+lifeAgo.Round(time.Second).String())
+			return set(workspace.HealthHangWarning, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base:
 			soon(lastLife.Add(sp.HangTimeout / 2))
 		default:
@@ -425,4 +443,23 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// transcriptGrew reports whether the session file grew since last looked
+// at (recording when: turn progress).
+func (s *Session) transcriptGrew(now time.Time, path string) bool {
+	if path == "" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fi.Size() == s.transcriptSize {
+		return false
+	}
+	s.transcriptSize, s.progressAt = fi.Size(), now
+	return true
 }

@@ -61,7 +61,8 @@ func TestCheckDeadlines(t *testing.T) {
 			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(claudeIdleFallback - time.Second) }},
 		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: workspace.HealthBusy,
 			setup: func(s *Session) {
-				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-time.Minute), now, now.Add(-time.Minute), now
+				// A hook 30 s ago: progress (output alone would not be).
+				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-time.Minute), now, now.Add(-30*time.Second), now.Add(-time.Minute), now
 			},
 			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(scanEvery) }, wantOutput: true},
 		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: workspace.HealthBusy,

@@ -143,13 +143,19 @@ type Session struct {
 	done        chan struct{}
 	workers     sync.WaitGroup
 	stopStarted chan struct{}
+
+	// transcriptSize and progressAt (guarded by mu): the session file's
+	// size when last looked at, and when it last grew (turn progress,
+	// Behavior.ProgressByHooks).
+	transcriptSize int64
+	progressAt     time.Time
 }
 
 // Start starts spec's command in a new PTY and returns the running session.
 func Start(spec Spec) (*Session, error) {
 	spec, re, err := spec.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("ptyagent: %s: ready pattern: %w", spec.ID, err)
+		return nil, fmt.Errorf("ptyagent: %s: %w", spec.ID, err)
 	}
 	if len(spec.Argv) == 0 {
 		return nil, fmt.Errorf("ptyagent: %s: empty command", spec.ID)
@@ -273,21 +279,11 @@ var outerTerminalVars = map[string]bool{
 	"WT_SESSION": true, "VTE_VERSION": true, "WEZTERM_PANE": true, "ALACRITTY_WINDOW_ID": true,
 }
 
-// profileDropEnv names, per CLI, inherited variables that would change
-// how the agent runs in Hivemind's terminal.
-var profileDropEnv = map[ProfileKind][]string{
-	// A Claude Code parent marks its children; a nested claude would
-	// refuse to start or change behaviour.
-	ProfileClaude: {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"},
-	// Gemini CLI runs headless when CI=true or GITHUB_ACTIONS=true, even
-	// in a terminal: it then waits for a prompt on stdin and exits 42
-	// ("No input provided via stdin"). Its terminal is Hivemind's pane.
-	ProfileGemini: {"CI", "GITHUB_ACTIONS"},
-}
-
 // buildEnv is the parent's environment minus what Hivemind sets itself,
 // plus spec.Env and the terminal variables. Values are never logged.
 func buildEnv(parent []string, spec Spec) []string {
+	b, _ := KindBehavior(spec.Kind)
+	dropEnv := b.DropEnv // per CLI (Behavior.DropEnv)
 	drop := func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
@@ -297,7 +293,7 @@ func buildEnv(parent []string, spec Spec) []string {
 			// The agent draws into Hivemind's emulator, not into the
 			// terminal (or tmux/screen) Hivemind itself runs in.
 			return true
-		case slices.Contains(profileDropEnv[spec.Kind], name):
+		case slices.Contains(dropEnv, name):
 			return true
 		}
 		return false
@@ -1021,8 +1017,8 @@ func (s *Session) stopper() {
 	h, awaiting := s.health, s.awaiting
 	s.mu.Unlock()
 	s.scanSessions()
-	if s.spec.Kind == ProfileClaude && h.Injectable() && !awaiting {
-		_ = s.writeInput([]byte("/exit\r"))
+	if exit := s.spec.behavior.ExitCommand; exit != "" && h.Injectable() && !awaiting {
+		_ = s.writeInput([]byte(exit))
 		select {
 		case <-s.exited:
 			return

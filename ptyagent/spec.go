@@ -1,6 +1,7 @@
 package ptyagent
 
 import (
+	"fmt"
 	"regexp"
 	"time"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // ProfileKind says which kind of agent CLI a session runs; it selects the
-// default ready, idle and submit rules.
+// Behavior registered for it (RegisterKind): the default ready, idle and
+// submit rules and the monitor's signals.
 type ProfileKind string
 
 // Profile kinds.
@@ -117,6 +119,8 @@ type Spec struct {
 	Kind   ProfileKind
 	Submit SubmitRules
 	Ready  ReadyRules
+	// behavior is Kind's registered Behavior (set by withDefaults).
+	behavior Behavior
 
 	// HangTimeout: no output and no hook for this long while starting or
 	// busy means hung; half of it raises hang_warning (default
@@ -139,38 +143,17 @@ type Spec struct {
 	OnHeartbeat func(at time.Time)
 }
 
-// DefaultSubmitRules returns the submit rules of a profile kind.
+// DefaultSubmitRules returns the submit rules registered for a profile
+// kind (RegisterKind); zero for a kind nobody registered.
 func DefaultSubmitRules(k ProfileKind) SubmitRules {
-	switch k {
-	case ProfileClaude:
-		return SubmitRules{Paste: true, EnterDelay: 80 * time.Millisecond, Confirm: ConfirmHook,
-			ConfirmTimeout: 3 * time.Second, EnterRetries: 2, Resends: 1}
-	case ProfileCodex, ProfileGemini:
-		// An Enter within ~100 ms of a plain burst of keys is taken as part
-		// of a paste; confirmed by the prompt-submit hook.
-		return SubmitRules{Paste: true, EnterDelay: 150 * time.Millisecond, Confirm: ConfirmHook,
-			ConfirmTimeout: 3 * time.Second, EnterRetries: 2, Resends: 1}
-	case ProfileSim:
-		return SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 1}
-	default:
-		return SubmitRules{Confirm: ConfirmScreen, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 0}
-	}
+	b, _ := KindBehavior(k)
+	return b.Submit
 }
 
-// DefaultReadyRules returns the ready rules of a profile kind.
+// DefaultReadyRules returns the ready rules registered for a profile kind.
 func DefaultReadyRules(k ProfileKind) ReadyRules {
-	switch k {
-	case ProfileClaude:
-		return ReadyRules{Mode: ReadyClaude, Quiet: 500 * time.Millisecond}
-	case ProfileCodex:
-		return ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Ask Codex`}
-	case ProfileGemini:
-		return ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Type your message`}
-	case ProfileSim:
-		return ReadyRules{Mode: ReadyHook}
-	default:
-		return ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond}
-	}
+	b, _ := KindBehavior(k)
+	return b.Ready
 }
 
 // withDefaults fills zero fields.
@@ -178,6 +161,11 @@ func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
 	if s.Kind == "" {
 		s.Kind = ProfileCustom
 	}
+	b, ok := KindBehavior(s.Kind)
+	if !ok {
+		return s, nil, errUnknownKind(s.Kind)
+	}
+	s.behavior = b
 	if s.Cols <= 0 {
 		s.Cols = 120
 	}
@@ -224,7 +212,7 @@ func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
 	if s.Ready.Pattern != "" {
 		r, err := regexp.Compile(s.Ready.Pattern)
 		if err != nil {
-			return s, nil, err
+			return s, nil, fmt.Errorf("ready pattern: %w", err)
 		}
 		re = r
 	}

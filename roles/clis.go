@@ -3,6 +3,7 @@ package roles
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
@@ -119,14 +120,18 @@ func commandOf(input map[string]any) string {
 }
 
 // cliEnforcement says, per agent CLI, how the policies above are enforced
-// and what is not, for `hivemind roles`.
-var cliEnforcement = []struct{ agent, text string }{
-	{"claude", "tools a role may not use are removed (--disallowedTools); every other call is checked by the PreToolUse hook (write paths, read-only Bash)."},
-	{"codex", "every call is checked by the PreToolUse hook: an apply_patch (heredoc or tool) as one Write per file it adds, updates, deletes or moves to, any other command as Bash; sandbox workspace-write keeps writes in the working dir and the task dir. " +
-		"Not enforced: tools are not removed from what the model is offered (a forbidden call is refused when made); Codex has no StopFailure hook, so a turn ended by an API error or rate limit shows only as a hang (hang_seconds)."},
-	{"gemini", "every call is checked by the BeforeTool hook (write_file as Write, replace as Edit, run_shell_command as Bash, read tools as Read; any other tool only for workers); approval mode yolo, so no dialog stops an agent. " +
-		"Not enforced: tools are not removed from what the model is offered; a call larger than the hook's 8 MiB limit gets Claude's denial, which Gemini does not read."},
-	{"sim", "the built-in simulated agent runs the same PreToolUse hook."},
+// and what is not, for `hivemind roles`: each CLI's profile registers its
+// line (RegisterEnforcement, from ptyagent/profiles).
+var cliEnforcement []struct{ agent, text string }
+
+// RegisterEnforcement records how the role policies are enforced for
+// agent CLI agent (and what is not), for `hivemind roles`.
+func RegisterEnforcement(agent, text string) {
+	i := 0
+	for i < len(cliEnforcement) && cliEnforcement[i].agent < agent {
+		i++
+	}
+	cliEnforcement = slices.Insert(cliEnforcement, i, struct{ agent, text string }{agent, text})
 }
 
 // enforcement renders cliEnforcement for the agents cfg runs, and a
@@ -138,13 +143,17 @@ func enforcement(cfg config.Config) string {
 	for _, r := range workspace.Roles() {
 		used[cfg.AgentOf(r)] = true
 	}
+	w := 7 // the name column: at least this wide, else the longest name
+	for _, e := range cliEnforcement {
+		w = max(w, len(e.agent))
+	}
 	for _, e := range cliEnforcement {
 		mark := " "
 		if used[e.agent] {
 			mark = "*"
 		}
-		fmt.Fprintf(&b, "%s %-7s %s\n", mark, e.agent, e.text)
+		fmt.Fprintf(&b, "%s %-*s %s\n", mark, w, e.agent, e.text)
 	}
-	b.WriteString("  other   a [profiles.<name>] or command line: Hivemind installs no hook, so no role limit is enforced; give it its own sandbox.\n")
+	fmt.Fprintf(&b, "  %-*s a [profiles.<name>] or command line: Hivemind installs no hook, so no role limit is enforced; give it its own sandbox.\n", w, "other")
 	return b.String()
 }

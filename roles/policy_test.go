@@ -65,15 +65,6 @@ func TestClaudeArgsConfig(t *testing.T) {
 	}
 }
 
-func TestTable(t *testing.T) {
-	cfg := config.Default()
-	rc := cfg.Roles["reviewer"]
-	rc.Model = "opus"
-	rc.ExtraArgs = []string{"--verbose"}
-	cfg.Roles["reviewer"] = rc
-	golden.RequireEqual(t, Table(cfg))
-}
-
 func TestDefaultPolicyUnknownRole(t *testing.T) {
 	p := DefaultPolicy("intruder")
 	if p.Tools.Write || p.Tools.Edit || p.Tools.Bash != BashNone {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,14 +13,14 @@ import (
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // agentFactory builds the ptyagent.Spec of each agent from its role's
-// agent (config.AgentOf): the built-in sim agent, Claude Code, a
-// [profiles.<name>] from config, Codex or Gemini CLI (agents_cli.go), or a
-// custom command line run with sh -c.
+// agent (config.AgentOf): a registered CLI (ptyagent/profiles), a
+// [profiles.<name>] from config, or a custom command line run with sh -c.
 type agentFactory struct {
 	cfg     config.Config
 	project string
@@ -66,20 +65,12 @@ func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume b
 		}
 	}
 	agent := f.cfg.AgentOf(role)
-	switch agent {
-	case "sim":
-		return ptyagent.SimSpec(base, f.self, f.simArgsFor(name)...)
-	case "claude":
-		return f.claudeSpec(base, name, role, resume)
+	p, builtin := profiles.Lookup(agent)
+	if cp, ok := f.cfg.Profile(agent); ok && (!builtin || p.Redefinable) {
+		return f.profileSpec(base, agent, name, role, cp)
 	}
-	if p, ok := f.cfg.Profile(agent); ok {
-		return f.profileSpec(base, agent, name, role, p)
-	}
-	switch agent {
-	case "codex":
-		return f.codexSpec(base, name, role, resume)
-	case "gemini":
-		return f.geminiSpec(base, name, role, resume)
+	if builtin {
+		return p.Launch(f.launch(base, name, role, resume))
 	}
 	// Anything else is a command line: run it through the shell so pipes
 	// and quoting work as the user typed them.
@@ -88,34 +79,20 @@ func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume b
 	return base, nil
 }
 
-// claudeSpec runs Claude Code with the role's prompt and tool limits and
-// one settings file holding every hook (only the last --settings counts).
-func (f *agentFactory) claudeSpec(base ptyagent.Spec, id string, role workspace.Role, resume bool) (ptyagent.Spec, error) {
-	prompt, err := f.prompt(role)
-	if err != nil {
-		return base, err
+// launch is what a registered profile needs to build agent id's Spec.
+func (f *agentFactory) launch(base ptyagent.Spec, id string, role workspace.Role, resume bool) profiles.Launch {
+	return profiles.Launch{
+		Base: base, ID: id, Role: role, Resume: resume,
+		Prompt:       func() (string, error) { return f.prompt(role) },
+		RoleConfig:   f.cfg.Role(role),
+		TaskDir:      f.td.Dir(),
+		TaskID:       f.td.ID(),
+		Self:         f.self,
+		SavedSession: f.savedSession(id),
+		AddDirs:      f.taskDirOutside(base.Dir),
+		SimArgs:      f.simArgsFor(id),
+		Confined:     f.confines(),
 	}
-	settings := filepath.Join(f.td.Dir(), "settings", id+".json")
-	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
-		return base, err
-	}
-	// Hooks run hivemind-hook (next to this executable or on PATH) when
-	// installed: it starts in a few ms where `hivemind hook` pays for the
-	// TUI's package init on every hook.
-	if err := ptyagent.WriteClaudeSettings(settings, ptyagent.HookCommand(f.self)); err != nil {
-		return base, err
-	}
-	sid := ptyagent.ClaudeSessionID(f.td.ID(), id)
-	o := ptyagent.ClaudeOptions{
-		SessionID: sid,
-		// Resume only a conversation Claude actually saved; a first start
-		// that died early has none, and --resume would fail forever.
-		Resume:       resume && ptyagent.ClaudeResumable(sid),
-		SettingsPath: settings,
-		ExtraArgs:    roles.ClaudeArgs(roles.DefaultPolicy(role), f.cfg.Role(role), prompt),
-	}
-	o.AddDirs = f.taskDirOutside(base.Dir)
-	return ptyagent.ClaudeSpec(base, o), nil
 }
 
 // prompt is the role's prompt (built in, or the user's override).

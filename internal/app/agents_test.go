@@ -13,6 +13,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -130,7 +131,7 @@ func TestAgentSpecMixedTeam(t *testing.T) {
 func privateDir(t *testing.T) string {
 	t.Helper()
 	home, err := os.UserHomeDir()
-	if err != nil || insecureDir(home) != "" {
+	if err != nil || profiles.InsecureDir(home) != "" {
 		t.Skip("no private home directory for Gemini's settings")
 	}
 	d, err := os.MkdirTemp(home, ".hivemind-test-")
@@ -154,9 +155,21 @@ func TestAgentChoices(t *testing.T) {
 		return "", exec.ErrNotFound
 	}}
 	got := agentChoices(cfg, env)
-	want := []tui.AgentChoice{{Name: "claude"}, {Name: "codex"},
-		{Name: "gemini", Missing: "gemini is not on PATH (npm install -g @google/gemini-cli)"},
-		{Name: "aider", Missing: "aider is not on PATH"}, {Name: "sim"}}
+	var want []tui.AgentChoice // every offered profile, in the registry's order
+	for _, p := range profiles.Registered() {
+		if !p.Offered {
+			continue
+		}
+		c := tui.AgentChoice{Name: p.Name}
+		if _, err := env.LookPath(p.Binary); err != nil {
+			c.Missing = p.Binary + " is not on PATH (npm install -g " + p.NPM + ")"
+		}
+		want = append(want, c)
+	}
+	want = append(want, tui.AgentChoice{Name: "aider", Missing: "aider is not on PATH"}, tui.AgentChoice{Name: "sim"})
+	if len(want) < 5 || want[2] != (tui.AgentChoice{Name: "gemini", Missing: "gemini is not on PATH (npm install -g @google/gemini-cli)"}) {
+		t.Fatalf("the registry's offer changed: %q", want)
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("choices %q\nwant %q", got, want)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -170,10 +171,11 @@ func (r *liveRun) close() error {
 	return nil
 }
 
-// startCLIs are the CLIs the start screen offers for every role. The sim
-// agent is offered only where it is configured already (hivemind --agent
-// sim, a config that uses it): it is a demo, not a team member.
-var startCLIs = []string{"claude", "codex", "gemini"}
+// startCLIs are the CLIs the start screen offers for every role: the
+// registered profiles marked Offered. The sim agent is offered only where
+// it is configured already (hivemind --agent sim, a config that uses it):
+// it is a demo, not a team member.
+var startCLIs = profiles.Offered()
 
 // agentChoices are the agents the start screen offers for each role: the
 // built-in CLIs, the [profiles], then whatever else the configured team

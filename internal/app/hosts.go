@@ -10,6 +10,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/remote"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -34,8 +35,9 @@ func remoteAgentCommand(cfg config.Config, h config.Host) string {
 		return ""
 	case h.Agent != "":
 		return h.Agent
-	case agent == "claude":
-		return "claude"
+	}
+	if p, ok := profiles.Lookup(agent); ok && p.Remote {
+		return p.Binary
 	}
 	if p, ok := cfg.Profile(agent); ok && len(p.Command) > 0 {
 		return p.Command[0]
@@ -48,12 +50,19 @@ type HostResult struct {
 	Name   string
 	Report remote.Report
 	Err    error // one line: what is missing and how to fix it
+	// Agent are the workers' CLI's own checks run on the host (version,
+	// login, …: hostAgentChecks).
+	Agent []preflight.Result
 }
 
 // String is the host's line for `hivemind hosts`.
 func (r HostResult) String() string {
+	status := "ok  "
 	if r.Err != nil {
-		return fmt.Sprintf("fail  %s", r.Err)
+		if r.Agent == nil {
+			return fmt.Sprintf("fail  %s", r.Err)
+		}
+		status = "fail" // the host is fine, its agent CLI is not: say which check
 	}
 	rep := r.Report
 	parts := []string{rep.User + "@" + rep.Uname, rep.Git}
@@ -61,7 +70,11 @@ func (r HostResult) String() string {
 		parts = append(parts, "agent "+rep.Agent)
 	}
 	parts = append(parts, "dir "+rep.Dir)
-	return fmt.Sprintf("ok    %s: %s", r.Name, strings.Join(parts, ", "))
+	s := fmt.Sprintf("%s  %s: %s", status, r.Name, strings.Join(parts, ", "))
+	for _, a := range r.Agent {
+		s += "\n      " + a.String()
+	}
+	return s
 }
 
 // CheckHosts runs remote.Check on the named hosts in parallel; the
@@ -75,8 +88,15 @@ func CheckHosts(ctx context.Context, cfg config.Config, names []string) []HostRe
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(ctx, hostCheckTimeout)
 			defer cancel()
-			rep, err := remote.Check(ctx, RemoteHost(cfg, name))
+			h := RemoteHost(cfg, name)
+			rep, err := remote.Check(ctx, h)
 			out[i] = HostResult{Name: name, Report: rep, Err: err}
+			if err == nil {
+				out[i].Agent = hostAgentChecks(ctx, cfg, h, rep)
+				if preflight.Failed(out[i].Agent) {
+					out[i].Err = &preflight.Error{Results: out[i].Agent}
+				}
+			}
 		}()
 	}
 	wg.Wait()
@@ -112,7 +132,13 @@ func hostChecks(ctx context.Context, cfg config.Config) []preflight.Result {
 		if r.Err != nil {
 			res.Status, res.Msg = preflight.Fail, r.Err.Error()
 		}
+		if r.Agent != nil {
+			// The host itself is fine; its CLI's checks are lines of their own.
+			res.Status = preflight.OK
+			res.Msg, _, _ = strings.Cut(strings.TrimPrefix(r.String(), "fail  "+r.Name+": "), "\n")
+		}
 		rs = append(rs, res)
+		rs = append(rs, r.Agent...)
 	}
 	return rs
 }

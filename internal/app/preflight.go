@@ -8,68 +8,70 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// agentsOf describes the agents a run with cfg starts, for the
-// preflight: one entry per distinct agent, naming the roles it runs.
+// agentsOf describes the agents a run with cfg starts here, for the
+// preflight: one entry per distinct agent, naming the roles it runs (the
+// workers placed on hosts are checked on their hosts); custom commands
+// run in project, as the agents are.
 func agentsOf(cfg config.Config, project string) []preflight.Agent {
 	var out []preflight.Agent
 	for _, r := range workspace.Roles() {
 		name := cfg.AgentOf(r)
 		who := string(r)
 		if r == workspace.RoleWorker {
-			who = fmt.Sprintf("%d worker", cfg.Workers)
-			if cfg.Workers != 1 {
+			// Workers placed on hosts are checked there (hostChecks): only
+			// the ones here need the CLI here.
+			local := cfg.Workers - len(usedHostWorkers(cfg))
+			if local == 0 {
+				continue
+			}
+			who = fmt.Sprintf("%d worker", local)
+			if local != 1 {
 				who += "s"
 			}
 		}
 		if i := slices.IndexFunc(out, func(a preflight.Agent) bool { return a.Name == name }); i >= 0 {
 			out[i].Roles += ", " + who
-			out[i].Bypass = out[i].Bypass || (out[i].Kind == preflight.Claude && bypasses(cfg.Role(r)))
+			out[i].Bypass = out[i].Bypass || (out[i].CLI != nil && bypasses(cfg.Role(r)))
 			continue
 		}
 		a := preflightAgent(cfg, name, project)
 		a.Roles = who
-		a.Bypass = a.Kind == preflight.Claude && bypasses(cfg.Role(r))
+		a.Bypass = a.CLI != nil && bypasses(cfg.Role(r))
 		out = append(out, a)
 	}
 	return out
 }
 
 // preflightAgent says how agent name of cfg runs, for the preflight: a
-// [profiles.<name>] command, a built-in CLI, or a command line (run in
+// [profiles.<name>] command, a registered CLI, or a command line (run in
 // project, as the agents are).
 func preflightAgent(cfg config.Config, name, project string) preflight.Agent {
 	a := preflight.Agent{Name: name, Dir: project}
-	if p, ok := cfg.Profile(name); ok {
-		a.Kind = preflight.Command
-		if len(p.Command) > 0 {
-			a.Argv0 = p.Command[0]
+	p, builtin := profiles.Lookup(name)
+	if cp, ok := cfg.Profile(name); ok && (!builtin || p.Redefinable) {
+		if len(cp.Command) > 0 {
+			a.Argv0 = cp.Command[0]
 		}
 		// As the Lead would run it (profileSpec).
-		a.Argv = p.Expand(map[string]string{"role": string(workspace.RoleLead), "agent_id": string(workspace.AgentLead),
+		a.Argv = cp.Expand(map[string]string{"role": string(workspace.RoleLead), "agent_id": string(workspace.AgentLead),
 			"task_dir": os.TempDir(), "project": project, "model": cfg.Role(workspace.RoleLead).Model})
 		return a
 	}
-	switch name {
-	case "sim":
-		a.Kind = preflight.Sim
-	case "claude":
-		a.Kind = preflight.Claude
-	case "codex":
-		a.Kind = preflight.Codex
-	case "gemini":
-		a.Kind = preflight.Gemini
-	default:
-		a.Kind = preflight.Command
-		a.Argv0, a.Shell = preflight.FirstWord(name), true
-		a.Argv = []string{"/bin/sh", "-c", name} // as agentFactory.spec runs it
+	if builtin {
+		a.CLI = p.CLI()
+		return a
 	}
+	a.Argv0, a.Shell = preflight.FirstWord(name), true
+	a.Argv = []string{"/bin/sh", "-c", name} // as agentFactory.spec runs it
 	return a
 }
 
-// bypasses reports whether a Claude role runs in bypassPermissions mode.
+// bypasses reports whether a role runs in bypassPermissions mode (the
+// CLI's root check reads it: Claude Code refuses it as root).
 func bypasses(rc config.RoleConfig) bool {
 	return rc.PermissionMode == "bypassPermissions" || slices.Contains(rc.ExtraArgs, "--dangerously-skip-permissions")
 }
@@ -100,4 +102,16 @@ func preflightNotes(rs []preflight.Result) []workspace.EventRecord {
 		}
 	}
 	return notes
+}
+
+// usedHostWorkers are the hosts of the workers placed on other hosts, one
+// entry per worker.
+func usedHostWorkers(cfg config.Config) []string {
+	var out []string
+	for _, h := range cfg.WorkerHosts() {
+		if h != config.LocalHost {
+			out = append(out, h)
+		}
+	}
+	return out
 }

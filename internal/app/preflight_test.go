@@ -1,14 +1,16 @@
 package app
 
 import (
+	"fmt"
 	"io"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -35,32 +37,32 @@ func TestAgentsOf(t *testing.T) {
 		want preflight.Agent
 	}{
 		{"default claude bypasses permissions", with("claude", nil),
-			preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers", Bypass: true, Dir: "/p"}},
+			preflight.Agent{Name: "claude", CLI: cliOf("claude"), Roles: "lead, reviewer, 2 workers", Bypass: true, Dir: "/p"}},
 		{"claude in acceptEdits", with("claude", func(c *config.Config) {
 			for r, rc := range c.Roles {
 				rc.PermissionMode = "acceptEdits"
 				c.Roles[r] = rc
 			}
-		}), preflight.Agent{Name: "claude", Kind: preflight.Claude, Roles: "lead, reviewer, 2 workers", Dir: "/p"}},
+		}), preflight.Agent{Name: "claude", CLI: cliOf("claude"), Roles: "lead, reviewer, 2 workers", Dir: "/p"}},
 		{"one worker", with("sim", func(c *config.Config) { c.Workers = 1 }),
-			preflight.Agent{Name: "sim", Kind: preflight.Sim, Roles: "lead, reviewer, 1 worker", Dir: "/p"}},
+			preflight.Agent{Name: "sim", CLI: cliOf("sim"), Roles: "lead, reviewer, 1 worker", Bypass: true, Dir: "/p"}},
 		{"profile", with("codex", func(c *config.Config) {
 			c.Profiles = map[string]config.Profile{"codex": {Command: []string{"codex", "--full-auto", "--cd", "{project}"}}}
-		}), preflight.Agent{Name: "codex", Kind: preflight.Command, Argv0: "codex", Roles: "lead, reviewer, 2 workers",
+		}), preflight.Agent{Name: "codex", Argv0: "codex", Roles: "lead, reviewer, 2 workers",
 			Argv: []string{"codex", "--full-auto", "--cd", "/p"}, Dir: "/p"}},
 		{"command line", with("FOO=1 my-agent --x", nil),
-			preflight.Agent{Name: "FOO=1 my-agent --x", Kind: preflight.Command, Argv0: "my-agent", Shell: true, Roles: "lead, reviewer, 2 workers",
+			preflight.Agent{Name: "FOO=1 my-agent --x", Argv0: "my-agent", Shell: true, Roles: "lead, reviewer, 2 workers",
 				Argv: []string{"/bin/sh", "-c", "FOO=1 my-agent --x"}, Dir: "/p"}},
 	} {
-		if got := agentsOf(tc.cfg, "/p"); len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
+		if got := agentsOf(tc.cfg, "/p"); len(got) != 1 || agentKey(got[0]) != agentKey(tc.want) {
 			t.Errorf("%s: got %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
 	// A mixed team: one check per agent, naming its roles.
 	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
-	want := []preflight.Agent{{Name: "claude", Kind: preflight.Claude, Roles: "lead", Bypass: true, Dir: "/p"},
-		{Name: "codex", Kind: preflight.Codex, Roles: "reviewer", Dir: "/p"}, {Name: "gemini", Kind: preflight.Gemini, Roles: "2 workers", Dir: "/p"}}
-	if got := agentsOf(mixed, "/p"); !reflect.DeepEqual(got, want) {
+	want := []preflight.Agent{{Name: "claude", CLI: cliOf("claude"), Roles: "lead", Bypass: true, Dir: "/p"},
+		{Name: "codex", CLI: cliOf("codex"), Roles: "reviewer", Bypass: true, Dir: "/p"}, {Name: "gemini", CLI: cliOf("gemini"), Roles: "2 workers", Bypass: true, Dir: "/p"}}
+	if got := agentsOf(mixed, "/p"); !slices.Equal(mapKeys(got), mapKeys(want)) {
 		t.Errorf("mixed team: got %+v\nwant %+v", got, want)
 	}
 }
@@ -129,4 +131,29 @@ func TestNewAppResumeKeepsAgents(t *testing.T) {
 	if b.cfg.Agent != "sim" || b.cfg.Workers != 2 {
 		t.Errorf("resumed with agent %q, %d workers; want sim, 2", b.cfg.Agent, b.cfg.Workers)
 	}
+}
+
+// cliOf is the preflight CLI of a registered profile.
+func cliOf(name string) *preflight.CLI {
+	p, _ := profiles.Lookup(name)
+	return p.CLI()
+}
+
+// agentKey is a preflight agent as text (its CLI by program and tested
+// version: each lookup builds a new CLI).
+func agentKey(a preflight.Agent) string {
+	cli := "-"
+	if a.CLI != nil {
+		cli = a.CLI.Bin + "@" + a.CLI.Tested + "/" + a.CLI.About
+	}
+	a.CLI = nil
+	return fmt.Sprintf("%+v %s", a, cli)
+}
+
+func mapKeys(as []preflight.Agent) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, agentKey(a))
+	}
+	return out
 }

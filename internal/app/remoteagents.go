@@ -14,6 +14,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -28,9 +29,10 @@ import (
 // remoteAgentCheck says why the workers' agent of cfg cannot run on
 // hosts (nil when it can): the run stops before anything starts.
 func remoteAgentCheck(cfg config.Config, hosts []string) error {
-	if agent := cfg.AgentOf(workspace.RoleWorker); agent != "sim" && agent != "claude" {
-		return fmt.Errorf("workers placed on %s run the sim agent or Claude Code only for now (agent %q is not wired for hosts yet): place them here (--workers N), or run Claude Code workers (--agent worker=claude)",
-			strings.Join(hosts, ", "), agent)
+	agent := cfg.AgentOf(workspace.RoleWorker)
+	if p, ok := profiles.Lookup(agent); !ok || !p.Remote {
+		return fmt.Errorf("workers placed on %s run only %s for now (agent %q is not wired for hosts yet): place them here (--workers N), or run Claude Code workers (--agent worker=claude)",
+			strings.Join(hosts, ", "), strings.Join(profiles.RemoteNames(), " or "), agent)
 	}
 	return nil
 }

@@ -34,16 +34,10 @@ func WriteScopeStatus(self string) string {
 	return sandbox.Status()
 }
 
-// codexSandbox is Codex's own --sandbox: workspace-write (writes in the
-// working dir and the task dir), or danger-full-access where the kernel
-// scope confines it instead — Codex's sandbox (bubblewrap) needs mounts,
-// which a Landlock-confined process may not make, so every patch would
-// fail inside ours.
-func (f *agentFactory) codexSandbox() string {
-	if sandbox.Available() && scopeHelper(f.self) != "" {
-		return "danger-full-access"
-	}
-	return "workspace-write"
+// confines reports whether this run's local agents are confined by write
+// scopes (Landlock available and a helper that can apply them).
+func (f *agentFactory) confines() bool {
+	return sandbox.Available() && scopeHelper(f.self) != ""
 }
 
 // scopeCaveats are what the write scopes of this run do not cover.

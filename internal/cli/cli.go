@@ -11,6 +11,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 )
 
 // options are the parsed command line: what a run is (app.Options) and
@@ -89,7 +90,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.Workers = config.DefaultWorkers
 	fs.Var(workersFlag{o}, "w", "")
 	fs.Var(workersFlag{o}, "workers", fmt.Sprintf("number of worker agents, `n` = %d–%d; n@host places them on a [hosts.<name>] (2,3@buildbox: two here, three there)", config.MinWorkers, config.MaxWorkers))
-	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: claude, codex, gemini, sim, a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
+	fs.StringVar(&o.Agent, "agent", "", "agent `profile` of every role: "+strings.Join(profiles.Names(), ", ")+", a [profiles.<name>] from config, or a command line; or per role: lead=claude,reviewer=codex,worker=gemini")
 	fs.Float64Var(&o.Budget, "budget", 0, "stop at needs_human once the task's estimated spend reaches `usd` (budget_usd; with --retry, a raised budget continues)")
 	fs.StringVar(&o.PlanApproval, "plan-approval", "", "who approves the plan before the build: `who` = reviewer, or human (you approve or send feedback after the Reviewer)")
 	fs.StringVar(&o.Config, "config", "", "config `file` (replaces <workspace>/config.toml)")

@@ -10,9 +10,19 @@ import (
 )
 
 // Built-in agents: what `agent` (top level or under [roles.<role>]) and
-// --agent name without a [profiles.<name>] table. A profile named codex or
-// gemini replaces the built-in one; claude and sim cannot be redefined.
-var builtinAgents = []string{"claude", "codex", "gemini", "sim"}
+// --agent name without a [profiles.<name>] table. Each agent CLI's profile
+// registers its name (RegisterAgent, from ptyagent/profiles). A profile
+// named like a built-in CLI replaces it; claude and sim cannot be
+// redefined.
+var builtinAgents []string
+
+// RegisterAgent makes name a built-in agent.
+func RegisterAgent(name string) {
+	if !slices.Contains(builtinAgents, name) {
+		builtinAgents = append(builtinAgents, name)
+		slices.Sort(builtinAgents)
+	}
+}
 
 // AgentOf returns the agent that runs role: its [roles.<role>] agent, else
 // the top-level agent.

@@ -15,8 +15,8 @@ const (
 	// MinWorkers and MaxWorkers bound workers and --workers.
 	MinWorkers = 1
 	MaxWorkers = 32
-	// DefaultHangSeconds is hang_seconds' default: no output and no idle
-	// signal this long while working means the agent hangs.
+	// DefaultHangSeconds is hang_seconds' default: no turn progress this
+	// long while working means the agent hangs.
 	DefaultHangSeconds = 120
 	// DefaultRateLimitCooldownSeconds is rate_limit_cooldown_seconds'
 	// default.
@@ -91,7 +91,7 @@ var topKeys = []key[Config]{
 		doc:   "number of Worker agents (flag `--workers`)"},
 	{name: "agent", spec: spec{kind: kindString, nonEmpty: true}, def: "claude",
 		field: func(c *Config) any { return &c.Agent },
-		doc:   "agent of every role: `claude`, `codex`, `gemini`, `sim`, a `[profiles.<name>]`, or a command line (flag `--agent`; `--agent reviewer=codex,worker=gemini` per role)"},
+		doc:   "agent of every role: `claude`, `codex`, `gemini`, `opencode`, `sim`, a `[profiles.<name>]`, or a command line (flag `--agent`; `--agent reviewer=codex,worker=gemini` per role)"},
 	{name: "plan_approval", spec: spec{kind: kindString, oneOf: PlanApprovals}, def: PlanApprovalReviewer,
 		field: func(c *Config) any { return &c.PlanApproval },
 		doc:   "who approves the plan: the Reviewer alone, or the Reviewer then you — the TUI shows the plan rendered (`a` approves, `f` sends feedback); headless, write `plan-decision.md` in the task directory (first line `approve`, or `revise` and the feedback below it). Flag `--plan-approval`"},
@@ -100,7 +100,7 @@ var topKeys = []key[Config]{
 		doc:   "a trigger file counts as complete after this long unchanged (or when its writer's turn ends)"},
 	{name: "hang_seconds", spec: spec{kind: kindInt, min: 1, max: maxSeconds}, def: DefaultHangSeconds,
 		field: func(c *Config) any { return &c.HangSeconds },
-		doc:   "no output and no idle signal this long while working → hang warning, then restart"},
+		doc:   "no turn progress this long while working (a hook or session file growth for Claude, Codex, Gemini; any output for other agents) → hang warning at half, then restart"},
 	{name: "agent_timeout_seconds", spec: spec{kind: kindInt, min: 1, max: maxSeconds}, def: 1800,
 		field: func(c *Config) any { return &c.AgentTimeoutSeconds },
 		doc:   "longest time one assignment may take"},

@@ -370,9 +370,13 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	rec.Stream, rec.Model = req.Stream, req.Model
 	rec.SessionID = sessionID(req.Metadata.UserID, r.Header)
 	rec.Cwd = workingDir(req.System)
+	d := claudeTools
 	for _, t := range req.Tools {
-		if t.Name == "Write" {
+		switch t.Name {
+		case claudeTools.write:
 			rec.HasTools = true
+		case opencodeTools.write:
+			rec.HasTools, d = true, opencodeTools
 		}
 	}
 	// Find the [HIVEMIND] message this turn belongs to: the last user
@@ -437,7 +441,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	}
 	var s step
 	if h >= 0 && rec.HasTools {
-		s = f.nextStep(req.Messages, h, rec.Assignment, rec.Cwd)
+		s = f.nextStep(req.Messages, h, rec.Assignment, rec.Cwd, d)
 	} else {
 		s = step{text: sideText(req), stopReason: "end_turn"}
 	}
@@ -452,7 +456,7 @@ func (f *Server) messages(w http.ResponseWriter, r *http.Request, rec *Request) 
 	if f.script.Model != "" {
 		model = f.script.Model
 	}
-	content := f.content(s)
+	content := f.content(s, d)
 	for _, b := range content {
 		if b["type"] == "tool_use" {
 			rec.ToolID, _ = b["id"].(string)
@@ -609,7 +613,7 @@ func (f *Server) filesFor(key, path, cwd string) ([]script.FileWrite, script.Nar
 // nextStep decides the answer in a [HIVEMIND] turn from the tool calls made
 // since message h: Read an existing file before overwriting it (Claude
 // Code's Write refuses otherwise), Write the next file, or finish.
-func (f *Server) nextStep(msgs []apiMessage, h int, path, cwd string) step {
+func (f *Server) nextStep(msgs []apiMessage, h int, path, cwd string, d toolNames) step {
 	key := fmt.Sprintf("%d\x00%s\x00%s", h, path, msgs[h].text())
 	files, narr := f.filesFor(key, path, cwd)
 	results := map[string]block{}
@@ -633,16 +637,15 @@ func (f *Server) nextStep(msgs []apiMessage, h int, path, cwd string) step {
 			if b.Type != "tool_use" {
 				continue
 			}
-			var in struct {
-				FilePath string `json:"file_path"`
-			}
+			var in map[string]any
 			_ = json.Unmarshal(b.Input, &in)
+			filePath, _ := in[d.path].(string)
 			lastRead = ""
 			switch b.Name {
-			case "Read":
-				lastRead = in.FilePath
-			case "Write":
-				if i < len(files) && in.FilePath == files[i].Path {
+			case d.read:
+				lastRead = filePath
+			case d.write:
+				if i < len(files) && filePath == files[i].Path {
 					res := results[b.ID]
 					if res.IsError && !files[i].Forbidden && !retried[i] {
 						retried[i], needRead = true, true
@@ -673,19 +676,31 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// content builds the response content blocks of a step.
-func (f *Server) content(s step) []map[string]any {
+// toolNames are the file tools of a CLI on the Messages wire: their
+// names and the input key of the path.
+type toolNames struct{ write, read, path string }
+
+var (
+	// claudeTools are Claude Code's Write and Read.
+	claudeTools = toolNames{"Write", "Read", "file_path"}
+	// opencodeTools are opencode's write and read (opencode-ai 1.18).
+	opencodeTools = toolNames{"write", "read", "filePath"}
+)
+
+// content builds the response content blocks of a step, with the file
+// tools of dialect d.
+func (f *Server) content(s step, d toolNames) []map[string]any {
 	var c []map[string]any
 	if s.text != "" {
 		c = append(c, map[string]any{"type": "text", "text": s.text})
 	}
 	switch s.tool {
 	case "Write":
-		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": "Write",
-			"input": map[string]any{"file_path": s.path, "content": s.content}})
+		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": d.write,
+			"input": map[string]any{d.path: s.path, "content": s.content}})
 	case "Read":
-		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": "Read",
-			"input": map[string]any{"file_path": s.path}})
+		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": d.read,
+			"input": map[string]any{d.path: s.path}})
 	}
 	if len(c) == 0 {
 		c = append(c, map[string]any{"type": "text", "text": "Done."})

@@ -18,7 +18,7 @@ func TestCodexAndGeminiChecks(t *testing.T) {
 			"/n/bin/gemini --version": {out: "0.61.0\n"},
 		},
 	}
-	rs := Run(context.Background(), w.env_(), []Agent{{Name: "codex", Kind: Codex, Roles: "reviewer"}, {Name: "gemini", Kind: Gemini, Roles: "2 workers"}})
+	rs := Run(context.Background(), w.env_(), []Agent{{Name: "codex", CLI: testCodex, Roles: "reviewer"}, {Name: "gemini", CLI: testGemini, Roles: "2 workers"}})
 	for check, want := range map[string]struct {
 		status Status
 		msg    string
@@ -42,7 +42,7 @@ func TestCodexAndGeminiChecks(t *testing.T) {
 	// a broken binary: a failure.
 	w.path = map[string]string{"codex": "/n/bin/codex"}
 	w.outputs["/n/bin/codex --version"] = fakeOut{out: "boom\n", err: errors.New("exit status 1")}
-	rs = Run(context.Background(), w.env_(), []Agent{{Name: "codex", Kind: Codex, Roles: "lead"}, {Name: "gemini", Kind: Gemini, Roles: "reviewer"}})
+	rs = Run(context.Background(), w.env_(), []Agent{{Name: "codex", CLI: testCodex, Roles: "lead"}, {Name: "gemini", CLI: testGemini, Roles: "reviewer"}})
 	if r := find(t, rs, "gemini command"); r.Status != Fail || !strings.Contains(r.Msg, "agent of reviewer") || !strings.Contains(r.Fix, "@google/gemini-cli") {
 		t.Errorf("missing gemini: %v", r)
 	}

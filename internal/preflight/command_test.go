@@ -57,7 +57,7 @@ func TestCustomCommandChecks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := tc.agent
-			a.Kind, a.Roles, a.Dir = Command, "lead", dir
+			a.Roles, a.Dir = "lead", dir
 			rs := Run(context.Background(), env, []Agent{a})
 			if tc.checked == 0 {
 				tc.checked = 1
@@ -91,7 +91,7 @@ func TestCustomCommandChecks(t *testing.T) {
 func TestNotFoundNotExecutable(t *testing.T) {
 	dir := t.TempDir()
 	p := writeScript(t, dir, "agent.sh", "#!/bin/sh\n", 0o644)
-	if got, want := NotFound(System(), Agent{Name: p, Kind: Command, Argv0: p, Shell: true}), p+" is not executable (chmod +x "+p+")"; got != want {
+	if got, want := NotFound(System(), Agent{Name: p, Argv0: p, Shell: true}), p+" is not executable (chmod +x "+p+")"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
@@ -101,7 +101,7 @@ func TestNotFoundNotExecutable(t *testing.T) {
 func TestCustomCommandNotRunWithoutProbe(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
-	rs := Run(context.Background(), System(), []Agent{{Name: "touch " + marker, Kind: Command, Argv0: "touch", Shell: true,
+	rs := Run(context.Background(), System(), []Agent{{Name: "touch " + marker, Argv0: "touch", Shell: true,
 		Argv: []string{"/bin/sh", "-c", "touch " + marker}, Dir: dir, Roles: "lead"}})
 	if len(rs) != 1 || rs[0].Status != OK {
 		t.Fatalf("results %v", rs)

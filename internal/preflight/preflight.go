@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,23 +59,30 @@ func (r Result) String() string {
 	return s
 }
 
-// Kind is how an agent is run.
-type Kind int
-
-// Agent kinds.
-const (
-	Claude  Kind = iota // Claude Code
-	Sim                 // the built-in simulated agent
-	Command             // any other command (a config profile or a command line)
-	Codex               // Codex CLI (npm @openai/codex)
-	Gemini              // Gemini CLI (npm @google/gemini-cli)
-)
+// CLI is what the preflight knows of a registered agent CLI
+// (ptyagent/profiles fills it from each profile): its program, how to
+// install it, the version Hivemind was tested with, the Node.js it needs,
+// and its own checks.
+type CLI struct {
+	Bin     string // the program ("" for the built-in sim agent: nothing to look for)
+	Title   string // what it is, for messages ("Claude Code")
+	Install string // the install command, for fixes
+	Tested  string // the version Hivemind was tested with ("" when none)
+	Node    int    // the Node.js major version it needs (0: none)
+	// About is the one line of a CLI without a program (the sim agent).
+	About string
+	// Checks are the CLI's own checks after its command and version
+	// (login, keys, network), run concurrently with the version check.
+	Checks func(ctx context.Context, env Env, a Agent, path string) []Result
+}
 
 // Agent is one agent profile a run uses, with the roles that use it.
 type Agent struct {
 	Name string // the profile as the user named it: "claude", "sim", "codex", "my-agent --x"
-	Kind Kind
-	// Argv0 is the program a Command agent runs; Shell says it is the
+	// CLI is the registered CLI the agent runs; nil for a command (a
+	// config profile or a command line), whose Argv0 is checked.
+	CLI *CLI
+	// Argv0 is the program a command agent runs; Shell says it is the
 	// first word of a command line run with sh -c (then builtins and
 	// expansions cannot be checked).
 	Argv0 string
@@ -84,8 +93,9 @@ type Agent struct {
 	Argv  []string
 	Dir   string
 	Roles string // who runs it, for messages: "lead, reviewer, 2 workers"
-	// Bypass: a Claude agent runs in bypassPermissions mode (or with
-	// --dangerously-skip-permissions) for at least one role.
+	// Bypass: the agent runs in bypassPermissions mode (or with
+	// --dangerously-skip-permissions) for at least one role (Claude
+	// Code's root check reads it).
 	Bypass bool
 }
 
@@ -102,8 +112,9 @@ type Env struct {
 	Output func(ctx context.Context, argv ...string) ([]byte, error)
 	// Dial opens a TCP connection (for the API reachability check).
 	Dial func(ctx context.Context, address string) error
-	// CommandTimeout bounds each command (claude --version, claude auth
-	// status); DialTimeout bounds the connection check.
+	// CommandTimeout bounds each command (<cli> --version, claude auth
+	// status): generous, as a Node CLI's first start under load takes
+	// seconds; DialTimeout bounds the connection check.
 	CommandTimeout time.Duration
 	DialTimeout    time.Duration
 	// Probe, when set (hivemind doctor sets ProbeCommand), runs a custom
@@ -144,7 +155,7 @@ func System() Env {
 			}
 			return c.Close()
 		},
-		CommandTimeout: 3 * time.Second,
+		CommandTimeout: 15 * time.Second,
 		DialTimeout:    1500 * time.Millisecond,
 	}
 }
@@ -187,14 +198,9 @@ func Run(ctx context.Context, env Env, agents []Agent) []Result {
 			continue
 		}
 		seen[a.Name] = true
-		switch a.Kind {
-		case Sim:
-			out = append(out, Result{Check: "sim", Msg: "built-in simulated agents for " + a.Roles + " (no Claude Code, no network needed)"})
-		case Claude:
-			out = append(out, claude(ctx, env, a)...)
-		case Codex, Gemini:
-			out = append(out, otherCLI(ctx, env, a)...)
-		default:
+		if a.CLI != nil {
+			out = append(out, cli(ctx, env, a)...)
+		} else {
 			out = append(out, command(ctx, env, a)...)
 		}
 	}
@@ -235,44 +241,122 @@ func FirstWord(line string) string {
 	return ""
 }
 
-// claude checks Claude Code: installed, its version, logged in, allowed
-// to run in its permission mode as this user, and its API reachable.
-func claude(ctx context.Context, env Env, a Agent) []Result {
-	path, err := env.LookPath("claude")
-	if err != nil {
-		return []Result{{Check: "claude command", Status: Fail,
-			Msg: "claude (Claude Code, the agent of " + a.Roles + ") is not on PATH",
-			Fix: "npm install -g @anthropic-ai/claude-code; or try Hivemind without it: hivemind demo, or --agent sim"}}
+// cli checks a registered CLI: on PATH, its version against the tested
+// one, the Node.js it needs, then its own checks (concurrently).
+func cli(ctx context.Context, env Env, a Agent) []Result {
+	c := a.CLI
+	if c.Bin == "" {
+		return []Result{{Check: a.Name, Msg: c.About + " for " + a.Roles}}
 	}
-	out := []Result{{Check: "claude command", Msg: path}}
-	var version, login, network Result
+	path, err := env.LookPath(c.Bin)
+	if err != nil {
+		who := "the agent of " + a.Roles
+		if c.Title != "" {
+			who = c.Title + ", " + who
+		}
+		return []Result{{Check: c.Bin + " command", Status: Fail,
+			Msg: fmt.Sprintf("%s (%s) is not on PATH", c.Bin, who),
+			Fix: c.Install + "; or choose another agent for those roles (--agent, [roles.<role>] agent); hivemind demo runs without any agent installed"}}
+	}
+	out := []Result{{Check: c.Bin + " command", Msg: path + " for " + a.Roles}}
+	var version []Result
+	var own []Result
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); version = claudeVersion(ctx, env, path) }()
-	go func() { defer wg.Done(); login = claudeLogin(ctx, env, path) }()
-	go func() { defer wg.Done(); network = claudeNetwork(ctx, env) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); version = cliVersion(ctx, env, c, path) }()
+	if c.Checks != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); own = c.Checks(ctx, env, a, path) }()
+	}
 	wg.Wait()
-	out = append(out, version, login, claudeRoot(env, a), network)
+	return append(append(out, version...), own...)
+}
+
+// versionRE finds a version number in a CLI's --version output.
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+[\w.-]*`)
+
+// cliVersion runs `<bin> --version` and says whether it is the version
+// Hivemind was tested with, and whether Node.js is recent enough.
+func cliVersion(ctx context.Context, env Env, c *CLI, path string) []Result {
+	r := Result{Check: c.Bin + " version"}
+	vctx, cancel := context.WithTimeout(ctx, env.CommandTimeout)
+	defer cancel()
+	b, err := env.Output(vctx, path, "--version")
+	v := firstLine(string(b))
+	switch {
+	case vctx.Err() != nil:
+		r.Status, r.Msg = Warn, fmt.Sprintf("%s --version did not answer within %v", c.Bin, env.CommandTimeout)
+		r.Fix = "run " + c.Bin + " --version yourself: a first start may be slow, or waiting for input"
+	case err != nil:
+		r.Status, r.Msg = Fail, fmt.Sprintf("%s --version failed (%v)", c.Bin, errText(err, v))
+		r.Fix = "reinstall it: " + c.Install
+	default:
+		r.Msg = TestedWith(c.Tested, v)
+		if have := versionRE.FindString(v); c.Tested != "" && have != c.Tested {
+			r.Status = Warn
+			r.Fix = "if its agents misbehave, install the tested version: " + pinned(c.Install, c.Tested)
+		}
+	}
+	out := []Result{r}
+	if c.Node > 0 {
+		if n := nodeCheck(ctx, env, c); n != nil {
+			out = append(out, *n)
+		}
+	}
 	return out
 }
 
-func claudeVersion(ctx context.Context, env Env, path string) Result {
-	r := Result{Check: "claude version"}
-	ctx, cancel := context.WithTimeout(ctx, env.CommandTimeout)
-	defer cancel()
-	b, err := env.Output(ctx, path, "--version")
-	v := firstLine(string(b))
-	switch {
-	case ctx.Err() != nil:
-		r.Status, r.Msg = Warn, fmt.Sprintf("claude --version did not answer within %v", env.CommandTimeout)
-		r.Fix = "run claude --version yourself: a first start may be slow, or waiting for input"
-	case err != nil:
-		r.Status, r.Msg = Fail, fmt.Sprintf("claude --version failed (%v)", errText(err, v))
-		r.Fix = "reinstall Claude Code: npm install -g @anthropic-ai/claude-code"
-	default:
-		r.Msg = v
+// TestedWith is a CLI's version line against the tested version:
+// "2.1.197 (Claude Code); tested with 2.1.197" or "…; tested with X; you have Y".
+func TestedWith(tested, said string) string {
+	if tested == "" {
+		return said
 	}
-	return r
+	have := versionRE.FindString(said)
+	switch {
+	case have == tested:
+		return said + "; tested with " + tested
+	case have == "":
+		return fmt.Sprintf("%s; tested with %s; cannot tell which version this is", said, tested)
+	}
+	return fmt.Sprintf("tested with %s; you have %s", tested, have)
+}
+
+// pinned is an npm install command for exactly version v.
+func pinned(install, v string) string {
+	f := strings.Fields(install)
+	if len(f) == 0 {
+		return install
+	}
+	f[len(f)-1] += "@" + v
+	return strings.Join(f, " ")
+}
+
+// nodeCheck says whether node on PATH is at least c.Node; nil when node
+// cannot be asked (a CLI that ships its own runtime still runs).
+func nodeCheck(ctx context.Context, env Env, c *CLI) *Result {
+	path, err := env.LookPath("node")
+	if err != nil {
+		return nil
+	}
+	nctx, cancel := context.WithTimeout(ctx, env.CommandTimeout)
+	defer cancel()
+	b, err := env.Output(nctx, path, "--version")
+	if err != nil {
+		return nil
+	}
+	v := strings.TrimPrefix(firstLine(string(b)), "v")
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return nil
+	}
+	r := Result{Check: c.Bin + " runtime", Msg: fmt.Sprintf("Node %s (needs ≥ %d)", v, c.Node)}
+	if n < c.Node {
+		r.Status = Fail
+		r.Fix = fmt.Sprintf("install Node.js %d or newer (%s needs it)", c.Node, c.Bin)
+	}
+	return &r
 }
 
 // authStatus is `claude auth status --json` (Claude Code 2.1.x).
@@ -464,24 +548,33 @@ func errText(err error, said string) string {
 	return err.Error()
 }
 
+// ClaudeChecks are Claude Code's own checks: logged in, allowed to run
+// in its permission mode as this user, and its API reachable.
+func ClaudeChecks(ctx context.Context, env Env, a Agent, path string) []Result {
+	var login, network Result
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); login = claudeLogin(ctx, env, path) }()
+	go func() { defer wg.Done(); network = claudeNetwork(ctx, env) }()
+	wg.Wait()
+	return []Result{login, claudeRoot(env, a), network}
+}
+
 // NotFound is the first check of Run alone, for a screen that marks the
 // agents it offers: why a's program is not on PATH, with how to install it
 // where known, or "" when it is there or cannot be told (the sim agent, a
 // shell line that does not start with a program). It runs no command: it
 // costs a PATH lookup.
 func NotFound(env Env, a Agent) string {
-	prog, install := "", ""
-	switch a.Kind {
-	case Sim:
-		return ""
-	case Claude:
-		prog, install = "claude", "npm install -g @anthropic-ai/claude-code"
-	case Codex, Gemini:
-		prog, install = cliChecks[a.Kind].bin, cliChecks[a.Kind].install
-	default:
-		if prog = a.Argv0; prog == "" || (a.Shell && !plainWord(prog)) {
+	prog, install := a.Argv0, ""
+	switch {
+	case a.CLI != nil:
+		prog, install = a.CLI.Bin, a.CLI.Install
+		if prog == "" {
 			return ""
 		}
+	case prog == "" || (a.Shell && !plainWord(prog)):
+		return ""
 	}
 	if _, err := env.LookPath(prog); err == nil {
 		return ""

@@ -81,7 +81,7 @@ func healthyClaude() *fakeWorld {
 	}
 }
 
-var claudeAgent = Agent{Name: "claude", Kind: Claude, Roles: "lead, reviewer, 2 workers", Bypass: true}
+var claudeAgent = Agent{Name: "claude", CLI: testClaude, Roles: "lead, reviewer, 2 workers", Bypass: true}
 
 // find returns the result of the named check.
 func find(t *testing.T, rs []Result, check string) Result {
@@ -136,7 +136,7 @@ func TestClaudeChecks(t *testing.T) {
 		{name: "root in a sandbox", world: func(w *fakeWorld) { w.root = true; w.env["IS_SANDBOX"] = "1" },
 			check: "claude as root", status: OK, msg: "IS_SANDBOX=1"},
 		{name: "root without bypass", world: func(w *fakeWorld) { w.root = true },
-			agent: Agent{Name: "claude", Kind: Claude, Roles: "lead"}, check: "claude as root", status: OK, msg: "no role bypasses"},
+			agent: Agent{Name: "claude", CLI: testClaude, Roles: "lead"}, check: "claude as root", status: OK, msg: "no role bypasses"},
 		{name: "no network", world: func(w *fakeWorld) { w.up = nil },
 			check: "claude network", status: Fail, msg: "cannot reach the Anthropic API (api.anthropic.com:443)", fix: "HTTPS_PROXY"},
 		{name: "base url down", world: func(w *fakeWorld) { w.env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:8080/v1" },
@@ -244,13 +244,13 @@ func TestCommandAgents(t *testing.T) {
 		status Status
 		msg    string
 	}{
-		{Agent{Name: "codex", Kind: Command, Argv0: "codex", Roles: "lead"}, OK, "/usr/local/bin/codex for lead"},
-		{Agent{Name: "gemini", Kind: Command, Argv0: "gemini", Roles: "lead"}, Fail, "gemini (the agent of lead) is not installed"},
-		{Agent{Name: "FOO=1 bash -c x", Kind: Command, Argv0: FirstWord("FOO=1 bash -c x"), Shell: true, Roles: "lead"}, OK, "/bin/bash"},
-		{Agent{Name: "my-agnet --fast", Kind: Command, Argv0: FirstWord("my-agnet --fast"), Shell: true, Roles: "lead"}, Fail, "my-agnet (the agent of lead) is not installed"},
-		{Agent{Name: "exec foo", Kind: Command, Argv0: FirstWord("exec foo"), Shell: true, Roles: "lead"}, Warn, "not checked"},
-		{Agent{Name: "$AGENT", Kind: Command, Argv0: FirstWord("$AGENT"), Shell: true, Roles: "lead"}, Warn, "not checked"},
-		{Agent{Name: "sim", Kind: Sim, Roles: "lead"}, OK, "built-in simulated agents"},
+		{Agent{Name: "codex", Argv0: "codex", Roles: "lead"}, OK, "/usr/local/bin/codex for lead"},
+		{Agent{Name: "gemini", Argv0: "gemini", Roles: "lead"}, Fail, "gemini (the agent of lead) is not installed"},
+		{Agent{Name: "FOO=1 bash -c x", Argv0: FirstWord("FOO=1 bash -c x"), Shell: true, Roles: "lead"}, OK, "/bin/bash"},
+		{Agent{Name: "my-agnet --fast", Argv0: FirstWord("my-agnet --fast"), Shell: true, Roles: "lead"}, Fail, "my-agnet (the agent of lead) is not installed"},
+		{Agent{Name: "exec foo", Argv0: FirstWord("exec foo"), Shell: true, Roles: "lead"}, Warn, "not checked"},
+		{Agent{Name: "$AGENT", Argv0: FirstWord("$AGENT"), Shell: true, Roles: "lead"}, Warn, "not checked"},
+		{Agent{Name: "sim", CLI: testSim, Roles: "lead"}, OK, "built-in simulated agents"},
 	} {
 		rs := Run(context.Background(), w.env_(), []Agent{tc.agent})
 		if len(rs) != 1 || rs[0].Status != tc.status || !strings.Contains(rs[0].Msg, tc.msg) {
@@ -297,12 +297,12 @@ func TestNotFound(t *testing.T) {
 		want  string
 	}{
 		{claudeAgent, "claude is not on PATH (npm install -g @anthropic-ai/claude-code)"},
-		{Agent{Name: "codex", Kind: Codex}, ""},
-		{Agent{Name: "gemini", Kind: Gemini}, "gemini is not on PATH (npm install -g @google/gemini-cli)"},
-		{Agent{Name: "sim", Kind: Sim}, ""},
-		{Agent{Name: "aider", Kind: Command, Argv0: "aider"}, "aider is not on PATH"},
-		{Agent{Name: "FOO=1 bash -c x", Kind: Command, Argv0: FirstWord("FOO=1 bash -c x"), Shell: true}, ""},
-		{Agent{Name: "$AGENT", Kind: Command, Argv0: FirstWord("$AGENT"), Shell: true}, ""},
+		{Agent{Name: "codex", CLI: testCodex}, ""},
+		{Agent{Name: "gemini", CLI: testGemini}, "gemini is not on PATH (npm install -g @google/gemini-cli)"},
+		{Agent{Name: "sim", CLI: testSim}, ""},
+		{Agent{Name: "aider", Argv0: "aider"}, "aider is not on PATH"},
+		{Agent{Name: "FOO=1 bash -c x", Argv0: FirstWord("FOO=1 bash -c x"), Shell: true}, ""},
+		{Agent{Name: "$AGENT", Argv0: FirstWord("$AGENT"), Shell: true}, ""},
 	} {
 		got := NotFound(w.env_(), tc.agent)
 		if got != tc.want {
