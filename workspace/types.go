@@ -120,6 +120,9 @@ type AgentState struct {
 	// Stalls counts the times the agent went idle without producing what
 	// its current assignment asks (one reminder, then needs_human).
 	Stalls int `json:"stalls,omitempty"`
+	// Refusals counts the agent's files the engine refused (written where
+	// they do not count); it is told about the first few only.
+	Refusals int `json:"refusals,omitempty"`
 	// Delivered is the seq of the last assignment confirmed typed into
 	// the agent (0: none yet).
 	Delivered int `json:"delivered,omitempty"`
