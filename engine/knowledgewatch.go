@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // KnowledgeFiles is what the Runner needs from the shared knowledge
@@ -116,7 +117,7 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Ti
 	now := time.Now()
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".md") || watchTempName(name) {
+		if e.IsDir() || !strings.HasSuffix(name, ".md") || triggers.TempName(name) {
 			continue
 		}
 		full := filepath.Join(w.dir, name)
