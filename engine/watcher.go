@@ -59,12 +59,12 @@ type Watcher struct {
 	cfg WatcherConfig
 	fsw *fsnotify.Watcher
 
-	mu         sync.Mutex
+	mu          sync.Mutex
 	flushAgents map[workspace.AgentID]bool // agents whose files must be checked now; "" = all
-	rescanReq  bool
-	kick       chan struct{}
-	scanReq    chan scanRequest // ScanComplete, served by Run
-	done       chan struct{}    // closed when Run returns
+	rescanReq   bool
+	kick        chan struct{}
+	scanReq     chan scanRequest // ScanComplete, served by Run
+	done        chan struct{}    // closed when Run returns
 
 	// Owned by the Run goroutine.
 	files *quietTracker
@@ -135,14 +135,14 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		return nil, fmt.Errorf("engine: watch %s: %w", cfg.Dir, err)
 	}
 	return &Watcher{
-		cfg:        cfg,
-		fsw:        fsw,
+		cfg:         cfg,
+		fsw:         fsw,
 		flushAgents: map[workspace.AgentID]bool{},
-		kick:       make(chan struct{}, 1),
-		scanReq:    make(chan scanRequest),
-		done:       make(chan struct{}),
-		files:      newQuietTracker(cfg.QuietPeriod),
-		dirty:      map[string]bool{},
+		kick:        make(chan struct{}, 1),
+		scanReq:     make(chan scanRequest),
+		done:        make(chan struct{}),
+		files:       newQuietTracker(cfg.QuietPeriod),
+		dirty:       map[string]bool{},
 	}, nil
 }
 

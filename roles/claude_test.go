@@ -72,7 +72,7 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	a := workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Instruction: "Review the plan: write plan-approved.md or plan-feedback.md",
 		Reads:       []string{filepath.Join(taskDir, "task.md"), filepath.Join(taskDir, "plan.md")},
-		Writes:      []string{filepath.Join(taskDir, "plan-approved.md"), filepath.Join(taskDir, "plan-feedback.md")}}
+		Writes:      []string{filepath.Join(taskDir, "agents", "reviewer", "plan-approved.md"), filepath.Join(taskDir, "agents", "reviewer", "plan-feedback.md")}}
 	ab, _ := json.Marshal(a)
 	assignment := filepath.Join(taskDir, "assignments", "reviewer.json")
 	write(assignment, string(ab))
@@ -106,7 +106,7 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = project
 	cmd.Env = append(claudetest.Env(claudetest.Home(t, project), api.URL()),
-		roles.EnvRole+"=reviewer", roles.EnvTaskDir+"="+taskDir, roles.EnvProject+"="+project, hookEnv+"="+hookLog)
+		roles.EnvRole+"=reviewer", roles.EnvAgentID+"=reviewer", roles.EnvTaskDir+"="+taskDir, roles.EnvProject+"="+project, hookEnv+"="+hookLog)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude: %v\n%s", err, out)
@@ -119,7 +119,7 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	if _, err := os.Stat(src); !os.IsNotExist(err) {
 		t.Errorf("the Reviewer's forbidden write happened: %s exists (%v)", src, err)
 	}
-	if _, err := os.Stat(filepath.Join(taskDir, "plan-feedback.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(taskDir, "agents", "reviewer", "plan-feedback.md")); err != nil {
 		t.Errorf("review file not written: %v\n%s", err, out)
 	}
 	denials, _ := os.ReadFile(hookLog)
