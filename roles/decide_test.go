@@ -35,15 +35,15 @@ func newFixture(t *testing.T) fixture {
 	}
 	f.linkProject = filepath.Join(root, "linkproj")
 	links := map[string]string{
-		filepath.Join(f.project, "escape"):         f.outside,                        // dir link out of the project
-		filepath.Join(f.task, "evil.md"):           "../../../src/main.go",           // task file aliasing code
-		filepath.Join(f.project, "src", "dangle"):  filepath.Join(f.outside, "n.go"), // dangling, target outside
-		filepath.Join(f.project, "alias"):          "src",                            // link within the project
-		filepath.Join(f.project, "sneaky"):         f.task,                           // project path into the task dir
-		filepath.Join(f.project, "src", "loop"):    "loop",                           // self loop
-		filepath.Join(f.project, "src", "up"):      "..",                             // link then ..
-		f.linkProject:                              f.project,                        // the project reached via a link
-		filepath.Join(f.task, "agents/lead/friction", "x.md"):    filepath.Join(f.outside, "x.md"),
+		filepath.Join(f.project, "escape"):                         f.outside,                        // dir link out of the project
+		filepath.Join(f.task, "evil.md"):                           "../../../src/main.go",           // task file aliasing code
+		filepath.Join(f.project, "src", "dangle"):                  filepath.Join(f.outside, "n.go"), // dangling, target outside
+		filepath.Join(f.project, "alias"):                          "src",                            // link within the project
+		filepath.Join(f.project, "sneaky"):                         f.task,                           // project path into the task dir
+		filepath.Join(f.project, "src", "loop"):                    "loop",                           // self loop
+		filepath.Join(f.project, "src", "up"):                      "..",                             // link then ..
+		f.linkProject:                                              f.project,                        // the project reached via a link
+		filepath.Join(f.task, "agents/lead/friction", "x.md"):      filepath.Join(f.outside, "x.md"),
 		filepath.Join(f.task, "agents/worker_1/outputs", "ok.md"):  "st_1.md",
 		filepath.Join(f.task, "agents/worker_1/outputs", "bad.md"): "../../../state.json",
 	}
