@@ -59,7 +59,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 // workOnDisk names the first sign that a task did work (an archived
 // trigger, an output), or "".
 func workOnDisk(dir string) string {
-	for _, sub := range []string{workspace.ReviewsDir, workspace.OutputsDir} {
+	for _, sub := range []string{workspace.ReviewsDir, workspace.OutboxesDir} {
 		if es, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(es) > 0 {
 			return filepath.Join(sub, es[0].Name())
 		}
