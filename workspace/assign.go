@@ -17,6 +17,20 @@ import (
 // agents/<agent>.
 func OutboxRel(agent AgentID) string { return filepath.Join(OutboxesDir, string(agent)) }
 
+// LegacyLayout names the sign ("outputs/", "friction/") that the task was
+// started by a Hivemind older than the outboxes, whose agents wrote
+// trigger files, outputs and done markers at the task dir root; "" for a
+// task of this layout. Such a task cannot be resumed: its agents were told
+// paths this version never reads.
+func (t *TaskDir) LegacyLayout() string {
+	for _, d := range []string{OutputsDir, FrictionDir} {
+		if fi, err := os.Lstat(filepath.Join(t.dir, d)); err == nil && fi.IsDir() {
+			return d + "/"
+		}
+	}
+	return ""
+}
+
 // OutboxDir returns the absolute outbox directory of agent.
 func (t *TaskDir) OutboxDir(agent AgentID) string { return filepath.Join(t.dir, OutboxRel(agent)) }
 

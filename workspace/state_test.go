@@ -430,6 +430,7 @@ func TestStateStoreRemovesStaleTemps(t *testing.T) {
 		filepath.Join(td.Dir(), FrictionDir, ".slow.md.tmp-9"),    // agents' directory
 	}
 	for _, p := range keep {
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
