@@ -60,7 +60,7 @@ func chaosAgent(mode string) int {
 	id := os.Getenv("HIVEMIND_AGENT_ID")
 	role := workspace.Role(os.Getenv("HIVEMIND_ROLE"))
 	outbox := filepath.Join(taskDir, workspace.OutboxesDir, id) // where this agent's Hivemind files go
-	count := func(name string) int { // per-agent counters kept on disk across restarts
+	count := func(name string) int {                            // per-agent counters kept on disk across restarts
 		p := filepath.Join(taskDir, "chaos-"+id+"-"+name)
 		b, _ := os.ReadFile(p)
 		n := len(b) + 1

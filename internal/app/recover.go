@@ -30,7 +30,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 			"this version takes them only from each agent's outbox %s/<agent id>/ and would never see them. Finish it with the version that started it, "+
 			"or start it again; nothing was changed.%s", w.td.ID(), flow.ErrCannotResume, old, workspace.OutboxesDir, startOver)
 	}
-		reason := "state.json and its backups are gone"
+	reason := "state.json and its backups are gone"
 	if w.lost != "" {
 		reason = w.lost
 	}
