@@ -227,7 +227,7 @@ const planFormat = "plan.md is for people, but it must carry exactly one fenced 
 	"\"description\": \"…\", \"checkpoint\": 1, \"dependencies\": [], \"files\": [\"CREATE path/new.go\", \"MODIFY path/old.go\"]}]}\n" +
 	"Rules: unique subtask ids (letters, digits, . _ -); dependencies name earlier-or-same-checkpoint subtasks, no cycles; " +
 	"checkpoint ids are positive integers with names; every file is \"CREATE path\" or \"MODIFY path\", relative to the project, no \"..\". " +
-	"Subtasks that touch the same file never run at the same time, so split work by file where you can."
+	"Subtasks of one checkpoint that touch the same file must depend on one another (else the plan is refused), so split work by file where you can."
 
 // leadPlan asks the Lead to write plan.md.
 func (st *stepper) leadPlan() {
