@@ -537,3 +537,39 @@ func TestChaosForgedTriggers(t *testing.T) {
 		})
 	}
 }
+
+// A state.json an agent edited to "complete" is not trusted by --resume
+// --retry: it does not match the engine's last write, so the state is
+// rebuilt from events.jsonl (a state_rebuilt record says why) and the
+// retried task completes for real.
+func TestChaosTamperedStateNotTrusted(t *testing.T) {
+	project, home := chaosProject(t, "max_retries = 1\n")
+	code, dir, out, _ := chaosExec(t, project, home, "bad-fix-marker", "chaos: write two files")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	p := filepath.Join(dir, "state.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(data), `"state": "needs_human"`, `"state": "complete"`, 1)
+	if forged == string(data) {
+		t.Fatalf("state.json has no needs_human phase:\n%s", data)
+	}
+	if err := os.WriteFile(p, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, dir, out, recs := chaosExec(t, project, home, "behave", "--resume", "--retry")
+	chaosComplete(t, code, dir, out)
+	i := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "state_rebuilt" })
+	if i < 0 {
+		t.Fatalf("no state_rebuilt record:\n%s", out)
+	}
+	if reason, _ := recs[i].Details["reason"].(string); !strings.Contains(reason, "changed outside Hivemind") {
+		t.Fatalf("state_rebuilt reason %q", reason)
+	}
+	if n := countRecords(recs, "subtask_done", nil); n < 2 {
+		t.Fatalf("%d subtask_done records: the work was not done", n)
+	}
+}

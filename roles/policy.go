@@ -85,6 +85,7 @@ var protectedPaths = []string{
 	"!{task}/logs/**",
 	"!{task}/heartbeats/**",
 	"!{task}/procs/**",
+	"!{task}/locks/**",
 	"!{workspace}/config.toml",
 	"!{workspace}/roles/**",
 	"!{workspace}/friction.json",
