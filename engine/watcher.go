@@ -69,6 +69,8 @@ type Watcher struct {
 	// Owned by the Run goroutine.
 	files *quietTracker
 	dirty map[string]bool // touched by fsnotify events, not yet observed
+	// flood bounds each outbox's friction files in flight (flood.go).
+	flood floodGate
 }
 
 // watchSig identifies one version of a file's content: a file written
@@ -143,6 +145,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		done:        make(chan struct{}),
 		files:       newQuietTracker(cfg.QuietPeriod),
 		dirty:       map[string]bool{},
+		flood:       newFloodGate(),
 	}, nil
 }
 
@@ -287,9 +290,12 @@ func (w *Watcher) handleFS(ev fsnotify.Event) {
 
 // observeDirty observes each file touched since the last call.
 func (w *Watcher) observeDirty() {
-	for rel := range w.dirty {
-		delete(w.dirty, rel)
-		w.observe(rel, false)
+	// Observing may mark more files (release): until none is left.
+	for len(w.dirty) > 0 {
+		for rel := range w.dirty {
+			delete(w.dirty, rel)
+			w.observe(rel, false)
+		}
 	}
 }
 
@@ -301,6 +307,9 @@ func (w *Watcher) rescan() {
 		seen[rel] = true
 	}
 	w.files.keep(seen)
+	for _, rel := range w.flood.keep(seen) {
+		w.dirty[rel] = true
+	}
 	for rel := range seen {
 		w.observe(rel, false)
 	}
@@ -384,6 +393,7 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 	fi, err := os.Lstat(full)
 	if err != nil {
 		w.files.forget(rel)
+		w.release(rel)
 		return
 	}
 	var content []byte
@@ -392,6 +402,7 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 		content, err = readBounded(full)
 		if err != nil {
 			w.files.forget(rel)
+			w.release(rel)
 			return
 		}
 	}
@@ -412,8 +423,22 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 		f.hold(f.first.Add(w.cfg.MaxWait))
 		return
 	}
+	if !w.flood.admit(rel) {
+		// Its outbox has too many in flight: looked at again when one
+		// is taken (release), not by time.
+		f.hold(time.Time{})
+		return
+	}
 	f.report()
 	w.cfg.Emit(w.event(rel, content, sig, problem))
+}
+
+// release frees rel's place in flight (it was taken: archived) and marks
+// the files it kept waiting as touched.
+func (w *Watcher) release(rel string) {
+	for _, r := range w.flood.release(rel) {
+		w.dirty[r] = true
+	}
 }
 
 // readBounded reads a file of at most MaxTriggerBytes (a file that grew
@@ -541,6 +566,10 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 		}
 		sig := sigOf(fi, content)
 		if w.files.reportedAs(rel, sig) {
+			continue
+		}
+		if !w.flood.admit(rel) {
+			w.files.see(rel, sig, now).hold(time.Time{})
 			continue
 		}
 		w.files.see(rel, sig, now).report()

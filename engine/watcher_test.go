@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -409,4 +410,53 @@ func mkParent(p string) string {
 		panic(err)
 	}
 	return p
+}
+
+// A flood of friction files from one outbox costs at most
+// MaxFrictionInFlight events at a time: a done marker written after the
+// flood is reported at once, not behind it, and every flood file is
+// reported as the engine takes (archives) the earlier ones.
+func TestWatcherFrictionFloodBounded(t *testing.T) {
+	const n = 300
+	h := wtStart(t, 20*time.Millisecond, func(dir string) {
+		for i := range n {
+			p := mkParent(filepath.Join(dir, "agents/worker_1/friction", fmt.Sprintf("f%04d.md", i)))
+			_ = os.WriteFile(p, []byte("slow\n"), 0o644)
+		}
+	})
+	h.write("agents/worker_2/outputs/st_2.done", `{"agent_id": "worker_2", "output_file": "o"}`)
+	inFlight := map[string]bool{}
+	h.until(10*time.Second, func(e Event) bool {
+		if tc, ok := e.(TriggerCompleted); ok {
+			inFlight[tc.Path] = true
+			if len(inFlight) > MaxFrictionInFlight {
+				t.Fatalf("%d friction files in flight, at most %d", len(inFlight), MaxFrictionInFlight)
+			}
+		}
+		_, done := e.(SubtaskDone)
+		return done
+	})
+	// The engine takes them: each archived one lets the next through.
+	seen := map[string]bool{}
+	for len(seen) < n {
+		for p := range inFlight {
+			if err := os.Remove(filepath.Join(h.dir, p)); err != nil {
+				t.Fatal(err)
+			}
+			seen[p] = true
+			delete(inFlight, p)
+		}
+		if len(seen) == n {
+			break
+		}
+		e := h.until(10*time.Second, func(Event) bool { return true })[0]
+		tc, ok := e.(TriggerCompleted)
+		if !ok || seen[tc.Path] {
+			t.Fatalf("unexpected %#v", e)
+		}
+		inFlight[tc.Path] = true
+		if len(inFlight) > MaxFrictionInFlight {
+			t.Fatalf("%d in flight", len(inFlight))
+		}
+	}
 }

@@ -123,6 +123,10 @@ type AgentState struct {
 	// Refusals counts the agent's files the engine refused (written where
 	// they do not count); it is told about the first few only.
 	Refusals int `json:"refusals,omitempty"`
+	// Friction counts the agent's friction reports waiting for the
+	// friction flow; FrictionCapped says it was told it has too many.
+	Friction       int  `json:"friction,omitempty"`
+	FrictionCapped bool `json:"friction_capped,omitempty"`
 	// Delivered is the seq of the last assignment confirmed typed into
 	// the agent (0: none yet).
 	Delivered int `json:"delivered,omitempty"`

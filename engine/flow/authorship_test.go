@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -133,5 +134,35 @@ func TestTriggerFromUnknownOutboxRefused(t *testing.T) {
 	sc.expect(workspace.PhasePlanReview)
 	if !hasEvent(eff, "trigger_refused") || len(effectsOf[NotifyUser](eff)) != 1 || len(effectsOf[Inject](eff)) != 0 {
 		t.Fatalf("%s", describe(eff))
+	}
+}
+
+// An agent's friction reports past MaxPendingFriction are refused, the
+// agent told once however many more come; the friction flow resets the
+// count.
+func TestFrictionFloodCapped(t *testing.T) {
+	sc := newScenario(t)
+	sc.toExecuting()
+	told := 0
+	for i := range MaxPendingFriction + 50 {
+		eff := sc.do(TriggerCompleted{Path: fmt.Sprintf("agents/worker_2/friction/f%d.md", i), Content: []byte("slow")})
+		told += len(effectsOf[Inject](eff))
+		if refused := hasEvent(eff, "trigger_refused"); refused != (i >= MaxPendingFriction) {
+			t.Fatalf("report %d: refused %v", i, refused)
+		}
+	}
+	if told != 1 || len(sc.s.FrictionPending) != MaxPendingFriction {
+		t.Fatalf("told %d times, %d pending", told, len(sc.s.FrictionPending))
+	}
+	// worker_1's reports still count.
+	if eff := sc.do(TriggerCompleted{Path: "agents/worker_1/friction/x.md", Content: []byte("x")}); !hasEvent(eff, "friction_recorded") {
+		t.Fatalf("%s", describe(eff))
+	}
+	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
+	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
+	sc.trig("checkpoint-approved.md", "ok")
+	sc.expect(workspace.PhaseFrictionResolution)
+	if ag := sc.s.Agents["worker_2"]; ag.Friction != 0 || ag.FrictionCapped {
+		t.Fatalf("count not reset: %+v", ag)
 	}
 }

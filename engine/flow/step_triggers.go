@@ -495,9 +495,31 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	}
 }
 
+// MaxPendingFriction bounds one agent's friction reports waiting for the
+// friction flow: past it, a report is refused (the agent told once) so a
+// flood of them cannot grow the state or the Lead's reads.
+const MaxPendingFriction = 8
+
 func (st *stepper) frictionLogged(p, key string, ref triggers.Ref, content []byte) {
 	s := st.s
 	agent := ref.Owner
+	if ag := s.Agents[agent]; ag.Friction >= MaxPendingFriction {
+		to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
+		st.consume(p, key, to)
+		why := fmt.Sprintf("%s already has %d friction reports waiting for the Lead (at most %d)", agent, ag.Friction, MaxPendingFriction)
+		if ag.FrictionCapped {
+			st.emit("trigger_refused", agent, map[string]any{"path": p, "writer": agent, "state": string(s.Phase), "reason": why, "archived": to})
+			return
+		}
+		ag.FrictionCapped = true
+		s.Agents[agent] = ag
+		st.refused(p, to, agent, why+": write no more friction files until the Lead resolved these; mention further problems in your output")
+		return
+	}
+	if ag, ok := s.Agents[agent]; ok {
+		ag.Friction++
+		s.Agents[agent] = ag
+	}
 	to := fmt.Sprintf("%s/friction_v%d-%s.md", workspace.ReviewsDir, st.version("friction"), ref.Item)
 	st.consume(p, key, to)
 	s.FrictionCount++
@@ -513,6 +535,10 @@ func (st *stepper) startFriction() {
 	s := st.s
 	s.FrictionActive = s.FrictionPending
 	s.FrictionPending = nil
+	for id, ag := range s.Agents {
+		ag.Friction, ag.FrictionCapped = 0, false
+		s.Agents[id] = ag
+	}
 	st.enter(workspace.PhaseFrictionLogged)
 	st.emit("friction_flow_started", "", map[string]any{"files": s.FrictionActive})
 	st.enter(workspace.PhaseFrictionSync)
