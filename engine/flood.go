@@ -16,31 +16,46 @@ import (
 // past the bound wait on disk and are reported as earlier ones are taken.
 const MaxFrictionInFlight = 8
 
-// floodGate counts each outbox's friction files in flight and remembers
-// the ones kept waiting.
+// MaxNotesInFlight is MaxFrictionInFlight for one agent's shared-knowledge
+// inbox notes.
+const MaxNotesInFlight = 8
+
+// floodGate counts each writer's files in flight (reported, not yet taken)
+// and remembers the ones kept waiting.
 type floodGate struct {
+	limit    int
+	owner    func(rel string) (workspace.AgentID, bool) // the writer of a file the gate bounds
 	inFlight map[workspace.AgentID]map[string]bool
 	waiting  map[workspace.AgentID]map[string]bool
 }
 
-func newFloodGate() floodGate {
-	return floodGate{inFlight: map[workspace.AgentID]map[string]bool{}, waiting: map[workspace.AgentID]map[string]bool{}}
+func newFloodGate() floodGate { return newGate(MaxFrictionInFlight, frictionOwner) }
+
+func newGate(limit int, owner func(string) (workspace.AgentID, bool)) floodGate {
+	return floodGate{limit: limit, owner: owner, inFlight: map[workspace.AgentID]map[string]bool{}, waiting: map[workspace.AgentID]map[string]bool{}}
 }
 
-// gated reports the owner of rel when it is a file the gate bounds.
-func gated(rel string) (workspace.AgentID, bool) {
+// frictionOwner is the outbox owner of a friction file.
+func frictionOwner(rel string) (workspace.AgentID, bool) {
 	ref, ok := triggers.Parse(rel)
 	return ref.Owner, ok && ref.Kind == triggers.Friction
 }
 
+// full reports whether rel would wait: its writer has the most in flight
+// and rel is not one of them.
+func (g floodGate) full(rel string) bool {
+	owner, ok := g.owner(rel)
+	return ok && !g.inFlight[owner][rel] && len(g.inFlight[owner]) >= g.limit
+}
+
 // admit says whether rel may be reported now; a file it refuses waits.
 func (g floodGate) admit(rel string) bool {
-	owner, ok := gated(rel)
+	owner, ok := g.owner(rel)
 	if !ok {
 		return true
 	}
 	in := g.inFlight[owner]
-	if in[rel] || len(in) < MaxFrictionInFlight {
+	if in[rel] || len(in) < g.limit {
 		if in == nil {
 			in = map[string]bool{}
 			g.inFlight[owner] = in
@@ -59,7 +74,7 @@ func (g floodGate) admit(rel string) bool {
 // release frees rel (gone from disk) and returns the waiting files of its
 // outbox that may now be reported, oldest name first.
 func (g floodGate) release(rel string) []string {
-	owner, ok := gated(rel)
+	owner, ok := g.owner(rel)
 	if !ok {
 		return nil
 	}
@@ -68,7 +83,7 @@ func (g floodGate) release(rel string) []string {
 		return nil
 	}
 	delete(g.inFlight[owner], rel)
-	free := MaxFrictionInFlight - len(g.inFlight[owner])
+	free := g.limit - len(g.inFlight[owner])
 	names := slices.Sorted(maps.Keys(g.waiting[owner]))
 	return names[:min(free, len(names))]
 }
