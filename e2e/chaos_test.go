@@ -130,6 +130,8 @@ func chaosAgent(mode string) int {
 				}
 				write(p, chaosPlan)
 			}
+		case role == workspace.RoleLead && a.State == workspace.PhaseFrictionResolution:
+			write(filepath.Join(outbox, "friction-resolution.md"), "Nothing to change: the reports were a flood.\n")
 		case role == workspace.RoleReviewer && a.State == workspace.PhasePlanReview:
 			write(filepath.Join(outbox, "plan-approved.md"), "Approved.\n")
 		case role == workspace.RoleReviewer && a.State == workspace.PhaseCheckpointReview:
@@ -160,6 +162,18 @@ func chaosAgent(mode string) int {
 						break
 					}
 					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			if is("flood") && a.Subtask != nil && a.Subtask.ID == "st_1" {
+				// Thousands of friction reports and shared-knowledge
+				// notes, then the work.
+				inbox := filepath.Join(filepath.Dir(filepath.Dir(taskDir)), workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
+				_ = os.MkdirAll(inbox, 0o755)
+				_ = os.MkdirAll(filepath.Join(outbox, "friction"), 0o755)
+				for i := range floodFiles {
+					_ = os.WriteFile(filepath.Join(outbox, "friction", fmt.Sprintf("slow-%d.md", i)), []byte("slow\n"), 0o644)
+					_ = os.WriteFile(filepath.Join(inbox, fmt.Sprintf("%s-%d.md", id, i+1)),
+						[]byte(fmt.Sprintf("---\nkind: term\nterm: t%d\n---\nflood\n", i)), 0o644)
 				}
 			}
 			if is("worker-approves") && role == workspace.RoleWorker {
@@ -571,5 +585,27 @@ func TestChaosTamperedStateNotTrusted(t *testing.T) {
 	}
 	if n := countRecords(recs, "subtask_done", nil); n < 2 {
 		t.Fatalf("%d subtask_done records: the work was not done", n)
+	}
+}
+
+// floodFiles is how many friction files and inbox notes the flood mode writes.
+const floodFiles = 2000
+
+// A worker that writes thousands of friction reports and shared-knowledge
+// notes does not stall the task: its own and the next subtask complete
+// (the flood is bounded in flight, excess friction refused with one
+// message).
+func TestChaosFlood(t *testing.T) {
+	start := time.Now()
+	code, dir, out, recs := chaosRun(t, "flood", "")
+	chaosComplete(t, code, dir, out)
+	took := time.Since(start)
+	refused := countRecords(recs, "trigger_refused", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	recorded := countRecords(recs, "friction_recorded", nil)
+	t.Logf("%d friction files and %d inbox notes: task complete in %v; friction recorded %d, refused %d, context records %d",
+		floodFiles, floodFiles, took.Round(time.Millisecond), recorded, refused,
+		countRecords(recs, "context_submitted", nil)+countRecords(recs, "context_rejected", nil))
+	if flows := countRecords(recs, "friction_flow_started", nil); recorded > 8*(flows+1) || refused == 0 {
+		t.Fatalf("%d friction reports recorded over %d friction flows (at most 8 pending per agent between flows), %d refused", recorded, flows, refused)
 	}
 }
