@@ -214,9 +214,9 @@ func TestWatcherRescanReportsOnce(t *testing.T) {
 	}
 }
 
-// A turn-ended flush reports the files that role writes at once, and only
-// those.
-func TestWatcherFlushRole(t *testing.T) {
+// A turn-ended flush reports the files of that agent's outbox at once, and
+// only those.
+func TestWatcherFlushAgent(t *testing.T) {
 	h := wtStart(t, time.Hour, nil)
 	h.write("plan.md", "plan\n")
 	h.write("plan-approved.md", "ok\n")
