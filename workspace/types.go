@@ -127,6 +127,10 @@ type AgentState struct {
 	// friction flow; FrictionCapped says it was told it has too many.
 	Friction       int  `json:"friction,omitempty"`
 	FrictionCapped bool `json:"friction_capped,omitempty"`
+	// Notes counts the agent's shared-knowledge entries taken in this
+	// task; NotesCapped says it was told it reached the bound.
+	Notes       int  `json:"notes,omitempty"`
+	NotesCapped bool `json:"notes_capped,omitempty"`
 	// Delivered is the seq of the last assignment confirmed typed into
 	// the agent (0: none yet).
 	Delivered int `json:"delivered,omitempty"`
