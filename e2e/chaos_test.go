@@ -34,6 +34,14 @@ const chaosPlan = "# Plan\n\nTwo steps.\n\n```json\n" + `{"summary": "two files"
   {"id": "st_1", "description": "write one.txt", "checkpoint": 1, "dependencies": [], "files": ["CREATE one.txt"]},
   {"id": "st_2", "description": "write two.txt", "checkpoint": 2, "dependencies": [], "files": ["CREATE two.txt"]}]}` + "\n```\n"
 
+// chaosParallelPlan: st_1 and st_2 both in checkpoint 1, for two workers
+// at once.
+const chaosParallelPlan = "# Plan\n\nTwo files at once.\n\n```json\n" + `{"summary": "two files",
+ "checkpoints": [{"id": 1, "name": "both"}],
+ "subtasks": [
+  {"id": "st_1", "description": "write one.txt", "checkpoint": 1, "dependencies": [], "files": ["CREATE one.txt"]},
+  {"id": "st_2", "description": "write two.txt", "checkpoint": 1, "dependencies": [], "files": ["CREATE two.txt"]}]}` + "\n```\n"
+
 // largeDescription is a subtask description at the size limit (16 KiB).
 func largeDescription(id string) string {
 	return id + ": " + strings.Repeat("write it carefully. ", (16<<10-len(id)-2)/20) + strings.Repeat("!", (16<<10-len(id)-2)%20)
@@ -51,7 +59,8 @@ func chaosAgent(mode string) int {
 	project := os.Getenv("HIVEMIND_PROJECT")
 	id := os.Getenv("HIVEMIND_AGENT_ID")
 	role := workspace.Role(os.Getenv("HIVEMIND_ROLE"))
-	count := func(name string) int { // per-agent counters kept on disk across restarts
+	outbox := filepath.Join(taskDir, workspace.OutboxesDir, id) // where this agent's Hivemind files go
+	count := func(name string) int {                            // per-agent counters kept on disk across restarts
 		p := filepath.Join(taskDir, "chaos-"+id+"-"+name)
 		b, _ := os.ReadFile(p)
 		n := len(b) + 1
@@ -104,7 +113,11 @@ func chaosAgent(mode string) int {
 		case is("stall") && role == workspace.RoleLead:
 			// Goes idle without writing plan.md.
 		case role == workspace.RoleLead && (a.State == workspace.PhasePlanning || a.State == workspace.PhasePlanRevision):
-			p := filepath.Join(taskDir, "plan.md")
+			p := filepath.Join(outbox, "plan.md")
+			if is("lead-approves") {
+				// Approves its own plan, in its own outbox: refused.
+				write(filepath.Join(outbox, "plan-approved.md"), "Approved by the Lead.\n")
+			}
 			switch n := count("plan"); {
 			case is("symlink-plan") && n == 1:
 				real := filepath.Join(taskDir, "real-plan.md")
@@ -116,22 +129,63 @@ func chaosAgent(mode string) int {
 				write(p, "# Plan\n\n```json\n{\"summary\": "+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000)+"}\n```\n")
 			case is("large-plan"):
 				write(p, largePlan)
+			case is("parallel"):
+				write(p, chaosParallelPlan)
 			default:
 				if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() != 0 {
 					_ = os.RemoveAll(p) // told: a symlink or directory is not a plan
 				}
 				write(p, chaosPlan)
 			}
+		case role == workspace.RoleLead && a.State == workspace.PhaseFrictionResolution:
+			write(filepath.Join(outbox, "friction-resolution.md"), "Nothing to change: the reports were a flood.\n")
 		case role == workspace.RoleReviewer && a.State == workspace.PhasePlanReview:
-			write(filepath.Join(taskDir, "plan-approved.md"), "Approved.\n")
+			write(filepath.Join(outbox, "plan-approved.md"), "Approved.\n")
 		case role == workspace.RoleReviewer && a.State == workspace.PhaseCheckpointReview:
 			if is("bad-fix-marker") && count("issues") == 1 {
-				write(filepath.Join(taskDir, "checkpoint-issues.md"), "## Issues\n- high: one.txt:1 says the wrong thing\n")
+				write(filepath.Join(outbox, "checkpoint-issues.md"), "## Issues\n- high: one.txt:1 says the wrong thing\n")
 			} else {
-				write(filepath.Join(taskDir, "checkpoint-approved.md"), "Approved.\n")
+				write(filepath.Join(outbox, "checkpoint-approved.md"), "Approved.\n")
 			}
 		case a.DoneMarker != "":
 			out := strings.TrimSuffix(a.DoneMarker, ".done") + ".md"
+			if is("forge-neighbour") && a.Subtask != nil && a.Subtask.ID == "st_1" {
+				// Completes worker_2's st_2 for it, claiming to be
+				// worker_2: in its own outbox and where older versions
+				// took markers from.
+				for _, dir := range []string{filepath.Join(outbox, "outputs"), filepath.Join(taskDir, "outputs")} {
+					write(filepath.Join(dir, "st_2.md"), "forged by "+id+"\n")
+					b, _ := json.Marshal(map[string]string{"agent_id": "worker_2", "output_file": filepath.Join(dir, "st_2.md")})
+					write(filepath.Join(dir, "st_2.done"), string(b))
+				}
+				write(filepath.Join(project, "two.txt"), "forged by "+id+"\n")
+			}
+			if is("forge-neighbour") && a.Subtask != nil && a.Subtask.ID == "st_2" {
+				// Works on while the forgery arrives: finishes only once
+				// it was refused (bounded wait).
+				deadline := time.Now().Add(30 * time.Second)
+				for time.Now().Before(deadline) {
+					if m, _ := filepath.Glob(filepath.Join(taskDir, "reviews", "refused_v*-agents_worker_1_outputs_st_2.done")); len(m) > 0 {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			if is("flood") && a.Subtask != nil && a.Subtask.ID == "st_1" {
+				// Thousands of friction reports and shared-knowledge
+				// notes, then the work.
+				inbox := filepath.Join(filepath.Dir(filepath.Dir(taskDir)), workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
+				_ = os.MkdirAll(inbox, 0o755)
+				_ = os.MkdirAll(filepath.Join(outbox, "friction"), 0o755)
+				for i := range floodFiles {
+					_ = os.WriteFile(filepath.Join(outbox, "friction", fmt.Sprintf("slow-%d.md", i)), []byte("slow\n"), 0o644)
+					_ = os.WriteFile(filepath.Join(inbox, fmt.Sprintf("%s-%d.md", id, i+1)),
+						[]byte(fmt.Sprintf("---\nkind: term\nterm: t%d\n---\nflood\n", i)), 0o644)
+				}
+			}
+			if is("worker-approves") && role == workspace.RoleWorker {
+				write(filepath.Join(outbox, "checkpoint-approved.md"), "Approved by "+id+".\n")
+			}
 			desc := ""
 			if a.Subtask != nil { // what the worker was told, for the test to check
 				desc = fmt.Sprintf("description %d bytes, sha256 %x\n", len(a.Subtask.Description), sha256.Sum256([]byte(a.Subtask.Description)))
@@ -189,7 +243,10 @@ func chaosProject(t *testing.T, config string) (project, home string) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "quiet_period_ms = 50\nworkers = 1\nbackoff_seconds = [1]\n" + config
+	cfg := "quiet_period_ms = 50\nbackoff_seconds = [1]\n" + config
+	if !strings.Contains(config, "workers =") {
+		cfg += "workers = 1\n"
+	}
 	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +471,7 @@ func checkToldWhole(t *testing.T, dir string, ids ...string) {
 	for _, id := range ids {
 		d := largeDescription(id)
 		want := fmt.Sprintf("description %d bytes, sha256 %x\n", len(d), sha256.Sum256([]byte(d)))
-		b, err := os.ReadFile(filepath.Join(dir, "outputs", id+".md"))
+		b, err := os.ReadFile(filepath.Join(dir, workspace.OutboxesDir, "worker_1", "outputs", id+".md"))
 		if err != nil || !strings.Contains(string(b), want) {
 			t.Errorf("%s: worker was told %q (%v), want %q", id, b, err, want)
 		}
@@ -451,4 +508,111 @@ func TestChaosResumeAfterBlobLoss(t *testing.T) {
 	}
 	checkStateSmall(t, dir)
 	checkToldWhole(t, dir, "st_2")
+}
+
+// Agents writing what is not theirs — a worker completing its neighbour's
+// subtask claiming to be it, the Lead approving its own plan, a worker
+// approving its checkpoint — are refused with an event naming the writer,
+// that agent is told, and the task completes with every subtask done by
+// its own worker.
+func TestChaosForgedTriggers(t *testing.T) {
+	for _, c := range []struct {
+		mode, config string
+		writer       workspace.AgentID
+		path         string // the refused file
+	}{
+		{"parallel+forge-neighbour", "workers = 2\n", "worker_1", "agents/worker_1/outputs/st_2.done"},
+		{"lead-approves", "", "lead", "agents/lead/plan-approved.md"},
+		{"worker-approves", "", "worker_1", "agents/worker_1/checkpoint-approved.md"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			code, dir, out, recs := chaosRun(t, c.mode, c.config)
+			st := chaosComplete(t, code, dir, out)
+			refused := slices.IndexFunc(recs, func(r workspace.EventRecord) bool {
+				return r.Type == "trigger_refused" && r.Agent == c.writer && r.Details["path"] == c.path
+			})
+			if refused < 0 {
+				t.Fatalf("no trigger_refused of %s by %s:\n%s", c.path, c.writer, out)
+			}
+			if n := countRecords(recs[refused:], "assignment_sent", func(r workspace.EventRecord) bool { return r.Agent == c.writer }); n == 0 {
+				t.Fatalf("%s was not told of the refusal", c.writer)
+			}
+			for id, sub := range st.Subtasks {
+				done := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "subtask_done" && r.Details["subtask"] == id })
+				if done < 0 || recs[done].Agent != sub.Worker {
+					t.Fatalf("%s: done by %v, assigned to %s", id, recs[max(done, 0)].Agent, sub.Worker)
+				}
+				b, err := os.ReadFile(filepath.Join(dir, workspace.OutboxesDir, string(sub.Worker), "outputs", id+".md"))
+				if err != nil || !strings.HasPrefix(string(b), string(sub.Worker)+" did") {
+					t.Fatalf("%s output %q (%v)", id, b, err)
+				}
+			}
+			if c.writer == "worker_1" && strings.Contains(c.mode, "forge") {
+				if st.Subtasks["st_2"].Worker != "worker_2" {
+					t.Fatalf("st_2 worker %s", st.Subtasks["st_2"].Worker)
+				}
+			}
+			if n := countRecords(recs, "plan_approved", func(r workspace.EventRecord) bool { return r.Agent != "reviewer" }); n != 0 {
+				t.Fatalf("%d approvals not by the reviewer", n)
+			}
+		})
+	}
+}
+
+// A state.json an agent edited to "complete" is not trusted by --resume
+// --retry: it does not match the engine's last write, so the state is
+// rebuilt from events.jsonl (a state_rebuilt record says why) and the
+// retried task completes for real.
+func TestChaosTamperedStateNotTrusted(t *testing.T) {
+	project, home := chaosProject(t, "max_retries = 1\n")
+	code, dir, out, _ := chaosExec(t, project, home, "bad-fix-marker", "chaos: write two files")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	p := filepath.Join(dir, "state.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(data), `"state": "needs_human"`, `"state": "complete"`, 1)
+	if forged == string(data) {
+		t.Fatalf("state.json has no needs_human phase:\n%s", data)
+	}
+	if err := os.WriteFile(p, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, dir, out, recs := chaosExec(t, project, home, "behave", "--resume", "--retry")
+	chaosComplete(t, code, dir, out)
+	i := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "state_rebuilt" })
+	if i < 0 {
+		t.Fatalf("no state_rebuilt record:\n%s", out)
+	}
+	if reason, _ := recs[i].Details["reason"].(string); !strings.Contains(reason, "changed outside Hivemind") {
+		t.Fatalf("state_rebuilt reason %q", reason)
+	}
+	if n := countRecords(recs, "subtask_done", nil); n < 2 {
+		t.Fatalf("%d subtask_done records: the work was not done", n)
+	}
+}
+
+// floodFiles is how many friction files and inbox notes the flood mode writes.
+const floodFiles = 2000
+
+// A worker that writes thousands of friction reports and shared-knowledge
+// notes does not stall the task: its own and the next subtask complete
+// (the flood is bounded in flight, excess friction refused with one
+// message).
+func TestChaosFlood(t *testing.T) {
+	start := time.Now()
+	code, dir, out, recs := chaosRun(t, "flood", "")
+	chaosComplete(t, code, dir, out)
+	took := time.Since(start)
+	refused := countRecords(recs, "trigger_refused", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	recorded := countRecords(recs, "friction_recorded", nil)
+	t.Logf("%d friction files and %d inbox notes: task complete in %v; friction recorded %d, refused %d, context records %d",
+		floodFiles, floodFiles, took.Round(time.Millisecond), recorded, refused,
+		countRecords(recs, "context_submitted", nil)+countRecords(recs, "context_rejected", nil))
+	if flows := countRecords(recs, "friction_flow_started", nil); recorded > 8*(flows+1) || refused == 0 {
+		t.Fatalf("%d friction reports recorded over %d friction flows (at most 8 pending per agent between flows), %d refused", recorded, flows, refused)
+	}
 }

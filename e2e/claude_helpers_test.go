@@ -712,6 +712,16 @@ func archivedName(name string) string {
 	name = versionRE.ReplaceAllString(name, "")
 	// A trigger that meant nothing in its state: ignored_v1-<name>.
 	name = strings.TrimPrefix(name, "ignored-")
+	name = strings.TrimPrefix(name, "refused-")
+	// Archived from an outbox: agents_<id>_<name>.
+	if rest, ok := strings.CutPrefix(name, workspace.OutboxesDir+"_"); ok {
+		for _, id := range []string{"lead_", "reviewer_", "worker_1_", "worker_2_", "worker_3_"} {
+			if r, ok := strings.CutPrefix(rest, id); ok {
+				name = r
+				break
+			}
+		}
+	}
 	if strings.HasPrefix(name, "checkpoint_") {
 		rest := strings.TrimLeft(strings.TrimPrefix(name, "checkpoint_"), "0123456789")
 		name = "checkpoint" + rest

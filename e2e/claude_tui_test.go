@@ -336,7 +336,7 @@ func claudeTUIComplete(t *testing.T) {
 	// Let the Lead's turn finish: Claude writes plan.md for real and its
 	// turn ends (Stop hook), but the finished trigger only waits.
 	gate.open()
-	planMD := filepath.Join(dir, "plan.md")
+	planMD := filepath.Join(dir, "agents", "lead", "plan.md")
 	seen.watch(r, claudeTUIWait, "the lead's turn to end and plan.md to be deferred", func(tuiScreen) bool {
 		recs = readEventLog(dir)
 		idle := findRecord(recs, paused, func(e workspace.EventRecord) bool {

@@ -50,7 +50,7 @@ func setupCLI(t *testing.T, name, pkg string) *cliOffline {
 	project := t.TempDir()
 	gitInit(t, project)
 	taskDir := filepath.Join(project, ".hivemind", "tasks", "t1")
-	for _, d := range []string{"assignments", "outputs", "reviews"} {
+	for _, d := range []string{"assignments", "agents/worker_1/outputs", "reviews"} {
 		if err := os.MkdirAll(filepath.Join(taskDir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +58,8 @@ func setupCLI(t *testing.T, name, pkg string) *cliOffline {
 	a := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
 		Instruction: "Implement subtask st_1.",
 		Subtask:     &workspace.Subtask{ID: "st_1", Description: "Greeting core.", Checkpoint: 1, Files: []string{"greet.go"}},
-		Writes:      []string{filepath.Join(taskDir, "outputs", "st_1.md")},
-		DoneMarker:  filepath.Join(taskDir, "outputs", "st_1.done")}
+		Writes:      []string{filepath.Join(taskDir, "agents", "worker_1", "outputs", "st_1.md")},
+		DoneMarker:  filepath.Join(taskDir, "agents", "worker_1", "outputs", "st_1.done")}
 	b, _ := json.Marshal(a)
 	assignment := filepath.Join(taskDir, "assignments", "worker_1.json")
 	if err := os.WriteFile(assignment, b, 0o644); err != nil {

@@ -88,7 +88,7 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 			continue
 		}
 		sub, _, _ = strings.Cut(sub, ":")
-		outMD, err := os.ReadFile(filepath.Join(dir, "outputs", sub+".md"))
+		outMD, err := os.ReadFile(filepath.Join(dir, workspace.OutboxesDir, string(r.Agent), "outputs", sub+".md"))
 		if err != nil {
 			t.Fatalf("output of %s: %v", sub, err)
 		}

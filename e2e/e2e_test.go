@@ -198,7 +198,7 @@ func checkComplete(t *testing.T, dir string) workspace.State {
 		if s.Status != workspace.SubtaskDone {
 			t.Errorf("subtask %s is %s", id, s.Status)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "outputs", id+".done")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, workspace.OutboxesDir, string(s.Worker), "outputs", id+".done")); err != nil {
 			t.Errorf("subtask %s: %v", id, err)
 		}
 	}

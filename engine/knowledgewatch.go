@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // KnowledgeFiles is what the Runner needs from the shared knowledge
@@ -45,6 +46,10 @@ type knowledgeWatcher struct {
 	mu    sync.Mutex
 	files *quietTracker
 	kick  chan struct{}
+	// gate bounds each author's notes in flight (flood.go): a flood of
+	// notes is neither read whole at every scan nor queued ahead of the
+	// task's own events.
+	gate floodGate
 }
 
 func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
@@ -60,7 +65,8 @@ func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time
 		return nil, fmt.Errorf("engine: watch %s: %w", dir, err)
 	}
 	return &knowledgeWatcher{dir: dir, clock: clock, emit: emit, fsw: fsw,
-		files: newQuietTracker(quiet), kick: make(chan struct{}, 1)}, nil
+		files: newQuietTracker(quiet), kick: make(chan struct{}, 1),
+		gate: newGate(MaxNotesInFlight, func(name string) (workspace.AgentID, bool) { return workspace.InboxAuthor(name) })}, nil
 }
 
 // run scans once, then on every change and when a pending file is due,
@@ -116,12 +122,20 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Ti
 	now := w.clock()
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".md") || watchTempName(name) {
+		if e.IsDir() || !strings.HasSuffix(name, ".md") || triggers.TempName(name) {
+			continue
+		}
+		if w.gate.full(name) {
+			seen[name] = true // waits, unread, until one of its author's is taken
 			continue
 		}
 		full := filepath.Join(w.dir, name)
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if f := w.files.files[name]; f != nil && f.reported() && f.sig.size == fi.Size() && f.sig.mtime.Equal(fi.ModTime()) && f.sig.ino == inodeOf(fi) {
+			seen[name] = true // reported, not taken yet: not read again
 			continue
 		}
 		// Bounded like every file an agent writes: a huge one is read no
@@ -136,11 +150,22 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Ti
 		if !w.files.ready(f, now, turnEnded && (agent == "" || agent == author)) {
 			continue
 		}
+		if !w.gate.admit(name) {
+			f.hold(time.Time{})
+			continue
+		}
 		f.report()
 		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
 			Agent: author, ModTime: f.sig.mtime, When: When{At: w.clock()}})
 	}
 	w.files.keep(seen) // archived: a file coming back under that name is new
+	if len(w.gate.keep(seen)) > 0 {
+		// A place in flight freed: scan again for the waiting.
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
 	return w.files.next()
 }
 

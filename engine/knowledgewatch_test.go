@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,5 +311,62 @@ func TestRunnerDuplicateTermUpdates(t *testing.T) {
 	}
 	if !updated {
 		t.Error("no context_merged update record")
+	}
+}
+
+// A flood of one author's inbox notes costs at most MaxNotesInFlight events
+// at a time, and another author's note is reported at once; each taken
+// (archived) note lets the next through.
+func TestKnowledgeWatcherFloodBounded(t *testing.T) {
+	dir := t.TempDir()
+	const n = 200
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("worker_1-%d.md", i+1)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := make(chan Event, 4*n)
+	w, err := newKnowledgeWatcher(dir, 10*time.Millisecond, time.Now, func(e Event) { events <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { w.run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+	if err := os.WriteFile(filepath.Join(dir, "lead-1.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := map[string]bool{}
+	taken := 0
+	deadline := time.After(20 * time.Second)
+	leadSeen := false
+	for taken < n {
+		select {
+		case e := <-events:
+			ks := e.(KnowledgeSubmitted)
+			if ks.Agent == "lead" {
+				leadSeen = true
+				continue
+			}
+			inFlight[ks.Path] = true
+			if len(inFlight) > MaxNotesInFlight {
+				t.Fatalf("%d notes in flight, at most %d", len(inFlight), MaxNotesInFlight)
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d notes taken, %d in flight", taken, n, len(inFlight))
+		}
+		if len(inFlight) == MaxNotesInFlight || taken+len(inFlight) == n {
+			for p := range inFlight {
+				if err := os.Remove(filepath.Join(dir, filepath.Base(p))); err != nil {
+					t.Fatal(err)
+				}
+				delete(inFlight, p)
+				taken++
+			}
+		}
+	}
+	if !leadSeen {
+		t.Fatal("the lead's note was not reported during the flood")
 	}
 }

@@ -23,7 +23,7 @@ func executingIn(t *testing.T, dir string) State {
 	t.Helper()
 	s := planReviewIn(t, dir)
 	at := time.Now()
-	s, _ = testMachine.Step(s, TriggerCompleted{Path: "plan-approved.md", Content: []byte("LGTM"), ModTime: at, When: When{At: at}})
+	s, _ = testMachine.Step(s, TriggerCompleted{Path: ob("plan-approved.md"), Content: []byte("LGTM"), ModTime: at, When: When{At: at}})
 	if s.Phase != workspace.PhaseExecuting || s.Subtasks["st_1"].Worker != "worker_1" || !s.Agents["worker_1"].Pending ||
 		s.Subtasks["st_2"].Worker != "worker_2" {
 		t.Fatalf("setup: %s %+v", s.Phase, s.Subtasks)
@@ -39,7 +39,7 @@ func planReviewIn(t *testing.T, dir string) State {
 	s := State{Phase: workspace.PhaseIdle}
 	for _, ev := range []Event{
 		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: dir, When: When{At: at}},
-		TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: at, When: When{At: at}},
+		TriggerCompleted{Path: ob("plan.md"), Content: validPlan, Agent: "lead", ModTime: at, When: When{At: at}},
 	} {
 		s, _ = testMachine.Step(s, ev)
 	}
@@ -56,9 +56,9 @@ func writeDone(t *testing.T, dir, id, agent string) {
 	old := time.Now().Add(-time.Minute)
 	for _, f := range []struct{ name, content string }{
 		{id + ".md", "# " + id + "\ndone\n"},
-		{id + ".done", `{"agent_id": "` + agent + `", "output_file": "outputs/` + id + `.md", "completed_at": "2026-01-01T00:00:00Z"}`},
+		{id + ".done", `{"agent_id": "` + agent + `", "output_file": "agents/` + agent + `/outputs/` + id + `.md", "completed_at": "2026-01-01T00:00:00Z"}`},
 	} {
-		p := filepath.Join(dir, workspace.OutputsDir, f.name)
+		p := filepath.Join(dir, workspace.OutboxesDir, agent, workspace.OutputsDir, f.name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func TestWatcherScanComplete(t *testing.T) {
 		{"plan-approved.md", "fresh", time.Now().Add(time.Hour)}, // never quiet long enough
 	}
 	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f.rel))
+		p := filepath.Join(dir, filepath.FromSlash(ob(f.rel)))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -307,10 +307,10 @@ func TestWatcherScanComplete(t *testing.T) {
 			if !e.OK || e.Agent != "worker_1" {
 				t.Errorf("marker event %#v", e)
 			}
-			got = append(got, "outputs/"+e.Subtask+".done")
+			got = append(got, ob("outputs/"+e.Subtask+".done"))
 		}
 	}
-	if want := []string{"outputs/st_1.done", "plan.md", "friction/slow.md", "friction/recent.md"}; !reflect.DeepEqual(got, want) {
+	if want := []string{ob("outputs/st_1.done"), ob("plan.md"), ob("friction/slow.md"), ob("friction/recent.md")}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("ScanComplete = %q, want %q (oldest first)", got, want)
 	}
 	if evs := w.ScanComplete(ctx); len(evs) != 0 {
@@ -337,14 +337,14 @@ func TestWatcherScanComplete(t *testing.T) {
 		}
 		flushed = append(flushed, tc.Path)
 		if len(flushed) == 2 {
-			if err := os.WriteFile(filepath.Join(dir, "outputs", "zz.done"), []byte(`{"agent_id": "worker_2"}`), 0o644); err != nil {
+			if err := os.WriteFile(mkParent(filepath.Join(dir, ob("outputs/zz.done"))), []byte(`{"agent_id": "worker_2"}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			w.Flush()
 		}
 	}
 	slices.Sort(flushed)
-	if want := []string{"checkpoint.md", "plan-approved.md"}; !reflect.DeepEqual(flushed, want) {
+	if want := []string{ob("plan-approved.md"), ob("checkpoint.md")}; !reflect.DeepEqual(flushed, want) {
 		t.Fatalf("flushed %q, want %q", flushed, want)
 	}
 }

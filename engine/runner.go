@@ -12,6 +12,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // StateSaver persists state.json (workspace.StateStore).
@@ -33,8 +34,8 @@ type TaskFiles interface {
 	WriteAssignment(workspace.Assignment) error
 	// Archive moves a consumed trigger (paths relative to the task dir).
 	Archive(from, to string) error
-	// ReadDone reads and validates outputs/<subtask>.done.
-	ReadDone(subtask string) (workspace.DoneMarker, error)
+	// ReadDone reads and validates agent's done marker of subtask.
+	ReadDone(agent workspace.AgentID, subtask string) (workspace.DoneMarker, error)
 }
 
 // SnapshotEvents is how many recent event records a Snapshot carries.
@@ -407,7 +408,7 @@ func (r *Runner) handle(it runnerItem) {
 	}
 	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
-		r.watcher.FlushRole(r.state.AgentRole(h.Agent))
+		r.watcher.FlushAgent(h.Agent)
 	}
 
 	wasOver := r.state.Phase.Terminal()
@@ -429,7 +430,7 @@ func (r *Runner) handle(it runnerItem) {
 // it. Such a plan comes back with a Problem (recorded with the event, so a
 // replay sees the same), and the Lead is told.
 func vetPlanPaths(tc TriggerCompleted, project string) TriggerCompleted {
-	if tc.Path != flow.PlanTrigger || tc.Problem != "" || project == "" {
+	if ref, ok := triggers.Parse(tc.Path); !ok || ref.Kind != triggers.Plan || tc.Problem != "" || project == "" {
 		return tc
 	}
 	plan, probs := flow.ParsePlan(tc.Content, project)

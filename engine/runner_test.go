@@ -105,8 +105,8 @@ func (f *rtFiles) Archive(from, to string) error {
 	}
 	return os.Rename(filepath.Join(f.dir, from), dst)
 }
-func (f *rtFiles) ReadDone(st string) (workspace.DoneMarker, error) {
-	return workspace.DoneMarker{AgentID: "worker_1"}, nil
+func (f *rtFiles) ReadDone(agent workspace.AgentID, st string) (workspace.DoneMarker, error) {
+	return workspace.DoneMarker{AgentID: agent}, nil
 }
 func (f *rtFiles) Calls() []string {
 	f.mu.Lock()
@@ -401,7 +401,7 @@ func TestRunnerIdleFlushesWatcher(t *testing.T) {
 		c.QuietPeriod = time.Hour
 		c.State.Agents = map[workspace.AgentID]workspace.AgentState{"lead": {Role: "lead"}}
 	})
-	if err := os.WriteFile(filepath.Join(h.files.dir, "plan.md"), []byte("plan\n"), 0o644); err != nil {
+	if err := os.WriteFile(mkParent(filepath.Join(h.files.dir, ob("plan.md"))), []byte("plan\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h.r.Send(AgentHealth{Agent: "lead", Health: "idle"})
@@ -409,7 +409,7 @@ func TestRunnerIdleFlushesWatcher(t *testing.T) {
 		t.Fatalf("got %#v", ev)
 	}
 	tc, ok := h.next().(TriggerCompleted)
-	if !ok || tc.Path != "plan.md" || string(tc.Content) != "plan\n" {
+	if !ok || tc.Path != ob("plan.md") || string(tc.Content) != "plan\n" {
 		t.Fatalf("got %#v", tc)
 	}
 }
@@ -460,10 +460,10 @@ func TestEncodeDecodeEvent(t *testing.T) {
 		// What a restarted runner found on disk travels in the record.
 		Resumed{When: When{At: at}, OnDisk: []Event{
 			SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: at}},
-			TriggerCompleted{Path: "plan.md", Content: []byte("p"), ModTime: at.Add(-time.Minute), When: When{At: at}},
+			TriggerCompleted{Path: ob("plan.md"), Content: []byte("p"), ModTime: at.Add(-time.Minute), When: When{At: at}},
 		}},
-		TriggerCompleted{Path: "plan.md", Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), When: When{At: at}},
-		TriggerCompleted{Path: "plan-approved.md", Content: []byte{}, When: When{At: at}},
+		TriggerCompleted{Path: ob("plan.md"), Content: []byte("# plan\n```json\n{}\n```\n"), Agent: "lead", ModTime: at.Add(-time.Second), When: When{At: at}},
+		TriggerCompleted{Path: ob("plan-approved.md"), Content: []byte{}, When: When{At: at}},
 		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, When: When{At: at}},
 		SubtaskDone{Subtask: "st_2", Agent: "worker_2", Problem: "missing output", When: When{At: at}},
 		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 0, PID: 42, Detail: "bye", When: When{At: at}},

@@ -24,7 +24,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.store.setFail(syscall.ENOSPC)
-	h.r.Send(TriggerCompleted{Path: "plan-approved.md", Content: []byte("LGTM"), Agent: "reviewer", Inode: 1})
+	h.r.Send(TriggerCompleted{Path: ob("plan-approved.md"), Content: []byte("LGTM"), Agent: "reviewer", Inode: 1})
 	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhaseNeedsHuman })
 	if snap.State.Escalation != "state_write" || !strings.Contains(snap.State.Reason, "no space left on device") {
 		t.Fatalf("escalation %q reason %q", snap.State.Escalation, snap.State.Reason)
@@ -47,7 +47,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	}
 	archived := false
 	for _, c := range h.files.Calls() {
-		archived = archived || strings.HasPrefix(c, "Archive plan-approved.md ")
+		archived = archived || strings.HasPrefix(c, "Archive "+ob("plan-approved.md")+" ")
 	}
 	if !injected["worker_1"] || !injected["worker_2"] || !archived {
 		t.Fatalf("after retry: injected %v archived %v (calls %v %v)", injected, archived, h.agents.Calls(), h.files.Calls())
@@ -69,7 +69,7 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	r.Send(TriggerCompleted{Path: "plan-approved.md", Content: []byte("ok"), Agent: "reviewer", Inode: 1})
+	r.Send(TriggerCompleted{Path: ob("plan-approved.md"), Content: []byte("ok"), Agent: "reviewer", Inode: 1})
 	<-r.Barrier()
 	// worker_1's message is confirmed; worker_2's never is.
 	seqs := map[string]int{}

@@ -26,18 +26,18 @@ func TestWatcherReportsUnreadableTriggers(t *testing.T) {
 			if err := os.WriteFile(target, validPlan, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(target, filepath.Join(dir, "plan.md")); err != nil {
+			if err := os.Symlink(target, mkParent(filepath.Join(dir, ob("plan.md")))); err != nil {
 				t.Fatal(err)
 			}
 		}, "plan.md", "is a symbolic link"},
 		{"plan.md directory", func(t *testing.T, dir string) {
-			if err := os.Mkdir(filepath.Join(dir, "plan.md"), 0o755); err != nil {
+			if err := os.Mkdir(mkParent(filepath.Join(dir, ob("plan.md"))), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}, "plan.md", "is a directory"},
 		{"oversized review", func(t *testing.T, dir string) {
 			big := strings.Repeat("x", flow.MaxTriggerBytes+1)
-			if err := os.WriteFile(filepath.Join(dir, "plan-feedback.md"), []byte(big), 0o644); err != nil {
+			if err := os.WriteFile(mkParent(filepath.Join(dir, ob("plan-feedback.md"))), []byte(big), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, "plan-feedback.md", "too large"},
@@ -59,7 +59,7 @@ func TestWatcherReportsUnreadableTriggers(t *testing.T) {
 func TestWatcherSameBytesSameMtimeIsNew(t *testing.T) {
 	h := wtStart(t, 50*time.Millisecond, nil)
 	mt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := filepath.Join(h.dir, "plan-feedback.md")
+	p := mkParent(filepath.Join(h.dir, ob("plan-feedback.md")))
 	write := func() {
 		h.write("plan-feedback.md", "no")
 		if err := os.Chtimes(p, mt, mt); err != nil {
@@ -130,7 +130,7 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := func(file string) TriggerCompleted {
-		return TriggerCompleted{Path: "plan.md", Content: planMD(`{"summary": "s", "checkpoints": [{"id": 1, "name": "c"}],
+		return TriggerCompleted{Path: ob("plan.md"), Content: planMD(`{"summary": "s", "checkpoints": [{"id": 1, "name": "c"}],
  "subtasks": [{"id": "st_1", "description": "d", "checkpoint": 1, "dependencies": [], "files": ["CREATE ` + file + `"]}]}`)}
 	}
 	if got := vetPlanPaths(plan("link/evil.go"), project); !strings.Contains(got.Problem, `"link/evil.go" leads outside the project`) {
@@ -161,7 +161,7 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 // the start scan) is reported too, without a turn-ended signal.
 func TestWatcherReportsDirectoryCreatedLater(t *testing.T) {
 	h := wtStart(t, 50*time.Millisecond, nil)
-	if err := os.Mkdir(filepath.Join(h.dir, "plan.md"), 0o755); err != nil {
+	if err := os.Mkdir(mkParent(filepath.Join(h.dir, ob("plan.md"))), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.until(10*time.Second, wtIsTrigger("plan.md", ""))

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // WatcherConfig configures a Watcher.
@@ -37,19 +37,20 @@ type WatcherConfig struct {
 	MaxWait time.Duration
 	// Clock stamps emitted events (default time.Now).
 	Clock func() time.Time
-	// ReadDone reads and validates outputs/<subtask>.done (and the output it
-	// names). Nil means: parse the marker JSON only.
-	ReadDone func(subtask string) (workspace.DoneMarker, error)
+	// ReadDone reads and validates agent's done marker of subtask (and the
+	// output it names). Nil means: parse the marker JSON only.
+	ReadDone func(agent workspace.AgentID, subtask string) (workspace.DoneMarker, error)
 	// Emit receives TriggerCompleted and SubtaskDone events. It is called
 	// from the watcher goroutine and must not block for long.
 	Emit func(Event)
 }
 
 // Watcher turns files appearing in a task directory into engine events. It
-// watches the task dir itself (trigger files), friction/ and outputs/
-// (recursively, including subdirectories created later). A file is reported
-// once it is complete: unchanged for the quiet period, or at once when its
-// writer's turn ended (Flush/FlushRole). On an fsnotify overflow or error it
+// watches the files of the trigger table (workspace/triggers): the user's at
+// the task dir root and the agents' in their outboxes agents/<id>/ (and
+// their friction/ and outputs/, including directories created later). A
+// file is reported once it is complete: unchanged for the quiet period, or
+// at once when its writer's turn ended (Flush/FlushAgent). On an fsnotify overflow or error it
 // rescans the directory, so no trigger is ever missed; it also scans once at
 // start, which is how a restarted engine finds triggers written while it was
 // down. Each distinct content of a path is reported once; a path that
@@ -58,16 +59,18 @@ type Watcher struct {
 	cfg WatcherConfig
 	fsw *fsnotify.Watcher
 
-	mu         sync.Mutex
-	flushRoles map[workspace.Role]bool // roles whose files must be checked now; "" = all
-	rescanReq  bool
-	kick       chan struct{}
-	scanReq    chan scanRequest // ScanComplete, served by Run
-	done       chan struct{}    // closed when Run returns
+	mu          sync.Mutex
+	flushAgents map[workspace.AgentID]bool // agents whose files must be checked now; "" = all
+	rescanReq   bool
+	kick        chan struct{}
+	scanReq     chan scanRequest // ScanComplete, served by Run
+	done        chan struct{}    // closed when Run returns
 
 	// Owned by the Run goroutine.
 	files *quietTracker
 	dirty map[string]bool // touched by fsnotify events, not yet observed
+	// flood bounds each outbox's friction files in flight (flood.go).
+	flood floodGate
 }
 
 // watchSig identifies one version of a file's content: a file written
@@ -114,21 +117,6 @@ func inodeOf(fi fs.FileInfo) uint64 {
 	return 0
 }
 
-// Trigger file names at the task dir root, with the role that writes each.
-var watchRootTriggers = map[string]workspace.Role{
-	"plan.md":                workspace.RoleLead,
-	"friction-resolution.md": workspace.RoleLead,
-	"plan-approved.md":       workspace.RoleReviewer,
-	"plan-feedback.md":       workspace.RoleReviewer,
-	"checkpoint-approved.md": workspace.RoleReviewer,
-	"checkpoint-issues.md":   workspace.RoleReviewer,
-	"checkpoint.md":          workspace.RoleWorker,
-	flow.PlanDecisionFile:    "", // the user (plangate.go)
-}
-
-// Subdirectories watched recursively.
-var watchSubdirs = []string{"friction", "outputs"}
-
 // NewWatcher creates a watcher on cfg.Dir. Call Run to start it.
 func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if cfg.MaxWait <= 0 {
@@ -149,28 +137,29 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		return nil, fmt.Errorf("engine: watch %s: %w", cfg.Dir, err)
 	}
 	return &Watcher{
-		cfg:        cfg,
-		fsw:        fsw,
-		flushRoles: map[workspace.Role]bool{},
-		kick:       make(chan struct{}, 1),
-		scanReq:    make(chan scanRequest),
-		done:       make(chan struct{}),
-		files:      newQuietTracker(cfg.QuietPeriod),
-		dirty:      map[string]bool{},
+		cfg:         cfg,
+		fsw:         fsw,
+		flushAgents: map[workspace.AgentID]bool{},
+		kick:        make(chan struct{}, 1),
+		scanReq:     make(chan scanRequest),
+		done:        make(chan struct{}),
+		files:       newQuietTracker(cfg.QuietPeriod),
+		dirty:       map[string]bool{},
+		flood:       newFloodGate(),
 	}, nil
 }
 
 // Flush checks every pending file now instead of waiting for the quiet
 // period: the runner calls it when an agent's turn ended. Safe from any
 // goroutine.
-func (w *Watcher) Flush() { w.FlushRole("") }
+func (w *Watcher) Flush() { w.FlushAgent("") }
 
-// FlushRole is Flush restricted to the files that role writes (friction
-// files count for every role), so one agent's turn ending does not cut
-// short a file another agent is still writing. An empty role flushes all.
-func (w *Watcher) FlushRole(role workspace.Role) {
+// FlushAgent is Flush restricted to the files in agent's outbox, so one
+// agent's turn ending does not cut short a file another agent is still
+// writing. An empty agent flushes all.
+func (w *Watcher) FlushAgent(agent workspace.AgentID) {
 	w.mu.Lock()
-	w.flushRoles[role] = true
+	w.flushAgents[agent] = true
 	w.mu.Unlock()
 	w.poke()
 }
@@ -227,16 +216,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 			req.reply <- w.scanComplete(req.ctx)
 		case <-w.kick:
 			w.mu.Lock()
-			roles := w.flushRoles
-			w.flushRoles = map[workspace.Role]bool{}
+			agents := w.flushAgents
+			w.flushAgents = map[workspace.AgentID]bool{}
 			rescan := w.rescanReq
 			w.rescanReq = false
 			w.mu.Unlock()
 			if rescan {
 				w.rescan()
 			}
-			if len(roles) > 0 {
-				w.flush(roles)
+			if len(agents) > 0 {
+				w.flush(agents)
 			}
 		case <-timer.C:
 		}
@@ -301,9 +290,12 @@ func (w *Watcher) handleFS(ev fsnotify.Event) {
 
 // observeDirty observes each file touched since the last call.
 func (w *Watcher) observeDirty() {
-	for rel := range w.dirty {
-		delete(w.dirty, rel)
-		w.observe(rel, false)
+	// Observing may mark more files (release): until none is left.
+	for len(w.dirty) > 0 {
+		for rel := range w.dirty {
+			delete(w.dirty, rel)
+			w.observe(rel, false)
+		}
 	}
 }
 
@@ -315,6 +307,9 @@ func (w *Watcher) rescan() {
 		seen[rel] = true
 	}
 	w.files.keep(seen)
+	for _, rel := range w.flood.keep(seen) {
+		w.dirty[rel] = true
+	}
 	for rel := range seen {
 		w.observe(rel, false)
 	}
@@ -334,10 +329,7 @@ func (w *Watcher) candidates() []string {
 			found = append(found, e.Name())
 		}
 	}
-	for _, sub := range watchSubdirs {
-		found = append(found, w.addTree(filepath.Join(w.cfg.Dir, sub))...)
-	}
-	return found
+	return append(found, w.addTree(filepath.Join(w.cfg.Dir, workspace.OutboxesDir))...)
 }
 
 // addTree watches dir and its subdirectories and returns the candidate
@@ -354,6 +346,11 @@ func (w *Watcher) addTree(dir string) []string {
 		}
 		if d.IsDir() {
 			if !watchDirWanted(rel) {
+				// A directory named like a trigger is a candidate: its
+				// writer gets told (fileProblem).
+				if watchFileWanted(rel) {
+					found = append(found, rel)
+				}
 				return filepath.SkipDir
 			}
 			_ = w.fsw.Add(p)
@@ -367,16 +364,16 @@ func (w *Watcher) addTree(dir string) []string {
 	return found
 }
 
-// flush checks the files the given roles write, treating a stable read as
+// flush checks the files of the given agents' outboxes, treating a stable read as
 // complete at once. It lists the directory rather than trusting the
 // notifications received so far: the writer's last fsnotify event may still
 // be in flight when its turn-ended signal arrives.
-func (w *Watcher) flush(roles map[workspace.Role]bool) {
+func (w *Watcher) flush(agents map[workspace.AgentID]bool) {
 	w.drainFS()
 	w.observeDirty()
 	for _, rel := range w.candidates() {
-		r := watchWriterRole(rel)
-		if roles[""] || r == "" || roles[r] {
+		ref, _ := triggers.Parse(rel)
+		if agents[""] || ref.Owner == "" || agents[ref.Owner] {
 			w.observe(rel, true)
 		}
 	}
@@ -396,6 +393,7 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 	fi, err := os.Lstat(full)
 	if err != nil {
 		w.files.forget(rel)
+		w.release(rel)
 		return
 	}
 	var content []byte
@@ -404,6 +402,7 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 		content, err = readBounded(full)
 		if err != nil {
 			w.files.forget(rel)
+			w.release(rel)
 			return
 		}
 	}
@@ -424,8 +423,22 @@ func (w *Watcher) observe(rel string, turnEnded bool) {
 		f.hold(f.first.Add(w.cfg.MaxWait))
 		return
 	}
+	if !w.flood.admit(rel) {
+		// Its outbox has too many in flight: looked at again when one
+		// is taken (release), not by time.
+		f.hold(time.Time{})
+		return
+	}
 	f.report()
 	w.cfg.Emit(w.event(rel, content, sig, problem))
+}
+
+// release frees rel's place in flight (it was taken: archived) and marks
+// the files it kept waiting as touched.
+func (w *Watcher) release(rel string) {
+	for _, r := range w.flood.release(rel) {
+		w.dirty[r] = true
+	}
 }
 
 // readBounded reads a file of at most MaxTriggerBytes (a file that grew
@@ -455,8 +468,10 @@ func markerIncomplete(rel string, content []byte) bool {
 // it a rejection.
 func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string) Event {
 	at := w.cfg.Clock()
-	if st, ok := watchDoneSubtask(rel); ok {
-		ev := SubtaskDone{Subtask: st, When: When{At: at}}
+	if ref, ok := triggers.Parse(rel); ok && ref.Kind == triggers.Done {
+		// The writer is the outbox owner; the marker must say so too.
+		st := ref.Item
+		ev := SubtaskDone{Subtask: st, Agent: ref.Owner, When: When{At: at}}
 		if problem != "" {
 			ev.Problem = problem
 			return ev
@@ -464,11 +479,10 @@ func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string
 		var m workspace.DoneMarker
 		var err error
 		if w.cfg.ReadDone != nil {
-			m, err = w.cfg.ReadDone(st)
-		} else {
-			err = json.Unmarshal(content, &m)
+			m, err = w.cfg.ReadDone(ref.Owner, st)
+		} else if err = json.Unmarshal(content, &m); err == nil && m.AgentID != ref.Owner {
+			err = fmt.Errorf("agent_id is %q but the marker is in the outbox of %s", m.AgentID, ref.Owner)
 		}
-		ev.Agent = m.AgentID
 		if err != nil {
 			ev.Problem = err.Error()
 		} else {
@@ -476,7 +490,8 @@ func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string
 		}
 		return ev
 	}
-	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, When: When{At: at}}
+	ref, _ := triggers.Parse(rel)
+	return TriggerCompleted{Path: rel, Content: content, ModTime: sig.mtime, Inode: sig.ino, Problem: problem, Agent: ref.Owner, When: When{At: at}}
 }
 
 // scanRequest asks Run for ScanComplete's answer.
@@ -553,6 +568,10 @@ func (w *Watcher) scanComplete(ctx context.Context) []Event {
 		if w.files.reportedAs(rel, sig) {
 			continue
 		}
+		if !w.flood.admit(rel) {
+			w.files.see(rel, sig, w.cfg.Clock()).hold(time.Time{})
+			continue
+		}
 		w.files.see(rel, sig, w.cfg.Clock()).report()
 		files = append(files, found{rel, content, fi.ModTime(), sig, problem})
 	}
@@ -578,61 +597,19 @@ func (w *Watcher) rel(p string) (string, bool) {
 	return filepath.ToSlash(r), true
 }
 
-// watchDirWanted reports whether a directory (relative path) is watched.
-func watchDirWanted(rel string) bool {
-	top, _, _ := strings.Cut(rel, "/")
-	if top != "friction" && top != "outputs" {
-		return false
-	}
-	return !watchTempName(path.Base(rel))
-}
+// watchDirWanted reports whether a directory (relative path) is watched:
+// the outboxes and their subdirectories of the trigger table.
+func watchDirWanted(rel string) bool { return triggers.WatchedDir(rel) }
 
 // watchFileWanted reports whether a file (relative path) may be a trigger or
-// a done marker.
+// a done marker: a watched row of the trigger table.
 func watchFileWanted(rel string) bool {
-	base := path.Base(rel)
-	if watchTempName(base) {
+	ref, ok := triggers.Parse(rel)
+	if !ok {
 		return false
 	}
-	dir := path.Dir(rel)
-	if dir == "." {
-		_, ok := watchRootTriggers[base]
-		return ok
-	}
-	top, _, _ := strings.Cut(rel, "/")
-	switch top {
-	case "friction":
-		return strings.HasSuffix(base, ".md")
-	case "outputs":
-		return strings.HasSuffix(base, ".done")
-	}
-	return false
-}
-
-// watchTempName reports names editors and atomic writers use for files not
-// yet in place.
-func watchTempName(base string) bool {
-	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".tmp") ||
-		strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp")
-}
-
-// watchWriterRole is the role that writes rel; "" when any role may.
-func watchWriterRole(rel string) workspace.Role {
-	if r, ok := watchRootTriggers[rel]; ok {
-		return r
-	}
-	if strings.HasPrefix(rel, "outputs/") {
-		return workspace.RoleWorker
-	}
-	return ""
-}
-
-// watchDoneSubtask returns the subtask id of an outputs/<id>.done marker.
-func watchDoneSubtask(rel string) (string, bool) {
-	if !strings.HasPrefix(rel, "outputs/") || !strings.HasSuffix(rel, ".done") {
-		return "", false
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(rel, "outputs/"), ".done"), true
+	spec, _ := triggers.Lookup(ref.Kind)
+	return spec.Watched
 }
 
 // watchLooksUnfinished reports content that is visibly cut short: a

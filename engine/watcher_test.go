@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // wtHarness runs a Watcher on a temp dir and collects what it emits.
@@ -53,6 +55,7 @@ func wtStart(t *testing.T, quiet time.Duration, setup func(dir string)) *wtHarne
 
 func (h *wtHarness) write(rel, content string) {
 	h.t.Helper()
+	rel = ob(rel)
 	p := filepath.Join(h.dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		h.t.Fatal(err)
@@ -64,7 +67,7 @@ func (h *wtHarness) write(rel, content string) {
 
 func (h *wtHarness) appendTo(rel, content string) {
 	h.t.Helper()
-	f, err := os.OpenFile(filepath.Join(h.dir, filepath.FromSlash(rel)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(h.dir, filepath.FromSlash(ob(rel))), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -108,14 +111,14 @@ func (h *wtHarness) none() {
 func wtIsTrigger(path, content string) func(Event) bool {
 	return func(e Event) bool {
 		tc, ok := e.(TriggerCompleted)
-		return ok && tc.Path == path && (content == "" || string(tc.Content) == content)
+		return ok && tc.Path == ob(path) && (content == "" || string(tc.Content) == content)
 	}
 }
 
 func wtTriggersFor(evs []Event, path string) []TriggerCompleted {
 	var out []TriggerCompleted
 	for _, e := range evs {
-		if tc, ok := e.(TriggerCompleted); ok && tc.Path == path {
+		if tc, ok := e.(TriggerCompleted); ok && tc.Path == ob(path) {
 			out = append(out, tc)
 		}
 	}
@@ -241,7 +244,7 @@ func TestWatcherOverflowRescan(t *testing.T) {
 	if err := h.w.fsw.Remove(h.dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.w.fsw.Remove(filepath.Join(h.dir, "friction")); err != nil {
+	if err := h.w.fsw.Remove(filepath.Join(h.dir, "agents/worker_1/friction")); err != nil {
 		t.Fatal(err)
 	}
 	h.write("plan.md", "the plan\n")
@@ -253,7 +256,7 @@ func TestWatcherOverflowRescan(t *testing.T) {
 		if tc, ok := e.(TriggerCompleted); ok {
 			seen[tc.Path] = true
 		}
-		return seen["plan.md"] && seen["friction/flaky.md"]
+		return seen[ob("plan.md")] && seen[ob("friction/flaky.md")]
 	})
 }
 
@@ -275,18 +278,18 @@ func TestWatcherRescanReportsOnce(t *testing.T) {
 	}
 }
 
-// A turn-ended flush reports the files that role writes at once, and only
-// those.
-func TestWatcherFlushRole(t *testing.T) {
+// A turn-ended flush reports the files of that agent's outbox at once, and
+// only those.
+func TestWatcherFlushAgent(t *testing.T) {
 	h := wtStart(t, time.Hour, nil)
 	h.write("plan.md", "plan\n")
 	h.write("plan-approved.md", "ok\n")
-	h.w.FlushRole(workspace.RoleReviewer)
+	h.w.FlushAgent(workspace.AgentReviewer)
 	evs := h.until(5*time.Second, wtIsTrigger("plan-approved.md", "ok\n"))
 	if got := wtTriggersFor(evs, "plan.md"); len(got) != 0 {
 		t.Fatalf("reviewer's turn flushed the lead's plan.md: %+v", got)
 	}
-	h.w.FlushRole(workspace.RoleLead)
+	h.w.FlushAgent(workspace.AgentLead)
 	h.until(5*time.Second, wtIsTrigger("plan.md", "plan\n"))
 	h.none()
 	// Flush reports a fence-less or fenced file alike: the turn is over.
@@ -299,19 +302,18 @@ func TestWatcherFlushRole(t *testing.T) {
 // archived trigger that comes back is reported again.
 func TestWatcherInitialScanAndArchive(t *testing.T) {
 	h := wtStart(t, 20*time.Millisecond, func(dir string) {
-		_ = os.MkdirAll(filepath.Join(dir, "friction"), 0o755)
-		_ = os.WriteFile(filepath.Join(dir, "plan.md"), []byte("v1\n"), 0o644)
-		_ = os.WriteFile(filepath.Join(dir, "friction", "a.md"), []byte("a\n"), 0o644)
+		_ = os.WriteFile(mkParent(filepath.Join(dir, ob("plan.md"))), []byte("v1\n"), 0o644)
+		_ = os.WriteFile(mkParent(filepath.Join(dir, ob("friction/a.md"))), []byte("a\n"), 0o644)
 	})
 	seen := map[string]bool{}
 	h.until(5*time.Second, func(e Event) bool {
 		seen[e.(TriggerCompleted).Path] = true
-		return seen["plan.md"] && seen["friction/a.md"]
+		return seen[ob("plan.md")] && seen[ob("friction/a.md")]
 	})
 	if err := os.MkdirAll(filepath.Join(h.dir, "reviews"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(filepath.Join(h.dir, "plan.md"), filepath.Join(h.dir, "reviews", "plan_v1.md")); err != nil {
+	if err := os.Rename(mkParent(filepath.Join(h.dir, ob("plan.md"))), filepath.Join(h.dir, "reviews", "plan_v1.md")); err != nil {
 		t.Fatal(err)
 	}
 	h.write("plan.md", "v1\n")
@@ -332,7 +334,7 @@ func TestWatcherDoneMarkers(t *testing.T) {
 		Dir:         dir,
 		QuietPeriod: 20 * time.Millisecond,
 		Emit:        func(e Event) { events <- e },
-		ReadDone: func(st string) (workspace.DoneMarker, error) {
+		ReadDone: func(_ workspace.AgentID, st string) (workspace.DoneMarker, error) {
 			if st == "st_bad" {
 				return workspace.DoneMarker{AgentID: "worker_2"}, errors.New("output file missing")
 			}
@@ -363,7 +365,7 @@ func TestWatcherDoneMarkers(t *testing.T) {
 	if sd := got["st_1"]; !sd.OK || sd.Agent != "worker_1" || sd.Problem != "" {
 		t.Errorf("st_1: %+v", sd)
 	}
-	if sd := got["st_bad"]; sd.OK || sd.Problem == "" || sd.Agent != "worker_2" {
+	if sd := got["st_bad"]; sd.OK || sd.Problem == "" || sd.Agent != "worker_1" {
 		t.Errorf("st_bad: %+v", sd)
 	}
 }
@@ -386,14 +388,139 @@ func TestWatcherIgnores(t *testing.T) {
 		t.Fatalf("extra events: %#v", evs)
 	}
 	// The filters themselves, for the files that raced the sentinel.
-	for _, rel := range []string{"task.md", "reviews/plan_v1.md", "plan.md.tmp", "friction/.x.md", "outputs/a.md"} {
+	for _, rel := range []string{"task.md", "reviews/plan_v1.md", "plan.md.tmp", ob("friction/.x.md"), ob("outputs/a.md"), ob("friction/sub/y.md"),
+		"plan.md", "outputs/st_1.done", "friction/x.md", "agents/lead/notes.md", "agents/lead/sub/plan.md", "agents/../plan.md", "agents/x/inbox/n.md"} {
 		if watchFileWanted(rel) {
 			t.Errorf("watchFileWanted(%q) = true", rel)
 		}
 	}
-	for _, rel := range []string{"plan.md", "checkpoint.md", "friction/x.md", "friction/sub/y.md", "outputs/st_1.done"} {
-		if !watchFileWanted(rel) {
-			t.Errorf("watchFileWanted(%q) = false", rel)
+	for _, rel := range []string{"plan.md", "checkpoint.md", "friction/x.md", "outputs/st_1.done", "plan-decision.md"} {
+		if !watchFileWanted(ob(rel)) {
+			t.Errorf("watchFileWanted(%q) = false", ob(rel))
+		}
+	}
+}
+
+// Every watched row of the trigger table is seen by the watcher, where
+// its writer writes it, and nothing else of the table is: a trigger added
+// to the table needs no change here.
+func TestWatcherFollowsTriggerTable(t *testing.T) {
+	h := wtStart(t, 20*time.Millisecond, nil)
+	want := 0
+	for _, spec := range triggers.Table() {
+		var agent workspace.AgentID = "worker_3"
+		if len(spec.Writers) > 0 && !spec.WrittenBy(workspace.RoleWorker) {
+			agent = workspace.AgentID(spec.Writers[0])
+		}
+		rel := triggers.Path(agent, spec.Kind, "x")
+		content := "x\n"
+		if spec.Kind == triggers.Done {
+			content = `{"agent_id": "worker_3", "output_file": "o"}`
+		}
+		if got := watchFileWanted(rel); got != spec.Watched {
+			t.Errorf("%s: watched %v, want %v", rel, got, spec.Watched)
+		}
+		h.write(rel, content)
+		if spec.Watched {
+			want++
+		}
+	}
+	got := h.until(5*time.Second, func(Event) bool { want--; return want == 0 })
+	for _, e := range got {
+		switch e := e.(type) {
+		case TriggerCompleted:
+			if ref, ok := triggers.Parse(e.Path); !ok || (e.Agent != ref.Owner) {
+				t.Errorf("%s reported as written by %q", e.Path, e.Agent)
+			}
+		case SubtaskDone:
+			if e.Agent != "worker_3" || !e.OK {
+				t.Errorf("marker %+v", e)
+			}
+		}
+	}
+}
+
+// ob places a file named as in the root layout of older versions
+// (plan.md, friction/x.md, outputs/st_1.done) in the outbox of its
+// writer: the Lead or the Reviewer by the trigger table, worker_1 for a
+// worker's. Other paths are kept.
+func ob(rel string) string {
+	if strings.HasPrefix(rel, workspace.OutboxesDir+"/") {
+		return rel
+	}
+	kind, item := triggers.Kind(rel), ""
+	if dir, name, ok := strings.Cut(rel, "/"); ok {
+		ext := filepath.Ext(name)
+		kind, item = triggers.Kind(dir+"/*"+ext), strings.TrimSuffix(name, ext)
+	}
+	spec, ok := triggers.Lookup(kind)
+	if !ok || spec.ByUser() || strings.Contains(item, "/") {
+		return rel
+	}
+	var agent workspace.AgentID = "worker_1"
+	switch {
+	case spec.WrittenBy(workspace.RoleWorker):
+	case spec.WrittenBy(workspace.RoleLead):
+		agent = workspace.AgentLead
+	default:
+		agent = workspace.AgentReviewer
+	}
+	return triggers.Path(agent, kind, item)
+}
+
+// mkParent creates the directory of p and returns p.
+func mkParent(p string) string {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// A flood of friction files from one outbox costs at most
+// MaxFrictionInFlight events at a time: a done marker written after the
+// flood is reported at once, not behind it, and every flood file is
+// reported as the engine takes (archives) the earlier ones.
+func TestWatcherFrictionFloodBounded(t *testing.T) {
+	const n = 300
+	h := wtStart(t, 20*time.Millisecond, func(dir string) {
+		for i := range n {
+			p := mkParent(filepath.Join(dir, "agents/worker_1/friction", fmt.Sprintf("f%04d.md", i)))
+			_ = os.WriteFile(p, []byte("slow\n"), 0o644)
+		}
+	})
+	h.write("agents/worker_2/outputs/st_2.done", `{"agent_id": "worker_2", "output_file": "o"}`)
+	inFlight := map[string]bool{}
+	h.until(10*time.Second, func(e Event) bool {
+		if tc, ok := e.(TriggerCompleted); ok {
+			inFlight[tc.Path] = true
+			if len(inFlight) > MaxFrictionInFlight {
+				t.Fatalf("%d friction files in flight, at most %d", len(inFlight), MaxFrictionInFlight)
+			}
+		}
+		_, done := e.(SubtaskDone)
+		return done
+	})
+	// The engine takes them: each archived one lets the next through.
+	seen := map[string]bool{}
+	for len(seen) < n {
+		for p := range inFlight {
+			if err := os.Remove(filepath.Join(h.dir, p)); err != nil {
+				t.Fatal(err)
+			}
+			seen[p] = true
+			delete(inFlight, p)
+		}
+		if len(seen) == n {
+			break
+		}
+		e := h.until(10*time.Second, func(Event) bool { return true })[0]
+		tc, ok := e.(TriggerCompleted)
+		if !ok || seen[tc.Path] {
+			t.Fatalf("unexpected %#v", e)
+		}
+		inFlight[tc.Path] = true
+		if len(inFlight) > MaxFrictionInFlight {
+			t.Fatalf("%d in flight", len(inFlight))
 		}
 	}
 }

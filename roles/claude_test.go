@@ -61,18 +61,21 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	}
 	write := func(p, s string) {
 		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write(filepath.Join(project, "go.mod"), "module example.com/demo\n\ngo 1.26\n")
 	write(filepath.Join(taskDir, "task.md"), "Add a greeting service\n")
-	write(filepath.Join(taskDir, "plan.md"), "```json\n"+
+	write(filepath.Join(taskDir, "agents", "lead", "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
 	a := workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Instruction: "Review the plan: write plan-approved.md or plan-feedback.md",
-		Reads:       []string{filepath.Join(taskDir, "task.md"), filepath.Join(taskDir, "plan.md")},
-		Writes:      []string{filepath.Join(taskDir, "plan-approved.md"), filepath.Join(taskDir, "plan-feedback.md")}}
+		Reads:       []string{filepath.Join(taskDir, "task.md"), filepath.Join(taskDir, "agents", "lead", "plan.md")},
+		Writes:      []string{filepath.Join(taskDir, "agents", "reviewer", "plan-approved.md"), filepath.Join(taskDir, "agents", "reviewer", "plan-feedback.md")}}
 	ab, _ := json.Marshal(a)
 	assignment := filepath.Join(taskDir, "assignments", "reviewer.json")
 	write(assignment, string(ab))
@@ -106,7 +109,7 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = project
 	cmd.Env = append(claudetest.Env(claudetest.Home(t, project), api.URL()),
-		roles.EnvRole+"=reviewer", roles.EnvTaskDir+"="+taskDir, roles.EnvProject+"="+project, hookEnv+"="+hookLog)
+		roles.EnvRole+"=reviewer", roles.EnvAgentID+"=reviewer", roles.EnvTaskDir+"="+taskDir, roles.EnvProject+"="+project, hookEnv+"="+hookLog)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude: %v\n%s", err, out)
@@ -119,7 +122,7 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	if _, err := os.Stat(src); !os.IsNotExist(err) {
 		t.Errorf("the Reviewer's forbidden write happened: %s exists (%v)", src, err)
 	}
-	if _, err := os.Stat(filepath.Join(taskDir, "plan-feedback.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(taskDir, "agents", "reviewer", "plan-feedback.md")); err != nil {
 		t.Errorf("review file not written: %v\n%s", err, out)
 	}
 	denials, _ := os.ReadFile(hookLog)

@@ -38,21 +38,21 @@ func TestCodexAndGeminiToolCalls(t *testing.T) {
 	}{
 		// Codex: the patch's files are judged as Write calls.
 		{"codex reviewer writes a source file", "reviewer", codexPatch(dir, add(src)), true, "the reviewer role may not write " + src},
-		{"codex reviewer writes its review", "reviewer", codexPatch(dir, add(filepath.Join(task, "plan-approved.md"))), false, ""},
-		{"codex lead writes the plan", "lead", codexPatch(dir, add(filepath.Join(task, "plan.md"))), false, ""},
+		{"codex reviewer writes its review", "reviewer", codexPatch(dir, add(filepath.Join(task, "agents/reviewer/plan-approved.md"))), false, ""},
+		{"codex lead writes the plan", "lead", codexPatch(dir, add(filepath.Join(task, "agents/lead/plan.md"))), false, ""},
 		{"codex relative path", "reviewer", codexPatch(dir, add("greet.go")), true, "may not write " + src},
 		{"codex worker updates source", "worker", codexPatch(dir, "*** Update File: greet.go\n@@\n-a\n+b\n"), false, ""},
 		{"codex worker writes state.json", "worker", codexPatch(dir, add(filepath.Join(task, "state.json"))), true, "only Hivemind writes state.json"},
 		{"codex delete checked", "reviewer", codexPatch(dir, "*** Delete File: go.mod\n"), true, "may not write " + filepath.Join(dir, "go.mod")},
-		{"codex move destination checked", "lead", codexPatch(dir, "*** Update File: "+filepath.Join(task, "plan.md")+"\n*** Move to: main.go\n"), true, "may not write " + filepath.Join(dir, "main.go")},
-		{"codex one forbidden file of two", "reviewer", codexPatch(dir, add(filepath.Join(task, "plan-feedback.md"))+add(src)), true, src},
+		{"codex move destination checked", "lead", codexPatch(dir, "*** Update File: "+filepath.Join(task, "agents/lead/plan.md")+"\n*** Move to: main.go\n"), true, "may not write " + filepath.Join(dir, "main.go")},
+		{"codex one forbidden file of two", "reviewer", codexPatch(dir, add(filepath.Join(task, "agents/reviewer/plan-feedback.md"))+add(src)), true, src},
 		{"codex patch without files", "worker", codexPatch(dir, "+x\n"), true, "without *** Add File"},
 		{"codex heredoc then more shell", "lead", `{"hook_event_name":"PreToolUse","cwd":"` + dir + `","tool_name":"Bash","tool_input":{"command":"apply_patch <<'P'\n*** Add File: ` + task + `/plan.md\n+x\nP\nrm -rf /"}}`, true, "read-only shell commands"},
 		{"codex apply_patch tool", "reviewer", `{"hook_event_name":"PreToolUse","cwd":"` + dir + `","tool_name":"apply_patch","tool_input":{"input":"*** Begin Patch\n` + strings.ReplaceAll(add(src), "\n", `\n`) + `*** End Patch\n"}}`, true, "may not write " + src},
 		{"codex plain shell for reviewer", "reviewer", `{"hook_event_name":"PreToolUse","cwd":"` + dir + `","tool_name":"Bash","tool_input":{"command":"ls"}}`, true, "may not run shell commands"},
 		// Gemini: its tool names.
 		{"gemini reviewer writes a source file", "reviewer", geminiTool(dir, "write_file", map[string]any{"file_path": src, "content": "x"}), true, "the reviewer role may not write " + src},
-		{"gemini reviewer writes its review", "reviewer", geminiTool(dir, "write_file", map[string]any{"file_path": filepath.Join(task, "checkpoint-approved.md")}), false, ""},
+		{"gemini reviewer writes its review", "reviewer", geminiTool(dir, "write_file", map[string]any{"file_path": filepath.Join(task, "agents/reviewer/checkpoint-approved.md")}), false, ""},
 		{"gemini reviewer replaces", "reviewer", geminiTool(dir, "replace", map[string]any{"file_path": src, "old_string": "a", "new_string": "b"}), true, "may not use the Edit tool"},
 		{"gemini reviewer shell", "reviewer", geminiTool(dir, "run_shell_command", map[string]any{"command": "touch x"}), true, "may not run shell commands"},
 		{"gemini lead read-only shell", "lead", geminiTool(dir, "run_shell_command", map[string]any{"command": "git log --oneline"}), false, ""},
@@ -62,7 +62,8 @@ func TestCodexAndGeminiToolCalls(t *testing.T) {
 		{"gemini worker any tool", "worker", geminiTool(dir, "save_memory", map[string]any{"fact": "x"}), false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := envOf(map[string]string{EnvRole: tc.role, EnvTaskDir: task, EnvProject: dir})
+			id := map[string]string{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
+			env := envOf(map[string]string{EnvRole: tc.role, EnvAgentID: id, EnvTaskDir: task, EnvProject: dir})
 			out, denied, reason := PreToolUse([]byte(tc.stdin), env)
 			if denied != tc.denied || !strings.Contains(reason, tc.reason) {
 				t.Fatalf("denied %v %q; want %v, reason containing %q", denied, reason, tc.denied, tc.reason)

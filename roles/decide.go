@@ -1,6 +1,8 @@
 package roles
 
 import (
+	"github.com/hivemind-dev/hivemind/workspace"
+
 	"errors"
 	"fmt"
 	"os"
@@ -100,7 +102,7 @@ func decidePath(p Policy, taskDir, project, raw string) (bool, string) {
 	if err != nil {
 		return false, fmt.Sprintf("Hivemind: cannot resolve %s: %v.", raw, err)
 	}
-	roots := resolveRoots(taskDir, project)
+	roots := resolveRoots(taskDir, project, p.Agent)
 	allowed, rule := matchWritePaths(p.WritePaths, roots, real)
 	if allowed {
 		return true, ""
@@ -122,7 +124,8 @@ func decidePath(p Policy, taskDir, project, raw string) (bool, string) {
 // mayWrite lists, for a denial reason, the paths the role may write.
 func (p Policy) mayWrite(taskDir, project string) string {
 	wt := worktreeOf(taskDir, project)
-	roots := map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir), "{worktree}": wt}
+	roots := map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir), "{worktree}": wt,
+		"{outbox}": outboxOf(taskDir, p.Agent)}
 	var allow []string
 	for _, w := range p.WritePaths {
 		if strings.HasPrefix(w, "!") {
@@ -165,6 +168,15 @@ func expandRoot(pattern string, roots map[string]string) string {
 	return pattern
 }
 
+// outboxOf returns agent's outbox in the task dir ("" when either is
+// unknown or the id is not valid: {outbox} patterns then match nothing).
+func outboxOf(taskDir string, agent workspace.AgentID) string {
+	if taskDir == "" || !workspace.ValidID(string(agent)) {
+		return ""
+	}
+	return filepath.Join(taskDir, workspace.OutboxRel(agent))
+}
+
 // workspaceOf returns the workspace root of a task dir
 // (<workspace>/tasks/<id>).
 func workspaceOf(taskDir string) string {
@@ -196,10 +208,10 @@ func worktreeOf(taskDir, project string) string {
 // resolveRoots resolves the pattern roots physically, so they compare with
 // resolved file paths (e.g. /tmp being a symlink). {worktree} is set only
 // when the project lies inside the workspace (worktreeOf).
-func resolveRoots(taskDir, project string) map[string]string {
+func resolveRoots(taskDir, project string, agent workspace.AgentID) map[string]string {
 	roots := map[string]string{}
 	for k, v := range map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir),
-		"{worktree}": worktreeOf(taskDir, project)} {
+		"{worktree}": worktreeOf(taskDir, project), "{outbox}": outboxOf(taskDir, agent)} {
 		if v == "" || !filepath.IsAbs(v) {
 			continue
 		}

@@ -25,7 +25,7 @@ func newFixture(t *testing.T) fixture {
 	f.ws = filepath.Join(f.project, ".hivemind")
 	f.task = filepath.Join(f.ws, "tasks", "t1")
 	for _, d := range []string{f.outside, filepath.Join(f.project, "src"), filepath.Join(f.project, ".git"),
-		filepath.Join(f.task, "outputs"), filepath.Join(f.task, "friction"), filepath.Join(f.task, "reviews")} {
+		filepath.Join(f.task, "agents/worker_1/outputs"), filepath.Join(f.task, "agents/lead/friction"), filepath.Join(f.task, "reviews")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -35,17 +35,17 @@ func newFixture(t *testing.T) fixture {
 	}
 	f.linkProject = filepath.Join(root, "linkproj")
 	links := map[string]string{
-		filepath.Join(f.project, "escape"):         f.outside,                        // dir link out of the project
-		filepath.Join(f.task, "evil.md"):           "../../../src/main.go",           // task file aliasing code
-		filepath.Join(f.project, "src", "dangle"):  filepath.Join(f.outside, "n.go"), // dangling, target outside
-		filepath.Join(f.project, "alias"):          "src",                            // link within the project
-		filepath.Join(f.project, "sneaky"):         f.task,                           // project path into the task dir
-		filepath.Join(f.project, "src", "loop"):    "loop",                           // self loop
-		filepath.Join(f.project, "src", "up"):      "..",                             // link then ..
-		f.linkProject:                              f.project,                        // the project reached via a link
-		filepath.Join(f.task, "friction", "x.md"):  filepath.Join(f.outside, "x.md"),
-		filepath.Join(f.task, "outputs", "ok.md"):  "st_1.md",
-		filepath.Join(f.task, "outputs", "bad.md"): "../state.json",
+		filepath.Join(f.project, "escape"):                         f.outside,                        // dir link out of the project
+		filepath.Join(f.task, "evil.md"):                           "../../../src/main.go",           // task file aliasing code
+		filepath.Join(f.project, "src", "dangle"):                  filepath.Join(f.outside, "n.go"), // dangling, target outside
+		filepath.Join(f.project, "alias"):                          "src",                            // link within the project
+		filepath.Join(f.project, "sneaky"):                         f.task,                           // project path into the task dir
+		filepath.Join(f.project, "src", "loop"):                    "loop",                           // self loop
+		filepath.Join(f.project, "src", "up"):                      "..",                             // link then ..
+		f.linkProject:                                              f.project,                        // the project reached via a link
+		filepath.Join(f.task, "agents/lead/friction", "x.md"):      filepath.Join(f.outside, "x.md"),
+		filepath.Join(f.task, "agents/worker_1/outputs", "ok.md"):  "st_1.md",
+		filepath.Join(f.task, "agents/worker_1/outputs", "bad.md"): "../../../state.json",
 	}
 	for link, target := range links {
 		if err := os.Symlink(target, link); err != nil {
@@ -66,34 +66,34 @@ func TestDecideWritePaths(t *testing.T) {
 		reason     string // substring of the denial reason
 	}{
 		// Lead: plan, friction resolution, friction, outputs; no code.
-		{"lead plan", "lead", "Write", T + "/plan.md", true, ""},
-		{"lead friction resolution", "lead", "Write", T + "/friction-resolution.md", true, ""},
-		{"lead friction", "lead", "Write", T + "/friction/slow-tests.md", true, ""},
-		{"lead friction nested", "lead", "Write", T + "/friction/a/b.md", false, "outside the role's write paths"},
-		{"lead fix output", "lead", "Write", T + "/outputs/fix_1.md", true, ""},
-		{"lead code", "lead", "Write", P + "/src/main.go", false, "The lead role may write only: " + T + "/plan.md"},
-		{"lead reviewer file", "lead", "Write", T + "/plan-approved.md", false, "outside"},
+		{"lead plan", "lead", "Write", T + "/agents/lead/plan.md", true, ""},
+		{"lead friction resolution", "lead", "Write", T + "/agents/lead/friction-resolution.md", true, ""},
+		{"lead friction", "lead", "Write", T + "/agents/lead/friction/slow-tests.md", true, ""},
+		{"lead friction nested", "lead", "Write", T + "/agents/lead/friction/a/b.md", false, "outside the role's write paths"},
+		{"lead fix output", "lead", "Write", T + "/agents/lead/outputs/fix_1.md", true, ""},
+		{"lead code", "lead", "Write", P + "/src/main.go", false, "The lead role may write only: " + T + "/agents/lead/plan.md"},
+		{"lead reviewer file", "lead", "Write", T + "/agents/lead/plan-approved.md", false, "outside"},
 		{"lead state.json", "lead", "Write", T + "/state.json", false, "only Hivemind writes state.json"},
-		{"lead edit tool", "lead", "Edit", T + "/plan.md", false, "may not use the Edit tool"},
+		{"lead edit tool", "lead", "Edit", T + "/agents/lead/plan.md", false, "may not use the Edit tool"},
 		{"lead symlink to code", "lead", "Write", T + "/evil.md", false, "resolves to " + P + "/src/main.go"},
-		{"lead via linked project", "lead", "Write", f.linkProject + "/.hivemind/tasks/t1/plan.md", true, ""},
-		{"lead friction link outside", "lead", "Write", T + "/friction/x.md", false, "resolves to " + f.outside},
+		{"lead via linked project", "lead", "Write", f.linkProject + "/.hivemind/tasks/t1/agents/lead/plan.md", true, ""},
+		{"lead friction link outside", "lead", "Write", T + "/agents/lead/friction/x.md", false, "resolves to " + f.outside},
 
 		// Reviewer: only its trigger files and friction.
-		{"reviewer plan approved", "reviewer", "Write", T + "/plan-approved.md", true, ""},
-		{"reviewer plan feedback", "reviewer", "Write", T + "/plan-feedback.md", true, ""},
-		{"reviewer checkpoint approved", "reviewer", "Write", T + "/checkpoint-approved.md", true, ""},
-		{"reviewer checkpoint issues", "reviewer", "Write", T + "/checkpoint-issues.md", true, ""},
-		{"reviewer friction", "reviewer", "Write", T + "/friction/loop.md", true, ""},
+		{"reviewer plan approved", "reviewer", "Write", T + "/agents/reviewer/plan-approved.md", true, ""},
+		{"reviewer plan feedback", "reviewer", "Write", T + "/agents/reviewer/plan-feedback.md", true, ""},
+		{"reviewer checkpoint approved", "reviewer", "Write", T + "/agents/reviewer/checkpoint-approved.md", true, ""},
+		{"reviewer checkpoint issues", "reviewer", "Write", T + "/agents/reviewer/checkpoint-issues.md", true, ""},
+		{"reviewer friction", "reviewer", "Write", T + "/agents/reviewer/friction/loop.md", true, ""},
 		{"reviewer source file", "reviewer", "Write", P + "/src/main.go", false, "the reviewer role may not write"},
 		{"reviewer relative source", "reviewer", "Write", "src/new.go", false, "may not write src/new.go"},
-		{"reviewer plan", "reviewer", "Write", T + "/plan.md", false, "outside"},
+		{"reviewer plan", "reviewer", "Write", T + "/agents/reviewer/plan.md", false, "outside"},
 		{"reviewer archive", "reviewer", "Write", T + "/reviews/plan_v1-feedback.md", false, "protected pattern {task}/reviews/**"},
-		{"reviewer edit", "reviewer", "Edit", T + "/plan-feedback.md", false, "may not use the Edit tool"},
+		{"reviewer edit", "reviewer", "Edit", T + "/agents/reviewer/plan-feedback.md", false, "may not use the Edit tool"},
 		{"reviewer multiedit", "reviewer", "MultiEdit", P + "/src/main.go", false, "may not use the MultiEdit tool"},
 		{"reviewer notebook", "reviewer", "NotebookEdit", P + "/a.ipynb", false, "NotebookEdit"},
 		{"reviewer dotdot into code", "reviewer", "Write", T + "/../../../src/main.go", false, "may not write"},
-		{"reviewer dotdot staying inside", "reviewer", "Write", T + "/friction/../plan-feedback.md", true, ""},
+		{"reviewer dotdot staying inside", "reviewer", "Write", T + "/agents/reviewer/friction/../plan-feedback.md", true, ""},
 
 		// Worker: project files, outputs, checkpoint, friction; not the workspace.
 		{"worker code", "worker", "Write", P + "/src/new.go", true, ""},
@@ -102,10 +102,10 @@ func TestDecideWritePaths(t *testing.T) {
 		{"worker notebook", "worker", "NotebookEdit", P + "/nb/a.ipynb", true, ""},
 		{"worker relative", "worker", "Write", "src/rel.go", true, ""},
 		{"worker new dir", "worker", "Write", P + "/pkg/deep/x.go", true, ""},
-		{"worker output", "worker", "Write", T + "/outputs/st_1.md", true, ""},
-		{"worker done marker", "worker", "Write", T + "/outputs/st_1.done", true, ""},
-		{"worker checkpoint", "worker", "Write", T + "/checkpoint.md", true, ""},
-		{"worker plan", "worker", "Write", T + "/plan.md", false, "protected pattern {workspace}/**"},
+		{"worker output", "worker", "Write", T + "/agents/worker_1/outputs/st_1.md", true, ""},
+		{"worker done marker", "worker", "Write", T + "/agents/worker_1/outputs/st_1.done", true, ""},
+		{"worker checkpoint", "worker", "Write", T + "/agents/worker_1/checkpoint.md", true, ""},
+		{"worker plan", "worker", "Write", T + "/agents/worker_1/plan.md", false, "protected pattern {workspace}/**"},
 		{"worker state.json", "worker", "Edit", T + "/state.json", false, "only Hivemind writes state.json"},
 		{"worker assignment", "worker", "Write", T + "/assignments/worker_1.json", false, "{task}/assignments/**"},
 		{"worker config", "worker", "Write", f.ws + "/config.toml", false, "{workspace}/config.toml"},
@@ -115,17 +115,22 @@ func TestDecideWritePaths(t *testing.T) {
 		{"worker relative dotdot escape", "worker", "Write", "../outside/x.go", false, "resolves to " + f.outside + "/x.go"},
 		{"worker dotdot escape", "worker", "Write", P + "/src/../../outside/x.go", false, "outside"},
 		{"worker dotdot inside", "worker", "Write", P + "/src/../README.md", true, ""},
-		{"worker dotdot into state", "worker", "Write", T + "/outputs/../state.json", false, "state.json"},
+		{"worker dotdot into state", "worker", "Write", T + "/agents/worker_1/outputs/../state.json", false, "state.json"},
 		{"lead into blobs", "lead", "Write", T + "/blobs/" + strings.Repeat("a", 64), false, "{task}/blobs/**"},
 		{"worker symlink dir escape", "worker", "Write", P + "/escape/x.go", false, "resolves to " + f.outside + "/x.go"},
 		{"worker dangling symlink escape", "worker", "Write", P + "/src/dangle", false, "resolves to " + f.outside + "/n.go"},
 		{"worker symlink within project", "worker", "Write", P + "/alias/x.go", true, ""},
 		{"worker symlink into task dir", "worker", "Write", P + "/sneaky/state.json", false, "state.json"},
 		{"worker symlink then dotdot", "worker", "Write", P + "/src/up/src/x.go", true, ""},
-		{"worker link to own output", "worker", "Write", T + "/outputs/ok.md", true, ""},
-		{"worker output link to state", "worker", "Write", T + "/outputs/bad.md", false, "state.json"},
+		{"worker link to own output", "worker", "Write", T + "/agents/worker_1/outputs/ok.md", true, ""},
+		{"worker output link to state", "worker", "Write", T + "/agents/worker_1/outputs/bad.md", false, "state.json"},
 		{"worker symlink loop", "worker", "Write", P + "/src/loop", false, "too many levels of symbolic links"},
 		{"worker no path", "worker", "Write", "", false, "without file_path"},
+		// Authorship by path: nobody writes into another agent's outbox,
+		// nor the old task-root trigger names.
+		{"worker into another's outbox", "worker", "Write", T + "/agents/worker_2/outputs/st_2.done", false, "protected pattern {workspace}/**"},
+		{"lead into the reviewer's outbox", "lead", "Write", T + "/agents/reviewer/plan-approved.md", false, "outside"},
+		{"reviewer at the task root", "reviewer", "Write", T + "/plan-approved.md", false, "outside"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +139,9 @@ func TestDecideWritePaths(t *testing.T) {
 				key = "notebook_path"
 			}
 			in := map[string]any{key: tc.path, "content": "x"}
-			allow, reason := Decide(DefaultPolicy(tc.role), T, P, tc.tool, in)
+			pol := DefaultPolicy(tc.role)
+			pol.Agent = map[workspace.Role]workspace.AgentID{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
+			allow, reason := Decide(pol, T, P, tc.tool, in)
 			if allow != tc.allow {
 				t.Fatalf("allow = %v, want %v (reason %q)", allow, tc.allow, reason)
 			}

@@ -12,6 +12,8 @@ import (
 const (
 	EnvRole    = "HIVEMIND_ROLE"
 	EnvTaskDir = "HIVEMIND_TASK_DIR"
+	// EnvAgentID names the agent ({outbox} of its policy).
+	EnvAgentID = "HIVEMIND_AGENT_ID"
 	EnvProject = "HIVEMIND_PROJECT"
 )
 
@@ -78,7 +80,9 @@ func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bo
 		if in.Cwd != "" && filepath.IsAbs(in.Cwd) {
 			input = absolutize(input, in.Cwd)
 		}
-		if allow, why := Decide(DefaultPolicy(role), env(EnvTaskDir), project, c.name, input); !allow {
+		pol := DefaultPolicy(role)
+		pol.Agent = workspace.AgentID(env(EnvAgentID))
+		if allow, why := Decide(pol, env(EnvTaskDir), project, c.name, input); !allow {
 			return deny(in.HookEventName, why)
 		}
 	}

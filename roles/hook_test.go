@@ -14,7 +14,7 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // TestPreToolUseDenyOutput pins the exact hook JSON Claude Code receives
 // when the Reviewer tries to write a source file.
 func TestPreToolUseDenyOutput(t *testing.T) {
-	env := envOf(map[string]string{EnvRole: "reviewer", EnvTaskDir: "/p/.hivemind/tasks/t1", EnvProject: "/p"})
+	env := envOf(map[string]string{EnvRole: "reviewer", EnvAgentID: "reviewer", EnvTaskDir: "/p/.hivemind/tasks/t1", EnvProject: "/p"})
 	in := `{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/p","permission_mode":"bypassPermissions",` +
 		`"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/p/src/main.go","content":"x"},"tool_use_id":"toolu_1"}`
 	out, denied, reason := PreToolUse([]byte(in), env)
@@ -40,9 +40,9 @@ func TestPreToolUseDenyOutput(t *testing.T) {
 func TestPreToolUseAllowIsEmpty(t *testing.T) {
 	dir := t.TempDir()
 	task := filepath.Join(dir, ".hivemind", "tasks", "t1")
-	env := envOf(map[string]string{EnvRole: "reviewer", EnvTaskDir: task, EnvProject: dir})
+	env := envOf(map[string]string{EnvRole: "reviewer", EnvAgentID: "reviewer", EnvTaskDir: task, EnvProject: dir})
 	in, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": dir,
-		"tool_input": map[string]any{"file_path": filepath.Join(task, "plan-approved.md")}})
+		"tool_input": map[string]any{"file_path": filepath.Join(task, "agents", "reviewer", "plan-approved.md")}})
 	out, denied, reason := PreToolUse(in, env)
 	if denied || len(out) != 0 || reason != "" {
 		t.Errorf("allowed call produced %q %v %q", out, denied, reason)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // BashAccess says how a role may use the Bash tool.
@@ -35,11 +36,14 @@ type ToolRules struct {
 
 // Policy is one role's permissions.
 type Policy struct {
-	Role  workspace.Role
+	Role workspace.Role
+	// Agent is the agent the policy is applied to: {outbox} is its outbox
+	// agents/<Agent>/ in the task dir (unset: {outbox} matches nothing).
+	Agent workspace.AgentID
 	Tools ToolRules
 	// WritePaths are the paths the Write/Edit tools may touch: globs
-	// rooted at {task} (the task dir), {workspace} (the workspace root) or
-	// {project}. "*" matches within one path segment, "**" any number of
+	// rooted at {task} (the task dir), {outbox} (the agent's outbox in
+	// it), {workspace} (the workspace root) or {project}. "*" matches within one path segment, "**" any number of
 	// segments. They are checked in order and the first match decides; a
 	// pattern starting with "!" denies. No match denies.
 	WritePaths []string
@@ -81,6 +85,7 @@ var protectedPaths = []string{
 	"!{task}/logs/**",
 	"!{task}/heartbeats/**",
 	"!{task}/procs/**",
+	"!{task}/locks/**",
 	"!{workspace}/config.toml",
 	"!{workspace}/roles/**",
 	"!{workspace}/friction.json",
@@ -88,11 +93,20 @@ var protectedPaths = []string{
 	"!{project}/.git/**",
 }
 
-// sharedPaths every role may write: friction reports and (for the shared
-// knowledge) inbox notes.
+// sharedPaths every role may write: (for the shared knowledge) inbox
+// notes.
 var sharedPaths = []string{
-	"{task}/friction/*.md",
 	"{workspace}/context/inbox/*.md",
+}
+
+// outboxPaths are the files of the trigger table agents of role write, in
+// their own outbox.
+func outboxPaths(role workspace.Role) []string {
+	var out []string
+	for _, k := range triggers.OwnedBy(role) {
+		out = append(out, "{outbox}/"+string(k))
+	}
+	return out
 }
 
 // DefaultPolicy returns the built-in policy of role (lead, reviewer,
@@ -102,34 +116,24 @@ var sharedPaths = []string{
 // writes only the plan and friction files (Bash read-only, to inspect the
 // project); the Reviewer reads everything and writes only its review
 // trigger files (no Bash, no Edit); Workers edit project files, run Bash,
-// and write their outputs and checkpoint.md.
+// and write their outputs and checkpoint.md. Each writes its trigger files
+// (the rows of the trigger table its role writes) only in its own outbox.
 func DefaultPolicy(role workspace.Role) Policy {
 	p := Policy{Role: role, Tools: ToolRules{Bash: BashNone, Web: true}}
-	var own []string
 	switch role {
 	case workspace.RoleLead:
 		p.Tools.Write = true
 		p.Tools.Bash = BashReadOnly
-		// outputs/: the engine may hand the Lead a checkpoint fix
-		// assignment, answered with an output file and a done marker.
-		own = []string{"{task}/plan.md", "{task}/friction-resolution.md", "{task}/outputs/*.md", "{task}/outputs/*.done"}
 	case workspace.RoleReviewer:
 		p.Tools.Write = true
-		own = []string{
-			"{task}/plan-approved.md", "{task}/plan-feedback.md",
-			"{task}/checkpoint-approved.md", "{task}/checkpoint-issues.md",
-		}
 	case workspace.RoleWorker:
 		p.Tools = ToolRules{Write: true, Edit: true, Bash: BashFull, Web: true, Subagents: true}
-		own = []string{
-			"{task}/outputs/*.md", "{task}/outputs/*.done", "{task}/checkpoint.md",
-		}
 	default:
 		p.Tools.Web = false
 		p.WritePaths = slices.Clone(protectedPaths)
 		return p
 	}
-	p.WritePaths = slices.Concat(protectedPaths, own, sharedPaths)
+	p.WritePaths = slices.Concat(protectedPaths, outboxPaths(role), sharedPaths)
 	if role == workspace.RoleWorker {
 		// Project files, but nothing else inside the workspace. In a git
 		// project a worker's project is its own worktree, which lies
@@ -212,7 +216,7 @@ func Table(cfg config.Config) string {
 	writeTable(&b, rows)
 
 	b.WriteString("\nWrite paths (checked in order, first match decides, ! = denied, no match = denied;\n")
-	b.WriteString("{task} = task dir, {workspace} = workspace root, {project} = project,\n")
+	b.WriteString("{task} = task dir, {outbox} = the agent's own outbox {task}/agents/<agent id>, {workspace} = workspace root, {project} = project,\n")
 	b.WriteString("{worktree} = the worker's own git worktree when the project is a git repository):\n")
 	for _, r := range workspace.Roles() {
 		p := DefaultPolicy(r)

@@ -41,9 +41,9 @@ func TestDecideWorkerWorktree(t *testing.T) {
 		{"own worktree edit", "worker", "Edit", wt1, wt1 + "/src/main.go", true, ""},
 		{"own worktree relative", "worker", "Write", wt1, "src/rel.go", true, ""},
 		{"own worktree new dir", "worker", "Write", wt1, wt1 + "/pkg/x/y.go", true, ""},
-		{"own output", "worker", "Write", wt1, T + "/outputs/st_1.md", true, ""},
-		{"own done marker", "worker", "Write", wt1, T + "/outputs/st_1.done", true, ""},
-		{"checkpoint trigger", "worker", "Write", wt1, T + "/checkpoint.md", true, ""},
+		{"own output", "worker", "Write", wt1, T + "/agents/worker_1/outputs/st_1.md", true, ""},
+		{"own done marker", "worker", "Write", wt1, T + "/agents/worker_1/outputs/st_1.done", true, ""},
+		{"checkpoint trigger", "worker", "Write", wt1, T + "/agents/worker_1/checkpoint.md", true, ""},
 		{"other worker's worktree", "worker", "Write", wt1, wt2 + "/src/a.go", false, "protected pattern {workspace}/**"},
 		{"other worktree via symlink", "worker", "Write", wt1, wt1 + "/peer/src/a.go", false, "resolves to " + wt2},
 		{"other worktree via dotdot", "worker", "Write", wt1, wt1 + "/../worker_2/src/a.go", false, "{workspace}/**"},
@@ -61,7 +61,9 @@ func TestDecideWorkerWorktree(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			allow, reason := Decide(DefaultPolicy(tc.role), T, tc.project, tc.tool, map[string]any{"file_path": tc.path})
+			pol := DefaultPolicy(tc.role)
+			pol.Agent = map[workspace.Role]workspace.AgentID{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
+			allow, reason := Decide(pol, T, tc.project, tc.tool, map[string]any{"file_path": tc.path})
 			if allow != tc.allow {
 				t.Fatalf("allow = %v, want %v (reason %q)", allow, tc.allow, reason)
 			}

@@ -144,10 +144,10 @@ func TestGoldenStartTeam(t *testing.T) {
 func writeSummaryFixture(t *testing.T, dir string) {
 	t.Helper()
 	files := map[string]string{
-		"outputs/st_1.md":                 "# st_1\n\n## Files\n- Created: calc/sqrt.go\n- Modified: calc/calc.go\n",
-		"outputs/st_2.md":                 "# st_2 — output\n\n## Changes\n\n- CREATE calc/sqrt_test.go\n",
-		"outputs/fix_1_1_worker_1.md":     "## Files\n- Modified: calc/sqrt.go\n",
-		"reviews/friction_v1-worker_1.md": "# The test suite takes 40 s: every test rebuilds the parser tables\n",
+		"agents/worker_1/outputs/st_1.md":             "# st_1\n\n## Files\n- Created: calc/sqrt.go\n- Modified: calc/calc.go\n",
+		"agents/worker_2/outputs/st_2.md":             "# st_2 — output\n\n## Changes\n\n- CREATE calc/sqrt_test.go\n",
+		"agents/worker_1/outputs/fix_1_1_worker_1.md": "## Files\n- Modified: calc/sqrt.go\n",
+		"reviews/friction_v1-worker_1.md":             "# The test suite takes 40 s: every test rebuilds the parser tables\n",
 	}
 	for name, body := range files {
 		writeFile(t, dir, name, body)

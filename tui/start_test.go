@@ -365,10 +365,10 @@ func TestParseFileChanges(t *testing.T) {
 func TestLoadSummary(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"outputs/st_1.md":                 "# st_1\n\n## Changes\n\n- CREATE calc/sqrt.go\n- MODIFY calc/calc.go\n",
-		"outputs/st_2.md":                 "# st_2\nnothing listed\n",
-		"outputs/fix_1_1_worker_1.md":     "- Modified: calc/sqrt.go\n",
-		"reviews/friction_v1-worker_1.md": "# Friction: the build is slow\n\nDetails…\n",
+		"agents/worker_1/outputs/st_1.md":             "# st_1\n\n## Changes\n\n- CREATE calc/sqrt.go\n- MODIFY calc/calc.go\n",
+		"agents/worker_2/outputs/st_2.md":             "# st_2\nnothing listed\n",
+		"agents/worker_1/outputs/fix_1_1_worker_1.md": "- Modified: calc/sqrt.go\n",
+		"reviews/friction_v1-worker_1.md":             "# Friction: the build is slow\n\nDetails…\n",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

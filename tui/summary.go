@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // summaryData is what the summary view shows of one task.
@@ -164,7 +165,7 @@ func readOutput(ss *subtaskSummary, dir string) {
 	if dir == "" {
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(dir, workspace.OutputsDir, ss.ID+".md"))
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(triggers.Path(ss.Worker, triggers.Output, ss.ID))))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return

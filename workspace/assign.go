@@ -17,6 +17,20 @@ import (
 // agents/<agent>.
 func OutboxRel(agent AgentID) string { return filepath.Join(OutboxesDir, string(agent)) }
 
+// LegacyLayout names the sign ("outputs/", "friction/") that the task was
+// started by a Hivemind older than the outboxes, whose agents wrote
+// trigger files, outputs and done markers at the task dir root; "" for a
+// task of this layout. Such a task cannot be resumed: its agents were told
+// paths this version never reads.
+func (t *TaskDir) LegacyLayout() string {
+	for _, d := range []string{OutputsDir, FrictionDir} {
+		if fi, err := os.Lstat(filepath.Join(t.dir, d)); err == nil && fi.IsDir() {
+			return d + "/"
+		}
+	}
+	return ""
+}
+
 // OutboxDir returns the absolute outbox directory of agent.
 func (t *TaskDir) OutboxDir(agent AgentID) string { return filepath.Join(t.dir, OutboxRel(agent)) }
 
@@ -44,6 +58,9 @@ func (t *TaskDir) WriteAssignment(a Assignment) error {
 	}
 	mdPath, err := t.Path(filepath.Join(AssignmentsDir, string(a.Agent)+".md"))
 	if err != nil {
+		return fmt.Errorf("workspace: write assignment: %w", err)
+	}
+	if err := t.MakeOutbox(a.Agent); err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
 	}
 	prev, err := t.ReadAssignment(a.Agent)
@@ -148,28 +165,54 @@ func RenderAssignment(a Assignment) string {
 	return b.String()
 }
 
-// DonePath returns the absolute path of outputs/<subtask>.done.
-func (t *TaskDir) DonePath(subtask string) string {
-	return filepath.Join(t.dir, OutputsDir, subtask+".done")
+// DonePath returns the absolute path of agent's done marker of subtask,
+// agents/<agent>/outputs/<subtask>.done.
+func (t *TaskDir) DonePath(agent AgentID, subtask string) string {
+	return filepath.Join(t.OutboxDir(agent), OutputsDir, subtask+".done")
 }
 
-// ReadDone reads and validates outputs/<subtask>.done: a JSON object with
-// a valid agent_id and an output_file that exists, is a non-empty regular
+// outboxSubdirs are created in each agent's outbox.
+var outboxSubdirs = []string{OutputsDir, FrictionDir}
+
+// MakeOutbox creates agent's outbox agents/<agent>/ with its outputs/ and
+// friction/ directories (the places the agent writes).
+func (t *TaskDir) MakeOutbox(agent AgentID) error {
+	if err := checkID("agent", string(agent)); err != nil {
+		return fmt.Errorf("workspace: make outbox: %w", err)
+	}
+	for _, sub := range outboxSubdirs {
+		if err := os.MkdirAll(filepath.Join(t.OutboxDir(agent), sub), 0o755); err != nil {
+			return fmt.Errorf("workspace: make outbox of %s: %w", agent, err)
+		}
+	}
+	return nil
+}
+
+// ReadDone reads and validates agent's done marker of subtask,
+// agents/<agent>/outputs/<subtask>.done: a JSON object whose agent_id is
+// agent (the outbox owner) and an output_file that exists, is a non-empty regular
 // file, and lies inside the task directory or the task's project (after
 // resolving symlinks; ErrOutside otherwise). A relative output_file is
 // taken relative to the task directory, then to the project. completed_at
 // may be RFC 3339, a local time without zone (taken as UTC), unix seconds,
 // or missing (zero). The returned OutputFile is absolute and clean. Invalid
 // markers wrap ErrBadMarker; a missing marker wraps fs.ErrNotExist.
-func (t *TaskDir) ReadDone(subtask string) (DoneMarker, error) {
+func (t *TaskDir) ReadDone(agent AgentID, subtask string) (DoneMarker, error) {
 	var m DoneMarker
-	data, err := t.readNamed("subtask", subtask, OutputsDir, ".done")
+	if err := checkID("agent", string(agent)); err != nil {
+		return m, fmt.Errorf("workspace: read done marker %s: %w", subtask, err)
+	}
+	data, err := t.readNamed("subtask", subtask, filepath.Join(OutboxRel(agent), OutputsDir), ".done")
 	if err != nil {
 		return m, fmt.Errorf("workspace: read done marker %s: %w", subtask, err)
 	}
 	m, err = parseDone(data)
 	if err != nil {
 		return DoneMarker{}, fmt.Errorf("workspace: read done marker %s: %w: %v", subtask, ErrBadMarker, err)
+	}
+	if m.AgentID != agent {
+		return DoneMarker{}, fmt.Errorf("workspace: read done marker %s: %w: agent_id is %q but the marker is in the outbox of %s: write only your own marker, with your own agent_id",
+			subtask, ErrBadMarker, m.AgentID, agent)
 	}
 	out, err := t.resolveOutput(m.OutputFile)
 	if err != nil {

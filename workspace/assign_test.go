@@ -137,16 +137,20 @@ func TestReadDone(t *testing.T) {
 		{"directory output", `{"agent_id":"worker_1","output_file":"outputs"}`, ErrBadMarker, "", time.Time{}},
 		{"bad agent", `{"agent_id":"../x","output_file":"outputs/st_1.md"}`, ErrBadMarker, "", time.Time{}},
 		{"no agent", `{"output_file":"outputs/st_1.md"}`, ErrBadMarker, "", time.Time{}},
+		{"another agent", `{"agent_id":"worker_2","output_file":"outputs/st_1.md"}`, ErrBadMarker, "", time.Time{}},
 		{"no output", `{"agent_id":"worker_1"}`, ErrBadMarker, "", time.Time{}},
 		{"bad time", `{"agent_id":"worker_1","output_file":"outputs/st_1.md","completed_at":"yesterday"}`, ErrBadMarker, "", time.Time{}},
 		{"empty file", ``, ErrBadMarker, "", time.Time{}},
 		{"not json", `done!`, ErrBadMarker, "", time.Time{}},
 		{"trailing garbage", `{"agent_id":"worker_1","output_file":"outputs/st_1.md"} x`, ErrBadMarker, "", time.Time{}},
 	}
+	if err := td.MakeOutbox("worker_1"); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			write(td.DonePath("st_x"), tc.marker)
-			m, err := td.ReadDone("st_x")
+			write(td.DonePath("worker_1", "st_x"), tc.marker)
+			m, err := td.ReadDone("worker_1", "st_x")
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err = %v, want %v", err, tc.want)
@@ -161,14 +165,14 @@ func TestReadDone(t *testing.T) {
 			}
 		})
 	}
-	if _, err := td.ReadDone("nope"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := td.ReadDone("worker_1", "nope"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing marker err = %v", err)
 	}
-	if _, err := td.ReadDone("../x"); !errors.Is(err, ErrBadID) {
+	if _, err := td.ReadDone("worker_1", "../x"); !errors.Is(err, ErrBadID) {
 		t.Errorf("bad subtask err = %v", err)
 	}
-	mustSymlink(t, secret, td.DonePath("st_link"))
-	if _, err := td.ReadDone("st_link"); !errors.Is(err, ErrOutside) && !errors.Is(err, ErrSymlink) {
+	mustSymlink(t, secret, td.DonePath("worker_1", "st_link"))
+	if _, err := td.ReadDone("worker_1", "st_link"); !errors.Is(err, ErrOutside) && !errors.Is(err, ErrSymlink) {
 		t.Errorf("symlinked marker err = %v", err)
 	}
 }

@@ -48,7 +48,7 @@ const (
 )
 
 // taskSubdirs are created in every task directory.
-var taskSubdirs = []string{AssignmentsDir, OutputsDir, ReviewsDir, FrictionDir, AgentLogsDir, HeartbeatsDir, BackupsDir, LocksDir}
+var taskSubdirs = []string{AssignmentsDir, ReviewsDir, AgentLogsDir, HeartbeatsDir, BackupsDir, LocksDir}
 
 // DefaultRoot is the default workspace root of a project: <project>/.hivemind.
 func DefaultRoot(project string) string {

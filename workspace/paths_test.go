@@ -167,7 +167,7 @@ func TestPath(t *testing.T) {
 	_, td := newTask(t)
 	outside := t.TempDir()
 	mustSymlink(t, outside, filepath.Join(td.Dir(), "escape"))
-	mustSymlink(t, filepath.Join(td.Dir(), OutputsDir), filepath.Join(td.Dir(), "inside"))
+	mustSymlink(t, filepath.Join(td.Dir(), ReviewsDir), filepath.Join(td.Dir(), "inside"))
 	mustSymlink(t, "/nonexistent/target", filepath.Join(td.Dir(), "dangling"))
 	mustSymlink(t, "/etc/passwd", filepath.Join(td.Dir(), "plan.md"))
 	tests := []struct {

@@ -52,6 +52,7 @@ func TestCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, rel := range []string{EventsFile, "plan.md", "outputs/st_1.md", "friction/slow.md", "logs/agents/lead.log"} {
+			_ = os.MkdirAll(filepath.Dir(filepath.Join(td.Dir(), rel)), 0o755)
 			if err := os.WriteFile(filepath.Join(td.Dir(), rel), []byte("data"), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +42,9 @@ type StateStore struct {
 	now     func() time.Time
 	// blobs are the hashes of blobs known to be stored (blob.go).
 	blobs map[string]bool
+	// sums are the hashes of the state.json contents the engine wrote
+	// last (statesum.go); nil: none recorded, nothing checked.
+	sums []string
 }
 
 // LoadResult says where the loaded state came from.
@@ -55,7 +59,8 @@ type LoadResult struct {
 	// returned State is the zero value.
 	Fresh bool
 	// Lost says why state.json could not be used although it parses: it
-	// references content (blobs/) that is missing or corrupt (ErrBlob).
+	// references content (blobs/) that is missing or corrupt (ErrBlob),
+	// or it is not what the engine last wrote (an agent edited it).
 	// The State is then zero, as with Fresh, and nothing was changed on
 	// disk: the caller rebuilds the state from events.jsonl or refuses.
 	// Backups are not tried: an older one would silently redo work.
@@ -95,6 +100,10 @@ func OpenStateStore(t *TaskDir) (*StateStore, State, LoadResult, error) {
 		_ = s.Close()
 		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
 	}
+	if s.sums, err = readSums(t); err != nil {
+		_ = s.Close()
+		return nil, State{}, LoadResult{}, err
+	}
 	st, res, err := s.load()
 	if err != nil {
 		_ = s.Close()
@@ -128,6 +137,11 @@ func (s *StateStore) load() (State, LoadResult, error) {
 	st, from, problem, err := readState(s.t)
 	if errors.Is(err, ErrBlob) {
 		return State{}, LoadResult{Lost: err.Error()}, nil
+	}
+	if errors.Is(err, ErrStateEdited) {
+		// Not obeyed: the caller rebuilds the state from events.jsonl;
+		// the file is moved aside by the next Save.
+		return State{}, LoadResult{Lost: problem}, nil
 	}
 	if err != nil {
 		return State{}, LoadResult{}, err
@@ -172,12 +186,17 @@ func readState(t *TaskDir) (st *State, from, problem string, err error) {
 		// silently redo work. Report it, restore nothing.
 		return nil, "", "", fmt.Errorf("workspace: read state of task %s: %w", t.id, rerr)
 	case rerr == nil:
+		raw := data
 		data, rerr = resolveBlobs(t.dir, data)
 		if rerr != nil {
 			return nil, "", "", fmt.Errorf("workspace: read state of task %s: %w", t.id, rerr)
 		}
 		s, perr := ParseState(data, t.id)
 		if perr == nil {
+			if sums, err := readSums(t); err != nil || (sums != nil && !slices.Contains(sums, stateSum(raw))) {
+				problem := fmt.Sprintf("state.json (sha256 %.12s…) is not what Hivemind last wrote there: it was changed outside Hivemind", stateSum(raw))
+				return nil, "", problem, fmt.Errorf("workspace: read state of task %s: %s: %w", t.id, problem, ErrStateEdited)
+			}
 			return &s, "", "", nil
 		}
 		problem = "state.json: " + perr.Error()
@@ -304,6 +323,11 @@ func (s *StateStore) Save(st State) error {
 	if err := s.backup(); err != nil {
 		return fmt.Errorf("workspace: write state of task %s: backup: %w", s.t.id, err)
 	}
+	// The hash first: a crash before the rename leaves the previous file,
+	// whose hash is still listed.
+	if err := s.writeSums(stateSum(data)); err != nil {
+		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
+	}
 	if err := WriteFileAtomic(s.path, data, 0o644); err != nil {
 		return fmt.Errorf("workspace: write state of task %s: %w", s.t.id, err)
 	}
@@ -333,7 +357,7 @@ func (s *StateStore) backup() error {
 		return nil
 	}
 	now := s.now().UTC()
-	if err != nil || !s.loads(cur) {
+	if err != nil || !s.loads(cur) || !s.engineWrote(cur) {
 		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EIO) {
 			return err
 		}

@@ -430,6 +430,7 @@ func TestStateStoreRemovesStaleTemps(t *testing.T) {
 		filepath.Join(td.Dir(), FrictionDir, ".slow.md.tmp-9"),    // agents' directory
 	}
 	for _, p := range keep {
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -541,4 +542,49 @@ func TestStateJSONFromBeforePhaseRename(t *testing.T) {
 	if !bytes.Equal(bytes.TrimSpace(back), bytes.TrimSpace(old)) {
 		t.Fatalf("re-encoded state differs:\n%s", back)
 	}
+}
+
+// A state.json an agent edited (here: to complete) is not obeyed: the
+// store reports it Lost (the caller rebuilds from events.jsonl), and the
+// next Save moves it aside instead of keeping it as a backup.
+func TestStateEditedOutsideNotObeyed(t *testing.T) {
+	_, td := newTask(t)
+	mustSave(t, td, sampleState(td.ID(), PhaseExecuting, 1))
+	mustSave(t, td, sampleState(td.ID(), PhaseNeedsHuman, 2))
+	statePath := filepath.Join(td.Dir(), StateFile)
+	data, _ := os.ReadFile(statePath)
+	forged := bytes.Replace(data, []byte(`"state": "needs_human"`), []byte(`"state": "complete"`), 1)
+	if bytes.Equal(forged, data) {
+		t.Fatal("could not forge")
+	}
+	if err := os.WriteFile(statePath, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, got, res, err := OpenStateStore(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lost == "" || !strings.Contains(res.Lost, "changed outside Hivemind") || got.Phase != "" {
+		t.Fatalf("forged state obeyed: %+v %s", res, got.Phase)
+	}
+	rebuilt := sampleState(td.ID(), PhaseNeedsHuman, 2)
+	if err := s.Save(rebuilt); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	backups, _ := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	for _, b := range backups {
+		if d, _ := os.ReadFile(b); bytes.Contains(d, []byte(`"state": "complete"`)) {
+			t.Fatalf("the forged state became backup %s", b)
+		}
+	}
+	if aside, _ := filepath.Glob(filepath.Join(td.Dir(), BackupsDir, corruptPrefix+"*")); len(aside) != 1 {
+		t.Fatalf("forged state not kept aside: %v", aside)
+	}
+	// What the engine wrote loads as it is.
+	s, got, res, err = OpenStateStore(td)
+	if err != nil || res.Lost != "" || res.Restored || got.Phase != PhaseNeedsHuman {
+		t.Fatalf("engine's own write: %+v %s %v", res, got.Phase, err)
+	}
+	s.Close()
 }

@@ -120,6 +120,17 @@ type AgentState struct {
 	// Stalls counts the times the agent went idle without producing what
 	// its current assignment asks (one reminder, then needs_human).
 	Stalls int `json:"stalls,omitempty"`
+	// Refusals counts the agent's files the engine refused (written where
+	// they do not count); it is told about the first few only.
+	Refusals int `json:"refusals,omitempty"`
+	// Friction counts the agent's friction reports waiting for the
+	// friction flow; FrictionCapped says it was told it has too many.
+	Friction       int  `json:"friction,omitempty"`
+	FrictionCapped bool `json:"friction_capped,omitempty"`
+	// Notes counts the agent's shared-knowledge entries taken in this
+	// task; NotesCapped says it was told it reached the bound.
+	Notes       int  `json:"notes,omitempty"`
+	NotesCapped bool `json:"notes_capped,omitempty"`
 	// Delivered is the seq of the last assignment confirmed typed into
 	// the agent (0: none yet).
 	Delivered int `json:"delivered,omitempty"`

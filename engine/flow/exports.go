@@ -5,9 +5,6 @@ import "time"
 // What the runner (package engine) uses of the machine's internals, kept
 // under their own names inside this package.
 
-// PlanTrigger is the Lead's plan file, relative to the task dir.
-const PlanTrigger = trigPlan
-
 // Stamp fills an event's zero time with now: the runner's clock, read
 // outside the machine.
 func Stamp(e Event, now time.Time) Event { return stamp(e, now) }

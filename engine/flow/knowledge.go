@@ -49,6 +49,10 @@ type ArchiveKnowledge struct {
 func (MergeKnowledge) isEffect()   {}
 func (ArchiveKnowledge) isEffect() {}
 
+// MaxNotesPerTask bounds the shared-knowledge entries one agent records in
+// a task: past it, entries are refused and the agent is told once.
+const MaxNotesPerTask = 50
+
 // maxKnowledgeNotes bounds the acknowledgements kept per agent.
 const maxKnowledgeNotes = 10
 
@@ -154,6 +158,25 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		s.Archives = map[string]string{}
 	}
 	s.Consumed[key] = true
+	ag, isAgent := s.Agents[author]
+	if err == nil && isAgent && ag.Notes >= MaxNotesPerTask {
+		// A flood: refused, the author told once.
+		to := fmt.Sprintf("%s/%s_c%d-refused_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
+		s.Archives[key] = to
+		st.do(ArchiveKnowledge{From: p, To: to})
+		st.emit("context_rejected", author, map[string]any{"path": p, "problem": "too many entries", "archived": to})
+		if !ag.NotesCapped {
+			ag.NotesCapped = true
+			s.Agents[author] = ag
+			st.knowledgeNote(author, fmt.Sprintf("You wrote more than %d shared-knowledge entries in this task: the rest are NOT recorded. "+
+				"Record only choices other agents must follow.", MaxNotesPerTask))
+		}
+		return
+	}
+	if err == nil && isAgent {
+		ag.Notes++
+		s.Agents[author] = ag
+	}
 	if err != nil {
 		problem := strings.TrimPrefix(err.Error(), workspace.ErrBadInbox.Error()+": ")
 		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -235,5 +236,30 @@ func TestContextEventCodec(t *testing.T) {
 	dec, ok, err := DecodeEvent(rec)
 	if err != nil || !ok || !reflect.DeepEqual(dec, e) {
 		t.Fatalf("DecodeEvent round trip: %+v, %v, %v", dec, ok, err)
+	}
+}
+
+// An agent's shared-knowledge entries past MaxNotesPerTask are refused
+// (archived, not merged), and the agent is told once.
+func TestKnowledgeFloodCapped(t *testing.T) {
+	sc := newScenario(t)
+	sc.toExecuting()
+	merged := 0
+	for i := range MaxNotesPerTask + 30 {
+		eff := sc.do(KnowledgeSubmitted{Path: fmt.Sprintf("inbox/worker_1-%d.md", i+1), Agent: "worker_1",
+			Content: []byte(fmt.Sprintf("---\nkind: term\nterm: t%d\n---\nx\n", i))})
+		merged += len(effectsOf[MergeKnowledge](eff))
+	}
+	if merged != MaxNotesPerTask {
+		t.Fatalf("%d merged, want %d", merged, MaxNotesPerTask)
+	}
+	told := 0
+	for _, n := range sc.s.KnowledgeNotes["worker_1"] {
+		if strings.Contains(n, "NOT recorded") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Fatalf("told %d times: %q", told, sc.s.KnowledgeNotes["worker_1"])
 	}
 }

@@ -2,10 +2,10 @@ package flow
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // This file is the git side of a checkpoint (Config.Git): every worker
@@ -199,8 +199,8 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 func (st *stepper) mergeFixAssignment(c MergeConflict, id string) {
 	s := st.s
 	cp := s.CurrentCheckpoint
-	out := path.Join(workspace.OutputsDir, id+".md")
-	done := path.Join(workspace.OutputsDir, id+".done")
+	out := outputOf(c.Worker, id)
+	done := triggers.Path(c.Worker, triggers.Done, id)
 	var reads []string
 	if c.HunksFile != "" {
 		reads = append(reads, c.HunksFile)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // InjectPrefix starts every line the engine types into an agent.
@@ -50,11 +51,23 @@ type message struct {
 	hold bool
 }
 
-// protocol is appended to every writing assignment.
-const protocol = "Protocol: read every file in `reads`. Create the file(s) in `writes` as asked " +
-	"(a trigger file is read by Hivemind as soon as you finish your turn, so write it complete, in one go). " +
-	"If there is a `done_marker`, create it last, after everything else is written. " +
-	"Never write state.json. If something keeps going wrong, describe it in friction/<short-name>.md."
+// protocol is appended to every writing assignment of agent.
+func protocol(agent workspace.AgentID) string {
+	return "Protocol: read every file in `reads`. Create the file(s) in `writes` as asked, at exactly those paths " +
+		"(a trigger file is read by Hivemind as soon as you finish your turn, so write it complete, in one go). " +
+		"If there is a `done_marker`, create it last, after everything else is written. " +
+		"Your Hivemind files go only in your outbox " + triggers.Outbox(agent) + "/ of the task directory: Hivemind takes them from there and nowhere else, " +
+		"and never from another agent's outbox. Never write state.json. If something keeps going wrong, describe it in " +
+		triggers.Path(agent, trigFriction, "<short-name>") + "."
+}
+
+// out is the path (relative to the task dir) of agent's trigger of kind.
+func out(agent workspace.AgentID, kind triggers.Kind, item string) string {
+	return triggers.Path(agent, kind, item)
+}
+
+// outputOf is the output file of subtask (or fix) id done by agent.
+func outputOf(agent workspace.AgentID, id string) string { return out(agent, triggers.Output, id) }
 
 // readOnlyNote is appended to every read-only notice.
 const readOnlyNote = "This is for your information only: do not write any file and do not start new work; " +
@@ -106,7 +119,7 @@ func (st *stepper) send(m message) {
 	if m.readOnly {
 		a.Instruction += "\n\n" + readOnlyNote
 	} else {
-		a.Instruction += "\n\n" + protocol
+		a.Instruction += "\n\n" + protocol(m.agent)
 	}
 	// Every assignment reads the shared knowledge (decisions, constraints,
 	// glossary) and carries the acknowledgements of the agent's inbox
@@ -256,16 +269,16 @@ const planFormat = "plan.md is for people, but it must carry exactly one fenced 
 	"\"description\": \"…\", \"checkpoint\": 1, \"dependencies\": [], \"files\": [\"CREATE path/new.go\", \"MODIFY path/old.go\"]}]}\n" +
 	"Rules: unique subtask ids (letters, digits, . _ -); dependencies name earlier-or-same-checkpoint subtasks, no cycles; " +
 	"checkpoint ids are positive integers with names; every file is \"CREATE path\" or \"MODIFY path\", relative to the project, no \"..\". " +
-	"Subtasks that touch the same file never run at the same time, so split work by file where you can."
+	"Subtasks of one checkpoint that touch the same file must depend on one another (else the plan is refused), so split work by file where you can."
 
 // leadPlan asks the Lead to write plan.md.
 func (st *stepper) leadPlan() {
 	reads := append(taskReads(), st.planFeedback()...)
-	body := "Read the task and write the build plan to plan.md in the task directory. " + planFormat
+	body := "Read the task and write the build plan to " + out(workspace.AgentLead, trigPlan, "") + " in the task directory. " + planFormat
 	if fb := st.planFeedback(); len(fb) > 0 {
 		body += "\nEarlier plans were rejected; the reviewer's feedback files are in your reads: address every point."
 	}
-	st.send(message{agent: workspace.AgentLead, what: "Plan the task: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
+	st.send(message{agent: workspace.AgentLead, what: "Plan the task: write plan.md", body: body, reads: reads, writes: []string{out(workspace.AgentLead, trigPlan, "")}})
 }
 
 // leadPlanInvalid tells the Lead every problem of its plan.md.
@@ -287,7 +300,7 @@ func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 	reads = append(reads, st.planFeedback()...)
 	reads = append(reads, st.frictionContext()...)
 	what := fmt.Sprintf("plan.md has %d problem(s); fix them and write plan.md again", len(probs))
-	st.send(message{agent: workspace.AgentLead, what: what, body: b.String(), reads: reads, writes: []string{"plan.md"}})
+	st.send(message{agent: workspace.AgentLead, what: what, body: b.String(), reads: reads, writes: []string{out(workspace.AgentLead, trigPlan, "")}})
 }
 
 // leadRevise asks the Lead to revise the plan after feedback.
@@ -297,7 +310,7 @@ func (st *stepper) leadRevise(who, feedback string) {
 	reads = append(reads, st.planFeedback()...)
 	body := fmt.Sprintf("%s asked for changes in %s. Revise the plan (your last one is %s) to address every point, "+
 		"and write the whole revised plan to plan.md. %s", who, feedback, st.s.PlanFile, planFormat)
-	st.send(message{agent: workspace.AgentLead, what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{"plan.md"}})
+	st.send(message{agent: workspace.AgentLead, what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{out(workspace.AgentLead, trigPlan, "")}})
 }
 
 // reviewerPlan asks the Reviewer to review the plan (or a friction
@@ -318,19 +331,21 @@ func (st *stepper) reviewerPlan() {
 	}
 	body += "Then write exactly one file: plan-approved.md if it is good to build, or plan-feedback.md with concrete issues " +
 		"(each with severity, location, problem, suggestion)."
-	st.send(message{agent: workspace.AgentReviewer, what: what, body: body, reads: reads, writes: []string{"plan-approved.md", "plan-feedback.md"}})
+	st.send(message{agent: workspace.AgentReviewer, what: what, body: body, reads: reads, writes: []string{out(workspace.AgentReviewer, trigPlanApproved, ""), out(workspace.AgentReviewer, trigPlanFeedback, "")}})
 }
 
 // workerSubtask asks a worker to do one subtask.
 // With a problem (a rejected completion) it is held for retryWork to send.
 func (st *stepper) workerSubtask(worker workspace.AgentID, sub workspace.Subtask, problem string, hold bool) {
-	out := path.Join(workspace.OutputsDir, sub.ID+".md")
-	done := path.Join(workspace.OutputsDir, sub.ID+".done")
+	output := outputOf(worker, sub.ID)
+	done := out(worker, triggers.Done, sub.ID)
 	reads := append(taskReads(), st.s.PlanFile)
 	for _, d := range sub.Dependencies {
-		reads = append(reads, path.Join(workspace.OutputsDir, d+".md"))
+		if w := st.s.Subtasks[d].Worker; w != "" {
+			reads = append(reads, outputOf(w, d))
+		}
 	}
-	writes := []string{out}
+	writes := []string{output}
 	for _, f := range sub.Files {
 		if _, p, ok := strings.Cut(strings.TrimSpace(f), " "); ok {
 			writes = append(writes, st.projectFile(strings.TrimSpace(p)))
@@ -345,7 +360,7 @@ func (st *stepper) workerSubtask(worker workspace.AgentID, sub workspace.Subtask
 		fmt.Fprintf(&b, "Your previous completion was rejected: %s. Fix it.\n", problem)
 	}
 	fmt.Fprintf(&b, "When the work is done, write %s (what you did, files changed, how to check it), then, last, the done marker %s "+
-		"containing {\"agent_id\": %q, \"output_file\": %q, \"completed_at\": \"<RFC 3339 time>\"}.", out, done, worker, out)
+		"containing {\"agent_id\": %q, \"output_file\": %q, \"completed_at\": \"<RFC 3339 time>\"}.", output, done, worker, output)
 	c := sub
 	st.send(message{agent: worker, what: "Do subtask " + sub.ID + ": " + firstLine(sub.Description), body: b.String(),
 		subtask: &c, reads: reads, writes: writes, done: done, rejected: problem, hold: hold})
@@ -362,7 +377,7 @@ func (st *stepper) reviewerCheckpoint() {
 	if s.Plan != nil {
 		for _, sub := range s.Plan.Subtasks {
 			if sub.Checkpoint == cp && s.Subtasks[sub.ID].Status == workspace.SubtaskDone {
-				reads = append(reads, path.Join(workspace.OutputsDir, sub.ID+".md"))
+				reads = append(reads, outputOf(s.Subtasks[sub.ID].Worker, sub.ID))
 			}
 		}
 	}
@@ -370,7 +385,7 @@ func (st *stepper) reviewerCheckpoint() {
 		reads = append(reads, s.IssuesFile)
 		for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
 			if s.Fixes[id].Status == workspace.SubtaskDone {
-				reads = append(reads, path.Join(workspace.OutputsDir, id+".md"))
+				reads = append(reads, outputOf(s.Fixes[id].Worker, id))
 			}
 		}
 	}
@@ -383,16 +398,16 @@ func (st *stepper) reviewerCheckpoint() {
 		body += "\n\n" + merged
 	}
 	st.send(message{agent: workspace.AgentReviewer, what: fmt.Sprintf("Review checkpoint %d: write checkpoint-approved.md or checkpoint-issues.md", cp),
-		body: body, reads: reads, writes: []string{"checkpoint-approved.md", "checkpoint-issues.md"}})
+		body: body, reads: reads, writes: []string{out(workspace.AgentReviewer, trigCheckpointApproved, ""), out(workspace.AgentReviewer, trigCheckpointIssues, "")}})
 }
 
 // fixAssignment asks an agent to fix the reviewer's issues.
 func (st *stepper) fixAssignment(agent workspace.AgentID, fixID string, files []string) {
 	s := st.s
-	out := path.Join(workspace.OutputsDir, fixID+".md")
-	done := path.Join(workspace.OutputsDir, fixID+".done")
+	output := outputOf(agent, fixID)
+	done := out(agent, triggers.Done, fixID)
 	reads := append(taskReads(), s.PlanFile, s.IssuesFile)
-	writes := []string{out}
+	writes := []string{output}
 	for _, f := range files {
 		writes = append(writes, st.projectFile(f))
 	}
@@ -405,7 +420,7 @@ func (st *stepper) fixAssignment(agent workspace.AgentID, fixID string, files []
 	}
 	fmt.Fprintf(&b, "then write %s saying what you changed, then, last, the done marker %s "+
 		"containing {\"agent_id\": %q, \"output_file\": %q, \"completed_at\": \"<RFC 3339 time>\"}. "+
-		"The review starts again when every fix is done or someone writes checkpoint.md.", out, done, agent, out)
+		"The review starts again when every fix is done.", output, done, agent, output)
 	st.send(message{agent: agent, what: fmt.Sprintf("Fix the checkpoint %d issues", s.CurrentCheckpoint), body: b.String(),
 		reads: reads, writes: writes, done: done})
 }
@@ -418,7 +433,7 @@ func (st *stepper) leadFrictionResolution() {
 		"Propose how to remove each problem (process, plan or prompt changes) and write friction-resolution.md. "+
 		"The reviewer reviews it next.", len(st.s.FrictionActive))
 	st.send(message{agent: workspace.AgentLead, what: "Resolve the logged friction: write friction-resolution.md", body: body,
-		reads: reads, writes: []string{"friction-resolution.md"}})
+		reads: reads, writes: []string{out(workspace.AgentLead, trigFrictionResolution, "")}})
 }
 
 // notice tells an agent something without asking it to write (a ○ agent).

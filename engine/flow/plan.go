@@ -506,8 +506,59 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 			}
 		}
 	}
-	for _, cyc := range findCycles(plan.Subtasks, byID) {
+	cycles := findCycles(plan.Subtasks, byID)
+	for _, cyc := range cycles {
 		pp.add(idLine[cyc[0]], "dependency cycle: %s", strings.Join(cyc, " → "))
+	}
+	if len(cycles) == 0 {
+		pp.fileConflicts(plan.Subtasks, byID, idLine)
+	}
+}
+
+// fileConflicts refuses subtasks that could run at the same time (same
+// checkpoint, no dependency path between them) and touch the same file:
+// their work would be merged blind, or one would wait on the other
+// without the plan saying so.
+func (pp *planParser) fileConflicts(subs []workspace.Subtask, byID map[string]int, idLine map[string]int) {
+	// before[i][j]: subtask j must finish before i starts (transitively).
+	before := make([]map[int]bool, len(subs))
+	var reach func(i int) map[int]bool
+	reach = func(i int) map[int]bool {
+		if before[i] != nil {
+			return before[i]
+		}
+		before[i] = map[int]bool{}
+		for _, d := range subs[i].Dependencies {
+			if k, ok := byID[d]; ok && k != i {
+				before[i][k] = true
+				maps.Copy(before[i], reach(k))
+			}
+		}
+		return before[i]
+	}
+	files := make([]map[string]bool, len(subs))
+	for i, st := range subs {
+		files[i] = map[string]bool{}
+		for _, f := range st.Files {
+			if _, p, ok := strings.Cut(strings.TrimSpace(f), " "); ok {
+				files[i][path.Clean(strings.TrimSpace(p))] = true
+			}
+		}
+	}
+	for i := range subs {
+		for j := i + 1; j < len(subs); j++ {
+			a, b := subs[i], subs[j]
+			if a.ID == "" || b.ID == "" || a.Checkpoint != b.Checkpoint || reach(i)[j] || reach(j)[i] {
+				continue
+			}
+			for _, f := range slices.Sorted(maps.Keys(files[i])) {
+				if files[j][f] {
+					pp.add(idLine[b.ID], "subtasks %s and %s (both in checkpoint %d, neither depending on the other) both touch %s: "+
+						"make one depend on the other, move one to a later checkpoint, or merge them", a.ID, b.ID, a.Checkpoint, f)
+					break
+				}
+			}
+		}
 	}
 }
 

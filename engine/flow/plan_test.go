@@ -214,3 +214,58 @@ func indexOf(subs []workspace.Subtask) map[string]int {
 	}
 	return m
 }
+
+// Subtasks that may run at the same time (one checkpoint, no dependency
+// path between them) and touch one file are refused, the conflict named;
+// a dependency path (direct or not) or different checkpoints make it fine.
+func TestPlanParallelFileConflicts(t *testing.T) {
+	sub := func(id string, deps string, files ...string) string {
+		return `{"id": "` + id + `", "description": "d", "checkpoint": 1, "dependencies": [` + deps + `], "files": ["` + strings.Join(files, `", "`) + `"]}`
+	}
+	twoCps := func(subtasks ...string) []byte {
+		return planMD(`{"summary": "s", "checkpoints": [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}], "subtasks": [
+` + strings.Join(subtasks, ",\n") + `
+]}`)
+	}
+	tests := []struct {
+		name string
+		md   []byte
+		want string // "" = valid
+	}{
+		{"create and modify", plan(sub("st_1", "", "CREATE a.go"), sub("st_2", "", "MODIFY a.go")),
+			"line 8: subtasks st_1 and st_2 (both in checkpoint 1, neither depending on the other) both touch a.go"},
+		{"two modifies, spelled differently", plan(sub("st_1", "", "MODIFY pkg/a.go", "CREATE b.go"), sub("st_2", "", "MODIFY ./pkg/a.go")),
+			"subtasks st_1 and st_2 (both in checkpoint 1, neither depending on the other) both touch pkg/a.go"},
+		{"third of three", plan(sub("st_1", "", "CREATE a.go"), sub("st_2", `"st_1"`, "MODIFY a.go"), sub("st_3", "", "MODIFY a.go")),
+			"subtasks st_1 and st_3"},
+		{"direct dependency", plan(sub("st_1", "", "CREATE a.go"), sub("st_2", `"st_1"`, "MODIFY a.go")), ""},
+		{"dependency path", plan(sub("st_1", "", "CREATE a.go"), sub("st_2", `"st_1"`, "CREATE b.go"), sub("st_3", `"st_2"`, "MODIFY a.go")), ""},
+		{"later checkpoint", twoCps(sub("st_1", "", "CREATE a.go"), strings.Replace(sub("st_2", "", "MODIFY a.go"), `"checkpoint": 1`, `"checkpoint": 2`, 1)), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, probs := ParsePlan(tc.md, "")
+			var got []string
+			for _, p := range probs {
+				got = append(got, p.String())
+			}
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("problems %q", got)
+				}
+				return
+			}
+			if !strings.Contains(strings.Join(got, "\n"), tc.want) {
+				t.Fatalf("problems %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+	// The Lead is told the conflict.
+	sc := newScenario(t)
+	sc.submit(2)
+	eff := sc.do(TriggerCompleted{Path: "plan.md", Content: plan(sub("st_1", "", "CREATE a.go"), sub("st_2", "", "MODIFY a.go"))})
+	sc.expect(workspace.PhasePlanning)
+	if a := assignmentFor(t, eff, workspace.AgentLead); !strings.Contains(a.Instruction, "subtasks st_1 and st_2") || !strings.Contains(a.Instruction, "touch a.go") {
+		t.Fatalf("lead not told the conflict: %s", a.Instruction)
+	}
+}

@@ -40,12 +40,12 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 	t.Run("plan", func(t *testing.T) {
 		sc := newScenario(t)
 		sc.submit(2)
-		eff := sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead", ModTime: sc.now, When: When{At: sc.now}}}})
+		eff := sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: "agents/lead/plan.md", Content: validPlan, Agent: "lead", ModTime: sc.now, When: When{At: sc.now}}}})
 		sc.expect(workspace.PhasePlanReview)
 		if got := injectedTo(eff); !reflect.DeepEqual(got, []string{"reviewer"}) {
 			t.Fatalf("injected to %v, want the reviewer once: %s", got, describe(eff))
 		}
-		if a := effectsOf[ArchiveTrigger](eff); len(a) != 1 || a[0].From != "plan.md" {
+		if a := effectsOf[ArchiveTrigger](eff); len(a) != 1 || a[0].From != "agents/lead/plan.md" {
 			t.Fatalf("archives %v", a)
 		}
 		checkSpawnFirst(t, eff)

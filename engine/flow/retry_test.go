@@ -276,7 +276,7 @@ func TestStalledAgent(t *testing.T) {
 	eff = sc.do(TimerFired{ID: stallTimer("worker_1")})
 	sc.expect(workspace.PhaseExecuting)
 	a := assignmentFor(t, eff, "worker_1")
-	if !hasEvent(eff, "agent_stalled") || !strings.Contains(a.Rejected, "outputs/st_1.done") {
+	if !hasEvent(eff, "agent_stalled") || !strings.Contains(a.Rejected, "agents/worker_1/outputs/st_1.done") {
 		t.Fatalf("reminder: %+v; %s", a, describe(eff))
 	}
 	// Stalled again after the reminder: needs_human with the reason.
@@ -311,7 +311,7 @@ func TestDoneMarkerOnlyForOutstandingWork(t *testing.T) {
 		t.Fatalf("st_3 %+v: %s", sc.s.Subtasks["st_3"], describe(eff))
 	}
 	// Moved aside, so it cannot count once st_3 is assigned either.
-	if a := effectsOf[ArchiveTrigger](eff); len(a) != 1 || a[0] != (ArchiveTrigger{From: "outputs/st_3.done", To: "reviews/ignored_v1-outputs_st_3.done"}) {
+	if a := effectsOf[ArchiveTrigger](eff); len(a) != 1 || a[0] != (ArchiveTrigger{From: "agents/worker_1/outputs/st_3.done", To: "reviews/ignored_v1-agents_worker_1_outputs_st_3.done"}) {
 		t.Fatalf("archive %v", a)
 	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})

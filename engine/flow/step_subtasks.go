@@ -5,12 +5,46 @@ import (
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // ---- subtasks ----
 
+// markerAuthorship says why the done marker of e may not be taken from
+// the outbox it lies in ("" when it may): a marker counts only in the
+// outbox of the agent the subtask or fix is assigned to, and only while
+// that assignment is outstanding; a marker for an unknown subtask is
+// judged below (it finishes whoever waits on it).
+func (st *stepper) markerAuthorship(e SubtaskDone) string {
+	s := st.s
+	if _, ok := s.Agents[e.Agent]; !ok {
+		return fmt.Sprintf("%s is not an agent of this task", e.Agent)
+	}
+	if f, ok := s.Fixes[e.Subtask]; ok {
+		if f.Worker != e.Agent {
+			return fmt.Sprintf("fix %s is assigned to %s, not to %s: only its assignee writes its done marker", e.Subtask, f.Worker, e.Agent)
+		}
+		return ""
+	}
+	sub, ok := s.Subtasks[e.Subtask]
+	if !ok || sub.Status == workspace.SubtaskDone {
+		return ""
+	}
+	if sub.Worker != "" && sub.Worker != e.Agent {
+		return fmt.Sprintf("subtask %s is assigned to %s, not to %s: only its assignee writes its output and done marker", e.Subtask, sub.Worker, e.Agent)
+	}
+	return ""
+}
+
 func (st *stepper) subtaskDone(e SubtaskDone) {
 	s := st.s
+	if why := st.markerAuthorship(e); why != "" {
+		from := triggers.Path(e.Agent, triggers.Done, e.Subtask)
+		to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(from, "/", "_"))
+		st.do(ArchiveTrigger{From: from, To: to})
+		st.refused(from, to, e.Agent, why)
+		return
+	}
 	if f, ok := s.Fixes[e.Subtask]; ok {
 		st.fixDone(e, f)
 		return
@@ -29,17 +63,15 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		return // seen before (e.g. a rescan after restart)
 	}
 	worker := sub.Worker
-	if worker == "" {
-		worker = e.Agent
-	}
 	if sub.Status != workspace.SubtaskInProgress || worker == "" {
 		// A marker only counts for an assignment that is outstanding: one
 		// written before its subtask was assigned (a later checkpoint's,
 		// say) must not mark it done, or the work would never be done.
 		// It is moved aside so it cannot count later either (after a
 		// restart's rescan, once the subtask is assigned).
-		to := fmt.Sprintf("%s/ignored_v%d-%s_%s.done", workspace.ReviewsDir, st.version("ignored"), workspace.OutputsDir, e.Subtask)
-		st.do(ArchiveTrigger{From: workspace.OutputsDir + "/" + e.Subtask + ".done", To: to})
+		from := triggers.Path(e.Agent, triggers.Done, e.Subtask)
+		to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(from, "/", "_"))
+		st.do(ArchiveTrigger{From: from, To: to})
 		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask,
 			"reason":   fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
 			"problem":  clip(e.Problem, maxProblem),

@@ -10,37 +10,39 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // ---- triggers ----
 
-// Trigger kinds (by path relative to the task dir).
+// Trigger kinds: the rows of the one trigger table (workspace/triggers).
 const (
-	trigPlan               = "plan.md"
-	trigPlanApproved       = "plan-approved.md"
-	trigPlanFeedback       = "plan-feedback.md"
-	trigCheckpoint         = "checkpoint.md"
-	trigCheckpointApproved = "checkpoint-approved.md"
-	trigCheckpointIssues   = "checkpoint-issues.md"
-	trigFrictionResolution = "friction-resolution.md"
-	trigFriction           = "friction/"
+	trigPlan               = triggers.Plan
+	trigPlanApproved       = triggers.PlanApproved
+	trigPlanFeedback       = triggers.PlanFeedback
+	trigCheckpoint         = triggers.Checkpoint
+	trigCheckpointApproved = triggers.CheckpointApproved
+	trigCheckpointIssues   = triggers.CheckpointIssues
+	trigFrictionResolution = triggers.FrictionResolution
+	trigFriction           = triggers.Friction
 )
 
-// TriggerNames are the trigger files at the task dir root; friction files
-// are friction/<name>.md.
-var TriggerNames = []string{trigPlan, trigPlanApproved, trigPlanFeedback, trigCheckpoint,
-	trigCheckpointApproved, trigCheckpointIssues, trigFrictionResolution, PlanDecisionFile}
+// triggerHandler takes one complete trigger file of the table, in a phase
+// where it means something (done markers come as SubtaskDone).
+type triggerHandler func(st *stepper, p, key string, ref triggers.Ref, content []byte)
 
-func classify(p string) string {
-	for _, n := range TriggerNames {
-		if p == n {
-			return n
-		}
-	}
-	if strings.HasPrefix(p, trigFriction) && strings.HasSuffix(p, ".md") && len(p) > len(trigFriction)+3 {
-		return trigFriction
-	}
-	return ""
+// triggerHandlers dispatch the watched kinds of the trigger table
+// (TestTriggerTableHandled ties the two).
+var triggerHandlers = map[triggers.Kind]triggerHandler{
+	trigPlan:               func(st *stepper, p, key string, _ triggers.Ref, c []byte) { st.planSubmitted(p, key, c) },
+	trigPlanApproved:       func(st *stepper, p, key string, _ triggers.Ref, c []byte) { st.planApproved(p, key, c) },
+	trigPlanFeedback:       func(st *stepper, p, key string, _ triggers.Ref, c []byte) { st.planFeedbackIn(p, key, c) },
+	triggers.PlanDecision:  func(st *stepper, p, key string, _ triggers.Ref, c []byte) { st.planDecision(p, key, c) },
+	trigCheckpoint:         func(st *stepper, p, key string, _ triggers.Ref, _ []byte) { st.checkpointWritten(p, key) },
+	trigCheckpointApproved: func(st *stepper, p, key string, _ triggers.Ref, c []byte) { st.checkpointApproved(p, key, c) },
+	trigCheckpointIssues:   func(st *stepper, p, key string, _ triggers.Ref, c []byte) { st.checkpointIssues(p, key, c) },
+	trigFrictionResolution: func(st *stepper, p, key string, _ triggers.Ref, _ []byte) { st.frictionResolved(p, key) },
+	trigFriction:           func(st *stepper, p, key string, ref triggers.Ref, c []byte) { st.frictionLogged(p, key, ref, c) },
 }
 
 // TriggerKey identifies one instance of a trigger file: its path, content
@@ -69,48 +71,96 @@ func (st *stepper) trigger(e TriggerCompleted) {
 		}
 		return
 	}
-	kind := classify(p)
-	ph := s.Phase
-	if e.Problem != "" && kind != "" {
-		st.rejectTrigger(p, key, kind, e)
+	ref, isTrigger := triggers.Parse(p)
+	spec, _ := triggers.Lookup(ref.Kind)
+	handle := triggerHandlers[ref.Kind]
+	if !isTrigger || handle == nil {
+		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(s.Phase), "reason": "not a trigger file"})
 		return
 	}
-	switch {
-	case kind == "":
-		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(ph), "reason": "not a trigger file"})
-	case kind == trigPlan && (ph == workspace.PhasePlanning || ph == workspace.PhasePlanRevision):
-		st.planSubmitted(p, key, e.Content)
-	case kind == trigPlanApproved && ph == workspace.PhasePlanReview:
-		st.planApproved(p, key, e.Content)
-	case kind == trigPlanFeedback && ph == workspace.PhasePlanReview:
-		st.planFeedbackIn(p, key, e.Content)
-	case kind == PlanDecisionFile && ph == workspace.PhasePlanApproval:
-		st.planDecision(p, key, e.Content)
-	case kind == trigCheckpoint && (ph == workspace.PhaseExecuting || ph == workspace.PhaseCheckpointFix):
-		st.checkpointWritten(p, key)
-	case kind == trigCheckpointApproved && ph == workspace.PhaseCheckpointReview:
-		st.checkpointApproved(p, key, e.Content)
-	case kind == trigCheckpointIssues && ph == workspace.PhaseCheckpointReview:
-		st.checkpointIssues(p, key, e.Content)
-	case kind == trigFrictionResolution && ph == workspace.PhaseFrictionResolution:
-		st.frictionResolved(p, key)
-	case kind == trigFriction && ph != workspace.PhaseIdle && ph != workspace.PhaseComplete && ph != workspace.PhaseCancelled:
-		st.frictionLogged(p, key, e.Agent, e.Content)
-	default:
-		st.ignoreTrigger(p, key, e.Agent, fmt.Sprintf("%s means nothing in state %s", p, ph))
+	if why := st.authorship(ref, spec); why != "" {
+		st.refuseTrigger(p, key, ref.Owner, why)
+		return
 	}
+	if e.Problem != "" {
+		st.rejectTrigger(p, key, ref, e)
+		return
+	}
+	if !spec.Means(s.Phase) {
+		st.ignoreTrigger(p, key, ref.Owner, fmt.Sprintf("%s means nothing in state %s", p, s.Phase))
+		return
+	}
+	handle(st, p, key, ref, e.Content)
 }
 
-// triggerWriter is the agent expected to write a trigger of kind ("" when
-// any agent may).
-func triggerWriter(kind string) workspace.AgentID {
-	switch kind {
-	case trigPlan, trigFrictionResolution:
-		return workspace.AgentLead
-	case trigPlanApproved, trigPlanFeedback, trigCheckpointApproved, trigCheckpointIssues:
-		return workspace.AgentReviewer
+// authorship says why the trigger ref may not be taken from where it lies
+// ("" when it may): a trigger counts only in the outbox of an agent of a
+// role that writes it (authorship by path; the trigger table's Writers).
+func (st *stepper) authorship(ref triggers.Ref, spec triggers.Spec) string {
+	if spec.ByUser() {
+		return ""
+	}
+	ag, ok := st.s.Agents[ref.Owner]
+	if !ok {
+		return fmt.Sprintf("%s is not an agent of this task", ref.Owner)
+	}
+	if !spec.WrittenBy(ag.Role) {
+		return fmt.Sprintf("only the %s writes %s, not the %s", rolesText(spec.Writers), ref.Kind.Name(ref.Item), ag.Role)
 	}
 	return ""
+}
+
+func rolesText(rs []workspace.Role) string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = string(r)
+	}
+	return strings.Join(names, " or ")
+}
+
+// maxRefusalNotices bounds the messages one agent gets about refused
+// files: past it, a refusal is only recorded (an agent that keeps forging
+// is not answered in a loop).
+const maxRefusalNotices = 3
+
+// refuseTrigger refuses a file written where it does not count (another
+// role's trigger, a marker for work not the writer's): it is archived as
+// reviews/refused_v<n>-<path>, so it never fires, recorded with its
+// writer, and the writer is told what to do instead, at most
+// maxRefusalNotices times.
+func (st *stepper) refuseTrigger(p, key string, writer workspace.AgentID, why string) {
+	to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
+	st.consume(p, key, to)
+	st.refused(p, to, writer, why)
+}
+
+// refused records a refused file (already moved to archived) and tells its
+// writer, bounded.
+func (st *stepper) refused(p, archived string, writer workspace.AgentID, why string) {
+	s := st.s
+	st.emit("trigger_refused", writer, map[string]any{"path": p, "writer": writer, "state": string(s.Phase), "reason": why, "archived": archived})
+	ag, ok := s.Agents[writer]
+	if !ok {
+		st.notify("warn", fmt.Sprintf("Refused %s: %s", p, why))
+		return
+	}
+	ag.Refusals++
+	s.Agents[writer] = ag
+	if ag.Refusals > maxRefusalNotices || !running(s.Phase) {
+		return
+	}
+	text := fmt.Sprintf("Hivemind refused %s (moved to %s): %s. Write only the files your assignment's `writes` and `done_marker` name, "+
+		"all in your outbox %s; never write another agent's files or answer for another agent.", p, archived, why, triggers.Outbox(writer))
+	if ag.Pending {
+		// Keep the agent on its current work: re-send it with the
+		// refusal (a notice would replace its assignment file).
+		a := s.Assignments[writer]
+		a.Rejected = clip(text, maxProblem)
+		s.Assignments[writer] = a
+		st.resend(writer)
+		return
+	}
+	st.notice(writer, "A file you wrote was refused: "+firstLine(why), text, nil)
 }
 
 // rejectTrigger handles a trigger file that cannot be read (a symlink, a
@@ -119,16 +169,16 @@ func triggerWriter(kind string) workspace.AgentID {
 // its writer is told what to fix. An unreadable plan.md counts as an
 // invalid plan (bounded by max_revision_cycles); any other trigger's
 // writer gets its work re-sent with the problem, under the retry policy.
-func (st *stepper) rejectTrigger(p, key, kind string, e TriggerCompleted) {
+func (st *stepper) rejectTrigger(p, key string, ref triggers.Ref, e TriggerCompleted) {
 	s := st.s
 	if s.Consumed == nil {
 		s.Consumed = map[string]bool{}
 	}
 	s.Consumed[key] = true
 	problem := clip(e.Problem, maxProblem)
-	st.emit("trigger_rejected", e.Agent, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
-	writer := triggerWriter(kind)
-	if kind == trigPlan && (s.Phase == workspace.PhasePlanning || s.Phase == workspace.PhasePlanRevision) {
+	writer := ref.Owner
+	st.emit("trigger_rejected", writer, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
+	if ref.Kind == trigPlan && (s.Phase == workspace.PhasePlanning || s.Phase == workspace.PhasePlanRevision) {
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
 			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problem: %s",
@@ -448,10 +498,32 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	}
 }
 
-func (st *stepper) frictionLogged(p, key string, agent workspace.AgentID, content []byte) {
+// MaxPendingFriction bounds one agent's friction reports waiting for the
+// friction flow: past it, a report is refused (the agent told once) so a
+// flood of them cannot grow the state or the Lead's reads.
+const MaxPendingFriction = 8
+
+func (st *stepper) frictionLogged(p, key string, ref triggers.Ref, content []byte) {
 	s := st.s
-	name := strings.TrimSuffix(strings.ReplaceAll(strings.TrimPrefix(p, trigFriction), "/", "_"), ".md")
-	to := fmt.Sprintf("%s/friction_v%d-%s.md", workspace.ReviewsDir, st.version("friction"), name)
+	agent := ref.Owner
+	if ag := s.Agents[agent]; ag.Friction >= MaxPendingFriction {
+		to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
+		st.consume(p, key, to)
+		why := fmt.Sprintf("%s already has %d friction reports waiting for the Lead (at most %d)", agent, ag.Friction, MaxPendingFriction)
+		if ag.FrictionCapped {
+			st.emit("trigger_refused", agent, map[string]any{"path": p, "writer": agent, "state": string(s.Phase), "reason": why, "archived": to})
+			return
+		}
+		ag.FrictionCapped = true
+		s.Agents[agent] = ag
+		st.refused(p, to, agent, why+": write no more friction files until the Lead resolved these; mention further problems in your output")
+		return
+	}
+	if ag, ok := s.Agents[agent]; ok {
+		ag.Friction++
+		s.Agents[agent] = ag
+	}
+	to := fmt.Sprintf("%s/friction_v%d-%s.md", workspace.ReviewsDir, st.version("friction"), ref.Item)
 	st.consume(p, key, to)
 	s.FrictionCount++
 	s.Friction = append(s.Friction, to)
@@ -466,6 +538,10 @@ func (st *stepper) startFriction() {
 	s := st.s
 	s.FrictionActive = s.FrictionPending
 	s.FrictionPending = nil
+	for id, ag := range s.Agents {
+		ag.Friction, ag.FrictionCapped = 0, false
+		s.Agents[id] = ag
+	}
 	st.enter(workspace.PhaseFrictionLogged)
 	st.emit("friction_flow_started", "", map[string]any{"files": s.FrictionActive})
 	st.enter(workspace.PhaseFrictionSync)

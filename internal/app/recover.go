@@ -25,6 +25,11 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 	if terr == nil {
 		startOver = fmt.Sprintf(" To start the task over instead: hivemind --project %s %s", w.project, strconv.Quote(task.Description))
 	}
+	if old := w.td.LegacyLayout(); old != "" {
+		return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: it was started by an older Hivemind whose agents wrote their files at the task directory's root (%s there); "+
+			"this version takes them only from each agent's outbox %s/<agent id>/ and would never see them. Finish it with the version that started it, "+
+			"or start it again; nothing was changed.%s", w.td.ID(), flow.ErrCannotResume, old, workspace.OutboxesDir, startOver)
+	}
 	reason := "state.json and its backups are gone"
 	if w.lost != "" {
 		reason = w.lost
@@ -59,7 +64,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 // workOnDisk names the first sign that a task did work (an archived
 // trigger, an output), or "".
 func workOnDisk(dir string) string {
-	for _, sub := range []string{workspace.ReviewsDir, workspace.OutputsDir} {
+	for _, sub := range []string{workspace.ReviewsDir, workspace.OutboxesDir} {
 		if es, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(es) > 0 {
 			return filepath.Join(sub, es[0].Name())
 		}

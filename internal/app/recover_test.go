@@ -110,6 +110,25 @@ func TestResumeRecovery(t *testing.T) {
 		}
 	})
 
+	// A task of the layout before outboxes (files at the task dir root) is
+	// refused, named, with the way out, and left as it was.
+	t.Run("task of the root layout refused", func(t *testing.T) {
+		project := t.TempDir()
+		td := plannedTask(t, project, plan, true)
+		if err := os.MkdirAll(filepath.Join(td.Dir(), workspace.OutputsDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(filepath.Join(td.Dir(), workspace.EventsFile))
+		_, err := resumeApp(t, project)
+		if !errors.Is(err, flow.ErrCannotResume) || !strings.Contains(err.Error(), "older Hivemind") ||
+			!strings.Contains(err.Error(), "outputs/") || !strings.Contains(err.Error(), "To start the task over") {
+			t.Fatalf("err %v", err)
+		}
+		if after, _ := os.ReadFile(filepath.Join(td.Dir(), workspace.EventsFile)); string(after) != string(before) {
+			t.Fatal("events.jsonl changed")
+		}
+	})
+
 	t.Run("everything gone but work on disk refused", func(t *testing.T) {
 		project := t.TempDir()
 		root := workspace.DefaultRoot(project)
@@ -144,7 +163,7 @@ func plannedTask(t *testing.T, project, plan string, record bool) *workspace.Tas
 	now := time.Now()
 	evs := []engine.Event{
 		engine.TaskSubmitted{Task: task, TaskDir: td.Dir(), When: engine.When{At: now}},
-		engine.TriggerCompleted{Path: "plan.md", Content: []byte(plan), ModTime: now, Inode: 9, When: engine.When{At: now}},
+		engine.TriggerCompleted{Path: "agents/lead/plan.md", Content: []byte(plan), ModTime: now, Inode: 9, When: engine.When{At: now}},
 	}
 	log, err := workspace.OpenEventLog(td)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // Faults of remote workers (issue 18, docs/REMOTE.md "Faults"), and the
@@ -281,7 +282,8 @@ type pulled struct {
 // and Commit only takes its outcome. A marker of work not in progress (a
 // resend, a subtask done already) is written as it is.
 func (rw *remoteWork) deliverDone(rel string, write func() error) {
-	subtask := strings.TrimSuffix(strings.TrimPrefix(rel, workspace.OutputsDir+"/"), ".done")
+	ref, _ := triggers.Parse(rel)
+	subtask := ref.Item
 	var agent, summary string
 	ok := false
 	if rw.snapshot != nil {
@@ -354,7 +356,8 @@ func (rw *remoteWork) takePulled(agent, subtask string) (string, error) {
 
 // remoteMarker reports whether a synced file is a done marker.
 func remoteMarker(rel string) bool {
-	return strings.HasPrefix(rel, workspace.OutputsDir+"/") && strings.HasSuffix(rel, ".done")
+	ref, ok := triggers.Parse(rel)
+	return ok && ref.Kind == triggers.Done
 }
 
 // writeSynced writes a synced file unless it holds that content already

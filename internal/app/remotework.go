@@ -42,7 +42,7 @@ import (
 // apply.
 
 // remoteSubdirs are the task dir folders remote workers write in.
-var remoteSubdirs = []string{workspace.OutputsDir, workspace.FrictionDir}
+var remoteSubdirs = []string{workspace.OutboxesDir}
 
 // remoteOpTimeout bounds one ssh or git operation on a host.
 const remoteOpTimeout = 2 * time.Minute
@@ -199,8 +199,7 @@ func (rw *remoteWork) prepare(cfg config.Config, name, self string) (*remoteHost
 	rh := &remoteHost{h: h, helper: inst.Path, task: rw.td.ID(), root: rep.Dir + "/" + projectSlug(rw.project)}
 	rh.taskDir = rh.root + "/tasks/" + rh.task
 	q := remote.Quote
-	script := "set -e; mkdir -p " + q(rh.taskDir+"/"+workspace.AssignmentsDir) + " " + q(rh.taskDir+"/"+workspace.OutputsDir) + " " +
-		q(rh.taskDir+"/"+workspace.FrictionDir) + " " + q(rh.root+"/worktrees/"+rh.task) +
+	script := "set -e; mkdir -p " + q(rh.taskDir+"/"+workspace.AssignmentsDir) + " " + q(rh.taskDir+"/"+workspace.OutboxesDir) + " " + q(rh.root+"/worktrees/"+rh.task) +
 		"; [ -d " + q(rh.repoDir()) + " ] || git init -q --bare " + q(rh.repoDir())
 	if _, err := h.Exec(ctx, script, nil); err != nil {
 		return nil, err

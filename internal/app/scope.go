@@ -14,13 +14,6 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// triggersInTaskDir: agents still write their trigger files (plan.md,
-// reviews, outputs/, friction/ …) in the task directory itself, so the
-// task directory is in every agent's write scope, engine files included.
-// Once every trigger is read from the agents' outboxes (agents/<id>/),
-// this is false and an agent writes only its own outbox there.
-var triggersInTaskDir = true
-
 // WriteScopeStatus is the one line that says whether agents' writes are
 // confined by the kernel here: the doctor, `hivemind roles`, the start of
 // every run. self is this executable (for the confining helper).
@@ -109,14 +102,15 @@ func (f *agentFactory) confine(spec ptyagent.Spec, id workspace.AgentID, role wo
 // working directory (its git worktree, or the project when there is no
 // git) and the parts of .git its worktree's own git commands need. The
 // Lead and the Reviewer get nothing of the project: the user's checkout
-// is read-only for them. Nobody gets the engine's files (state.json,
+// is read-only for them. Everyone may propose shared knowledge (the
+// workspace's context/inbox/). Nobody gets the engine's files (state.json,
 // events, backups, procs/, blobs/, assignments/), other agents' outboxes,
 // the main checkout or its refs.
 func (f *agentFactory) writeScope(spec ptyagent.Spec, id workspace.AgentID, role workspace.Role, tmp string) []string {
-	w := []string{f.td.OutboxDir(id), tmp}
-	if triggersInTaskDir {
-		w = append(w, f.td.Dir())
-	}
+	// The shared-knowledge inbox is still one directory of the workspace
+	// (notes named by their author, workspace.InboxAuthor), not an outbox.
+	inbox := filepath.Join(f.td.Workspace().Root(), workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
+	w := []string{f.td.OutboxDir(id), tmp, inbox}
 	home, _ := os.UserHomeDir()
 	if home != "" {
 		// No directory that holds programs (~/go/bin, ~/.local/bin,

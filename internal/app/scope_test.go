@@ -32,8 +32,6 @@ func TestWriteScopeKeepsEngineFiles(t *testing.T) {
 	if !sandbox.Available() {
 		t.Skip("this kernel has no Landlock (ABI 0): write scopes cannot be tested here")
 	}
-	defer func(v bool) { triggersInTaskDir = v }(triggersInTaskDir)
-	triggersInTaskDir = false
 	project, td := newTask(t)
 	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
 		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // FileWrite is one file the agent writes, in order. Path is absolute.
@@ -305,7 +306,7 @@ func (c *ctx) currentCheckpoint() int {
 // plan finds the current plan: plan.md in the task dir, else the newest
 // archived plan, else state.json's plan.
 func (c *ctx) plan() *workspace.Plan {
-	cands := []string{filepath.Join(c.taskDir, "plan.md")}
+	cands := []string{c.taskFile(triggers.Path(workspace.AgentLead, triggers.Plan, ""))}
 	arch := c.reviewFiles(planArchiveRE)
 	for i := len(arch) - 1; i >= 0; i-- {
 		cands = append(cands, arch[i])
@@ -384,7 +385,7 @@ func (c *ctx) lead() {
 func (c *ctx) writePlan() {
 	path := c.pick("plan.md")
 	rounds := len(c.reviewFiles(planFeedbackRE))
-	if rounds == 0 && (c.a.State == workspace.PhasePlanRevision || fileExists(filepath.Join(c.taskDir, "plan-feedback.md"))) {
+	if rounds == 0 && (c.a.State == workspace.PhasePlanRevision || fileExists(c.taskFile(triggers.Path(workspace.AgentReviewer, triggers.PlanFeedback, "")))) {
 		rounds = 1
 	}
 	var feedback string
@@ -394,7 +395,7 @@ func (c *ctx) writePlan() {
 		if len(fb) > 0 {
 			last = fb[len(fb)-1]
 		}
-		feedback = readFirst(filepath.Join(c.taskDir, "plan-feedback.md"), last)
+		feedback = readFirst(c.taskFile(triggers.Path(workspace.AgentReviewer, triggers.PlanFeedback, "")), last)
 	}
 	title := c.taskTitle()
 	c.think("Reading task.md: " + oneLine(title))
@@ -421,10 +422,13 @@ func (c *ctx) frictionResolution() {
 		return
 	}
 	var names []string
-	entries, _ := os.ReadDir(filepath.Join(c.taskDir, "friction"))
-	for _, e := range entries {
-		if !e.IsDir() {
-			names = append(names, e.Name())
+	outboxes, _ := os.ReadDir(filepath.Join(c.taskDir, workspace.OutboxesDir))
+	for _, ob := range outboxes {
+		entries, _ := os.ReadDir(c.taskFile(triggers.Outbox(workspace.AgentID(ob.Name())) + "/" + triggers.Friction.Dir()))
+		for _, e := range entries {
+			if !e.IsDir() {
+				names = append(names, e.Name())
+			}
 		}
 	}
 	for _, p := range c.reviewFiles(regexp.MustCompile(`(?i)friction.*\.md$`)) {
@@ -575,7 +579,7 @@ func (c *ctx) doSubtask() {
 	c.think("Subtask " + st.ID + ": " + oneLine(st.Description))
 	if c.sc.WriteFriction && c.a.Agent == "worker_1" && !c.frictionLogged() {
 		c.think("The build setup is slowing me down — logging friction")
-		c.emit(filepath.Join(c.taskDir, "friction", string(c.a.Agent)+"-"+st.ID+".md"), frictionMD(string(c.a.Agent), st, c.rnd))
+		c.emit(c.taskFile(triggers.Path(c.a.Agent, triggers.Friction, string(c.a.Agent)+"-"+st.ID)), frictionMD(string(c.a.Agent), st, c.rnd))
 	}
 	var changed []string
 	for _, f := range st.Files {
@@ -630,8 +634,11 @@ func (c *ctx) now() time.Time {
 	return time.Now().UTC()
 }
 
+// taskFile is the absolute path of rel, a slash path in the task dir.
+func (c *ctx) taskFile(rel string) string { return filepath.Join(c.taskDir, filepath.FromSlash(rel)) }
+
 func (c *ctx) frictionLogged() bool {
-	if entries, _ := os.ReadDir(filepath.Join(c.taskDir, "friction")); len(entries) > 0 {
+	if entries, _ := os.ReadDir(c.taskFile(triggers.Outbox(c.a.Agent) + "/" + triggers.Friction.Dir())); len(entries) > 0 {
 		return true
 	}
 	return len(c.reviewFiles(regexp.MustCompile(`(?i)friction`))) > 0

@@ -52,7 +52,7 @@ func (f fixture) pj(rel string) string { return filepath.Join(f.project, filepat
 func (f fixture) writePlan(t *testing.T) *workspace.Plan {
 	t.Helper()
 	out, _ := DefaultScenario().Respond(workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: workspace.RoleLead,
-		Agent: "lead", Writes: []string{f.td("plan.md")}}, f.taskDir, f.project, rand.New(rand.NewPCG(1, 1)))
+		Agent: "lead", Writes: []string{f.td("agents/lead/plan.md")}}, f.taskDir, f.project, rand.New(rand.NewPCG(1, 1)))
 	if len(out) != 1 {
 		t.Fatalf("lead wrote %d files", len(out))
 	}
@@ -212,7 +212,7 @@ func TestRespond(t *testing.T) {
 		{
 			name: "lead/friction_resolution",
 			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				mustWrite(t, f.td("friction/worker_1-st_1.md"), "# Friction\n")
+				mustWrite(t, f.td("agents/worker_1/friction/worker_1-st_1.md"), "# Friction\n")
 				return workspace.Assignment{State: workspace.PhaseFrictionResolution, Role: workspace.RoleLead, Agent: "lead",
 					Writes: []string{f.td("friction-resolution.md")}}
 			},
@@ -326,7 +326,7 @@ func TestRespond(t *testing.T) {
 			setup: func(t *testing.T, f fixture) workspace.Assignment {
 				planDoc(t, f)
 				// The engine archived plan.md; the script must find it there.
-				if err := os.Rename(f.td("plan.md"), f.td("reviews/plan_v2.md")); err != nil {
+				if err := os.Rename(f.td("agents/lead/plan.md"), f.td("reviews/plan_v2.md")); err != nil {
 					t.Fatal(err)
 				}
 				return workspace.Assignment{State: workspace.PhaseCheckpointReview, Role: workspace.RoleReviewer, Agent: "reviewer",
@@ -422,7 +422,7 @@ func TestRespond(t *testing.T) {
 					Writes:  []string{f.td("outputs/st_1.md"), f.td("outputs/st_1.done")}, DoneMarker: f.td("outputs/st_1.done")}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
-				want := []string{f.td("friction/worker_1-st_1.md"), f.pj("internal/rl/rl.go"), f.td("outputs/st_1.md"), f.td("outputs/st_1.done")}
+				want := []string{f.td("agents/worker_1/friction/worker_1-st_1.md"), f.pj("internal/rl/rl.go"), f.td("outputs/st_1.md"), f.td("outputs/st_1.done")}
 				if !reflect.DeepEqual(paths(out), want) {
 					t.Fatalf("paths %v, want %v", paths(out), want)
 				}
@@ -544,7 +544,7 @@ func checkAllowed(t *testing.T, f fixture, sc Scenario, a workspace.Assignment, 
 		if w.Forbidden {
 			continue
 		}
-		if sc.WriteFriction && filepath.Dir(w.Path) == f.td("friction") {
+		if sc.WriteFriction && strings.HasSuffix(filepath.Dir(w.Path), "/friction") {
 			continue
 		}
 		if !allowed[w.Path] || strings.Contains(w.Path, "..") {
