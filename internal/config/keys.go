@@ -289,9 +289,9 @@ func (k key[T]) keyDoc(prefix string) KeyDoc {
 		d.Key = "`" + k.show + "`"
 	}
 	if d.Type == "" {
-		d.Type = k.spec.typeText()
+		d.Type = k.typeText()
 	}
-	if d.Default == "" && k.spec.kind != kindTable {
+	if d.Default == "" && k.kind != kindTable {
 		def := k.def
 		if def == nil {
 			def = reflect.Zero(reflect.TypeOf(k.field(new(T))).Elem()).Interface()
