@@ -383,3 +383,34 @@ func TestKnowledgeWatcherFloodBounded(t *testing.T) {
 		t.Fatal("the lead's note was not reported during the flood")
 	}
 }
+
+// A note is its outbox owner's whatever its name; files that are not notes
+// (below knowledge/, or in a symlinked outbox) are not reported.
+func TestKnowledgeWatcherAuthorByPath(t *testing.T) {
+	dir := t.TempDir()
+	writeNote(t, dir, "worker_1-x.md", "")
+	if err := os.Rename(notePath(dir, "worker_1-x.md"), filepath.Join(filepath.Dir(notePath(dir, "worker_1-x.md")), "lead-1.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "agents", "worker_2", "knowledge", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "worker_2", "knowledge", "sub", "1.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	writeNote(t, other, "reviewer-1.md", "x")
+	if err := os.Symlink(filepath.Join(other, "agents", "reviewer"), filepath.Join(dir, "agents", "reviewer")); err != nil {
+		t.Fatal(err)
+	}
+	var got []KnowledgeSubmitted
+	w, err := newKnowledgeWatcher(dir, time.Hour, time.Now, func(e Event) { got = append(got, e.(KnowledgeSubmitted)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.fsw.Close()
+	w.flush("")
+	if len(got) != 1 || got[0].Agent != "worker_1" || got[0].Path != "agents/worker_1/knowledge/lead-1.md" {
+		t.Fatalf("reported %+v, want worker_1's lead-1.md only", got)
+	}
+}
