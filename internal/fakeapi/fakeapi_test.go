@@ -260,7 +260,7 @@ func TestWriteErrorRetriedAfterRead(t *testing.T) {
 
 func TestForbiddenWriteNotRetried(t *testing.T) {
 	f := newFixture(t)
-	writeFile(t, filepath.Join(f.taskDir, "plan.md"), "```json\n"+
+	writeFile(t, filepath.Join(f.taskDir, "agents", "lead", "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
 	p := f.assignment(t, workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Writes: []string{filepath.Join(f.taskDir, "plan-approved.md"), filepath.Join(f.taskDir, "plan-feedback.md")}})
