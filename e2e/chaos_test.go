@@ -174,12 +174,12 @@ func chaosAgent(mode string) int {
 			if is("flood") && a.Subtask != nil && a.Subtask.ID == "st_1" {
 				// Thousands of friction reports and shared-knowledge
 				// notes, then the work.
-				inbox := filepath.Join(filepath.Dir(filepath.Dir(taskDir)), workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
-				_ = os.MkdirAll(inbox, 0o755)
+				notes := filepath.Join(outbox, "knowledge")
+				_ = os.MkdirAll(notes, 0o755)
 				_ = os.MkdirAll(filepath.Join(outbox, "friction"), 0o755)
 				for i := range floodFiles {
 					_ = os.WriteFile(filepath.Join(outbox, "friction", fmt.Sprintf("slow-%d.md", i)), []byte("slow\n"), 0o644)
-					_ = os.WriteFile(filepath.Join(inbox, fmt.Sprintf("%s-%d.md", id, i+1)),
+					_ = os.WriteFile(filepath.Join(notes, fmt.Sprintf("%d.md", i+1)),
 						[]byte(fmt.Sprintf("---\nkind: term\nterm: t%d\n---\nflood\n", i)), 0o644)
 				}
 			}
@@ -595,7 +595,7 @@ func TestChaosTamperedStateNotTrusted(t *testing.T) {
 	}
 }
 
-// floodFiles is how many friction files and inbox notes the flood mode writes.
+// floodFiles is how many friction files and knowledge notes the flood mode writes.
 const floodFiles = 2000
 
 // A worker that writes thousands of friction reports and shared-knowledge
@@ -609,7 +609,7 @@ func TestChaosFlood(t *testing.T) {
 	took := time.Since(start)
 	refused := countRecords(recs, "trigger_refused", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
 	recorded := countRecords(recs, "friction_recorded", nil)
-	t.Logf("%d friction files and %d inbox notes: task complete in %v; friction recorded %d, refused %d, context records %d",
+	t.Logf("%d friction files and %d knowledge notes: task complete in %v; friction recorded %d, refused %d, context records %d",
 		floodFiles, floodFiles, took.Round(time.Millisecond), recorded, refused,
 		countRecords(recs, "context_submitted", nil)+countRecords(recs, "context_rejected", nil))
 	if flows := countRecords(recs, "friction_flow_started", nil); recorded > 8*(flows+1) || refused == 0 {

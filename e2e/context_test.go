@@ -59,9 +59,9 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 	if len(decisions) != 2 || !ok1 || !ok2 {
 		t.Fatalf("decisions: %+v", decisions)
 	}
-	// The inbox was emptied into the archive.
-	if left, _ := os.ReadDir(filepath.Join(root, "context", "inbox")); len(left) != 0 {
-		t.Errorf("inbox not emptied: %v", left)
+	// The notes were moved from the outboxes into the archive.
+	if left, _ := filepath.Glob(filepath.Join(dir, "agents", "*", "knowledge", "*")); len(left) != 0 {
+		t.Errorf("notes left in the outboxes: %v", left)
 	}
 
 	// events.jsonl: worker_1's decision was merged, then a worker got a

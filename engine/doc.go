@@ -12,7 +12,7 @@
 //	runner_log.go      the event log writer
 //	watcher.go         task-dir trigger files and done markers → events,
 //	                   after a quiet period
-//	knowledgewatch.go  the knowledge inbox (context/inbox/) → KnowledgeSubmitted
+//	knowledgewatch.go  the outboxes' notes (agents/*/knowledge/) → KnowledgeSubmitted
 //	quiet.go           the quiet-period tracker both watchers use
 //	gitrun.go          the checkpoint merge and check command (GitWork)
 //	config.go          NewConfig: the machine's limits from internal/config

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,11 +16,10 @@ import (
 // KnowledgeFiles is what the Runner needs from the shared knowledge
 // (workspace.KnowledgeStore).
 type KnowledgeFiles interface {
-	// InboxDir is the absolute inbox directory (context/inbox).
-	InboxDir() string
 	// Merge adds a validated entry (idempotent per source).
 	Merge(e workspace.InboxEntry, by, taskID, source string, at time.Time) (workspace.MergeResult, error)
-	// Archive moves an inbox file (paths relative to the knowledge dir).
+	// Archive moves a note (from: absolute, in its author's outbox; to:
+	// relative to the knowledge dir).
 	Archive(from, to string) error
 	// Items lists every entry, newest first (for snapshots).
 	Items() ([]workspace.KnowledgeItem, error)
@@ -30,43 +27,66 @@ type KnowledgeFiles interface {
 
 var _ KnowledgeFiles = (*workspace.KnowledgeStore)(nil)
 
-// knowledgeWatcher reports complete files in the shared knowledge's inbox as
-// KnowledgeSubmitted events. A file is complete when it has been unchanged
-// for the quiet period, or at once when an agent's turn ended (flush). Its
-// state is guarded by a mutex rather than owned by its goroutine, so the
-// runner can flush synchronously: the entries an agent wrote during its
-// turn are then queued before anything the task-dir watcher reports for
-// that turn (its done marker), and the next assignment already sees them.
+// knowledgeWatcher reports complete shared-knowledge notes in the outboxes
+// of the task (agents/<id>/knowledge/*.md, triggers.Knowledge) as
+// KnowledgeSubmitted events, their author being the outbox's owner. A file
+// is complete when it has been unchanged for the quiet period, or at once
+// when an agent's turn ended (flush). Its state is guarded by a mutex
+// rather than owned by its goroutine, so the runner can flush
+// synchronously: the entries an agent wrote during its turn are then
+// queued before anything the task-dir watcher reports for that turn (its
+// done marker), and the next assignment already sees them.
 type knowledgeWatcher struct {
-	dir   string
+	dir   string // the task dir; files are keyed by their path relative to it
 	clock func() time.Time
 	emit  func(Event)
 	fsw   *fsnotify.Watcher
 
-	mu    sync.Mutex
-	files *quietTracker
-	kick  chan struct{}
+	mu      sync.Mutex
+	files   *quietTracker
+	watched map[string]bool // directories added to fsw
+	kick    chan struct{}
 	// gate bounds each author's notes in flight (flood.go): a flood of
 	// notes is neither read whole at every scan nor queued ahead of the
 	// task's own events.
 	gate floodGate
 }
 
-func newKnowledgeWatcher(dir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("engine: knowledge inbox: %w", err)
+func newKnowledgeWatcher(taskDir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
+	if err := os.MkdirAll(filepath.Join(taskDir, workspace.OutboxesDir), 0o755); err != nil {
+		return nil, fmt.Errorf("engine: knowledge outboxes: %w", err)
 	}
 	fsw, err := fsnotify.NewBufferedWatcher(64)
 	if err != nil {
 		return nil, fmt.Errorf("engine: knowledge watcher: %w", err)
 	}
-	if err := fsw.Add(dir); err != nil {
+	w := &knowledgeWatcher{dir: taskDir, clock: clock, emit: emit, fsw: fsw,
+		files: newQuietTracker(quiet), watched: map[string]bool{}, kick: make(chan struct{}, 1),
+		gate: newGate(MaxNotesInFlight, noteOwner)}
+	if err := w.watch(workspace.OutboxesDir); err != nil {
 		_ = fsw.Close()
-		return nil, fmt.Errorf("engine: watch %s: %w", dir, err)
+		return nil, err
 	}
-	return &knowledgeWatcher{dir: dir, clock: clock, emit: emit, fsw: fsw,
-		files: newQuietTracker(quiet), kick: make(chan struct{}, 1),
-		gate: newGate(MaxNotesInFlight, func(name string) (workspace.AgentID, bool) { return workspace.InboxAuthor(name) })}, nil
+	return w, nil
+}
+
+// noteOwner is the outbox owner of a note (rel to the task dir).
+func noteOwner(rel string) (workspace.AgentID, bool) {
+	ref, ok := triggers.Parse(rel)
+	return ref.Owner, ok && ref.Kind == triggers.Knowledge
+}
+
+// watch adds the directory rel (slash, relative to the task dir) to fsw
+// once. Called under mu or before the watcher runs.
+func (w *knowledgeWatcher) watch(rel string) error {
+	if w.watched[rel] {
+		return nil
+	}
+	if err := w.fsw.Add(filepath.Join(w.dir, filepath.FromSlash(rel))); err != nil {
+		return fmt.Errorf("engine: watch %s: %w", rel, err)
+	}
+	w.watched[rel] = true
+	return nil
 }
 
 // run scans once, then on every change and when a pending file is due,
@@ -99,43 +119,70 @@ func (w *knowledgeWatcher) run(ctx context.Context) {
 			if !ok {
 				return
 			}
-			_ = w.fsw.Add(w.dir) // repair a lost watch; the scan finds what was missed
+			// Repair a lost watch; the scan finds what was missed.
+			w.mu.Lock()
+			clear(w.watched)
+			_ = w.watch(workspace.OutboxesDir)
+			w.mu.Unlock()
 		case <-w.kick:
 		case <-timer.C:
 		}
 	}
 }
 
-// flush reports the inbox files of agent (all files when agent is "")
-// now, without waiting for the quiet period: that agent's turn ended, so
-// what it wrote is complete. Safe from any goroutine.
+// flush reports the notes of agent (all notes when agent is "") now,
+// without waiting for the quiet period: that agent's turn ended, so what
+// it wrote is complete. Safe from any goroutine.
 func (w *knowledgeWatcher) flush(agent workspace.AgentID) { w.scan(true, agent) }
 
-// scan looks at every inbox file, reports the complete ones not reported
-// yet, and returns when the next pending file becomes due (zero: none).
-// With turnEnded, the files of agent ("" = all) count as complete at once.
+// notes lists the notes in the outboxes (slash paths relative to the task
+// dir), watching every outbox and knowledge/ directory it passes.
+func (w *knowledgeWatcher) notes() []string {
+	var out []string
+	owners, _ := os.ReadDir(filepath.Join(w.dir, workspace.OutboxesDir))
+	for _, o := range owners {
+		if !o.IsDir() || !workspace.ValidID(o.Name()) {
+			continue // a symlink or a stray file is no outbox
+		}
+		outbox := workspace.OutboxesDir + "/" + o.Name()
+		_ = w.watch(outbox)
+		kdir := outbox + "/" + triggers.Knowledge.Dir()
+		fi, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(kdir)))
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		_ = w.watch(kdir)
+		entries, _ := os.ReadDir(filepath.Join(w.dir, filepath.FromSlash(kdir)))
+		for _, e := range entries {
+			rel := kdir + "/" + e.Name()
+			if _, ok := noteOwner(rel); ok && !e.IsDir() {
+				out = append(out, rel)
+			}
+		}
+	}
+	return out
+}
+
+// scan looks at every note, reports the complete ones not reported yet,
+// and returns when the next pending file becomes due (zero: none). With
+// turnEnded, the files of agent ("" = all) count as complete at once.
 func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	entries, _ := os.ReadDir(w.dir)
 	seen := map[string]bool{}
 	now := w.clock()
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".md") || triggers.TempName(name) {
+	for _, rel := range w.notes() {
+		if w.gate.full(rel) {
+			seen[rel] = true // waits, unread, until one of its author's is taken
 			continue
 		}
-		if w.gate.full(name) {
-			seen[name] = true // waits, unread, until one of its author's is taken
-			continue
-		}
-		full := filepath.Join(w.dir, name)
+		full := filepath.Join(w.dir, filepath.FromSlash(rel))
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		if f := w.files.files[name]; f != nil && f.reported() && f.sig.size == fi.Size() && f.sig.mtime.Equal(fi.ModTime()) && f.sig.ino == inodeOf(fi) {
-			seen[name] = true // reported, not taken yet: not read again
+		if f := w.files.files[rel]; f != nil && f.reported() && f.sig.size == fi.Size() && f.sig.mtime.Equal(fi.ModTime()) && f.sig.ino == inodeOf(fi) {
+			seen[rel] = true // reported, not taken yet: not read again
 			continue
 		}
 		// Bounded like every file an agent writes: a huge one is read no
@@ -144,18 +191,18 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Ti
 		if err != nil {
 			continue
 		}
-		seen[name] = true
-		f := w.files.see(name, sigOf(fi, content), now)
-		author, _ := workspace.InboxAuthor(name)
+		seen[rel] = true
+		f := w.files.see(rel, sigOf(fi, content), now)
+		author, _ := noteOwner(rel)
 		if !w.files.ready(f, now, turnEnded && (agent == "" || agent == author)) {
 			continue
 		}
-		if !w.gate.admit(name) {
+		if !w.gate.admit(rel) {
 			f.hold(time.Time{})
 			continue
 		}
 		f.report()
-		w.emit(KnowledgeSubmitted{Path: path.Join(workspace.KnowledgeInboxDir, name), Content: content,
+		w.emit(KnowledgeSubmitted{Path: rel, Content: content,
 			Agent: author, ModTime: f.sig.mtime, When: When{At: w.clock()}})
 	}
 	w.files.keep(seen) // archived: a file coming back under that name is new
@@ -172,16 +219,16 @@ func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Ti
 // ---- runner glue ----
 
 // startKnowledge loads the shared knowledge into the snapshot and, unless
-// watching is off, starts the inbox watcher.
+// watching is off or there is no task dir, starts the notes watcher.
 func (r *Runner) startKnowledge(ctx context.Context, wg *sync.WaitGroup) error {
 	if r.cfg.Knowledge == nil {
 		return nil
 	}
 	r.loadKnowledge()
-	if r.cfg.NoWatch {
+	if r.cfg.NoWatch || r.cfg.TaskDir == nil {
 		return nil
 	}
-	w, err := newKnowledgeWatcher(r.cfg.Knowledge.InboxDir(), r.cfg.QuietPeriod, r.cfg.Clock, r.Send)
+	w, err := newKnowledgeWatcher(r.cfg.TaskDir.Dir(), r.cfg.QuietPeriod, r.cfg.Clock, r.Send)
 	if err != nil {
 		return err
 	}
@@ -190,7 +237,7 @@ func (r *Runner) startKnowledge(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
-// flushKnowledge reports the inbox files an agent finished writing.
+// flushKnowledge reports the notes an agent finished writing.
 func (r *Runner) flushKnowledge(agent workspace.AgentID) {
 	if r.cw != nil {
 		r.cw.flush(agent)
@@ -218,7 +265,7 @@ func (r *Runner) applyKnowledge(e Effect) {
 	case MergeKnowledge:
 		res, err := r.cfg.Knowledge.Merge(e.Entry, string(e.Agent), e.TaskID, e.Source, e.At)
 		if err != nil {
-			// The inbox file stays: a restart (or a fixed file) retries.
+			// The note stays: a restart (or a fixed file) retries.
 			r.fail("merge_context", e.Agent, err)
 			return
 		}
@@ -228,14 +275,22 @@ func (r *Runner) applyKnowledge(e Effect) {
 			r.loadKnowledge()
 		}
 		if e.From != "" {
-			if err := r.cfg.Knowledge.Archive(e.From, e.To); err != nil {
+			if err := r.archiveNote(e.From, e.To); err != nil {
 				r.fail("archive_context", e.Agent, err)
 			}
 		}
 	case ArchiveKnowledge:
-		if err := r.cfg.Knowledge.Archive(e.From, e.To); err != nil {
+		if err := r.archiveNote(e.From, e.To); err != nil {
 			r.fail("archive_context", "", err)
 		}
 	default: // apply passes only these two
 	}
+}
+
+// archiveNote archives the note from (relative to the task dir).
+func (r *Runner) archiveNote(from, to string) error {
+	if r.cfg.TaskDir == nil {
+		return fmt.Errorf("engine: archive %s: no task dir", from)
+	}
+	return r.cfg.Knowledge.Archive(filepath.Join(r.cfg.TaskDir.Dir(), filepath.FromSlash(from)), to)
 }

@@ -98,10 +98,27 @@ func (c *ctxRun) waitSnap(what string, ok func(Snapshot) bool) Snapshot {
 	}
 }
 
+// inbox writes the note "<agent>-<n>.md" as agent's knowledge/<n>.md in
+// its outbox.
 func (c *ctxRun) inbox(name, content string) {
 	c.t.Helper()
-	if err := os.WriteFile(filepath.Join(c.store.InboxDir(), name), []byte(content), 0o644); err != nil {
-		c.t.Fatal(err)
+	writeNote(c.t, c.td.Dir(), name, content)
+}
+
+// notePath is where the note "<agent>-<n>.md" lies under taskDir.
+func notePath(taskDir, name string) string {
+	i := strings.LastIndexByte(name, '-')
+	return filepath.Join(taskDir, workspace.OutboxesDir, name[:i], "knowledge", name[i+1:])
+}
+
+func writeNote(t *testing.T, taskDir, name, content string) {
+	t.Helper()
+	p := notePath(taskDir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -150,7 +167,9 @@ func TestRunnerMergesSimultaneousInboxFiles(t *testing.T) {
 	// Both inbox files were archived.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left, _ := os.ReadDir(c.store.InboxDir())
+		l1, _ := os.ReadDir(filepath.Dir(notePath(c.td.Dir(), "lead-1.md")))
+		l2, _ := os.ReadDir(filepath.Dir(notePath(c.td.Dir(), "worker_1-1.md")))
+		left := append(l1, l2...)
 		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
 		if len(left) == 0 && len(arch) == 2 {
 			break
@@ -197,7 +216,7 @@ func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 		}
 	}
 	<-c.r.Barrier()
-	if _, err := os.Stat(filepath.Join(c.store.InboxDir(), "worker_2-1.md")); err != nil {
+	if _, err := os.Stat(notePath(c.td.Dir(), "worker_2-1.md")); err != nil {
 		t.Errorf("worker_2's file was taken before its turn ended: %v", err)
 	}
 }
@@ -242,9 +261,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 	c.stop()
 
 	// Written while no engine runs.
-	if err := os.WriteFile(filepath.Join(c.store.InboxDir(), "worker_1-1.md"), []byte("---\nkind: decision\ntitle: Tabs\n---\ngofmt\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeNote(t, c.td.Dir(), "worker_1-1.md", "---\nkind: decision\ntitle: Tabs\n---\ngofmt\n")
 	c2 := startCtxRun(t, root, st, 20*time.Millisecond, Resumed{})
 	s := c2.waitSnap("both decisions after the restart", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
 	if s.State.TaskID != st.TaskID {
@@ -321,9 +338,7 @@ func TestKnowledgeWatcherFloodBounded(t *testing.T) {
 	dir := t.TempDir()
 	const n = 200
 	for i := range n {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("worker_1-%d.md", i+1)), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeNote(t, dir, fmt.Sprintf("worker_1-%d.md", i+1), "x")
 	}
 	events := make(chan Event, 4*n)
 	w, err := newKnowledgeWatcher(dir, 10*time.Millisecond, time.Now, func(e Event) { events <- e })
@@ -334,9 +349,7 @@ func TestKnowledgeWatcherFloodBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(ctx) })
 	defer func() { cancel(); wg.Wait() }()
-	if err := os.WriteFile(filepath.Join(dir, "lead-1.md"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeNote(t, dir, "lead-1.md", "x")
 	inFlight := map[string]bool{}
 	taken := 0
 	deadline := time.After(20 * time.Second)
@@ -358,7 +371,7 @@ func TestKnowledgeWatcherFloodBounded(t *testing.T) {
 		}
 		if len(inFlight) == MaxNotesInFlight || taken+len(inFlight) == n {
 			for p := range inFlight {
-				if err := os.Remove(filepath.Join(dir, filepath.Base(p))); err != nil {
+				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
 					t.Fatal(err)
 				}
 				delete(inFlight, p)
@@ -368,5 +381,36 @@ func TestKnowledgeWatcherFloodBounded(t *testing.T) {
 	}
 	if !leadSeen {
 		t.Fatal("the lead's note was not reported during the flood")
+	}
+}
+
+// A note is its outbox owner's whatever its name; files that are not notes
+// (below knowledge/, or in a symlinked outbox) are not reported.
+func TestKnowledgeWatcherAuthorByPath(t *testing.T) {
+	dir := t.TempDir()
+	writeNote(t, dir, "worker_1-x.md", "")
+	if err := os.Rename(notePath(dir, "worker_1-x.md"), filepath.Join(filepath.Dir(notePath(dir, "worker_1-x.md")), "lead-1.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "agents", "worker_2", "knowledge", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "worker_2", "knowledge", "sub", "1.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	writeNote(t, other, "reviewer-1.md", "x")
+	if err := os.Symlink(filepath.Join(other, "agents", "reviewer"), filepath.Join(dir, "agents", "reviewer")); err != nil {
+		t.Fatal(err)
+	}
+	var got []KnowledgeSubmitted
+	w, err := newKnowledgeWatcher(dir, time.Hour, time.Now, func(e Event) { got = append(got, e.(KnowledgeSubmitted)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.fsw.Close()
+	w.flush("")
+	if len(got) != 1 || got[0].Agent != "worker_1" || got[0].Path != "agents/worker_1/knowledge/lead-1.md" {
+		t.Fatalf("reported %+v, want worker_1's lead-1.md only", got)
 	}
 }

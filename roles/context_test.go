@@ -7,17 +7,23 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// TestSharedContextWritePolicy: every role may write its inbox entries at
-// the workspace root, and no role may write the context files themselves,
-// the archive, or anything that only looks like an inbox entry.
+// TestSharedContextWritePolicy: every role may write its notes in its own
+// outbox, and no role may write another's notes, the old shared inbox, the
+// context files themselves, the archive, or anything that only looks like
+// a note.
 func TestSharedContextWritePolicy(t *testing.T) {
 	const ws, task, project = "/p/.hivemind", "/p/.hivemind/tasks/t1", "/p"
 	cases := []struct {
 		path  string
 		allow bool
 	}{
-		{ws + "/context/inbox/lead-1.md", true},
-		{ws + "/context/inbox/worker_2-7.md", true},
+		{task + "/agents/{self}/knowledge/1.md", true},
+		{task + "/agents/{self}/knowledge/use-sqlite.md", true},
+		{task + "/agents/{other}/knowledge/1.md", false},
+		{task + "/agents/{self}/knowledge/sub/1.md", false},
+		{task + "/agents/{self}/knowledge/1.json", false},
+		{ws + "/context/inbox/lead-1.md", false},
+		{ws + "/context/inbox/worker_2-7.md", false},
 		{ws + "/context/decisions.json", false},
 		{ws + "/context/constraints.json", false},
 		{ws + "/context/glossary.json", false},
@@ -26,16 +32,20 @@ func TestSharedContextWritePolicy(t *testing.T) {
 		{ws + "/context/archive/t1_c1_lead-1.md", false},
 		{ws + "/context/inbox/sub/lead-1.md", false},
 		{ws + "/context/inbox/lead-1.json", false},
-		{task + "/context/inbox/lead-1.md", false}, // the inbox is at the workspace root, not in the task
+		{task + "/context/inbox/lead-1.md", false},
 	}
+	self := map[workspace.Role]string{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}
+	other := map[workspace.Role]string{"lead": "worker_1", "reviewer": "lead", "worker": "worker_2"}
 	for _, role := range workspace.Roles() {
 		p := DefaultPolicy(role)
+		p.Agent = workspace.AgentID(self[role])
 		for _, c := range cases {
 			for _, tool := range []string{"Write", "Edit"} {
 				if tool == "Edit" && !p.Tools.Edit {
 					continue
 				}
-				ok, reason := Decide(p, task, project, tool, map[string]any{"file_path": c.path})
+				path := strings.NewReplacer("{self}", self[role], "{other}", other[role]).Replace(c.path)
+				ok, reason := Decide(p, task, project, tool, map[string]any{"file_path": path})
 				if ok != c.allow {
 					t.Errorf("%s %s %s: allowed=%v (%s), want %v", role, tool, c.path, ok, reason, c.allow)
 				}
@@ -47,7 +57,7 @@ func TestSharedContextWritePolicy(t *testing.T) {
 // TestPromptsTeachSharedContext: each prompt explains the inbox format and
 // its role's part in the shared knowledge.
 func TestPromptsTeachSharedContext(t *testing.T) {
-	common := []string{"context/inbox/<your agent id>-<n>.md", "kind: decision", "`constraint`", "`term`",
+	common := []string{"agents/<your agent id>/knowledge/<n>.md", "kind: decision", "`constraint`", "`term`",
 		"decisions.json", "next** assignment", "hivemind context rm ID"}
 	want := map[workspace.Role][]string{
 		"lead":     {"plan-level choices"},

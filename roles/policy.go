@@ -93,12 +93,6 @@ var protectedPaths = []string{
 	"!{project}/.git/**",
 }
 
-// sharedPaths every role may write: (for the shared knowledge) inbox
-// notes.
-var sharedPaths = []string{
-	"{workspace}/context/inbox/*.md",
-}
-
 // outboxPaths are the files of the trigger table agents of role write, in
 // their own outbox.
 func outboxPaths(role workspace.Role) []string {
@@ -133,7 +127,7 @@ func DefaultPolicy(role workspace.Role) Policy {
 		p.WritePaths = slices.Clone(protectedPaths)
 		return p
 	}
-	p.WritePaths = slices.Concat(protectedPaths, outboxPaths(role), sharedPaths)
+	p.WritePaths = slices.Concat(protectedPaths, outboxPaths(role))
 	if role == workspace.RoleWorker {
 		// Project files, but nothing else inside the workspace. In a git
 		// project a worker's project is its own worktree, which lies

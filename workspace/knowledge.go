@@ -21,12 +21,12 @@ import (
 // log, a constraints registry and a glossary), kept under <root>/context/.
 // It outlives tasks. Only the engine (or the user, through `hivemind
 // context rm` while no engine runs) writes the three JSON files; agents
-// propose entries by writing small markdown files into context/inbox/,
+// propose entries by writing small markdown notes into their own outbox in
+// the task directory (agents/<id>/knowledge/*.md, triggers.Knowledge),
 // which the engine validates (ParseInboxEntry), merges (KnowledgeStore.Merge)
 // and archives to context/archive/.
 const (
 	KnowledgeDir         = "context"
-	KnowledgeInboxDir    = "inbox"   // below KnowledgeDir
 	KnowledgeArchiveDir  = "archive" // below KnowledgeDir
 	DecisionsFile        = "decisions.json"
 	ConstraintsFile      = "constraints.json"
@@ -155,7 +155,7 @@ func idLess(a, b string) bool {
 
 // ---- inbox entries ----
 
-// InboxEntry is one parsed context/inbox/<agent>-<n>.md file.
+// InboxEntry is one parsed shared-knowledge note (agents/<id>/knowledge/*.md).
 type InboxEntry struct {
 	Kind string `json:"kind"`
 	// Title is the decision title, the constraint name or the term.
@@ -282,27 +282,6 @@ func unquote(v string) string {
 	return v
 }
 
-// InboxAuthor returns the agent id of an inbox file name "<agent>-<n>.md"
-// (e.g. "worker_1-2.md" → "worker_1"); ok is false when the name does not
-// follow that pattern.
-func InboxAuthor(name string) (agent AgentID, ok bool) {
-	base, found := strings.CutSuffix(filepath.Base(name), ".md")
-	if !found {
-		return "", false
-	}
-	i := strings.LastIndexByte(base, '-')
-	if i <= 0 || i == len(base)-1 {
-		return "", false
-	}
-	if _, err := strconv.Atoi(base[i+1:]); err != nil {
-		return "", false
-	}
-	if !ValidID(base[:i]) {
-		return "", false
-	}
-	return AgentID(base[:i]), true
-}
-
 // ---- the store ----
 
 // KnowledgeStore reads and writes <root>/context/. Every change runs under an
@@ -317,7 +296,7 @@ type KnowledgeStore struct {
 }
 
 // OpenKnowledge opens (creating) the shared knowledge of the workspace root:
-// the context/, inbox/ and archive/ directories and empty decisions,
+// the context/ and archive/ directories and empty decisions,
 // constraints and glossary files, so every agent can read all three from
 // the first assignment on.
 func OpenKnowledge(root string) (*KnowledgeStore, error) {
@@ -326,7 +305,7 @@ func OpenKnowledge(root string) (*KnowledgeStore, error) {
 		return nil, fmt.Errorf("workspace: open knowledge: %w", err)
 	}
 	dir := filepath.Join(abs, KnowledgeDir)
-	for _, d := range []string{dir, filepath.Join(dir, KnowledgeInboxDir), filepath.Join(dir, KnowledgeArchiveDir)} {
+	for _, d := range []string{dir, filepath.Join(dir, KnowledgeArchiveDir)} {
 		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("workspace: open knowledge: %s: %w", d, ErrSymlink)
 		}
@@ -383,9 +362,6 @@ func ReadKnowledge(root string) (kn Knowledge, dir string, err error) {
 
 // Dir returns the absolute knowledge directory (context/).
 func (c *KnowledgeStore) Dir() string { return c.dir }
-
-// InboxDir returns the absolute inbox directory.
-func (c *KnowledgeStore) InboxDir() string { return filepath.Join(c.dir, KnowledgeInboxDir) }
 
 // KnowledgeFiles returns the absolute paths of decisions.json,
 // constraints.json and glossary.json under a workspace root: what every
@@ -794,16 +770,16 @@ func (c *KnowledgeStore) knowledgePath(rel string) (string, error) {
 	return filepath.Join(c.dir, rel), nil
 }
 
-// Archive moves an inbox file (from, e.g. "inbox/lead-1.md") to the archive
-// (to, e.g. "archive/<task>_c1_lead-1.md"); both are relative to the
-// knowledge dir. Archiving again is harmless: when the file is already
+// Archive moves a note (from: its absolute path in its author's outbox,
+// e.g. <task>/agents/lead/knowledge/1.md) to the archive (to, relative to
+// the knowledge dir, e.g. "archive/<task>_c1_lead-1.md"). Archiving again is harmless: when the file is already
 // gone and the archive exists, or the archive holds the same content, it
 // succeeds.
 func (c *KnowledgeStore) Archive(from, to string) error {
-	src, err := c.knowledgePath(from)
-	if err != nil {
-		return err
+	if !filepath.IsAbs(from) {
+		return fmt.Errorf("workspace: archive knowledge %q: not an absolute path", from)
 	}
+	src := filepath.Clean(from)
 	dst, err := c.knowledgePath(to)
 	if err != nil {
 		return err

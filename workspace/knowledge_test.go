@@ -66,18 +66,6 @@ func TestParseInboxEntry(t *testing.T) {
 	}
 }
 
-func TestInboxAuthor(t *testing.T) {
-	for name, want := range map[string]AgentID{
-		"lead-1.md": "lead", "worker_2-13.md": "worker_2", "reviewer-0.md": "reviewer", "user-7.md": "user",
-		"x-y-3.md": "x-y", "lead.md": "", "lead-.md": "", "-1.md": "", "lead-a.md": "", "lead-1.txt": "", "../x-1.md": "x",
-	} {
-		got, ok := InboxAuthor(name)
-		if got != want || ok != (want != "") {
-			t.Errorf("InboxAuthor(%q) = %q, %v; want %q", name, got, ok, want)
-		}
-	}
-}
-
 func openTestContext(t *testing.T) (*KnowledgeStore, string) {
 	t.Helper()
 	root := t.TempDir()
@@ -96,7 +84,7 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 			t.Errorf("%s: %q, %v", p, b, err)
 		}
 	}
-	for _, d := range []string{c.InboxDir(), filepath.Join(c.Dir(), KnowledgeArchiveDir)} {
+	for _, d := range []string{filepath.Join(c.Dir(), KnowledgeArchiveDir)} {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", d, err)
 		}
@@ -371,12 +359,15 @@ func TestContextConcurrentProcesses(t *testing.T) {
 }
 
 func TestContextArchive(t *testing.T) {
-	c, _ := openTestContext(t)
-	in := filepath.Join(c.InboxDir(), "lead-1.md")
+	c, root := openTestContext(t)
+	in := filepath.Join(root, "tasks", "t", "agents", "lead", "knowledge", "1.md")
+	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(in, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Archive("inbox/lead-1.md", "archive/t_c1_lead-1.md"); err != nil {
+	if err := c.Archive(in, "archive/t_c1_lead-1.md"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(in); !os.IsNotExist(err) {
@@ -386,12 +377,12 @@ func TestContextArchive(t *testing.T) {
 		t.Errorf("archive: %q %v", b, err)
 	}
 	// Again (a repeated effect after a restart): harmless.
-	if err := c.Archive("inbox/lead-1.md", "archive/t_c1_lead-1.md"); err != nil {
+	if err := c.Archive(in, "archive/t_c1_lead-1.md"); err != nil {
 		t.Errorf("archive again: %v", err)
 	}
 	// Same content reappearing in the inbox: dropped.
 	_ = os.WriteFile(in, []byte("x"), 0o644)
-	if err := c.Archive("inbox/lead-1.md", "archive/t_c1_lead-1.md"); err != nil {
+	if err := c.Archive(in, "archive/t_c1_lead-1.md"); err != nil {
 		t.Errorf("archive duplicate: %v", err)
 	}
 	if _, err := os.Stat(in); !os.IsNotExist(err) {
@@ -399,13 +390,14 @@ func TestContextArchive(t *testing.T) {
 	}
 	// Different content at an existing archive name: refused.
 	_ = os.WriteFile(in, []byte("y"), 0o644)
-	if err := c.Archive("inbox/lead-1.md", "archive/t_c1_lead-1.md"); !errors.Is(err, ErrExists) {
+	if err := c.Archive(in, "archive/t_c1_lead-1.md"); !errors.Is(err, ErrExists) {
 		t.Errorf("overwrite: %v", err)
 	}
-	for _, bad := range [][2]string{{"../x.md", "archive/a.md"}, {"inbox/lead-1.md", "/tmp/a.md"}} {
-		if err := c.Archive(bad[0], bad[1]); !errors.Is(err, ErrOutside) {
-			t.Errorf("Archive(%q, %q) = %v, want ErrOutside", bad[0], bad[1], err)
-		}
+	if err := c.Archive(in, "/tmp/a.md"); !errors.Is(err, ErrOutside) {
+		t.Errorf("Archive to /tmp/a.md = %v, want ErrOutside", err)
+	}
+	if err := c.Archive("agents/lead/knowledge/1.md", "archive/a.md"); err == nil {
+		t.Error("Archive from a relative path: accepted")
 	}
 }
 

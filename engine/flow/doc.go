@@ -42,10 +42,10 @@
 // later at a wrong time; the phase does not change.
 //
 // The shared knowledge (knowledge.go; engine/knowledgewatch.go): agents propose
-// decisions, constraints and glossary terms as files in the workspace's
-// context/inbox/<agent>-<n>.md. A complete file becomes [KnowledgeSubmitted];
+// decisions, constraints and glossary terms as notes in their own outbox,
+// agents/<id>/knowledge/*.md (authored by path). A complete note becomes [KnowledgeSubmitted];
 // Step validates it and emits [MergeKnowledge] (the runner merges it into
-// context/*.json and archives the file to context/archive/<task>_c<V>_<name>)
+// context/*.json and archives the file to context/archive/<task>_c<V>_<agent>-<name>)
 // or, when invalid, [ArchiveKnowledge] (…_c<V>-invalid_<name>). The author is
 // told in its next assignment (State.KnowledgeNotes), never interrupted. Every
 // assignment reads context/decisions.json, constraints.json, glossary.json.

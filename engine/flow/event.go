@@ -300,10 +300,10 @@ func (StateNotSaved) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (
 
 // KnowledgeSubmitted says an inbox file of the shared knowledge is complete.
 type KnowledgeSubmitted struct {
-	// Path is relative to the knowledge dir (context/): "inbox/<agent>-<n>.md".
+	// Path is relative to the task dir: "agents/<agent>/knowledge/<n>.md".
 	Path    string
 	Content []byte
-	// Agent is the author, from the file name.
+	// Agent is the author: the owner of the outbox.
 	Agent   workspace.AgentID
 	ModTime time.Time
 	When

@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // The shared knowledge (decisions, constraints, glossary) lives at the
 // workspace root, <root>/context/, and outlives tasks. Agents propose
-// entries by writing context/inbox/<agent>-<n>.md; the runner's inbox
-// watcher turns a complete file into KnowledgeSubmitted, Step validates it
+// entries by writing notes into their own outbox, agents/<id>/knowledge/
+// *.md in the task dir (triggers.Knowledge; authorship by path); the
+// runner's notes watcher turns a complete note into KnowledgeSubmitted,
+// Step validates it
 // (a pure parse) and asks the runner to merge it (MergeKnowledge) and archive
 // it, or, when invalid, only to archive it (ArchiveKnowledge).
 //
@@ -21,26 +24,27 @@ import (
 // event log (context_submitted / context_rejected, and the runner's
 // context_merged: the event names keep the directory's name) and kept in
 // State.KnowledgeNotes until the author's next
-// assignment, whose instruction carries them. Like trigger files, inbox
-// files are held (deferred) while paused, and ignored (left in the inbox
-// for the next run) when no task is loaded.
+// assignment, whose instruction carries them. Like trigger files, notes
+// are held (deferred) while paused, and ignored (left in the outbox for
+// the next run) when no task is loaded.
 
 // MergeKnowledge asks the runner to merge a validated entry into the shared
-// knowledge and then archive its inbox file (From → To, relative to the
-// knowledge dir, context/). Source identifies the file instance, so a merge repeated
-// after a crash adds nothing. A failed merge leaves the file in the inbox.
+// knowledge and then archive its note (From, relative to the task dir →
+// To, relative to the knowledge dir, context/). Source identifies the file
+// instance, so a merge repeated after a crash adds nothing. A failed merge
+// leaves the note in the outbox.
 type MergeKnowledge struct {
 	Entry  workspace.InboxEntry
 	Agent  workspace.AgentID
 	TaskID string
 	Source string
 	At     time.Time
-	From   string // "" for entries that have no inbox file (task constraints)
+	From   string // "" for entries that have no note (task constraints)
 	To     string
 }
 
-// ArchiveKnowledge asks the runner to move a rejected inbox file to the
-// archive (paths relative to the knowledge dir).
+// ArchiveKnowledge asks the runner to move a rejected note (From, relative
+// to the task dir) to the archive (To, relative to the knowledge dir).
 type ArchiveKnowledge struct {
 	From string
 	To   string
@@ -72,11 +76,11 @@ func (st *stepper) knowledgeFor(agent workspace.AgentID) (reads []string, note s
 	if root == "" {
 		return nil, ""
 	}
-	inbox := filepath.Join(root, workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
+	notes := filepath.Join(st.s.TaskDir, filepath.FromSlash(triggers.Outbox(agent)), triggers.Knowledge.Dir())
 	note = fmt.Sprintf("Shared knowledge: the decisions, constraints and glossary in your reads (context/*.json) bind the whole team; follow them. "+
-		"To record a choice others must follow, write %s/%s-<n>.md (n = 1, 2, …) with a front matter "+
+		"To record a choice others must follow, write a new note %s/<n>.md (n = 1, 2, …) with a front matter "+
 		"(---, kind: decision|constraint|term, title|name|term: <one line>, ---) and the rationale, description or definition as the text.",
-		inbox, agent)
+		notes)
 	return workspace.KnowledgeFiles(root), note
 }
 
@@ -119,20 +123,25 @@ func knowledgeFile(kind string) string {
 	return workspace.GlossaryFile
 }
 
-// knowledgeSubmitted validates an inbox file and asks for its merge (or, if
+// noteAuthor is the author of a note at p (relative to the task dir): the
+// owner of the outbox it lies in; named is false when p is no note.
+func noteAuthor(p string, fallback workspace.AgentID) (author workspace.AgentID, named bool) {
+	if ref, ok := triggers.Parse(p); ok && ref.Kind == triggers.Knowledge {
+		return ref.Owner, true
+	}
+	return fallback, false
+}
+
+// knowledgeSubmitted validates a note and asks for its merge (or, if
 // invalid, its archive and a message to the author).
 func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 	s := st.s
 	p := cleanPath(e.Path)
-	author, named := workspace.InboxAuthor(p)
-	if !named {
-		author = e.Agent
-	}
-	key := TriggerKey(workspace.KnowledgeDir+"/"+p, e.Content, e.ModTime)
+	author, named := noteAuthor(p, e.Agent)
+	key := TriggerKey(p, e.Content, e.ModTime)
 	entry, err := workspace.ParseInboxEntry(e.Content)
-	if err == nil && (!named || path.Dir(p) != workspace.KnowledgeInboxDir) {
-		err = fmt.Errorf("the file must be %s/%s/<your agent id>-<n>.md (e.g. %s/%s/worker_1-1.md), got %s",
-			workspace.KnowledgeDir, workspace.KnowledgeInboxDir, workspace.KnowledgeDir, workspace.KnowledgeInboxDir, p)
+	if err == nil && !named {
+		err = fmt.Errorf("a note must be %s in your outbox, got %s", triggers.Knowledge, p)
 	}
 	if s.Consumed[key] {
 		// Seen before (a rescan after a restart): repeat the idempotent
@@ -150,7 +159,11 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		return
 	}
 	v := st.version("context")
+	// Archived as <author>-<name>: notes of two outboxes may share a name.
 	base := path.Base(p)
+	if named {
+		base = string(author) + "-" + base
+	}
 	if s.Consumed == nil {
 		s.Consumed = map[string]bool{}
 	}
@@ -183,9 +196,9 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		s.Archives[key] = to
 		st.do(ArchiveKnowledge{From: p, To: to})
 		st.emit("context_rejected", author, map[string]any{"path": p, "problem": problem, "archived": to})
-		st.knowledgeNote(author, fmt.Sprintf("Your shared-knowledge entry %s/%s was NOT recorded (moved to %s/%s): %s. "+
-			"Write a corrected entry as a new file in %s/%s/.", workspace.KnowledgeDir, p, workspace.KnowledgeDir, to, problem,
-			workspace.KnowledgeDir, workspace.KnowledgeInboxDir))
+		st.knowledgeNote(author, fmt.Sprintf("Your shared-knowledge entry %s was NOT recorded (moved to %s/%s): %s. "+
+			"Write a corrected entry as a new note in %s/%s/.", p, workspace.KnowledgeDir, to, problem,
+			triggers.Outbox(author), triggers.Knowledge.Dir()))
 		return
 	}
 	to := fmt.Sprintf("%s/%s_c%d_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
@@ -196,8 +209,8 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 	}
 	st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
 	st.emit("context_submitted", author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
-	st.knowledgeNote(author, fmt.Sprintf("Your %s %q (%s/%s) was recorded in %s/%s.", entry.Kind, entry.Title,
-		workspace.KnowledgeDir, p, workspace.KnowledgeDir, knowledgeFile(entry.Kind)))
+	st.knowledgeNote(author, fmt.Sprintf("Your %s %q (%s) was recorded in %s/%s.", entry.Kind, entry.Title,
+		p, workspace.KnowledgeDir, knowledgeFile(entry.Kind)))
 }
 
 // taskConstraints enters the task's own constraints into the shared

@@ -20,7 +20,7 @@ const (
 func (sc *scenario) submitContext(p, content string) []Effect {
 	sc.t.Helper()
 	at := sc.tick()
-	agent, _ := workspace.InboxAuthor(p)
+	agent, _ := noteAuthor(p, "")
 	e := KnowledgeSubmitted{Path: p, Content: []byte(content), Agent: agent, ModTime: at, When: When{At: at}}
 	sc.log = append(sc.log, e)
 	sc.s, sc.eff = step(sc.t, sc.m, sc.s, e)
@@ -40,18 +40,23 @@ func TestContextSubmittedTable(t *testing.T) {
 		wantTo    string // archive name
 		wantNote  string // substring of the author's note
 	}{
-		{name: "valid decision", path: "inbox/worker_1-1.md", content: validDecision, wantEvent: "context_submitted",
+		{name: "valid decision", path: "agents/worker_1/knowledge/1.md", content: validDecision, wantEvent: "context_submitted",
 			wantMerge: &workspace.InboxEntry{Kind: "decision", Title: "Use SQLite", Text: "One file, no server; everyone uses database/sql."},
-			wantTo:    "archive/t1_c1_worker_1-1.md", wantNote: `Your decision "Use SQLite" (context/inbox/worker_1-1.md) was recorded in context/decisions.json`},
-		{name: "valid term", path: "inbox/lead-3.md", content: validTerm, wantEvent: "context_submitted",
+			wantTo:    "archive/t1_c1_worker_1-1.md", wantNote: `Your decision "Use SQLite" (agents/worker_1/knowledge/1.md) was recorded in context/decisions.json`},
+		{name: "valid term", path: "agents/lead/knowledge/3.md", content: validTerm, wantEvent: "context_submitted",
 			wantMerge: &workspace.InboxEntry{Kind: "term", Title: "hive", Text: "the agent team"},
 			wantTo:    "archive/t1_c1_lead-3.md", wantNote: "recorded in context/glossary.json"},
-		{name: "invalid kind", path: "inbox/worker_2-1.md", content: "---\nkind: rule\ntitle: x\n---\ny\n", wantEvent: "context_rejected",
+		{name: "invalid kind", path: "agents/worker_2/knowledge/1.md", content: "---\nkind: rule\ntitle: x\n---\ny\n", wantEvent: "context_rejected",
 			wantTo: "archive/t1_c1-invalid_worker_2-1.md", wantNote: `NOT recorded (moved to context/archive/t1_c1-invalid_worker_2-1.md): unknown kind "rule"`},
-		{name: "no front matter", path: "inbox/reviewer-1.md", content: "we decided to use SQLite", wantEvent: "context_rejected",
+		{name: "no front matter", path: "agents/reviewer/knowledge/1.md", content: "we decided to use SQLite", wantEvent: "context_rejected",
 			wantTo: "archive/t1_c1-invalid_reviewer-1.md", wantNote: "must start with a front matter"},
-		{name: "bad file name", path: "inbox/notes.md", content: validDecision, wantEvent: "context_rejected",
-			wantTo: "archive/t1_c1-invalid_notes.md"},
+		{name: "named after another agent", path: "agents/worker_1/knowledge/lead-1.md", content: validDecision, wantEvent: "context_submitted",
+			wantMerge: &workspace.InboxEntry{Kind: "decision", Title: "Use SQLite", Text: "One file, no server; everyone uses database/sql."},
+			wantTo:    "archive/t1_c1_worker_1-lead-1.md", wantNote: `(agents/worker_1/knowledge/lead-1.md) was recorded`},
+		{name: "not in an outbox", path: "context/inbox/lead-1.md", content: validDecision, wantEvent: "context_rejected",
+			wantTo: "archive/t1_c1-invalid_lead-1.md"},
+		{name: "not a note", path: "agents/lead/knowledge/sub/1.md", content: validDecision, wantEvent: "context_rejected",
+			wantTo: "archive/t1_c1-invalid_1.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +85,7 @@ func TestContextSubmittedTable(t *testing.T) {
 			if n := len(effectsOf[Inject](eff)); n != 0 {
 				t.Errorf("%d injections", n)
 			}
-			author, _ := workspace.InboxAuthor(tt.path)
+			author, _ := noteAuthor(tt.path, "")
 			notes := sc.s.KnowledgeNotes[author]
 			if tt.wantNote != "" && (len(notes) != 1 || !strings.Contains(notes[0], tt.wantNote)) {
 				t.Errorf("notes of %s: %q, want %q", author, notes, tt.wantNote)
@@ -106,8 +111,8 @@ func TestContextSubmittedTable(t *testing.T) {
 func TestContextNoteInNextAssignment(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
-	sc.submitContext("inbox/worker_1-1.md", validDecision)
-	sc.submitContext("inbox/worker_1-2.md", "---\nkind: decision\n---\n")
+	sc.submitContext("agents/worker_1/knowledge/1.md", validDecision)
+	sc.submitContext("agents/worker_1/knowledge/2.md", "---\nkind: decision\n---\n")
 	// worker_1 is busy with st_1: nothing is sent to it.
 	if len(effectsOf[Inject](sc.eff)) != 0 {
 		t.Fatalf("busy author interrupted: %s", describe(sc.eff))
@@ -117,7 +122,7 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 	// worker_1's carrying its notes.
 	eff := sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	a := noticeFor(t, eff, "worker_1")
-	if !strings.Contains(a, `Your decision "Use SQLite"`) || !strings.Contains(a, "worker_1-2.md was NOT recorded") {
+	if !strings.Contains(a, `Your decision "Use SQLite"`) || !strings.Contains(a, "agents/worker_1/knowledge/2.md was NOT recorded") {
 		t.Errorf("notice lacks the notes:\n%s", a)
 	}
 	if other := noticeFor(t, eff, "worker_2"); strings.Contains(other, "shared-knowledge entries") {
@@ -134,7 +139,7 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 	// The next writing assignment explains how to add an entry.
 	sc.trig("checkpoint-approved.md", "ok")
 	w := assignmentFor(t, sc.eff, "worker_1")
-	if !strings.Contains(w.Instruction, "/ws/context/inbox/worker_1-<n>.md") || strings.Contains(w.Instruction, "Use SQLite") {
+	if !strings.Contains(w.Instruction, "/ws/tasks/t1/agents/worker_1/knowledge/<n>.md") || strings.Contains(w.Instruction, "Use SQLite") {
 		t.Errorf("next work assignment:\n%s", w.Instruction)
 	}
 }
@@ -177,7 +182,7 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 	for _, p := range allPhases {
 		t.Run(string(p), func(t *testing.T) {
 			s := stateIn(t, p)
-			e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, When: When{At: t0.Add(time.Hour)}}
+			e := KnowledgeSubmitted{Path: "agents/lead/knowledge/1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, When: When{At: t0.Add(time.Hour)}}
 			n, eff := step(t, testMachine, s, e)
 			switch {
 			case s.TaskID == "":
@@ -220,7 +225,7 @@ func TestTaskConstraintsEnterRegistry(t *testing.T) {
 }
 
 func TestContextEventCodec(t *testing.T) {
-	e := KnowledgeSubmitted{Path: "inbox/lead-1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, When: When{At: t0.Add(time.Second)}}
+	e := KnowledgeSubmitted{Path: "agents/lead/knowledge/1.md", Content: []byte(validDecision), Agent: "lead", ModTime: t0, When: When{At: t0.Add(time.Second)}}
 	raw, err := MarshalEvent(e)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +251,7 @@ func TestKnowledgeFloodCapped(t *testing.T) {
 	sc.toExecuting()
 	merged := 0
 	for i := range MaxNotesPerTask + 30 {
-		eff := sc.do(KnowledgeSubmitted{Path: fmt.Sprintf("inbox/worker_1-%d.md", i+1), Agent: "worker_1",
+		eff := sc.do(KnowledgeSubmitted{Path: fmt.Sprintf("agents/worker_1/knowledge/%d.md", i+1), Agent: "worker_1",
 			Content: []byte(fmt.Sprintf("---\nkind: term\nterm: t%d\n---\nx\n", i))})
 		merged += len(effectsOf[MergeKnowledge](eff))
 	}

@@ -427,11 +427,8 @@ func (st *stepper) noTask(e Event) {
 		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
 	case KnowledgeSubmitted:
 		p := cleanPath(e.Path)
-		author, named := workspace.InboxAuthor(p)
-		if !named {
-			author = e.Agent
-		}
-		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the file stays in the inbox)"})
+		author, _ := noteAuthor(p, e.Agent)
+		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the note stays in its outbox)"})
 	default: // nothing was left behind
 	}
 }

@@ -102,15 +102,12 @@ func (f *agentFactory) confine(spec ptyagent.Spec, id workspace.AgentID, role wo
 // working directory (its git worktree, or the project when there is no
 // git) and the parts of .git its worktree's own git commands need. The
 // Lead and the Reviewer get nothing of the project: the user's checkout
-// is read-only for them. Everyone may propose shared knowledge (the
-// workspace's context/inbox/). Nobody gets the engine's files (state.json,
-// events, backups, procs/, blobs/, assignments/), other agents' outboxes,
-// the main checkout or its refs.
+// is read-only for them. Shared-knowledge notes go into the outbox too
+// (agents/<id>/knowledge/). Nobody gets the engine's files (state.json,
+// events, backups, procs/, blobs/, assignments/), the workspace's
+// context/, other agents' outboxes, the main checkout or its refs.
 func (f *agentFactory) writeScope(spec ptyagent.Spec, id workspace.AgentID, role workspace.Role, tmp string) []string {
-	// The shared-knowledge inbox is still one directory of the workspace
-	// (notes named by their author, workspace.InboxAuthor), not an outbox.
-	inbox := filepath.Join(f.td.Workspace().Root(), workspace.KnowledgeDir, workspace.KnowledgeInboxDir)
-	w := []string{f.td.OutboxDir(id), tmp, inbox}
+	w := []string{f.td.OutboxDir(id), tmp}
 	home, _ := os.UserHomeDir()
 	if home != "" {
 		// No directory that holds programs (~/go/bin, ~/.local/bin,

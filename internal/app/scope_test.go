@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 // With every trigger in the agents' outboxes, an agent of any role that
 // tries to write the engine's files (state.json, events.jsonl, backups/,
 // procs/, blobs/, assignments/) or another agent's outbox, from a child
-// shell, is refused by the kernel; its own outbox and temp dir work; the
+// shell, is refused by the kernel, and so is a shared-knowledge note in the
+// workspace's context/ (the old shared inbox) or in another agent's
+// outbox; its own outbox (notes included) and temp dir work; the
 // Lead and the Reviewer cannot write the project; a worker writes its
 // working directory.
 func TestWriteScopeKeepsEngineFiles(t *testing.T) {
@@ -81,7 +83,9 @@ func TestWriteScopeKeepsEngineFiles(t *testing.T) {
 			t.Fatalf("%s: scope holds the task dir: %q", id, scope)
 		}
 		other := td.OutboxDir("worker_2")
-		_ = os.MkdirAll(other, 0o755)
+		_ = os.MkdirAll(filepath.Join(other, "knowledge"), 0o755)
+		inbox := filepath.Join(root, workspace.KnowledgeDir, "inbox")
+		_ = os.MkdirAll(inbox, 0o755)
 		script := `
 try() { if sh -c "$2" 2>/dev/null; then echo "ALLOWED $1"; else echo "refused $1"; fi; }
 try state "echo '{}' > $T/state.json"
@@ -93,6 +97,10 @@ try assignments "echo x > $T/assignments/lead.json"
 try task "echo x > $T/task.json"
 try trigger-root "echo x > $T/checkpoint-approved.md"
 try other-outbox "echo x > $O/st_2.done"
+try shared-inbox "echo x > $I/$ID-1.md"
+try context "echo '[]' > $I/../decisions.json"
+try other-notes "echo x > $O/knowledge/1.md"
+try own-notes "mkdir -p $OWN/knowledge && echo x > $OWN/knowledge/1.md"
 try own-outbox "echo x > $OWN/ok.md"
 try own-tmp "echo x > $TMP/ok"
 try project "echo x > $P/file.go"
@@ -104,7 +112,8 @@ true
 try extra "echo x > $P/docs-out/x"
 `
 		cmd := exec.Command(exe, sandbox.Wrap(exe, scope, []string{"sh", "-c", script})[1:]...)
-		cmd.Env = append(os.Environ(), "T="+td.Dir(), "O="+other, "OWN="+td.OutboxDir(id), "TMP="+tmp, "P="+project, "W="+spec.Dir)
+		cmd.Env = append(os.Environ(), "T="+td.Dir(), "O="+other, "OWN="+td.OutboxDir(id), "TMP="+tmp, "P="+project, "W="+spec.Dir,
+			"I="+inbox, "ID="+string(id))
 		if role == workspace.RoleWorker {
 			cmd.Env = append(cmd.Env, "WT=1")
 		}
@@ -114,7 +123,8 @@ try extra "echo x > $P/docs-out/x"
 		}
 		got := string(out)
 		for _, w := range []string{"refused state", "refused events", "refused backups", "refused procs", "refused blobs",
-			"refused assignments", "refused task", "refused trigger-root", "refused other-outbox", "ALLOWED own-outbox", "ALLOWED own-tmp"} {
+			"refused assignments", "refused task", "refused trigger-root", "refused other-outbox", "refused shared-inbox", "refused context", "refused other-notes",
+			"ALLOWED own-notes", "ALLOWED own-outbox", "ALLOWED own-tmp"} {
 			if !strings.Contains(got, w+"\n") {
 				t.Errorf("%s: want %q:\n%s", id, w, got)
 			}

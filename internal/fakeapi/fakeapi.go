@@ -642,6 +642,11 @@ func (f *Server) nextStep(msgs []apiMessage, h int, path, cwd string, d toolName
 			filePath, _ := in[d.path].(string)
 			lastRead = ""
 			switch b.Name {
+			case d.shell:
+				cmd, _ := in["command"].(string)
+				if i < len(files) && files[i].Command != "" && stepLabel(cmd) == files[i].Path {
+					i++
+				}
 			case d.read:
 				lastRead = filePath
 			case d.write:
@@ -665,6 +670,9 @@ func (f *Server) nextStep(msgs []apiMessage, h int, path, cwd string, d toolName
 	if i == 0 && lastRead == "" && len(narr.Thoughts) > 0 {
 		text = strings.Join(narr.Thoughts, "\n")
 	}
+	if fw.Command != "" {
+		return step{text: text, tool: "Bash", path: fw.Path, content: fw.Command, stopReason: "tool_use"}
+	}
 	if lastRead != fw.Path && (needRead || fileExists(fw.Path)) {
 		return step{text: text, tool: "Read", path: fw.Path, stopReason: "tool_use"}
 	}
@@ -676,15 +684,15 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// toolNames are the file tools of a CLI on the Messages wire: their
-// names and the input key of the path.
-type toolNames struct{ write, read, path string }
+// toolNames are the file and shell tools of a CLI on the Messages wire:
+// their names and the input key of the path (the shell's is "command").
+type toolNames struct{ write, read, path, shell string }
 
 var (
-	// claudeTools are Claude Code's Write and Read.
-	claudeTools = toolNames{"Write", "Read", "file_path"}
-	// opencodeTools are opencode's write and read (opencode-ai 1.18).
-	opencodeTools = toolNames{"write", "read", "filePath"}
+	// claudeTools are Claude Code's Write, Read and Bash.
+	claudeTools = toolNames{"Write", "Read", "file_path", "Bash"}
+	// opencodeTools are opencode's write, read and bash (opencode-ai 1.18).
+	opencodeTools = toolNames{"write", "read", "filePath", "bash"}
 )
 
 // content builds the response content blocks of a step, with the file
@@ -701,6 +709,9 @@ func (f *Server) content(s step, d toolNames) []map[string]any {
 	case "Read":
 		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": d.read,
 			"input": map[string]any{d.path: s.path}})
+	case "Bash":
+		c = append(c, map[string]any{"type": "tool_use", "id": f.id("toolu"), "name": d.shell,
+			"input": map[string]any{"command": s.content, "description": "Run a scripted command"}})
 	}
 	if len(c) == 0 {
 		c = append(c, map[string]any{"type": "text", "text": "Done."})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +173,10 @@ func drive(t *testing.T, url, line string, failWrite func(path string) bool) (ca
 				continue
 			}
 			in := c["input"].(map[string]any)
-			p := in["file_path"].(string)
+			p, _ := in["file_path"].(string)
+			if c["name"] == "Bash" {
+				p = stepLabel(in["command"].(string))
+			}
 			calls = append(calls, c["name"].(string)+" "+p)
 			res := map[string]any{"type": "tool_result", "tool_use_id": c["id"], "content": "ok"}
 			switch c["name"] {
@@ -256,7 +260,7 @@ func TestWriteErrorRetriedAfterRead(t *testing.T) {
 
 func TestForbiddenWriteNotRetried(t *testing.T) {
 	f := newFixture(t)
-	writeFile(t, filepath.Join(f.taskDir, "plan.md"), "```json\n"+
+	writeFile(t, filepath.Join(f.taskDir, "agents", "lead", "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
 	p := f.assignment(t, workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Writes: []string{filepath.Join(f.taskDir, "plan-approved.md"), filepath.Join(f.taskDir, "plan-feedback.md")}})
@@ -269,6 +273,34 @@ func TestForbiddenWriteNotRetried(t *testing.T) {
 	want := []string{"Write " + src, "Write " + filepath.Join(f.taskDir, "plan-feedback.md")}
 	if strings.Join(calls, "|") != strings.Join(want, "|") {
 		t.Fatalf("calls %v, want %v", calls, want)
+	}
+}
+
+// A scripted shell command (the HostileShell scenario) is answered as a
+// Bash call carrying the whole command, once: its result, whatever the
+// shell said, moves the turn on to the subtask's own files.
+func TestScriptedShellCommand(t *testing.T) {
+	f := newFixture(t)
+	_, p := f.worker(t, "CREATE a.go")
+	sc := DefaultScript()
+	sc.Scenario.HostileShell = true
+	api := New(sc)
+	defer api.Close()
+	calls, _ := drive(t, api.URL(), "[HIVEMIND] "+p, nil)
+	label := filepath.Join(f.taskDir, "agents", "worker_1", "hostile")
+	if len(calls) < 2 || calls[0] != "Bash "+label || slices.Contains(calls[1:], calls[0]) {
+		t.Fatalf("calls %v, want one Bash %s first", calls, label)
+	}
+	var cmd string
+	for _, r := range api.Requests() {
+		if r.Tool == "Bash" {
+			cmd = r.ToolContent
+		}
+	}
+	for _, target := range script.HostileTargets(f.taskDir) {
+		if !strings.Contains(cmd, "'"+target+"'") {
+			t.Errorf("the command does not try %s:\n%s", target, cmd)
+		}
 	}
 }
 

@@ -129,11 +129,15 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 				case p.FunctionCall != nil:
 					var a struct {
 						FilePath string `json:"file_path"`
+						Command  string `json:"command"`
 					}
 					_ = json.Unmarshal(p.FunctionCall.Args, &a)
 					path := ""
-					if p.FunctionCall.Name == "write_file" {
+					switch p.FunctionCall.Name {
+					case "write_file":
 						path = a.FilePath
+					case "run_shell_command":
+						path = stepLabel(a.Command)
 					}
 					pending = append(pending, path)
 					rec.Results = nil // Results answer the newest calls only
@@ -186,6 +190,11 @@ func (f *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request) {
 		rec.ToolID = f.id("call")
 		tail = []map[string]any{{"functionCall": map[string]any{"id": rec.ToolID, "name": "write_file",
 			"args": map[string]any{"file_path": s.path, "content": s.content}}}}
+		if s.tool == "Bash" {
+			rec.Tool = "run_shell_command"
+			tail = []map[string]any{{"functionCall": map[string]any{"id": rec.ToolID, "name": "run_shell_command",
+				"args": map[string]any{"command": s.content, "description": "Run a scripted command"}}}}
+		}
 	} else {
 		tail = []map[string]any{{"text": pieces[len(pieces)-1]}}
 		pieces = pieces[:len(pieces)-1]

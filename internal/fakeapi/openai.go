@@ -160,7 +160,11 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 		for _, it := range items[h+1:] {
 			switch it.Type {
 			case "function_call":
-				paths[it.CallID] = patchPath(callText(it.Arguments))
+				text := callText(it.Arguments)
+				paths[it.CallID] = patchPath(text)
+				if paths[it.CallID] == "" {
+					paths[it.CallID] = stepLabel(text)
+				}
 				rec.Results = nil // Results answer the newest calls only
 			case "custom_tool_call":
 				paths[it.CallID] = patchPath(it.Input)
@@ -213,6 +217,15 @@ func (f *Server) responses(w http.ResponseWriter, r *http.Request, rec *Request)
 		patch := addFilePatch(s.path, s.content)
 		item := map[string]any{"id": f.id("fc"), "call_id": rec.ToolID, "name": writeTool, "status": "completed"}
 		switch {
+		case s.tool == "Bash":
+			// A scripted shell command: Codex's command tool.
+			var args any = map[string]any{"command": []string{"bash", "-lc", s.content}}
+			rec.Tool = "shell"
+			if _, ok := offered["exec_command"]; ok {
+				rec.Tool, args = "exec_command", map[string]any{"cmd": s.content}
+			}
+			b, _ := json.Marshal(args)
+			item["name"], item["type"], item["arguments"] = rec.Tool, "function_call", string(b)
 		case writeTool == "apply_patch" && offered[writeTool] == "custom":
 			item["type"], item["input"] = "custom_tool_call", patch
 		default:

@@ -266,7 +266,7 @@ func checkRetries(t *testing.T, turn turnFunc, tool string) {
 		t.Errorf("a failed write was not logged as an error: %+v", r.Results)
 	}
 
-	writeFile(t, filepath.Join(f.taskDir, "plan.md"), "```json\n"+
+	writeFile(t, filepath.Join(f.taskDir, "agents", "lead", "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
 	rp := f.reviewerPlanReview(t)
 	sc := DefaultScript()

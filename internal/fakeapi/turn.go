@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/sim/script"
 )
 
 // The OpenAI and Gemini fakes share one wire-neutral view of a turn: the
@@ -53,7 +55,18 @@ func (f *Server) writeStep(in turnInput, assignment, cwd string) step {
 	if i == 0 && len(in.calls) == 0 && len(narr.Thoughts) > 0 {
 		text = strings.Join(narr.Thoughts, "\n")
 	}
+	if files[i].Command != "" {
+		return step{text: text, tool: "Bash", path: files[i].Path, content: files[i].Command, stopReason: "tool_use"}
+	}
 	return step{text: text, tool: "Write", path: files[i].Path, content: files[i].Content, stopReason: "tool_use"}
+}
+
+// stepLabel is the step a scripted shell command answers (its first line
+// "# hivemind-step: <label>"), "" for any other command.
+func stepLabel(cmd string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(cmd), "\n")
+	label, _ := strings.CutPrefix(first, script.StepLabel)
+	return strings.TrimSpace(label)
 }
 
 // turnKey is the plan cache key of a [HIVEMIND] turn (see filesFor).

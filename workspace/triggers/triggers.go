@@ -5,7 +5,7 @@
 // Every agent writes only under its own outbox, agents/<agent id>/ in the
 // task directory (workspace.OutboxesDir): its trigger files at the outbox
 // root, its friction files in friction/, its outputs and done markers in
-// outputs/. The engine knows who
+// outputs/, its shared-knowledge notes in knowledge/. The engine knows who
 // wrote a file from where it is (authorship by path) and takes a trigger
 // only from the outbox of an agent whose role writes it. The plan-gate
 // decision is the user's and lies at the task root.
@@ -42,6 +42,9 @@ const (
 	Done Kind = "outputs/*.done"
 	// Output is a subtask's output, named by its done marker (not watched).
 	Output Kind = "outputs/*.md"
+	// Knowledge is a shared-knowledge note (workspace.ParseInboxEntry);
+	// the knowledge watcher takes it, not the trigger watcher.
+	Knowledge Kind = "knowledge/*.md"
 	// PlanDecision is the user's answer at the plan gate, at the task root.
 	PlanDecision Kind = "plan-decision.md"
 )
@@ -84,6 +87,7 @@ var table = []Spec{
 	{Kind: Friction, Writers: every, Milestone: "friction_recorded", Watched: true},
 	{Kind: Done, Writers: doers, Milestone: "subtask_done", Watched: true},
 	{Kind: Output, Writers: doers},
+	{Kind: Knowledge, Writers: every},
 	{Kind: PlanDecision, Phases: []workspace.Phase{workspace.PhasePlanApproval}, Milestone: "plan_decision", Watched: true},
 }
 

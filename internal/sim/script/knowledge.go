@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
 // The shared knowledge, as the scripted agents use it (Scenario.
@@ -28,21 +29,22 @@ func (c *ctx) knowledgeDir() string {
 	return ""
 }
 
-// recordedBefore reports whether this agent already has an entry of this
-// task in the inbox or the archive.
+// notesDir is this agent's notes directory, in its outbox.
+func (c *ctx) notesDir() string {
+	return c.taskFile(triggers.Outbox(c.a.Agent) + "/" + triggers.Knowledge.Dir())
+}
+
+// recordedBefore reports whether this agent already has a note of this
+// task in its outbox or the archive.
 func (c *ctx) recordedBefore(dir string) bool {
 	task := filepath.Base(c.taskDir)
-	prefix := string(c.a.Agent) + "-"
-	if entries, err := os.ReadDir(filepath.Join(dir, workspace.KnowledgeInboxDir)); err == nil {
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), prefix) {
-				return true
-			}
-		}
+	if entries, err := os.ReadDir(c.notesDir()); err == nil && len(entries) > 0 {
+		return true
 	}
+	prefix := "_" + string(c.a.Agent) + "-"
 	if entries, err := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir)); err == nil {
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), task+"_") && strings.Contains(e.Name(), "_"+prefix) {
+			if strings.HasPrefix(e.Name(), task+"_") && strings.Contains(e.Name(), prefix) {
 				return true
 			}
 		}
@@ -50,20 +52,20 @@ func (c *ctx) recordedBefore(dir string) bool {
 	return false
 }
 
-// recordDecision writes one decision into the inbox as
-// <agent>-<n>.md, n the first number free in the inbox and the archive.
+// recordDecision writes one decision as a note <n>.md in this agent's
+// outbox, n the first number free there and in the archive.
 func (c *ctx) recordDecision(dir, title, rationale string) {
-	inbox := filepath.Join(dir, workspace.KnowledgeInboxDir)
+	notes := c.notesDir()
 	archived, _ := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir))
 	n := 1
 	for ; ; n++ {
-		name := string(c.a.Agent) + "-" + strconv.Itoa(n) + ".md"
-		if _, err := os.Stat(filepath.Join(inbox, name)); err == nil {
+		name := strconv.Itoa(n) + ".md"
+		if _, err := os.Stat(filepath.Join(notes, name)); err == nil {
 			continue
 		}
 		taken := false
 		for _, e := range archived {
-			if strings.HasSuffix(e.Name(), "_"+name) {
+			if strings.HasSuffix(e.Name(), "_"+string(c.a.Agent)+"-"+name) {
 				taken = true
 				break
 			}
@@ -73,7 +75,7 @@ func (c *ctx) recordDecision(dir, title, rationale string) {
 		}
 	}
 	c.think("Recording a decision for the team: " + title)
-	c.emit(filepath.Join(inbox, string(c.a.Agent)+"-"+strconv.Itoa(n)+".md"),
+	c.emit(filepath.Join(notes, strconv.Itoa(n)+".md"),
 		"---\nkind: decision\ntitle: "+title+"\n---\n"+rationale+"\n")
 }
 

@@ -12,8 +12,8 @@ import (
 )
 
 // TestRecordDecisions: with RecordDecisions, the Lead records one decision
-// with its first plan and worker_1 one with its first subtask (both in the
-// inbox named by the reads, before anything else they write that turn);
+// with its first plan and worker_1 one with its first subtask (both in their
+// own outbox, before anything else they write that turn);
 // nobody records twice, worker_2 never; outputs list the decisions read.
 func TestRecordDecisions(t *testing.T) {
 	f := newFixture(t)
@@ -29,7 +29,7 @@ func TestRecordDecisions(t *testing.T) {
 	leadAsg := workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: workspace.RoleLead, Agent: "lead",
 		Writes: []string{f.td("plan.md")}, Reads: reads}
 	out, _ := sc.Respond(leadAsg, f.taskDir, f.project, rnd)
-	if len(out) != 2 || out[0].Path != filepath.Join(store.InboxDir(), "lead-1.md") || !strings.HasSuffix(out[1].Path, "plan.md") {
+	if len(out) != 2 || out[0].Path != filepath.Join(f.taskDir, "agents", "lead", "knowledge", "1.md") || !strings.HasSuffix(out[1].Path, "plan.md") {
 		t.Fatalf("lead writes %v", paths(out))
 	}
 	e, err := workspace.ParseInboxEntry([]byte(out[0].Content))
@@ -47,7 +47,7 @@ func TestRecordDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWrite(t, out[0].Path, out[0].Content)
-	if err := store.Archive("inbox/lead-1.md", "archive/t1_c1_lead-1.md"); err != nil {
+	if err := store.Archive(out[0].Path, "archive/t1_c1_lead-1.md"); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := sc.Respond(leadAsg, f.taskDir, f.project, rnd); len(out) != 1 {
@@ -65,21 +65,21 @@ func TestRecordDecisions(t *testing.T) {
 	}
 	out = work("worker_2", sub)
 	for _, w := range out {
-		if strings.HasPrefix(w.Path, store.InboxDir()) {
+		if strings.Contains(w.Path, "/knowledge/") {
 			t.Errorf("worker_2 recorded %s", w.Path)
 		}
 	}
 	out = work("worker_1", sub)
 	var entry FileWrite
 	for i, w := range out {
-		if strings.HasPrefix(w.Path, store.InboxDir()) {
+		if strings.Contains(w.Path, "/knowledge/") {
 			entry = w
 			if i >= len(out)-2 {
 				t.Errorf("worker_1's entry is not written before its output and marker: %v", paths(out))
 			}
 		}
 	}
-	if entry.Path != filepath.Join(store.InboxDir(), "worker_1-1.md") {
+	if entry.Path != filepath.Join(f.taskDir, "agents", "worker_1", "knowledge", "1.md") {
 		t.Fatalf("worker_1 writes %v", paths(out))
 	}
 	// The output lists the decisions in decisions.json (the lead's).
@@ -87,10 +87,10 @@ func TestRecordDecisions(t *testing.T) {
 	if !strings.Contains(output.Content, "## Shared decisions followed") || !strings.Contains(output.Content, "D1 One owner per file") {
 		t.Errorf("output:\n%s", output.Content)
 	}
-	// An entry waiting in the inbox counts as recorded.
+	// A note waiting in its outbox counts as recorded.
 	mustWrite(t, entry.Path, entry.Content)
 	for _, w := range work("worker_1", plan.Subtasks[1]) {
-		if strings.HasPrefix(w.Path, store.InboxDir()) {
+		if strings.Contains(w.Path, "/knowledge/") {
 			t.Errorf("worker_1 records twice: %s", w.Path)
 		}
 	}

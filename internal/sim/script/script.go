@@ -27,6 +27,10 @@ type FileWrite struct {
 	// scenario): a real agent's attempt is expected to be denied by the
 	// PreToolUse hook; the sim agent shows the attempt and skips it.
 	Forbidden bool
+	// Command, when set, is a shell command the agent runs instead of
+	// writing a file (Path then only names the step; the HostileShell
+	// scenario). The sim agent skips it.
+	Command string
 }
 
 // Narration is what the agent "says" while it works.
@@ -59,6 +63,11 @@ type Scenario struct {
 	// knowledge with its first plan and worker_1 one with its first subtask;
 	// workers' outputs list the recorded decisions they read (knowledge.go).
 	RecordDecisions bool
+	// HostileShell makes worker_1 start its first subtask with a shell
+	// command (hostile.go) that tries to write state.json, worker_2's done
+	// marker and the Reviewer's checkpoint-approved.md, printing for each
+	// whether the write succeeded.
+	HostileShell bool
 	// Pace is the delay per output line (sim agent) or per streamed chunk
 	// (fake API).
 	Pace time.Duration
@@ -577,6 +586,7 @@ func splitFile(f string) (verb, path string) {
 func (c *ctx) doSubtask() {
 	st := c.subtask()
 	c.think("Subtask " + st.ID + ": " + oneLine(st.Description))
+	c.hostileShell()
 	if c.sc.WriteFriction && c.a.Agent == "worker_1" && !c.frictionLogged() {
 		c.think("The build setup is slowing me down — logging friction")
 		c.emit(c.taskFile(triggers.Path(c.a.Agent, triggers.Friction, string(c.a.Agent)+"-"+st.ID)), frictionMD(string(c.a.Agent), st, c.rnd))
