@@ -158,3 +158,9 @@ func TestClaudeRetriedRateLimitShows(t *testing.T) {
 	t.Logf("%d 429s (retry-after 4 s, hang_seconds %d); rate_limited %v after the first (%s); lead: %s", errs, hang,
 		limited.Time.Sub(first429).Round(time.Millisecond), recDetail(limited, "detail"), lead)
 }
+
+// Gemini Lead and Reviewer, Claude worker.
+func TestUsageExactGemini(t *testing.T) {
+	t.Parallel()
+	usageExact(t, "lead=gemini,reviewer=gemini,worker=claude", "claude", "gemini")
+}
