@@ -45,6 +45,9 @@ const (
 	// retryCheckEvery spaces the looks at a working agent's screen for
 	// Behavior.Retrying.
 	retryCheckEvery = time.Second
+	// retryGrace is how long a retry line stays gone before the retry
+	// counts as gone through.
+	retryGrace = 3 * time.Second
 	// heartbeatEvery spaces OnHeartbeat calls (a file write each); a hang
 	// is judged over minutes.
 	heartbeatEvery = 5 * time.Second
@@ -177,7 +180,7 @@ func (s *Session) onHook(m HookMessage) {
 	s.mu.Lock()
 	s.lastHook = now
 	retried := s.retrying && m.Event != HookStopFailure
-	s.retrying = false
+	s.retrying, s.retryGoneAt = false, time.Time{}
 	s.mu.Unlock()
 	if retried {
 		// A hook while the CLI retried a rate-limited call: the retry went
@@ -307,14 +310,31 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		switch {
 		case line != "" && !retrying:
 			s.mu.Lock()
-			s.retrying, s.limitedAt = true, now
+			s.retrying, s.retryGoneAt, s.limitedAt = true, time.Time{}, now
 			s.mu.Unlock()
 			return set(workspace.HealthRateLimited, "rate limited: the CLI retries a failed model call ("+clip(line, 120)+")")
 		case line == "" && retrying:
+			// Gone for retryGrace without a failure hook: the retry went
+			// through (a CLI that gave up clears the line too, and its
+			// StopFailure hook follows).
 			s.mu.Lock()
-			s.retrying = false
+			gone := s.retryGoneAt
+			if gone.IsZero() {
+				s.retryGoneAt, gone = now, now
+			}
+			over := now.Sub(gone) >= retryGrace
+			if over {
+				s.retrying = false
+			}
 			s.mu.Unlock()
-			return set(workspace.HealthBusy, "the CLI's retry went through (its retry line is gone)")
+			if over {
+				return set(workspace.HealthBusy, "the CLI's retry went through (its retry line is gone)")
+			}
+			soon(gone.Add(retryGrace))
+		case line != "":
+			s.mu.Lock()
+			s.retryGoneAt = time.Time{}
+			s.mu.Unlock()
 		}
 		soon(now.Add(retryCheckEvery))
 		if retrying {

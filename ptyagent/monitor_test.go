@@ -246,8 +246,12 @@ func TestClaudeRetryingIsRateLimited(t *testing.T) {
 	if next := s.check(later); s.health != workspace.HealthRateLimited || next.IsZero() {
 		t.Fatalf("retrying long: %s (next %v), want rate_limited and another look", s.health, next)
 	}
-	// The line is gone: busy again.
+	// The line is gone: busy again once it stayed gone for retryGrace.
 	_, _ = s.scr.Write([]byte("\x1b[2J\x1b[H✻ Working…\r\n"))
+	if next := s.check(later); s.health != workspace.HealthRateLimited || !next.Equal(later.Add(retryCheckEvery)) {
+		t.Fatalf("retry line just gone: %s (next %v), want rate_limited until %v", s.health, fmtAt(next, later), retryGrace)
+	}
+	later = later.Add(retryGrace)
 	s.check(later)
 	if s.health != workspace.HealthBusy {
 		t.Fatalf("retry line gone: %s, want busy", s.health)

@@ -108,6 +108,7 @@ type Session struct {
 	// retrying: rate_limited because the screen shows the CLI retrying a
 	// failed call itself (Behavior.Retrying), not after a failed turn.
 	retrying    bool
+	retryGoneAt time.Time // when its line was first seen gone
 	lastOutput  time.Time
 	lastLife    time.Time
 	lastHook    time.Time
