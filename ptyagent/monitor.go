@@ -30,12 +30,24 @@ func titleBusy(t string) bool {
 // payload or an API error text.
 var rateLimitRe = regexp.MustCompile(`(?i)rate[ _-]?limit|\b429\b|\b529\b|overloaded|too many requests|usage limit`)
 
+// claudeRetrying is the status line Claude Code draws while it waits to
+// retry a failed model call (2.1.197: "API error · Retrying in 18s ·
+// attempt 6/10"; with a rate limit's reset time "Retrying in 18s (resets
+// 3pm) · attempt 6/10"): its retries of a 429 or 529 fire no hook.
+var claudeRetrying = regexp.MustCompile(`Retrying in [0-9][^·\n]{0,40}· attempt [0-9]+/[0-9]+`)
+
 const (
 	// claudeIdleFallback: a busy Claude whose title shows ✳ and which has
 	// been silent this long without a Stop hook (an Esc/Ctrl-C interrupt
 	// fires none) counts as idle.
 	claudeIdleFallback = 3 * time.Second
 	scanEvery          = 2 * time.Second
+	// retryCheckEvery spaces the looks at a working agent's screen for
+	// Behavior.Retrying.
+	retryCheckEvery = time.Second
+	// retryGrace is how long a retry line stays gone before the retry
+	// counts as gone through.
+	retryGrace = 3 * time.Second
 	// heartbeatEvery spaces OnHeartbeat calls (a file write each); a hang
 	// is judged over minutes.
 	heartbeatEvery = 5 * time.Second
@@ -167,7 +179,14 @@ func (s *Session) onHook(m HookMessage) {
 	now := time.Now()
 	s.mu.Lock()
 	s.lastHook = now
+	retried := s.retrying && m.Event != HookStopFailure
+	s.retrying, s.retryGoneAt = false, time.Time{}
 	s.mu.Unlock()
+	if retried {
+		// A hook while the CLI retried a rate-limited call: the retry went
+		// through (a turn that ends now worked; nothing is to be re-sent).
+		s.setHealth(workspace.HealthBusy, "the CLI's retry went through ("+m.Event+" hook)")
+	}
 	s.lifeSigns(now, true)
 	if m.Event != HookPreToolUse {
 		s.emit(Event{Kind: EventHook, Detail: m.Event, Payload: append([]byte(nil), m.Payload...)})
@@ -247,7 +266,9 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	transcript := s.transcript
 	title, text := "", ""
 	beh := sp.behavior
-	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && beh.IdleWhenQuiet && s.readyRe != nil)
+	retrying := s.retrying
+	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && beh.IdleWhenQuiet && s.readyRe != nil) ||
+		beh.Retrying != nil && (h == workspace.HealthBusy || h == workspace.HealthHangWarning || retrying)
 	if !s.scrClosed {
 		title = s.scr.Title()
 		if needText {
@@ -281,6 +302,44 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			lastScan = now
 		}
 		soon(lastScan.Add(scanEvery))
+	}
+
+	if beh.Retrying != nil && (h == workspace.HealthBusy || h == workspace.HealthHangWarning || retrying) {
+		// A CLI retrying a rate-limited call itself shows it on screen only.
+		line := beh.Retrying.FindString(text)
+		switch {
+		case line != "" && !retrying:
+			s.mu.Lock()
+			s.retrying, s.retryGoneAt, s.limitedAt = true, time.Time{}, now
+			s.mu.Unlock()
+			return set(workspace.HealthRateLimited, "rate limited: the CLI retries a failed model call ("+clip(line, 120)+")")
+		case line == "" && retrying:
+			// Gone for retryGrace without a failure hook: the retry went
+			// through (a CLI that gave up clears the line too, and its
+			// StopFailure hook follows).
+			s.mu.Lock()
+			gone := s.retryGoneAt
+			if gone.IsZero() {
+				s.retryGoneAt, gone = now, now
+			}
+			over := now.Sub(gone) >= retryGrace
+			if over {
+				s.retrying = false
+			}
+			s.mu.Unlock()
+			if over {
+				return set(workspace.HealthBusy, "the CLI's retry went through (its retry line is gone)")
+			}
+			soon(gone.Add(retryGrace))
+		case line != "":
+			s.mu.Lock()
+			s.retryGoneAt = time.Time{}
+			s.mu.Unlock()
+		}
+		soon(now.Add(retryCheckEvery))
+		if retrying {
+			return next, false // no cooldown: the CLI says when it is over
+		}
 	}
 
 	switch h {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -58,13 +60,14 @@ func TestCheckDeadlines(t *testing.T) {
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-2*time.Second), now, now.Add(-time.Second), now.Add(-time.Minute), now
 			},
-			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(claudeIdleFallback - time.Second) }},
+			// It looks at its screen for a retry line every retryCheckEvery.
+			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(min(claudeIdleFallback-time.Second, retryCheckEvery)) }},
 		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: workspace.HealthBusy,
 			setup: func(s *Session) {
 				// A hook 30 s ago: progress (output alone would not be).
 				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-time.Minute), now, now.Add(-30*time.Second), now.Add(-time.Minute), now
 			},
-			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(scanEvery) }, wantOutput: true},
+			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(retryCheckEvery) }, wantOutput: true},
 		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: workspace.HealthBusy,
 			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-10*time.Second), now.Add(time.Hour) },
 			want:  workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(ht/2 - 10*time.Second) }},
@@ -210,5 +213,54 @@ func TestRawLogBuffered(t *testing.T) {
 	}
 	if got := append(old, cur...); !bytes.HasSuffix(want.Bytes(), got) {
 		t.Errorf("rotated logs are not the tail of the stream:\n%s", got)
+	}
+}
+
+// A Claude Code retrying a rate-limited call itself (its status line, no
+// hook) is rate_limited at the next look, stays so — no cooldown, no hang
+// however long the retries last — and is busy again when the line is
+// gone or a hook shows the retry went through (before its Stop makes it
+// idle: a turn that worked is never taken for one lost to the limit).
+func TestClaudeRetryingIsRateLimited(t *testing.T) {
+	now := time.Now()
+	var healths []string
+	s := idleSession(t, ProfileClaude, workspace.HealthBusy)
+	s.spec.OnEvent = func(e Event) {
+		if e.Kind == EventHealth {
+			healths = append(healths, string(e.Health))
+		}
+	}
+	s.scr, s.scrClosed = screen.New(screen.Options{Cols: 100, Rows: 8}), false
+	s.kick = make(chan struct{}, 1)
+	// Retrying for longer than the hang timeout and the cooldown.
+	long := now.Add(-s.spec.HangTimeout - s.spec.RateLimitCooldown - time.Minute)
+	s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = long, long, long, long, now.Add(time.Hour)
+	_, _ = s.scr.Write([]byte("✻ Working…\r\n  ⎿  API error · Retrying in 18s · attempt 6/10\r\n"))
+	s.check(now)
+	if s.health != workspace.HealthRateLimited || !strings.Contains(s.detail, "attempt 6/10") {
+		t.Fatalf("retry line shown: %s (%s), want rate_limited", s.health, s.detail)
+	}
+	// Neither the cooldown nor the hang timeout ends it.
+	s.limitedAt = long
+	later := now
+	if next := s.check(later); s.health != workspace.HealthRateLimited || next.IsZero() {
+		t.Fatalf("retrying long: %s (next %v), want rate_limited and another look", s.health, next)
+	}
+	// The line is gone: busy again once it stayed gone for retryGrace.
+	_, _ = s.scr.Write([]byte("\x1b[2J\x1b[H✻ Working…\r\n"))
+	if next := s.check(later); s.health != workspace.HealthRateLimited || !next.Equal(later.Add(retryCheckEvery)) {
+		t.Fatalf("retry line just gone: %s (next %v), want rate_limited until %v", s.health, fmtAt(next, later), retryGrace)
+	}
+	later = later.Add(retryGrace)
+	s.check(later)
+	if s.health != workspace.HealthBusy {
+		t.Fatalf("retry line gone: %s, want busy", s.health)
+	}
+	// Retrying again, then the turn ends: busy, then idle.
+	_, _ = s.scr.Write([]byte("  ⎿  API error · Retrying in 2s · attempt 1/10\r\n"))
+	s.check(later)
+	s.onHook(HookMessage{Event: HookStop, Payload: []byte(`{}`)})
+	if got := strings.Join(healths, " "); got != "rate_limited busy rate_limited busy idle" {
+		t.Fatalf("healths %s", got)
 	}
 }

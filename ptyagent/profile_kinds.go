@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +36,13 @@ type Behavior struct {
 	// hook (Codex fires none on an API error): rate limited, and why.
 	// Looked at once a busy agent's output was quiet for 2 s.
 	TurnFailure func(transcript string) (rateLimited bool, detail string)
+	// Retrying finds, in the screen's text, the line of a CLI retrying a
+	// rate-limited model call itself (Claude Code's "Retrying in 18s ·
+	// attempt 6/10", which fires no hook): while it shows, the agent is
+	// rate_limited (its account held, no hang counted); once it is gone
+	// the retry went through and the agent is busy again. Looked at every
+	// second while the agent works.
+	Retrying *regexp.Regexp
 	// ProgressByHooks: while busy, only the CLI's hooks and the growth of
 	// its session file (transcript_path) are turn progress; output alone
 	// (a spinner redrawn while a model call never answers) is not, so such
@@ -111,6 +119,7 @@ func init() {
 			ConfirmTimeout: 3 * time.Second, EnterRetries: 2, Resends: 1},
 		Ready:     ReadyRules{Mode: ReadyClaude, Quiet: 500 * time.Millisecond},
 		BusyTitle: titleBusy,
+		Retrying:  claudeRetrying,
 		IdleTitle: func(t string) bool { return strings.HasPrefix(t, claudeIdleGlyph) },
 		// An Esc/Ctrl-C interrupt fires no Stop hook.
 		IdleFallback:    claudeIdleFallback,

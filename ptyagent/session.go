@@ -96,15 +96,19 @@ type Session struct {
 	drains  atomic.Uint64 // the reader's drains of the PTY
 	pauses  atomic.Uint64 // of which followed by a coalescing pause
 
-	mu          sync.Mutex // guards everything below
-	scr         screen.Screen
-	scrClosed   bool
-	health      workspace.Health
-	detail      string
-	base        workspace.Health // health underneath hang_warning/hung (starting or busy)
-	changedAt   time.Time
-	busySince   time.Time
-	limitedAt   time.Time
+	mu        sync.Mutex // guards everything below
+	scr       screen.Screen
+	scrClosed bool
+	health    workspace.Health
+	detail    string
+	base      workspace.Health // health underneath hang_warning/hung (starting or busy)
+	changedAt time.Time
+	busySince time.Time
+	limitedAt time.Time
+	// retrying: rate_limited because the screen shows the CLI retrying a
+	// failed call itself (Behavior.Retrying), not after a failed turn.
+	retrying    bool
+	retryGoneAt time.Time // when its line was first seen gone
 	lastOutput  time.Time
 	lastLife    time.Time
 	lastHook    time.Time

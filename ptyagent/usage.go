@@ -94,37 +94,54 @@ type usageLine struct {
 // counts once, as its last record; Codex's running total is taken as it
 // last stands. A last line without its newline is still being written and
 // is left for the next read; lines that are not usage records are skipped.
-func ReadUsage(path string) (Usage, error) {
-	f, err := os.Open(path)
+func ReadUsage(path string) (Usage, error) { return NewUsageFile(path).Read() }
+
+// UsageFile follows one session file as it grows: each Read parses only
+// the bytes appended since the last one, so a live session is read at the
+// cost of its growth, and at any moment Read says what the file recorded
+// so far. A file that shrank was rewritten: it is read again from its
+// start. Not safe for concurrent use.
+type UsageFile struct {
+	path  string
+	off   int64 // bytes parsed: the start of the next line
+	skip  bool  // off is inside a line longer than maxUsageLine
+	u     Usage // model and limit so far (counts are summed by Read)
+	byID  map[string]counts
+	order []string
+	codex *counts
+	anon  int
+}
+
+// NewUsageFile follows the session file at path.
+func NewUsageFile(path string) *UsageFile { return &UsageFile{path: path, byID: map[string]counts{}} }
+
+// Path is the file followed.
+func (f *UsageFile) Path() string { return f.path }
+
+// Read parses what was appended since the last Read and returns the usage
+// the whole file records.
+func (f *UsageFile) Read() (Usage, error) {
+	fh, err := os.Open(f.path)
 	if err != nil {
-		return Usage{}, err
+		return f.usage(), err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return Usage{}, err
-	} else if fi.Size() > maxUsageFile {
-		return Usage{}, fmt.Errorf("%s: %d bytes, more than the %d read for usage", path, fi.Size(), maxUsageFile)
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return f.usage(), err
 	}
-	var (
-		u      Usage
-		byID   = map[string]counts{}
-		order  []string
-		codex  *counts
-		anon   int
-		r      = bufio.NewReaderSize(io.LimitReader(f, maxUsageFile), 64<<10)
-		line   []byte
-		tooBig bool
-	)
-	put := func(id string, m counts) {
-		if id == "" {
-			anon++
-			id = fmt.Sprintf("#%d", anon)
-		}
-		if _, ok := byID[id]; !ok {
-			order = append(order, id)
-		}
-		byID[id] = m
+	if fi.Size() > maxUsageFile {
+		return f.usage(), fmt.Errorf("%s: %d bytes, more than the %d read for usage", f.path, fi.Size(), maxUsageFile)
 	}
+	if fi.Size() < f.off { // rewritten
+		*f = *NewUsageFile(f.path)
+	}
+	if _, err := fh.Seek(f.off, io.SeekStart); err != nil {
+		return f.usage(), err
+	}
+	r := bufio.NewReaderSize(io.LimitReader(fh, maxUsageFile-f.off), 64<<10)
+	var line []byte
+	tooBig := f.skip
 	for {
 		chunk, err := r.ReadSlice('\n')
 		switch {
@@ -132,36 +149,63 @@ func ReadUsage(path string) (Usage, error) {
 			if !tooBig && len(line)+len(chunk) <= maxUsageLine {
 				line = append(line, chunk...)
 			} else {
+				f.off += int64(len(line) + len(chunk)) // skipped for good
 				tooBig, line = true, line[:0]
 			}
 			continue
 		case err != nil && !errors.Is(err, io.EOF):
-			return u, err
-		case err != nil: // EOF: a partial last line is not read
+			return f.usage(), err
+		case err != nil: // EOF: a partial last line is read next time
+			f.skip = tooBig
+			if tooBig {
+				f.off += int64(len(chunk))
+			}
 		default:
 			if !tooBig {
 				line = append(line, chunk...)
-				parseUsageLine(bytes.TrimSpace(line), &u, put, &codex)
+				parseUsageLine(bytes.TrimSpace(line), &f.u, f.put, &f.codex)
+				f.off += int64(len(line))
+			} else {
+				f.off += int64(len(chunk))
 			}
 			tooBig, line = false, line[:0]
 			continue
 		}
 		break
 	}
-	for _, id := range order {
-		m := byID[id]
+	return f.usage(), nil
+}
+
+// put records one message's counts: a message recorded again replaces
+// its earlier record.
+func (f *UsageFile) put(id string, m counts) {
+	if id == "" {
+		f.anon++
+		id = fmt.Sprintf("#%d", f.anon)
+	}
+	if _, ok := f.byID[id]; !ok {
+		f.order = append(f.order, id)
+	}
+	f.byID[id] = m
+}
+
+// usage sums what the file recorded so far.
+func (f *UsageFile) usage() Usage {
+	u := f.u
+	for _, id := range f.order {
+		m := f.byID[id]
 		u.Input += m.in
 		u.Output += m.out
 		u.CacheRead += m.cr
 		u.CacheWrite += m.cw
 	}
-	if codex != nil {
-		u.Input += codex.in
-		u.Output += codex.out
-		u.CacheRead += codex.cr
-		u.CacheWrite += codex.cw
+	if c := f.codex; c != nil {
+		u.Input += c.in
+		u.Output += c.out
+		u.CacheRead += c.cr
+		u.CacheWrite += c.cw
 	}
-	return u, nil
+	return u
 }
 
 // parseUsageLine adds one line's record to u (model, limit) and put

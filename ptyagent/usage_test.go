@@ -1,6 +1,7 @@
 package ptyagent
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,51 @@ func TestReadUsage(t *testing.T) {
 	}
 	if _, err := ReadUsage(filepath.Join(t.TempDir(), "none.jsonl")); err == nil {
 		t.Fatal("a missing file reads without error")
+	}
+}
+
+// A session file followed as it grows reads, after every append (cut
+// anywhere, mid-line included), what a whole read of the file so far
+// reads; a rewritten (shorter) file is read again from its start.
+func TestUsageFileFollowsGrowth(t *testing.T) {
+	big := `{"type":"user","message":{"content":"` + strings.Repeat("y", maxUsageLine+70<<10) + `"}}`
+	lines := []string{
+		`{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-6","usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}`,
+		big,
+		`{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-6","usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":7}}}`,
+		`{"type":"turn_context","payload":{"model":"gpt-5-codex"}}`,
+		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":3768,"cached_input_tokens":8,"output_tokens":224}}}}`,
+		`{"id":"2732","type":"gemini","tokens":{"input":1234,"output":145,"cached":200,"thoughts":5},"model":"gemini-3.8-flash"}`,
+		`{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":5,"cache_creation_input_tokens":20,"output_tokens":3}}}`,
+	}
+	all := []byte(strings.Join(lines, "\n") + "\n")
+	rng := rand.New(rand.NewPCG(1, uint64(len(all))))
+	for round := range 6 {
+		dir := t.TempDir()
+		path, prefix := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "prefix.jsonl")
+		f := NewUsageFile(path)
+		for n := 0; n < len(all); {
+			n = min(len(all), n+1+rng.IntN(len(all)/4))
+			if round%2 == 1 && rng.IntN(3) == 0 {
+				n = min(len(all), n+rng.IntN(200)) // small steps too
+			}
+			for _, p := range []string{path, prefix} {
+				if err := os.WriteFile(p, all[:n], 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := f.Read()
+			want, werr := ReadUsage(prefix)
+			if err != nil || werr != nil || got != want {
+				t.Fatalf("round %d after %d bytes: followed %+v (%v), whole %+v (%v)", round, n, got, err, want, werr)
+			}
+		}
+		// Rewritten shorter: read from its start.
+		if err := os.WriteFile(path, []byte(lines[0]+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := f.Read(); err != nil || got.Output != 1 || got.Input != 10 {
+			t.Fatalf("rewritten file: %+v, %v", got, err)
+		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 
 // This file is the governor: what the run spends (AgentUsage, the budget)
 // and the rate limits of the accounts it spends from (holds). Its signals
-// are the CLIs' own records, never screen text: usage from their session
-// files, limits from their failure hooks (AgentHealth rate_limited).
+// are what the agent layer reads of the CLIs: usage from their session
+// files, limits as AgentHealth rate_limited (a failure hook or session
+// file, or a CLI's own retry line while it retries a 429 itself; its
+// return to busy clears the limit).
 
 // defaultAccount is the account of agents Config.Accounts does not list.
 const defaultAccount = "default"

@@ -45,6 +45,8 @@ type held struct {
 	store  *workspace.StateStore
 	log    *workspace.EventLog
 	agents *ptyagent.Manager
+	// usage follows the agents' session files (usage.go).
+	usage *usageReader
 	// git is the git integration (git.go); nil when the project is not a
 	// git repository.
 	git *gitWire
@@ -308,10 +310,15 @@ func (w *wiring) newAgents() error {
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}
 	if w.git != nil && w.git.remote != nil {
 		br.usage.local = newRemoteTranscripts(w.git.remote).local
+		br.usage.remote = w.git.remote.has
 	}
+	w.usage = br.usage
 	w.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{
-		Factory:     factory.spec,
-		OnEvent:     w.remoteEvents(br.onEvent),
+		Factory: factory.spec,
+		OnEvent: w.remoteEvents(func(ev ptyagent.Event) {
+			br.onEvent(ev)
+			br.usage.onEvent(ev)
+		}),
 		OnHeartbeat: br.onHeartbeat,
 		HangTimeout: w.cfg.HangTimeout(),
 		// What a run killed with SIGKILL leaves is reaped by the next.
@@ -471,6 +478,10 @@ func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 	if a.agents != nil {
 		_ = a.agents.Close()
 	}
+	if a.usage != nil {
+		// The agents are gone: what they recorded last is read now.
+		a.usage.finish(10 * time.Second)
+	}
 	// Let the runner record the exits already queued before it stops.
 	a.runner.Log("hivemind_stopped", "", map[string]any{"pid": os.Getpid()})
 	select {
@@ -491,6 +502,9 @@ func (a *App) Close() { a.release() }
 // release releases what is held (idempotent).
 func (h *held) release() {
 	h.git.stop()
+	if h.usage != nil {
+		h.usage.close()
+	}
 	if h.agents != nil {
 		_ = h.agents.Close()
 	}

@@ -13,93 +13,259 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// usageReader reads an agent's token usage from its CLI's session file
-// when a turn ends (the Stop, StopFailure or SessionEnd hook names the
-// file: transcript_path) and sends the engine an AgentUsage when it
-// changed. Reads run off the agents' event goroutines, one at a time per
-// agent; a turn that ends during a read is read again after it.
+// usageReader follows each agent's token usage in its CLI's session files
+// (every hook names the file: transcript_path) and sends the engine an
+// AgentUsage whenever it changed. A local file is looked at every
+// usagePoll and read when it grew, appended bytes only
+// (ptyagent.UsageFile), so the figures follow the CLI's own records while
+// it works, not only at turn ends; every hook and the agent's exit read
+// it too, and finish reads every file once more after all agents stopped,
+// so a turn recorded just before a stop counts. An agent's usage is the
+// sum over the session files it had (a restart without resume starts a
+// new one). Reads run off the agents' event goroutines, one at a time per
+// agent; a trigger during a read reads again after it.
 type usageReader struct {
 	prices pricing.Table
 	send   func(engine.Event)
 	// local, when set, maps the session file a hook names to a local
-	// file holding it (an agent on another host: remoteTranscripts).
-	local func(agent, path string) (string, error)
+	// file holding it (an agent on another host: remoteTranscripts);
+	// remote tells such agents, whose files are read at hooks and exit
+	// only (each look costs an ssh round trip).
+	local  func(agent, path string) (string, error)
+	remote func(agent string) bool
 
-	mu    sync.Mutex
-	last  map[string]workspace.Usage
-	busy  map[string]bool
-	again map[string]string // agent → the path to read after the current read
+	mu     sync.Mutex
+	agents map[string]*agentFiles
+	reads  sync.WaitGroup
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
 }
+
+// agentFiles are one agent's session files and the state of its reads.
+type agentFiles struct {
+	files []*usageSrc      // in the order first named
+	size  map[string]int64 // path → size at the last poll
+	last  workspace.Usage
+	busy  bool
+	again bool
+}
+
+// usageSrc is one session file: the path its hook named, and the reader
+// of the file holding it here (the path itself, or a remote agent's
+// local copy), made at its first read.
+type usageSrc struct {
+	path string
+	f    *ptyagent.UsageFile
+}
+
+// usagePoll spaces the looks at local session files (a stat each).
+const usagePoll = time.Second
 
 func newUsageReader(prices pricing.Table, send func(engine.Event)) *usageReader {
-	return &usageReader{prices: prices, send: send,
-		last: map[string]workspace.Usage{}, busy: map[string]bool{}, again: map[string]string{}}
+	r := &usageReader{prices: prices, send: send, agents: map[string]*agentFiles{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go r.poll()
+	return r
 }
 
-// onHook takes a relayed hook; turn ends start a read.
+// onHook takes a relayed hook: it names the agent's session file, and a
+// read follows.
 func (r *usageReader) onHook(agent, hook string, payload []byte) {
-	switch hook {
-	case ptyagent.HookStop, ptyagent.HookStopFailure, ptyagent.HookSessionEnd:
-	default:
-		return
-	}
 	var p struct {
 		Path string `json:"transcript_path"`
 	}
-	if json.Unmarshal(payload, &p) != nil || !filepath.IsAbs(p.Path) {
+	if json.Unmarshal(payload, &p) == nil && filepath.IsAbs(p.Path) {
+		r.mu.Lock()
+		a := r.agentLocked(agent)
+		if !a.has(p.Path) {
+			if r.remote != nil && r.remote(agent) {
+				// One local copy per remote agent: its newest file.
+				a.files = a.files[:0]
+			}
+			a.files = append(a.files, &usageSrc{path: p.Path})
+		}
+		r.mu.Unlock()
+	}
+	r.trigger(agent)
+}
+
+// onEvent takes the agent layer's events: an agent that exited has
+// written all it will; its files are read once more.
+func (r *usageReader) onEvent(ev ptyagent.Event) {
+	if ev.Kind == ptyagent.EventHealth && ev.Health == workspace.HealthExited {
+		r.trigger(string(ev.Agent))
+	}
+}
+
+func (r *usageReader) agentLocked(agent string) *agentFiles {
+	a := r.agents[agent]
+	if a == nil {
+		a = &agentFiles{size: map[string]int64{}}
+		r.agents[agent] = a
+	}
+	return a
+}
+
+func (a *agentFiles) has(path string) bool {
+	for _, f := range a.files {
+		if f.path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// trigger starts a read of agent's files, or asks the running one to read
+// again when it ends.
+func (r *usageReader) trigger(agent string) {
+	r.mu.Lock()
+	a := r.agents[agent]
+	if a == nil || len(a.files) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	if a.busy {
+		a.again = true
+		r.mu.Unlock()
+		return
+	}
+	a.busy = true
+	r.reads.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.reads.Done()
+		for {
+			r.read(agent, a)
+			r.mu.Lock()
+			if !a.again {
+				a.busy = false
+				r.mu.Unlock()
+				return
+			}
+			a.again = false
+			r.mu.Unlock()
+		}
+	}()
+}
+
+// poll looks at the local agents' session files every usagePoll and
+// reads those that changed size.
+func (r *usageReader) poll() {
+	defer close(r.done)
+	t := time.NewTicker(usagePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		var grew []string
+		for agent, a := range r.agents {
+			if r.remote != nil && r.remote(agent) {
+				continue
+			}
+			for _, f := range a.files {
+				if fi, err := os.Stat(f.path); err == nil && fi.Size() != a.size[f.path] {
+					a.size[f.path] = fi.Size()
+					grew = append(grew, agent)
+				}
+			}
+		}
+		r.mu.Unlock()
+		for _, agent := range grew {
+			r.trigger(agent)
+		}
+	}
+}
+
+// finish ends the polling and reads every agent's files once more (the
+// agents have stopped: what they recorded last counts), waiting at most
+// d for the reads.
+func (r *usageReader) finish(d time.Duration) {
+	r.close()
+	r.mu.Lock()
+	agents := make([]string, 0, len(r.agents))
+	for agent := range r.agents {
+		agents = append(agents, agent)
+	}
+	r.mu.Unlock()
+	for _, agent := range agents {
+		r.trigger(agent)
+	}
+	ended := make(chan struct{})
+	go func() {
+		r.reads.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(d):
+	}
+}
+
+// close ends the polling (idempotent).
+func (r *usageReader) close() {
+	r.closed.Do(func() { close(r.stop) })
+	<-r.done
+}
+
+// read sends agent's usage, summed over its files, if it changed. Only a
+// regular file is read (the path comes through the agent's hook).
+func (r *usageReader) read(agent string, a *agentFiles) {
+	r.mu.Lock()
+	files := append([]*usageSrc(nil), a.files...)
+	r.mu.Unlock()
+	var sum workspace.Usage
+	sum.CostKnown = true
+	for _, f := range files {
+		u, ok := r.readFile(agent, f)
+		if !ok {
+			continue
+		}
+		wu := r.usage(u)
+		if wu.Model != "" {
+			sum.Model = wu.Model
+		}
+		sum.Input += wu.Input
+		sum.Output += wu.Output
+		sum.CacheRead += wu.CacheRead
+		sum.CacheWrite += wu.CacheWrite
+		sum.CostUSD += wu.CostUSD
+		sum.CostKnown = sum.CostKnown && (wu.CostKnown || wu.Tokens() == 0)
+	}
+	if sum.Tokens() == 0 {
 		return
 	}
 	r.mu.Lock()
-	if r.busy[agent] {
-		r.again[agent] = p.Path
-		r.mu.Unlock()
-		return
-	}
-	r.busy[agent] = true
+	same := a.last == sum
+	a.last = sum
 	r.mu.Unlock()
-	go r.readLoop(agent, p.Path)
-}
-
-func (r *usageReader) readLoop(agent, path string) {
-	for {
-		r.read(agent, path)
-		r.mu.Lock()
-		next, ok := r.again[agent]
-		delete(r.again, agent)
-		if !ok {
-			r.busy[agent] = false
-			r.mu.Unlock()
-			return
-		}
-		r.mu.Unlock()
-		path = next
+	if !same {
+		r.send(engine.AgentUsage{Agent: workspace.AgentID(agent), Usage: sum, When: engine.When{At: time.Now()}})
 	}
 }
 
-// read sends the usage in path if it changed. Only a regular file is
-// read (the path comes through the agent's hook).
-func (r *usageReader) read(agent, path string) {
+// readFile brings src up to date: a remote agent's file through its
+// local copy.
+func (r *usageReader) readFile(agent string, src *usageSrc) (ptyagent.Usage, bool) {
+	path := src.path
 	if r.local != nil {
 		var err error
 		if path, err = r.local(agent, path); err != nil {
-			return
+			return ptyagent.Usage{}, false
 		}
 	}
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return
+		return ptyagent.Usage{}, false
 	}
-	u, err := ptyagent.ReadUsage(path)
-	if err != nil {
-		return
+	if src.f == nil || src.f.Path() != path {
+		src.f = ptyagent.NewUsageFile(path)
 	}
-	wu := r.usage(u)
-	r.mu.Lock()
-	same := r.last[agent] == wu
-	r.last[agent] = wu
-	r.mu.Unlock()
-	if !same && wu.Tokens() > 0 {
-		r.send(engine.AgentUsage{Agent: workspace.AgentID(agent), Usage: wu, When: engine.When{At: time.Now()}})
-	}
+	u, err := src.f.Read()
+	return u, err == nil
 }
 
 // usage prices what a session file recorded.
