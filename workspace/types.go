@@ -54,6 +54,9 @@ type Task struct {
 	// Agents is the agent of each role (role → profile) when the roles
 	// run different agents; empty when Agent runs them all.
 	Agents map[Role]string `json:"agents,omitempty"`
+	// WorkerAgents are the workers that run another agent than their
+	// role's (worker id → profile); empty when none does.
+	WorkerAgents map[AgentID]string `json:"worker_agents,omitempty"`
 	// AgentArgs are the extra sim-agent flags the task started with (the
 	// demo's pace), so a resumed task runs its sim agents the same way.
 	AgentArgs []string `json:"agent_args,omitempty"`
