@@ -36,7 +36,7 @@ func agentsOf(cfg config.Config, project string) []preflight.Agent {
 
 // agentUse is one agent run here: its role, its agent and who runs it.
 type agentUse struct {
-	role        workspace.Role
+	role       workspace.Role
 	agent, who string
 }
 
