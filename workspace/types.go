@@ -65,6 +65,19 @@ type Task struct {
 	PlanApproval string `json:"plan_approval,omitempty"`
 }
 
+// AgentOf is the agent agent id ran: a worker's own (WorkerAgents), else
+// its role's (Agents), else the task's (Agent); "" when task.json names
+// none (a task from before it did).
+func (t Task) AgentOf(id AgentID) string {
+	if a := t.WorkerAgents[id]; a != "" {
+		return a
+	}
+	if a := t.Agents[RoleOf(id)]; a != "" {
+		return a
+	}
+	return t.Agent
+}
+
 // Plan is the machine-readable part of plan.md (its fenced json block).
 type Plan struct {
 	Summary     string       `json:"summary"`
