@@ -1,0 +1,62 @@
+package e2e_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Per-worker agents: worker_1 runs the built-in sim, worker_2 a custom
+// command (a shell line that records who ran it, then runs the sim agent
+// as a plain program). The task completes, each worker did its part with
+// its own agent, task.json records the team and status names each
+// worker's agent.
+func TestWorkerAgentsSimAndCustom(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	// The agent may write its own outbox (its write scope): the mark goes
+	// there, named by the agent it ran as.
+	custom := `touch "$HIVEMIND_TASK_DIR/agents/$HIVEMIND_AGENT_ID/custom-ran" && exec ` + bin + ` sim-agent --pace 2ms`
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, home, "--headless", "--agent", "lead=sim,reviewer=sim,worker=sim,worker_2="+custom, "--workers", "2",
+		"--project", project, "build a tiny calculator")
+	if code := exitCode(t, cmd); code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s", code, out.String())
+	}
+	dir := taskDir(t, project)
+	st := checkComplete(t, dir)
+	noLeftovers(t, project)
+
+	ran, _ := filepath.Glob(filepath.Join(dir, workspace.OutboxesDir, "*", "custom-ran"))
+	if len(ran) != 1 || filepath.Base(filepath.Dir(ran[0])) != "worker_2" {
+		t.Errorf("the custom command ran as %v; want worker_2 alone", ran)
+	}
+	done := map[workspace.AgentID]int{}
+	for _, s := range st.Subtasks {
+		done[s.Worker]++
+	}
+	if done["worker_1"] == 0 || done["worker_2"] == 0 {
+		t.Errorf("subtasks done by worker: %v; want both workers to have worked", done)
+	}
+
+	task, err := workspace.ReadTask(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.AgentOf("worker_1") != "sim" || task.AgentOf("worker_2") != custom || task.AgentOf("lead") != "sim" {
+		t.Errorf("task.json team: agent %q agents %v worker_agents %v", task.Agent, task.Agents, task.WorkerAgents)
+	}
+	status, sout := hivemind(t, ctx, home, "status", "--project", project)
+	if c := exitCode(t, status); c != 0 {
+		t.Fatalf("status exit %d: %s", c, sout.String())
+	}
+	for _, l := range strings.Split(sout.String(), "\n") {
+		if strings.HasPrefix(l, "  worker_2 ") && !strings.Contains(l, custom) ||
+			strings.HasPrefix(l, "  worker_1 ") && !strings.HasSuffix(strings.Fields(l)[5], "sim") {
+			t.Errorf("status line without its agent: %q", l)
+		}
+	}
+}
