@@ -205,7 +205,7 @@ func agentChoices(cfg config.Config, env preflight.Env) []tui.AgentChoice {
 // role=agent list.
 func agentFlag(t workspace.Task) string {
 	c := config.Config{Agent: cmp.Or(t.Agent, t.Agents[workspace.RoleLead])}
-	return c.WithAgents(config.AgentFlag{PerRole: t.Agents}).TeamString()
+	return c.WithAgents(config.AgentFlag{PerRole: t.Agents, PerWorker: t.WorkerAgents}).TeamString()
 }
 
 // finalOf is p when the task is over or waits on the user, else "".
@@ -242,7 +242,7 @@ func (l *launcher) startOptions(project string, t workspace.Task) (Options, work
 		o.Agent, o.AgentSet = a, true
 	}
 	// New writes the agents and worker count the config ends with.
-	t.Agent, t.Agents = "", nil
+	t.Agent, t.Agents, t.WorkerAgents = "", nil, nil
 	if t.Workers > 0 {
 		o.Workers, o.WorkersSet = t.Workers, true
 	}
