@@ -192,7 +192,7 @@ type frontDoor struct {
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
 	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
-	PlanBy, EachWorker                       key.Binding
+	PlanBy, Each                             key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
@@ -212,7 +212,7 @@ func newStartKeyMap() startKeyMap {
 		Workers:   key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "team: workers")),
 		AllRoles:  key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
 		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
-		EachWorker: key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
+		Each:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
 		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
 		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
@@ -748,15 +748,15 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	t := workspace.Task{
-		Workers:      m.fd.workers,
-		Agents:       m.fd.team(),
-		WorkerAgents: m.fd.workerTeam(),
+		Workers:     m.fd.workers,
+		Agents:      m.fd.team(),
 		Description: desc,
 		Context:     strings.TrimSpace(m.fd.context.Value()),
 		Constraints: splitLines(m.fd.constraints.Value()),
 		SubmittedBy: "tui",
 		Project:     m.fd.project,
 	}
+	t.WorkerAgents = m.fd.workerTeam()
 	switch {
 	case m.fd.humanPlan == m.opts.HumanPlanApproval:
 		// the launcher's config decides, as it does for the default
@@ -981,7 +981,7 @@ func (m *Model) teamKey(msg tea.KeyPressMsg) {
 			*s.pick = v
 		}
 		fd.pick[2] = v
-	case key.Matches(msg, k.EachWorker) && onAgent && fd.slot >= 2:
+	case key.Matches(msg, k.Each) && onAgent && fd.slot >= 2:
 		fd.toggleEach()
 	case key.Matches(msg, k.PlanBy):
 		fd.humanPlan = !fd.humanPlan

@@ -372,7 +372,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 			short(k.Workers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		if m.fd.slot >= 2 && m.fd.slot < m.fd.countSlot() {
 			// On a worker: e splits the workers, or joins them.
-			b = slices.Insert(b, 3, short(k.EachWorker, "each worker"))
+			b = slices.Insert(b, 3, short(k.Each, "each worker"))
 		}
 		if len(m.fd.agents) == 0 {
 			b = []key.Binding{short(k.TeamPick, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
@@ -392,7 +392,7 @@ func (m Model) frontHelpSections() []helpSection {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
 	}
 	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.EachWorker, k.PlanBy, b("ctrl+c", "quit"))},
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, b("ctrl+c", "quit"))},
 		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
 		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
 		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},
