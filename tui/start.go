@@ -101,8 +101,9 @@ type Session struct {
 	// Branch is the task's git branch ("" without git).
 	Branch string
 	// Team is the agent of each role (role → agent), shown in the pane
-	// titles; nil shows none.
-	Team map[workspace.Role]string
+	// titles; nil shows none. WorkerTeam are the workers of their own.
+	Team       map[workspace.Role]string
+	WorkerTeam map[workspace.AgentID]string
 	// Diff returns one worker's changes (see Options.Diff); may be nil.
 	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.
@@ -241,7 +242,7 @@ func newStartKeyMap() startKeyMap {
 func sessionOptions(opts Options) Options {
 	if s := opts.Session; s != nil && opts.Launcher != nil {
 		opts.Engine, opts.Terminals, opts.Title, opts.Branch, opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
-		opts.Team = s.Team
+		opts.Team, opts.WorkerTeam = s.Team, s.WorkerTeam
 	}
 	return opts
 }
@@ -523,7 +524,7 @@ func (m *Model) beginSession(s *Session) tea.Cmd {
 	m.fd.seen = ""
 	m.fd.mode = modeRun
 	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
-	m.opts.Team = s.Team
+	m.opts.Team, m.opts.WorkerTeam = s.Team, s.WorkerTeam
 	m.resetRun()
 	return m.rearm()
 }
@@ -535,7 +536,7 @@ func (m *Model) endSession() tea.Cmd {
 	m.fd.sess = nil
 	m.fd.seen = ""
 	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = nil, nil, "", "", nil
-	m.opts.Team = nil
+	m.opts.Team, m.opts.WorkerTeam = nil, nil
 	// Commands still waiting on the old terminals end now.
 	m.life.stop()
 	m.life = newLifecycle()

@@ -104,7 +104,7 @@ func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 	if a.cfg.Mixed() {
 		// Which CLI runs each pane matters when they differ; one CLI for
 		// all keeps the titles short.
-		s.Team = a.cfg.Team()
+		s.Team, s.WorkerTeam = a.cfg.Team(), a.cfg.WorkerTeam()
 	}
 	if a.git != nil {
 		// The TUI names the task branch and shows a worker's diff (key d).

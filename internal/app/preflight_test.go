@@ -198,3 +198,24 @@ func mapKeys(as []preflight.Agent) []string {
 	}
 	return out
 }
+
+// The start screen's pick runs as the --agent value that makes it: each
+// worker of its own is named after the roles.
+func TestAgentFlagWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		t    workspace.Task
+		want string
+	}{
+		{workspace.Task{Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, "claude"},
+		{workspace.Task{Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
+			WorkerAgents: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
+			"lead=claude,reviewer=claude,worker=codex,worker_2=gemini"},
+	} {
+		if got := agentFlag(tc.t); got != tc.want {
+			t.Errorf("agentFlag(%v, %v) = %q, want %q", tc.t.Agents, tc.t.WorkerAgents, got, tc.want)
+		}
+		if _, err := config.ParseAgentFlag(tc.want); err != nil {
+			t.Errorf("%q does not parse: %v", tc.want, err)
+		}
+	}
+}
