@@ -64,12 +64,13 @@ func (c Config) Team() map[workspace.Role]string {
 }
 
 // WorkerTeam returns the workers that run an agent other than the worker
-// role's, worker id → agent (nil when none does).
+// role's, worker id → agent (nil when none does). Load checks that each is
+// one of the Workers workers.
 func (c Config) WorkerTeam() map[workspace.AgentID]string {
 	var t map[workspace.AgentID]string
 	role := c.AgentOf(workspace.RoleWorker)
-	for _, id := range c.TeamIDs()[2:] {
-		if a := c.AgentOfID(id); a != role {
+	for id, a := range c.WorkerAgents {
+		if a != "" && a != role {
 			if t == nil {
 				t = map[workspace.AgentID]string{}
 			}
@@ -79,14 +80,21 @@ func (c Config) WorkerTeam() map[workspace.AgentID]string {
 	return t
 }
 
+// workerIDs are the ids of WorkerTeam, by worker number.
+func (c Config) workerIDs() []workspace.AgentID {
+	ids := slices.Collect(maps.Keys(c.WorkerTeam()))
+	workspace.SortAgents(ids)
+	return ids
+}
+
 // Mixed reports whether the agents do not all run the same agent.
 func (c Config) Mixed() bool {
-	for _, id := range c.TeamIDs() {
-		if c.AgentOfID(id) != c.AgentOf(workspace.RoleLead) {
+	for _, r := range workspace.Roles() {
+		if c.AgentOf(r) != c.AgentOf(workspace.RoleLead) {
 			return true
 		}
 	}
-	return c.AgentOf(workspace.RoleWorker) != c.AgentOf(workspace.RoleLead)
+	return c.WorkerTeam() != nil
 }
 
 // TeamString is the team in the --agent form: the agent alone when every
@@ -100,11 +108,8 @@ func (c Config) TeamString() string {
 	for _, r := range workspace.Roles() {
 		parts = append(parts, string(r)+"="+c.AgentOf(r))
 	}
-	wt := c.WorkerTeam()
-	for _, id := range c.TeamIDs()[2:] {
-		if a, ok := wt[id]; ok {
-			parts = append(parts, string(id)+"="+a)
-		}
+	for _, id := range c.workerIDs() {
+		parts = append(parts, string(id)+"="+c.WorkerAgents[id])
 	}
 	return strings.Join(parts, ",")
 }
