@@ -472,6 +472,21 @@ func TestStartTeamEachWorker(t *testing.T) {
 	if h.m.fd.each != nil || h.m.fd.team()["worker"] != "aider" || h.m.fd.workerTeam() != nil {
 		t.Fatalf("e joins on the selected worker's agent: team %v, workers %v", h.m.fd.team(), h.m.fd.workerTeam())
 	}
+
+	// Configured workers of their own start split, and are started as
+	// configured when the row is left alone.
+	l = newFakeLauncher()
+	h = newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
+		StartTeam:    map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"},
+		StartWorkers: map[workspace.AgentID]string{"worker_2": "my-cli"}}, 160, 40)
+	h.typeText("add a square root")
+	if !strings.Contains(h.plain(), "worker_1 claude  worker_2 my-cli  × 2") {
+		t.Fatalf("configured workers are not split:\n%s", h.plain())
+	}
+	h.run(h.send(ctrl('s')))
+	if len(l.started) != 1 || !maps.Equal(l.started[0].WorkerAgents, map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "my-cli"}) {
+		t.Fatalf("started %+v", l.started)
+	}
 }
 
 // Without agents to offer (the launcher's config decides) the Team row

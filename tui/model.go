@@ -125,6 +125,11 @@ type Options struct {
 	Agents    []AgentChoice
 	StartTeam map[workspace.Role]string
 	Workers   int
+
+	// StartWorkers are the configured workers of their own agent (worker
+	// id → agent, [agents.<worker>]): the Team row starts with one slot
+	// per worker when there are any.
+	StartWorkers map[workspace.AgentID]string
 	// HumanPlanApproval is the start screen's initial plan approval (the
 	// config's plan_approval is "human"); p on the Team row switches it.
 	HumanPlanApproval bool

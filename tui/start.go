@@ -260,6 +260,7 @@ func newFrontDoor(opts Options) frontDoor {
 		return fd
 	}
 	fd.setTeam(opts.Agents, opts.StartTeam)
+	fd.setEach(opts.StartWorkers)
 	fd.task = newField("Describe the task: what to build or change, and how you will know it is done.")
 	fd.constraints = newField("Optional, one per line: e.g. no new dependencies")
 	fd.context = newField("Optional: background the agents should know")
@@ -943,6 +944,27 @@ func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]stri
 	}
 	if len(fd.agents) == 0 {
 		fd.slot = fd.countSlot() // no agent to choose: the launcher's
+	}
+}
+
+// setEach splits the workers when some run their own agent (start:
+// worker id → agent), each on its own or the worker role's.
+func (fd *frontDoor) setEach(start map[workspace.AgentID]string) {
+	if len(start) == 0 || len(fd.agents) == 0 {
+		return
+	}
+	fd.toggleEach()
+	for i := range fd.each {
+		name := start[workspace.WorkerID(i+1)]
+		if name == "" {
+			continue
+		}
+		j := slices.IndexFunc(fd.agents, func(a AgentChoice) bool { return a.Name == name })
+		if j < 0 {
+			j = len(fd.agents)
+			fd.agents = append(fd.agents, AgentChoice{Name: name})
+		}
+		fd.each[i] = j
 	}
 }
 

@@ -428,6 +428,7 @@ func runFrontDoor(o Options, initial *App) int {
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
 		opts.Agents, opts.StartTeam, opts.Workers = agentChoices(cfg, o.preflightEnv()), cfg.Team(), cfg.Workers
+		opts.StartWorkers = cfg.WorkerTeam()
 		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {
