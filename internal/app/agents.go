@@ -19,8 +19,9 @@ import (
 )
 
 // agentFactory builds the ptyagent.Spec of each agent from its agent
-// (config.AgentOfID: a worker's own, else its role's): a registered CLI (ptyagent/profiles), a
-// [profiles.<name>] from config, or a custom command line run with sh -c.
+// (config.AgentOfID: a worker's own, else its role's): a registered CLI
+// (ptyagent/profiles), a [profiles.<name>] from config, or a custom
+// command line run with sh -c.
 type agentFactory struct {
 	cfg     config.Config
 	project string
