@@ -19,7 +19,7 @@ import (
 )
 
 // agentFactory builds the ptyagent.Spec of each agent from its agent
-// (config.AgentOfID: a worker's own, else its role's): a registered CLI
+// (config.AgentIn: a worker's own, else its role's): a registered CLI
 // (ptyagent/profiles), a [profiles.<name>] from config, or a custom
 // command line run with sh -c.
 type agentFactory struct {
@@ -65,7 +65,7 @@ func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume b
 			return f.remoteSpec(base, name, resume)
 		}
 	}
-	agent := f.cfg.AgentOfID(id)
+	agent := f.cfg.AgentIn(role, id)
 	p, builtin := profiles.Lookup(agent)
 	if cp, ok := f.cfg.Profile(agent); ok && (!builtin || p.Redefinable) {
 		return f.profileSpec(base, agent, name, role, cp)

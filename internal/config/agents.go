@@ -38,10 +38,15 @@ func (c Config) AgentOf(role workspace.Role) string {
 // AgentOfID returns the agent that runs agent id: a worker's
 // [agents.<worker>] agent, else its role's (AgentOf).
 func (c Config) AgentOfID(id workspace.AgentID) string {
-	if a := c.WorkerAgents[id]; a != "" && workspace.RoleOf(id) == workspace.RoleWorker {
+	return c.AgentIn(workspace.RoleOf(id), id)
+}
+
+// AgentIn is AgentOfID for agent id in role.
+func (c Config) AgentIn(role workspace.Role, id workspace.AgentID) string {
+	if a := c.WorkerAgents[id]; a != "" && role == workspace.RoleWorker {
 		return a
 	}
-	return c.AgentOf(workspace.RoleOf(id))
+	return c.AgentOf(role)
 }
 
 // TeamIDs are the agent ids of the team: the Lead, the Reviewer and the
