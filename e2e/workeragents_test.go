@@ -2,10 +2,13 @@ package e2e_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/sshtest"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -58,5 +61,40 @@ func TestWorkerAgentsSimAndCustom(t *testing.T) {
 			strings.HasPrefix(l, "  worker_1 ") && !strings.HasSuffix(strings.Fields(l)[5], "sim") {
 			t.Errorf("status line without its agent: %q", l)
 		}
+	}
+}
+
+// A worker placed on a host runs its own agent there: worker_2 runs the
+// sim agent on box while the worker role (and worker_1, here) runs a
+// custom command that is not wired for hosts — the placement is checked
+// per worker, not by the role's agent, and the task completes.
+func TestWorkerAgentsRemoteMixed(t *testing.T) {
+	s := sshtest.Start(t, sshtest.Options{})
+	project := remoteProject(t, s)
+	custom := `touch "$HIVEMIND_TASK_DIR/agents/$HIVEMIND_AGENT_ID/custom-ran" && exec ` + bin + ` sim-agent --pace 2ms`
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--agent", "lead=sim,reviewer=sim,worker="+custom+",worker_2=sim",
+		"--workers", "1,1@box", "--project", project, "build a tiny calculator")
+	if code := exitCode(t, cmd); code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s\nsshd log:\n%s", code, out.String(), s.Log())
+	}
+	dir := taskDir(t, project)
+	checkComplete(t, dir)
+	ran, _ := filepath.Glob(filepath.Join(dir, workspace.OutboxesDir, "*", "custom-ran"))
+	if len(ran) != 1 || filepath.Base(filepath.Dir(ran[0])) != "worker_1" {
+		t.Errorf("the custom command ran as %v; want worker_1 alone (here)", ran)
+	}
+	recs := readRecords(t, dir)
+	if countType(recs, "remote_host_ready") != 1 {
+		t.Errorf("remote_host_ready records: %d, want 1", countType(recs, "remote_host_ready"))
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "logs", "agents", "worker_2.log"))
+	if err != nil || !strings.Contains(string(raw), "/hm/") {
+		t.Errorf("worker_2 did not run on box (%v):\n%s", err, clip(string(raw), 2000))
+	}
+	noLeftovers(t, project)
+	if left := s.WaitNoProcs(20 * time.Second); len(left) > 0 {
+		t.Errorf("processes left on the host: %v", left)
 	}
 }
