@@ -116,12 +116,18 @@ var wireOf = map[string]string{"claude": "messages", "codex": "responses", "gemi
 // each told its role its own way.
 func checkWires(t *testing.T, c *ClaudeOffline, team map[workspace.Role]string) {
 	t.Helper()
+	checkAgentWires(t, c, func(id workspace.AgentID) string { return team[workspace.RoleOf(id)] })
+}
+
+// checkAgentWires is checkWires with each agent's CLI given by cliOf.
+func checkAgentWires(t *testing.T, c *ClaudeOffline, cliOf func(workspace.AgentID) string) {
+	t.Helper()
 	for _, r := range c.API.Requests() {
 		if r.Agent == "" || !r.HasTools {
 			continue
 		}
 		role := workspace.RoleOf(workspace.AgentID(r.Agent))
-		cli := team[role]
+		cli := cliOf(workspace.AgentID(r.Agent))
 		if r.Kind != wireOf[cli] {
 			t.Errorf("%s (%s) sent a %s request", r.Agent, cli, r.Kind)
 		}
@@ -143,6 +149,36 @@ func TestMixedTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini")
 	checkWires(t, c, map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
+}
+
+// Mixed workers (worker_1 Codex, worker_2 Gemini, a Claude Lead and
+// Reviewer) run a whole task to complete offline: each worker's requests
+// come on its own CLI's wire, and each did work.
+func TestMixedWorkersComplete(t *testing.T) {
+	t.Parallel()
+	c, dir := runTeam(t, "lead=claude,reviewer=claude,worker_1=codex,worker_2=gemini", "claude", "codex", "gemini")
+	team := map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "codex", "worker_2": "gemini"}
+	checkAgentWires(t, c, func(id workspace.AgentID) string { return team[id] })
+	seen := map[string]bool{}
+	for _, r := range c.API.Requests() {
+		if r.HasTools {
+			seen[r.Agent+"/"+r.Kind] = true
+		}
+	}
+	for _, want := range []string{"worker_1/responses", "worker_2/gemini", "lead/messages", "reviewer/messages"} {
+		if !seen[want] {
+			t.Errorf("no %s request: %v", want, seen)
+		}
+	}
+	task, err := workspace.ReadTask(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, cli := range team {
+		if task.AgentOf(id) != cli {
+			t.Errorf("task.json: %s ran %q, want %q", id, task.AgentOf(id), cli)
+		}
+	}
 }
 
 // --agent codex alone runs a whole task to complete.

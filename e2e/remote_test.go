@@ -516,7 +516,7 @@ func TestRemoteAgentRefused(t *testing.T) {
 	if code := exitCode(t, cmd); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if want := `workers placed on box run the sim agent or Claude Code only for now (agent "codex" is not wired for hosts yet)`; !strings.Contains(out.String(), want) {
+	if want := `workers placed on box run only claude or sim for now (worker_1's agent "codex" is not wired for hosts yet)`; !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 	if strings.Contains(out.String(), "box.invalid") {

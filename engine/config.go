@@ -9,16 +9,13 @@ import (
 // every value as it is: internal/config owns the defaults and the range
 // checks (max_retries = 0 means no retries). Git and Check are the run's
 // git integration, set by the program when the project is a repository.
-// Each agent's account — whose rate limit it shares — is its role's CLI: a
-// limited Claude Code holds new work for the Claude agents, not for a
-// Codex Reviewer.
+// Each agent's account — whose rate limit it shares — is its own CLI (a
+// worker's may differ from its role's): a limited Claude Code holds new
+// work for the Claude agents, not for a Codex Reviewer or a Gemini worker.
 func NewConfig(c config.Config) Config {
-	accounts := map[workspace.AgentID]string{
-		workspace.AgentLead:     c.AgentOf(workspace.RoleLead),
-		workspace.AgentReviewer: c.AgentOf(workspace.RoleReviewer),
-	}
-	for n := 1; n <= c.Workers; n++ {
-		accounts[workspace.WorkerID(n)] = c.AgentOf(workspace.RoleWorker)
+	accounts := map[workspace.AgentID]string{}
+	for _, id := range c.TeamIDs() {
+		accounts[id] = c.AgentOfID(id)
 	}
 	return Config{
 		Accounts:          accounts,

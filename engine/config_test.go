@@ -93,4 +93,14 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 	if !reflect.DeepEqual(m.Cfg, want) {
 		t.Fatalf("machine config %+v", m.Cfg)
 	}
+	// Each worker's account is its own CLI: a Gemini worker_2 is held with
+	// the Gemini agents, not with the Claude workers of its role.
+	c = c.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex"},
+		PerWorker: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}})
+	acc := NewConfig(c).Accounts
+	for id, want := range map[workspace.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "codex", "worker_2": "gemini", "worker_3": "claude"} {
+		if acc[id] != want {
+			t.Errorf("account of %s: %q, want %q", id, acc[id], want)
+		}
+	}
 }

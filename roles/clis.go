@@ -143,6 +143,9 @@ func enforcement(cfg config.Config) string {
 	for _, r := range workspace.Roles() {
 		used[cfg.AgentOf(r)] = true
 	}
+	for _, id := range cfg.TeamIDs() {
+		used[cfg.AgentOfID(id)] = true // workers of their own agent
+	}
 	w := 7 // the name column: at least this wide, else the longest name
 	for _, e := range cliEnforcement {
 		w = max(w, len(e.agent))

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // codexPatch is the PreToolUse payload Codex CLI 0.169 sends for a write:
@@ -84,5 +87,20 @@ func TestCodexAndGeminiToolCalls(t *testing.T) {
 				t.Errorf("Codex answer %s", out)
 			}
 		})
+	}
+}
+
+// `hivemind roles` marks the CLI of a worker of its own agent as used,
+// and names the team with it.
+func TestEnforcementWorkerAgents(t *testing.T) {
+	cfg := config.Default().WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}})
+	got := enforcement(cfg)
+	if !strings.Contains(got, "this team: lead=claude,reviewer=claude,worker=claude,worker_2=codex") {
+		t.Errorf("team not named:\n%s", got)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if strings.HasPrefix(l, "  codex ") {
+			t.Errorf("codex (worker_2's CLI) is not marked used: %q", l)
+		}
 	}
 }

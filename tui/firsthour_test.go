@@ -435,6 +435,60 @@ func TestStartTeam(t *testing.T) {
 	}
 }
 
+// e on the workers splits them into one slot per worker, each picked on
+// its own; the task starts with each worker's agent; + adds a worker on
+// the last one's agent, - drops the last; e again joins them on the
+// selected worker's agent.
+func TestStartTeamEachWorker(t *testing.T) {
+	l := newFakeLauncher()
+	h := newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
+		StartTeam: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}}, 160, 40)
+	h.typeText("add a square root")
+	h.keys("tab", "tab", "tab", "e") // e on the Lead does nothing
+	if h.m.fd.each != nil {
+		t.Fatal("e on the Lead split the workers")
+	}
+	h.keys("right", "right", "e", "right", "down")
+	if !strings.Contains(h.plain(), "lead claude  reviewer claude  worker_1 codex  worker_2 ◂ gemini ▸ ✖  × 2") {
+		t.Fatalf("team row after e:\n%s", h.plain())
+	}
+	h.keys("+")
+	if !strings.Contains(h.plain(), "worker_1 codex  worker_2 ◂ gemini ▸ ✖  worker_3 gemini ✖  × 3") {
+		t.Fatalf("team row after +:\n%s", h.plain())
+	}
+	h.run(h.send(ctrl('s')))
+	wantRoles := map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}
+	wantWorkers := map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini", "worker_3": "gemini"}
+	if len(l.started) != 1 || !maps.Equal(l.started[0].Agents, wantRoles) || !maps.Equal(l.started[0].WorkerAgents, wantWorkers) || l.started[0].Workers != 3 {
+		t.Fatalf("started %+v, want agents %v, workers %v", l.started, wantRoles, wantWorkers)
+	}
+
+	h = newFrontHarnessWith(t, newFakeLauncher(), Options{Agents: testAgents, Workers: 3}, 160, 40)
+	h.keys("tab", "tab", "tab", "right", "right", "e", "right", "right", "down", "-")
+	if got := h.m.fd.workerTeam(); !maps.Equal(got, map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "claude"}) || h.m.fd.slot != h.m.fd.countSlot() {
+		t.Fatalf("after - the last worker is gone: %v, slot %d", got, h.m.fd.slot)
+	}
+	h.keys("left", "up", "e")
+	if h.m.fd.each != nil || h.m.fd.team()["worker"] != "aider" || h.m.fd.workerTeam() != nil {
+		t.Fatalf("e joins on the selected worker's agent: team %v, workers %v", h.m.fd.team(), h.m.fd.workerTeam())
+	}
+
+	// Configured workers of their own start split, and are started as
+	// configured when the row is left alone.
+	l = newFakeLauncher()
+	h = newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
+		StartTeam:    map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"},
+		StartWorkers: map[workspace.AgentID]string{"worker_2": "my-cli"}}, 160, 40)
+	h.typeText("add a square root")
+	if !strings.Contains(h.plain(), "worker_1 claude  worker_2 my-cli  × 2") {
+		t.Fatalf("configured workers are not split:\n%s", h.plain())
+	}
+	h.run(h.send(ctrl('s')))
+	if len(l.started) != 1 || !maps.Equal(l.started[0].WorkerAgents, map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "my-cli"}) {
+		t.Fatalf("started %+v", l.started)
+	}
+}
+
 // Without agents to offer (the launcher's config decides) the Team row
 // changes only the worker count.
 func TestStartTeamAsConfigured(t *testing.T) {

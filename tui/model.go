@@ -96,6 +96,9 @@ type Options struct {
 	// Team is the agent of each role (role → agent, e.g. "codex"), shown
 	// in the pane titles; nil shows none.
 	Team map[workspace.Role]string
+	// WorkerTeam are the workers that run another agent than their role's
+	// (worker id → agent), shown in their pane titles instead.
+	WorkerTeam map[workspace.AgentID]string
 	// Branch is the task's git branch, named in the header and summary
 	// ("" when the project is not a git repository).
 	Branch string
@@ -122,6 +125,11 @@ type Options struct {
 	Agents    []AgentChoice
 	StartTeam map[workspace.Role]string
 	Workers   int
+
+	// StartWorkers are the configured workers of their own agent (worker
+	// id → agent, [agents.<worker>]): the Team row starts with one slot
+	// per worker when there are any.
+	StartWorkers map[workspace.AgentID]string
 	// HumanPlanApproval is the start screen's initial plan approval (the
 	// config's plan_approval is "human"); p on the Team row switches it.
 	HumanPlanApproval bool
@@ -294,4 +302,13 @@ func (m Model) focusIndex() int {
 		}
 	}
 	return 0
+}
+
+// agentOf is the agent pane id (of role) runs, for its title: its own
+// (WorkerTeam), else its role's (Team); "" when neither is known.
+func (o Options) agentOf(id workspace.AgentID, role workspace.Role) string {
+	if a := o.WorkerTeam[id]; a != "" {
+		return a
+	}
+	return o.Team[role]
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // The pane title names the CLI running the agent when the team is known.
@@ -21,5 +23,20 @@ func TestTitleNamesAgent(t *testing.T) {
 		if plain := ansi.Strip(got); !strings.HasPrefix(plain, tc.want) {
 			t.Errorf("title %q, want prefix %q", plain, tc.want)
 		}
+	}
+}
+
+// A worker of its own agent is titled with it, the others with their
+// role's.
+func TestAgentOfWorker(t *testing.T) {
+	o := Options{Team: map[workspace.Role]string{"lead": "claude", "worker": "codex"},
+		WorkerTeam: map[workspace.AgentID]string{"worker_2": "gemini"}}
+	for id, want := range map[workspace.AgentID]string{"lead": "claude", "worker_1": "codex", "worker_2": "gemini"} {
+		if got := o.agentOf(id, workspace.RoleOf(id)); got != want {
+			t.Errorf("agentOf(%s) = %q, want %q", id, got, want)
+		}
+	}
+	if got := (Options{}).agentOf("worker_2", "worker"); got != "" {
+		t.Errorf("no team: %q", got)
 	}
 }

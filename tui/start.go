@@ -101,8 +101,9 @@ type Session struct {
 	// Branch is the task's git branch ("" without git).
 	Branch string
 	// Team is the agent of each role (role → agent), shown in the pane
-	// titles; nil shows none.
-	Team map[workspace.Role]string
+	// titles; nil shows none. WorkerTeam are the workers of their own.
+	Team       map[workspace.Role]string
+	WorkerTeam map[workspace.AgentID]string
 	// Diff returns one worker's changes (see Options.Diff); may be nil.
 	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.
@@ -171,7 +172,8 @@ type frontDoor struct {
 	formErr     string
 	agents      []AgentChoice // offered for every role (Options.Agents)
 	pick        []int         // each role's agent (teamRoles order; index into agents)
-	slot        int           // the Team row's selected slot: a role, or the worker count (slotWorkers)
+	each        []int         // each worker's agent once e splits the workers (index into agents); nil: the worker role's
+	slot        int           // the Team row's selected slot: an agent slot (agentSlots), or the worker count (countSlot)
 	workers     int           // the chosen worker count (0: the launcher's default)
 	humanPlan   bool          // the user approves each plan after the Reviewer (plan.go)
 
@@ -191,7 +193,7 @@ type frontDoor struct {
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
 	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
-	PlanBy                                   key.Binding
+	PlanBy, Each                             key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
@@ -211,6 +213,7 @@ func newStartKeyMap() startKeyMap {
 		Workers:   key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "team: workers")),
 		AllRoles:  key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
 		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
+		Each:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
 		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
 		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
@@ -239,7 +242,7 @@ func newStartKeyMap() startKeyMap {
 func sessionOptions(opts Options) Options {
 	if s := opts.Session; s != nil && opts.Launcher != nil {
 		opts.Engine, opts.Terminals, opts.Title, opts.Branch, opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
-		opts.Team = s.Team
+		opts.Team, opts.WorkerTeam = s.Team, s.WorkerTeam
 	}
 	return opts
 }
@@ -257,6 +260,7 @@ func newFrontDoor(opts Options) frontDoor {
 		return fd
 	}
 	fd.setTeam(opts.Agents, opts.StartTeam)
+	fd.setEach(opts.StartWorkers)
 	fd.task = newField("Describe the task: what to build or change, and how you will know it is done.")
 	fd.constraints = newField("Optional, one per line: e.g. no new dependencies")
 	fd.context = newField("Optional: background the agents should know")
@@ -521,7 +525,7 @@ func (m *Model) beginSession(s *Session) tea.Cmd {
 	m.fd.seen = ""
 	m.fd.mode = modeRun
 	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
-	m.opts.Team = s.Team
+	m.opts.Team, m.opts.WorkerTeam = s.Team, s.WorkerTeam
 	m.resetRun()
 	return m.rearm()
 }
@@ -533,7 +537,7 @@ func (m *Model) endSession() tea.Cmd {
 	m.fd.sess = nil
 	m.fd.seen = ""
 	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = nil, nil, "", "", nil
-	m.opts.Team = nil
+	m.opts.Team, m.opts.WorkerTeam = nil, nil
 	// Commands still waiting on the old terminals end now.
 	m.life.stop()
 	m.life = newLifecycle()
@@ -754,6 +758,7 @@ func (m *Model) submit() tea.Cmd {
 		SubmittedBy: "tui",
 		Project:     m.fd.project,
 	}
+	t.WorkerAgents = m.fd.workerTeam()
 	switch {
 	case m.fd.humanPlan == m.opts.HumanPlanApproval:
 		// the launcher's config decides, as it does for the default
@@ -892,15 +897,39 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 // limit).
 const maxWorkers = config.MaxWorkers
 
-// slotWorkers is the Team row's last slot, after one per role: the worker
-// count.
-const slotWorkers = len(teamRoles)
+// agentSlot is one agent slot of the Team row: its name and its pick.
+type agentSlot struct {
+	name string
+	pick *int // index into agents
+}
+
+// agentSlots are the Team row's agent slots in order: the Lead, the
+// Reviewer, then the workers (one slot, or one per worker once e split
+// them); none when the start screen offers no agent.
+func (fd *frontDoor) agentSlots() []agentSlot {
+	if len(fd.agents) == 0 {
+		return nil
+	}
+	out := []agentSlot{{"lead", &fd.pick[0]}, {"reviewer", &fd.pick[1]}}
+	if fd.each == nil {
+		return append(out, agentSlot{"workers", &fd.pick[2]})
+	}
+	for i := range fd.each {
+		out = append(out, agentSlot{string(workspace.WorkerID(i + 1)), &fd.each[i]})
+	}
+	return out
+}
+
+// countSlot is the Team row's last slot, after the agent slots: the
+// worker count.
+func (fd *frontDoor) countSlot() int { return len(fd.agentSlots()) }
 
 // setTeam offers agents for every role, each role starting on its agent in
 // start (added to the offer when missing from it), else on the first.
 func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]string) {
 	fd.agents = slices.Clone(agents)
 	fd.pick = make([]int, len(teamRoles))
+	fd.each = nil
 	for i, r := range teamRoles {
 		name := start[r]
 		if name == "" {
@@ -914,33 +943,53 @@ func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]stri
 		fd.pick[i] = j
 	}
 	if len(fd.agents) == 0 {
-		fd.slot = slotWorkers // no agent to choose: the launcher's
+		fd.slot = fd.countSlot() // no agent to choose: the launcher's
 	}
 }
 
-// teamKey handles the Team row: ←→ choose a slot (a role's agent or the
+// setEach splits the workers when some run their own agent (start:
+// worker id → agent), each on its own or the worker role's.
+func (fd *frontDoor) setEach(start map[workspace.AgentID]string) {
+	if len(start) == 0 || len(fd.agents) == 0 {
+		return
+	}
+	fd.toggleEach()
+	for i := range fd.each {
+		name := start[workspace.WorkerID(i+1)]
+		if name == "" {
+			continue
+		}
+		j := slices.IndexFunc(fd.agents, func(a AgentChoice) bool { return a.Name == name })
+		if j < 0 {
+			j = len(fd.agents)
+			fd.agents = append(fd.agents, AgentChoice{Name: name})
+		}
+		fd.each[i] = j
+	}
+}
+
+// teamKey handles the Team row: ←→ choose a slot (an agent slot or the
 // worker count), ↑↓ change it, +/- change the worker count, = gives every
-// role the selected role's agent, p switches who approves the plan (the
-// Reviewer, or the user after it).
+// slot the selected one's agent, e on a worker splits the workers into
+// one slot each (or joins them again, on the selected one's agent), p
+// switches who approves the plan (the Reviewer, or the user after it).
 func (m *Model) teamKey(msg tea.KeyPressMsg) {
 	fd := &m.fd
 	k := fd.keys
-	first := 0
-	if len(fd.agents) == 0 {
-		first = slotWorkers
-	}
-	role := fd.slot < slotWorkers
+	slots := fd.agentSlots()
+	onAgent := fd.slot < len(slots)
 	step := 1
 	if s := msg.String(); s == "left" || s == "h" || s == "up" || s == "k" {
 		step = -1
 	}
 	switch {
 	case key.Matches(msg, k.TeamSlot):
-		n := slotWorkers + 1 - first
-		fd.slot = first + (fd.slot-first+step+n)%n
-	case key.Matches(msg, k.TeamPick) && role:
+		n := len(slots) + 1
+		fd.slot = (fd.slot + step + n) % n
+	case key.Matches(msg, k.TeamPick) && onAgent:
 		n := len(fd.agents)
-		fd.pick[fd.slot] = (fd.pick[fd.slot] + n + step) % n
+		p := slots[fd.slot].pick
+		*p = (*p + n + step) % n
 	case key.Matches(msg, k.TeamPick):
 		fd.addWorkers(-step) // up adds one
 	case key.Matches(msg, k.Workers):
@@ -949,44 +998,88 @@ func (m *Model) teamKey(msg tea.KeyPressMsg) {
 			d = -1
 		}
 		fd.addWorkers(d)
-	case key.Matches(msg, k.AllRoles) && role:
-		for i := range fd.pick {
-			fd.pick[i] = fd.pick[fd.slot]
+	case key.Matches(msg, k.AllRoles) && onAgent:
+		v := *slots[fd.slot].pick
+		for _, s := range slots {
+			*s.pick = v
 		}
+		fd.pick[2] = v
+	case key.Matches(msg, k.Each) && onAgent && fd.slot >= 2:
+		fd.toggleEach()
 	case key.Matches(msg, k.PlanBy):
 		fd.humanPlan = !fd.humanPlan
 	}
 }
 
-// addWorkers changes the worker count by d, from the launcher's default
-// (shown as "default", counted as 1) within 1..maxWorkers.
-func (fd *frontDoor) addWorkers(d int) {
-	fd.workers = min(max(max(fd.workers, 1)+d, 1), maxWorkers)
+// toggleEach splits the workers slot into one per worker, each on the
+// worker role's agent, or joins them into one on the selected worker's.
+func (fd *frontDoor) toggleEach() {
+	if fd.each != nil {
+		fd.pick[2] = fd.each[fd.slot-2]
+		fd.each, fd.slot = nil, 2
+		return
+	}
+	fd.workers = max(fd.workers, 1)
+	fd.each = make([]int, fd.workers)
+	for i := range fd.each {
+		fd.each[i] = fd.pick[2]
+	}
 }
 
-// teamChoices are the agents picked, one per role in teamRoles order (none
-// when the start screen offers none).
-func (fd *frontDoor) teamChoices() []AgentChoice {
-	if len(fd.agents) == 0 {
-		return nil
+// addWorkers changes the worker count by d, from the launcher's default
+// (shown as "default", counted as 1) within 1..maxWorkers; split workers
+// gain slots on the last one's agent, or lose the last ones.
+func (fd *frontDoor) addWorkers(d int) {
+	fd.workers = min(max(max(fd.workers, 1)+d, 1), maxWorkers)
+	if fd.each == nil {
+		return
 	}
-	out := make([]AgentChoice, len(teamRoles))
-	for i := range teamRoles {
-		out[i] = fd.agents[fd.pick[i]]
+	atCount := fd.slot == fd.countSlot()
+	for len(fd.each) < fd.workers {
+		fd.each = append(fd.each, fd.each[len(fd.each)-1])
+	}
+	fd.each = fd.each[:fd.workers]
+	if atCount || fd.slot > fd.countSlot() {
+		fd.slot = fd.countSlot()
+	}
+}
+
+// teamChoices are the agents picked for the Team row's agent slots, in
+// order (none when the start screen offers none).
+func (fd *frontDoor) teamChoices() []AgentChoice {
+	var out []AgentChoice
+	for _, s := range fd.agentSlots() {
+		out = append(out, fd.agents[*s.pick])
 	}
 	return out
 }
 
 // team is the agent picked for each role (role → agent), nil when the
-// start screen offers none (the launcher's config decides).
+// start screen offers none (the launcher's config decides). Split workers
+// run their own (workerTeam); the role's is worker_1's.
 func (fd *frontDoor) team() map[workspace.Role]string {
-	picked := fd.teamChoices()
-	if picked == nil {
+	if len(fd.agents) == 0 {
 		return nil
 	}
 	t := make(map[workspace.Role]string, len(teamRoles))
-	for i, a := range picked {
-		t[teamRoles[i]] = a.Name
+	for i, r := range teamRoles {
+		t[r] = fd.agents[fd.pick[i]].Name
+	}
+	if fd.each != nil {
+		t[workspace.RoleWorker] = fd.agents[fd.each[0]].Name
+	}
+	return t
+}
+
+// workerTeam is the agent picked for each worker (worker id → agent) once
+// the workers are split, else nil.
+func (fd *frontDoor) workerTeam() map[workspace.AgentID]string {
+	if fd.each == nil {
+		return nil
+	}
+	t := make(map[workspace.AgentID]string, len(fd.each))
+	for i, p := range fd.each {
+		t[workspace.WorkerID(i+1)] = fd.agents[p].Name
 	}
 	return t
 }

@@ -118,6 +118,8 @@ func teamScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	return map[string]*frontHarness{
 		"team_mixed":   pick(installed),
 		"team_missing": pick(testAgents, "shift+tab"),
+		// e splits the workers; worker_2 then runs codex.
+		"team_each": pick(installed, "e", "right", "up"),
 	}
 }
 
@@ -129,7 +131,11 @@ func TestGoldenStartTeam(t *testing.T) {
 				checkFrame(t, fh.view(), w, h)
 				plain := fh.plain()
 				glance := strings.NewReplacer("◂ ", "", " ▸", "").Replace(plain)
-				if !strings.Contains(glance, "lead claude  reviewer codex  workers gemini") {
+				want := []string{"lead claude  reviewer codex  workers gemini"}
+				if name == "team_each" { // wrapped on a narrow screen
+					want = []string{"lead claude  reviewer codex  worker_1 gemini  worker_2 codex", "worker_3 gemini  × 3"}
+				}
+				if !strings.Contains(glance, want[0]) || !strings.Contains(glance, want[len(want)-1]) {
 					t.Errorf("the pick is not visible at a glance:\n%s", plain)
 				}
 				if missing := strings.Contains(glance, "gemini ✖"); missing != (name == "team_missing") {

@@ -398,6 +398,18 @@ func TestLoadSummary(t *testing.T) {
 	if len(s.Friction) != 1 || s.Friction[0].Text != "Friction: the build is slow" {
 		t.Errorf("friction: %+v", s.Friction)
 	}
+	if s.Team != nil {
+		t.Errorf("team without task.json: %v", s.Team)
+	}
+	// A mixed team's summary says which agent each worker ran.
+	task := `{"agent":"claude","agents":{"lead":"claude","reviewer":"claude","worker":"codex"},"worker_agents":{"worker_2":"gemini"}}`
+	if err := os.WriteFile(filepath.Join(dir, workspace.TaskFile), []byte(task), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = loadSummary(st, "", "title")
+	if s.Team["worker_1"] != "codex" || s.Team["worker_2"] != "gemini" || s.Team["lead"] != "claude" {
+		t.Errorf("team: %v", s.Team)
+	}
 }
 
 // summaryState is a finished task with a plan, rounds and friction whose

@@ -122,7 +122,7 @@ func (m Model) renderStart() string {
 	lines = append(lines, indent(fd.constraints.View(), "  ")...)
 	lines = append(lines, label(focusContext, "Context", "  optional"))
 	lines = append(lines, indent(fd.context.View(), "  ")...)
-	lines = append(lines, m.teamLine(label))
+	lines = append(lines, m.teamLines(label, w)...)
 	if l := m.missingLine(); l != "" {
 		lines = append(lines, l)
 	}
@@ -142,11 +142,11 @@ func (m Model) renderStart() string {
 	return frame(lines, m.frontFooter(), w, h)
 }
 
-// teamLine shows each role's agent and the worker count; when the row has
-// the focus the selected slot is lit, between the arrows that change it.
-// An agent whose program is not on PATH is marked ✖ (missingLine says
-// why).
-func (m Model) teamLine(label func(startFocus, string, string) string) string {
+// teamLines show each role's agent (or each worker's) and the worker
+// count, wrapped to width w; when the row has the focus the selected slot
+// is lit, between the arrows that change it. An agent whose program is not
+// on PATH is marked ✖ (missingLine says why).
+func (m Model) teamLines(label func(startFocus, string, string) string, w int) []string {
 	fd := m.fd
 	slot := func(i int, name, value string, missing bool) string {
 		v := stText.Bold(true).Render(value)
@@ -164,19 +164,24 @@ func (m Model) teamLine(label func(startFocus, string, string) string) string {
 		parts = append(parts, stDim.Render("agents ")+stText.Bold(true).Render("as configured"))
 		count = "workers"
 	}
-	for i, a := range fd.teamChoices() {
-		name := string(teamRoles[i])
-		if teamRoles[i] == workspace.RoleWorker {
-			name = "workers"
-		}
-		parts = append(parts, slot(i, name, a.Name, a.Missing != ""))
+	for i, s := range fd.agentSlots() {
+		a := fd.agents[*s.pick]
+		parts = append(parts, slot(i, s.name, a.Name, a.Missing != ""))
 	}
 	workers := "default"
 	if fd.workers > 0 {
 		workers = fmt.Sprint(fd.workers)
 	}
-	parts = append(parts, slot(slotWorkers, count, workers, false))
-	return label(focusTeam, "Team", "  ") + strings.Join(parts, "  ")
+	parts = append(parts, slot(fd.countSlot(), count, workers, false))
+	lines := []string{label(focusTeam, "Team", "  ") + parts[0]}
+	for _, p := range parts[1:] {
+		if last := &lines[len(lines)-1]; lipgloss.Width(*last)+2+lipgloss.Width(p) <= w {
+			*last += "  " + p
+			continue
+		}
+		lines = append(lines, "        "+p)
+	}
+	return lines
 }
 
 // missingLine says which picked agents cannot start here and how to
@@ -365,6 +370,10 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 		}
 		b = []key.Binding{short(k.TeamSlot, "role"), short(k.TeamPick, "change"), short(k.AllRoles, "same for all"),
 			short(k.Workers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+		if m.fd.slot >= 2 && m.fd.slot < m.fd.countSlot() {
+			// On a worker: e splits the workers, or joins them.
+			b = slices.Insert(b, 3, short(k.Each, "each worker"))
+		}
 		if len(m.fd.agents) == 0 {
 			b = []key.Binding{short(k.TeamPick, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		}
@@ -383,7 +392,7 @@ func (m Model) frontHelpSections() []helpSection {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
 	}
 	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.PlanBy, b("ctrl+c", "quit"))},
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, b("ctrl+c", "quit"))},
 		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
 		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
 		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},

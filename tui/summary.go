@@ -30,6 +30,9 @@ type summaryData struct {
 	Friction          []frictionNote
 	Agents            []workspace.AgentID
 	Usage             map[workspace.AgentID]AgentUsage
+	// Team is the agent each agent ran (task.json) when the team was
+	// mixed; nil when one agent ran them all.
+	Team map[workspace.AgentID]string
 }
 
 // subtaskSummary is one subtask (or checkpoint fix) and the files it
@@ -109,6 +112,12 @@ func loadSummary(st workspace.State, dir, title string) summaryData {
 	s := baseSummary(st, title)
 	if dir == "" {
 		dir = st.TaskDir
+	}
+	if t, err := workspace.ReadTask(dir); err == nil && t.Agents != nil {
+		s.Team = map[workspace.AgentID]string{}
+		for _, id := range s.Agents {
+			s.Team[id] = t.AgentOf(id)
+		}
 	}
 	planned := map[string]workspace.Subtask{}
 	var ids []string
@@ -496,6 +505,9 @@ func (m Model) summaryBody(w int) []string {
 	for _, id := range s.Agents {
 		u, ok := s.Usage[id]
 		line := fmt.Sprintf("   %-12s ", id)
+		if a := s.Team[id]; a != "" {
+			line += stDim.Render(fmt.Sprintf("%-8s ", a)) // which CLI it was
+		}
 		switch {
 		case !m.fd.sumLoaded:
 			line += stDim.Render("…")

@@ -241,7 +241,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 	role := m.st.AgentRole(id)
 	health := m.healthOf(id)
 	td := titleData{
-		ID: id, Role: role, Agent: m.opts.Team[role], Health: health,
+		ID: id, Role: role, Agent: m.opts.agentOf(id, role), Health: health,
 		Subtask:  a.Subtask,
 		Changed:  a.ChangedFiles,
 		Usage:    a.Usage.Short(),

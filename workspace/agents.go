@@ -45,6 +45,13 @@ const (
 // WorkerID is the id of the n-th worker (from 1).
 func WorkerID(n int) AgentID { return AgentID(workerPrefix + strconv.Itoa(n)) }
 
+// WorkerNum is the number of a worker id as WorkerID writes it
+// (worker_3 → 3); false for any other id ("worker_03", "lead").
+func WorkerNum(id AgentID) (int, bool) {
+	n, ok := workerNum(id)
+	return n, ok && n >= 1 && WorkerID(n) == id
+}
+
 // workerNum is the number of a worker id (worker_3 → 3).
 func workerNum(id AgentID) (int, bool) {
 	s, ok := strings.CutPrefix(string(id), workerPrefix)

@@ -335,14 +335,17 @@ func within(base, p string) bool {
 }
 
 // Task reads task.json.
-func (t *TaskDir) Task() (Task, error) {
+func (t *TaskDir) Task() (Task, error) { return ReadTask(t.dir) }
+
+// ReadTask reads the task.json of task directory dir.
+func ReadTask(dir string) (Task, error) {
 	var task Task
-	data, err := readNoFollow(filepath.Join(t.dir, TaskFile))
+	data, err := readNoFollow(filepath.Join(dir, TaskFile))
 	if err != nil {
-		return task, fmt.Errorf("workspace: read task %s: %w", t.id, err)
+		return task, fmt.Errorf("workspace: read task %s: %w", filepath.Base(dir), err)
 	}
 	if err := json.Unmarshal(data, &task); err != nil {
-		return task, fmt.Errorf("workspace: read task %s: task.json: %w", t.id, err)
+		return task, fmt.Errorf("workspace: read task %s: task.json: %w", filepath.Base(dir), err)
 	}
 	return task, nil
 }

@@ -54,12 +54,28 @@ type Task struct {
 	// Agents is the agent of each role (role → profile) when the roles
 	// run different agents; empty when Agent runs them all.
 	Agents map[Role]string `json:"agents,omitempty"`
+	// WorkerAgents are the workers that run another agent than their
+	// role's (worker id → profile); empty when none does.
+	WorkerAgents map[AgentID]string `json:"worker_agents,omitempty"`
 	// AgentArgs are the extra sim-agent flags the task started with (the
 	// demo's pace), so a resumed task runs its sim agents the same way.
 	AgentArgs []string `json:"agent_args,omitempty"`
 	// PlanApproval is who approves the plan before the build: "reviewer"
 	// (or empty) or "human" (the user approves after the Reviewer).
 	PlanApproval string `json:"plan_approval,omitempty"`
+}
+
+// AgentOf is the agent agent id ran: a worker's own (WorkerAgents), else
+// its role's (Agents), else the task's (Agent); "" when task.json names
+// none (a task from before it did).
+func (t Task) AgentOf(id AgentID) string {
+	if a := t.WorkerAgents[id]; a != "" {
+		return a
+	}
+	if a := t.Agents[RoleOf(id)]; a != "" {
+		return a
+	}
+	return t.Agent
 }
 
 // Plan is the machine-readable part of plan.md (its fenced json block).

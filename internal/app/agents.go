@@ -18,9 +18,10 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// agentFactory builds the ptyagent.Spec of each agent from its role's
-// agent (config.AgentOf): a registered CLI (ptyagent/profiles), a
-// [profiles.<name>] from config, or a custom command line run with sh -c.
+// agentFactory builds the ptyagent.Spec of each agent from its agent
+// (config.AgentIn: a worker's own, else its role's): a registered CLI
+// (ptyagent/profiles), a [profiles.<name>] from config, or a custom
+// command line run with sh -c.
 type agentFactory struct {
 	cfg     config.Config
 	project string
@@ -64,7 +65,7 @@ func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume b
 			return f.remoteSpec(base, name, resume)
 		}
 	}
-	agent := f.cfg.AgentOf(role)
+	agent := f.cfg.AgentIn(role, id)
 	p, builtin := profiles.Lookup(agent)
 	if cp, ok := f.cfg.Profile(agent); ok && (!builtin || p.Redefinable) {
 		return f.profileSpec(base, agent, name, role, cp)
@@ -191,7 +192,8 @@ func (b *bridge) onHeartbeat(agent workspace.AgentID, at time.Time) {
 }
 
 // ResumeAgents returns cfg with the agents task t started with (its
-// task.json): the same agent for each role and the same worker count, so a
+// task.json): the same agent for each role and each worker that ran its
+// own, and the same worker count, so a
 // resumed task runs what it ran before whatever the config says now.
 // --agent given on resume overrides the agents it names for this run; the
 // worker count stays the task's (its state names its workers). Either is
@@ -199,7 +201,7 @@ func (b *bridge) onHeartbeat(agent workspace.AgentID, at time.Time) {
 func ResumeAgents(o Options, cfg config.Config, t workspace.Task) (config.Config, []workspace.EventRecord) {
 	var notes []workspace.EventRecord
 	if t.Agent != "" {
-		cfg = cfg.WithAgents(config.AgentFlag{All: t.Agent}).WithAgents(config.AgentFlag{PerRole: t.Agents})
+		cfg = cfg.WithAgents(config.AgentFlag{All: t.Agent}).WithAgents(config.AgentFlag{PerRole: t.Agents, PerWorker: t.WorkerAgents})
 		task := cfg.TeamString()
 		if o.AgentSet {
 			// The flag was checked when the config was loaded.

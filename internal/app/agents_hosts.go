@@ -23,11 +23,24 @@ import (
 // run there, each command over ssh with the variables the run passes to
 // it (claudePassed) given on stdin, never on a command line.
 
-// hostAgentChecks runs the workers' CLI's preflight checks on host h
-// (nil when the workers run the sim agent or a command Hivemind has no
-// profile for).
+// hostAgentChecks runs the preflight checks of the CLIs of the workers
+// placed on host h there, one CLI after another (nil when they run the
+// sim agent or a command Hivemind has no profile for).
 func hostAgentChecks(ctx context.Context, cfg config.Config, h remote.Host, rep remote.Report) []preflight.Result {
-	p, ok := profiles.Lookup(cfg.AgentOf(workspace.RoleWorker))
+	var rs []preflight.Result
+	for i, agent := range hostAgents(cfg, h.Name) {
+		hc := h
+		if i > 0 {
+			hc.Agent = "" // the host's agent command is the first CLI's
+		}
+		rs = append(rs, hostAgentCheck(ctx, cfg, hc, rep, agent)...)
+	}
+	return rs
+}
+
+// hostAgentCheck runs agent's preflight checks on host h.
+func hostAgentCheck(ctx context.Context, cfg config.Config, h remote.Host, rep remote.Report, agent string) []preflight.Result {
+	p, ok := profiles.Lookup(agent)
 	if !ok || p.Binary == "" {
 		return nil
 	}

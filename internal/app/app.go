@@ -194,7 +194,7 @@ func (w *wiring) openTask() error {
 	if t := w.task; t.Description != "" {
 		t.Project, t.Workers, t.Agent = w.project, w.cfg.Workers, w.cfg.Agent
 		if w.cfg.Mixed() {
-			t.Agents = w.cfg.Team()
+			t.Agents, t.WorkerAgents = w.cfg.Team(), w.cfg.WorkerTeam()
 		}
 		t.AgentArgs = w.o.SimArgs
 		if w.cfg.PlanApproval != config.PlanApprovalReviewer {

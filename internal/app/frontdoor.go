@@ -104,7 +104,7 @@ func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 	if a.cfg.Mixed() {
 		// Which CLI runs each pane matters when they differ; one CLI for
 		// all keeps the titles short.
-		s.Team = a.cfg.Team()
+		s.Team, s.WorkerTeam = a.cfg.Team(), a.cfg.WorkerTeam()
 	}
 	if a.git != nil {
 		// The TUI names the task branch and shows a worker's diff (key d).
@@ -205,7 +205,7 @@ func agentChoices(cfg config.Config, env preflight.Env) []tui.AgentChoice {
 // role=agent list.
 func agentFlag(t workspace.Task) string {
 	c := config.Config{Agent: cmp.Or(t.Agent, t.Agents[workspace.RoleLead])}
-	return c.WithAgents(config.AgentFlag{PerRole: t.Agents}).TeamString()
+	return c.WithAgents(config.AgentFlag{PerRole: t.Agents, PerWorker: t.WorkerAgents}).TeamString()
 }
 
 // finalOf is p when the task is over or waits on the user, else "".
@@ -242,7 +242,7 @@ func (l *launcher) startOptions(project string, t workspace.Task) (Options, work
 		o.Agent, o.AgentSet = a, true
 	}
 	// New writes the agents and worker count the config ends with.
-	t.Agent, t.Agents = "", nil
+	t.Agent, t.Agents, t.WorkerAgents = "", nil, nil
 	if t.Workers > 0 {
 		o.Workers, o.WorkersSet = t.Workers, true
 	}
@@ -428,6 +428,7 @@ func runFrontDoor(o Options, initial *App) int {
 	if cfg, _, err := o.LoadConfig(); err == nil {
 		opts.FPS = cfg.FPS
 		opts.Agents, opts.StartTeam, opts.Workers = agentChoices(cfg, o.preflightEnv()), cfg.Team(), cfg.Workers
+		opts.StartWorkers = cfg.WorkerTeam()
 		opts.HumanPlanApproval = cfg.PlanApproval == "human"
 	}
 	if initial != nil {

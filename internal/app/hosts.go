@@ -11,7 +11,6 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
-	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // hostCheckTimeout bounds one host's Check (two ssh round trips, each
@@ -19,17 +18,18 @@ import (
 const hostCheckTimeout = 40 * time.Second
 
 // RemoteHost is the remote.Host of the configured host name, checked for
-// the agent cfg runs.
+// the agent of the first worker cfg places there (hostAgentChecks checks
+// the others).
 func RemoteHost(cfg config.Config, name string) remote.Host {
 	h := cfg.Hosts[name]
-	return remote.Host{Name: name, Dest: h.SSH, SSHArgs: h.SSHOptions, Dir: h.Dir, Agent: remoteAgentCommand(cfg, h)}
+	return remote.Host{Name: name, Dest: h.SSH, SSHArgs: h.SSHOptions, Dir: h.Dir,
+		Agent: remoteAgentCommand(cfg, hostAgents(cfg, name)[0], h)}
 }
 
-// remoteAgentCommand is the command the workers of cfg (the role placed
-// on hosts) run on host h: the host's agent setting, else the agent's own
-// command; "" for the sim agent, which the helper itself runs.
-func remoteAgentCommand(cfg config.Config, h config.Host) string {
-	agent := cfg.AgentOf(workspace.RoleWorker)
+// remoteAgentCommand is the command a worker of cfg running agent runs on
+// host h: the host's agent setting, else the agent's own command; "" for
+// the sim agent, which the helper itself runs.
+func remoteAgentCommand(cfg config.Config, agent string, h config.Host) string {
 	switch {
 	case agent == "sim":
 		return ""

@@ -13,26 +13,14 @@ import (
 )
 
 // agentsOf describes the agents a run with cfg starts here, for the
-// preflight: one entry per distinct agent, naming the roles it runs (the
-// workers placed on hosts are checked on their hosts); custom commands
-// run in project, as the agents are.
+// preflight: one entry per distinct agent, naming the roles it runs ("2
+// workers" when they all run their role's agent, else each worker by id:
+// "worker_1"; the workers placed on hosts are checked on their hosts);
+// custom commands run in project, as the agents are.
 func agentsOf(cfg config.Config, project string) []preflight.Agent {
 	var out []preflight.Agent
-	for _, r := range workspace.Roles() {
-		name := cfg.AgentOf(r)
-		who := string(r)
-		if r == workspace.RoleWorker {
-			// Workers placed on hosts are checked there (hostChecks): only
-			// the ones here need the CLI here.
-			local := cfg.Workers - len(usedHostWorkers(cfg))
-			if local == 0 {
-				continue
-			}
-			who = fmt.Sprintf("%d worker", local)
-			if local != 1 {
-				who += "s"
-			}
-		}
+	for _, u := range localUses(cfg) {
+		r, name, who := u.role, u.agent, u.who
 		if i := slices.IndexFunc(out, func(a preflight.Agent) bool { return a.Name == name }); i >= 0 {
 			out[i].Roles += ", " + who
 			out[i].Bypass = out[i].Bypass || (out[i].CLI != nil && bypasses(cfg.Role(r)))
@@ -44,6 +32,43 @@ func agentsOf(cfg config.Config, project string) []preflight.Agent {
 		out = append(out, a)
 	}
 	return out
+}
+
+// agentUse is one agent run here: its role, its agent and who runs it.
+type agentUse struct {
+	role       workspace.Role
+	agent, who string
+}
+
+// localUses are the agents a run with cfg starts on this machine: the Lead,
+// the Reviewer, then the workers here (the ones placed on hosts run there),
+// as one use "N workers" when they all run the worker role's agent, else
+// one use per worker.
+func localUses(cfg config.Config) []agentUse {
+	uses := []agentUse{
+		{workspace.RoleLead, cfg.AgentOf(workspace.RoleLead), string(workspace.RoleLead)},
+		{workspace.RoleReviewer, cfg.AgentOf(workspace.RoleReviewer), string(workspace.RoleReviewer)},
+	}
+	var local []workspace.AgentID
+	for i, h := range cfg.WorkerHosts() {
+		if h == config.LocalHost {
+			local = append(local, workspace.WorkerID(i+1))
+		}
+	}
+	if len(local) == 0 {
+		return uses
+	}
+	if cfg.WorkerTeam() == nil {
+		who := fmt.Sprintf("%d worker", len(local))
+		if len(local) != 1 {
+			who += "s"
+		}
+		return append(uses, agentUse{workspace.RoleWorker, cfg.AgentOf(workspace.RoleWorker), who})
+	}
+	for _, id := range local {
+		uses = append(uses, agentUse{workspace.RoleWorker, cfg.AgentOfID(id), string(id)})
+	}
+	return uses
 }
 
 // preflightAgent says how agent name of cfg runs, for the preflight: a
@@ -102,16 +127,4 @@ func preflightNotes(rs []preflight.Result) []workspace.EventRecord {
 		}
 	}
 	return notes
-}
-
-// usedHostWorkers are the hosts of the workers placed on other hosts, one
-// entry per worker.
-func usedHostWorkers(cfg config.Config) []string {
-	var out []string
-	for _, h := range cfg.WorkerHosts() {
-		if h != config.LocalHost {
-			out = append(out, h)
-		}
-	}
-	return out
 }

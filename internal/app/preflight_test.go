@@ -65,6 +65,26 @@ func TestAgentsOf(t *testing.T) {
 	if got := agentsOf(mixed, "/p"); !slices.Equal(mapKeys(got), mapKeys(want)) {
 		t.Errorf("mixed team: got %+v\nwant %+v", got, want)
 	}
+	// Mixed workers: each worker is named by id, with its own agent's
+	// entry; a worker of the Lead's agent joins the Lead's entry.
+	workers := with("claude", func(c *config.Config) { c.Workers = 3 }).WithAgents(config.AgentFlag{
+		PerRole:   map[workspace.Role]string{"worker": "gemini"},
+		PerWorker: map[workspace.AgentID]string{"worker_1": "codex", "worker_3": "claude"}})
+	want = []preflight.Agent{{Name: "claude", CLI: cliOf("claude"), Roles: "lead, reviewer, worker_3", Bypass: true, Dir: "/p"},
+		{Name: "codex", CLI: cliOf("codex"), Roles: "worker_1", Bypass: true, Dir: "/p"},
+		{Name: "gemini", CLI: cliOf("gemini"), Roles: "worker_2", Bypass: true, Dir: "/p"}}
+	if got := agentsOf(workers, "/p"); !slices.Equal(mapKeys(got), mapKeys(want)) {
+		t.Errorf("mixed workers: got %+v\nwant %+v", got, want)
+	}
+	// Workers on a host are checked there: only worker_2 here needs its CLI.
+	placed := workers
+	placed.Workers = 2
+	placed.Placement = []config.Placement{{Host: "gpu", Count: 1}, {Host: config.LocalHost, Count: 1}}
+	want = []preflight.Agent{{Name: "claude", CLI: cliOf("claude"), Roles: "lead, reviewer", Bypass: true, Dir: "/p"},
+		{Name: "gemini", CLI: cliOf("gemini"), Roles: "worker_2", Bypass: true, Dir: "/p"}}
+	if got := agentsOf(placed, "/p"); !slices.Equal(mapKeys(got), mapKeys(want)) {
+		t.Errorf("mixed workers, worker_1 on a host: got %+v\nwant %+v", got, want)
+	}
 }
 
 func TestResumeAgents(t *testing.T) {
@@ -103,6 +123,27 @@ func TestResumeAgents(t *testing.T) {
 	got, notes = ResumeAgents(Options{Agent: "worker=sim", AgentSet: true}, config.Default(), mixed)
 	if got.TeamString() != "lead=claude,reviewer=codex,worker=sim" || len(notes) != 1 || notes[0].Details["task_agent"] != "lead=claude,reviewer=codex,worker=gemini" {
 		t.Errorf("mixed resume with --agent worker=sim: %s %v", got.TeamString(), notes)
+	}
+	// Workers of their own agent are kept; --agent worker_N=… changes the
+	// one it names, --agent worker=… every worker.
+	perWorker := mixed
+	perWorker.WorkerAgents = map[workspace.AgentID]string{"worker_1": "codex"}
+	cfg := config.Default().WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "sim"}})
+	got, notes = ResumeAgents(Options{}, cfg, perWorker)
+	if got.TeamString() != "lead=claude,reviewer=codex,worker=gemini,worker_1=codex" || len(notes) != 0 {
+		t.Errorf("per-worker resume: %s %v", got.TeamString(), notes)
+	}
+	if got.AgentOfID("worker_1") != "codex" || got.AgentOfID("worker_2") != "gemini" {
+		t.Errorf("per-worker resume: worker_1 %s worker_2 %s", got.AgentOfID("worker_1"), got.AgentOfID("worker_2"))
+	}
+	for flag, want := range map[string]string{
+		"worker_2=sim": "lead=claude,reviewer=codex,worker=gemini,worker_1=codex,worker_2=sim",
+		"worker=sim":   "lead=claude,reviewer=codex,worker=sim",
+	} {
+		got, notes = ResumeAgents(Options{Agent: flag, AgentSet: true}, config.Default(), perWorker)
+		if got.TeamString() != want || len(notes) != 1 || notes[0].Details["task_agent"] != "lead=claude,reviewer=codex,worker=gemini,worker_1=codex" {
+			t.Errorf("per-worker resume with --agent %s: %s %v", flag, got.TeamString(), notes)
+		}
 	}
 	// A task from before task.json named its agent keeps the config's.
 	if got, _ := ResumeAgents(Options{}, config.Config{Agent: "claude", Workers: 2}, workspace.Task{}); got.Agent != "claude" || got.Workers != 2 {
@@ -156,4 +197,25 @@ func mapKeys(as []preflight.Agent) []string {
 		out = append(out, agentKey(a))
 	}
 	return out
+}
+
+// The start screen's pick runs as the --agent value that makes it: each
+// worker of its own is named after the roles.
+func TestAgentFlagWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		t    workspace.Task
+		want string
+	}{
+		{workspace.Task{Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, "claude"},
+		{workspace.Task{Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
+			WorkerAgents: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
+			"lead=claude,reviewer=claude,worker=codex,worker_2=gemini"},
+	} {
+		if got := agentFlag(tc.t); got != tc.want {
+			t.Errorf("agentFlag(%v, %v) = %q, want %q", tc.t.Agents, tc.t.WorkerAgents, got, tc.want)
+		}
+		if _, err := config.ParseAgentFlag(tc.want); err != nil {
+			t.Errorf("%q does not parse: %v", tc.want, err)
+		}
+	}
 }

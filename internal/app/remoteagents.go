@@ -26,15 +26,38 @@ import (
 // relays over the forwarded socket), the session id chosen up front —
 // with its working dir the host's worktree.
 
-// remoteAgentCheck says why the workers' agent of cfg cannot run on
-// hosts (nil when it can): the run stops before anything starts.
+// remoteAgentCheck says why a worker of cfg placed on one of hosts cannot
+// run its agent there (nil when every one can): the run stops before
+// anything starts.
 func remoteAgentCheck(cfg config.Config, hosts []string) error {
-	agent := cfg.AgentOf(workspace.RoleWorker)
-	if p, ok := profiles.Lookup(agent); !ok || !p.Remote {
-		return fmt.Errorf("workers placed on %s run only %s for now (agent %q is not wired for hosts yet): place them here (--workers N), or run Claude Code workers (--agent worker=claude)",
-			strings.Join(hosts, ", "), strings.Join(profiles.RemoteNames(), " or "), agent)
+	for i, h := range cfg.WorkerHosts() {
+		if !slices.Contains(hosts, h) {
+			continue
+		}
+		id := workspace.WorkerID(i + 1)
+		agent := cfg.AgentOfID(id)
+		if p, ok := profiles.Lookup(agent); !ok || !p.Remote {
+			return fmt.Errorf("workers placed on %s run only %s for now (%s's agent %q is not wired for hosts yet): place them here (--workers N), or run Claude Code workers (--agent worker=claude)",
+				strings.Join(hosts, ", "), strings.Join(profiles.RemoteNames(), " or "), id, agent)
+		}
 	}
 	return nil
+}
+
+// hostAgents are the distinct agents of the workers cfg places on host
+// name, in worker order; the worker role's agent when none is placed
+// there (`hivemind hosts` checks every host).
+func hostAgents(cfg config.Config, name string) []string {
+	var out []string
+	for i, h := range cfg.WorkerHosts() {
+		if a := cfg.AgentOfID(workspace.WorkerID(i + 1)); h == name && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, cfg.AgentOf(workspace.RoleWorker))
+	}
+	return out
 }
 
 // remoteSpec is the spec of a worker placed on a host: its agent runs
@@ -44,7 +67,7 @@ func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string, resume bool) (p
 	if err := remoteAgentCheck(f.cfg, []string{rw.workers[id].h.Name}); err != nil {
 		return base, err
 	}
-	agent := f.cfg.AgentOf(workspace.RoleWorker)
+	agent := f.cfg.AgentOfID(workspace.AgentID(id))
 	if err := rw.place(&base, id); err != nil {
 		return base, err
 	}

@@ -108,8 +108,30 @@ func TestRemoteAgentCommand(t *testing.T) {
 		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "claude"}}), config.Host{}, "claude"},
 		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "codex"}}), config.Host{}, "codex"},
 	} {
-		if got := remoteAgentCommand(c.cfg, c.host); got != c.want {
+		if got := remoteAgentCommand(c.cfg, c.cfg.AgentOf(workspace.RoleWorker), c.host); got != c.want {
 			t.Errorf("%s (host agent %q): %q, want %q", c.cfg.TeamString(), c.host.Agent, got, c.want)
 		}
+	}
+}
+
+// Workers on hosts run their own CLI there: each placed worker's agent is
+// checked, and a host's checks cover every CLI placed on it.
+func TestRemoteMixedWorkers(t *testing.T) {
+	cfg := config.Config{Agent: "claude", Workers: 3,
+		Placement: []config.Placement{{Host: "gpu", Count: 2}, {Host: config.LocalHost, Count: 1}}}
+	sim2 := cfg.WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "sim", "worker_3": "codex"}})
+	if err := remoteAgentCheck(sim2, []string{"gpu"}); err != nil {
+		t.Errorf("claude and sim workers on gpu, codex here: %v", err)
+	}
+	if got := hostAgents(sim2, "gpu"); !slices.Equal(got, []string{"claude", "sim"}) {
+		t.Errorf("agents on gpu: %v", got)
+	}
+	if got := hostAgents(sim2, "other"); !slices.Equal(got, []string{"claude"}) {
+		t.Errorf("agents of a host with no worker: %v", got)
+	}
+	codex2 := cfg.WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}})
+	err := remoteAgentCheck(codex2, []string{"gpu"})
+	if err == nil || !strings.Contains(err.Error(), `worker_2's agent "codex" is not wired for hosts`) {
+		t.Errorf("codex worker on gpu: %v", err)
 	}
 }

@@ -83,6 +83,9 @@ func renderStatus(info workspace.TaskInfo) string {
 		for _, id := range slices.Sorted(maps.Keys(st.Agents)) {
 			a := st.Agents[id]
 			line := fmt.Sprintf("  %-12s %-9s %-18s restarts %d", id, a.Role, a.Status, a.Restarts)
+			if ag := info.Task.AgentOf(id); ag != "" && info.Task.Agents != nil {
+				line += "  " + ag // a mixed team: which CLI this agent is
+			}
 			if a.Subtask != "" {
 				line += "  on " + a.Subtask
 			}

@@ -48,6 +48,36 @@ func TestRenderStatusUsage(t *testing.T) {
 	}
 }
 
+// A mixed team's status says which agent each worker ran.
+func TestRenderStatusMixedWorkers(t *testing.T) {
+	st := &workspace.State{Phase: workspace.PhaseExecuting, Agents: map[workspace.AgentID]workspace.AgentState{
+		"lead": {Role: "lead"}, "reviewer": {Role: "reviewer"}, "worker_1": {Role: "worker"}, "worker_2": {Role: "worker"},
+	}}
+	task := workspace.Task{Agent: "claude", Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
+		WorkerAgents: map[workspace.AgentID]string{"worker_2": "gemini"}}
+	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: task})
+	for id, agent := range map[string]string{"lead": "claude", "worker_1": "codex", "worker_2": "gemini"} {
+		if !strings.Contains(got, "  "+id+" ") || !strings.Contains(lineOf(got, "  "+id+" "), "restarts 0  "+agent) {
+			t.Errorf("status of %s lacks its agent %s:\n%s", id, agent, got)
+		}
+	}
+	// One agent for all: no column.
+	got = renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: workspace.Task{Agent: "claude"}})
+	if strings.Contains(got, "restarts 0  claude") {
+		t.Errorf("a one-agent team names its agent per line:\n%s", got)
+	}
+}
+
+// lineOf is the first line of s that starts with prefix.
+func lineOf(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
 // A task cancelled or abandoned while it waited in needs_human says the
 // user ended it; the stall is what it had waited on, not the cause. A
 // reason the engine gave once as both reason and error is printed once.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -25,12 +27,36 @@ func RegisterAgent(name string) {
 }
 
 // AgentOf returns the agent that runs role: its [roles.<role>] agent, else
-// the top-level agent.
+// the top-level agent. A worker's own agent is AgentOfID's.
 func (c Config) AgentOf(role workspace.Role) string {
 	if a := c.Roles[role].Agent; a != "" {
 		return a
 	}
 	return c.Agent
+}
+
+// AgentOfID returns the agent that runs agent id: a worker's
+// [agents.<worker>] agent, else its role's (AgentOf).
+func (c Config) AgentOfID(id workspace.AgentID) string {
+	return c.AgentIn(workspace.RoleOf(id), id)
+}
+
+// AgentIn is AgentOfID for agent id in role.
+func (c Config) AgentIn(role workspace.Role, id workspace.AgentID) string {
+	if a := c.WorkerAgents[id]; a != "" && role == workspace.RoleWorker {
+		return a
+	}
+	return c.AgentOf(role)
+}
+
+// TeamIDs are the agent ids of the team: the Lead, the Reviewer and the
+// workers.
+func (c Config) TeamIDs() []workspace.AgentID {
+	ids := []workspace.AgentID{workspace.AgentLead, workspace.AgentReviewer}
+	for n := 1; n <= c.Workers; n++ {
+		ids = append(ids, workspace.WorkerID(n))
+	}
+	return ids
 }
 
 // Team returns the agent of each role, keyed by role name.
@@ -42,18 +68,43 @@ func (c Config) Team() map[workspace.Role]string {
 	return t
 }
 
-// Mixed reports whether the roles do not all run the same agent.
+// WorkerTeam returns the workers that run an agent other than the worker
+// role's, worker id → agent (nil when none does). Load checks that each is
+// one of the Workers workers.
+func (c Config) WorkerTeam() map[workspace.AgentID]string {
+	var t map[workspace.AgentID]string
+	role := c.AgentOf(workspace.RoleWorker)
+	for id, a := range c.WorkerAgents {
+		if a != "" && a != role {
+			if t == nil {
+				t = map[workspace.AgentID]string{}
+			}
+			t[id] = a
+		}
+	}
+	return t
+}
+
+// workerIDs are the ids of WorkerTeam, by worker number.
+func (c Config) workerIDs() []workspace.AgentID {
+	ids := slices.Collect(maps.Keys(c.WorkerTeam()))
+	workspace.SortAgents(ids)
+	return ids
+}
+
+// Mixed reports whether the agents do not all run the same agent.
 func (c Config) Mixed() bool {
 	for _, r := range workspace.Roles() {
 		if c.AgentOf(r) != c.AgentOf(workspace.RoleLead) {
 			return true
 		}
 	}
-	return false
+	return c.WorkerTeam() != nil
 }
 
 // TeamString is the team in the --agent form: the agent alone when every
-// role runs it, else "lead=…,reviewer=…,worker=…".
+// agent runs it, else "lead=…,reviewer=…,worker=…", followed by
+// "worker_2=…" for each worker that runs another agent than its role.
 func (c Config) TeamString() string {
 	if !c.Mixed() {
 		return c.Agent
@@ -62,21 +113,29 @@ func (c Config) TeamString() string {
 	for _, r := range workspace.Roles() {
 		parts = append(parts, string(r)+"="+c.AgentOf(r))
 	}
+	for _, id := range c.workerIDs() {
+		parts = append(parts, string(id)+"="+c.WorkerAgents[id])
+	}
 	return strings.Join(parts, ",")
 }
 
 // AgentFlag is a parsed --agent value: one agent for every role (All), or
-// agents for some roles (PerRole, role → agent).
+// agents for some roles (PerRole, role → agent) and some workers
+// (PerWorker, worker id → agent; a worker named here runs its agent
+// whatever its role's is).
 type AgentFlag struct {
-	All     string
-	PerRole map[workspace.Role]string
+	All       string
+	PerRole   map[workspace.Role]string
+	PerWorker map[workspace.AgentID]string
 }
 
 // ParseAgentFlag parses --agent: an agent for every role ("codex", a
 // profile name, or a command line), or a comma-separated list of
-// role=agent ("reviewer=codex,worker=gemini"). A value whose first word
-// before "=" is a bare lower-case word is the list form, so a command line
-// starting with a variable assignment must be a profile.
+// role=agent and worker=agent ("reviewer=codex,worker=gemini,worker_2=codex").
+// A value whose first word before "=" is a lower-case name (letters,
+// digits, "_") is the list form, so a command line starting with a
+// variable assignment must be a profile. Whether a worker id is one of
+// the team's is checked once the worker count is known (Load).
 func ParseAgentFlag(s string) (AgentFlag, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -90,11 +149,24 @@ func ParseAgentFlag(s string) (AgentFlag, error) {
 		name, agent, ok := strings.Cut(strings.TrimSpace(item), "=")
 		name, agent = strings.TrimSpace(name), strings.TrimSpace(agent)
 		if !ok || agent == "" {
-			return AgentFlag{}, fmt.Errorf("%q: want role=agent (e.g. reviewer=codex,worker=gemini)", item)
+			return AgentFlag{}, fmt.Errorf("%q: want role=agent or worker_N=agent (e.g. reviewer=codex,worker=gemini,worker_2=codex)", item)
+		}
+		if id := workspace.AgentID(name); workspace.RoleOf(id) == workspace.RoleWorker {
+			if _, ok := workspace.WorkerNum(id); !ok {
+				return AgentFlag{}, fmt.Errorf("%q is not a worker id (worker_1, worker_2, …)", name)
+			}
+			if _, dup := f.PerWorker[id]; dup {
+				return AgentFlag{}, fmt.Errorf("worker %s given twice", id)
+			}
+			if f.PerWorker == nil {
+				f.PerWorker = map[workspace.AgentID]string{}
+			}
+			f.PerWorker[id] = agent
+			continue
 		}
 		role, err := workspace.ParseRole(name)
 		if err != nil {
-			return AgentFlag{}, err
+			return AgentFlag{}, fmt.Errorf("%v, or a worker id (worker_1, worker_2, …)", err)
 		}
 		if _, dup := f.PerRole[role]; dup {
 			return AgentFlag{}, fmt.Errorf("role %s given twice", role)
@@ -104,14 +176,15 @@ func ParseAgentFlag(s string) (AgentFlag, error) {
 	return f, nil
 }
 
-// perRoleForm reports whether s starts with "word=" (lower-case letters).
+// perRoleForm reports whether s starts with "name=": a lower-case letter,
+// then lower-case letters, digits or "_" ("worker_2=").
 func perRoleForm(s string) bool {
 	k, _, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
+	if !ok || k == "" || k[0] < 'a' || k[0] > 'z' {
 		return false
 	}
 	for _, r := range k {
-		if r < 'a' || r > 'z' {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
 			return false
 		}
 	}
@@ -149,7 +222,64 @@ func checkAgents(cfg Config, src Sources) Errors {
 			check("roles."+string(r)+".agent", a)
 		}
 	}
+	for _, id := range slices.Sorted(maps.Keys(cfg.WorkerAgents)) {
+		check(workerAgentKey(id), cfg.WorkerAgents[id])
+	}
 	return errs
+}
+
+// workerAgentKey is the dotted key of worker id's agent.
+func workerAgentKey(id workspace.AgentID) string { return "agents." + string(id) + ".agent" }
+
+// checkWorkerIDs checks that every worker given its own agent (in a file
+// or --agent) is one of the team's workers.
+func checkWorkerIDs(cfg Config, src Sources) Errors {
+	var errs Errors
+	for _, id := range slices.Sorted(maps.Keys(cfg.WorkerAgents)) {
+		if n, _ := workspace.WorkerNum(id); n <= cfg.Workers {
+			continue
+		}
+		valid := make([]string, 0, cfg.Workers)
+		for _, w := range cfg.TeamIDs()[2:] {
+			valid = append(valid, string(w))
+		}
+		msg := fmt.Sprintf("%s is not a worker of this team of %d (workers = %d): valid ids are %s",
+			id, cfg.Workers, cfg.Workers, strings.Join(valid, ", "))
+		s := src.Of(workerAgentKey(id))
+		key := workerAgentKey(id)
+		if s.Kind == SourceFlag {
+			key = s.Flag
+		}
+		errs = append(errs, &Error{File: s.File, Line: s.Line, Key: key, Msg: msg})
+	}
+	return errs
+}
+
+// workerAgents loads the [agents.<worker>] tables. Whether each worker is
+// one of the team's is checked once the worker count is known
+// (checkWorkerIDs).
+func (l *fileLoader) workerAgents(path []string, prim toml.Primitive) {
+	tbl, ok := l.table(path, prim)
+	if !ok {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(tbl)) {
+		wpath := append(slices.Clip(path), name)
+		id := workspace.AgentID(name)
+		if _, ok := workspace.WorkerNum(id); !ok {
+			l.errorf(wpath, "%q is not a worker id: want worker_1 … worker_%d (the Lead's and the Reviewer's agents are set in [roles.<role>])", name, MaxWorkers)
+			continue
+		}
+		fields, ok := l.table(wpath, tbl[name])
+		if !ok {
+			continue
+		}
+		w := WorkerAgent{Agent: l.cfg.WorkerAgents[id]}
+		setKeys(l, wpath, fields, workerAgentKeys, &w)
+		if w.Agent != "" {
+			l.cfg.WorkerAgents[id] = w.Agent
+		}
+	}
 }
 
 // applyAgentFlag applies --agent: one agent for every role replaces the
@@ -178,18 +308,35 @@ func applyAgentFlag(cfg *Config, src Sources, v string) *Error {
 			src["roles."+string(r)+".agent"] = flag
 		}
 	}
+	if f.All != "" || f.PerRole[workspace.RoleWorker] != "" {
+		for id := range cfg.WorkerAgents {
+			delete(src, workerAgentKey(id))
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(f.PerWorker)) {
+		if msg := checkAgentName(f.PerWorker[id], profiles); msg != "" {
+			return &Error{Key: "--agent", Msg: string(id) + ": " + msg}
+		}
+		src[workerAgentKey(id)] = flag
+	}
 	*cfg = cfg.WithAgents(f)
 	return nil
 }
 
 // WithAgents returns c with f applied: f.All runs every role (the
-// per-role agents are dropped), f.PerRole sets the roles it names. The
-// Roles map is copied, never changed in place.
+// per-role and per-worker agents are dropped), f.PerRole sets the roles it
+// names (a worker role drops the per-worker agents), f.PerWorker the
+// workers it names. The maps are copied, never changed in place.
 func (c Config) WithAgents(f AgentFlag) Config {
 	c.Roles = maps.Clone(c.Roles)
 	if c.Roles == nil {
 		c.Roles = map[workspace.Role]RoleConfig{}
 	}
+	c.WorkerAgents = maps.Clone(c.WorkerAgents)
+	if c.WorkerAgents == nil || f.All != "" || f.PerRole[workspace.RoleWorker] != "" {
+		c.WorkerAgents = map[workspace.AgentID]string{}
+	}
+	maps.Copy(c.WorkerAgents, f.PerWorker)
 	if f.All != "" {
 		c.Agent = f.All
 	}

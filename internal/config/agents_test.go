@@ -71,6 +71,18 @@ func TestAgentErrors(t *testing.T) {
 		{"flag role twice", "", "worker=codex,worker=gemini", "--agent: role worker given twice"},
 		{"flag item without agent", "", "lead=codex,worker", `--agent: "worker": want role=agent`},
 		{"flag agent typo per role", "", "worker=gemnii", `--agent: worker: unknown agent "gemnii" (did you mean "gemini"?)`},
+		{"worker beyond workers", "workers = 2\n\n[agents.worker_3]\nagent = \"codex\"\n", "",
+			"4: agents.worker_3.agent: worker_3 is not a worker of this team of 2 (workers = 2): valid ids are worker_1, worker_2"},
+		{"flag worker beyond workers", "", "worker_5=codex", "--agent: worker_5 is not a worker of this team of 2 (workers = 2): valid ids are worker_1, worker_2"},
+		{"not a worker id", "[agents.lead]\nagent = \"codex\"\n", "", `1: agents.lead: "lead" is not a worker id: want worker_1 … worker_32`},
+		{"worker id not canonical", "[agents.worker_02]\nagent = \"codex\"\n", "", `agents.worker_02: "worker_02" is not a worker id`},
+		{"unknown key in worker table", "[agents.worker_1]\nagnet = \"codex\"\n", "", `2: agents.worker_1.agnet: unknown key (did you mean "agent"?); known keys here: agent`},
+		{"worker agent typo", "[agents.worker_1]\nagent = \"gemnii\"\n", "", `2: agents.worker_1.agent: unknown agent "gemnii" (did you mean "gemini"?)`},
+		{"empty worker agent", "[agents.worker_1]\nagent = \"\"\n", "", "2: agents.worker_1.agent: must not be empty"},
+		{"agents not a table", "agents = \"codex\"\n", "", "1: agents: wrong type: want a table"},
+		{"flag worker twice", "", "worker_1=codex,worker_1=gemini", "--agent: worker worker_1 given twice"},
+		{"flag worker id typo", "", "worker_01=codex", `--agent: "worker_01" is not a worker id`},
+		{"flag worker agent typo", "", "worker_2=gemnii", `--agent: worker_2: unknown agent "gemnii"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, ud := dirs(t, tc.file, "")
@@ -99,10 +111,78 @@ func TestParseAgentFlag(t *testing.T) {
 		"my-agent --x=1":                   {All: "my-agent --x=1"},
 		"reviewer=codex, worker = gemini ": {PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}},
 		"lead=my-agent --fast":             {PerRole: map[workspace.Role]string{"lead": "my-agent --fast"}},
+		"worker_1=codex,worker_2=gemini": {PerRole: map[workspace.Role]string{},
+			PerWorker: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
+		"lead=claude,worker=gemini,worker_2=codex": {PerRole: map[workspace.Role]string{"lead": "claude", "worker": "gemini"},
+			PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}},
 	} {
 		got, err := ParseAgentFlag(in)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseAgentFlag(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
+	}
+}
+
+func TestWorkerAgents(t *testing.T) {
+	project := "agent = \"claude\"\nworkers = 3\n\n[roles.worker]\nagent = \"gemini\"\n\n[agents.worker_2]\nagent = \"codex\"\n"
+	ws, ud := dirs(t, project, "")
+	pf := filepath.Join(ws, FileName)
+	cfg, src, err := Load(ws, ud, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "gemini", "worker_2": "codex", "worker_3": "gemini"} {
+		if got := cfg.AgentOfID(id); got != want {
+			t.Errorf("AgentOfID(%s) = %q, want %q", id, got, want)
+		}
+	}
+	if s := src.Of("agents.worker_2.agent"); s != (Source{Kind: SourceProject, File: pf, Line: 8}) {
+		t.Errorf("worker_2 agent source %v", s)
+	}
+	if got, want := cfg.TeamString(), "lead=claude,reviewer=claude,worker=gemini,worker_2=codex"; got != want {
+		t.Errorf("team %q, want %q", got, want)
+	}
+	if d := cfg.Describe(src); !strings.Contains(d, "[agents.worker_2]\nagent = \"codex\"") {
+		t.Errorf("describe lacks [agents.worker_2]:\n%s", d)
+	}
+
+	// Only a worker of its own is mixed: every agent claude but worker_2.
+	only := Default().WithAgents(AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}})
+	if !only.Mixed() || only.TeamString() != "lead=claude,reviewer=claude,worker=claude,worker_2=codex" {
+		t.Errorf("one worker of its own: mixed %v team %q", only.Mixed(), only.TeamString())
+	}
+	if Default().Mixed() {
+		t.Error("the default team is mixed")
+	}
+
+	for _, tc := range []struct{ flag, want string }{
+		// A worker id in the flag overrides the role in the same flag and
+		// the file.
+		{"lead=claude,worker=sim,worker_1=codex", "lead=claude,reviewer=claude,worker=sim,worker_1=codex"},
+		{"worker_3=sim", "lead=claude,reviewer=claude,worker=gemini,worker_2=codex,worker_3=sim"},
+		// The worker role in the flag runs every worker the flag does
+		// not name; one agent for all runs everyone.
+		{"worker=sim", "lead=claude,reviewer=claude,worker=sim"},
+		{"codex", "codex"},
+	} {
+		flag := tc.flag
+		cfg, src, err := Load(ws, ud, Overrides{Agent: &flag})
+		if err != nil {
+			t.Fatalf("--agent %s: %v", flag, err)
+		}
+		if got := cfg.TeamString(); got != tc.want {
+			t.Errorf("--agent %s: team %q, want %q", flag, got, tc.want)
+		}
+		if _, ok := cfg.WorkerAgents["worker_2"]; !ok {
+			if _, stale := src["agents.worker_2.agent"]; stale {
+				t.Errorf("--agent %s dropped worker_2's agent but kept its source", flag)
+			}
+		}
+	}
+
+	// A flag's worker count decides which worker ids are valid.
+	one := 1
+	if _, _, err := Load(ws, ud, Overrides{Workers: &one}); err == nil || !strings.Contains(err.Error(), pf+":8: agents.worker_2.agent: worker_2 is not a worker of this team of 1 (workers = 1): valid ids are worker_1") {
+		t.Errorf("--workers 1 with [agents.worker_2]: %v", err)
 	}
 }

@@ -85,6 +85,9 @@ type Config struct {
 	// WorktreeCopy are globs of untracked files copied into worker
 	// worktrees.
 	WorktreeCopy []string
+	// WorkerAgents are the [agents.<worker id>] agents: a worker named
+	// here runs its agent instead of its role's (see AgentOfID).
+	WorkerAgents map[workspace.AgentID]string
 	// Profiles are the custom agent profiles, by name.
 	Profiles map[string]Profile
 	// BudgetUSD caps a task's estimated spend (0: no cap).
@@ -126,6 +129,12 @@ type RoleConfig struct {
 	// home directory). The defaults (own outbox, CLI state, caches, temp;
 	// a worker's worktree) are always granted.
 	Writable []string
+}
+
+// WorkerAgent is an [agents.<worker id>] table.
+type WorkerAgent struct {
+	// Agent runs that worker instead of the [roles.worker] agent.
+	Agent string
 }
 
 // Profile is a [profiles.<name>] table: how to run and drive an agent CLI
@@ -225,10 +234,11 @@ func (s Sources) Of(key string) Source {
 // the key tables (keys.go).
 func Default() Config {
 	c := Config{
-		Roles:    map[workspace.Role]RoleConfig{},
-		Profiles: map[string]Profile{},
-		Pricing:  pricing.Table{},
-		Hosts:    map[string]Host{},
+		Roles:        map[workspace.Role]RoleConfig{},
+		WorkerAgents: map[workspace.AgentID]string{},
+		Profiles:     map[string]Profile{},
+		Pricing:      pricing.Table{},
+		Hosts:        map[string]Host{},
 	}
 	applyDefaults(&c, topKeys)
 	for _, r := range workspace.Roles() {

@@ -43,6 +43,10 @@ func (c Config) Describe(src Sources) string {
 			}
 		}
 	}
+	for _, id := range slices.Sorted(maps.Keys(c.WorkerAgents)) {
+		header("agents." + string(id))
+		add(workerAgentKey(id), "agent", c.WorkerAgents[id])
+	}
 	for _, name := range c.HostNames() {
 		h := c.Hosts[name]
 		p := "hosts." + name + "."

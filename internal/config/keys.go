@@ -148,6 +148,8 @@ var topKeys = []key[Config]{
 		doc: "a model's prices, replacing or adding to the shipped table"},
 	{name: "roles", spec: spec{kind: kindTable}, load: (*fileLoader).roles,
 		show: "[roles.<role>]", doc: "`<role>` is `lead`, `reviewer` or `worker`"},
+	{name: "agents", spec: spec{kind: kindTable}, load: (*fileLoader).workerAgents,
+		show: "[agents.<worker>]", doc: "`<worker>` is a worker id, `worker_1` … `worker_<workers>`: that worker's own agent (`--agent worker_2=gemini`)"},
 	{name: "hosts", spec: spec{kind: kindTable}, load: (*fileLoader).hosts,
 		show: "[hosts.<name>]", doc: "a remote host agents can run on (see Remote workers)"},
 	{name: "profiles", spec: spec{kind: kindTable}, load: (*fileLoader).profiles,
@@ -181,6 +183,13 @@ var roleKeys = []key[RoleConfig]{
 	{name: "writable", spec: spec{kind: kindStrings},
 		field: func(r *RoleConfig) any { return &r.Writable }, omitEmpty: true, typ: "array of paths", defText: "`[]`",
 		doc: "extra paths that role's agents may write, beyond their write scope (Reliability); `~/` is your home, relative paths are in the project"},
+}
+
+// workerAgentKeys are the keys of an [agents.<worker>] table.
+var workerAgentKeys = []key[WorkerAgent]{
+	{name: "agent", spec: spec{kind: kindString, nonEmpty: true},
+		field: func(w *WorkerAgent) any { return &w.Agent }, defText: "`[roles.worker]`'s `agent`",
+		doc: "that worker's agent (same values as `agent`); it overrides the worker role's"},
 }
 
 // profileKeys are the keys of a [profiles.<name>] table.
@@ -269,6 +278,10 @@ func KeyDocs() []KeyDoc {
 		case "pricing":
 			for _, pk := range priceKeys {
 				out = append(out, pk.keyDoc(`pricing."<model>".`))
+			}
+		case "agents":
+			for _, wk := range workerAgentKeys {
+				out = append(out, wk.keyDoc("agents.<worker>."))
 			}
 		case "hosts":
 			for _, hk := range hostKeys {

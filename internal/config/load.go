@@ -138,6 +138,7 @@ func Load(projectWorkspaceDir, userDir string, flags Overrides) (Config, Sources
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, checkWorkerIDs(cfg, src)...)
 	if flags.Budget != nil {
 		if b := *flags.Budget; b < 0 || b > 1_000_000 || b != b {
 			errs = append(errs, &Error{Key: "--budget", Msg: "must be between 0 and 1000000 (USD)"})
