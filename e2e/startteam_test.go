@@ -115,7 +115,7 @@ func TestTUIStartTeamMissing(t *testing.T) {
 	r.keys("Down")
 	r.waitText(tuiWait, "reviewer ◂ ghost ▸ ✖", "✖ hivemind-e2e-no-such-agent is not on PATH")
 	r.keys("C-s")
-	s := r.waitText(tuiWait, "agent setup:", "hivemind-e2e-no-such-agent (the agent of reviewer) is not installed")
+	s := r.waitText(tuiWait, "the agents cannot start", "hivemind-e2e-no-such-agent (the agent of reviewer) is not installed")
 	if s.phase() != string(workspace.PhaseProjectSelected) || taskDirOf(project) != "" {
 		t.Errorf("a task started with a missing agent:\n%s", s)
 	}
