@@ -109,6 +109,7 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 	}
 	bg = colWarn
 	needs := m.needs()
+	var after []string // said after the needs
 	switch m.st.Phase {
 	case workspace.PhaseNeedsHuman:
 		head = "⚑ NEEDS HUMAN"
@@ -141,16 +142,50 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 		}
 		items = []string{"q quit"}
 	default:
+		checkout := m.checkoutShown()
 		if len(needs) == 0 || len(needs) == 1 && needs[0].Kind == workspace.NeedPlanApproval {
 			// The plan view (or its footer) is the plan gate's own place.
+			if checkout != "" {
+				return bg, "⚠ " + checkout, nil
+			}
 			return bg, "", nil
 		}
 		head = fmt.Sprintf("⚑ waiting for you (%d):", len(needs))
+		if checkout != "" {
+			after = append(after, checkout)
+		}
 	}
 	for _, n := range needs {
 		items = append(items, needText(n))
 	}
-	return bg, head, items
+	return bg, head, append(items, after...)
+}
+
+// noteCheckout keeps what the run said of the user's checkout (the
+// newest checkout_dirty record among evs).
+func (m *Model) noteCheckout(evs []workspace.EventRecord) {
+	for _, e := range evs {
+		if e.Type != "checkout_dirty" {
+			continue
+		}
+		summary, _ := e.Details["summary"].(string)
+		effect, _ := e.Details["effect"].(string)
+		m.checkout = "your checkout: " + plainText(summary)
+		if effect != "" {
+			m.checkout += " — " + plainText(effect)
+		}
+	}
+}
+
+// checkoutShown is the checkout note while the team makes and reviews the
+// plan (before any work lands on the task branch), else "".
+func (m Model) checkoutShown() string {
+	switch m.st.Phase {
+	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
+		workspace.PhasePlanRevision, workspace.PhasePlanApproval:
+		return m.checkout
+	}
+	return ""
 }
 
 // maxBannerLines is how many lines the banner may take at height h: up to

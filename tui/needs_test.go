@@ -143,3 +143,25 @@ func TestDraftDeadlineRingsOnce(t *testing.T) {
 		t.Fatal("the deadline touched the user's text")
 	}
 }
+
+// What the run said of the user's checkout (a checkout_dirty record) is
+// in the banner while the plan is made, and gone once work is built.
+func TestBannerSaysCheckoutWhilePlanning(t *testing.T) {
+	h := newHarness(t, 4, 80, 24)
+	st := testState(4)
+	st.Phase = workspace.PhasePlanning
+	ev := workspace.EventRecord{Time: testNow, Type: "checkout_dirty", Task: st.TaskID, Details: map[string]any{
+		"summary": "2 uncommitted change(s) (a.go, b.go)",
+		"effect":  "not part of the task: it starts from HEAD (--dirty include commits them on the task branch)"}}
+	h.send(SnapshotMsg{State: st, Events: []workspace.EventRecord{ev}})
+	banner := strings.Join(strings.Fields(strings.Join(h.m.bannerNow, " ")), " ")
+	if want := "⚠ your checkout: 2 uncommitted change(s) (a.go, b.go) — not part of the task: it starts from HEAD"; !strings.Contains(banner, want) {
+		t.Fatalf("banner %q lacks %q:\n%s", banner, want, h.plain())
+	}
+	checkFrame(t, h.view(), 80, 24)
+	st.Phase = workspace.PhaseExecuting
+	h.send(SnapshotMsg{State: st})
+	if strings.Contains(h.plain(), "your checkout") {
+		t.Fatalf("the checkout note stays while building:\n%s", h.plain())
+	}
+}

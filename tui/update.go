@@ -326,6 +326,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	m.syncPlanGate()
 	if msg.Events != nil {
 		m.events = mergeEvents(m.events, msg.Events)
+		m.noteCheckout(msg.Events)
 	}
 	if msg.Health != nil {
 		m.health = make(map[workspace.AgentID]workspace.Health, len(msg.Health))
