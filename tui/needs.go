@@ -161,6 +161,67 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 	return bg, head, append(items, after...)
 }
 
+// teamRunning reports whether the team is at work: what p pauses (the
+// engine ignores a pause in any other phase).
+func teamRunning(p workspace.Phase) bool {
+	switch p {
+	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
+		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
+		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
+		workspace.PhaseFrictionResolution:
+		return true
+	}
+	return false
+}
+
+// cannotPause says why p does nothing now, "" when it pauses the team.
+func (m Model) cannotPause() string {
+	switch p := m.st.Phase; {
+	case !m.haveState || teamRunning(p):
+		return ""
+	case p == workspace.PhasePaused:
+		return "already paused: r resumes the team"
+	default:
+		return "nothing to pause: the task is " + PhaseLabel(p)
+	}
+}
+
+// cannotResume says why r does nothing now, "" when it resumes the team.
+func (m Model) cannotResume() string {
+	switch p := m.st.Phase; {
+	case !m.haveState || p == workspace.PhasePaused:
+		return ""
+	case m.st.Agents[m.focusID].Paused:
+		return "r resumes a team pause; " + string(m.focusID) + " is paused alone: P resumes it"
+	case teamRunning(p):
+		return "nothing to resume: the team is running (p pauses it)"
+	default:
+		return "nothing to resume: the task is " + PhaseLabel(p)
+	}
+}
+
+// cannotPauseAgent says why P does nothing now, "" when it pauses or
+// resumes the focused agent.
+func (m Model) cannotPauseAgent() string {
+	p := m.st.Phase
+	switch {
+	case m.focusID == "":
+		return "no agent to pause: none has started"
+	case !m.haveState || teamRunning(p) || p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman:
+		return ""
+	default:
+		return "nothing to pause: the task is " + PhaseLabel(p)
+	}
+}
+
+// noPaneWhy says why no pane is drawn.
+func (m Model) noPaneWhy() string {
+	if len(m.agents) == 0 {
+		return "no agent has started"
+	}
+	return "the window is too small to draw the panes"
+}
+
 // noteCheckout keeps what the run said of the user's checkout (the
 // newest checkout_dirty record among evs).
 func (m *Model) noteCheckout(evs []workspace.EventRecord) {
@@ -342,6 +403,14 @@ func (m *Model) inertKey(msg tea.KeyPressMsg) {
 		}
 	case "a", "f", "o":
 		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
+	case "ctrl+]":
+		why = "ctrl+] detaches from a pane you attached to (enter attaches)"
+	case "n", "N":
+		why = msg.String() + " steps through search hits: / searches the focused pane first"
+	case "Y":
+		why = "y copies the focused pane; Y answers questions, and none is asked now"
+	case "esc":
+		why = "esc closes help, a panel or a search: none is open"
 	}
 	if why != "" {
 		m.notice = notice{level: "info", text: why}

@@ -2,9 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"charm.land/bubbles/v2/key"
 
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -164,4 +167,80 @@ func TestBannerSaysCheckoutWhilePlanning(t *testing.T) {
 	if strings.Contains(h.plain(), "your checkout") {
 		t.Fatalf("the checkout note stays while building:\n%s", h.plain())
 	}
+}
+
+// Every key of the pane view, in every mode, either acts (an engine call,
+// a command, a changed screen) or says in the footer why it does nothing.
+func TestNoKeyIsSilent(t *testing.T) {
+	modes := map[string]func(*harness){
+		"running": func(h *harness) {},
+		"paused": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.PreviousPhase = workspace.PhasePaused, workspace.PhaseExecuting
+			h.send(SnapshotMsg{State: st})
+		},
+		"needs_human": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.Reason = workspace.PhaseNeedsHuman, "worker_2 crashed 4 times"
+			h.send(SnapshotMsg{State: st})
+		},
+		"complete": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.FinishedAt = workspace.PhaseComplete, testNow
+			h.send(SnapshotMsg{State: st})
+		},
+		"cancelled": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.FinishedAt = workspace.PhaseCancelled, testNow
+			h.send(SnapshotMsg{State: st})
+		},
+		"agent_paused": func(h *harness) {
+			st := testState(4)
+			a := st.Agents["lead"]
+			a.Paused = true
+			st.Agents["lead"] = a
+			h.send(SnapshotMsg{State: st})
+		},
+	}
+	km := reflect.ValueOf(newKeyMap())
+	for mode, setup := range modes {
+		for i := range km.NumField() {
+			b, ok := km.Field(i).Interface().(key.Binding)
+			if !ok || !b.Enabled() {
+				continue
+			}
+			for _, k := range b.Keys() {
+				h := newHarness(t, 4, 120, 30)
+				setup(h)
+				before, calls := h.plain(), len(h.eng.got())
+				cmd := h.key(k)
+				called := h.eng.got()[calls:]
+				if len(called) > 0 && engineAccepts(called[0], h.m.st) {
+					continue // it acted
+				}
+				if len(called) == 0 && (cmd != nil || h.plain() != before) {
+					continue // it acted
+				}
+				t.Errorf("%s: %s (%s) does nothing and says nothing; footer %q", mode, k, km.Type().Field(i).Name, h.footer())
+			}
+		}
+	}
+}
+
+// engineAccepts mirrors engine/flow's key rules (step_keys.go): whether
+// the engine acts on call in st, or ignores it (a key that called it did
+// nothing the user can see).
+func engineAccepts(call string, st workspace.State) bool {
+	p := st.Phase
+	switch {
+	case call == "pause":
+		return teamRunning(p)
+	case call == "resume":
+		return p == workspace.PhasePaused
+	case call == "retry", call == "abandon":
+		return p == workspace.PhaseNeedsHuman || p == workspace.PhaseError
+	case strings.HasPrefix(call, "pause_agent "):
+		return teamRunning(p) || p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman
+	}
+	return true
 }

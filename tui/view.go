@@ -609,9 +609,20 @@ func (m Model) shownKeys() keyMap {
 	return k
 }
 
+// footerKeys are the shown keys the footer offers now: p and r only where
+// they act (elsewhere they say why, and help lists them).
+func (m Model) footerKeys() keyMap {
+	k := m.shownKeys()
+	if m.haveState {
+		k.Pause.SetEnabled(teamRunning(m.st.Phase))
+		k.Resume.SetEnabled(m.st.Phase == workspace.PhasePaused)
+	}
+	return k
+}
+
 // footerHints are the keys the footer offers for what shows now.
 func (m Model) footerHints() []key.Binding {
-	k := m.shownKeys()
+	k := m.footerKeys()
 	switch {
 	case m.atPlanGate():
 		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
