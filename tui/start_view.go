@@ -303,10 +303,10 @@ func (m Model) frontFooter() string {
 	switch {
 	case m.confirm != confirmNone:
 		return m.confirmLine(w)
+	case m.fd.ask != nil && m.fd.mode == modeStart: // even while the project is read again
+		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.ask.keys()+" · ctrl+c quit", w, "…"), w))
 	case m.fd.busy != "" && m.fd.mode != modeSummary:
 		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
-	case m.fd.ask != nil && m.fd.mode == modeStart:
-		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.ask.keys()+" · ctrl+c quit", w, "…"), w))
 	}
 	hints, ess := m.frontShortHelp()
 	if m.notice.text == "" {
