@@ -257,13 +257,36 @@ func maxBannerLines(h int) int {
 
 // bannerLines wraps the banner's text into at most max lines of w cells:
 // the head word by word, then the items separated by " · ", an item never
-// split unless it alone is wider than a line. What does not fit ends the
-// last line with "…".
+// split unless it alone is wider than a line. When it does not all fit,
+// the head (the reason) gives way so the items (the actions) stay whole:
+// it ends in "…" and the items take the last lines; only items that alone
+// need more than the lines there are end the last line with "…".
 func bannerLines(head string, items []string, w, maxLines int) []string {
 	if head == "" || w <= 2 {
 		return nil
 	}
 	inner := w - 2 // a space of margin on each side
+	lines := wrapBanner(head, items, inner)
+	if len(lines) > maxLines {
+		itemLines := wrapBanner("", items, inner)
+		if room := maxLines - len(itemLines); room >= 1 {
+			headLines := wrapBanner(head, nil, inner)[:room]
+			headLines[room-1] = ansi.Truncate(headLines[room-1]+" …", inner-1, "") + "…"
+			lines = append(headLines, itemLines...)
+		} else {
+			lines = lines[:maxLines]
+			lines[maxLines-1] = ansi.Truncate(lines[maxLines-1]+" …", inner-1, "") + "…"
+		}
+	}
+	for i, l := range lines {
+		lines[i] = " " + l + " "
+	}
+	return lines
+}
+
+// wrapBanner wraps head word by word, then items separated by " · ", into
+// lines of inner cells (see bannerLines).
+func wrapBanner(head string, items []string, inner int) []string {
 	var lines []string
 	cur := ""
 	var push func(s, sep string)
@@ -304,13 +327,6 @@ func bannerLines(head string, items []string, w, maxLines int) []string {
 	}
 	if cur != "" {
 		lines = append(lines, cur)
-	}
-	if len(lines) > maxLines {
-		lines = lines[:maxLines]
-		lines[maxLines-1] = ansi.Truncate(lines[maxLines-1]+" …", inner-1, "") + "…"
-	}
-	for i, l := range lines {
-		lines[i] = " " + l + " "
 	}
 	return lines
 }

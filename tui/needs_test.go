@@ -244,3 +244,26 @@ func engineAccepts(call string, st workspace.State) bool {
 	}
 	return true
 }
+
+// A needs-human reason longer than the banner gives way to the actions:
+// at 80×24 and 60×20 every action stays whole on screen and the reason
+// ends in "…".
+func TestNeedsHumanBannerKeepsActions(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {60, 20}} {
+		h := newHarness(t, 4, sz[0], sz[1])
+		st := testState(4)
+		st.PreviousPhase, st.Phase = st.Phase, workspace.PhaseNeedsHuman
+		st.Reason = "The plan was sent back 1 times (max_revision_cycles=1); the Lead and the Reviewer do not agree. Rounds: - round 1: feedback — Plan review — round 1: changes requested Close, but the plan leaves error handling and input validation to no subtask at all"
+		h.send(SnapshotMsg{State: st})
+		banner := strings.Join(h.m.bannerNow, "\n")
+		for _, want := range []string{"R retry", "A abandon", "enter attach"} {
+			if !strings.Contains(banner, want) {
+				t.Errorf("%dx%d: the banner lacks %q:\n%s", sz[0], sz[1], want, banner)
+			}
+		}
+		if !strings.Contains(banner, "NEEDS HUMAN — The plan was sent back") || !strings.Contains(banner, "…") {
+			t.Errorf("%dx%d: the reason is not shown, cut with …:\n%s", sz[0], sz[1], banner)
+		}
+		checkFrame(t, h.view(), sz[0], sz[1])
+	}
+}
