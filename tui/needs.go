@@ -200,6 +200,18 @@ func (m Model) cannotResume() string {
 	}
 }
 
+// cannotCancel says why c does nothing now, "" when it asks to cancel:
+// an ended task has nothing to cancel (its agents stopped when it ended).
+func (m Model) cannotCancel() string {
+	switch p := m.st.Phase; {
+	case !m.haveState:
+		return ""
+	case p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseIdle:
+		return "nothing to cancel: the task is " + PhaseLabel(p)
+	}
+	return ""
+}
+
 // cannotPauseAgent says why P does nothing now, "" when it pauses or
 // resumes the focused agent.
 func (m Model) cannotPauseAgent() string {

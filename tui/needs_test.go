@@ -214,6 +214,9 @@ func TestNoKeyIsSilent(t *testing.T) {
 				setup(h)
 				before, calls := h.plain(), len(h.eng.got())
 				cmd := h.key(k)
+				if h.m.confirm == confirmCancel || h.m.confirm == confirmAbandon {
+					h.key("y") // what the question leads to is what the key does
+				}
 				called := h.eng.got()[calls:]
 				if len(called) > 0 && engineAccepts(called[0], h.m.st) {
 					continue // it acted
@@ -237,6 +240,8 @@ func engineAccepts(call string, st workspace.State) bool {
 		return teamRunning(p)
 	case call == "resume":
 		return p == workspace.PhasePaused
+	case call == "cancel":
+		return p != workspace.PhaseComplete && p != workspace.PhaseCancelled && p != workspace.PhaseIdle
 	case call == "retry", call == "abandon":
 		return p == workspace.PhaseNeedsHuman || p == workspace.PhaseError
 	case strings.HasPrefix(call, "pause_agent "):

@@ -476,7 +476,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.opts.Engine.PauseAgent(m.focusID)
 		}
 	case key.Matches(msg, k.Cancel):
-		m.confirm = confirmCancel
+		if why := m.cannotCancel(); why != "" {
+			m.notice = notice{level: "info", text: why}
+		} else {
+			m.confirm = confirmCancel
+		}
 	case key.Matches(msg, k.Retry):
 		if m.stuck() {
 			if m.opts.Engine != nil {

@@ -609,13 +609,14 @@ func (m Model) shownKeys() keyMap {
 	return k
 }
 
-// footerKeys are the shown keys the footer offers now: p and r only where
-// they act (elsewhere they say why, and help lists them).
+// footerKeys are the shown keys the footer offers now: p, r and c only
+// where they act (elsewhere they say why, and help lists them).
 func (m Model) footerKeys() keyMap {
 	k := m.shownKeys()
 	if m.haveState {
 		k.Pause.SetEnabled(teamRunning(m.st.Phase))
 		k.Resume.SetEnabled(m.st.Phase == workspace.PhasePaused)
+		k.Cancel.SetEnabled(m.cannotCancel() == "")
 	}
 	return k
 }
