@@ -272,3 +272,20 @@ func TestNeedsHumanBannerKeepsActions(t *testing.T) {
 		checkFrame(t, h.view(), sz[0], sz[1])
 	}
 }
+
+// At 80 columns a pause keeps, in the header, what it interrupted and how
+// many messages it holds (before: the count pushed "was planning" out).
+func TestPausedHeaderFits80(t *testing.T) {
+	h := newHarness(t, 4, 80, 24)
+	st := testState(4)
+	st.PreviousPhase, st.Phase = workspace.PhasePlanning, workspace.PhasePaused
+	st.Plan, st.TotalCheckpoints, st.CurrentCheckpoint = nil, 0, 0
+	a := st.Agents["lead"]
+	a.Queued = 1
+	st.Agents["lead"] = a
+	h.m.opts.Title = "build a tiny calculator"
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "paused · was planning") || !strings.Contains(hd, "1 waiting") {
+		t.Errorf("header %q: want the interrupted state and the held count", hd)
+	}
+}

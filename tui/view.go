@@ -392,7 +392,7 @@ func (m Model) renderHeader() string {
 	}
 	if k.waiting > 0 {
 		// Messages a pause or a rate-limit hold keeps from the agents.
-		segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(fmt.Sprintf(" · %d message(s) waiting", k.waiting)), drop: 2})
+		segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(fmt.Sprintf(" · %d waiting", k.waiting)), drop: 2})
 	}
 	switch k.phase {
 	case workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix:
