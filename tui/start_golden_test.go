@@ -50,6 +50,7 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	add("start_error", &Project{Git: true}, func(fh *frontHarness) { fh.run(fh.send(ctrl('s'))) })
 	// The checkout has uncommitted edits: said on the screen, and asked
 	// when the task starts.
+	add("start_dirty_said", &Project{Git: true, Tasks: past[1:], Checkout: dirtyCheckout}, nil)
 	add("start_dirty", &Project{Git: true, Tasks: past[1:], Checkout: dirtyCheckout}, func(fh *frontHarness) {
 		fh.l.startErr = dirtyQuestion(fh.l, nil)
 		fh.typeText("add a square root")
