@@ -201,6 +201,11 @@ type Model struct {
 
 	lay       layout
 	bannerNow []string // the banner's lines at the last layout (needs.go)
+	// checkout is what the run said of the user's checkout at the start
+	// (a checkout_dirty record: its edits, and whether they are in the
+	// task), "" when it said nothing; the banner shows it while the plan
+	// is made (needs.go).
+	checkout string
 	// draftRung is, per agent, the hold the UI rang for (needs.go).
 	draftRung map[workspace.AgentID]time.Time
 

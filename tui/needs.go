@@ -109,6 +109,7 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 	}
 	bg = colWarn
 	needs := m.needs()
+	var after []string // said after the needs
 	switch m.st.Phase {
 	case workspace.PhaseNeedsHuman:
 		head = "⚑ NEEDS HUMAN"
@@ -141,16 +142,123 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 		}
 		items = []string{"q quit"}
 	default:
+		checkout := m.checkoutShown()
 		if len(needs) == 0 || len(needs) == 1 && needs[0].Kind == workspace.NeedPlanApproval {
 			// The plan view (or its footer) is the plan gate's own place.
+			if checkout != "" {
+				return bg, "⚠ " + checkout, nil
+			}
 			return bg, "", nil
 		}
 		head = fmt.Sprintf("⚑ waiting for you (%d):", len(needs))
+		if checkout != "" {
+			after = append(after, checkout)
+		}
 	}
 	for _, n := range needs {
 		items = append(items, needText(n))
 	}
-	return bg, head, items
+	return bg, head, append(items, after...)
+}
+
+// teamRunning reports whether the team is at work: what p pauses (the
+// engine ignores a pause in any other phase).
+func teamRunning(p workspace.Phase) bool {
+	switch p {
+	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
+		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
+		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
+		workspace.PhaseFrictionResolution:
+		return true
+	}
+	return false
+}
+
+// cannotPause says why p does nothing now, "" when it pauses the team.
+func (m Model) cannotPause() string {
+	switch p := m.st.Phase; {
+	case !m.haveState || teamRunning(p):
+		return ""
+	case p == workspace.PhasePaused:
+		return "already paused: r resumes the team"
+	default:
+		return "nothing to pause: the task is " + PhaseLabel(p)
+	}
+}
+
+// cannotResume says why r does nothing now, "" when it resumes the team.
+func (m Model) cannotResume() string {
+	switch p := m.st.Phase; {
+	case !m.haveState || p == workspace.PhasePaused:
+		return ""
+	case m.st.Agents[m.focusID].Paused:
+		return "r resumes a team pause; " + string(m.focusID) + " is paused alone: P resumes it"
+	case teamRunning(p):
+		return "nothing to resume: the team is running (p pauses it)"
+	default:
+		return "nothing to resume: the task is " + PhaseLabel(p)
+	}
+}
+
+// cannotCancel says why c does nothing now, "" when it asks to cancel:
+// an ended task has nothing to cancel (its agents stopped when it ended).
+func (m Model) cannotCancel() string {
+	switch p := m.st.Phase; {
+	case !m.haveState:
+		return ""
+	case p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseIdle:
+		return "nothing to cancel: the task is " + PhaseLabel(p)
+	}
+	return ""
+}
+
+// cannotPauseAgent says why P does nothing now, "" when it pauses or
+// resumes the focused agent.
+func (m Model) cannotPauseAgent() string {
+	p := m.st.Phase
+	switch {
+	case m.focusID == "":
+		return "no agent to pause: none has started"
+	case !m.haveState || teamRunning(p) || p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman:
+		return ""
+	default:
+		return "nothing to pause: the task is " + PhaseLabel(p)
+	}
+}
+
+// noPaneWhy says why no pane is drawn.
+func (m Model) noPaneWhy() string {
+	if len(m.agents) == 0 {
+		return "no agent has started"
+	}
+	return "the window is too small to draw the panes"
+}
+
+// noteCheckout keeps what the run said of the user's checkout (the
+// newest checkout_dirty record among evs).
+func (m *Model) noteCheckout(evs []workspace.EventRecord) {
+	for _, e := range evs {
+		if e.Type != "checkout_dirty" {
+			continue
+		}
+		summary, _ := e.Details["summary"].(string)
+		effect, _ := e.Details["effect"].(string)
+		m.checkout = "your checkout: " + plainText(summary)
+		if effect != "" {
+			m.checkout += " — " + plainText(effect)
+		}
+	}
+}
+
+// checkoutShown is the checkout note while the team makes and reviews the
+// plan (before any work lands on the task branch), else "".
+func (m Model) checkoutShown() string {
+	switch m.st.Phase {
+	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
+		workspace.PhasePlanRevision, workspace.PhasePlanApproval:
+		return m.checkout
+	}
+	return ""
 }
 
 // maxBannerLines is how many lines the banner may take at height h: up to
@@ -161,13 +269,36 @@ func maxBannerLines(h int) int {
 
 // bannerLines wraps the banner's text into at most max lines of w cells:
 // the head word by word, then the items separated by " · ", an item never
-// split unless it alone is wider than a line. What does not fit ends the
-// last line with "…".
+// split unless it alone is wider than a line. When it does not all fit,
+// the head (the reason) gives way so the items (the actions) stay whole:
+// it ends in "…" and the items take the last lines; only items that alone
+// need more than the lines there are end the last line with "…".
 func bannerLines(head string, items []string, w, maxLines int) []string {
 	if head == "" || w <= 2 {
 		return nil
 	}
 	inner := w - 2 // a space of margin on each side
+	lines := wrapBanner(head, items, inner)
+	if len(lines) > maxLines {
+		itemLines := wrapBanner("", items, inner)
+		if room := maxLines - len(itemLines); room >= 1 {
+			headLines := wrapBanner(head, nil, inner)[:room]
+			headLines[room-1] = ansi.Truncate(headLines[room-1]+" …", inner-1, "") + "…"
+			lines = append(headLines, itemLines...)
+		} else {
+			lines = lines[:maxLines]
+			lines[maxLines-1] = ansi.Truncate(lines[maxLines-1]+" …", inner-1, "") + "…"
+		}
+	}
+	for i, l := range lines {
+		lines[i] = " " + l + " "
+	}
+	return lines
+}
+
+// wrapBanner wraps head word by word, then items separated by " · ", into
+// lines of inner cells (see bannerLines).
+func wrapBanner(head string, items []string, inner int) []string {
 	var lines []string
 	cur := ""
 	var push func(s, sep string)
@@ -208,13 +339,6 @@ func bannerLines(head string, items []string, w, maxLines int) []string {
 	}
 	if cur != "" {
 		lines = append(lines, cur)
-	}
-	if len(lines) > maxLines {
-		lines = lines[:maxLines]
-		lines[maxLines-1] = ansi.Truncate(lines[maxLines-1]+" …", inner-1, "") + "…"
-	}
-	for i, l := range lines {
-		lines[i] = " " + l + " "
 	}
 	return lines
 }
@@ -307,6 +431,14 @@ func (m *Model) inertKey(msg tea.KeyPressMsg) {
 		}
 	case "a", "f", "o":
 		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
+	case "ctrl+]":
+		why = "ctrl+] detaches from a pane you attached to (enter attaches)"
+	case "n", "N":
+		why = msg.String() + " steps through search hits: / searches the focused pane first"
+	case "Y":
+		why = "y copies the focused pane; Y answers questions, and none is asked now"
+	case "esc":
+		why = "esc closes help, a panel or a search: none is open"
 	}
 	if why != "" {
 		m.notice = notice{level: "info", text: why}

@@ -2,9 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"charm.land/bubbles/v2/key"
 
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -141,5 +144,148 @@ func TestDraftDeadlineRingsOnce(t *testing.T) {
 	}
 	if d.sent || d.cleared {
 		t.Fatal("the deadline touched the user's text")
+	}
+}
+
+// What the run said of the user's checkout (a checkout_dirty record) is
+// in the banner while the plan is made, and gone once work is built.
+func TestBannerSaysCheckoutWhilePlanning(t *testing.T) {
+	h := newHarness(t, 4, 80, 24)
+	st := testState(4)
+	st.Phase = workspace.PhasePlanning
+	ev := workspace.EventRecord{Time: testNow, Type: "checkout_dirty", Task: st.TaskID, Details: map[string]any{
+		"summary": "2 uncommitted change(s) (a.go, b.go)",
+		"effect":  "not part of the task: it starts from HEAD (--dirty include commits them on the task branch)"}}
+	h.send(SnapshotMsg{State: st, Events: []workspace.EventRecord{ev}})
+	banner := strings.Join(strings.Fields(strings.Join(h.m.bannerNow, " ")), " ")
+	if want := "⚠ your checkout: 2 uncommitted change(s) (a.go, b.go) — not part of the task: it starts from HEAD"; !strings.Contains(banner, want) {
+		t.Fatalf("banner %q lacks %q:\n%s", banner, want, h.plain())
+	}
+	checkFrame(t, h.view(), 80, 24)
+	st.Phase = workspace.PhaseExecuting
+	h.send(SnapshotMsg{State: st})
+	if strings.Contains(h.plain(), "your checkout") {
+		t.Fatalf("the checkout note stays while building:\n%s", h.plain())
+	}
+}
+
+// Every key of the pane view, in every mode, either acts (an engine call,
+// a command, a changed screen) or says in the footer why it does nothing.
+func TestNoKeyIsSilent(t *testing.T) {
+	modes := map[string]func(*harness){
+		"running": func(h *harness) {},
+		"paused": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.PreviousPhase = workspace.PhasePaused, workspace.PhaseExecuting
+			h.send(SnapshotMsg{State: st})
+		},
+		"needs_human": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.Reason = workspace.PhaseNeedsHuman, "worker_2 crashed 4 times"
+			h.send(SnapshotMsg{State: st})
+		},
+		"complete": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.FinishedAt = workspace.PhaseComplete, testNow
+			h.send(SnapshotMsg{State: st})
+		},
+		"cancelled": func(h *harness) {
+			st := testState(4)
+			st.Phase, st.FinishedAt = workspace.PhaseCancelled, testNow
+			h.send(SnapshotMsg{State: st})
+		},
+		"agent_paused": func(h *harness) {
+			st := testState(4)
+			a := st.Agents["lead"]
+			a.Paused = true
+			st.Agents["lead"] = a
+			h.send(SnapshotMsg{State: st})
+		},
+	}
+	km := reflect.ValueOf(newKeyMap())
+	for mode, setup := range modes {
+		for i := range km.NumField() {
+			b, ok := km.Field(i).Interface().(key.Binding)
+			if !ok || !b.Enabled() {
+				continue
+			}
+			for _, k := range b.Keys() {
+				h := newHarness(t, 4, 120, 30)
+				setup(h)
+				before, calls := h.plain(), len(h.eng.got())
+				cmd := h.key(k)
+				if h.m.confirm == confirmCancel || h.m.confirm == confirmAbandon {
+					h.key("y") // what the question leads to is what the key does
+				}
+				called := h.eng.got()[calls:]
+				if len(called) > 0 && engineAccepts(called[0], h.m.st) {
+					continue // it acted
+				}
+				if len(called) == 0 && (cmd != nil || h.plain() != before) {
+					continue // it acted
+				}
+				t.Errorf("%s: %s (%s) does nothing and says nothing; footer %q", mode, k, km.Type().Field(i).Name, h.footer())
+			}
+		}
+	}
+}
+
+// engineAccepts mirrors engine/flow's key rules (step_keys.go): whether
+// the engine acts on call in st, or ignores it (a key that called it did
+// nothing the user can see).
+func engineAccepts(call string, st workspace.State) bool {
+	p := st.Phase
+	switch {
+	case call == "pause":
+		return teamRunning(p)
+	case call == "resume":
+		return p == workspace.PhasePaused
+	case call == "cancel":
+		return p != workspace.PhaseComplete && p != workspace.PhaseCancelled && p != workspace.PhaseIdle
+	case call == "retry", call == "abandon":
+		return p == workspace.PhaseNeedsHuman || p == workspace.PhaseError
+	case strings.HasPrefix(call, "pause_agent "):
+		return teamRunning(p) || p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman
+	}
+	return true
+}
+
+// A needs-human reason longer than the banner gives way to the actions:
+// at 80×24 and 60×20 every action stays whole on screen and the reason
+// ends in "…".
+func TestNeedsHumanBannerKeepsActions(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {60, 20}} {
+		h := newHarness(t, 4, sz[0], sz[1])
+		st := testState(4)
+		st.PreviousPhase, st.Phase = st.Phase, workspace.PhaseNeedsHuman
+		st.Reason = "The plan was sent back 1 times (max_revision_cycles=1); the Lead and the Reviewer do not agree. Rounds: - round 1: feedback — Plan review — round 1: changes requested Close, but the plan leaves error handling and input validation to no subtask at all"
+		h.send(SnapshotMsg{State: st})
+		banner := strings.Join(h.m.bannerNow, "\n")
+		for _, want := range []string{"R retry", "A abandon", "enter attach"} {
+			if !strings.Contains(banner, want) {
+				t.Errorf("%dx%d: the banner lacks %q:\n%s", sz[0], sz[1], want, banner)
+			}
+		}
+		if !strings.Contains(banner, "NEEDS HUMAN — The plan was sent back") || !strings.Contains(banner, "…") {
+			t.Errorf("%dx%d: the reason is not shown, cut with …:\n%s", sz[0], sz[1], banner)
+		}
+		checkFrame(t, h.view(), sz[0], sz[1])
+	}
+}
+
+// At 80 columns a pause keeps, in the header, what it interrupted and how
+// many messages it holds (before: the count pushed "was planning" out).
+func TestPausedHeaderFits80(t *testing.T) {
+	h := newHarness(t, 4, 80, 24)
+	st := testState(4)
+	st.PreviousPhase, st.Phase = workspace.PhasePlanning, workspace.PhasePaused
+	st.Plan, st.TotalCheckpoints, st.CurrentCheckpoint = nil, 0, 0
+	a := st.Agents["lead"]
+	a.Queued = 1
+	st.Agents["lead"] = a
+	h.m.opts.Title = "build a tiny calculator"
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "paused · was planning") || !strings.Contains(hd, "1 waiting") {
+		t.Errorf("header %q: want the interrupted state and the held count", hd)
 	}
 }

@@ -55,6 +55,10 @@ type Project struct {
 	Dir string
 	// Git is true when Dir is inside a git work tree.
 	Git bool
+	// Checkout says what the checkout holds that its HEAD does not
+	// (uncommitted edits, a rebase or merge in progress), "" when clean or
+	// not git: a task starts from a commit, so starting asks about it.
+	Checkout string
 	// LockedBy is set when another Hivemind holds the workspace (it names
 	// the holder); nothing can be started or resumed then.
 	LockedBy string
@@ -553,7 +557,7 @@ func (m *Model) endSession() tea.Cmd {
 // resetRun forgets everything the run view knew of the previous task.
 func (m *Model) resetRun() {
 	m.st, m.haveState = workspace.State{}, false
-	m.events = nil
+	m.events, m.checkout = nil, ""
 	m.health = map[workspace.AgentID]workspace.Health{}
 	m.agents = nil
 	m.focusID = ""

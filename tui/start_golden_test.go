@@ -48,6 +48,14 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 		fh.typeText("calc/ holds the evaluator")
 	})
 	add("start_error", &Project{Git: true}, func(fh *frontHarness) { fh.run(fh.send(ctrl('s'))) })
+	// The checkout has uncommitted edits: said on the screen, and asked
+	// when the task starts.
+	add("start_dirty_said", &Project{Git: true, Tasks: past[1:], Checkout: dirtyCheckout}, nil)
+	add("start_dirty", &Project{Git: true, Tasks: past[1:], Checkout: dirtyCheckout}, func(fh *frontHarness) {
+		fh.l.startErr = dirtyQuestion(fh.l, nil)
+		fh.typeText("add a square root")
+		fh.run(fh.send(ctrl('s')))
+	})
 	add("help_start", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) { fh.keys("esc", "?") })
 	add("summary_past", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) { fh.keys("esc", "enter") })
 

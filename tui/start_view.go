@@ -88,6 +88,9 @@ func (m Model) renderStart() string {
 		} else {
 			lines = append(lines, "           "+stWarnTxt.Render("⚠ not a git repository: agents' changes cannot be reviewed or undone with git"))
 		}
+		if c := fd.info.Checkout; c != "" && fd.ask == nil { // a question about it says it
+			lines = append(lines, wrapIndent(stWarnTxt.Render, "⚠ your checkout: "+c+": a task starts from a commit; starting asks what to do with them", w, "           ")...)
+		}
 		if fd.info.LockedBy != "" {
 			lines = append(lines, "           "+stBadTxt.Render("✖ another Hivemind is running on this workspace: "+oneLine(fd.info.LockedBy)))
 		}
@@ -305,10 +308,10 @@ func (m Model) frontFooter() string {
 	switch {
 	case m.confirm != confirmNone:
 		return m.confirmLine(w)
+	case m.fd.ask != nil && m.fd.mode == modeStart: // even while the project is read again
+		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.ask.keys()+" · ctrl+c quit", w, "…"), w))
 	case m.fd.busy != "" && m.fd.mode != modeSummary:
 		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
-	case m.fd.ask != nil && m.fd.mode == modeStart:
-		return stConfirm.Render(fitWidth(ansi.Truncate(" y yes, start · n or enter: no · ctrl+c quit", w, "…"), w))
 	}
 	hints, ess := m.frontShortHelp()
 	if m.notice.text == "" {
@@ -413,4 +416,14 @@ func (m Model) renderFrontHelp() string {
 	}
 	lines = append(lines, strings.Split(box, "\n")...)
 	return frame(lines, m.frontFooter(), w, h)
+}
+
+// wrapIndent is text wrapped to w cells after indent, each line rendered
+// by style (words kept whole where they fit).
+func wrapIndent(style func(...string) string, text string, w int, indent string) []string {
+	var out []string
+	for _, l := range strings.Split(ansi.Wrap(oneLine(text), max(w-len(indent)-1, 10), " "), "\n") {
+		out = append(out, indent+style(l))
+	}
+	return out
 }

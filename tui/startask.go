@@ -9,14 +9,54 @@ import (
 )
 
 // StartQuestion is an error of Launcher.Start or Resume that the user can
-// settle with a yes (running as root: "is this a sandbox?"). The start
-// screen shows Err in full, asks Question with [y/N], and on y calls Yes
-// off the UI goroutine; on anything else it says No.
+// settle with an answer. With Answers (the checkout has uncommitted
+// edits: include them or start from HEAD?) the start screen shows Err in
+// full, asks Question with each answer's key, and on one of those keys
+// calls its Start off the UI goroutine. Without them it is a yes/no
+// question (running as root: "is this a sandbox?"): Question with [y/N],
+// y calls Yes. On any other key it says No.
 type StartQuestion struct {
 	Err      error
 	Question string
-	No       string // what not answering yes means ("not started …")
+	No       string // what not answering means ("not started …")
 	Yes      func() (Session, error)
+	Answers  []StartAnswer
+}
+
+// StartAnswer is one answer of a StartQuestion: its key, what it does in
+// words, and the start it makes.
+type StartAnswer struct {
+	Key   string // one key ("i")
+	Label string // "include them as a commit on the task branch"
+	Start func() (Session, error)
+}
+
+// answer is the start key k makes, nil when k says no.
+func (q *StartQuestion) answer(k string) func() (Session, error) {
+	if len(q.Answers) == 0 {
+		if k == "y" || k == "Y" {
+			return q.Yes
+		}
+		return nil
+	}
+	for _, a := range q.Answers {
+		if a.Key == k {
+			return a.Start
+		}
+	}
+	return nil
+}
+
+// keys is the question's answers as the footer and the screen say them.
+func (q *StartQuestion) keys() string {
+	if len(q.Answers) == 0 {
+		return "y yes, start · n or enter: no"
+	}
+	keys := make([]string, 0, len(q.Answers))
+	for _, a := range q.Answers {
+		keys = append(keys, a.Key)
+	}
+	return strings.Join(keys, " or ") + ": answer above · esc: not now"
 }
 
 func (q *StartQuestion) Error() string { return q.Err.Error() }
@@ -26,7 +66,7 @@ func (q *StartQuestion) Unwrap() error { return q.Err }
 func (m *Model) startFailed(err error) {
 	m.fd.formErr = err.Error()
 	var q *StartQuestion
-	if errors.As(err, &q) && q.Yes != nil {
+	if errors.As(err, &q) && (q.Yes != nil || len(q.Answers) > 0) {
 		m.fd.ask = q
 	}
 }
@@ -36,14 +76,15 @@ func (m *Model) startFailed(err error) {
 func (m *Model) askKey(msg tea.KeyPressMsg) tea.Cmd {
 	q := m.fd.ask
 	m.fd.ask = nil
-	if s := msg.String(); s != "y" && s != "Y" {
+	start := q.answer(msg.String())
+	if start == nil {
 		m.fd.formErr += "\n" + q.No
 		return nil
 	}
 	m.fd.formErr = ""
 	m.fd.busy = "starting the task…"
 	return func() tea.Msg {
-		s, err := q.Yes()
+		s, err := start()
 		return sessionStartedMsg{sess: s, err: err}
 	}
 }
@@ -71,11 +112,21 @@ func errorLines(text string, w int) []string {
 	return out
 }
 
-// askLine is the question with its [y/N], wrapped to w cells.
+// askLines is the question with its answers ([y/N], or each answer's
+// key), wrapped to w cells.
 func askLines(q *StartQuestion, w int) []string {
+	text := q.Question + " [y/N]"
+	if len(q.Answers) > 0 {
+		text = q.Question
+		for _, a := range q.Answers {
+			text += "\n" + a.Key + "  " + a.Label
+		}
+	}
 	var out []string
-	for _, l := range strings.Split(ansi.Wrap(q.Question+" [y/N]", max(w-3, 10), " "), "\n") {
-		out = append(out, "  "+stConfirm.Render(l))
+	for _, para := range strings.Split(text, "\n") {
+		for _, l := range strings.Split(ansi.Wrap(para, max(w-3, 10), " "), "\n") {
+			out = append(out, "  "+stConfirm.Render(l))
+		}
 	}
 	return out
 }

@@ -54,3 +54,68 @@ func TestStartShowsSetupFailuresInFullAndAsks(t *testing.T) {
 		})
 	}
 }
+
+const dirtyCheckout = "3 uncommitted change(s) (calc/eval.go, calc/eval_test.go, notes/todo-with-a-long-name.md)"
+
+// dirtyQuestion is the launcher's question for a checkout with
+// uncommitted edits (internal/app's checkoutQuestion); each answer
+// records its key in *chose.
+func dirtyQuestion(l *fakeLauncher, chose *string) *StartQuestion {
+	answer := func(k string) func() (Session, error) {
+		return func() (Session, error) {
+			if chose != nil {
+				*chose = k
+			}
+			return l.session(), nil
+		}
+	}
+	return &StartQuestion{Err: errors.New("your checkout: " + dirtyCheckout),
+		Question: "A task starts from a commit: these edits are not part of it unless you include them (your checkout stays as it is either way).",
+		No:       "not started (nothing was created)",
+		Answers: []StartAnswer{
+			{Key: "i", Label: "include them as a commit on the task branch", Start: answer("i")},
+			{Key: "h", Label: "start from HEAD without them", Start: answer("h")},
+		}}
+}
+
+// A checkout with uncommitted edits is said on the start screen before
+// anything starts; starting asks include or HEAD, each answer starts with
+// its choice, anything else starts nothing and keeps the form.
+func TestStartAsksAboutDirtyCheckout(t *testing.T) {
+	for _, answer := range []string{"i", "h", "esc", "y"} {
+		t.Run(answer, func(t *testing.T) {
+			l := newFakeLauncher()
+			l.projects[testProject] = Project{Dir: testProject, Git: true, Checkout: dirtyCheckout}
+			chose := ""
+			l.startErr = dirtyQuestion(l, &chose)
+			h := newFrontHarness(t, l, 80, 24)
+			if screen := strings.Join(strings.Fields(h.plain()), " "); !strings.Contains(screen, "⚠ your checkout: "+dirtyCheckout) {
+				t.Fatalf("the start screen does not say the checkout is dirty:\n%s", h.plain())
+			}
+			h.typeText("add a square root")
+			h.run(h.send(ctrl('s')))
+			screen := strings.Join(strings.Fields(h.plain()), " ")
+			for _, want := range []string{"✖ your checkout: 3 uncommitted change(s)", "i include them as a commit on the task branch",
+				"h start from HEAD without them", "esc: not now", "i or h: answer above"} {
+				if !strings.Contains(screen, want) {
+					t.Fatalf("the question lacks %q:\n%s", want, h.plain())
+				}
+			}
+			checkFrame(t, h.view(), 80, 24)
+			h.run(h.send(keyMsg(answer)))
+			switch answer {
+			case "i", "h":
+				if chose != answer || h.m.fd.mode != modeRun {
+					t.Fatalf("%s: started with %q, mode %v", answer, chose, h.m.fd.mode)
+				}
+			default:
+				if chose != "" || h.m.fd.ask != nil || !strings.Contains(h.plain(), "not started (nothing was created)") {
+					t.Fatalf("%s: started with %q:\n%s", answer, chose, h.plain())
+				}
+				if h.m.fd.task.Value() != "add a square root" {
+					t.Fatalf("the answer went into the form: %q", h.m.fd.task.Value())
+				}
+			}
+		})
+	}
+}

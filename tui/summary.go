@@ -483,7 +483,7 @@ func (m Model) summaryBody(w int) []string {
 		if sm := plainText(r.Summary); sm != "" {
 			line += "  " + stText.Render(sm)
 		}
-		out = append(out, line)
+		out = append(out, ansi.Truncate(line, w, "…")) // the whole review is in its file
 	}
 
 	head(fmt.Sprintf("Friction (%d)", len(s.Friction)))

@@ -326,6 +326,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	m.syncPlanGate()
 	if msg.Events != nil {
 		m.events = mergeEvents(m.events, msg.Events)
+		m.noteCheckout(msg.Events)
 	}
 	if msg.Health != nil {
 		m.health = make(map[workspace.AgentID]workspace.Health, len(msg.Health))
@@ -457,19 +458,29 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.quit()
 	case key.Matches(msg, k.Pause):
-		if m.opts.Engine != nil {
+		if why := m.cannotPause(); why != "" {
+			m.notice = notice{level: "info", text: why}
+		} else if m.opts.Engine != nil {
 			m.opts.Engine.Pause()
 		}
 	case key.Matches(msg, k.Resume):
-		if m.opts.Engine != nil {
+		if why := m.cannotResume(); why != "" {
+			m.notice = notice{level: "info", text: why}
+		} else if m.opts.Engine != nil {
 			m.opts.Engine.Resume()
 		}
 	case key.Matches(msg, k.PauseAgent):
-		if m.opts.Engine != nil && m.focusID != "" {
+		if why := m.cannotPauseAgent(); why != "" {
+			m.notice = notice{level: "info", text: why}
+		} else if m.opts.Engine != nil {
 			m.opts.Engine.PauseAgent(m.focusID)
 		}
 	case key.Matches(msg, k.Cancel):
-		m.confirm = confirmCancel
+		if why := m.cannotCancel(); why != "" {
+			m.notice = notice{level: "info", text: why}
+		} else {
+			m.confirm = confirmCancel
+		}
 	case key.Matches(msg, k.Retry):
 		if m.stuck() {
 			if m.opts.Engine != nil {
@@ -489,22 +500,28 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Prev):
 		m.moveFocus(-1)
 	case key.Matches(msg, k.Left):
-		m.focusToward(-1, 0)
+		m.focusTowardOrSay(-1, 0, "to the left of")
 	case key.Matches(msg, k.Right):
-		m.focusToward(+1, 0)
+		m.focusTowardOrSay(+1, 0, "to the right of")
 	case key.Matches(msg, k.Up):
-		m.focusToward(0, -1)
+		m.focusTowardOrSay(0, -1, "above")
 	case key.Matches(msg, k.Down):
-		m.focusToward(0, +1)
+		m.focusTowardOrSay(0, +1, "below")
 	case key.Matches(msg, k.PageNext):
 		m.turnPage(+1)
 	case key.Matches(msg, k.PagePrev):
 		m.turnPage(-1)
 	case key.Matches(msg, k.FocusN):
+		before := m.focusID
 		m.focusNumber(digits, msg.String())
+		if m.focusID == before && m.notice.text == "" {
+			m.notice = notice{level: "info", text: m.focusNumberWhy(msg.String())}
+		}
 	case key.Matches(msg, k.Zoom):
 		if len(m.agents) > 0 {
 			m.zoom = !m.zoom
+		} else {
+			m.notice = notice{level: "info", text: "no pane to zoom: no agent has started"}
 		}
 	case key.Matches(msg, k.Attach):
 		if _, ok := m.terminal(m.focusID); ok {
@@ -515,10 +532,17 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.notice = notice{level: "warn", text: "no live terminal to attach to"}
 		}
 	case key.Matches(msg, k.ScrollUp):
-		m.scrollBy(m.focusID, +m.pageStep())
+		if !m.scrollBy(m.focusID, +m.pageStep()) {
+			m.notice = notice{level: "info", text: "no more scrollback above (end returns to the live view)"}
+		}
 	case key.Matches(msg, k.ScrollDown):
-		m.scrollBy(m.focusID, -m.pageStep())
+		if !m.scrollBy(m.focusID, -m.pageStep()) {
+			m.notice = notice{level: "info", text: "the pane shows its live view already (pgup scrolls back)"}
+		}
 	case key.Matches(msg, k.End):
+		if m.scroll[m.focusID] == 0 {
+			m.notice = notice{level: "info", text: "the pane shows its live view already (pgup scrolls back)"}
+		}
 		m.scroll[m.focusID] = 0
 	case key.Matches(msg, k.Search):
 		if _, ok := m.terminal(m.focusID); ok {
@@ -532,6 +556,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			_, rows := m.lay.paneRect(i).inner()
 			return m.copyRows(m.focusID, 0, rows-1)
 		}
+		m.notice = notice{level: "info", text: "no pane to copy: " + m.noPaneWhy()}
 	case key.Matches(msg, k.Diff):
 		return m.openDiff()
 	case key.Matches(msg, k.Events):
@@ -736,16 +761,50 @@ func (m Model) pageStep() int {
 	return max(rows/2, 1)
 }
 
-func (m *Model) scrollBy(id workspace.AgentID, d int) {
+// scrollBy scrolls id's pane d lines back (forward when negative) and
+// reports whether it moved.
+func (m *Model) scrollBy(id workspace.AgentID, d int) bool {
 	if id == "" {
-		return
+		return false
 	}
 	t, ok := m.terminal(id)
 	if !ok {
-		return
+		return false
 	}
-	s := m.scroll[id] + d
-	m.scroll[id] = min(max(s, 0), t.ScrollbackLen())
+	before := m.scroll[id]
+	m.scroll[id] = min(max(before+d, 0), t.ScrollbackLen())
+	return m.scroll[id] != before
+}
+
+// focusTowardOrSay moves the focus toward (dx, dy), or says there is no
+// pane where (in words: "above") the focused one.
+func (m *Model) focusTowardOrSay(dx, dy int, where string) {
+	before := m.focusID
+	m.focusToward(dx, dy)
+	if m.focusID == before {
+		m.notice = notice{level: "info", text: "no pane " + where + " " + m.focusName() + " on this page"}
+	}
+}
+
+// focusName names the focused pane for a notice.
+func (m Model) focusName() string {
+	if m.focusID == "" {
+		return "the focused pane"
+	}
+	return string(m.focusID)
+}
+
+// focusNumberWhy says why digit d moved no focus.
+func (m Model) focusNumberWhy(d string) string {
+	n, _ := strconv.Atoi(d)
+	switch {
+	case len(m.agents) == 0:
+		return "no pane to focus: no agent has started"
+	case n >= 1 && n <= len(m.agents):
+		return fmt.Sprintf("pane %d (%s) is focused already", n, m.agents[n-1])
+	default:
+		return fmt.Sprintf("no pane %s: panes are 1–%d", d, len(m.agents))
+	}
 }
 
 // ---- paste and mouse ----

@@ -137,7 +137,18 @@ func newKeyHarness(t *testing.T) *harness {
 
 func TestKeyPauseResume(t *testing.T) {
 	h := newKeyHarness(t)
+	h.key("r") // running: nothing to resume, and the footer says so
+	if f := h.footer(); !strings.Contains(f, "nothing to resume: the team is running (p pauses it)") {
+		t.Errorf("r while running: footer %q", f)
+	}
 	h.key("p")
+	st := testState(4)
+	st.Phase, st.PreviousPhase = workspace.PhasePaused, workspace.PhaseExecuting
+	h.send(SnapshotMsg{State: st})
+	h.key("p") // paused: already
+	if f := h.footer(); !strings.Contains(f, "already paused: r resumes the team") {
+		t.Errorf("p while paused: footer %q", f)
+	}
 	h.key("r")
 	h.eng.requireCalls(t, "pause", "resume")
 }

@@ -392,7 +392,7 @@ func (m Model) renderHeader() string {
 	}
 	if k.waiting > 0 {
 		// Messages a pause or a rate-limit hold keeps from the agents.
-		segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(fmt.Sprintf(" · %d message(s) waiting", k.waiting)), drop: 2})
+		segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(fmt.Sprintf(" · %d waiting", k.waiting)), drop: 2})
 	}
 	switch k.phase {
 	case workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix:
@@ -609,9 +609,21 @@ func (m Model) shownKeys() keyMap {
 	return k
 }
 
+// footerKeys are the shown keys the footer offers now: p, r and c only
+// where they act (elsewhere they say why, and help lists them).
+func (m Model) footerKeys() keyMap {
+	k := m.shownKeys()
+	if m.haveState {
+		k.Pause.SetEnabled(teamRunning(m.st.Phase))
+		k.Resume.SetEnabled(m.st.Phase == workspace.PhasePaused)
+		k.Cancel.SetEnabled(m.cannotCancel() == "")
+	}
+	return k
+}
+
 // footerHints are the keys the footer offers for what shows now.
 func (m Model) footerHints() []key.Binding {
-	k := m.shownKeys()
+	k := m.footerKeys()
 	switch {
 	case m.atPlanGate():
 		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}

@@ -223,7 +223,65 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 	if err != nil {
 		return tui.Session{}, err
 	}
+	if q := l.checkoutQuestion(o, t); q != nil {
+		return tui.Session{}, q
+	}
 	return l.run(o, t)
+}
+
+// checkoutQuestion asks, before anything starts, what a new task does with
+// what the user's checkout holds beyond HEAD, unless --dirty said it: its
+// uncommitted edits become a commit on the task branch or are left out
+// (the task starts from HEAD); with a rebase or merge in progress the task
+// can only start from HEAD. nil when there is nothing to ask (clean, not
+// git, or the check itself failed: New says why).
+func (l *launcher) checkoutQuestion(o Options, t workspace.Task) *tui.StartQuestion {
+	if o.Dirty != "" {
+		return nil
+	}
+	d, err := checkoutState(o)
+	if err != nil || d.Clean() {
+		return nil
+	}
+	with := func(mode string) func() (tui.Session, error) {
+		return func() (tui.Session, error) {
+			o := o
+			o.Dirty = mode
+			return l.run(o, t)
+		}
+	}
+	q := &tui.StartQuestion{Err: fmt.Errorf("your checkout: %s", d), No: "not started (nothing was created)"}
+	fromHead := tui.StartAnswer{Key: "h", Label: "start from HEAD without them", Start: with(DirtyIgnore)}
+	if d.Operation != "" {
+		q.Question = fmt.Sprintf("A %s is in progress: the task can only start from HEAD (finish or abort the %s first to start from its result).", d.Operation, d.Operation)
+		fromHead.Label = "start from HEAD anyway (the " + d.Operation + " stays as it is)"
+		q.Answers = []tui.StartAnswer{fromHead}
+		return q
+	}
+	q.Question = "A task starts from a commit: these edits are not part of it unless you include them (your checkout stays as it is either way)."
+	q.Answers = []tui.StartAnswer{
+		{Key: "i", Label: "include them as a commit on the task branch", Start: with(DirtyInclude)},
+		fromHead,
+	}
+	return q
+}
+
+// checkoutState is what o's project checkout holds beyond HEAD (the zero
+// Dirty when it is not a git repository or git is off).
+func checkoutState(o Options) (gitwork.Dirty, error) {
+	project, err := o.ProjectDir()
+	if err != nil || !gitwork.IsRepo(project) {
+		return gitwork.Dirty{}, err
+	}
+	root, err := o.WorkspaceRoot()
+	if err != nil {
+		return gitwork.Dirty{}, err
+	}
+	repo, err := gitwork.Open(project, root, "checkout-check", gitwork.Options{})
+	if err != nil {
+		return gitwork.Dirty{}, err
+	}
+	return repo.CheckDirty()
 }
 
 // startOptions are the options and task of Start: the start screen's
@@ -288,6 +346,9 @@ func (l *launcher) Scan(project string) (tui.Project, error) {
 		return p, fmt.Errorf("%s is not a directory", project)
 	}
 	p.Git = gitwork.IsRepo(project)
+	if d, err := checkoutState(l.optionsFor(project)); err == nil {
+		p.Checkout = d.String()
+	}
 	root, err := l.optionsFor(project).WorkspaceRoot()
 	if err != nil {
 		return p, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -185,5 +186,65 @@ func TestLauncherStartPick(t *testing.T) {
 		if !maps.Equal(b.cfg.Team(), tc.pick) {
 			t.Errorf("%v: resumed with %v", tc.pick, b.cfg.Team())
 		}
+	}
+}
+
+// A checkout with uncommitted edits is said by Scan and asked about by
+// Start before anything is created: include them (the task branch holds
+// them) or start from HEAD; a merge in progress offers only HEAD.
+func TestLauncherAsksAboutDirtyCheckout(t *testing.T) {
+	project := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "a.txt")
+	git("commit", "-qm", "init")
+	l, err := newLauncher(Options{Project: project, Agent: "sim", AgentSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := l.Scan(project); err != nil || p.Checkout != "" {
+		t.Fatalf("clean checkout: Checkout %q, %v", p.Checkout, err)
+	}
+	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := l.Scan(project); !strings.Contains(p.Checkout, "1 uncommitted change(s) (a.txt)") {
+		t.Fatalf("Scan of a dirty checkout: Checkout %q", p.Checkout)
+	}
+	_, err = l.Start(project, workspace.Task{Description: "use the edits"})
+	var q *tui.StartQuestion
+	if !errors.As(err, &q) || len(q.Answers) != 2 || q.Answers[0].Key != "i" || q.Answers[1].Key != "h" {
+		t.Fatalf("Start on a dirty checkout: %v, want the include-or-HEAD question", err)
+	}
+	if p, _ := l.Scan(project); len(p.Tasks) != 0 {
+		t.Fatalf("asking created a task: %+v", p.Tasks)
+	}
+	s, err := q.Answers[0].Start()
+	if err != nil {
+		t.Fatalf("include: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := exec.Command("git", "-C", project, "show", s.Branch+":a.txt").Output(); string(got) != "edited\n" {
+		t.Errorf("include: task branch %s a.txt = %q, want the edit", s.Branch, got)
+	}
+
+	head, _ := exec.Command("git", "-C", project, "rev-parse", "HEAD").Output()
+	if err := os.WriteFile(filepath.Join(project, ".git", "MERGE_HEAD"), head, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Start(project, workspace.Task{Description: "during a merge"})
+	if !errors.As(err, &q) || len(q.Answers) != 1 || q.Answers[0].Key != "h" || !strings.Contains(q.Error(), "a merge is in progress") {
+		t.Fatalf("Start during a merge: %v, want a question offering only HEAD", err)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +93,7 @@ func CheckHosts(ctx context.Context, cfg config.Config, names []string) []HostRe
 			rep, err := remote.Check(ctx, h)
 			out[i] = HostResult{Name: name, Report: rep, Err: err}
 			if err == nil {
-				out[i].Agent = hostAgentChecks(ctx, cfg, h, rep)
+				out[i].Agent = append(hostAgentChecks(ctx, cfg, h, rep), hostReadiness(ctx, cfg, h, rep)...)
 				if preflight.Failed(out[i].Agent) {
 					out[i].Err = &preflight.Error{Results: out[i].Agent}
 				}
@@ -101,6 +102,64 @@ func CheckHosts(ctx context.Context, cfg config.Config, names []string) []HostRe
 	}
 	wg.Wait()
 	return out
+}
+
+// helperSelf is the running Hivemind, beside which the helper builds are
+// (remote.HelperFor); tests point it elsewhere.
+var helperSelf = os.Executable
+
+// hostReadiness are the checks a local agent passes by running on this
+// machine that a host's workers need on the host too: Hivemind's helper
+// (the agents' hooks) for this build installed there, or installable by
+// the run; and for Claude Code workers, Claude's first run done there
+// (onboarding, the host's work dir trusted). Nothing on the host changes.
+func hostReadiness(ctx context.Context, cfg config.Config, h remote.Host, rep remote.Report) []preflight.Result {
+	hook := preflight.Result{Check: h.Name + ": hivemind hook", Status: preflight.OK}
+	self, err := helperSelf()
+	helper := ""
+	if err == nil {
+		helper, err = remote.HelperFor(self, rep.OS, rep.Arch)
+	}
+	var inst remote.Installed
+	present := false
+	if err == nil {
+		inst, present, err = remote.HelperInstalled(ctx, h, helper)
+	}
+	switch {
+	case err != nil:
+		hook.Status, hook.Msg = preflight.Fail, err.Error()
+	case present:
+		hook.Msg = fmt.Sprintf("%s %s installed at %s", remote.HelperName, inst.Version, inst.Path)
+	default:
+		hook.Msg = fmt.Sprintf("%s %s not installed yet: a run copies it to %s", remote.HelperName, inst.Version, inst.Path)
+	}
+	rs := []preflight.Result{hook}
+	if p, ok := profiles.Lookup(cfg.AgentOf(workspace.RoleWorker)); !ok || p.Name != "claude" {
+		return rs
+	}
+	return append(rs, hostClaudeReady(ctx, h, rep))
+}
+
+// hostClaudeReady checks Claude Code's first run on host h: onboarding
+// done and the work dir (or a parent) trusted, as a worker's Claude needs
+// to start without a dialog nobody answers.
+func hostClaudeReady(ctx context.Context, h remote.Host, rep remote.Report) preflight.Result {
+	r := preflight.Result{Check: h.Name + ": claude first run", Status: preflight.OK}
+	st, err := remote.CheckClaude(ctx, h, rep.Dir)
+	firstRun := fmt.Sprintf("run `claude` once on %s as %s in %s: log in, finish onboarding and trust the folder", h.Name, rep.User, rep.Dir)
+	switch {
+	case err != nil:
+		r.Status, r.Msg = preflight.Warn, err.Error()
+	case !st.Found:
+		r.Status, r.Msg, r.Fix = preflight.Fail, fmt.Sprintf("Claude Code was never run there (no %s)", st.Path), firstRun
+	case !st.Onboarded:
+		r.Status, r.Msg, r.Fix = preflight.Fail, fmt.Sprintf("Claude Code's onboarding is not done there (%s has no hasCompletedOnboarding)", st.Path), firstRun
+	case st.Trusted == "":
+		r.Status, r.Msg, r.Fix = preflight.Fail, fmt.Sprintf("the work dir %s is not trusted by Claude Code there (a trust dialog would stop every worker)", rep.Dir), firstRun
+	default:
+		r.Msg = fmt.Sprintf("onboarding done, %s trusted (%s)", st.Trusted, st.Path)
+	}
+	return r
 }
 
 // usedHosts are the remote hosts a run with cfg places agents on, in

@@ -53,31 +53,18 @@ func Install(ctx context.Context, h Host, helper string) (Installed, error) {
 		return Installed{}, fmt.Errorf("%s: helper: %w", h.label(), err)
 	}
 	defer f.Close()
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return Installed{}, fmt.Errorf("%s: helper: %w", h.label(), err)
+	inst, present, err := findInstalled(ctx, h, f)
+	if err != nil || present {
+		return inst, err
 	}
-	ver := hex.EncodeToString(sum.Sum(nil))[:16]
-	path := `"$HOME"/.cache/hivemind/helper/` + ver + "/" + HelperName
-	out, err := h.run(ctx, nil, `p=`+path+`; echo "$p"; if [ -x "$p" ] && [ "$("$p" remote-ping 2>/dev/null)" = `+shq(pingAnswer)+` ]; then echo present; fi`, nil)
-	if err != nil {
-		return Installed{}, err
-	}
-	lines := strings.Fields(out)
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "/") {
-		return Installed{}, fmt.Errorf("%s: install: unexpected answer %q", h.label(), clip(out, 100))
-	}
-	inst := Installed{Path: lines[0], Version: ver}
-	if len(lines) > 1 && lines[1] == "present" {
-		return inst, nil
-	}
+	path := helperPath(inst.Version)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Installed{}, err
 	}
 	// Written under a temporary name and renamed: a concurrent install,
 	// or one cut off half-way, never leaves a partial binary at the path.
 	script := `p=` + path + `; mkdir -p "${p%/*}" && t="$p.tmp.$$" && cat > "$t" && chmod 755 "$t" && mv -f "$t" "$p" && "$p" remote-ping`
-	out, err = h.run(ctx, nil, script, f)
+	out, err := h.run(ctx, nil, script, f)
 	if err != nil {
 		return Installed{}, fmt.Errorf("%s: install %s: %w", h.label(), HelperName, err)
 	}
@@ -86,6 +73,42 @@ func Install(ctx context.Context, h Host, helper string) (Installed, error) {
 	}
 	inst.Copied = true
 	return inst, nil
+}
+
+// HelperInstalled reports whether this build of the helper is installed
+// on the host and runs there (Install would copy nothing), without
+// changing anything on the host.
+func HelperInstalled(ctx context.Context, h Host, helper string) (Installed, bool, error) {
+	f, err := os.Open(helper)
+	if err != nil {
+		return Installed{}, false, fmt.Errorf("%s: helper: %w", h.label(), err)
+	}
+	defer f.Close()
+	return findInstalled(ctx, h, f)
+}
+
+// helperPath is where a helper version lives on a host (a sh expression).
+func helperPath(ver string) string {
+	return `"$HOME"/.cache/hivemind/helper/` + ver + "/" + HelperName
+}
+
+// findInstalled hashes the helper build f and asks the host whether that
+// version is installed and answers its ping.
+func findInstalled(ctx context.Context, h Host, f io.Reader) (Installed, bool, error) {
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return Installed{}, false, fmt.Errorf("%s: helper: %w", h.label(), err)
+	}
+	ver := hex.EncodeToString(sum.Sum(nil))[:16]
+	out, err := h.run(ctx, nil, `p=`+helperPath(ver)+`; echo "$p"; if [ -x "$p" ] && [ "$("$p" remote-ping 2>/dev/null)" = `+shq(pingAnswer)+` ]; then echo present; fi`, nil)
+	if err != nil {
+		return Installed{}, false, err
+	}
+	lines := strings.Fields(out)
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "/") {
+		return Installed{}, false, fmt.Errorf("%s: install: unexpected answer %q", h.label(), clip(out, 100))
+	}
+	return Installed{Path: lines[0], Version: ver}, len(lines) > 1 && lines[1] == "present", nil
 }
 
 // ReapHost runs the installed helper's remote-reap on the host: the

@@ -113,10 +113,15 @@ func dirExpr(p string) string {
 // failure (exit 255) is diagnosed in one line; a failing script returns
 // its exit status and standard error.
 func (h Host) run(ctx context.Context, opts []string, script string, stdin io.Reader) (string, error) {
+	return h.runMax(ctx, opts, script, stdin, 1<<20)
+}
+
+// runMax is run keeping at most max bytes of the standard output.
+func (h Host) runMax(ctx context.Context, opts []string, script string, stdin io.Reader, max int) (string, error) {
 	argv := h.sshArgv(opts, script)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &limited{w: &out, n: 1 << 20}, &limited{w: &errb, n: 64 << 10}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &limited{w: &out, n: max}, &limited{w: &errb, n: 64 << 10}
 	// A ControlPersist master forked by this ssh must not hold the pipes.
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
