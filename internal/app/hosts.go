@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -112,7 +113,8 @@ var helperSelf = os.Executable
 // machine that a host's workers need on the host too: Hivemind's helper
 // (the agents' hooks) for this build installed there, or installable by
 // the run; and for Claude Code workers, Claude's first run done there
-// (onboarding, the host's work dir trusted). Nothing on the host changes.
+// (onboarding, the host's work dir trusted), when a worker placed there
+// runs Claude Code. Nothing on the host changes.
 func hostReadiness(ctx context.Context, cfg config.Config, h remote.Host, rep remote.Report) []preflight.Result {
 	hook := preflight.Result{Check: h.Name + ": hivemind hook", Status: preflight.OK}
 	self, err := helperSelf()
@@ -134,7 +136,7 @@ func hostReadiness(ctx context.Context, cfg config.Config, h remote.Host, rep re
 		hook.Msg = fmt.Sprintf("%s %s not installed yet: a run copies it to %s", remote.HelperName, inst.Version, inst.Path)
 	}
 	rs := []preflight.Result{hook}
-	if p, ok := profiles.Lookup(cfg.AgentOf(workspace.RoleWorker)); !ok || p.Name != "claude" {
+	if !slices.Contains(hostAgents(cfg, h.Name), "claude") {
 		return rs
 	}
 	return append(rs, hostClaudeReady(ctx, h, rep))
