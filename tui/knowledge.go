@@ -69,7 +69,7 @@ func (m Model) renderKnowledge() string {
 		stDim.Render(strings.Repeat("─", max(w-ansi.StringWidth(title), 0))), w))
 	if len(m.cx.items) == 0 {
 		lines = append(lines, "", fitWidth(stDim.Render(ansi.Truncate(
-			"  Nothing recorded yet. Agents record decisions, constraints and terms through context/inbox/;", w, "…")), w),
+			"  Nothing recorded yet. Agents record decisions, constraints and terms as notes in their outbox (agents/<id>/knowledge/);", w, "…")), w),
 			fitWidth(stDim.Render(ansi.Truncate("  `hivemind context` lists them, `hivemind context rm ID` removes one.", w, "…")), w))
 	}
 	shown := 0
