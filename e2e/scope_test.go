@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,19 +56,7 @@ func TestChaosHostileTeamWriteScopes(t *testing.T) {
 		t.Skip("no go command")
 	}
 	project, home := chaosProject(t, "")
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	if err := os.WriteFile(filepath.Join(project, "README"), []byte("x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git("add", "README")
-	git("commit", "-qm", "init")
+	testkit.InitRepo(t, project, "README", "x\n")
 	script := filepath.Join(t.TempDir(), "hostile.sh")
 	if err := os.WriteFile(script, []byte(hostileAgent), 0o755); err != nil {
 		t.Fatal(err)

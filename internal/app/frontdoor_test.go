@@ -194,19 +194,7 @@ func TestLauncherStartPick(t *testing.T) {
 // them) or start from HEAD; a merge in progress offers only HEAD.
 func TestLauncherAsksAboutDirtyCheckout(t *testing.T) {
 	project := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git("add", "a.txt")
-	git("commit", "-qm", "init")
+	testkit.InitRepo(t, project, "a.txt", "a\n")
 	l, err := newLauncher(Options{Project: project, Agent: "sim", AgentSet: true})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"io"
 	"os"
 	"os/exec"
@@ -56,19 +57,7 @@ func TestGitDecorateCopies(t *testing.T) {
 // in progress refuses to start unless --dirty ignore.
 func TestNewTaskDirtyCheckout(t *testing.T) {
 	project := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	run("init", "-q")
-	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run("add", "a.txt")
-	run("commit", "-qm", "init")
+	testkit.InitRepo(t, project, "a.txt", "a\n")
 	if err := os.WriteFile(filepath.Join(project, "a.txt"), []byte("edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

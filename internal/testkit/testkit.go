@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,4 +75,30 @@ func NoClaude(t *testing.T) func() preflight.Env {
 		}
 		return e
 	}
+}
+
+// Git returns a function that runs git in dir with a test identity,
+// failing the test on an error.
+func Git(t testing.TB, dir string) func(args ...string) {
+	return func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// InitRepo makes dir a git repository whose one commit holds the file
+// name with content, and returns Git(t, dir).
+func InitRepo(t testing.TB, dir, name, content string) func(args ...string) {
+	t.Helper()
+	git := Git(t, dir)
+	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", name)
+	git("commit", "-qm", "init")
+	return git
 }
