@@ -59,6 +59,9 @@ type Project struct {
 	// (uncommitted edits, a rebase or merge in progress), "" when clean or
 	// not git: a task starts from a commit, so starting asks about it.
 	Checkout string
+	// WriteScopes says whether agents' writes are confined by the kernel
+	// here (app.WriteScopeStatus): shown so that "off" is never silent.
+	WriteScopes string
 	// LockedBy is set when another Hivemind holds the workspace (it names
 	// the holder); nothing can be started or resumed then.
 	LockedBy string

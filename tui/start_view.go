@@ -91,6 +91,11 @@ func (m Model) renderStart() string {
 		if c := fd.info.Checkout; c != "" && fd.ask == nil { // a question about it says it
 			lines = append(lines, wrapIndent(stWarnTxt.Render, "⚠ your checkout: "+c+": a task starts from a commit; starting asks what to do with them", w, "           ")...)
 		}
+		if ws := fd.info.WriteScopes; strings.Contains(ws, ": off") {
+			lines = append(lines, wrapIndent(stWarnTxt.Render, "⚠ "+ws, w, "           ")...)
+		} else if ws != "" {
+			lines = append(lines, "           "+stDim.Render(ansi.Truncate(ws, max(w-11, 1), "…")))
+		}
 		if fd.info.LockedBy != "" {
 			lines = append(lines, "           "+stBadTxt.Render("✖ another Hivemind is running on this workspace: "+oneLine(fd.info.LockedBy)))
 		}

@@ -119,3 +119,20 @@ func TestStartAsksAboutDirtyCheckout(t *testing.T) {
 		})
 	}
 }
+
+// The start screen says whether agents' writes are confined by the
+// kernel: "off" as a warning, wrapped whole at 80 columns; "on" dim.
+func TestStartSaysWriteScopes(t *testing.T) {
+	const off = "write scopes: off (no Landlock) — roles are enforced by tool checks only"
+	for _, tc := range []struct{ status, want string }{
+		{off, "⚠ " + off},
+		{"write scopes: on (Landlock ABI 7) — each agent and its children write only where its role owns", "write scopes: on (Landlock ABI 7)"},
+	} {
+		l := newFakeLauncher()
+		l.projects[testProject] = Project{Dir: testProject, Git: true, WriteScopes: tc.status}
+		h := newFrontHarness(t, l, 80, 24)
+		if screen := strings.Join(strings.Fields(h.plain()), " "); !strings.Contains(screen, tc.want) {
+			t.Errorf("the start screen does not say %q:\n%s", tc.want, h.plain())
+		}
+	}
+}

@@ -346,6 +346,7 @@ func (l *launcher) Scan(project string) (tui.Project, error) {
 		return p, fmt.Errorf("%s is not a directory", project)
 	}
 	p.Git = gitwork.IsRepo(project)
+	p.WriteScopes = WriteScopeStatus("")
 	if d, err := checkoutState(l.optionsFor(project)); err == nil {
 		p.Checkout = d.String()
 	}
