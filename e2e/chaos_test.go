@@ -60,8 +60,15 @@ func chaosAgent(mode string) int {
 	id := os.Getenv("HIVEMIND_AGENT_ID")
 	role := workspace.Role(os.Getenv("HIVEMIND_ROLE"))
 	outbox := filepath.Join(taskDir, workspace.OutboxesDir, id) // where this agent's Hivemind files go
-	count := func(name string) int {                            // per-agent counters kept on disk across restarts
-		p := filepath.Join(taskDir, "chaos-"+id+"-"+name)
+	// Per-agent counters (and other scratch files) are kept on disk across
+	// restarts: in the agent's private temp dir when write scopes give it
+	// one (the task dir is then not its to write), else in the task dir.
+	scratch := taskDir
+	if d := os.Getenv("TMPDIR"); d != "" {
+		scratch = d
+	}
+	count := func(name string) int {
+		p := filepath.Join(scratch, "chaos-"+filepath.Base(taskDir)+"-"+id+"-"+name)
 		b, _ := os.ReadFile(p)
 		n := len(b) + 1
 		_ = os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o644)
@@ -120,7 +127,7 @@ func chaosAgent(mode string) int {
 			}
 			switch n := count("plan"); {
 			case is("symlink-plan") && n == 1:
-				real := filepath.Join(taskDir, "real-plan.md")
+				real := filepath.Join(scratch, "chaos-"+filepath.Base(taskDir)+"-real-plan.md")
 				write(real, chaosPlan)
 				_ = os.Symlink(real, p)
 			case is("dir-plan") && n == 1:
