@@ -2,12 +2,14 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
 )
 
@@ -27,11 +29,28 @@ func hostsProject(t *testing.T, s *sshtest.Server, extra string) string {
 	return project
 }
 
+// helperBeside builds hivemind-hook beside the test binary, where a run
+// finds the helper it copies to hosts (remote.HelperFor), as `make build`
+// puts it beside hivemind.
+func helperBeside(t *testing.T) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(filepath.Dir(self), remote.HelperName)
+	if out, err := exec.Command("go", "build", "-o", p, "../../cmd/hivemind-hook").CombinedOutput(); err != nil {
+		t.Fatalf("go build hivemind-hook: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = os.Remove(p) })
+}
+
 // `hivemind hosts`: a line per host, ok with versions or the one-line
 // diagnosis; exit 1 when one is broken. The preflight of a run placed on
 // the broken host stops it with the same line.
 func TestHostsCommand(t *testing.T) {
 	s := sshtest.Start(t, sshtest.Options{})
+	helperBeside(t)
 	s.AddAlias("hm-badkey", sshtest.AliasOptions{UnknownKey: true})
 	project := hostsProject(t, s, "\n[hosts.broken]\nssh = \"hm-badkey\"\nssh_options = [\"-F\", "+strconv.Quote(s.Config)+"]\n")
 
@@ -40,7 +59,16 @@ func TestHostsCommand(t *testing.T) {
 	if code != app.ExitError {
 		t.Errorf("exit %d, want %d\n%s%s", code, app.ExitError, out.String(), errOut.String())
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	// A line per host; its checks on the host indented below it.
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if !strings.HasPrefix(l, " ") {
+			lines = append(lines, l)
+		}
+	}
+	if !strings.Contains(out.String(), "ok    box: hivemind hook ") {
+		t.Errorf("no hook readiness line for box:\n%s", out.String())
+	}
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ok    box: "+s.User+"@Linux") || !strings.Contains(lines[0], "git version") ||
 		!strings.HasPrefix(lines[1], "fail  broken: ssh: ") || !strings.Contains(lines[1], "Permission denied") {
 		t.Errorf("hosts output:\n%s", out.String())

@@ -92,8 +92,10 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 	a.session = fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", a.rnd.Uint32(), a.rnd.IntN(1<<16), a.rnd.IntN(1<<12), a.rnd.IntN(1<<12), a.rnd.Uint64()&(1<<48-1))
 	a.cwd, _ = os.Getwd()
 	if a.usage > 0 {
-		home := firstNonEmpty(env("HOME"), os.TempDir())
-		a.transcript = filepath.Join(home, ".hivemind-sim", "sessions", a.session+".jsonl")
+		// The agent's private temp dir where write scopes give it one
+		// (its home is not its to write then), else its home.
+		dir := firstNonEmpty(env("TMPDIR"), env("HOME"), os.TempDir())
+		a.transcript = filepath.Join(dir, ".hivemind-sim", "sessions", a.session+".jsonl")
 	}
 	return a.run(stdin, *seed)
 }
