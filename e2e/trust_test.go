@@ -3,9 +3,11 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,6 +59,22 @@ func spawner(t *testing.T) (agent, pids string) {
 		}
 	})
 	return "sh " + script, pids
+}
+
+// spawnerConfig is the --config of a run of spawner agents: every role
+// may also write pids, where the agents record what they started (their
+// write scopes would refuse it otherwise).
+func spawnerConfig(t *testing.T, pids string) []string {
+	t.Helper()
+	p := filepath.Join(filepath.Dir(pids), "config.toml")
+	var b strings.Builder
+	for _, r := range workspace.Roles() {
+		fmt.Fprintf(&b, "[roles.%s]\nwritable = [%q]\n", r, pids)
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--config", p}
 }
 
 // spawned returns the pids recorded in dir (kind "" = all kinds) and the
@@ -135,8 +153,8 @@ func TestHeadlessSIGHUPStopsEverything(t *testing.T) {
 		agent, pidDir := spawner(t)
 		project, home := t.TempDir(), t.TempDir()
 		env = append(env, "HM_PIDS="+pidDir)
-		cmd, out, exited := startSpawnerRun(t, home, pidDir, env, "--headless", "--agent", agent, "--workers", "1",
-			"--project", project, "build a tiny calculator")
+		cmd, out, exited := startSpawnerRun(t, home, pidDir, env, append(spawnerConfig(t, pidDir), "--headless", "--agent", agent, "--workers", "1",
+			"--project", project, "build a tiny calculator")...)
 		// Let the grandchildren's parents exit, so they are orphans.
 		escaped, _ := spawned(t, pidDir, "escaped")
 		waitFor(t, 10*time.Second, "orphaned grandchildren", func() bool {
@@ -195,8 +213,9 @@ func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
 	agent, pidDir := spawner(t)
 	project, home := t.TempDir(), t.TempDir()
 	env = append(env, "HM_PIDS="+pidDir)
-	cmd, _, exited := startSpawnerRun(t, home, pidDir, env, "--headless", "--agent", agent, "--workers", "1",
-		"--project", project, "build a tiny calculator")
+	cfg := spawnerConfig(t, pidDir)
+	cmd, _, exited := startSpawnerRun(t, home, pidDir, env, append(cfg, "--headless", "--agent", agent, "--workers", "1",
+		"--project", project, "build a tiny calculator")...)
 	dir := taskDir(t, project)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -223,6 +242,7 @@ func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
 	if !resume {
 		args = append(args[:2:2], "--agent", agent, "--workers", "1", "--project", project, "write a haiku")
 	}
+	args = append(slices.Clip(cfg), args...)
 	cmd2, out2, exited2 := startSpawnerRun(t, home, pidDir, env, args...)
 	allGone(t, "after the next run started", first)
 	if !strings.Contains(out2.String(), `"leftovers_reaped"`) {
@@ -294,7 +314,7 @@ func TestTUISIGHUPStopsEverything(t *testing.T) {
 	requireTmux(t)
 	trackingModes(t, func(t *testing.T, env []string) {
 		agent, pidDir := spawner(t)
-		r := startTUI(t, tuiOptions{args: []string{"--agent", agent, "--workers", "1", "build a tiny calculator"},
+		r := startTUI(t, tuiOptions{args: append(spawnerConfig(t, pidDir), "--agent", agent, "--workers", "1", "build a tiny calculator"),
 			env: append(env, "HM_PIDS="+pidDir)})
 		var socks []string
 		waitFor(t, runDeadline, "the lead's children", func() bool {
