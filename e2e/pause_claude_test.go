@@ -37,7 +37,8 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 
 	// A plan.md with problems while the Lead is mid-turn: the engine
 	// answers with a message for the Lead, queued behind its turn.
-	if err := os.WriteFile(filepath.Join(dir, "plan.md"), []byte("# Plan\n\nno json block yet\n"), 0o644); err != nil {
+	// (in the Lead's outbox, where the engine takes its plan from).
+	if err := os.WriteFile(filepath.Join(dir, workspace.OutboxRel(workspace.AgentLead), "plan.md"), []byte("# Plan\n\nno json block yet\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	seen.watch(r, claudeTUIWait, "the Lead's fix message sent (queued behind its turn)", func(tuiScreen) bool {

@@ -148,13 +148,16 @@ func (st *stepper) cannotRestart(e AgentHealth, ag workspace.AgentState, why str
 	case ag.EarlyExits >= 2:
 		st.emit("agent_cannot_start", e.Agent, map[string]any{"early_exits": ag.EarlyExits, "exit_code": e.ExitCode})
 		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s exited before its prompt appeared, %d times in a row (last: %s). "+
-			"Fix: run its command by hand in a terminal to see why it stops (a custom --agent command must start an interactive program "+
-			"that waits for input, not exit); then retry (R in the TUI, or hivemind --resume --retry)", e.Agent, ag.EarlyExits, why))
+			earlyExitFix, e.Agent, ag.EarlyExits, why))
 	default:
 		return false
 	}
 	return true
 }
+
+// earlyExitFix is what to do about an agent that exits before its prompt.
+const earlyExitFix = "Fix: run its command by hand in a terminal to see why it stops (a custom --agent command must start an interactive program " +
+	"that waits for input, not exit); then retry (R in the TUI, or hivemind --resume --retry)"
 
 // failAgent handles a crash, hang or timeout: restart after the backoff
 // (or now), past max_retries consecutive failures → needs_human.
@@ -168,6 +171,13 @@ func (st *stepper) failAgent(id workspace.AgentID, why string, immediate bool) {
 	s.Agents[id] = ag
 	d, ok := st.cfg.restartPolicy().Retry(ag.Failures)
 	if !ok {
+		if ag.EarlyExits > 0 {
+			// Its messages failed as it died before its prompt: the
+			// exits are the cause, and they want the same fix.
+			st.needsHuman("agent:"+string(id), fmt.Sprintf("Agent %s exited before its prompt appeared (%d failures in a row, last: %s). "+
+				earlyExitFix, id, ag.Failures, why))
+			return
+		}
 		st.needsHuman("agent:"+string(id), fmt.Sprintf("Agent %s failed %d times in a row (last: %s); max_retries=%d", id, ag.Failures, why, st.cfg.MaxRetries))
 		return
 	}

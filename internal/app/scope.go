@@ -114,7 +114,8 @@ func (f *agentFactory) writeScope(spec ptyagent.Spec, id workspace.AgentID, role
 		// ~/.cargo/bin) or Hivemind's own config (~/.config): an agent
 		// that could replace them would run unconfined later.
 		for _, p := range []string{".claude", ".claude.json", ".codex", ".gemini", ".cache", ".npm",
-			"go/pkg/mod", ".cargo/registry", ".cargo/git"} {
+			"go/pkg/mod", ".cargo/registry", ".cargo/git",
+			".local/share/opencode", ".local/state/opencode"} { // opencode's data (its log, sessions) and state
 			w = append(w, filepath.Join(home, p))
 		}
 	}
