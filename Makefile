@@ -72,4 +72,4 @@ AGENTS_PREFIX  ?= $(HOME)/.cache/hivemind-agents
 real-agents:
 	npm install --prefix $(AGENTS_PREFIX) --no-fund --no-audit $$($(GO) run ./ptyagent/profiles/pinned $(if $(LATEST),-latest) | awk '$$3 == "prefix" {print $$2}')
 	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'TestReal[A-Z][a-z]+$$' ./ptyagent/...
-	PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test[A-Z][a-z]+(TypedTurn|TeamComplete|ReviewerCannotEditSource)$$|TestMixedTeam' ./e2e/
+	HIVEMIND_TEST_LONG=1 PATH=$(AGENTS_PREFIX)/node_modules/.bin:$$PATH $(GO) test -race -count=1 -run 'Test[A-Z][a-z]+(TypedTurn|TeamComplete|ReviewerCannotEditSource)$$|TestMixedTeam' ./e2e/

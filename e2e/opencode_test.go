@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -50,8 +51,8 @@ func writeOpencodeHome(t *testing.T, c *ClaudeOffline) {
 // --agent opencode alone runs a whole task to complete: plan rejected
 // once, checkpoint fixed once, every turn confirmed by the plugin's hooks.
 func TestOpencodeTeamComplete(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a whole opencode team takes 5–7 min on a loaded 2-core machine: the full run only (CI's quiet pass)")
+	if !testkit.Long() {
+		t.Skip("a whole opencode team takes 5–7 min on a 2-core machine: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
 	}
 	t.Parallel()
 	c, dir := runTeam(t, "opencode", "opencode")
@@ -69,8 +70,8 @@ func TestOpencodeReviewerCannotEditSource(t *testing.T) {
 // A mixed team with opencode Workers next to a Claude Lead and a Codex
 // Reviewer.
 func TestOpencodeMixedTeamComplete(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a whole opencode team takes 5–7 min on a loaded 2-core machine: the full run only (CI's quiet pass)")
+	if !testkit.Long() {
+		t.Skip("a whole opencode team takes 5–7 min on a 2-core machine: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
 	}
 	t.Parallel()
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=opencode", "claude", "codex", "opencode")
