@@ -163,16 +163,7 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 
 // teamRunning reports whether the team is at work: what p pauses (the
 // engine ignores a pause in any other phase).
-func teamRunning(p workspace.Phase) bool {
-	switch p {
-	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
-		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
-		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
-		workspace.PhaseFrictionResolution:
-		return true
-	}
-	return false
-}
+func teamRunning(p workspace.Phase) bool { return p.Running() }
 
 // cannotPause says why p does nothing now, "" when it pauses the team.
 func (m Model) cannotPause() string {

@@ -39,6 +39,19 @@ func (p Phase) Terminal() bool {
 	return p == PhaseComplete || p == PhaseCancelled || p == PhaseError || p == PhaseNeedsHuman
 }
 
+// Running reports whether the workflow is under way in phase p: triggers
+// and agent failures are acted on, and a pause holds it.
+func (p Phase) Running() bool {
+	switch p {
+	case PhasePlanning, PhasePlanReview, PhasePlanRevision, PhasePlanApproval,
+		PhaseExecuting, PhaseCheckpoint, PhaseCheckpointReview,
+		PhaseCheckpointFix, PhaseFrictionLogged, PhaseFrictionSync,
+		PhaseFrictionResolution:
+		return true
+	}
+	return false
+}
+
 // Task is the immutable task definition (task.json).
 type Task struct {
 	ID          string    `json:"id"`

@@ -159,16 +159,7 @@ func (st *stepper) startsFirst() {
 
 // running reports whether the workflow is under way in phase p: triggers
 // and agent failures are acted on.
-func running(p workspace.Phase) bool {
-	switch p {
-	case workspace.PhasePlanning, workspace.PhasePlanReview, workspace.PhasePlanRevision, workspace.PhasePlanApproval,
-		workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
-		workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync,
-		workspace.PhaseFrictionResolution:
-		return true
-	}
-	return false
-}
+func running(p workspace.Phase) bool { return p.Running() }
 
 // final reports whether p ends the run (FinishedAt is set, timers dropped).
 func final(p workspace.Phase) bool {
