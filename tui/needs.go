@@ -35,22 +35,38 @@ func (m Model) needs() []workspace.Need {
 		return nil
 	}
 	out := workspace.NeedsYou(m.st, m.healthOf)
+	for _, h := range m.draftHolds() {
+		detail := fmt.Sprintf("%d message(s) held", h.n)
+		if w := m.now().Sub(h.since); w >= draftDeadline {
+			detail += " " + w.Round(time.Second).String()
+		}
+		out = append(out, workspace.Need{Kind: workspace.NeedPrompt, Agent: h.id, Detail: detail,
+			Keys: fmt.Sprintf("%d enter: send or clear it", h.pane+1)})
+	}
+	return out
+}
+
+// draftHold is one agent whose messages wait for text the user typed in
+// its prompt: its pane index, how many wait, and since when.
+type draftHold struct {
+	pane  int
+	id    workspace.AgentID
+	n     int
+	since time.Time
+}
+
+// draftHolds are the agents whose messages wait for the user's typed text.
+func (m Model) draftHolds() []draftHold {
+	var out []draftHold
 	for i, id := range m.agents {
 		t, ok := m.terminal(id)
 		if !ok {
 			continue
 		}
-		d, ok := t.(draftHolder)
-		if !ok {
-			continue
-		}
-		if held, n, since := d.DraftHold(); held {
-			detail := fmt.Sprintf("%d message(s) held", n)
-			if w := m.now().Sub(since); w >= draftDeadline {
-				detail += " " + w.Round(time.Second).String()
+		if d, ok := t.(draftHolder); ok {
+			if held, n, since := d.DraftHold(); held {
+				out = append(out, draftHold{i, id, n, since})
 			}
-			out = append(out, workspace.Need{Kind: workspace.NeedPrompt, Agent: id, Detail: detail,
-				Keys: fmt.Sprintf("%d enter: send or clear it", i+1)})
 		}
 	}
 	return out
@@ -65,16 +81,9 @@ const draftDeadline = time.Minute
 // passed draftDeadline; the wait goes on.
 func (m *Model) draftBell() tea.Cmd {
 	var who []string
-	for _, id := range m.agents {
-		t, ok := m.terminal(id)
-		if !ok {
-			continue
-		}
-		d, ok := t.(draftHolder)
-		if !ok {
-			continue
-		}
-		if held, _, since := d.DraftHold(); held && m.now().Sub(since) >= draftDeadline && m.draftRung[id] != since {
+	for _, h := range m.draftHolds() {
+		id, since := h.id, h.since
+		if m.now().Sub(since) >= draftDeadline && m.draftRung[id] != since {
 			if m.draftRung == nil {
 				m.draftRung = map[workspace.AgentID]time.Time{}
 			}
