@@ -92,13 +92,6 @@ func chaosAgent(mode string) int {
 	if is("longline") {
 		tail = reflowLine + "\n> "
 	}
-	if _, err := os.Stat(filepath.Join(project, chaosDieFile)); err == nil && role == workspace.RoleWorker {
-		// A worker that cannot start: it says why and exits before its
-		// prompt ever appears (restart_test.go).
-		fmt.Printf("chaos agent %s: cannot start (%s is there)\n", id, chaosDieFile)
-		time.Sleep(200 * time.Millisecond)
-		return 1
-	}
 	fmt.Printf("chaos agent %s (%s, %s) ready\n%s", id, role, mode, tail)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
@@ -265,13 +258,25 @@ func chaosProject(t *testing.T, config string) (project, home string) {
 // output and the event records.
 func chaosExec(t *testing.T, project, home, mode string, args ...string) (int, string, string, []workspace.EventRecord) {
 	t.Helper()
+	return chaosExecAs(t, project, home, mode, chaosSelf(t), args...)
+}
+
+// chaosSelf is the chaos agent's command: this test binary.
+func chaosSelf(t *testing.T) string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return self
+}
+
+// chaosExecAs is chaosExec with agent as --agent.
+func chaosExecAs(t *testing.T, project, home, mode, agent string, args ...string) (int, string, string, []workspace.EventRecord) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
-	cmd, out := hivemind(t, ctx, home, append([]string{"--headless", "--agent", self, "--project", project}, args...)...)
+	cmd, out := hivemind(t, ctx, home, append([]string{"--headless", "--agent", agent, "--project", project}, args...)...)
 	cmd.Env = append(cmd.Env, chaosModeEnv+"="+mode)
 	code := exitCode(t, cmd)
 	dir := taskDir(t, project)

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -193,7 +194,7 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	// The sim agents run at the demo's pace: the task's sim flags come
 	// first on their command line (HIVEMIND_SIM_ARGS, which tests set to a
 	// fast pace, comes after and wins).
-	argv := simAgentArgv(t, dir, ended)
+	argv := simAgentArgv(t, dir, ended, out)
 	if !strings.Contains(argv, "--pace\x00"+demoPace+"\x00") {
 		t.Errorf("resumed sim agent runs %q, without the demo's --pace %s", strings.ReplaceAll(argv, "\x00", " "), demoPace)
 	}
@@ -222,14 +223,14 @@ const demoPace = "200ms"
 
 // simAgentArgv waits until the running task in dir has a live lead agent
 // and returns its command line (NUL separated, from /proc); it gives up
-// when the run has ended.
-func simAgentArgv(t *testing.T, dir string, ended <-chan struct{}) string {
+// when the run has ended, with what it printed.
+func simAgentArgv(t *testing.T, dir string, ended <-chan struct{}, out fmt.Stringer) string {
 	t.Helper()
 	var argv []byte
 	waitFor(t, runDeadline, "a live lead agent in "+dir, func() bool {
 		select {
 		case <-ended:
-			t.Fatalf("the run ended before its lead agent was seen")
+			t.Fatalf("the run ended before its lead agent was seen:\n%s", out)
 		default:
 		}
 		st, err := workspace.ReadStateFile(dir)

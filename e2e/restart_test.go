@@ -11,9 +11,26 @@ import (
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
-// chaosDieFile in the project makes the chaos agent's workers exit before
-// their prompt appears.
+// chaosDieFile in the project makes chaosGate exit before its prompt
+// appears.
 const chaosDieFile = ".chaos-die"
+
+// chaosGate writes a worker command that, while chaosDieFile is in the
+// project, says it cannot start and exits at once, and else runs the
+// chaos agent. A shell, not the chaos agent itself: the race-built test
+// binary can take longer to start on a busy machine than the quiet output
+// that makes a silent program ready, and a program that is silent at
+// first is one Hivemind must take for ready.
+func chaosGate(t *testing.T) string {
+	t.Helper()
+	gate := filepath.Join(t.TempDir(), "gate.sh")
+	script := "#!/bin/sh\nif [ -e \"$HIVEMIND_PROJECT/" + chaosDieFile + "\" ]; then\n" +
+		"  echo \"chaos agent $HIVEMIND_AGENT_ID: cannot start (" + chaosDieFile + " is there)\"; exit 1\nfi\nexec '" + chaosSelf(t) + "'\n"
+	if err := os.WriteFile(gate, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return gate
+}
 
 // A worker that exits before its prompt ever appears, twice in a row,
 // stops the run in needs_human within seconds, with its exit code and last
@@ -27,14 +44,16 @@ func TestResumeRetryStartsWorkerOnce(t *testing.T) {
 	if err := os.WriteFile(die, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, dir, out, recs := chaosExec(t, project, home, "behave", "chaos: write two files")
+	self := chaosSelf(t)
+	code, dir, out, recs := chaosExecAs(t, project, home, "behave", "lead="+self+",reviewer="+self+",worker="+chaosGate(t), "chaos: write two files")
 	if code != 3 {
 		t.Fatalf("exit %d, want 3 (needs_human):\n%s", code, out)
 	}
 	st := readState(t, dir)
 	for _, want := range []string{"worker_1 exited before its prompt appeared", "code 1", "cannot start", "Fix:"} {
 		if !strings.Contains(st.Reason, want) {
-			t.Errorf("reason %q lacks %q", st.Reason, want)
+			t.Errorf("reason %q lacks %q; the run printed:\n%s", st.Reason, want, out)
+			break
 		}
 	}
 	exited := func(r workspace.EventRecord) bool {

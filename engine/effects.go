@@ -283,7 +283,7 @@ func (r *Runner) schedule(id string, after time.Duration) {
 func (r *Runner) spawnFailed(agent workspace.AgentID, err error) {
 	r.fail("start_agent", agent, err)
 	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), Cause: startCause(err),
-		When: When{At: r.cfg.Clock()}})
+		Stopped: r.closing.Load(), When: When{At: r.cfg.Clock()}})
 }
 
 // startCause names a start failure no restart can fix ("" for others).

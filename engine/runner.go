@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
@@ -99,6 +100,9 @@ type Runner struct {
 	qmu     sync.Mutex
 	queue   []runnerItem
 	stopped bool // Run returned: nothing more is handled
+	// closing: the agent layer is being shut down (Closing), so a start
+	// that fails is the end of the run, not a failure.
+	closing atomic.Bool
 	wakeup  chan struct{}
 
 	logw *runnerLog // events.jsonl writer
@@ -196,6 +200,11 @@ func (r *Runner) enqueue(it runnerItem) {
 func (r *Runner) Log(typ string, agent workspace.AgentID, details map[string]any) {
 	r.enqueue(runnerItem{rec: &workspace.EventRecord{Time: r.cfg.Clock(), Type: typ, Agent: agent, Details: details}})
 }
+
+// Closing says the agent layer is being shut down with the run (called
+// before closing it): from now on a start that fails reaches the engine
+// as a stop (AgentHealth.Stopped), not as a crash.
+func (r *Runner) Closing() { r.closing.Store(true) }
 
 // Barrier returns a channel closed once everything queued before the call
 // has been handled (or Run has returned). Used to drain at shutdown.

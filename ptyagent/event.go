@@ -31,6 +31,10 @@ type Event struct {
 	// Cause is, for exited, a diagnosed cause a restart cannot fix (set
 	// by whoever diagnosed it, e.g. a remote host found unreachable).
 	Cause string
+	// Stopped is, for exited, that Hivemind stopped the agent (Stop, Kill,
+	// the manager's Close) or could not start it because the manager is
+	// closed: the end of the run, not a crash.
+	Stopped bool
 	// Payload is the relayed hook JSON for EventHook (e.g. the Stop hook's
 	// last_assistant_message). Nil for other kinds.
 	Payload []byte

@@ -214,7 +214,7 @@ func (m *Manager) Start(id workspace.AgentID, role workspace.Role, resume bool) 
 func (m *Manager) report(id workspace.AgentID, err error) {
 	if m.cfg.OnEvent != nil {
 		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: workspace.HealthExited, ExitCode: -1,
-			Detail: err.Error(), At: time.Now()})
+			Detail: err.Error(), Stopped: errors.Is(err, ErrClosed), At: time.Now()})
 	}
 }
 

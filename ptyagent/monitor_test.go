@@ -264,3 +264,27 @@ func TestClaudeRetryingIsRateLimited(t *testing.T) {
 		t.Fatalf("healths %s", got)
 	}
 }
+
+// TestGoneIsNeverReady: once the agent's process has exited, no rule
+// reports it alive while its exit is being processed (reaping can take a
+// while on a busy machine): a program that printed why it cannot start and
+// exited is an early exit, not an agent that became ready by going quiet.
+func TestGoneIsNeverReady(t *testing.T) {
+	now := time.Now()
+	for _, gone := range []bool{false, true} {
+		s := idleSession(t, ProfileCustom, workspace.HealthStarting)
+		s.base, s.lastOutput, s.lastLife, s.gone = workspace.HealthStarting, now.Add(-time.Minute), now, gone
+		s.checkOnce(now)
+		want := workspace.HealthReady
+		if gone {
+			want = workspace.HealthStarting
+		}
+		if s.health != want {
+			t.Errorf("gone=%v: health %s, want %s", gone, s.health, want)
+		}
+		s.setHealth(workspace.HealthExited, "exit code 1")
+		if s.health != workspace.HealthExited {
+			t.Errorf("gone=%v: exit not reported: %s", gone, s.health)
+		}
+	}
+}

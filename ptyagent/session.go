@@ -122,6 +122,7 @@ type Session struct {
 	exitDetail  string // the exit as the health event says it (ExitedError)
 	stopping    bool
 	dead        bool
+	gone        bool // the process has exited: its health can only become exited (waiter)
 	queue       []message
 	draft       draft  // the user's unsent text in the agent's prompt (draft.go)
 	queueHeld   bool   // HoldDelivery: queued messages wait (deliver.go)
@@ -899,6 +900,13 @@ func (s *Session) waiter() {
 			code = 128 + int(ws.Signal())
 		}
 	}
+	// From here on no rule may report the agent alive (ready after quiet
+	// output, idle, busy): reaping what it left can take a while on a busy
+	// machine, and a program that printed why it cannot start and exited
+	// must be seen as exited before its prompt, never as ready.
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
 	close(s.exited)
 
 	// Reap what the agent left. The cgroup holds every descendant,
@@ -1136,7 +1144,7 @@ func (s *Session) emit(e Event) {
 	}
 	if e.Health == workspace.HealthExited {
 		s.mu.Lock()
-		e.ExitCode = s.exitCode
+		e.ExitCode, e.Stopped = s.exitCode, s.stopping
 		s.mu.Unlock()
 	}
 	s.emitMu.Lock()
@@ -1160,7 +1168,7 @@ func (s *Session) poke() {
 // setHealth changes the health and reports it.
 func (s *Session) setHealth(h workspace.Health, detail string) {
 	s.mu.Lock()
-	if s.health == h || s.health == workspace.HealthExited {
+	if s.health == h || s.health == workspace.HealthExited || s.gone && h != workspace.HealthExited {
 		s.mu.Unlock()
 		return
 	}

@@ -238,6 +238,7 @@ type eventWire struct {
 	PID       int              `json:"pid,omitempty"`
 	Detail    string           `json:"detail,omitempty"`
 	Cause     string           `json:"cause,omitempty"`
+	Stopped   bool             `json:"stopped,omitempty"`
 	Seq       *int             `json:"seq,omitempty"`
 	Delivered *bool            `json:"delivered,omitempty"`
 	Cancelled bool             `json:"cancelled,omitempty"`

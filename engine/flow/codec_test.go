@@ -32,6 +32,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true, Problem: "p", When: When{At: at}},
 		AgentHealth{Agent: "lead", Health: "exited", ExitCode: 3, PID: 42, Detail: "d", When: When{At: at}},
 		AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 255, Detail: "d", Cause: "host box down", When: When{At: at}},
+		AgentHealth{Agent: "worker_2", Health: "exited", ExitCode: 143, PID: 9, Stopped: true, When: When{At: at}},
 		InjectionResult{Agent: "lead", Seq: 4, Delivered: true, Detail: "d", When: When{At: at}},
 		InjectionResult{Agent: "lead", Seq: 5, Cancelled: true, Detail: "cancelled", When: When{At: at}},
 		TimerFired{ID: "timeout:lead", When: When{At: at}},

@@ -179,11 +179,15 @@ type AgentHealth struct {
 	// host that cannot be reached, a missing or not executable program,
 	// a CLI not logged in), said so the user can fix it; empty: none.
 	Cause string
+	// Stopped: Hivemind stopped the agent as the run ends (the user quit)
+	// or could not start it for that reason; an exit that is not a
+	// failure, counted toward no retry limit.
+	Stopped bool
 	When
 }
 
 func (e AgentHealth) toWire(w *eventWire) workspace.AgentID {
-	w.Health, w.PID, w.Detail, w.Cause = e.Health, e.PID, e.Detail, e.Cause
+	w.Health, w.PID, w.Detail, w.Cause, w.Stopped = e.Health, e.PID, e.Detail, e.Cause, e.Stopped
 	if e.Health == workspace.HealthExited {
 		c := e.ExitCode
 		w.ExitCode = &c
@@ -191,7 +195,7 @@ func (e AgentHealth) toWire(w *eventWire) workspace.AgentID {
 	return e.Agent
 }
 func (AgentHealth) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
-	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, Cause: w.Cause, When: When{At: at}}
+	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, Cause: w.Cause, Stopped: w.Stopped, When: When{At: at}}
 	if w.ExitCode != nil {
 		h.ExitCode = *w.ExitCode
 	}

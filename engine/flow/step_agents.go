@@ -27,6 +27,14 @@ func (st *stepper) health(e AgentHealth) {
 		s.Agents[e.Agent] = ag
 		return
 	}
+	if h == workspace.HealthExited && e.Stopped {
+		// Hivemind stopped it as the run ends (the user quit), or could
+		// not start it for that reason: not a failure. Nothing is
+		// restarted or counted; the next run starts it again.
+		ag.Status = h
+		s.Agents[e.Agent] = ag
+		return
+	}
 	if h != workspace.HealthHangWarning {
 		ag.Status = h
 	}

@@ -770,6 +770,21 @@ func TestTransitions(t *testing.T) {
 				}
 			}
 		}},
+		{"executing → executing (Hivemind stops the agents as the user quits, before their prompt: no failure, no restart, no needs_human)", func(sc *scenario) {
+			sc.toExecuting()
+			for _, id := range []workspace.AgentID{"worker_1", "worker_1", "reviewer"} {
+				sc.do(AgentHealth{Agent: id, Health: "starting", PID: 7})
+				if eff := sc.do(AgentHealth{Agent: id, Health: "exited", ExitCode: 143, PID: 7, Stopped: true}); len(eff) != 0 && len(effectsOf[RestartAgent](eff)) != 0 {
+					sc.t.Fatalf("a stopped agent restarted: %s", describe(eff))
+				}
+			}
+			// A start refused because the agent layer is closing.
+			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: -1, Detail: "ptyagent: manager closed", Stopped: true})
+		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if ag := sc.s.Agents["worker_1"]; ag.Failures != 0 || ag.EarlyExits != 0 || ag.Status != workspace.HealthExited || len(sc.s.Timers) != 0 && sc.s.Timers[restartTimer("worker_1")].ID != "" {
+				t.Errorf("worker_1 after stops: %+v, timers %v", ag, sc.s.Timers)
+			}
+		}},
 		{"executing → needs_human (a cause a restart cannot fix: host down, program missing, not logged in)", func(sc *scenario) {
 			sc.toExecuting()
 			sc.ready()

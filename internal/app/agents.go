@@ -165,7 +165,7 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	switch ev.Kind {
 	case ptyagent.EventHealth:
 		b.runner.Send(engine.AgentHealth{Agent: id, Health: ev.Health, ExitCode: ev.ExitCode,
-			PID: ev.PID, Detail: ev.Detail, Cause: ev.Cause, When: engine.When{At: at}})
+			PID: ev.PID, Detail: ev.Detail, Cause: ev.Cause, Stopped: ev.Stopped, When: engine.When{At: at}})
 	case ptyagent.EventDelivered:
 		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: true, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventDeliveryFailed:

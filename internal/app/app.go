@@ -476,6 +476,7 @@ func exitCode(p workspace.Phase) int {
 // runner record their exits, then stops the runner.
 func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 	if a.agents != nil {
+		a.runner.Closing()
 		_ = a.agents.Close()
 	}
 	if a.usage != nil {
