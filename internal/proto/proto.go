@@ -131,10 +131,10 @@ type Info struct {
 
 // Snapshot is the engine state a client shows (tui.SnapshotMsg).
 type Snapshot struct {
-	State     workspace.State                       `json:"state"`
-	Events    []workspace.EventRecord               `json:"events,omitempty"`
+	State     workspace.State                        `json:"state"`
+	Events    []workspace.EventRecord                `json:"events,omitempty"`
 	Health    map[workspace.AgentID]workspace.Health `json:"health,omitempty"`
-	Knowledge []workspace.KnowledgeItem             `json:"knowledge,omitempty"`
+	Knowledge []workspace.KnowledgeItem              `json:"knowledge,omitempty"`
 }
 
 // PaneID is an agent with a live terminal; Gen changes when the agent's
