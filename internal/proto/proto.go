@@ -114,7 +114,8 @@ type Info struct {
 	Binary  string `json:"binary"`  // hivemind version of the server
 	PID     int    `json:"pid"`
 	Project string `json:"project"`
-	Root    string `json:"root"` // the workspace
+	Root    string `json:"root"`   // the workspace
+	Socket  string `json:"socket"` // where clients connect
 	TaskID  string `json:"task_id"`
 	Title   string `json:"title"`
 	Branch  string `json:"branch,omitempty"`
@@ -234,6 +235,9 @@ func (c *Conn) Recv() (Msg, error) {
 
 // SetDeadline sets the connection's read and write deadline.
 func (c *Conn) SetDeadline(t time.Time) error { return c.c.SetDeadline(t) }
+
+// SetWriteDeadline sets the connection's write deadline.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.c.SetWriteDeadline(t) }
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
