@@ -1,0 +1,206 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// serverEnv isolates a test's servers: their registry and the sockets
+// whose workspace path is too long live in a runtime directory of its own.
+func serverEnv(t *testing.T) []string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hmrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return []string{"XDG_RUNTIME_DIR=" + dir}
+}
+
+// hmIn runs the built binary in project with env and returns its output
+// and exit code.
+func hmIn(t *testing.T, project string, env []string, d time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = project, append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("hivemind %v: %v\n%s", args, err, out)
+	return "", -1
+}
+
+// servers is hivemind ls --json.
+func servers(t *testing.T, project string, env []string) []proto.Info {
+	t.Helper()
+	out, code := hmIn(t, project, env, tuiWait, "ls", "--json")
+	if code != 0 {
+		t.Fatalf("hivemind ls --json: exit %d\n%s", code, out)
+	}
+	var infos []proto.Info
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var in proto.Info
+		if err := dec.Decode(&in); err != nil {
+			t.Fatalf("hivemind ls --json: %v\n%s", err, out)
+		}
+		infos = append(infos, in)
+	}
+	return infos
+}
+
+// Closing the terminal of the client (the tmux session goes: SIGHUP)
+// detaches: the team keeps working with no client, hivemind wait blocks
+// until the task ends and exits 0 as headless would, and the server is
+// gone once the task is over (no socket, pid file or process left).
+func TestServerOutlivesTerminal(t *testing.T) {
+	t.Parallel()
+	env := serverEnv(t)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 30ms", env: env,
+		args: []string{"--server", "--agent", "sim", "--workers", "2", "build a tiny calculator"}})
+	r.waitScreen(tuiWait, "the lead busy", func(s tuiScreen) bool {
+		return strings.Contains(s.panes()["lead"].title, "busy")
+	})
+	r.mustTmux("kill-session", "-t", r.session)
+	var infos []proto.Info
+	if !pollUntil(tuiWait, func() bool {
+		infos = servers(t, r.project, env)
+		return len(infos) == 1 && infos[0].Clients == 0
+	}) {
+		t.Fatalf("hivemind ls after the terminal closed: %+v, want the server with no client", infos)
+	}
+	if p := workspace.Phase(infos[0].Phase); p.Terminal() {
+		t.Logf("the task was over (%s) before the terminal closed: the test proves less", p)
+	}
+	out, code := hmIn(t, r.project, env, 3*tuiWait, "wait")
+	if code != 0 || !strings.Contains(out, "complete") {
+		t.Fatalf("hivemind wait: exit %d, want 0 (complete):\n%s", code, out)
+	}
+	checkComplete(t, r.taskDir())
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, r.project, env)) == 0 }) {
+		t.Fatal("the server still runs after its task was over with no client")
+	}
+	for _, f := range []string{"server.sock", "server.pid"} {
+		if _, err := os.Stat(r.project + "/.hivemind/" + f); err == nil {
+			t.Errorf(".hivemind/%s left behind", f)
+		}
+	}
+	noLeftovers(t, r.project)
+	// Without a server, wait answers from the workspace.
+	if out, code := hmIn(t, r.project, env, tuiWait, "wait"); code != 0 {
+		t.Errorf("hivemind wait after the server ended: exit %d\n%s", code, out)
+	}
+}
+
+// A second client attached mid-run shows the same panes as the first; a
+// read-only client cannot act; a client of another protocol version is
+// refused with the server's version named; D detaches one client (the
+// others and the team stay); q then s in the last one stops the team,
+// which stays resumable.
+func TestServerClients(t *testing.T) {
+	t.Parallel()
+	env := serverEnv(t)
+	a := startTUI(t, tuiOptions{simArgs: "--pace 5ms", env: env,
+		args: []string{"--server", "--agent", "sim", "--workers", "2", "--plan-approval", "human", "build a tiny calculator"}})
+	atGate := func(r *tuiRun) {
+		t.Helper()
+		r.waitScreen(3*tuiWait, "the plan at the gate", func(s tuiScreen) bool {
+			return s.phase() == string(workspace.PhasePlanApproval) && s.contains("a approve and build")
+		})
+		r.keys("Escape") // the panes instead of the plan
+		r.waitScreen(tuiWait, "the panes", func(s tuiScreen) bool { return len(s.panes()) == 4 })
+	}
+	atGate(a)
+	b := startTUI(t, tuiOptions{project: a.project, env: env, args: []string{"attach"}})
+	atGate(b)
+	// The team waits on the user: the screens are still, and both clients
+	// show the server's emulators.
+	for _, id := range []string{"lead", "reviewer", "worker_1", "worker_2"} {
+		var ta, tb string
+		if !pollUntil(tuiWait, func() bool {
+			ta, _ = a.capture().paneText(id)
+			tb, _ = b.capture().paneText(id)
+			return ta == tb && strings.TrimSpace(ta) != ""
+		}) {
+			t.Errorf("pane %s differs between the two clients:\nfirst:\n%s\nsecond:\n%s", id, ta, tb)
+		}
+	}
+
+	// A read-only watcher cannot approve the plan.
+	c := startTUI(t, tuiOptions{project: a.project, env: env, args: []string{"attach", "--read-only"}})
+	c.waitScreen(3*tuiWait, "the plan at the gate", func(s tuiScreen) bool {
+		return s.phase() == string(workspace.PhasePlanApproval) && s.contains("a approve and build")
+	})
+	c.keys("a")
+	c.waitText(tuiWait, "read-only client")
+	if st := readState(t, a.taskDir()); st.Phase != workspace.PhasePlanApproval {
+		t.Fatalf("phase %s after a read-only client pressed a: it acted", st.Phase)
+	}
+	var infos []proto.Info
+	if !pollUntil(tuiWait, func() bool {
+		infos = servers(t, a.project, env)
+		return len(infos) == 1 && infos[0].Clients == 3
+	}) {
+		t.Fatalf("hivemind ls: %+v, want one server with 3 clients", infos)
+	}
+
+	// A client of another protocol version is refused, the server's named.
+	conn, err := net.Dial("unix", infos[0].Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := proto.NewConn(conn)
+	if err := pc.Send(proto.Msg{T: proto.THello, Version: proto.Version + 1, Binary: "v99", Kind: proto.KindUI}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := pc.Recv()
+	_ = pc.Close()
+	if err != nil || m.T != proto.TError || !strings.Contains(m.Err, infos[0].Binary) || !strings.Contains(m.Err, "protocol 1") {
+		t.Fatalf("a hello of protocol %d got %+v (%v), want an error naming the server's version %q", proto.Version+1, m, err, infos[0].Binary)
+	}
+
+	// D detaches the first client; the team stays.
+	a.keys("D")
+	if code := a.waitExit(tuiWait); code != 0 {
+		t.Errorf("exit status %d after D, want 0", code)
+	}
+	c.keys("D")
+	c.waitExit(tuiWait)
+	if !pollUntil(tuiWait, func() bool {
+		infos = servers(t, a.project, env)
+		return len(infos) == 1 && infos[0].Clients == 1
+	}) {
+		t.Fatalf("hivemind ls after two detaches: %+v, want one server with 1 client", infos)
+	}
+	// q asks; s stops the team.
+	b.keys("q")
+	b.waitScreen(tuiWait, "the leave question", func(s tuiScreen) bool { return strings.Contains(s.footer(), "Leave: detach") })
+	b.keys("s")
+	if code := b.waitExit(tuiWait); code != 0 {
+		t.Errorf("exit status %d after stopping the team, want 0", code)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, a.project, env)) == 0 }) {
+		t.Fatal("the server still runs after a client stopped the team")
+	}
+	if st := readState(t, a.taskDir()); st.Over() {
+		t.Errorf("state %s after stopping the team, want a resumable one", st.Phase)
+	}
+	noLeftovers(t, a.project)
+}
