@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,4 +204,47 @@ func TestServerClients(t *testing.T) {
 		t.Errorf("state %s after stopping the team, want a resumable one", st.Phase)
 	}
 	noLeftovers(t, a.project)
+}
+
+// A task that needs a human keeps its server (and team) up with no client:
+// hivemind wait exits 3 as headless would, ls says so, SIGTERM stops the
+// server leaving the task resumable; resumed in a server with
+// server_idle_seconds = 0, the server stops by itself once nobody is
+// attached.
+func TestServerNeedsHuman(t *testing.T) {
+	t.Parallel()
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
+	project := t.TempDir()
+	out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--headless", "--agent", "sim", "build a tiny calculator")
+	if code != 3 || !strings.Contains(out, "needs_human") {
+		t.Fatalf("hivemind --server --headless: exit %d, want 3 (needs_human):\n%s", code, out)
+	}
+	infos := servers(t, project, env)
+	if len(infos) != 1 || infos[0].Phase != string(workspace.PhaseNeedsHuman) || infos[0].Why == "" {
+		t.Fatalf("hivemind ls: %+v, want the server waiting on a human, with the reason", infos)
+	}
+	if out, code := hmIn(t, project, env, tuiWait, "wait"); code != 3 {
+		t.Fatalf("hivemind wait at needs_human: exit %d, want 3\n%s", code, out)
+	}
+	if err := syscall.Kill(infos[0].PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, project, env)) == 0 }) {
+		t.Fatal("the server still runs after SIGTERM")
+	}
+	noLeftovers(t, project)
+	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseNeedsHuman {
+		t.Fatalf("state %s after SIGTERM, want needs_human (resumable)", st.Phase)
+	}
+
+	if err := os.WriteFile(project+"/.hivemind/config.toml", []byte("server_idle_seconds = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--headless", "--resume"); code != 3 {
+		t.Fatalf("hivemind --server --headless --resume: exit %d, want 3\n%s", code, out)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, project, env)) == 0 }) {
+		t.Fatal("with server_idle_seconds = 0 the server of a task waiting on a human still runs with no client")
+	}
+	noLeftovers(t, project)
 }

@@ -299,16 +299,19 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hivemind:", err)
 		return ExitError
 	}
+	c, info, err := dialServer(sock, proto.KindUI, ao.Binary, ao.ReadOnly)
+	if err != nil {
+		fmt.Fprintln(stderr, "hivemind:", err)
+		if errors.Is(err, errNoServer) {
+			fmt.Fprintln(stderr, `hivemind: hivemind --server "task" starts one; hivemind --server --resume resumes the unfinished task in one; hivemind ls lists the running ones`)
+		}
+		return ExitError
+	}
+	defer c.Close()
 	if !IsTerminal() {
 		fmt.Fprintln(stderr, "hivemind: attach needs a terminal (stdin and stdout); hivemind wait follows a server without one")
 		return ExitUsage
 	}
-	c, info, err := dialServer(sock, proto.KindUI, ao.Binary, ao.ReadOnly)
-	if err != nil {
-		fmt.Fprintln(stderr, "hivemind:", err)
-		return ExitError
-	}
-	defer c.Close()
 	r := newServerLink(c, ao.ReadOnly)
 	opts := tui.Options{Engine: r, Terminals: r, FPS: max(info.FPS, 1), Title: info.Title,
 		Team: info.Team, WorkerTeam: info.WorkerTeam, Branch: info.Branch, Remote: &tui.Remote{Stop: r.stop}}

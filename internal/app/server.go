@@ -133,6 +133,7 @@ func (a *App) Serve(binary string, ready io.WriteCloser) int {
 
 	why := s.wait(sigs, runDone)
 	fmt.Fprintf(os.Stdout, "server %d stopping: %s\n", os.Getpid(), why)
+	_ = s.ln.Close() // no new client while the team stops (wait then reads the workspace)
 	final := a.outcome.finalPhase()
 	a.shutdown(cancel, runDone)
 	s.bye(why)
