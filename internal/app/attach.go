@@ -124,6 +124,30 @@ func (r *serverLink) pane(p proto.Pane) {
 	r.signal()
 }
 
+// receive takes one message of the server: screens into the mirrors,
+// state and notices to the UI (ui: program.Send). It reports a bye.
+func (r *serverLink) receive(m proto.Msg, ui func(tea.Msg)) bool {
+	switch m.T {
+	case proto.TPanes:
+		r.panes(m.Panes)
+	case proto.TPane:
+		if m.Pane != nil {
+			r.pane(*m.Pane)
+		}
+	case proto.TSnapshot:
+		if s := m.Snapshot; s != nil {
+			ui(tui.SnapshotMsg{State: s.State, Events: s.Events, Health: s.Health, Knowledge: s.Knowledge})
+		}
+	case proto.TNotice:
+		ui(tui.NotifyMsg{Level: m.Level, Message: m.Text})
+	case proto.TCmd:
+		r.reply(m)
+	case proto.TBye:
+		return true
+	}
+	return false
+}
+
 // request sends m and waits for its reply.
 func (r *serverLink) request(m proto.Msg) (proto.Msg, error) {
 	r.mu.Lock()
@@ -331,22 +355,7 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 				p.Quit()
 				return
 			}
-			switch m.T {
-			case proto.TPanes:
-				r.panes(m.Panes)
-			case proto.TPane:
-				if m.Pane != nil {
-					r.pane(*m.Pane)
-				}
-			case proto.TSnapshot:
-				if s := m.Snapshot; s != nil {
-					p.Send(tui.SnapshotMsg{State: s.State, Events: s.Events, Health: s.Health, Knowledge: s.Knowledge})
-				}
-			case proto.TNotice:
-				p.Send(tui.NotifyMsg{Level: m.Level, Message: m.Text})
-			case proto.TCmd:
-				r.reply(m)
-			case proto.TBye:
+			if r.receive(m, p.Send) {
 				bye.Store(&m)
 				p.Quit()
 				return

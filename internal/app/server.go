@@ -48,6 +48,36 @@ type server struct {
 
 	changed chan struct{} // the client count or the state changed (lifetime)
 	stopReq chan string   // a client asked to stop the team
+
+	// The agents' screens, the frame rate and what the server says of
+	// itself: the App's (Serve), a test's otherwise.
+	src      paneSource
+	fps      int
+	describe func() proto.Info
+}
+
+// paneSource is where the server reads the agents' screens.
+type paneSource interface {
+	IDs() []workspace.AgentID
+	Screen(id workspace.AgentID) (proto.Screen, bool)
+}
+
+// managerPanes are the screens of the App's agents.
+type managerPanes struct{ a *App }
+
+func (m managerPanes) IDs() []workspace.AgentID { return m.a.agents.IDs() }
+
+func (m managerPanes) Screen(id workspace.AgentID) (proto.Screen, bool) {
+	t, ok := m.a.agents.Session(id)
+	if !ok || t == nil {
+		return nil, false // never a typed nil inside the interface
+	}
+	return t, true
+}
+
+func newServer() *server {
+	return &server{start: time.Now(), clients: map[*client]struct{}{}, gens: map[workspace.AgentID]paneGen{},
+		changed: make(chan struct{}, 1), stopReq: make(chan string, 1)}
 }
 
 type paneGen struct {
@@ -96,8 +126,9 @@ func (a *App) Serve(binary string, ready io.WriteCloser) int {
 		say("hivemind: " + err.Error() + "\n")
 		return ExitError
 	}
-	s := &server{a: a, binary: binary, start: time.Now(), clients: map[*client]struct{}{},
-		gens: map[workspace.AgentID]paneGen{}, changed: make(chan struct{}, 1), stopReq: make(chan string, 1)}
+	s := newServer()
+	s.a, s.binary, s.src, s.fps = a, binary, managerPanes{a}, a.cfg.FPS
+	s.describe = s.info
 	if s.paths, err = pathsOf(root); err != nil {
 		say("hivemind: " + err.Error() + "\n")
 		return ExitError
@@ -285,7 +316,7 @@ func (s *server) bye(why string) {
 	s.mu.Unlock()
 	for _, cl := range cls {
 		_ = cl.c.SetWriteDeadline(time.Now().Add(2 * time.Second))
-		_ = cl.c.Send(proto.Msg{T: proto.TBye, Text: why, Info: ptr(s.info())})
+		_ = cl.c.Send(proto.Msg{T: proto.TBye, Text: why, Info: ptr(s.describe())})
 		_ = cl.c.Close()
 	}
 }
@@ -349,7 +380,7 @@ func (s *server) handle(nc net.Conn) {
 		_ = c.Send(proto.Msg{T: proto.TError, Err: fmt.Sprintf("the server has %d clients already (at most %d)", maxClients, maxClients)})
 		return
 	}
-	if err := c.Send(proto.Msg{T: proto.TWelcome, Info: ptr(s.info())}); err != nil || cl.kind == proto.KindInfo {
+	if err := c.Send(proto.Msg{T: proto.TWelcome, Info: ptr(s.describe())}); err != nil || cl.kind == proto.KindInfo {
 		s.drop(cl)
 		return
 	}
@@ -458,18 +489,18 @@ func (s *server) diff(cl *client, m proto.Msg) {
 
 // panes are the agents with a live terminal and its generation.
 func (s *server) panes() []proto.PaneID {
-	ids := s.a.agents.IDs()
+	ids := s.src.IDs()
 	workspace.SortAgents(ids)
 	out := make([]proto.PaneID, 0, len(ids))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		t, ok := s.a.agents.Session(id)
-		if !ok || t == nil {
+		t, ok := s.src.Screen(id)
+		if !ok {
 			continue
 		}
 		g := s.gens[id]
-		if g.term != proto.Screen(t) {
+		if g.term != t {
 			s.lastGen++
 			g = paneGen{term: t, gen: s.lastGen}
 			s.gens[id] = g
@@ -482,7 +513,7 @@ func (s *server) panes() []proto.PaneID {
 // writer sends a client what changed: the panes, the state, the notices,
 // then the shown panes' rows, at most FPS screen updates a second.
 func (s *server) writer(cl *client) {
-	interval := time.Second / time.Duration(max(s.a.cfg.FPS, 1))
+	interval := time.Second / time.Duration(max(s.fps, 1))
 	var sentPanes []proto.PaneID
 	var snapGen uint64
 	var last time.Time
@@ -520,7 +551,7 @@ func (s *server) writer(cl *client) {
 		cl.mu.Unlock()
 		for _, w := range want {
 			i := slices.IndexFunc(panes, func(p proto.PaneID) bool { return p.Agent == w.Agent })
-			t, ok := s.a.agents.Session(w.Agent)
+			t, ok := s.src.Screen(w.Agent)
 			if i < 0 || !ok {
 				continue
 			}
