@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -182,13 +184,15 @@ func TestServerClients(t *testing.T) {
 	if code := a.waitExit(tuiWait); code != 0 {
 		t.Errorf("exit status %d after D, want 0", code)
 	}
-	c.keys("D")
-	c.waitExit(tuiWait)
+	// kill -9 of a client detaches it too.
+	if err := syscall.Kill(hivemindPID(t, c), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	if !pollUntil(tuiWait, func() bool {
 		infos = servers(t, a.project, env)
 		return len(infos) == 1 && infos[0].Clients == 1
 	}) {
-		t.Fatalf("hivemind ls after two detaches: %+v, want one server with 1 client", infos)
+		t.Fatalf("hivemind ls after a detach and a kill -9: %+v, want one server with 1 client", infos)
 	}
 	// q asks; s stops the team.
 	b.keys("q")
@@ -247,4 +251,30 @@ func TestServerNeedsHuman(t *testing.T) {
 		t.Fatal("with server_idle_seconds = 0 the server of a task waiting on a human still runs with no client")
 	}
 	noLeftovers(t, project)
+}
+
+// hivemindPID is the pid of the hivemind a tmux run started (the child of
+// the pane's shell).
+func hivemindPID(t *testing.T, r *tuiRun) int {
+	t.Helper()
+	shell, err := strconv.Atoi(strings.TrimSpace(r.mustTmux("display-message", "-p", "-t", r.session, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …
+		i := strings.LastIndexByte(string(b), ')')
+		fields := strings.Fields(string(b)[i+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(shell) && strings.Contains(string(b), "(hivemind)") {
+			pid, _ := strconv.Atoi(strings.Fields(string(b))[0])
+			return pid
+		}
+	}
+	t.Fatalf("no hivemind process under the pane's shell %d", shell)
+	return 0
 }
