@@ -219,6 +219,13 @@ func TestServerNeedsHuman(t *testing.T) {
 	t.Parallel()
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
 	project := t.TempDir()
+	notify := "notify_command = 'echo \"$HIVEMIND_PHASE|$HIVEMIND_TASK|$HIVEMIND_CLIENTS|$HIVEMIND_REASON\" >> notified'\n"
+	if err := os.MkdirAll(project+"/.hivemind", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(project+"/.hivemind/config.toml", []byte(notify), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--headless", "--agent", "sim", "build a tiny calculator")
 	if code != 3 || !strings.Contains(out, "needs_human") {
 		t.Fatalf("hivemind --server --headless: exit %d, want 3 (needs_human):\n%s", code, out)
@@ -229,6 +236,14 @@ func TestServerNeedsHuman(t *testing.T) {
 	}
 	if out, code := hmIn(t, project, env, tuiWait, "wait"); code != 3 {
 		t.Fatalf("hivemind wait at needs_human: exit %d, want 3\n%s", code, out)
+	}
+	// notify_command ran, told why, with no client attached.
+	var said []byte
+	if !pollUntil(tuiWait, func() bool {
+		said, _ = os.ReadFile(project + "/notified")
+		return strings.HasPrefix(string(said), "needs_human|"+infos[0].TaskID+"|0|") && len(strings.TrimSpace(string(said))) > len("needs_human|"+infos[0].TaskID+"|0|")
+	}) {
+		t.Fatalf("notify_command wrote %q, want needs_human|%s|0|<reason>", said, infos[0].TaskID)
 	}
 	if err := syscall.Kill(infos[0].PID, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -241,7 +256,7 @@ func TestServerNeedsHuman(t *testing.T) {
 		t.Fatalf("state %s after SIGTERM, want needs_human (resumable)", st.Phase)
 	}
 
-	if err := os.WriteFile(project+"/.hivemind/config.toml", []byte("server_idle_seconds = 0\n"), 0o644); err != nil {
+	if err := os.WriteFile(project+"/.hivemind/config.toml", []byte(notify+"server_idle_seconds = 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--headless", "--resume"); code != 3 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -139,9 +140,17 @@ func (a *App) Serve(binary string, ready io.WriteCloser) int {
 	}
 	defer s.unlisten()
 
-	// SIGHUP is not a stop: the server has no terminal. SIGTERM and
-	// SIGINT stop the team (resumable), as q does in the UI.
-	signal.Ignore(syscall.SIGHUP)
+	// SIGHUP is not a stop: the server has no terminal (caught and
+	// dropped, not ignored: agents would inherit an ignored SIGHUP), nor
+	// is SIGPIPE. SIGTERM and SIGINT stop the team (resumable), as q then
+	// s does in a client.
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(hups)
+	go func() {
+		for range hups {
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
@@ -269,9 +278,13 @@ func (s *server) forward(ctx context.Context) {
 
 func (s *server) setSnap(snap engine.Snapshot) {
 	s.mu.Lock()
+	was := s.snap.State.Phase
 	s.snap = snap
 	s.snapGen++
 	s.mu.Unlock()
+	if p := snap.State.Phase; p.Terminal() && p != was && s.a != nil {
+		go s.notifyCommand(snap.State)
+	}
 	s.signalChanged()
 	s.pokeAll()
 }
@@ -282,6 +295,32 @@ func (s *server) pokeAll() {
 	for cl := range s.clients {
 		cl.poke()
 	}
+}
+
+// notifyTimeout bounds notify_command.
+const notifyTimeout = 30 * time.Second
+
+// notifyCommand runs notify_command for a task that needs a human or
+// ended, with the reason in its environment; what it did is logged.
+func (s *server) notifyCommand(st workspace.State) {
+	line := s.a.cfg.NotifyCommand
+	if line == "" {
+		return
+	}
+	n, _ := s.lifetime()
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir = s.a.project
+	cmd.Env = append(os.Environ(), "HIVEMIND_PHASE="+string(st.Phase), "HIVEMIND_REASON="+st.EndReason(),
+		"HIVEMIND_TASK="+s.a.td.ID(), "HIVEMIND_PROJECT="+s.a.project, "HIVEMIND_CLIENTS="+strconv.Itoa(n))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout // the server's log
+	cmd.WaitDelay = time.Second
+	d := map[string]any{"phase": string(st.Phase)}
+	if err := cmd.Run(); err != nil {
+		d["error"] = err.Error()
+	}
+	s.a.runner.Log("notify_command", "", d)
 }
 
 // notice queues a notice for every UI client (the oldest is dropped when a
