@@ -371,6 +371,9 @@ func (s *server) info() proto.Info {
 	a := s.a
 	in := proto.Info{Version: proto.Version, Binary: s.binary, PID: os.Getpid(), Project: a.project, Root: s.paths.root, Socket: s.paths.sock,
 		TaskID: a.td.ID(), Title: a.title(), Phase: string(st.Phase), Clients: n, Started: s.start, FPS: a.cfg.FPS}
+	if st.Phase == "" {
+		in.Phase = "starting"
+	}
 	if st.Phase.Terminal() {
 		in.Why = st.EndReason()
 	}

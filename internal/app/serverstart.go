@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
 )
 
 // ServeEnv names the readiness pipe's descriptor in a server StartServer
@@ -55,7 +57,7 @@ func startServer(o Options, args []string, stderr io.Writer) (string, int, error
 	if err != nil {
 		return "", ExitError, err
 	}
-	if c, info, err := dialServer(paths.sock, "info", "", false); err == nil {
+	if c, info, err := dialServer(paths.sock, proto.KindInfo, "", false); err == nil {
 		_ = c.Close()
 		return paths.sock, ExitError, fmt.Errorf("a Hivemind server already runs task %s (%s) in %s: hivemind attach --project %s",
 			info.TaskID, info.Phase, info.Project, info.Project)
