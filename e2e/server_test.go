@@ -293,3 +293,38 @@ func hivemindPID(t *testing.T, r *tuiRun) int {
 	t.Fatalf("no hivemind process under the pane's shell %d", shell)
 	return 0
 }
+
+// SIGTERM to an attached client detaches it, every time (one owner of
+// signals in the client: with bubbletea's handler as well, it hung in 6
+// of 20 tries here).
+func TestServerClientSigterm(t *testing.T) {
+	t.Parallel()
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 5ms")
+	project := t.TempDir()
+	out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--agent", "sim", "--plan-approval", "human", "build a tiny calculator")
+	if code != 0 {
+		t.Fatalf("hivemind --server: exit %d\n%s", code, out)
+	}
+	for i := range 20 {
+		r := startTUI(t, tuiOptions{project: project, env: env, args: []string{"attach"}})
+		r.waitText(tuiWait, "HIVEMIND")
+		if err := syscall.Kill(hivemindPID(t, r), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := r.waitExit(tuiWait); code != 0 {
+			t.Fatalf("try %d: exit status %d after SIGTERM, want 0 (detached)", i, code)
+		}
+		r.mustTmux("kill-server")
+	}
+	infos := servers(t, project, env)
+	if len(infos) != 1 {
+		t.Fatalf("hivemind ls after 20 SIGTERMed clients: %+v, want the server still up", infos)
+	}
+	if err := syscall.Kill(infos[0].PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, project, env)) == 0 }) {
+		t.Fatal("the server still runs after SIGTERM")
+	}
+	noLeftovers(t, project)
+}

@@ -345,7 +345,9 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 	if info.HasDiff {
 		opts.Diff = r.diff
 	}
-	p := tui.NewProgram(opts)
+	// One owner of signals: bubbletea's own handler can block sending
+	// its quit while the program shuts down (a SIGTERM then hangs).
+	p := tui.NewProgram(opts, tea.WithoutSignalHandler())
 
 	var bye atomic.Pointer[proto.Msg]
 	go func() {
@@ -363,9 +365,10 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 		}
 	}()
 
-	// Closing the terminal (SIGHUP) or SIGTERM detaches: the team stays.
+	// Closing the terminal (SIGHUP), SIGTERM or SIGINT detaches: the team
+	// stays.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
