@@ -131,7 +131,10 @@ func TestServerClients(t *testing.T) {
 		r.waitScreen(tuiWait, "the panes", func(s tuiScreen) bool { return len(s.panes()) == 4 })
 	}
 	atGate(a)
+	attached := time.Now()
 	b := startTUI(t, tuiOptions{project: a.project, env: env, args: []string{"attach"}})
+	b.waitText(tuiWait, "a approve and build")
+	t.Logf("attach (process start included) to the full screen: %v", time.Since(attached).Round(time.Millisecond))
 	atGate(b)
 	// The team waits on the user: the screens are still, and both clients
 	// show the server's emulators.
