@@ -45,6 +45,7 @@ type server struct {
 	snap    engine.Snapshot
 	snapGen uint64
 	gens    map[workspace.AgentID]paneGen // each agent's terminal and its generation
+	sized   map[workspace.AgentID]sizedScreen // the size each terminal was given last
 	lastGen uint64
 
 	changed chan struct{} // the client count or the state changed (lifetime)
@@ -61,6 +62,7 @@ type server struct {
 type paneSource interface {
 	IDs() []workspace.AgentID
 	Screen(id workspace.AgentID) (proto.Screen, bool)
+	Resize(id workspace.AgentID, cols, rows int) error
 }
 
 // managerPanes are the screens of the App's agents.
@@ -76,9 +78,27 @@ func (m managerPanes) Screen(id workspace.AgentID) (proto.Screen, bool) {
 	return t, true
 }
 
+func (m managerPanes) Resize(id workspace.AgentID, cols, rows int) error {
+	t, ok := m.a.agents.Session(id)
+	if !ok || t == nil {
+		return nil
+	}
+	return t.Resize(cols, rows)
+}
+
 func newServer() *server {
-	return &server{start: time.Now(), clients: map[*client]struct{}{}, gens: map[workspace.AgentID]paneGen{},
+	return &server{start: time.Now(), clients: map[*client]struct{}{}, gens: map[workspace.AgentID]paneGen{}, sized: map[workspace.AgentID]sizedScreen{},
 		changed: make(chan struct{}, 1), stopReq: make(chan string, 1)}
+}
+
+// paneSize is a terminal size in cells.
+type paneSize struct{ cols, rows int }
+
+// sizedScreen is the size a terminal was given (a restarted agent's new
+// terminal is sized again).
+type sizedScreen struct {
+	t    proto.Screen
+	size paneSize
 }
 
 type paneGen struct {
@@ -98,6 +118,9 @@ type client struct {
 	want    []proto.Want
 	notices []proto.Msg
 	senders map[workspace.AgentID]*proto.Sender
+	// sizes are the pane sizes this client's layout asks for (under the
+	// server's mu).
+	sizes map[workspace.AgentID]paneSize
 }
 
 func (cl *client) poke() {
@@ -411,7 +434,8 @@ func (s *server) handle(nc net.Conn) {
 		return
 	}
 	cl := &client{c: c, kind: m.Kind, readOnly: m.ReadOnly || m.Kind != proto.KindUI,
-		kick: make(chan struct{}, 1), done: make(chan struct{}), senders: map[workspace.AgentID]*proto.Sender{}}
+		kick: make(chan struct{}, 1), done: make(chan struct{}), senders: map[workspace.AgentID]*proto.Sender{},
+		sizes: map[workspace.AgentID]paneSize{}}
 	s.mu.Lock()
 	full := len(s.clients) >= maxClients
 	if !full && cl.kind != proto.KindInfo {
@@ -445,10 +469,56 @@ func (s *server) drop(cl *client) {
 	s.mu.Lock()
 	_, was := s.clients[cl]
 	delete(s.clients, cl)
+	var ids []workspace.AgentID
+	for id := range cl.sizes {
+		ids = append(ids, id)
+	}
 	s.mu.Unlock()
 	if was {
 		close(cl.done)
 		s.signalChanged()
+	}
+	for _, id := range ids {
+		s.fitSize(id) // the panes it sized may grow again
+	}
+}
+
+// resizeTo records the size a client's layout gives a pane and fits the
+// terminal to its clients.
+func (s *server) resizeTo(cl *client, id workspace.AgentID, cols, rows int) {
+	if cols < 1 || rows < 1 || cols > maxPaneCells || rows > maxPaneCells {
+		return
+	}
+	s.mu.Lock()
+	cl.sizes[id] = paneSize{cols, rows}
+	s.mu.Unlock()
+	s.fitSize(id)
+}
+
+// fitSize gives an agent's terminal the smallest size its attached
+// clients ask for (as tmux does), so that every client sees it whole.
+func (s *server) fitSize(id workspace.AgentID) {
+	s.mu.Lock()
+	var fit paneSize
+	for c := range s.clients {
+		if z, ok := c.sizes[id]; ok {
+			if fit.cols == 0 || z.cols < fit.cols {
+				fit.cols = z.cols
+			}
+			if fit.rows == 0 || z.rows < fit.rows {
+				fit.rows = z.rows
+			}
+		}
+	}
+	t, _ := s.src.Screen(id)
+	now := sizedScreen{t: t, size: fit}
+	same := fit == paneSize{} || t == nil || s.sized[id] == now
+	if !same {
+		s.sized[id] = now
+	}
+	s.mu.Unlock()
+	if !same {
+		_ = s.src.Resize(id, fit.cols, fit.rows)
 	}
 }
 
@@ -461,13 +531,17 @@ func (s *server) command(cl *client, m proto.Msg) {
 		cl.mu.Unlock()
 		cl.poke()
 		return
-	case proto.TInput, proto.TResize, proto.TCmd:
+	case proto.TResize:
+		// A watcher's size counts too: every client sees the panes whole.
+		s.resizeTo(cl, m.Agent, m.Cols, m.Rows)
+		return
+	case proto.TInput, proto.TCmd:
 	default:
 		cl.tell("error", fmt.Sprintf("the server does not know the message %q", m.T))
 		return
 	}
 	if cl.readOnly {
-		cl.tell("warn", "read-only client: keys, sizes and commands are not sent (attach without --read-only to act)")
+		cl.tell("warn", "read-only client: keys and commands are not sent (attach without --read-only to act)")
 		return
 	}
 	r := s.a.runner
@@ -475,10 +549,6 @@ func (s *server) command(cl *client, m proto.Msg) {
 	case proto.TInput:
 		if t, ok := s.a.agents.Session(m.Agent); ok && len(m.Data) <= maxInputBytes {
 			_, _ = t.Write(m.Data)
-		}
-	case proto.TResize:
-		if t, ok := s.a.agents.Session(m.Agent); ok && m.Cols <= maxPaneCells && m.Rows <= maxPaneCells {
-			_ = t.Resize(m.Cols, m.Rows)
 		}
 	case proto.TCmd:
 		switch m.Cmd {

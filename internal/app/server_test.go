@@ -57,6 +57,15 @@ func (s *syncScreen) ScrollbackLen() int {
 
 type fakePanes map[workspace.AgentID]*syncScreen
 
+func (f fakePanes) Resize(id workspace.AgentID, cols, rows int) error {
+	if s, ok := f[id]; ok {
+		s.mu.Lock()
+		s.s.Resize(cols, rows)
+		s.mu.Unlock()
+	}
+	return nil
+}
+
 func (f fakePanes) IDs() []workspace.AgentID {
 	var ids []workspace.AgentID
 	for id := range f {
@@ -200,4 +209,43 @@ func burst(rng *rand.Rand) string {
 		}
 	}
 	return b.String()
+}
+
+// TestServerFitsPanesToSmallestClient: two clients of different sizes
+// (one read-only) both see the pane whole: it takes the smallest size
+// asked for, and grows back when the smaller client goes.
+func TestServerFitsPanesToSmallestClient(t *testing.T) {
+	lead := &syncScreen{s: screen.New(screen.Options{Cols: 100, Rows: 40})}
+	sock := testServer(t, fakePanes{"lead": lead})
+	size := func() paneSize {
+		lead.mu.Lock()
+		defer lead.mu.Unlock()
+		c, r := lead.s.Size()
+		return paneSize{c, r}
+	}
+	until := func(want paneSize) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for size() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("the pane is %v, want %v", size(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	big, _, err := dialServer(sock, proto.KindUI, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	small, _, err := dialServer(sock, proto.KindUI, "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = big.Send(proto.Msg{T: proto.TResize, Agent: "lead", Cols: 80, Rows: 24})
+	until(paneSize{80, 24})
+	_ = small.Send(proto.Msg{T: proto.TResize, Agent: "lead", Cols: 60, Rows: 30})
+	until(paneSize{60, 24})
+	_ = small.Close()
+	until(paneSize{80, 24})
 }
