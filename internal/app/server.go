@@ -44,7 +44,7 @@ type server struct {
 	clients map[*client]struct{}
 	snap    engine.Snapshot
 	snapGen uint64
-	gens    map[workspace.AgentID]paneGen // each agent's terminal and its generation
+	gens    map[workspace.AgentID]paneGen     // each agent's terminal and its generation
 	sized   map[workspace.AgentID]sizedScreen // the size each terminal was given last
 	lastGen uint64
 
