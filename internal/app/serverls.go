@@ -41,7 +41,14 @@ func ListServers(binary string, jsonOut bool, stdout io.Writer) error {
 		}
 		infos = append(infos, info)
 	}
-	sort.Slice(infos, func(i, j int) bool { return infos[i].Project < infos[j].Project })
+	// The teams that wait on a human first.
+	sort.Slice(infos, func(i, j int) bool {
+		wi, wj := workspace.Phase(infos[i].Phase).Terminal(), workspace.Phase(infos[j].Phase).Terminal()
+		if wi != wj {
+			return wi
+		}
+		return infos[i].Project < infos[j].Project
+	})
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
 		for _, in := range infos {
