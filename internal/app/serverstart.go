@@ -17,6 +17,10 @@ import (
 // started.
 const ServeEnv = "HIVEMIND_SERVE_FD"
 
+// maxServerLog is the size at which a server's log is rotated when the
+// next server starts.
+const maxServerLog = 16 << 20
+
 // ServerChild reports whether this process is a server StartServer
 // started; it returns the readiness pipe (close-on-exec from now on, so
 // that no agent holds it) and forgets the variable (agents do not see it).
@@ -64,6 +68,11 @@ func startServer(o Options, args []string, stderr io.Writer) (string, int, error
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", ExitError, err
+	}
+	// The log is bounded: a large one becomes server.log.1 (the one
+	// before is dropped).
+	if fi, err := os.Stat(paths.log); err == nil && fi.Size() > maxServerLog {
+		_ = os.Rename(paths.log, paths.log+".1")
 	}
 	log, err := os.OpenFile(paths.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
