@@ -19,6 +19,7 @@ type keyMap struct {
 	Retry, Abandon              key.Binding
 	Help, Yes, No               key.Binding
 	Summary                     key.Binding // front door only (start.go)
+	Leave                       key.Binding // a server's client only (remote.go)
 	Knowledge                   key.Binding // shared-knowledge panel (knowledge.go)
 	Approve, Feedback, PlanView key.Binding // the plan gate (plan.go)
 }
@@ -58,6 +59,7 @@ func newKeyMap() keyMap {
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no, close")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
+		Leave:      key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "detach: the team keeps working"), key.WithDisabled()),
 		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared knowledge")),
 		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
 		Feedback:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
@@ -79,7 +81,7 @@ func (k keyMap) essentials() []key.Binding {
 // helpSections is every run-view key, grouped, for the help overlay.
 func (k keyMap) helpSections() []helpSection {
 	return []helpSection{
-		{"Task", bindingEntries(k.Pause, k.Resume, k.PauseAgent, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Quit)},
+		{"Task", bindingEntries(k.Pause, k.Resume, k.PauseAgent, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Leave, k.Quit)},
 		{"Plan gate", bindingEntries(k.Approve, k.Feedback, k.PlanView)},
 		{"Panes", bindingEntries(k.Next, k.Prev, k.Left, k.Down, k.Up, k.Right, k.FocusN, k.PageNext, k.PagePrev, k.Zoom)},
 		{"Agent terminal", bindingEntries(k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Search, k.SearchNext, k.SearchPrev, k.Copy, k.Diff)},

@@ -137,6 +137,9 @@ type Options struct {
 	// replaces Engine, Terminals and Title); with a Launcher, the user can
 	// go on to a new task when it ends.
 	Session *Session
+	// Remote, when set, makes the model a client of a Hivemind server
+	// (remote.go): q asks detach or stop, D detaches.
+	Remote *Remote
 	// FrameLog, when set, receives one line per View with its duration
 	// (for the product benchmark).
 	FrameLog io.Writer
@@ -150,6 +153,7 @@ const (
 	confirmQuit
 	confirmAbandon
 	confirmDraft // on detach: the prompt holds text the user typed (needs.go)
+	confirmLeave // a server's client: detach or stop the team (remote.go)
 )
 
 type notice struct {
@@ -258,6 +262,7 @@ func New(opts Options) Model {
 		frames:   newFrameLog(opts.FrameLog),
 	}
 	m.waiting = opts.Terminals != nil
+	m.keys.Leave.SetEnabled(opts.Remote != nil)
 	m.initFront(opts)
 	return m
 }

@@ -287,6 +287,7 @@ func (m *Model) relayout() {
 		Zoom: m.zoom, Banner: len(m.bannerNow), Events: m.showEvents, EventLines: m.opts.EventLines,
 		Knowledge: m.cx.lines(),
 	})
+	defer m.tellShowing()
 	if m.lay.TooSmall || len(m.lay.Rects) == 0 {
 		return
 	}
@@ -451,6 +452,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.find.query != "" && msg.String() == "esc":
 		m.scroll[m.find.agent] = 0
 		m.find = search{}
+	case m.opts.Remote != nil && (key.Matches(msg, k.Quit) || key.Matches(msg, k.Leave)):
+		_, cmd := m.remoteLeaveKey(msg)
+		return cmd
 	case key.Matches(msg, k.Quit):
 		if m.quitAsks() {
 			m.confirm = confirmQuit
@@ -688,6 +692,9 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.confirm == confirmDraft {
 		return m.draftKey(msg)
+	}
+	if m.confirm == confirmLeave {
+		return m.leaveKey(msg)
 	}
 	k := m.keys
 	switch {

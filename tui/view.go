@@ -28,6 +28,8 @@ type renderCache struct {
 	lastLen                              int
 	// helpMax is how far the help overlay can scroll at its last size.
 	helpMax int
+	// showing are the panes last told to a PaneViewer (remote.go).
+	showing []workspace.AgentID
 }
 
 // sizedTerm is the size last given to an agent's terminal.
@@ -539,6 +541,8 @@ func (m Model) confirmLine(w int) string {
 		q = " Abandon the task? It ends and cannot be resumed."
 	case confirmDraft:
 		return m.draftLine(w)
+	case confirmLeave:
+		return m.leaveLine(w)
 	}
 	const yn = " [y/n] "
 	q = ansi.Truncate(q, max(w-len(yn), 0), "…") + yn

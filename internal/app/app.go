@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/config"
+	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -166,6 +167,12 @@ func (w *wiring) lockWorkspace() error {
 	lock, stale, err := workspace.AcquireWorkspaceLock(w.root)
 	if err != nil {
 		if errors.Is(err, workspace.ErrLocked) {
+			if p, perr := pathsOf(w.root); perr == nil {
+				if c, info, derr := dialServer(p.sock, proto.KindInfo, "", false); derr == nil {
+					_ = c.Close()
+					return fmt.Errorf("a Hivemind server runs task %s (%s) on this workspace: hivemind attach shows its team, hivemind wait waits for it", info.TaskID, info.Phase)
+				}
+			}
 			// The error names the holder and the lock file once.
 			return fmt.Errorf("another hivemind is running on this workspace: %w; wait for it to end, or quit it (q in its window)", err)
 		}

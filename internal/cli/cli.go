@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 
@@ -19,6 +20,8 @@ import (
 type options struct {
 	app.Options
 	headless bool
+	server   bool // --server: the team runs in a background server (server.go)
+	readOnly bool // attach --read-only
 	follow   bool
 	verbose  bool     // events: every record, not only the milestones
 	help     bool     // --help / -h
@@ -39,6 +42,11 @@ const usageHead = `Usage:
   hivemind [flags]                    start screen: choose the project, type a task or resume
                                       (without a terminal: resume the unfinished task, if any)
   hivemind --resume [flags]           resume the unfinished task with the agents it started with
+  hivemind --server [flags] "task"    the team runs in a background server of the project that outlives
+                                      the terminal; this terminal attaches (D detaches, q asks)
+  hivemind attach [project] [--read-only]  attach to the project's server (--read-only: watch only)
+  hivemind ls [--json]                the teams running on this machine: project, task, state, clients, age
+  hivemind wait [project]             block until the server's task needs you or ends (exit codes as --headless)
   hivemind demo                       built-in simulated agents, throwaway project
   hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network;
                                       a custom command is started and run to its first prompt)
@@ -63,18 +71,18 @@ Flags (anywhere on the line):
 
 // commands are the sub-commands a user types (sim-agent and hook are run
 // by Hivemind itself and not listed).
-var commands = []string{"config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "roles", "status", "tasks", "version"}
+var commands = []string{"attach", "config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "ls", "roles", "status", "tasks", "version", "wait"}
 
 // maxArgs is how many words each sub-command takes after its name; more
 // is a usage error (exit 2), so nothing typed is silently dropped.
 // context checks its own ("rm ID").
-var maxArgs = map[string]int{"config": 0, "context": 2, "demo": 0, "diff": 1, "doctor": 0, "events": 0,
+var maxArgs = map[string]int{"attach": 1, "ls": 0, "wait": 1, "config": 0, "context": 2, "demo": 0, "diff": 1, "doctor": 0, "events": 0,
 	"help": 1, "hosts": 0, "roles": 0, "status": 0, "tasks": 0, "version": 0}
 
 // onlyFor are the flags that mean something to one sub-command alone:
 // given without it they are a usage error, never a run (hivemind --verbose
 // once resumed an unfinished task).
-var onlyFor = map[string]string{"follow": "events", "verbose": "events"}
+var onlyFor = map[string]string{"follow": "events", "verbose": "events", "read-only": "attach"}
 
 // shortFlags are the one-letter spellings of flags (-w 3 is --workers 3).
 var shortFlags = map[string]string{"h": "help", "w": "workers"}
@@ -97,6 +105,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.Resume, "resume", false, "resume the unfinished task of this workspace")
 	fs.BoolVar(&o.Retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout (exit 0 complete, 1 error or cancelled, 3 needs_human)")
+	fs.BoolVar(&o.server, "server", false, "run the team in a background server of the project: it outlives the terminal (close it, or D, to detach; hivemind attach comes back, hivemind wait waits); without a terminal it starts the server and returns")
+	fs.BoolVar(&o.readOnly, "read-only", false, "attach: watch only (the server refuses keys and commands)")
 	fs.BoolVar(&o.JSON, "json", false, "JSON output (headless lines, status, events, tasks, context)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
 	fs.BoolVar(&o.verbose, "verbose", false, "events: every record (agent health, injections, timers), not only the milestones")
@@ -239,6 +249,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return app.ExitUsage
 	}
 	switch cmd {
+	case "attach":
+		return app.Attach(o.Options, app.AttachOptions{Binary: binaryVersion(), ReadOnly: o.readOnly, Project: argAt(o, 1)}, stderr)
+	case "ls":
+		return report(stderr, app.ListServers(binaryVersion(), o.JSON, stdout))
+	case "wait":
+		return app.Wait(o.Options, argAt(o, 1), binaryVersion(), stdout, stderr)
 	case "status":
 		return report(stderr, cmdStatus(o, stdout))
 	case "tasks":
@@ -271,7 +287,20 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hivemind:", err)
 		return app.ExitUsage
 	}
+	if o.server {
+		if _, child := os.LookupEnv(app.ServeEnv); !child {
+			return startServer(o, args, task, stdout, stderr)
+		}
+	}
 	return runTask(o, task, stdout, stderr)
+}
+
+// argAt is the positional word i (0 is the sub-command), "" if none.
+func argAt(o options, i int) string {
+	if i < len(o.args) {
+		return o.args[i]
+	}
+	return ""
 }
 
 // checkCommandLine refuses what a sub-command would silently ignore: words

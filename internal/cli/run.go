@@ -17,6 +17,9 @@ import (
 // without either, on a terminal, it opens the start screen.
 func runTask(o options, task string, stdout, stderr io.Writer) int {
 	defer endDemo(o, stderr)
+	if ready, ok := app.ServerChild(); ok {
+		return serveTask(o, task, ready, stdout, stderr)
+	}
 	if task == "" && !o.Resume && !o.headless && app.IsTerminal() {
 		return app.RunFrontDoor(o.Options)
 	}
@@ -26,17 +29,23 @@ func runTask(o options, task string, stdout, stderr io.Writer) int {
 		a, err = app.New(o.Options, workspace.Task{Description: task}, stdout)
 	}
 	if err != nil {
-		if printPreflightFailure(stderr, err) {
-			return app.ExitError
-		}
-		fmt.Fprintln(stderr, "hivemind:", err)
-		if errors.Is(err, app.ErrUsage) {
-			return app.ExitUsage
-		}
-		return app.ExitError
+		return reportNewError(stderr, err)
 	}
 	defer a.Close()
 	return a.Run(o.headless)
+}
+
+// reportNewError says why a run could not be wired and returns its exit
+// code.
+func reportNewError(stderr io.Writer, err error) int {
+	if printPreflightFailure(stderr, err) {
+		return app.ExitError
+	}
+	fmt.Fprintln(stderr, "hivemind:", err)
+	if errors.Is(err, app.ErrUsage) {
+		return app.ExitUsage
+	}
+	return app.ExitError
 }
 
 // printPreflightFailure explains a failed preflight on the terminal: each

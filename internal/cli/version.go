@@ -16,6 +16,10 @@ func versionText() string {
 	return "hivemind " + buildVersion(version, readBuildInfo) + "\n"
 }
 
+// binaryVersion is this binary's version, as a server and its clients
+// name it to each other.
+func binaryVersion() string { return buildVersion(version, readBuildInfo) }
+
 // readBuildInfo is debug.ReadBuildInfo (tests swap it).
 var readBuildInfo = debug.ReadBuildInfo
 

@@ -75,6 +75,12 @@ type Config struct {
 	ScrollbackLines int
 	// FPS caps the TUI frame rate.
 	FPS int
+	// ServerIdleSeconds: a server whose task waits on a human stays up
+	// this long with no client attached.
+	ServerIdleSeconds int
+	// NotifyCommand runs (sh -c) when a server's task needs a human or
+	// ends.
+	NotifyCommand string
 	// RetentionFullDays keeps a finished task's whole directory this long.
 	RetentionFullDays int
 	// RetentionSummaryDays keeps a finished task's summary this long.

@@ -1,0 +1,251 @@
+package app
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// syncScreen is an emulator the test writes while the server reads it.
+type syncScreen struct {
+	mu sync.Mutex
+	s  screen.Screen
+}
+
+func (s *syncScreen) write(b string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _ = s.s.Write([]byte(b))
+}
+
+func (s *syncScreen) Lines(n int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s.Lines(n)
+}
+
+func (s *syncScreen) Version() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s.Version()
+}
+
+func (s *syncScreen) Modes() screen.Modes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s.Modes()
+}
+
+func (s *syncScreen) ScrollbackLen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s.ScrollbackLen()
+}
+
+type fakePanes map[workspace.AgentID]*syncScreen
+
+func (f fakePanes) Resize(id workspace.AgentID, cols, rows int) error {
+	if s, ok := f[id]; ok {
+		s.mu.Lock()
+		s.s.Resize(cols, rows)
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func (f fakePanes) IDs() []workspace.AgentID {
+	var ids []workspace.AgentID
+	for id := range f {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (f fakePanes) Screen(id workspace.AgentID) (proto.Screen, bool) {
+	s, ok := f[id]
+	if !ok {
+		return nil, false
+	}
+	return s, true
+}
+
+// testServer serves fake panes on a socket of its own.
+func testServer(t *testing.T, panes fakePanes) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hmsrv") // short: a unix socket path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	s := newServer()
+	s.src, s.fps, s.binary = panes, 1000, "test"
+	s.describe = func() proto.Info { return proto.Info{Version: proto.Version, Binary: "test"} }
+	sock := filepath.Join(dir, "s.sock")
+	if s.ln, err = net.Listen("unix", sock); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.ln.Close() })
+	go s.accept()
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() { // the agents' screens changed (ptyagent.Manager.Changed)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				s.pokeAll()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return sock
+}
+
+// TestServerClientReattachLosesNothing attaches a client (the UI's
+// serverLink) to a server 100 times while the agents' screens change;
+// after each burst the client's copy of the shown pane equals the
+// server's emulator (no row lost, stale or doubled), and the hidden pane
+// is never streamed.
+func TestServerClientReattachLosesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lead := &syncScreen{s: screen.New(screen.Options{Cols: 50, Rows: 10, Scrollback: 40})}
+	worker := &syncScreen{s: screen.New(screen.Options{Cols: 50, Rows: 10})}
+	sock := testServer(t, fakePanes{"lead": lead, "worker_1": worker})
+	for i := range 100 {
+		c, _, err := dialServer(sock, proto.KindUI, "test", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := newServerLink(c, false)
+		link.Showing([]workspace.AgentID{"lead"})
+		for range 1 + rng.IntN(5) {
+			lead.write(burst(rng))
+			worker.write(burst(rng))
+		}
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		for {
+			if rows, ok := mirrored(link, "lead"); ok && slices.Equal(rows, lead.Lines(0)) {
+				break
+			}
+			m, err := c.Recv()
+			if err != nil {
+				rows, _ := mirrored(link, "lead")
+				t.Fatalf("attach %d: %v before the client's copy matched:\nclient: %q\nserver: %q", i, err, rows, lead.Lines(0))
+			}
+			if m.T == proto.TPane && m.Pane.Agent != "lead" {
+				t.Fatalf("attach %d: the hidden pane %s was streamed", i, m.Pane.Agent)
+			}
+			link.receive(m, func(tea.Msg) {})
+		}
+		_ = c.Close()
+	}
+}
+
+// TestServerRefusesReadOnlyInput: a read-only client's keys never reach
+// the agent; it is told why.
+func TestServerRefusesReadOnlyInput(t *testing.T) {
+	sock := testServer(t, fakePanes{"lead": {s: screen.New(screen.Options{Cols: 20, Rows: 4})}})
+	c, _, err := dialServer(sock, proto.KindUI, "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Send(proto.Msg{T: proto.TInput, Agent: "lead", Data: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	for {
+		m, err := c.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.T == proto.TNotice && strings.Contains(m.Text, "read-only client") {
+			return
+		}
+	}
+}
+
+func mirrored(l *serverLink, id workspace.AgentID) ([]string, bool) {
+	t, ok := l.Terminal(id)
+	if !ok {
+		return nil, false
+	}
+	rt := t.(*remoteTerm)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return slices.Clone(rt.m.Rows), rt.ver > 0
+}
+
+// burst is random terminal output: text, colours, cursor moves, clears.
+func burst(rng *rand.Rand) string {
+	var b strings.Builder
+	for range rng.IntN(10) {
+		switch rng.IntN(6) {
+		case 0:
+			fmt.Fprintf(&b, "\x1b[%d;%dH", 1+rng.IntN(12), 1+rng.IntN(60))
+		case 1:
+			fmt.Fprintf(&b, "\x1b[3%dm", rng.IntN(8))
+		case 2:
+			b.WriteString("\r\n")
+		case 3:
+			b.WriteString("\x1b[2K")
+		default:
+			fmt.Fprintf(&b, "out %d %x ", rng.IntN(1000), rng.Uint32())
+		}
+	}
+	return b.String()
+}
+
+// TestServerFitsPanesToSmallestClient: two clients of different sizes
+// (one read-only) both see the pane whole: it takes the smallest size
+// asked for, and grows back when the smaller client goes.
+func TestServerFitsPanesToSmallestClient(t *testing.T) {
+	lead := &syncScreen{s: screen.New(screen.Options{Cols: 100, Rows: 40})}
+	sock := testServer(t, fakePanes{"lead": lead})
+	size := func() paneSize {
+		lead.mu.Lock()
+		defer lead.mu.Unlock()
+		c, r := lead.s.Size()
+		return paneSize{c, r}
+	}
+	until := func(want paneSize) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for size() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("the pane is %v, want %v", size(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	big, _, err := dialServer(sock, proto.KindUI, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	small, _, err := dialServer(sock, proto.KindUI, "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = big.Send(proto.Msg{T: proto.TResize, Agent: "lead", Cols: 80, Rows: 24})
+	until(paneSize{80, 24})
+	_ = small.Send(proto.Msg{T: proto.TResize, Agent: "lead", Cols: 60, Rows: 30})
+	until(paneSize{60, 24})
+	_ = small.Close()
+	until(paneSize{80, 24})
+}

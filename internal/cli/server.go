@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// startServer is hivemind --server: it starts the project's server with
+// this command line and attaches to it on a terminal; without one (or with
+// --headless, which then waits for the task like hivemind wait) it says
+// how to reach the team.
+func startServer(o options, args []string, task string, stdout, stderr io.Writer) int {
+	if task == "" && !o.Resume {
+		fmt.Fprintln(stderr, "hivemind: --server needs a task or --resume (hivemind attach attaches to a running server)")
+		return app.ExitUsage
+	}
+	if _, code := app.StartServer(o.Options, args, stderr); code != app.ExitOK {
+		return code
+	}
+	if o.headless || !app.IsTerminal() {
+		fmt.Fprintln(stdout, "the team runs in a Hivemind server: hivemind attach shows it, hivemind wait waits for it, hivemind ls lists the servers")
+		if o.headless {
+			return app.Wait(o.Options, "", binaryVersion(), stdout, stderr)
+		}
+		return app.ExitOK
+	}
+	return app.Attach(o.Options, app.AttachOptions{Binary: binaryVersion()}, stderr)
+}
+
+// serveTask is the server StartServer started: the run is wired as
+// hivemind "task" wires it (what stops it is said on the readiness pipe,
+// which the starting hivemind prints), then served to clients.
+func serveTask(o options, task string, ready io.WriteCloser, stdout, stderr io.Writer) int {
+	errw := io.MultiWriter(stderr, ready)
+	a, err := app.New(o.Options, workspace.Task{Description: task}, stdout)
+	if err != nil {
+		code := reportNewError(errw, err)
+		_ = ready.Close()
+		return code
+	}
+	defer a.Close()
+	return a.Serve(binaryVersion(), ready)
+}

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hivemind-dev/hivemind/workspace"
+)
+
+// Remote is set when the model is a client of a Hivemind server
+// (hivemind attach): the team lives in the server, so leaving this UI
+// detaches from it. D detaches at once; q asks whether to detach (the
+// default: the team keeps working) or to stop the team.
+type Remote struct {
+	// Stop asks the server to stop the team (its agents stop; the task
+	// stays resumable). It must return quickly.
+	Stop func()
+}
+
+// PaneViewer is implemented by Terminals that stream screens only for the
+// panes shown (a server's client): after every layout the model tells it
+// which agents' panes are visible, in order.
+type PaneViewer interface {
+	Showing(ids []workspace.AgentID)
+}
+
+// tellShowing tells a PaneViewer the panes the layout shows.
+func (m *Model) tellShowing() {
+	v, ok := m.opts.Terminals.(PaneViewer)
+	if !ok {
+		return
+	}
+	var ids []workspace.AgentID
+	for _, row := range m.lay.Rows {
+		for _, c := range row.Cells {
+			if c.Agent >= 0 && c.Agent < len(m.agents) {
+				ids = append(ids, m.agents[c.Agent])
+			}
+		}
+	}
+	if m.lay.TooSmall {
+		ids = nil
+	}
+	if slices.Equal(ids, m.r.showing) {
+		return
+	}
+	m.r.showing = ids
+	v.Showing(slices.Clone(ids))
+}
+
+// remoteLeaveKey handles q and D of a client: D detaches, q asks.
+func (m *Model) remoteLeaveKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if m.opts.Remote == nil {
+		return false, nil
+	}
+	switch {
+	case key.Matches(msg, m.keys.Leave):
+		return true, m.quit()
+	case key.Matches(msg, m.keys.Quit):
+		m.confirm = confirmLeave
+		return true, nil
+	}
+	return false, nil
+}
+
+// leaveKey answers the leave question: d, enter (or ctrl+c again) detach,
+// s stops the team, n/esc stays.
+func (m *Model) leaveKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "d", "D", "enter", "y", "ctrl+c", "q":
+		m.confirm = confirmNone
+		return m.quit()
+	case "s", "S":
+		m.confirm = confirmNone
+		if m.opts.Remote.Stop != nil {
+			m.opts.Remote.Stop()
+		}
+		return m.quit()
+	case "n", "N", "esc":
+		m.confirm = confirmNone
+	}
+	return nil
+}
+
+// leaveLine is the leave question, cut to w cells.
+func (m Model) leaveLine(w int) string {
+	q := " Leave: detach, the team keeps working (hivemind attach comes back) [D/enter] · stop the team [s] · stay [esc] "
+	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, "…"), w))
+}
