@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -71,26 +72,39 @@ func (m *Model) handleDiffLoaded(msg diffLoadedMsg) {
 	}
 }
 
-// handleDiffKey scrolls or closes the diff view.
-func (m *Model) handleDiffKey(msg tea.KeyPressMsg) {
-	page := max(m.lay.Area.H-2, 1)
-	switch msg.String() {
-	case "esc", "d":
-		m.diff = diffView{}
-	case "up", "k":
-		m.diff.scroll--
-	case "down", "j":
-		m.diff.scroll++
-	case "pgup":
-		m.diff.scroll -= page
-	case "pgdown", "space":
-		m.diff.scroll += page
-	case "home", "g":
-		m.diff.scroll = 0
-	case "end", "G":
-		m.diff.scroll = len(m.diff.lines)
+// diffKeyMap is the keys of the diff view; ? and q go on to the run view,
+// every other key is the diff's.
+type diffKeyMap struct {
+	Close key.Binding
+	scrollKeyMap
+}
+
+func newDiffKeyMap() diffKeyMap {
+	return diffKeyMap{
+		Close:        key.NewBinding(key.WithKeys("esc", "d"), key.WithHelp("esc/d", "close the diff")),
+		scrollKeyMap: newScrollKeyMap(),
 	}
+}
+
+func (k diffKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Diff view", append(bindingEntries(k.Close), k.entries()...)}}
+}
+
+// handleDiffKey scrolls or closes the diff view; false passes msg on to
+// the run view (help and quit).
+func (m *Model) handleDiffKey(msg tea.KeyPressMsg) bool {
+	if key.Matches(msg, m.keys.Help) || key.Matches(msg, m.keys.Quit) {
+		return false
+	}
+	k := m.km.diff
+	if key.Matches(msg, k.Close) {
+		m.diff = diffView{}
+		return true
+	}
+	page := max(m.lay.Area.H-2, 1)
+	m.diff.scroll, _ = k.scroll(msg, m.diff.scroll, page, len(m.diff.lines))
 	m.diff.scroll = min(max(m.diff.scroll, 0), max(len(m.diff.lines)-(m.lay.Area.H-1), 0))
+	return true
 }
 
 var (

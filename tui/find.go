@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -71,13 +72,32 @@ func searchCmd(t Terminal, agent workspace.AgentID, query string, rows int) tea.
 	}
 }
 
+// searchKeyMap is the keys of the search prompt; every other key types
+// its text into the query.
+type searchKeyMap struct {
+	Cancel, Run, Erase key.Binding
+}
+
+func newSearchKeyMap() searchKeyMap {
+	return searchKeyMap{
+		Cancel: key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel the search")),
+		Run:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "search")),
+		Erase:  key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "erase a character")),
+	}
+}
+
+func (k searchKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Search prompt", bindingEntries(k.Run, k.Cancel, k.Erase)}}
+}
+
 // handleSearchKey edits the search prompt.
 func (m *Model) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc", "ctrl+c":
+	k := m.km.search
+	switch {
+	case key.Matches(msg, k.Cancel):
 		m.find = search{}
 		return nil
-	case "enter":
+	case key.Matches(msg, k.Run):
 		m.find.typing = false
 		if m.find.query == "" {
 			m.find = search{}
@@ -92,7 +112,7 @@ func (m *Model) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.find.running, m.find.hits = true, nil
 		_, rows := m.lay.paneRect(m.focusIndex()).inner()
 		return searchCmd(t, m.find.agent, m.find.query, max(rows, 1))
-	case "backspace":
+	case key.Matches(msg, k.Erase):
 		if r := []rune(m.find.query); len(r) > 0 {
 			m.find.query = string(r[:len(r)-1])
 		}

@@ -7,6 +7,7 @@ import (
 
 	"image/color"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -386,17 +387,36 @@ func (m Model) draftLine(w int) string {
 	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, ""), w))
 }
 
+// draftKeyMap answers the detach question about text typed into an
+// agent's prompt.
+type draftKeyMap struct {
+	Send, Clear, Keep key.Binding
+}
+
+func newDraftKeyMap() draftKeyMap {
+	return draftKeyMap{
+		Send:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "send the typed text (on detach)")),
+		Clear: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "clear it from the prompt")),
+		Keep:  key.NewBinding(key.WithKeys("k", "n", "esc"), key.WithHelp("k/esc", "keep it (messages wait)")),
+	}
+}
+
+func (k draftKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Typed text", bindingEntries(k.Send, k.Clear, k.Keep)}}
+}
+
 // draftKey answers the detach question.
 func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 	id := m.draftOf
+	k := m.km.draft
 	var act func(draftHolder) error
 	var done string
-	switch msg.String() {
-	case "s":
+	switch {
+	case key.Matches(msg, k.Send):
 		act, done = draftHolder.SendDraft, "sent your text to "+string(id)
-	case "c":
+	case key.Matches(msg, k.Clear):
 		act, done = draftHolder.ClearDraft, "cleared your text from "+string(id)+"'s prompt"
-	case "k", "n", "esc":
+	case key.Matches(msg, k.Keep):
 		m.confirm = confirmNone
 		m.notice = notice{level: "info", text: "kept: messages for " + string(id) + " wait until you send or clear it (enter attaches)"}
 		return nil

@@ -202,10 +202,15 @@ type startKeyMap struct {
 	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
 	PlanBy, Each                             key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
+	// QuitNow quits from anywhere, a field too; FieldHelp is help there
+	// (? is text); ListResume and ListOpen are single-key commands of
+	// the past-task list; CloseHelp closes the help screen.
+	QuitNow, FieldHelp, ListResume, ListOpen, CloseHelp key.Binding
 
 	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
 
-	NewTask, Panes, Retry, Abandon, ScrollUp, ScrollDown, Back key.Binding
+	NewTask, Panes, Retry, Abandon, Back   key.Binding
+	ScrollUp, PageUp, ScrollDown, PageDown key.Binding
 }
 
 func newStartKeyMap() startKeyMap {
@@ -229,6 +234,12 @@ func newStartKeyMap() startKeyMap {
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Help:      key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
 
+		QuitNow:    key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		FieldHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
+		ListResume: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
+		ListOpen:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "choose folder")),
+		CloseHelp:  key.NewBinding(key.WithKeys("?", "f1", "esc", "n", "N"), key.WithHelp("?/esc", "close help")),
+
 		PickOpen:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "open folder")),
 		PickBack:   key.NewBinding(key.WithKeys("left", "h", "backspace"), key.WithHelp("←/h", "parent")),
 		PickChoose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "use highlighted")),
@@ -239,8 +250,10 @@ func newStartKeyMap() startKeyMap {
 		Panes:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "agent panes")),
 		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
 		Abandon:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "abandon")),
-		ScrollUp:   key.NewBinding(key.WithKeys("up", "k", "pgup"), key.WithHelp("↑/pgup", "scroll")),
-		ScrollDown: key.NewBinding(key.WithKeys("down", "j", "pgdown"), key.WithHelp("↓/pgdn", "scroll")),
+		ScrollUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/pgup", "scroll")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup"), key.WithHelp("↑/pgup", "scroll")),
+		ScrollDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/pgdn", "scroll")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↓/pgdn", "scroll")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 }
@@ -638,25 +651,27 @@ func (m *Model) updateField(msg tea.Msg) tea.Cmd {
 }
 
 // frontKey handles a key press in the front door's screens, and the key
-// that opens the summary from the run view.
+// that opens the summary from the run view's.
 func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch m.fd.mode {
-	case modeRun:
-		if !m.attached && m.confirm == confirmNone && !m.showHelp && key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
-			m.fd.mode = modeSummary
-			m.zoom = false
-			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
-				return m.openSummary(m.st, true), true
-			}
-			return nil, true
-		}
-		return nil, false
-	case modePicker:
+	switch scr := m.screen(); scr {
+	case screenStart:
+		return m.startKey(msg), true
+	case screenPicker:
 		return m.pickerKey(msg), true
-	case modeSummary:
+	case screenSummary:
 		return m.summaryKey(msg), true
+	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
+		return nil, false // s is text, the agent's or a question's key there
 	}
-	return m.startKey(msg), true
+	if key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
+		m.fd.mode = modeSummary
+		m.zoom = false
+		if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
+			return m.openSummary(m.st, true), true
+		}
+		return nil, true
+	}
+	return nil, false
 }
 
 // summaryAvailable reports whether the live task has a summary to show.
@@ -674,18 +689,18 @@ func (m Model) summaryAvailable() bool {
 func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.fd.keys
 	m.notice = notice{}
-	if m.fd.ask != nil && msg.String() != "ctrl+c" {
+	if m.fd.ask != nil && !key.Matches(msg, k.QuitNow) {
 		return m.askKey(msg)
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, k.Menu) || key.Matches(msg, m.keys.No) {
+		if key.Matches(msg, k.CloseHelp) {
 			m.showHelp = false
 		}
 		return nil
 	}
 	editing := m.fd.focus != focusList
 	switch {
-	case msg.String() == "ctrl+c":
+	case key.Matches(msg, k.QuitNow):
 		return m.quit()
 	case key.Matches(msg, k.Submit):
 		return m.submit()
@@ -697,7 +712,7 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.setFocus((m.fd.focus + 1) % numFocus)
 	case key.Matches(msg, k.PrevField):
 		return m.setFocus((m.fd.focus + numFocus - 1) % numFocus)
-	case msg.String() == "f1":
+	case key.Matches(msg, k.FieldHelp):
 		m.showHelp = true
 		return nil
 	case editing && key.Matches(msg, k.Menu):
@@ -717,9 +732,9 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, k.Edit):
 		return m.setFocus(focusTask)
-	case msg.String() == "r":
+	case key.Matches(msg, k.ListResume):
 		return m.resume()
-	case msg.String() == "o":
+	case key.Matches(msg, k.ListOpen):
 		return m.openPicker()
 	case key.Matches(msg, k.Up):
 		m.fd.sel = max(m.fd.sel-1, 0)
@@ -813,7 +828,7 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	switch {
-	case msg.String() == "ctrl+c":
+	case key.Matches(msg, k.QuitNow):
 		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
@@ -847,12 +862,16 @@ func (m *Model) chooseProject(dir string) tea.Cmd {
 
 func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.fd.keys
-	if m.confirm != confirmNone {
+	switch m.confirm {
+	case confirmNone:
+	case confirmDraft: // asked on detach, before the task ended
+		return m.draftKey(msg)
+	default:
 		return m.handleConfirmKey(msg)
 	}
 	m.notice = notice{}
 	if m.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, m.keys.No) {
+		if key.Matches(msg, k.CloseHelp) {
 			m.showHelp = false
 		}
 		return nil
@@ -878,17 +897,13 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case live && key.Matches(msg, k.Panes):
 		m.fd.mode = modeRun
 	case key.Matches(msg, k.ScrollUp):
-		step := 1
-		if msg.String() == "pgup" {
-			step = max(m.height/2, 1)
-		}
-		m.fd.sumScroll = max(m.fd.sumScroll-step, 0)
+		m.fd.sumScroll = max(m.fd.sumScroll-1, 0)
+	case key.Matches(msg, k.PageUp):
+		m.fd.sumScroll = max(m.fd.sumScroll-max(m.height/2, 1), 0)
 	case key.Matches(msg, k.ScrollDown):
-		step := 1
-		if msg.String() == "pgdown" {
-			step = max(m.height/2, 1)
-		}
-		m.fd.sumScroll += step
+		m.fd.sumScroll++
+	case key.Matches(msg, k.PageDown):
+		m.fd.sumScroll += max(m.height/2, 1)
 	case !live && (key.Matches(msg, k.Back) || key.Matches(msg, k.NewTask)):
 		// A past task's summary: back to the start screen.
 		m.fd.mode = modeStart

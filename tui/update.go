@@ -408,47 +408,25 @@ func (m *Model) trackPause() {
 
 // ---- keys ----
 
-func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.attached {
-		return m.handleAttachedKey(msg)
-	}
-	if m.confirm != confirmNone {
-		return m.handleConfirmKey(msg)
-	}
-	m.notice = notice{}
-	m.sel = selection{}
-	digits := m.digits
-	m.digits = ""
-	switch {
-	case m.find.typing:
-		return m.handleSearchKey(msg)
-	case !m.showHelp && !m.diff.show && !m.cx.show:
-		if ok, cmd := m.planKey(msg); ok {
-			return cmd
-		}
-	case m.showHelp && m.helpScrollKey(msg):
-		return nil
-	case m.diff.show && !m.showHelp && !key.Matches(msg, m.keys.Help) && !key.Matches(msg, m.keys.Quit):
-		m.handleDiffKey(msg)
-		return nil
-	}
+// runKey handles a key of the run view: the panes, and what the layers
+// over them (help, diff, plan) pass on. digits is a pane number being
+// typed (focusNumber).
+func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
 		m.helpScroll = 0
-	case key.Matches(msg, k.No) && m.showHelp:
-		m.showHelp = false
 	case key.Matches(msg, k.Knowledge):
 		m.cx.show = !m.cx.show
 		m.showHelp, m.diff = false, diffView{}
-	case key.Matches(msg, k.No) && m.cx.show:
+	case key.Matches(msg, k.Close) && m.cx.show:
 		m.cx.show = false
 	case m.find.query != "" && key.Matches(msg, k.SearchNext):
 		m.stepHit(-1)
 	case m.find.query != "" && key.Matches(msg, k.SearchPrev):
 		m.stepHit(+1)
-	case m.find.query != "" && msg.String() == "esc":
+	case m.find.query != "" && key.Matches(msg, k.Close):
 		m.scroll[m.find.agent] = 0
 		m.find = search{}
 	case key.Matches(msg, k.Quit):
@@ -573,25 +551,6 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// helpScrollKey scrolls the help overlay; false when msg is not a scroll
-// key.
-func (m *Model) helpScrollKey(msg tea.KeyPressMsg) bool {
-	switch msg.String() {
-	case "up", "k":
-		m.helpScroll--
-	case "down", "j", "space":
-		m.helpScroll++
-	case "pgup":
-		m.helpScroll -= m.lay.Area.H / 2
-	case "pgdown":
-		m.helpScroll += m.lay.Area.H / 2
-	default:
-		return false
-	}
-	m.helpScroll = min(max(m.helpScroll, 0), m.r.helpMax)
-	return true
-}
-
 // focusNumber focuses pane N. With ten panes or more a number takes two
 // digits: "1" focuses pane 1 and waits for a second digit, "1" "2" then
 // focuses pane 12.
@@ -667,7 +626,7 @@ func (m *Model) turnPage(d int) {
 }
 
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
-	if key.Matches(msg, m.keys.Detach) {
+	if key.Matches(msg, m.km.attached.Detach) {
 		m.attached = false
 		m.askDraft(m.focusID)
 		return nil
@@ -685,11 +644,9 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// handleConfirmKey answers the y/n question of the confirm screen.
 func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.confirm == confirmDraft {
-		return m.draftKey(msg)
-	}
-	k := m.keys
+	k := m.km.confirm
 	switch {
 	case key.Matches(msg, k.Yes):
 		c := m.confirm
@@ -706,7 +663,7 @@ func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
 		case confirmQuit:
 			return m.quit()
 		}
-	case key.Matches(msg, k.Quit) && m.confirm == confirmQuit && msg.String() == "ctrl+c":
+	case key.Matches(msg, k.QuitNow) && m.confirm == confirmQuit:
 		// ctrl+c twice quits without a y.
 		return m.quit()
 	case key.Matches(msg, k.No):

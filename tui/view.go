@@ -626,7 +626,8 @@ func (m Model) footerHints() []key.Binding {
 	k := m.footerKeys()
 	switch {
 	case m.atPlanGate():
-		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
+		p := m.km.plan
+		return []key.Binding{p.Approve, p.Feedback, p.PlanView, k.Pause, k.Cancel}
 	case m.diff.show:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc/d", "close diff")),
 			key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↑↓ pgup pgdn", "scroll"))}
@@ -749,7 +750,7 @@ func (m Model) renderHelp() string {
 		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
 		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	out, maxScroll := renderHelpBox("Hivemind keys", m.shownKeys().helpSections(), notes, w, h, m.helpScroll)
+	out, maxScroll := renderHelpBox("Hivemind keys", m.runHelpSections(), notes, w, h, m.helpScroll)
 	m.r.helpMax = maxScroll
 	return out
 }
