@@ -87,7 +87,7 @@ func newDiffKeyMap() diffKeyMap {
 }
 
 func (k diffKeyMap) helpSections() []helpSection {
-	return []helpSection{{"Diff view", append(bindingEntries(k.Close), k.entries()...)}}
+	return []helpSection{{"Diff view", bindingEntries(k.Close)}}
 }
 
 // handleDiffKey scrolls or closes the diff view; false passes msg on to

@@ -20,7 +20,9 @@ type helpSection struct {
 	entries []helpEntry
 }
 
-// bindingEntries lists the enabled bindings as help entries.
+// bindingEntries lists the enabled bindings as help entries. Bindings
+// with the same help in a row (a line and a page scroll: "↑/pgup scroll")
+// share one entry.
 func bindingEntries(bs ...key.Binding) []helpEntry {
 	out := make([]helpEntry, 0, len(bs))
 	for _, b := range bs {
@@ -28,7 +30,11 @@ func bindingEntries(bs ...key.Binding) []helpEntry {
 			continue
 		}
 		h := b.Help()
-		out = append(out, helpEntry{h.Key, h.Desc})
+		e := helpEntry{h.Key, h.Desc}
+		if len(out) > 0 && out[len(out)-1] == e {
+			continue
+		}
+		out = append(out, e)
 	}
 	return out
 }

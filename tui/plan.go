@@ -108,7 +108,7 @@ func newPlanKeyMap() planKeyMap {
 }
 
 func (k planKeyMap) helpSections() []helpSection {
-	return []helpSection{{"Plan gate", append(bindingEntries(k.Approve, k.Feedback, k.PlanView, k.Hide), k.entries()...)}}
+	return []helpSection{{"Plan gate", bindingEntries(k.Approve, k.Feedback, k.PlanView, k.Hide)}}
 }
 
 // feedbackKeyMap is the keys of the plan gate's feedback input; every

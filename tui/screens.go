@@ -129,20 +129,25 @@ func newLayerKeys() layerKeys {
 	}
 }
 
-// runHelpSections are the sections of the run view's help overlay.
+// runHelpSections are the sections of the run view's help overlay: the
+// run view's keys, then those of the layers over the panes.
 func (m Model) runHelpSections() []helpSection {
-	p := m.km.plan
-	return m.shownKeys().helpSections([]helpSection{{"Plan gate", bindingEntries(p.Approve, p.Feedback, p.PlanView)}})
+	k := m.km
+	secs := m.shownKeys().helpSections(k.plan.helpSections())
+	for _, more := range [][]helpSection{
+		k.feedback.helpSections(), k.diff.helpSections(),
+		{{"Diff and plan view", k.diff.entries()}},
+		k.search.helpSections(), k.help.helpSections(), k.confirm.helpSections(), k.draft.helpSections(),
+	} {
+		secs = append(secs, more...)
+	}
+	return secs
 }
 
 // attachedKeyMap is the one key of an attached pane that is not the
 // agent's: every other key goes to the agent.
 type attachedKeyMap struct {
 	Detach key.Binding
-}
-
-func (k attachedKeyMap) helpSections() []helpSection {
-	return []helpSection{{"Attached", bindingEntries(k.Detach)}}
 }
 
 // confirmKeyMap answers a y/n question (cancel, quit, abandon).

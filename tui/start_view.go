@@ -352,7 +352,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	switch m.fd.mode {
 	case modePicker:
 		return []key.Binding{k.PickChoose, k.PickHere, k.PickCancel, k.Up, k.PickOpen, k.PickBack},
-			[]key.Binding{k.Help, key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+			[]key.Binding{k.Help, k.QuitNow}
 	case modeSummary:
 		if !(m.fd.sumLive && m.fd.sess != nil) {
 			return []key.Binding{k.Back, k.ScrollDown}, ess
@@ -367,9 +367,9 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	if m.fd.focus == focusList {
 		b := []key.Binding{k.Edit, k.Down, k.View}
 		if m.fd.info.Unfinished != nil {
-			b = append(b, key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")))
+			b = append(b, k.ListResume)
 		}
-		return append(b, key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "folder"))), ess
+		return append(b, key.NewBinding(key.WithKeys(k.ListOpen.Keys()...), key.WithHelp("o", "folder"))), ess
 	}
 	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
 	if m.fd.focus == focusTeam {
@@ -389,21 +389,19 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	if m.fd.info.Unfinished != nil {
 		b = append(b, k.Resume)
 	}
-	return b, []key.Binding{key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
-		key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+	return b, []key.Binding{k.FieldHelp, k.QuitNow}
 }
 
 // frontHelpSections is every key of the front door, for the help screen.
 func (m Model) frontHelpSections() []helpSection {
 	k := m.fd.keys
-	b := func(keys, help string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
-	}
 	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, b("ctrl+c", "quit"))},
-		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, k.FieldHelp, k.QuitNow)},
+		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, k.ListResume, k.ListOpen, k.Help, k.Quit)},
 		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
-		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},
+		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.PageUp, k.ScrollDown, k.PageDown, k.Back,
+			key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary (panes)")))},
+		{"Help", bindingEntries(k.CloseHelp)},
 	}
 }
 
