@@ -75,14 +75,14 @@ func (m *Model) handleDiffLoaded(msg diffLoadedMsg) {
 // diffKeyMap is the keys of the diff view; ? and q go on to the run view,
 // every other key is the diff's.
 type diffKeyMap struct {
-	Close key.Binding
-	scrollKeyMap
+	Close  key.Binding
+	Scroll scrollKeyMap
 }
 
 func newDiffKeyMap() diffKeyMap {
 	return diffKeyMap{
-		Close:        key.NewBinding(key.WithKeys("esc", "d"), key.WithHelp("esc/d", "close the diff")),
-		scrollKeyMap: newScrollKeyMap(),
+		Close:  key.NewBinding(key.WithKeys("esc", "d"), key.WithHelp("esc/d", "close the diff")),
+		Scroll: newScrollKeyMap(),
 	}
 }
 
@@ -102,7 +102,7 @@ func (m *Model) handleDiffKey(msg tea.KeyPressMsg) bool {
 		return true
 	}
 	page := max(m.lay.Area.H-2, 1)
-	m.diff.scroll, _ = k.scroll(msg, m.diff.scroll, page, len(m.diff.lines))
+	m.diff.scroll, _ = k.Scroll.scroll(msg, m.diff.scroll, page, len(m.diff.lines))
 	m.diff.scroll = min(max(m.diff.scroll, 0), max(len(m.diff.lines)-(m.lay.Area.H-1), 0))
 	return true
 }

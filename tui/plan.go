@@ -94,16 +94,16 @@ func (m *Model) handlePlanDecided(msg planDecidedMsg) {
 type planKeyMap struct {
 	Approve, Feedback, PlanView key.Binding
 	Hide                        key.Binding // the panes instead of the plan
-	scrollKeyMap
+	Scroll                      scrollKeyMap
 }
 
 func newPlanKeyMap() planKeyMap {
 	return planKeyMap{
-		Approve:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
-		Feedback:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
-		PlanView:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "plan / panes")),
-		Hide:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "panes (o: plan)")),
-		scrollKeyMap: newScrollKeyMap(),
+		Approve:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
+		Feedback: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
+		PlanView: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "plan / panes")),
+		Hide:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "panes (o: plan)")),
+		Scroll:   newScrollKeyMap(),
 	}
 }
 
@@ -186,7 +186,7 @@ func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	scroll := g.scroll
 	if key.Matches(msg, k.Hide) {
 		g.hidden = true
-	} else if s, ok := k.scroll(msg, scroll, max(m.lay.Area.H-3, 1), 1<<30); ok {
+	} else if s, ok := k.Scroll.scroll(msg, scroll, max(m.lay.Area.H-3, 1), 1<<30); ok {
 		scroll = s
 	} else {
 		return false, nil

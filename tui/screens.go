@@ -104,6 +104,47 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return m.runKey(msg, digits)
 }
 
+// keyMapOf is the key map of screen s: every key its handler matches.
+func (m Model) keyMapOf(s screenID) any {
+	switch s {
+	case screenRun:
+		return m.keys
+	case screenStart:
+		return m.fd.keys
+	case screenPicker:
+		return m.fd.pickKeys
+	case screenSummary:
+		return m.fd.sumKeys
+	case screenAttached:
+		return m.km.attached
+	case screenConfirm:
+		return m.km.confirm
+	case screenDraft:
+		return m.km.draft
+	case screenSearch:
+		return m.km.search
+	case screenHelp:
+		return m.km.help
+	case screenDiff:
+		return m.km.diff
+	case screenPlan:
+		return m.km.plan
+	case screenFeedback:
+		return m.km.feedback
+	}
+	return nil
+}
+
+// helpOf is the help screen s offers (key ? or f1): the front door's for
+// its screens, the run view's for the panes and the layers over them.
+func (m Model) helpOf(s screenID) []helpSection {
+	switch s {
+	case screenStart, screenPicker, screenSummary:
+		return m.frontHelpSections()
+	}
+	return m.runHelpSections()
+}
+
 // layerKeys are the key maps of the screens layered over the panes.
 type layerKeys struct {
 	attached attachedKeyMap
@@ -136,7 +177,7 @@ func (m Model) runHelpSections() []helpSection {
 	secs := m.shownKeys().helpSections(k.plan.helpSections())
 	for _, more := range [][]helpSection{
 		k.feedback.helpSections(), k.diff.helpSections(),
-		{{"Diff and plan view", k.diff.entries()}},
+		{{"Diff and plan view", k.diff.Scroll.entries()}},
 		k.search.helpSections(), k.help.helpSections(), k.confirm.helpSections(), k.draft.helpSections(),
 	} {
 		secs = append(secs, more...)

@@ -158,9 +158,11 @@ const (
 // It is active only when Options.Launcher is set; without one the Model is
 // the plain run view it always was.
 type frontDoor struct {
-	on   bool
-	mode screenMode
-	keys startKeyMap
+	on       bool
+	mode     screenMode
+	keys     startKeyMap
+	pickKeys pickerKeyMap
+	sumKeys  summaryKeyMap
 
 	project string
 	info    Project
@@ -196,7 +198,8 @@ type frontDoor struct {
 	sumScroll int
 }
 
-// startKeyMap is every key of the start screen, picker and summary.
+// startKeyMap is every key of the start screen: its fields, the Team row
+// and the past-task list.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
 	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
@@ -206,11 +209,6 @@ type startKeyMap struct {
 	// (? is text); ListResume and ListOpen are single-key commands of
 	// the past-task list; CloseHelp closes the help screen.
 	QuitNow, FieldHelp, ListResume, ListOpen, CloseHelp key.Binding
-
-	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
-
-	NewTask, Panes, Retry, Abandon, Back   key.Binding
-	ScrollUp, PageUp, ScrollDown, PageDown key.Binding
 }
 
 func newStartKeyMap() startKeyMap {
@@ -238,14 +236,52 @@ func newStartKeyMap() startKeyMap {
 		FieldHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
 		ListResume: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
 		ListOpen:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "choose folder")),
-		CloseHelp:  key.NewBinding(key.WithKeys("?", "f1", "esc", "n", "N"), key.WithHelp("?/esc", "close help")),
+		CloseHelp:  closeHelpKey,
+	}
+}
 
-		PickOpen:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "open folder")),
-		PickBack:   key.NewBinding(key.WithKeys("left", "h", "backspace"), key.WithHelp("←/h", "parent")),
-		PickChoose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "use highlighted")),
-		PickHere:   key.NewBinding(key.WithKeys("."), key.WithHelp(".", "use this folder")),
-		PickCancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+// closeHelpKey closes the front door's help screen.
+var closeHelpKey = key.NewBinding(key.WithKeys("?", "f1", "esc", "n", "N"), key.WithHelp("?/esc", "close help"))
 
+func (k startKeyMap) helpSections() []helpSection {
+	return []helpSection{
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, k.FieldHelp, k.QuitNow)},
+		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, k.ListResume, k.ListOpen, k.Help, k.Quit)},
+	}
+}
+
+// pickerKeyMap is the folder picker's keys (it moves with its own, the
+// bubbles filepicker's: ↑↓, pgup, pgdn…).
+type pickerKeyMap struct {
+	Up, Open, Back, Choose, Here, Cancel, Help, QuitNow key.Binding
+}
+
+func newPickerKeyMap() pickerKeyMap {
+	return pickerKeyMap{
+		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
+		Open:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "open folder")),
+		Back:    key.NewBinding(key.WithKeys("left", "h", "backspace"), key.WithHelp("←/h", "parent")),
+		Choose:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "use highlighted")),
+		Here:    key.NewBinding(key.WithKeys("."), key.WithHelp(".", "use this folder")),
+		Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Help:    key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
+		QuitNow: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+	}
+}
+
+func (k pickerKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Folder picker", bindingEntries(k.Up, k.Open, k.Back, k.Choose, k.Here, k.Cancel)}}
+}
+
+// summaryKeyMap is the summary's keys.
+type summaryKeyMap struct {
+	NewTask, Panes, Retry, Abandon, Back   key.Binding
+	ScrollUp, PageUp, ScrollDown, PageDown key.Binding
+	Help, Quit, CloseHelp                  key.Binding
+}
+
+func newSummaryKeyMap() summaryKeyMap {
+	return summaryKeyMap{
 		NewTask:    key.NewBinding(key.WithKeys("enter", "n"), key.WithHelp("enter", "new task")),
 		Panes:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "agent panes")),
 		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
@@ -255,7 +291,15 @@ func newStartKeyMap() startKeyMap {
 		ScrollDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/pgdn", "scroll")),
 		PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↓/pgdn", "scroll")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Help:       key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		CloseHelp:  closeHelpKey,
 	}
+}
+
+func (k summaryKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.PageUp, k.ScrollDown, k.PageDown, k.Back,
+		key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary (panes)")))}}
 }
 
 // sessionOptions makes an initial Options.Session the live task.
@@ -274,7 +318,8 @@ func (m *Model) initFront(opts Options) {
 }
 
 func newFrontDoor(opts Options) frontDoor {
-	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project,
+	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), pickKeys: newPickerKeyMap(),
+		sumKeys: newSummaryKeyMap(), project: opts.Project,
 		workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
 		return fd
@@ -822,7 +867,7 @@ func (m *Model) openPicker() tea.Cmd {
 }
 
 func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.keys
+	k := m.fd.pickKeys
 	if m.showHelp {
 		m.showHelp = false
 		return nil
@@ -833,12 +878,12 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 		return nil
-	case key.Matches(msg, k.PickCancel):
+	case key.Matches(msg, k.Cancel):
 		m.fd.mode = modeStart
 		return nil
-	case key.Matches(msg, k.PickHere):
+	case key.Matches(msg, k.Here):
 		return m.chooseProject(m.fd.picker.CurrentDirectory)
-	case key.Matches(msg, k.PickChoose):
+	case key.Matches(msg, k.Choose):
 		if p := m.fd.picker.HighlightedPath(); p != "" {
 			return m.chooseProject(p)
 		}
@@ -861,7 +906,7 @@ func (m *Model) chooseProject(dir string) tea.Cmd {
 }
 
 func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.keys
+	k := m.fd.sumKeys
 	switch m.confirm {
 	case confirmNone:
 	case confirmDraft: // asked on detach, before the task ended

@@ -351,9 +351,11 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	ess := []key.Binding{k.Help, k.Quit}
 	switch m.fd.mode {
 	case modePicker:
-		return []key.Binding{k.PickChoose, k.PickHere, k.PickCancel, k.Up, k.PickOpen, k.PickBack},
-			[]key.Binding{k.Help, k.QuitNow}
+		pk := m.fd.pickKeys
+		return []key.Binding{pk.Choose, pk.Here, pk.Cancel, pk.Up, pk.Open, pk.Back},
+			[]key.Binding{pk.Help, pk.QuitNow}
 	case modeSummary:
+		k := m.fd.sumKeys
 		if !(m.fd.sumLive && m.fd.sess != nil) {
 			return []key.Binding{k.Back, k.ScrollDown}, ess
 		}
@@ -394,15 +396,9 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 
 // frontHelpSections is every key of the front door, for the help screen.
 func (m Model) frontHelpSections() []helpSection {
-	k := m.fd.keys
-	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, k.FieldHelp, k.QuitNow)},
-		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, k.ListResume, k.ListOpen, k.Help, k.Quit)},
-		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
-		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.PageUp, k.ScrollDown, k.PageDown, k.Back,
-			key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary (panes)")))},
-		{"Help", bindingEntries(k.CloseHelp)},
-	}
+	fd := m.fd
+	secs := append(fd.keys.helpSections(), fd.pickKeys.helpSections()...)
+	return append(append(secs, fd.sumKeys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
 }
 
 func (m Model) renderFrontHelp() string {
