@@ -150,77 +150,6 @@ func (m Model) renderStart() string {
 	return frame(lines, m.frontFooter(), w, h)
 }
 
-// teamLines show each role's agent (or each worker's) and the worker
-// count, wrapped to width w; when the row has the focus the selected slot
-// is lit, between the arrows that change it. An agent whose program is not
-// on PATH is marked ✖ (missingLine says why).
-func (m Model) teamLines(label func(startFocus, string, string) string, w int) []string {
-	fd := m.fd
-	slot := func(i int, name, value string, missing bool) string {
-		v := stText.Bold(true).Render(value)
-		if fd.focus == focusTeam && fd.slot == i {
-			v = stFocused.Render("◂ " + value + " ▸")
-		}
-		if missing {
-			v += stBadTxt.Render(" ✖")
-		}
-		return stDim.Render(name+" ") + v
-	}
-	var parts []string
-	count := "×" // after "workers <agent>"
-	if len(fd.agents) == 0 {
-		parts = append(parts, stDim.Render("agents ")+stText.Bold(true).Render("as configured"))
-		count = "workers"
-	}
-	for i, s := range fd.agentSlots() {
-		a := fd.agents[*s.pick]
-		parts = append(parts, slot(i, s.name, a.Name, a.Missing != ""))
-	}
-	workers := "default"
-	if fd.workers > 0 {
-		workers = fmt.Sprint(fd.workers)
-	}
-	parts = append(parts, slot(fd.countSlot(), count, workers, false))
-	lines := []string{label(focusTeam, "Team", "  ") + parts[0]}
-	for _, p := range parts[1:] {
-		if last := &lines[len(lines)-1]; lipgloss.Width(*last)+2+lipgloss.Width(p) <= w {
-			*last += "  " + p
-			continue
-		}
-		lines = append(lines, "        "+p)
-	}
-	return lines
-}
-
-// missingLine says which picked agents cannot start here and how to
-// install them ("" when all can, or cannot be told).
-func (m Model) missingLine() string {
-	var why []string
-	for _, a := range m.fd.teamChoices() {
-		if a.Missing != "" && !slices.Contains(why, a.Missing) {
-			why = append(why, a.Missing)
-		}
-	}
-	if len(why) == 0 {
-		return ""
-	}
-	return "        " + stBadTxt.Render("✖ "+strings.Join(why, "; "))
-}
-
-// planLine shows who approves the plan before the build (p on the Team
-// row switches it).
-func (m Model) planLine() string {
-	who := "the Reviewer"
-	if m.fd.humanPlan {
-		who = "the Reviewer, then you"
-	}
-	line := "        " + stDim.Render("plan approved by ") + stText.Bold(true).Render(who)
-	if m.fd.focus == focusTeam {
-		line += stDim.Render("   p switches")
-	}
-	return line
-}
-
 // pastTaskLines is the table of past tasks in at most room lines, scrolled
 // so the selected one shows.
 func (m Model) pastTaskLines(room, w int) []string {
@@ -292,17 +221,6 @@ func indent(block, pad string) []string {
 		lines[i] = pad + l
 	}
 	return lines
-}
-
-func (m Model) renderPicker() string {
-	w, h := m.width, m.height
-	lines := []string{m.startHeader(), "",
-		"  " + stLabel.Render("Choose the project folder"),
-		"  " + stDim.Render("in ") + stText.Render(m.fd.picker.CurrentDirectory),
-		""}
-	body := strings.TrimRight(m.fd.picker.View(), "\n")
-	lines = append(lines, indent(body, "  ")...)
-	return frame(lines, m.frontFooter(), w, h)
 }
 
 // frontFooter is the last line of the front door's screens: a question,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -582,4 +583,106 @@ func fmtTokens(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+// summaryKeyMap is the summary's keys.
+type summaryKeyMap struct {
+	NewTask, Panes, Retry, Abandon, Back   key.Binding
+	ScrollUp, PageUp, ScrollDown, PageDown key.Binding
+	Help, Quit, CloseHelp                  key.Binding
+}
+
+func newSummaryKeyMap() summaryKeyMap {
+	return summaryKeyMap{
+		NewTask:    key.NewBinding(key.WithKeys("enter", "n"), key.WithHelp("enter", "new task")),
+		Panes:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "agent panes")),
+		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
+		Abandon:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "abandon")),
+		ScrollUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/pgup", "scroll")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup"), key.WithHelp("↑/pgup", "scroll")),
+		ScrollDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/pgdn", "scroll")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↓/pgdn", "scroll")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Help:       key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		CloseHelp:  closeHelpKey,
+	}
+}
+
+func (k summaryKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.PageUp, k.ScrollDown, k.PageDown, k.Back,
+		key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary (panes)")))}}
+}
+
+// summaryLoadedMsg carries a summary read from the task directory.
+type summaryLoadedMsg struct {
+	taskID string
+	sum    summaryData
+}
+
+// summaryAvailable reports whether the live task has a summary to show.
+func (m Model) summaryAvailable() bool {
+	if !m.haveState {
+		return false
+	}
+	switch m.st.Phase {
+	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
+		return true
+	}
+	return false
+}
+
+func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.fd.sumKeys
+	switch m.confirm {
+	case confirmNone:
+	case confirmDraft: // asked on detach, before the task ended
+		return m.draftKey(msg)
+	default:
+		return m.handleConfirmKey(msg)
+	}
+	m.notice = notice{}
+	if m.showHelp {
+		if key.Matches(msg, k.CloseHelp) {
+			m.showHelp = false
+		}
+		return nil
+	}
+	live := m.fd.sumLive && m.fd.sess != nil
+	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
+	switch {
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Quit):
+		if live && m.quitAsks() {
+			m.confirm = confirmQuit
+			return nil
+		}
+		return m.quit()
+	case failed && key.Matches(msg, k.Retry):
+		if m.opts.Engine != nil {
+			m.opts.Engine.Retry()
+		}
+		m.notice = notice{level: "info", text: "retrying…"}
+	case failed && key.Matches(msg, k.Abandon):
+		m.confirm = confirmAbandon
+	case live && key.Matches(msg, k.Panes):
+		m.fd.mode = modeRun
+	case key.Matches(msg, k.ScrollUp):
+		m.fd.sumScroll = max(m.fd.sumScroll-1, 0)
+	case key.Matches(msg, k.PageUp):
+		m.fd.sumScroll = max(m.fd.sumScroll-max(m.height/2, 1), 0)
+	case key.Matches(msg, k.ScrollDown):
+		m.fd.sumScroll++
+	case key.Matches(msg, k.PageDown):
+		m.fd.sumScroll += max(m.height/2, 1)
+	case !live && (key.Matches(msg, k.Back) || key.Matches(msg, k.NewTask)):
+		// A past task's summary: back to the start screen.
+		m.fd.mode = modeStart
+	case live && key.Matches(msg, k.NewTask):
+		// Leave the task (complete → idle) for a new one; a failed task
+		// stays resumable.
+		return batch(m.endSession(), m.setFocus(focusTask))
+	}
+	return nil
 }
