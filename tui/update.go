@@ -410,8 +410,23 @@ func (m *Model) trackPause() {
 
 // runKey handles a key of the run view: the panes, and what the layers
 // over them (help, diff, plan) pass on. digits is a pane number being
-// typed (focusNumber).
+// typed (focusNumber). The groups share no key, except that n, N and esc
+// act on an open panel or search first (viewKey).
 func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
+	for _, group := range []func(tea.KeyPressMsg) (tea.Cmd, bool){
+		m.viewKey, m.taskKey, func(msg tea.KeyPressMsg) (tea.Cmd, bool) { return m.paneKey(msg, digits) },
+		m.terminalKey, m.eventStripKey,
+	} {
+		if cmd, ok := group(msg); ok {
+			return cmd
+		}
+	}
+	m.inertKey(msg)
+	return nil
+}
+
+// viewKey handles help, the knowledge panel and the search hits.
+func (m *Model) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Help):
@@ -429,12 +444,23 @@ func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 	case m.find.query != "" && key.Matches(msg, k.Close):
 		m.scroll[m.find.agent] = 0
 		m.find = search{}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// taskKey handles the task's keys: quit, pause, resume, cancel, retry,
+// abandon.
+func (m *Model) taskKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Quit):
 		if m.quitAsks() {
 			m.confirm = confirmQuit
-			return nil
+			return nil, true
 		}
-		return m.quit()
+		return m.quit(), true
 	case key.Matches(msg, k.Pause):
 		if why := m.cannotPause(); why != "" {
 			m.notice = notice{level: "info", text: why}
@@ -473,6 +499,16 @@ func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 		} else {
 			m.notice = notice{level: "info", text: "abandon is for a run stopped on an error or needing you; use c to cancel"}
 		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// paneKey moves the focus between panes, and zooms.
+func (m *Model) paneKey(msg tea.KeyPressMsg, digits string) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Next):
 		m.moveFocus(+1)
 	case key.Matches(msg, k.Prev):
@@ -501,6 +537,17 @@ func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 		} else {
 			m.notice = notice{level: "info", text: "no pane to zoom: no agent has started"}
 		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// terminalKey handles the focused agent's terminal: attach, scroll,
+// search, copy, diff.
+func (m *Model) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Attach):
 		if _, ok := m.terminal(m.focusID); ok {
 			m.attached = true
@@ -532,11 +579,21 @@ func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 	case key.Matches(msg, k.Copy):
 		if i := m.agentIndex(m.focusID); i >= 0 && !m.lay.TooSmall && len(m.lay.Rects) > 0 {
 			_, rows := m.lay.paneRect(i).inner()
-			return m.copyRows(m.focusID, 0, rows-1)
+			return m.copyRows(m.focusID, 0, rows-1), true
 		}
 		m.notice = notice{level: "info", text: "no pane to copy: " + m.noPaneWhy()}
 	case key.Matches(msg, k.Diff):
-		return m.openDiff()
+		return m.openDiff(), true
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// eventStripKey shows the event strip, or its detail.
+func (m *Model) eventStripKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Events):
 		m.showEvents = !m.showEvents
 	case key.Matches(msg, k.Detail):
@@ -546,9 +603,9 @@ func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 			m.detail = !m.detail
 		}
 	default:
-		m.inertKey(msg)
+		return nil, false
 	}
-	return nil
+	return nil, true
 }
 
 // focusNumber focuses pane N. With ten panes or more a number takes two
