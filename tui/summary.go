@@ -364,13 +364,31 @@ func branchAdvice(s summaryData, b string) []string {
 		"   " + stDim.Render("git merge "+b+" takes it")}
 }
 
-// summaryBody is every line of the summary (scrolled by the view).
+// summaryBody is every line of the summary (scrolled by the view): its
+// sections in order.
 func (m Model) summaryBody(w int) []string {
 	s := m.fd.sum
-	var out []string
-	head := func(t string) { out = append(out, "", " "+stAccent.Render(t)) }
+	out := append(sectionHead("Time"), m.summaryTimes(w)...)
+	if b := m.opts.Branch; b != "" && m.fd.sumLive {
+		out = append(append(out, sectionHead("Branch")...), "   "+stText.Bold(true).Render(b))
+		out = append(out, branchAdvice(s, b)...)
+	}
+	out = append(out, m.summaryBuilt()...)
+	out = append(out, sectionHead(fmt.Sprintf("Review rounds (%d)", len(s.Rounds)))...)
+	out = append(out, summaryRounds(s.Rounds, w)...)
+	out = append(out, sectionHead(fmt.Sprintf("Friction (%d)", len(s.Friction)))...)
+	out = append(out, m.summaryFriction()...)
+	out = append(out, sectionHead("Agents: tokens and cost")...)
+	return append(out, m.summaryUsage()...)
+}
 
-	head("Time")
+// sectionHead starts a section of the summary.
+func sectionHead(title string) []string { return []string{"", " " + stAccent.Render(title)} }
+
+// summaryTimes is when the task started and finished, and how long it ran.
+func (m Model) summaryTimes(w int) []string {
+	s := m.fd.sum
+	var out []string
 	started, finished := "–", "–"
 	if !s.Started.IsZero() {
 		started = s.Started.Local().Format("2006-01-02 15:04:05")
@@ -398,75 +416,81 @@ func (m Model) summaryBody(w int) []string {
 			out = append(out, "   "+t)
 		}
 	}
+	return out
+}
 
-	if b := m.opts.Branch; b != "" && m.fd.sumLive {
-		head("Branch")
-		out = append(out, "   "+stText.Bold(true).Render(b))
-		out = append(out, branchAdvice(s, b)...)
-	}
-
-	if m.fd.sumLoaded {
-		done, total := countPlain(s.Subtasks)
-		head(fmt.Sprintf("What was built (%d of %d subtask(s) done)", done, total))
-	} else {
-		head("What was built")
-	}
+// summaryBuilt is the section of what was built: each subtask and its files.
+func (m Model) summaryBuilt() []string {
+	s := m.fd.sum
 	if !m.fd.sumLoaded {
-		out = append(out, "   "+stDim.Render("reading the outputs…"))
-	} else if len(s.Subtasks) == 0 {
+		return append(sectionHead("What was built"), "   "+stDim.Render("reading the outputs…"))
+	}
+	done, total := countPlain(s.Subtasks)
+	out := sectionHead(fmt.Sprintf("What was built (%d of %d subtask(s) done)", done, total))
+	if len(s.Subtasks) == 0 {
 		out = append(out, "   "+stDim.Render("no subtasks (the plan was never approved)"))
 	}
-	if m.fd.sumLoaded {
-		for _, st := range s.Subtasks {
-			id := st.ID
-			done := st.Status == workspace.SubtaskDone
-			meta := subtaskWord(st.Status, s.Phase)
-			if st.Worker != "" {
-				meta = string(st.Worker) + " · " + meta
-			}
-			line := "   " + stText.Bold(true).Render(id) + stDim.Render("  ("+meta+")")
-			if st.Description != "" {
-				line += "  " + stText.Render(st.Description)
-			}
-			out = append(out, line)
-			if st.Problem != "" {
-				out = append(out, "       "+lipgloss.NewStyle().Foreground(colBad).Render("output unreadable: "+st.Problem))
-			}
-			if len(st.Files) == 0 && done {
-				out = append(out, "       "+stDim.Render("no files reported"))
-			}
-			if st.FromPlan && !done {
-				// Planned, never done: what it would have touched, not
-				// what was created.
-				var paths []string
-				for _, f := range st.Files {
-					paths = append(paths, f.Path)
-				}
-				out = append(out, "       "+stDim.Render("planned files, not written: "+strings.Join(paths, ", ")))
-				continue
-			}
-			for _, f := range st.Files {
-				mark, col := "~", colWarn
-				switch f.Verb {
-				case "created":
-					mark, col = "+", colOK
-				case "deleted":
-					mark, col = "-", colBad
-				}
-				fl := "       " + lipgloss.NewStyle().Foreground(col).Render(mark+" "+fmt.Sprintf("%-8s", f.Verb)) + " " + f.Path
-				if st.FromPlan {
-					fl += stDim.Render("  (planned; the output names no files)")
-				}
-				out = append(out, fl)
-			}
-		}
+	for _, st := range s.Subtasks {
+		out = append(out, subtaskLines(st, s.Phase)...)
 	}
+	return out
+}
 
-	head(fmt.Sprintf("Review rounds (%d)", len(s.Rounds)))
-	if len(s.Rounds) == 0 {
+// subtaskLines are one subtask of the summary: what it was, who did it,
+// and the files it reported (or planned, when it was never done).
+func subtaskLines(st subtaskSummary, phase workspace.Phase) []string {
+	var out []string
+	id := st.ID
+	done := st.Status == workspace.SubtaskDone
+	meta := subtaskWord(st.Status, phase)
+	if st.Worker != "" {
+		meta = string(st.Worker) + " · " + meta
+	}
+	line := "   " + stText.Bold(true).Render(id) + stDim.Render("  ("+meta+")")
+	if st.Description != "" {
+		line += "  " + stText.Render(st.Description)
+	}
+	out = append(out, line)
+	if st.Problem != "" {
+		out = append(out, "       "+lipgloss.NewStyle().Foreground(colBad).Render("output unreadable: "+st.Problem))
+	}
+	if len(st.Files) == 0 && done {
+		out = append(out, "       "+stDim.Render("no files reported"))
+	}
+	if st.FromPlan && !done {
+		// Planned, never done: what it would have touched, not
+		// what was created.
+		var paths []string
+		for _, f := range st.Files {
+			paths = append(paths, f.Path)
+		}
+		out = append(out, "       "+stDim.Render("planned files, not written: "+strings.Join(paths, ", ")))
+		return out
+	}
+	for _, f := range st.Files {
+		mark, col := "~", colWarn
+		switch f.Verb {
+		case "created":
+			mark, col = "+", colOK
+		case "deleted":
+			mark, col = "-", colBad
+		}
+		fl := "       " + lipgloss.NewStyle().Foreground(col).Render(mark+" "+fmt.Sprintf("%-8s", f.Verb)) + " " + f.Path
+		if st.FromPlan {
+			fl += stDim.Render("  (planned; the output names no files)")
+		}
+		out = append(out, fl)
+	}
+	return out
+}
+
+// summaryRounds is a line per review round.
+func summaryRounds(rounds []workspace.Round, w int) []string {
+	var out []string
+	if len(rounds) == 0 {
 		out = append(out, "   "+stDim.Render("none"))
 	}
-	for _, r := range s.Rounds {
+	for _, r := range rounds {
 		name := fmt.Sprintf("plan #%d", r.Number)
 		if r.Kind == "checkpoint" {
 			name = fmt.Sprintf("checkpoint %d #%d", r.Checkpoint, r.Number)
@@ -486,8 +510,13 @@ func (m Model) summaryBody(w int) []string {
 		}
 		out = append(out, ansi.Truncate(line, w, "…")) // the whole review is in its file
 	}
+	return out
+}
 
-	head(fmt.Sprintf("Friction (%d)", len(s.Friction)))
+// summaryFriction is a line per friction note.
+func (m Model) summaryFriction() []string {
+	s := m.fd.sum
+	var out []string
 	if len(s.Friction) == 0 {
 		out = append(out, "   "+stDim.Render("none logged"))
 	}
@@ -498,8 +527,13 @@ func (m Model) summaryBody(w int) []string {
 		}
 		out = append(out, "   "+stText.Render(text)+stDim.Render("  "+f.File))
 	}
+	return out
+}
 
-	head("Agents: tokens and cost")
+// summaryUsage is a line per agent: tokens and cost, where known.
+func (m Model) summaryUsage() []string {
+	s := m.fd.sum
+	var out []string
 	if len(s.Agents) == 0 {
 		out = append(out, "   "+stDim.Render("no agents"))
 	}
