@@ -56,19 +56,20 @@ func (m *Model) openDiff() tea.Cmd {
 	return diffCmd(m.opts.Diff, id)
 }
 
-func (m *Model) handleDiffLoaded(msg diffLoadedMsg) {
-	if !m.diff.show || msg.agent != m.diff.agent {
+// loaded takes the result of its diffCmd (an older load is ignored).
+func (d *diffView) loaded(msg diffLoadedMsg) {
+	if !d.show || msg.agent != d.agent {
 		return
 	}
-	m.diff.loading = false
+	d.loading = false
 	if msg.err != nil {
-		m.diff.err = msg.err.Error()
+		d.err = msg.err.Error()
 		return
 	}
 	text := strings.ReplaceAll(strings.TrimRight(msg.text, "\n"), "\t", "    ")
-	m.diff.lines = nil
+	d.lines = nil
 	if text != "" {
-		m.diff.lines = strings.Split(text, "\n")
+		d.lines = strings.Split(text, "\n")
 	}
 }
 
@@ -96,15 +97,19 @@ func (m *Model) handleDiffKey(msg tea.KeyPressMsg) bool {
 	if key.Matches(msg, m.keys.Help) || key.Matches(msg, m.keys.Quit) {
 		return false
 	}
-	k := m.km.diff
-	if key.Matches(msg, k.Close) {
-		m.diff = diffView{}
-		return true
-	}
-	page := max(m.lay.Area.H-2, 1)
-	m.diff.scroll, _ = k.Scroll.scroll(msg, m.diff.scroll, page, len(m.diff.lines))
-	m.diff.scroll = min(max(m.diff.scroll, 0), max(len(m.diff.lines)-(m.lay.Area.H-1), 0))
+	m.diff.update(msg, m.km.diff, m.lay.Area.H)
 	return true
+}
+
+// update handles a key of the diff view drawn h lines high: every key is
+// the diff's (one that is none of its keys does nothing).
+func (d *diffView) update(msg tea.KeyPressMsg, k diffKeyMap, h int) {
+	if key.Matches(msg, k.Close) {
+		*d = diffView{}
+		return
+	}
+	d.scroll, _ = k.Scroll.scroll(msg, d.scroll, max(h-2, 1), len(d.lines))
+	d.scroll = min(max(d.scroll, 0), max(len(d.lines)-(h-1), 0))
 }
 
 var (
@@ -114,10 +119,8 @@ var (
 	stDiffFile = lipgloss.NewStyle().Foreground(colText).Bold(true)
 )
 
-// renderDiff draws the diff view: exactly Area.H lines of Area.W cells.
-func (m Model) renderDiff() string {
-	w, h := m.lay.Area.W, m.lay.Area.H
-	d := m.diff
+// view draws the diff view: exactly h lines of w cells.
+func (d diffView) view(w, h int) string {
 	title := fmt.Sprintf("─ changes of %s (d or esc closes · ↑↓ pgup pgdn) ", d.agent)
 	if n := len(d.lines); n > h-1 && h > 1 {
 		title = fmt.Sprintf("─ changes of %s · %d–%d of %d (d or esc closes · ↑↓ pgup pgdn) ",

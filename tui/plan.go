@@ -191,14 +191,13 @@ func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	} else {
 		return false, nil
 	}
-	g.scroll = min(max(scroll, 0), max(len(m.planLines(m.lay.Area.W))-m.planBodyRows(), 0))
+	g.scroll = min(max(scroll, 0), max(len(planLines(m.st.Plan, m.lay.Area.W))-planBodyRows(m.lay.Area.H), 0))
 	return true, nil
 }
 
 // planLines renders the plan for w cells: summary, then each checkpoint
 // with its subtasks, their files and what they wait for.
-func (m Model) planLines(w int) []string {
-	p := m.st.Plan
+func planLines(p *workspace.Plan, w int) []string {
 	if p == nil {
 		return nil
 	}
@@ -236,16 +235,14 @@ func (m Model) planLines(w int) []string {
 	return out
 }
 
-// planBodyRows is how many plan lines fit under the title and above the
-// decision line.
-func (m Model) planBodyRows() int { return max(m.lay.Area.H-2, 0) }
+// planBodyRows is how many plan lines of a view h lines high fit under
+// the title and above the decision line.
+func planBodyRows(h int) int { return max(h-2, 0) }
 
-// renderPlan draws the plan view: exactly Area.H lines of Area.W cells.
-func (m Model) renderPlan() string {
-	w, h := m.lay.Area.W, m.lay.Area.H
-	g := m.gate
-	body := m.planLines(w)
-	rows := m.planBodyRows()
+// view draws the plan view of p: exactly h lines of w cells.
+func (g planGate) view(p *workspace.Plan, w, h int) string {
+	body := planLines(p, w)
+	rows := planBodyRows(h)
 	title := fmt.Sprintf("─ %s, approved by the Reviewer: your decision ", g.subject)
 	if len(body) > rows && rows > 0 {
 		title += fmt.Sprintf("· %d–%d of %d ", g.scroll+1, min(g.scroll+rows, len(body)), len(body))

@@ -55,7 +55,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case searchedMsg:
 		m.handleSearched(msg)
 	case diffLoadedMsg:
-		m.handleDiffLoaded(msg)
+		m.diff.loaded(msg)
 	case planDecidedMsg:
 		m.handlePlanDecided(msg)
 	case tea.PasteMsg:

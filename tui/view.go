@@ -140,10 +140,10 @@ func (m Model) render() string {
 		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H, m.helpScroll, m.opts.Diff != nil}, m.renderHelp))
 		b.WriteByte('\n')
 	case m.diff.show:
-		b.WriteString(m.renderDiff())
+		b.WriteString(m.diff.view(l.Area.W, l.Area.H))
 		b.WriteByte('\n')
 	case m.planShown():
-		b.WriteString(m.renderPlan())
+		b.WriteString(m.gate.view(m.st.Plan, l.Area.W, l.Area.H))
 		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)
