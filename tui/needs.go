@@ -440,24 +440,28 @@ func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 }
 
-// inertKey says why a key does nothing now, instead of nothing.
+// inertKey says why a key does nothing now, instead of nothing: a key of
+// another screen pressed on the run view.
 func (m *Model) inertKey(msg tea.KeyPressMsg) {
 	var why string
-	switch msg.String() {
-	case "s":
+	k := m.keys
+	summary := k.Summary
+	summary.SetEnabled(true) // disabled without a front door, still s
+	switch p := m.km.plan; {
+	case key.Matches(msg, summary):
 		why = "s shows the summary once the task has ended"
 		if m.haveState {
 			why += " (it is " + PhaseLabel(m.st.Phase) + " now)"
 		}
-	case "a", "f", "o":
+	case key.Matches(msg, p.Approve, p.Feedback, p.PlanView):
 		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
-	case "ctrl+]":
+	case key.Matches(msg, m.km.attached.Detach):
 		why = "ctrl+] detaches from a pane you attached to (enter attaches)"
-	case "n", "N":
+	case key.Matches(msg, k.SearchNext, k.SearchPrev):
 		why = msg.String() + " steps through search hits: / searches the focused pane first"
-	case "Y":
+	case key.Matches(msg, m.km.confirm.Yes): // y copies: only Y comes here
 		why = "y copies the focused pane; Y answers questions, and none is asked now"
-	case "esc":
+	case key.Matches(msg, k.Close): // n and N are search's, above
 		why = "esc closes help, a panel or a search: none is open"
 	}
 	if why != "" {

@@ -238,7 +238,8 @@ func screenSetups() map[screenID]screenSetup {
 		screenStart: {setup: front, before: map[string]func(driver){
 			"Submit": focus(focusTask), "NextField": focus(focusTask), "PrevField": focus(focusTask),
 			"Menu": focus(focusTask), "FieldHelp": focus(focusTask),
-			"TeamSlot": focus(focusTeam), "TeamPick": focus(focusTeam), "Workers": focus(focusTeam),
+			"SlotLeft": focus(focusTeam), "SlotRight": focus(focusTeam), "PickUp": focus(focusTeam), "PickDown": focus(focusTeam),
+			"MoreWorkers": focus(focusTeam), "FewerWorkers": focus(focusTeam, "+"),
 			"AllRoles": focus(focusTeam, "up"), "PlanBy": focus(focusTeam), "Each": focus(focusTeam, "right", "right"),
 			"Up":        focus(focusList, "down"),
 			"CloseHelp": focus(focusList, "?"),

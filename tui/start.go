@@ -82,7 +82,10 @@ type frontDoor struct {
 // and the past-task list.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
-	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
+	// The Team row: a slot to the left or right, its agent (or the count)
+	// up or down, the worker count up or down.
+	SlotLeft, SlotRight, PickUp, PickDown    key.Binding
+	MoreWorkers, FewerWorkers, AllRoles      key.Binding
 	PlanBy, Each                             key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
 	// QuitNow quits from anywhere, a field too; FieldHelp is help there
@@ -93,24 +96,27 @@ type startKeyMap struct {
 
 func newStartKeyMap() startKeyMap {
 	return startKeyMap{
-		Submit:    key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "start task")),
-		NextField: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
-		PrevField: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
-		Menu:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave field")),
-		Edit:      key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
-		TeamSlot:  key.NewBinding(key.WithKeys("left", "right", "h", "l"), key.WithHelp("←/→", "team: choose a role or the count")),
-		TeamPick:  key.NewBinding(key.WithKeys("up", "down", "k", "j", "space"), key.WithHelp("↑/↓", "team: change its agent or count")),
-		Workers:   key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "team: workers")),
-		AllRoles:  key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
-		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
-		Each:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
-		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
-		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "select")),
-		View:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "task summary")),
-		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help:      key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
+		Submit:       key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "start task")),
+		NextField:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
+		PrevField:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
+		Menu:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave field")),
+		Edit:         key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
+		SlotLeft:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/→", "team: choose a role or the count")),
+		SlotRight:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("←/→", "team: choose a role or the count")),
+		PickUp:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "team: change its agent or count")),
+		PickDown:     key.NewBinding(key.WithKeys("down", "j", "space"), key.WithHelp("↑/↓", "team: change its agent or count")),
+		MoreWorkers:  key.NewBinding(key.WithKeys("+"), key.WithHelp("+/-", "team: workers")),
+		FewerWorkers: key.NewBinding(key.WithKeys("-"), key.WithHelp("+/-", "team: workers")),
+		AllRoles:     key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
+		PlanBy:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
+		Each:         key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
+		Resume:       key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
+		Open:         key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "select")),
+		View:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "task summary")),
+		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:         key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
 
 		QuitNow:    key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 		FieldHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
@@ -125,7 +131,7 @@ var closeHelpKey = key.NewBinding(key.WithKeys("?", "f1", "esc", "n", "N"), key.
 
 func (k startKeyMap) helpSections() []helpSection {
 	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, k.FieldHelp, k.QuitNow)},
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.SlotLeft, k.SlotRight, k.PickUp, k.PickDown, k.MoreWorkers, k.FewerWorkers, k.AllRoles, k.Each, k.PlanBy, k.FieldHelp, k.QuitNow)},
 		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, k.ListResume, k.ListOpen, k.Help, k.Quit)},
 	}
 }

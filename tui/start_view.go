@@ -296,14 +296,14 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 		short := func(b key.Binding, help string) key.Binding {
 			return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, help))
 		}
-		b = []key.Binding{short(k.TeamSlot, "role"), short(k.TeamPick, "change"), short(k.AllRoles, "same for all"),
-			short(k.Workers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+		b = []key.Binding{short(k.SlotLeft, "role"), short(k.PickUp, "change"), short(k.AllRoles, "same for all"),
+			short(k.MoreWorkers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		if m.fd.slot >= 2 && m.fd.slot < m.fd.countSlot() {
 			// On a worker: e splits the workers, or joins them.
 			b = slices.Insert(b, 3, short(k.Each, "each worker"))
 		}
 		if len(m.fd.agents) == 0 {
-			b = []key.Binding{short(k.TeamPick, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+			b = []key.Binding{short(k.PickUp, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		}
 	}
 	if m.fd.info.Unfinished != nil {

@@ -102,25 +102,23 @@ func (m *Model) teamKey(msg tea.KeyPressMsg) {
 	slots := fd.agentSlots()
 	onAgent := fd.slot < len(slots)
 	step := 1
-	if s := msg.String(); s == "left" || s == "h" || s == "up" || s == "k" {
+	if key.Matches(msg, k.SlotLeft, k.PickUp) {
 		step = -1
 	}
 	switch {
-	case key.Matches(msg, k.TeamSlot):
+	case key.Matches(msg, k.SlotLeft, k.SlotRight):
 		n := len(slots) + 1
 		fd.slot = (fd.slot + step + n) % n
-	case key.Matches(msg, k.TeamPick) && onAgent:
+	case key.Matches(msg, k.PickUp, k.PickDown) && onAgent:
 		n := len(fd.agents)
 		p := slots[fd.slot].pick
 		*p = (*p + n + step) % n
-	case key.Matches(msg, k.TeamPick):
+	case key.Matches(msg, k.PickUp, k.PickDown):
 		fd.addWorkers(-step) // up adds one
-	case key.Matches(msg, k.Workers):
-		d := 1
-		if msg.String() == "-" {
-			d = -1
-		}
-		fd.addWorkers(d)
+	case key.Matches(msg, k.MoreWorkers):
+		fd.addWorkers(+1)
+	case key.Matches(msg, k.FewerWorkers):
+		fd.addWorkers(-1)
 	case key.Matches(msg, k.AllRoles) && onAgent:
 		v := *slots[fd.slot].pick
 		for _, s := range slots {
