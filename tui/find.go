@@ -90,38 +90,44 @@ func (k searchKeyMap) helpSections() []helpSection {
 	return []helpSection{{"Search prompt", bindingEntries(k.Run, k.Cancel, k.Erase)}}
 }
 
-// handleSearchKey edits the search prompt.
+// handleSearchKey edits the search prompt, and starts the search on
+// enter.
 func (m *Model) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.km.search
+	if !m.find.update(msg, m.km.search) {
+		return nil
+	}
+	t, ok := m.terminal(m.find.agent)
+	if !ok {
+		m.find = search{}
+		m.notice = notice{level: "warn", text: "no live terminal to search"}
+		return nil
+	}
+	m.find.running, m.find.hits = true, nil
+	_, rows := m.lay.paneRect(m.focusIndex()).inner()
+	return searchCmd(t, m.find.agent, m.find.query, max(rows, 1))
+}
+
+// update edits the prompt: every key that is none of k types its text.
+// It reports enter on a query: the caller starts the search.
+func (s *search) update(msg tea.KeyPressMsg, k searchKeyMap) (run bool) {
 	switch {
 	case key.Matches(msg, k.Cancel):
-		m.find = search{}
-		return nil
+		*s = search{}
 	case key.Matches(msg, k.Run):
-		m.find.typing = false
-		if m.find.query == "" {
-			m.find = search{}
-			return nil
+		s.typing = false
+		if s.query == "" {
+			*s = search{}
+			return false
 		}
-		t, ok := m.terminal(m.find.agent)
-		if !ok {
-			m.find = search{}
-			m.notice = notice{level: "warn", text: "no live terminal to search"}
-			return nil
-		}
-		m.find.running, m.find.hits = true, nil
-		_, rows := m.lay.paneRect(m.focusIndex()).inner()
-		return searchCmd(t, m.find.agent, m.find.query, max(rows, 1))
+		return true
 	case key.Matches(msg, k.Erase):
-		if r := []rune(m.find.query); len(r) > 0 {
-			m.find.query = string(r[:len(r)-1])
+		if r := []rune(s.query); len(r) > 0 {
+			s.query = string(r[:len(r)-1])
 		}
-		return nil
+	default:
+		s.query += msg.Text
 	}
-	if msg.Text != "" {
-		m.find.query += msg.Text
-	}
-	return nil
+	return false
 }
 
 // handleSearched shows the newest match of a finished search.
