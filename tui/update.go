@@ -59,11 +59,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case planDecidedMsg:
 		m.handlePlanDecided(msg)
 	case tea.PasteMsg:
-		if m.gate.typing {
-			m.gate.input, cmd = m.gate.input.Update(msg)
-			break
-		}
-		m.handlePaste(msg)
+		cmd = m.handlePaste(msg)
 	case tea.MouseClickMsg:
 		m.handleMouse(msg.Mouse(), mouseClick)
 	case tea.MouseReleaseMsg:
@@ -823,13 +819,20 @@ func (m Model) focusNumberWhy(d string) string {
 
 // ---- paste and mouse ----
 
-func (m *Model) handlePaste(msg tea.PasteMsg) {
-	if !m.attached {
-		return
+// handlePaste gives pasted text to the screen that types text: the plan
+// feedback, or the attached agent.
+func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+	switch m.screen() {
+	case screenFeedback:
+		var cmd tea.Cmd
+		m.gate.input, cmd = m.gate.input.Update(msg)
+		return cmd
+	case screenAttached:
+		if t, ok := m.terminal(m.focusID); ok {
+			m.input.enqueue(t, encodePaste(msg.Content, t.Modes()))
+		}
 	}
-	if t, ok := m.terminal(m.focusID); ok {
-		m.input.enqueue(t, encodePaste(msg.Content, t.Modes()))
-	}
+	return nil
 }
 
 type mouseKind int
