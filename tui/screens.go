@@ -15,8 +15,8 @@ type screenID int
 const (
 	screenRun      screenID = iota // the agent panes (keyMap, keys.go)
 	screenStart                    // the start screen (startKeyMap, start.go)
-	screenPicker                   // the folder picker (pickerKeyMap, start.go)
-	screenSummary                  // a task's summary (summaryKeyMap, start.go)
+	screenPicker                   // the folder picker (pickerKeyMap, picker.go)
+	screenSummary                  // a task's summary (summaryKeyMap, summary.go)
 	screenAttached                 // keys go to the focused agent (attachedKeyMap)
 	screenConfirm                  // a y/n question in the footer (confirmKeyMap)
 	screenDraft                    // on detach: send, clear or keep typed text (draftKeyMap, needs.go)
@@ -68,9 +68,10 @@ func (m Model) screen() screenID {
 	return screenPlan
 }
 
-// handleKey routes a key press to the screen that has the keys. A layer
-// over the panes (help, diff, plan) takes its own keys and passes the rest
-// to the run view, so pause, cancel, help and quit work everywhere.
+// handleKey routes a key press to the run view's screen that has the keys
+// (frontKey routes the front door's). A layer over the panes (help, diff,
+// plan) takes its own keys and passes the rest to the run view, so pause,
+// cancel, help and quit work everywhere.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	scr := m.screen()
 	switch scr {
