@@ -339,3 +339,54 @@ func TestEveryScreenKeyActs(t *testing.T) {
 		})
 	}
 }
+
+// When layers are up together, the one Model.screen names takes the keys,
+// and a key the layers below also bind acts on it alone.
+func TestScreenPrecedence(t *testing.T) {
+	t.Run("help over a diff scrolls the help", func(t *testing.T) {
+		d := screenSetups()[screenDiff].setup(t)
+		pressing("?")(d)
+		d.h.send(tea.WindowSizeMsg{Width: 80, Height: 24}) // the help scrolls here
+		d.h.view()
+		pressing("j")(d)
+		if d.h.m.screen() != screenHelp || d.h.m.helpScroll != 1 || d.h.m.diff.scroll != 0 {
+			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.helpScroll, d.h.m.diff.scroll)
+		}
+		pressing("esc", "j")(d) // help closed: the diff has the keys again
+		if d.h.m.screen() != screenDiff || d.h.m.diff.scroll != 1 {
+			t.Fatalf("after esc: screen %v, diff scroll %d", d.h.m.screen(), d.h.m.diff.scroll)
+		}
+	})
+	t.Run("the search prompt over the plan gate takes a as text", func(t *testing.T) {
+		d := screenSetups()[screenPlan].setup(t)
+		pressing("o", "/", "a")(d) // the panes, a search, then a
+		if d.h.m.screen() != screenSearch || d.h.m.find.query != "a" || len(d.h.eng.got()) != 0 {
+			t.Fatalf("screen %v, query %q, engine %q", d.h.m.screen(), d.h.m.find.query, d.h.eng.got())
+		}
+	})
+	t.Run("the feedback input takes ? and q as text", func(t *testing.T) {
+		d := screenSetups()[screenFeedback].setup(t)
+		pressing("?", "q")(d)
+		if d.h.m.screen() != screenFeedback || d.h.m.gate.input.Value() != "?q" || d.h.m.showHelp {
+			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.gate.input.Value(), d.h.m.showHelp)
+		}
+	})
+	t.Run("a question asked from the help answers n, not the help", func(t *testing.T) {
+		d := runDriver(t)
+		pressing("?", "c")(d) // c passes through the help: cancel asks
+		if d.h.m.screen() != screenConfirm {
+			t.Fatalf("screen %v after ? c", d.h.m.screen())
+		}
+		pressing("n")(d)
+		if d.h.m.screen() != screenHelp || d.h.m.confirm != confirmNone {
+			t.Fatalf("after n: screen %v, confirm %v", d.h.m.screen(), d.h.m.confirm)
+		}
+	})
+	t.Run("attached, ? goes to the agent", func(t *testing.T) {
+		d := screenSetups()[screenAttached].setup(t)
+		pressing("?", "q")(d)
+		if d.h.m.screen() != screenAttached || d.h.m.showHelp {
+			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.showHelp)
+		}
+	})
+}
