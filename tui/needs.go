@@ -453,6 +453,8 @@ func (m *Model) inertKey(msg tea.KeyPressMsg) {
 		if m.haveState {
 			why += " (it is " + PhaseLabel(m.st.Phase) + " now)"
 		}
+	case key.Matches(msg, p.Approve, p.Feedback, p.PlanView) && m.atPlanGate(): // under the knowledge panel
+		why = "the plan waits for your decision: x closes the knowledge panel, then a approves, f sends feedback"
 	case key.Matches(msg, p.Approve, p.Feedback, p.PlanView):
 		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
 	case key.Matches(msg, m.km.attached.Detach):

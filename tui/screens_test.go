@@ -382,6 +382,17 @@ func TestScreenPrecedence(t *testing.T) {
 			t.Fatalf("after n: screen %v, confirm %v", d.h.m.screen(), d.h.m.confirm)
 		}
 	})
+	t.Run("at the plan gate under the knowledge panel, a says how to decide", func(t *testing.T) {
+		d := screenSetups()[screenPlan].setup(t)
+		pressing("x", "a")(d)
+		if d.h.m.screen() != screenRun || !strings.Contains(d.h.m.notice.text, "x closes the knowledge panel") {
+			t.Fatalf("screen %v, notice %q", d.h.m.screen(), d.h.m.notice.text)
+		}
+		pressing("x", "a")(d)
+		if d.h.m.gate.sent != "sending" {
+			t.Fatalf("panel closed, a: sent %q", d.h.m.gate.sent)
+		}
+	})
 	t.Run("attached, ? goes to the agent", func(t *testing.T) {
 		d := screenSetups()[screenAttached].setup(t)
 		pressing("?", "q")(d)
