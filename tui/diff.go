@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -55,42 +56,60 @@ func (m *Model) openDiff() tea.Cmd {
 	return diffCmd(m.opts.Diff, id)
 }
 
-func (m *Model) handleDiffLoaded(msg diffLoadedMsg) {
-	if !m.diff.show || msg.agent != m.diff.agent {
+// loaded takes the result of its diffCmd (an older load is ignored).
+func (d *diffView) loaded(msg diffLoadedMsg) {
+	if !d.show || msg.agent != d.agent {
 		return
 	}
-	m.diff.loading = false
+	d.loading = false
 	if msg.err != nil {
-		m.diff.err = msg.err.Error()
+		d.err = msg.err.Error()
 		return
 	}
 	text := strings.ReplaceAll(strings.TrimRight(msg.text, "\n"), "\t", "    ")
-	m.diff.lines = nil
+	d.lines = nil
 	if text != "" {
-		m.diff.lines = strings.Split(text, "\n")
+		d.lines = strings.Split(text, "\n")
 	}
 }
 
-// handleDiffKey scrolls or closes the diff view.
-func (m *Model) handleDiffKey(msg tea.KeyPressMsg) {
-	page := max(m.lay.Area.H-2, 1)
-	switch msg.String() {
-	case "esc", "d":
-		m.diff = diffView{}
-	case "up", "k":
-		m.diff.scroll--
-	case "down", "j":
-		m.diff.scroll++
-	case "pgup":
-		m.diff.scroll -= page
-	case "pgdown", "space":
-		m.diff.scroll += page
-	case "home", "g":
-		m.diff.scroll = 0
-	case "end", "G":
-		m.diff.scroll = len(m.diff.lines)
+// diffKeyMap is the keys of the diff view; ? and q go on to the run view,
+// every other key is the diff's.
+type diffKeyMap struct {
+	Close  key.Binding
+	Scroll scrollKeyMap
+}
+
+func newDiffKeyMap() diffKeyMap {
+	return diffKeyMap{
+		Close:  key.NewBinding(key.WithKeys("esc", "d"), key.WithHelp("esc/d", "close the diff")),
+		Scroll: newScrollKeyMap(),
 	}
-	m.diff.scroll = min(max(m.diff.scroll, 0), max(len(m.diff.lines)-(m.lay.Area.H-1), 0))
+}
+
+func (k diffKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Diff view", bindingEntries(k.Close)}}
+}
+
+// handleDiffKey scrolls or closes the diff view; false passes msg on to
+// the run view (help and quit).
+func (m *Model) handleDiffKey(msg tea.KeyPressMsg) bool {
+	if key.Matches(msg, m.keys.Help) || key.Matches(msg, m.keys.Quit) {
+		return false
+	}
+	m.diff.update(msg, m.km.diff, m.lay.Area.H)
+	return true
+}
+
+// update handles a key of the diff view drawn h lines high: every key is
+// the diff's (one that is none of its keys does nothing).
+func (d *diffView) update(msg tea.KeyPressMsg, k diffKeyMap, h int) {
+	if key.Matches(msg, k.Close) {
+		*d = diffView{}
+		return
+	}
+	d.scroll, _ = k.Scroll.scroll(msg, d.scroll, max(h-2, 1), len(d.lines))
+	d.scroll = min(max(d.scroll, 0), max(len(d.lines)-(h-1), 0))
 }
 
 var (
@@ -100,10 +119,8 @@ var (
 	stDiffFile = lipgloss.NewStyle().Foreground(colText).Bold(true)
 )
 
-// renderDiff draws the diff view: exactly Area.H lines of Area.W cells.
-func (m Model) renderDiff() string {
-	w, h := m.lay.Area.W, m.lay.Area.H
-	d := m.diff
+// view draws the diff view: exactly h lines of w cells.
+func (d diffView) view(w, h int) string {
 	title := fmt.Sprintf("─ changes of %s (d or esc closes · ↑↓ pgup pgdn) ", d.agent)
 	if n := len(d.lines); n > h-1 && h > 1 {
 		title = fmt.Sprintf("─ changes of %s · %d–%d of %d (d or esc closes · ↑↓ pgup pgdn) ",

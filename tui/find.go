@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -71,37 +72,62 @@ func searchCmd(t Terminal, agent workspace.AgentID, query string, rows int) tea.
 	}
 }
 
-// handleSearchKey edits the search prompt.
+// searchKeyMap is the keys of the search prompt; every other key types
+// its text into the query.
+type searchKeyMap struct {
+	Cancel, Run, Erase key.Binding
+}
+
+func newSearchKeyMap() searchKeyMap {
+	return searchKeyMap{
+		Cancel: key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel the search")),
+		Run:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "search")),
+		Erase:  key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "erase a character")),
+	}
+}
+
+func (k searchKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Search prompt", bindingEntries(k.Run, k.Cancel, k.Erase)}}
+}
+
+// handleSearchKey edits the search prompt, and starts the search on
+// enter.
 func (m *Model) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc", "ctrl+c":
+	if !m.find.update(msg, m.km.search) {
+		return nil
+	}
+	t, ok := m.terminal(m.find.agent)
+	if !ok {
 		m.find = search{}
-		return nil
-	case "enter":
-		m.find.typing = false
-		if m.find.query == "" {
-			m.find = search{}
-			return nil
-		}
-		t, ok := m.terminal(m.find.agent)
-		if !ok {
-			m.find = search{}
-			m.notice = notice{level: "warn", text: "no live terminal to search"}
-			return nil
-		}
-		m.find.running, m.find.hits = true, nil
-		_, rows := m.lay.paneRect(m.focusIndex()).inner()
-		return searchCmd(t, m.find.agent, m.find.query, max(rows, 1))
-	case "backspace":
-		if r := []rune(m.find.query); len(r) > 0 {
-			m.find.query = string(r[:len(r)-1])
-		}
+		m.notice = notice{level: "warn", text: "no live terminal to search"}
 		return nil
 	}
-	if msg.Text != "" {
-		m.find.query += msg.Text
+	m.find.running, m.find.hits = true, nil
+	_, rows := m.lay.paneRect(m.focusIndex()).inner()
+	return searchCmd(t, m.find.agent, m.find.query, max(rows, 1))
+}
+
+// update edits the prompt: every key that is none of k types its text.
+// It reports enter on a query: the caller starts the search.
+func (s *search) update(msg tea.KeyPressMsg, k searchKeyMap) (run bool) {
+	switch {
+	case key.Matches(msg, k.Cancel):
+		*s = search{}
+	case key.Matches(msg, k.Run):
+		s.typing = false
+		if s.query == "" {
+			*s = search{}
+			return false
+		}
+		return true
+	case key.Matches(msg, k.Erase):
+		if r := []rune(s.query); len(r) > 0 {
+			s.query = string(r[:len(r)-1])
+		}
+	default:
+		s.query += msg.Text
 	}
-	return nil
+	return false
 }
 
 // handleSearched shows the newest match of a finished search.

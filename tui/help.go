@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -19,7 +20,9 @@ type helpSection struct {
 	entries []helpEntry
 }
 
-// bindingEntries lists the enabled bindings as help entries.
+// bindingEntries lists the enabled bindings as help entries. Bindings
+// with the same help in a row (a line and a page scroll: "↑/pgup scroll")
+// share one entry.
 func bindingEntries(bs ...key.Binding) []helpEntry {
 	out := make([]helpEntry, 0, len(bs))
 	for _, b := range bs {
@@ -27,7 +30,11 @@ func bindingEntries(bs ...key.Binding) []helpEntry {
 			continue
 		}
 		h := b.Help()
-		out = append(out, helpEntry{h.Key, h.Desc})
+		e := helpEntry{h.Key, h.Desc}
+		if len(out) > 0 && out[len(out)-1] == e {
+			continue
+		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -220,4 +227,49 @@ func shortHints(bs []key.Binding, w int) string {
 		used += iw
 	}
 	return sb.String()
+}
+
+// helpKeyMap is the keys of the run view's help overlay; the rest go to
+// the run view (? closes it there, and p, c, q… keep working).
+type helpKeyMap struct {
+	Close                      key.Binding
+	Up, Down, PageUp, PageDown key.Binding
+}
+
+func newHelpKeyMap() helpKeyMap {
+	return helpKeyMap{
+		Close:    key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("esc", "close help")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j", "space"), key.WithHelp("↓/j", "scroll down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+	}
+}
+
+func (k helpKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Help", bindingEntries(k.Close, k.Up, k.Down, k.PageUp, k.PageDown)}}
+}
+
+// helpKey handles the help overlay's own keys; false passes msg on to the
+// run view.
+func (m *Model) helpKey(msg tea.KeyPressMsg) bool {
+	k := m.km.help
+	page := m.lay.Area.H / 2
+	switch {
+	case key.Matches(msg, k.Close):
+		m.showHelp = false
+		return true
+	case key.Matches(msg, k.Up):
+		m.helpScroll--
+	case key.Matches(msg, k.Down):
+		m.helpScroll++
+	case key.Matches(msg, k.PageUp):
+		m.helpScroll -= page
+	case key.Matches(msg, k.PageDown):
+		m.helpScroll += page
+	default:
+		return false
+	}
+	m.helpScroll = min(max(m.helpScroll, 0), m.r.helpMax)
+	return true
 }

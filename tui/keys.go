@@ -3,8 +3,9 @@ package tui
 import "charm.land/bubbles/v2/key"
 
 // keyMap is every key of the run view; it also feeds the help view and
-// the footer. The start screen, folder picker and summary have theirs in
-// startKeyMap (start.go).
+// the footer. The layers over the panes (help, diff, plan gate, search
+// prompt, questions) have their own (screens.go), and so do the start
+// screen, folder picker and summary (start.go).
 type keyMap struct {
 	Pause, Resume, Cancel, Quit key.Binding
 	PauseAgent                  key.Binding // the focused agent alone
@@ -17,11 +18,10 @@ type keyMap struct {
 	SearchPrev, Copy, Diff      key.Binding
 	Events, Detail              key.Binding
 	Retry, Abandon              key.Binding
-	Help, Yes, No               key.Binding
+	Help, Close                 key.Binding
 	Summary                     key.Binding // front door only (start.go)
 	Leave                       key.Binding // a server's client only (remote.go)
 	Knowledge                   key.Binding // shared-knowledge panel (knowledge.go)
-	Approve, Feedback, PlanView key.Binding // the plan gate (plan.go)
 }
 
 func newKeyMap() keyMap {
@@ -56,14 +56,10 @@ func newKeyMap() keyMap {
 		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
 		Abandon:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "abandon")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
-		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no, close")),
+		Close:      key.NewBinding(key.WithKeys("esc", "n", "N"), key.WithHelp("esc", "close · end search")),
 		Summary:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary"), key.WithDisabled()),
 		Leave:      key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "detach: the team keeps working"), key.WithDisabled()),
 		Knowledge:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "shared knowledge")),
-		Approve:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
-		Feedback:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
-		PlanView:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "plan / panes")),
 	}
 }
 
@@ -78,17 +74,17 @@ func (k keyMap) essentials() []key.Binding {
 	return []key.Binding{k.Quit, k.Help}
 }
 
-// helpSections is every run-view key, grouped, for the help overlay.
-func (k keyMap) helpSections() []helpSection {
-	return []helpSection{
-		{"Task", bindingEntries(k.Pause, k.Resume, k.PauseAgent, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Leave, k.Quit)},
-		{"Plan gate", bindingEntries(k.Approve, k.Feedback, k.PlanView)},
+// helpSections is every run-view key, grouped, for the help overlay; plan
+// is the plan gate's section, shown among them.
+func (k keyMap) helpSections(plan []helpSection) []helpSection {
+	return append(append([]helpSection{
+		{"Task", bindingEntries(k.Pause, k.Resume, k.PauseAgent, k.Cancel, k.Retry, k.Abandon, k.Summary, k.Leave, k.Quit)}},
+		plan...), []helpSection{
 		{"Panes", bindingEntries(k.Next, k.Prev, k.Left, k.Down, k.Up, k.Right, k.FocusN, k.PageNext, k.PagePrev, k.Zoom)},
 		{"Agent terminal", bindingEntries(k.Attach, k.Detach, k.ScrollUp, k.ScrollDown, k.End, k.Search, k.SearchNext, k.SearchPrev, k.Copy, k.Diff)},
-		{"Views", append(bindingEntries(k.Events, k.Detail, k.Knowledge, k.Help),
-			helpEntry{"esc", "close · end search"},
+		{"Views", append(bindingEntries(k.Events, k.Detail, k.Knowledge, k.Help, k.Close),
 			helpEntry{"click", "focus a pane"}, helpEntry{"wheel", "scroll a pane"}, helpEntry{"drag", "copy the rows"})},
 		{"Pane titles", legend},
 		{"States", stateLegend},
-	}
+	}...)
 }

@@ -166,7 +166,8 @@ type Model struct {
 	frames   *frameLog // nil unless Options.FrameLog
 	interval time.Duration
 	slow     time.Duration // 1/UnfocusedFPS
-	keys     keyMap
+	keys     keyMap        // the run view's
+	km       layerKeys     // the layers' over the panes (screens.go)
 	spin     spinner.Model
 	prog     progress.Model
 
@@ -252,6 +253,7 @@ func New(opts Options) Model {
 		interval: time.Second / time.Duration(opts.FPS),
 		slow:     time.Second / time.Duration(opts.UnfocusedFPS),
 		keys:     newKeyMap(),
+		km:       newLayerKeys(),
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
 		health:   map[workspace.AgentID]workspace.Health{},

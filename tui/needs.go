@@ -7,6 +7,7 @@ import (
 
 	"image/color"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -386,17 +387,36 @@ func (m Model) draftLine(w int) string {
 	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, ""), w))
 }
 
+// draftKeyMap answers the detach question about text typed into an
+// agent's prompt.
+type draftKeyMap struct {
+	Send, Clear, Keep key.Binding
+}
+
+func newDraftKeyMap() draftKeyMap {
+	return draftKeyMap{
+		Send:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "send the typed text (on detach)")),
+		Clear: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "clear it from the prompt")),
+		Keep:  key.NewBinding(key.WithKeys("k", "n", "esc"), key.WithHelp("k/esc", "keep it (messages wait)")),
+	}
+}
+
+func (k draftKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Typed text", bindingEntries(k.Send, k.Clear, k.Keep)}}
+}
+
 // draftKey answers the detach question.
 func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 	id := m.draftOf
+	k := m.km.draft
 	var act func(draftHolder) error
 	var done string
-	switch msg.String() {
-	case "s":
+	switch {
+	case key.Matches(msg, k.Send):
 		act, done = draftHolder.SendDraft, "sent your text to "+string(id)
-	case "c":
+	case key.Matches(msg, k.Clear):
 		act, done = draftHolder.ClearDraft, "cleared your text from "+string(id)+"'s prompt"
-	case "k", "n", "esc":
+	case key.Matches(msg, k.Keep):
 		m.confirm = confirmNone
 		m.notice = notice{level: "info", text: "kept: messages for " + string(id) + " wait until you send or clear it (enter attaches)"}
 		return nil
@@ -420,24 +440,30 @@ func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 }
 
-// inertKey says why a key does nothing now, instead of nothing.
+// inertKey says why a key does nothing now, instead of nothing: a key of
+// another screen pressed on the run view.
 func (m *Model) inertKey(msg tea.KeyPressMsg) {
 	var why string
-	switch msg.String() {
-	case "s":
+	k := m.keys
+	summary := k.Summary
+	summary.SetEnabled(true) // disabled without a front door, still s
+	switch p := m.km.plan; {
+	case key.Matches(msg, summary):
 		why = "s shows the summary once the task has ended"
 		if m.haveState {
 			why += " (it is " + PhaseLabel(m.st.Phase) + " now)"
 		}
-	case "a", "f", "o":
+	case key.Matches(msg, p.Approve, p.Feedback, p.PlanView) && m.atPlanGate(): // under the knowledge panel
+		why = "the plan waits for your decision: x closes the knowledge panel, then a approves, f sends feedback"
+	case key.Matches(msg, p.Approve, p.Feedback, p.PlanView):
 		why = msg.String() + " is for the plan gate: the plan is not waiting for your decision now"
-	case "ctrl+]":
+	case key.Matches(msg, m.km.attached.Detach):
 		why = "ctrl+] detaches from a pane you attached to (enter attaches)"
-	case "n", "N":
+	case key.Matches(msg, k.SearchNext, k.SearchPrev):
 		why = msg.String() + " steps through search hits: / searches the focused pane first"
-	case "Y":
+	case key.Matches(msg, m.km.confirm.Yes): // y copies: only Y comes here
 		why = "y copies the focused pane; Y answers questions, and none is asked now"
-	case "esc":
+	case key.Matches(msg, k.Close): // n and N are search's, above
 		why = "esc closes help, a panel or a search: none is open"
 	}
 	if why != "" {

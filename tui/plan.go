@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -88,6 +89,45 @@ func (m *Model) handlePlanDecided(msg planDecidedMsg) {
 	m.gate.sent, m.gate.err = msg.what, ""
 }
 
+// planKeyMap is the keys of the plan gate: the decision, and the plan
+// view's scrolling while it shows. The rest go to the run view.
+type planKeyMap struct {
+	Approve, Feedback, PlanView key.Binding
+	Hide                        key.Binding // the panes instead of the plan
+	Scroll                      scrollKeyMap
+}
+
+func newPlanKeyMap() planKeyMap {
+	return planKeyMap{
+		Approve:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve the plan")),
+		Feedback: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan feedback")),
+		PlanView: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "plan / panes")),
+		Hide:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "panes (o: plan)")),
+		Scroll:   newScrollKeyMap(),
+	}
+}
+
+func (k planKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Plan gate", bindingEntries(k.Approve, k.Feedback, k.PlanView, k.Hide)}}
+}
+
+// feedbackKeyMap is the keys of the plan gate's feedback input; every
+// other key edits the text (textinput's own keys).
+type feedbackKeyMap struct {
+	Send, Back key.Binding
+}
+
+func newFeedbackKeyMap() feedbackKeyMap {
+	return feedbackKeyMap{
+		Send: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the feedback")),
+		Back: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the plan")),
+	}
+}
+
+func (k feedbackKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Plan feedback", bindingEntries(k.Send, k.Back)}}
+}
+
 // planKey handles a key in the plan gate; false passes it on (pause,
 // cancel, help, quit and the rest keep working).
 func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
@@ -97,12 +137,13 @@ func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	g := &m.gate
 	d, _ := m.opts.Engine.(PlanDecider)
 	if g.typing {
-		switch msg.String() {
-		case "esc":
+		fk := m.km.feedback
+		switch {
+		case key.Matches(msg, fk.Back):
 			g.typing = false
 			g.input.Blur()
 			return true, nil
-		case "enter":
+		case key.Matches(msg, fk.Send):
 			fb := strings.TrimSpace(g.input.Value())
 			if fb == "" {
 				m.notice = notice{level: "warn", text: "type what the Lead should change first (esc: back to the plan)"}
@@ -117,8 +158,9 @@ func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 		g.input, cmd = g.input.Update(msg)
 		return true, cmd
 	}
-	switch msg.String() {
-	case "a", "f":
+	k := m.km.plan
+	switch {
+	case key.Matches(msg, k.Approve, k.Feedback):
 		if d == nil {
 			m.notice = notice{level: "warn", text: "this run takes no plan decision from here"}
 			return true, nil
@@ -128,46 +170,34 @@ func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 			return true, nil
 		}
 		g.hidden, g.err = false, ""
-		if msg.String() == "a" {
+		if key.Matches(msg, k.Approve) {
 			g.sent = "sending"
 			return true, decideCmd(d, g.subject, true, "")
 		}
 		g.typing = true
 		return true, g.input.Focus()
-	case "o":
+	case key.Matches(msg, k.PlanView):
 		g.hidden = !g.hidden
 		return true, nil
 	}
 	if !m.planShown() {
 		return false, nil
 	}
-	page := max(m.lay.Area.H-3, 1)
-	switch msg.String() {
-	case "esc":
+	scroll := g.scroll
+	if key.Matches(msg, k.Hide) {
 		g.hidden = true
-	case "up", "k":
-		g.scroll--
-	case "down", "j":
-		g.scroll++
-	case "pgup":
-		g.scroll -= page
-	case "pgdown", "space":
-		g.scroll += page
-	case "home", "g":
-		g.scroll = 0
-	case "end", "G":
-		g.scroll = 1 << 30
-	default:
+	} else if s, ok := k.Scroll.scroll(msg, scroll, max(m.lay.Area.H-3, 1), 1<<30); ok {
+		scroll = s
+	} else {
 		return false, nil
 	}
-	g.scroll = min(max(g.scroll, 0), max(len(m.planLines(m.lay.Area.W))-m.planBodyRows(), 0))
+	g.scroll = min(max(scroll, 0), max(len(planLines(m.st.Plan, m.lay.Area.W))-planBodyRows(m.lay.Area.H), 0))
 	return true, nil
 }
 
 // planLines renders the plan for w cells: summary, then each checkpoint
 // with its subtasks, their files and what they wait for.
-func (m Model) planLines(w int) []string {
-	p := m.st.Plan
+func planLines(p *workspace.Plan, w int) []string {
 	if p == nil {
 		return nil
 	}
@@ -205,16 +235,14 @@ func (m Model) planLines(w int) []string {
 	return out
 }
 
-// planBodyRows is how many plan lines fit under the title and above the
-// decision line.
-func (m Model) planBodyRows() int { return max(m.lay.Area.H-2, 0) }
+// planBodyRows is how many plan lines of a view h lines high fit under
+// the title and above the decision line.
+func planBodyRows(h int) int { return max(h-2, 0) }
 
-// renderPlan draws the plan view: exactly Area.H lines of Area.W cells.
-func (m Model) renderPlan() string {
-	w, h := m.lay.Area.W, m.lay.Area.H
-	g := m.gate
-	body := m.planLines(w)
-	rows := m.planBodyRows()
+// view draws the plan view of p: exactly h lines of w cells.
+func (g planGate) view(p *workspace.Plan, w, h int) string {
+	body := planLines(p, w)
+	rows := planBodyRows(h)
 	title := fmt.Sprintf("─ %s, approved by the Reviewer: your decision ", g.subject)
 	if len(body) > rows && rows > 0 {
 		title += fmt.Sprintf("· %d–%d of %d ", g.scroll+1, min(g.scroll+rows, len(body)), len(body))

@@ -66,20 +66,38 @@ func (m *Model) remoteLeaveKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return false, nil
 }
 
+// leaveKeyMap answers the leave question of a server's client.
+type leaveKeyMap struct {
+	Detach, Stop, Stay key.Binding
+}
+
+func newLeaveKeyMap() leaveKeyMap {
+	return leaveKeyMap{
+		Detach: key.NewBinding(key.WithKeys("d", "D", "enter", "y", "ctrl+c", "q"), key.WithHelp("D/enter", "detach: the team keeps working")),
+		Stop:   key.NewBinding(key.WithKeys("s", "S"), key.WithHelp("s", "stop the team (resumable)")),
+		Stay:   key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("esc", "stay")),
+	}
+}
+
+func (k leaveKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Leaving (attached to a server)", bindingEntries(k.Detach, k.Stop, k.Stay)}}
+}
+
 // leaveKey answers the leave question: d, enter (or ctrl+c again) detach,
 // s stops the team, n/esc stays.
 func (m *Model) leaveKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "d", "D", "enter", "y", "ctrl+c", "q":
+	k := m.km.leave
+	switch {
+	case key.Matches(msg, k.Detach):
 		m.confirm = confirmNone
 		return m.quit()
-	case "s", "S":
+	case key.Matches(msg, k.Stop):
 		m.confirm = confirmNone
 		if m.opts.Remote.Stop != nil {
 			m.opts.Remote.Stop()
 		}
 		return m.quit()
-	case "n", "N", "esc":
+	case key.Matches(msg, k.Stay):
 		m.confirm = confirmNone
 	}
 	return nil

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -10,127 +9,8 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
-
-// Launcher is the front door's seam to the outside world: the start screen
-// and the summary never touch the workspace or start processes themselves,
-// they ask a Launcher (internal/app implements it). Every method may block
-// (disk, process start and stop); the TUI calls them only from a tea.Cmd,
-// never from Update.
-type Launcher interface {
-	// Scan reads what the start screen shows for a project directory:
-	// whether it is a git repository, whether another Hivemind holds its
-	// workspace, its unfinished task and its past tasks.
-	Scan(project string) (Project, error)
-	// Start creates the task (task.json) in the project's workspace and
-	// starts running it. The agents picked on the start screen come in
-	// task.Agents (role → agent, every role named), to run as `--agent
-	// lead=…,reviewer=…,worker=…` would. Snapshots of the run arrive as
-	// SnapshotMsg whose State.TaskID is the returned session's TaskID.
-	Start(project string, task workspace.Task) (Session, error)
-	// Resume resumes the project's unfinished task (the workspace lock and
-	// state decide which one, as `hivemind --resume` does).
-	Resume(project string) (Session, error)
-	// Usage reports tokens and cost per agent of a task where the agent
-	// profile makes them known; agents it knows nothing of are omitted.
-	Usage(st workspace.State) []AgentUsage
-}
-
-// AgentChoice is an agent the start screen offers for a role.
-type AgentChoice struct {
-	Name string // as --agent names it: "claude", "codex", a profile
-	// Missing says why the agent cannot start on this machine ("codex is
-	// not on PATH (npm install -g @openai/codex)"), "" when it can or
-	// cannot be told. It is checked once, when the screen opens.
-	Missing string
-}
-
-// teamRoles are the roles the Team row picks an agent for, in its order.
-var teamRoles = [...]workspace.Role{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
-
-// Project is what the start screen shows of one project directory.
-type Project struct {
-	Dir string
-	// Git is true when Dir is inside a git work tree.
-	Git bool
-	// Checkout says what the checkout holds that its HEAD does not
-	// (uncommitted edits, a rebase or merge in progress), "" when clean or
-	// not git: a task starts from a commit, so starting asks about it.
-	Checkout string
-	// WriteScopes says whether agents' writes are confined by the kernel
-	// here (app.WriteScopeStatus): shown so that "off" is never silent.
-	WriteScopes string
-	// LockedBy is set when another Hivemind holds the workspace (it names
-	// the holder); nothing can be started or resumed then.
-	LockedBy string
-	// Unfinished is the task `--resume` would resume, if any.
-	Unfinished *PastTask
-	// Tasks are the tasks of the project's workspace, newest first.
-	Tasks []PastTask
-}
-
-// PastTask is one task of a workspace, for listings.
-type PastTask struct {
-	ID          string
-	Description string
-	Phase       workspace.Phase // "" when the task has no readable state
-	Created     time.Time
-	Started     time.Time
-	Finished    time.Time
-	// State is the task's state.json (nil if unreadable); the summary of a
-	// past task is built from it.
-	State *workspace.State
-	Dir   string
-}
-
-// Duration is how long the task ran (until now when it has not finished).
-func (p PastTask) Duration(now time.Time) time.Duration {
-	if p.Started.IsZero() {
-		return 0
-	}
-	end := p.Finished
-	if end.IsZero() {
-		end = now
-	}
-	return max(end.Sub(p.Started), 0)
-}
-
-// Session is a task running under the TUI.
-type Session struct {
-	TaskID string
-	Title  string
-	// Engine receives pause/resume/cancel/retry/abandon.
-	Engine Engine
-	// Terminals are the agents' live screens.
-	Terminals Terminals
-	// Branch is the task's git branch ("" without git).
-	Branch string
-	// Team is the agent of each role (role → agent), shown in the pane
-	// titles; nil shows none. WorkerTeam are the workers of their own.
-	Team       map[workspace.Role]string
-	WorkerTeam map[workspace.AgentID]string
-	// Diff returns one worker's changes (see Options.Diff); may be nil.
-	Diff func(agentID string) (string, error)
-	// Close stops the agents and the engine and releases the workspace.
-	// It blocks; the TUI calls it from a tea.Cmd when the user leaves the
-	// task for the start screen (the caller of Run closes a session that is
-	// still open when the program ends).
-	Close func() error
-}
-
-// AgentUsage is what one agent consumed, where known.
-type AgentUsage struct {
-	Agent        workspace.AgentID
-	InputTokens  int64 // including cache reads and writes
-	OutputTokens int64
-	// CostUSD is the cost when known (CostKnown).
-	CostUSD   float64
-	CostKnown bool
-	// Note says where the figures come from or why they are missing.
-	Note string
-}
 
 // screenMode is what fills the screen.
 type screenMode int
@@ -158,9 +38,11 @@ const (
 // It is active only when Options.Launcher is set; without one the Model is
 // the plain run view it always was.
 type frontDoor struct {
-	on   bool
-	mode screenMode
-	keys startKeyMap
+	on       bool
+	mode     screenMode
+	keys     startKeyMap
+	pickKeys pickerKeyMap
+	sumKeys  summaryKeyMap
 
 	project string
 	info    Project
@@ -196,52 +78,61 @@ type frontDoor struct {
 	sumScroll int
 }
 
-// startKeyMap is every key of the start screen, picker and summary.
+// startKeyMap is every key of the start screen: its fields, the Team row
+// and the past-task list.
 type startKeyMap struct {
 	Submit, NextField, PrevField, Menu, Edit key.Binding
-	TeamSlot, TeamPick, Workers, AllRoles    key.Binding
+	// The Team row: a slot to the left or right, its agent (or the count)
+	// up or down, the worker count up or down.
+	SlotLeft, SlotRight, PickUp, PickDown    key.Binding
+	MoreWorkers, FewerWorkers, AllRoles      key.Binding
 	PlanBy, Each                             key.Binding
 	Resume, Open, Up, Down, View, Quit, Help key.Binding
-
-	PickOpen, PickBack, PickChoose, PickHere, PickCancel key.Binding
-
-	NewTask, Panes, Retry, Abandon, ScrollUp, ScrollDown, Back key.Binding
+	// QuitNow quits from anywhere, a field too; FieldHelp is help there
+	// (? is text); ListResume and ListOpen are single-key commands of
+	// the past-task list; CloseHelp closes the help screen.
+	QuitNow, FieldHelp, ListResume, ListOpen, CloseHelp key.Binding
 }
 
 func newStartKeyMap() startKeyMap {
 	return startKeyMap{
-		Submit:    key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "start task")),
-		NextField: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
-		PrevField: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
-		Menu:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave field")),
-		Edit:      key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
-		TeamSlot:  key.NewBinding(key.WithKeys("left", "right", "h", "l"), key.WithHelp("←/→", "team: choose a role or the count")),
-		TeamPick:  key.NewBinding(key.WithKeys("up", "down", "k", "j", "space"), key.WithHelp("↑/↓", "team: change its agent or count")),
-		Workers:   key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "team: workers")),
-		AllRoles:  key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
-		PlanBy:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
-		Each:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
-		Resume:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
-		Open:      key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "select")),
-		View:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "task summary")),
-		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help:      key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
+		Submit:       key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "start task")),
+		NextField:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
+		PrevField:    key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
+		Menu:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave field")),
+		Edit:         key.NewBinding(key.WithKeys("n", "i"), key.WithHelp("n", "new task")),
+		SlotLeft:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/→", "team: choose a role or the count")),
+		SlotRight:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("←/→", "team: choose a role or the count")),
+		PickUp:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "team: change its agent or count")),
+		PickDown:     key.NewBinding(key.WithKeys("down", "j", "space"), key.WithHelp("↑/↓", "team: change its agent or count")),
+		MoreWorkers:  key.NewBinding(key.WithKeys("+"), key.WithHelp("+/-", "team: workers")),
+		FewerWorkers: key.NewBinding(key.WithKeys("-"), key.WithHelp("+/-", "team: workers")),
+		AllRoles:     key.NewBinding(key.WithKeys("="), key.WithHelp("=", "team: this agent for every role")),
+		PlanBy:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "team: you approve the plan too")),
+		Each:         key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "team: an agent per worker")),
+		Resume:       key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "resume unfinished")),
+		Open:         key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "choose folder")),
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "select")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "select")),
+		View:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "task summary")),
+		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:         key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
 
-		PickOpen:   key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "open folder")),
-		PickBack:   key.NewBinding(key.WithKeys("left", "h", "backspace"), key.WithHelp("←/h", "parent")),
-		PickChoose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "use highlighted")),
-		PickHere:   key.NewBinding(key.WithKeys("."), key.WithHelp(".", "use this folder")),
-		PickCancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		QuitNow:    key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		FieldHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
+		ListResume: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
+		ListOpen:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "choose folder")),
+		CloseHelp:  closeHelpKey,
+	}
+}
 
-		NewTask:    key.NewBinding(key.WithKeys("enter", "n"), key.WithHelp("enter", "new task")),
-		Panes:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "agent panes")),
-		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
-		Abandon:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "abandon")),
-		ScrollUp:   key.NewBinding(key.WithKeys("up", "k", "pgup"), key.WithHelp("↑/pgup", "scroll")),
-		ScrollDown: key.NewBinding(key.WithKeys("down", "j", "pgdown"), key.WithHelp("↓/pgdn", "scroll")),
-		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+// closeHelpKey closes the front door's help screen.
+var closeHelpKey = key.NewBinding(key.WithKeys("?", "f1", "esc", "n", "N"), key.WithHelp("?/esc", "close help"))
+
+func (k startKeyMap) helpSections() []helpSection {
+	return []helpSection{
+		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.SlotLeft, k.SlotRight, k.PickUp, k.PickDown, k.MoreWorkers, k.FewerWorkers, k.AllRoles, k.Each, k.PlanBy, k.FieldHelp, k.QuitNow)},
+		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, k.ListResume, k.ListOpen, k.Help, k.Quit)},
 	}
 }
 
@@ -261,7 +152,8 @@ func (m *Model) initFront(opts Options) {
 }
 
 func newFrontDoor(opts Options) frontDoor {
-	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), project: opts.Project,
+	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), pickKeys: newPickerKeyMap(),
+		sumKeys: newSummaryKeyMap(), project: opts.Project,
 		workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
 		return fd
@@ -299,81 +191,6 @@ func newField(placeholder string) textarea.Model {
 	ta.SetStyles(st)
 	ta.Blur()
 	return ta
-}
-
-func newPicker(dir string) filepicker.Model {
-	fp := filepicker.New()
-	fp.DirAllowed, fp.FileAllowed = true, false
-	fp.ShowPermissions, fp.ShowSize = false, false
-	fp.AutoHeight = false
-	fp.Cursor = "▸"
-	// Our own keys choose and cancel; the picker only moves.
-	fp.KeyMap.Back = key.NewBinding(key.WithKeys("left", "h", "backspace"))
-	fp.KeyMap.Open = key.NewBinding(key.WithKeys("right", "l", "enter"))
-	if dir != "" {
-		fp.CurrentDirectory = dir
-	}
-	return fp
-}
-
-// ---- messages ----
-
-// projectScannedMsg carries a Launcher.Scan result.
-type projectScannedMsg struct {
-	project string
-	info    Project
-	err     error
-}
-
-// sessionStartedMsg carries a Launcher.Start or Resume result.
-type sessionStartedMsg struct {
-	sess Session
-	err  error
-}
-
-// sessionClosedMsg says Session.Close returned.
-type sessionClosedMsg struct{ err error }
-
-// summaryLoadedMsg carries a summary read from the task directory.
-type summaryLoadedMsg struct {
-	taskID string
-	sum    summaryData
-}
-
-// ---- commands ----
-
-// scanCmd asks the launcher what the start screen shows for project.
-func scanCmd(l Launcher, project string) tea.Cmd {
-	return func() tea.Msg {
-		info, err := l.Scan(project)
-		return projectScannedMsg{project: project, info: info, err: err}
-	}
-}
-
-// startCmd asks the launcher to create and start a task.
-func startCmd(l Launcher, project string, t workspace.Task) tea.Cmd {
-	return func() tea.Msg {
-		s, err := l.Start(project, t)
-		return sessionStartedMsg{sess: s, err: err}
-	}
-}
-
-// resumeCmd asks the launcher to resume the project's unfinished task.
-func resumeCmd(l Launcher, project string) tea.Cmd {
-	return func() tea.Msg {
-		s, err := l.Resume(project)
-		return sessionStartedMsg{sess: s, err: err}
-	}
-}
-
-// closeSessionCmd stops a session (agents, engine, workspace lock).
-func closeSessionCmd(close func() error) tea.Cmd {
-	return func() tea.Msg {
-		if close == nil {
-			return sessionClosedMsg{}
-		}
-		return sessionClosedMsg{err: close()}
-	}
 }
 
 // ---- update ----
@@ -638,54 +455,44 @@ func (m *Model) updateField(msg tea.Msg) tea.Cmd {
 }
 
 // frontKey handles a key press in the front door's screens, and the key
-// that opens the summary from the run view.
+// that opens the summary from the run view's.
 func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch m.fd.mode {
-	case modeRun:
-		if !m.attached && m.confirm == confirmNone && !m.showHelp && key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
-			m.fd.mode = modeSummary
-			m.zoom = false
-			if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
-				return m.openSummary(m.st, true), true
-			}
-			return nil, true
-		}
-		return nil, false
-	case modePicker:
+	switch scr := m.screen(); scr {
+	case screenStart:
+		return m.startKey(msg), true
+	case screenPicker:
 		return m.pickerKey(msg), true
-	case modeSummary:
+	case screenSummary:
 		return m.summaryKey(msg), true
+	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
+		return nil, false // s is text, the agent's or a question's key there
 	}
-	return m.startKey(msg), true
-}
-
-// summaryAvailable reports whether the live task has a summary to show.
-func (m Model) summaryAvailable() bool {
-	if !m.haveState {
-		return false
+	if key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
+		m.fd.mode = modeSummary
+		m.zoom = false
+		if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
+			return m.openSummary(m.st, true), true
+		}
+		return nil, true
 	}
-	switch m.st.Phase {
-	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
-		return true
-	}
-	return false
+	return nil, false
 }
 
 func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.fd.keys
 	m.notice = notice{}
-	if m.fd.ask != nil && msg.String() != "ctrl+c" {
+	if m.fd.ask != nil && !key.Matches(msg, k.QuitNow) {
 		return m.askKey(msg)
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, k.Menu) || key.Matches(msg, m.keys.No) {
+		if key.Matches(msg, k.CloseHelp) {
 			m.showHelp = false
 		}
 		return nil
 	}
 	editing := m.fd.focus != focusList
 	switch {
-	case msg.String() == "ctrl+c":
+	case key.Matches(msg, k.QuitNow):
 		return m.quit()
 	case key.Matches(msg, k.Submit):
 		return m.submit()
@@ -697,7 +504,7 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.setFocus((m.fd.focus + 1) % numFocus)
 	case key.Matches(msg, k.PrevField):
 		return m.setFocus((m.fd.focus + numFocus - 1) % numFocus)
-	case msg.String() == "f1":
+	case key.Matches(msg, k.FieldHelp):
 		m.showHelp = true
 		return nil
 	case editing && key.Matches(msg, k.Menu):
@@ -717,9 +524,9 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, k.Edit):
 		return m.setFocus(focusTask)
-	case msg.String() == "r":
+	case key.Matches(msg, k.ListResume):
 		return m.resume()
-	case msg.String() == "o":
+	case key.Matches(msg, k.ListOpen):
 		return m.openPicker()
 	case key.Matches(msg, k.Up):
 		m.fd.sel = max(m.fd.sel-1, 0)
@@ -794,301 +601,6 @@ func (m *Model) resume() tea.Cmd {
 	}
 	m.fd.busy = "resuming " + m.fd.info.Unfinished.ID + "…"
 	return resumeCmd(m.opts.Launcher, m.fd.project)
-}
-
-func (m *Model) openPicker() tea.Cmd {
-	if m.fd.busy != "" {
-		return nil
-	}
-	m.fd.mode = modePicker
-	m.fd.picker = newPicker(m.fd.project)
-	m.fd.picker.SetHeight(max(m.height-8, 3))
-	return m.fd.picker.Init()
-}
-
-func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.keys
-	if m.showHelp {
-		m.showHelp = false
-		return nil
-	}
-	switch {
-	case msg.String() == "ctrl+c":
-		return m.quit()
-	case key.Matches(msg, k.Help):
-		m.showHelp = true
-		return nil
-	case key.Matches(msg, k.PickCancel):
-		m.fd.mode = modeStart
-		return nil
-	case key.Matches(msg, k.PickHere):
-		return m.chooseProject(m.fd.picker.CurrentDirectory)
-	case key.Matches(msg, k.PickChoose):
-		if p := m.fd.picker.HighlightedPath(); p != "" {
-			return m.chooseProject(p)
-		}
-		return m.chooseProject(m.fd.picker.CurrentDirectory)
-	}
-	var c tea.Cmd
-	m.fd.picker, c = m.fd.picker.Update(msg)
-	return c
-}
-
-// chooseProject makes dir the project (idle → project_selected).
-func (m *Model) chooseProject(dir string) tea.Cmd {
-	m.fd.mode = modeStart
-	m.fd.project = dir
-	m.fd.scanned = false
-	m.fd.info = Project{Dir: dir}
-	m.fd.sel = 0
-	m.fd.busy = ""
-	return batch(m.rescan(), m.setFocus(focusTask))
-}
-
-func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.keys
-	if m.confirm != confirmNone {
-		return m.handleConfirmKey(msg)
-	}
-	m.notice = notice{}
-	if m.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, m.keys.No) {
-			m.showHelp = false
-		}
-		return nil
-	}
-	live := m.fd.sumLive && m.fd.sess != nil
-	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
-	switch {
-	case key.Matches(msg, k.Help):
-		m.showHelp = true
-	case key.Matches(msg, k.Quit):
-		if live && m.quitAsks() {
-			m.confirm = confirmQuit
-			return nil
-		}
-		return m.quit()
-	case failed && key.Matches(msg, k.Retry):
-		if m.opts.Engine != nil {
-			m.opts.Engine.Retry()
-		}
-		m.notice = notice{level: "info", text: "retrying…"}
-	case failed && key.Matches(msg, k.Abandon):
-		m.confirm = confirmAbandon
-	case live && key.Matches(msg, k.Panes):
-		m.fd.mode = modeRun
-	case key.Matches(msg, k.ScrollUp):
-		step := 1
-		if msg.String() == "pgup" {
-			step = max(m.height/2, 1)
-		}
-		m.fd.sumScroll = max(m.fd.sumScroll-step, 0)
-	case key.Matches(msg, k.ScrollDown):
-		step := 1
-		if msg.String() == "pgdown" {
-			step = max(m.height/2, 1)
-		}
-		m.fd.sumScroll += step
-	case !live && (key.Matches(msg, k.Back) || key.Matches(msg, k.NewTask)):
-		// A past task's summary: back to the start screen.
-		m.fd.mode = modeStart
-	case live && key.Matches(msg, k.NewTask):
-		// Leave the task (complete → idle) for a new one; a failed task
-		// stays resumable.
-		return batch(m.endSession(), m.setFocus(focusTask))
-	}
-	return nil
-}
-
-// maxWorkers is the most workers the start screen offers (the config's
-// limit).
-const maxWorkers = config.MaxWorkers
-
-// agentSlot is one agent slot of the Team row: its name and its pick.
-type agentSlot struct {
-	name string
-	pick *int // index into agents
-}
-
-// agentSlots are the Team row's agent slots in order: the Lead, the
-// Reviewer, then the workers (one slot, or one per worker once e split
-// them); none when the start screen offers no agent.
-func (fd *frontDoor) agentSlots() []agentSlot {
-	if len(fd.agents) == 0 {
-		return nil
-	}
-	out := []agentSlot{{"lead", &fd.pick[0]}, {"reviewer", &fd.pick[1]}}
-	if fd.each == nil {
-		return append(out, agentSlot{"workers", &fd.pick[2]})
-	}
-	for i := range fd.each {
-		out = append(out, agentSlot{string(workspace.WorkerID(i + 1)), &fd.each[i]})
-	}
-	return out
-}
-
-// countSlot is the Team row's last slot, after the agent slots: the
-// worker count.
-func (fd *frontDoor) countSlot() int { return len(fd.agentSlots()) }
-
-// setTeam offers agents for every role, each role starting on its agent in
-// start (added to the offer when missing from it), else on the first.
-func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]string) {
-	fd.agents = slices.Clone(agents)
-	fd.pick = make([]int, len(teamRoles))
-	fd.each = nil
-	for i, r := range teamRoles {
-		name := start[r]
-		if name == "" {
-			continue
-		}
-		j := slices.IndexFunc(fd.agents, func(a AgentChoice) bool { return a.Name == name })
-		if j < 0 {
-			j = len(fd.agents)
-			fd.agents = append(fd.agents, AgentChoice{Name: name})
-		}
-		fd.pick[i] = j
-	}
-	if len(fd.agents) == 0 {
-		fd.slot = fd.countSlot() // no agent to choose: the launcher's
-	}
-}
-
-// setEach splits the workers when some run their own agent (start:
-// worker id → agent), each on its own or the worker role's.
-func (fd *frontDoor) setEach(start map[workspace.AgentID]string) {
-	if len(start) == 0 || len(fd.agents) == 0 {
-		return
-	}
-	fd.toggleEach()
-	for i := range fd.each {
-		name := start[workspace.WorkerID(i+1)]
-		if name == "" {
-			continue
-		}
-		j := slices.IndexFunc(fd.agents, func(a AgentChoice) bool { return a.Name == name })
-		if j < 0 {
-			j = len(fd.agents)
-			fd.agents = append(fd.agents, AgentChoice{Name: name})
-		}
-		fd.each[i] = j
-	}
-}
-
-// teamKey handles the Team row: ←→ choose a slot (an agent slot or the
-// worker count), ↑↓ change it, +/- change the worker count, = gives every
-// slot the selected one's agent, e on a worker splits the workers into
-// one slot each (or joins them again, on the selected one's agent), p
-// switches who approves the plan (the Reviewer, or the user after it).
-func (m *Model) teamKey(msg tea.KeyPressMsg) {
-	fd := &m.fd
-	k := fd.keys
-	slots := fd.agentSlots()
-	onAgent := fd.slot < len(slots)
-	step := 1
-	if s := msg.String(); s == "left" || s == "h" || s == "up" || s == "k" {
-		step = -1
-	}
-	switch {
-	case key.Matches(msg, k.TeamSlot):
-		n := len(slots) + 1
-		fd.slot = (fd.slot + step + n) % n
-	case key.Matches(msg, k.TeamPick) && onAgent:
-		n := len(fd.agents)
-		p := slots[fd.slot].pick
-		*p = (*p + n + step) % n
-	case key.Matches(msg, k.TeamPick):
-		fd.addWorkers(-step) // up adds one
-	case key.Matches(msg, k.Workers):
-		d := 1
-		if msg.String() == "-" {
-			d = -1
-		}
-		fd.addWorkers(d)
-	case key.Matches(msg, k.AllRoles) && onAgent:
-		v := *slots[fd.slot].pick
-		for _, s := range slots {
-			*s.pick = v
-		}
-		fd.pick[2] = v
-	case key.Matches(msg, k.Each) && onAgent && fd.slot >= 2:
-		fd.toggleEach()
-	case key.Matches(msg, k.PlanBy):
-		fd.humanPlan = !fd.humanPlan
-	}
-}
-
-// toggleEach splits the workers slot into one per worker, each on the
-// worker role's agent, or joins them into one on the selected worker's.
-func (fd *frontDoor) toggleEach() {
-	if fd.each != nil {
-		fd.pick[2] = fd.each[fd.slot-2]
-		fd.each, fd.slot = nil, 2
-		return
-	}
-	fd.workers = max(fd.workers, 1)
-	fd.each = make([]int, fd.workers)
-	for i := range fd.each {
-		fd.each[i] = fd.pick[2]
-	}
-}
-
-// addWorkers changes the worker count by d, from the launcher's default
-// (shown as "default", counted as 1) within 1..maxWorkers; split workers
-// gain slots on the last one's agent, or lose the last ones.
-func (fd *frontDoor) addWorkers(d int) {
-	fd.workers = min(max(max(fd.workers, 1)+d, 1), maxWorkers)
-	if fd.each == nil {
-		return
-	}
-	atCount := fd.slot == fd.countSlot()
-	for len(fd.each) < fd.workers {
-		fd.each = append(fd.each, fd.each[len(fd.each)-1])
-	}
-	fd.each = fd.each[:fd.workers]
-	if atCount || fd.slot > fd.countSlot() {
-		fd.slot = fd.countSlot()
-	}
-}
-
-// teamChoices are the agents picked for the Team row's agent slots, in
-// order (none when the start screen offers none).
-func (fd *frontDoor) teamChoices() []AgentChoice {
-	var out []AgentChoice
-	for _, s := range fd.agentSlots() {
-		out = append(out, fd.agents[*s.pick])
-	}
-	return out
-}
-
-// team is the agent picked for each role (role → agent), nil when the
-// start screen offers none (the launcher's config decides). Split workers
-// run their own (workerTeam); the role's is worker_1's.
-func (fd *frontDoor) team() map[workspace.Role]string {
-	if len(fd.agents) == 0 {
-		return nil
-	}
-	t := make(map[workspace.Role]string, len(teamRoles))
-	for i, r := range teamRoles {
-		t[r] = fd.agents[fd.pick[i]].Name
-	}
-	if fd.each != nil {
-		t[workspace.RoleWorker] = fd.agents[fd.each[0]].Name
-	}
-	return t
-}
-
-// workerTeam is the agent picked for each worker (worker id → agent) once
-// the workers are split, else nil.
-func (fd *frontDoor) workerTeam() map[workspace.AgentID]string {
-	if fd.each == nil {
-		return nil
-	}
-	t := make(map[workspace.AgentID]string, len(fd.each))
-	for i, p := range fd.each {
-		t[workspace.WorkerID(i+1)] = fd.agents[p].Name
-	}
-	return t
 }
 
 // splitLines returns the non-empty trimmed lines of s.

@@ -150,77 +150,6 @@ func (m Model) renderStart() string {
 	return frame(lines, m.frontFooter(), w, h)
 }
 
-// teamLines show each role's agent (or each worker's) and the worker
-// count, wrapped to width w; when the row has the focus the selected slot
-// is lit, between the arrows that change it. An agent whose program is not
-// on PATH is marked ✖ (missingLine says why).
-func (m Model) teamLines(label func(startFocus, string, string) string, w int) []string {
-	fd := m.fd
-	slot := func(i int, name, value string, missing bool) string {
-		v := stText.Bold(true).Render(value)
-		if fd.focus == focusTeam && fd.slot == i {
-			v = stFocused.Render("◂ " + value + " ▸")
-		}
-		if missing {
-			v += stBadTxt.Render(" ✖")
-		}
-		return stDim.Render(name+" ") + v
-	}
-	var parts []string
-	count := "×" // after "workers <agent>"
-	if len(fd.agents) == 0 {
-		parts = append(parts, stDim.Render("agents ")+stText.Bold(true).Render("as configured"))
-		count = "workers"
-	}
-	for i, s := range fd.agentSlots() {
-		a := fd.agents[*s.pick]
-		parts = append(parts, slot(i, s.name, a.Name, a.Missing != ""))
-	}
-	workers := "default"
-	if fd.workers > 0 {
-		workers = fmt.Sprint(fd.workers)
-	}
-	parts = append(parts, slot(fd.countSlot(), count, workers, false))
-	lines := []string{label(focusTeam, "Team", "  ") + parts[0]}
-	for _, p := range parts[1:] {
-		if last := &lines[len(lines)-1]; lipgloss.Width(*last)+2+lipgloss.Width(p) <= w {
-			*last += "  " + p
-			continue
-		}
-		lines = append(lines, "        "+p)
-	}
-	return lines
-}
-
-// missingLine says which picked agents cannot start here and how to
-// install them ("" when all can, or cannot be told).
-func (m Model) missingLine() string {
-	var why []string
-	for _, a := range m.fd.teamChoices() {
-		if a.Missing != "" && !slices.Contains(why, a.Missing) {
-			why = append(why, a.Missing)
-		}
-	}
-	if len(why) == 0 {
-		return ""
-	}
-	return "        " + stBadTxt.Render("✖ "+strings.Join(why, "; "))
-}
-
-// planLine shows who approves the plan before the build (p on the Team
-// row switches it).
-func (m Model) planLine() string {
-	who := "the Reviewer"
-	if m.fd.humanPlan {
-		who = "the Reviewer, then you"
-	}
-	line := "        " + stDim.Render("plan approved by ") + stText.Bold(true).Render(who)
-	if m.fd.focus == focusTeam {
-		line += stDim.Render("   p switches")
-	}
-	return line
-}
-
 // pastTaskLines is the table of past tasks in at most room lines, scrolled
 // so the selected one shows.
 func (m Model) pastTaskLines(room, w int) []string {
@@ -294,17 +223,6 @@ func indent(block, pad string) []string {
 	return lines
 }
 
-func (m Model) renderPicker() string {
-	w, h := m.width, m.height
-	lines := []string{m.startHeader(), "",
-		"  " + stLabel.Render("Choose the project folder"),
-		"  " + stDim.Render("in ") + stText.Render(m.fd.picker.CurrentDirectory),
-		""}
-	body := strings.TrimRight(m.fd.picker.View(), "\n")
-	lines = append(lines, indent(body, "  ")...)
-	return frame(lines, m.frontFooter(), w, h)
-}
-
 // frontFooter is the last line of the front door's screens: a question,
 // a notice, what is going on, or the keys that apply now (always ending in
 // help and quit).
@@ -351,9 +269,11 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	ess := []key.Binding{k.Help, k.Quit}
 	switch m.fd.mode {
 	case modePicker:
-		return []key.Binding{k.PickChoose, k.PickHere, k.PickCancel, k.Up, k.PickOpen, k.PickBack},
-			[]key.Binding{k.Help, key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+		pk := m.fd.pickKeys
+		return []key.Binding{pk.Choose, pk.Here, pk.Cancel, pk.Up, pk.Open, pk.Back},
+			[]key.Binding{pk.Help, pk.QuitNow}
 	case modeSummary:
+		k := m.fd.sumKeys
 		if !(m.fd.sumLive && m.fd.sess != nil) {
 			return []key.Binding{k.Back, k.ScrollDown}, ess
 		}
@@ -367,44 +287,36 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	if m.fd.focus == focusList {
 		b := []key.Binding{k.Edit, k.Down, k.View}
 		if m.fd.info.Unfinished != nil {
-			b = append(b, key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")))
+			b = append(b, k.ListResume)
 		}
-		return append(b, key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "folder"))), ess
+		return append(b, key.NewBinding(key.WithKeys(k.ListOpen.Keys()...), key.WithHelp("o", "folder"))), ess
 	}
 	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
 	if m.fd.focus == focusTeam {
 		short := func(b key.Binding, help string) key.Binding {
 			return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, help))
 		}
-		b = []key.Binding{short(k.TeamSlot, "role"), short(k.TeamPick, "change"), short(k.AllRoles, "same for all"),
-			short(k.Workers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+		b = []key.Binding{short(k.SlotLeft, "role"), short(k.PickUp, "change"), short(k.AllRoles, "same for all"),
+			short(k.MoreWorkers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		if m.fd.slot >= 2 && m.fd.slot < m.fd.countSlot() {
 			// On a worker: e splits the workers, or joins them.
 			b = slices.Insert(b, 3, short(k.Each, "each worker"))
 		}
 		if len(m.fd.agents) == 0 {
-			b = []key.Binding{short(k.TeamPick, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
+			b = []key.Binding{short(k.PickUp, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		}
 	}
 	if m.fd.info.Unfinished != nil {
 		b = append(b, k.Resume)
 	}
-	return b, []key.Binding{key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help")),
-		key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+	return b, []key.Binding{k.FieldHelp, k.QuitNow}
 }
 
 // frontHelpSections is every key of the front door, for the help screen.
 func (m Model) frontHelpSections() []helpSection {
-	k := m.fd.keys
-	b := func(keys, help string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
-	}
-	return []helpSection{
-		{"Task form", bindingEntries(k.Submit, k.NextField, k.PrevField, k.Menu, k.Open, k.Resume, k.TeamSlot, k.TeamPick, k.Workers, k.AllRoles, k.Each, k.PlanBy, b("ctrl+c", "quit"))},
-		{"Past tasks", bindingEntries(k.Edit, k.Up, k.Down, k.View, b("r", "resume"), b("o", "choose folder"), k.Help, k.Quit)},
-		{"Folder picker", bindingEntries(k.Up, k.PickOpen, k.PickBack, k.PickChoose, k.PickHere, k.PickCancel)},
-		{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.Back, b("s", "summary (panes)"))},
-	}
+	fd := m.fd
+	secs := append(fd.keys.helpSections(), fd.pickKeys.helpSections()...)
+	return append(append(secs, fd.sumKeys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
 }
 
 func (m Model) renderFrontHelp() string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -363,13 +364,31 @@ func branchAdvice(s summaryData, b string) []string {
 		"   " + stDim.Render("git merge "+b+" takes it")}
 }
 
-// summaryBody is every line of the summary (scrolled by the view).
+// summaryBody is every line of the summary (scrolled by the view): its
+// sections in order.
 func (m Model) summaryBody(w int) []string {
 	s := m.fd.sum
-	var out []string
-	head := func(t string) { out = append(out, "", " "+stAccent.Render(t)) }
+	out := append(sectionHead("Time"), m.summaryTimes(w)...)
+	if b := m.opts.Branch; b != "" && m.fd.sumLive {
+		out = append(append(out, sectionHead("Branch")...), "   "+stText.Bold(true).Render(b))
+		out = append(out, branchAdvice(s, b)...)
+	}
+	out = append(out, m.summaryBuilt()...)
+	out = append(out, sectionHead(fmt.Sprintf("Review rounds (%d)", len(s.Rounds)))...)
+	out = append(out, summaryRounds(s.Rounds, w)...)
+	out = append(out, sectionHead(fmt.Sprintf("Friction (%d)", len(s.Friction)))...)
+	out = append(out, m.summaryFriction()...)
+	out = append(out, sectionHead("Agents: tokens and cost")...)
+	return append(out, m.summaryUsage()...)
+}
 
-	head("Time")
+// sectionHead starts a section of the summary.
+func sectionHead(title string) []string { return []string{"", " " + stAccent.Render(title)} }
+
+// summaryTimes is when the task started and finished, and how long it ran.
+func (m Model) summaryTimes(w int) []string {
+	s := m.fd.sum
+	var out []string
 	started, finished := "–", "–"
 	if !s.Started.IsZero() {
 		started = s.Started.Local().Format("2006-01-02 15:04:05")
@@ -397,75 +416,81 @@ func (m Model) summaryBody(w int) []string {
 			out = append(out, "   "+t)
 		}
 	}
+	return out
+}
 
-	if b := m.opts.Branch; b != "" && m.fd.sumLive {
-		head("Branch")
-		out = append(out, "   "+stText.Bold(true).Render(b))
-		out = append(out, branchAdvice(s, b)...)
-	}
-
-	if m.fd.sumLoaded {
-		done, total := countPlain(s.Subtasks)
-		head(fmt.Sprintf("What was built (%d of %d subtask(s) done)", done, total))
-	} else {
-		head("What was built")
-	}
+// summaryBuilt is the section of what was built: each subtask and its files.
+func (m Model) summaryBuilt() []string {
+	s := m.fd.sum
 	if !m.fd.sumLoaded {
-		out = append(out, "   "+stDim.Render("reading the outputs…"))
-	} else if len(s.Subtasks) == 0 {
+		return append(sectionHead("What was built"), "   "+stDim.Render("reading the outputs…"))
+	}
+	done, total := countPlain(s.Subtasks)
+	out := sectionHead(fmt.Sprintf("What was built (%d of %d subtask(s) done)", done, total))
+	if len(s.Subtasks) == 0 {
 		out = append(out, "   "+stDim.Render("no subtasks (the plan was never approved)"))
 	}
-	if m.fd.sumLoaded {
-		for _, st := range s.Subtasks {
-			id := st.ID
-			done := st.Status == workspace.SubtaskDone
-			meta := subtaskWord(st.Status, s.Phase)
-			if st.Worker != "" {
-				meta = string(st.Worker) + " · " + meta
-			}
-			line := "   " + stText.Bold(true).Render(id) + stDim.Render("  ("+meta+")")
-			if st.Description != "" {
-				line += "  " + stText.Render(st.Description)
-			}
-			out = append(out, line)
-			if st.Problem != "" {
-				out = append(out, "       "+lipgloss.NewStyle().Foreground(colBad).Render("output unreadable: "+st.Problem))
-			}
-			if len(st.Files) == 0 && done {
-				out = append(out, "       "+stDim.Render("no files reported"))
-			}
-			if st.FromPlan && !done {
-				// Planned, never done: what it would have touched, not
-				// what was created.
-				var paths []string
-				for _, f := range st.Files {
-					paths = append(paths, f.Path)
-				}
-				out = append(out, "       "+stDim.Render("planned files, not written: "+strings.Join(paths, ", ")))
-				continue
-			}
-			for _, f := range st.Files {
-				mark, col := "~", colWarn
-				switch f.Verb {
-				case "created":
-					mark, col = "+", colOK
-				case "deleted":
-					mark, col = "-", colBad
-				}
-				fl := "       " + lipgloss.NewStyle().Foreground(col).Render(mark+" "+fmt.Sprintf("%-8s", f.Verb)) + " " + f.Path
-				if st.FromPlan {
-					fl += stDim.Render("  (planned; the output names no files)")
-				}
-				out = append(out, fl)
-			}
-		}
+	for _, st := range s.Subtasks {
+		out = append(out, subtaskLines(st, s.Phase)...)
 	}
+	return out
+}
 
-	head(fmt.Sprintf("Review rounds (%d)", len(s.Rounds)))
-	if len(s.Rounds) == 0 {
+// subtaskLines are one subtask of the summary: what it was, who did it,
+// and the files it reported (or planned, when it was never done).
+func subtaskLines(st subtaskSummary, phase workspace.Phase) []string {
+	var out []string
+	id := st.ID
+	done := st.Status == workspace.SubtaskDone
+	meta := subtaskWord(st.Status, phase)
+	if st.Worker != "" {
+		meta = string(st.Worker) + " · " + meta
+	}
+	line := "   " + stText.Bold(true).Render(id) + stDim.Render("  ("+meta+")")
+	if st.Description != "" {
+		line += "  " + stText.Render(st.Description)
+	}
+	out = append(out, line)
+	if st.Problem != "" {
+		out = append(out, "       "+lipgloss.NewStyle().Foreground(colBad).Render("output unreadable: "+st.Problem))
+	}
+	if len(st.Files) == 0 && done {
+		out = append(out, "       "+stDim.Render("no files reported"))
+	}
+	if st.FromPlan && !done {
+		// Planned, never done: what it would have touched, not
+		// what was created.
+		var paths []string
+		for _, f := range st.Files {
+			paths = append(paths, f.Path)
+		}
+		out = append(out, "       "+stDim.Render("planned files, not written: "+strings.Join(paths, ", ")))
+		return out
+	}
+	for _, f := range st.Files {
+		mark, col := "~", colWarn
+		switch f.Verb {
+		case "created":
+			mark, col = "+", colOK
+		case "deleted":
+			mark, col = "-", colBad
+		}
+		fl := "       " + lipgloss.NewStyle().Foreground(col).Render(mark+" "+fmt.Sprintf("%-8s", f.Verb)) + " " + f.Path
+		if st.FromPlan {
+			fl += stDim.Render("  (planned; the output names no files)")
+		}
+		out = append(out, fl)
+	}
+	return out
+}
+
+// summaryRounds is a line per review round.
+func summaryRounds(rounds []workspace.Round, w int) []string {
+	var out []string
+	if len(rounds) == 0 {
 		out = append(out, "   "+stDim.Render("none"))
 	}
-	for _, r := range s.Rounds {
+	for _, r := range rounds {
 		name := fmt.Sprintf("plan #%d", r.Number)
 		if r.Kind == "checkpoint" {
 			name = fmt.Sprintf("checkpoint %d #%d", r.Checkpoint, r.Number)
@@ -485,8 +510,13 @@ func (m Model) summaryBody(w int) []string {
 		}
 		out = append(out, ansi.Truncate(line, w, "…")) // the whole review is in its file
 	}
+	return out
+}
 
-	head(fmt.Sprintf("Friction (%d)", len(s.Friction)))
+// summaryFriction is a line per friction note.
+func (m Model) summaryFriction() []string {
+	s := m.fd.sum
+	var out []string
 	if len(s.Friction) == 0 {
 		out = append(out, "   "+stDim.Render("none logged"))
 	}
@@ -497,8 +527,13 @@ func (m Model) summaryBody(w int) []string {
 		}
 		out = append(out, "   "+stText.Render(text)+stDim.Render("  "+f.File))
 	}
+	return out
+}
 
-	head("Agents: tokens and cost")
+// summaryUsage is a line per agent: tokens and cost, where known.
+func (m Model) summaryUsage() []string {
+	s := m.fd.sum
+	var out []string
 	if len(s.Agents) == 0 {
 		out = append(out, "   "+stDim.Render("no agents"))
 	}
@@ -582,4 +617,106 @@ func fmtTokens(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+// summaryKeyMap is the summary's keys.
+type summaryKeyMap struct {
+	NewTask, Panes, Retry, Abandon, Back   key.Binding
+	ScrollUp, PageUp, ScrollDown, PageDown key.Binding
+	Help, Quit, CloseHelp                  key.Binding
+}
+
+func newSummaryKeyMap() summaryKeyMap {
+	return summaryKeyMap{
+		NewTask:    key.NewBinding(key.WithKeys("enter", "n"), key.WithHelp("enter", "new task")),
+		Panes:      key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "agent panes")),
+		Retry:      key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry")),
+		Abandon:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "abandon")),
+		ScrollUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/pgup", "scroll")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup"), key.WithHelp("↑/pgup", "scroll")),
+		ScrollDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/pgdn", "scroll")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↓/pgdn", "scroll")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Help:       key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?/f1", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		CloseHelp:  closeHelpKey,
+	}
+}
+
+func (k summaryKeyMap) helpSections() []helpSection {
+	return []helpSection{{"Summary", bindingEntries(k.NewTask, k.Retry, k.Abandon, k.Panes, k.ScrollUp, k.PageUp, k.ScrollDown, k.PageDown, k.Back,
+		key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "summary (panes)")))}}
+}
+
+// summaryLoadedMsg carries a summary read from the task directory.
+type summaryLoadedMsg struct {
+	taskID string
+	sum    summaryData
+}
+
+// summaryAvailable reports whether the live task has a summary to show.
+func (m Model) summaryAvailable() bool {
+	if !m.haveState {
+		return false
+	}
+	switch m.st.Phase {
+	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
+		return true
+	}
+	return false
+}
+
+func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.fd.sumKeys
+	switch m.confirm {
+	case confirmNone:
+	case confirmDraft: // asked on detach, before the task ended
+		return m.draftKey(msg)
+	default:
+		return m.handleConfirmKey(msg)
+	}
+	m.notice = notice{}
+	if m.showHelp {
+		if key.Matches(msg, k.CloseHelp) {
+			m.showHelp = false
+		}
+		return nil
+	}
+	live := m.fd.sumLive && m.fd.sess != nil
+	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
+	switch {
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Quit):
+		if live && m.quitAsks() {
+			m.confirm = confirmQuit
+			return nil
+		}
+		return m.quit()
+	case failed && key.Matches(msg, k.Retry):
+		if m.opts.Engine != nil {
+			m.opts.Engine.Retry()
+		}
+		m.notice = notice{level: "info", text: "retrying…"}
+	case failed && key.Matches(msg, k.Abandon):
+		m.confirm = confirmAbandon
+	case live && key.Matches(msg, k.Panes):
+		m.fd.mode = modeRun
+	case key.Matches(msg, k.ScrollUp):
+		m.fd.sumScroll = max(m.fd.sumScroll-1, 0)
+	case key.Matches(msg, k.PageUp):
+		m.fd.sumScroll = max(m.fd.sumScroll-max(m.height/2, 1), 0)
+	case key.Matches(msg, k.ScrollDown):
+		m.fd.sumScroll++
+	case key.Matches(msg, k.PageDown):
+		m.fd.sumScroll += max(m.height/2, 1)
+	case !live && (key.Matches(msg, k.Back) || key.Matches(msg, k.NewTask)):
+		// A past task's summary: back to the start screen.
+		m.fd.mode = modeStart
+	case live && key.Matches(msg, k.NewTask):
+		// Leave the task (complete → idle) for a new one; a failed task
+		// stays resumable.
+		return batch(m.endSession(), m.setFocus(focusTask))
+	}
+	return nil
 }

@@ -55,15 +55,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case searchedMsg:
 		m.handleSearched(msg)
 	case diffLoadedMsg:
-		m.handleDiffLoaded(msg)
+		m.diff.loaded(msg)
 	case planDecidedMsg:
 		m.handlePlanDecided(msg)
 	case tea.PasteMsg:
-		if m.gate.typing {
-			m.gate.input, cmd = m.gate.input.Update(msg)
-			break
-		}
-		m.handlePaste(msg)
+		cmd = m.handlePaste(msg)
 	case tea.MouseClickMsg:
 		m.handleMouse(msg.Mouse(), mouseClick)
 	case tea.MouseReleaseMsg:
@@ -409,58 +405,62 @@ func (m *Model) trackPause() {
 
 // ---- keys ----
 
-func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.attached {
-		return m.handleAttachedKey(msg)
-	}
-	if m.confirm != confirmNone {
-		return m.handleConfirmKey(msg)
-	}
-	m.notice = notice{}
-	m.sel = selection{}
-	digits := m.digits
-	m.digits = ""
-	switch {
-	case m.find.typing:
-		return m.handleSearchKey(msg)
-	case !m.showHelp && !m.diff.show && !m.cx.show:
-		if ok, cmd := m.planKey(msg); ok {
+// runKey handles a key of the run view: the panes, and what the layers
+// over them (help, diff, plan) pass on. digits is a pane number being
+// typed (focusNumber). The groups share no key, except that n, N and esc
+// act on an open panel or search first (viewKey).
+func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
+	for _, group := range []func(tea.KeyPressMsg) (tea.Cmd, bool){
+		m.viewKey, m.taskKey, func(msg tea.KeyPressMsg) (tea.Cmd, bool) { return m.paneKey(msg, digits) },
+		m.terminalKey, m.eventStripKey,
+	} {
+		if cmd, ok := group(msg); ok {
 			return cmd
 		}
-	case m.showHelp && m.helpScrollKey(msg):
-		return nil
-	case m.diff.show && !m.showHelp && !key.Matches(msg, m.keys.Help) && !key.Matches(msg, m.keys.Quit):
-		m.handleDiffKey(msg)
-		return nil
 	}
+	m.inertKey(msg)
+	return nil
+}
+
+// viewKey handles help, the knowledge panel and the search hits.
+func (m *Model) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
 		m.helpScroll = 0
-	case key.Matches(msg, k.No) && m.showHelp:
-		m.showHelp = false
 	case key.Matches(msg, k.Knowledge):
 		m.cx.show = !m.cx.show
 		m.showHelp, m.diff = false, diffView{}
-	case key.Matches(msg, k.No) && m.cx.show:
+	case key.Matches(msg, k.Close) && m.cx.show:
 		m.cx.show = false
 	case m.find.query != "" && key.Matches(msg, k.SearchNext):
 		m.stepHit(-1)
 	case m.find.query != "" && key.Matches(msg, k.SearchPrev):
 		m.stepHit(+1)
-	case m.find.query != "" && msg.String() == "esc":
+	case m.find.query != "" && key.Matches(msg, k.Close):
 		m.scroll[m.find.agent] = 0
 		m.find = search{}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// taskKey handles the task's keys: quit, pause, resume, cancel, retry,
+// abandon.
+func (m *Model) taskKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case m.opts.Remote != nil && (key.Matches(msg, k.Quit) || key.Matches(msg, k.Leave)):
 		_, cmd := m.remoteLeaveKey(msg)
-		return cmd
+		return cmd, true
 	case key.Matches(msg, k.Quit):
 		if m.quitAsks() {
 			m.confirm = confirmQuit
-			return nil
+			return nil, true
 		}
-		return m.quit()
+		return m.quit(), true
 	case key.Matches(msg, k.Pause):
 		if why := m.cannotPause(); why != "" {
 			m.notice = notice{level: "info", text: why}
@@ -499,6 +499,16 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.notice = notice{level: "info", text: "abandon is for a run stopped on an error or needing you; use c to cancel"}
 		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// paneKey moves the focus between panes, and zooms.
+func (m *Model) paneKey(msg tea.KeyPressMsg, digits string) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Next):
 		m.moveFocus(+1)
 	case key.Matches(msg, k.Prev):
@@ -527,6 +537,17 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.notice = notice{level: "info", text: "no pane to zoom: no agent has started"}
 		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// terminalKey handles the focused agent's terminal: attach, scroll,
+// search, copy, diff.
+func (m *Model) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Attach):
 		if _, ok := m.terminal(m.focusID); ok {
 			m.attached = true
@@ -558,11 +579,21 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Copy):
 		if i := m.agentIndex(m.focusID); i >= 0 && !m.lay.TooSmall && len(m.lay.Rects) > 0 {
 			_, rows := m.lay.paneRect(i).inner()
-			return m.copyRows(m.focusID, 0, rows-1)
+			return m.copyRows(m.focusID, 0, rows-1), true
 		}
 		m.notice = notice{level: "info", text: "no pane to copy: " + m.noPaneWhy()}
 	case key.Matches(msg, k.Diff):
-		return m.openDiff()
+		return m.openDiff(), true
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// eventStripKey shows the event strip, or its detail.
+func (m *Model) eventStripKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Events):
 		m.showEvents = !m.showEvents
 	case key.Matches(msg, k.Detail):
@@ -572,28 +603,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.detail = !m.detail
 		}
 	default:
-		m.inertKey(msg)
+		return nil, false
 	}
-	return nil
-}
-
-// helpScrollKey scrolls the help overlay; false when msg is not a scroll
-// key.
-func (m *Model) helpScrollKey(msg tea.KeyPressMsg) bool {
-	switch msg.String() {
-	case "up", "k":
-		m.helpScroll--
-	case "down", "j", "space":
-		m.helpScroll++
-	case "pgup":
-		m.helpScroll -= m.lay.Area.H / 2
-	case "pgdown":
-		m.helpScroll += m.lay.Area.H / 2
-	default:
-		return false
-	}
-	m.helpScroll = min(max(m.helpScroll, 0), m.r.helpMax)
-	return true
+	return nil, true
 }
 
 // focusNumber focuses pane N. With ten panes or more a number takes two
@@ -671,7 +683,7 @@ func (m *Model) turnPage(d int) {
 }
 
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
-	if key.Matches(msg, m.keys.Detach) {
+	if key.Matches(msg, m.km.attached.Detach) {
 		m.attached = false
 		m.askDraft(m.focusID)
 		return nil
@@ -689,14 +701,9 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// handleConfirmKey answers the y/n question of the confirm screen.
 func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.confirm == confirmDraft {
-		return m.draftKey(msg)
-	}
-	if m.confirm == confirmLeave {
-		return m.leaveKey(msg)
-	}
-	k := m.keys
+	k := m.km.confirm
 	switch {
 	case key.Matches(msg, k.Yes):
 		c := m.confirm
@@ -713,7 +720,7 @@ func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
 		case confirmQuit:
 			return m.quit()
 		}
-	case key.Matches(msg, k.Quit) && m.confirm == confirmQuit && msg.String() == "ctrl+c":
+	case key.Matches(msg, k.QuitNow) && m.confirm == confirmQuit:
 		// ctrl+c twice quits without a y.
 		return m.quit()
 	case key.Matches(msg, k.No):
@@ -816,13 +823,20 @@ func (m Model) focusNumberWhy(d string) string {
 
 // ---- paste and mouse ----
 
-func (m *Model) handlePaste(msg tea.PasteMsg) {
-	if !m.attached {
-		return
+// handlePaste gives pasted text to the screen that types text: the plan
+// feedback, or the attached agent.
+func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+	switch m.screen() {
+	case screenFeedback:
+		var cmd tea.Cmd
+		m.gate.input, cmd = m.gate.input.Update(msg)
+		return cmd
+	case screenAttached:
+		if t, ok := m.terminal(m.focusID); ok {
+			m.input.enqueue(t, encodePaste(msg.Content, t.Modes()))
+		}
 	}
-	if t, ok := m.terminal(m.focusID); ok {
-		m.input.enqueue(t, encodePaste(msg.Content, t.Modes()))
-	}
+	return nil
 }
 
 type mouseKind int

@@ -142,10 +142,10 @@ func (m Model) render() string {
 		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H, m.helpScroll, m.opts.Diff != nil}, m.renderHelp))
 		b.WriteByte('\n')
 	case m.diff.show:
-		b.WriteString(m.renderDiff())
+		b.WriteString(m.diff.view(l.Area.W, l.Area.H))
 		b.WriteByte('\n')
 	case m.planShown():
-		b.WriteString(m.renderPlan())
+		b.WriteString(m.gate.view(m.st.Plan, l.Area.W, l.Area.H))
 		b.WriteByte('\n')
 	case len(m.agents) == 0:
 		blank := strings.Repeat(" ", l.Area.W)
@@ -630,7 +630,8 @@ func (m Model) footerHints() []key.Binding {
 	k := m.footerKeys()
 	switch {
 	case m.atPlanGate():
-		return []key.Binding{k.Approve, k.Feedback, k.PlanView, k.Pause, k.Cancel}
+		p := m.km.plan
+		return []key.Binding{p.Approve, p.Feedback, p.PlanView, k.Pause, k.Cancel}
 	case m.diff.show:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc/d", "close diff")),
 			key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↑↓ pgup pgdn", "scroll"))}
@@ -753,7 +754,7 @@ func (m Model) renderHelp() string {
 		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
 		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	out, maxScroll := renderHelpBox("Hivemind keys", m.shownKeys().helpSections(), notes, w, h, m.helpScroll)
+	out, maxScroll := renderHelpBox("Hivemind keys", m.runHelpSections(), notes, w, h, m.helpScroll)
 	m.r.helpMax = maxScroll
 	return out
 }
