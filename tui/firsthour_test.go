@@ -49,7 +49,9 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 }
 
 // Paused means a frozen clock: the elapsed time stands still while paused
-// and the pause does not count after resume.
+// and the pause does not count after resume. The header shows the clock
+// the state keeps (the engine stops and starts it: engine/flow), as status
+// and the summary read it.
 func TestPauseFreezesClock(t *testing.T) {
 	now := testNow
 	eng := &fakeEngine{}
@@ -58,12 +60,20 @@ func TestPauseFreezesClock(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	st := testState(4)
 	st.StartedAt = testNow.Add(-10 * time.Minute)
+	st.Clock = workspace.RunClock{Since: st.StartedAt}
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") {
 		t.Fatalf("running: header %q", hd)
 	}
+	if !h.m.clockOn {
+		t.Fatal("the clock does not tick while the task runs")
+	}
 	st.PreviousPhase, st.Phase, st.Timestamp = st.Phase, workspace.PhasePaused, testNow
+	st.Clock.Stop(testNow)
 	h.send(SnapshotMsg{State: st})
+	if h.m.clockOn {
+		t.Fatal("the clock ticks while paused")
+	}
 	now = testNow.Add(7 * time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") || !strings.Contains(hd, "paused · was building") {
@@ -73,6 +83,7 @@ func TestPauseFreezesClock(t *testing.T) {
 		t.Fatal("no paused banner")
 	}
 	st.Phase, st.PreviousPhase, st.Timestamp = workspace.PhaseExecuting, workspace.PhasePaused, now
+	st.Clock.Start(now)
 	h.send(SnapshotMsg{State: st})
 	now = now.Add(time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})

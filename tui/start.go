@@ -85,8 +85,13 @@ type PastTask struct {
 	Dir   string
 }
 
-// Duration is how long the task ran (until now when it has not finished).
+// Duration is how long the task ran: its elapsed clock when its state is
+// known (workspace.State.Elapsed; no run of it is live while it is
+// listed), else from its start to its end, or now when it has not ended.
 func (p PastTask) Duration(now time.Time) time.Duration {
+	if p.State != nil {
+		return p.State.Elapsed(now, false)
+	}
 	if p.Started.IsZero() {
 		return 0
 	}
@@ -568,7 +573,6 @@ func (m *Model) resetRun() {
 	m.cx = knowledgePanel{}
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
-	m.pausedAt, m.pausedFor = time.Time{}, 0
 	m.confirm = confirmNone
 	m.scroll = map[workspace.AgentID]int{}
 	m.r = newRenderCache()

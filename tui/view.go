@@ -310,20 +310,12 @@ func (m Model) headerKey() headerKey {
 	return k
 }
 
-// elapsed is how long the task has run: paused time does not count (the
-// clock stands still while paused), and it stops when the task ends.
+// elapsed is how long the task has run, by the clock its state keeps
+// (workspace.State.Elapsed: status and the summary read the same): paused
+// time and time no Hivemind ran it do not count, and it stops when the
+// task ends. The state comes from the run that is live.
 func (m Model) elapsed() time.Duration {
-	if m.st.StartedAt.IsZero() {
-		return 0
-	}
-	end := m.now()
-	switch {
-	case !m.st.FinishedAt.IsZero():
-		end = m.st.FinishedAt
-	case !m.pausedAt.IsZero():
-		end = m.pausedAt
-	}
-	return max(end.Sub(m.st.StartedAt)-m.pausedFor, 0)
+	return m.st.Elapsed(m.now(), true)
 }
 
 func fmtElapsed(d time.Duration) string {

@@ -244,6 +244,9 @@ type State struct {
 	// StartedAt is when the task started; FinishedAt when it reached a final phase.
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Clock is the elapsed clock: the time runs of Hivemind had the task
+	// under way, pauses left out (State.Elapsed reads it).
+	Clock RunClock `json:"clock,omitzero"`
 	// Extra holds engine data that has no field yet; kept verbatim.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 
