@@ -385,9 +385,9 @@ func (m Model) summaryBody(w int) []string {
 	el := "–"
 	switch {
 	case m.fd.sumLive && m.haveState && m.st.TaskID == s.TaskID:
-		el = fmtElapsed(m.elapsed()) // as the header
+		el = workspace.FormatElapsed(m.elapsed()) // as the header
 	case !s.Started.IsZero():
-		el = fmtElapsed(s.Elapsed)
+		el = workspace.FormatElapsed(s.Elapsed)
 	}
 	times := []string{stHeaderKey.Render("started ") + stText.Render(started),
 		stHeaderKey.Render("finished ") + stText.Render(finished),

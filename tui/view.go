@@ -318,11 +318,6 @@ func (m Model) elapsed() time.Duration {
 	return m.st.Elapsed(m.now(), true)
 }
 
-func fmtElapsed(d time.Duration) string {
-	s := int64(d / time.Second)
-	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
-}
-
 // headerSeg is one part of a header line; when the line is too narrow the
 // parts with the highest drop go first (0: never dropped).
 type headerSeg struct {
@@ -410,7 +405,7 @@ func (m Model) renderHeader() string {
 		headerSeg{text: sep + stHeaderKey.Render("friction ") + stHeaderVal.Render(fmt.Sprint(k.fr)), drop: 8})
 	el := "--:--:--"
 	if k.started {
-		el = fmtElapsed(time.Duration(k.elapsed) * time.Second)
+		el = workspace.FormatElapsed(time.Duration(k.elapsed) * time.Second)
 	}
 	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
 	if k.spend != "" {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -76,6 +77,12 @@ func (s State) Elapsed(now time.Time, live bool) time.Duration {
 		d += max(end.Sub(c.Since), 0)
 	}
 	return d
+}
+
+// FormatElapsed renders an elapsed time as the header shows it: 01:02:03.
+func FormatElapsed(d time.Duration) string {
+	s := int64(max(d, 0) / time.Second)
+	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
 // Counting reports whether the clock runs in s (an interval is open): a
