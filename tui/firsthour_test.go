@@ -559,3 +559,28 @@ func TestEventsAccumulate(t *testing.T) {
 		t.Fatalf("kept %d, want the newest %d", len(r), maxEvents)
 	}
 }
+
+// After a resume the header shows the clock the state keeps, not the time
+// since the task started: the hours no Hivemind ran it are left out, and
+// status (workspace.State.Elapsed, the same function) says the same.
+func TestHeaderClockAfterResume(t *testing.T) {
+	now := testNow
+	eng := &fakeEngine{}
+	m := New(Options{FPS: 30, Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
+	h := &harness{t: t, m: m, eng: eng}
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
+	st := testState(4)
+	st.StartedAt = testNow.Add(-3 * time.Hour) // killed after 10 minutes, resumed a minute ago
+	st.Clock = workspace.RunClock{Ran: 10 * time.Minute, Since: testNow.Add(-time.Minute)}
+	st.Timestamp = testNow
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "⏱ 00:11:00") {
+		t.Fatalf("resumed: header %q, want 00:11:00 (10 minutes before the kill, 1 since the resume)", hd)
+	}
+	now = now.Add(time.Minute)
+	h.send(clockTickedMsg{gen: h.m.clockGen})
+	want := workspace.FormatElapsed(st.Elapsed(now, true))
+	if hd := h.header(); want != "00:12:00" || !strings.Contains(hd, "⏱ "+want) {
+		t.Fatalf("a minute later: header %q, want %s", hd, want)
+	}
+}
