@@ -169,6 +169,10 @@ type AgentState struct {
 	ChangedFiles int `json:"changed_files,omitempty"`
 	// Usage is what the agent's CLI reports it consumed (zero: none yet).
 	Usage Usage `json:"usage,omitzero"`
+	// UsageFiles are the CLI's session files Usage sums, as its hooks
+	// named them: the next run reads them again, so a session it does not
+	// resume still counts. Replaced whole, never appended to in place.
+	UsageFiles []string `json:"usage_files,omitempty"`
 	// Paused: the user paused this agent alone; nothing is typed into it
 	// until it is resumed (its messages wait in Held).
 	Paused bool `json:"paused,omitempty"`

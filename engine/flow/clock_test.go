@@ -174,3 +174,21 @@ func TestRunClockRandom(t *testing.T) {
 		}
 	}
 }
+
+// The session files an agent's usage sums are kept with it (the next run
+// reads them again); a usage that names none keeps them.
+func TestUsageFilesKept(t *testing.T) {
+	sc := newScenario(t)
+	sc.submit(2)
+	u := workspace.Usage{Model: "m", Input: 5}
+	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u, Files: []string{"/s/a.jsonl"}})
+	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u, Files: []string{"/s/a.jsonl", "/s/b.jsonl"}})
+	if got := sc.s.Agents[workspace.AgentLead].UsageFiles; len(got) != 2 || len(effectsOf[WriteState](sc.eff)) != 1 {
+		t.Fatalf("files %v (a new file with the same usage is a state write: %s)", got, describe(sc.eff))
+	}
+	u.Input++
+	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u})
+	if got := sc.s.Agents[workspace.AgentLead]; len(got.UsageFiles) != 2 || got.Usage != u {
+		t.Fatalf("usage without files: %+v", got)
+	}
+}

@@ -313,6 +313,7 @@ func (w *wiring) newAgents() error {
 		br.usage.remote = w.git.remote.has
 	}
 	w.usage = br.usage
+	br.usage.resume(w.st)
 	w.agents, err = ptyagent.NewManager(ptyagent.ManagerConfig{
 		Factory: factory.spec,
 		OnEvent: w.remoteEvents(func(ev ptyagent.Event) {
