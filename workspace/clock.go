@@ -22,7 +22,9 @@ import (
 // state write (State.Timestamp), the last moment it is known to have run,
 // when the next run resumes the task, and Elapsed ends it there meanwhile.
 // The time between that write and the kill is not counted: it is not
-// known. A graceful stop writes the agents' exits as it stops them, so its
+// known, and kept short: while the clock runs the runner writes the state
+// again when no step did for a few seconds (engine.RunnerConfig.Heartbeat).
+// A graceful stop writes the agents' exits as it stops them, so its
 // last write is its end.
 type RunClock struct {
 	// Ran is the time counted in the intervals that closed.

@@ -263,8 +263,9 @@ func (r *usageReader) read(agent string, a *agentFiles) {
 // resume takes up the session files a previous run of the task summed
 // for each agent (workspace.AgentState.UsageFiles): read with the files
 // this run's hooks name, a session the agent does not resume still
-// counts, and one it resumes counts once. An agent on another host is
-// read from its newest file only (onHook), so its files are not taken up.
+// counts, and one it resumes counts once. The next poll reads them. An
+// agent on another host is read from its newest file only (onHook), so
+// its files are not taken up.
 func (r *usageReader) resume(st workspace.State) {
 	for _, id := range st.AgentIDs() {
 		if r.remote != nil && r.remote(string(id)) {
@@ -273,7 +274,6 @@ func (r *usageReader) resume(st workspace.State) {
 		for _, p := range st.Agents[id].UsageFiles {
 			r.addFile(string(id), p)
 		}
-		r.trigger(string(id))
 	}
 }
 
