@@ -89,6 +89,12 @@ type RunnerConfig struct {
 	// Git, when set (git projects), commits a worker's work on every done
 	// subtask and carries out MergeCheckpoint (gitrun.go).
 	Git GitWork
+	// Heartbeat, when set, bounds the age of state.json while the task's
+	// elapsed clock runs: looked at every half heartbeat, a state no step
+	// wrote for a heartbeat is written again, stamped now. A run killed
+	// without a word is counted up to its last write (workspace.RunClock),
+	// so less than a heartbeat and a half of it is lost.
+	Heartbeat time.Duration
 }
 
 // Runner carries out the effects of Step. One goroutine (Run) owns the
@@ -303,10 +309,19 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.logw.close()
 		r.closeBarriers()
 	}()
+	var beat <-chan time.Time
+	if r.cfg.Heartbeat > 0 {
+		t := time.NewTicker(r.cfg.Heartbeat / 2)
+		defer t.Stop()
+		beat = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-beat:
+			r.heartbeat()
+			continue
 		case <-r.wakeup:
 		}
 		for ctx.Err() == nil {
@@ -319,6 +334,19 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.handle(it)
 		}
 	}
+}
+
+// heartbeat writes the state again, stamped now, when its clock runs and
+// nothing wrote it for a heartbeat (RunnerConfig.Heartbeat). A state not
+// saved yet is left to the save that is due.
+func (r *Runner) heartbeat() {
+	now := r.cfg.Clock()
+	if r.dirty || !r.state.Counting() || now.Sub(r.state.Timestamp) < r.cfg.Heartbeat {
+		return
+	}
+	r.state.Timestamp = now
+	r.toSave, r.dirty = r.state, true
+	_ = r.saveState() // a failure is reported to the engine
 }
 
 // closeBarriers releases the barriers still queued when Run returns, so

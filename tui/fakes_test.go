@@ -176,6 +176,7 @@ func testState(n int) workspace.State {
 		StartedAt: testNow.Add(-(time.Hour + 2*time.Minute + 3*time.Second)),
 		Agents:    map[workspace.AgentID]workspace.AgentState{},
 	}
+	st.Clock.Start(st.StartedAt) // under way since it started, as the engine keeps it
 	for i, id := range agentIDs(n) {
 		a := workspace.AgentState{Role: workspace.RoleOf(id), Status: "idle"}
 		if a.Role == workspace.RoleWorker {

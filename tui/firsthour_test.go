@@ -49,7 +49,9 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 }
 
 // Paused means a frozen clock: the elapsed time stands still while paused
-// and the pause does not count after resume.
+// and the pause does not count after resume. The header shows the clock
+// the state keeps (the engine stops and starts it: engine/flow), as status
+// and the summary read it.
 func TestPauseFreezesClock(t *testing.T) {
 	now := testNow
 	eng := &fakeEngine{}
@@ -58,12 +60,20 @@ func TestPauseFreezesClock(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	st := testState(4)
 	st.StartedAt = testNow.Add(-10 * time.Minute)
+	st.Clock = workspace.RunClock{Since: st.StartedAt}
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") {
 		t.Fatalf("running: header %q", hd)
 	}
+	if !h.m.clockOn {
+		t.Fatal("the clock does not tick while the task runs")
+	}
 	st.PreviousPhase, st.Phase, st.Timestamp = st.Phase, workspace.PhasePaused, testNow
+	st.Clock.Stop(testNow)
 	h.send(SnapshotMsg{State: st})
+	if h.m.clockOn {
+		t.Fatal("the clock ticks while paused")
+	}
 	now = testNow.Add(7 * time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") || !strings.Contains(hd, "paused · was building") {
@@ -73,6 +83,7 @@ func TestPauseFreezesClock(t *testing.T) {
 		t.Fatal("no paused banner")
 	}
 	st.Phase, st.PreviousPhase, st.Timestamp = workspace.PhaseExecuting, workspace.PhasePaused, now
+	st.Clock.Start(now)
 	h.send(SnapshotMsg{State: st})
 	now = now.Add(time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})
@@ -546,5 +557,30 @@ func TestEventsAccumulate(t *testing.T) {
 	}
 	if r := mergeEvents(got, many); len(r) != maxEvents || !r[len(r)-1].Time.Equal(many[len(many)-1].Time) {
 		t.Fatalf("kept %d, want the newest %d", len(r), maxEvents)
+	}
+}
+
+// After a resume the header shows the clock the state keeps, not the time
+// since the task started: the hours no Hivemind ran it are left out, and
+// status (workspace.State.Elapsed, the same function) says the same.
+func TestHeaderClockAfterResume(t *testing.T) {
+	now := testNow
+	eng := &fakeEngine{}
+	m := New(Options{FPS: 30, Engine: eng, Terminals: newFakeTerms(agentIDs(4)...), Title: "t", Now: func() time.Time { return now }})
+	h := &harness{t: t, m: m, eng: eng}
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
+	st := testState(4)
+	st.StartedAt = testNow.Add(-3 * time.Hour) // killed after 10 minutes, resumed a minute ago
+	st.Clock = workspace.RunClock{Ran: 10 * time.Minute, Since: testNow.Add(-time.Minute)}
+	st.Timestamp = testNow
+	h.send(SnapshotMsg{State: st})
+	if hd := h.header(); !strings.Contains(hd, "⏱ 00:11:00") {
+		t.Fatalf("resumed: header %q, want 00:11:00 (10 minutes before the kill, 1 since the resume)", hd)
+	}
+	now = now.Add(time.Minute)
+	h.send(clockTickedMsg{gen: h.m.clockGen})
+	want := workspace.FormatElapsed(st.Elapsed(now, true))
+	if hd := h.header(); want != "00:12:00" || !strings.Contains(hd, "⏱ "+want) {
+		t.Fatalf("a minute later: header %q, want %s", hd, want)
 	}
 }

@@ -76,8 +76,13 @@ type PastTask struct {
 	Dir   string
 }
 
-// Duration is how long the task ran (until now when it has not finished).
+// Duration is how long the task ran: its elapsed clock when its state is
+// known (workspace.State.Elapsed; no run of it is live while it is
+// listed), else from its start to its end, or now when it has not ended.
 func (p PastTask) Duration(now time.Time) time.Duration {
+	if p.State != nil {
+		return p.State.Elapsed(now, false)
+	}
 	if p.Started.IsZero() {
 		return 0
 	}

@@ -198,12 +198,6 @@ type Model struct {
 	diff       diffView  // a worker's diff (diff.go)
 	gate       planGate  // the plan waiting for the user's decision (plan.go)
 
-	// Paused time is left out of the elapsed clock: pausedAt is when the
-	// current pause began (zero when running), pausedFor the pauses seen
-	// before it.
-	pausedAt  time.Time
-	pausedFor time.Duration
-
 	lay       layout
 	bannerNow []string // the banner's lines at the last layout (needs.go)
 	// checkout is what the run said of the user's checkout at the start

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/filepicker"
 	"charm.land/bubbles/v2/key"
@@ -385,7 +384,6 @@ func (m *Model) resetRun() {
 	m.cx = knowledgePanel{}
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
-	m.pausedAt, m.pausedFor = time.Time{}, 0
 	m.confirm = confirmNone
 	m.scroll = map[workspace.AgentID]int{}
 	m.r = newRenderCache()

@@ -109,6 +109,7 @@ func testPastTasks() []PastTask {
 	for i := range ts {
 		ts[i].ID, ts[i].Description = ids[i], desc[i]
 		s := workspace.State{TaskID: ids[i], Phase: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
+		s.Clock.Ran = ts[i].Duration(testNow) // the clock its runs kept
 		ts[i].State = &s
 	}
 	return ts

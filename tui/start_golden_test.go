@@ -89,6 +89,7 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	add("summary_error", &Project{Git: true}, summary(workspace.PhaseError, func(s *workspace.State) {
 		s.Reason = "worker_2 crashed 4 times (max_retries 3)"
 		s.FinishedAt = testNow.Add(-30 * 1e9)
+		s.Clock.Ran = s.FinishedAt.Sub(s.StartedAt)
 	}))
 	add("summary_abandon_confirm", &Project{Git: true}, func(fh *frontHarness) {
 		summary(workspace.PhaseError, func(s *workspace.State) { s.Reason = "deadlock: no subtask can start" })(fh)
@@ -101,6 +102,7 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	add("summary_abandoned", &Project{Git: true}, summary(workspace.PhaseIdle, func(s *workspace.State) {
 		s.PreviousPhase, s.Reason = workspace.PhaseNeedsHuman, "worker_2 crashed 4 times (max_retries 3)"
 		s.FinishedAt = testNow.Add(-30 * 1e9)
+		s.Clock.Ran = s.FinishedAt.Sub(s.StartedAt)
 	}))
 	return screens
 }

@@ -419,6 +419,7 @@ func summaryState(dir string) workspace.State {
 	st.TaskID, st.TaskDir = "20260314-150926-ab12", dir
 	st.PreviousPhase, st.Phase = workspace.PhaseCheckpointReview, workspace.PhaseComplete
 	st.StartedAt, st.FinishedAt = testNow.Add(-14*time.Minute-5*time.Second), testNow.Add(-time.Minute)
+	st.Clock = workspace.RunClock{Ran: st.FinishedAt.Sub(st.StartedAt)}
 	st.Plan = &workspace.Plan{Subtasks: []workspace.Subtask{
 		{ID: "st_1", Description: "square root function", Files: []string{"CREATE calc/sqrt.go"}},
 		{ID: "st_2", Description: "tests for the square root", Files: []string{"CREATE calc/sqrt_test.go"}},

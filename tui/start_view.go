@@ -179,7 +179,7 @@ func (m Model) pastTaskLines(room, w int) []string {
 		started, dur := "–", "–"
 		if !t.Started.IsZero() {
 			started = t.Started.Local().Format("2006-01-02 15:04")
-			dur = fmtElapsed(t.Duration(m.now()))
+			dur = workspace.FormatElapsed(t.Duration(m.now()))
 		} else if !t.Created.IsZero() {
 			started = t.Created.Local().Format("2006-01-02 15:04")
 		}

@@ -26,11 +26,15 @@ type summaryData struct {
 	Phase, Previous   workspace.Phase
 	Reason            string
 	Started, Finished time.Time
-	Subtasks          []subtaskSummary
-	Rounds            []workspace.Round
-	Friction          []frictionNote
-	Agents            []workspace.AgentID
-	Usage             map[workspace.AgentID]AgentUsage
+	// Elapsed is the task's elapsed clock as its state left it (no run
+	// live: workspace.State.Elapsed); the live task's is read from the
+	// run's state as it ticks.
+	Elapsed  time.Duration
+	Subtasks []subtaskSummary
+	Rounds   []workspace.Round
+	Friction []frictionNote
+	Agents   []workspace.AgentID
+	Usage    map[workspace.AgentID]AgentUsage
 	// Team is the agent each agent ran (task.json) when the team was
 	// mixed; nil when one agent ran them all.
 	Team map[workspace.AgentID]string
@@ -100,6 +104,7 @@ func baseSummary(st workspace.State, title string) summaryData {
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.Phase, Previous: st.PreviousPhase,
 		Reason: plainText(st.EndReason()), Started: st.StartedAt, Finished: st.FinishedAt,
 		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[workspace.AgentID]AgentUsage{},
+		Elapsed: st.Elapsed(time.Time{}, false),
 	}
 	if s.Finished.IsZero() && st.Phase == workspace.PhaseIdle {
 		s.Finished = st.Timestamp // abandoned: the engine clears finished_at
@@ -393,18 +398,15 @@ func (m Model) summaryTimes(w int) []string {
 	if !s.Started.IsZero() {
 		started = s.Started.Local().Format("2006-01-02 15:04:05")
 	}
-	end := s.Finished
 	if !s.Finished.IsZero() {
 		finished = s.Finished.Local().Format("2006-01-02 15:04:05")
-	} else {
-		end = m.now()
 	}
 	el := "–"
 	switch {
 	case m.fd.sumLive && m.haveState && m.st.TaskID == s.TaskID:
-		el = fmtElapsed(m.elapsed()) // as the header: pauses seen left out
+		el = workspace.FormatElapsed(m.elapsed()) // as the header
 	case !s.Started.IsZero():
-		el = fmtElapsed(max(end.Sub(s.Started), 0))
+		el = workspace.FormatElapsed(s.Elapsed)
 	}
 	times := []string{stHeaderKey.Render("started ") + stText.Render(started),
 		stHeaderKey.Render("finished ") + stText.Render(finished),

@@ -256,13 +256,7 @@ func (m *Model) ensureTimers() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m Model) clockRunning() bool {
-	if !m.haveState || m.st.StartedAt.IsZero() || !m.st.FinishedAt.IsZero() {
-		return false
-	}
-	p := m.st.Phase
-	return !p.Terminal() && p != workspace.PhasePaused && p != workspace.PhaseIdle
-}
+func (m Model) clockRunning() bool { return m.haveState && m.st.Counting() }
 
 func (m Model) anyBusy() bool {
 	for i, id := range m.agents {
@@ -319,7 +313,6 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 
 	m.st = msg.State
 	m.haveState = true
-	m.trackPause()
 	m.syncPlanGate()
 	if msg.Events != nil {
 		m.events = mergeEvents(m.events, msg.Events)
@@ -385,22 +378,6 @@ func mergeEvents(have, tail []workspace.EventRecord) []workspace.EventRecord {
 		out = out[len(out)-maxEvents:]
 	}
 	return append([]workspace.EventRecord(nil), out...)
-}
-
-// trackPause keeps paused time out of the elapsed clock: a pause starts
-// and ends at the timestamps of the state writes that entered and left it.
-func (m *Model) trackPause() {
-	at := m.st.Timestamp
-	if at.IsZero() {
-		at = m.now()
-	}
-	switch {
-	case m.st.Phase == workspace.PhasePaused && m.pausedAt.IsZero():
-		m.pausedAt = at
-	case m.st.Phase != workspace.PhasePaused && !m.pausedAt.IsZero():
-		m.pausedFor += max(at.Sub(m.pausedAt), 0)
-		m.pausedAt = time.Time{}
-	}
 }
 
 // ---- keys ----

@@ -511,6 +511,7 @@ func TestIdleNoWork(t *testing.T) {
 	h := newKeyHarness(t)
 	st := testState(4)
 	st.Phase = workspace.PhasePaused
+	st.Clock.Stop(testNow)
 	for id, a := range st.Agents {
 		a.Status = "idle"
 		st.Agents[id] = a

@@ -312,25 +312,12 @@ func (m Model) headerKey() headerKey {
 	return k
 }
 
-// elapsed is how long the task has run: paused time does not count (the
-// clock stands still while paused), and it stops when the task ends.
+// elapsed is how long the task has run, by the clock its state keeps
+// (workspace.State.Elapsed: status and the summary read the same): paused
+// time and time no Hivemind ran it do not count, and it stops when the
+// task ends. The state comes from the run that is live.
 func (m Model) elapsed() time.Duration {
-	if m.st.StartedAt.IsZero() {
-		return 0
-	}
-	end := m.now()
-	switch {
-	case !m.st.FinishedAt.IsZero():
-		end = m.st.FinishedAt
-	case !m.pausedAt.IsZero():
-		end = m.pausedAt
-	}
-	return max(end.Sub(m.st.StartedAt)-m.pausedFor, 0)
-}
-
-func fmtElapsed(d time.Duration) string {
-	s := int64(d / time.Second)
-	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+	return m.st.Elapsed(m.now(), true)
 }
 
 // headerSeg is one part of a header line; when the line is too narrow the
@@ -420,7 +407,7 @@ func (m Model) renderHeader() string {
 		headerSeg{text: sep + stHeaderKey.Render("friction ") + stHeaderVal.Render(fmt.Sprint(k.fr)), drop: 8})
 	el := "--:--:--"
 	if k.started {
-		el = fmtElapsed(time.Duration(k.elapsed) * time.Second)
+		el = workspace.FormatElapsed(time.Duration(k.elapsed) * time.Second)
 	}
 	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
 	if k.spend != "" {

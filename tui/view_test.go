@@ -95,6 +95,12 @@ func TestGoldenStates(t *testing.T) {
 			h := newHarness(t, 4, 120, 30)
 			st := testState(4)
 			mut(&st)
+			// Out of a running phase the engine stopped the clock.
+			end := st.FinishedAt
+			if end.IsZero() {
+				end = testNow
+			}
+			st.Clock.Stop(end)
 			h.send(SnapshotMsg{State: st})
 			checkFrame(t, h.view(), 120, 30)
 			golden.RequireEqual(t, h.plain())

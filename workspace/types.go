@@ -169,6 +169,10 @@ type AgentState struct {
 	ChangedFiles int `json:"changed_files,omitempty"`
 	// Usage is what the agent's CLI reports it consumed (zero: none yet).
 	Usage Usage `json:"usage,omitzero"`
+	// UsageFiles are the CLI's session files Usage sums, as its hooks
+	// named them: the next run reads them again, so a session it does not
+	// resume still counts. Replaced whole, never appended to in place.
+	UsageFiles []string `json:"usage_files,omitempty"`
 	// Paused: the user paused this agent alone; nothing is typed into it
 	// until it is resumed (its messages wait in Held).
 	Paused bool `json:"paused,omitempty"`
@@ -244,6 +248,9 @@ type State struct {
 	// StartedAt is when the task started; FinishedAt when it reached a final phase.
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Clock is the elapsed clock: the time runs of Hivemind had the task
+	// under way, pauses left out (State.Elapsed reads it).
+	Clock RunClock `json:"clock,omitzero"`
 	// Extra holds engine data that has no field yet; kept verbatim.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 

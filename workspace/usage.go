@@ -51,6 +51,15 @@ func (s State) Spend() (usd float64, unknown []AgentID) {
 	return usd, unknown
 }
 
+// Tokens is the task's tokens: every agent's, summed.
+func (s State) Tokens() int64 {
+	var n int64
+	for _, a := range s.Agents {
+		n += a.Usage.Tokens()
+	}
+	return n
+}
+
 // UnpricedModels lists, once each and sorted, the models of the agents
 // whose tokens have no known cost ("unknown model" for an agent whose
 // CLI named none).

@@ -246,8 +246,9 @@ type eventWire struct {
 	Action    string           `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
 	Merge *CheckpointMerged `json:"merge,omitempty"`
-	// Usage is an AgentUsage's usage.
+	// Usage is an AgentUsage's usage, Files the session files it sums.
 	Usage *workspace.Usage `json:"usage,omitempty"`
+	Files []string         `json:"files,omitempty"`
 	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
 	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
 }

@@ -38,7 +38,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		TimerFired{ID: "timeout:lead", When: When{At: at}},
 		KeyPressed{Action: KeyAbandon, When: When{At: at}},
 		KeyPressed{Action: KeyPauseAgent, Agent: "worker_2", When: When{At: at}},
-		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, When: When{At: at}},
+		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, Files: []string{"/s/a.jsonl", "/s/b.jsonl"}, When: When{At: at}},
 		StateNotSaved{Error: "no space left on device", When: When{At: at}},
 		KnowledgeSubmitted{Path: "agents/lead/knowledge/1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, When: When{At: at}},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",

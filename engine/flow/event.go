@@ -207,16 +207,20 @@ func (AgentHealth) fromWire(w *eventWire, agent workspace.AgentID, at time.Time)
 type AgentUsage struct {
 	Agent workspace.AgentID
 	Usage workspace.Usage
+	// Files are the session files Usage sums (nil: not said; the
+	// recorded ones stay).
+	Files []string
 	When
 }
 
 func (e AgentUsage) toWire(w *eventWire) workspace.AgentID {
 	u := e.Usage
 	w.Usage = &u
+	w.Files = e.Files
 	return e.Agent
 }
 func (AgentUsage) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
-	e := AgentUsage{Agent: agent, When: When{At: at}}
+	e := AgentUsage{Agent: agent, Files: w.Files, When: When{At: at}}
 	if w.Usage != nil {
 		e.Usage = *w.Usage
 	}

@@ -49,7 +49,14 @@ func (st *stepper) held(agent workspace.AgentID) bool {
 func (st *stepper) agentUsage(e AgentUsage) {
 	s := st.s
 	ag, ok := s.Agents[e.Agent]
-	if !ok || ag.Usage == e.Usage {
+	if !ok {
+		return
+	}
+	if e.Files != nil && !slices.Equal(ag.UsageFiles, e.Files) {
+		ag.UsageFiles = slices.Clone(e.Files)
+		s.Agents[e.Agent] = ag
+	}
+	if ag.Usage == e.Usage {
 		return
 	}
 	wasUnknown := !ag.Usage.CostKnown && ag.Usage.Tokens() > 0

@@ -33,7 +33,9 @@ import (
 //	    (the agent runs, exits or hangs, or its start timed out) before
 //	    the agent is started again;
 //	(f) error only when no agent is running work, starting, paused or
-//	    waiting to restart.
+//	    waiting to restart;
+//	(g) the elapsed clock counts exactly while the task is under way
+//	    (a running phase), and what it counted never shrinks.
 //
 // HIVEMIND_PROPERTY_SEQS sets the number of sequences (default 1000; 150
 // with -short or -race); HIVEMIND_PROPERTY_SEED the seed (default fixed,
@@ -423,6 +425,12 @@ func (w *world) check(before State, e Event, eff []Effect) error {
 				return fmt.Errorf("(f) error while %s is on its way (pending %v, paused %v, restart timer %v, status %s)", id, a.Pending, a.Paused, restart, a.Status)
 			}
 		}
+	}
+	if s.TaskID != "" && s.Counting() != s.Phase.Running() { // (g)
+		return fmt.Errorf("(g) clock %+v in phase %s", s.Clock, s.Phase)
+	}
+	if before.TaskID == s.TaskID && s.Clock.Ran < before.Clock.Ran {
+		return fmt.Errorf("(g) clock went back from %v to %v", before.Clock.Ran, s.Clock.Ran)
 	}
 	if s.Phase.Terminal() && !before.Phase.Terminal() {
 		// The runner ends what is still in flight when the task ends

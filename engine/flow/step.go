@@ -216,6 +216,12 @@ func (st *stepper) enter(p workspace.Phase) {
 		s.ActiveAgents = []workspace.AgentID{}
 	}
 	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
+	switch {
+	case running(p) && !running(from):
+		s.Clock.Start(st.at)
+	case !running(p) && running(from):
+		s.Clock.Stop(st.at)
+	}
 	if (p == workspace.PhasePaused) != (from == workspace.PhasePaused) {
 		// The agent layer holds every queue while the team is paused.
 		st.holdDelivery(p == workspace.PhasePaused)
@@ -516,6 +522,7 @@ func (st *stepper) resumed(e Resumed) {
 	if len(e.OnDisk) > 0 {
 		details["on_disk"] = len(e.OnDisk)
 	}
+	st.resumeClock(details)
 	st.emit("resumed", "", details)
 	switch s.Phase {
 	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
@@ -579,6 +586,27 @@ func (st *stepper) resumed(e Resumed) {
 	st.resumeMerge()
 	st.scheduleWork()
 	st.remindPlanGate()
+}
+
+// resumeClock starts the elapsed clock of a run that resumes the task.
+// The previous run's interval, if it left one open (it was killed), ends
+// at its last state write: the time after it is not known to have run
+// (workspace.RunClock); details say what was left out. A state from before
+// the clock was kept starts from the time it showed.
+func (st *stepper) resumeClock(details map[string]any) {
+	s := st.s
+	c := &s.Clock
+	if c.Ran == 0 && c.Since.IsZero() {
+		c.Ran = s.Elapsed(st.at, false)
+	}
+	if !c.Since.IsZero() {
+		c.Stop(s.Timestamp)
+		details["not_counted"] = max(st.at.Sub(s.Timestamp), 0).Round(time.Millisecond).String()
+	}
+	if running(s.Phase) {
+		c.Start(st.at)
+	}
+	details["elapsed"] = c.Ran.Round(time.Millisecond).String()
 }
 
 // dropStaleDeferred drops the deferred events about the previous run's

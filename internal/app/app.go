@@ -378,10 +378,12 @@ func (w *wiring) assemble(out *Printer) *App {
 		State:       w.st,
 		History:     w.history,
 		QuietPeriod: w.cfg.QuietPeriod(),
+		Heartbeat:   stateHeartbeat,
 	})
 	// The agents' events and git's records reach the runner from now on:
 	// agents start, and merges run, only once the runner runs.
 	w.toRunner.r = runner
+	w.usage.resume(w.st) // its reads go to the runner
 	if w.git != nil {
 		w.git.watchCounts(func() []string { return workerIDs(runner) }, runner.Republish)
 		w.git.remote.startSync()
@@ -392,6 +394,12 @@ func (w *wiring) assemble(out *Printer) *App {
 	return &App{held: w.held, opts: w.o, cfg: w.cfg, project: w.project, td: w.td, runner: runner,
 		out: out, outcome: oc, resumed: w.resumed, first: w.first}
 }
+
+// stateHeartbeat bounds the elapsed time a run killed without a word
+// loses: state.json is at most this old while the clock runs
+// (engine.RunnerConfig.Heartbeat), one small write when nothing else
+// wrote it.
+const stateHeartbeat = 5 * time.Second
 
 // undo releases what a failed wiring acquired. Nothing ran: a new task is
 // removed so that --resume never picks it up (the workspace lock is still

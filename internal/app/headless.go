@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // cancelGrace is how long a graceful cancel may take (agents get SIGTERM,
@@ -90,16 +92,34 @@ wait:
 	final := a.outcome.finalPhase()
 	a.shutdown(cancel, runDone)
 	code := exitCode(final)
+	st := a.runner.Snapshot().State
 	switch final {
 	case "":
-		a.out.notice("error", "stopped before the task finished")
+		a.out.notice("error", "stopped before the task finished ("+runFigures(st)+")")
 	default:
-		st := a.runner.Snapshot().State
 		msg := fmt.Sprintf("task %s: %s", a.td.ID(), final)
 		if why := st.EndReason(); why != "" {
 			msg += ": " + why
 		}
-		a.out.notice(map[bool]string{true: "info", false: "warn"}[code == ExitOK], msg)
+		a.out.notice(map[bool]string{true: "info", false: "warn"}[code == ExitOK], msg+" ("+runFigures(st)+")")
 	}
 	return code
+}
+
+// runFigures is what the run spent, as status and the UI say it after it:
+// the elapsed clock (the run has stopped: counted up to its last state
+// write, workspace.State.Elapsed), the tokens and the estimated spend.
+func runFigures(st workspace.State) string {
+	s := "elapsed " + workspace.FormatElapsed(st.Elapsed(time.Time{}, false))
+	if n := st.Tokens(); n > 0 {
+		s += ", " + workspace.FormatTokens(n) + " tokens"
+	}
+	if usd, unknown := st.Spend(); usd > 0 || len(unknown) > 0 {
+		s += ", " + workspace.FormatUSD(usd)
+		if len(unknown) > 0 {
+			s += " + not known for " + workspace.JoinAgents(unknown)
+		}
+		s += " estimated"
+	}
+	return s
 }

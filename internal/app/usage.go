@@ -47,6 +47,7 @@ type agentFiles struct {
 	files []*usageSrc      // in the order first named
 	size  map[string]int64 // path → size at the last poll
 	last  workspace.Usage
+	sent  int // how many files the last usage sent summed
 	busy  bool
 	again bool
 }
@@ -75,19 +76,28 @@ func (r *usageReader) onHook(agent, hook string, payload []byte) {
 	var p struct {
 		Path string `json:"transcript_path"`
 	}
-	if json.Unmarshal(payload, &p) == nil && filepath.IsAbs(p.Path) {
-		r.mu.Lock()
-		a := r.agentLocked(agent)
-		if !a.has(p.Path) {
-			if r.remote != nil && r.remote(agent) {
-				// One local copy per remote agent: its newest file.
-				a.files = a.files[:0]
-			}
-			a.files = append(a.files, &usageSrc{path: p.Path})
-		}
-		r.mu.Unlock()
+	if json.Unmarshal(payload, &p) == nil {
+		r.addFile(agent, p.Path)
 	}
 	r.trigger(agent)
+}
+
+// addFile adds a session file of agent (an absolute path; others are
+// ignored).
+func (r *usageReader) addFile(agent, path string) {
+	if !filepath.IsAbs(path) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.agentLocked(agent)
+	if !a.has(path) {
+		if r.remote != nil && r.remote(agent) {
+			// One local copy per remote agent: its newest file.
+			a.files = a.files[:0]
+		}
+		a.files = append(a.files, &usageSrc{path: path})
+	}
 }
 
 // onEvent takes the agent layer's events: an agent that exited has
@@ -220,11 +230,13 @@ func (r *usageReader) read(agent string, a *agentFiles) {
 	r.mu.Unlock()
 	var sum workspace.Usage
 	sum.CostKnown = true
+	var paths []string // the files read
 	for _, f := range files {
 		u, ok := r.readFile(agent, f)
 		if !ok {
 			continue
 		}
+		paths = append(paths, f.path)
 		wu := r.usage(u)
 		if wu.Model != "" {
 			sum.Model = wu.Model
@@ -240,11 +252,28 @@ func (r *usageReader) read(agent string, a *agentFiles) {
 		return
 	}
 	r.mu.Lock()
-	same := a.last == sum
-	a.last = sum
+	same := a.last == sum && a.sent == len(paths)
+	a.last, a.sent = sum, len(paths)
 	r.mu.Unlock()
 	if !same {
-		r.send(engine.AgentUsage{Agent: workspace.AgentID(agent), Usage: sum, When: engine.When{At: time.Now()}})
+		r.send(engine.AgentUsage{Agent: workspace.AgentID(agent), Usage: sum, Files: paths, When: engine.When{At: time.Now()}})
+	}
+}
+
+// resume takes up the session files a previous run of the task summed
+// for each agent (workspace.AgentState.UsageFiles): read with the files
+// this run's hooks name, a session the agent does not resume still
+// counts, and one it resumes counts once. The next poll reads them. An
+// agent on another host is read from its newest file only (onHook), so
+// its files are not taken up.
+func (r *usageReader) resume(st workspace.State) {
+	for _, id := range st.AgentIDs() {
+		if r.remote != nil && r.remote(string(id)) {
+			continue
+		}
+		for _, p := range st.Agents[id].UsageFiles {
+			r.addFile(string(id), p)
+		}
 	}
 }
 

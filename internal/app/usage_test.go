@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // A turn's end reads the CLI's session file and sends the priced usage
@@ -133,5 +135,44 @@ func TestUsageReaderFollowsFiles(t *testing.T) {
 	r.finish(30 * time.Second)
 	if got := out("lead"); got != 1115 {
 		t.Fatalf("after finish: output %d, want 1115 (both files, to their last record)", got)
+	}
+}
+
+// A resumed run takes up the session files the previous run summed
+// (state's usage_files): an agent that starts a fresh session keeps the
+// tokens of the one before, and a session it resumes counts once.
+func TestUsageReaderResumesFiles(t *testing.T) {
+	var mu sync.Mutex
+	var last engine.AgentUsage
+	r := newUsageReader(pricing.Default(), func(e engine.Event) {
+		mu.Lock()
+		last = e.(engine.AgentUsage)
+		mu.Unlock()
+	})
+	defer r.close()
+	dir := t.TempDir()
+	old, fresh := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	msg := func(id string, n int) string {
+		return fmt.Sprintf(`{"type":"assistant","message":{"id":%q,"model":"fake-claude","usage":{"input_tokens":1,"output_tokens":%d}}}`, id, n)
+	}
+	appendLine(t, old, msg("m1", 10))
+	appendLine(t, fresh, msg("n1", 100))
+	st := workspace.State{Agents: map[workspace.AgentID]workspace.AgentState{
+		"lead": {Role: workspace.RoleLead, UsageFiles: []string{old, "relative.jsonl"}}}}
+	r.resume(st)
+	r.onHook("lead", ptyagent.HookSessionStart, []byte(fmt.Sprintf(`{"transcript_path":%q}`, fresh)))
+	r.onHook("lead", ptyagent.HookStop, []byte(fmt.Sprintf(`{"transcript_path":%q}`, old))) // resumed: once
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		got := last
+		mu.Unlock()
+		if got.Usage.Output == 110 && slices.Equal(got.Files, []string{old, fresh}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage %+v of files %v, want output 110 of %v", got.Usage, got.Files, []string{old, fresh})
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -23,20 +23,48 @@ func cmdStatus(o options, stdout io.Writer) error {
 	if info.State == nil {
 		return fmt.Errorf("task %s has no state yet (%s)", info.ID, info.Problem)
 	}
+	root, err := o.WorkspaceRoot()
+	if err != nil {
+		return err
+	}
+	el := elapsedOf(*info.State, time.Now(), workspace.RunLive(root))
 	if o.JSON {
-		b, err := json.MarshalIndent(withNeeds(info.State), "", "  ")
+		b, err := json.MarshalIndent(withNeeds(info.State, el), "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	_, err = io.WriteString(stdout, renderStatus(info))
+	_, err = io.WriteString(stdout, renderStatus(info, el))
 	return err
 }
 
+// elapsed is a task's elapsed clock as status reports it.
+type elapsed struct {
+	d time.Duration
+	// live: a Hivemind process runs (the clock counts to now when the task
+	// is under way); dead: none does and its last run left the task under
+	// way (it was stopped or killed: counted up to its last state write).
+	live, dead bool
+}
+
+// elapsedOf reads st's clock at now (workspace.State.Elapsed: the UI and
+// the summary read the same).
+func elapsedOf(st workspace.State, now time.Time, live bool) elapsed {
+	return elapsed{d: st.Elapsed(now, live), live: live, dead: !live && st.Counting()}
+}
+
+func (e elapsed) String() string {
+	s := workspace.FormatElapsed(e.d)
+	if e.dead {
+		s += " (no Hivemind runs it: counted up to its last state write; --resume goes on)"
+	}
+	return s
+}
+
 // renderStatus renders a task's state for people.
-func renderStatus(info workspace.TaskInfo) string {
+func renderStatus(info workspace.TaskInfo, el elapsed) string {
 	st := info.State
 	var b strings.Builder
 	fmt.Fprintf(&b, "task      %s\n", info.ID)
@@ -68,6 +96,9 @@ func renderStatus(info workspace.TaskInfo) string {
 	fmt.Fprintf(&b, "project   %s\n", st.Project)
 	fmt.Fprintf(&b, "checkpoint %d/%d   revisions %d   friction %d\n",
 		st.CurrentCheckpoint, st.TotalCheckpoints, st.RevisionCount, st.FrictionCount)
+	if !st.StartedAt.IsZero() {
+		fmt.Fprintf(&b, "elapsed   %s\n", el)
+	}
 	if !st.Timestamp.IsZero() {
 		fmt.Fprintf(&b, "updated   %s\n", st.Timestamp.Local().Format(time.DateTime))
 	}
@@ -120,18 +151,23 @@ func renderStatus(info workspace.TaskInfo) string {
 	return b.String()
 }
 
-// statusJSON is state.json with what waits for the human beside it.
+// statusJSON is state.json with what waits for the human and the elapsed
+// clock beside it.
 type statusJSON struct {
 	*workspace.State
 	NeedsYou []workspace.Need `json:"needs_you"`
+	// ElapsedSeconds is the elapsed clock now (workspace.State.Elapsed);
+	// Live says whether a Hivemind process runs the workspace.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Live           bool    `json:"live"`
 }
 
-func withNeeds(st *workspace.State) statusJSON {
+func withNeeds(st *workspace.State, el elapsed) statusJSON {
 	n := workspace.NeedsYou(*st, nil)
 	if n == nil {
 		n = []workspace.Need{}
 	}
-	return statusJSON{State: st, NeedsYou: n}
+	return statusJSON{State: st, NeedsYou: n, ElapsedSeconds: el.d.Round(time.Millisecond).Seconds(), Live: el.live}
 }
 
 // needsYouText is status's "needs you" lines: everything waiting for the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -19,7 +20,7 @@ func TestRenderStatusStates(t *testing.T) {
 		{workspace.PhaseExecuting, "state     executing"},
 		{workspace.PhaseComplete, "state     complete"},
 	} {
-		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: tc.phase}})
+		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: tc.phase}}, elapsed{})
 		if !strings.Contains(got, tc.want+"\n") {
 			t.Errorf("%s: status reads\n%s\nwant a line %q", tc.phase, got, tc.want)
 		}
@@ -34,7 +35,7 @@ func TestRenderStatusUsage(t *testing.T) {
 		"worker_1": {Role: "worker", Usage: workspace.Usage{Model: "llama", Input: 900}},
 		"reviewer": {Role: "reviewer"},
 	}, Holds: map[string]workspace.Hold{"default": {Account: "default", Agent: "worker_1", Reason: "rate_limit"}}}
-	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st})
+	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, elapsed{})
 	for _, want := range []string{"12.3k tok $0.0410\n", "900 tok $?\n", "spend     $0.0410 estimated + not known for worker_1 (no price)\n",
 		"held      new work for account default since", "worker_1 rate limited (rate_limit)\n"} {
 		if !strings.Contains(got, want) {
@@ -55,14 +56,14 @@ func TestRenderStatusMixedWorkers(t *testing.T) {
 	}}
 	task := workspace.Task{Agent: "claude", Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
 		WorkerAgents: map[workspace.AgentID]string{"worker_2": "gemini"}}
-	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: task})
+	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: task}, elapsed{})
 	for id, agent := range map[string]string{"lead": "claude", "worker_1": "codex", "worker_2": "gemini"} {
 		if !strings.Contains(got, "  "+id+" ") || !strings.Contains(lineOf(got, "  "+id+" "), "restarts 0  "+agent) {
 			t.Errorf("status of %s lacks its agent %s:\n%s", id, agent, got)
 		}
 	}
 	// One agent for all: no column.
-	got = renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: workspace.Task{Agent: "claude"}})
+	got = renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: workspace.Task{Agent: "claude"}}, elapsed{})
 	if strings.Contains(got, "restarts 0  claude") {
 		t.Errorf("a one-agent team names its agent per line:\n%s", got)
 	}
@@ -100,7 +101,7 @@ func TestRenderStatusEndedByUser(t *testing.T) {
 		{"error once", workspace.State{Phase: workspace.PhaseError, Reason: "boom", Error: "boom"},
 			[]string{"reason    boom\n"}, []string{"error     boom"}},
 	} {
-		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &tc.st})
+		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &tc.st}, elapsed{})
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: status lacks %q:\n%s", tc.name, w, got)
@@ -123,7 +124,7 @@ func TestStatusNeedsYou(t *testing.T) {
 			"reviewer": {Role: "reviewer", Status: workspace.HealthWaitingPermission},
 			"worker_1": {Role: "worker", Status: workspace.HealthRateLimited},
 		}}
-	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st})
+	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, elapsed{})
 	for _, want := range []string{
 		"needs you team needs you: plan review cycles exhausted (3 of 3) (R retry · A abandon)\n",
 		"          reviewer permission prompt (2 enter)\n",
@@ -133,10 +134,10 @@ func TestStatusNeedsYou(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, got)
 		}
 	}
-	if got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: workspace.PhaseExecuting}}); !strings.Contains(got, "needs you nothing\n") {
+	if got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: workspace.PhaseExecuting}}, elapsed{}); !strings.Contains(got, "needs you nothing\n") {
 		t.Errorf("status with nothing waiting:\n%s", got)
 	}
-	b, err := json.Marshal(withNeeds(st))
+	b, err := json.Marshal(withNeeds(st, elapsed{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +150,34 @@ func TestStatusNeedsYou(t *testing.T) {
 	}
 	if back.Phase != workspace.PhaseNeedsHuman || len(back.NeedsYou) != 3 || back.NeedsYou[1].Kind != workspace.NeedPermission || back.NeedsYou[1].Agent != "reviewer" {
 		t.Errorf("--json: %s", b)
+	}
+}
+
+// status says the elapsed clock as the UI shows it: counting while a run
+// is live, up to the last state write when none is, in words and in
+// --json.
+func TestStatusElapsed(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
+	st := &workspace.State{TaskID: "t1", Phase: workspace.PhaseExecuting, StartedAt: t0, Timestamp: t0.Add(90 * time.Second),
+		Clock: workspace.RunClock{Ran: time.Minute, Since: t0.Add(30 * time.Second)}}
+	now := t0.Add(time.Hour)
+	live := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, elapsedOf(*st, now, true))
+	if !strings.Contains(live, "elapsed   01:00:30\n") {
+		t.Errorf("live run: status lacks elapsed 01:00:30:\n%s", live)
+	}
+	dead := elapsedOf(*st, now, false)
+	if got := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, dead); !strings.Contains(got, "elapsed   00:02:00 (no Hivemind runs it") {
+		t.Errorf("killed run: status lacks elapsed 00:02:00 up to its last write:\n%s", got)
+	}
+	b, err := json.Marshal(withNeeds(st, dead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Elapsed float64 `json:"elapsed_seconds"`
+		Live    bool    `json:"live"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.Elapsed != 120 || back.Live {
+		t.Errorf("--json: elapsed_seconds %v live %v (%v): %s", back.Elapsed, back.Live, err, b)
 	}
 }

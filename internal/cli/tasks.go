@@ -59,6 +59,7 @@ func listTasks(o options, now time.Time) ([]taskRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	live := workspace.RunLive(root)
 	var rows []taskRow
 	for _, in := range workspace.NewestFirst(infos) {
 		r := taskRow{ID: in.ID, State: in.StateName(), Created: in.Task.CreatedAt, Description: in.Title(),
@@ -70,10 +71,8 @@ func listTasks(o options, now time.Time) ([]taskRow, error) {
 			}
 			if s := st.StartedAt; !s.IsZero() {
 				r.Started = &s
-				if end.IsZero() {
-					end = now
-				}
-				r.DurationSec = max(end.Sub(s), 0).Round(time.Second).Seconds()
+				// The elapsed clock, as status and the UI say it.
+				r.DurationSec = st.Elapsed(now, live).Round(time.Second).Seconds()
 			}
 		}
 		rows = append(rows, r)
