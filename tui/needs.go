@@ -238,7 +238,7 @@ func (m Model) noPaneWhy() string {
 // newest checkout_dirty record among evs).
 func (m *Model) noteCheckout(evs []workspace.EventRecord) {
 	for _, e := range evs {
-		if e.Type != "checkout_dirty" {
+		if e.Type != workspace.RecordCheckoutDirty {
 			continue
 		}
 		summary, _ := e.Details["summary"].(string)

@@ -702,12 +702,12 @@ func formatEvent(e workspace.EventRecord) string {
 	var sb strings.Builder
 	sb.WriteString(stEventTime.Render(e.Time.Local().Format("15:04:05")))
 	sb.WriteString(" ")
-	sb.WriteString(stEventType.Render(e.Type))
+	sb.WriteString(stEventType.Render(string(e.Type)))
 	if e.Agent != "" {
 		sb.WriteString(" ")
 		sb.WriteString(stEventAgt.Render(string(e.Agent)))
 	}
-	if e.Type == "state_changed" {
+	if e.Type == workspace.RecordStateChanged {
 		from, _ := e.Details["from"].(string)
 		to, _ := e.Details["to"].(string)
 		sb.WriteString(" " + stText.Render(PhaseLabel(workspace.Phase(from))+" → "+PhaseLabel(workspace.Phase(to))))

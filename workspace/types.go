@@ -487,7 +487,7 @@ type DoneMarker struct {
 // EventRecord is one line of events.jsonl.
 type EventRecord struct {
 	Time    time.Time      `json:"time"`
-	Type    string         `json:"type"`
+	Type    RecordType     `json:"type"`
 	Task    string         `json:"task"`
 	Agent   AgentID        `json:"agent,omitempty"`
 	Details map[string]any `json:"details,omitempty"`
