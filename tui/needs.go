@@ -257,6 +257,7 @@ func (m Model) checkoutShown() string {
 	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
 		workspace.PhasePlanRevision, workspace.PhasePlanApproval:
 		return m.checkout
+	default: // work may have landed
 	}
 	return ""
 }

@@ -667,6 +667,7 @@ func (m Model) summaryAvailable() bool {
 	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
 		return true
+	default: // under way, held or waiting for the human
 	}
 	return false
 }

@@ -295,7 +295,7 @@ func (m Model) summaryHeader() string {
 	s := m.fd.sum
 	sep := stDim.Render(" │ ")
 	segs := []string{stBrand.Render(" HIVEMIND "), " " + stAccent.Render("summary")}
-	ph := lipgloss.NewStyle().Foreground(phaseColor(string(s.Phase))).Bold(true).Render(phaseLabel(s.Phase))
+	ph := lipgloss.NewStyle().Foreground(phaseColor(s.Phase)).Bold(true).Render(phaseLabel(s.Phase))
 	segs = append(segs, sep+ph)
 	if s.TaskID != "" {
 		segs = append(segs, sep+stDim.Render(s.TaskID))

@@ -231,6 +231,8 @@ func (m Model) borderOf(i int) borderKind {
 		return borderBad
 	case workspace.HealthRateLimited:
 		return borderRate
+	case workspace.HealthStarting, workspace.HealthReady, workspace.HealthBusy, workspace.HealthIdle,
+		workspace.HealthExited, workspace.HealthRestarting:
 	}
 	return borderNormal
 }
@@ -385,7 +387,7 @@ func (m Model) renderHeader() string {
 		segs = append(segs, headerSeg{text: " " + stDim.Render("waiting for the engine…")})
 		return fitSegs(segs, m.width)
 	}
-	ph := lipgloss.NewStyle().Foreground(phaseColor(string(k.phase))).Bold(true).Render(PhaseLabel(k.phase))
+	ph := lipgloss.NewStyle().Foreground(phaseColor(k.phase)).Bold(true).Render(PhaseLabel(k.phase))
 	segs = append(segs, headerSeg{text: " " + ph})
 	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
 		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 2})
@@ -401,6 +403,7 @@ func (m Model) renderHeader() string {
 			// only approved ones).
 			segs = append(segs, headerSeg{text: stDim.Render(fmt.Sprintf(" · checkpoint %d", k.cp)), drop: 6})
 		}
+	default: // no checkpoint under way
 	}
 	if k.total > 0 {
 		pct := float64(k.approved) / float64(k.total)
@@ -551,6 +554,7 @@ func (m Model) taskOver() bool {
 	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle:
 		return m.haveState
+	default: // under way, held or waiting for the human: resumable
 	}
 	return false
 }

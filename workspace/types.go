@@ -48,6 +48,8 @@ func (p Phase) Running() bool {
 		PhaseCheckpointFix, PhaseFrictionLogged, PhaseFrictionSync,
 		PhaseFrictionResolution:
 		return true
+	case PhaseIdle, PhaseProjectSelected, PhaseComplete, PhaseError, PhasePaused,
+		PhaseNeedsHuman, PhaseCancelled:
 	}
 	return false
 }

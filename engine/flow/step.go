@@ -197,6 +197,9 @@ func activeAgents(s *State, p workspace.Phase) (active, readOnly []workspace.Age
 		return append(active, dedupe(ws)...), nil
 	case workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
 		return nil, allAgents(s)
+	case workspace.PhaseIdle, workspace.PhasePlanApproval, workspace.PhaseComplete, workspace.PhaseError,
+		workspace.PhasePaused, workspace.PhaseNeedsHuman, workspace.PhaseCancelled:
+		// No agent's turn: the human decides, or the run is held or over.
 	}
 	return nil, nil
 }
@@ -521,6 +524,7 @@ func (st *stepper) resumed(e Resumed) {
 	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
 		st.takeOnDisk(e.OnDisk)
 		return
+	default: // a run to resume: its team is started again
 	}
 	for _, id := range allAgents(s) {
 		ag := s.Agents[id]

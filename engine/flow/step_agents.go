@@ -49,6 +49,7 @@ func (st *stepper) health(e AgentHealth) {
 		if st.deferIfPaused(e) {
 			return
 		}
+	default: // only a failure waits for the pause to end
 	}
 	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending &&
 		ag.LimitSeq == s.Assignments[e.Agent].Seq {
@@ -82,6 +83,7 @@ func (st *stepper) health(e AgentHealth) {
 		st.watchStall(e.Agent)
 	case workspace.HealthBusy:
 		st.cancelTimer(stallTimer(e.Agent))
+	default: // a stall is an idle agent with work pending
 	}
 	switch h {
 	case workspace.HealthExited:
@@ -112,6 +114,8 @@ func (st *stepper) health(e AgentHealth) {
 		st.notify("warn", fmt.Sprintf("%s is waiting for a permission answer", e.Agent))
 	case workspace.HealthRateLimited:
 		st.emit(workspace.RecordAgentRateLimited, e.Agent, map[string]any{"detail": e.Detail})
+	case workspace.HealthStarting, workspace.HealthReady, workspace.HealthBusy, workspace.HealthIdle, workspace.HealthRestarting:
+		// Nothing to report: the agent is well (or being restarted).
 	}
 }
 
