@@ -25,6 +25,10 @@ import (
 // recordsFile is the one file that may spell a record type's string.
 const recordsFile = "records.go"
 
+// moduleRoot is the module's directory (listModule), which problems are
+// reported relative to.
+var moduleRoot string
+
 // recordTypePkg is the import path of the package that declares RecordType.
 var recordTypePkg = reflect.TypeFor[RecordType]().PkgPath()
 
@@ -164,7 +168,8 @@ func listModule(t *testing.T) (pkgs []listedPackage, exports map[string]string) 
 		t.Fatalf("go env GOMOD: %v", err)
 	}
 	cmd := exec.Command("go", "list", "-e", "-export", "-deps", "-json=ImportPath,Dir,Export,GoFiles,DepOnly", "./...")
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	moduleRoot = filepath.Dir(strings.TrimSpace(string(gomod)))
+	cmd.Dir = moduleRoot
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -262,6 +267,8 @@ func isRecordType(t types.Type) bool {
 }
 
 func shortPos(p token.Position) string {
-	p.Filename = filepath.Base(p.Filename)
+	if rel, err := filepath.Rel(moduleRoot, p.Filename); err == nil && filepath.IsAbs(p.Filename) {
+		p.Filename = rel
+	}
 	return p.String()
 }
