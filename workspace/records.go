@@ -3,8 +3,10 @@ package workspace
 import "strings"
 
 // RecordType is the type of an events.jsonl record. Every type Hivemind
-// writes is a constant below, a milestone or detail (Milestone);
-// the strings are on disk in users' workspaces: never change one.
+// writes is a constant below, a milestone or detail (Milestone), except
+// the state machine's input records (InputRecord, named by engine/flow's
+// event registry). The strings are on disk in users' workspaces: never
+// change one.
 //
 // Declared once: a writer names a constant, never a string
 // (TestRecordTypesDeclared fails on a record type built from a literal or
