@@ -273,7 +273,7 @@ func phaseLabel(p workspace.Phase) string {
 		return "abandoned"
 	case "":
 		return "not started"
-	default: // as everywhere
+	default: // the label every screen uses
 	}
 	return PhaseLabel(p)
 }
