@@ -19,9 +19,10 @@ test-long:
 	HIVEMIND_TEST_LONG=1 $(GO) test -race -timeout 60m ./...
 
 # golangci-lint (pinned, run through the module proxy, so CI installs
-# nothing; .golangci.yml) adds errcheck and gochecksumtype: every switch
-# over a //sumtype:decl interface (flow.Event, flow.Effect in engine/flow) lists every
-# member or has a default.
+# nothing; .golangci.yml) adds errcheck, gochecksumtype (every switch over
+# a //sumtype:decl interface, flow.Event and flow.Effect in engine/flow,
+# lists every member or has a default) and exhaustive (the same for
+# Phase, Health, ProfileKind and RecordType).
 GOLANGCI = github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 lint:

@@ -295,7 +295,7 @@ func chaosRun(t *testing.T, mode string, config string) (int, string, string, []
 	return chaosExec(t, project, home, mode, "chaos: write two files")
 }
 
-func countRecords(recs []workspace.EventRecord, typ string, match func(workspace.EventRecord) bool) int {
+func countRecords(recs []workspace.EventRecord, typ workspace.RecordType, match func(workspace.EventRecord) bool) int {
 	n := 0
 	for _, r := range recs {
 		if r.Type == typ && (match == nil || match(r)) {
@@ -379,7 +379,11 @@ func TestChaosSplitMarker(t *testing.T) {
 // plan.md as a symlink, a directory or a deeply nested bomb gets feedback
 // to the Lead at once (not a timeout), and the corrected plan completes.
 func TestChaosBadPlanFiles(t *testing.T) {
-	for _, c := range []struct{ mode, event, want string }{
+	for _, c := range []struct {
+		mode  string
+		event workspace.RecordType
+		want  string
+	}{
 		{"symlink-plan", "trigger_rejected", "symbolic link"},
 		{"dir-plan", "trigger_rejected", "directory"},
 		{"deep-plan", "plan_invalid", "nests deeper"},

@@ -272,7 +272,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 			}
 			out = append(out, in)
 			by[key] = in
-		case flow.InputPrefix + "injection_result":
+		case workspace.InputPrefix + "injection_result":
 			in := by[key]
 			if in == nil {
 				continue
@@ -474,7 +474,7 @@ func endsWith(list, tail []string) bool {
 // confirmed at record from ended through the Stop hook.
 func turnEnded(recs []workspace.EventRecord, agent string, from int) bool {
 	for _, r := range recs[from+1:] {
-		if string(r.Agent) == agent && r.Type == flow.InputPrefix+"agent_health" {
+		if string(r.Agent) == agent && r.Type == workspace.InputPrefix+"agent_health" {
 			switch recDetail(r, "health") {
 			case "idle":
 				return true
@@ -503,7 +503,7 @@ func lastMainRequest(api *fakeapi.Server, agent string) (fakeapi.Request, bool) 
 func healthLog(recs []workspace.EventRecord) map[string][]string {
 	m := map[string][]string{}
 	for _, r := range recs {
-		if r.Type == flow.InputPrefix+"agent_health" {
+		if r.Type == workspace.InputPrefix+"agent_health" {
 			m[string(r.Agent)] = append(m[string(r.Agent)], recDetail(r, "health")+" ("+recDetail(r, "detail")+")")
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -225,7 +224,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	// lazily: one under way at the kill may be lost).
 	idleAt := map[string][]time.Time{}
 	for _, r := range readEventLog(dir) {
-		if r.Type == flow.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
+		if r.Type == workspace.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
 			idleAt[string(r.Agent)] = append(idleAt[string(r.Agent)], r.Time)
 		}
 	}
@@ -311,7 +310,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	recs := readEventLog(dir)
 	resumed := -1
 	for i, r := range recs {
-		if r.Type == flow.InputPrefix+"resumed" {
+		if r.Type == workspace.InputPrefix+"resumed" {
 			resumed = i
 			break
 		}

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -310,7 +309,7 @@ func claudeTUIComplete(t *testing.T) {
 		recs := readEventLog(dir)
 		confirmed := findRecord(recs, 0, func(e workspace.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
-			return e.Type == flow.InputPrefix+"injection_result" && e.Agent == "lead" && d
+			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == "lead" && d
 		}) >= 0
 		return confirmed && s.phase() == string(workspace.PhasePlanning) &&
 			strings.Contains(s.panes()["lead"].title, "busy")
@@ -340,7 +339,7 @@ func claudeTUIComplete(t *testing.T) {
 	seen.watch(r, claudeTUIWait, "the lead's turn to end and plan.md to be deferred", func(tuiScreen) bool {
 		recs = readEventLog(dir)
 		idle := findRecord(recs, paused, func(e workspace.EventRecord) bool {
-			return e.Type == flow.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
+			return e.Type == workspace.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
 		}) >= 0
 		return idle && findRecord(recs, paused, func(e workspace.EventRecord) bool {
 			return e.Type == "event_deferred" && recDetail(e, "event") == "trigger_completed"
@@ -359,7 +358,7 @@ func claudeTUIComplete(t *testing.T) {
 	recs = readEventLog(dir)
 	for _, e := range recs[paused:] {
 		switch e.Type {
-		case "assignment_sent", flow.InputPrefix + "injection_result", "trigger_consumed", "state_changed":
+		case "assignment_sent", workspace.InputPrefix + "injection_result", "trigger_consumed", "state_changed":
 			t.Errorf("%s (%s) while paused", e.Type, e.Agent)
 		}
 	}

@@ -80,7 +80,7 @@ func TestClaudeBudgetStopsAndRetryContinues(t *testing.T) {
 		workspace.FormatUSD(lead.CostUSD), assigned, lead.Tokens(), workspace.FormatUSD(spent))
 }
 
-func hasRecord(recs []workspace.EventRecord, typ, agent string) bool {
+func hasRecord(recs []workspace.EventRecord, typ workspace.RecordType, agent string) bool {
 	for _, r := range recs {
 		if r.Type == typ && (agent == "" || string(r.Agent) == agent) {
 			return true

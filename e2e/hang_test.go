@@ -29,7 +29,9 @@ func modelCallNeverAnswers(t *testing.T, cli string) {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--agent", cli, "--workers", "1", "add a greeting service")
-	isLead := func(r workspace.EventRecord, typ string) bool { return r.Type == typ && r.Agent == "lead" }
+	isLead := func(r workspace.EventRecord, typ workspace.RecordType) bool {
+		return r.Type == typ && r.Agent == "lead"
+	}
 	delivered := waitEvent(t, c, p, 3*time.Minute, "the lead's first message confirmed", func(r workspace.EventRecord) bool {
 		return isLead(r, "input.injection_result") && r.Details["delivered"] == true
 	})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/roles"
@@ -353,7 +352,7 @@ func TestGeminiKilledInFirstTurn(t *testing.T) {
 	c := SetupTeamOffline(t, sc, "gemini")
 	p := c.Start(t, "--headless", "--agent", "gemini", "--workers", "1", "add a greeting service")
 	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r workspace.EventRecord) bool {
-		return r.Agent == "worker_1" && r.Type == flow.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
+		return r.Agent == "worker_1" && r.Type == workspace.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
 	})
 	pid, err := strconv.Atoi(recDetail(busy, "pid"))
 	if err != nil {

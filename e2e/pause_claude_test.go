@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -30,7 +29,7 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	delivered := func(from int, agent workspace.AgentID) int {
 		return findRecord(readEventLog(dir), from, func(e workspace.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
-			return e.Type == flow.InputPrefix+"injection_result" && e.Agent == agent && d
+			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == agent && d
 		})
 	}
 	seen.watch(r, claudeTUIWait, "the lead's planning message confirmed", func(tuiScreen) bool { return delivered(0, "lead") >= 0 })
@@ -58,7 +57,7 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	gate.open()
 	seen.watch(r, claudeTUIWait, "the lead idle after its turn, while paused", func(tuiScreen) bool {
 		return findRecord(readEventLog(dir), paused, func(e workspace.EventRecord) bool {
-			return e.Type == flow.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
+			return e.Type == workspace.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
 		}) >= 0
 	})
 	st := exec.Command(bin, "status", "--project", c.Project)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -85,7 +84,7 @@ func TestTUIPromptLineClaude(t *testing.T) {
 			t.Fatalf("typed text merged into a [HIVEMIND] message: %q", bad)
 		}
 		if i := findRecord(readEventLog(dir), held, func(e workspace.EventRecord) bool {
-			return e.Type == flow.InputPrefix+"injection_result" && e.Agent == "lead"
+			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == "lead"
 		}); i >= 0 {
 			t.Fatalf("a message was typed into the lead's prompt over the user's text: %v", readEventLog(dir)[i])
 		}
@@ -106,7 +105,7 @@ func TestTUIPromptLineClaude(t *testing.T) {
 		recs := readEventLog(dir)
 		return findRecord(recs, held, func(e workspace.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
-			return e.Type == flow.InputPrefix+"injection_result" && e.Agent == "lead" && d
+			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == "lead" && d
 		}) >= 0
 	})
 	waitFor(t, claudeTUIWait, "the lead's revision turn at the model", func() bool {

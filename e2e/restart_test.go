@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -57,7 +56,7 @@ func TestResumeRetryStartsWorkerOnce(t *testing.T) {
 		}
 	}
 	exited := func(r workspace.EventRecord) bool {
-		return r.Type == flow.InputPrefix+"agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == string(workspace.HealthExited)
+		return r.Type == workspace.InputPrefix+"agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == string(workspace.HealthExited)
 	}
 	first, nh := findRecord(recs, 0, exited), recordIndex(recs, 0, "needs_human")
 	if first < 0 || nh < 0 {
@@ -87,7 +86,7 @@ func TestResumeRetryStartsWorkerOnce(t *testing.T) {
 	}
 	starts, exits := 0, 0
 	for _, r := range recs[resumed:end] {
-		if r.Type == flow.InputPrefix+"agent_health" && r.Agent == "worker_1" {
+		if r.Type == workspace.InputPrefix+"agent_health" && r.Agent == "worker_1" {
 			switch recDetail(r, "health") {
 			case string(workspace.HealthStarting):
 				starts++

@@ -22,7 +22,7 @@ var simAgents = []string{"lead", "reviewer", "worker_1", "worker_2"}
 
 // recordIndex is the index of the first record at or after from of type
 // typ (-1 if none).
-func recordIndex(recs []workspace.EventRecord, from int, typ string) int {
+func recordIndex(recs []workspace.EventRecord, from int, typ workspace.RecordType) int {
 	for i := max(from, 0); i < len(recs); i++ {
 		if recs[i].Type == typ {
 			return i

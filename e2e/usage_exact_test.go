@@ -145,7 +145,7 @@ func TestClaudeRetriedRateLimitShows(t *testing.T) {
 		t.Error("the lead's account was not held while it retried")
 	}
 	for _, r := range recs {
-		if r.Agent == "lead" && slices.Contains([]string{"agent_hung", "agent_hang_warning", "agent_restart_scheduled", "agent_restarted"}, r.Type) {
+		if r.Agent == "lead" && slices.Contains([]workspace.RecordType{"agent_hung", "agent_hang_warning", "agent_restart_scheduled", "agent_restarted"}, r.Type) {
 			t.Errorf("the retrying lead was taken for hung: %s %v", r.Type, r.Details)
 		}
 	}

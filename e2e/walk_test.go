@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -90,7 +89,7 @@ func TestTUIFirstHourWalk(t *testing.T) {
 	})
 	if i := findRecord(readEventLog(dir), paused, func(e workspace.EventRecord) bool {
 		d, _ := e.Details["delivered"].(bool)
-		return e.Type == flow.InputPrefix+"injection_result" && d
+		return e.Type == workspace.InputPrefix+"injection_result" && d
 	}); i >= 0 {
 		t.Fatalf("typed into an agent while paused: %v", readEventLog(dir)[i])
 	}

@@ -78,7 +78,7 @@ func readRecords(t *testing.T, dir string) []workspace.EventRecord {
 	return recs
 }
 
-func countType(recs []workspace.EventRecord, typ string) int {
+func countType(recs []workspace.EventRecord, typ workspace.RecordType) int {
 	n := 0
 	for _, r := range recs {
 		if r.Type == typ {
@@ -301,7 +301,7 @@ func TestWorktreeNotARepo(t *testing.T) {
 	if n := countType(recs, "git_disabled"); n != 1 {
 		t.Errorf("git_disabled %d times, want once", n)
 	}
-	for _, typ := range []string{"merge_requested", "checkpoint_merged", "subtask_committed", "task_branch_ready"} {
+	for _, typ := range []workspace.RecordType{"merge_requested", "checkpoint_merged", "subtask_committed", "task_branch_ready"} {
 		if n := countType(recs, typ); n != 0 {
 			t.Errorf("%s %d times without git", typ, n)
 		}

@@ -19,5 +19,5 @@
 //
 // The machine's types are aliased here (flow.go: engine.State, engine.Event,
 // …) for callers that hand events and effects to the runner; its constants
-// and functions (flow.ParsePlan, flow.InputPrefix, …) are named from flow.
+// and functions (flow.ParsePlan, …) are named from flow.
 package engine

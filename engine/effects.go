@@ -300,7 +300,7 @@ func startCause(err error) string {
 // fail records a failed effect in events.jsonl and tells the user.
 func (r *Runner) fail(op string, agent workspace.AgentID, err error) {
 	r.record(workspace.EventRecord{
-		Time: r.cfg.Clock(), Type: "runner_error", Task: r.state.TaskID, Agent: agent,
+		Time: r.cfg.Clock(), Type: workspace.RecordRunnerError, Task: r.state.TaskID, Agent: agent,
 		Details: map[string]any{"op": op, "error": err.Error()},
 	})
 	if r.cfg.OnNotify != nil {

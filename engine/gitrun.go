@@ -44,7 +44,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 	switch {
 	case errors.Is(err, ErrUnresolved):
 		ev.OK, ev.Problem = false, err.Error()
-		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "commit_refused", Task: r.state.TaskID, Agent: agent,
+		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordCommitRefused, Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
 	case err != nil:
 		// Not done: work that is not committed would be merged by nobody.
@@ -52,10 +52,10 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 		// done again (bounded by max_retries, then needs_human with this
 		// cause), and the checkpoint's merge commits what is left.
 		ev.OK, ev.Problem = false, "Hivemind could not commit your work ("+err.Error()+"); your files are kept in your working directory. Write the done marker again to retry the commit"
-		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "git_commit_failed", Task: r.state.TaskID, Agent: agent,
+		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordGitCommitFailed, Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
 	case sha != "":
-		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "subtask_committed", Task: r.state.TaskID, Agent: agent,
+		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordSubtaskCommitted, Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "sha": sha}})
 	}
 	return ev

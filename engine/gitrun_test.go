@@ -119,7 +119,7 @@ func TestRunnerCommitRefusedBecomesRejection(t *testing.T) {
 		t.Fatalf("event %+v, want a rejection", ev)
 	}
 	waitRecords(t, h, "commit_refused", 1)
-	for _, r := range waitRecords(t, h, flow.InputPrefix+"subtask_done", 1) {
+	for _, r := range waitRecords(t, h, workspace.InputPrefix+"subtask_done", 1) {
 		if r.Details["ok"] != false {
 			t.Errorf("logged input %+v, want ok=false", r.Details)
 		}
@@ -157,7 +157,7 @@ func TestRunnerMergeCheckpoint(t *testing.T) {
 	if !ok || !ev.Merged || ev.Checkpoint != 1 || ev.Round != 2 || ev.Attempt != 3 || ev.At.IsZero() {
 		t.Fatalf("event %+v", ev)
 	}
-	waitRecords(t, h, flow.InputPrefix+"checkpoint_merged", 1)
+	waitRecords(t, h, workspace.InputPrefix+"checkpoint_merged", 1)
 }
 
 func TestRunnerMergeCancelledWithRun(t *testing.T) {
@@ -229,7 +229,7 @@ func TestRunnerRepublish(t *testing.T) {
 }
 
 // waitRecords waits until n records of type typ were logged and returns them.
-func waitRecords(t *testing.T, h *rtHarness, typ string, n int) []workspace.EventRecord {
+func waitRecords(t *testing.T, h *rtHarness, typ workspace.RecordType, n int) []workspace.EventRecord {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -270,7 +270,7 @@ func (r *Runner) applyKnowledge(e Effect) {
 			return
 		}
 		if res.Added || res.Updated {
-			r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: "context_merged", Task: r.state.TaskID, Agent: e.Agent,
+			r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordContextMerged, Task: r.state.TaskID, Agent: e.Agent,
 				Details: map[string]any{"kind": res.Kind, "id": res.ID, "title": e.Entry.Title, "updated": res.Updated, "path": e.From}})
 			r.loadKnowledge()
 		}

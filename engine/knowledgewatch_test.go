@@ -136,7 +136,7 @@ func (c *ctxRun) recordTypes() []string {
 	<-c.r.Barrier()
 	var out []string
 	for _, r := range c.log.Records() {
-		out = append(out, r.Type)
+		out = append(out, string(r.Type))
 	}
 	return out
 }

@@ -84,7 +84,7 @@ func (c *recCounter) add(r workspace.EventRecord) {
 		c.n = map[string]int{}
 	}
 	sub, _ := r.Details["subtask"].(string)
-	c.n[r.Type+" "+sub]++
+	c.n[string(r.Type)+" "+sub]++
 }
 
 func (c *recCounter) get(k string) int {

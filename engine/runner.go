@@ -203,7 +203,7 @@ func (r *Runner) enqueue(it runnerItem) {
 // Log queues a record for events.jsonl that is not an engine input (a
 // hook denial, a stale lock taken over, a restored state.json). Safe from
 // any goroutine; Time and Task are filled in when empty.
-func (r *Runner) Log(typ string, agent workspace.AgentID, details map[string]any) {
+func (r *Runner) Log(typ workspace.RecordType, agent workspace.AgentID, details map[string]any) {
 	r.enqueue(runnerItem{rec: &workspace.EventRecord{Time: r.cfg.Clock(), Type: typ, Agent: agent, Details: details}})
 }
 

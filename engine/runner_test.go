@@ -295,7 +295,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 	recs := h.log.Records()
 	types := make([]string, len(recs))
 	for i, r := range recs {
-		types[i] = r.Type
+		types[i] = string(r.Type)
 		if r.Task != "t1" || r.Time.IsZero() {
 			t.Errorf("record %d lacks task/time: %+v", i, r)
 		}

@@ -91,7 +91,7 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 	}
 	results := map[workspace.AgentID][]string{}
 	for _, rec := range log.Records() {
-		if rec.Type == flow.InputPrefix+"injection_result" {
+		if rec.Type == workspace.InputPrefix+"injection_result" {
 			d, _ := rec.Details["delivered"].(bool)
 			c, _ := rec.Details["cancelled"].(bool)
 			results[rec.Agent] = append(results[rec.Agent], fmt.Sprintf("delivered=%v cancelled=%v", d, c))
@@ -142,7 +142,7 @@ func TestInjectionsEndWithTheTask(t *testing.T) {
 	<-h.r.Barrier()
 	results := func() (n int, cancelled bool) {
 		for _, rec := range h.log.Records() {
-			if rec.Type == flow.InputPrefix+"injection_result" && rec.Agent == "worker_1" {
+			if rec.Type == workspace.InputPrefix+"injection_result" && rec.Agent == "worker_1" {
 				n++
 				cancelled, _ = rec.Details["cancelled"].(bool)
 			}

@@ -302,6 +302,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			lastScan = now
 		}
 		soon(lastScan.Add(scanEvery))
+	default: // not at work: no tools to record
 	}
 
 	if beh.Retrying != nil && (h == workspace.HealthBusy || h == workspace.HealthHangWarning || retrying) {
@@ -394,6 +395,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			return at, false
 		}
 		return set(workspace.HealthIdle, "rate-limit cooldown over")
+	default: // the checks below
 	}
 	if h == workspace.HealthBusy && beh.TurnFailure != nil && transcript != "" {
 		// A CLI that fires no hook when a turn fails (Codex) records the

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/config"
 )
 
 // Behavior is how the session and its monitor read one kind of agent CLI:
@@ -152,7 +154,7 @@ func init() {
 	})
 	RegisterKind(ProfileCustom, Behavior{
 		Submit:        SubmitRules{Confirm: ConfirmScreen, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 0},
-		Ready:         ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond},
+		Ready:         ReadyRules{Mode: ReadyQuiet, Quiet: config.DefaultReadyQuietMS * time.Millisecond},
 		IdleWhenQuiet: true,
 	})
 }

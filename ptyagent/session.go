@@ -1178,6 +1178,7 @@ func (s *Session) setHealth(h workspace.Health, detail string) {
 		s.base = h
 	case workspace.HealthWaitingPermission:
 		s.permSince = time.Now()
+	default: // nothing more to note
 	}
 	if h == workspace.HealthBusy {
 		s.busySince = time.Now()

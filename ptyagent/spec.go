@@ -206,7 +206,7 @@ func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
 		s.Ready.Mode = dr.Mode
 	}
 	if s.Ready.Quiet <= 0 {
-		s.Ready.Quiet = 500 * time.Millisecond
+		s.Ready.Quiet = config.DefaultReadyQuietMS * time.Millisecond
 	}
 	var re *regexp.Regexp
 	if s.Ready.Pattern != "" {

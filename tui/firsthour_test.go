@@ -528,7 +528,7 @@ func stripped(s string) string {
 // tails had, so milestones are not pushed out by detail records.
 func TestEventsAccumulate(t *testing.T) {
 	at := testNow.Add(-time.Hour)
-	rec := func(i int, typ string) workspace.EventRecord {
+	rec := func(i int, typ workspace.RecordType) workspace.EventRecord {
 		return workspace.EventRecord{Time: at.Add(time.Duration(i) * time.Second), Type: typ}
 	}
 	first := []workspace.EventRecord{rec(0, "task_submitted"), rec(1, "plan_approved"), rec(2, "input.agent_health")}
@@ -537,7 +537,7 @@ func TestEventsAccumulate(t *testing.T) {
 	got = mergeEvents(got, second)
 	var types []string
 	for _, e := range got {
-		types = append(types, e.Type)
+		types = append(types, string(e.Type))
 	}
 	if want := "task_submitted plan_approved input.agent_health input.injection_result subtask_done"; strings.Join(types, " ") != want {
 		t.Fatalf("merged %v, want %s", types, want)

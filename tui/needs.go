@@ -239,7 +239,7 @@ func (m Model) noPaneWhy() string {
 // newest checkout_dirty record among evs).
 func (m *Model) noteCheckout(evs []workspace.EventRecord) {
 	for _, e := range evs {
-		if e.Type != "checkout_dirty" {
+		if e.Type != workspace.RecordCheckoutDirty {
 			continue
 		}
 		summary, _ := e.Details["summary"].(string)
@@ -258,6 +258,7 @@ func (m Model) checkoutShown() string {
 	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
 		workspace.PhasePlanRevision, workspace.PhasePlanApproval:
 		return m.checkout
+	default: // work may have landed
 	}
 	return ""
 }

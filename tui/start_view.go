@@ -56,7 +56,7 @@ func (m Model) startHeader() string {
 	sep := stDim.Render(" │ ")
 	ph := m.startPhase()
 	segs := []string{stBrand.Render(" HIVEMIND "),
-		" " + lipgloss.NewStyle().Foreground(phaseColor(string(ph))).Bold(true).Render(PhaseLabel(ph)),
+		" " + lipgloss.NewStyle().Foreground(phaseColor(ph)).Bold(true).Render(PhaseLabel(ph)),
 		sep + stText.Render(m.fd.project)}
 	return joinFit(segs, m.width)
 }
@@ -105,7 +105,7 @@ func (m Model) renderStart() string {
 	if u := fd.info.Unfinished; u != nil {
 		lines = append(lines, "")
 		lbl := "  " + stLabel.Render("Unfinished ") + stText.Bold(true).Render(u.ID) + "  " +
-			lipgloss.NewStyle().Foreground(phaseColor(string(u.Phase))).Render(phaseLabel(u.Phase)) + "  " +
+			lipgloss.NewStyle().Foreground(phaseColor(u.Phase)).Render(phaseLabel(u.Phase)) + "  " +
 			stText.Render(firstLine(u.Description))
 		hint := "r resume "
 		if fd.info.LockedBy != "" {
@@ -184,7 +184,7 @@ func (m Model) pastTaskLines(room, w int) []string {
 			started = t.Created.Local().Format("2006-01-02 15:04")
 		}
 		phase := fmt.Sprintf("%-18s", phaseLabel(t.Phase))
-		row := fmt.Sprintf("%-22s  ", t.ID) + lipgloss.NewStyle().Foreground(phaseColor(string(t.Phase))).Render(phase) +
+		row := fmt.Sprintf("%-22s  ", t.ID) + lipgloss.NewStyle().Foreground(phaseColor(t.Phase)).Render(phase) +
 			fmt.Sprintf("  %-16s  %-8s  ", started, dur) + firstLine(t.Description)
 		if i == m.fd.sel && m.fd.focus == focusList {
 			row = stSel.Render(ansi.Strip(row))
@@ -202,6 +202,7 @@ func phaseLabel(p workspace.Phase) string {
 		return "abandoned"
 	case "":
 		return "not started"
+	default: // the label every screen uses
 	}
 	return PhaseLabel(p)
 }

@@ -48,21 +48,23 @@ var (
 )
 
 // phaseColor is the colour a workflow phase is shown in.
-func phaseColor(p string) color.Color {
+func phaseColor(p workspace.Phase) color.Color {
 	switch p {
-	case "needs_human":
+	case workspace.PhaseNeedsHuman, workspace.PhasePaused:
 		return colWarn
-	case "error":
+	case workspace.PhaseError:
 		return colBad
-	case "paused":
-		return colWarn
-	case "complete":
+	case workspace.PhaseComplete:
 		return colOK
-	case "cancelled":
+	case workspace.PhaseCancelled:
 		return colDim
-	default:
+	case workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
+		workspace.PhasePlanRevision, workspace.PhasePlanApproval, workspace.PhaseExecuting, workspace.PhaseCheckpoint,
+		workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged,
+		workspace.PhaseFrictionSync, workspace.PhaseFrictionResolution:
 		return colBusy
 	}
+	return colBusy // not started, or another version's phase
 }
 
 // healthLook is how one health value is drawn in a pane title.
@@ -92,11 +94,12 @@ func lookOf(health workspace.Health) healthLook {
 		return healthLook{glyph: "✖", label: "hung", colour: colBad, alert: true, strong: true}
 	case workspace.HealthExited:
 		return healthLook{glyph: "⏻", label: "exited", colour: colDim}
+	case workspace.HealthRestarting:
+		return healthLook{glyph: "↻", label: "restarting", colour: colWarn}
 	case "":
 		return healthLook{glyph: "·", label: "no agent", colour: colDim}
-	default:
-		return healthLook{glyph: "·", label: string(health), colour: colDim}
 	}
+	return healthLook{glyph: "·", label: string(health), colour: colDim} // another version's
 }
 
 // spins reports whether a health value shows the spinner.

@@ -301,7 +301,7 @@ func (m Model) summaryHeader() string {
 	s := m.fd.sum
 	sep := stDim.Render(" │ ")
 	segs := []string{stBrand.Render(" HIVEMIND "), " " + stAccent.Render("summary")}
-	ph := lipgloss.NewStyle().Foreground(phaseColor(string(s.Phase))).Bold(true).Render(phaseLabel(s.Phase))
+	ph := lipgloss.NewStyle().Foreground(phaseColor(s.Phase)).Bold(true).Render(phaseLabel(s.Phase))
 	segs = append(segs, sep+ph)
 	if s.TaskID != "" {
 		segs = append(segs, sep+stDim.Render(s.TaskID))
@@ -664,6 +664,7 @@ func (m Model) summaryAvailable() bool {
 	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
 		return true
+	default: // under way, held or waiting for the human
 	}
 	return false
 }

@@ -342,6 +342,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 			notes = append(notes, n)
 		case workspace.PhaseComplete:
 			notes = append(notes, "task complete")
+		default: // the header shows the phase
 		}
 	}
 	for _, id := range m.agents {

@@ -233,6 +233,8 @@ func (m Model) borderOf(i int) borderKind {
 		return borderBad
 	case workspace.HealthRateLimited:
 		return borderRate
+	case workspace.HealthStarting, workspace.HealthReady, workspace.HealthBusy, workspace.HealthIdle,
+		workspace.HealthExited, workspace.HealthRestarting:
 	}
 	return borderNormal
 }
@@ -374,7 +376,7 @@ func (m Model) renderHeader() string {
 		segs = append(segs, headerSeg{text: " " + stDim.Render("waiting for the engine…")})
 		return fitSegs(segs, m.width)
 	}
-	ph := lipgloss.NewStyle().Foreground(phaseColor(string(k.phase))).Bold(true).Render(PhaseLabel(k.phase))
+	ph := lipgloss.NewStyle().Foreground(phaseColor(k.phase)).Bold(true).Render(PhaseLabel(k.phase))
 	segs = append(segs, headerSeg{text: " " + ph})
 	if h := phaseHeadline(k.phase, k.prev); h != PhaseLabel(k.phase) {
 		segs = append(segs, headerSeg{text: stDim.Render(strings.TrimPrefix(h, PhaseLabel(k.phase))), drop: 2})
@@ -390,6 +392,7 @@ func (m Model) renderHeader() string {
 			// only approved ones).
 			segs = append(segs, headerSeg{text: stDim.Render(fmt.Sprintf(" · checkpoint %d", k.cp)), drop: 6})
 		}
+	default: // no checkpoint under way
 	}
 	if k.total > 0 {
 		pct := float64(k.approved) / float64(k.total)
@@ -542,6 +545,7 @@ func (m Model) taskOver() bool {
 	switch m.st.Phase {
 	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle:
 		return m.haveState
+	default: // under way, held or waiting for the human: resumable
 	}
 	return false
 }
@@ -694,12 +698,12 @@ func formatEvent(e workspace.EventRecord) string {
 	var sb strings.Builder
 	sb.WriteString(stEventTime.Render(e.Time.Local().Format("15:04:05")))
 	sb.WriteString(" ")
-	sb.WriteString(stEventType.Render(e.Type))
+	sb.WriteString(stEventType.Render(string(e.Type)))
 	if e.Agent != "" {
 		sb.WriteString(" ")
 		sb.WriteString(stEventAgt.Render(string(e.Agent)))
 	}
-	if e.Type == "state_changed" {
+	if e.Type == workspace.RecordStateChanged {
 		from, _ := e.Details["from"].(string)
 		to, _ := e.Details["to"].(string)
 		sb.WriteString(" " + stText.Render(PhaseLabel(workspace.Phase(from))+" → "+PhaseLabel(workspace.Phase(to))))

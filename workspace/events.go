@@ -18,16 +18,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Event types the workspace itself writes or synthesises.
-const (
-	// EventTornLineDropped is appended when an appender finds a torn last
-	// line (a crash mid-append) and drops it; details: bytes, fragment.
-	EventTornLineDropped = "events_torn_line_dropped"
-	// EventBadLine is passed to FollowEvents callbacks for a line that is
-	// not a valid event; details: offset, error, line.
-	EventBadLine = "events_bad_line"
-)
-
 // EventLog appends to a task's events.jsonl. Each event is one line written
 // with a single write(2) on an O_APPEND descriptor under an exclusive flock
 // and fsync'd before Append returns, so lines from many goroutines and
@@ -113,7 +103,7 @@ func (l *EventLog) Append(r EventRecord) error {
 // repairTail runs under the flock. If the file does not end in a newline
 // (an appender crashed mid-write), a fragment that is a complete event just
 // gets its newline; anything else is truncated away — it was never
-// acknowledged — and an EventTornLineDropped line describing it is
+// acknowledged — and an RecordEventsTornLineDropped line describing it is
 // returned to be written before the next event.
 func (l *EventLog) repairTail() ([]byte, error) {
 	fi, err := l.f.Stat()
@@ -161,7 +151,7 @@ func (l *EventLog) repairTail() ([]byte, error) {
 		shown = shown[:200]
 	}
 	rep, err := json.Marshal(EventRecord{
-		Time: time.Now().UTC(), Type: EventTornLineDropped, Task: l.task,
+		Time: time.Now().UTC(), Type: RecordEventsTornLineDropped, Task: l.task,
 		Details: map[string]any{"bytes": len(frag), "offset": start, "fragment": string(shown)},
 	})
 	if err != nil {
@@ -298,7 +288,7 @@ const followPoll = 250 * time.Millisecond
 // FollowEvents calls fn for every complete line of the events file at path
 // from byte offset from on, then keeps waiting for new lines like tail -f,
 // until ctx is done (then it returns nil). The file may not exist yet. A
-// line that is not a valid event is passed as an EventBadLine record. If
+// line that is not a valid event is passed as an RecordEventsBadLine record. If
 // the file shrinks below the offset it is read again from the start.
 func FollowEvents(ctx context.Context, path string, from int64, fn func(EventRecord)) error {
 	if from < 0 {
@@ -356,7 +346,7 @@ func FollowEvents(ctx context.Context, path string, from int64, fn func(EventRec
 						if len(bytes.TrimSpace(line)) > 0 {
 							r, perr := parseEventLine(line)
 							if perr != nil {
-								r = EventRecord{Time: time.Now().UTC(), Type: EventBadLine,
+								r = EventRecord{Time: time.Now().UTC(), Type: RecordEventsBadLine,
 									Details: map[string]any{"offset": off, "error": perr.Error(), "line": string(line)}}
 							}
 							fn(r)

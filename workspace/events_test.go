@@ -131,9 +131,9 @@ func TestEventLogTornLine(t *testing.T) {
 	}
 	var types []string
 	for _, r := range recs {
-		types = append(types, r.Type)
+		types = append(types, string(r.Type))
 	}
-	if got := strings.Join(types, ","); got != "first,"+EventTornLineDropped+",third" {
+	if got := strings.Join(types, ","); got != "first,"+string(RecordEventsTornLineDropped)+",third" {
 		t.Fatalf("types = %s", got)
 	}
 	if frag, _ := recs[1].Details["fragment"].(string); !strings.HasPrefix(frag, `{"time"`) {
@@ -267,7 +267,7 @@ func TestFollowEvents(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- FollowEvents(ctx, path, 0, func(r EventRecord) { got <- r }) }()
 
-	expect := func(typ string) {
+	expect := func(typ RecordType) {
 		t.Helper()
 		select {
 		case r := <-got:
@@ -294,7 +294,7 @@ func TestFollowEvents(t *testing.T) {
 	appendRaw(`{"type":"tw`)
 	appendRaw(`o"}` + "\n" + "not json\n" + `{"type":"three"}` + "\n")
 	expect("two")
-	expect(EventBadLine)
+	expect(RecordEventsBadLine)
 	expect("three")
 	cancel()
 	select {

@@ -48,6 +48,8 @@ func (p Phase) Running() bool {
 		PhaseCheckpointFix, PhaseFrictionLogged, PhaseFrictionSync,
 		PhaseFrictionResolution:
 		return true
+	case PhaseIdle, PhaseProjectSelected, PhaseComplete, PhaseError, PhasePaused,
+		PhaseNeedsHuman, PhaseCancelled:
 	}
 	return false
 }
@@ -494,7 +496,7 @@ type DoneMarker struct {
 // EventRecord is one line of events.jsonl.
 type EventRecord struct {
 	Time    time.Time      `json:"time"`
-	Type    string         `json:"type"`
+	Type    RecordType     `json:"type"`
 	Task    string         `json:"task"`
 	Agent   AgentID        `json:"agent,omitempty"`
 	Details map[string]any `json:"details,omitempty"`

@@ -120,7 +120,7 @@ func TestRunClock(t *testing.T) {
 }
 
 // eventDetails are the details of the first record of type typ in eff.
-func eventDetails(eff []Effect, typ string) map[string]any {
+func eventDetails(eff []Effect, typ workspace.RecordType) map[string]any {
 	for _, e := range eff {
 		if a, ok := e.(AppendEvent); ok && a.Type == typ {
 			return a.Details

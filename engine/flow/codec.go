@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -216,11 +215,6 @@ func (e *Resumed) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// InputPrefix starts the Type of every events.jsonl record that logs an
-// input event of the state machine (as opposed to records the engine
-// writes through AppendEvent).
-const InputPrefix = "input."
-
 // eventWire is the details object of an input record.
 type eventWire struct {
 	Task      *workspace.Task  `json:"task,omitempty"`
@@ -287,13 +281,13 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	if len(details) == 0 {
 		details = nil
 	}
-	return workspace.EventRecord{Time: ev.Time(), Type: InputPrefix + kindName(ev), Task: task, Agent: agent, Details: details}
+	return workspace.EventRecord{Time: ev.Time(), Type: workspace.InputRecord(kindName(ev)), Task: task, Agent: agent, Details: details}
 }
 
 // DecodeEvent turns an input record written by the runner back into the
 // event. ok is false for records that are not input events.
 func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
-	name, found := strings.CutPrefix(rec.Type, InputPrefix)
+	name, found := rec.Type.InputKind()
 	if !found {
 		return nil, false, nil
 	}

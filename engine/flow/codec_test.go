@@ -116,6 +116,14 @@ func eventTypesDeclared(t *testing.T) []string {
 	return names
 }
 
+// The input record workspace reads back (StopNote explains an agent's exit
+// from it) is the one EncodeEvent writes.
+func TestInputRecordTypesReadBack(t *testing.T) {
+	if got := EncodeEvent(AgentHealth{Agent: "lead", Health: workspace.HealthExited}, "t").Type; got != workspace.RecordInputAgentHealth {
+		t.Errorf("AgentHealth is logged as %q, workspace reads %q", got, workspace.RecordInputAgentHealth)
+	}
+}
+
 // The time an event embeds (When) is encoded as its own field "At", where
 // the event's fields are: the bytes on disk are as before When existed.
 // CheckpointMerged keeps its "at", left out of its events.jsonl details.

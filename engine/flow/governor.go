@@ -68,9 +68,9 @@ func (st *stepper) agentUsage(e AgentUsage) {
 	if u.CostKnown {
 		d["cost_usd"] = u.CostUSD
 	}
-	st.emit("agent_usage", e.Agent, d)
+	st.emit(workspace.RecordAgentUsage, e.Agent, d)
 	if !u.CostKnown && u.Tokens() > 0 && !wasUnknown {
-		st.emit("cost_unknown", e.Agent, map[string]any{"model": u.Model,
+		st.emit(workspace.RecordCostUnknown, e.Agent, map[string]any{"model": u.Model,
 			"why": "no price for this model in the pricing table; add [pricing.\"" + u.Model + "\"] to config.toml. Its spend is not counted against budget_usd"})
 		st.unpricedNotice(e.Agent, u.Model)
 	}
@@ -93,7 +93,7 @@ func (st *stepper) rateLimited(agent workspace.AgentID, detail string) {
 	}
 	s.Holds[acc] = workspace.Hold{Account: acc, Agent: agent, Reason: clip(detail, 200), Since: st.at, Until: st.at.Add(d), Attempt: 1}
 	st.schedule(holdTimer(acc), d)
-	st.emit("dispatch_held", agent, map[string]any{"account": acc, "reason": clip(detail, 200), "check_after": d.String()})
+	st.emit(workspace.RecordDispatchHeld, agent, map[string]any{"account": acc, "reason": clip(detail, 200), "check_after": d.String()})
 }
 
 // governHealth holds or releases the agent's account as its health
@@ -132,7 +132,7 @@ func (st *stepper) holdExpired(acc string) {
 			h.Until = st.at.Add(d)
 			s.Holds[acc] = h
 			st.schedule(holdTimer(acc), d)
-			st.emit("dispatch_still_held", h.Agent, map[string]any{"account": acc, "attempt": h.Attempt, "check_after": d.String()})
+			st.emit(workspace.RecordDispatchStillHeld, h.Agent, map[string]any{"account": acc, "attempt": h.Attempt, "check_after": d.String()})
 			return
 		}
 	}
@@ -145,7 +145,7 @@ func (st *stepper) release(acc, why string) {
 	h := st.s.Holds[acc]
 	delete(st.s.Holds, acc)
 	st.cancelTimer(holdTimer(acc))
-	st.emit("dispatch_resumed", h.Agent, map[string]any{"account": acc, "why": why, "held_for": st.at.Sub(h.Since).Round(time.Millisecond).String()})
+	st.emit(workspace.RecordDispatchResumed, h.Agent, map[string]any{"account": acc, "why": why, "held_for": st.at.Sub(h.Since).Round(time.Millisecond).String()})
 	st.sendHeld()
 	st.scheduleWork()
 }
@@ -191,17 +191,17 @@ func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 	case !a.ReadOnly:
 		s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool {
 			if q.Agent == a.Agent {
-				st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": q.Seq, "why": fmt.Sprintf("superseded by #%d", a.Seq)})
+				st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": q.Seq, "why": fmt.Sprintf("superseded by #%d", a.Seq)})
 			}
 			return q.Agent == a.Agent
 		})
 	case notices >= maxHeldNotices:
 		i := slices.IndexFunc(s.Held, isNotice)
-		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
+		st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
 		s.Held = slices.Delete(s.Held, i, i+1)
 	}
 	s.Held = append(s.Held, a)
-	st.emit("dispatch_queued", a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction),
+	st.emit(workspace.RecordDispatchQueued, a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction),
 		"read_only": a.ReadOnly, "why": st.waitReason(a.Agent)})
 	return true
 }
@@ -230,7 +230,7 @@ func (st *stepper) sendHeld() {
 		case st.waits(a.Agent):
 			s.Held = append(s.Held, a)
 		case !a.ReadOnly && (!ok || cur.Seq != a.Seq || !s.Agents[a.Agent].Pending):
-			st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
+			st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
 		default:
 			what, _, _ := strings.Cut(a.Instruction, "\n")
 			st.deliver(a, what, false)

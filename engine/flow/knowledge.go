@@ -147,7 +147,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		// Seen before (a rescan after a restart): repeat the idempotent
 		// merge and the archive, in case the crash came between them.
 		to := s.Archives[key]
-		st.emit("context_duplicate", author, map[string]any{"path": p, "archived": to})
+		st.emit(workspace.RecordContextDuplicate, author, map[string]any{"path": p, "archived": to})
 		if to == "" {
 			return
 		}
@@ -177,7 +177,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		to := fmt.Sprintf("%s/%s_c%d-refused_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
 		s.Archives[key] = to
 		st.do(ArchiveKnowledge{From: p, To: to})
-		st.emit("context_rejected", author, map[string]any{"path": p, "problem": "too many entries", "archived": to})
+		st.emit(workspace.RecordContextRejected, author, map[string]any{"path": p, "problem": "too many entries", "archived": to})
 		if !ag.NotesCapped {
 			ag.NotesCapped = true
 			s.Agents[author] = ag
@@ -195,7 +195,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
 		s.Archives[key] = to
 		st.do(ArchiveKnowledge{From: p, To: to})
-		st.emit("context_rejected", author, map[string]any{"path": p, "problem": problem, "archived": to})
+		st.emit(workspace.RecordContextRejected, author, map[string]any{"path": p, "problem": problem, "archived": to})
 		st.knowledgeNote(author, fmt.Sprintf("Your shared-knowledge entry %s was NOT recorded (moved to %s/%s): %s. "+
 			"Write a corrected entry as a new note in %s/%s/.", p, workspace.KnowledgeDir, to, problem,
 			triggers.Outbox(author), triggers.Knowledge.Dir()))
@@ -208,7 +208,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		at = st.at.UTC()
 	}
 	st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
-	st.emit("context_submitted", author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
+	st.emit(workspace.RecordContextSubmitted, author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
 	st.knowledgeNote(author, fmt.Sprintf("Your %s %q (%s) was recorded in %s/%s.", entry.Kind, entry.Title,
 		p, workspace.KnowledgeDir, knowledgeFile(entry.Kind)))
 }

@@ -47,7 +47,7 @@ func (st *stepper) requestMerge() {
 	m.Attempt++
 	m.Waiting = true
 	s.Merge = m
-	st.emit("merge_requested", "", map[string]any{"checkpoint": cp, "round": m.Round, "attempt": m.Attempt})
+	st.emit(workspace.RecordMergeRequested, "", map[string]any{"checkpoint": cp, "round": m.Round, "attempt": m.Attempt})
 	st.do(st.mergeEffect())
 }
 
@@ -63,7 +63,7 @@ func (st *stepper) resumeMerge() {
 	if phase != workspace.PhaseCheckpoint || !s.Merge.Waiting {
 		return
 	}
-	st.emit("merge_requested", "", map[string]any{"checkpoint": s.Merge.Checkpoint, "round": s.Merge.Round,
+	st.emit(workspace.RecordMergeRequested, "", map[string]any{"checkpoint": s.Merge.Checkpoint, "round": s.Merge.Round,
 		"attempt": s.Merge.Attempt, "resumed": true})
 	st.do(st.mergeEffect())
 }
@@ -89,7 +89,7 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 	details := map[string]any{"checkpoint": e.Checkpoint, "round": e.Round, "attempt": e.Attempt}
 	ignore := func(reason string) {
 		details["reason"] = reason
-		st.emit("merge_result_ignored", "", details)
+		st.emit(workspace.RecordMergeResultIgnored, "", details)
 	}
 	switch {
 	case s.Phase != workspace.PhaseCheckpoint:
@@ -108,7 +108,7 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 	switch {
 	case e.Error != "":
 		details["error"] = e.Error
-		st.emit("merge_failed", "", details)
+		st.emit(workspace.RecordMergeFailed, "", details)
 		st.needsHuman("git_merge", fmt.Sprintf("Merging the workers' branches at checkpoint %d failed: %s", cp, e.Error))
 	case e.Merged:
 		m.DiffFile, m.CheckFile, m.Checked, m.CheckOK, m.MergedDir = e.DiffFile, e.CheckFile, e.Checked, e.CheckOK, e.MergedDir
@@ -117,7 +117,7 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 		if e.Checked {
 			details["check"], details["check_ok"] = e.CheckFile, e.CheckOK
 		}
-		st.emit("checkpoint_merged", "", details)
+		st.emit(workspace.RecordCheckpointMerged, "", details)
 		st.reviewCheckpoint()
 	case len(e.Conflicts) > 0:
 		st.mergeConflicts(e)
@@ -140,7 +140,7 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 		names = append(names, c.Worker)
 		files = append(files, c.Files...)
 	}
-	st.emit("merge_conflict", "", map[string]any{"checkpoint": cp, "attempt": m.Attempt, "workers": names,
+	st.emit(workspace.RecordMergeConflict, "", map[string]any{"checkpoint": cp, "attempt": m.Attempt, "workers": names,
 		"files": dedupe(files), "conflicts": m.Conflicts})
 	if m.Conflicts > st.cfg.MaxRevisionCycles {
 		st.needsHuman("merge_conflicts", fmt.Sprintf("Checkpoint %d still does not merge after %d conflict rounds (max_revision_cycles=%d); conflicting workers: %s",
@@ -169,7 +169,7 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 		ids = append(ids, c.Worker)
 	}
 	st.enter(workspace.PhaseCheckpointFix)
-	st.emit("fix_started", "", map[string]any{"checkpoint": cp, "merge_attempt": m.Attempt, "agents": ids})
+	st.emit(workspace.RecordFixStarted, "", map[string]any{"checkpoint": cp, "merge_attempt": m.Attempt, "agents": ids})
 	for _, c := range fixers {
 		st.mergeFixAssignment(c, mergeFixID(cp, m.Attempt, c.Worker))
 	}
@@ -239,7 +239,7 @@ func (st *stepper) mergeFixRejected(e SubtaskDone, f workspace.SubtaskState) {
 	problem := clip(e.Problem, maxProblem)
 	f.Attempts++
 	s.Fixes[e.Subtask] = f
-	st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+	st.emit(workspace.RecordFixRejected, f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
 	p := st.cfg.resendPolicy()
 	reason := fmt.Sprintf("%s's conflict resolution %s was refused; last problem: %s", f.Worker, e.Subtask, problem)
 	if _, ok := p.Retry(f.Attempts); ok && s.Phase != workspace.PhaseCheckpointFix {

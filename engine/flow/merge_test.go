@@ -414,7 +414,7 @@ func TestCheckpointMergedCodec(t *testing.T) {
 		t.Fatalf("MarshalEvent round trip: %+v %v", back, err)
 	}
 	rec := EncodeEvent(e, "t1")
-	if rec.Type != InputPrefix+"checkpoint_merged" {
+	if rec.Type != workspace.InputPrefix+"checkpoint_merged" {
 		t.Fatalf("record type %q", rec.Type)
 	}
 	dec, ok, err := DecodeEvent(rec)

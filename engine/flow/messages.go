@@ -195,7 +195,7 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 	if a.ReadOnly {
 		d["text"] = NoticeText(a.Instruction, a.Reads) // what is typed: no file says it
 	}
-	st.emit("assignment_sent", a.Agent, d)
+	st.emit(workspace.RecordAssignmentSent, a.Agent, d)
 	if !a.ReadOnly {
 		st.schedule(timeoutTimer(a.Agent), st.cfg.AgentTimeout)
 	}
@@ -447,7 +447,7 @@ func (st *stepper) notice(agent workspace.AgentID, what, body string, reads []st
 	}
 	key := noticeKey(agent)
 	if st.s.Extra[key] != nil && string(st.s.Extra[key]) == strconv.Quote(what) {
-		st.emit("notice_skipped", agent, map[string]any{"what": what, "why": "already told"})
+		st.emit(workspace.RecordNoticeSkipped, agent, map[string]any{"what": what, "why": "already told"})
 		return
 	}
 	if st.s.Extra == nil {

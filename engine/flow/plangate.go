@@ -105,7 +105,7 @@ func (st *stepper) gatePlan() bool {
 		return false
 	}
 	st.enter(workspace.PhasePlanApproval)
-	st.emit("plan_awaiting_human", "", map[string]any{"subject": st.reviewSubject(), "plan": s.PlanFile})
+	st.emit(workspace.RecordPlanAwaitingHuman, "", map[string]any{"subject": st.reviewSubject(), "plan": s.PlanFile})
 	st.notify("warn", fmt.Sprintf("The Reviewer approved %s: approve it (a) or send feedback (f); headless: %s",
 		st.reviewSubject(), PlanDecisionHelp(s.TaskDir)))
 	return true
@@ -119,7 +119,7 @@ func (st *stepper) planDecision(p, key string, content []byte) {
 	if err != nil {
 		to := fmt.Sprintf("%s/%s-decision_v%d-invalid.md", workspace.ReviewsDir, subject, st.version("plan-decision-invalid"))
 		st.consume(p, key, to)
-		st.emit("plan_decision_rejected", "", map[string]any{"archived": to, "problem": err.Error()})
+		st.emit(workspace.RecordPlanDecisionRejected, "", map[string]any{"archived": to, "problem": err.Error()})
 		st.notify("warn", fmt.Sprintf("%s not taken (%v); kept as %s. The plan still waits: %s",
 			PlanDecisionFile, err, to, PlanDecisionHelp(s.TaskDir)))
 		return
@@ -143,7 +143,7 @@ func (st *stepper) planDecision(p, key string, content []byte) {
 		s.RevisionCount++
 		details["revision"] = s.RevisionCount
 	}
-	st.emit("plan_decision", "", details)
+	st.emit(workspace.RecordPlanDecision, "", details)
 	if d.Approve {
 		s.ReviewSubject = ""
 		st.notify("info", "Plan approved: building")

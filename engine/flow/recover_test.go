@@ -33,7 +33,7 @@ func TestRecoverState(t *testing.T) {
 		{"state and backups gone: rebuilt from events", State{}, true, history, sc.s, FromEvents, ""},
 		{"nothing recorded", State{}, true, nil, State{}, NothingRecorded, ""},
 		{"unknown state refused", State{TaskID: "t1", Phase: "warp_speed"}, false, history, State{}, FromState, `names the state "warp_speed"`},
-		{"undecodable input refused", State{}, true, []workspace.EventRecord{{Type: InputPrefix + "bogus"}}, State{}, FromEvents, "line 1 cannot be replayed"},
+		{"undecodable input refused", State{}, true, []workspace.EventRecord{{Type: workspace.InputPrefix + "bogus"}}, State{}, FromEvents, "line 1 cannot be replayed"},
 		{"no task start refused", State{}, true, []workspace.EventRecord{EncodeEvent(KeyPressed{Action: KeyPause, When: When{At: t0}}, "t1")}, State{}, FromEvents, "does not record the task's start"},
 	}
 	for _, c := range cases {

@@ -82,6 +82,6 @@ func (st *stepper) retryWork(p RetryPolicy, agent workspace.AgentID, esc, reason
 		return true
 	}
 	st.schedule(resendTimer(agent), after)
-	st.emit("resend_scheduled", agent, map[string]any{"after": after.String(), "attempt": n, "reason": reason})
+	st.emit(workspace.RecordResendScheduled, agent, map[string]any{"after": after.String(), "attempt": n, "reason": reason})
 	return true
 }

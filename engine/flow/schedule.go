@@ -252,7 +252,7 @@ func (st *stepper) scheduleWork() {
 		sub.Worker = pa.Worker
 		sub.StartedAt = st.at
 		s.Subtasks[pa.Subtask.ID] = sub
-		st.emit("subtask_assigned", pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
+		st.emit(workspace.RecordSubtaskAssigned, pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
 		st.workerSubtask(pa.Worker, pa.Subtask, "", false)
 	}
 	if len(plan) == 0 && !inProgress(s) && !anyPending(s) && len(s.Holds) == 0 && !anyComing(s) {

@@ -90,7 +90,7 @@ func (st *stepper) start(id workspace.AgentID, e Effect) bool {
 	return true
 }
 
-func (st *stepper) emit(typ string, agent workspace.AgentID, details map[string]any) {
+func (st *stepper) emit(typ workspace.RecordType, agent workspace.AgentID, details map[string]any) {
 	st.events = append(st.events, AppendEvent{Type: typ, Agent: agent, Details: details})
 }
 
@@ -118,7 +118,7 @@ func (st *stepper) dropSuperseded() {
 		ag := st.s.Agents[in.Agent]
 		ag.Queued = max(ag.Queued-1, 0)
 		st.s.Agents[in.Agent] = ag
-		st.emit("notice_dropped", in.Agent, map[string]any{"seq": in.Seq, "why": fmt.Sprintf("superseded by #%d", work[in.Agent])})
+		st.emit(workspace.RecordNoticeDropped, in.Agent, map[string]any{"seq": in.Seq, "why": fmt.Sprintf("superseded by #%d", work[in.Agent])})
 		return true
 	})
 }
@@ -197,6 +197,9 @@ func activeAgents(s *State, p workspace.Phase) (active, readOnly []workspace.Age
 		return append(active, dedupe(ws)...), nil
 	case workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
 		return nil, allAgents(s)
+	case workspace.PhaseIdle, workspace.PhasePlanApproval, workspace.PhaseComplete, workspace.PhaseError,
+		workspace.PhasePaused, workspace.PhaseNeedsHuman, workspace.PhaseCancelled:
+		// No agent's turn: the human decides, or the run is held or over.
 	}
 	return nil, nil
 }
@@ -215,7 +218,7 @@ func (st *stepper) enter(p workspace.Phase) {
 	if s.ActiveAgents == nil {
 		s.ActiveAgents = []workspace.AgentID{}
 	}
-	st.emit("state_changed", "", map[string]any{"from": string(from), "to": string(p)})
+	st.emit(workspace.RecordStateChanged, "", map[string]any{"from": string(from), "to": string(p)})
 	switch {
 	case running(p) && !running(from):
 		s.Clock.Start(st.at)
@@ -264,7 +267,7 @@ func (st *stepper) withdrawAll() {
 		return
 	}
 	for _, a := range s.Held {
-		st.emit("held_dispatch_dropped", a.Agent, map[string]any{"seq": a.Seq, "why": "the task reached " + string(s.Phase)})
+		st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "the task reached " + string(s.Phase)})
 	}
 	s.Held = nil
 }
@@ -322,7 +325,7 @@ func (st *stepper) needsHuman(kind, reason string) {
 	st.s.Escalation = kind
 	st.s.Reason = reason
 	st.enter(workspace.PhaseNeedsHuman)
-	st.emit("needs_human", "", map[string]any{"escalation": kind, "reason": reason})
+	st.emit(workspace.RecordNeedsHuman, "", map[string]any{"escalation": kind, "reason": reason})
 	st.notify("error", "Needs a human: "+firstLine(reason))
 }
 
@@ -331,7 +334,7 @@ func (st *stepper) fail(kind, reason string) {
 	st.s.Reason = reason
 	st.s.Error = reason
 	st.enter(workspace.PhaseError)
-	st.emit("error", "", map[string]any{"escalation": kind, "reason": reason})
+	st.emit(workspace.RecordError, "", map[string]any{"escalation": kind, "reason": reason})
 	st.notify("error", "Error: "+firstLine(reason))
 }
 
@@ -421,11 +424,11 @@ func (st *stepper) handle(e Event) {
 func (st *stepper) noTask(e Event) {
 	switch e := e.(type) {
 	case TriggerCompleted:
-		st.emit("trigger_ignored", e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
+		st.emit(workspace.RecordTriggerIgnored, e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
 	case KnowledgeSubmitted:
 		p := cleanPath(e.Path)
 		author, _ := noteAuthor(p, e.Agent)
-		st.emit("context_ignored", author, map[string]any{"path": p, "reason": "no task (the note stays in its outbox)"})
+		st.emit(workspace.RecordContextIgnored, author, map[string]any{"path": p, "reason": "no task (the note stays in its outbox)"})
 	default: // nothing was left behind
 	}
 }
@@ -446,7 +449,7 @@ func (st *stepper) deferIfPaused(e Event) bool {
 		return true
 	}
 	st.s.Deferred = append(st.s.Deferred, raw)
-	st.emit("event_deferred", "", map[string]any{"event": kindName(e)})
+	st.emit(workspace.RecordEventDeferred, "", map[string]any{"event": kindName(e)})
 	return true
 }
 
@@ -455,7 +458,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	switch s.Phase {
 	case "", workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhaseComplete, workspace.PhaseCancelled:
 	default:
-		st.emit("task_ignored", "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.Phase) + ")"})
+		st.emit(workspace.RecordTaskIgnored, "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.Phase) + ")"})
 		return
 	}
 	project := e.Task.Project
@@ -485,11 +488,11 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	for i := 1; i <= workers; i++ {
 		s.Agents[workspace.WorkerID(i)] = workspace.AgentState{Role: workspace.RoleWorker, Status: workspace.HealthStarting}
 	}
-	st.emit("task_submitted", "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
+	st.emit(workspace.RecordTaskSubmitted, "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
 	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
 		st.start(id, SpawnAgent{Agent: id, Role: s.Agents[id].Role})
-		st.emit("agent_spawned", id, map[string]any{"role": string(s.Agents[id].Role)})
+		st.emit(workspace.RecordAgentSpawned, id, map[string]any{"role": string(s.Agents[id].Role)})
 	}
 	st.enter(workspace.PhasePlanning)
 	st.leadPlan()
@@ -498,7 +501,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 func (st *stepper) projectSelected(e ProjectSelected) {
 	s := st.s
 	if s.Phase != "" && s.Phase != workspace.PhaseIdle && s.Phase != workspace.PhaseProjectSelected {
-		st.emit("project_ignored", "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.Phase) + ")"})
+		st.emit(workspace.RecordProjectIgnored, "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.Phase) + ")"})
 		return
 	}
 	s.Project = e.Project
@@ -506,7 +509,7 @@ func (st *stepper) projectSelected(e ProjectSelected) {
 		s.Phase = workspace.PhaseIdle
 	}
 	st.enter(workspace.PhaseProjectSelected)
-	st.emit("project_selected", "", map[string]any{"project": e.Project})
+	st.emit(workspace.RecordProjectSelected, "", map[string]any{"project": e.Project})
 }
 
 // resumed re-spawns the agents (keeping their sessions), re-arms timers,
@@ -523,11 +526,12 @@ func (st *stepper) resumed(e Resumed) {
 		details["on_disk"] = len(e.OnDisk)
 	}
 	st.resumeClock(details)
-	st.emit("resumed", "", details)
+	st.emit(workspace.RecordResumed, "", details)
 	switch s.Phase {
 	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
 		st.takeOnDisk(e.OnDisk)
 		return
+	default: // a run to resume: its team is started again
 	}
 	for _, id := range allAgents(s) {
 		ag := s.Agents[id]
@@ -629,7 +633,7 @@ func (st *stepper) dropStaleDeferred() {
 		}
 	})
 	if dropped > 0 {
-		st.emit("deferred_events_dropped", "", map[string]any{"count": dropped, "why": "about agent processes of the previous run"})
+		st.emit(workspace.RecordDeferredEventsDropped, "", map[string]any{"count": dropped, "why": "about agent processes of the previous run"})
 	}
 }
 

@@ -57,6 +57,7 @@ func (st *stepper) health(e AgentHealth) {
 		if st.deferIfPaused(e) {
 			return
 		}
+	default: // only a failure waits for the pause to end
 	}
 	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending &&
 		ag.LimitSeq == s.Assignments[e.Agent].Seq {
@@ -75,7 +76,7 @@ func (st *stepper) health(e AgentHealth) {
 			// ends in needs_human, not an endless run of paid turns.
 			ag.Failures++
 			s.Agents[e.Agent] = ag
-			st.emit("agent_rate_limit_cleared", e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
+			st.emit(workspace.RecordAgentRateLimitCleared, e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
 			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+string(e.Agent),
 				fmt.Sprintf("Agent %s's turn failed on a rate limit %d times in a row", e.Agent, ag.Failures), ag.Failures) {
 				return
@@ -90,10 +91,11 @@ func (st *stepper) health(e AgentHealth) {
 		st.watchStall(e.Agent)
 	case workspace.HealthBusy:
 		st.cancelTimer(stallTimer(e.Agent))
+	default: // a stall is an idle agent with work pending
 	}
 	switch h {
 	case workspace.HealthExited:
-		st.emit("agent_exited", e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
+		st.emit(workspace.RecordAgentExited, e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
 		why := fmt.Sprintf("exited (code %d)", e.ExitCode)
 		// The agent layer's detail may quote what the agent said last.
 		if more := strings.TrimLeft(strings.TrimPrefix(e.Detail, fmt.Sprintf("exit code %d", e.ExitCode)), "; "); more != "" {
@@ -107,19 +109,21 @@ func (st *stepper) health(e AgentHealth) {
 		st.failAgent(e.Agent, why, ag.EarlyExits == 1)
 	case workspace.HealthHung:
 		if ag.Pending {
-			st.emit("agent_hung", e.Agent, map[string]any{"detail": e.Detail})
+			st.emit(workspace.RecordAgentHung, e.Agent, map[string]any{"detail": e.Detail})
 			st.failAgent(e.Agent, "hung", true)
 		}
 	case workspace.HealthHangWarning:
 		if ag.Pending {
-			st.emit("agent_hang_warning", e.Agent, map[string]any{"detail": e.Detail})
+			st.emit(workspace.RecordAgentHangWarning, e.Agent, map[string]any{"detail": e.Detail})
 			st.notify("warn", fmt.Sprintf("%s has shown no sign of life for a while", e.Agent))
 		}
 	case workspace.HealthWaitingPermission:
-		st.emit("agent_waiting_permission", e.Agent, map[string]any{"detail": e.Detail})
+		st.emit(workspace.RecordAgentWaitingPermission, e.Agent, map[string]any{"detail": e.Detail})
 		st.notify("warn", fmt.Sprintf("%s is waiting for a permission answer", e.Agent))
 	case workspace.HealthRateLimited:
-		st.emit("agent_rate_limited", e.Agent, map[string]any{"detail": e.Detail})
+		st.emit(workspace.RecordAgentRateLimited, e.Agent, map[string]any{"detail": e.Detail})
+	case workspace.HealthStarting, workspace.HealthReady, workspace.HealthBusy, workspace.HealthIdle, workspace.HealthRestarting:
+		// Nothing to report: the agent is well (or being restarted).
 	}
 }
 
@@ -150,11 +154,11 @@ func (st *stepper) cannotRestart(e AgentHealth, ag workspace.AgentState, why str
 	}
 	switch {
 	case cause != "":
-		st.emit("agent_cannot_start", e.Agent, map[string]any{"cause": cause, "exit_code": e.ExitCode})
+		st.emit(workspace.RecordAgentCannotStart, e.Agent, map[string]any{"cause": cause, "exit_code": e.ExitCode})
 		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s cannot run: %s. A restart cannot fix this (last: %s); "+
 			"fix it, then retry (R in the TUI, or hivemind --resume --retry)", e.Agent, cause, why))
 	case ag.EarlyExits >= 2:
-		st.emit("agent_cannot_start", e.Agent, map[string]any{"early_exits": ag.EarlyExits, "exit_code": e.ExitCode})
+		st.emit(workspace.RecordAgentCannotStart, e.Agent, map[string]any{"early_exits": ag.EarlyExits, "exit_code": e.ExitCode})
 		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s exited before its prompt appeared, %d times in a row (last: %s). "+
 			earlyExitFix, e.Agent, ag.EarlyExits, why))
 	default:
@@ -195,7 +199,7 @@ func (st *stepper) failAgent(id workspace.AgentID, why string, immediate bool) {
 		return
 	}
 	st.schedule(restartTimer(id), d)
-	st.emit("agent_restart_scheduled", id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
+	st.emit(workspace.RecordAgentRestartScheduled, id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
 }
 
 func stallTimer(agent workspace.AgentID) string { return "stall:" + string(agent) }
@@ -232,7 +236,7 @@ func (st *stepper) stalled(id workspace.AgentID) {
 	}
 	reason := fmt.Sprintf("%s went idle for %s without writing %s (assignment %d: %s)",
 		id, st.cfg.StallTimeout, want, a.Seq, firstLine(a.Instruction))
-	st.emit("agent_stalled", id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
+	st.emit(workspace.RecordAgentStalled, id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
 	p := RetryPolicy{Attempts: 1, Limit: "a stalled agent gets one reminder, whatever max_retries says"}
 	if _, again := p.Retry(ag.Stalls); again {
 		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
@@ -254,7 +258,7 @@ func (st *stepper) restartNow(id workspace.AgentID) {
 		ag.Restarts++
 		ag.Status = workspace.HealthRestarting
 		s.Agents[id] = ag
-		st.emit("agent_restarted", id, map[string]any{"restarts": ag.Restarts})
+		st.emit(workspace.RecordAgentRestarted, id, map[string]any{"restarts": ag.Restarts})
 	} // else this step starts it already (a resume): one start, one re-send
 	st.resend(id)
 	// A worker back from its backoff takes work again.
@@ -269,7 +273,7 @@ func (st *stepper) injection(e InjectionResult) {
 		s.Agents[e.Agent] = ag
 	}
 	if ok && e.Cancelled {
-		st.emit("injection_cancelled", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+		st.emit(workspace.RecordInjectionCancelled, e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
 		return
 	}
 	if ok && e.Delivered && e.Seq > ag.Delivered {
@@ -286,7 +290,7 @@ func (st *stepper) injection(e InjectionResult) {
 	if st.deferIfPaused(e) {
 		return
 	}
-	st.emit("injection_failed", e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+	st.emit(workspace.RecordInjectionFailed, e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
 	st.failAgent(e.Agent, "message not delivered: "+e.Detail, false)
 }
 
@@ -298,7 +302,7 @@ func (st *stepper) timerFired(e TimerFired) {
 	delete(s.Timers, e.ID)
 	kind, name, _ := strings.Cut(e.ID, ":")
 	agent := workspace.AgentID(name)
-	st.emit("timer_fired", agent, map[string]any{"timer": e.ID})
+	st.emit(workspace.RecordTimerFired, agent, map[string]any{"timer": e.ID})
 	if !running(s.Phase) {
 		return
 	}
@@ -307,7 +311,7 @@ func (st *stepper) timerFired(e TimerFired) {
 		st.restartNow(agent)
 	case "timeout":
 		if s.Agents[agent].Pending {
-			st.emit("agent_timeout", agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
+			st.emit(workspace.RecordAgentTimeout, agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
 			st.failAgent(agent, "timed out after "+st.cfg.AgentTimeout.String(), true)
 		}
 	case "resend":

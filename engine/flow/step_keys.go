@@ -15,7 +15,7 @@ import (
 func (st *stepper) key(e KeyPressed) {
 	s := st.s
 	ignore := func(reason string) {
-		st.emit("key_ignored", "", map[string]any{"key": e.Action, "state": string(s.Phase), "reason": reason})
+		st.emit(workspace.RecordKeyIgnored, "", map[string]any{"key": e.Action, "state": string(s.Phase), "reason": reason})
 	}
 	switch e.Action {
 	case KeyPause:
@@ -36,7 +36,7 @@ func (st *stepper) key(e KeyPressed) {
 			ignore("nothing to cancel")
 		case s.Phase == workspace.PhaseComplete:
 			st.stopAll()
-			st.emit("agents_stopped", "", nil)
+			st.emit(workspace.RecordAgentsStopped, "", nil)
 		default:
 			st.cancel()
 		}
@@ -67,7 +67,7 @@ func (st *stepper) key(e KeyPressed) {
 		}
 		st.stopAll()
 		st.cancelAllTimers()
-		st.emit("abandoned", "", map[string]any{"state": string(s.Phase)})
+		st.emit(workspace.RecordAbandoned, "", map[string]any{"state": string(s.Phase)})
 		st.enter(workspace.PhaseIdle)
 		// The task is over (workspace.State.Over): it ended now, though
 		// idle is not a final phase of the run.
@@ -92,7 +92,7 @@ func (st *stepper) pause() {
 		st.do(CancelTimer{ID: id})
 	}
 	st.enter(workspace.PhasePaused)
-	st.emit("paused", "", map[string]any{"previous_state": string(s.PreviousPhase)})
+	st.emit(workspace.RecordPaused, "", map[string]any{"previous_state": string(s.PreviousPhase)})
 	st.notify("info", "Paused")
 }
 
@@ -130,7 +130,7 @@ func (st *stepper) pauseAgent(id workspace.AgentID) {
 		}
 	}
 	st.do(HoldDelivery{Agent: id, Hold: true})
-	st.emit("agent_paused", id, map[string]any{"queued": ag.Queued})
+	st.emit(workspace.RecordAgentPaused, id, map[string]any{"queued": ag.Queued})
 	st.notify("info", "Paused "+string(id))
 }
 
@@ -141,7 +141,7 @@ func (st *stepper) resumeAgent(id workspace.AgentID) {
 	ag := s.Agents[id]
 	ag.Paused = false
 	s.Agents[id] = ag
-	st.emit("agent_resumed", id, nil)
+	st.emit(workspace.RecordAgentResumed, id, nil)
 	st.notify("info", "Resumed "+string(id))
 	if s.Phase == workspace.PhasePaused {
 		return // the team pause still holds it; unpause re-arms its timers
@@ -189,7 +189,7 @@ func (st *stepper) unpause() {
 	}
 	st.enter(back)
 	st.rearm(func(id string) bool { return !st.frozen(id) })
-	st.emit("resumed_from_pause", "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
+	st.emit(workspace.RecordResumedFromPause, "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
 	st.notify("info", "Resumed")
 	st.sendHeld() // after the timers: a held assignment's timeout starts now
 	resend := s.Resend
@@ -202,7 +202,7 @@ func (st *stepper) unpause() {
 	for _, raw := range deferred {
 		ev, err := UnmarshalEvent(raw)
 		if err != nil {
-			st.emit("deferred_event_dropped", "", map[string]any{"error": err.Error()})
+			st.emit(workspace.RecordDeferredEventDropped, "", map[string]any{"error": err.Error()})
 			continue
 		}
 		st.handle(ev)
@@ -225,7 +225,7 @@ func (st *stepper) cancel() {
 	s.Resend = nil
 	s.Held = nil
 	st.enter(workspace.PhaseCancelled)
-	st.emit("cancelled", "", nil)
+	st.emit(workspace.RecordCancelled, "", nil)
 	st.notify("info", "Task cancelled")
 }
 
@@ -250,7 +250,7 @@ func (st *stepper) retry() {
 	kind := s.Escalation
 	back := s.PreviousPhase
 	s.Escalation, s.Reason, s.Error = "", "", ""
-	st.emit("retry", "", map[string]any{"escalation": kind, "state": string(s.Phase)})
+	st.emit(workspace.RecordRetry, "", map[string]any{"escalation": kind, "state": string(s.Phase)})
 	switch {
 	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.Phase == workspace.PhaseNeedsHuman && running(back):
 		// A failing agent is restarted; a stalled one is asked again.

@@ -51,7 +51,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	}
 	sub, ok := s.Subtasks[e.Subtask]
 	if !ok {
-		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask, "reason": "unknown subtask"})
+		st.emit(workspace.RecordSubtaskDoneIgnored, e.Agent, map[string]any{"subtask": e.Subtask, "reason": "unknown subtask"})
 		for _, id := range allAgents(s) {
 			if a := s.Agents[id]; a.Pending && a.Subtask == e.Subtask {
 				st.finishWork(id)
@@ -72,7 +72,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		from := triggers.Path(e.Agent, triggers.Done, e.Subtask)
 		to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(from, "/", "_"))
 		st.do(ArchiveTrigger{From: from, To: to})
-		st.emit("subtask_done_ignored", e.Agent, map[string]any{"subtask": e.Subtask,
+		st.emit(workspace.RecordSubtaskDoneIgnored, e.Agent, map[string]any{"subtask": e.Subtask,
 			"reason":   fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
 			"problem":  clip(e.Problem, maxProblem),
 			"archived": to})
@@ -82,7 +82,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		problem := clip(e.Problem, maxProblem)
 		sub.Attempts++
 		s.Subtasks[e.Subtask] = sub
-		st.emit("subtask_rejected", worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
+		st.emit(workspace.RecordSubtaskRejected, worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
 		reason := fmt.Sprintf("Subtask %s was completed invalidly by %s; last problem: %s", e.Subtask, worker, problem)
 		p := st.cfg.resendPolicy()
 		if _, ok := p.Retry(sub.Attempts); !ok {
@@ -106,7 +106,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	sub.Worker = worker
 	sub.CompletedAt = st.at
 	s.Subtasks[e.Subtask] = sub
-	st.emit("subtask_done", worker, map[string]any{"subtask": e.Subtask})
+	st.emit(workspace.RecordSubtaskDone, worker, map[string]any{"subtask": e.Subtask})
 	for _, id := range allAgents(s) {
 		if a := s.Agents[id]; a.Subtask == e.Subtask {
 			st.finishWork(id)
@@ -128,7 +128,7 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 		problem := clip(e.Problem, maxProblem)
 		f.Attempts++
 		s.Fixes[e.Subtask] = f
-		st.emit("fix_rejected", f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+		st.emit(workspace.RecordFixRejected, f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
 		if s.Phase != workspace.PhaseCheckpointFix {
 			return
 		}
@@ -143,7 +143,7 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 	f.Status = workspace.SubtaskDone
 	f.CompletedAt = st.at
 	s.Fixes[e.Subtask] = f
-	st.emit("fix_done", f.Worker, map[string]any{"fix": e.Subtask})
+	st.emit(workspace.RecordFixDone, f.Worker, map[string]any{"fix": e.Subtask})
 	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
 		st.finishWork(f.Worker)
 	}

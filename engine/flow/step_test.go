@@ -57,7 +57,7 @@ func effectsOf[T Effect](eff []Effect) []T {
 func eventTypes(eff []Effect) []string {
 	var out []string
 	for _, e := range effectsOf[AppendEvent](eff) {
-		out = append(out, e.Type)
+		out = append(out, string(e.Type))
 	}
 	return out
 }

@@ -65,7 +65,7 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	}
 	if s.Consumed[key] {
 		to := s.Archives[key]
-		st.emit("trigger_duplicate", e.Agent, map[string]any{"path": p, "archived": to})
+		st.emit(workspace.RecordTriggerDuplicate, e.Agent, map[string]any{"path": p, "archived": to})
 		if to != "" {
 			st.do(ArchiveTrigger{From: p, To: to})
 		}
@@ -75,7 +75,7 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	spec, _ := triggers.Lookup(ref.Kind)
 	handle := triggerHandlers[ref.Kind]
 	if !isTrigger || handle == nil {
-		st.emit("trigger_ignored", e.Agent, map[string]any{"path": p, "state": string(s.Phase), "reason": "not a trigger file"})
+		st.emit(workspace.RecordTriggerIgnored, e.Agent, map[string]any{"path": p, "state": string(s.Phase), "reason": "not a trigger file"})
 		return
 	}
 	if why := st.authorship(ref, spec); why != "" {
@@ -138,7 +138,7 @@ func (st *stepper) refuseTrigger(p, key string, writer workspace.AgentID, why st
 // writer, bounded.
 func (st *stepper) refused(p, archived string, writer workspace.AgentID, why string) {
 	s := st.s
-	st.emit("trigger_refused", writer, map[string]any{"path": p, "writer": writer, "state": string(s.Phase), "reason": why, "archived": archived})
+	st.emit(workspace.RecordTriggerRefused, writer, map[string]any{"path": p, "writer": writer, "state": string(s.Phase), "reason": why, "archived": archived})
 	ag, ok := s.Agents[writer]
 	if !ok {
 		st.notify("warn", fmt.Sprintf("Refused %s: %s", p, why))
@@ -177,7 +177,7 @@ func (st *stepper) rejectTrigger(p, key string, ref triggers.Ref, e TriggerCompl
 	s.Consumed[key] = true
 	problem := clip(e.Problem, maxProblem)
 	writer := ref.Owner
-	st.emit("trigger_rejected", writer, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
+	st.emit(workspace.RecordTriggerRejected, writer, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
 	if ref.Kind == trigPlan && (s.Phase == workspace.PhasePlanning || s.Phase == workspace.PhasePlanRevision) {
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
@@ -230,11 +230,11 @@ func (st *stepper) version(kind string) int {
 func (st *stepper) ignoreTrigger(p, key string, agent workspace.AgentID, reason string) {
 	to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(p, "/", "_"))
 	st.consume(p, key, to)
-	st.emit("trigger_ignored", agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
+	st.emit(workspace.RecordTriggerIgnored, agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
 }
 
 func (st *stepper) consumed(p, to string, agent workspace.AgentID) {
-	st.emit("trigger_consumed", agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
+	st.emit(workspace.RecordTriggerConsumed, agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
 }
 
 func (st *stepper) planSubmitted(p, key string, content []byte) {
@@ -247,7 +247,7 @@ func (st *stepper) planSubmitted(p, key string, content []byte) {
 		for i, pr := range probs {
 			msgs[i] = pr.String()
 		}
-		st.emit("plan_invalid", workspace.AgentLead, map[string]any{"archived": to, "problems": msgs})
+		st.emit(workspace.RecordPlanInvalid, workspace.AgentLead, map[string]any{"archived": to, "problems": msgs})
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
 			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problems (%s):\n- %s",
@@ -267,7 +267,7 @@ func (st *stepper) planSubmitted(p, key string, content []byte) {
 	s.ReviewSubject = fmt.Sprintf("plan_v%d", v)
 	s.ResolutionFile = ""
 	s.TotalCheckpoints = len(plan.Checkpoints)
-	st.emit("plan_submitted", workspace.AgentLead, map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
+	st.emit(workspace.RecordPlanSubmitted, workspace.AgentLead, map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
 	st.finishWork(workspace.AgentLead)
 	st.enter(workspace.PhasePlanReview)
 	st.reviewerPlan()
@@ -296,7 +296,7 @@ func (st *stepper) planApproved(p, key string, content []byte) {
 	st.consume(p, key, to)
 	st.consumed(p, to, workspace.AgentReviewer)
 	st.planRound("approved", to, content)
-	st.emit("plan_approved", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
+	st.emit(workspace.RecordPlanApproved, workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
 	st.finishWork(workspace.AgentReviewer)
 	if st.gatePlan() {
 		return
@@ -339,7 +339,7 @@ func (st *stepper) advance() {
 	}
 	s.CurrentCheckpoint = next
 	st.enter(workspace.PhaseExecuting)
-	st.emit("checkpoint_started", "", map[string]any{"checkpoint": next, "name": st.checkpointName(next)})
+	st.emit(workspace.RecordCheckpointStarted, "", map[string]any{"checkpoint": next, "name": st.checkpointName(next)})
 	st.scheduleWork()
 }
 
@@ -355,7 +355,7 @@ func (st *stepper) complete() {
 			done++
 		}
 	}
-	st.emit("task_complete", "", map[string]any{"subtasks": done, "revisions": s.RevisionCount, "friction": s.FrictionCount})
+	st.emit(workspace.RecordTaskComplete, "", map[string]any{"subtasks": done, "revisions": s.RevisionCount, "friction": s.FrictionCount})
 	st.notify("info", fmt.Sprintf("Task complete: %d subtasks, %d checkpoints, %d plan revision(s)", done, s.TotalCheckpoints, s.RevisionCount))
 }
 
@@ -366,7 +366,7 @@ func (st *stepper) planFeedbackIn(p, key string, content []byte) {
 	st.consumed(p, to, workspace.AgentReviewer)
 	st.planRound("feedback", to, content)
 	s.RevisionCount++
-	st.emit("plan_feedback", workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
+	st.emit(workspace.RecordPlanFeedback, workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
 	st.finishWork(workspace.AgentReviewer)
 	if s.RevisionCount >= st.cfg.MaxRevisionCycles {
 		st.needsHuman("plan_revisions", fmt.Sprintf("The plan was sent back %d times (max_revision_cycles=%d); the Lead and the Reviewer do not agree. Rounds:%s",
@@ -406,7 +406,7 @@ func (st *stepper) reachCheckpoint() {
 	}
 	st.enter(workspace.PhaseCheckpoint)
 	cp := s.CurrentCheckpoint
-	st.emit("checkpoint_reached", "", map[string]any{"checkpoint": cp})
+	st.emit(workspace.RecordCheckpointReached, "", map[string]any{"checkpoint": cp})
 	for _, w := range workerIDs(s) {
 		if s.Agents[w].Pending {
 			continue // still working on a subtask; do not interrupt it
@@ -447,7 +447,7 @@ func (st *stepper) checkpointApproved(p, key string, content []byte) {
 	st.consume(p, key, to)
 	st.consumed(p, to, workspace.AgentReviewer)
 	st.checkpointRound("approved", to, content)
-	st.emit("checkpoint_approved", workspace.AgentReviewer, map[string]any{"checkpoint": cp})
+	st.emit(workspace.RecordCheckpointApproved, workspace.AgentReviewer, map[string]any{"checkpoint": cp})
 	st.finishWork(workspace.AgentReviewer)
 	s.FixRounds = 0
 	s.Fixes = nil
@@ -470,7 +470,7 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	st.checkpointRound("issues", to, content)
 	s.FixRounds++
 	s.IssuesFile = to
-	st.emit("checkpoint_issues", workspace.AgentReviewer, map[string]any{"checkpoint": cp, "round": round})
+	st.emit(workspace.RecordCheckpointIssues, workspace.AgentReviewer, map[string]any{"checkpoint": cp, "round": round})
 	st.finishWork(workspace.AgentReviewer)
 	if s.FixRounds >= st.cfg.MaxRevisionCycles {
 		st.needsHuman("checkpoint_revisions", fmt.Sprintf("Checkpoint %d was sent back %d times (max_revision_cycles=%d). Rounds:%s",
@@ -488,7 +488,7 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 		s.Fixes[fixID(cp, round, a)] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: a, StartedAt: st.at}
 	}
 	st.enter(workspace.PhaseCheckpointFix)
-	st.emit("fix_started", "", map[string]any{"checkpoint": cp, "round": round, "agents": agents})
+	st.emit(workspace.RecordFixStarted, "", map[string]any{"checkpoint": cp, "round": round, "agents": agents})
 	for _, a := range agents {
 		st.fixAssignment(a, fixID(cp, round, a), files[a])
 	}
@@ -511,7 +511,7 @@ func (st *stepper) frictionLogged(p, key string, ref triggers.Ref, content []byt
 		st.consume(p, key, to)
 		why := fmt.Sprintf("%s already has %d friction reports waiting for the Lead (at most %d)", agent, ag.Friction, MaxPendingFriction)
 		if ag.FrictionCapped {
-			st.emit("trigger_refused", agent, map[string]any{"path": p, "writer": agent, "state": string(s.Phase), "reason": why, "archived": to})
+			st.emit(workspace.RecordTriggerRefused, agent, map[string]any{"path": p, "writer": agent, "state": string(s.Phase), "reason": why, "archived": to})
 			return
 		}
 		ag.FrictionCapped = true
@@ -528,7 +528,7 @@ func (st *stepper) frictionLogged(p, key string, ref triggers.Ref, content []byt
 	s.FrictionCount++
 	s.Friction = append(s.Friction, to)
 	s.FrictionPending = append(s.FrictionPending, to)
-	st.emit("friction_recorded", agent, map[string]any{"path": p, "archived": to, "summary": summarize(content), "count": s.FrictionCount})
+	st.emit(workspace.RecordFrictionRecorded, agent, map[string]any{"path": p, "archived": to, "summary": summarize(content), "count": s.FrictionCount})
 }
 
 // startFriction runs friction_logged → friction_sync (everyone told; the
@@ -543,7 +543,7 @@ func (st *stepper) startFriction() {
 		s.Agents[id] = ag
 	}
 	st.enter(workspace.PhaseFrictionLogged)
-	st.emit("friction_flow_started", "", map[string]any{"files": s.FrictionActive})
+	st.emit(workspace.RecordFrictionFlowStarted, "", map[string]any{"files": s.FrictionActive})
 	st.enter(workspace.PhaseFrictionSync)
 	for _, id := range allAgents(s) {
 		if id == workspace.AgentLead || s.Agents[id].Pending {

@@ -67,7 +67,7 @@ type WriteState struct{ State State }
 
 // AppendEvent asks the runner to append one record to events.jsonl.
 type AppendEvent struct {
-	Type    string
+	Type    workspace.RecordType
 	Agent   workspace.AgentID
 	Details map[string]any
 }

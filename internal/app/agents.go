@@ -171,7 +171,7 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	case ptyagent.EventDeliveryFailed:
 		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventHookDenied:
-		b.runner.Log("tool_denied", string(ev.Agent), map[string]any{"reason": ev.Detail})
+		b.runner.Log(workspace.RecordToolDenied, string(ev.Agent), map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:
 		// Health changes already carry what hooks mean; the raw hooks
 		// would only flood the log. A turn's end names the session to
@@ -209,14 +209,14 @@ func ResumeAgents(o Options, cfg config.Config, t workspace.Task) (config.Config
 				cfg = cfg.WithAgents(f)
 			}
 			if cfg.TeamString() != task {
-				notes = append(notes, workspace.EventRecord{Type: "agent_overridden",
+				notes = append(notes, workspace.EventRecord{Type: workspace.RecordAgentOverridden,
 					Details: map[string]any{"task_agent": task, "agent": cfg.TeamString(), "why": "--agent given on resume"}})
 			}
 		}
 	}
 	if t.Workers > 0 && cfg.Workers != t.Workers {
 		if o.WorkersSet {
-			notes = append(notes, workspace.EventRecord{Type: "workers_kept",
+			notes = append(notes, workspace.EventRecord{Type: workspace.RecordWorkersKept,
 				Details: map[string]any{"workers": t.Workers, "ignored": cfg.Workers, "why": "a resumed task keeps its workers"}})
 		}
 		cfg.Workers = t.Workers

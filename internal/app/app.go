@@ -186,7 +186,7 @@ func (w *wiring) lockWorkspace() error {
 		return fmt.Errorf("shared knowledge: %w", err)
 	}
 	if stale {
-		w.notes = append(w.notes, workspace.EventRecord{Type: "lock_taken_over",
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordLockTakenOver,
 			Details: map[string]any{"lock": lock.Path()}})
 	}
 	return nil
@@ -257,7 +257,7 @@ func (w *wiring) openTask() error {
 	}
 	recs, _, err := workspace.ReadEventsProgress(filepath.Join(w.td.Dir(), workspace.EventsFile), progress)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		w.notes = append(w.notes, workspace.EventRecord{Type: "events_unreadable",
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordEventsUnreadable,
 			Details: map[string]any{"error": err.Error()}})
 	}
 	w.history = recs
@@ -273,11 +273,11 @@ func (w *wiring) openState() error {
 	}
 	w.store, w.loaded, w.fresh, w.lost = store, loaded, res.Fresh, res.Lost
 	if res.Restored {
-		w.notes = append(w.notes, workspace.EventRecord{Type: "state_restored",
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordStateRestored,
 			Details: map[string]any{"from": res.From, "problem": res.Problem}})
 	}
 	if res.RemovedTemps > 0 {
-		w.notes = append(w.notes, workspace.EventRecord{Type: "temp_files_removed",
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordTempFilesRemoved,
 			Details: map[string]any{"count": res.RemovedTemps}})
 	}
 	w.log, err = workspace.OpenEventLog(w.td)
@@ -311,7 +311,7 @@ func (w *wiring) newAgents() error {
 	if c := scopeCaveats(w.git); len(c) > 0 && sandbox.Available() {
 		scopes["caveats"] = c
 	}
-	w.notes = append(w.notes, workspace.EventRecord{Type: "write_scopes", Details: scopes})
+	w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordWriteScopes, Details: scopes})
 	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}
@@ -349,7 +349,7 @@ func (w *wiring) newAgents() error {
 		if reapErr != nil {
 			d["error"] = reapErr.Error()
 		}
-		w.notes = append(w.notes, workspace.EventRecord{Type: "leftovers_reaped", Details: d})
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordLeftoversReaped, Details: d})
 	}
 	return nil
 }
@@ -418,7 +418,7 @@ type runnerLink struct{ r *engine.Runner }
 func (l *runnerLink) Send(ev engine.Event) { l.r.Send(ev) }
 
 // Log takes the agent id as the git and remote wiring have it, a string.
-func (l *runnerLink) Log(typ, agent string, details map[string]any) {
+func (l *runnerLink) Log(typ workspace.RecordType, agent string, details map[string]any) {
 	l.r.Log(typ, workspace.AgentID(agent), details)
 }
 
@@ -499,7 +499,7 @@ func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 		a.usage.finish(10 * time.Second)
 	}
 	// Let the runner record the exits already queued before it stops.
-	a.runner.Log("hivemind_stopped", "", map[string]any{"pid": os.Getpid()})
+	a.runner.Log(workspace.RecordHivemindStopped, "", map[string]any{"pid": os.Getpid()})
 	select {
 	case <-a.runner.Barrier():
 	case <-time.After(5 * time.Second):

@@ -33,7 +33,7 @@ type gitWire struct {
 	root    string
 	check   string
 	// log records an event in events.jsonl (through the runner).
-	log func(typ, agent string, details map[string]any)
+	log func(typ workspace.RecordType, agent string, details map[string]any)
 	// remote are the workers placed on other hosts (remotework.go).
 	remote *remoteWork
 
@@ -65,11 +65,11 @@ func (w *wiring) setupGit() error {
 	opts := GitOptions(w.cfg)
 	disabled := func(reason string) error {
 		for _, r := range w.history {
-			if r.Type == "git_disabled" {
+			if r.Type == workspace.RecordGitDisabled {
 				return nil // said already
 			}
 		}
-		w.notes = append(w.notes, workspace.EventRecord{Type: "git_disabled", Details: map[string]any{
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordGitDisabled, Details: map[string]any{
 			"reason": reason, "effect": "workers share the project directory (no worktrees, no merges)"}})
 		return nil
 	}
@@ -81,9 +81,9 @@ func (w *wiring) setupGit() error {
 	live := func(id string) bool { return w.resumed && id == w.td.ID() }
 	removed, err := gitwork.PruneStale(w.project, w.root, live, opts)
 	if err != nil {
-		w.notes = append(w.notes, workspace.EventRecord{Type: "worktrees_prune_failed", Details: map[string]any{"error": err.Error()}})
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordWorktreesPruneFailed, Details: map[string]any{"error": err.Error()}})
 	} else if len(removed) > 0 {
-		w.notes = append(w.notes, workspace.EventRecord{Type: "worktrees_pruned", Details: map[string]any{"dirs": removed}})
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordWorktreesPruned, Details: map[string]any{"dirs": removed}})
 	}
 	repo, err := gitwork.Open(w.project, w.root, w.td.ID(), opts)
 	base := ""
@@ -103,7 +103,7 @@ func (w *wiring) setupGit() error {
 		return disabled(reason)
 	}
 	base, _ = repo.Base()
-	w.notes = append(w.notes, workspace.EventRecord{Type: "git_task_branch", Details: map[string]any{
+	w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordGitTaskBranch, Details: map[string]any{
 		"branch": repo.TaskBranch(), "base": base, "worktrees": filepath.Join(w.root, "worktrees")}})
 	w.git = &gitWire{repo: repo, td: w.td, project: w.project, root: w.root, check: w.cfg.Check, log: w.toRunner.Log,
 		changed: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{})}
@@ -128,7 +128,7 @@ func (w *wiring) checkDirty(repo *gitwork.Repo) (string, error) {
 		return "", fmt.Errorf("%s: %s: finish or abort the %s first, or start from HEAD anyway with --dirty ignore",
 			w.project, d, d.Operation)
 	}
-	rec := workspace.EventRecord{Type: "checkout_dirty", Details: map[string]any{"files": d.Files}}
+	rec := workspace.EventRecord{Type: workspace.RecordCheckoutDirty, Details: map[string]any{"files": d.Files}}
 	if d.Operation != "" {
 		rec.Details["operation"] = d.Operation
 	}
@@ -249,7 +249,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 	ev := engine.CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt}
 	fail := func(err error) engine.CheckpointMerged {
 		ev.Error = err.Error()
-		g.log("git_merge_failed", "", map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "error": ev.Error})
+		g.log(workspace.RecordGitMergeFailed, "", map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "error": ev.Error})
 		return ev
 	}
 	start := time.Now()
@@ -279,7 +279,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 		if len(res.Warnings) > 0 {
 			d["warnings"] = res.Warnings
 		}
-		g.log("git_merge", "", d)
+		g.log(workspace.RecordGitMerge, "", d)
 		return ev
 	}
 	for _, c := range res.Conflicts {
@@ -296,7 +296,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 		}
 		ev.Conflicts = append(ev.Conflicts, engine.MergeConflict{Worker: workspace.AgentID(c.Worker), With: convertIDs[string, workspace.AgentID](c.With),
 			Files: g.repo.ProjectRel(files), HunksFile: rel})
-		g.log("git_merge_conflict", c.Worker, map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt,
+		g.log(workspace.RecordGitMergeConflict, c.Worker, map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt,
 			"with": c.With, "files": files, "hunks": rel})
 	}
 	if len(ev.Conflicts) == 0 {
@@ -435,7 +435,7 @@ func (a *App) finishGit() {
 	}
 	if final == workspace.PhaseComplete {
 		for _, d := range g.remote.cleanup() {
-			a.logDirect("remote_cleanup", d)
+			a.logDirect(workspace.RecordRemoteCleanup, d)
 		}
 	}
 	sum, err := g.repo.Finish(final == workspace.PhaseComplete && a.opts.Merge)
@@ -460,7 +460,7 @@ func (a *App) finishGit() {
 			d["error"] = err.Error()
 		}
 	}
-	a.logDirect("task_branch_ready", d)
+	a.logDirect(workspace.RecordTaskBranchReady, d)
 	if len(sum.Commands) == 0 && sum.TaskBranch != "" {
 		// The merge was refused: still say how to look at the result.
 		from := sum.Into
@@ -489,7 +489,7 @@ func (a *App) finishGit() {
 
 // logDirect writes a record straight to events.jsonl (and the headless
 // output) after the runner has stopped.
-func (a *App) logDirect(typ string, details map[string]any) {
+func (a *App) logDirect(typ workspace.RecordType, details map[string]any) {
 	rec := workspace.EventRecord{Time: time.Now().UTC(), Type: typ, Task: a.td.ID(), Details: details}
 	if a.log != nil {
 		_ = a.log.Append(rec)

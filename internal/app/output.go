@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -78,7 +77,7 @@ func FormatRecord(r workspace.EventRecord) string {
 		t = time.Now()
 	}
 	b.WriteString(t.Local().Format("15:04:05"))
-	typ, input := strings.CutPrefix(r.Type, flow.InputPrefix)
+	typ, input := r.Type.InputKind()
 	if input {
 		b.WriteString(" ← ")
 	} else {

@@ -122,7 +122,7 @@ func preflightNotes(rs []preflight.Result) []workspace.EventRecord {
 	var notes []workspace.EventRecord
 	for _, r := range rs {
 		if r.Status == preflight.Warn {
-			notes = append(notes, workspace.EventRecord{Type: "preflight_warning",
+			notes = append(notes, workspace.EventRecord{Type: workspace.RecordPreflightWarning,
 				Details: map[string]any{"check": r.Check, "message": r.Msg, "fix": r.Fix}})
 		}
 	}

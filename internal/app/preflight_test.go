@@ -107,7 +107,7 @@ func TestResumeAgents(t *testing.T) {
 		got, notes := ResumeAgents(tc.o, cfg, task)
 		var types []string
 		for _, n := range notes {
-			types = append(types, n.Type)
+			types = append(types, string(n.Type))
 		}
 		if got.Agent != tc.wantAgent || got.Workers != tc.wantWorkers || strings.Join(types, ",") != strings.Join(tc.wantNotes, ",") {
 			t.Errorf("%s: agent %q workers %d notes %v; want %q %d %v", tc.name, got.Agent, got.Workers, types, tc.wantAgent, tc.wantWorkers, tc.wantNotes)

@@ -40,7 +40,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 	}
 	switch from {
 	case flow.FromEvents:
-		return st, engine.Resumed{Retry: w.o.Retry}, []workspace.EventRecord{{Type: "state_rebuilt",
+		return st, engine.Resumed{Retry: w.o.Retry}, []workspace.EventRecord{{Type: workspace.RecordStateRebuilt,
 			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": reason}}}, nil
 	case flow.NothingRecorded:
 		if w.lost != "" {

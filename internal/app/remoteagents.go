@@ -198,7 +198,7 @@ func (rt *remoteTranscripts) local(agent, path string) (string, error) {
 	for range maxTranscriptFetches {
 		size, data, err := rt.fetch(rh, path, off)
 		if err != nil {
-			rt.rw.log("remote_usage_failed", agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
+			rt.rw.log(workspace.RecordRemoteUsageFailed, agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
 			return "", err
 		}
 		if size < off { // rewritten on the host: copy it again

@@ -33,7 +33,7 @@ func TestRemoteTranscripts(t *testing.T) {
 	var logged []string
 	rh := &remoteHost{h: remote.Host{Name: "box", Dest: s.Alias, SSHArgs: []string{"-F", s.Config}}}
 	rw := &remoteWork{td: td, workers: map[string]*remoteHost{"worker_1": rh},
-		log: func(typ, agent string, d map[string]any) { logged = append(logged, typ) }}
+		log: func(typ workspace.RecordType, agent string, d map[string]any) { logged = append(logged, string(typ)) }}
 	rt := newRemoteTranscripts(rw)
 
 	host := filepath.Join(s.Home, "t.jsonl")

@@ -119,11 +119,11 @@ func (rw *remoteWork) diagnose(agent, detail string) string {
 	d := map[string]any{"host": rh.h.Name, "ms": time.Since(start).Milliseconds()}
 	if err == nil {
 		d["ok"] = true
-		rw.log("remote_host_checked", agent, d)
+		rw.log(workspace.RecordRemoteHostChecked, agent, d)
 		return detail
 	}
 	d["error"] = err.Error()
-	rw.log("remote_host_checked", agent, d)
+	rw.log(workspace.RecordRemoteHostChecked, agent, d)
 	return fmt.Sprintf("exit code %d; %v", sshFailed, err)
 }
 
@@ -154,7 +154,7 @@ func (w *wiring) reapPrevious(rw *remoteWork) {
 	marks := recordedMarks(filepath.Join(w.td.Dir(), workspace.ProcsDir))
 	helpers := map[string]string{} // host → its helper, newest last
 	for _, r := range w.history {
-		if r.Type == "remote_host_ready" {
+		if r.Type == workspace.RecordRemoteHostReady {
 			name, _ := r.Details["host"].(string)
 			helper, _ := r.Details["helper"].(string)
 			if name != "" && helper != "" {
@@ -168,12 +168,12 @@ func (w *wiring) reapPrevious(rw *remoteWork) {
 	var wg sync.WaitGroup
 	for _, name := range slices.Sorted(maps.Keys(helpers)) {
 		if _, ok := w.cfg.Hosts[name]; !ok {
-			w.notes = append(w.notes, workspace.EventRecord{Type: "remote_reaped", Details: map[string]any{
+			w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteReaped, Details: map[string]any{
 				"host": name, "error": "not in the config any more: what the task left there is not reaped"}})
 			continue
 		}
 		d := map[string]any{"host": name, "marks": len(marks)}
-		w.notes = append(w.notes, workspace.EventRecord{Type: "remote_reaped", Details: d})
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteReaped, Details: d})
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)
 			defer cancel()
@@ -239,7 +239,7 @@ func (rw *remoteWork) pushAssignment(agent string, push func(context.Context) er
 		d := map[string]any{"host": rw.workers[agent].h.Name, "ms": time.Since(start).Milliseconds()}
 		if err != nil {
 			d["error"] = err.Error()
-			rw.log("remote_assignment_failed", agent, d)
+			rw.log(workspace.RecordRemoteAssignmentFailed, agent, d)
 		}
 	})
 }
@@ -293,7 +293,7 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 	}
 	if !ok || !rw.has(agent) {
 		if err := write(); err != nil {
-			rw.log("remote_sync_refused", "", map[string]any{"file": rel, "error": err.Error()})
+			rw.log(workspace.RecordRemoteSyncRefused, "", map[string]any{"file": rel, "error": err.Error()})
 		}
 		return
 	}
@@ -306,7 +306,7 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 		rw.pulled[agent+"/"+subtask] = pulled{sha, err}
 		rw.mu.Unlock()
 		if err := write(); err != nil {
-			rw.log("remote_sync_refused", agent, map[string]any{"file": rel, "error": err.Error()})
+			rw.log(workspace.RecordRemoteSyncRefused, agent, map[string]any{"file": rel, "error": err.Error()})
 		}
 	})
 }
@@ -333,7 +333,7 @@ func (rw *remoteWork) pullRetrying(agent, subtask, summary string) (string, erro
 		if !errors.As(err, &se) || attempt == len(pullBackoff) {
 			return "", err
 		}
-		rw.log("remote_fetch_retry", agent, map[string]any{"host": rh.h.Name, "subtask": subtask, "attempt": attempt + 1,
+		rw.log(workspace.RecordRemoteFetchRetry, agent, map[string]any{"host": rh.h.Name, "subtask": subtask, "attempt": attempt + 1,
 			"after": pullBackoff[attempt].String(), "error": err.Error()})
 		select {
 		case <-rw.ctx.Done():

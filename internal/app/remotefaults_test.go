@@ -83,7 +83,7 @@ func TestRemoteExitDiagnosed(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close() // closed: connections are refused
-	rw := &remoteWork{ctx: context.Background(), log: func(string, string, map[string]any) {}, workers: map[string]*remoteHost{
+	rw := &remoteWork{ctx: context.Background(), log: func(workspace.RecordType, string, map[string]any) {}, workers: map[string]*remoteHost{
 		"worker_1": {h: remote.Host{Name: "box", Dest: "127.0.0.1", SSHArgs: []string{"-F", "/dev/null", "-p", strconv.Itoa(port)}}}}}
 	w := &wiring{held: held{git: &gitWire{remote: rw}}}
 	got := make(chan ptyagent.Event, 4)
@@ -121,7 +121,7 @@ func TestRemoteExitDiagnosed(t *testing.T) {
 // to the runner) instead of typing a line that names missing files.
 func TestRemoteInjectAfterPush(t *testing.T) {
 	sent := make(chan engine.Event, 4)
-	rw := &remoteWork{ctx: context.Background(), log: func(string, string, map[string]any) {},
+	rw := &remoteWork{ctx: context.Background(), log: func(workspace.RecordType, string, map[string]any) {},
 		send: func(ev engine.Event) { sent <- ev }, pushErr: map[string]error{},
 		workers: map[string]*remoteHost{"worker_1": {h: remote.Host{Name: "box"}}}}
 	release := make(chan struct{})

@@ -53,7 +53,7 @@ type remoteWork struct {
 	repo        *gitwork.Repo
 	project     string
 	localHelper string // this machine's hivemind-hook: the launcher
-	log         func(typ, agent string, details map[string]any)
+	log         func(typ workspace.RecordType, agent string, details map[string]any)
 	hosts       []*remoteHost
 	workers     map[string]*remoteHost // worker id → its host
 	// send and snapshot reach the runner (once it runs).
@@ -123,7 +123,7 @@ func (w *wiring) setupRemote() error {
 		}
 		byName[name] = rh
 		rw.hosts = append(rw.hosts, rh)
-		w.notes = append(w.notes, workspace.EventRecord{Type: "remote_host_ready", Details: map[string]any{
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteHostReady, Details: map[string]any{
 			"host": name, "dest": rh.h.Dest, "root": rh.root, "helper": rh.helper}})
 	}
 	for i, h := range w.cfg.WorkerHosts() {
@@ -132,7 +132,7 @@ func (w *wiring) setupRemote() error {
 		}
 	}
 	w.git.remote = rw
-	w.notes = append(w.notes, workspace.EventRecord{Type: placementRecord, Details: map[string]any{"hosts": w.cfg.WorkerHosts()}})
+	w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteWorkers, Details: map[string]any{"hosts": w.cfg.WorkerHosts()}})
 	w.reapPrevious(rw)
 	return nil
 }
@@ -145,10 +145,6 @@ func newRemoteWork(w *wiring, localHelper string) *remoteWork {
 		ctx: ctx, cancel: cancel, pushErr: map[string]error{}, pulled: map[string]pulled{}}
 }
 
-// placementRecord notes where the workers run, so that --resume places
-// them on the same hosts (their worktrees are there).
-const placementRecord = "remote_workers"
-
 // restorePlacement gives a resumed task the placement it ran with, unless
 // --workers names one.
 func (w *wiring) restorePlacement() error {
@@ -157,7 +153,7 @@ func (w *wiring) restorePlacement() error {
 	}
 	var hosts []any
 	for _, r := range w.history {
-		if r.Type == placementRecord {
+		if r.Type == workspace.RecordRemoteWorkers {
 			hosts, _ = r.Details["hosts"].([]any)
 		}
 	}
@@ -262,9 +258,9 @@ func (rw *remoteWork) startSync() {
 			remote.SyncFrom(ctx, rh.h, rh.helper, rh.taskDir, remoteSubdirs, syncSink{rw: rw, rh: rh},
 				func(up bool, err error) {
 					d := map[string]any{"host": rh.h.Name}
-					typ := "remote_sync_connected"
+					typ := workspace.RecordRemoteSyncConnected
 					if !up {
-						typ, d["error"] = "remote_sync_lost", fmt.Sprint(err)
+						typ, d["error"] = workspace.RecordRemoteSyncLost, fmt.Sprint(err)
 					}
 					rw.log(typ, "", d)
 				})
@@ -309,7 +305,7 @@ func (s syncSink) Deliver(rel string, data []byte) error {
 }
 
 func (s syncSink) Problem(rel, msg string) {
-	s.rw.log("remote_sync_refused", "", map[string]any{"host": s.rh.h.Name, "file": rel, "error": msg})
+	s.rw.log(workspace.RecordRemoteSyncRefused, "", map[string]any{"host": s.rh.h.Name, "file": rel, "error": msg})
 }
 
 // place makes the worker's remote worktree (on its branch, as the local
@@ -484,7 +480,7 @@ func (rw *remoteWork) refresh(workers []string) {
 		}
 		cancel()
 		if err != nil {
-			rw.log("remote_refresh_failed", agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
+			rw.log(workspace.RecordRemoteRefreshFailed, agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
 		}
 	}
 }

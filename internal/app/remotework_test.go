@@ -66,7 +66,7 @@ func TestRemotePaths(t *testing.T) {
 func TestRestorePlacement(t *testing.T) {
 	cfg := config.Default()
 	cfg.Hosts["box"] = config.Host{SSH: "box", MaxAgents: 4}
-	history := []workspace.EventRecord{{Type: placementRecord, Details: map[string]any{"hosts": []any{"box", "local"}}}}
+	history := []workspace.EventRecord{{Type: workspace.RecordRemoteWorkers, Details: map[string]any{"hosts": []any{"box", "local"}}}}
 	w := &wiring{cfg: cfg, resumed: true, history: history}
 	if err := w.restorePlacement(); err != nil {
 		t.Fatal(err)

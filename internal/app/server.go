@@ -343,7 +343,7 @@ func (s *server) notifyCommand(st workspace.State) {
 	if err := cmd.Run(); err != nil {
 		d["error"] = err.Error()
 	}
-	s.a.runner.Log("notify_command", "", d)
+	s.a.runner.Log(workspace.RecordNotifyCommand, "", d)
 }
 
 // notice queues a notice for every UI client (the oldest is dropped when a

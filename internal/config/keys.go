@@ -21,6 +21,9 @@ const (
 	// DefaultRateLimitCooldownSeconds is rate_limit_cooldown_seconds'
 	// default.
 	DefaultRateLimitCooldownSeconds = 60
+	// DefaultReadyQuietMS is a profile's ready_quiet_ms default: output
+	// silence before an agent without other ready signals counts as ready.
+	DefaultReadyQuietMS = 500
 )
 
 const (
@@ -214,7 +217,7 @@ var profileKeys = []key[Profile]{
 	{name: "ready_regex", spec: spec{kind: kindString, check: checkRegex},
 		field: func(p *Profile) any { return &p.ReadyRegex }, typ: "regular expression",
 		doc: "when set, the screen must match it before the agent counts as ready"},
-	{name: "ready_quiet_ms", spec: spec{kind: kindInt, min: 0, max: 600_000}, def: 500,
+	{name: "ready_quiet_ms", spec: spec{kind: kindInt, min: 0, max: 600_000}, def: DefaultReadyQuietMS,
 		field: func(p *Profile) any { return &p.ReadyQuietMS },
 		doc:   "output silence needed before the agent counts as ready"},
 }

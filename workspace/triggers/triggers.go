@@ -59,7 +59,7 @@ type Spec struct {
 	Phases []workspace.Phase
 	// Milestone is the events.jsonl record of the trigger taken ("" when
 	// the handler records several outcomes).
-	Milestone string
+	Milestone workspace.RecordType
 	// Watched: the trigger watcher reports it to the engine (false for
 	// outputs, which a done marker names).
 	Watched bool
@@ -77,18 +77,18 @@ var (
 
 // table is the one list of trigger files.
 var table = []Spec{
-	{Kind: Plan, Writers: lead, Phases: []workspace.Phase{workspace.PhasePlanning, workspace.PhasePlanRevision}, Milestone: "plan_submitted", Watched: true},
-	{Kind: PlanApproved, Writers: reviewer, Phases: []workspace.Phase{workspace.PhasePlanReview}, Milestone: "plan_approved", Watched: true},
-	{Kind: PlanFeedback, Writers: reviewer, Phases: []workspace.Phase{workspace.PhasePlanReview}, Milestone: "plan_feedback", Watched: true},
-	{Kind: Checkpoint, Writers: worker, Phases: []workspace.Phase{workspace.PhaseExecuting, workspace.PhaseCheckpointFix}, Milestone: "checkpoint_reached", Watched: true},
-	{Kind: CheckpointApproved, Writers: reviewer, Phases: []workspace.Phase{workspace.PhaseCheckpointReview}, Milestone: "checkpoint_approved", Watched: true},
-	{Kind: CheckpointIssues, Writers: reviewer, Phases: []workspace.Phase{workspace.PhaseCheckpointReview}, Milestone: "checkpoint_issues", Watched: true},
-	{Kind: FrictionResolution, Writers: lead, Phases: []workspace.Phase{workspace.PhaseFrictionResolution}, Milestone: "trigger_consumed", Watched: true},
-	{Kind: Friction, Writers: every, Milestone: "friction_recorded", Watched: true},
-	{Kind: Done, Writers: doers, Milestone: "subtask_done", Watched: true},
+	{Kind: Plan, Writers: lead, Phases: []workspace.Phase{workspace.PhasePlanning, workspace.PhasePlanRevision}, Milestone: workspace.RecordPlanSubmitted, Watched: true},
+	{Kind: PlanApproved, Writers: reviewer, Phases: []workspace.Phase{workspace.PhasePlanReview}, Milestone: workspace.RecordPlanApproved, Watched: true},
+	{Kind: PlanFeedback, Writers: reviewer, Phases: []workspace.Phase{workspace.PhasePlanReview}, Milestone: workspace.RecordPlanFeedback, Watched: true},
+	{Kind: Checkpoint, Writers: worker, Phases: []workspace.Phase{workspace.PhaseExecuting, workspace.PhaseCheckpointFix}, Milestone: workspace.RecordCheckpointReached, Watched: true},
+	{Kind: CheckpointApproved, Writers: reviewer, Phases: []workspace.Phase{workspace.PhaseCheckpointReview}, Milestone: workspace.RecordCheckpointApproved, Watched: true},
+	{Kind: CheckpointIssues, Writers: reviewer, Phases: []workspace.Phase{workspace.PhaseCheckpointReview}, Milestone: workspace.RecordCheckpointIssues, Watched: true},
+	{Kind: FrictionResolution, Writers: lead, Phases: []workspace.Phase{workspace.PhaseFrictionResolution}, Milestone: workspace.RecordTriggerConsumed, Watched: true},
+	{Kind: Friction, Writers: every, Milestone: workspace.RecordFrictionRecorded, Watched: true},
+	{Kind: Done, Writers: doers, Milestone: workspace.RecordSubtaskDone, Watched: true},
 	{Kind: Output, Writers: doers},
 	{Kind: Knowledge, Writers: every},
-	{Kind: PlanDecision, Phases: []workspace.Phase{workspace.PhasePlanApproval}, Milestone: "plan_decision", Watched: true},
+	{Kind: PlanDecision, Phases: []workspace.Phase{workspace.PhasePlanApproval}, Milestone: workspace.RecordPlanDecision, Watched: true},
 }
 
 // Table returns the trigger table (a copy).
