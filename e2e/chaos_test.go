@@ -99,6 +99,9 @@ func chaosAgent(mode string) int {
 		time.Sleep(200 * time.Millisecond)
 		return 1
 	}
+	if is("escape") {
+		chaosEscape()
+	}
 	fmt.Printf("chaos agent %s (%s, %s) ready\n%s", id, role, mode, tail)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)

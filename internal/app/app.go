@@ -327,6 +327,7 @@ func (w *wiring) newAgents() error {
 	if err != nil {
 		return err
 	}
+	w.guard(self)
 	reaped, reapErr := w.agents.Reaped()
 	// What runs of the workspace's other tasks killed with SIGKILL left
 	// (the workspace lock says no other Hivemind runs here).
@@ -345,6 +346,23 @@ func (w *wiring) newAgents() error {
 		w.notes = append(w.notes, workspace.EventRecord{Type: "leftovers_reaped", Details: d})
 	}
 	return nil
+}
+
+// EnvGuard set to "off" runs without the process guard (Options.Guard):
+// what a run killed with SIGKILL leaves is then reaped by the next run.
+const EnvGuard = "HIVEMIND_GUARD"
+
+// guard has this run's process records reaped the moment this process
+// dies (ptyagent.Guard), and makes it the subreaper of what its agents
+// leave. A guard that cannot start is said in the event log; the next run
+// still reaps the records.
+func (w *wiring) guard(self string) {
+	if !w.o.Guard || strings.EqualFold(os.Getenv(EnvGuard), "off") {
+		return
+	}
+	if err := ptyagent.Guard([]string{self, ptyagent.GuardCommand}, filepath.Join(w.td.Dir(), workspace.ProcsDir)); err != nil {
+		w.notes = append(w.notes, workspace.EventRecord{Type: "process_guard", Details: map[string]any{"error": err.Error()}})
+	}
 }
 
 // assemble makes the App: the engine runner over the parts wired, linked
