@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -67,7 +68,7 @@ func Guard(argv []string, dir string) error {
 			return err
 		}
 	}
-	if _, err := guard.w.WriteString(dir + "\n"); err != nil {
+	if _, err := guard.w.WriteString(guardRecords + dir + "\n"); err != nil {
 		return fmt.Errorf("ptyagent: guard: %w", err)
 	}
 	if guard.dirs == nil {
@@ -100,9 +101,29 @@ func startGuard(argv []string) error {
 	return nil
 }
 
+// guardAdopt tells the guard of a process this process adopted as a
+// subreaper (BecomeSubreaper), so the guard kills it, and what it started,
+// when this process dies. False when there is no guard.
+func guardAdopt(pid int, start uint64) bool {
+	guard.mu.Lock()
+	defer guard.mu.Unlock()
+	if guard.w == nil {
+		return false
+	}
+	_, err := fmt.Fprintf(guard.w, "%s%d %d\n", guardAdopted, pid, start)
+	return err == nil
+}
+
+// The guard's input, one line each: a record directory to reap, or a
+// process adopted by its owner (pid and start time).
+const (
+	guardRecords = "records "
+	guardAdopted = "adopted "
+)
+
 // RunGuard is the guard process (see Guard): args is the owner's pid, in
-// the directories to reap, one a line, until the owner is gone. It returns
-// the exit code.
+// the record directories to reap and the processes the owner adopted, one
+// a line, until the owner is gone. It returns the exit code.
 func RunGuard(args []string, in io.Reader, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: hivemind guard <owner pid> (run by Hivemind itself)")
@@ -118,16 +139,26 @@ func RunGuard(args []string, in io.Reader, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
 	gone := ownerWatch(owner)
 	var dirs []string
+	adopted := map[int]uint64{}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 512), maxGuardLine)
 	for sc.Scan() {
-		if d := sc.Text(); d != "" && len(dirs) < maxWatchedDirs {
+		line := sc.Text()
+		if d, ok := strings.CutPrefix(line, guardRecords); ok && d != "" && len(dirs) < maxWatchedDirs {
 			dirs = append(dirs, d)
+		}
+		var pid int
+		var start uint64
+		if a, ok := strings.CutPrefix(line, guardAdopted); ok && len(adopted) < maxAdopted {
+			if _, err := fmt.Sscanf(a, "%d %d", &pid, &start); err == nil && pid > 1 {
+				adopted[pid] = start
+			}
 		}
 	}
 	// The pipe ends while the owner's last threads still exit: reaping
 	// before it is gone would take its records for a live run's.
 	gone(guardOwnerWait)
+	killAdopted(adopted)
 	code := 0
 	for _, d := range dirs {
 		if _, err := ReapRecorded(d); err != nil {
@@ -139,5 +170,9 @@ func RunGuard(args []string, in io.Reader, stderr io.Writer) int {
 }
 
 // maxWatchedDirs bounds the directories one guard keeps (one per task a
-// Hivemind runs in its lifetime).
-const maxWatchedDirs = 4096
+// Hivemind runs in its lifetime), maxAdopted the adopted processes (their
+// start times tell a live one from a reused pid).
+const (
+	maxWatchedDirs = 4096
+	maxAdopted     = 1 << 16
+)

@@ -3,6 +3,7 @@
 package ptyagent
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -17,3 +18,9 @@ func ownerWatch(owner int) func(time.Duration) {
 		}
 	}
 }
+
+// BecomeSubreaper is Linux's (PR_SET_CHILD_SUBREAPER).
+func BecomeSubreaper() error { return errors.New("ptyagent: a subreaper needs Linux") }
+
+// killAdopted has nothing to do: there is no subreaper.
+func killAdopted(map[int]uint64) {}

@@ -64,6 +64,8 @@ func runHelper(mode string) int {
 		return helperSetsid()
 	case "manager":
 		return helperManager()
+	case "subreaper":
+		return helperSubreaper()
 	case "sleep":
 		select {}
 	case "flood":

@@ -102,7 +102,7 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 		t.Skip("process records are matched through /proc")
 	}
 	trackModes(t, func(t *testing.T, cgroups bool) {
-		records, sockDir, pid, sock := crashRun(t, cgroups, false)
+		records, sockDir, pid, sock := crashRun(t, cgroups, "")
 		// The agent died with its parent; the grandchild did not.
 		if !alive(pid) {
 			t.Fatalf("grandchild %d died with the killed run: nothing to reap, the test proves nothing", pid)
@@ -139,7 +139,10 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 // the only thing that finds it then), with a guard when guarded, and kills
 // it with SIGKILL. It returns the records and socket directories, the
 // grandchild's pid and the dead run's socket.
-func crashRun(t *testing.T, cgroups, guarded bool) (records, sockDir string, pid int, sock string) {
+//
+// As a subreaper (guard "subreaper") the stand-in adopts the grandchild,
+// which drops the mark even without cgroups, and tells its guard.
+func crashRun(t *testing.T, cgroups bool, guard string) (records, sockDir string, pid int, sock string) {
 	t.Helper()
 	records = t.TempDir()
 	sockDir, err := os.MkdirTemp("", "hmk")
@@ -148,7 +151,7 @@ func crashRun(t *testing.T, cgroups, guarded bool) (records, sockDir string, pid
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	script := escapeScript
-	if !cgroups {
+	if !cgroups && guard != "subreaper" {
 		script = strings.Replace(script, "env -u "+markEnv+" ", "", 1)
 	}
 	exe, _ := os.Executable()
@@ -157,8 +160,8 @@ func crashRun(t *testing.T, cgroups, guarded bool) (records, sockDir string, pid
 	if !cgroups {
 		crashed.Env = append(crashed.Env, EnvCgroups+"=off")
 	}
-	if guarded {
-		crashed.Env = append(crashed.Env, "HM_GUARD=1")
+	if guard != "" {
+		crashed.Env = append(crashed.Env, "HM_GUARD="+guard)
 	}
 	out, err := crashed.StdoutPipe()
 	if err != nil {
@@ -197,19 +200,25 @@ func crashRun(t *testing.T, cgroups, guarded bool) (records, sockDir string, pid
 // guard reaps the escaped grandchild at once (by its cgroup, or its mark
 // without cgroups), with no next run, and removes the records. Without
 // the guard the grandchild lives on (TestKilledRunReapedByNextManager).
+// A subreaper's guard also kills the grandchild that dropped its mark on
+// a machine without cgroups, which nothing else finds.
 func TestKilledRunReapedByItsGuard(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("process records are matched through /proc")
 	}
 	trackModes(t, func(t *testing.T, cgroups bool) {
-		records, _, pid, _ := crashRun(t, cgroups, true)
-		killed := time.Now()
-		waitFor(t, 15*time.Second, "the guard to reap the grandchild", func() bool { return !alive(pid) })
-		t.Logf("grandchild gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
-		waitFor(t, 10*time.Second, "the records removed", func() bool {
-			recs, _ := filepath.Glob(filepath.Join(records, "*"))
-			return len(recs) == 0
-		})
+		for _, guard := range []string{"guard", "subreaper"} {
+			t.Run(guard, func(t *testing.T) {
+				records, _, pid, _ := crashRun(t, cgroups, guard)
+				killed := time.Now()
+				waitFor(t, 15*time.Second, "the guard to reap the grandchild", func() bool { return !alive(pid) })
+				t.Logf("grandchild gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
+				waitFor(t, 10*time.Second, "the records removed", func() bool {
+					recs, _ := filepath.Glob(filepath.Join(records, "*"))
+					return len(recs) == 0
+				})
+			})
+		}
 	})
 }
 
@@ -225,7 +234,14 @@ func helperManager() int {
 		fmt.Println(err)
 		return 1
 	}
-	if os.Getenv("HM_GUARD") != "" {
+	guard := os.Getenv("HM_GUARD")
+	if guard == "subreaper" {
+		if err := BecomeSubreaper(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+	}
+	if guard != "" {
 		exe, _ := os.Executable()
 		if err := Guard([]string{exe, GuardCommand}, os.Getenv("HM_RECORDS")); err != nil {
 			fmt.Println(err)
@@ -242,6 +258,13 @@ func helperManager() int {
 			pid, _ := strconv.Atoi(mm[1])
 			if p, ok := readProc(pid); ok && p.ppid != s.PID() {
 				s.scanSessions() // as the monitor does while the agent works
+				if guard == "subreaper" {
+					if p.ppid != os.Getpid() {
+						fmt.Printf("grandchild %d not adopted: parent %d\n", pid, p.ppid)
+						return 1
+					}
+					scanAdopted(map[int]uint64{}) // as the subreaper's poll does
+				}
 				fmt.Printf("escaped %d %s\n", pid, m.SocketPath())
 				select {}
 			}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -352,15 +353,20 @@ func (w *wiring) newAgents() error {
 // what a run killed with SIGKILL leaves is then reaped by the next run.
 const EnvGuard = "HIVEMIND_GUARD"
 
-// guard has this run's process records reaped the moment this process
-// dies (ptyagent.Guard), and makes it the subreaper of what its agents
-// leave. A guard that cannot start is said in the event log; the next run
-// still reaps the records.
+// guard makes this process the subreaper of what its agents leave
+// (ptyagent.BecomeSubreaper) and has this run's process records, and the
+// orphans it adopts, reaped the moment it dies (ptyagent.Guard). Either
+// failing is said in the event log; the next run still reaps the records.
 func (w *wiring) guard(self string) {
 	if !w.o.Guard || strings.EqualFold(os.Getenv(EnvGuard), "off") {
 		return
 	}
-	if err := ptyagent.Guard([]string{self, ptyagent.GuardCommand}, filepath.Join(w.td.Dir(), workspace.ProcsDir)); err != nil {
+	var errs []error
+	if runtime.GOOS == "linux" {
+		errs = append(errs, ptyagent.BecomeSubreaper())
+	}
+	errs = append(errs, ptyagent.Guard([]string{self, ptyagent.GuardCommand}, filepath.Join(w.td.Dir(), workspace.ProcsDir)))
+	if err := errors.Join(errs...); err != nil {
 		w.notes = append(w.notes, workspace.EventRecord{Type: "process_guard", Details: map[string]any{"error": err.Error()}})
 	}
 }
