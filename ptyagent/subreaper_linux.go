@@ -118,7 +118,14 @@ func scanAdopted(told map[int]uint64) {
 			delete(told, pid)
 			continue
 		}
-		if told[pid] != p.start && guardAdopt(pid, p.start) {
+		if told[pid] == p.start {
+			continue
+		}
+		// One in an agent's cgroup dies with the cgroup; one outside every
+		// agent's is told to the guard (an agent's that cleared its
+		// environment without cgroups, or what Hivemind's own children
+		// left, such as git's auto gc: the guard kills it too).
+		if inSessionCgroup(pid) || guardAdopt(pid, p.start) {
 			told[pid] = p.start
 		}
 	}
@@ -209,4 +216,19 @@ func killAdopted(adopted map[int]uint64) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// inSessionCgroup reports whether pid is in an agent session's cgroup
+// (<…>/hivemind-<pid>-<random>/<agent>-<n>).
+func inSessionCgroup(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return strings.HasPrefix(filepath.Base(filepath.Dir(p)), cgroupPrefix)
+		}
+	}
+	return false
 }
