@@ -68,7 +68,7 @@ func Guard(argv []string, dir string) error {
 			return err
 		}
 	}
-	if _, err := guard.w.WriteString(guardRecords + dir + "\n"); err != nil {
+	if err := guardWrite(guardRecords + dir + "\n"); err != nil {
 		return fmt.Errorf("ptyagent: guard: %w", err)
 	}
 	if guard.dirs == nil {
@@ -89,6 +89,7 @@ func startGuard(argv []string) error {
 	}
 	cmd := exec.Command(argv[0], append(argv[1:], strconv.Itoa(os.Getpid()))...)
 	cmd.Stdin = r
+	cmd.Dir = "/" // it pins no project directory
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	_ = r.Close()
@@ -110,8 +111,18 @@ func guardAdopt(pid int, start uint64) bool {
 	if guard.w == nil {
 		return false
 	}
-	_, err := fmt.Fprintf(guard.w, "%s%d %d\n", guardAdopted, pid, start)
-	return err == nil
+	return guardWrite(fmt.Sprintf("%s%d %d\n", guardAdopted, pid, start)) == nil
+}
+
+// guardWriteWait bounds a write to the guard (a stopped guard's full pipe
+// must not stop Hivemind).
+const guardWriteWait = time.Second
+
+// guardWrite writes line to the guard (guard.mu held, guard.w set).
+func guardWrite(line string) error {
+	_ = guard.w.SetWriteDeadline(time.Now().Add(guardWriteWait))
+	_, err := guard.w.WriteString(line)
+	return err
 }
 
 // The guard's input, one line each: a record directory to reap, or a
@@ -155,10 +166,14 @@ func RunGuard(args []string, in io.Reader, stderr io.Writer) int {
 			}
 		}
 	}
+	// Only the owner's end ends the input (a line too long is not one).
+	_, _ = io.Copy(io.Discard, in)
 	// The pipe ends while the owner's last threads still exit: reaping
-	// before it is gone would take its records for a live run's.
-	gone(guardOwnerWait)
-	killAdopted(adopted)
+	// before it is gone would take its records for a live run's, and its
+	// adopted children for orphans.
+	if gone(guardOwnerWait) {
+		killAdopted(adopted)
+	}
 	code := 0
 	for _, d := range dirs {
 		if _, err := ReapRecorded(d); err != nil {

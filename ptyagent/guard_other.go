@@ -10,12 +10,14 @@ import (
 )
 
 // ownerWatch returns a function that waits up to a timeout for the owner
-// (pid, the guard's parent) to be gone.
-func ownerWatch(owner int) func(time.Duration) {
-	return func(d time.Duration) {
-		for end := time.Now().Add(d); time.Now().Before(end) && os.Getppid() == owner && syscall.Kill(owner, 0) == nil; {
+// (pid, the guard's parent) to be gone and reports whether it is.
+func ownerWatch(owner int) func(time.Duration) bool {
+	alive := func() bool { return os.Getppid() == owner && syscall.Kill(owner, 0) == nil }
+	return func(d time.Duration) bool {
+		for end := time.Now().Add(d); time.Now().Before(end) && alive(); {
 			time.Sleep(10 * time.Millisecond)
 		}
+		return !alive()
 	}
 }
 
