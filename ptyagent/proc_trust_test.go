@@ -149,7 +149,7 @@ func crashRun(t *testing.T, cgroups bool, guard string) (records, sockDir string
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	t.Cleanup(func() { _ = os.RemoveAll(sockDir) })
 	script := escapeScript
 	if !cgroups && guard != "subreaper" {
 		script = strings.Replace(script, "env -u "+markEnv+" ", "", 1)
