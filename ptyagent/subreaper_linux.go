@@ -104,9 +104,18 @@ func scanAdopted(told map[int]uint64) {
 		return
 	}
 	held := pidfdPIDs()
+	// The kernel lists a new child a moment before it installs the
+	// pidfd of its starter: a child without one is looked at again.
+	var heldAgain map[int]bool
 	for _, pid := range kids {
 		if held[pid] {
 			continue // started here: its starter waits for it
+		}
+		if heldAgain == nil {
+			heldAgain = pidfdPIDs()
+		}
+		if heldAgain[pid] {
+			continue
 		}
 		p, ok := readProc(pid)
 		if !ok {
