@@ -92,6 +92,9 @@ func chaosAgent(mode string) int {
 	if is("longline") {
 		tail = reflowLine + "\n> "
 	}
+	if is("escape") {
+		chaosEscape()
+	}
 	fmt.Printf("chaos agent %s (%s, %s) ready\n%s", id, role, mode, tail)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)

@@ -212,7 +212,9 @@ func TestKill9ThenNextRunReapsLeftovers(t *testing.T) {
 func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
 	agent, pidDir := spawner(t)
 	project, home := t.TempDir(), t.TempDir()
-	env = append(env, "HM_PIDS="+pidDir)
+	// Without the guard, which would reap them at once
+	// (TestKill9LeavesNothing): the next run's reaping is what this tests.
+	env = append(env, "HM_PIDS="+pidDir, "HIVEMIND_GUARD=off")
 	cfg := spawnerConfig(t, pidDir)
 	cmd, _, exited := startSpawnerRun(t, home, pidDir, env, append(cfg, "--headless", "--agent", agent, "--workers", "1",
 		"--project", project, "build a tiny calculator")...)

@@ -30,10 +30,14 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == GuardCommand {
+		os.Exit(RunGuard(os.Args[2:], os.Stdin, os.Stderr))
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}
-	goleak.VerifyTestMain(m)
+	// The spawn thread lives as long as the process (onSpawnThread).
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/hivemind-dev/hivemind/ptyagent.spawnLoop"))
 }
 
 // helperSpec returns a spec running the helper in mode.
@@ -60,6 +64,8 @@ func runHelper(mode string) int {
 		return helperSetsid()
 	case "manager":
 		return helperManager()
+	case "subreaper":
+		return helperSubreaper()
 	case "sleep":
 		select {}
 	case "flood":

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -170,9 +172,9 @@ func sessionOf(pid int) int {
 
 // sysProcAttr puts the agent in its own session (so its process group and
 // session can be signalled whole), makes the PTY its controlling terminal,
-// and kills it when Hivemind dies (Pdeathsig; note it fires when the OS
-// thread that started the child exits, which Go threads do not do unless
-// a locked goroutine ends).
+// and kills it when Hivemind dies (Pdeathsig: it fires when the OS thread
+// that forked the child exits, go.dev/issue/27505, so agents are forked on
+// the spawn thread, which lives as long as the process: onSpawnThread).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
 }
@@ -195,4 +197,37 @@ func peerPID(c net.Conn) int {
 		}
 	})
 	return pid
+}
+
+// spawn is the OS thread every agent is forked from (onSpawnThread).
+var spawn struct {
+	once sync.Once
+	reqs chan func()
+}
+
+// onSpawnThread runs f on one OS thread that never exits. Go ends a
+// thread when a goroutine locked to it returns without unlocking (the
+// Landlock exec path locks one, a library may too); an agent forked from
+// such a thread would be killed by its Pdeathsig while Hivemind runs on.
+// The spawn goroutine locks its thread and never returns, so the thread
+// dies only with the process.
+func onSpawnThread(f func()) {
+	spawn.once.Do(func() {
+		spawn.reqs = make(chan func())
+		go spawnLoop(spawn.reqs)
+	})
+	done := make(chan struct{})
+	spawn.reqs <- func() {
+		defer close(done)
+		f()
+	}
+	<-done
+}
+
+// spawnLoop runs the spawn requests on its thread, locked for good.
+func spawnLoop(reqs <-chan func()) {
+	runtime.LockOSThread()
+	for req := range reqs {
+		req()
+	}
 }

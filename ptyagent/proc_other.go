@@ -42,3 +42,6 @@ func peerPID(net.Conn) int { return 0 }
 func markOf(pid int) string { return "" }
 
 func sessionOf(pid int) int { return 0 }
+
+// onSpawnThread runs f (Pdeathsig, and its thread's lifetime, are Linux's).
+func onSpawnThread(f func()) { f() }

@@ -102,55 +102,7 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 		t.Skip("process records are matched through /proc")
 	}
 	trackModes(t, func(t *testing.T, cgroups bool) {
-		records := t.TempDir()
-		sockDir, err := os.MkdirTemp("", "hmk")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(sockDir)
-		// Without cgroups only the mark finds an orphan: the child keeps it.
-		script := escapeScript
-		if !cgroups {
-			script = strings.Replace(script, "env -u "+markEnv+" ", "", 1)
-		}
-		exe, _ := os.Executable()
-		crashed := exec.Command(exe)
-		crashed.Env = append(os.Environ(), helperEnv+"=manager", "HM_RECORDS="+records, "HM_SOCKDIR="+sockDir, "HM_SCRIPT="+script)
-		if !cgroups {
-			crashed.Env = append(crashed.Env, EnvCgroups+"=off")
-		}
-		out, err := crashed.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		crashed.Stderr = os.Stderr
-		if err := crashed.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan string, 4)
-		go func() {
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		var pid int
-		var sock string
-		deadline := time.After(30 * time.Second)
-		for pid == 0 {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatal("helper exited early")
-				}
-				fmt.Sscanf(l, "escaped %d %s", &pid, &sock)
-			case <-deadline:
-				t.Fatal("helper printed no grandchild")
-			}
-		}
-		_ = crashed.Process.Signal(syscall.SIGKILL)
-		_ = crashed.Wait()
+		records, sockDir, pid, sock := crashRun(t, cgroups, "")
 		// The agent died with its parent; the grandchild did not.
 		if !alive(pid) {
 			t.Fatalf("grandchild %d died with the killed run: nothing to reap, the test proves nothing", pid)
@@ -182,6 +134,94 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 	})
 }
 
+// crashRun runs a Hivemind stand-in (helperManager) whose agent leaves an
+// escaped grandchild (escapeScript; without cgroups it keeps the mark,
+// the only thing that finds it then), with a guard when guarded, and kills
+// it with SIGKILL. It returns the records and socket directories, the
+// grandchild's pid and the dead run's socket.
+//
+// As a subreaper (guard "subreaper") the stand-in adopts the grandchild,
+// which drops the mark even without cgroups, and tells its guard.
+func crashRun(t *testing.T, cgroups bool, guard string) (records, sockDir string, pid int, sock string) {
+	t.Helper()
+	records = t.TempDir()
+	sockDir, err := os.MkdirTemp("", "hmk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(sockDir) })
+	script := escapeScript
+	if !cgroups && guard != "subreaper" {
+		script = strings.Replace(script, "env -u "+markEnv+" ", "", 1)
+	}
+	exe, _ := os.Executable()
+	crashed := exec.Command(exe)
+	crashed.Env = append(os.Environ(), helperEnv+"=manager", "HM_RECORDS="+records, "HM_SOCKDIR="+sockDir, "HM_SCRIPT="+script)
+	if !cgroups {
+		crashed.Env = append(crashed.Env, EnvCgroups+"=off")
+	}
+	if guard != "" {
+		crashed.Env = append(crashed.Env, "HM_GUARD="+guard)
+	}
+	out, err := crashed.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.Stderr = os.Stderr
+	if err := crashed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	deadline := time.After(30 * time.Second)
+	for pid == 0 {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("helper exited early")
+			}
+			fmt.Sscanf(l, "escaped %d %s", &pid, &sock)
+		case <-deadline:
+			t.Fatal("helper printed no grandchild")
+		}
+	}
+	_ = crashed.Process.Signal(syscall.SIGKILL)
+	_ = crashed.Wait()
+	return records, sockDir, pid, sock
+}
+
+// A Hivemind killed with SIGKILL leaves nothing running for long: its
+// guard reaps the escaped grandchild at once (by its cgroup, or its mark
+// without cgroups), with no next run, and removes the records. Without
+// the guard the grandchild lives on (TestKilledRunReapedByNextManager).
+// A subreaper's guard also kills the grandchild that dropped its mark on
+// a machine without cgroups, which nothing else finds.
+func TestKilledRunReapedByItsGuard(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process records are matched through /proc")
+	}
+	trackModes(t, func(t *testing.T, cgroups bool) {
+		for _, guard := range []string{"guard", "subreaper"} {
+			t.Run(guard, func(t *testing.T) {
+				records, _, pid, _ := crashRun(t, cgroups, guard)
+				killed := time.Now()
+				waitFor(t, 15*time.Second, "the guard to reap the grandchild", func() bool { return !alive(pid) })
+				t.Logf("grandchild gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
+				waitFor(t, 10*time.Second, "the records removed", func() bool {
+					recs, _ := filepath.Glob(filepath.Join(records, "*"))
+					return len(recs) == 0
+				})
+			})
+		}
+	})
+}
+
 // helperManager is a Hivemind stand-in for TestKilledRunReapedByNextManager:
 // a manager keeping records in HM_RECORDS runs one agent (HM_SCRIPT), and
 // prints "escaped <pid> <socket>" once the agent's grandchild escaped.
@@ -194,6 +234,20 @@ func helperManager() int {
 		fmt.Println(err)
 		return 1
 	}
+	guard := os.Getenv("HM_GUARD")
+	if guard == "subreaper" {
+		if err := BecomeSubreaper(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+	}
+	if guard != "" {
+		exe, _ := os.Executable()
+		if err := Guard([]string{exe, GuardCommand}, os.Getenv("HM_RECORDS")); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+	}
 	if err := m.Start("w", "worker", false); err != nil {
 		fmt.Println(err)
 		return 1
@@ -204,6 +258,13 @@ func helperManager() int {
 			pid, _ := strconv.Atoi(mm[1])
 			if p, ok := readProc(pid); ok && p.ppid != s.PID() {
 				s.scanSessions() // as the monitor does while the agent works
+				if guard == "subreaper" {
+					if p.ppid != os.Getpid() {
+						fmt.Printf("grandchild %d not adopted: parent %d\n", pid, p.ppid)
+						return 1
+					}
+					scanAdopted(map[int]uint64{}) // as the subreaper's poll does
+				}
 				fmt.Printf("escaped %d %s\n", pid, m.SocketPath())
 				select {}
 			}

@@ -203,7 +203,11 @@ func Start(spec Spec) (*Session, error) {
 		argv := spec.argv()
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = spec.Dir, env
-		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, attr)
+		var ptmx *os.File
+		var err error
+		onSpawnThread(func() {
+			ptmx, err = pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(spec.Cols), Rows: uint16(spec.Rows)}, attr)
+		})
 		return cmd, ptmx, err
 	}
 	// The process is cloned straight into its cgroup, so no descendant

@@ -3,8 +3,13 @@ package tui
 import tea "charm.land/bubbletea/v2"
 
 // NewProgram returns a tea.Program running New(opts), with bubbletea's
-// renderer capped at the same frame rate as the model. Extra options (for
-// example tea.WithContext, tea.WithInput/WithOutput) are applied after.
+// renderer capped at the same frame rate as the model and without
+// bubbletea's signal handler: the caller owns SIGINT/SIGTERM/SIGHUP and
+// quits the program (p.Quit) itself. Two owners deadlock: bubbletea's
+// handler blocks for ever sending its QuitMsg to an event loop that
+// another owner's Quit has already ended, while Program.shutdown waits
+// for that handler. Extra options (for example tea.WithContext,
+// tea.WithInput/WithOutput) are applied after.
 //
 // Wiring, as internal/app (frontdoor.go) does it:
 //
@@ -14,6 +19,6 @@ import tea "charm.land/bubbletea/v2"
 //	_, err := p.Run() // returns after q (or ctrl+c twice); then stop the agents
 func NewProgram(opts Options, extra ...tea.ProgramOption) *tea.Program {
 	m := New(opts)
-	po := append([]tea.ProgramOption{tea.WithFPS(m.opts.FPS)}, extra...)
+	po := append([]tea.ProgramOption{tea.WithFPS(m.opts.FPS), tea.WithoutSignalHandler()}, extra...)
 	return tea.NewProgram(m, po...)
 }

@@ -81,6 +81,7 @@ const (
 	RecordPlanFeedback           RecordType = "plan_feedback"
 	RecordPlanInvalid            RecordType = "plan_invalid"
 	RecordPlanSubmitted          RecordType = "plan_submitted"
+	RecordProcessGuard           RecordType = "process_guard"
 	RecordProjectIgnored         RecordType = "project_ignored"
 	RecordProjectSelected        RecordType = "project_selected"
 	RecordResendScheduled        RecordType = "resend_scheduled"

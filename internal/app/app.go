@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -334,6 +335,7 @@ func (w *wiring) newAgents() error {
 	if err != nil {
 		return err
 	}
+	w.guard(self)
 	reaped, reapErr := w.agents.Reaped()
 	// What runs of the workspace's other tasks killed with SIGKILL left
 	// (the workspace lock says no other Hivemind runs here).
@@ -352,6 +354,28 @@ func (w *wiring) newAgents() error {
 		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordLeftoversReaped, Details: d})
 	}
 	return nil
+}
+
+// EnvGuard set to "off" runs without the process guard (Options.Guard):
+// what a run killed with SIGKILL leaves is then reaped by the next run.
+const EnvGuard = "HIVEMIND_GUARD"
+
+// guard makes this process the subreaper of what its agents leave
+// (ptyagent.BecomeSubreaper) and has this run's process records, and the
+// orphans it adopts, reaped the moment it dies (ptyagent.Guard). Either
+// failing is said in the event log; the next run still reaps the records.
+func (w *wiring) guard(self string) {
+	if !w.o.Guard || strings.EqualFold(os.Getenv(EnvGuard), "off") {
+		return
+	}
+	var errs []error
+	if runtime.GOOS == "linux" {
+		errs = append(errs, ptyagent.BecomeSubreaper())
+	}
+	errs = append(errs, ptyagent.Guard([]string{self, ptyagent.GuardCommand}, filepath.Join(w.td.Dir(), workspace.ProcsDir)))
+	if err := errors.Join(errs...); err != nil {
+		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordProcessGuard, Details: map[string]any{"error": err.Error()}})
+	}
 }
 
 // assemble makes the App: the engine runner over the parts wired, linked

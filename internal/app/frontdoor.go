@@ -478,6 +478,14 @@ const frameLogEnv = "HIVEMIND_FRAME_LOG"
 // run is closed; whatever runs when the UI ends is stopped here, and stays
 // resumable unless it was over.
 func runFrontDoor(o Options, initial *App) int {
+	// This is the one owner of the signals (tui.NewProgram installs no
+	// handler of bubbletea's): SIGINT, SIGTERM and SIGHUP quit the UI,
+	// leaving the task resumable. Subscribed before any agent starts, so
+	// none of them kills Hivemind with its agents still running; one that
+	// comes before the UI runs quits it as soon as it does.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	l, err := newLauncher(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hivemind:", err)
@@ -512,10 +520,6 @@ func runFrontDoor(o Options, initial *App) int {
 		l.start(first)
 	}
 
-	// SIGTERM/SIGHUP quit the UI, leaving the task resumable.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

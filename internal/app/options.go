@@ -59,6 +59,12 @@ type Options struct {
 	CheckEnv func() preflight.Env
 	// Placement is --workers n@host (config.ParseWorkers); nil: by config.
 	Placement []config.Placement
+	// Guard starts the process guard (ptyagent.Guard, this executable's
+	// hidden guard sub-command) with the first agents, so what they leave
+	// is reaped as soon as Hivemind dies, even by SIGKILL. The command
+	// line sets it (a test binary has no such sub-command);
+	// HIVEMIND_GUARD=off turns it off.
+	Guard bool
 }
 
 // ProjectDir returns the absolute project directory.

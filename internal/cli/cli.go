@@ -12,6 +12,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 )
 
@@ -69,8 +70,8 @@ starts nothing.
 Flags (anywhere on the line):
 `
 
-// commands are the sub-commands a user types (sim-agent and hook are run
-// by Hivemind itself and not listed).
+// commands are the sub-commands a user types (sim-agent, hook and guard
+// are run by Hivemind itself and not listed).
 var commands = []string{"attach", "config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "ls", "roles", "status", "tasks", "version", "wait"}
 
 // maxArgs is how many words each sub-command takes after its name; more
@@ -224,6 +225,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return cmdSimAgent(args[1:], stdin, stdout)
 		case "hook":
 			return cmdHook(args[1:], stdin, stdout, stderr)
+		case ptyagent.GuardCommand:
+			return ptyagent.RunGuard(args[1:], stdin, stderr)
 		}
 	}
 	o, err := parseFlags(args)
@@ -232,6 +235,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return app.ExitUsage
 	}
 	o.CheckEnv = checkEnv
+	o.Guard = true
 	if o.help {
 		fmt.Fprint(stdout, usageText())
 		return app.ExitOK
