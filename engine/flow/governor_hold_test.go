@@ -54,13 +54,12 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 		{"plan revision", "reviewer", (*scenario).toPlanReview,
 			func(sc *scenario) { sc.trig("plan-feedback.md", "- high: missing tests") },
 			[]string{"lead:Revise the plan: write plan.md"}},
-		{"checkpoint review and notices", "lead", (*scenario).toExecuting,
+		{"checkpoint review", "lead", (*scenario).toExecuting,
 			func(sc *scenario) {
 				sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 				sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 			},
-			[]string{"worker_1:Checkpoint 1 (core) reached; the Reviewer is reviewing it", "worker_2:Checkpoint 1 (core) reached; the Reviewer is reviewing it",
-				"reviewer:Review checkpoint 1: write checkpoint-approved.md or checkpoint-issues.md"}},
+			[]string{"reviewer:Review checkpoint 1: write checkpoint-approved.md or checkpoint-issues.md"}},
 		{"fixes", "reviewer", (*scenario).toCheckpointReview,
 			func(sc *scenario) { sc.trig("checkpoint-issues.md", "## Issues\n- high: a.go:3 nil check missing") },
 			[]string{"lead:Fix the checkpoint 1 issues", "worker_1:Fix the checkpoint 1 issues"}},
