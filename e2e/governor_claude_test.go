@@ -157,7 +157,7 @@ func anyAgent(string) bool { return true }
 // completes.
 func TestClaudeRateLimitHoldsDispatch(t *testing.T) {
 	t.Parallel()
-	hc, c := rateLimitHoldsDispatch(t, "claude", "lead", "claude", anyAgent, "claude")
+	hc, c := rateLimitHoldsDispatch(t, "claude", []string{"lead"}, "claude", anyAgent, "claude")
 	checkInjections(t, taskDirOf(c.Project), hc.recs, c.API)
 	if !slices.ContainsFunc(hc.queued, func(s string) bool { return strings.HasPrefix(s, "lead#") }) {
 		t.Errorf("the Lead's fix was not among the held dispatches: %v", hc.queued)
@@ -165,14 +165,15 @@ func TestClaudeRateLimitHoldsDispatch(t *testing.T) {
 }
 
 // The same with Codex workers and a Claude Lead and Reviewer, the limit
-// on worker_1's fix turn: Codex's session file records the failed turn
-// (no hook fires), the Codex account is held and worker_1's fix waits for
-// it — and the Lead, on the Claude account, finishes its fix meanwhile
-// (the fake holds the Lead's answer until the hold is recorded).
+// on the fix turn of the worker the Reviewer names: Codex's session file
+// records the failed turn (no hook fires), the Codex account is held and
+// that worker's fix waits for it — and the Lead, on the Claude account,
+// finishes its fix meanwhile (the fake holds the Lead's answer until the
+// hold is recorded).
 func TestCodexRateLimitHoldsOnlyItsAccount(t *testing.T) {
 	t.Parallel()
 	worker := func(a string) bool { return strings.HasPrefix(a, "worker_") }
-	hc, _ := rateLimitHoldsDispatch(t, "codex", "worker_1", "lead=claude,reviewer=claude,worker=codex", worker, "claude", "codex")
+	hc, _ := rateLimitHoldsDispatch(t, "codex", []string{"worker_1", "worker_2"}, "lead=claude,reviewer=claude,worker=codex", worker, "claude", "codex")
 	if len(hc.queued) == 0 || slices.ContainsFunc(hc.queued, func(s string) bool { return !worker(strings.Split(s, "#")[0]) }) {
 		t.Errorf("held %v, want only the Codex workers' dispatches", hc.queued)
 	}
@@ -188,24 +189,29 @@ func TestCodexRateLimitHoldsOnlyItsAccount(t *testing.T) {
 }
 
 // rateLimitHoldsDispatch runs the scenario of TestClaudeRateLimitHoldsDispatch
-// with --agent team (the CLIs clis): the fix turn of limited, whose
-// account is account (inAccount tells its agents), meets a rate limit;
-// it returns the hold's records and the finished run. The other fixes'
-// answers wait until the hold is recorded, so their turns go on during it.
-func rateLimitHoldsDispatch(t *testing.T, account, limited, team string, inAccount func(string) bool, clis ...string) (holdCycle, *ClaudeOffline) {
+// with --agent team (the CLIs clis): the fix turns of the limited agents
+// (whichever the Reviewer asks for a fix), whose account is account
+// (inAccount tells its agents), meet a rate limit; it returns the hold's
+// records and the finished run. The other fixes' answers wait until the
+// hold is recorded, so their turns go on during it.
+func rateLimitHoldsDispatch(t *testing.T, account string, limited []string, team string, inAccount func(string) bool, clis ...string) (holdCycle, *ClaudeOffline) {
 	var project atomic.Value // the fake's wait reads it from its handlers
+	isHeld := func(r workspace.EventRecord) bool {
+		return r.Type == "dispatch_held" && slices.Contains(limited, string(r.Agent))
+	}
 	holdRecorded := func() bool {
 		p, _ := project.Load().(string)
 		dir := taskDirOf(p)
-		return dir != "" && hasRecord(readEventLog(dir), "dispatch_held", limited)
+		return dir != "" && slices.ContainsFunc(readEventLog(dir), isHeld)
 	}
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 1
 	const fix = "Fix the checkpoint 1"
-	sc.Errors = []fakeapi.ErrorRule{{Agent: limited, Turn: fix, Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
-	for _, other := range []string{"lead", "worker_1"} {
-		if other != limited {
-			sc.Waits = append(sc.Waits, fakeapi.WaitRule{Agent: other, Turn: fix, Until: holdRecorded, For: 2 * time.Minute})
+	for _, a := range []string{"lead", "worker_1", "worker_2"} {
+		if slices.Contains(limited, a) {
+			sc.Errors = append(sc.Errors, fakeapi.ErrorRule{Agent: a, Turn: fix, Status: 429, For: 5 * time.Second, RetryAfter: time.Second})
+		} else {
+			sc.Waits = append(sc.Waits, fakeapi.WaitRule{Agent: a, Turn: fix, Until: holdRecorded, For: 2 * time.Minute})
 		}
 	}
 	c := SetupTeamOffline(t, sc, clis...)
@@ -219,15 +225,14 @@ func rateLimitHoldsDispatch(t *testing.T, account, limited, team string, inAccou
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--config", cfg, "--agent", team, "--workers", "2", "add a greeting service")
-	held := waitEvent(t, c, p, 4*time.Minute, "the account held", func(r workspace.EventRecord) bool {
-		return r.Type == "dispatch_held" && string(r.Agent) == limited
-	})
+	held := waitEvent(t, c, p, 4*time.Minute, "the account held", isHeld)
+	agent := string(held.Agent)
 	// While held, `hivemind status` says which account waits and why.
 	st := exec.Command(bin, "status", "--project", c.Project)
 	st.Env = c.Env
 	out, err := st.CombinedOutput()
 	into := time.Since(held.Time)
-	if err != nil || !strings.Contains(string(out), "held      new work for account "+account) || !strings.Contains(string(out), limited+" rate limited (") {
+	if err != nil || !strings.Contains(string(out), "held      new work for account "+account) || !strings.Contains(string(out), agent+" rate limited (") {
 		t.Errorf("status while held (%v):\n%s", err, out)
 	}
 	if code := p.wait(t); code != 0 {
@@ -239,12 +244,12 @@ func rateLimitHoldsDispatch(t *testing.T, account, limited, team string, inAccou
 	// Held from the limit until it cleared; what was dispatched meanwhile
 	// (the lost fix, sent again) waited and went out after, in the order
 	// it was made.
-	hc := checkHoldCycle(t, recs, limited, inAccount)
-	if h := strings.Join(healthLog(recs)[limited], " → "); !strings.Contains(h, "rate_limited (") {
-		t.Errorf("%s never rate_limited: %s", limited, h)
+	hc := checkHoldCycle(t, recs, agent, inAccount)
+	if h := strings.Join(healthLog(recs)[agent], " → "); !strings.Contains(h, "rate_limited (") {
+		t.Errorf("%s never rate_limited: %s", agent, h)
 	}
 	noLeftovers(t, c.Project)
-	t.Logf("%s: held %v (limit at +%v, status read %v into the hold): %v sent after it cleared", team,
+	t.Logf("%s: %s held %v (limit at +%v, status read %v into the hold): %v sent after it cleared", team, agent,
 		hc.to.Sub(hc.from).Round(time.Millisecond), hc.from.Sub(p.start).Round(time.Millisecond),
 		into.Round(time.Millisecond), hc.queued)
 	return hc, c

@@ -65,6 +65,7 @@ func main() {
 	deadline := flag.Duration("deadline", 10*time.Minute, "give up on a run after this long")
 	goal := flag.Float64("goal", 5, "most re-sends + notices may cost, in % of a worker's tokens (exit 1 above)")
 	keep := flag.Bool("keep", false, "keep each run's project and homes (printed)")
+	limit := flag.String("limit", "", "AGENT:TURN: the fake answers AGENT's requests in turns whose line contains TURN with 429 for 5 s (a rate limit: the lost turn is sent again)")
 	flag.Parse()
 	if *hm == "" {
 		fmt.Fprintln(os.Stderr, "overhead: -hivemind is required (bench/overhead.sh builds it)")
@@ -73,7 +74,7 @@ func main() {
 	worst, who := 0.0, "none"
 	start := time.Now()
 	for _, team := range strings.Split(*teams, ";") {
-		rep, err := run(*hm, strings.TrimSpace(team), *workers, *task, *deadline, *keep)
+		rep, err := run(*hm, strings.TrimSpace(team), *workers, *task, *deadline, *keep, *limit)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "overhead:", err)
 			os.Exit(2)
@@ -92,7 +93,7 @@ func main() {
 }
 
 // run runs the task once with team and prints its report.
-func run(hm, team string, workers int, task string, deadline time.Duration, keep bool) (report, error) {
+func run(hm, team string, workers int, task string, deadline time.Duration, keep bool, limit string) (report, error) {
 	clis := map[string]bool{}
 	for _, item := range strings.Split(team, ",") {
 		_, cli, ok := strings.Cut(item, "=")
@@ -124,16 +125,34 @@ func run(hm, team string, workers int, task string, deadline time.Duration, keep
 	if err := gitInit(project); err != nil {
 		return report{}, err
 	}
-	api := fakeapi.New(fakeapi.DefaultScript())
+	sc := fakeapi.DefaultScript()
+	args := []string{"--project", project, "--headless", "--agent", team, "--workers", fmt.Sprint(workers)}
+	if limit != "" {
+		agent, turn, ok := strings.Cut(limit, ":")
+		if !ok || agent == "" || turn == "" {
+			return report{}, fmt.Errorf("-limit %q: want AGENT:TURN (worker_1:Do subtask)", limit)
+		}
+		sc.Errors = []fakeapi.ErrorRule{{Agent: agent, Turn: turn, Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
+		// The account's hold lasts 20 s (the default is minutes).
+		cfg := filepath.Join(root, "config.toml")
+		if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
+			return report{}, err
+		}
+		args = append(args, "--config", cfg)
+	}
+	api := fakeapi.New(sc)
 	defer api.Close()
 	env, err := offlineEnv(home, project, cache, api.URL())
 	if err != nil {
 		return report{}, err
 	}
+	if limit != "" {
+		env = append(env, "CLAUDE_CODE_MAX_RETRIES=1") // Claude gives up on the limit instead of retrying for minutes
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, hm, "--project", project, "--headless", "--agent", team, "--workers", fmt.Sprint(workers), task)
+	cmd := exec.CommandContext(ctx, hm, append(args, task)...)
 	cmd.Env, cmd.Dir = env, project
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -153,7 +172,11 @@ func run(hm, team string, workers int, task string, deadline time.Duration, keep
 		return report{}, err
 	}
 	rep := attribute(taskDir, recs, api.Requests())
-	fmt.Printf("hivemind --headless --agent %s --workers %d %q: complete in %v\n\n", team, workers, task, took.Round(time.Second))
+	limited := ""
+	if limit != "" {
+		limited = " (429s for " + limit + ")"
+	}
+	fmt.Printf("hivemind --headless --agent %s --workers %d %q%s: complete in %v\n\n", team, workers, task, limited, took.Round(time.Second))
 	rep.print(os.Stdout, team)
 	return rep, nil
 }

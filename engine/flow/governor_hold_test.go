@@ -237,7 +237,8 @@ func TestGovernorHeldThroughNeedsHuman(t *testing.T) {
 	for range 3 { // the lead still limited at every check
 		eff = sc.do(TimerFired{ID: holdTimer(defaultAccount)})
 	}
-	if got := sent(eff); len(got) != 1 || !strings.HasPrefix(got[0], "reviewer:Review the plan") || len(sc.s.Held) != 0 {
+	// (The retry sent the Reviewer's work again: it stays marked so.)
+	if got := sent(eff); len(got) != 1 || !strings.HasPrefix(got[0], "reviewer:(re-sent) Review the plan") || len(sc.s.Held) != 0 {
 		t.Fatalf("after the bound: sent %v %s", got, describe(eff))
 	}
 }
@@ -288,12 +289,12 @@ func TestGovernorLimitedAgentsWorkSentOnce(t *testing.T) {
 			sc.toExecuting()
 			sc.limit("worker_1")
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", Problem: "done marker is not JSON"})
-		}, false, "worker_1:Do subtask st_1: write a"},
+		}, false, "worker_1:(re-sent) Do subtask st_1: write a"},
 		{"lost turn re-sent while held, cleared while paused", func(sc *scenario) {
 			sc.toExecuting()
 			sc.limit("worker_1")
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", Problem: "done marker is not JSON"})
-		}, true, "worker_1:Do subtask st_1: write a"},
+		}, true, "worker_1:(re-sent) Do subtask st_1: write a"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

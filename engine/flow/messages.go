@@ -230,11 +230,17 @@ func (st *stepper) resend(agent workspace.AgentID) {
 	}
 	s.Seq++
 	a.Seq = s.Seq
+	a.Resent = true
 	ag.LastSeq = a.Seq
 	s.Agents[agent] = ag
 	s.Assignments[agent] = a
+	st.deliver(a, resentWhat(a), true)
+}
+
+// resentWhat is the line's summary of a re-sent assignment.
+func resentWhat(a workspace.Assignment) string {
 	what, _, _ := strings.Cut(a.Instruction, "\n")
-	st.deliver(a, "(re-sent) "+what, true)
+	return "(re-sent) " + what
 }
 
 // ---- reads ----
