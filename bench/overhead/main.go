@@ -16,7 +16,9 @@
 //
 //   - work: turns of an assignment (the agent doing what it was asked);
 //   - re-sends: turns of a message sent again for the same work (after a
-//     crash, a stall, a refused trigger, a rate-limit hold);
+//     crash, a stall, a refused trigger, a rate limit), as far as they pay
+//     again for work its earlier attempts were paid for (a re-send of a
+//     turn answered only with 429s, never paid, is the work itself);
 //   - notices: turns of a read-only notice (information, no work);
 //   - outside: requests in no [HIVEMIND] turn (the CLI's own start-up and
 //     side calls).
@@ -197,6 +199,8 @@ type sent struct {
 	seq   int
 	line  string // the [HIVEMIND] line typed
 	kind  string
+	// tokens are those of the requests charged to it.
+	tokens int
 }
 
 // sentMessages lists the messages of a run from its event records.
@@ -274,17 +278,43 @@ func attribute(taskDir string, recs []workspace.EventRecord, reqs []fakeapi.Requ
 			rep.rows[id] = row
 		}
 		row.requests++
-		kind, best := kindOutside, -1
-		for _, m := range msgs {
+		best := -1
+		for i, m := range msgs {
 			if m.agent != id {
 				continue
 			}
-			if r.Line != "" && strings.Contains(r.Line, m.line) && m.seq > best {
-				kind, best = m.kind, m.seq
+			if r.Line != "" && strings.Contains(r.Line, m.line) && (best < 0 || m.seq > msgs[best].seq) {
+				best = i
 			}
 			row.words += bytes.Count(r.Body, jsonText(m.line)) * len(jsonText(m.line)) / 40
 		}
-		row.tokens[kind] += r.InputTokens + r.OutputTokens
+		if best < 0 {
+			row.tokens[kindOutside] += r.InputTokens + r.OutputTokens
+		} else {
+			msgs[best].tokens += r.InputTokens + r.OutputTokens
+		}
+	}
+	// A re-send is overhead as far as it pays for work already paid for
+	// (its earlier attempts' turns): a re-send of a turn that was never
+	// paid (answered with 429s) is the work itself.
+	paid := map[workspace.AgentID]int{} // the agent's current work, paid so far
+	for _, m := range msgs {
+		row := rep.rows[m.agent]
+		if row == nil {
+			continue
+		}
+		switch m.kind {
+		case kindResend:
+			over := min(m.tokens, paid[m.agent])
+			row.tokens[kindResend] += over
+			row.tokens[kindWork] += m.tokens - over
+			paid[m.agent] += m.tokens
+		case kindWork:
+			row.tokens[kindWork] += m.tokens
+			paid[m.agent] = m.tokens
+		default:
+			row.tokens[m.kind] += m.tokens
+		}
 	}
 	return rep
 }
@@ -321,6 +351,7 @@ func (rep report) print(w *os.File, team string) {
 	fmt.Fprintf(w, "\nmessages typed: %d assignments, %d re-sends, %d notices; requests of no known agent: %d (%d tokens)\n",
 		rep.sentCount[kindWork], rep.sentCount[kindResend], rep.sentCount[kindNotice], rep.unknown, rep.unknownTokens)
 	fmt.Fprintln(w, "tokens: input + output as the fake API served them (no cache reads), each request charged to the [HIVEMIND] message whose turn it serves;")
+	fmt.Fprintln(w, "re-sends: as far as they pay again for work already paid for (the rest is work);")
 	fmt.Fprintln(w, "words: tokens of Hivemind's own lines in the requests' context (40 bytes a token)")
 }
 
