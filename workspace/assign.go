@@ -171,6 +171,9 @@ func RenderAssignment(a Assignment) string {
 	if a.ReadOnly {
 		b.WriteString("\nThis is information only: do not write any file.\n")
 	}
+	if a.Resent {
+		b.WriteString("\nThis is your earlier work sent again: some of it may be done already; check before redoing it.\n")
+	}
 	if a.Rejected != "" {
 		fmt.Fprintf(&b, "\n## Your previous attempt was rejected\n\n%s\n\nFix this first.\n", strings.TrimSpace(a.Rejected))
 	}

@@ -35,6 +35,9 @@ func TestAssignments(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
+	if md := RenderAssignment(Assignment{Seq: 2, Agent: "worker_1", Resent: true}); !strings.Contains(md, "earlier work sent again") {
+		t.Errorf("a re-sent assignment does not say so:\n%s", md)
+	}
 	if td.AssignmentPath("worker_1") != filepath.Join(td.Dir(), "assignments", "worker_1.json") {
 		t.Errorf("AssignmentPath = %s", td.AssignmentPath("worker_1"))
 	}
