@@ -2,7 +2,8 @@
 // (issue 24, item 4): it runs the demo scenario's task (the scripted plan
 // rejected once, one round of checkpoint issues) with real Claude Code,
 // Codex and Gemini CLIs offline against the fake model APIs
-// (internal/fakeapi), headless, then charges every model request the fake
+// (internal/fakeapi), headless, once per team (-teams; by default two, so
+// each CLI is a worker once), then charges every model request the fake
 // API served to the Hivemind message whose turn it serves, and prints, per
 // agent and for the team, the share of tokens spent on Hivemind's own
 // messages.
@@ -23,8 +24,8 @@
 //   - outside: requests in no [HIVEMIND] turn (the CLI's own start-up and
 //     side calls).
 //
-// Re-send and notice turns are pure overhead: the goal is ≤ 5 % of each
-// worker's tokens. "words" is a second, smaller figure: the tokens of the
+// Re-sends and notices, so counted, are overhead: the goal is ≤ 5 % of
+// each worker's tokens (exit 1 above -goal). "words" is a second, smaller figure: the tokens of the
 // text of Hivemind's lines themselves (assignments, re-sends and notices)
 // as they recur in the context of every later request (at the fake's
 // 40 bytes a token); the assignment file an agent reads is not in it (the
