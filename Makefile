@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test test-long lint bench fuzz demo build chaos real-agents
+.PHONY: test test-long lint bench fuzz demo build chaos real-agents overhead
 
 # hivemind --version prints VERSION (the checkout's git describe).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -55,6 +55,14 @@ bench:
 
 demo:
 	$(GO) run . demo
+
+# Hivemind's own messages' share of the tokens (bench/overhead): the demo
+# task, twice (each CLI a worker once), by real Claude Code, Codex and
+# Gemini offline against the fake APIs; fails when re-sends and notices
+# cost a worker more than 5 % of its tokens. About 2.5 min here. The CLIs
+# from make real-agents (AGENTS_PREFIX).
+overhead:
+	AGENTS_PREFIX=$(AGENTS_PREFIX) bash bench/overhead.sh
 
 # Fault-injection suite: hostile scripted agents (the e2e test binary run
 # as a custom agent) end to end through the built binary, headless; each

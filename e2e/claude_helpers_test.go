@@ -266,7 +266,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 		switch r.Type {
 		case "assignment_sent":
 			in := &injection{idx: i, agent: string(r.Agent), seq: seqOf(r),
-				line: flow.InjectText(recDetail(r, "what"), flow.AssignmentFile(dir, r.Agent))}
+				line: flow.InjectText(recDetail(r, "what"), flow.AssignmentFile(dir, r.Agent, seqOf(r)))}
 			if text := recDetail(r, "text"); text != "" {
 				in.line = text // a notice carries its content
 			}

@@ -191,19 +191,19 @@ func TestClaudeKillAndResume(t *testing.T) {
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	watch1 := watchAgents(c.Project)
 	p1 := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")
-	// Kill while a worker's model answers the "checkpoint 1 reached"
-	// notice: every agent has finished turns (saved conversations), the
-	// Reviewer is reviewing. Not right after a subtask_done: the runner
+	// Kill while the Reviewer's model reviews checkpoint 1: every agent
+	// has finished turns (saved conversations). Not right after a
+	// subtask_done: the runner
 	// saves the state of a step without outside effects lazily, so a kill
 	// there makes the resumed run take the done marker (and re-send the
 	// subtask) a second time — a known gap, reported with issue 7.
-	waitFor(t, 2*time.Minute, "a worker answering the checkpoint notice", func() bool {
+	waitFor(t, 2*time.Minute, "the reviewer reviewing checkpoint 1", func() bool {
 		if p1.exited() {
 			t.Fatalf("hivemind exited before the checkpoint:\n%s", p1.out.String())
 		}
 		for _, r := range c.API.Requests() {
-			if lines := r.HivemindLines(); r.Kind == "messages" && r.HasTools && strings.HasPrefix(r.Agent, "worker_") &&
-				len(lines) > 0 && strings.Contains(lines[len(lines)-1], "reached; the Reviewer is reviewing it") {
+			if lines := r.HivemindLines(); r.Kind == "messages" && r.HasTools && r.Agent == "reviewer" &&
+				len(lines) > 0 && strings.Contains(lines[len(lines)-1], "Review checkpoint 1") {
 				return true
 			}
 		}

@@ -201,7 +201,7 @@ func newAPIGate(t *testing.T, target, agent, marker string) *apiGate {
 	}
 	g := &apiGate{held: make(chan struct{}), release: make(chan struct{})}
 	g.match = func(body []byte) bool {
-		if !bytes.Contains(body, []byte("assignments/"+agent+".json")) || !bytes.Contains(body, []byte(marker)) {
+		if !bytes.Contains(body, []byte("assignments/"+agent+"-")) || !bytes.Contains(body, []byte(marker)) {
 			return false
 		}
 		var req struct {

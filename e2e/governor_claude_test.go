@@ -149,79 +149,90 @@ func anyAgent(string) bool { return true }
 
 // A rate limit that pauses and resumes dispatch, with real Claude Code:
 // two workers and the Lead and Reviewer share one account (Claude). At
-// checkpoint 1 the fake answers worker_1's notice turn with 429s; Claude
-// Code gives up, its StopFailure hook marks worker_1 rate_limited and the
-// account held. The Reviewer's checkpoint review (sent before) is answered
-// only once the hold is recorded, so the fixes it asks for are dispatched
-// while the account is limited: they wait (dispatch_queued, status says
-// why), are sent, in order, only after the limit clears, and the task
+// checkpoint 1 the Reviewer asks for fixes from the Lead and worker_1;
+// the fake answers the Lead's fix turn with 429s; Claude Code gives up,
+// its StopFailure hook marks the Lead rate_limited and the account held.
+// The Lead's fix, lost with that turn, waits (dispatch_queued, status says
+// why) and is sent once, only after the limit clears, and the task
 // completes.
 func TestClaudeRateLimitHoldsDispatch(t *testing.T) {
 	t.Parallel()
-	hc, c := rateLimitHoldsDispatch(t, "claude", "claude", anyAgent, "claude")
+	hc, c := rateLimitHoldsDispatch(t, "claude", []string{"lead"}, "claude", anyAgent, "claude")
 	checkInjections(t, taskDirOf(c.Project), hc.recs, c.API)
 	if !slices.ContainsFunc(hc.queued, func(s string) bool { return strings.HasPrefix(s, "lead#") }) {
 		t.Errorf("the Lead's fix was not among the held dispatches: %v", hc.queued)
 	}
 }
 
-// The same with Codex workers and a Claude Lead and Reviewer: Codex's
-// session file records worker_1's failed turn (no hook fires), the Codex
-// account is held, worker_1's fix waits for it — and the Lead's fix, on
-// the Claude account, goes out at once.
+// The same with Codex workers and a Claude Lead and Reviewer, the limit
+// on the fix turn of the worker the Reviewer names: Codex's session file
+// records the failed turn (no hook fires), the Codex account is held and
+// that worker's fix waits for it — and the Lead, on the Claude account,
+// finishes its fix meanwhile (the fake holds the Lead's answer until the
+// hold is recorded).
 func TestCodexRateLimitHoldsOnlyItsAccount(t *testing.T) {
 	t.Parallel()
 	worker := func(a string) bool { return strings.HasPrefix(a, "worker_") }
-	hc, _ := rateLimitHoldsDispatch(t, "codex", "lead=claude,reviewer=claude,worker=codex", worker, "claude", "codex")
+	hc, _ := rateLimitHoldsDispatch(t, "codex", []string{"worker_1", "worker_2"}, "lead=claude,reviewer=claude,worker=codex", worker, "claude", "codex")
 	if len(hc.queued) == 0 || slices.ContainsFunc(hc.queued, func(s string) bool { return !worker(strings.Split(s, "#")[0]) }) {
 		t.Errorf("held %v, want only the Codex workers' dispatches", hc.queued)
 	}
 	leadFix := false
 	for _, r := range hc.recs {
-		if r.Type == "assignment_sent" && r.Agent == "lead" && r.Time.After(hc.from) && r.Time.Before(hc.to) &&
-			strings.HasPrefix(recDetail(r, "what"), "Fix the checkpoint 1 issues") {
+		if r.Type == "fix_done" && r.Agent == "lead" && r.Time.After(hc.from) && r.Time.Before(hc.to) {
 			leadFix = true
 		}
 	}
 	if !leadFix {
-		t.Error("the Claude Lead's fix was not sent while the Codex account was held")
+		t.Error("the Claude Lead's fix was not done while the Codex account was held")
 	}
 }
 
 // rateLimitHoldsDispatch runs the scenario of TestClaudeRateLimitHoldsDispatch
-// with --agent team (the CLIs clis) where worker_1's account is account
-// and inAccount tells its agents; it returns the hold's records and the
-// finished run.
-func rateLimitHoldsDispatch(t *testing.T, account, team string, inAccount func(string) bool, clis ...string) (holdCycle, *ClaudeOffline) {
+// with --agent team (the CLIs clis): the fix turns of the limited agents
+// (whichever the Reviewer asks for a fix), whose account is account
+// (inAccount tells its agents), meet a rate limit; it returns the hold's
+// records and the finished run. The other fixes' answers wait until the
+// hold is recorded, so their turns go on during it.
+func rateLimitHoldsDispatch(t *testing.T, account string, limited []string, team string, inAccount func(string) bool, clis ...string) (holdCycle, *ClaudeOffline) {
 	var project atomic.Value // the fake's wait reads it from its handlers
+	isHeld := func(r workspace.EventRecord) bool {
+		return r.Type == "dispatch_held" && slices.Contains(limited, string(r.Agent))
+	}
 	holdRecorded := func() bool {
 		p, _ := project.Load().(string)
 		dir := taskDirOf(p)
-		return dir != "" && hasRecord(readEventLog(dir), "dispatch_held", "worker_1")
+		return dir != "" && slices.ContainsFunc(readEventLog(dir), isHeld)
 	}
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 1
-	sc.Errors = []fakeapi.ErrorRule{{Agent: "worker_1", Turn: "Checkpoint 1 (", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
-	sc.Waits = []fakeapi.WaitRule{{Agent: "reviewer", Turn: "Review checkpoint 1", Until: holdRecorded, For: 2 * time.Minute}}
+	const fix = "Fix the checkpoint 1"
+	for _, a := range []string{"lead", "worker_1", "worker_2"} {
+		if slices.Contains(limited, a) {
+			sc.Errors = append(sc.Errors, fakeapi.ErrorRule{Agent: a, Turn: fix, Status: 429, For: 5 * time.Second, RetryAfter: time.Second})
+		} else {
+			sc.Waits = append(sc.Waits, fakeapi.WaitRule{Agent: a, Turn: fix, Until: holdRecorded, For: 2 * time.Minute})
+		}
+	}
 	c := SetupTeamOffline(t, sc, clis...)
 	project.Store(c.Project)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
-	// The limit lasts 20 s (worker_1's cooldown): many times the
-	// Reviewer's turn (2 s with stress-ng on 2 cores), so its fixes meet
+	// The limit lasts 20 s (the limited agent's cooldown): many times the
+	// other fix's turn (2 s with stress-ng on 2 cores), which ends during
 	// the hold.
 	cfg := filepath.Join(t.TempDir(), "config.toml")
 	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--config", cfg, "--agent", team, "--workers", "2", "add a greeting service")
-	queued := waitEvent(t, c, p, 4*time.Minute, "a dispatch queued while held", func(r workspace.EventRecord) bool {
-		return r.Type == "dispatch_queued"
-	})
+	held := waitEvent(t, c, p, 4*time.Minute, "the account held", isHeld)
+	agent := string(held.Agent)
 	// While held, `hivemind status` says which account waits and why.
 	st := exec.Command(bin, "status", "--project", c.Project)
 	st.Env = c.Env
 	out, err := st.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "held      new work for account "+account) || !strings.Contains(string(out), "worker_1 rate limited (") {
+	into := time.Since(held.Time)
+	if err != nil || !strings.Contains(string(out), "held      new work for account "+account) || !strings.Contains(string(out), agent+" rate limited (") {
 		t.Errorf("status while held (%v):\n%s", err, out)
 	}
 	if code := p.wait(t); code != 0 {
@@ -230,15 +241,16 @@ func rateLimitHoldsDispatch(t *testing.T, account, team string, inAccount func(s
 	dir := taskDirOf(c.Project)
 	checkComplete(t, dir)
 	recs := readEventLog(dir)
-	// Held from worker_1's limit until it cleared; what was dispatched
-	// meanwhile waited and went out after, in the order it was made.
-	hc := checkHoldCycle(t, recs, "worker_1", inAccount)
-	if w1 := strings.Join(healthLog(recs)["worker_1"], " → "); !strings.Contains(w1, "rate_limited (") {
-		t.Errorf("worker_1 never rate_limited: %s", w1)
+	// Held from the limit until it cleared; what was dispatched meanwhile
+	// (the lost fix, sent again) waited and went out after, in the order
+	// it was made.
+	hc := checkHoldCycle(t, recs, agent, inAccount)
+	if h := strings.Join(healthLog(recs)[agent], " → "); !strings.Contains(h, "rate_limited (") {
+		t.Errorf("%s never rate_limited: %s", agent, h)
 	}
 	noLeftovers(t, c.Project)
-	t.Logf("%s: held %v (limit at +%v, first dispatch queued at +%v, waited %v): %v sent after it cleared", team,
+	t.Logf("%s: %s held %v (limit at +%v, status read %v into the hold): %v sent after it cleared", team, agent,
 		hc.to.Sub(hc.from).Round(time.Millisecond), hc.from.Sub(p.start).Round(time.Millisecond),
-		queued.Time.Sub(p.start).Round(time.Millisecond), hc.to.Sub(queued.Time).Round(time.Millisecond), hc.queued)
+		into.Round(time.Millisecond), hc.queued)
 	return hc, c
 }

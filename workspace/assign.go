@@ -34,17 +34,53 @@ func (t *TaskDir) LegacyLayout() string {
 // OutboxDir returns the absolute outbox directory of agent.
 func (t *TaskDir) OutboxDir(agent AgentID) string { return filepath.Join(t.dir, OutboxRel(agent)) }
 
-// AssignmentPath returns the absolute path of assignments/<agent>.json.
-func (t *TaskDir) AssignmentPath(agent AgentID) string {
-	return filepath.Join(t.dir, AssignmentsDir, string(agent)+".json")
+// AssignmentRel returns the path, relative to the task directory, of
+// agent's assignment number seq: assignments/<agent>-<seq>.json, the file
+// the message that sends it names. It is written once and never changed,
+// so every message names exactly the content it was sent with. Seq 0
+// names assignments/<agent>.json, a copy of the agent's newest assignment
+// (for people, and what the messages of a task started before versioned
+// assignments name).
+func AssignmentRel(agent AgentID, seq int) string {
+	name := string(agent)
+	if seq > 0 {
+		name += "-" + strconv.Itoa(seq)
+	}
+	return filepath.Join(AssignmentsDir, name+".json")
 }
 
-// WriteAssignment writes assignments/<agent>.json and its markdown
-// rendering assignments/<agent>.md, both atomically (the .md first, so the
-// .json, which the injected message names, is complete when it appears).
-// a.Seq must be greater than the seq of the agent's previous assignment
-// (ErrStaleSeq). A previous file that cannot be parsed is kept as
-// assignments/<agent>.json.corrupt-<time> and overwritten.
+// AssignmentOf returns the agent and seq an assignment file's name (the
+// base of an AssignmentRel path) stands for: worker_1-7.json is
+// worker_1's assignment 7, worker_1.json its newest (seq 0).
+func AssignmentOf(name string) (AgentID, int, bool) {
+	name, ok := strings.CutSuffix(name, ".json")
+	if !ok {
+		return "", 0, false
+	}
+	seq := 0
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		if n, err := strconv.Atoi(name[i+1:]); err == nil && n > 0 && strconv.Itoa(n) == name[i+1:] {
+			name, seq = name[:i], n
+		}
+	}
+	return AgentID(name), seq, ValidID(name)
+}
+
+// AssignmentPath returns the absolute path of assignments/<agent>.json,
+// the agent's newest assignment.
+func (t *TaskDir) AssignmentPath(agent AgentID) string {
+	return filepath.Join(t.dir, AssignmentRel(agent, 0))
+}
+
+// WriteAssignment writes agent's assignment a.Seq,
+// assignments/<agent>-<seq>.json (the file its message names), and its
+// markdown rendering assignments/<agent>-<seq>.md, then the same as the
+// agent's newest, assignments/<agent>.json and .md; each atomically (the
+// .md first, so the .json is complete when it appears). a.Seq must be
+// greater than the seq of the agent's previous assignment (ErrStaleSeq),
+// so a versioned file is never rewritten. A previous newest file that
+// cannot be parsed is kept as assignments/<agent>.json.corrupt-<time> and
+// overwritten.
 func (t *TaskDir) WriteAssignment(a Assignment) error {
 	if err := checkID("agent", string(a.Agent)); err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
@@ -52,14 +88,18 @@ func (t *TaskDir) WriteAssignment(a Assignment) error {
 	if a.Seq <= 0 {
 		return fmt.Errorf("workspace: write assignment for %s: seq %d: %w", a.Agent, a.Seq, ErrStaleSeq)
 	}
-	jsonPath, err := t.Path(filepath.Join(AssignmentsDir, string(a.Agent)+".json"))
-	if err != nil {
-		return fmt.Errorf("workspace: write assignment: %w", err)
+	var paths [2][2]string // versioned, newest: .json, .md
+	for i, seq := range []int{a.Seq, 0} {
+		rel := AssignmentRel(a.Agent, seq)
+		for j, ext := range []string{".json", ".md"} {
+			p, err := t.Path(strings.TrimSuffix(rel, ".json") + ext)
+			if err != nil {
+				return fmt.Errorf("workspace: write assignment: %w", err)
+			}
+			paths[i][j] = p
+		}
 	}
-	mdPath, err := t.Path(filepath.Join(AssignmentsDir, string(a.Agent)+".md"))
-	if err != nil {
-		return fmt.Errorf("workspace: write assignment: %w", err)
-	}
+	jsonPath := paths[1][0]
 	if err := t.MakeOutbox(a.Agent); err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
 	}
@@ -82,11 +122,13 @@ func (t *TaskDir) WriteAssignment(a Assignment) error {
 	if err != nil {
 		return fmt.Errorf("workspace: write assignment for %s: %w", a.Agent, err)
 	}
-	if err := WriteFileAtomic(mdPath, []byte(RenderAssignment(a)), 0o644); err != nil {
-		return fmt.Errorf("workspace: write assignment for %s: %w", a.Agent, err)
-	}
-	if err := WriteFileAtomic(jsonPath, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("workspace: write assignment for %s: %w", a.Agent, err)
+	for _, p := range paths {
+		if err := WriteFileAtomic(p[1], []byte(RenderAssignment(a)), 0o644); err != nil {
+			return fmt.Errorf("workspace: write assignment for %s: %w", a.Agent, err)
+		}
+		if err := WriteFileAtomic(p[0], append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("workspace: write assignment for %s: %w", a.Agent, err)
+		}
 	}
 	return nil
 }
@@ -128,6 +170,9 @@ func RenderAssignment(a Assignment) string {
 	fmt.Fprintf(&b, "\n\nState: %s\n", a.State)
 	if a.ReadOnly {
 		b.WriteString("\nThis is information only: do not write any file.\n")
+	}
+	if a.Resent {
+		b.WriteString("\nThis is your earlier work sent again: some of it may be done already; check before redoing it.\n")
 	}
 	if a.Rejected != "" {
 		fmt.Fprintf(&b, "\n## Your previous attempt was rejected\n\n%s\n\nFix this first.\n", strings.TrimSpace(a.Rejected))

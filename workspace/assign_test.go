@@ -1,10 +1,13 @@
 package workspace
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +35,9 @@ func TestAssignments(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
+	if md := RenderAssignment(Assignment{Seq: 2, Agent: "worker_1", Resent: true}); !strings.Contains(md, "earlier work sent again") {
+		t.Errorf("a re-sent assignment does not say so:\n%s", md)
+	}
 	if td.AssignmentPath("worker_1") != filepath.Join(td.Dir(), "assignments", "worker_1.json") {
 		t.Errorf("AssignmentPath = %s", td.AssignmentPath("worker_1"))
 	}
@@ -56,6 +62,21 @@ func TestAssignments(t *testing.T) {
 	}
 	if got, _ := td.ReadAssignment("worker_1"); got.Seq != 5 {
 		t.Errorf("seq now %d", got.Seq)
+	}
+	// Each assignment stays at its versioned path as it was sent, whatever
+	// came after it.
+	for seq, instr := range map[int]string{1: "Build st_1.", 5: ""} {
+		var v Assignment
+		b, err := os.ReadFile(filepath.Join(td.Dir(), AssignmentRel("worker_1", seq)))
+		if err == nil {
+			err = json.Unmarshal(b, &v)
+		}
+		if err != nil || v.Seq != seq || v.Instruction != instr {
+			t.Errorf("%s: %+v, %v; want seq %d %q", AssignmentRel("worker_1", seq), v, err, seq, instr)
+		}
+		if md, err := os.ReadFile(filepath.Join(td.Dir(), AssignmentsDir, "worker_1-"+strconv.Itoa(seq)+".md")); err != nil || !strings.Contains(string(md), fmt.Sprintf("Assignment %d for worker_1", seq)) {
+			t.Errorf("worker_1-%d.md: %q, %v", seq, md, err)
+		}
 	}
 	// A corrupt previous file is kept aside, not a dead end.
 	p := td.AssignmentPath("lead")
@@ -322,5 +343,31 @@ func TestPlantedSymlinks(t *testing.T) {
 				t.Errorf("victim changed: %q", got)
 			}
 		})
+	}
+}
+
+func TestAssignmentOf(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		agent AgentID
+		seq   int
+		ok    bool
+	}{
+		{"worker_1-7.json", "worker_1", 7, true},
+		{"worker_1.json", "worker_1", 0, true},
+		{"lead-12.json", "lead", 12, true},
+		{"lead-07.json", "lead-07", 0, true}, // not a seq: part of the id
+		{"lead-0.json", "lead-0", 0, true},
+		{"lead-+7.json", "lead-+7", 0, false},
+		{"worker_1-7.md", "", 0, false},
+		{"-7.json", "-7", 0, false},
+	} {
+		agent, seq, ok := AssignmentOf(tc.name)
+		if ok != tc.ok || (ok && (agent != tc.agent || seq != tc.seq)) {
+			t.Errorf("AssignmentOf(%q) = %q, %d, %v; want %q, %d, %v", tc.name, agent, seq, ok, tc.agent, tc.seq, tc.ok)
+		}
+		if ok && filepath.Base(AssignmentRel(agent, seq)) != tc.name {
+			t.Errorf("AssignmentRel(%q, %d) = %s, want …/%s", agent, seq, AssignmentRel(agent, seq), tc.name)
+		}
 	}
 }

@@ -484,6 +484,10 @@ type Assignment struct {
 	// Rejected says why the agent's previous completion of this work was
 	// rejected (an invalid done marker, nothing produced): what to fix.
 	Rejected string `json:"rejected,omitempty"`
+	// Resent is true when this is the agent's earlier work sent again
+	// (after a crash, a stall, a turn lost to a rate limit): part of it
+	// may be done already.
+	Resent bool `json:"resent,omitempty"`
 }
 
 // DoneMarker is the content of outputs/<subtask>.done.

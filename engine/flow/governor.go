@@ -231,6 +231,9 @@ func (st *stepper) sendHeld() {
 			s.Held = append(s.Held, a)
 		case !a.ReadOnly && (!ok || cur.Seq != a.Seq || !s.Agents[a.Agent].Pending):
 			st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
+		case a.Resent: // a re-send held: typed as one
+			st.deliver(a, resentWhat(a), true)
+			s.Resend = slices.DeleteFunc(s.Resend, func(id workspace.AgentID) bool { return id == a.Agent })
 		default:
 			what, _, _ := strings.Cut(a.Instruction, "\n")
 			st.deliver(a, what, false)

@@ -1,9 +1,12 @@
 package flow
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +39,10 @@ import (
 //	    waiting to restart;
 //	(g) the elapsed clock counts exactly while the task is under way
 //	    (a running phase), and what it counted never shrinks.
+//	(h) every message names exactly the content it was sent with: the
+//	    assignment file its line names holds that dispatch's assignment
+//	    when it is typed, and no later write (as the runner writes them,
+//	    workspace.AssignmentRel) changes a file a message named.
 //
 // HIVEMIND_PROPERTY_SEQS sets the number of sequences (default 1000; 150
 // with -short or -race); HIVEMIND_PROPERTY_SEED the seed (default fixed,
@@ -82,6 +89,36 @@ type world struct {
 	lastWork  map[workspace.AgentID]int  // seq of the last work injected
 	failedOK  map[workspace.AgentID]bool // its last work's send failed since
 	starting  map[workspace.AgentID]bool // a start not yet answered by an exit/hang
+	files     map[string]string          // assignment files as the runner writes them: path → content
+	named     map[string]string          // the content of each file when a message named it
+}
+
+// assignmentPathRE finds the assignment file an injected line names.
+var assignmentPathRE = regexp.MustCompile(`\S*/` + workspace.AssignmentsDir + `/\S+\.json`)
+
+// writeAssignment plays a WriteAssignment as the runner does
+// (workspace.TaskDir.WriteAssignment: the versioned file and the newest
+// copy) and checks (h) for each file.
+func (w *world) writeAssignment(a workspace.Assignment) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	for _, seq := range []int{a.Seq, 0} {
+		p := filepath.Join(testTaskDir, workspace.AssignmentRel(a.Agent, seq))
+		if was, ok := w.named[p]; ok && was != string(b) {
+			return fmt.Errorf("(h) %s #%d rewrites %s, which a message named when it said #%s", a.Agent, a.Seq, p, seqOfJSON(was))
+		}
+		w.files[p] = string(b)
+	}
+	return nil
+}
+
+// seqOfJSON is the seq of an assignment's JSON (for messages).
+func seqOfJSON(content string) string {
+	var a workspace.Assignment
+	_ = json.Unmarshal([]byte(content), &a)
+	return strconv.Itoa(a.Seq)
 }
 
 func newWorld(seed, stream uint64) *world {
@@ -97,6 +134,8 @@ func newWorld(seed, stream uint64) *world {
 		lastWork:  map[workspace.AgentID]int{},
 		failedOK:  map[workspace.AgentID]bool{},
 		starting:  map[workspace.AgentID]bool{},
+		files:     map[string]string{},
+		named:     map[string]string{},
 	}
 }
 
@@ -366,6 +405,12 @@ func (w *world) check(before State, e Event, eff []Effect) error {
 					return fmt.Errorf("(d) notice %s #%d after newer work #%d", id, x.Seq, max(w.lastWork[id], s.Assignments[id].Seq))
 				}
 			} else {
+				p := assignmentPathRE.FindString(x.Text) // (g)
+				content, ok := w.files[p]
+				if !ok || seqOfJSON(content) != strconv.Itoa(x.Seq) {
+					return fmt.Errorf("(h) %s #%d names %q, which holds %q", id, x.Seq, p, content)
+				}
+				w.named[p] = content
 				if x.Resend && !w.failedOK[id] { // (a)
 					return fmt.Errorf("(a) %s's work #%d sent again as #%d though its send did not fail", id, w.lastWork[id], x.Seq)
 				}
@@ -373,6 +418,10 @@ func (w *world) check(before State, e Event, eff []Effect) error {
 				w.failedOK[id] = false
 			}
 			w.queue[id] = append(w.queue[id], x.Seq)
+		case WriteAssignment:
+			if err := w.writeAssignment(x.Assignment); err != nil {
+				return err
+			}
 		case HoldDelivery:
 			w.hold[x.Agent] = x.Hold
 		case Withdraw:

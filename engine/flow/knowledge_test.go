@@ -118,28 +118,28 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 		t.Fatalf("busy author interrupted: %s", describe(sc.eff))
 	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-	// st_2 done: checkpoint 1 is reached and the idle workers get a notice,
-	// worker_1's carrying its notes.
+	// st_2 done: checkpoint 1 is reached; the idle workers are not told
+	// (nothing for them to do), so the notes wait for worker_1's next
+	// assignment.
 	eff := sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	a := noticeFor(t, eff, "worker_1")
-	if !strings.Contains(a, `Your decision "Use SQLite"`) || !strings.Contains(a, "agents/worker_1/knowledge/2.md was NOT recorded") {
-		t.Errorf("notice lacks the notes:\n%s", a)
+	if in := injectedTo(eff); slices.Contains(in, "worker_1") || slices.Contains(in, "worker_2") {
+		t.Fatalf("idle workers sent a message at the checkpoint: %s", describe(eff))
 	}
-	if other := noticeFor(t, eff, "worker_2"); strings.Contains(other, "shared-knowledge entries") {
-		t.Errorf("worker_2 got worker_1's notes:\n%s", other)
+	sc.trig("checkpoint-approved.md", "ok")
+	w := assignmentFor(t, sc.eff, "worker_1")
+	if !strings.Contains(w.Instruction, `Your decision "Use SQLite"`) || !strings.Contains(w.Instruction, "agents/worker_1/knowledge/2.md was NOT recorded") {
+		t.Errorf("next assignment lacks the notes:\n%s", w.Instruction)
 	}
 	for _, r := range contextReads {
-		if !strings.Contains(a, r) {
-			t.Errorf("notice's reads lack %s: %q", r, a)
+		if !slices.Contains(w.Reads, r) {
+			t.Errorf("assignment's reads lack %s: %v", r, w.Reads)
 		}
 	}
 	if len(sc.s.KnowledgeNotes) != 0 {
 		t.Errorf("notes kept after delivery: %v", sc.s.KnowledgeNotes)
 	}
-	// The next writing assignment explains how to add an entry.
-	sc.trig("checkpoint-approved.md", "ok")
-	w := assignmentFor(t, sc.eff, "worker_1")
-	if !strings.Contains(w.Instruction, "/ws/tasks/t1/agents/worker_1/knowledge/<n>.md") || strings.Contains(w.Instruction, "Use SQLite") {
+	// The writing assignment explains how to add an entry.
+	if !strings.Contains(w.Instruction, "/ws/tasks/t1/agents/worker_1/knowledge/<n>.md") {
 		t.Errorf("next work assignment:\n%s", w.Instruction)
 	}
 }

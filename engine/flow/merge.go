@@ -173,25 +173,9 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 	for _, c := range fixers {
 		st.mergeFixAssignment(c, mergeFixID(cp, m.Attempt, c.Worker))
 	}
-	// The other side of each conflict learns about it, without work.
-	told := map[workspace.AgentID]bool{}
-	for _, c := range fixers {
-		for _, w := range c.With {
-			if seen[w] || told[w] {
-				continue
-			}
-			if a, ok := s.Agents[w]; !ok || a.Pending {
-				continue
-			}
-			told[w] = true
-			reads := []string{}
-			if c.HunksFile != "" {
-				reads = append(reads, c.HunksFile)
-			}
-			st.notice(w, fmt.Sprintf("Your work at checkpoint %d conflicts with %s's; %s is resolving it", cp, c.Worker, c.Worker),
-				"Your branch merged first; the conflicting hunks are in your reads. Nothing to do for you.", reads)
-		}
-	}
+	// The other side of each conflict is not told: its branch merged
+	// first and there is nothing for it to do (a notice would cost it a
+	// paid turn and change nothing).
 }
 
 // mergeFixAssignment asks a worker to resolve the conflict markers that

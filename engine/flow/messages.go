@@ -18,10 +18,11 @@ import (
 // InjectPrefix starts every line the engine types into an agent.
 const InjectPrefix = "[HIVEMIND] "
 
-// AssignmentFile returns the absolute path of assignments/<agent>.json in
-// the task dir: the file every injected line names.
-func AssignmentFile(taskDir string, agent workspace.AgentID) string {
-	return filepath.Join(taskDir, workspace.AssignmentsDir, string(agent)+".json")
+// AssignmentFile returns the absolute path of agent's assignment seq in
+// the task dir, assignments/<agent>-<seq>.json: the file the line that
+// sends it names, never rewritten (workspace.AssignmentRel).
+func AssignmentFile(taskDir string, agent workspace.AgentID, seq int) string {
+	return filepath.Join(taskDir, workspace.AssignmentRel(agent, seq))
 }
 
 // InjectText returns the one line typed into an agent: "[HIVEMIND] <what>
@@ -187,7 +188,7 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 			st.do(Withdraw{Agent: a.Agent, Before: a.Seq, Why: fmt.Sprintf("superseded by #%d", a.Seq)})
 		}
 		st.do(WriteAssignment{Assignment: a})
-		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent)), Resend: resend})
+		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: InjectText(what, AssignmentFile(st.s.TaskDir, a.Agent, a.Seq)), Resend: resend})
 	}
 	ag.Queued++
 	st.s.Agents[a.Agent] = ag
@@ -229,11 +230,17 @@ func (st *stepper) resend(agent workspace.AgentID) {
 	}
 	s.Seq++
 	a.Seq = s.Seq
+	a.Resent = true
 	ag.LastSeq = a.Seq
 	s.Agents[agent] = ag
 	s.Assignments[agent] = a
+	st.deliver(a, resentWhat(a), true)
+}
+
+// resentWhat is the line's summary of a re-sent assignment.
+func resentWhat(a workspace.Assignment) string {
 	what, _, _ := strings.Cut(a.Instruction, "\n")
-	st.deliver(a, "(re-sent) "+what, true)
+	return "(re-sent) " + what
 }
 
 // ---- reads ----

@@ -85,7 +85,7 @@ func (f *agentFactory) launch(base ptyagent.Spec, id string, role workspace.Role
 	return profiles.Launch{
 		Base: base, ID: id, Role: role, Resume: resume,
 		Prompt:       func() (string, error) { return f.prompt(role) },
-		RoleConfig:   f.cfg.Role(role),
+		RoleConfig:   f.cfg.AgentConfig(role, workspace.AgentID(id)),
 		TaskDir:      f.td.Dir(),
 		TaskID:       f.td.ID(),
 		Self:         f.self,
@@ -119,7 +119,7 @@ func (f *agentFactory) taskDirOutside(dir string) []string {
 func (f *agentFactory) profileSpec(base ptyagent.Spec, name, id string, role workspace.Role, p config.Profile) (ptyagent.Spec, error) {
 	argv := p.Expand(map[string]string{
 		"role": string(role), "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
-		"model": f.cfg.Role(role).Model,
+		"model": f.cfg.AgentConfig(role, workspace.AgentID(id)).Model,
 	})
 	if len(argv) == 0 {
 		return base, fmt.Errorf("profile %s: empty command", name)

@@ -42,6 +42,30 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 	}
 }
 
+// A worker's own model ([agents.<worker>] model) reaches its command line
+// (a built-in CLI's --model, a profile's {model}); the other workers keep
+// the role's.
+func TestAgentSpecWorkerModel(t *testing.T) {
+	project, td := newTask(t)
+	cfg := config.Default()
+	cfg.Roles[workspace.RoleWorker] = config.RoleConfig{Model: "role-model", PermissionMode: "bypassPermissions"}
+	cfg.WorkerModels = map[workspace.AgentID]string{"worker_2": "own-model"}
+	cfg.Profiles["echoer"] = config.Profile{Command: []string{"echo", "{model}"}, Submit: config.SubmitLine}
+	for _, agent := range []string{"claude", "echoer"} {
+		f := &agentFactory{cfg: cfg.WithAgents(config.AgentFlag{All: agent}), project: project, td: td, self: "/opt/hm/hivemind"}
+		for id, want := range map[workspace.AgentID]string{"worker_1": "role-model", "worker_2": "own-model"} {
+			spec, err := f.spec(id, workspace.RoleWorker, false)
+			if err != nil {
+				t.Fatalf("%s %s: %v", agent, id, err)
+			}
+			argv := strings.Join(spec.Argv, " ")
+			if other := map[string]string{"role-model": "own-model", "own-model": "role-model"}[want]; !strings.Contains(argv, want) || strings.Contains(argv, other) {
+				t.Errorf("%s %s argv lacks %q (or has %q): %s", agent, id, want, other, argv)
+			}
+		}
+	}
+}
+
 // Each role runs its own agent: Claude Lead, Codex Reviewer, Gemini
 // Workers, each with its role prompt, Hivemind's hooks and its resume.
 func TestAgentSpecMixedTeam(t *testing.T) {

@@ -112,7 +112,7 @@ func (f *agentFactory) remoteClaude(base ptyagent.Spec, rh *remoteHost, id strin
 		SettingsPath: settings,
 		// The task dir mirror is outside the worktree, as locally.
 		AddDirs:   []string{rh.taskDir},
-		ExtraArgs: roles.ClaudeArgs(roles.DefaultPolicy(workspace.RoleWorker), f.cfg.Role(workspace.RoleWorker), prompt),
+		ExtraArgs: roles.ClaudeArgs(roles.DefaultPolicy(workspace.RoleWorker), f.cfg.AgentConfig(workspace.RoleWorker, workspace.AgentID(id)), prompt),
 	}
 	spec := ptyagent.ClaudeSpec(base, o)
 	return spec, remote.Agent{Argv: spec.Argv, Pass: claudePassed(os.Environ(), base.Env), ClaudeResume: resume}, nil

@@ -381,7 +381,7 @@ func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 	}
 	files := map[string][]byte{}
 	for _, ext := range []string{".json", ".md"} {
-		rel := workspace.AssignmentsDir + "/" + string(a.Agent) + ext
+		rel := filepath.ToSlash(strings.TrimSuffix(workspace.AssignmentRel(a.Agent, a.Seq), ".json") + ext)
 		p, err := rw.td.Path(rel)
 		if err != nil {
 			return err

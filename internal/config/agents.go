@@ -231,11 +231,13 @@ func checkAgents(cfg Config, src Sources) Errors {
 // workerAgentKey is the dotted key of worker id's agent.
 func workerAgentKey(id workspace.AgentID) string { return "agents." + string(id) + ".agent" }
 
-// checkWorkerIDs checks that every worker given its own agent (in a file
-// or --agent) is one of the team's workers.
+// checkWorkerIDs checks that every worker given its own agent or model
+// (in a file or --agent) is one of the team's workers.
 func checkWorkerIDs(cfg Config, src Sources) Errors {
 	var errs Errors
-	for _, id := range slices.Sorted(maps.Keys(cfg.WorkerAgents)) {
+	keys := workerKeys(cfg)
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		id := keys[key]
 		if n, _ := workspace.WorkerNum(id); n <= cfg.Workers {
 			continue
 		}
@@ -245,14 +247,26 @@ func checkWorkerIDs(cfg Config, src Sources) Errors {
 		}
 		msg := fmt.Sprintf("%s is not a worker of this team of %d (workers = %d): valid ids are %s",
 			id, cfg.Workers, cfg.Workers, strings.Join(valid, ", "))
-		s := src.Of(workerAgentKey(id))
-		key := workerAgentKey(id)
+		s := src.Of(key)
 		if s.Kind == SourceFlag {
 			key = s.Flag
 		}
 		errs = append(errs, &Error{File: s.File, Line: s.Line, Key: key, Msg: msg})
 	}
 	return errs
+}
+
+// workerKeys are the dotted keys set for single workers (their agent or
+// model), each with its worker.
+func workerKeys(cfg Config) map[string]workspace.AgentID {
+	keys := map[string]workspace.AgentID{}
+	for id := range cfg.WorkerAgents {
+		keys[workerAgentKey(id)] = id
+	}
+	for id := range cfg.WorkerModels {
+		keys["agents."+string(id)+".model"] = id
+	}
+	return keys
 }
 
 // workerAgents loads the [agents.<worker>] tables. Whether each worker is
@@ -274,10 +288,16 @@ func (l *fileLoader) workerAgents(path []string, prim toml.Primitive) {
 		if !ok {
 			continue
 		}
-		w := WorkerAgent{Agent: l.cfg.WorkerAgents[id]}
+		w := WorkerAgent{Agent: l.cfg.WorkerAgents[id], Model: l.cfg.WorkerModels[id]}
 		setKeys(l, wpath, fields, workerAgentKeys, &w)
 		if w.Agent != "" {
 			l.cfg.WorkerAgents[id] = w.Agent
+		}
+		if w.Model != "" {
+			if l.cfg.WorkerModels == nil {
+				l.cfg.WorkerModels = map[workspace.AgentID]string{}
+			}
+			l.cfg.WorkerModels[id] = w.Model
 		}
 	}
 }

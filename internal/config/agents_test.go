@@ -3,6 +3,7 @@ package config
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,9 +77,14 @@ func TestAgentErrors(t *testing.T) {
 		{"flag worker beyond workers", "", "worker_5=codex", "--agent: worker_5 is not a worker of this team of 2 (workers = 2): valid ids are worker_1, worker_2"},
 		{"not a worker id", "[agents.lead]\nagent = \"codex\"\n", "", `1: agents.lead: "lead" is not a worker id: want worker_1 … worker_32`},
 		{"worker id not canonical", "[agents.worker_02]\nagent = \"codex\"\n", "", `agents.worker_02: "worker_02" is not a worker id`},
-		{"unknown key in worker table", "[agents.worker_1]\nagnet = \"codex\"\n", "", `2: agents.worker_1.agnet: unknown key (did you mean "agent"?); known keys here: agent`},
+		{"unknown key in worker table", "[agents.worker_1]\nagnet = \"codex\"\n", "", `2: agents.worker_1.agnet: unknown key (did you mean "agent"?); known keys here: agent, model`},
 		{"worker agent typo", "[agents.worker_1]\nagent = \"gemnii\"\n", "", `2: agents.worker_1.agent: unknown agent "gemnii" (did you mean "gemini"?)`},
 		{"empty worker agent", "[agents.worker_1]\nagent = \"\"\n", "", "2: agents.worker_1.agent: must not be empty"},
+		{"empty worker model", "[agents.worker_1]\nmodel = \"\"\n", "", "2: agents.worker_1.model: must not be empty"},
+		{"worker model beyond workers", "workers = 2\n\n[agents.worker_3]\nmodel = \"gpt-5\"\n", "",
+			"4: agents.worker_3.model: worker_3 is not a worker of this team of 2"},
+		{"unpriced worker model under budget_usd", "budget_usd = 5\n\n[agents.worker_2]\nmodel = \"my-model\"\n", "",
+			`budget_usd: the worker_2's model "my-model" has no price`},
 		{"agents not a table", "agents = \"codex\"\n", "", "1: agents: wrong type: want a table"},
 		{"flag worker twice", "", "worker_1=codex,worker_1=gemini", "--agent: worker worker_1 given twice"},
 		{"flag worker id typo", "", "worker_01=codex", `--agent: "worker_01" is not a worker id`},
@@ -184,5 +190,36 @@ func TestWorkerAgents(t *testing.T) {
 	one := 1
 	if _, _, err := Load(ws, ud, Overrides{Workers: &one}); err == nil || !strings.Contains(err.Error(), pf+":8: agents.worker_2.agent: worker_2 is not a worker of this team of 1 (workers = 1): valid ids are worker_1") {
 		t.Errorf("--workers 1 with [agents.worker_2]: %v", err)
+	}
+}
+
+// A worker's own model ([agents.<worker>] model) replaces its role's for
+// that worker alone, shows in `hivemind config` and is priced like a
+// role's.
+func TestWorkerModels(t *testing.T) {
+	project := "workers = 2\n\n[roles.worker]\nmodel = \"gpt-5\"\n\n[agents.worker_2]\nagent = \"codex\"\nmodel = \"my-model\"\n"
+	ws, ud := dirs(t, project, "")
+	cfg, src, err := Load(ws, ud, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[workspace.AgentID]string{"lead": "", "reviewer": "", "worker_1": "gpt-5", "worker_2": "my-model"} {
+		if got := cfg.AgentConfig(workspace.RoleOf(id), id).Model; got != want {
+			t.Errorf("%s's model %q, want %q", id, got, want)
+		}
+	}
+	if s := src.Of("agents.worker_2.model"); s.Kind != SourceProject || s.Line != 8 {
+		t.Errorf("worker_2 model source %v", s)
+	}
+	if d := cfg.Describe(src); !strings.Contains(d, "[agents.worker_2]\nagent = \"codex\"") || !strings.Contains(d, "model = \"my-model\"") {
+		t.Errorf("describe lacks worker_2's model:\n%s", d)
+	}
+	if u := cfg.UnpricedModels(); len(u) != 1 || u[0].Model != "my-model" || !slices.Equal(u[0].Roles, []string{"worker_2"}) {
+		t.Errorf("unpriced %+v, want my-model (worker_2)", u)
+	}
+	// --agent for the worker keeps its model, as a role's model stays
+	// under --agent.
+	if got := cfg.WithAgents(AgentFlag{All: "codex"}).AgentConfig(workspace.RoleWorker, "worker_2").Model; got != "my-model" {
+		t.Errorf("after --agent codex: %q", got)
 	}
 }

@@ -94,6 +94,9 @@ type Config struct {
 	// WorkerAgents are the [agents.<worker id>] agents: a worker named
 	// here runs its agent instead of its role's (see AgentOfID).
 	WorkerAgents map[workspace.AgentID]string
+	// WorkerModels are the [agents.<worker id>] models: a worker named
+	// here runs its model instead of its role's (see AgentConfig).
+	WorkerModels map[workspace.AgentID]string
 	// Profiles are the custom agent profiles, by name.
 	Profiles map[string]Profile
 	// BudgetUSD caps a task's estimated spend (0: no cap).
@@ -141,6 +144,8 @@ type RoleConfig struct {
 type WorkerAgent struct {
 	// Agent runs that worker instead of the [roles.worker] agent.
 	Agent string
+	// Model is that worker's model instead of the [roles.worker] model.
+	Model string
 }
 
 // Profile is a [profiles.<name>] table: how to run and drive an agent CLI
@@ -242,6 +247,7 @@ func Default() Config {
 	c := Config{
 		Roles:        map[workspace.Role]RoleConfig{},
 		WorkerAgents: map[workspace.AgentID]string{},
+		WorkerModels: map[workspace.AgentID]string{},
 		Profiles:     map[string]Profile{},
 		Pricing:      pricing.Table{},
 		Hosts:        map[string]Host{},
@@ -287,6 +293,16 @@ func (c Config) Backoff() []time.Duration {
 
 // Role returns the settings of role (zero value for an unknown role).
 func (c Config) Role(role workspace.Role) RoleConfig { return c.Roles[role] }
+
+// AgentConfig returns the [roles.<role>] table agent id in role runs
+// with: its role's, with a worker's own [agents.<worker>] model.
+func (c Config) AgentConfig(role workspace.Role, id workspace.AgentID) RoleConfig {
+	rc := c.Roles[role]
+	if m := c.WorkerModels[id]; m != "" && role == workspace.RoleWorker {
+		rc.Model = m
+	}
+	return rc
+}
 
 // Profile returns the custom profile with that name, if defined.
 func (c Config) Profile(name string) (Profile, bool) {

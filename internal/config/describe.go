@@ -43,9 +43,21 @@ func (c Config) Describe(src Sources) string {
 			}
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(c.WorkerAgents)) {
+	workers := slices.Collect(maps.Keys(c.WorkerAgents))
+	for id := range c.WorkerModels {
+		if _, ok := c.WorkerAgents[id]; !ok {
+			workers = append(workers, id)
+		}
+	}
+	workspace.SortAgents(workers)
+	for _, id := range workers {
 		header("agents." + string(id))
-		add(workerAgentKey(id), "agent", c.WorkerAgents[id])
+		if a := c.WorkerAgents[id]; a != "" {
+			add(workerAgentKey(id), "agent", a)
+		}
+		if m := c.WorkerModels[id]; m != "" {
+			add("agents."+string(id)+".model", "model", m)
+		}
 	}
 	for _, name := range c.HostNames() {
 		h := c.Hosts[name]

@@ -158,7 +158,7 @@ var topKeys = []key[Config]{
 	{name: "roles", spec: spec{kind: kindTable}, load: (*fileLoader).roles,
 		show: "[roles.<role>]", doc: "`<role>` is `lead`, `reviewer` or `worker`"},
 	{name: "agents", spec: spec{kind: kindTable}, load: (*fileLoader).workerAgents,
-		show: "[agents.<worker>]", doc: "`<worker>` is a worker id, `worker_1` … `worker_<workers>`: that worker's own agent (`--agent worker_2=gemini`)"},
+		show: "[agents.<worker>]", doc: "`<worker>` is a worker id, `worker_1` … `worker_<workers>`: that worker's own agent (`--agent worker_2=gemini`) and model"},
 	{name: "hosts", spec: spec{kind: kindTable}, load: (*fileLoader).hosts,
 		show: "[hosts.<name>]", doc: "a remote host agents can run on (see Remote workers)"},
 	{name: "profiles", spec: spec{kind: kindTable}, load: (*fileLoader).profiles,
@@ -199,6 +199,9 @@ var workerAgentKeys = []key[WorkerAgent]{
 	{name: "agent", spec: spec{kind: kindString, nonEmpty: true},
 		field: func(w *WorkerAgent) any { return &w.Agent }, defText: "`[roles.worker]`'s `agent`",
 		doc: "that worker's agent (same values as `agent`); it overrides the worker role's"},
+	{name: "model", spec: spec{kind: kindString, nonEmpty: true},
+		field: func(w *WorkerAgent) any { return &w.Model }, defText: "`[roles.worker]`'s `model`",
+		doc: "that worker's model (`--model`); it overrides the worker role's"},
 }
 
 // profileKeys are the keys of a [profiles.<name>] table.

@@ -84,24 +84,45 @@ func checkBudgetPrices(cfg Config, src Sources) Errors {
 	prices := cfg.Prices()
 	s := src.Of("budget_usd")
 	var errs Errors
-	for _, r := range workspace.Roles() {
-		rc := cfg.Role(r)
-		if rc.BudgetTokens > 0 || len(prices.Unpriced(rc.Model)) == 0 {
+	for _, a := range cfg.modelsRun() {
+		if cfg.Role(a.role).BudgetTokens > 0 || len(prices.Unpriced(a.model)) == 0 {
 			continue
 		}
 		errs = append(errs, &Error{File: s.File, Line: s.Line, Key: "budget_usd", Msg: fmt.Sprintf(
 			"the %s's model %q has no price, so budget_usd cannot count its spend; add its price "+
 				"([pricing.%q] with input, output, cache_read, cache_write in USD per million tokens) "+
-				"or a token budget (budget_tokens, or budget_tokens under [roles.%s])", r, rc.Model, rc.Model, r)})
+				"or a token budget (budget_tokens, or budget_tokens under [roles.%s])", a.who, a.model, a.model, a.role)})
 	}
 	return errs
 }
 
-// Unpriced is a model the roles are configured to run (roles.<role>.model)
-// that the pricing table has no price for.
+// modelRun is a model the configuration runs: a role's, or a worker's own.
+type modelRun struct {
+	who   string // the role, or the worker id
+	role  workspace.Role
+	model string
+}
+
+// modelsRun lists each role's model, then each worker's own.
+func (c Config) modelsRun() []modelRun {
+	var out []modelRun
+	for _, r := range workspace.Roles() {
+		out = append(out, modelRun{string(r), r, c.Role(r).Model})
+	}
+	ids := slices.Collect(maps.Keys(c.WorkerModels))
+	workspace.SortAgents(ids)
+	for _, id := range ids {
+		out = append(out, modelRun{string(id), workspace.RoleWorker, c.WorkerModels[id]})
+	}
+	return out
+}
+
+// Unpriced is a model the roles or workers are configured to run
+// (roles.<role>.model, agents.<worker>.model) that the pricing table has
+// no price for.
 type Unpriced struct {
 	Model string
-	Roles []workspace.Role
+	Roles []string // the roles and worker ids that run it
 }
 
 // UnpricedModels lists the configured models without a price, once per
@@ -110,15 +131,14 @@ type Unpriced struct {
 func (c Config) UnpricedModels() []Unpriced {
 	prices := c.Prices()
 	var out []Unpriced
-	for _, r := range workspace.Roles() {
-		m := c.Role(r).Model
-		if len(prices.Unpriced(m)) == 0 {
+	for _, a := range c.modelsRun() {
+		if len(prices.Unpriced(a.model)) == 0 {
 			continue
 		}
-		if i := slices.IndexFunc(out, func(u Unpriced) bool { return u.Model == m }); i >= 0 {
-			out[i].Roles = append(out[i].Roles, r)
+		if i := slices.IndexFunc(out, func(u Unpriced) bool { return u.Model == a.model }); i >= 0 {
+			out[i].Roles = append(out[i].Roles, a.who)
 		} else {
-			out = append(out, Unpriced{Model: m, Roles: []workspace.Role{r}})
+			out = append(out, Unpriced{Model: a.model, Roles: []string{a.who}})
 		}
 	}
 	return out
@@ -126,11 +146,7 @@ func (c Config) UnpricedModels() []Unpriced {
 
 // Warning says what an unpriced model means and how to fix it.
 func (u Unpriced) Warning() string {
-	roles := make([]string, len(u.Roles))
-	for i, r := range u.Roles {
-		roles[i] = string(r)
-	}
 	return fmt.Sprintf("model %q (%s) has no price: its cost shows as $? and budget_usd cannot count it; "+
 		"add [pricing.%q] to config.toml (USD per million tokens), or cap it with budget_tokens",
-		u.Model, strings.Join(roles, ", "), u.Model)
+		u.Model, strings.Join(u.Roles, ", "), u.Model)
 }

@@ -54,7 +54,7 @@ func TestREADMEConfigKeys(t *testing.T) {
 // Every field of the configuration structs is some key's target (or is
 // listed here as filled otherwise): a field added without its key fails.
 func TestEveryFieldHasAKey(t *testing.T) {
-	checkFields(t, topKeys, "Roles", "WorkerAgents", "Profiles", "Pricing", "Hosts", "Placement", "Files")
+	checkFields(t, topKeys, "Roles", "WorkerAgents", "WorkerModels", "Profiles", "Pricing", "Hosts", "Placement", "Files")
 	checkFields(t, roleKeys)
 	checkFields(t, workerAgentKeys)
 	checkFields(t, profileKeys, "Env")

@@ -46,7 +46,7 @@ type Script struct {
 	// Model is reported in responses (default: the requested model).
 	Model string
 	// Project overrides the project directory (default: derived from the
-	// assignment path, <project>/.hivemind/tasks/<id>/assignments/x.json).
+	// assignment path, <project>/.hivemind/tasks/<id>/assignments/x-1.json).
 	Project string
 }
 
@@ -99,7 +99,7 @@ type Request struct {
 	Stream bool
 	Model  string
 	// Agent is the agent named by the conversation's assignment path
-	// (assignments/<agent>.json) or the X-Hivemind-Agent header.
+	// (assignments/<agent>-<seq>.json) or the X-Hivemind-Agent header.
 	Agent string
 	// Line is the user message carrying the current turn's [HIVEMIND]
 	// line ("" for requests outside a turn).
@@ -344,11 +344,14 @@ func hivemindPath(text string) string {
 	return ""
 }
 
+// agentOf is the agent whose assignment file path is
+// (assignments/<agent>-<seq>.json, or <agent>.json).
 func agentOf(path string) string {
 	if path == "" {
 		return ""
 	}
-	return strings.TrimSuffix(filepath.Base(path), ".json")
+	agent, _, _ := workspace.AssignmentOf(filepath.Base(path))
+	return string(agent)
 }
 
 type step struct {

@@ -328,7 +328,7 @@ func (a *agent) work(line string) string {
 	m := AssignmentRE.FindString(line)
 	if m == "" {
 		a.spin(verbs[a.rnd.IntN(len(verbs))])
-		msg := "I follow Hivemind assignments: send a [HIVEMIND] line naming an assignments/<agent>.json file."
+		msg := "I follow Hivemind assignments: send a [HIVEMIND] line naming an assignments/<agent>-<seq>.json file."
 		a.line("%s●%s %s", blue, reset, msg)
 		return msg
 	}

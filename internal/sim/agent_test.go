@@ -281,8 +281,9 @@ func mustWriteFile(t *testing.T, p, s string) {
 
 func TestAssignmentRE(t *testing.T) {
 	for in, want := range map[string]string{
-		"[HIVEMIND] lead: read /a/b/.hivemind/tasks/t/assignments/lead.json now": "/a/b/.hivemind/tasks/t/assignments/lead.json",
-		"[HIVEMIND] see assignments/worker_2.json":                               "assignments/worker_2.json",
+		"[HIVEMIND] lead: read /a/b/.hivemind/tasks/t/assignments/lead.json now":      "/a/b/.hivemind/tasks/t/assignments/lead.json",
+		"[HIVEMIND] see assignments/worker_2.json":                                    "assignments/worker_2.json",
+		"[HIVEMIND] Do st_1 — read /p/.hivemind/tasks/t/assignments/worker_2-17.json": "/p/.hivemind/tasks/t/assignments/worker_2-17.json",
 		"nothing here": "",
 	} {
 		if got := AssignmentRE.FindString(in); got != want {

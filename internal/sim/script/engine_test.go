@@ -33,8 +33,8 @@ func TestPlansPassEngineValidation(t *testing.T) {
 
 // TestInjectedLineFound checks the sim's regex finds the engine's line.
 func TestInjectedLineFound(t *testing.T) {
-	line := flow.InjectText("Do subtask st_1: core", flow.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1"))
-	if got := AssignmentRE.FindString(line); got != flow.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1") {
+	line := flow.InjectText("Do subtask st_1: core", flow.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1", 7))
+	if got := AssignmentRE.FindString(line); got != flow.AssignmentFile("/p/.hivemind/tasks/t1", "worker_1", 7) {
 		t.Fatalf("found %q in %q", got, line)
 	}
 }
