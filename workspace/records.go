@@ -241,6 +241,7 @@ func (t RecordType) Milestone() bool {
 		RecordWriteScopes:
 		return true
 	case RecordNotifyCommand,
+		RecordProcessGuard,
 		RecordAgentCannotStart,
 		RecordAgentHangWarning,
 		RecordAgentOverridden,
