@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A tiny budget_tokens stops a sim team at needs_human, with no price for
@@ -40,7 +40,7 @@ func TestSimTokenBudgetStopsAndRetryContinues(t *testing.T) {
 	for _, a := range st.Agents {
 		tokens += a.Usage.Tokens()
 	}
-	if st.Phase != workspace.PhaseNeedsHuman || st.Escalation != "budget" || tokens < 3000 ||
+	if st.Phase != vocab.PhaseNeedsHuman || st.Escalation != "budget" || tokens < 3000 ||
 		!strings.Contains(st.Reason, "tokens reached the budget of 3000 tokens (budget_tokens)") ||
 		!strings.Contains(st.Reason, "budget_tokens in config.toml") {
 		t.Fatalf("state %s (%s), %d tokens: %s", st.Phase, st.Escalation, tokens, st.Reason)

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -58,8 +59,8 @@ func chaosAgent(mode string) int {
 	taskDir := os.Getenv("HIVEMIND_TASK_DIR")
 	project := os.Getenv("HIVEMIND_PROJECT")
 	id := os.Getenv("HIVEMIND_AGENT_ID")
-	role := workspace.Role(os.Getenv("HIVEMIND_ROLE"))
-	outbox := filepath.Join(taskDir, workspace.OutboxesDir, id) // where this agent's Hivemind files go
+	role := vocab.Role(os.Getenv("HIVEMIND_ROLE"))
+	outbox := filepath.Join(taskDir, vocab.OutboxesDir, id) // where this agent's Hivemind files go
 	// Per-agent counters (and other scratch files) are kept on disk across
 	// restarts: in the agent's private temp dir when write scopes give it
 	// one (the task dir is then not its to write), else in the task dir.
@@ -80,7 +81,7 @@ func chaosAgent(mode string) int {
 		_ = os.WriteFile(tmp, []byte(content), 0o644)
 		_ = os.Rename(tmp, p)
 	}
-	marker := func(a workspace.Assignment, out string) string {
+	marker := func(a vocab.Assignment, out string) string {
 		b, _ := json.Marshal(map[string]string{"agent_id": id, "output_file": out, "completed_at": time.Now().UTC().Format(time.RFC3339)})
 		return string(b)
 	}
@@ -105,7 +106,7 @@ func chaosAgent(mode string) int {
 			continue
 		}
 		data, err := os.ReadFile(strings.TrimSpace(file))
-		var a workspace.Assignment
+		var a vocab.Assignment
 		if err != nil || json.Unmarshal(data, &a) != nil {
 			fmt.Printf("cannot read %s\n> ", file)
 			continue
@@ -113,9 +114,9 @@ func chaosAgent(mode string) int {
 		fmt.Printf("working on assignment %d (%s)\n", a.Seq, a.State)
 		switch {
 		case a.ReadOnly:
-		case is("stall") && role == workspace.RoleLead:
+		case is("stall") && role == vocab.RoleLead:
 			// Goes idle without writing plan.md.
-		case role == workspace.RoleLead && (a.State == workspace.PhasePlanning || a.State == workspace.PhasePlanRevision):
+		case role == vocab.RoleLead && (a.State == vocab.PhasePlanning || a.State == vocab.PhasePlanRevision):
 			p := filepath.Join(outbox, "plan.md")
 			if is("lead-approves") {
 				// Approves its own plan, in its own outbox: refused.
@@ -140,11 +141,11 @@ func chaosAgent(mode string) int {
 				}
 				write(p, chaosPlan)
 			}
-		case role == workspace.RoleLead && a.State == workspace.PhaseFrictionResolution:
+		case role == vocab.RoleLead && a.State == vocab.PhaseFrictionResolution:
 			write(filepath.Join(outbox, "friction-resolution.md"), "Nothing to change: the reports were a flood.\n")
-		case role == workspace.RoleReviewer && a.State == workspace.PhasePlanReview:
+		case role == vocab.RoleReviewer && a.State == vocab.PhasePlanReview:
 			write(filepath.Join(outbox, "plan-approved.md"), "Approved.\n")
-		case role == workspace.RoleReviewer && a.State == workspace.PhaseCheckpointReview:
+		case role == vocab.RoleReviewer && a.State == vocab.PhaseCheckpointReview:
 			if is("bad-fix-marker") && count("issues") == 1 {
 				write(filepath.Join(outbox, "checkpoint-issues.md"), "## Issues\n- high: one.txt:1 says the wrong thing\n")
 			} else {
@@ -186,7 +187,7 @@ func chaosAgent(mode string) int {
 						[]byte(fmt.Sprintf("---\nkind: term\nterm: t%d\n---\nflood\n", i)), 0o644)
 				}
 			}
-			if is("worker-approves") && role == workspace.RoleWorker {
+			if is("worker-approves") && role == vocab.RoleWorker {
 				write(filepath.Join(outbox, "checkpoint-approved.md"), "Approved by "+id+".\n")
 			}
 			desc := ""
@@ -202,7 +203,7 @@ func chaosAgent(mode string) int {
 			}
 			isFix := strings.Contains(filepath.Base(a.DoneMarker), "fix")
 			switch {
-			case is("bad-fix-marker") && isFix && role == workspace.RoleWorker:
+			case is("bad-fix-marker") && isFix && role == vocab.RoleWorker:
 				write(a.DoneMarker, "done!") // never valid
 			case is("early-marker") && a.Subtask != nil && a.Subtask.ID == "st_1":
 				// A valid marker for checkpoint 2's st_2, before it is assigned.
@@ -259,7 +260,7 @@ func chaosProject(t *testing.T, config string) (project, home string) {
 // chaosExec runs hivemind headless in project with the chaos agent in
 // mode ("behave": no misbehaviour) and args; it returns the exit code, the task dir, the
 // output and the event records.
-func chaosExec(t *testing.T, project, home, mode string, args ...string) (int, string, string, []workspace.EventRecord) {
+func chaosExec(t *testing.T, project, home, mode string, args ...string) (int, string, string, []vocab.EventRecord) {
 	t.Helper()
 	return chaosExecAs(t, project, home, mode, chaosSelf(t), args...)
 }
@@ -275,7 +276,7 @@ func chaosSelf(t *testing.T) string {
 }
 
 // chaosExecAs is chaosExec with agent as --agent.
-func chaosExecAs(t *testing.T, project, home, mode, agent string, args ...string) (int, string, string, []workspace.EventRecord) {
+func chaosExecAs(t *testing.T, project, home, mode, agent string, args ...string) (int, string, string, []vocab.EventRecord) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -292,13 +293,13 @@ func chaosExecAs(t *testing.T, project, home, mode, agent string, args ...string
 }
 
 // chaosRun runs one task on a fresh project with the chaos agent in mode.
-func chaosRun(t *testing.T, mode string, config string) (int, string, string, []workspace.EventRecord) {
+func chaosRun(t *testing.T, mode string, config string) (int, string, string, []vocab.EventRecord) {
 	t.Helper()
 	project, home := chaosProject(t, config)
 	return chaosExec(t, project, home, mode, "chaos: write two files")
 }
 
-func countRecords(recs []workspace.EventRecord, typ workspace.RecordType, match func(workspace.EventRecord) bool) int {
+func countRecords(recs []vocab.EventRecord, typ vocab.RecordType, match func(vocab.EventRecord) bool) int {
 	n := 0
 	for _, r := range recs {
 		if r.Type == typ && (match == nil || match(r)) {
@@ -310,7 +311,7 @@ func countRecords(recs []workspace.EventRecord, typ workspace.RecordType, match 
 
 // chaosComplete asserts the run completed with both subtasks done and
 // their files written.
-func chaosComplete(t *testing.T, code int, dir, out string) workspace.State {
+func chaosComplete(t *testing.T, code int, dir, out string) vocab.State {
 	t.Helper()
 	if code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
@@ -336,11 +337,11 @@ func TestChaosBadFixMarker(t *testing.T) {
 	}
 	// Counted up to the escalation: the agent may write its marker once
 	// more before it is stopped, and that rejection is logged too.
-	escalated := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "needs_human" })
+	escalated := slices.IndexFunc(recs, func(r vocab.EventRecord) bool { return r.Type == "needs_human" })
 	if escalated < 0 {
 		t.Fatal("no needs_human record")
 	}
-	rejected := countRecords(recs[:escalated], "fix_rejected", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	rejected := countRecords(recs[:escalated], "fix_rejected", func(r vocab.EventRecord) bool { return r.Agent == "worker_1" })
 	if rejected != 3 {
 		t.Fatalf("%d fix rejections before needs_human, want max_retries+1 = 3", rejected)
 	}
@@ -357,7 +358,7 @@ func TestChaosEarlyMarker(t *testing.T) {
 	if n := countRecords(recs, "subtask_done_ignored", nil); n == 0 {
 		t.Fatalf("the premature marker was not ignored")
 	}
-	assigned := countRecords(recs, "assignment_sent", func(r workspace.EventRecord) bool {
+	assigned := countRecords(recs, "assignment_sent", func(r vocab.EventRecord) bool {
 		w, _ := r.Details["what"].(string)
 		return strings.Contains(w, "st_2")
 	})
@@ -384,7 +385,7 @@ func TestChaosSplitMarker(t *testing.T) {
 func TestChaosBadPlanFiles(t *testing.T) {
 	for _, c := range []struct {
 		mode  string
-		event workspace.RecordType
+		event vocab.RecordType
 		want  string
 	}{
 		{"symlink-plan", "trigger_rejected", "symbolic link"},
@@ -395,7 +396,7 @@ func TestChaosBadPlanFiles(t *testing.T) {
 			start := time.Now()
 			code, dir, out, recs := chaosRun(t, c.mode, "")
 			chaosComplete(t, code, dir, out)
-			n := countRecords(recs, c.event, func(r workspace.EventRecord) bool {
+			n := countRecords(recs, c.event, func(r vocab.EventRecord) bool {
 				b, _ := json.Marshal(r.Details)
 				return strings.Contains(string(b), c.want)
 			})
@@ -490,7 +491,7 @@ func checkToldWhole(t *testing.T, dir string, ids ...string) {
 	for _, id := range ids {
 		d := largeDescription(id)
 		want := fmt.Sprintf("description %d bytes, sha256 %x\n", len(d), sha256.Sum256([]byte(d)))
-		b, err := os.ReadFile(filepath.Join(dir, workspace.OutboxesDir, "worker_1", "outputs", id+".md"))
+		b, err := os.ReadFile(filepath.Join(dir, vocab.OutboxesDir, "worker_1", "outputs", id+".md"))
 		if err != nil || !strings.Contains(string(b), want) {
 			t.Errorf("%s: worker was told %q (%v), want %q", id, b, err, want)
 		}
@@ -512,7 +513,7 @@ func TestChaosResumeAfterBlobLoss(t *testing.T) {
 	}
 	code, dir, out, recs := chaosExec(t, project, home, "large-plan", "--retry")
 	st := chaosComplete(t, code, dir, out)
-	rebuilt := countRecords(recs, "state_rebuilt", func(r workspace.EventRecord) bool {
+	rebuilt := countRecords(recs, "state_rebuilt", func(r vocab.EventRecord) bool {
 		reason, _ := r.Details["reason"].(string)
 		return strings.Contains(reason, "blobs/") && strings.Contains(reason, "is missing")
 	})
@@ -537,7 +538,7 @@ func TestChaosResumeAfterBlobLoss(t *testing.T) {
 func TestChaosForgedTriggers(t *testing.T) {
 	for _, c := range []struct {
 		mode, config string
-		writer       workspace.AgentID
+		writer       vocab.AgentID
 		path         string // the refused file
 	}{
 		{"parallel+forge-neighbour", "workers = 2\n", "worker_1", "agents/worker_1/outputs/st_2.done"},
@@ -547,21 +548,21 @@ func TestChaosForgedTriggers(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			code, dir, out, recs := chaosRun(t, c.mode, c.config)
 			st := chaosComplete(t, code, dir, out)
-			refused := slices.IndexFunc(recs, func(r workspace.EventRecord) bool {
+			refused := slices.IndexFunc(recs, func(r vocab.EventRecord) bool {
 				return r.Type == "trigger_refused" && r.Agent == c.writer && r.Details["path"] == c.path
 			})
 			if refused < 0 {
 				t.Fatalf("no trigger_refused of %s by %s:\n%s", c.path, c.writer, out)
 			}
-			if n := countRecords(recs[refused:], "assignment_sent", func(r workspace.EventRecord) bool { return r.Agent == c.writer }); n == 0 {
+			if n := countRecords(recs[refused:], "assignment_sent", func(r vocab.EventRecord) bool { return r.Agent == c.writer }); n == 0 {
 				t.Fatalf("%s was not told of the refusal", c.writer)
 			}
 			for id, sub := range st.Subtasks {
-				done := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "subtask_done" && r.Details["subtask"] == id })
+				done := slices.IndexFunc(recs, func(r vocab.EventRecord) bool { return r.Type == "subtask_done" && r.Details["subtask"] == id })
 				if done < 0 || recs[done].Agent != sub.Worker {
 					t.Fatalf("%s: done by %v, assigned to %s", id, recs[max(done, 0)].Agent, sub.Worker)
 				}
-				b, err := os.ReadFile(filepath.Join(dir, workspace.OutboxesDir, string(sub.Worker), "outputs", id+".md"))
+				b, err := os.ReadFile(filepath.Join(dir, vocab.OutboxesDir, string(sub.Worker), "outputs", id+".md"))
 				if err != nil || !strings.HasPrefix(string(b), string(sub.Worker)+" did") {
 					t.Fatalf("%s output %q (%v)", id, b, err)
 				}
@@ -571,7 +572,7 @@ func TestChaosForgedTriggers(t *testing.T) {
 					t.Fatalf("st_2 worker %s", st.Subtasks["st_2"].Worker)
 				}
 			}
-			if n := countRecords(recs, "plan_approved", func(r workspace.EventRecord) bool { return r.Agent != "reviewer" }); n != 0 {
+			if n := countRecords(recs, "plan_approved", func(r vocab.EventRecord) bool { return r.Agent != "reviewer" }); n != 0 {
 				t.Fatalf("%d approvals not by the reviewer", n)
 			}
 		})
@@ -602,7 +603,7 @@ func TestChaosTamperedStateNotTrusted(t *testing.T) {
 	}
 	code, dir, out, recs := chaosExec(t, project, home, "behave", "--resume", "--retry")
 	chaosComplete(t, code, dir, out)
-	i := slices.IndexFunc(recs, func(r workspace.EventRecord) bool { return r.Type == "state_rebuilt" })
+	i := slices.IndexFunc(recs, func(r vocab.EventRecord) bool { return r.Type == "state_rebuilt" })
 	if i < 0 {
 		t.Fatalf("no state_rebuilt record:\n%s", out)
 	}
@@ -626,7 +627,7 @@ func TestChaosFlood(t *testing.T) {
 	code, dir, out, recs := chaosRun(t, "flood", "")
 	chaosComplete(t, code, dir, out)
 	took := time.Since(start)
-	refused := countRecords(recs, "trigger_refused", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	refused := countRecords(recs, "trigger_refused", func(r vocab.EventRecord) bool { return r.Agent == "worker_1" })
 	recorded := countRecords(recs, "friction_recorded", nil)
 	t.Logf("%d friction files and %d knowledge notes: task complete in %v; friction recorded %d, refused %d, context records %d",
 		floodFiles, floodFiles, took.Round(time.Millisecond), recorded, refused,

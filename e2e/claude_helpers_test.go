@@ -19,6 +19,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -194,15 +195,15 @@ func taskDirOf(project string) string {
 }
 
 // events reads a task's events.jsonl (nil while it does not exist).
-func readEventLog(dir string) []workspace.EventRecord {
-	recs, _, _ := workspace.ReadEvents(filepath.Join(dir, workspace.EventsFile))
+func readEventLog(dir string) []vocab.EventRecord {
+	recs, _, _ := workspace.ReadEvents(filepath.Join(dir, vocab.EventsFile))
 	return recs
 }
 
 // waitEvent waits (deadline, or until p exits) for an event in the project's
 // task matching ok and returns it.
 func waitEvent(t *testing.T, c *ClaudeOffline, p *hmProcess, d time.Duration, what string,
-	ok func(workspace.EventRecord) bool) workspace.EventRecord {
+	ok func(vocab.EventRecord) bool) vocab.EventRecord {
 	t.Helper()
 	d = c.wait(d)
 	deadline := time.Now().Add(d)
@@ -225,7 +226,7 @@ func waitEvent(t *testing.T, c *ClaudeOffline, p *hmProcess, d time.Duration, wh
 }
 
 // detail returns a string detail of an event record.
-func recDetail(r workspace.EventRecord, key string) string {
+func recDetail(r vocab.EventRecord, key string) string {
 	switch v := r.Details[key].(type) {
 	case string:
 		return v
@@ -237,7 +238,7 @@ func recDetail(r workspace.EventRecord, key string) string {
 }
 
 // seqOf returns the "seq" detail of an event record.
-func seqOf(r workspace.EventRecord) int {
+func seqOf(r vocab.EventRecord) int {
 	f, _ := r.Details["seq"].(float64)
 	return int(f)
 }
@@ -258,7 +259,7 @@ type injection struct {
 
 // injections lists every message the engine injected, in order, with its
 // delivery results.
-func injections(dir string, recs []workspace.EventRecord) []*injection {
+func injections(dir string, recs []vocab.EventRecord) []*injection {
 	var out []*injection
 	by := map[string]*injection{}
 	for i, r := range recs {
@@ -272,7 +273,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 			}
 			out = append(out, in)
 			by[key] = in
-		case workspace.InputPrefix + "injection_result":
+		case vocab.InputPrefix + "injection_result":
 			in := by[key]
 			if in == nil {
 				continue
@@ -301,7 +302,7 @@ func injections(dir string, recs []workspace.EventRecord) []*injection {
 // that agent carries the whole conversation). It returns the number of
 // confirmed injections and how many of them the UserPromptSubmit hook
 // confirmed.
-func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server) (confirmed, byHook int) {
+func checkInjections(t *testing.T, dir string, recs []vocab.EventRecord, api *fakeapi.Server) (confirmed, byHook int) {
 	t.Helper()
 	return checkInjectionsSeen(t, dir, recs, api, nil)
 }
@@ -309,7 +310,7 @@ func checkInjections(t *testing.T, dir string, recs []workspace.EventRecord, api
 // checkInjectionsSeen is checkInjections where seen (when not nil) maps
 // an injected line to what the agent's model sees: a remote worker's
 // lines name the host's paths.
-func checkInjectionsSeen(t *testing.T, dir string, recs []workspace.EventRecord, api *fakeapi.Server,
+func checkInjectionsSeen(t *testing.T, dir string, recs []vocab.EventRecord, api *fakeapi.Server,
 	seen func(agent, line string) string) (confirmed, byHook int) {
 	t.Helper()
 	ins := injections(dir, recs)
@@ -371,7 +372,7 @@ func checkInjectionsSeen(t *testing.T, dir string, recs []workspace.EventRecord,
 // kill may or may not have been submitted), each at most once and in order,
 // and end with exactly the lines injected after the resume. It returns the
 // number of injections confirmed after the resume.
-func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventRecord, resumed int,
+func checkResumedInjections(t *testing.T, dir string, recs []vocab.EventRecord, resumed int,
 	api *fakeapi.Server, before map[string][]string) int {
 	t.Helper()
 	oldLines, newLines := map[string][]string{}, map[string][]string{}
@@ -440,9 +441,9 @@ func checkResumedInjections(t *testing.T, dir string, recs []workspace.EventReco
 
 // terminalIndex returns the index of the record where the task reached a
 // final state (len(recs) if it never did).
-func terminalIndex(recs []workspace.EventRecord) int {
+func terminalIndex(recs []vocab.EventRecord) int {
 	for i, r := range recs {
-		if r.Type == "state_changed" && workspace.Phase(recDetail(r, "to")).Terminal() {
+		if r.Type == "state_changed" && vocab.Phase(recDetail(r, "to")).Terminal() {
 			return i
 		}
 	}
@@ -458,7 +459,7 @@ func stoppedAtEnd(in *injection, end int) bool {
 // cutShort reports whether the end of the run cut an injection's turn
 // short: not delivered because the run had ended, or delivered but its
 // turn never ended. Its line may be missing from the model's log.
-func cutShort(recs []workspace.EventRecord, in *injection, end int) bool {
+func cutShort(recs []vocab.EventRecord, in *injection, end int) bool {
 	if stoppedAtEnd(in, end) {
 		return true
 	}
@@ -472,9 +473,9 @@ func endsWith(list, tail []string) bool {
 
 // turnEnded reports whether agent's turn started by the injection
 // confirmed at record from ended through the Stop hook.
-func turnEnded(recs []workspace.EventRecord, agent string, from int) bool {
+func turnEnded(recs []vocab.EventRecord, agent string, from int) bool {
 	for _, r := range recs[from+1:] {
-		if string(r.Agent) == agent && r.Type == workspace.InputPrefix+"agent_health" {
+		if string(r.Agent) == agent && r.Type == vocab.InputPrefix+"agent_health" {
 			switch recDetail(r, "health") {
 			case "idle":
 				return true
@@ -500,10 +501,10 @@ func lastMainRequest(api *fakeapi.Server, agent string) (fakeapi.Request, bool) 
 }
 
 // healthLog returns each agent's health transitions ("health (detail)").
-func healthLog(recs []workspace.EventRecord) map[string][]string {
+func healthLog(recs []vocab.EventRecord) map[string][]string {
 	m := map[string][]string{}
 	for _, r := range recs {
-		if r.Type == workspace.InputPrefix+"agent_health" {
+		if r.Type == vocab.InputPrefix+"agent_health" {
 			m[string(r.Agent)] = append(m[string(r.Agent)], recDetail(r, "health")+" ("+recDetail(r, "detail")+")")
 		}
 	}
@@ -514,7 +515,7 @@ func healthLog(recs []workspace.EventRecord) map[string][]string {
 // that each of its turns ended with a busy → idle transition reported by
 // the Stop hook (not by the title fallback). It returns the number of
 // busy → idle-by-Stop-hook transitions.
-func checkHealth(t *testing.T, recs []workspace.EventRecord, agents []string) int {
+func checkHealth(t *testing.T, recs []vocab.EventRecord, agents []string) int {
 	t.Helper()
 	log := healthLog(recs)
 	total := 0
@@ -714,7 +715,7 @@ func archivedName(name string) string {
 	name = strings.TrimPrefix(name, "ignored-")
 	name = strings.TrimPrefix(name, "refused-")
 	// Archived from an outbox: agents_<id>_<name>.
-	if rest, ok := strings.CutPrefix(name, workspace.OutboxesDir+"_"); ok {
+	if rest, ok := strings.CutPrefix(name, vocab.OutboxesDir+"_"); ok {
 		for _, id := range []string{"lead_", "reviewer_", "worker_1_", "worker_2_", "worker_3_"} {
 			if r, ok := strings.CutPrefix(rest, id); ok {
 				name = r
@@ -741,7 +742,7 @@ func hasString(list []string, s string) bool {
 // triggersConsumedOnce asserts that no trigger was consumed twice: every
 // trigger_consumed names a distinct archive, and no two archives of the
 // same kind hold the same content.
-func triggersConsumedOnce(t *testing.T, dir string, recs []workspace.EventRecord) int {
+func triggersConsumedOnce(t *testing.T, dir string, recs []vocab.EventRecord) int {
 	t.Helper()
 	archived := map[string]int{}
 	n := 0

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // claudeAgents are the agents of a --workers 2 run.
@@ -71,12 +71,12 @@ func TestClaudeRateLimited(t *testing.T) {
 	c := SetupClaudeOffline(t, sc)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
-	limited := waitEvent(t, c, p, 90*time.Second, "the lead to be rate_limited", func(r workspace.EventRecord) bool {
+	limited := waitEvent(t, c, p, 90*time.Second, "the lead to be rate_limited", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limited" && r.Agent == "lead"
 	})
 	// The limit clears after ptyagent's 60 s cooldown; the Lead's work is
 	// sent again then.
-	cleared := waitEvent(t, c, p, 100*time.Second, "the lead's rate limit to clear", func(r workspace.EventRecord) bool {
+	cleared := waitEvent(t, c, p, 100*time.Second, "the lead's rate limit to clear", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limit_cleared" && r.Agent == "lead"
 	}).Time
 	code := p.wait(t)
@@ -127,10 +127,10 @@ func TestClaudeReviewerCannotEditSource(t *testing.T) {
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupClaudeOffline(t, sc)
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
-	denied := waitEvent(t, c, p, 90*time.Second, "a tool_denied event for the reviewer", func(r workspace.EventRecord) bool {
+	denied := waitEvent(t, c, p, 90*time.Second, "a tool_denied event for the reviewer", func(r vocab.EventRecord) bool {
 		return r.Type == "tool_denied" && r.Agent == "reviewer"
 	})
-	waitEvent(t, c, p, 60*time.Second, "plan_approved", func(r workspace.EventRecord) bool {
+	waitEvent(t, c, p, 60*time.Second, "plan_approved", func(r vocab.EventRecord) bool {
 		return r.Type == "plan_approved"
 	})
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
@@ -143,7 +143,7 @@ func TestClaudeReviewerCannotEditSource(t *testing.T) {
 		t.Errorf("exit %d after SIGINT, want 1 (cancelled)", code)
 	}
 	dir := taskDirOf(c.Project)
-	if st := readState(t, dir); st.Phase != workspace.PhaseCancelled {
+	if st := readState(t, dir); st.Phase != vocab.PhaseCancelled {
 		t.Errorf("state %s after SIGINT, want cancelled", st.Phase)
 	}
 	var forbidden, review []*apiWrite
@@ -224,7 +224,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	// lazily: one under way at the kill may be lost).
 	idleAt := map[string][]time.Time{}
 	for _, r := range readEventLog(dir) {
-		if r.Type == workspace.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
+		if r.Type == vocab.InputPrefix+"agent_health" && recDetail(r, "health") == "idle" {
 			idleAt[string(r.Agent)] = append(idleAt[string(r.Agent)], r.Time)
 		}
 	}
@@ -310,7 +310,7 @@ func TestClaudeKillAndResume(t *testing.T) {
 	recs := readEventLog(dir)
 	resumed := -1
 	for i, r := range recs {
-		if r.Type == workspace.InputPrefix+"resumed" {
+		if r.Type == vocab.InputPrefix+"resumed" {
 			resumed = i
 			break
 		}

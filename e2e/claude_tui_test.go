@@ -20,7 +20,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/tui"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The TUI with four real Claude Code sessions (tmux 160×48, fake Messages
@@ -279,7 +279,7 @@ func startClaudeTUI(t *testing.T, sc fakeapi.Script, agent, marker string) (*Cla
 
 // findRecord returns the index of the first record at or after from
 // that matches ok (-1 if none).
-func findRecord(recs []workspace.EventRecord, from int, ok func(workspace.EventRecord) bool) int {
+func findRecord(recs []vocab.EventRecord, from int, ok func(vocab.EventRecord) bool) int {
 	for i := max(from, 0); i < len(recs); i++ {
 		if ok(recs[i]) {
 			return i
@@ -307,20 +307,20 @@ func claudeTUIComplete(t *testing.T) {
 	dir := r.taskDir()
 	seen.watch(r, claudeTUIWait, "the lead busy, planning, its injection confirmed", func(s tuiScreen) bool {
 		recs := readEventLog(dir)
-		confirmed := findRecord(recs, 0, func(e workspace.EventRecord) bool {
+		confirmed := findRecord(recs, 0, func(e vocab.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
-			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == "lead" && d
+			return e.Type == vocab.InputPrefix+"injection_result" && e.Agent == "lead" && d
 		}) >= 0
-		return confirmed && s.phase() == string(workspace.PhasePlanning) &&
+		return confirmed && s.phase() == string(vocab.PhasePlanning) &&
 			strings.Contains(s.panes()["lead"].title, "busy")
 	})
 
 	// Pause while the Lead is mid-turn.
 	r.keys("p")
 	s = seen.watch(r, claudeTUIWait, "the paused header and banner", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhasePaused) && s.contains("PAUSED")
+		return s.phase() == string(vocab.PhasePaused) && s.contains("PAUSED")
 	})
-	if !strings.Contains(s.header(), "was "+tui.PhaseLabel(workspace.PhasePlanning)) {
+	if !strings.Contains(s.header(), "was "+tui.PhaseLabel(vocab.PhasePlanning)) {
 		t.Errorf("paused header %q does not show the previous state planning", s.header())
 	}
 	recs := readEventLog(dir)
@@ -328,7 +328,7 @@ func claudeTUIComplete(t *testing.T) {
 	if paused < 0 {
 		t.Fatal("no paused event recorded")
 	}
-	if prev := recDetail(recs[paused], "previous_state"); prev != string(workspace.PhasePlanning) {
+	if prev := recDetail(recs[paused], "previous_state"); prev != string(vocab.PhasePlanning) {
 		t.Errorf("paused in %s, want planning", prev)
 	}
 
@@ -338,10 +338,10 @@ func claudeTUIComplete(t *testing.T) {
 	planMD := filepath.Join(dir, "agents", "lead", "plan.md")
 	seen.watch(r, claudeTUIWait, "the lead's turn to end and plan.md to be deferred", func(tuiScreen) bool {
 		recs = readEventLog(dir)
-		idle := findRecord(recs, paused, func(e workspace.EventRecord) bool {
-			return e.Type == workspace.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
+		idle := findRecord(recs, paused, func(e vocab.EventRecord) bool {
+			return e.Type == vocab.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
 		}) >= 0
-		return idle && findRecord(recs, paused, func(e workspace.EventRecord) bool {
+		return idle && findRecord(recs, paused, func(e vocab.EventRecord) bool {
 			return e.Type == "event_deferred" && recDetail(e, "event") == "trigger_completed"
 		}) >= 0
 	})
@@ -352,17 +352,17 @@ func claudeTUIComplete(t *testing.T) {
 		txt, _ := s.paneText("lead")
 		return strings.Contains(txt, "Plan written to plan.md")
 	})
-	if s.phase() != string(workspace.PhasePaused) {
+	if s.phase() != string(vocab.PhasePaused) {
 		t.Errorf("header state %q after the deferred trigger, want paused", s.phase())
 	}
 	recs = readEventLog(dir)
 	for _, e := range recs[paused:] {
 		switch e.Type {
-		case "assignment_sent", workspace.InputPrefix + "injection_result", "trigger_consumed", "state_changed":
+		case "assignment_sent", vocab.InputPrefix + "injection_result", "trigger_consumed", "state_changed":
 			t.Errorf("%s (%s) while paused", e.Type, e.Agent)
 		}
 	}
-	if st := readState(t, dir); st.Phase != workspace.PhasePaused || len(st.Deferred) == 0 {
+	if st := readState(t, dir); st.Phase != vocab.PhasePaused || len(st.Deferred) == 0 {
 		t.Errorf("state.json: %s with %d deferred events, want paused with the finished plan deferred", st.Phase, len(st.Deferred))
 	}
 
@@ -372,17 +372,17 @@ func claudeTUIComplete(t *testing.T) {
 	seen.watch(r, claudeTUIWait, "resumed_from_pause and the plan sent for review", func(s tuiScreen) bool {
 		recs = readEventLog(dir)
 		resumed = recordIndex(recs, paused, "resumed_from_pause")
-		return resumed >= 0 && findRecord(recs, resumed, func(e workspace.EventRecord) bool {
+		return resumed >= 0 && findRecord(recs, resumed, func(e vocab.EventRecord) bool {
 			return e.Type == "assignment_sent" && e.Agent == "reviewer"
-		}) >= 0 && s.phase() != string(workspace.PhasePaused)
+		}) >= 0 && s.phase() != string(vocab.PhasePaused)
 	})
-	if got := recDetail(recs[resumed], "state"); got != string(workspace.PhasePlanning) {
+	if got := recDetail(recs[resumed], "state"); got != string(vocab.PhasePlanning) {
 		t.Errorf("resumed to %s, want planning", got)
 	}
 
 	// The run goes on to the end.
 	seen.watch(r, 2*claudeTUIWait, "the COMPLETE banner", func(s tuiScreen) bool {
-		return s.contains("✔ COMPLETE") && taskState(s) == string(workspace.PhaseComplete)
+		return s.contains("✔ COMPLETE") && taskState(s) == string(vocab.PhaseComplete)
 	})
 	took := time.Since(start)
 	st := checkComplete(t, dir)
@@ -438,7 +438,7 @@ func claudeTUICancel(t *testing.T) {
 	gate.waitHeld(t, r, claudeTUIWait, "worker_1's first subtask request")
 	dir := r.taskDir()
 	seen.watch(r, claudeTUIWait, "executing with worker_1 busy", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhaseExecuting) && strings.Contains(s.panes()["worker_1"].title, "busy")
+		return s.phase() == string(vocab.PhaseExecuting) && strings.Contains(s.panes()["worker_1"].title, "busy")
 	})
 	if n := len(agentProcesses(c.Project)); n != len(claudeAgents) {
 		t.Errorf("%d claude processes of this project before the cancel, want %d", n, len(claudeAgents))
@@ -451,9 +451,9 @@ func claudeTUICancel(t *testing.T) {
 	cancelAt := time.Now()
 	r.keys("y")
 	seen.watch(r, claudeTUIWait, "the CANCELLED banner", func(s tuiScreen) bool {
-		return s.contains("■ CANCELLED") && taskState(s) == string(workspace.PhaseCancelled)
+		return s.contains("■ CANCELLED") && taskState(s) == string(vocab.PhaseCancelled)
 	})
-	if st := readState(t, dir); st.Phase != workspace.PhaseCancelled {
+	if st := readState(t, dir); st.Phase != vocab.PhaseCancelled {
 		t.Errorf("state.json says %s after the cancel, want cancelled", st.Phase)
 	}
 	// Every real Claude session (and anything it started) stops while

@@ -12,7 +12,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // cliTurnDeadline bounds one scripted turn of a real CLI (start, type,
@@ -55,9 +55,9 @@ func setupCLI(t *testing.T, name, pkg string) *cliOffline {
 			t.Fatal(err)
 		}
 	}
-	a := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
+	a := vocab.Assignment{Seq: 1, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "Implement subtask st_1.",
-		Subtask:     &workspace.Subtask{ID: "st_1", Description: "Greeting core.", Checkpoint: 1, Files: []string{"greet.go"}},
+		Subtask:     &vocab.Subtask{ID: "st_1", Description: "Greeting core.", Checkpoint: 1, Files: []string{"greet.go"}},
 		Writes:      []string{filepath.Join(taskDir, "agents", "worker_1", "outputs", "st_1.md")},
 		DoneMarker:  filepath.Join(taskDir, "agents", "worker_1", "outputs", "st_1.done")}
 	b, _ := json.Marshal(a)
@@ -97,7 +97,7 @@ func (c *cliOffline) logHooks(events ...string) []agenttest.Hook {
 // start runs argv in a PTY (120×40) in the project with env.
 func (c *cliOffline) start(t *testing.T, argv, env []string) {
 	t.Helper()
-	spec := ptyagent.Spec{ID: workspace.AgentID(c.Name), Argv: argv, Dir: c.Project, BaseEnv: env, Cols: 120, Rows: 40,
+	spec := ptyagent.Spec{ID: vocab.AgentID(c.Name), Argv: argv, Dir: c.Project, BaseEnv: env, Cols: 120, Rows: 40,
 		Kind: ptyagent.ProfileCustom, StopTimeout: 5 * time.Second, LogPath: filepath.Join(c.Home, c.Name+".log")}
 	if c.Spec != nil {
 		c.Spec(&spec)

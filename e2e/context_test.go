@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -88,7 +89,7 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 			continue
 		}
 		sub, _, _ = strings.Cut(sub, ":")
-		outMD, err := os.ReadFile(filepath.Join(dir, workspace.OutboxesDir, string(r.Agent), "outputs", sub+".md"))
+		outMD, err := os.ReadFile(filepath.Join(dir, vocab.OutboxesDir, string(r.Agent), "outputs", sub+".md"))
 		if err != nil {
 			t.Fatalf("output of %s: %v", sub, err)
 		}
@@ -107,12 +108,12 @@ func TestSimRecordsSharedDecisions(t *testing.T) {
 		t.Fatal("no assignments")
 	}
 	for _, f := range files {
-		var a workspace.Assignment
+		var a vocab.Assignment
 		b, _ := os.ReadFile(f)
 		if err := json.Unmarshal(b, &a); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		for _, p := range workspace.KnowledgeFiles(root) {
+		for _, p := range vocab.KnowledgeFiles(root) {
 			if !slices.Contains(a.Reads, p) {
 				t.Errorf("%s reads lack %s: %v", filepath.Base(f), p, a.Reads)
 			}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -117,7 +118,7 @@ func taskDir(t *testing.T, project string) string {
 }
 
 // readState parses a task's state.json.
-func readState(t *testing.T, dir string) workspace.State {
+func readState(t *testing.T, dir string) vocab.State {
 	t.Helper()
 	st, err := workspace.ReadStateFile(dir)
 	if err != nil {
@@ -185,20 +186,20 @@ func noLeftovers(t *testing.T, project string) {
 }
 
 // checkComplete asserts a finished, consistent task.
-func checkComplete(t *testing.T, dir string) workspace.State {
+func checkComplete(t *testing.T, dir string) vocab.State {
 	t.Helper()
 	st := readState(t, dir)
-	if st.Phase != workspace.PhaseComplete {
+	if st.Phase != vocab.PhaseComplete {
 		t.Fatalf("state %s, want complete (reason %q, error %q)", st.Phase, st.Reason, st.Error)
 	}
 	if len(st.Subtasks) == 0 {
 		t.Fatal("no subtasks in state.json")
 	}
 	for id, s := range st.Subtasks {
-		if s.Status != workspace.SubtaskDone {
+		if s.Status != vocab.SubtaskDone {
 			t.Errorf("subtask %s is %s", id, s.Status)
 		}
-		if _, err := os.Stat(filepath.Join(dir, workspace.OutboxesDir, string(s.Worker), "outputs", id+".done")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, vocab.OutboxesDir, string(s.Worker), "outputs", id+".done")); err != nil {
 			t.Errorf("subtask %s: %v", id, err)
 		}
 	}
@@ -249,8 +250,8 @@ func TestHeadlessSimComplete(t *testing.T) {
 	if c := exitCode(t, status); c != 0 {
 		t.Fatalf("status exit %d: %s", c, sout.String())
 	}
-	var got workspace.State
-	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.Phase != workspace.PhaseComplete {
+	var got vocab.State
+	if err := json.Unmarshal([]byte(sout.String()), &got); err != nil || got.Phase != vocab.PhaseComplete {
 		t.Errorf("status --json: %v %q", err, sout.String())
 	}
 	events, eout := hivemind(t, ctx, home, "events", "--json", "--project", project)
@@ -282,7 +283,7 @@ func TestKillAndResume(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 
 	var dir string
-	var atKill workspace.State
+	var atKill vocab.State
 	waitFor(t, runDeadline, "state.json to say executing", func() bool {
 		select {
 		case err := <-exited:
@@ -294,7 +295,7 @@ func TestKillAndResume(t *testing.T) {
 			return false
 		}
 		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
-		if err != nil || st.Phase != workspace.PhaseExecuting {
+		if err != nil || st.Phase != vocab.PhaseExecuting {
 			return false
 		}
 		dir, atKill = filepath.Dir(m[0]), st
@@ -306,7 +307,7 @@ func TestKillAndResume(t *testing.T) {
 	<-exited
 	inProgress := 0
 	for _, s := range readState(t, dir).Subtasks {
-		if s.Status == workspace.SubtaskInProgress {
+		if s.Status == vocab.SubtaskInProgress {
 			inProgress++
 		}
 	}
@@ -416,7 +417,7 @@ func TestSigintCancels(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("exit %d after SIGINT, want 1:\n%s", code, out.String())
 	}
-	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseCancelled {
+	if st := readState(t, taskDir(t, project)); st.Phase != vocab.PhaseCancelled {
 		t.Errorf("state %s after SIGINT, want cancelled", st.Phase)
 	}
 	// --json: every stdout line is a JSON object.
@@ -440,7 +441,7 @@ func TestNeedsHumanExitCode(t *testing.T) {
 		t.Fatalf("exit %d, want 3:\n%s", code, out.String())
 	}
 	st := readState(t, taskDir(t, project))
-	if st.Phase != workspace.PhaseNeedsHuman || st.Reason == "" {
+	if st.Phase != vocab.PhaseNeedsHuman || st.Reason == "" {
 		t.Errorf("state %s reason %q, want needs_human with a reason", st.Phase, st.Reason)
 	}
 	noLeftovers(t, project)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -181,7 +182,7 @@ func TestResumeAfterDemoKeepsSim(t *testing.T) {
 	defer cancel()
 	cmd, out := hivemind(t, ctx, t.TempDir(), "--headless", "--resume", "--project", project)
 	dir := taskDir(t, project)
-	tj, err := os.ReadFile(filepath.Join(dir, workspace.TaskFile))
+	tj, err := os.ReadFile(filepath.Join(dir, vocab.TaskFile))
 	if err != nil || !strings.Contains(string(tj), `"agent": "sim"`) || !strings.Contains(string(tj), `"`+demoPace+`"`) {
 		t.Errorf("task.json %s (%v): want agent sim and the demo's pace", tj, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // essentials reports whether the footer still offers quit and help.
@@ -41,7 +41,7 @@ func TestTUIFirstHour80x24(t *testing.T) {
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
 
 	s := r.waitScreen(tuiWait, "four panes and the lead planning", func(s tuiScreen) bool {
-		return len(s.panes()) == 4 && s.phase() == string(workspace.PhasePlanning)
+		return len(s.panes()) == 4 && s.phase() == string(vocab.PhasePlanning)
 	})
 	if !strings.Contains(s.header(), "planning") || s.clock() == "" || !strings.Contains(s.header(), "build a tiny") {
 		t.Errorf("header %q: want the state in words, the clock and the task", s.header())
@@ -54,7 +54,7 @@ func TestTUIFirstHour80x24(t *testing.T) {
 	// clock too.
 	r.keys("p")
 	s = r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhasePaused) && strings.Contains(s.header(), "was ")
+		return s.phase() == string(vocab.PhasePaused) && strings.Contains(s.header(), "was ")
 	})
 	frozen := s.clock()
 	watch := time.Now().Add(2500 * time.Millisecond)
@@ -119,7 +119,7 @@ func TestTUIFirstHour80x24(t *testing.T) {
 
 	r.keys("r")
 	r.waitScreen(tuiWait, "resumed", func(s tuiScreen) bool {
-		return s.phase() != "" && s.phase() != string(workspace.PhasePaused)
+		return s.phase() != "" && s.phase() != string(vocab.PhasePaused)
 	})
 
 	// Cancel: the summary says what was not done and keeps its keys.
@@ -172,7 +172,7 @@ func TestTUITeamAndDiff(t *testing.T) {
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 20ms", project: wtRepo(t, false), args: []string{"--agent", "sim"}})
 	r.waitScreen(tuiWait, "the start screen", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhaseProjectSelected)
+		return s.phase() == string(vocab.PhaseProjectSelected)
 	})
 	const task = "build a tiny calculator"
 	r.typeText(task)
@@ -207,13 +207,13 @@ func TestTUITeamAndDiff(t *testing.T) {
 			return strings.Contains(s.panes()["worker_1"].title, "±")
 		})
 		r.keys("p")
-		s = r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(workspace.PhasePaused) })
+		s = r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(vocab.PhasePaused) })
 		if strings.Contains(s.panes()["worker_1"].title, "±") || attempt == 5 {
 			break
 		}
 		r.keys("r")
 		r.waitScreen(tuiWait, "resumed", func(s tuiScreen) bool {
-			return s.phase() != "" && s.phase() != string(workspace.PhasePaused)
+			return s.phase() != "" && s.phase() != string(vocab.PhasePaused)
 		})
 	}
 	r.keys("3", "d")

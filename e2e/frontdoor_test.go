@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The front door, in one run: `hivemind` with no task opens the start
@@ -26,7 +26,7 @@ func TestFrontDoor(t *testing.T) {
 	// The project is read (idle → project_selected): it has no tasks and
 	// is not a git repository.
 	s := r.waitScreen(tuiWait, "the start screen with the project read", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhaseProjectSelected)
+		return s.phase() == string(vocab.PhaseProjectSelected)
 	})
 	if !s.contains(r.project) || !s.contains("New task") || !s.contains("Past tasks (0)") {
 		t.Errorf("start screen without the project %s, the task field or the empty past tasks:\n%s", r.project, s)
@@ -74,7 +74,7 @@ func TestFrontDoor(t *testing.T) {
 	// enter: back to the start screen for a new task (complete → idle).
 	r.keys("Enter")
 	s = r.waitText(tuiWait, "New task", "Past tasks (1)", "complete")
-	if s.phase() != string(workspace.PhaseProjectSelected) || !s.contains(filepath.Base(dir)) {
+	if s.phase() != string(vocab.PhaseProjectSelected) || !s.contains(filepath.Base(dir)) {
 		t.Errorf("start screen after the task: header %q, want the task %s listed:\n%s", s.header(), filepath.Base(dir), s)
 	}
 	// The agents were stopped on the way (hivemind itself still runs).
@@ -108,13 +108,13 @@ func TestFrontDoor(t *testing.T) {
 }
 
 // readTask parses a task's task.json.
-func readTask(t *testing.T, dir string) workspace.Task {
+func readTask(t *testing.T, dir string) vocab.Task {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "task.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tj workspace.Task
+	var tj vocab.Task
 	if err := json.Unmarshal(b, &tj); err != nil {
 		t.Fatal(err)
 	}

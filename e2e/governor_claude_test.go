@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A tiny budget_usd stops the run at needs_human once Claude Code's
@@ -33,7 +33,7 @@ func TestClaudeBudgetStopsAndRetryContinues(t *testing.T) {
 	}
 	dir := taskDirOf(c.Project)
 	st := readState(t, dir)
-	if st.Phase != workspace.PhaseNeedsHuman || st.Escalation != "budget" {
+	if st.Phase != vocab.PhaseNeedsHuman || st.Escalation != "budget" {
 		t.Fatalf("state %s (%s): %s", st.Phase, st.Escalation, st.Reason)
 	}
 	spent, unknown := st.Spend()
@@ -77,10 +77,10 @@ func TestClaudeBudgetStopsAndRetryContinues(t *testing.T) {
 	spent, _ = st.Spend()
 	noLeftovers(t, c.Project)
 	t.Logf("stopped at %s with %d subtask(s) assigned (lead %d tok); complete after retry at %s",
-		workspace.FormatUSD(lead.CostUSD), assigned, lead.Tokens(), workspace.FormatUSD(spent))
+		vocab.FormatUSD(lead.CostUSD), assigned, lead.Tokens(), vocab.FormatUSD(spent))
 }
 
-func hasRecord(recs []workspace.EventRecord, typ workspace.RecordType, agent string) bool {
+func hasRecord(recs []vocab.EventRecord, typ vocab.RecordType, agent string) bool {
 	for _, r := range recs {
 		if r.Type == typ && (agent == "" || string(r.Agent) == agent) {
 			return true
@@ -95,7 +95,7 @@ func hasRecord(recs []workspace.EventRecord, typ workspace.RecordType, agent str
 type holdCycle struct {
 	from, to     time.Time
 	queued, sent []string
-	recs         []workspace.EventRecord
+	recs         []vocab.EventRecord
 }
 
 // checkHoldCycle checks the governor's records of a rate limit on agent:
@@ -104,10 +104,10 @@ type holdCycle struct {
 // (inAccount), and what waited is what is sent first after the release,
 // in the order it was made (an agent's newer work replaces its queued
 // work).
-func checkHoldCycle(t *testing.T, recs []workspace.EventRecord, agent string, inAccount func(string) bool) holdCycle {
+func checkHoldCycle(t *testing.T, recs []vocab.EventRecord, agent string, inAccount func(string) bool) holdCycle {
 	t.Helper()
 	c := holdCycle{recs: recs}
-	name := func(r workspace.EventRecord) string {
+	name := func(r vocab.EventRecord) string {
 		if recDetail(r, "read_only") == "true" {
 			return fmt.Sprintf("%s#%s(notice)", r.Agent, recDetail(r, "seq"))
 		}
@@ -196,7 +196,7 @@ func TestCodexRateLimitHoldsOnlyItsAccount(t *testing.T) {
 // hold is recorded, so their turns go on during it.
 func rateLimitHoldsDispatch(t *testing.T, account string, limited []string, team string, inAccount func(string) bool, clis ...string) (holdCycle, *ClaudeOffline) {
 	var project atomic.Value // the fake's wait reads it from its handlers
-	isHeld := func(r workspace.EventRecord) bool {
+	isHeld := func(r vocab.EventRecord) bool {
 		return r.Type == "dispatch_held" && slices.Contains(limited, string(r.Agent))
 	}
 	holdRecorded := func() bool {

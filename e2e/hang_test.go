@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // hangSeconds is the hang_seconds of the hung-model-call tests.
@@ -29,17 +29,17 @@ func modelCallNeverAnswers(t *testing.T, cli string) {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--agent", cli, "--workers", "1", "add a greeting service")
-	isLead := func(r workspace.EventRecord, typ workspace.RecordType) bool {
+	isLead := func(r vocab.EventRecord, typ vocab.RecordType) bool {
 		return r.Type == typ && r.Agent == "lead"
 	}
-	delivered := waitEvent(t, c, p, 3*time.Minute, "the lead's first message confirmed", func(r workspace.EventRecord) bool {
+	delivered := waitEvent(t, c, p, 3*time.Minute, "the lead's first message confirmed", func(r vocab.EventRecord) bool {
 		return isLead(r, "input.injection_result") && r.Details["delivered"] == true
 	})
 	// (A slow start may itself have been warned: the turn is what counts.)
-	warned := waitEvent(t, c, p, 2*time.Minute, "agent_hang_warning for the lead's turn", func(r workspace.EventRecord) bool {
+	warned := waitEvent(t, c, p, 2*time.Minute, "agent_hang_warning for the lead's turn", func(r vocab.EventRecord) bool {
 		return isLead(r, "agent_hang_warning") && r.Time.After(delivered.Time)
 	})
-	hung := waitEvent(t, c, p, 2*time.Minute, "agent_hung for the lead", func(r workspace.EventRecord) bool {
+	hung := waitEvent(t, c, p, 2*time.Minute, "agent_hung for the lead", func(r vocab.EventRecord) bool {
 		return isLead(r, "agent_hung") && r.Time.After(delivered.Time)
 	})
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {

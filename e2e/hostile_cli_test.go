@@ -11,7 +11,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // hostileWorker runs a whole task with the real cli as every agent, whose
@@ -44,7 +44,7 @@ func hostileWorker(t *testing.T, cli string) {
 	targets := script.HostileTargets(dir)
 
 	// The command's call and what the CLI's shell tool answered.
-	label := filepath.Join(dir, workspace.OutboxesDir, "worker_1", "hostile")
+	label := filepath.Join(dir, vocab.OutboxesDir, "worker_1", "hostile")
 	var callID string
 	for _, r := range c.API.Requests() {
 		if r.Agent == "worker_1" && r.ToolPath == label && r.ToolID != "" {
@@ -105,7 +105,7 @@ func hostileWorker(t *testing.T, cli string) {
 	// Every subtask's work: done by its own worker, its output in that
 	// worker's outbox.
 	for id, s := range st.Subtasks {
-		if _, err := os.Stat(filepath.Join(dir, workspace.OutboxesDir, string(s.Worker), "outputs", id+".md")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, vocab.OutboxesDir, string(s.Worker), "outputs", id+".md")); err != nil {
 			t.Errorf("subtask %s (%s): %v", id, s.Worker, err)
 		}
 	}

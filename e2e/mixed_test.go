@@ -15,6 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/roles"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -113,20 +114,20 @@ var wireOf = map[string]string{"claude": "messages", "codex": "responses", "gemi
 // checkWires asserts that each agent's model requests came on its CLI's
 // wire, with its role prompt: the team really ran the CLIs it was given,
 // each told its role its own way.
-func checkWires(t *testing.T, c *ClaudeOffline, team map[workspace.Role]string) {
+func checkWires(t *testing.T, c *ClaudeOffline, team map[vocab.Role]string) {
 	t.Helper()
-	checkAgentWires(t, c, func(id workspace.AgentID) string { return team[workspace.RoleOf(id)] })
+	checkAgentWires(t, c, func(id vocab.AgentID) string { return team[vocab.RoleOf(id)] })
 }
 
 // checkAgentWires is checkWires with each agent's CLI given by cliOf.
-func checkAgentWires(t *testing.T, c *ClaudeOffline, cliOf func(workspace.AgentID) string) {
+func checkAgentWires(t *testing.T, c *ClaudeOffline, cliOf func(vocab.AgentID) string) {
 	t.Helper()
 	for _, r := range c.API.Requests() {
 		if r.Agent == "" || !r.HasTools {
 			continue
 		}
-		role := workspace.RoleOf(workspace.AgentID(r.Agent))
-		cli := cliOf(workspace.AgentID(r.Agent))
+		role := vocab.RoleOf(vocab.AgentID(r.Agent))
+		cli := cliOf(vocab.AgentID(r.Agent))
 		if r.Kind != wireOf[cli] {
 			t.Errorf("%s (%s) sent a %s request", r.Agent, cli, r.Kind)
 		}
@@ -147,7 +148,7 @@ func checkAgentWires(t *testing.T, c *ClaudeOffline, cliOf func(workspace.AgentI
 func TestMixedTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini")
-	checkWires(t, c, map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
+	checkWires(t, c, map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
 }
 
 // Mixed workers (worker_1 Codex, worker_2 Gemini, a Claude Lead and
@@ -156,8 +157,8 @@ func TestMixedTeamComplete(t *testing.T) {
 func TestMixedWorkersComplete(t *testing.T) {
 	t.Parallel()
 	c, dir := runTeam(t, "lead=claude,reviewer=claude,worker_1=codex,worker_2=gemini", "claude", "codex", "gemini")
-	team := map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "codex", "worker_2": "gemini"}
-	checkAgentWires(t, c, func(id workspace.AgentID) string { return team[id] })
+	team := map[vocab.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "codex", "worker_2": "gemini"}
+	checkAgentWires(t, c, func(id vocab.AgentID) string { return team[id] })
 	seen := map[string]bool{}
 	for _, r := range c.API.Requests() {
 		if r.HasTools {
@@ -184,14 +185,14 @@ func TestMixedWorkersComplete(t *testing.T) {
 func TestCodexTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "codex", "codex")
-	checkWires(t, c, map[workspace.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"})
+	checkWires(t, c, map[vocab.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"})
 }
 
 // --agent gemini alone runs a whole task to complete.
 func TestGeminiTeamComplete(t *testing.T) {
 	t.Parallel()
 	c, _ := runTeam(t, "gemini", "gemini")
-	checkWires(t, c, map[workspace.Role]string{"lead": "gemini", "reviewer": "gemini", "worker": "gemini"})
+	checkWires(t, c, map[vocab.Role]string{"lead": "gemini", "reviewer": "gemini", "worker": "gemini"})
 }
 
 // A Reviewer run by cli tries to write a project source file during its
@@ -203,10 +204,10 @@ func reviewerCannotEditSource(t *testing.T, cli string) {
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupTeamOffline(t, sc, cli)
 	p := c.Start(t, "--headless", "--agent", cli, "--workers", "1", "add a greeting service")
-	denied := waitEvent(t, c, p, 3*time.Minute, "a tool_denied event for the reviewer", func(r workspace.EventRecord) bool {
+	denied := waitEvent(t, c, p, 3*time.Minute, "a tool_denied event for the reviewer", func(r vocab.EventRecord) bool {
 		return r.Type == "tool_denied" && r.Agent == "reviewer"
 	})
-	waitEvent(t, c, p, 2*time.Minute, "plan_approved", func(r workspace.EventRecord) bool { return r.Type == "plan_approved" })
+	waitEvent(t, c, p, 2*time.Minute, "plan_approved", func(r vocab.EventRecord) bool { return r.Type == "plan_approved" })
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestGeminiReviewerCannotEditSource(t *testing.T) {
 // resume carries their first [HIVEMIND] message), and the task completes.
 func TestMixedTeamKillAndResume(t *testing.T) {
 	t.Parallel()
-	team := map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	team := map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
 	c := SetupTeamOffline(t, fakeapi.DefaultScript(), "claude", "codex", "gemini")
 	p1 := c.Start(t, "--headless", "--agent", "lead=claude,reviewer=codex,worker=gemini", "--workers", "1", "add a greeting service")
 	resumable := []string{"reviewer", "worker_1"}
@@ -326,7 +327,7 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 		case bytes.Count(resumed.Body, quoted[1:len(quoted)-1]) < 1+btoi(resumed.Prompt == first[a]):
 			// (The engine may send the same message again after the
 			// resume: then the conversation holds it twice.)
-			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[workspace.RoleOf(workspace.AgentID(a))], first[a])
+			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[vocab.RoleOf(vocab.AgentID(a))], first[a])
 		}
 	}
 	noLeftovers(t, c.Project)
@@ -351,8 +352,8 @@ func TestGeminiKilledInFirstTurn(t *testing.T) {
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	c := SetupTeamOffline(t, sc, "gemini")
 	p := c.Start(t, "--headless", "--agent", "gemini", "--workers", "1", "add a greeting service")
-	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r workspace.EventRecord) bool {
-		return r.Agent == "worker_1" && r.Type == workspace.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
+	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r vocab.EventRecord) bool {
+		return r.Agent == "worker_1" && r.Type == vocab.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
 	})
 	pid, err := strconv.Atoi(recDetail(busy, "pid"))
 	if err != nil {
@@ -365,7 +366,7 @@ func TestGeminiKilledInFirstTurn(t *testing.T) {
 		t.Fatalf("exit %d, want 0\n%s", code, p.out.String())
 	}
 	checkComplete(t, taskDirOf(c.Project))
-	if n := countRecords(readEventLog(taskDirOf(c.Project)), "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" }); n != 1 {
+	if n := countRecords(readEventLog(taskDirOf(c.Project)), "agent_restarted", func(r vocab.EventRecord) bool { return r.Agent == "worker_1" }); n != 1 {
 		t.Errorf("worker_1 restarted %d times, want 1", n)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // writeOpencodeHome points opencode's user config (XDG_CONFIG_HOME of the
@@ -56,7 +56,7 @@ func TestOpencodeTeamComplete(t *testing.T) {
 	}
 	t.Parallel()
 	c, dir := runTeam(t, "opencode", "opencode")
-	checkWires(t, c, map[workspace.Role]string{"lead": "opencode", "reviewer": "opencode", "worker": "opencode"})
+	checkWires(t, c, map[vocab.Role]string{"lead": "opencode", "reviewer": "opencode", "worker": "opencode"})
 	checkUsageRead(t, c, dir)
 }
 
@@ -75,7 +75,7 @@ func TestOpencodeMixedTeamComplete(t *testing.T) {
 	}
 	t.Parallel()
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=opencode", "claude", "codex", "opencode")
-	checkWires(t, c, map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "opencode"})
+	checkWires(t, c, map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "opencode"})
 }
 
 // checkUsageRead asserts that every agent's usage was read from the usage

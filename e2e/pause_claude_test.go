@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Pause is a promise, with real Claude Code: a message handed to the agent
@@ -26,10 +26,10 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	seen.waitPromptBoxes(r)
 	gate.waitHeld(t, r, claudeTUIWait, "the lead's planning request")
 	dir := r.taskDir()
-	delivered := func(from int, agent workspace.AgentID) int {
-		return findRecord(readEventLog(dir), from, func(e workspace.EventRecord) bool {
+	delivered := func(from int, agent vocab.AgentID) int {
+		return findRecord(readEventLog(dir), from, func(e vocab.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
-			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == agent && d
+			return e.Type == vocab.InputPrefix+"injection_result" && e.Agent == agent && d
 		})
 	}
 	seen.watch(r, claudeTUIWait, "the lead's planning message confirmed", func(tuiScreen) bool { return delivered(0, "lead") >= 0 })
@@ -37,16 +37,16 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	// A plan.md with problems while the Lead is mid-turn: the engine
 	// answers with a message for the Lead, queued behind its turn.
 	// (in the Lead's outbox, where the engine takes its plan from).
-	if err := os.WriteFile(filepath.Join(dir, workspace.OutboxRel(workspace.AgentLead), "plan.md"), []byte("# Plan\n\nno json block yet\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, vocab.OutboxRel(vocab.AgentLead), "plan.md"), []byte("# Plan\n\nno json block yet\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	seen.watch(r, claudeTUIWait, "the Lead's fix message sent (queued behind its turn)", func(tuiScreen) bool {
-		return findRecord(readEventLog(dir), 0, func(e workspace.EventRecord) bool {
+		return findRecord(readEventLog(dir), 0, func(e vocab.EventRecord) bool {
 			return e.Type == "assignment_sent" && e.Agent == "lead" && strings.HasPrefix(recDetail(e, "what"), "plan.md has")
 		}) >= 0
 	})
 	r.keys("p")
-	seen.watch(r, claudeTUIWait, "the paused header", func(s tuiScreen) bool { return s.phase() == string(workspace.PhasePaused) })
+	seen.watch(r, claudeTUIWait, "the paused header", func(s tuiScreen) bool { return s.phase() == string(vocab.PhasePaused) })
 	paused := recordIndex(readEventLog(dir), 0, "paused")
 	if paused < 0 {
 		t.Fatal("no paused record")
@@ -56,8 +56,8 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	// queued for it, and nothing is typed.
 	gate.open()
 	seen.watch(r, claudeTUIWait, "the lead idle after its turn, while paused", func(tuiScreen) bool {
-		return findRecord(readEventLog(dir), paused, func(e workspace.EventRecord) bool {
-			return e.Type == workspace.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
+		return findRecord(readEventLog(dir), paused, func(e vocab.EventRecord) bool {
+			return e.Type == vocab.InputPrefix+"agent_health" && e.Agent == "lead" && recDetail(e, "health") == "idle"
 		}) >= 0
 	})
 	st := exec.Command(bin, "status", "--project", c.Project)
@@ -70,7 +70,7 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, id := range claudeAgents {
-			if i := delivered(paused, workspace.AgentID(id)); i >= 0 {
+			if i := delivered(paused, vocab.AgentID(id)); i >= 0 {
 				t.Fatalf("a message to %s was confirmed typed while paused (record %d)", id, i)
 			}
 		}
@@ -85,7 +85,7 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 			return false
 		}
 		for _, id := range claudeAgents {
-			if delivered(resumed, workspace.AgentID(id)) >= 0 {
+			if delivered(resumed, vocab.AgentID(id)) >= 0 {
 				return true
 			}
 		}

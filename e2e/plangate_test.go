@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // chaosTUI runs the real binary in tmux with the chaos agent (the test
@@ -79,7 +79,7 @@ func TestTUIStalledAgent(t *testing.T) {
 	t.Parallel()
 	r := chaosTUI(t, "stall", "stall_seconds = 10\n", "chaos: stall in planning", tuiOptions{})
 	s := r.waitScreen(3*tuiWait, "needs you, with the reason in the banner", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhaseNeedsHuman) && s.contains("lead went idle for 10s without writing")
+		return s.phase() == string(vocab.PhaseNeedsHuman) && s.contains("lead went idle for 10s without writing")
 	})
 	if !strings.Contains(s.header(), "needs you") {
 		t.Errorf("header %q", s.header())
@@ -88,7 +88,7 @@ func TestTUIStalledAgent(t *testing.T) {
 	if n := countRecords(recs, "agent_stalled", nil); n != 2 {
 		t.Errorf("%d agent_stalled records, want 2 (one reminder, then needs_human)", n)
 	}
-	if countRecords(recs, "needs_human", func(rec workspace.EventRecord) bool {
+	if countRecords(recs, "needs_human", func(rec vocab.EventRecord) bool {
 		return strings.HasPrefix(rec.Details["escalation"].(string), "stall:lead")
 	}) != 1 {
 		t.Errorf("no needs_human for the stalled lead")
@@ -109,13 +109,13 @@ func TestTUIPlanGate(t *testing.T) {
 	gate := func(subject string) tuiScreen {
 		t.Helper()
 		return r.waitScreen(3*tuiWait, subject+" at the gate, rendered", func(s tuiScreen) bool {
-			return s.phase() == string(workspace.PhasePlanApproval) && s.contains(subject+", approved by the Reviewer") &&
+			return s.phase() == string(vocab.PhasePlanApproval) && s.contains(subject+", approved by the Reviewer") &&
 				s.contains("Checkpoint 1 · ") && s.contains("files: ") && s.contains("a approve and build")
 		})
 	}
 	gate("plan_v2") // the sim Reviewer sends the first plan back once
 	// Nothing is built while the plan waits.
-	if st := readState(t, r.taskDir()); len(st.ActiveAgents) != 0 || st.Subtasks["st_1"].Status != "" && st.Subtasks["st_1"].Status != workspace.SubtaskPending {
+	if st := readState(t, r.taskDir()); len(st.ActiveAgents) != 0 || st.Subtasks["st_1"].Status != "" && st.Subtasks["st_1"].Status != vocab.SubtaskPending {
 		t.Errorf("work under way at the gate: active %v subtasks %v", st.ActiveAgents, st.Subtasks)
 	}
 
@@ -125,7 +125,7 @@ func TestTUIPlanGate(t *testing.T) {
 	r.keys("Enter")
 	gate("plan_v3")
 	dir := r.taskDir()
-	fb, err := os.ReadFile(filepath.Join(dir, workspace.ReviewsDir, "plan_v2-human-feedback.md"))
+	fb, err := os.ReadFile(filepath.Join(dir, vocab.ReviewsDir, "plan_v2-human-feedback.md"))
 	if err != nil || !strings.Contains(string(fb), "add a README subtask") {
 		t.Errorf("the feedback archive: %q %v", fb, err)
 	}
@@ -140,7 +140,7 @@ func TestTUIPlanGate(t *testing.T) {
 	r.keys("a")
 	r.waitScreen(3*tuiWait, "building", func(s tuiScreen) bool {
 		p := s.phase()
-		return p != string(workspace.PhasePlanApproval) && p != string(workspace.PhasePlanReview) && p != "" && !s.contains("approved by the Reviewer: your")
+		return p != string(vocab.PhasePlanApproval) && p != string(vocab.PhasePlanReview) && p != "" && !s.contains("approved by the Reviewer: your")
 	})
 	recs := readEventLog(dir)
 	if countRecords(recs, "plan_decision", nil) != 2 || countRecords(recs, "plan_awaiting_human", nil) != 2 {
@@ -199,7 +199,7 @@ func TestPlanGateHeadlessKillResume(t *testing.T) {
 	}
 	<-exited
 	noLeftovers(t, project)
-	if st := readState(t, dir); st.Phase != workspace.PhasePlanApproval {
+	if st := readState(t, dir); st.Phase != vocab.PhasePlanApproval {
 		t.Fatalf("state after the kill: %s", st.Phase)
 	}
 	if err := os.WriteFile(decision, []byte("approve\n\nfine by me\n"), 0o644); err != nil {
@@ -211,11 +211,11 @@ func TestPlanGateHeadlessKillResume(t *testing.T) {
 	}
 	checkComplete(t, dir)
 	recs := readEventLog(dir)
-	if countRecords(recs, "plan_decision", func(r workspace.EventRecord) bool { return r.Details["decision"] == "approve" }) != 1 ||
+	if countRecords(recs, "plan_decision", func(r vocab.EventRecord) bool { return r.Details["decision"] == "approve" }) != 1 ||
 		countRecords(recs, "plan_decision_rejected", nil) != 1 {
 		t.Errorf("want one rejected and one approve decision in the log")
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, workspace.ReviewsDir, "plan_v2-human-approved.md")); err != nil || !strings.Contains(string(b), "fine by me") {
+	if b, err := os.ReadFile(filepath.Join(dir, vocab.ReviewsDir, "plan_v2-human-approved.md")); err != nil || !strings.Contains(string(b), "fine by me") {
 		t.Errorf("the approval archive: %q %v", b, err)
 	}
 }

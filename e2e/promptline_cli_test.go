@@ -10,7 +10,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // asProfile makes the session Hivemind's session of a CLI of kind: its
@@ -33,7 +33,7 @@ func promptLineCLI(t *testing.T, c *cliOffline, ready, submitHook string) {
 	t.Helper()
 	c.waitScreen(t, time.Minute, ready)
 	s := c.Session
-	waitFor(t, time.Minute, c.Name+" ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, time.Minute, c.Name+" ready", func() bool { return s.Health() == vocab.HealthReady })
 	for try := 0; ; try++ {
 		if _, err := s.Write([]byte(typedText)); err != nil {
 			t.Fatal(err)

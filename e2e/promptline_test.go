@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // typedText is what the user types into an agent's prompt and leaves there.
@@ -83,8 +83,8 @@ func TestTUIPromptLineClaude(t *testing.T) {
 		if bad := mergedPrompts(c.API); len(bad) > 0 {
 			t.Fatalf("typed text merged into a [HIVEMIND] message: %q", bad)
 		}
-		if i := findRecord(readEventLog(dir), held, func(e workspace.EventRecord) bool {
-			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == "lead"
+		if i := findRecord(readEventLog(dir), held, func(e vocab.EventRecord) bool {
+			return e.Type == vocab.InputPrefix+"injection_result" && e.Agent == "lead"
 		}); i >= 0 {
 			t.Fatalf("a message was typed into the lead's prompt over the user's text: %v", readEventLog(dir)[i])
 		}
@@ -103,9 +103,9 @@ func TestTUIPromptLineClaude(t *testing.T) {
 	waitFor(t, claudeTUIWait, "the typed text at the model on its own", func() bool { return promptSent(c.API, "lead") })
 	r.waitScreen(claudeTUIWait, "the held message delivered", func(tuiScreen) bool {
 		recs := readEventLog(dir)
-		return findRecord(recs, held, func(e workspace.EventRecord) bool {
+		return findRecord(recs, held, func(e vocab.EventRecord) bool {
 			d, _ := e.Details["delivered"].(bool)
-			return e.Type == workspace.InputPrefix+"injection_result" && e.Agent == "lead" && d
+			return e.Type == vocab.InputPrefix+"injection_result" && e.Agent == "lead" && d
 		}) >= 0
 	})
 	waitFor(t, claudeTUIWait, "the lead's revision turn at the model", func() bool {

@@ -15,7 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Real Claude Code as remote workers (issue 18): the sshtest server is
@@ -66,7 +66,7 @@ func setupRemoteClaude(t *testing.T, sc fakeapi.Script) *remoteClaude {
 }
 
 // remoteTaskDir is the task dir mirror on the host (remote_host_ready).
-func remoteTaskDir(t *testing.T, recs []workspace.EventRecord, task string) string {
+func remoteTaskDir(t *testing.T, recs []vocab.EventRecord, task string) string {
 	t.Helper()
 	for _, r := range recs {
 		if r.Type == "remote_host_ready" {
@@ -167,7 +167,7 @@ func TestRemoteClaudeWorkersComplete(t *testing.T) {
 	// Their usage is read from local copies of their transcripts on the
 	// host.
 	for _, w := range []string{"worker_1", "worker_2"} {
-		n := countRecords(recs, "agent_usage", func(r workspace.EventRecord) bool { return string(r.Agent) == w })
+		n := countRecords(recs, "agent_usage", func(r vocab.EventRecord) bool { return string(r.Agent) == w })
 		copied, err := os.ReadFile(filepath.Join(dir, "logs", "agents", w+".host-transcript.jsonl"))
 		if n == 0 || err != nil || !strings.Contains(string(copied), `"usage"`) {
 			t.Errorf("%s: %d usage records, transcript copy (%v) of %d bytes", w, n, err, len(copied))
@@ -256,11 +256,11 @@ func TestRemoteClaudeConnectionKilled(t *testing.T) {
 	}
 	st := checkComplete(t, dir)
 	recs := readEventLog(dir)
-	restarted := countRecords(recs, "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	restarted := countRecords(recs, "agent_restarted", func(r vocab.EventRecord) bool { return r.Agent == "worker_1" })
 	if restarted < 1 {
 		t.Errorf("worker_1 restarted %d times, want at least 1", restarted)
 	}
-	done := countRecords(recs, "subtask_done", func(r workspace.EventRecord) bool {
+	done := countRecords(recs, "subtask_done", func(r vocab.EventRecord) bool {
 		return r.Agent == "worker_1" && recDetail(r, "subtask") == subtask
 	})
 	if done != 1 {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Remote workers (issue 18), end to end: the sshtest server (a real sshd
@@ -116,9 +116,9 @@ func TestRemoteWorkersComplete(t *testing.T) {
 // logRunnerWait logs how long the runner held each done subtask of a
 // remote worker before stepping it (its commit: from the watcher's event
 // to the commit's record), the time the engine waited on a host.
-func logRunnerWait(t *testing.T, recs []workspace.EventRecord) {
+func logRunnerWait(t *testing.T, recs []vocab.EventRecord) {
 	t.Helper()
-	var committed []workspace.EventRecord
+	var committed []vocab.EventRecord
 	var waits []string
 	for _, r := range recs {
 		switch r.Type {
@@ -198,12 +198,12 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 	dir := taskDir(t, project)
 	checkComplete(t, dir)
 	recs := readRecords(t, dir)
-	restarted := countRecords(recs, "agent_restarted", func(r workspace.EventRecord) bool { return r.Agent == "worker_1" })
+	restarted := countRecords(recs, "agent_restarted", func(r vocab.EventRecord) bool { return r.Agent == "worker_1" })
 	if restarted < 1 {
 		t.Errorf("worker_1 restarted %d times, want at least 1", restarted)
 	}
 	// The subtask it was on was resumed by it and done after the restart.
-	resumed := countRecords(recs, "subtask_done", func(r workspace.EventRecord) bool {
+	resumed := countRecords(recs, "subtask_done", func(r vocab.EventRecord) bool {
 		return r.Agent == "worker_1" && recDetail(r, "subtask") == subtask && r.Time.After(killed)
 	})
 	if subtask == "" || resumed != 1 {
@@ -310,7 +310,7 @@ func TestRemotePartitionedKillAndResume(t *testing.T) {
 
 // checkReaped asserts one remote_reaped record for box (the resumed run),
 // saying want when not "".
-func checkReaped(t *testing.T, recs []workspace.EventRecord, want string) {
+func checkReaped(t *testing.T, recs []vocab.EventRecord, want string) {
 	t.Helper()
 	n := 0
 	for _, r := range recs {
@@ -331,7 +331,7 @@ func checkReaped(t *testing.T, recs []workspace.EventRecord, want string) {
 // calls killed, resumes (no --workers: the task keeps its placement) and
 // checks the task completes with nothing left on either side. It returns
 // the task dir and its records.
-func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed func(), before ...func()) (string, []workspace.EventRecord) {
+func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed func(), before ...func()) (string, []vocab.EventRecord) {
 	t.Helper()
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
@@ -433,7 +433,7 @@ func TestRemoteHostDownMidRun(t *testing.T) {
 	t.Logf("needs_human %v after the host went down", time.Since(down).Round(time.Millisecond))
 	cause := "box: ssh: connect to host 127.0.0.1 port " + strconv.Itoa(s.Port) + ": Connection refused — is sshd running there, on that port?"
 	st := readState(t, dir)
-	if st.Phase != workspace.PhaseNeedsHuman || !strings.Contains(st.Reason, cause) {
+	if st.Phase != vocab.PhaseNeedsHuman || !strings.Contains(st.Reason, cause) {
 		t.Errorf("state %s, reason %q; want needs_human naming %q", st.Phase, st.Reason, cause)
 	}
 	// Every worker exit that is a connection failure (ssh's 255, or a
@@ -442,7 +442,7 @@ func TestRemoteHostDownMidRun(t *testing.T) {
 	// for a message the exit left undelivered may be scheduled before the
 	// diagnosis comes back; its exit record names the cause.)
 	recs := readRecords(t, dir)
-	exits := countRecords(recs, "agent_exited", func(r workspace.EventRecord) bool {
+	exits := countRecords(recs, "agent_exited", func(r vocab.EventRecord) bool {
 		code := recDetail(r, "exit_code")
 		return strings.HasPrefix(string(r.Agent), "worker_") && (code == "255" || code == "-1") && !strings.Contains(recDetail(r, "detail"), cause)
 	})

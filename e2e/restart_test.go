@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // chaosDieFile in the project makes chaosGate exit before its prompt
@@ -55,8 +55,8 @@ func TestResumeRetryStartsWorkerOnce(t *testing.T) {
 			break
 		}
 	}
-	exited := func(r workspace.EventRecord) bool {
-		return r.Type == workspace.InputPrefix+"agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == string(workspace.HealthExited)
+	exited := func(r vocab.EventRecord) bool {
+		return r.Type == vocab.InputPrefix+"agent_health" && r.Agent == "worker_1" && recDetail(r, "health") == string(vocab.HealthExited)
 	}
 	first, nh := findRecord(recs, 0, exited), recordIndex(recs, 0, "needs_human")
 	if first < 0 || nh < 0 {
@@ -86,11 +86,11 @@ func TestResumeRetryStartsWorkerOnce(t *testing.T) {
 	}
 	starts, exits := 0, 0
 	for _, r := range recs[resumed:end] {
-		if r.Type == workspace.InputPrefix+"agent_health" && r.Agent == "worker_1" {
+		if r.Type == vocab.InputPrefix+"agent_health" && r.Agent == "worker_1" {
 			switch recDetail(r, "health") {
-			case string(workspace.HealthStarting):
+			case string(vocab.HealthStarting):
 				starts++
-			case string(workspace.HealthExited):
+			case string(vocab.HealthExited):
 				exits++
 			}
 		}

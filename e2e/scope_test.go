@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
-	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // hostileAgent tries, through child shells, every write its role must not
@@ -88,7 +88,7 @@ func TestChaosHostileTeamWriteScopes(t *testing.T) {
 		t.Errorf("the run did not say its write scopes are on:\n%s", out)
 	}
 	chaosComplete(t, code, dir, out)
-	for _, id := range []workspace.AgentID{"lead", "reviewer", "worker_1"} {
+	for _, id := range []vocab.AgentID{"lead", "reviewer", "worker_1"} {
 		b, err := os.ReadFile(filepath.Join(dir, "agents", string(id), "hostile.txt"))
 		if err != nil {
 			t.Errorf("%s: %v", id, err)

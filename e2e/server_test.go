@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/proto"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // serverEnv isolates a test's servers: their registry and the sockets
@@ -89,7 +89,7 @@ func TestServerOutlivesTerminal(t *testing.T) {
 	}) {
 		t.Fatalf("hivemind ls after the terminal closed: %+v, want the server with no client", infos)
 	}
-	if p := workspace.Phase(infos[0].Phase); p.Terminal() {
+	if p := vocab.Phase(infos[0].Phase); p.Terminal() {
 		t.Logf("the task was over (%s) before the terminal closed: the test proves less", p)
 	}
 	out, code := hmIn(t, r.project, env, 3*tuiWait, "wait")
@@ -125,7 +125,7 @@ func TestServerClients(t *testing.T) {
 	atGate := func(r *tuiRun) {
 		t.Helper()
 		r.waitScreen(3*tuiWait, "the plan at the gate", func(s tuiScreen) bool {
-			return s.phase() == string(workspace.PhasePlanApproval) && s.contains("a approve and build")
+			return s.phase() == string(vocab.PhasePlanApproval) && s.contains("a approve and build")
 		})
 		r.keys("Escape") // the panes instead of the plan
 		r.waitScreen(tuiWait, "the panes", func(s tuiScreen) bool { return len(s.panes()) == 4 })
@@ -152,11 +152,11 @@ func TestServerClients(t *testing.T) {
 	// A read-only watcher cannot approve the plan.
 	c := startTUI(t, tuiOptions{project: a.project, env: env, args: []string{"attach", "--read-only"}})
 	c.waitScreen(3*tuiWait, "the plan at the gate", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhasePlanApproval) && s.contains("a approve and build")
+		return s.phase() == string(vocab.PhasePlanApproval) && s.contains("a approve and build")
 	})
 	c.keys("a")
 	c.waitText(tuiWait, "read-only client")
-	if st := readState(t, a.taskDir()); st.Phase != workspace.PhasePlanApproval {
+	if st := readState(t, a.taskDir()); st.Phase != vocab.PhasePlanApproval {
 		t.Fatalf("phase %s after a read-only client pressed a: it acted", st.Phase)
 	}
 	var infos []proto.Info
@@ -234,7 +234,7 @@ func TestServerNeedsHuman(t *testing.T) {
 		t.Fatalf("hivemind --server --headless: exit %d, want 3 (needs_human):\n%s", code, out)
 	}
 	infos := servers(t, project, env)
-	if len(infos) != 1 || infos[0].Phase != string(workspace.PhaseNeedsHuman) || infos[0].Why == "" {
+	if len(infos) != 1 || infos[0].Phase != string(vocab.PhaseNeedsHuman) || infos[0].Why == "" {
 		t.Fatalf("hivemind ls: %+v, want the server waiting on a human, with the reason", infos)
 	}
 	if out, code := hmIn(t, project, env, tuiWait, "wait"); code != 3 {
@@ -255,7 +255,7 @@ func TestServerNeedsHuman(t *testing.T) {
 		t.Fatal("the server still runs after SIGTERM")
 	}
 	noLeftovers(t, project)
-	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseNeedsHuman {
+	if st := readState(t, taskDir(t, project)); st.Phase != vocab.PhaseNeedsHuman {
 		t.Fatalf("state %s after SIGTERM, want needs_human (resumable)", st.Phase)
 	}
 

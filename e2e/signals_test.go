@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -58,7 +59,7 @@ func sigtermTrial(t *testing.T, stage string) {
 		jitter = rand.N(3 * time.Second)
 	case "start screen":
 		r.waitScreen(tuiWait, "the start screen", func(s tuiScreen) bool {
-			return s.phase() == string(workspace.PhaseProjectSelected)
+			return s.phase() == string(vocab.PhaseProjectSelected)
 		})
 		jitter = rand.N(500 * time.Millisecond)
 	case "running":

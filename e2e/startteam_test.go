@@ -11,7 +11,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // startTeamRow waits for the start screen, types a task and moves to the
@@ -19,7 +19,7 @@ import (
 func startTeamRow(t *testing.T, r *tuiRun) {
 	t.Helper()
 	r.waitScreen(tuiWait, "the start screen", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhaseProjectSelected)
+		return s.phase() == string(vocab.PhaseProjectSelected)
 	})
 	r.typeText("add a greeting service")
 	r.keys("Tab", "Tab", "Tab")
@@ -55,7 +55,7 @@ func TestTUIStartTeamPick(t *testing.T) {
 		t.Errorf("lead pane title %q does not name sim", lead)
 	}
 	dir := r.taskDir()
-	want := map[workspace.Role]string{"lead": "sim", "reviewer": "codex", "worker": "gemini"}
+	want := map[vocab.Role]string{"lead": "sim", "reviewer": "codex", "worker": "gemini"}
 	if tj := readTask(t, dir); !maps.Equal(tj.Agents, want) || tj.SubmittedBy != "tui" {
 		t.Errorf("task.json agents %v submitted by %q, want %v by tui", tj.Agents, tj.SubmittedBy, want)
 	}
@@ -63,7 +63,7 @@ func TestTUIStartTeamPick(t *testing.T) {
 	for id, cli := range map[string]string{"reviewer": "codex", "worker_1": "gemini"} {
 		var cmdline string
 		waitFor(t, tuiWait, id+"'s process", func() bool {
-			pid := readState(t, dir).Agents[workspace.AgentID(id)].PID
+			pid := readState(t, dir).Agents[vocab.AgentID(id)].PID
 			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			cmdline = strings.ReplaceAll(string(b), "\x00", " ")
 			return pid > 0 && err == nil
@@ -90,10 +90,10 @@ func TestTUIStartTeamMissing(t *testing.T) {
 	t.Parallel()
 	project := t.TempDir()
 	cfg := "[profiles.ghost]\ncommand = [\"hivemind-e2e-no-such-agent\", \"--yes\"]\n"
-	if err := os.MkdirAll(filepath.Join(project, workspace.DirName), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(project, vocab.DirName), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(project, workspace.DirName, "config.toml"), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(project, vocab.DirName, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := startTUI(t, tuiOptions{simArgs: "--pace 20ms", project: project, args: []string{"--agent", "sim", "--workers", "1"}})
@@ -116,7 +116,7 @@ func TestTUIStartTeamMissing(t *testing.T) {
 	r.waitText(tuiWait, "reviewer ◂ ghost ▸ ✖", "✖ hivemind-e2e-no-such-agent is not on PATH")
 	r.keys("C-s")
 	s := r.waitText(tuiWait, "the agents cannot start", "hivemind-e2e-no-such-agent (the agent of reviewer) is not installed")
-	if s.phase() != string(workspace.PhaseProjectSelected) || taskDirOf(project) != "" {
+	if s.phase() != string(vocab.PhaseProjectSelected) || taskDirOf(project) != "" {
 		t.Errorf("a task started with a missing agent:\n%s", s)
 	}
 

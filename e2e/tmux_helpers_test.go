@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hivemind-dev/hivemind/tui"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // tmuxCols and tmuxRows are the terminal size of every TUI test.
@@ -388,7 +388,7 @@ func (s tuiScreen) panes() map[string]paneRect {
 // paneAgent returns the agent id a pane title names ("" if none).
 func paneAgent(title string) string {
 	for _, f := range strings.Fields(title) {
-		if workspace.RoleOf(workspace.AgentID(f)) != "" {
+		if vocab.RoleOf(vocab.AgentID(f)) != "" {
 			return f
 		}
 	}

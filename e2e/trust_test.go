@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // spawnerAgent is a custom agent that leaves children behind the way
@@ -68,7 +68,7 @@ func spawnerConfig(t *testing.T, pids string) []string {
 	t.Helper()
 	p := filepath.Join(filepath.Dir(pids), "config.toml")
 	var b strings.Builder
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		fmt.Fprintf(&b, "[roles.%s]\nwritable = [%q]\n", r, pids)
 	}
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
@@ -250,7 +250,7 @@ func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
 	if !strings.Contains(out2.String(), `"leftovers_reaped"`) {
 		t.Errorf("the next run does not report leftovers_reaped:\n%s", out2.String())
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, workspace.ProcsDir, "*.json")); !resume && len(m) != 0 {
+	if m, _ := filepath.Glob(filepath.Join(dir, vocab.ProcsDir, "*.json")); !resume && len(m) != 0 {
 		t.Errorf("the killed task's records are left: %v", m)
 	}
 	for _, s := range socks {
@@ -266,10 +266,10 @@ func kill9ThenNextRun(t *testing.T, env []string, resume bool) {
 	}
 	second, _ := spawned(t, pidDir, "")
 	allGone(t, "after the next run", second)
-	if m, _ := filepath.Glob(filepath.Join(project, ".hivemind", workspace.TasksDir, "*", workspace.ProcsDir, "*.json")); len(m) != 0 {
+	if m, _ := filepath.Glob(filepath.Join(project, ".hivemind", vocab.TasksDir, "*", vocab.ProcsDir, "*.json")); len(m) != 0 {
 		t.Errorf("process records left after a clean stop: %v", m)
 	}
-	if st := readState(t, dir); resume && st.Phase != workspace.PhaseCancelled {
+	if st := readState(t, dir); resume && st.Phase != vocab.PhaseCancelled {
 		t.Errorf("state %s after SIGTERM of the resumed run, want cancelled", st.Phase)
 	}
 	noLeftovers(t, project)

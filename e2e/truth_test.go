@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -19,7 +20,7 @@ import (
 type statusFigures struct {
 	Elapsed float64 `json:"elapsed_seconds"`
 	Live    bool    `json:"live"`
-	workspace.State
+	vocab.State
 }
 
 func (f statusFigures) elapsed() time.Duration {
@@ -40,8 +41,8 @@ func statusOf(t *testing.T, project string) statusFigures {
 }
 
 // usageOf is each agent's usage in a state.
-func usageOf(st workspace.State) map[workspace.AgentID]workspace.Usage {
-	u := map[workspace.AgentID]workspace.Usage{}
+func usageOf(st vocab.State) map[vocab.AgentID]vocab.Usage {
+	u := map[vocab.AgentID]vocab.Usage{}
 	for id, a := range st.Agents {
 		u[id] = a.Usage
 	}
@@ -80,7 +81,7 @@ func TestElapsedAndTokensSurviveKill(t *testing.T) {
 		}
 		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
 		dir = filepath.Dir(m[0])
-		return err == nil && st.Phase == workspace.PhaseExecuting && st.Tokens() > 0
+		return err == nil && st.Phase == vocab.PhaseExecuting && st.Tokens() > 0
 	})
 	live := statusOf(t, project)
 	if !live.Live || live.elapsed() <= 0 || live.Tokens() == 0 {
@@ -150,11 +151,11 @@ func TestElapsedAndTokensSurviveKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	el := regexp.MustCompile(`elapsed   (\d\d:\d\d:\d\d)`).FindStringSubmatch(string(text))
-	if el == nil || workspace.FormatElapsed(final.elapsed()) != el[1] {
+	if el == nil || vocab.FormatElapsed(final.elapsed()) != el[1] {
 		t.Fatalf("status says %q, --json %v:\n%s", el, final.elapsed(), text)
 	}
-	if !strings.Contains(out2.String(), ": complete (elapsed "+el[1]+", "+workspace.FormatTokens(final.Tokens())+" tokens") {
-		t.Errorf("the final line does not say elapsed %s and %s tokens:\n%s", el[1], workspace.FormatTokens(final.Tokens()), lastLines(out2.String(), 5))
+	if !strings.Contains(out2.String(), ": complete (elapsed "+el[1]+", "+vocab.FormatTokens(final.Tokens())+" tokens") {
+		t.Errorf("the final line does not say elapsed %s and %s tokens:\n%s", el[1], vocab.FormatTokens(final.Tokens()), lastLines(out2.String(), 5))
 	}
 	t.Logf("first run %v, gap %v, second run %v; elapsed %v before the kill, %v at the end; tokens %d → %d",
 		ran1.Round(time.Millisecond), gap, ran2.Round(time.Millisecond), dead.elapsed(), final.elapsed(), dead.Tokens(), final.Tokens())
@@ -163,7 +164,7 @@ func TestElapsedAndTokensSurviveKill(t *testing.T) {
 // readEvents is a task's events.jsonl.
 func readEvents(t *testing.T, dir string) string {
 	t.Helper()
-	recs, _, err := workspace.ReadEvents(filepath.Join(dir, workspace.EventsFile))
+	recs, _, err := workspace.ReadEvents(filepath.Join(dir, vocab.EventsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/procenv"
 	"github.com/hivemind-dev/hivemind/tui"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The TUI tests run the built binary in tmux 160×48 (tmux_helpers_test.go)
@@ -22,7 +22,7 @@ var simAgents = []string{"lead", "reviewer", "worker_1", "worker_2"}
 
 // recordIndex is the index of the first record at or after from of type
 // typ (-1 if none).
-func recordIndex(recs []workspace.EventRecord, from int, typ workspace.RecordType) int {
+func recordIndex(recs []vocab.EventRecord, from int, typ vocab.RecordType) int {
 	for i := max(from, 0); i < len(recs); i++ {
 		if recs[i].Type == typ {
 			return i
@@ -96,14 +96,14 @@ func TestTUIControls(t *testing.T) {
 	// The lead gets its assignment: the header says planning.
 	r.waitScreen(tuiWait, "the lead planning", func(s tuiScreen) bool {
 		txt, _ := s.paneText("lead")
-		return s.phase() == string(workspace.PhasePlanning) && strings.Contains(txt, "[HIVEMIND]")
+		return s.phase() == string(vocab.PhasePlanning) && strings.Contains(txt, "[HIVEMIND]")
 	})
 	dir := r.taskDir()
 
 	// Pause.
 	r.keys("p")
 	s = r.waitScreen(tuiWait, "the paused header and banner", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhasePaused) && s.contains("PAUSED")
+		return s.phase() == string(vocab.PhasePaused) && s.contains("PAUSED")
 	})
 	recs := readEventLog(dir)
 	paused := recordIndex(recs, 0, "paused")
@@ -111,7 +111,7 @@ func TestTUIControls(t *testing.T) {
 		t.Fatal("no paused event recorded")
 	}
 	prev := recDetail(recs[paused], "previous_state")
-	if !strings.Contains(s.header(), "was "+tui.PhaseLabel(workspace.Phase(prev))) {
+	if !strings.Contains(s.header(), "was "+tui.PhaseLabel(vocab.Phase(prev))) {
 		t.Errorf("header %q does not show the previous state %s", s.header(), prev)
 	}
 	// The busy agent finishes its turn; what it produced waits.
@@ -182,7 +182,7 @@ func TestTUIControls(t *testing.T) {
 	// handled and injections go on.
 	r.keys("r")
 	r.waitScreen(tuiWait, "the header to leave paused", func(s tuiScreen) bool {
-		return s.phase() != "" && s.phase() != string(workspace.PhasePaused) && !s.contains("PAUSED")
+		return s.phase() != "" && s.phase() != string(vocab.PhasePaused) && !s.contains("PAUSED")
 	})
 	var resumed int
 	waitFor(t, tuiWait, "resumed_from_pause and a new assignment", func() bool {
@@ -195,7 +195,7 @@ func TestTUIControls(t *testing.T) {
 	}
 	// The workflow goes on on screen: the header reaches execution.
 	r.waitScreen(tuiWait, "the header to say executing", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhaseExecuting)
+		return s.phase() == string(vocab.PhaseExecuting)
 	})
 
 	// Cancel (asks first).
@@ -206,7 +206,7 @@ func TestTUIControls(t *testing.T) {
 	r.keys("y")
 	r.waitText(tuiWait, "CANCELLED")
 	waitFor(t, tuiWait, "state.json to say cancelled", func() bool {
-		return readState(t, dir).Phase == workspace.PhaseCancelled
+		return readState(t, dir).Phase == vocab.PhaseCancelled
 	})
 
 	if code := r.quit(); code != exitCancelled {
@@ -276,7 +276,7 @@ func TestTUICompleteStopsAgents(t *testing.T) {
 		t.Fatalf("the agents never ran: %v", procenv.ProcsWithEnv(os.Getuid(), mark))
 	}
 	r.waitText(2*tuiWait, "COMPLETE")
-	var recs []workspace.EventRecord
+	var recs []vocab.EventRecord
 	i := -1
 	if !pollUntil(tuiWait, func() bool {
 		recs = readRecords(t, r.taskDir())
@@ -298,11 +298,11 @@ func TestTUICompleteStopsAgents(t *testing.T) {
 		t.Fatal("hivemind exited by itself after complete; the UI stays until q")
 	}
 	// The state says so too (the UI reads the agents' health from it).
-	var st workspace.State
+	var st vocab.State
 	if !pollUntil(tuiWait, func() bool {
 		st = readState(t, r.taskDir())
 		for _, a := range st.Agents {
-			if a.Status != workspace.HealthExited {
+			if a.Status != vocab.HealthExited {
 				return false
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // servedUsage is what the fake API answered an agent with: input and
@@ -57,13 +57,13 @@ func usageExact(t *testing.T, team string, clis ...string) {
 	if err != nil {
 		t.Fatalf("status --json: %v", err)
 	}
-	var st workspace.State
+	var st vocab.State
 	if err := json.Unmarshal(out, &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
 	served := servedByAgent(c.API)
 	for _, id := range []string{"lead", "reviewer", "worker_1"} {
-		u, s := st.Agents[workspace.AgentID(id)].Usage, served[id]
+		u, s := st.Agents[vocab.AgentID(id)].Usage, served[id]
 		in := u.Input + u.CacheRead + u.CacheWrite
 		switch {
 		case in == s.in && u.Output == s.out:
@@ -113,7 +113,7 @@ func TestClaudeRetriedRateLimitShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
-	limited := waitEvent(t, c, p, 3*time.Minute, "the lead rate_limited", func(r workspace.EventRecord) bool {
+	limited := waitEvent(t, c, p, 3*time.Minute, "the lead rate_limited", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limited" && r.Agent == "lead"
 	})
 	if code := p.wait(t); code != 0 {
@@ -145,7 +145,7 @@ func TestClaudeRetriedRateLimitShows(t *testing.T) {
 		t.Error("the lead's account was not held while it retried")
 	}
 	for _, r := range recs {
-		if r.Agent == "lead" && slices.Contains([]workspace.RecordType{"agent_hung", "agent_hang_warning", "agent_restart_scheduled", "agent_restarted"}, r.Type) {
+		if r.Agent == "lead" && slices.Contains([]vocab.RecordType{"agent_hung", "agent_hang_warning", "agent_restart_scheduled", "agent_restarted"}, r.Type) {
 			t.Errorf("the retrying lead was taken for hung: %s %v", r.Type, r.Details)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The first hour as a walk, in one run of the built binary in tmux at
@@ -34,14 +34,14 @@ func TestTUIFirstHourWalk(t *testing.T) {
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
 	r.waitScreen(tuiWait, "the lead planning", func(s tuiScreen) bool {
 		txt, _ := s.paneText("lead")
-		return s.phase() == string(workspace.PhasePlanning) && strings.Contains(txt, "[HIVEMIND]")
+		return s.phase() == string(vocab.PhasePlanning) && strings.Contains(txt, "[HIVEMIND]")
 	})
 	dir := r.taskDir()
 
 	// Pause at once: nothing is typed into any agent until resume.
 	r.keys("p")
 	r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool {
-		return s.phase() == string(workspace.PhasePaused) && s.contains("PAUSED")
+		return s.phase() == string(vocab.PhasePaused) && s.contains("PAUSED")
 	})
 	paused := recordIndex(readEventLog(dir), 0, "paused")
 	if paused < 0 {
@@ -87,15 +87,15 @@ func TestTUIFirstHourWalk(t *testing.T) {
 	waitFor(t, tuiWait, "an event deferred while paused", func() bool {
 		return recordIndex(readEventLog(dir), paused, "event_deferred") >= 0
 	})
-	if i := findRecord(readEventLog(dir), paused, func(e workspace.EventRecord) bool {
+	if i := findRecord(readEventLog(dir), paused, func(e vocab.EventRecord) bool {
 		d, _ := e.Details["delivered"].(bool)
-		return e.Type == workspace.InputPrefix+"injection_result" && d
+		return e.Type == vocab.InputPrefix+"injection_result" && d
 	}); i >= 0 {
 		t.Fatalf("typed into an agent while paused: %v", readEventLog(dir)[i])
 	}
 	r.keys("r")
 	r.waitScreen(tuiWait, "resumed", func(s tuiScreen) bool {
-		return s.phase() != "" && s.phase() != string(workspace.PhasePaused)
+		return s.phase() != "" && s.phase() != string(vocab.PhasePaused)
 	})
 	r.keys("r") // not paused: says why
 	r.waitScreen(tuiWait, "r's reason", func(s tuiScreen) bool {
@@ -122,7 +122,7 @@ func TestTUIFirstHourWalk(t *testing.T) {
 	r.waitText(tuiWait, "ABANDONED", "What was built")
 	r.keys("q")
 	code := r.waitExit(tuiWait)
-	if st := readState(t, dir); st.Phase != workspace.PhaseIdle {
+	if st := readState(t, dir); st.Phase != vocab.PhaseIdle {
 		t.Errorf("state %s after abandon, want idle (exit %d)", st.Phase, code)
 	}
 	noLeftovers(t, project)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -33,11 +34,11 @@ func TestWorkerAgentsSimAndCustom(t *testing.T) {
 	st := checkComplete(t, dir)
 	noLeftovers(t, project)
 
-	ran, _ := filepath.Glob(filepath.Join(dir, workspace.OutboxesDir, "*", "custom-ran"))
+	ran, _ := filepath.Glob(filepath.Join(dir, vocab.OutboxesDir, "*", "custom-ran"))
 	if len(ran) != 1 || filepath.Base(filepath.Dir(ran[0])) != "worker_2" {
 		t.Errorf("the custom command ran as %v; want worker_2 alone", ran)
 	}
-	done := map[workspace.AgentID]int{}
+	done := map[vocab.AgentID]int{}
 	for _, s := range st.Subtasks {
 		done[s.Worker]++
 	}
@@ -81,7 +82,7 @@ func TestWorkerAgentsRemoteMixed(t *testing.T) {
 	}
 	dir := taskDir(t, project)
 	checkComplete(t, dir)
-	ran, _ := filepath.Glob(filepath.Join(dir, workspace.OutboxesDir, "*", "custom-ran"))
+	ran, _ := filepath.Glob(filepath.Join(dir, vocab.OutboxesDir, "*", "custom-ran"))
 	if len(ran) != 1 || filepath.Base(filepath.Dir(ran[0])) != "worker_1" {
 		t.Errorf("the custom command ran as %v; want worker_1 alone (here)", ran)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -69,7 +70,7 @@ func wtRun(t *testing.T, project, simArgs string, args ...string) (int, string) 
 	return code, out.String()
 }
 
-func readRecords(t *testing.T, dir string) []workspace.EventRecord {
+func readRecords(t *testing.T, dir string) []vocab.EventRecord {
 	t.Helper()
 	recs, _, err := workspace.ReadEvents(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
@@ -78,7 +79,7 @@ func readRecords(t *testing.T, dir string) []workspace.EventRecord {
 	return recs
 }
 
-func countType(recs []workspace.EventRecord, typ workspace.RecordType) int {
+func countType(recs []vocab.EventRecord, typ vocab.RecordType) int {
 	n := 0
 	for _, r := range recs {
 		if r.Type == typ {
@@ -301,7 +302,7 @@ func TestWorktreeNotARepo(t *testing.T) {
 	if n := countType(recs, "git_disabled"); n != 1 {
 		t.Errorf("git_disabled %d times, want once", n)
 	}
-	for _, typ := range []workspace.RecordType{"merge_requested", "checkpoint_merged", "subtask_committed", "task_branch_ready"} {
+	for _, typ := range []vocab.RecordType{"merge_requested", "checkpoint_merged", "subtask_committed", "task_branch_ready"} {
 		if n := countType(recs, typ); n != 0 {
 			t.Errorf("%s %d times without git", typ, n)
 		}
@@ -438,7 +439,7 @@ func TestWorktreeCancelLeavesNothing(t *testing.T) {
 	interruptWhen(t, cmd, out, "the lead to be busy", func(o string) bool {
 		return strings.Contains(o, "lead") && strings.Contains(o, "busy")
 	})
-	if st := readState(t, taskDir(t, project)); st.Phase != workspace.PhaseCancelled {
+	if st := readState(t, taskDir(t, project)); st.Phase != vocab.PhaseCancelled {
 		t.Fatalf("state %s after SIGINT, want cancelled:\n%s", st.Phase, out.String())
 	}
 	if b := wtGit(t, project, "branch", "--list", "hivemind/*"); b != "" {

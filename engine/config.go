@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // NewConfig is the state machine's part of the effective configuration,
@@ -13,7 +13,7 @@ import (
 // worker's may differ from its role's): a limited Claude Code holds new
 // work for the Claude agents, not for a Codex Reviewer or a Gemini worker.
 func NewConfig(c config.Config) Config {
-	accounts := map[workspace.AgentID]string{}
+	accounts := map[vocab.AgentID]string{}
 	for _, id := range c.TeamIDs() {
 		accounts[id] = c.AgentOfID(id)
 	}
@@ -34,9 +34,9 @@ func NewConfig(c config.Config) Config {
 }
 
 // roleBudgetTokens is each role's budget_tokens that is set.
-func roleBudgetTokens(c config.Config) map[workspace.Role]int64 {
-	out := map[workspace.Role]int64{}
-	for _, r := range workspace.Roles() {
+func roleBudgetTokens(c config.Config) map[vocab.Role]int64 {
+	out := map[vocab.Role]int64{}
+	for _, r := range vocab.Roles() {
 		if n := c.Role(r).BudgetTokens; n > 0 {
 			out[r] = int64(n)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // defaultConfig is the machine's config from internal/config's defaults,
@@ -50,9 +50,9 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 	c.StallSeconds = 10
 	c.BudgetUSD = 0.5
 	c.BudgetTokens = 9000
-	rc := c.Roles[workspace.RoleWorker]
+	rc := c.Roles[vocab.RoleWorker]
 	rc.BudgetTokens = 4000
-	c.Roles[workspace.RoleWorker] = rc
+	c.Roles[vocab.RoleWorker] = rc
 	want := Config{
 		Workers:           7,
 		QuietPeriod:       10 * time.Millisecond,
@@ -64,11 +64,11 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 		StallTimeout:      10 * time.Second,
 		BudgetUSD:         0.5,
 		BudgetTokens:      9000,
-		RoleBudgetTokens:  map[workspace.Role]int64{workspace.RoleWorker: 4000},
-		Accounts:          map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude"},
+		RoleBudgetTokens:  map[vocab.Role]int64{vocab.RoleWorker: 4000},
+		Accounts:          map[vocab.AgentID]string{"lead": "claude", "reviewer": "claude"},
 	}
 	for n := 1; n <= 7; n++ {
-		want.Accounts[workspace.WorkerID(n)] = "claude"
+		want.Accounts[vocab.WorkerID(n)] = "claude"
 	}
 	got := NewConfig(c)
 	if !reflect.DeepEqual(got, want) {
@@ -95,10 +95,10 @@ func TestNewConfigKeepsEveryValue(t *testing.T) {
 	}
 	// Each worker's account is its own CLI: a Gemini worker_2 is held with
 	// the Gemini agents, not with the Claude workers of its role.
-	c = c.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex"},
-		PerWorker: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}})
+	c = c.WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"reviewer": "codex"},
+		PerWorker: map[vocab.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}})
 	acc := NewConfig(c).Accounts
-	for id, want := range map[workspace.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "codex", "worker_2": "gemini", "worker_3": "claude"} {
+	for id, want := range map[vocab.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "codex", "worker_2": "gemini", "worker_3": "claude"} {
 		if acc[id] != want {
 			t.Errorf("account of %s: %q, want %q", id, acc[id], want)
 		}

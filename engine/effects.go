@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // mustSave reports whether the step of ev must be on disk before the
@@ -138,7 +138,7 @@ func (r *Runner) saveState() error {
 // writeFiles archives triggers and writes assignments, concurrently across
 // files and agents but in order for each agent (assignment seqs must
 // grow). It returns the agents whose assignment could not be written.
-func (r *Runner) writeFiles(files []Effect) map[workspace.AgentID]error {
+func (r *Runner) writeFiles(files []Effect) map[vocab.AgentID]error {
 	if len(files) == 0 || r.cfg.TaskDir == nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (r *Runner) writeFiles(files []Effect) map[workspace.AgentID]error {
 	}
 	type result struct {
 		op    string
-		agent workspace.AgentID
+		agent vocab.AgentID
 		err   error
 	}
 	results := make([][]result, len(order))
@@ -188,13 +188,13 @@ func (r *Runner) writeFiles(files []Effect) map[workspace.AgentID]error {
 		}
 		wg.Wait()
 	}
-	var failed map[workspace.AgentID]error
+	var failed map[vocab.AgentID]error
 	for _, rs := range results {
 		for _, res := range rs {
 			r.fail(res.op, res.agent, res.err)
 			if res.op == "write_assignment" {
 				if failed == nil {
-					failed = map[workspace.AgentID]error{}
+					failed = map[vocab.AgentID]error{}
 				}
 				failed[res.agent] = res.err
 			}
@@ -209,7 +209,7 @@ func (r *Runner) writeFiles(files []Effect) map[workspace.AgentID]error {
 func (r *Runner) apply(e Effect) {
 	switch e := e.(type) {
 	case AppendEvent:
-		r.record(workspace.EventRecord{
+		r.record(vocab.EventRecord{
 			Time: r.cfg.Clock(), Type: e.Type, Task: r.state.TaskID, Agent: e.Agent, Details: e.Details,
 		})
 	case Inject:
@@ -280,9 +280,9 @@ func (r *Runner) schedule(id string, after time.Duration) {
 // spawnFailed reports a start failure to the engine as an exit, so its
 // crash/backoff rules apply; a missing or not executable program is a
 // cause a restart cannot fix, said so.
-func (r *Runner) spawnFailed(agent workspace.AgentID, err error) {
+func (r *Runner) spawnFailed(agent vocab.AgentID, err error) {
 	r.fail("start_agent", agent, err)
-	r.Send(AgentHealth{Agent: agent, Health: workspace.HealthExited, ExitCode: -1, Detail: err.Error(), Cause: startCause(err),
+	r.Send(AgentHealth{Agent: agent, Health: vocab.HealthExited, ExitCode: -1, Detail: err.Error(), Cause: startCause(err),
 		Stopped: r.closing.Load(), When: When{At: r.cfg.Clock()}})
 }
 
@@ -298,9 +298,9 @@ func startCause(err error) string {
 }
 
 // fail records a failed effect in events.jsonl and tells the user.
-func (r *Runner) fail(op string, agent workspace.AgentID, err error) {
-	r.record(workspace.EventRecord{
-		Time: r.cfg.Clock(), Type: workspace.RecordRunnerError, Task: r.state.TaskID, Agent: agent,
+func (r *Runner) fail(op string, agent vocab.AgentID, err error) {
+	r.record(vocab.EventRecord{
+		Time: r.cfg.Clock(), Type: vocab.RecordRunnerError, Task: r.state.TaskID, Agent: agent,
 		Details: map[string]any{"op": op, "error": err.Error()},
 	})
 	if r.cfg.OnNotify != nil {

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -24,19 +24,19 @@ const MaxNotesInFlight = 8
 // and remembers the ones kept waiting.
 type floodGate struct {
 	limit    int
-	owner    func(rel string) (workspace.AgentID, bool) // the writer of a file the gate bounds
-	inFlight map[workspace.AgentID]map[string]bool
-	waiting  map[workspace.AgentID]map[string]bool
+	owner    func(rel string) (vocab.AgentID, bool) // the writer of a file the gate bounds
+	inFlight map[vocab.AgentID]map[string]bool
+	waiting  map[vocab.AgentID]map[string]bool
 }
 
 func newFloodGate() floodGate { return newGate(MaxFrictionInFlight, frictionOwner) }
 
-func newGate(limit int, owner func(string) (workspace.AgentID, bool)) floodGate {
-	return floodGate{limit: limit, owner: owner, inFlight: map[workspace.AgentID]map[string]bool{}, waiting: map[workspace.AgentID]map[string]bool{}}
+func newGate(limit int, owner func(string) (vocab.AgentID, bool)) floodGate {
+	return floodGate{limit: limit, owner: owner, inFlight: map[vocab.AgentID]map[string]bool{}, waiting: map[vocab.AgentID]map[string]bool{}}
 }
 
 // frictionOwner is the outbox owner of a friction file.
-func frictionOwner(rel string) (workspace.AgentID, bool) {
+func frictionOwner(rel string) (vocab.AgentID, bool) {
 	ref, ok := triggers.Parse(rel)
 	return ref.Owner, ok && ref.Kind == triggers.Friction
 }
@@ -92,7 +92,7 @@ func (g floodGate) release(rel string) []string {
 // files that may now be reported.
 func (g floodGate) keep(seen map[string]bool) []string {
 	var out []string
-	for _, set := range []map[workspace.AgentID]map[string]bool{g.inFlight, g.waiting} {
+	for _, set := range []map[vocab.AgentID]map[string]bool{g.inFlight, g.waiting} {
 		for _, files := range set {
 			for rel := range files {
 				if !seen[rel] {

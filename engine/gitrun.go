@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // GitWork is what the Runner needs from git when workers have their own
@@ -44,7 +44,7 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 	switch {
 	case errors.Is(err, ErrUnresolved):
 		ev.OK, ev.Problem = false, err.Error()
-		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordCommitRefused, Task: r.state.TaskID, Agent: agent,
+		r.record(vocab.EventRecord{Time: r.cfg.Clock(), Type: vocab.RecordCommitRefused, Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
 	case err != nil:
 		// Not done: work that is not committed would be merged by nobody.
@@ -52,10 +52,10 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 		// done again (bounded by max_retries, then needs_human with this
 		// cause), and the checkpoint's merge commits what is left.
 		ev.OK, ev.Problem = false, "Hivemind could not commit your work ("+err.Error()+"); your files are kept in your working directory. Write the done marker again to retry the commit"
-		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordGitCommitFailed, Task: r.state.TaskID, Agent: agent,
+		r.record(vocab.EventRecord{Time: r.cfg.Clock(), Type: vocab.RecordGitCommitFailed, Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "error": err.Error()}})
 	case sha != "":
-		r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordSubtaskCommitted, Task: r.state.TaskID, Agent: agent,
+		r.record(vocab.EventRecord{Time: r.cfg.Clock(), Type: vocab.RecordSubtaskCommitted, Task: r.state.TaskID, Agent: agent,
 			Details: map[string]any{"subtask": ev.Subtask, "sha": sha}})
 	}
 	return ev
@@ -67,9 +67,9 @@ func (r *Runner) gitCommit(ev SubtaskDone) SubtaskDone {
 // again: whatever the worker has changed since belongs to its next work.
 // Exported for the remote workers, whose commit is made on their host
 // before their done marker reaches the runner.
-func CommitTarget(s State, ev SubtaskDone) (agent workspace.AgentID, summary string, ok bool) {
+func CommitTarget(s State, ev SubtaskDone) (agent vocab.AgentID, summary string, ok bool) {
 	if f, found := s.Fixes[ev.Subtask]; found {
-		if f.Status == workspace.SubtaskDone {
+		if f.Status == vocab.SubtaskDone {
 			return "", "", false
 		}
 		agent = f.Worker
@@ -78,7 +78,7 @@ func CommitTarget(s State, ev SubtaskDone) (agent workspace.AgentID, summary str
 			summary = "resolve the merge conflicts of checkpoint " + strconv.Itoa(s.CurrentCheckpoint)
 		}
 	} else if sub, found := s.Subtasks[ev.Subtask]; found {
-		if sub.Status == workspace.SubtaskDone {
+		if sub.Status == vocab.SubtaskDone {
 			return "", "", false
 		}
 		agent = sub.Worker
@@ -95,7 +95,7 @@ func CommitTarget(s State, ev SubtaskDone) (agent workspace.AgentID, summary str
 	if agent == "" {
 		agent = ev.Agent
 	}
-	if a, found := s.Agents[agent]; !found || a.Role != workspace.RoleWorker {
+	if a, found := s.Agents[agent]; !found || a.Role != vocab.RoleWorker {
 		return "", "", false
 	}
 	if summary == "" {
@@ -117,7 +117,7 @@ func (r *Runner) startMerge(m MergeCheckpoint) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	m.Workers = append([]workspace.AgentID(nil), m.Workers...)
+	m.Workers = append([]vocab.AgentID(nil), m.Workers...)
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()

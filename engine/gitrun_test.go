@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // rtGit is a GitWork that records calls; Merge blocks until release is
@@ -58,20 +58,20 @@ func (g *rtGit) Commits() []string {
 // gitState is a state executing checkpoint 1 with st_1 on worker_1 and a
 // lead fix and a worker merge fix in progress.
 func gitState() State {
-	return State{TaskID: "t1", Phase: workspace.PhaseExecuting, CurrentCheckpoint: 1,
-		Plan: &workspace.Plan{Subtasks: []workspace.Subtask{{ID: "st_1", Description: "write a\nmore", Checkpoint: 1}}},
-		Subtasks: map[string]workspace.SubtaskState{
-			"st_1": {Status: workspace.SubtaskInProgress, Worker: "worker_1"},
-			"st_0": {Status: workspace.SubtaskDone, Worker: "worker_1"},
+	return State{TaskID: "t1", Phase: vocab.PhaseExecuting, CurrentCheckpoint: 1,
+		Plan: &vocab.Plan{Subtasks: []vocab.Subtask{{ID: "st_1", Description: "write a\nmore", Checkpoint: 1}}},
+		Subtasks: map[string]vocab.SubtaskState{
+			"st_1": {Status: vocab.SubtaskInProgress, Worker: "worker_1"},
+			"st_0": {Status: vocab.SubtaskDone, Worker: "worker_1"},
 		},
-		Fixes: map[string]workspace.SubtaskState{
-			"fix-cp1-r1-lead":       {Status: workspace.SubtaskInProgress, Worker: "lead"},
-			"merge-cp1-a1-worker_2": {Status: workspace.SubtaskInProgress, Worker: "worker_2"},
+		Fixes: map[string]vocab.SubtaskState{
+			"fix-cp1-r1-lead":       {Status: vocab.SubtaskInProgress, Worker: "lead"},
+			"merge-cp1-a1-worker_2": {Status: vocab.SubtaskInProgress, Worker: "worker_2"},
 		},
-		Agents: map[workspace.AgentID]workspace.AgentState{
-			"lead":     {Role: workspace.RoleLead},
-			"worker_1": {Role: workspace.RoleWorker},
-			"worker_2": {Role: workspace.RoleWorker},
+		Agents: map[vocab.AgentID]vocab.AgentState{
+			"lead":     {Role: vocab.RoleLead},
+			"worker_1": {Role: vocab.RoleWorker},
+			"worker_2": {Role: vocab.RoleWorker},
 		}}
 }
 
@@ -119,7 +119,7 @@ func TestRunnerCommitRefusedBecomesRejection(t *testing.T) {
 		t.Fatalf("event %+v, want a rejection", ev)
 	}
 	waitRecords(t, h, "commit_refused", 1)
-	for _, r := range waitRecords(t, h, workspace.InputPrefix+"subtask_done", 1) {
+	for _, r := range waitRecords(t, h, vocab.InputPrefix+"subtask_done", 1) {
 		if r.Details["ok"] != false {
 			t.Errorf("logged input %+v, want ok=false", r.Details)
 		}
@@ -138,7 +138,7 @@ func TestRunnerCommitRefusedBecomesRejection(t *testing.T) {
 // with the request's identity; ending the run cancels it.
 func TestRunnerMergeCheckpoint(t *testing.T) {
 	g := &rtGit{release: make(chan struct{}), ctxErr: make(chan error, 1)}
-	m := MergeCheckpoint{Checkpoint: 1, Round: 2, Attempt: 3, Workers: []workspace.AgentID{"worker_1"}}
+	m := MergeCheckpoint{Checkpoint: 1, Round: 2, Attempt: 3, Workers: []vocab.AgentID{"worker_1"}}
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
 		if k, ok := ev.(KeyPressed); ok && k.Action == flow.KeyRetry {
 			return st, []Effect{m}
@@ -157,7 +157,7 @@ func TestRunnerMergeCheckpoint(t *testing.T) {
 	if !ok || !ev.Merged || ev.Checkpoint != 1 || ev.Round != 2 || ev.Attempt != 3 || ev.At.IsZero() {
 		t.Fatalf("event %+v", ev)
 	}
-	waitRecords(t, h, workspace.InputPrefix+"checkpoint_merged", 1)
+	waitRecords(t, h, vocab.InputPrefix+"checkpoint_merged", 1)
 }
 
 func TestRunnerMergeCancelledWithRun(t *testing.T) {
@@ -229,12 +229,12 @@ func TestRunnerRepublish(t *testing.T) {
 }
 
 // waitRecords waits until n records of type typ were logged and returns them.
-func waitRecords(t *testing.T, h *rtHarness, typ workspace.RecordType, n int) []workspace.EventRecord {
+func waitRecords(t *testing.T, h *rtHarness, typ vocab.RecordType, n int) []vocab.EventRecord {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		<-h.r.Barrier()
-		var out []workspace.EventRecord
+		var out []vocab.EventRecord
 		for _, r := range h.log.Records() {
 			if r.Type == typ {
 				out = append(out, r)
@@ -255,9 +255,9 @@ func waitRecords(t *testing.T, h *rtHarness, typ workspace.RecordType, n int) []
 // done, unknown or not a worker's.
 func TestCommitTarget(t *testing.T) {
 	s := gitState()
-	s.Fixes["fix-cp1-r1-worker_1"] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: "worker_1"}
-	s.Fixes["fix-cp1-r0-worker_1"] = workspace.SubtaskState{Status: workspace.SubtaskDone, Worker: "worker_1"}
-	s.Subtasks["st_2"] = workspace.SubtaskState{Status: workspace.SubtaskInProgress}
+	s.Fixes["fix-cp1-r1-worker_1"] = vocab.SubtaskState{Status: vocab.SubtaskInProgress, Worker: "worker_1"}
+	s.Fixes["fix-cp1-r0-worker_1"] = vocab.SubtaskState{Status: vocab.SubtaskDone, Worker: "worker_1"}
+	s.Subtasks["st_2"] = vocab.SubtaskState{Status: vocab.SubtaskInProgress}
 	for _, c := range []struct {
 		ev            SubtaskDone
 		agent, reason string

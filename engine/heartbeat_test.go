@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The heartbeat writes an unchanged state again, stamped now, only while
@@ -14,8 +14,8 @@ import (
 func TestRunnerHeartbeat(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
 	now := t0
-	running := State{TaskID: "t1", Phase: workspace.PhaseExecuting, Timestamp: t0, Clock: workspace.RunClock{Since: t0}}
-	paused := State{TaskID: "t1", Phase: workspace.PhasePaused, Timestamp: t0, Clock: workspace.RunClock{Ran: time.Minute}}
+	running := State{TaskID: "t1", Phase: vocab.PhaseExecuting, Timestamp: t0, Clock: vocab.RunClock{Since: t0}}
+	paused := State{TaskID: "t1", Phase: vocab.PhasePaused, Timestamp: t0, Clock: vocab.RunClock{Ran: time.Minute}}
 	for _, c := range []struct {
 		name  string
 		st    State
@@ -43,7 +43,7 @@ func TestRunnerHeartbeat(t *testing.T) {
 	}
 	// Run looks on its own.
 	h := rtStart(t, testMachine.Step, func(cfg *RunnerConfig) {
-		cfg.State = State{TaskID: "t1", Phase: workspace.PhaseExecuting, Timestamp: time.Now(), Clock: workspace.RunClock{Since: time.Now()}}
+		cfg.State = State{TaskID: "t1", Phase: vocab.PhaseExecuting, Timestamp: time.Now(), Clock: vocab.RunClock{Since: time.Now()}}
 		cfg.Heartbeat = 20 * time.Millisecond
 	})
 	testkit.WaitFor(t, time.Minute, "a heartbeat write", func() bool { return len(h.store.Saved()) >= 2 })

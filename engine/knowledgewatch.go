@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
@@ -17,7 +18,7 @@ import (
 // (workspace.KnowledgeStore).
 type KnowledgeFiles interface {
 	// Merge adds a validated entry (idempotent per source).
-	Merge(e workspace.InboxEntry, by, taskID, source string, at time.Time) (workspace.MergeResult, error)
+	Merge(e vocab.InboxEntry, by, taskID, source string, at time.Time) (workspace.MergeResult, error)
 	// Archive moves a note (from: absolute, in its author's outbox; to:
 	// relative to the knowledge dir).
 	Archive(from, to string) error
@@ -53,7 +54,7 @@ type knowledgeWatcher struct {
 }
 
 func newKnowledgeWatcher(taskDir string, quiet time.Duration, clock func() time.Time, emit func(Event)) (*knowledgeWatcher, error) {
-	if err := os.MkdirAll(filepath.Join(taskDir, workspace.OutboxesDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(taskDir, vocab.OutboxesDir), 0o755); err != nil {
 		return nil, fmt.Errorf("engine: knowledge outboxes: %w", err)
 	}
 	fsw, err := fsnotify.NewBufferedWatcher(64)
@@ -63,7 +64,7 @@ func newKnowledgeWatcher(taskDir string, quiet time.Duration, clock func() time.
 	w := &knowledgeWatcher{dir: taskDir, clock: clock, emit: emit, fsw: fsw,
 		files: newQuietTracker(quiet), watched: map[string]bool{}, kick: make(chan struct{}, 1),
 		gate: newGate(MaxNotesInFlight, noteOwner)}
-	if err := w.watch(workspace.OutboxesDir); err != nil {
+	if err := w.watch(vocab.OutboxesDir); err != nil {
 		_ = fsw.Close()
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func newKnowledgeWatcher(taskDir string, quiet time.Duration, clock func() time.
 }
 
 // noteOwner is the outbox owner of a note (rel to the task dir).
-func noteOwner(rel string) (workspace.AgentID, bool) {
+func noteOwner(rel string) (vocab.AgentID, bool) {
 	ref, ok := triggers.Parse(rel)
 	return ref.Owner, ok && ref.Kind == triggers.Knowledge
 }
@@ -122,7 +123,7 @@ func (w *knowledgeWatcher) run(ctx context.Context) {
 			// Repair a lost watch; the scan finds what was missed.
 			w.mu.Lock()
 			clear(w.watched)
-			_ = w.watch(workspace.OutboxesDir)
+			_ = w.watch(vocab.OutboxesDir)
 			w.mu.Unlock()
 		case <-w.kick:
 		case <-timer.C:
@@ -133,18 +134,18 @@ func (w *knowledgeWatcher) run(ctx context.Context) {
 // flush reports the notes of agent (all notes when agent is "") now,
 // without waiting for the quiet period: that agent's turn ended, so what
 // it wrote is complete. Safe from any goroutine.
-func (w *knowledgeWatcher) flush(agent workspace.AgentID) { w.scan(true, agent) }
+func (w *knowledgeWatcher) flush(agent vocab.AgentID) { w.scan(true, agent) }
 
 // notes lists the notes in the outboxes (slash paths relative to the task
 // dir), watching every outbox and knowledge/ directory it passes.
 func (w *knowledgeWatcher) notes() []string {
 	var out []string
-	owners, _ := os.ReadDir(filepath.Join(w.dir, workspace.OutboxesDir))
+	owners, _ := os.ReadDir(filepath.Join(w.dir, vocab.OutboxesDir))
 	for _, o := range owners {
-		if !o.IsDir() || !workspace.ValidID(o.Name()) {
+		if !o.IsDir() || !vocab.ValidID(o.Name()) {
 			continue // a symlink or a stray file is no outbox
 		}
-		outbox := workspace.OutboxesDir + "/" + o.Name()
+		outbox := vocab.OutboxesDir + "/" + o.Name()
 		_ = w.watch(outbox)
 		kdir := outbox + "/" + triggers.Knowledge.Dir()
 		fi, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(kdir)))
@@ -166,7 +167,7 @@ func (w *knowledgeWatcher) notes() []string {
 // scan looks at every note, reports the complete ones not reported yet,
 // and returns when the next pending file becomes due (zero: none). With
 // turnEnded, the files of agent ("" = all) count as complete at once.
-func (w *knowledgeWatcher) scan(turnEnded bool, agent workspace.AgentID) time.Time {
+func (w *knowledgeWatcher) scan(turnEnded bool, agent vocab.AgentID) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	seen := map[string]bool{}
@@ -238,7 +239,7 @@ func (r *Runner) startKnowledge(ctx context.Context, wg *sync.WaitGroup) error {
 }
 
 // flushKnowledge reports the notes an agent finished writing.
-func (r *Runner) flushKnowledge(agent workspace.AgentID) {
+func (r *Runner) flushKnowledge(agent vocab.AgentID) {
 	if r.cw != nil {
 		r.cw.flush(agent)
 	}
@@ -270,7 +271,7 @@ func (r *Runner) applyKnowledge(e Effect) {
 			return
 		}
 		if res.Added || res.Updated {
-			r.record(workspace.EventRecord{Time: r.cfg.Clock(), Type: workspace.RecordContextMerged, Task: r.state.TaskID, Agent: e.Agent,
+			r.record(vocab.EventRecord{Time: r.cfg.Clock(), Type: vocab.RecordContextMerged, Task: r.state.TaskID, Agent: e.Agent,
 				Details: map[string]any{"kind": res.Kind, "id": res.ID, "title": e.Entry.Title, "updated": res.Updated, "path": e.From}})
 			r.loadKnowledge()
 		}

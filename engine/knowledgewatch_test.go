@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -37,7 +38,7 @@ func startCtxRun(t *testing.T, root string, st State, quiet time.Duration, first
 	}
 	c := &ctxRun{t: t, root: root, log: &rtLog{}, agents: &rtAgents{failNext: map[string]error{}}, snaps: make(chan Snapshot, 10000)}
 	if st.TaskID == "" {
-		c.td, err = ws.CreateTask(workspace.Task{Description: "build it", Project: t.TempDir(), Workers: 2,
+		c.td, err = ws.CreateTask(vocab.Task{Description: "build it", Project: t.TempDir(), Workers: 2,
 			Constraints: []string{"No cgo"}})
 	} else {
 		c.td, err = ws.OpenTask(st.TaskID)
@@ -108,7 +109,7 @@ func (c *ctxRun) inbox(name, content string) {
 // notePath is where the note "<agent>-<n>.md" lies under taskDir.
 func notePath(taskDir, name string) string {
 	i := strings.LastIndexByte(name, '-')
-	return filepath.Join(taskDir, workspace.OutboxesDir, name[:i], "knowledge", name[i+1:])
+	return filepath.Join(taskDir, vocab.OutboxesDir, name[:i], "knowledge", name[i+1:])
 }
 
 func writeNote(t *testing.T, taskDir, name, content string) {
@@ -146,13 +147,13 @@ func (c *ctxRun) recordTypes() []string {
 // task's own constraint is in the registry from the start.
 func TestRunnerMergesSimultaneousInboxFiles(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 50*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("the task constraint", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindConstraint) == 1 })
+	c.waitSnap("the task constraint", func(s Snapshot) bool { return countKind(s.Knowledge, vocab.KindConstraint) == 1 })
 	c.inbox("lead-1.md", "---\nkind: decision\ntitle: Use SQLite\n---\nsimple\n")
 	c.inbox("worker_1-1.md", "---\nkind: decision\ntitle: JSON over HTTP\n---\nclients\n")
-	s := c.waitSnap("two decisions", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
+	s := c.waitSnap("two decisions", func(s Snapshot) bool { return countKind(s.Knowledge, vocab.KindDecision) == 2 })
 	var by []string
 	for _, it := range s.Knowledge {
-		if it.Kind == workspace.KindDecision {
+		if it.Kind == vocab.KindDecision {
 			by = append(by, it.By)
 		}
 	}
@@ -170,7 +171,7 @@ func TestRunnerMergesSimultaneousInboxFiles(t *testing.T) {
 		l1, _ := os.ReadDir(filepath.Dir(notePath(c.td.Dir(), "lead-1.md")))
 		l2, _ := os.ReadDir(filepath.Dir(notePath(c.td.Dir(), "worker_1-1.md")))
 		left := append(l1, l2...)
-		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
+		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), vocab.KnowledgeArchiveDir))
 		if len(left) == 0 && len(arch) == 2 {
 			break
 		}
@@ -203,15 +204,15 @@ func countOf(xs []string, x string) int {
 // left waiting.
 func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, time.Hour, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == vocab.PhasePlanning })
 	c.inbox("lead-1.md", "---\nkind: term\nterm: hive\n---\nthe team\n")
 	c.inbox("worker_2-1.md", "---\nkind: term\nterm: drone\n---\na worker\n")
 	c.r.Send(AgentHealth{Agent: "lead", Health: "idle"})
-	s := c.waitSnap("the lead's term", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindTerm) == 1 })
+	s := c.waitSnap("the lead's term", func(s Snapshot) bool { return countKind(s.Knowledge, vocab.KindTerm) == 1 })
 	// The term, wherever it sorts: its time is the file's mtime, which
 	// the file system may round to before the task's constraint was added.
 	for _, it := range s.Knowledge {
-		if it.Kind == workspace.KindTerm && it.Title != "hive" {
+		if it.Kind == vocab.KindTerm && it.Title != "hive" {
 			t.Errorf("merged %+v", it)
 		}
 	}
@@ -225,12 +226,12 @@ func TestRunnerFlushesInboxOnTurnEnd(t *testing.T) {
 // and the author's next assignment says why.
 func TestRunnerRejectsInvalidInboxFile(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == vocab.PhasePlanning })
 	c.inbox("lead-1.md", "we use sqlite")
 	c.waitSnap("the note", func(s Snapshot) bool { return len(s.State.KnowledgeNotes["lead"]) == 1 })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), workspace.KnowledgeArchiveDir))
+		arch, _ := os.ReadDir(filepath.Join(c.store.Dir(), vocab.KnowledgeArchiveDir))
 		if len(arch) == 1 && strings.Contains(arch[0].Name(), "-invalid_lead-1.md") {
 			break
 		}
@@ -255,7 +256,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 	root := t.TempDir()
 	c := startCtxRun(t, root, State{}, 20*time.Millisecond, TaskSubmitted{})
 	c.inbox("lead-1.md", "---\nkind: decision\ntitle: Use SQLite\n---\nsimple\n")
-	c.waitSnap("the decision", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 1 })
+	c.waitSnap("the decision", func(s Snapshot) bool { return countKind(s.Knowledge, vocab.KindDecision) == 1 })
 	<-c.r.Barrier()
 	st := c.r.Snapshot().State
 	c.stop()
@@ -263,7 +264,7 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 	// Written while no engine runs.
 	writeNote(t, c.td.Dir(), "worker_1-1.md", "---\nkind: decision\ntitle: Tabs\n---\ngofmt\n")
 	c2 := startCtxRun(t, root, st, 20*time.Millisecond, Resumed{})
-	s := c2.waitSnap("both decisions after the restart", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindDecision) == 2 })
+	s := c2.waitSnap("both decisions after the restart", func(s Snapshot) bool { return countKind(s.Knowledge, vocab.KindDecision) == 2 })
 	if s.State.TaskID != st.TaskID {
 		t.Fatalf("resumed task %s", s.State.TaskID)
 	}
@@ -275,11 +276,11 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 	s3 := c3.waitSnap("the next task", func(s Snapshot) bool {
 		return s.State.TaskID != "" && s.State.TaskID != st.TaskID && len(s.State.Assignments["lead"].Reads) > 0
 	})
-	if countKind(s3.Knowledge, workspace.KindDecision) != 2 {
+	if countKind(s3.Knowledge, vocab.KindDecision) != 2 {
 		t.Errorf("next task sees %+v", s3.Knowledge)
 	}
 	reads := s3.State.Assignments["lead"].Reads
-	for _, p := range workspace.KnowledgeFiles(c3.root) {
+	for _, p := range vocab.KnowledgeFiles(c3.root) {
 		if !slices.Contains(reads, p) {
 			t.Errorf("lead reads lack %s: %v", p, reads)
 		}
@@ -295,19 +296,19 @@ func TestContextPersistsAcrossRestartsAndTasks(t *testing.T) {
 // update.
 func TestRunnerDuplicateTermUpdates(t *testing.T) {
 	c := startCtxRun(t, t.TempDir(), State{}, 20*time.Millisecond, TaskSubmitted{})
-	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanning })
+	c.waitSnap("planning", func(s Snapshot) bool { return s.State.Phase == vocab.PhasePlanning })
 	c.inbox("lead-1.md", "---\nkind: term\nterm: Hive\n---\nthe team\n")
-	c.waitSnap("the term", func(s Snapshot) bool { return countKind(s.Knowledge, workspace.KindTerm) == 1 })
+	c.waitSnap("the term", func(s Snapshot) bool { return countKind(s.Knowledge, vocab.KindTerm) == 1 })
 	c.inbox("worker_1-1.md", "---\nkind: term\nterm: hive\ndefinition: the agent team of one task\n---\n")
 	s := c.waitSnap("the new definition", func(s Snapshot) bool {
 		for _, it := range s.Knowledge {
-			if it.Kind == workspace.KindTerm && it.Revisions == 1 {
+			if it.Kind == vocab.KindTerm && it.Revisions == 1 {
 				return true
 			}
 		}
 		return false
 	})
-	if countKind(s.Knowledge, workspace.KindTerm) != 1 {
+	if countKind(s.Knowledge, vocab.KindTerm) != 1 {
 		t.Fatalf("terms: %+v", s.Knowledge)
 	}
 	ctx, err := c.store.Load()

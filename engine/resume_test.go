@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ---- restart: write-ahead of consumed markers, resume order ----
@@ -24,7 +24,7 @@ func executingIn(t *testing.T, dir string) State {
 	s := planReviewIn(t, dir)
 	at := time.Now()
 	s, _ = testMachine.Step(s, TriggerCompleted{Path: ob("plan-approved.md"), Content: []byte("LGTM"), ModTime: at, When: When{At: at}})
-	if s.Phase != workspace.PhaseExecuting || s.Subtasks["st_1"].Worker != "worker_1" || !s.Agents["worker_1"].Pending ||
+	if s.Phase != vocab.PhaseExecuting || s.Subtasks["st_1"].Worker != "worker_1" || !s.Agents["worker_1"].Pending ||
 		s.Subtasks["st_2"].Worker != "worker_2" {
 		t.Fatalf("setup: %s %+v", s.Phase, s.Subtasks)
 	}
@@ -36,14 +36,14 @@ func executingIn(t *testing.T, dir string) State {
 func planReviewIn(t *testing.T, dir string) State {
 	t.Helper()
 	at := time.Now()
-	s := State{Phase: workspace.PhaseIdle}
+	s := State{Phase: vocab.PhaseIdle}
 	for _, ev := range []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: dir, When: When{At: at}},
+		TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: dir, When: When{At: at}},
 		TriggerCompleted{Path: ob("plan.md"), Content: validPlan, Agent: "lead", ModTime: at, When: When{At: at}},
 	} {
 		s, _ = testMachine.Step(s, ev)
 	}
-	if s.Phase != workspace.PhasePlanReview {
+	if s.Phase != vocab.PhasePlanReview {
 		t.Fatalf("setup: %s, want plan_review", s.Phase)
 	}
 	return s
@@ -58,7 +58,7 @@ func writeDone(t *testing.T, dir, id, agent string) {
 		{id + ".md", "# " + id + "\ndone\n"},
 		{id + ".done", `{"agent_id": "` + agent + `", "output_file": "agents/` + agent + `/outputs/` + id + `.md", "completed_at": "2026-01-01T00:00:00Z"}`},
 	} {
-		p := filepath.Join(dir, workspace.OutboxesDir, agent, workspace.OutputsDir, f.name)
+		p := filepath.Join(dir, vocab.OutboxesDir, agent, vocab.OutputsDir, f.name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ type recCounter struct {
 	n  map[string]int
 }
 
-func (c *recCounter) add(r workspace.EventRecord) {
+func (c *recCounter) add(r vocab.EventRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
@@ -131,7 +131,7 @@ func TestRunnerKillAfterSubtaskDoneTakesMarkerOnce(t *testing.T) {
 		Machine: testMachine, TaskDir: &rtFiles{dir: dir}, Store: store1, Log: &rtLog{}, Agents: &rtAgents{},
 		State: start, NoWatch: true, OnRecord: recs.add,
 		OnSnapshot: func(s Snapshot) {
-			if s.State.Subtasks["st_1"].Status != workspace.SubtaskDone {
+			if s.State.Subtasks["st_1"].Status != vocab.SubtaskDone {
 				return
 			}
 			once.Do(func() {
@@ -160,7 +160,7 @@ func TestRunnerKillAfterSubtaskDoneTakesMarkerOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the done marker was not handled within 10s")
 	}
-	if got := disk.Subtasks["st_1"].Status; got != workspace.SubtaskDone {
+	if got := disk.Subtasks["st_1"].Status; got != vocab.SubtaskDone {
 		t.Errorf("state.json at the kill: st_1 is %s, want done (the step that took its marker was not saved)", got)
 	}
 
@@ -202,7 +202,7 @@ func TestRunnerKillAfterSubtaskDoneTakesMarkerOnce(t *testing.T) {
 			t.Errorf("st_1 sent to worker_1 again after the restart: %s", c)
 		}
 	}
-	if st := r2.Snapshot().State; st.Subtasks["st_1"].Status != workspace.SubtaskDone || st.Agents["worker_1"].Pending {
+	if st := r2.Snapshot().State; st.Subtasks["st_1"].Status != vocab.SubtaskDone || st.Agents["worker_1"].Pending {
 		t.Errorf("after resume: st_1 %s, worker_1 pending %v", st.Subtasks["st_1"].Status, st.Agents["worker_1"].Pending)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
@@ -23,7 +24,7 @@ type StateSaver interface {
 
 // EventAppender appends to events.jsonl (workspace.EventLog).
 type EventAppender interface {
-	Append(workspace.EventRecord) error
+	Append(vocab.EventRecord) error
 }
 
 // TaskFiles is what the Runner needs from the task directory
@@ -32,11 +33,11 @@ type TaskFiles interface {
 	// Dir is the task directory's absolute path.
 	Dir() string
 	// WriteAssignment writes assignments/<agent>.json + .md.
-	WriteAssignment(workspace.Assignment) error
+	WriteAssignment(vocab.Assignment) error
 	// Archive moves a consumed trigger (paths relative to the task dir).
 	Archive(from, to string) error
 	// ReadDone reads and validates agent's done marker of subtask.
-	ReadDone(agent workspace.AgentID, subtask string) (workspace.DoneMarker, error)
+	ReadDone(agent vocab.AgentID, subtask string) (vocab.DoneMarker, error)
 }
 
 // SnapshotEvents is how many recent event records a Snapshot carries.
@@ -46,7 +47,7 @@ const SnapshotEvents = 50
 // event records (oldest first).
 type Snapshot struct {
 	State  State
-	Events []workspace.EventRecord
+	Events []vocab.EventRecord
 	// Knowledge is the shared knowledge, newest entry first (nil without a
 	// RunnerConfig.Knowledge).
 	Knowledge []workspace.KnowledgeItem
@@ -71,13 +72,13 @@ type RunnerConfig struct {
 	// OnNotify receives NotifyUser effects (level: info, warn, error).
 	OnNotify func(level, msg string)
 	// OnRecord receives every record written to events.jsonl, in order.
-	OnRecord func(workspace.EventRecord)
+	OnRecord func(vocab.EventRecord)
 
 	// State is the state to start from: zero for a new task (send
 	// TaskSubmitted), or the state loaded from state.json (send Resumed).
 	State State
 	// History is the tail of events.jsonl on resume, shown in snapshots.
-	History []workspace.EventRecord
+	History []vocab.EventRecord
 	// QuietPeriod configures the watchers, as given (config's
 	// quiet_period_ms).
 	QuietPeriod time.Duration
@@ -92,7 +93,7 @@ type RunnerConfig struct {
 	// Heartbeat, when set, bounds the age of state.json while the task's
 	// elapsed clock runs: looked at every half heartbeat, a state no step
 	// wrote for a heartbeat is written again, stamped now. A run killed
-	// without a word is counted up to its last write (workspace.RunClock),
+	// without a word is counted up to its last write (vocab.RunClock),
 	// so less than a heartbeat and a half of it is lost.
 	Heartbeat time.Duration
 }
@@ -140,8 +141,8 @@ type Runner struct {
 // against the timer's generation so a replaced timer never fires).
 type runnerItem struct {
 	ev       Event
-	rec      *workspace.EventRecord // a record to log, not an event
-	barrier  chan struct{}          // closed when reached
+	rec      *vocab.EventRecord // a record to log, not an event
+	barrier  chan struct{}      // closed when reached
 	timerID  string
 	timerGen uint64
 	// republish: only publish the snapshot again.
@@ -149,7 +150,7 @@ type runnerItem struct {
 }
 
 type injectionKey struct {
-	agent workspace.AgentID
+	agent vocab.AgentID
 	seq   int
 }
 
@@ -203,8 +204,8 @@ func (r *Runner) enqueue(it runnerItem) {
 // Log queues a record for events.jsonl that is not an engine input (a
 // hook denial, a stale lock taken over, a restored state.json). Safe from
 // any goroutine; Time and Task are filled in when empty.
-func (r *Runner) Log(typ workspace.RecordType, agent workspace.AgentID, details map[string]any) {
-	r.enqueue(runnerItem{rec: &workspace.EventRecord{Time: r.cfg.Clock(), Type: typ, Agent: agent, Details: details}})
+func (r *Runner) Log(typ vocab.RecordType, agent vocab.AgentID, details map[string]any) {
+	r.enqueue(runnerItem{rec: &vocab.EventRecord{Time: r.cfg.Clock(), Type: typ, Agent: agent, Details: details}})
 }
 
 // Closing says the agent layer is being shut down with the run (called
@@ -237,7 +238,7 @@ func (r *Runner) Abandon() { r.key(flow.KeyAbandon) }
 
 // PauseAgent pauses one agent (nothing is typed into it), or resumes it
 // when it is paused.
-func (r *Runner) PauseAgent(id workspace.AgentID) {
+func (r *Runner) PauseAgent(id vocab.AgentID) {
 	action := flow.KeyPauseAgent
 	if r.Snapshot().State.Agents[id].Paused {
 		action = flow.KeyResumeAgent
@@ -438,12 +439,12 @@ func (r *Runner) handle(it runnerItem) {
 	}
 	r.record(flow.EncodeEvent(ev, r.state.TaskID))
 
-	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) {
+	if h, ok := ev.(AgentHealth); ok && (h.Health == vocab.HealthIdle || h.Health == vocab.HealthExited) {
 		// Queue the agent's shared knowledge entries before anything the
 		// task watcher reports for the same turn.
 		r.flushKnowledge(h.Agent)
 	}
-	if h, ok := ev.(AgentHealth); ok && (h.Health == workspace.HealthIdle || h.Health == workspace.HealthExited) && r.watcher != nil {
+	if h, ok := ev.(AgentHealth); ok && (h.Health == vocab.HealthIdle || h.Health == vocab.HealthExited) && r.watcher != nil {
 		// The agent's turn ended: what it wrote is complete now.
 		r.watcher.FlushAgent(h.Agent)
 	}
@@ -525,7 +526,7 @@ func (r *Runner) commitAll(evs []Event) []Event {
 }
 
 // record appends to events.jsonl and to the snapshot's tail.
-func (r *Runner) record(rec workspace.EventRecord) {
+func (r *Runner) record(rec vocab.EventRecord) {
 	r.logw.add(rec)
 	r.smu.Lock()
 	r.snap.Events = appendTail(r.snap.Events, rec, SnapshotEvents)
@@ -539,24 +540,24 @@ func (r *Runner) publish() {
 	r.smu.Lock()
 	r.snap.State = r.state.Clone()
 	r.snap.Stepped = r.stepped
-	snap := Snapshot{State: r.snap.State, Events: append([]workspace.EventRecord(nil), r.snap.Events...), Knowledge: r.snap.Knowledge, Stepped: r.stepped}
+	snap := Snapshot{State: r.snap.State, Events: append([]vocab.EventRecord(nil), r.snap.Events...), Knowledge: r.snap.Knowledge, Stepped: r.stepped}
 	r.smu.Unlock()
 	if r.cfg.OnSnapshot != nil {
 		r.cfg.OnSnapshot(snap)
 	}
 }
 
-func appendTail(tail []workspace.EventRecord, rec workspace.EventRecord, n int) []workspace.EventRecord {
+func appendTail(tail []vocab.EventRecord, rec vocab.EventRecord, n int) []vocab.EventRecord {
 	// Copy on overflow so snapshots handed out earlier never change.
 	if len(tail) >= n {
-		tail = append([]workspace.EventRecord(nil), tail[len(tail)-n+1:]...)
+		tail = append([]vocab.EventRecord(nil), tail[len(tail)-n+1:]...)
 	}
 	return append(tail, rec)
 }
 
-func tailRecords(recs []workspace.EventRecord, n int) []workspace.EventRecord {
+func tailRecords(recs []vocab.EventRecord, n int) []vocab.EventRecord {
 	if len(recs) > n {
 		recs = recs[len(recs)-n:]
 	}
-	return append([]workspace.EventRecord(nil), recs...)
+	return append([]vocab.EventRecord(nil), recs...)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -46,7 +47,7 @@ func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	td, err := ws.CreateTask(workspace.Task{Description: "bench", Project: project, Workers: 2})
+	td, err := ws.CreateTask(vocab.Task{Description: "bench", Project: project, Workers: 2})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func newBenchRig(b *testing.B, quiet time.Duration) *benchRig {
 	cfg.MaxRevisionCycles = 1 << 30
 	agents := &rtAgents{failNext: map[string]error{}}
 	rig := &benchRig{dir: td.Dir(), injects: make(chan time.Time, 16), done: make(chan error, 1)}
-	agents.onInject = func(workspace.AgentID, int, string) { rig.injects <- time.Now() }
+	agents.onInject = func(vocab.AgentID, int, string) { rig.injects <- time.Now() }
 	rig.r = NewRunner(RunnerConfig{
 		Machine: Machine{Cfg: cfg}, TaskDir: td, Store: store, Log: log, Agents: agents, QuietPeriod: quiet,
 	})
@@ -143,11 +144,11 @@ func (rig *benchRig) write(b *testing.B, rel, content string) time.Time {
 // trigger returns the i-th trigger of a plan ↔ feedback loop and the role
 // that writes it: plan.md (Lead) → Reviewer injected; plan-feedback.md
 // (Reviewer) → Lead injected.
-func benchTrigger(i int) (rel, content string, agent workspace.AgentID) {
+func benchTrigger(i int) (rel, content string, agent vocab.AgentID) {
 	if i%2 == 0 {
-		return "plan.md", benchPlan(i), workspace.AgentLead
+		return "plan.md", benchPlan(i), vocab.AgentLead
 	}
-	return "plan-feedback.md", fmt.Sprintf("# Feedback %d\n\nSplit st_1.\n", i), workspace.AgentReviewer
+	return "plan-feedback.md", fmt.Sprintf("# Feedback %d\n\nSplit st_1.\n", i), vocab.AgentReviewer
 }
 
 func reportLatency(b *testing.B, lat []time.Duration) {

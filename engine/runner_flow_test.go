@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -30,13 +31,13 @@ type flowAgents struct {
 	hold chan struct{}
 
 	mu      sync.Mutex
-	queues  map[workspace.AgentID]chan int
-	starts  map[workspace.AgentID]int
+	queues  map[vocab.AgentID]chan int
+	starts  map[vocab.AgentID]int
 	wg      sync.WaitGroup
 	stopped bool
 }
 
-func (f *flowAgents) Start(id workspace.AgentID, role workspace.Role, resume bool) error {
+func (f *flowAgents) Start(id vocab.AgentID, role vocab.Role, resume bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.starts[id]++
@@ -50,9 +51,9 @@ func (f *flowAgents) Start(id workspace.AgentID, role workspace.Role, resume boo
 	return nil
 }
 
-func (f *flowAgents) Stop(id workspace.AgentID) error { return nil }
+func (f *flowAgents) Stop(id vocab.AgentID) error { return nil }
 
-func (f *flowAgents) Inject(id workspace.AgentID, seq int, text string) error {
+func (f *flowAgents) Inject(id vocab.AgentID, seq int, text string) error {
 	f.mu.Lock()
 	q := f.queues[id]
 	f.mu.Unlock()
@@ -60,8 +61,8 @@ func (f *flowAgents) Inject(id workspace.AgentID, seq int, text string) error {
 	return nil
 }
 
-func (f *flowAgents) HoldDelivery(workspace.AgentID, bool)  {}
-func (f *flowAgents) Withdraw(workspace.AgentID, int) []int { return nil }
+func (f *flowAgents) HoldDelivery(vocab.AgentID, bool)  {}
+func (f *flowAgents) Withdraw(vocab.AgentID, int) []int { return nil }
 
 func (f *flowAgents) close() {
 	f.mu.Lock()
@@ -75,7 +76,7 @@ func (f *flowAgents) close() {
 	f.wg.Wait()
 }
 
-func (f *flowAgents) work(id workspace.AgentID, q chan int) {
+func (f *flowAgents) work(id vocab.AgentID, q chan int) {
 	defer f.wg.Done()
 	rnd := rand.New(rand.NewPCG(1, uint64(len(id))))
 	for seq := range q {
@@ -86,12 +87,12 @@ func (f *flowAgents) work(id workspace.AgentID, q chan int) {
 			f.t.Errorf("%s: assignment for seq %d: %v", id, seq, err)
 			continue
 		}
-		var a workspace.Assignment
+		var a vocab.Assignment
 		if err := json.Unmarshal(b, &a); err != nil {
 			f.t.Errorf("%s: %v", id, err)
 			continue
 		}
-		if f.hold != nil && a.Role == workspace.RoleWorker && a.Subtask != nil {
+		if f.hold != nil && a.Role == vocab.RoleWorker && a.Subtask != nil {
 			<-f.hold
 		}
 		writes, _ := script.Respond(a, f.dir, f.project, rnd)
@@ -116,7 +117,7 @@ type flowRun struct {
 	agents *flowAgents
 	store  *workspace.StateStore
 	log    *workspace.EventLog
-	phases chan workspace.Phase
+	phases chan vocab.Phase
 	cancel func()
 	done   chan error
 }
@@ -131,9 +132,9 @@ func startFlow(t *testing.T, td *workspace.TaskDir, project string, hold chan st
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := &flowRun{store: store, log: log, phases: make(chan workspace.Phase, 1000), done: make(chan error, 1)}
+	fr := &flowRun{store: store, log: log, phases: make(chan vocab.Phase, 1000), done: make(chan error, 1)}
 	fr.agents = &flowAgents{t: t, dir: td.Dir(), project: project, hold: hold,
-		queues: map[workspace.AgentID]chan int{}, starts: map[workspace.AgentID]int{}}
+		queues: map[vocab.AgentID]chan int{}, starts: map[vocab.AgentID]int{}}
 	cfg := defaultConfig()
 	cfg.QuietPeriod = 50 * time.Millisecond
 	fr.r = NewRunner(RunnerConfig{
@@ -154,7 +155,7 @@ func startFlow(t *testing.T, td *workspace.TaskDir, project string, hold chan st
 }
 
 // waitPhase waits until a snapshot shows phase p (or a final phase).
-func (fr *flowRun) waitPhase(t *testing.T, p workspace.Phase) workspace.Phase {
+func (fr *flowRun) waitPhase(t *testing.T, p vocab.Phase) vocab.Phase {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
@@ -197,7 +198,7 @@ func TestRunnerFlowCompletesAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := ws.CreateTask(workspace.Task{Description: "build a tiny calculator", Project: project, Workers: 2})
+	td, err := ws.CreateTask(vocab.Task{Description: "build a tiny calculator", Project: project, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,18 +213,18 @@ func TestRunnerFlowCompletesAcrossRestart(t *testing.T) {
 	// being done again).
 	first, _ := startFlow(t, td, project, make(chan struct{}))
 	first.r.Send(TaskSubmitted{Task: task, TaskDir: td.Dir()})
-	if got := first.waitPhase(t, workspace.PhaseExecuting); got != workspace.PhaseExecuting {
+	if got := first.waitPhase(t, vocab.PhaseExecuting); got != vocab.PhaseExecuting {
 		t.Fatalf("reached %s before executing", got)
 	}
 	first.stop(t)
 
 	second, st := startFlow(t, td, project, nil)
 	defer second.stop(t)
-	if st.Phase != workspace.PhaseExecuting {
+	if st.Phase != vocab.PhaseExecuting {
 		t.Fatalf("state.json says %s after the stop, want executing", st.Phase)
 	}
 	second.r.Send(Resumed{})
-	if got := second.waitPhase(t, workspace.PhaseComplete); got != workspace.PhaseComplete {
+	if got := second.waitPhase(t, vocab.PhaseComplete); got != vocab.PhaseComplete {
 		s := second.r.Snapshot().State
 		t.Fatalf("ended in %s (%s %s)", got, s.Reason, s.Error)
 	}
@@ -232,14 +233,14 @@ func TestRunnerFlowCompletesAcrossRestart(t *testing.T) {
 		t.Errorf("revision_count %d after resume, %d at the stop", final.RevisionCount, st.RevisionCount)
 	}
 	for id, s := range final.Subtasks {
-		if s.Status != workspace.SubtaskDone {
+		if s.Status != vocab.SubtaskDone {
 			t.Errorf("subtask %s is %s", id, s.Status)
 		}
 	}
 	second.agents.mu.Lock()
 	starts := second.agents.starts
 	second.agents.mu.Unlock()
-	for _, id := range []workspace.AgentID{"lead", "reviewer", "worker_1", "worker_2"} {
+	for _, id := range []vocab.AgentID{"lead", "reviewer", "worker_1", "worker_2"} {
 		if starts[id] == 0 {
 			t.Errorf("%s not re-spawned after the restart", id)
 		}

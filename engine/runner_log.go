@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -22,7 +23,7 @@ type runnerLog struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	queue   []workspace.EventRecord
+	queue   []vocab.EventRecord
 	added   uint64
 	written uint64
 	started bool
@@ -49,7 +50,7 @@ func newRunnerLog(log EventAppender, onErr func(error)) *runnerLog {
 }
 
 // add queues a record, starting the writer on first use.
-func (l *runnerLog) add(rec workspace.EventRecord) {
+func (l *runnerLog) add(rec vocab.EventRecord) {
 	if l.log == nil {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"go.uber.org/goleak"
 )
 
@@ -24,8 +24,8 @@ type rtAgents struct {
 	mu       sync.Mutex
 	calls    []string
 	failNext map[string]error // method → error returned once
-	onInject func(id workspace.AgentID, seq int, text string)
-	queued   map[workspace.AgentID][]int // what Withdraw finds not typed yet
+	onInject func(id vocab.AgentID, seq int, text string)
+	queued   map[vocab.AgentID][]int // what Withdraw finds not typed yet
 }
 
 func (f *rtAgents) call(method, s string) error {
@@ -39,11 +39,11 @@ func (f *rtAgents) call(method, s string) error {
 	return nil
 }
 
-func (f *rtAgents) Start(id workspace.AgentID, role workspace.Role, resume bool) error {
+func (f *rtAgents) Start(id vocab.AgentID, role vocab.Role, resume bool) error {
 	return f.call("Start", fmt.Sprintf("%s %s %v", id, role, resume))
 }
-func (f *rtAgents) Stop(id workspace.AgentID) error { return f.call("Stop", string(id)) }
-func (f *rtAgents) Inject(id workspace.AgentID, seq int, text string) error {
+func (f *rtAgents) Stop(id vocab.AgentID) error { return f.call("Stop", string(id)) }
+func (f *rtAgents) Inject(id vocab.AgentID, seq int, text string) error {
 	err := f.call("Inject", fmt.Sprintf("%s %d %s", id, seq, text))
 	f.mu.Lock()
 	cb := f.onInject
@@ -54,10 +54,10 @@ func (f *rtAgents) Inject(id workspace.AgentID, seq int, text string) error {
 	return err
 }
 
-func (f *rtAgents) HoldDelivery(id workspace.AgentID, hold bool) {
+func (f *rtAgents) HoldDelivery(id vocab.AgentID, hold bool) {
 	_ = f.call("HoldDelivery", fmt.Sprintf("%s %v", id, hold))
 }
-func (f *rtAgents) Withdraw(id workspace.AgentID, before int) []int {
+func (f *rtAgents) Withdraw(id vocab.AgentID, before int) []int {
 	_ = f.call("Withdraw", fmt.Sprintf("%s %d", id, before))
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -86,7 +86,7 @@ type rtFiles struct {
 }
 
 func (f *rtFiles) Dir() string { return f.dir }
-func (f *rtFiles) WriteAssignment(a workspace.Assignment) error {
+func (f *rtFiles) WriteAssignment(a vocab.Assignment) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("WriteAssignment %s %d", a.Agent, a.Seq))
@@ -105,8 +105,8 @@ func (f *rtFiles) Archive(from, to string) error {
 	}
 	return os.Rename(filepath.Join(f.dir, from), dst)
 }
-func (f *rtFiles) ReadDone(agent workspace.AgentID, st string) (workspace.DoneMarker, error) {
-	return workspace.DoneMarker{AgentID: agent}, nil
+func (f *rtFiles) ReadDone(agent vocab.AgentID, st string) (vocab.DoneMarker, error) {
+	return vocab.DoneMarker{AgentID: agent}, nil
 }
 func (f *rtFiles) Calls() []string {
 	f.mu.Lock()
@@ -144,19 +144,19 @@ func (s *rtStore) Saved() []State {
 
 type rtLog struct {
 	mu   sync.Mutex
-	recs []workspace.EventRecord
+	recs []vocab.EventRecord
 }
 
-func (l *rtLog) Append(r workspace.EventRecord) error {
+func (l *rtLog) Append(r vocab.EventRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.recs = append(l.recs, r)
 	return nil
 }
-func (l *rtLog) Records() []workspace.EventRecord {
+func (l *rtLog) Records() []vocab.EventRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]workspace.EventRecord(nil), l.recs...)
+	return append([]vocab.EventRecord(nil), l.recs...)
 }
 
 // rtStepper answers each event with the effects its function returns
@@ -206,7 +206,7 @@ func rtStart(t *testing.T, fn func(State, Event) (State, []Effect), mod func(*Ru
 		Agents:     h.agents,
 		OnSnapshot: func(s Snapshot) { h.snaps <- s },
 		OnNotify:   func(level, msg string) { h.notes <- level + ": " + msg },
-		State:      State{TaskID: "t1", Phase: workspace.PhasePlanning},
+		State:      State{TaskID: "t1", Phase: vocab.PhasePlanning},
 		NoWatch:    true,
 	}
 	if mod != nil {
@@ -240,12 +240,12 @@ func (h *rtHarness) next() Event {
 // Effects are carried out in the order Step returned them, each against
 // the right collaborator.
 func TestRunnerAppliesEffectsInOrder(t *testing.T) {
-	asg := workspace.Assignment{Seq: 7, Agent: "reviewer", Role: "reviewer"}
+	asg := vocab.Assignment{Seq: 7, Agent: "reviewer", Role: "reviewer"}
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
 		if _, ok := ev.(KeyPressed); !ok {
 			return st, nil
 		}
-		st.Phase = workspace.PhasePlanReview
+		st.Phase = vocab.PhasePlanReview
 		return st, []Effect{
 			ArchiveTrigger{From: "plan.md", To: "reviews/plan_v1.md"},
 			WriteAssignment{Assignment: asg},
@@ -265,7 +265,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 	if ev := h.next(); !reflect.DeepEqual(ev.(KeyPressed).Action, flow.KeyPause) {
 		t.Fatalf("got %#v", ev)
 	}
-	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhasePlanReview })
+	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == vocab.PhasePlanReview })
 
 	wantAgents := []string{
 		"Inject reviewer 7 [HIVEMIND] read /x/assignments/reviewer.json",
@@ -285,7 +285,7 @@ func TestRunnerAppliesEffectsInOrder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.files.dir, "reviews", "plan_v1.md")); err != nil {
 		t.Errorf("archive not moved: %v", err)
 	}
-	if len(h.store.states) != 1 || h.store.states[0].Phase != workspace.PhasePlanReview {
+	if len(h.store.states) != 1 || h.store.states[0].Phase != vocab.PhasePlanReview {
 		t.Errorf("saved states: %+v", h.store.states)
 	}
 	if n := <-h.notes; n != "info: plan ready" {
@@ -399,7 +399,7 @@ func TestRunnerIdleFlushesWatcher(t *testing.T) {
 	h := rtStart(t, nil, func(c *RunnerConfig) {
 		c.NoWatch = false
 		c.QuietPeriod = time.Hour
-		c.State.Agents = map[workspace.AgentID]workspace.AgentState{"lead": {Role: "lead"}}
+		c.State.Agents = map[vocab.AgentID]vocab.AgentState{"lead": {Role: "lead"}}
 	})
 	if err := os.WriteFile(mkParent(filepath.Join(h.files.dir, ob("plan.md"))), []byte("plan\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -454,7 +454,7 @@ func TestRunnerConcurrentSend(t *testing.T) {
 func TestEncodeDecodeEvent(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, ev := range []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", When: When{At: at}},
+		TaskSubmitted{Task: vocab.Task{ID: "t1", Description: "calc", Project: "/p", Workers: 2, CreatedAt: at}, TaskDir: "/p/.hivemind/tasks/t1", When: When{At: at}},
 		ProjectSelected{Project: "/p", When: When{At: at}},
 		Resumed{When: When{At: at}},
 		// What a restarted runner found on disk travels in the record.
@@ -475,7 +475,7 @@ func TestEncodeDecodeEvent(t *testing.T) {
 	} {
 		rec := flow.EncodeEvent(ev, "t1")
 		// Through JSON, as events.jsonl stores it.
-		var back workspace.EventRecord
+		var back vocab.EventRecord
 		b, err := rtJSONRoundTrip(rec, &back)
 		if err != nil {
 			t.Fatal(err)
@@ -492,15 +492,15 @@ func TestEncodeDecodeEvent(t *testing.T) {
 			t.Errorf("round trip of %T:\n got %#v\nwant %#v\n via %s", ev, got, ev, b)
 		}
 	}
-	if _, ok, _ := flow.DecodeEvent(workspace.EventRecord{Type: "state_changed"}); ok {
+	if _, ok, _ := flow.DecodeEvent(vocab.EventRecord{Type: "state_changed"}); ok {
 		t.Error("engine record decoded as input")
 	}
-	if _, _, err := flow.DecodeEvent(workspace.EventRecord{Type: "input.bogus"}); err == nil {
+	if _, _, err := flow.DecodeEvent(vocab.EventRecord{Type: "input.bogus"}); err == nil {
 		t.Error("unknown input type decoded without error")
 	}
 }
 
-func rtJSONRoundTrip(in workspace.EventRecord, out *workspace.EventRecord) ([]byte, error) {
+func rtJSONRoundTrip(in vocab.EventRecord, out *vocab.EventRecord) ([]byte, error) {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
@@ -515,13 +515,13 @@ func TestRunnerWriteAheadAndLazySave(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) {
 		switch e := ev.(type) {
 		case AgentHealth:
-			st.Agents = map[workspace.AgentID]workspace.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
+			st.Agents = map[vocab.AgentID]vocab.AgentState{e.Agent: {Role: "lead", Status: e.Health}}
 			return st, []Effect{WriteState{State: st}}
 		case KeyPressed:
 			st.Seq++
 			return st, []Effect{
 				WriteState{State: st},
-				WriteAssignment{Assignment: workspace.Assignment{Seq: st.Seq, Agent: "lead"}},
+				WriteAssignment{Assignment: vocab.Assignment{Seq: st.Seq, Agent: "lead"}},
 				Inject{Agent: "lead", Seq: st.Seq, Text: "[HIVEMIND] x"},
 			}
 		}
@@ -603,7 +603,7 @@ func TestRunnerWithdrawEndsMessagesCancelled(t *testing.T) {
 		}
 		return st, nil
 	}, nil)
-	h.agents.queued = map[workspace.AgentID][]int{"lead": {1, 2}}
+	h.agents.queued = map[vocab.AgentID][]int{"lead": {1, 2}}
 	h.r.Pause()
 	if _, ok := h.next().(KeyPressed); !ok {
 		t.Fatal("first step is not the key")

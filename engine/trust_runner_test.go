@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // TestDiskFullStopsNewWork: when state.json cannot be written, nothing
@@ -25,7 +25,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	}
 	h.store.setFail(syscall.ENOSPC)
 	h.r.Send(TriggerCompleted{Path: ob("plan-approved.md"), Content: []byte("LGTM"), Agent: "reviewer", Inode: 1})
-	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhaseNeedsHuman })
+	snap := rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == vocab.PhaseNeedsHuman })
 	if snap.State.Escalation != "state_write" || !strings.Contains(snap.State.Reason, "no space left on device") {
 		t.Fatalf("escalation %q reason %q", snap.State.Escalation, snap.State.Reason)
 	}
@@ -37,7 +37,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	}
 	h.store.setFail(nil)
 	h.r.Retry()
-	rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == workspace.PhaseExecuting })
+	rtWaitSnap(t, h.snaps, func(s Snapshot) bool { return s.State.Phase == vocab.PhaseExecuting })
 	<-h.r.Barrier()
 	injected := map[string]bool{}
 	for _, c := range h.agents.Calls() {
@@ -52,7 +52,7 @@ func TestDiskFullStopsNewWork(t *testing.T) {
 	if !injected["worker_1"] || !injected["worker_2"] || !archived {
 		t.Fatalf("after retry: injected %v archived %v (calls %v %v)", injected, archived, h.agents.Calls(), h.files.Calls())
 	}
-	if saved := h.store.Saved(); len(saved) == 0 || saved[len(saved)-1].Phase != workspace.PhaseExecuting {
+	if saved := h.store.Saved(); len(saved) == 0 || saved[len(saved)-1].Phase != vocab.PhaseExecuting {
 		t.Fatalf("state not saved after retry")
 	}
 }
@@ -89,9 +89,9 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	results := map[workspace.AgentID][]string{}
+	results := map[vocab.AgentID][]string{}
 	for _, rec := range log.Records() {
-		if rec.Type == workspace.InputPrefix+"injection_result" {
+		if rec.Type == vocab.InputPrefix+"injection_result" {
 			d, _ := rec.Details["delivered"].(bool)
 			c, _ := rec.Details["cancelled"].(bool)
 			results[rec.Agent] = append(results[rec.Agent], fmt.Sprintf("delivered=%v cancelled=%v", d, c))
@@ -109,7 +109,7 @@ func TestEveryInjectionEndsWithAResult(t *testing.T) {
 // resumed needs_human task about to be retried is not taken for finished.
 func TestSnapshotSaysWhenStepped(t *testing.T) {
 	h := rtStart(t, func(st State, ev Event) (State, []Effect) { return st, nil }, func(c *RunnerConfig) {
-		c.State = State{TaskID: "t1", Phase: workspace.PhaseNeedsHuman}
+		c.State = State{TaskID: "t1", Phase: vocab.PhaseNeedsHuman}
 	})
 	h.r.Log("state_rebuilt", "", nil)
 	if s := rtWaitSnap(t, h.snaps, func(Snapshot) bool { return true }); s.Stepped {
@@ -132,7 +132,7 @@ func TestInjectionsEndWithTheTask(t *testing.T) {
 		case flow.KeyPause:
 			return st, []Effect{Inject{Agent: "worker_1", Seq: 5, Text: "[HIVEMIND] x — read /a.json"}}
 		case flow.KeyCancel:
-			st.Phase = workspace.PhaseComplete
+			st.Phase = vocab.PhaseComplete
 			return st, []Effect{WriteState{State: st}}
 		}
 		return st, nil
@@ -142,7 +142,7 @@ func TestInjectionsEndWithTheTask(t *testing.T) {
 	<-h.r.Barrier()
 	results := func() (n int, cancelled bool) {
 		for _, rec := range h.log.Records() {
-			if rec.Type == workspace.InputPrefix+"injection_result" && rec.Agent == "worker_1" {
+			if rec.Type == vocab.InputPrefix+"injection_result" && rec.Agent == "worker_1" {
 				n++
 				cancelled, _ = rec.Details["cancelled"].(bool)
 			}

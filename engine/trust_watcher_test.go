@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Files that cannot be read as a trigger (a symlink, a directory, too
@@ -141,8 +141,8 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 	}
 	// The engine tells the Lead and stays in planning.
 	at := time.Now()
-	s, _ := testMachine.Step(State{Phase: workspace.PhaseIdle},
-		TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", When: When{At: at}})
+	s, _ := testMachine.Step(State{Phase: vocab.PhaseIdle},
+		TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: "/ws/tasks/t1", When: When{At: at}})
 	bad := vetPlanPaths(plan("link/evil.go"), project)
 	bad.ModTime, bad.At = at, at
 	s, eff := testMachine.Step(s, bad)
@@ -152,7 +152,7 @@ func TestPlanPathThroughSymlinkRejected(t *testing.T) {
 			told = strings.Contains(w.Assignment.Instruction, "leads outside the project")
 		}
 	}
-	if s.Phase != workspace.PhasePlanning || !told {
+	if s.Phase != vocab.PhasePlanning || !told {
 		t.Fatalf("phase %s, lead told %v: %v", s.Phase, told, eff)
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -39,7 +39,7 @@ type WatcherConfig struct {
 	Clock func() time.Time
 	// ReadDone reads and validates agent's done marker of subtask (and the
 	// output it names). Nil means: parse the marker JSON only.
-	ReadDone func(agent workspace.AgentID, subtask string) (workspace.DoneMarker, error)
+	ReadDone func(agent vocab.AgentID, subtask string) (vocab.DoneMarker, error)
 	// Emit receives TriggerCompleted and SubtaskDone events. It is called
 	// from the watcher goroutine and must not block for long.
 	Emit func(Event)
@@ -60,7 +60,7 @@ type Watcher struct {
 	fsw *fsnotify.Watcher
 
 	mu          sync.Mutex
-	flushAgents map[workspace.AgentID]bool // agents whose files must be checked now; "" = all
+	flushAgents map[vocab.AgentID]bool // agents whose files must be checked now; "" = all
 	rescanReq   bool
 	kick        chan struct{}
 	scanReq     chan scanRequest // ScanComplete, served by Run
@@ -139,7 +139,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	return &Watcher{
 		cfg:         cfg,
 		fsw:         fsw,
-		flushAgents: map[workspace.AgentID]bool{},
+		flushAgents: map[vocab.AgentID]bool{},
 		kick:        make(chan struct{}, 1),
 		scanReq:     make(chan scanRequest),
 		done:        make(chan struct{}),
@@ -157,7 +157,7 @@ func (w *Watcher) Flush() { w.FlushAgent("") }
 // FlushAgent is Flush restricted to the files in agent's outbox, so one
 // agent's turn ending does not cut short a file another agent is still
 // writing. An empty agent flushes all.
-func (w *Watcher) FlushAgent(agent workspace.AgentID) {
+func (w *Watcher) FlushAgent(agent vocab.AgentID) {
 	w.mu.Lock()
 	w.flushAgents[agent] = true
 	w.mu.Unlock()
@@ -217,7 +217,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-w.kick:
 			w.mu.Lock()
 			agents := w.flushAgents
-			w.flushAgents = map[workspace.AgentID]bool{}
+			w.flushAgents = map[vocab.AgentID]bool{}
 			rescan := w.rescanReq
 			w.rescanReq = false
 			w.mu.Unlock()
@@ -329,7 +329,7 @@ func (w *Watcher) candidates() []string {
 			found = append(found, e.Name())
 		}
 	}
-	return append(found, w.addTree(filepath.Join(w.cfg.Dir, workspace.OutboxesDir))...)
+	return append(found, w.addTree(filepath.Join(w.cfg.Dir, vocab.OutboxesDir))...)
 }
 
 // addTree watches dir and its subdirectories and returns the candidate
@@ -368,7 +368,7 @@ func (w *Watcher) addTree(dir string) []string {
 // complete at once. It lists the directory rather than trusting the
 // notifications received so far: the writer's last fsnotify event may still
 // be in flight when its turn-ended signal arrives.
-func (w *Watcher) flush(agents map[workspace.AgentID]bool) {
+func (w *Watcher) flush(agents map[vocab.AgentID]bool) {
 	w.drainFS()
 	w.observeDirty()
 	for _, rel := range w.candidates() {
@@ -476,7 +476,7 @@ func (w *Watcher) event(rel string, content []byte, sig watchSig, problem string
 			ev.Problem = problem
 			return ev
 		}
-		var m workspace.DoneMarker
+		var m vocab.DoneMarker
 		var err error
 		if w.cfg.ReadDone != nil {
 			m, err = w.cfg.ReadDone(ref.Owner, st)

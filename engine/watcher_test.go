@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -284,12 +284,12 @@ func TestWatcherFlushAgent(t *testing.T) {
 	h := wtStart(t, time.Hour, nil)
 	h.write("plan.md", "plan\n")
 	h.write("plan-approved.md", "ok\n")
-	h.w.FlushAgent(workspace.AgentReviewer)
+	h.w.FlushAgent(vocab.AgentReviewer)
 	evs := h.until(5*time.Second, wtIsTrigger("plan-approved.md", "ok\n"))
 	if got := wtTriggersFor(evs, "plan.md"); len(got) != 0 {
 		t.Fatalf("reviewer's turn flushed the lead's plan.md: %+v", got)
 	}
-	h.w.FlushAgent(workspace.AgentLead)
+	h.w.FlushAgent(vocab.AgentLead)
 	h.until(5*time.Second, wtIsTrigger("plan.md", "plan\n"))
 	h.none()
 	// Flush reports a fence-less or fenced file alike: the turn is over.
@@ -334,11 +334,11 @@ func TestWatcherDoneMarkers(t *testing.T) {
 		Dir:         dir,
 		QuietPeriod: 20 * time.Millisecond,
 		Emit:        func(e Event) { events <- e },
-		ReadDone: func(_ workspace.AgentID, st string) (workspace.DoneMarker, error) {
+		ReadDone: func(_ vocab.AgentID, st string) (vocab.DoneMarker, error) {
 			if st == "st_bad" {
-				return workspace.DoneMarker{AgentID: "worker_2"}, errors.New("output file missing")
+				return vocab.DoneMarker{AgentID: "worker_2"}, errors.New("output file missing")
 			}
-			return workspace.DoneMarker{AgentID: "worker_1"}, nil
+			return vocab.DoneMarker{AgentID: "worker_1"}, nil
 		},
 	})
 	if err != nil {
@@ -408,9 +408,9 @@ func TestWatcherFollowsTriggerTable(t *testing.T) {
 	h := wtStart(t, 20*time.Millisecond, nil)
 	want := 0
 	for _, spec := range triggers.Table() {
-		var agent workspace.AgentID = "worker_3"
-		if len(spec.Writers) > 0 && !spec.WrittenBy(workspace.RoleWorker) {
-			agent = workspace.AgentID(spec.Writers[0])
+		var agent vocab.AgentID = "worker_3"
+		if len(spec.Writers) > 0 && !spec.WrittenBy(vocab.RoleWorker) {
+			agent = vocab.AgentID(spec.Writers[0])
 		}
 		rel := triggers.Path(agent, spec.Kind, "x")
 		content := "x\n"
@@ -445,7 +445,7 @@ func TestWatcherFollowsTriggerTable(t *testing.T) {
 // writer: the Lead or the Reviewer by the trigger table, worker_1 for a
 // worker's. Other paths are kept.
 func ob(rel string) string {
-	if strings.HasPrefix(rel, workspace.OutboxesDir+"/") {
+	if strings.HasPrefix(rel, vocab.OutboxesDir+"/") {
 		return rel
 	}
 	kind, item := triggers.Kind(rel), ""
@@ -457,13 +457,13 @@ func ob(rel string) string {
 	if !ok || spec.ByUser() || strings.Contains(item, "/") {
 		return rel
 	}
-	var agent workspace.AgentID = "worker_1"
+	var agent vocab.AgentID = "worker_1"
 	switch {
-	case spec.WrittenBy(workspace.RoleWorker):
-	case spec.WrittenBy(workspace.RoleLead):
-		agent = workspace.AgentLead
+	case spec.WrittenBy(vocab.RoleWorker):
+	case spec.WrittenBy(vocab.RoleLead):
+		agent = vocab.AgentLead
 	default:
-		agent = workspace.AgentReviewer
+		agent = vocab.AgentReviewer
 	}
 	return triggers.Path(agent, kind, item)
 }

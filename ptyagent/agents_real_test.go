@@ -14,7 +14,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // realCLI is one real agent CLI driven through the Manager against the
@@ -50,12 +50,12 @@ func hookWrapper(t *testing.T) string {
 // realManager is a Manager of the agents spec builds (run with bin),
 // closed when the test ends; a failed test logs agent's screen, the fake
 // API's requests and the events first.
-func realManager(t *testing.T, bin string, agent workspace.AgentID, api *fakeapi.Server, rec *recorder, spec func(id workspace.AgentID, resume bool) Spec) *Manager {
+func realManager(t *testing.T, bin string, agent vocab.AgentID, api *fakeapi.Server, rec *recorder, spec func(id vocab.AgentID, resume bool) Spec) *Manager {
 	t.Helper()
 	m, err := NewManager(ManagerConfig{
 		OnEvent:     rec.add,
 		StopTimeout: 10 * time.Second,
-		Factory: func(id workspace.AgentID, _ workspace.Role, resume bool) (Spec, error) {
+		Factory: func(id vocab.AgentID, _ vocab.Role, resume bool) (Spec, error) {
 			s := spec(id, resume)
 			s.Argv[0] = bin
 			return s, nil
@@ -102,7 +102,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	env := c.home(t, project, api.URL(), hookCmd)
 	var rec recorder
 	var sid string
-	m := realManager(t, bin, "lead", api, &rec, func(id workspace.AgentID, resume bool) Spec {
+	m := realManager(t, bin, "lead", api, &rec, func(id vocab.AgentID, resume bool) Spec {
 		return c.spec(Spec{Dir: project, BaseEnv: env, Cols: 120, Rows: 40, LogPath: filepath.Join(project, "logs", string(id)+".log")}, hookCmd, sid, resume)
 	})
 	hooks := func(name string) int {
@@ -114,7 +114,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("lead")
-	waitFor(t, 90*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 90*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	t.Logf("ready after %s", time.Since(t0).Round(time.Millisecond))
 
 	var msgs []string
@@ -139,7 +139,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 			case delivered(3)(e):
 				third = true
 			case third && e.Kind == EventHook && e.Detail == HookStop:
-				return s.Health() == workspace.HealthIdle
+				return s.Health() == vocab.HealthIdle
 			}
 		}
 		return false
@@ -170,7 +170,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	hs := rec.healths("lead")
 	busyIdle := 0
 	for i := 1; i < len(hs); i++ {
-		if hs[i-1] == workspace.HealthBusy && hs[i] == workspace.HealthIdle {
+		if hs[i-1] == vocab.HealthBusy && hs[i] == vocab.HealthIdle {
 			busyIdle++
 		}
 	}
@@ -211,7 +211,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 	if !strings.Contains(strings.Join(s2.Spec().Argv, " "), sid) {
 		t.Errorf("restart argv %q lacks the session id %s", s2.Spec().Argv, sid)
 	}
-	waitFor(t, 90*time.Second, "ready after resume", func() bool { return s2.Health() == workspace.HealthReady })
+	waitFor(t, 90*time.Second, "ready after resume", func() bool { return s2.Health() == vocab.HealthReady })
 	if err := m.Inject("lead", 4, "m4: after resume"); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func runRealCLI(t *testing.T, c realCLI) {
 		}
 		return false
 	})
-	waitFor(t, 60*time.Second, "idle after resume", func() bool { return s2.Health() == workspace.HealthIdle })
+	waitFor(t, 60*time.Second, "idle after resume", func() bool { return s2.Health() == vocab.HealthIdle })
 	m.Stop("lead")
 	<-s2.Done()
 	assertGone(t, s2)

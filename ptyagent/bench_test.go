@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // discardScreen is a Screen that drops everything: it measures the raw
@@ -136,7 +136,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			got := make(chan Event, 64)
 			m, err := NewManager(ManagerConfig{
-				Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
+				Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (Spec, error) {
 					s := helperSpec(id, mode, "HM_WORK_MS=0")
 					s.Kind = ProfileSim
 					if mode == "claude" {
@@ -158,7 +158,7 @@ func BenchmarkInjectToSubmit(b *testing.B) {
 				b.Fatal(err)
 			}
 			s, _ := m.Session("a")
-			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+			waitFor(b, 30*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 			var total time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -189,7 +189,7 @@ func BenchmarkTrickleCPU(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var ss []*Session
 		for j := 0; j < sessions; j++ {
-			spec := helperSpec(workspace.AgentID(fmt.Sprintf("t%d", j)), "trickle", "HM_TRICKLE_RATE=20000")
+			spec := helperSpec(vocab.AgentID(fmt.Sprintf("t%d", j)), "trickle", "HM_TRICKLE_RATE=20000")
 			spec.Cols, spec.Rows = 80, 24
 			s, err := Start(spec)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Real Codex CLI against the fake API answering 429: Codex fires no hook
@@ -34,7 +34,7 @@ func TestRealCodexRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recorder
-	m := realManager(t, bin, "worker_1", api, &rec, func(id workspace.AgentID, _ bool) Spec {
+	m := realManager(t, bin, "worker_1", api, &rec, func(id vocab.AgentID, _ bool) Spec {
 		base := Spec{Dir: project, BaseEnv: agenttest.CodexEnv(home), Cols: 120, Rows: 40,
 			LogPath: filepath.Join(project, "logs", string(id)+".log"), RateLimitCooldown: 3 * time.Second}
 		return CodexSpec(base, CodexOptions{Sandbox: "workspace-write", HookCommand: hookCmd, DeveloperInstructions: "You are a test agent."})
@@ -43,22 +43,22 @@ func TestRealCodexRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("worker_1")
-	waitFor(t, 90*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 90*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	if err := m.Inject("worker_1", 1, "write hello.txt"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 90*time.Second, "rate_limited", func() bool { return s.Health() == workspace.HealthRateLimited })
+	waitFor(t, 90*time.Second, "rate_limited", func() bool { return s.Health() == vocab.HealthRateLimited })
 	limitedAt := time.Now()
 	var detail string
 	for _, e := range rec.all() {
-		if e.Kind == EventHealth && e.Health == workspace.HealthRateLimited {
+		if e.Kind == EventHealth && e.Health == vocab.HealthRateLimited {
 			detail = e.Detail
 		}
 	}
 	if !strings.Contains(detail, "Codex task_complete") || !strings.Contains(detail, "429") {
 		t.Errorf("detail %q", detail)
 	}
-	waitFor(t, 60*time.Second, "idle after the cooldown", func() bool { return s.Health() == workspace.HealthIdle })
+	waitFor(t, 60*time.Second, "idle after the cooldown", func() bool { return s.Health() == vocab.HealthIdle })
 	t.Logf("rate_limited → idle after %v", time.Since(limitedAt).Round(time.Millisecond))
 	var errs int
 	for _, r := range api.Requests() {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A held agent gets nothing typed, across its restart too, even when it
@@ -16,7 +16,7 @@ func TestHoldDeliveryAndWithdraw(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("sim", "sim", "HM_WORK_MS=50")
 	spec.Kind = ProfileSim
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestHoldDeliveryAndWithdraw(t *testing.T) {
 	if n := rec.count(func(e Event) bool { return (e.Kind == EventDelivered || e.Kind == EventDeliveryFailed) && e.Seq < 3 }); n != 0 {
 		t.Errorf("%d results for withdrawn messages", n)
 	}
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == vocab.HealthIdle })
 	if txt := s.Text(); strings.Contains(txt, "first message") || strings.Contains(txt, "second message") {
 		t.Errorf("a withdrawn message was typed:\n%s", txt)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestDraftModel(t *testing.T) {
@@ -87,12 +87,12 @@ func typedThenInjected(t *testing.T, typed string) (*Manager, *Session, *recorde
 	rec := &recorder{}
 	spec := helperSpec("c", "claude", "HM_WORK_MS=50")
 	spec.Kind = ProfileClaude
-	m := newTestManager(t, rec, map[workspace.AgentID]Spec{"c": spec})
+	m := newTestManager(t, rec, map[vocab.AgentID]Spec{"c": spec})
 	if err := m.Start("c", "lead", false); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("c")
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	if _, err := s.Write([]byte(typed)); err != nil {
 		t.Fatal(err)
 	}

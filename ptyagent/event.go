@@ -3,7 +3,7 @@ package ptyagent
 import (
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // EventKind says what an Event reports.
@@ -21,10 +21,10 @@ const (
 // Event is what the agent layer reports to its user (the engine runner,
 // the TUI). It never contains environment values.
 type Event struct {
-	Agent    workspace.AgentID
+	Agent    vocab.AgentID
 	Kind     EventKind
-	Health   workspace.Health // current health (all kinds)
-	ExitCode int              // for exited
+	Health   vocab.Health // current health (all kinds)
+	ExitCode int          // for exited
 	PID      int
 	Seq      int    // for Delivered / DeliveryFailed
 	Detail   string // human-readable reason, hook name, attempts …

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The test binary doubles as the agent programs the tests drive: with
@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 // helperSpec returns a spec running the helper in mode.
-func helperSpec(id workspace.AgentID, mode string, env ...string) Spec {
+func helperSpec(id vocab.AgentID, mode string, env ...string) Spec {
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // An agent that dies says why on its screen; the exit event quotes it.
@@ -21,7 +21,7 @@ func TestExitQuotesLastWords(t *testing.T) {
 	}
 	defer s.Close()
 	<-s.Done()
-	e, ok := rec.find(func(e Event) bool { return e.Health == workspace.HealthExited })
+	e, ok := rec.find(func(e Event) bool { return e.Health == vocab.HealthExited })
 	want := "exit code 1; last output: starting / --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
 	if !ok || e.Detail != want {
 		t.Errorf("exit detail %q\nwant        %q", e.Detail, want)
@@ -68,7 +68,7 @@ func TestExitWithoutLastWords(t *testing.T) {
 				s.Stop()
 			}
 			<-s.Done()
-			e, _ := rec.find(func(e Event) bool { return e.Health == workspace.HealthExited })
+			e, _ := rec.find(func(e Event) bool { return e.Health == vocab.HealthExited })
 			if strings.Contains(e.Detail, "last output") {
 				t.Errorf("detail %q", e.Detail)
 			}

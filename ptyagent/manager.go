@@ -8,21 +8,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ManagerConfig configures a Manager.
 type ManagerConfig struct {
 	// Factory builds the spec of an agent (command, env, log path, profile
 	// rules). resume is true on a restart (Claude: --resume).
-	Factory func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error)
+	Factory func(id vocab.AgentID, role vocab.Role, resume bool) (Spec, error)
 	// OnEvent receives every agent's events. It is called from the agents'
 	// goroutines (in order per agent, possibly concurrently across agents)
 	// and must return quickly.
 	OnEvent func(Event)
 	// OnHeartbeat is called on an agent's signs of life, at most once every
 	// 5 seconds per agent (the runner writes heartbeat files).
-	OnHeartbeat func(agent workspace.AgentID, at time.Time)
+	OnHeartbeat func(agent vocab.AgentID, at time.Time)
 	// Defaults for specs that leave them zero.
 	HangTimeout time.Duration
 	StopTimeout time.Duration
@@ -45,7 +45,7 @@ type Manager struct {
 	changed chan struct{}
 
 	mu       sync.Mutex
-	agents   map[workspace.AgentID]*agent
+	agents   map[vocab.AgentID]*agent
 	closed   bool
 	bg       sync.WaitGroup
 	closeErr error
@@ -54,8 +54,8 @@ type Manager struct {
 }
 
 type agent struct {
-	id   workspace.AgentID
-	role workspace.Role
+	id   vocab.AgentID
+	role vocab.Role
 	sess *Session
 	// pending is set while a (re)start waits for the previous process to
 	// end; messages injected meanwhile wait in held.
@@ -71,7 +71,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Factory == nil {
 		return nil, fmt.Errorf("ptyagent: manager needs a Factory")
 	}
-	m := &Manager{cfg: cfg, agents: map[workspace.AgentID]*agent{}, changed: make(chan struct{}, 1)}
+	m := &Manager{cfg: cfg, agents: map[vocab.AgentID]*agent{}, changed: make(chan struct{}, 1)}
 	if cfg.RecordDir != "" {
 		m.reaped, m.reapErr = ReapRecorded(cfg.RecordDir)
 	}
@@ -117,7 +117,7 @@ func (m *Manager) signal() {
 // environment is no use outside that agent.
 func (m *Manager) routeHook(h HookMessage, peer int) error {
 	m.mu.Lock()
-	a := m.agents[workspace.AgentID(h.Agent)] // the hook names its agent by env
+	a := m.agents[vocab.AgentID(h.Agent)] // the hook names its agent by env
 	var s *Session
 	if a != nil {
 		s = a.sess
@@ -137,7 +137,7 @@ func (m *Manager) routeHook(h HookMessage, peer int) error {
 }
 
 // Session returns the current session of an agent.
-func (m *Manager) Session(id workspace.AgentID) (*Session, bool) {
+func (m *Manager) Session(id vocab.AgentID) (*Session, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.agents[id]
@@ -148,10 +148,10 @@ func (m *Manager) Session(id workspace.AgentID) (*Session, bool) {
 }
 
 // IDs returns the known agent ids, sorted.
-func (m *Manager) IDs() []workspace.AgentID {
+func (m *Manager) IDs() []vocab.AgentID {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ids := make([]workspace.AgentID, 0, len(m.agents))
+	ids := make([]vocab.AgentID, 0, len(m.agents))
 	for id := range m.agents {
 		ids = append(ids, id)
 	}
@@ -162,7 +162,7 @@ func (m *Manager) IDs() []workspace.AgentID {
 // Start starts the agent. If its previous process is still stopping, the
 // start happens as soon as it is gone (errors then arrive as an exited
 // Health event). A running agent gives ErrRunning.
-func (m *Manager) Start(id workspace.AgentID, role workspace.Role, resume bool) error {
+func (m *Manager) Start(id vocab.AgentID, role vocab.Role, resume bool) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -211,9 +211,9 @@ func (m *Manager) Start(id workspace.AgentID, role workspace.Role, resume bool) 
 }
 
 // report turns an asynchronous start failure into an event.
-func (m *Manager) report(id workspace.AgentID, err error) {
+func (m *Manager) report(id vocab.AgentID, err error) {
 	if m.cfg.OnEvent != nil {
-		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: workspace.HealthExited, ExitCode: -1,
+		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: vocab.HealthExited, ExitCode: -1,
 			Detail: err.Error(), Stopped: errors.Is(err, ErrClosed), At: time.Now()})
 	}
 }
@@ -262,7 +262,7 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	return nil
 }
 
-func (m *Manager) emitFailed(id workspace.AgentID, seq int, detail string) {
+func (m *Manager) emitFailed(id vocab.AgentID, seq int, detail string) {
 	if m.cfg.OnEvent != nil {
 		m.cfg.OnEvent(Event{Agent: id, Kind: EventDeliveryFailed, Seq: seq, Detail: detail, At: time.Now()})
 	}
@@ -298,7 +298,7 @@ func (m *Manager) complete(a *agent, spec Spec) Spec {
 
 // Stop stops the agent gracefully; it returns at once and the exit arrives
 // as a Health event.
-func (m *Manager) Stop(id workspace.AgentID) error {
+func (m *Manager) Stop(id vocab.AgentID) error {
 	m.mu.Lock()
 	a := m.agents[id]
 	var s *Session
@@ -317,10 +317,10 @@ func (m *Manager) Stop(id workspace.AgentID) error {
 
 // Restart stops the agent and starts it again with the same id, resuming
 // its conversation.
-func (m *Manager) Restart(id workspace.AgentID) error {
+func (m *Manager) Restart(id vocab.AgentID) error {
 	m.mu.Lock()
 	a := m.agents[id]
-	var role workspace.Role
+	var role vocab.Role
 	if a != nil {
 		role = a.role
 	}
@@ -336,7 +336,7 @@ func (m *Manager) Restart(id workspace.AgentID) error {
 
 // Inject queues a message for the agent (held until it is ready and
 // idle); the outcome arrives as EventDelivered / EventDeliveryFailed.
-func (m *Manager) Inject(id workspace.AgentID, seq int, text string) error {
+func (m *Manager) Inject(id vocab.AgentID, seq int, text string) error {
 	m.mu.Lock()
 	a := m.agents[id]
 	if a == nil {
@@ -365,7 +365,7 @@ func (m *Manager) Inject(id workspace.AgentID, seq int, text string) error {
 
 // HoldDelivery stops (hold) or lets the agent's queued messages be typed
 // (Session.HoldDelivery); it stands across the agent's restarts.
-func (m *Manager) HoldDelivery(id workspace.AgentID, hold bool) {
+func (m *Manager) HoldDelivery(id vocab.AgentID, hold bool) {
 	m.mu.Lock()
 	a := m.agents[id]
 	var s *Session
@@ -382,7 +382,7 @@ func (m *Manager) HoldDelivery(id workspace.AgentID, hold bool) {
 // Withdraw takes back the agent's messages with a seq below before that
 // are not being typed (waiting for a start, or in its session's queue)
 // and returns their seqs; no delivery event comes for them.
-func (m *Manager) Withdraw(id workspace.AgentID, before int) []int {
+func (m *Manager) Withdraw(id vocab.AgentID, before int) []int {
 	m.mu.Lock()
 	a := m.agents[id]
 	if a == nil {

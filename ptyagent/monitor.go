@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Claude Code's window title starts with ✳ when idle and with a spinning
@@ -96,7 +96,7 @@ func (s *Session) outputWanted(now time.Time) bool {
 	switch {
 	case s.wantOutput, s.awaiting:
 		return true
-	case s.health == workspace.HealthWaitingPermission, s.health == workspace.HealthHangWarning, s.health == workspace.HealthHung:
+	case s.health == vocab.HealthWaitingPermission, s.health == vocab.HealthHangWarning, s.health == vocab.HealthHung:
 		return true
 	case s.spec.behavior.BusyTitle != nil && s.health.Injectable():
 		return true
@@ -117,8 +117,8 @@ func (s *Session) lifeSigns(now time.Time, hook bool) {
 		s.lastBeat = now
 	}
 	s.mu.Unlock()
-	progress := hook || !s.spec.behavior.ProgressByHooks || base != workspace.HealthBusy
-	if progress && (h == workspace.HealthHangWarning || h == workspace.HealthHung) {
+	progress := hook || !s.spec.behavior.ProgressByHooks || base != vocab.HealthBusy
+	if progress && (h == vocab.HealthHangWarning || h == vocab.HealthHung) {
 		s.setHealth(base, "activity resumed")
 	}
 	if beat {
@@ -151,16 +151,16 @@ func (s *Session) onOutput() {
 	}
 	h := s.health
 	awaitScreen := s.awaiting && s.spec.Submit.Confirm == ConfirmScreen && s.version.Load() > s.awaitVer
-	userAnswered := h == workspace.HealthWaitingPermission && s.userIn.Load() > s.permSince.UnixNano()
+	userAnswered := h == vocab.HealthWaitingPermission && s.userIn.Load() > s.permSince.UnixNano()
 	s.mu.Unlock()
 	s.lifeSigns(now, false)
 
 	if awaitScreen {
-		s.setHealth(workspace.HealthBusy, "message echoed")
+		s.setHealth(vocab.HealthBusy, "message echoed")
 		s.confirmed("screen changed")
 	}
 	if userAnswered {
-		s.setHealth(workspace.HealthBusy, "permission answered")
+		s.setHealth(vocab.HealthBusy, "permission answered")
 	}
 	if busy := s.spec.behavior.BusyTitle; busy != nil && busy(title) {
 		s.mu.Lock()
@@ -169,7 +169,7 @@ func (s *Session) onOutput() {
 		if awaiting || h.Injectable() {
 			// The CLI is working: a message was submitted (by us, whose
 			// hook may still be on its way, or by the user).
-			s.setHealth(workspace.HealthBusy, "title shows busy")
+			s.setHealth(vocab.HealthBusy, "title shows busy")
 			s.confirmed("title shows busy")
 		}
 	}
@@ -185,7 +185,7 @@ func (s *Session) onHook(m HookMessage) {
 	if retried {
 		// A hook while the CLI retried a rate-limited call: the retry went
 		// through (a turn that ends now worked; nothing is to be re-sent).
-		s.setHealth(workspace.HealthBusy, "the CLI's retry went through ("+m.Event+" hook)")
+		s.setHealth(vocab.HealthBusy, "the CLI's retry went through ("+m.Event+" hook)")
 	}
 	s.lifeSigns(now, true)
 	if m.Event != HookPreToolUse {
@@ -200,30 +200,30 @@ func (s *Session) onHook(m HookMessage) {
 		s.sawStart = true
 		h := s.health
 		s.mu.Unlock()
-		if s.spec.Ready.Mode == ReadyHook && (h == workspace.HealthStarting || h == workspace.HealthHangWarning || h == workspace.HealthHung) {
-			s.setHealth(workspace.HealthReady, "SessionStart hook")
+		if s.spec.Ready.Mode == ReadyHook && (h == vocab.HealthStarting || h == vocab.HealthHangWarning || h == vocab.HealthHung) {
+			s.setHealth(vocab.HealthReady, "SessionStart hook")
 		}
 	case HookUserPromptSubmit:
-		s.setHealth(workspace.HealthBusy, "UserPromptSubmit hook")
+		s.setHealth(vocab.HealthBusy, "UserPromptSubmit hook")
 		s.confirmed("UserPromptSubmit hook")
 	case HookStop:
-		s.setHealth(workspace.HealthIdle, "Stop hook")
+		s.setHealth(vocab.HealthIdle, "Stop hook")
 	case HookStopFailure:
 		text := payloadText(m.Payload)
 		if rateLimitRe.MatchString(text) {
 			s.mu.Lock()
 			s.limitedAt = now
 			s.mu.Unlock()
-			s.setHealth(workspace.HealthRateLimited, clip(text, 200))
+			s.setHealth(vocab.HealthRateLimited, clip(text, 200))
 		} else {
-			s.setHealth(workspace.HealthIdle, "StopFailure: "+clip(text, 200))
+			s.setHealth(vocab.HealthIdle, "StopFailure: "+clip(text, 200))
 		}
 	case HookPermissionRequest:
-		s.setHealth(workspace.HealthWaitingPermission, "PermissionRequest hook")
+		s.setHealth(vocab.HealthWaitingPermission, "PermissionRequest hook")
 	case HookNotification:
 		text := payloadText(m.Payload)
 		if strings.Contains(strings.ToLower(text), "permission") {
-			s.setHealth(workspace.HealthWaitingPermission, "Notification: "+clip(text, 200))
+			s.setHealth(vocab.HealthWaitingPermission, "Notification: "+clip(text, 200))
 		}
 	case HookPreToolUse:
 		if m.Decision == "deny" {
@@ -233,8 +233,8 @@ func (s *Session) onHook(m HookMessage) {
 		s.mu.Lock()
 		h := s.health
 		s.mu.Unlock()
-		if h == workspace.HealthWaitingPermission || h.Injectable() {
-			s.setHealth(workspace.HealthBusy, "PreToolUse hook")
+		if h == vocab.HealthWaitingPermission || h.Injectable() {
+			s.setHealth(vocab.HealthBusy, "PreToolUse hook")
 		}
 	}
 }
@@ -267,8 +267,8 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	title, text := "", ""
 	beh := sp.behavior
 	retrying := s.retrying
-	needText := h == workspace.HealthStarting || (h == workspace.HealthBusy && beh.IdleWhenQuiet && s.readyRe != nil) ||
-		beh.Retrying != nil && (h == workspace.HealthBusy || h == workspace.HealthHangWarning || retrying)
+	needText := h == vocab.HealthStarting || (h == vocab.HealthBusy && beh.IdleWhenQuiet && s.readyRe != nil) ||
+		beh.Retrying != nil && (h == vocab.HealthBusy || h == vocab.HealthHangWarning || retrying)
 	if !s.scrClosed {
 		title = s.scr.Title()
 		if needText {
@@ -288,13 +288,13 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		s.wantOutput = true
 		s.mu.Unlock()
 	}
-	set := func(h workspace.Health, detail string) (time.Time, bool) {
+	set := func(h vocab.Health, detail string) (time.Time, bool) {
 		s.setHealth(h, detail)
 		return time.Time{}, true
 	}
 
 	switch h {
-	case workspace.HealthBusy, workspace.HealthWaitingPermission, workspace.HealthHangWarning, workspace.HealthHung:
+	case vocab.HealthBusy, vocab.HealthWaitingPermission, vocab.HealthHangWarning, vocab.HealthHung:
 		// Record the setsid sessions of the agent's tools while it works,
 		// so they can be killed after their parent is gone.
 		if now.Sub(lastScan) >= scanEvery {
@@ -305,7 +305,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	default: // not at work: no tools to record
 	}
 
-	if beh.Retrying != nil && (h == workspace.HealthBusy || h == workspace.HealthHangWarning || retrying) {
+	if beh.Retrying != nil && (h == vocab.HealthBusy || h == vocab.HealthHangWarning || retrying) {
 		// A CLI retrying a rate-limited call itself shows it on screen only.
 		line := beh.Retrying.FindString(text)
 		switch {
@@ -313,7 +313,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			s.mu.Lock()
 			s.retrying, s.retryGoneAt, s.limitedAt = true, time.Time{}, now
 			s.mu.Unlock()
-			return set(workspace.HealthRateLimited, "rate limited: the CLI retries a failed model call ("+clip(line, 120)+")")
+			return set(vocab.HealthRateLimited, "rate limited: the CLI retries a failed model call ("+clip(line, 120)+")")
 		case line == "" && retrying:
 			// Gone for retryGrace without a failure hook: the retry went
 			// through (a CLI that gave up clears the line too, and its
@@ -329,7 +329,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			}
 			s.mu.Unlock()
 			if over {
-				return set(workspace.HealthBusy, "the CLI's retry went through (its retry line is gone)")
+				return set(vocab.HealthBusy, "the CLI's retry went through (its retry line is gone)")
 			}
 			soon(gone.Add(retryGrace))
 		case line != "":
@@ -344,7 +344,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 	}
 
 	switch h {
-	case workspace.HealthStarting:
+	case vocab.HealthStarting:
 		quietAt := lastOutput.Add(sp.Ready.Quiet)
 		switch sp.Ready.Mode {
 		case ReadyClaude:
@@ -352,7 +352,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(quietAt):
 				soon(quietAt)
 			case strings.HasPrefix(title, claudeIdleGlyph) && strings.Contains(text, claudePrompt):
-				return set(workspace.HealthReady, "title ✳, prompt drawn, output quiet")
+				return set(vocab.HealthReady, "title ✳, prompt drawn, output quiet")
 			default:
 				wait()
 			}
@@ -361,12 +361,12 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(quietAt):
 				soon(quietAt)
 			case s.readyRe == nil || s.readyRe.MatchString(text):
-				return set(workspace.HealthReady, "output quiet")
+				return set(vocab.HealthReady, "output quiet")
 			default:
 				wait()
 			}
 		}
-	case workspace.HealthBusy:
+	case vocab.HealthBusy:
 		switch {
 		case beh.IdleTitle != nil:
 			at := latest(lastOutput, lastHook, busySince).Add(beh.IdleFallback)
@@ -374,7 +374,7 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(at):
 				soon(at)
 			case beh.IdleTitle(title):
-				return set(workspace.HealthIdle, "title shows idle without a Stop hook (interrupted?)")
+				return set(vocab.HealthIdle, "title shows idle without a Stop hook (interrupted?)")
 			default:
 				wait()
 			}
@@ -384,20 +384,20 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(at):
 				soon(at)
 			case s.readyRe == nil || s.readyRe.MatchString(text):
-				return set(workspace.HealthIdle, "output quiet")
+				return set(vocab.HealthIdle, "output quiet")
 			default:
 				wait()
 			}
 		}
-	case workspace.HealthRateLimited:
+	case vocab.HealthRateLimited:
 		at := limitedAt.Add(sp.RateLimitCooldown)
 		if now.Before(at) {
 			return at, false
 		}
-		return set(workspace.HealthIdle, "rate-limit cooldown over")
+		return set(vocab.HealthIdle, "rate-limit cooldown over")
 	default: // the checks below
 	}
-	if h == workspace.HealthBusy && beh.TurnFailure != nil && transcript != "" {
+	if h == vocab.HealthBusy && beh.TurnFailure != nil && transcript != "" {
 		// A CLI that fires no hook when a turn fails (Codex) records the
 		// failure in its session file. Looked at once output has been
 		// quiet for a while.
@@ -410,19 +410,19 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 				s.mu.Lock()
 				s.limitedAt = now
 				s.mu.Unlock()
-				return set(workspace.HealthRateLimited, detail)
+				return set(vocab.HealthRateLimited, detail)
 			}
 			wait()
 		}
 	}
 
 	// Hang detection: only while the agent should be making progress.
-	if (base == workspace.HealthStarting || base == workspace.HealthBusy) && (h == base || h == workspace.HealthHangWarning) {
+	if (base == vocab.HealthStarting || base == vocab.HealthBusy) && (h == base || h == vocab.HealthHangWarning) {
 		what := "no output or hook"
-		if beh.ProgressByHooks && base == workspace.HealthBusy {
+		if beh.ProgressByHooks && base == vocab.HealthBusy {
 			// Output alone is a spinner: progress is a hook, the turn's
 			// start, or the session file growing.
-			if s.transcriptGrew(now, transcript) && h == workspace.HealthHangWarning {
+			if s.transcriptGrew(now, transcript) && h == vocab.HealthHangWarning {
 				return set(base, "session file grew")
 			}
 			s.mu.Lock()
@@ -433,9 +433,9 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 		lifeAgo := now.Sub(lastLife)
 		switch {
 		case lifeAgo >= sp.HangTimeout:
-			return set(workspace.HealthHung, what+" for "+lifeAgo.Round(time.Second).String())
+			return set(vocab.HealthHung, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base && lifeAgo >= sp.HangTimeout/2:
-			return set(workspace.HealthHangWarning, what+" for "+lifeAgo.Round(time.Second).String())
+			return set(vocab.HealthHangWarning, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base:
 			soon(lastLife.Add(sp.HangTimeout / 2))
 		default:

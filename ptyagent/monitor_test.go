@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // idleSession is a session without a process, for the monitor's rules.
-func idleSession(t *testing.T, kind ProfileKind, h workspace.Health) *Session {
+func idleSession(t *testing.T, kind ProfileKind, h vocab.Health) *Session {
 	t.Helper()
 	spec, re, err := Spec{ID: "m", Kind: kind}.withDefaults()
 	if err != nil {
@@ -22,7 +22,7 @@ func idleSession(t *testing.T, kind ProfileKind, h workspace.Health) *Session {
 	}
 	exited := make(chan struct{})
 	close(exited) // no process: setsid scans return at once
-	return &Session{spec: spec, readyRe: re, health: h, base: workspace.HealthBusy, scrClosed: true,
+	return &Session{spec: spec, readyRe: re, health: h, base: vocab.HealthBusy, scrClosed: true,
 		exited: exited, sids: map[int]bool{}}
 }
 
@@ -34,55 +34,55 @@ func TestCheckDeadlines(t *testing.T) {
 	cases := []struct {
 		name       string
 		kind       ProfileKind
-		health     workspace.Health
-		base       workspace.Health
+		health     vocab.Health
+		base       vocab.Health
 		setup      func(s *Session)
-		want       workspace.Health
+		want       vocab.Health
 		next       func(s *Session) time.Time // zero: no deadline
 		wantOutput bool
 	}{
-		{name: "idle sleeps", kind: ProfileCustom, health: workspace.HealthIdle, want: workspace.HealthIdle},
-		{name: "ready sleeps", kind: ProfileClaude, health: workspace.HealthReady, want: workspace.HealthReady},
-		{name: "permission: only the setsid scan", kind: ProfileClaude, health: workspace.HealthWaitingPermission,
+		{name: "idle sleeps", kind: ProfileCustom, health: vocab.HealthIdle, want: vocab.HealthIdle},
+		{name: "ready sleeps", kind: ProfileClaude, health: vocab.HealthReady, want: vocab.HealthReady},
+		{name: "permission: only the setsid scan", kind: ProfileClaude, health: vocab.HealthWaitingPermission,
 			setup: func(s *Session) { s.lastLife = now },
-			want:  workspace.HealthWaitingPermission, next: func(s *Session) time.Time { return now.Add(scanEvery) }},
-		{name: "custom busy: quiet deadline", kind: ProfileCustom, health: workspace.HealthBusy,
+			want:  vocab.HealthWaitingPermission, next: func(s *Session) time.Time { return now.Add(scanEvery) }},
+		{name: "custom busy: quiet deadline", kind: ProfileCustom, health: vocab.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-100*time.Millisecond), now, now.Add(-time.Second), now
 			},
-			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(400 * time.Millisecond) }},
-		{name: "custom busy: quiet long enough", kind: ProfileCustom, health: workspace.HealthBusy,
+			want: vocab.HealthBusy, next: func(s *Session) time.Time { return now.Add(400 * time.Millisecond) }},
+		{name: "custom busy: quiet long enough", kind: ProfileCustom, health: vocab.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.busySince, s.lastScan = now.Add(-time.Second), now, now.Add(-time.Second), now
 			},
-			want: workspace.HealthIdle},
-		{name: "claude busy: idle fallback deadline", kind: ProfileClaude, health: workspace.HealthBusy,
+			want: vocab.HealthIdle},
+		{name: "claude busy: idle fallback deadline", kind: ProfileClaude, health: vocab.HealthBusy,
 			setup: func(s *Session) {
 				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-2*time.Second), now, now.Add(-time.Second), now.Add(-time.Minute), now
 			},
 			// It looks at its screen for a retry line every retryCheckEvery.
-			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(min(claudeIdleFallback-time.Second, retryCheckEvery)) }},
-		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: workspace.HealthBusy,
+			want: vocab.HealthBusy, next: func(s *Session) time.Time { return now.Add(min(claudeIdleFallback-time.Second, retryCheckEvery)) }},
+		{name: "claude busy, title not idle: wait for output", kind: ProfileClaude, health: vocab.HealthBusy,
 			setup: func(s *Session) {
 				// A hook 30 s ago: progress (output alone would not be).
 				s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = now.Add(-time.Minute), now, now.Add(-30*time.Second), now.Add(-time.Minute), now
 			},
-			want: workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(retryCheckEvery) }, wantOutput: true},
-		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: workspace.HealthBusy,
+			want: vocab.HealthBusy, next: func(s *Session) time.Time { return now.Add(retryCheckEvery) }, wantOutput: true},
+		{name: "sim busy: hang warning deadline", kind: ProfileSim, health: vocab.HealthBusy,
 			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-10*time.Second), now.Add(time.Hour) },
-			want:  workspace.HealthBusy, next: func(s *Session) time.Time { return now.Add(ht/2 - 10*time.Second) }},
-		{name: "sim busy: warning then hung deadline", kind: ProfileSim, health: workspace.HealthBusy,
+			want:  vocab.HealthBusy, next: func(s *Session) time.Time { return now.Add(ht/2 - 10*time.Second) }},
+		{name: "sim busy: warning then hung deadline", kind: ProfileSim, health: vocab.HealthBusy,
 			setup: func(s *Session) { s.lastLife, s.lastScan = now.Add(-ht/2-time.Second), now.Add(time.Hour) },
-			want:  workspace.HealthHangWarning, next: func(s *Session) time.Time { return now.Add(ht/2 - time.Second) }},
-		{name: "sim starting: hang warning deadline", kind: ProfileSim, health: workspace.HealthStarting, base: workspace.HealthStarting,
+			want:  vocab.HealthHangWarning, next: func(s *Session) time.Time { return now.Add(ht/2 - time.Second) }},
+		{name: "sim starting: hang warning deadline", kind: ProfileSim, health: vocab.HealthStarting, base: vocab.HealthStarting,
 			setup: func(s *Session) { s.lastLife = now },
-			want:  workspace.HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
-		{name: "rate limited: cooldown deadline", kind: ProfileClaude, health: workspace.HealthRateLimited,
+			want:  vocab.HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
+		{name: "rate limited: cooldown deadline", kind: ProfileClaude, health: vocab.HealthRateLimited,
 			setup: func(s *Session) { s.limitedAt = now.Add(-time.Second) },
-			want:  workspace.HealthRateLimited, next: func(s *Session) time.Time { return now.Add(59 * time.Second) }},
-		{name: "rate limited: cooldown over", kind: ProfileClaude, health: workspace.HealthRateLimited,
+			want:  vocab.HealthRateLimited, next: func(s *Session) time.Time { return now.Add(59 * time.Second) }},
+		{name: "rate limited: cooldown over", kind: ProfileClaude, health: vocab.HealthRateLimited,
 			setup: func(s *Session) { s.limitedAt = now.Add(-time.Hour) },
-			want:  workspace.HealthIdle},
+			want:  vocab.HealthIdle},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,25 +125,25 @@ func TestOutputWanted(t *testing.T) {
 	cases := []struct {
 		name   string
 		kind   ProfileKind
-		health workspace.Health
+		health vocab.Health
 		setup  func(s *Session)
 		want   bool
 	}{
-		{"custom idle", ProfileCustom, workspace.HealthIdle, nil, false},
-		{"custom busy", ProfileCustom, workspace.HealthBusy, nil, false},
-		{"claude busy", ProfileClaude, workspace.HealthBusy, nil, false},
-		{"starting", ProfileClaude, workspace.HealthStarting, nil, false},
-		{"claude idle: the title may show work", ProfileClaude, workspace.HealthIdle, nil, true},
-		{"awaiting a confirmation", ProfileCustom, workspace.HealthIdle, func(s *Session) { s.awaiting = true }, true},
-		{"monitor asked", ProfileCustom, workspace.HealthBusy, func(s *Session) { s.wantOutput = true }, true},
-		{"waiting for permission", ProfileClaude, workspace.HealthWaitingPermission, nil, true},
-		{"hang warning", ProfileSim, workspace.HealthHangWarning, nil, true},
-		{"hung", ProfileSim, workspace.HealthHung, nil, true},
-		{"heartbeat due", ProfileCustom, workspace.HealthBusy, func(s *Session) {
+		{"custom idle", ProfileCustom, vocab.HealthIdle, nil, false},
+		{"custom busy", ProfileCustom, vocab.HealthBusy, nil, false},
+		{"claude busy", ProfileClaude, vocab.HealthBusy, nil, false},
+		{"starting", ProfileClaude, vocab.HealthStarting, nil, false},
+		{"claude idle: the title may show work", ProfileClaude, vocab.HealthIdle, nil, true},
+		{"awaiting a confirmation", ProfileCustom, vocab.HealthIdle, func(s *Session) { s.awaiting = true }, true},
+		{"monitor asked", ProfileCustom, vocab.HealthBusy, func(s *Session) { s.wantOutput = true }, true},
+		{"waiting for permission", ProfileClaude, vocab.HealthWaitingPermission, nil, true},
+		{"hang warning", ProfileSim, vocab.HealthHangWarning, nil, true},
+		{"hung", ProfileSim, vocab.HealthHung, nil, true},
+		{"heartbeat due", ProfileCustom, vocab.HealthBusy, func(s *Session) {
 			s.spec.OnHeartbeat = func(time.Time) {}
 			s.lastBeat = now.Add(-heartbeatEvery)
 		}, true},
-		{"heartbeat not due", ProfileCustom, workspace.HealthBusy, func(s *Session) {
+		{"heartbeat not due", ProfileCustom, vocab.HealthBusy, func(s *Session) {
 			s.spec.OnHeartbeat = func(time.Time) {}
 			s.lastBeat = now.Add(-heartbeatEvery + time.Second)
 		}, false},
@@ -224,7 +224,7 @@ func TestRawLogBuffered(t *testing.T) {
 func TestClaudeRetryingIsRateLimited(t *testing.T) {
 	now := time.Now()
 	var healths []string
-	s := idleSession(t, ProfileClaude, workspace.HealthBusy)
+	s := idleSession(t, ProfileClaude, vocab.HealthBusy)
 	s.spec.OnEvent = func(e Event) {
 		if e.Kind == EventHealth {
 			healths = append(healths, string(e.Health))
@@ -237,23 +237,23 @@ func TestClaudeRetryingIsRateLimited(t *testing.T) {
 	s.lastOutput, s.lastLife, s.lastHook, s.busySince, s.lastScan = long, long, long, long, now.Add(time.Hour)
 	_, _ = s.scr.Write([]byte("✻ Working…\r\n  ⎿  API error · Retrying in 18s · attempt 6/10\r\n"))
 	s.check(now)
-	if s.health != workspace.HealthRateLimited || !strings.Contains(s.detail, "attempt 6/10") {
+	if s.health != vocab.HealthRateLimited || !strings.Contains(s.detail, "attempt 6/10") {
 		t.Fatalf("retry line shown: %s (%s), want rate_limited", s.health, s.detail)
 	}
 	// Neither the cooldown nor the hang timeout ends it.
 	s.limitedAt = long
 	later := now
-	if next := s.check(later); s.health != workspace.HealthRateLimited || next.IsZero() {
+	if next := s.check(later); s.health != vocab.HealthRateLimited || next.IsZero() {
 		t.Fatalf("retrying long: %s (next %v), want rate_limited and another look", s.health, next)
 	}
 	// The line is gone: busy again once it stayed gone for retryGrace.
 	_, _ = s.scr.Write([]byte("\x1b[2J\x1b[H✻ Working…\r\n"))
-	if next := s.check(later); s.health != workspace.HealthRateLimited || !next.Equal(later.Add(retryCheckEvery)) {
+	if next := s.check(later); s.health != vocab.HealthRateLimited || !next.Equal(later.Add(retryCheckEvery)) {
 		t.Fatalf("retry line just gone: %s (next %v), want rate_limited until %v", s.health, fmtAt(next, later), retryGrace)
 	}
 	later = later.Add(retryGrace)
 	s.check(later)
-	if s.health != workspace.HealthBusy {
+	if s.health != vocab.HealthBusy {
 		t.Fatalf("retry line gone: %s, want busy", s.health)
 	}
 	// Retrying again, then the turn ends: busy, then idle.
@@ -272,18 +272,18 @@ func TestClaudeRetryingIsRateLimited(t *testing.T) {
 func TestGoneIsNeverReady(t *testing.T) {
 	now := time.Now()
 	for _, gone := range []bool{false, true} {
-		s := idleSession(t, ProfileCustom, workspace.HealthStarting)
-		s.base, s.lastOutput, s.lastLife, s.gone = workspace.HealthStarting, now.Add(-time.Minute), now, gone
+		s := idleSession(t, ProfileCustom, vocab.HealthStarting)
+		s.base, s.lastOutput, s.lastLife, s.gone = vocab.HealthStarting, now.Add(-time.Minute), now, gone
 		s.checkOnce(now)
-		want := workspace.HealthReady
+		want := vocab.HealthReady
 		if gone {
-			want = workspace.HealthStarting
+			want = vocab.HealthStarting
 		}
 		if s.health != want {
 			t.Errorf("gone=%v: health %s, want %s", gone, s.health, want)
 		}
-		s.setHealth(workspace.HealthExited, "exit code 1")
-		if s.health != workspace.HealthExited {
+		s.setHealth(vocab.HealthExited, "exit code 1")
+		if s.health != vocab.HealthExited {
 			t.Errorf("gone=%v: exit not reported: %s", gone, s.health)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // escapeScript starts a grandchild that leaves everything the mark scan
@@ -113,7 +113,7 @@ func TestKilledRunReapedByNextManager(t *testing.T) {
 		}
 
 		m, err := NewManager(ManagerConfig{RecordDir: records, SocketDir: sockDir,
-			Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
+			Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (Spec, error) {
 				return Spec{Argv: []string{"cat"}}, nil
 			}})
 		if err != nil {
@@ -227,7 +227,7 @@ func TestKilledRunReapedByItsGuard(t *testing.T) {
 // prints "escaped <pid> <socket>" once the agent's grandchild escaped.
 func helperManager() int {
 	m, err := NewManager(ManagerConfig{RecordDir: os.Getenv("HM_RECORDS"), SocketDir: os.Getenv("HM_SOCKDIR"),
-		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
+		Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (Spec, error) {
 			return Spec{Argv: []string{"sh", "-c", os.Getenv("HM_SCRIPT")}}, nil
 		}})
 	if err != nil {

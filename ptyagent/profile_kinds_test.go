@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A Spec whose kind nobody registered is refused: it never runs with
@@ -33,16 +33,16 @@ func spinningTurn(t *testing.T, rec *recorder, ht time.Duration, env ...string) 
 	spec := helperSpec("h", "claude", append([]string{"HM_NO_STOP=1", "HM_SPIN=1"}, env...)...)
 	spec.Kind = ProfileClaude
 	spec.HangTimeout = ht
-	m := newTestManager(t, rec, map[workspace.AgentID]Spec{"h": spec})
+	m := newTestManager(t, rec, map[vocab.AgentID]Spec{"h": spec})
 	if err := m.Start("h", "worker", false); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("h")
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	if err := m.Inject("h", 1, "work forever"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "busy", func() bool { return indexOf(rec.healths("h"), workspace.HealthBusy) >= 0 })
+	waitFor(t, 10*time.Second, "busy", func() bool { return indexOf(rec.healths("h"), vocab.HealthBusy) >= 0 })
 	return s
 }
 
@@ -54,15 +54,15 @@ func TestSpinnerIsNotProgress(t *testing.T) {
 	s := spinningTurn(t, &rec, 1500*time.Millisecond)
 	waitFor(t, 15*time.Second, "busy → hang_warning → hung while spinning", func() bool {
 		hs := rec.healths("h")
-		b := indexOf(hs, workspace.HealthBusy)
-		return b >= 0 && len(hs) >= b+3 && hs[b+1] == workspace.HealthHangWarning && hs[b+2] == workspace.HealthHung
+		b := indexOf(hs, vocab.HealthBusy)
+		return b >= 0 && len(hs) >= b+3 && hs[b+1] == vocab.HealthHangWarning && hs[b+2] == vocab.HealthHung
 	})
 	if d := s.HealthDetail(); !strings.Contains(d, "no turn progress") {
 		t.Errorf("hung detail %q", d)
 	}
 	// A hook is progress: busy again.
 	s.HandleHook(HookMessage{Agent: "h", Event: HookPreToolUse, Payload: json.RawMessage(`{"tool_name":"Read"}`)})
-	waitFor(t, 5*time.Second, "busy again", func() bool { return s.Health() == workspace.HealthBusy })
+	waitFor(t, 5*time.Second, "busy again", func() bool { return s.Health() == vocab.HealthBusy })
 }
 
 // A session file that keeps growing is progress: the turn is not hung
@@ -73,7 +73,7 @@ func TestSessionFileGrowthIsProgress(t *testing.T) {
 	s := spinningTurn(t, &rec, 1500*time.Millisecond, "HM_TRANSCRIPT="+tp, "HM_GROW=1")
 	deadline := time.Now().Add(5 * time.Second) // > 3 hang timeouts
 	for time.Now().Before(deadline) {
-		if h := s.Health(); h == workspace.HealthHung {
+		if h := s.Health(); h == vocab.HealthHung {
 			t.Fatalf("hung while its session file grows: %s", s.HealthDetail())
 		}
 		time.Sleep(100 * time.Millisecond)

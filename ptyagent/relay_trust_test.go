@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Each relay line must prove which agent sent it: a line naming agent a
@@ -25,8 +25,8 @@ func TestHookRelayRejectsForgedIdentity(t *testing.T) {
 	withoutCgroups(t) // the test process sends the lines
 	var rec recorder
 	cat := Spec{Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": cat, "b": cat})
-	for _, id := range []workspace.AgentID{"a", "b"} {
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"a": cat, "b": cat})
+	for _, id := range []vocab.AgentID{"a", "b"} {
 		if err := m.Start(id, "worker", false); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestHookRelayRejectsForgedIdentity(t *testing.T) {
 func TestHookRelayRejectsOversizedLine(t *testing.T) {
 	withoutCgroups(t) // the test process sends the lines
 	var rec recorder
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim}})
 	if err := m.Start("a", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +141,13 @@ func TestHookRelayRejectsOutsider(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("sim", "sim")
 	spec.Kind = ProfileSim // ready only once its SessionStart hook got through
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("sim")
 	// Its own SessionStart hook, sent from inside its cgroup, got through.
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	err := SendHookMessage(m.SocketPath(), HookMessage{Agent: "sim", Token: s.Spec().HookToken, Event: HookStop,
 		Payload: json.RawMessage(`{"outsider":true}`)})
 	if err == nil || !strings.Contains(err.Error(), "is not one of agent \"sim\"'s processes") {

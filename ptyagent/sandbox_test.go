@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A confined agent keeps its pid, its terminal and its hooks (the relay is
@@ -30,8 +30,8 @@ func TestSandboxedSession(t *testing.T) {
 	shell := Spec{ID: "sh", Argv: []string{"sh", "-c", "echo in > " + own + "/f && echo OWN-OK; " +
 		"sh -c 'echo out > " + other + "/f' || echo OTHER-REFUSED; exec cat"}, Cols: 200, Rows: 10,
 		Sandbox: Sandbox{Helper: exe, Writable: []string{own}}}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec, "sh": shell})
-	for _, id := range []workspace.AgentID{"sim", "sh"} {
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec, "sh": shell})
+	for _, id := range []vocab.AgentID{"sim", "sh"} {
 		if err := m.Start(id, "worker", false); err != nil {
 			t.Fatal(err)
 		}

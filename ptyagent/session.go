@@ -24,7 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Sentinel errors callers branch on.
@@ -39,7 +39,7 @@ var (
 // agent and why, as its exit said it (exit code, last output), so the
 // user reads the cause rather than "agent has exited". It is ErrExited.
 type ExitedError struct {
-	Agent  workspace.AgentID
+	Agent  vocab.AgentID
 	Detail string // "exit code 3; last output: …", or why it is not running
 }
 
@@ -99,9 +99,9 @@ type Session struct {
 	mu        sync.Mutex // guards everything below
 	scr       screen.Screen
 	scrClosed bool
-	health    workspace.Health
+	health    vocab.Health
 	detail    string
-	base      workspace.Health // health underneath hang_warning/hung (starting or busy)
+	base      vocab.Health // health underneath hang_warning/hung (starting or busy)
 	changedAt time.Time
 	busySince time.Time
 	limitedAt time.Time
@@ -168,8 +168,8 @@ func Start(spec Spec) (*Session, error) {
 	s := &Session{
 		spec:        spec,
 		readyRe:     re,
-		health:      workspace.HealthStarting,
-		base:        workspace.HealthStarting,
+		health:      vocab.HealthStarting,
+		base:        vocab.HealthStarting,
 		exitCode:    -1,
 		sids:        map[int]bool{},
 		sidStarts:   map[int]uint64{},
@@ -244,7 +244,7 @@ func Start(spec Spec) (*Session, error) {
 	now := time.Now()
 	s.started, s.changedAt, s.lastLife, s.lastOutput = now, now, now, now
 
-	s.emit(Event{Kind: EventHealth, Health: workspace.HealthStarting})
+	s.emit(Event{Kind: EventHealth, Health: vocab.HealthStarting})
 	s.workers.Add(3)
 	go s.reader()
 	go s.writer()
@@ -320,7 +320,7 @@ func buildEnv(parent []string, spec Spec) []string {
 // ---- accessors ----
 
 // ID returns the agent id.
-func (s *Session) ID() workspace.AgentID { return s.spec.ID }
+func (s *Session) ID() vocab.AgentID { return s.spec.ID }
 
 // Spec returns the spec the session was started with (defaults applied).
 func (s *Session) Spec() Spec { return s.spec }
@@ -339,7 +339,7 @@ func (s *Session) ExitCode() int {
 }
 
 // Health returns the current health and its detail.
-func (s *Session) Health() workspace.Health {
+func (s *Session) Health() vocab.Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.health
@@ -979,7 +979,7 @@ func (s *Session) waiter() {
 	for _, m := range pending {
 		s.emit(Event{Kind: EventDeliveryFailed, Seq: m.seq, Detail: "agent exited before delivery (" + detail + ")"})
 	}
-	s.setHealth(workspace.HealthExited, detail)
+	s.setHealth(vocab.HealthExited, detail)
 	close(s.done)
 }
 
@@ -1146,7 +1146,7 @@ func (s *Session) emit(e Event) {
 		e.Health = s.health
 		s.mu.Unlock()
 	}
-	if e.Health == workspace.HealthExited {
+	if e.Health == vocab.HealthExited {
 		s.mu.Lock()
 		e.ExitCode, e.Stopped = s.exitCode, s.stopping
 		s.mu.Unlock()
@@ -1170,21 +1170,21 @@ func (s *Session) poke() {
 }
 
 // setHealth changes the health and reports it.
-func (s *Session) setHealth(h workspace.Health, detail string) {
+func (s *Session) setHealth(h vocab.Health, detail string) {
 	s.mu.Lock()
-	if s.health == h || s.health == workspace.HealthExited || s.gone && h != workspace.HealthExited {
+	if s.health == h || s.health == vocab.HealthExited || s.gone && h != vocab.HealthExited {
 		s.mu.Unlock()
 		return
 	}
 	s.health, s.detail, s.changedAt = h, detail, time.Now()
 	switch h {
-	case workspace.HealthStarting, workspace.HealthBusy:
+	case vocab.HealthStarting, vocab.HealthBusy:
 		s.base = h
-	case workspace.HealthWaitingPermission:
+	case vocab.HealthWaitingPermission:
 		s.permSince = time.Now()
 	default: // nothing more to note
 	}
-	if h == workspace.HealthBusy {
+	if h == vocab.HealthBusy {
 		s.busySince = time.Now()
 	}
 	s.mu.Unlock()

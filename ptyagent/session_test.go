@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // waitFor is testkit.WaitFor under the name these tests use.
@@ -60,8 +60,8 @@ func (r *recorder) count(f func(Event) bool) int {
 	return n
 }
 
-func (r *recorder) healths(agent workspace.AgentID) []workspace.Health {
-	var hs []workspace.Health
+func (r *recorder) healths(agent vocab.AgentID) []vocab.Health {
+	var hs []vocab.Health
 	for _, e := range r.all() {
 		if e.Kind == EventHealth && e.Agent == agent {
 			hs = append(hs, e.Health)
@@ -75,11 +75,11 @@ func delivered(seq int) func(Event) bool {
 }
 
 // newTestManager returns a manager whose factory takes specs from specs.
-func newTestManager(t *testing.T, rec *recorder, specs map[workspace.AgentID]Spec) *Manager {
+func newTestManager(t *testing.T, rec *recorder, specs map[vocab.AgentID]Spec) *Manager {
 	t.Helper()
 	var mu sync.Mutex
 	m, err := NewManager(ManagerConfig{
-		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (Spec, error) {
+		Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (Spec, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			s, ok := specs[id]
@@ -159,10 +159,10 @@ func TestEnvironmentAndExitCode(t *testing.T) {
 	if !strings.Contains(s.Text(), "T=xterm-256color C=truecolor A=env") {
 		t.Errorf("env not passed:\n%s", s.Text())
 	}
-	if s.ExitCode() != 7 || s.Health() != workspace.HealthExited {
+	if s.ExitCode() != 7 || s.Health() != vocab.HealthExited {
 		t.Errorf("exit = %d %s", s.ExitCode(), s.Health())
 	}
-	e, ok := rec.find(func(e Event) bool { return e.Health == workspace.HealthExited })
+	e, ok := rec.find(func(e Event) bool { return e.Health == vocab.HealthExited })
 	if !ok || e.ExitCode != 7 || e.PID != s.PID() {
 		t.Errorf("exit event = %+v", e)
 	}
@@ -176,7 +176,7 @@ func TestEnvironmentAndExitCode(t *testing.T) {
 
 func TestInjectLineModeChild(t *testing.T) {
 	var rec recorder
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"w": helperSpec("w", "line")})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"w": helperSpec("w", "line")})
 	if err := m.Start("w", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -187,13 +187,13 @@ func TestInjectLineModeChild(t *testing.T) {
 	s, _ := m.Session("w")
 	waitFor(t, 5*time.Second, "answer", func() bool { return strings.Contains(s.Text(), "got: hello line[31m world") })
 	// The line child goes quiet after answering: idle again.
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == vocab.HealthIdle })
 	if err := m.Inject("w", 2, "second"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "second answer", func() bool { return strings.Contains(s.Text(), "got: second") })
 	hs := rec.healths("w")
-	if len(hs) < 3 || hs[0] != workspace.HealthStarting || hs[1] != workspace.HealthReady || hs[2] != workspace.HealthBusy {
+	if len(hs) < 3 || hs[0] != vocab.HealthStarting || hs[1] != vocab.HealthReady || hs[2] != vocab.HealthBusy {
 		t.Errorf("health sequence %v", hs)
 	}
 }
@@ -202,7 +202,7 @@ func TestInjectRawSimHeldWhileBusy(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("sim", "sim", "HM_WORK_MS=300")
 	spec.Kind = ProfileSim
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec})
 	// Injected before the agent is even started: held.
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestInjectRawSimHeldWhileBusy(t *testing.T) {
 		return rec.count(func(e Event) bool { return e.Kind == EventDelivered }) == 3
 	})
 	s, _ := m.Session("sim")
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == vocab.HealthIdle })
 	txt := s.Text()
 	if strings.Contains(txt, "WHILE BUSY") {
 		t.Errorf("input reached the agent while busy:\n%s", txt)
@@ -237,11 +237,11 @@ func TestInjectRawSimHeldWhileBusy(t *testing.T) {
 	hs := rec.healths("sim")
 	busyIdle := 0
 	for i := 1; i < len(hs); i++ {
-		if hs[i-1] == workspace.HealthBusy && hs[i] == workspace.HealthIdle {
+		if hs[i-1] == vocab.HealthBusy && hs[i] == vocab.HealthIdle {
 			busyIdle++
 		}
 	}
-	if busyIdle != 3 || hs[1] != workspace.HealthReady {
+	if busyIdle != 3 || hs[1] != vocab.HealthReady {
 		t.Errorf("health sequence %v", hs)
 	}
 }
@@ -250,12 +250,12 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 	var rec recorder
 	spec := helperSpec("c", "claude", "HM_WORK_MS=100")
 	spec.Kind = ProfileClaude
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"c": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"c": spec})
 	if err := m.Start("c", "lead", false); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("c")
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	for i, n := range []int{10, 200, 5000} {
 		msg := fmt.Sprintf("[HIVEMIND] %d ", n) + strings.Repeat("a", n)
 		if err := m.Inject("c", i+1, msg); err != nil {
@@ -265,7 +265,7 @@ func TestClaudeLikePasteSubmit(t *testing.T) {
 	waitFor(t, 20*time.Second, "three deliveries", func() bool {
 		return rec.count(func(e Event) bool { return e.Kind == EventDelivered }) == 3
 	})
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == vocab.HealthIdle })
 	for i := 1; i <= 3; i++ {
 		e, _ := rec.find(delivered(i))
 		t.Logf("seq %d: %s", i, e.Detail)
@@ -292,7 +292,7 @@ func TestEnterResent(t *testing.T) {
 	spec := helperSpec("sim", "sim", "HM_SWALLOW_ENTERS=1")
 	spec.Kind = ProfileSim
 	spec.Submit = SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 300 * time.Millisecond, EnterRetries: 2, Resends: 1}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestWholeMessageResent(t *testing.T) {
 	spec := helperSpec("sim", "sim", "HM_DROP_FIRST=1")
 	spec.Kind = ProfileSim
 	spec.Submit = SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 300 * time.Millisecond, EnterRetries: 0, Resends: 1}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestDeliveryFailed(t *testing.T) {
 	spec := helperSpec("sim", "sim", "HM_NO_HOOKS=1", "HM_NO_STOP=1")
 	spec.Kind = ProfileSim
 	spec.Submit = SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 100 * time.Millisecond, EnterRetries: 1, Resends: 1}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"sim": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"sim": spec})
 	if err := m.Start("sim", "worker", false); err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func testSetsidGrandchildReaped(t *testing.T, _ bool) {
 func TestHookRelayRoundTrip(t *testing.T) {
 	withoutCgroups(t) // the test process sends the hooks
 	var rec recorder
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}}})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"a": {Argv: []string{"sh", "-c", "exec cat"}}})
 	if err := m.Start("a", "lead", false); err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestHookRelayRoundTrip(t *testing.T) {
 		t.Errorf("payload %s", e.Payload)
 	}
 	// Stop while starting/ready makes it idle.
-	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == workspace.HealthIdle })
+	waitFor(t, 5*time.Second, "idle", func() bool { return s.Health() == vocab.HealthIdle })
 
 	if err := RelayHook(HookPreToolUse, []byte(`{"tool_name":"Write"}`), "deny", "outside allowed paths", func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
@@ -453,23 +453,23 @@ func TestHookRelayRoundTrip(t *testing.T) {
 func TestHealthFromHooks(t *testing.T) {
 	var rec recorder
 	spec := Spec{Argv: []string{"sh", "-c", "exec cat"}, Kind: ProfileSim, RateLimitCooldown: 200 * time.Millisecond}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"a": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"a": spec})
 	if err := m.Start("a", "lead", false); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("a")
 	steps := []struct {
 		event, payload string
-		want           workspace.Health
+		want           vocab.Health
 	}{
-		{HookSessionStart, `{}`, workspace.HealthReady},
-		{HookUserPromptSubmit, `{"prompt":"x"}`, workspace.HealthBusy},
-		{HookPermissionRequest, `{"tool_name":"Bash"}`, workspace.HealthWaitingPermission},
-		{HookPreToolUse, `{"tool_name":"Bash"}`, workspace.HealthBusy},
-		{HookStopFailure, `{"error":"rate_limit: 429 Too Many Requests"}`, workspace.HealthRateLimited},
-		{"", "", workspace.HealthIdle}, // cooldown over
-		{HookUserPromptSubmit, `{}`, workspace.HealthBusy},
-		{HookStopFailure, `{"error":"invalid_request"}`, workspace.HealthIdle},
+		{HookSessionStart, `{}`, vocab.HealthReady},
+		{HookUserPromptSubmit, `{"prompt":"x"}`, vocab.HealthBusy},
+		{HookPermissionRequest, `{"tool_name":"Bash"}`, vocab.HealthWaitingPermission},
+		{HookPreToolUse, `{"tool_name":"Bash"}`, vocab.HealthBusy},
+		{HookStopFailure, `{"error":"rate_limit: 429 Too Many Requests"}`, vocab.HealthRateLimited},
+		{"", "", vocab.HealthIdle}, // cooldown over
+		{HookUserPromptSubmit, `{}`, vocab.HealthBusy},
+		{HookStopFailure, `{"error":"invalid_request"}`, vocab.HealthIdle},
 	}
 	for _, st := range steps {
 		if st.event != "" {
@@ -487,25 +487,25 @@ func TestHangWarningThenHung(t *testing.T) {
 	spec := helperSpec("h", "sim", "HM_NO_STOP=1")
 	spec.Kind = ProfileSim
 	spec.HangTimeout = 600 * time.Millisecond
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"h": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"h": spec})
 	if err := m.Start("h", "worker", false); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := m.Session("h")
 	// A slow start may itself raise hang warnings; the turn is what counts.
-	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == workspace.HealthReady })
+	waitFor(t, 10*time.Second, "ready", func() bool { return s.Health() == vocab.HealthReady })
 	_ = m.Inject("h", 1, "work forever")
 	waitFor(t, 10*time.Second, "busy → hang_warning → hung", func() bool {
 		hs := rec.healths("h")
-		b := indexOf(hs, workspace.HealthBusy)
-		return b >= 0 && len(hs) >= b+3 && hs[b+1] == workspace.HealthHangWarning && hs[b+2] == workspace.HealthHung
+		b := indexOf(hs, vocab.HealthBusy)
+		return b >= 0 && len(hs) >= b+3 && hs[b+1] == vocab.HealthHangWarning && hs[b+2] == vocab.HealthHung
 	})
 	// A sign of life brings it back to busy.
 	s.HandleHook(HookMessage{Agent: "h", Event: HookNotification, Payload: json.RawMessage(`{"message":"still here"}`)})
-	waitFor(t, 5*time.Second, "busy again", func() bool { return s.Health() == workspace.HealthBusy })
+	waitFor(t, 5*time.Second, "busy again", func() bool { return s.Health() == vocab.HealthBusy })
 }
 
-func indexOf(hs []workspace.Health, h workspace.Health) int {
+func indexOf(hs []vocab.Health, h vocab.Health) int {
 	for i, x := range hs {
 		if x == h {
 			return i
@@ -567,7 +567,7 @@ func TestLogRotation(t *testing.T) {
 func TestManagerRestartKeepsID(t *testing.T) {
 	var rec recorder
 	spec := Spec{Argv: []string{"sh", "-c", `echo "resumed=$HM_RESUMED id=$HIVEMIND_AGENT_ID"; exec cat`}}
-	m := newTestManager(t, &rec, map[workspace.AgentID]Spec{"w": spec})
+	m := newTestManager(t, &rec, map[vocab.AgentID]Spec{"w": spec})
 	if err := m.Start("w", "worker", false); err != nil {
 		t.Fatal(err)
 	}

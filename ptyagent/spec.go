@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ProfileKind says which kind of agent CLI a session runs; it selects the
@@ -83,8 +83,8 @@ type ReadyRules struct {
 
 // Spec describes one agent process.
 type Spec struct {
-	ID   workspace.AgentID // agent id ("lead", "worker_1" …)
-	Role workspace.Role
+	ID   vocab.AgentID // agent id ("lead", "worker_1" …)
+	Role vocab.Role
 
 	Argv []string // command and arguments; Argv[0] is looked up in PATH
 	Dir  string   // working directory ("" = current)

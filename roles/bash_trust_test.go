@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Every way found to make a read-only command run a program, write a
@@ -133,7 +133,7 @@ func TestBashReadOnlyTricks(t *testing.T) {
 func TestDecideToolAllowlist(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
-		role   workspace.Role
+		role   vocab.Role
 		tool   string
 		allow  bool
 		reason string

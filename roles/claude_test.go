@@ -15,7 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/roles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // hookEnv makes the test binary act as the PreToolUse hook command (what
@@ -72,7 +72,7 @@ func TestRealClaudeReviewerWriteDenied(t *testing.T) {
 	write(filepath.Join(taskDir, "task.md"), "Add a greeting service\n")
 	write(filepath.Join(taskDir, "agents", "lead", "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
-	a := workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
+	a := vocab.Assignment{Seq: 2, State: vocab.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Instruction: "Review the plan: write plan-approved.md or plan-feedback.md",
 		Reads:       []string{filepath.Join(taskDir, "task.md"), filepath.Join(taskDir, "agents", "lead", "plan.md")},
 		Writes:      []string{filepath.Join(taskDir, "agents", "reviewer", "plan-approved.md"), filepath.Join(taskDir, "agents", "reviewer", "plan-feedback.md")}}

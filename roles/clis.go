@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Codex CLI and Gemini CLI reach the same role checks as Claude Code:
@@ -140,7 +140,7 @@ func enforcement(cfg config.Config) string {
 	var b strings.Builder
 	b.WriteString("\nEnforcement per agent CLI (this team: " + cfg.TeamString() + "):\n")
 	used := map[string]bool{}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		used[cfg.AgentOf(r)] = true
 	}
 	for _, id := range cfg.TeamIDs() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // codexPatch is the PreToolUse payload Codex CLI 0.169 sends for a write:
@@ -93,7 +93,7 @@ func TestCodexAndGeminiToolCalls(t *testing.T) {
 // `hivemind roles` marks the CLI of a worker of its own agent as used,
 // and names the team with it.
 func TestEnforcementWorkerAgents(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerWorker: map[vocab.AgentID]string{"worker_2": "codex"}})
 	got := enforcement(cfg)
 	if !strings.Contains(got, "this team: lead=claude,reviewer=claude,worker=claude,worker_2=codex") {
 		t.Errorf("team not named:\n%s", got)

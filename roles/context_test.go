@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // TestSharedContextWritePolicy: every role may write its notes in its own
@@ -34,11 +34,11 @@ func TestSharedContextWritePolicy(t *testing.T) {
 		{ws + "/context/inbox/lead-1.json", false},
 		{task + "/context/inbox/lead-1.md", false},
 	}
-	self := map[workspace.Role]string{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}
-	other := map[workspace.Role]string{"lead": "worker_1", "reviewer": "lead", "worker": "worker_2"}
-	for _, role := range workspace.Roles() {
+	self := map[vocab.Role]string{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}
+	other := map[vocab.Role]string{"lead": "worker_1", "reviewer": "lead", "worker": "worker_2"}
+	for _, role := range vocab.Roles() {
 		p := DefaultPolicy(role)
-		p.Agent = workspace.AgentID(self[role])
+		p.Agent = vocab.AgentID(self[role])
 		for _, c := range cases {
 			for _, tool := range []string{"Write", "Edit"} {
 				if tool == "Edit" && !p.Tools.Edit {
@@ -59,7 +59,7 @@ func TestSharedContextWritePolicy(t *testing.T) {
 func TestPromptsTeachSharedContext(t *testing.T) {
 	common := []string{"agents/<your agent id>/knowledge/<n>.md", "kind: decision", "`constraint`", "`term`",
 		"decisions.json", "next** assignment", "hivemind context rm ID"}
-	want := map[workspace.Role][]string{
+	want := map[vocab.Role][]string{
 		"lead":     {"plan-level choices"},
 		"worker":   {"other Workers must follow"},
 		"reviewer": {"contradicts a recorded decision", "Do not re-raise"},

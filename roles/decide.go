@@ -1,7 +1,7 @@
 package roles
 
 import (
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 
 	"errors"
 	"fmt"
@@ -170,11 +170,11 @@ func expandRoot(pattern string, roots map[string]string) string {
 
 // outboxOf returns agent's outbox in the task dir ("" when either is
 // unknown or the id is not valid: {outbox} patterns then match nothing).
-func outboxOf(taskDir string, agent workspace.AgentID) string {
-	if taskDir == "" || !workspace.ValidID(string(agent)) {
+func outboxOf(taskDir string, agent vocab.AgentID) string {
+	if taskDir == "" || !vocab.ValidID(string(agent)) {
 		return ""
 	}
-	return filepath.Join(taskDir, workspace.OutboxRel(agent))
+	return filepath.Join(taskDir, vocab.OutboxRel(agent))
 }
 
 // workspaceOf returns the workspace root of a task dir
@@ -208,7 +208,7 @@ func worktreeOf(taskDir, project string) string {
 // resolveRoots resolves the pattern roots physically, so they compare with
 // resolved file paths (e.g. /tmp being a symlink). {worktree} is set only
 // when the project lies inside the workspace (worktreeOf).
-func resolveRoots(taskDir, project string, agent workspace.AgentID) map[string]string {
+func resolveRoots(taskDir, project string, agent vocab.AgentID) map[string]string {
 	roots := map[string]string{}
 	for k, v := range map[string]string{"{task}": taskDir, "{project}": project, "{workspace}": workspaceOf(taskDir),
 		"{worktree}": worktreeOf(taskDir, project), "{outbox}": outboxOf(taskDir, agent)} {

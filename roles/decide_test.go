@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // fixture is a project with its workspace inside and a folder outside, plus
@@ -60,7 +60,7 @@ func TestDecideWritePaths(t *testing.T) {
 	P, T := f.project, f.task
 	tests := []struct {
 		name       string
-		role       workspace.Role
+		role       vocab.Role
 		tool, path string
 		allow      bool
 		reason     string // substring of the denial reason
@@ -140,7 +140,7 @@ func TestDecideWritePaths(t *testing.T) {
 			}
 			in := map[string]any{key: tc.path, "content": "x"}
 			pol := DefaultPolicy(tc.role)
-			pol.Agent = map[workspace.Role]workspace.AgentID{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
+			pol.Agent = map[vocab.Role]vocab.AgentID{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
 			allow, reason := Decide(pol, T, P, tc.tool, in)
 			if allow != tc.allow {
 				t.Fatalf("allow = %v, want %v (reason %q)", allow, tc.allow, reason)
@@ -161,7 +161,7 @@ func TestDecideWritePaths(t *testing.T) {
 func TestDecideTools(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
-		role   workspace.Role
+		role   vocab.Role
 		tool   string
 		input  map[string]any
 		allow  bool

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Environment variables the hook process inherits from its agent.
@@ -49,7 +49,7 @@ type hookSpecificOutput struct {
 // HIVEMIND_ROLE is not a Hivemind agent and is always allowed; input that
 // cannot be parsed is denied (fail closed).
 func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bool, reason string) {
-	role := workspace.Role(env(EnvRole))
+	role := vocab.Role(env(EnvRole))
 	if role == "" {
 		return nil, false, ""
 	}
@@ -81,7 +81,7 @@ func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bo
 			input = absolutize(input, in.Cwd)
 		}
 		pol := DefaultPolicy(role)
-		pol.Agent = workspace.AgentID(env(EnvAgentID))
+		pol.Agent = vocab.AgentID(env(EnvAgentID))
 		if allow, why := Decide(pol, env(EnvTaskDir), project, c.name, input); !allow {
 			return deny(in.HookEventName, why)
 		}

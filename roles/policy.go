@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -36,10 +36,10 @@ type ToolRules struct {
 
 // Policy is one role's permissions.
 type Policy struct {
-	Role workspace.Role
+	Role vocab.Role
 	// Agent is the agent the policy is applied to: {outbox} is its outbox
 	// agents/<Agent>/ in the task dir (unset: {outbox} matches nothing).
-	Agent workspace.AgentID
+	Agent vocab.AgentID
 	Tools ToolRules
 	// WritePaths are the paths the Write/Edit tools may touch: globs
 	// rooted at {task} (the task dir), {outbox} (the agent's outbox in
@@ -95,7 +95,7 @@ var protectedPaths = []string{
 
 // outboxPaths are the files of the trigger table agents of role write, in
 // their own outbox.
-func outboxPaths(role workspace.Role) []string {
+func outboxPaths(role vocab.Role) []string {
 	var out []string
 	for _, k := range triggers.OwnedBy(role) {
 		out = append(out, "{outbox}/"+string(k))
@@ -112,15 +112,15 @@ func outboxPaths(role workspace.Role) []string {
 // trigger files (no Bash, no Edit); Workers edit project files, run Bash,
 // and write their outputs and checkpoint.md. Each writes its trigger files
 // (the rows of the trigger table its role writes) only in its own outbox.
-func DefaultPolicy(role workspace.Role) Policy {
+func DefaultPolicy(role vocab.Role) Policy {
 	p := Policy{Role: role, Tools: ToolRules{Bash: BashNone, Web: true}}
 	switch role {
-	case workspace.RoleLead:
+	case vocab.RoleLead:
 		p.Tools.Write = true
 		p.Tools.Bash = BashReadOnly
-	case workspace.RoleReviewer:
+	case vocab.RoleReviewer:
 		p.Tools.Write = true
-	case workspace.RoleWorker:
+	case vocab.RoleWorker:
 		p.Tools = ToolRules{Write: true, Edit: true, Bash: BashFull, Web: true, Subagents: true}
 	default:
 		p.Tools.Web = false
@@ -128,7 +128,7 @@ func DefaultPolicy(role workspace.Role) Policy {
 		return p
 	}
 	p.WritePaths = slices.Concat(protectedPaths, outboxPaths(role))
-	if role == workspace.RoleWorker {
+	if role == vocab.RoleWorker {
 		// Project files, but nothing else inside the workspace. In a git
 		// project a worker's project is its own worktree, which lies
 		// inside the workspace ({worktree} is defined only then): that
@@ -197,7 +197,7 @@ func Table(cfg config.Config) string {
 		return "-"
 	}
 	rows := [][]string{{"ROLE", "READ", "WRITE", "EDIT", "BASH", "WEB", "SUBAGENTS", "MODEL", "PERMISSION MODE"}}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		p := DefaultPolicy(r)
 		rc := cfg.Role(r)
 		model := rc.Model
@@ -212,7 +212,7 @@ func Table(cfg config.Config) string {
 	b.WriteString("\nWrite paths (checked in order, first match decides, ! = denied, no match = denied;\n")
 	b.WriteString("{task} = task dir, {outbox} = the agent's own outbox {task}/agents/<agent id>, {workspace} = workspace root, {project} = project,\n")
 	b.WriteString("{worktree} = the worker's own git worktree when the project is a git repository):\n")
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		p := DefaultPolicy(r)
 		fmt.Fprintf(&b, "\n  %s:\n", r)
 		var allow []string

@@ -8,14 +8,14 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // TestClaudeToolFlags pins the Claude Code flags each role gets: the tool
 // lists and the full argument list with the default role config.
 func TestClaudeToolFlags(t *testing.T) {
 	cfg := config.Default()
-	for _, role := range workspace.Roles() {
+	for _, role := range vocab.Roles() {
 		t.Run(string(role), func(t *testing.T) {
 			p := DefaultPolicy(role)
 			allowed, disallowed := ClaudeToolFlags(p)
@@ -33,7 +33,7 @@ func TestClaudeToolFlags(t *testing.T) {
 }
 
 func TestClaudeToolFlagsInvariants(t *testing.T) {
-	for _, role := range workspace.Roles() {
+	for _, role := range vocab.Roles() {
 		allowed, disallowed := ClaudeToolFlags(DefaultPolicy(role))
 		for _, a := range allowed {
 			for _, d := range disallowed {

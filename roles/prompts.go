@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 //go:embed lead.md reviewer.md worker.md
@@ -24,7 +24,7 @@ var ErrUnknownRole = errors.New("roles: unknown role")
 // then the built-in prompt (source "embedded"). Either folder may be "". An
 // override that exists but cannot be read, or is empty, is an error: a
 // silently ignored override would be worse.
-func Prompt(role workspace.Role, projectRolesDir, userRolesDir string) (text string, source string, err error) {
+func Prompt(role vocab.Role, projectRolesDir, userRolesDir string) (text string, source string, err error) {
 	if !role.Known() {
 		return "", "", fmt.Errorf("%w %q (want lead, reviewer or worker)", ErrUnknownRole, role)
 	}
@@ -54,7 +54,7 @@ func Prompt(role workspace.Role, projectRolesDir, userRolesDir string) (text str
 }
 
 // EmbeddedPrompt returns the built-in prompt of role.
-func EmbeddedPrompt(role workspace.Role) (string, error) {
+func EmbeddedPrompt(role vocab.Role) (string, error) {
 	text, _, err := Prompt(role, "", "")
 	return text, err
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestPromptOverrideOrder(t *testing.T) {
@@ -58,7 +58,7 @@ func TestPromptOverrideOrder(t *testing.T) {
 func TestPromptsTeachProtocol(t *testing.T) {
 	common := []string{"[HIVEMIND]", "assignments/", "`reads`", "`writes`", "done_marker", "last", "read_only",
 		"state.json", "friction/<short-name>.md", "seq"}
-	want := map[workspace.Role][]string{
+	want := map[vocab.Role][]string{
 		"lead": {"plan.md", "friction-resolution.md", "```json", `"summary"`, `"checkpoints"`, `"subtasks"`,
 			`"dependencies"`, `"files"`, "CREATE", "MODIFY", "Revision notes"},
 		"reviewer": {"plan-approved.md", "plan-feedback.md", "checkpoint-approved.md", "checkpoint-issues.md",

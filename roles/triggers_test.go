@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -15,9 +15,9 @@ import (
 func TestPoliciesFollowTriggerTable(t *testing.T) {
 	f := newFixture(t)
 	T := f.task
-	ids := map[workspace.Role]workspace.AgentID{workspace.RoleLead: "lead", workspace.RoleReviewer: "reviewer", workspace.RoleWorker: "worker_1"}
+	ids := map[vocab.Role]vocab.AgentID{vocab.RoleLead: "lead", vocab.RoleReviewer: "reviewer", vocab.RoleWorker: "worker_1"}
 	for _, spec := range triggers.Table() {
-		for _, role := range workspace.Roles() {
+		for _, role := range vocab.Roles() {
 			pol := DefaultPolicy(role)
 			pol.Agent = ids[role]
 			own := filepath.Join(T, filepath.FromSlash(triggers.Path(pol.Agent, spec.Kind, "y")))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // TestDecideWorkerWorktree: in a git project a worker's project is its own
@@ -32,7 +32,7 @@ func TestDecideWorkerWorktree(t *testing.T) {
 	T := f.task
 	tests := []struct {
 		name                string
-		role                workspace.Role
+		role                vocab.Role
 		tool, project, path string
 		allow               bool
 		reason              string
@@ -62,7 +62,7 @@ func TestDecideWorkerWorktree(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pol := DefaultPolicy(tc.role)
-			pol.Agent = map[workspace.Role]workspace.AgentID{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
+			pol.Agent = map[vocab.Role]vocab.AgentID{"lead": "lead", "reviewer": "reviewer", "worker": "worker_1"}[tc.role]
 			allow, reason := Decide(pol, T, tc.project, tc.tool, map[string]any{"file_path": tc.path})
 			if allow != tc.allow {
 				t.Fatalf("allow = %v, want %v (reason %q)", allow, tc.allow, reason)

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // emuTerm is a Terminal backed by Hivemind's emulator, as a session's is.
@@ -27,7 +27,7 @@ func (e *emuTerm) CopyText(sc, from, to int) string { return e.s.(textCopier).Co
 // does: a long path comes out whole.
 func TestCopyJoinsWrappedLines(t *testing.T) {
 	term := &emuTerm{s: screen.New(screen.Options{Cols: 80, Rows: 24})}
-	terms := TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) { return term, id == workspace.AgentLead }, make(chan struct{}))
+	terms := TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) { return term, id == vocab.AgentLead }, make(chan struct{}))
 	m := New(Options{FPS: 30, Terminals: terms, Now: func() time.Time { return testNow }})
 	h := &harness{t: t, m: m}
 	h.send(tea.WindowSizeMsg{Width: 60, Height: 24})

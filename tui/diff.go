@@ -9,13 +9,13 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // diffView is one worker's changes (key d), drawn over the pane area.
 type diffView struct {
 	show    bool
-	agent   workspace.AgentID
+	agent   vocab.AgentID
 	loading bool
 	lines   []string // the diff, one line each, tabs expanded
 	err     string
@@ -24,13 +24,13 @@ type diffView struct {
 
 // diffLoadedMsg carries the result of a diffCmd.
 type diffLoadedMsg struct {
-	agent workspace.AgentID
+	agent vocab.AgentID
 	text  string
 	err   error
 }
 
 // diffCmd runs the diff (git) off the UI goroutine.
-func diffCmd(diff func(string) (string, error), agent workspace.AgentID) tea.Cmd {
+func diffCmd(diff func(string) (string, error), agent vocab.AgentID) tea.Cmd {
 	return func() tea.Msg {
 		text, err := diff(string(agent))
 		return diffLoadedMsg{agent: agent, text: text, err: err}
@@ -44,7 +44,7 @@ func (m *Model) openDiff() tea.Cmd {
 	switch {
 	case id == "":
 		return nil
-	case role != workspace.RoleWorker:
+	case role != vocab.RoleWorker:
 		m.notice = notice{level: "info", text: "d shows a worker's changes: focus a worker (" + string(id) + " writes no code of its own)"}
 		return nil
 	case m.opts.Diff == nil:

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // fakeEngine records every call, in order.
@@ -20,13 +20,13 @@ type fakeEngine struct {
 	calls []string
 }
 
-func (e *fakeEngine) record(s string)                 { e.mu.Lock(); e.calls = append(e.calls, s); e.mu.Unlock() }
-func (e *fakeEngine) Pause()                          { e.record("pause") }
-func (e *fakeEngine) Resume()                         { e.record("resume") }
-func (e *fakeEngine) Cancel()                         { e.record("cancel") }
-func (e *fakeEngine) Retry()                          { e.record("retry") }
-func (e *fakeEngine) Abandon()                        { e.record("abandon") }
-func (e *fakeEngine) PauseAgent(id workspace.AgentID) { e.record("pause_agent " + string(id)) }
+func (e *fakeEngine) record(s string)             { e.mu.Lock(); e.calls = append(e.calls, s); e.mu.Unlock() }
+func (e *fakeEngine) Pause()                      { e.record("pause") }
+func (e *fakeEngine) Resume()                     { e.record("resume") }
+func (e *fakeEngine) Cancel()                     { e.record("cancel") }
+func (e *fakeEngine) Retry()                      { e.record("retry") }
+func (e *fakeEngine) Abandon()                    { e.record("abandon") }
+func (e *fakeEngine) PauseAgent(id vocab.AgentID) { e.record("pause_agent " + string(id)) }
 
 func (e *fakeEngine) got() []string {
 	e.mu.Lock()
@@ -121,19 +121,19 @@ func (f *fakeTerm) size() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return 
 
 type fakeTerms struct {
 	mu      sync.Mutex
-	terms   map[workspace.AgentID]*fakeTerm
+	terms   map[vocab.AgentID]*fakeTerm
 	changed chan struct{}
 }
 
-func newFakeTerms(ids ...workspace.AgentID) *fakeTerms {
-	ft := &fakeTerms{terms: map[workspace.AgentID]*fakeTerm{}, changed: make(chan struct{}, 1)}
+func newFakeTerms(ids ...vocab.AgentID) *fakeTerms {
+	ft := &fakeTerms{terms: map[vocab.AgentID]*fakeTerm{}, changed: make(chan struct{}, 1)}
 	for _, id := range ids {
 		ft.terms[id] = newFakeTerm(string(id))
 	}
 	return ft
 }
 
-func (f *fakeTerms) Terminal(id workspace.AgentID) (Terminal, bool) {
+func (f *fakeTerms) Terminal(id vocab.AgentID) (Terminal, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.terms[id]
@@ -154,32 +154,32 @@ func (f *fakeTerms) signal() {
 
 var testNow = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
-func agentIDs(n int) []workspace.AgentID {
-	ids := []workspace.AgentID{}
+func agentIDs(n int) []vocab.AgentID {
+	ids := []vocab.AgentID{}
 	if n > 0 {
-		ids = append(ids, workspace.AgentLead)
+		ids = append(ids, vocab.AgentLead)
 	}
 	if n > 1 {
-		ids = append(ids, workspace.AgentReviewer)
+		ids = append(ids, vocab.AgentReviewer)
 	}
 	for i := 1; i <= n-2; i++ {
-		ids = append(ids, workspace.WorkerID(i))
+		ids = append(ids, vocab.WorkerID(i))
 	}
 	return ids
 }
 
 // testState is an executing run with n agents.
-func testState(n int) workspace.State {
-	st := workspace.State{
-		TaskID: "t_20260314_add-auth", Phase: workspace.PhaseExecuting, PreviousPhase: workspace.PhasePlanReview,
+func testState(n int) vocab.State {
+	st := vocab.State{
+		TaskID: "t_20260314_add-auth", Phase: vocab.PhaseExecuting, PreviousPhase: vocab.PhasePlanReview,
 		CurrentCheckpoint: 1, TotalCheckpoints: 3, RevisionCount: 1, FrictionCount: 2,
 		StartedAt: testNow.Add(-(time.Hour + 2*time.Minute + 3*time.Second)),
-		Agents:    map[workspace.AgentID]workspace.AgentState{},
+		Agents:    map[vocab.AgentID]vocab.AgentState{},
 	}
 	st.Clock.Start(st.StartedAt) // under way since it started, as the engine keeps it
 	for i, id := range agentIDs(n) {
-		a := workspace.AgentState{Role: workspace.RoleOf(id), Status: "idle"}
-		if a.Role == workspace.RoleWorker {
+		a := vocab.AgentState{Role: vocab.RoleOf(id), Status: "idle"}
+		if a.Role == vocab.RoleWorker {
 			a.Status = "busy"
 			a.Subtask = fmt.Sprintf("st_%d", i-1)
 			st.ActiveAgents = append(st.ActiveAgents, id)
@@ -187,7 +187,7 @@ func testState(n int) workspace.State {
 		st.Agents[id] = a
 	}
 	if n > 1 {
-		st.ReadOnlyAgents = []workspace.AgentID{"reviewer"}
+		st.ReadOnlyAgents = []vocab.AgentID{"reviewer"}
 	}
 	return st
 }
@@ -223,7 +223,7 @@ func (h *harness) view() string { return h.m.View().Content }
 
 func (h *harness) plain() string { return ansi.Strip(h.view()) }
 
-func (h *harness) term(id workspace.AgentID) *fakeTerm { return h.terms.terms[id] }
+func (h *harness) term(id vocab.AgentID) *fakeTerm { return h.terms.terms[id] }
 
 // keyMsg builds the key press bubbletea delivers for a key name.
 func keyMsg(s string) tea.KeyPressMsg {

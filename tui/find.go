@@ -8,22 +8,22 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // search is a search in one pane's scrollback (key /): the prompt while
 // typing, then the matches, walked with n and N.
 type search struct {
-	typing  bool              // the prompt in the footer takes the keys
-	query   string            // typed, then searched
-	agent   workspace.AgentID // the pane searched
-	hits    []int             // matching lines, counted from the top of the scrollback
-	cur     int               // the hit shown (index into hits)
-	running bool              // a searchCmd is outstanding
+	typing  bool          // the prompt in the footer takes the keys
+	query   string        // typed, then searched
+	agent   vocab.AgentID // the pane searched
+	hits    []int         // matching lines, counted from the top of the scrollback
+	cur     int           // the hit shown (index into hits)
+	running bool          // a searchCmd is outstanding
 }
 
 // active reports whether matches are shown over the agent's pane.
-func (s search) active(id workspace.AgentID) bool {
+func (s search) active(id vocab.AgentID) bool {
 	return !s.typing && s.query != "" && s.agent == id
 }
 
@@ -40,7 +40,7 @@ func (s search) label() string {
 
 // searchedMsg carries the matches of a searchCmd.
 type searchedMsg struct {
-	agent workspace.AgentID
+	agent vocab.AgentID
 	query string
 	hits  []int
 }
@@ -49,7 +49,7 @@ type searchedMsg struct {
 // query (case-insensitive). It reads the screen a page at a time off the
 // UI goroutine: the cost is one pass over the scrollback per search, never
 // per frame.
-func searchCmd(t Terminal, agent workspace.AgentID, query string, rows int) tea.Cmd {
+func searchCmd(t Terminal, agent vocab.AgentID, query string, rows int) tea.Cmd {
 	return func() tea.Msg {
 		q := strings.ToLower(query)
 		back := t.ScrollbackLen()
@@ -180,13 +180,13 @@ func (m *Model) showHit() {
 // selection is a range of screen rows of one pane chosen with the mouse
 // (press, drag, release); on release the rows are copied.
 type selection struct {
-	agent        workspace.AgentID
+	agent        vocab.AgentID
 	anchor, head int // body rows (0 = the pane's first screen row)
 	dragging     bool
 }
 
 // marks are the highlights over an agent's pane.
-func (m Model) marks(id workspace.AgentID) paneMarks {
+func (m Model) marks(id vocab.AgentID) paneMarks {
 	mk := paneMarks{From: 1, To: 0}
 	if m.sel.agent == id {
 		mk.From, mk.To = min(m.sel.anchor, m.sel.head), max(m.sel.anchor, m.sel.head)
@@ -207,7 +207,7 @@ type textCopier interface {
 // shows now (scrolled or live), to the clipboard with OSC 52: soft-wrapped
 // rows joined into their line, trailing blanks and empty last lines
 // trimmed.
-func (m *Model) copyRows(id workspace.AgentID, from, to int) tea.Cmd {
+func (m *Model) copyRows(id vocab.AgentID, from, to int) tea.Cmd {
 	t, ok := m.terminal(id)
 	if !ok {
 		m.notice = notice{level: "warn", text: "nothing to copy: " + string(id) + " has no terminal"}

@@ -13,7 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // header is the first line of the plain view.
@@ -31,7 +31,7 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 	h := newHarness(t, 4, 160, 40)
 	st := testState(4)
 	st.CurrentCheckpoint, st.TotalCheckpoints = 2, 2
-	st.Rounds = []workspace.Round{
+	st.Rounds = []vocab.Round{
 		{Kind: "plan", Number: 1, Verdict: "approved"},
 		{Kind: "checkpoint", Checkpoint: 1, Number: 1, Verdict: "issues"},
 		{Kind: "checkpoint", Checkpoint: 1, Number: 2, Verdict: "approved"},
@@ -41,7 +41,7 @@ func TestProgressCountsApprovedCheckpoints(t *testing.T) {
 		strings.Contains(hd, "2/2") {
 		t.Fatalf("header %q: want building checkpoint 2, 1/2 checkpoints approved", hd)
 	}
-	st.Phase = workspace.PhaseComplete
+	st.Phase = vocab.PhaseComplete
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "2/2 checkpoints approved") {
 		t.Fatalf("complete: header %q, want 2/2", hd)
@@ -60,7 +60,7 @@ func TestPauseFreezesClock(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	st := testState(4)
 	st.StartedAt = testNow.Add(-10 * time.Minute)
-	st.Clock = workspace.RunClock{Since: st.StartedAt}
+	st.Clock = vocab.RunClock{Since: st.StartedAt}
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") {
 		t.Fatalf("running: header %q", hd)
@@ -68,7 +68,7 @@ func TestPauseFreezesClock(t *testing.T) {
 	if !h.m.clockOn {
 		t.Fatal("the clock does not tick while the task runs")
 	}
-	st.PreviousPhase, st.Phase, st.Timestamp = st.Phase, workspace.PhasePaused, testNow
+	st.PreviousPhase, st.Phase, st.Timestamp = st.Phase, vocab.PhasePaused, testNow
 	st.Clock.Stop(testNow)
 	h.send(SnapshotMsg{State: st})
 	if h.m.clockOn {
@@ -82,7 +82,7 @@ func TestPauseFreezesClock(t *testing.T) {
 	if !strings.Contains(h.plain(), "timers frozen") {
 		t.Fatal("no paused banner")
 	}
-	st.Phase, st.PreviousPhase, st.Timestamp = workspace.PhaseExecuting, workspace.PhasePaused, now
+	st.Phase, st.PreviousPhase, st.Timestamp = vocab.PhaseExecuting, vocab.PhasePaused, now
 	st.Clock.Start(now)
 	h.send(SnapshotMsg{State: st})
 	now = now.Add(time.Minute)
@@ -96,7 +96,7 @@ func TestPauseFreezesClock(t *testing.T) {
 func TestStatesInWords(t *testing.T) {
 	h := newHarness(t, 4, 160, 40)
 	st := testState(4)
-	st.Phase, st.PreviousPhase = workspace.PhaseCheckpointReview, workspace.PhaseExecuting
+	st.Phase, st.PreviousPhase = vocab.PhaseCheckpointReview, vocab.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	hd := h.header()
 	if !strings.Contains(hd, "reviewing checkpoint") || strings.Contains(hd, "checkpoint_review") || strings.Contains(hd, "←") {
@@ -115,10 +115,10 @@ func TestStatesInWords(t *testing.T) {
 	}
 }
 
-func plumbingEvents() []workspace.EventRecord {
+func plumbingEvents() []vocab.EventRecord {
 	at := testNow.Add(-time.Minute)
 	code := 143
-	return []workspace.EventRecord{
+	return []vocab.EventRecord{
 		{Time: at, Type: "state_changed", Details: map[string]any{"from": "executing", "to": "cancelled"}},
 		{Time: at, Type: "input.agent_health", Agent: "worker_1", Details: map[string]any{"health": "busy"}},
 		{Time: at, Type: "input.injection_result", Agent: "worker_1", Details: map[string]any{"delivered": true, "seq": 4}},
@@ -149,7 +149,7 @@ func TestEventsMilestonesAndDetail(t *testing.T) {
 	if strings.Contains(h.plain(), "injection_result") {
 		t.Fatal("v did not go back to milestones")
 	}
-	if !workspace.IsMilestone(workspace.EventRecord{Type: "checkpoint_approved"}) || workspace.IsMilestone(workspace.EventRecord{Type: "input.agent_health"}) {
+	if !vocab.IsMilestone(vocab.EventRecord{Type: "checkpoint_approved"}) || vocab.IsMilestone(vocab.EventRecord{Type: "input.agent_health"}) {
 		t.Fatal("IsMilestone misclassifies")
 	}
 }
@@ -164,7 +164,7 @@ func TestQuitWordsFollowTheTask(t *testing.T) {
 	}
 	h.key("n")
 	st := testState(4)
-	st.Phase = workspace.PhaseComplete
+	st.Phase = vocab.PhaseComplete
 	h.send(SnapshotMsg{State: st})
 	if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.confirm != confirmNone {
 		t.Fatalf("complete: q did not quit at once (footer %q)", h.footer())
@@ -175,19 +175,19 @@ func TestQuitWordsFollowTheTask(t *testing.T) {
 // no planned file as created; markdown marks are gone.
 func TestSummaryAfterCancel(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, workspace.OutputsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, vocab.OutputsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, workspace.OutputsDir, "st_1.md"), []byte("- Created: calc/sqrt.go\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, vocab.OutputsDir, "st_1.md"), []byte("- Created: calc/sqrt.go\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st := summaryState(dir)
-	st.Phase = workspace.PhaseCancelled
-	st.Subtasks = map[string]workspace.SubtaskState{
-		"st_1": {Status: workspace.SubtaskDone, Worker: "worker_1"},
-		"st_2": {Status: workspace.SubtaskInProgress, Worker: "worker_2"},
+	st.Phase = vocab.PhaseCancelled
+	st.Subtasks = map[string]vocab.SubtaskState{
+		"st_1": {Status: vocab.SubtaskDone, Worker: "worker_1"},
+		"st_2": {Status: vocab.SubtaskInProgress, Worker: "worker_2"},
 	}
-	st.Rounds = append(st.Rounds, workspace.Round{Kind: "checkpoint", Checkpoint: 2, Number: 1, Verdict: "issues",
+	st.Rounds = append(st.Rounds, vocab.Round{Kind: "checkpoint", Checkpoint: 2, Number: 1, Verdict: "issues",
 		Summary: "**Severity:** major — `Sqrt` panics on `-1`"})
 	m := New(Options{FPS: 30, Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
 	m.width, m.height = 140, 60
@@ -207,7 +207,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 		}
 	}
 	// Abandoned reads abandoned, in the header too.
-	st.Phase = workspace.PhaseIdle
+	st.Phase = vocab.PhaseIdle
 	m.fd.sum = loadSummary(st, dir, "x")
 	if plain := stripped(m.View().Content); !strings.Contains(plain, "│ abandoned │") || !strings.Contains(plain, "not done: abandoned") {
 		t.Errorf("abandoned summary:\n%s", plain)
@@ -414,7 +414,7 @@ var testAgents = []AgentChoice{{Name: "claude"}, {Name: "codex"},
 func TestStartTeam(t *testing.T) {
 	l := newFakeLauncher()
 	h := newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
-		StartTeam: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}}, 160, 40)
+		StartTeam: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}}, 160, 40)
 	h.typeText("add a square root")
 	h.keys("tab", "tab", "tab")
 	if h.m.fd.focus != focusTeam || !strings.Contains(h.plain(), "Team  lead ◂ claude ▸  reviewer claude  workers my-agent --fast  × 2") {
@@ -433,7 +433,7 @@ func TestStartTeam(t *testing.T) {
 		t.Fatalf("a missing CLI is not marked:\n%s", h.plain())
 	}
 	h.run(h.send(ctrl('s')))
-	want := map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	want := map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
 	if len(l.started) != 1 || !maps.Equal(l.started[0].Agents, want) || l.started[0].Agent != "" || l.started[0].Workers != 4 {
 		t.Fatalf("started %+v, want agents %v and 4 workers", l.started, want)
 	}
@@ -441,7 +441,7 @@ func TestStartTeam(t *testing.T) {
 	// = gives every role the selected role's agent; h and l move too.
 	h = newFrontHarnessWith(t, newFakeLauncher(), Options{Agents: testAgents}, 160, 40)
 	h.keys("tab", "tab", "tab", "l", "j", "=", "h")
-	if got := h.m.fd.team(); !maps.Equal(got, map[workspace.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"}) {
+	if got := h.m.fd.team(); !maps.Equal(got, map[vocab.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"}) {
 		t.Fatalf("team after = %v", got)
 	}
 }
@@ -453,7 +453,7 @@ func TestStartTeam(t *testing.T) {
 func TestStartTeamEachWorker(t *testing.T) {
 	l := newFakeLauncher()
 	h := newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
-		StartTeam: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}}, 160, 40)
+		StartTeam: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}}, 160, 40)
 	h.typeText("add a square root")
 	h.keys("tab", "tab", "tab", "e") // e on the Lead does nothing
 	if h.m.fd.each != nil {
@@ -468,15 +468,15 @@ func TestStartTeamEachWorker(t *testing.T) {
 		t.Fatalf("team row after +:\n%s", h.plain())
 	}
 	h.run(h.send(ctrl('s')))
-	wantRoles := map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}
-	wantWorkers := map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini", "worker_3": "gemini"}
+	wantRoles := map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}
+	wantWorkers := map[vocab.AgentID]string{"worker_1": "codex", "worker_2": "gemini", "worker_3": "gemini"}
 	if len(l.started) != 1 || !maps.Equal(l.started[0].Agents, wantRoles) || !maps.Equal(l.started[0].WorkerAgents, wantWorkers) || l.started[0].Workers != 3 {
 		t.Fatalf("started %+v, want agents %v, workers %v", l.started, wantRoles, wantWorkers)
 	}
 
 	h = newFrontHarnessWith(t, newFakeLauncher(), Options{Agents: testAgents, Workers: 3}, 160, 40)
 	h.keys("tab", "tab", "tab", "right", "right", "e", "right", "right", "down", "-")
-	if got := h.m.fd.workerTeam(); !maps.Equal(got, map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "claude"}) || h.m.fd.slot != h.m.fd.countSlot() {
+	if got := h.m.fd.workerTeam(); !maps.Equal(got, map[vocab.AgentID]string{"worker_1": "claude", "worker_2": "claude"}) || h.m.fd.slot != h.m.fd.countSlot() {
 		t.Fatalf("after - the last worker is gone: %v, slot %d", got, h.m.fd.slot)
 	}
 	h.keys("left", "up", "e")
@@ -488,14 +488,14 @@ func TestStartTeamEachWorker(t *testing.T) {
 	// configured when the row is left alone.
 	l = newFakeLauncher()
 	h = newFrontHarnessWith(t, l, Options{Agents: testAgents, Workers: 2,
-		StartTeam:    map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"},
-		StartWorkers: map[workspace.AgentID]string{"worker_2": "my-cli"}}, 160, 40)
+		StartTeam:    map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"},
+		StartWorkers: map[vocab.AgentID]string{"worker_2": "my-cli"}}, 160, 40)
 	h.typeText("add a square root")
 	if !strings.Contains(h.plain(), "worker_1 claude  worker_2 my-cli  × 2") {
 		t.Fatalf("configured workers are not split:\n%s", h.plain())
 	}
 	h.run(h.send(ctrl('s')))
-	if len(l.started) != 1 || !maps.Equal(l.started[0].WorkerAgents, map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "my-cli"}) {
+	if len(l.started) != 1 || !maps.Equal(l.started[0].WorkerAgents, map[vocab.AgentID]string{"worker_1": "claude", "worker_2": "my-cli"}) {
 		t.Fatalf("started %+v", l.started)
 	}
 }
@@ -528,12 +528,12 @@ func stripped(s string) string {
 // tails had, so milestones are not pushed out by detail records.
 func TestEventsAccumulate(t *testing.T) {
 	at := testNow.Add(-time.Hour)
-	rec := func(i int, typ workspace.RecordType) workspace.EventRecord {
-		return workspace.EventRecord{Time: at.Add(time.Duration(i) * time.Second), Type: typ}
+	rec := func(i int, typ vocab.RecordType) vocab.EventRecord {
+		return vocab.EventRecord{Time: at.Add(time.Duration(i) * time.Second), Type: typ}
 	}
-	first := []workspace.EventRecord{rec(0, "task_submitted"), rec(1, "plan_approved"), rec(2, "input.agent_health")}
+	first := []vocab.EventRecord{rec(0, "task_submitted"), rec(1, "plan_approved"), rec(2, "input.agent_health")}
 	got := mergeEvents(nil, first)
-	second := []workspace.EventRecord{rec(2, "input.agent_health"), rec(3, "input.injection_result"), rec(4, "subtask_done")}
+	second := []vocab.EventRecord{rec(2, "input.agent_health"), rec(3, "input.injection_result"), rec(4, "subtask_done")}
 	got = mergeEvents(got, second)
 	var types []string
 	for _, e := range got {
@@ -546,12 +546,12 @@ func TestEventsAccumulate(t *testing.T) {
 		t.Fatalf("the same tail twice added records: %d → %d", len(got), len(again))
 	}
 	// A tail that does not reach the last record kept (a gap) replaces it.
-	gap := []workspace.EventRecord{rec(10, "cancelled")}
+	gap := []vocab.EventRecord{rec(10, "cancelled")}
 	if r := mergeEvents(got, gap); len(r) != 1 || r[0].Type != "cancelled" {
 		t.Fatalf("after a gap: %v", r)
 	}
 	// At most maxEvents are kept.
-	var many []workspace.EventRecord
+	var many []vocab.EventRecord
 	for i := 0; i < maxEvents+30; i++ {
 		many = append(many, rec(100+i, "subtask_done"))
 	}
@@ -562,7 +562,7 @@ func TestEventsAccumulate(t *testing.T) {
 
 // After a resume the header shows the clock the state keeps, not the time
 // since the task started: the hours no Hivemind ran it are left out, and
-// status (workspace.State.Elapsed, the same function) says the same.
+// status (vocab.State.Elapsed, the same function) says the same.
 func TestHeaderClockAfterResume(t *testing.T) {
 	now := testNow
 	eng := &fakeEngine{}
@@ -571,7 +571,7 @@ func TestHeaderClockAfterResume(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	st := testState(4)
 	st.StartedAt = testNow.Add(-3 * time.Hour) // killed after 10 minutes, resumed a minute ago
-	st.Clock = workspace.RunClock{Ran: 10 * time.Minute, Since: testNow.Add(-time.Minute)}
+	st.Clock = vocab.RunClock{Ran: 10 * time.Minute, Since: testNow.Add(-time.Minute)}
 	st.Timestamp = testNow
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:11:00") {
@@ -579,7 +579,7 @@ func TestHeaderClockAfterResume(t *testing.T) {
 	}
 	now = now.Add(time.Minute)
 	h.send(clockTickedMsg{gen: h.m.clockGen})
-	want := workspace.FormatElapsed(st.Elapsed(now, true))
+	want := vocab.FormatElapsed(st.Elapsed(now, true))
 	if hd := h.header(); want != "00:12:00" || !strings.Contains(hd, "⏱ "+want) {
 		t.Fatalf("a minute later: header %q, want %s", hd, want)
 	}

@@ -4,12 +4,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // calls returns each terminal's Lines-call count (one per redraw of its
 // pane body).
-func (h *harness) calls(ids ...workspace.AgentID) []int {
+func (h *harness) calls(ids ...vocab.AgentID) []int {
 	out := make([]int, len(ids))
 	for i, id := range ids {
 		ft := h.term(id)
@@ -47,7 +47,7 @@ func plus(a []int, d ...int) []int {
 func TestFrameSlots(t *testing.T) {
 	h := newKeyHarness(t)
 	h.m.interval, h.m.slow = time.Millisecond, time.Hour
-	ids := []workspace.AgentID{"lead", "reviewer", "worker_1"}
+	ids := []vocab.AgentID{"lead", "reviewer", "worker_1"}
 	h.view()
 	base := h.calls(ids...)
 

@@ -5,18 +5,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // spendLabel is the header's estimate of the task's spend: "$0.12", with
 // " + ?" when an agent used tokens at no known price; "" before any usage.
 // unpriced names those models, once each: " (llama unpriced)".
-func spendLabel(st workspace.State) (spend, unpriced string) {
+func spendLabel(st vocab.State) (spend, unpriced string) {
 	usd, unknown := st.Spend()
 	if usd == 0 && len(unknown) == 0 {
 		return "", ""
 	}
-	spend = workspace.FormatUSD(usd)
+	spend = vocab.FormatUSD(usd)
 	if models := st.UnpricedModels(); len(models) > 0 {
 		spend += " + ?"
 		unpriced = " (" + strings.Join(models, ", ") + " unpriced)"
@@ -26,7 +26,7 @@ func spendLabel(st workspace.State) (spend, unpriced string) {
 
 // holdLabel says which accounts' new work waits for a rate limit:
 // "⏸ rate limited: worker_1 — dispatch held".
-func holdLabel(st workspace.State) string {
+func holdLabel(st vocab.State) string {
 	if len(st.Holds) == 0 {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -55,9 +56,9 @@ func (m Model) renderKnowledge() string {
 	var nd, nc, nt int
 	for _, it := range m.cx.items {
 		switch it.Kind {
-		case workspace.KindDecision:
+		case vocab.KindDecision:
 			nd++
-		case workspace.KindConstraint:
+		case vocab.KindConstraint:
 			nc++
 		default:
 			nt++
@@ -104,13 +105,13 @@ func plural(n int, word string) string {
 func knowledgeHead(it KnowledgeItem, w int) string {
 	kind := stKindTerm
 	switch it.Kind {
-	case workspace.KindDecision:
+	case vocab.KindDecision:
 		kind = stKindDecision
-	case workspace.KindConstraint:
+	case vocab.KindConstraint:
 		kind = stKindConstraint
 	}
 	id := it.ID
-	if it.Kind == workspace.KindTerm {
+	if it.Kind == vocab.KindTerm {
 		id = "–"
 	}
 	left := " " + kind.Render(fmt.Sprintf("%-10s", it.Kind)) + " " + stText.Render(fmt.Sprintf("%-4s", id)) + " "
@@ -136,7 +137,7 @@ func knowledgeHead(it KnowledgeItem, w int) string {
 func knowledgeBody(it KnowledgeItem, w int) string {
 	const indent = "                  "
 	text := oneLine(it.Text)
-	if it.Kind == workspace.KindTerm {
+	if it.Kind == vocab.KindTerm {
 		text = oneLine(it.Title) + ": " + text
 	}
 	return fitWidth(stDim.Render(ansi.Truncate(indent+text, w, "…")), w)

@@ -9,18 +9,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func testKnowledge() []KnowledgeItem {
 	at := testNow.Add(-time.Minute)
 	return []KnowledgeItem{
-		{Kind: workspace.KindTerm, ID: "checkpoint", Title: "checkpoint", Text: "a reviewed milestone of the plan", By: "worker_2", At: at, Revisions: 1},
-		{Kind: workspace.KindDecision, ID: "D2", Title: "Errors are wrapped with the operation that failed",
+		{Kind: vocab.KindTerm, ID: "checkpoint", Title: "checkpoint", Text: "a reviewed milestone of the plan", By: "worker_2", At: at, Revisions: 1},
+		{Kind: vocab.KindDecision, ID: "D2", Title: "Errors are wrapped with the operation that failed",
 			Text: "Every returned error is wrapped as fmt.Errorf(\"<package>: <operation>: %w\", err), so callers can use errors.Is/As and a log line says where it failed.",
 			By:   "worker_1", At: at.Add(-time.Minute)},
-		{Kind: workspace.KindConstraint, ID: "C1", Title: "No cgo", Text: "No cgo", By: "user", At: at.Add(-2 * time.Minute)},
-		{Kind: workspace.KindDecision, ID: "D1", Title: "One owner per file while subtasks run in parallel",
+		{Kind: vocab.KindConstraint, ID: "C1", Title: "No cgo", Text: "No cgo", By: "user", At: at.Add(-2 * time.Minute)},
+		{Kind: vocab.KindDecision, ID: "D1", Title: "One owner per file while subtasks run in parallel",
 			Text: "Parallel subtasks never touch the same file.", By: "lead", At: at.Add(-3 * time.Minute)},
 	}
 }

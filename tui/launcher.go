@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Launcher is the front door's seam to the outside world: the start screen
@@ -23,13 +23,13 @@ type Launcher interface {
 	// task.Agents (role → agent, every role named), to run as `--agent
 	// lead=…,reviewer=…,worker=…` would. Snapshots of the run arrive as
 	// SnapshotMsg whose State.TaskID is the returned session's TaskID.
-	Start(project string, task workspace.Task) (Session, error)
+	Start(project string, task vocab.Task) (Session, error)
 	// Resume resumes the project's unfinished task (the workspace lock and
 	// state decide which one, as `hivemind --resume` does).
 	Resume(project string) (Session, error)
 	// Usage reports tokens and cost per agent of a task where the agent
 	// profile makes them known; agents it knows nothing of are omitted.
-	Usage(st workspace.State) []AgentUsage
+	Usage(st vocab.State) []AgentUsage
 }
 
 // AgentChoice is an agent the start screen offers for a role.
@@ -66,18 +66,18 @@ type Project struct {
 type PastTask struct {
 	ID          string
 	Description string
-	Phase       workspace.Phase // "" when the task has no readable state
+	Phase       vocab.Phase // "" when the task has no readable state
 	Created     time.Time
 	Started     time.Time
 	Finished    time.Time
 	// State is the task's state.json (nil if unreadable); the summary of a
 	// past task is built from it.
-	State *workspace.State
+	State *vocab.State
 	Dir   string
 }
 
 // Duration is how long the task ran: its elapsed clock when its state is
-// known (workspace.State.Elapsed; no run of it is live while it is
+// known (vocab.State.Elapsed; no run of it is live while it is
 // listed), else from its start to its end, or now when it has not ended.
 func (p PastTask) Duration(now time.Time) time.Duration {
 	if p.State != nil {
@@ -105,8 +105,8 @@ type Session struct {
 	Branch string
 	// Team is the agent of each role (role → agent), shown in the pane
 	// titles; nil shows none. WorkerTeam are the workers of their own.
-	Team       map[workspace.Role]string
-	WorkerTeam map[workspace.AgentID]string
+	Team       map[vocab.Role]string
+	WorkerTeam map[vocab.AgentID]string
 	// Diff returns one worker's changes (see Options.Diff); may be nil.
 	Diff func(agentID string) (string, error)
 	// Close stops the agents and the engine and releases the workspace.
@@ -118,7 +118,7 @@ type Session struct {
 
 // AgentUsage is what one agent consumed, where known.
 type AgentUsage struct {
-	Agent        workspace.AgentID
+	Agent        vocab.AgentID
 	InputTokens  int64 // including cache reads and writes
 	OutputTokens int64
 	// CostUSD is the cost when known (CostKnown).
@@ -153,7 +153,7 @@ func scanCmd(l Launcher, project string) tea.Cmd {
 }
 
 // startCmd asks the launcher to create and start a task.
-func startCmd(l Launcher, project string, t workspace.Task) tea.Cmd {
+func startCmd(l Launcher, project string, t vocab.Task) tea.Cmd {
 	return func() tea.Msg {
 		s, err := l.Start(project, t)
 		return sessionStartedMsg{sess: s, err: err}

@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Engine receives the user's workflow commands. Each method must return
@@ -23,7 +23,7 @@ type Engine interface {
 	Retry()
 	Abandon()
 	// PauseAgent pauses one agent, or resumes it when it is paused.
-	PauseAgent(id workspace.AgentID)
+	PauseAgent(id vocab.AgentID)
 }
 
 // Terminal is one agent's live screen (implemented by *ptyagent.Session).
@@ -49,7 +49,7 @@ type Terminal interface {
 // Terminals looks up agent terminals and signals screen changes.
 type Terminals interface {
 	// Terminal returns the live terminal of an agent, if it has one.
-	Terminal(agentID workspace.AgentID) (Terminal, bool)
+	Terminal(agentID vocab.AgentID) (Terminal, bool)
 	// Changed delivers a value (coalesced: a buffered channel of size 1 is
 	// enough) whenever any terminal's screen changed.
 	Changed() <-chan struct{}
@@ -58,24 +58,24 @@ type Terminals interface {
 // TerminalsFunc adapts a lookup function and a change channel to Terminals,
 // e.g. for *ptyagent.Manager:
 //
-//	tui.TerminalsFunc(func(id workspace.AgentID) (tui.Terminal, bool) {
+//	tui.TerminalsFunc(func(id vocab.AgentID) (tui.Terminal, bool) {
 //		s, ok := mgr.Session(id)
 //		if !ok || s == nil {
 //			return nil, false // never a typed nil inside the interface
 //		}
 //		return s, true
 //	}, mgr.Changed())
-func TerminalsFunc(lookup func(agentID workspace.AgentID) (Terminal, bool), changed <-chan struct{}) Terminals {
+func TerminalsFunc(lookup func(agentID vocab.AgentID) (Terminal, bool), changed <-chan struct{}) Terminals {
 	return funcTerminals{lookup: lookup, changed: changed}
 }
 
 type funcTerminals struct {
-	lookup  func(workspace.AgentID) (Terminal, bool)
+	lookup  func(vocab.AgentID) (Terminal, bool)
 	changed <-chan struct{}
 }
 
-func (f funcTerminals) Terminal(id workspace.AgentID) (Terminal, bool) { return f.lookup(id) }
-func (f funcTerminals) Changed() <-chan struct{}                       { return f.changed }
+func (f funcTerminals) Terminal(id vocab.AgentID) (Terminal, bool) { return f.lookup(id) }
+func (f funcTerminals) Changed() <-chan struct{}                   { return f.changed }
 
 // Options configure a Model.
 type Options struct {
@@ -95,10 +95,10 @@ type Options struct {
 	Title string
 	// Team is the agent of each role (role → agent, e.g. "codex"), shown
 	// in the pane titles; nil shows none.
-	Team map[workspace.Role]string
+	Team map[vocab.Role]string
 	// WorkerTeam are the workers that run another agent than their role's
 	// (worker id → agent), shown in their pane titles instead.
-	WorkerTeam map[workspace.AgentID]string
+	WorkerTeam map[vocab.AgentID]string
 	// Branch is the task's git branch, named in the header and summary
 	// ("" when the project is not a git repository).
 	Branch string
@@ -123,13 +123,13 @@ type Options struct {
 	// agent). Workers is the default worker count. Without them the start
 	// screen lets the launcher decide (its config and flags).
 	Agents    []AgentChoice
-	StartTeam map[workspace.Role]string
+	StartTeam map[vocab.Role]string
 	Workers   int
 
 	// StartWorkers are the configured workers of their own agent (worker
 	// id → agent, [agents.<worker>]): the Team row starts with one slot
 	// per worker when there are any.
-	StartWorkers map[workspace.AgentID]string
+	StartWorkers map[vocab.AgentID]string
 	// HumanPlanApproval is the start screen's initial plan approval (the
 	// config's plan_approval is "human"); p on the Team row switches it.
 	HumanPlanApproval bool
@@ -173,22 +173,22 @@ type Model struct {
 
 	width, height int
 
-	st        workspace.State
+	st        vocab.State
 	haveState bool
-	events    []workspace.EventRecord
-	health    map[workspace.AgentID]workspace.Health
-	agents    []workspace.AgentID
+	events    []vocab.EventRecord
+	health    map[vocab.AgentID]vocab.Health
+	agents    []vocab.AgentID
 
-	focusID    workspace.AgentID
+	focusID    vocab.AgentID
 	zoom       bool
 	attached   bool
 	showHelp   bool
 	showEvents bool
 	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
-	draftOf    workspace.AgentID // the agent confirmDraft asks about
+	draftOf    vocab.AgentID // the agent confirmDraft asks about
 	notice     notice
-	scroll     map[workspace.AgentID]int
+	scroll     map[vocab.AgentID]int
 
 	helpScroll int       // lines the help overlay is scrolled
 	detail     bool      // the event strip shows detail records too (v)
@@ -206,7 +206,7 @@ type Model struct {
 	// is made (needs.go).
 	checkout string
 	// draftRung is, per agent, the hold the UI rang for (needs.go).
-	draftRung map[workspace.AgentID]time.Time
+	draftRung map[vocab.AgentID]time.Time
 
 	// Frame scheduling (see handleChanged).
 	lastFrame  time.Time
@@ -250,8 +250,8 @@ func New(opts Options) Model {
 		km:       newLayerKeys(),
 		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
 		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
-		health:   map[workspace.AgentID]workspace.Health{},
-		scroll:   map[workspace.AgentID]int{},
+		health:   map[vocab.AgentID]vocab.Health{},
+		scroll:   map[vocab.AgentID]int{},
 		r:        newRenderCache(),
 		input:    &inputWriter{},
 		life:     newLifecycle(),
@@ -281,7 +281,7 @@ func (m Model) Init() tea.Cmd {
 func (m Model) now() time.Time { return m.opts.Now() }
 
 // terminal returns the agent's terminal, if any.
-func (m Model) terminal(id workspace.AgentID) (Terminal, bool) {
+func (m Model) terminal(id vocab.AgentID) (Terminal, bool) {
 	if m.opts.Terminals == nil {
 		return nil, false
 	}
@@ -294,7 +294,7 @@ func (m Model) terminal(id workspace.AgentID) (Terminal, bool) {
 
 // healthOf is the agent's health: the runner's live value if it sent one,
 // else what state.json says.
-func (m Model) healthOf(id workspace.AgentID) workspace.Health {
+func (m Model) healthOf(id vocab.AgentID) vocab.Health {
 	if h, ok := m.health[id]; ok && h != "" {
 		return h
 	}
@@ -312,7 +312,7 @@ func (m Model) focusIndex() int {
 
 // agentOf is the agent pane id (of role) runs, for its title: its own
 // (WorkerTeam), else its role's (Team); "" when neither is known.
-func (o Options) agentOf(id workspace.AgentID, role workspace.Role) string {
+func (o Options) agentOf(id vocab.AgentID, role vocab.Role) string {
 	if a := o.WorkerTeam[id]; a != "" {
 		return a
 	}

@@ -1,18 +1,20 @@
 package tui
 
-import "github.com/hivemind-dev/hivemind/workspace"
+import (
+	"github.com/hivemind-dev/hivemind/vocab"
+)
 
 // SnapshotMsg carries the engine's current state to the TUI. Send one with
 // program.Send whenever the state changes (and once at start).
 type SnapshotMsg struct {
 	// State is the engine state (state.json).
-	State workspace.State
+	State vocab.State
 	// Events is the tail of events.jsonl, oldest first. It replaces the
 	// events shown so far; nil keeps them.
-	Events []workspace.EventRecord
+	Events []vocab.EventRecord
 	// Health is the live health per agent id. Agents missing here fall
 	// back to State.Agents[id].Status.
-	Health map[workspace.AgentID]workspace.Health
+	Health map[vocab.AgentID]vocab.Health
 	// Knowledge is the shared knowledge (decisions, constraints, glossary
 	// terms), newest first, for the knowledge panel. nil keeps the list.
 	Knowledge []KnowledgeItem

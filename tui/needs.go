@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // draftHolder is implemented by terminals that know what the user typed
@@ -29,19 +29,19 @@ type draftHolder interface {
 }
 
 // needs lists everything waiting for the human: the team's state, every
-// agent at a permission prompt or rate limited (workspace.NeedsYou), and
+// agent at a permission prompt or rate limited (vocab.NeedsYou), and
 // every agent whose messages wait for text the user typed in its prompt.
-func (m Model) needs() []workspace.Need {
+func (m Model) needs() []vocab.Need {
 	if !m.haveState {
 		return nil
 	}
-	out := workspace.NeedsYou(m.st, m.healthOf)
+	out := vocab.NeedsYou(m.st, m.healthOf)
 	for _, h := range m.draftHolds() {
 		detail := fmt.Sprintf("%d message(s) held", h.n)
 		if w := m.now().Sub(h.since); w >= draftDeadline {
 			detail += " " + w.Round(time.Second).String()
 		}
-		out = append(out, workspace.Need{Kind: workspace.NeedPrompt, Agent: h.id, Detail: detail,
+		out = append(out, vocab.Need{Kind: vocab.NeedPrompt, Agent: h.id, Detail: detail,
 			Keys: fmt.Sprintf("%d enter: send or clear it", h.pane+1)})
 	}
 	return out
@@ -51,7 +51,7 @@ func (m Model) needs() []workspace.Need {
 // its prompt: its pane index, how many wait, and since when.
 type draftHold struct {
 	pane  int
-	id    workspace.AgentID
+	id    vocab.AgentID
 	n     int
 	since time.Time
 }
@@ -86,7 +86,7 @@ func (m *Model) draftBell() tea.Cmd {
 		id, since := h.id, h.since
 		if m.now().Sub(since) >= draftDeadline && m.draftRung[id] != since {
 			if m.draftRung == nil {
-				m.draftRung = map[workspace.AgentID]time.Time{}
+				m.draftRung = map[vocab.AgentID]time.Time{}
 			}
 			m.draftRung[id] = since
 			who = append(who, string(id))
@@ -99,11 +99,11 @@ func (m *Model) draftBell() tea.Cmd {
 }
 
 // needText is one need as the banner says it.
-func needText(n workspace.Need) string {
+func needText(n vocab.Need) string {
 	switch n.Kind {
-	case workspace.NeedPrompt:
+	case vocab.NeedPrompt:
 		return fmt.Sprintf("waiting for your input in %s's prompt: %s (%s)", n.Agent, n.Detail, n.Keys)
-	case workspace.NeedPlanApproval:
+	case vocab.NeedPlanApproval:
 		return "the plan waits for you: " + n.Keys
 	}
 	return n.String()
@@ -121,30 +121,30 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 	needs := m.needs()
 	var after []string // said after the needs
 	switch m.st.Phase {
-	case workspace.PhaseNeedsHuman:
+	case vocab.PhaseNeedsHuman:
 		head = "⚑ NEEDS HUMAN"
 		if reason != "" {
 			head += " — " + reason
 		}
 		items = []string{"R retry", "A abandon", "enter attach"}
-		if len(needs) > 0 && needs[0].Kind == workspace.NeedHuman {
+		if len(needs) > 0 && needs[0].Kind == vocab.NeedHuman {
 			needs = needs[1:] // the team's need is this banner
 		}
-	case workspace.PhaseError:
+	case vocab.PhaseError:
 		bg = colBad
 		head = "✖ ERROR"
 		if reason != "" {
 			head += " — " + reason
 		}
 		items = []string{"R retry", "A abandon"}
-	case workspace.PhasePaused:
+	case vocab.PhasePaused:
 		head = "⏸ PAUSED — no injections, timers frozen, agents keep their sessions"
 		items = []string{"r resume"}
-	case workspace.PhaseComplete:
+	case vocab.PhaseComplete:
 		bg = colOK
 		head = "✔ COMPLETE — every checkpoint approved"
 		items = []string{"q quit"}
-	case workspace.PhaseCancelled:
+	case vocab.PhaseCancelled:
 		bg = colDim
 		head = "■ CANCELLED"
 		if reason != "" {
@@ -153,7 +153,7 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 		items = []string{"q quit"}
 	default:
 		checkout := m.checkoutShown()
-		if len(needs) == 0 || len(needs) == 1 && needs[0].Kind == workspace.NeedPlanApproval {
+		if len(needs) == 0 || len(needs) == 1 && needs[0].Kind == vocab.NeedPlanApproval {
 			// The plan view (or its footer) is the plan gate's own place.
 			if checkout != "" {
 				return bg, "⚠ " + checkout, nil
@@ -173,14 +173,14 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 
 // teamRunning reports whether the team is at work: what p pauses (the
 // engine ignores a pause in any other phase).
-func teamRunning(p workspace.Phase) bool { return p.Running() }
+func teamRunning(p vocab.Phase) bool { return p.Running() }
 
 // cannotPause says why p does nothing now, "" when it pauses the team.
 func (m Model) cannotPause() string {
 	switch p := m.st.Phase; {
 	case !m.haveState || teamRunning(p):
 		return ""
-	case p == workspace.PhasePaused:
+	case p == vocab.PhasePaused:
 		return "already paused: r resumes the team"
 	default:
 		return "nothing to pause: the task is " + PhaseLabel(p)
@@ -190,7 +190,7 @@ func (m Model) cannotPause() string {
 // cannotResume says why r does nothing now, "" when it resumes the team.
 func (m Model) cannotResume() string {
 	switch p := m.st.Phase; {
-	case !m.haveState || p == workspace.PhasePaused:
+	case !m.haveState || p == vocab.PhasePaused:
 		return ""
 	case m.st.Agents[m.focusID].Paused:
 		return "r resumes a team pause; " + string(m.focusID) + " is paused alone: P resumes it"
@@ -207,7 +207,7 @@ func (m Model) cannotCancel() string {
 	switch p := m.st.Phase; {
 	case !m.haveState:
 		return ""
-	case p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseIdle:
+	case p == vocab.PhaseComplete || p == vocab.PhaseCancelled || p == vocab.PhaseIdle:
 		return "nothing to cancel: the task is " + PhaseLabel(p)
 	}
 	return ""
@@ -220,7 +220,7 @@ func (m Model) cannotPauseAgent() string {
 	switch {
 	case m.focusID == "":
 		return "no agent to pause: none has started"
-	case !m.haveState || teamRunning(p) || p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman:
+	case !m.haveState || teamRunning(p) || p == vocab.PhasePaused || p == vocab.PhaseNeedsHuman:
 		return ""
 	default:
 		return "nothing to pause: the task is " + PhaseLabel(p)
@@ -237,9 +237,9 @@ func (m Model) noPaneWhy() string {
 
 // noteCheckout keeps what the run said of the user's checkout (the
 // newest checkout_dirty record among evs).
-func (m *Model) noteCheckout(evs []workspace.EventRecord) {
+func (m *Model) noteCheckout(evs []vocab.EventRecord) {
 	for _, e := range evs {
-		if e.Type != workspace.RecordCheckoutDirty {
+		if e.Type != vocab.RecordCheckoutDirty {
 			continue
 		}
 		summary, _ := e.Details["summary"].(string)
@@ -255,8 +255,8 @@ func (m *Model) noteCheckout(evs []workspace.EventRecord) {
 // plan (before any work lands on the task branch), else "".
 func (m Model) checkoutShown() string {
 	switch m.st.Phase {
-	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
-		workspace.PhasePlanRevision, workspace.PhasePlanApproval:
+	case vocab.PhaseProjectSelected, vocab.PhasePlanning, vocab.PhasePlanReview,
+		vocab.PhasePlanRevision, vocab.PhasePlanApproval:
 		return m.checkout
 	default: // work may have landed
 	}
@@ -357,7 +357,7 @@ func (m Model) banner() []string {
 // askDraft asks, on detach, what to do with text the user typed into the
 // agent's prompt and did not send: messages for the agent wait while it
 // is there.
-func (m *Model) askDraft(id workspace.AgentID) {
+func (m *Model) askDraft(id vocab.AgentID) {
 	t, ok := m.terminal(id)
 	if !ok {
 		return

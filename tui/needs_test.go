@@ -9,7 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // draftTerm is a terminal whose prompt holds text the user typed.
@@ -31,10 +31,10 @@ func (d *draftTerm) ClearDraft() error     { d.cleared, d.text = true, ""; retur
 
 func draftHarness(t *testing.T, w, h int) (*harness, *draftTerm) {
 	hs := newHarness(t, 4, w, h)
-	d := &draftTerm{fakeTerm: hs.term(workspace.WorkerID(2)), text: "hello world", waiting: 1, since: testNow.Add(-2 * time.Minute)}
+	d := &draftTerm{fakeTerm: hs.term(vocab.WorkerID(2)), text: "hello world", waiting: 1, since: testNow.Add(-2 * time.Minute)}
 	base := hs.terms
-	hs.m.opts.Terminals = TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) {
-		if id == workspace.WorkerID(2) {
+	hs.m.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
+		if id == vocab.WorkerID(2) {
 			return d, true
 		}
 		return base.Terminal(id)
@@ -127,7 +127,7 @@ func TestInertKeysSayWhy(t *testing.T) {
 // notification) for each hold, and keeps waiting.
 func TestDraftDeadlineRingsOnce(t *testing.T) {
 	h, d := draftHarness(t, 120, 30)
-	if got := h.m.draftRung[workspace.WorkerID(2)]; !got.Equal(d.since) {
+	if got := h.m.draftRung[vocab.WorkerID(2)]; !got.Equal(d.since) {
 		t.Fatalf("no ring for a hold past the deadline (rung %v)", got)
 	}
 	if h.m.draftBell() != nil {
@@ -152,17 +152,17 @@ func TestDraftDeadlineRingsOnce(t *testing.T) {
 func TestBannerSaysCheckoutWhilePlanning(t *testing.T) {
 	h := newHarness(t, 4, 80, 24)
 	st := testState(4)
-	st.Phase = workspace.PhasePlanning
-	ev := workspace.EventRecord{Time: testNow, Type: "checkout_dirty", Task: st.TaskID, Details: map[string]any{
+	st.Phase = vocab.PhasePlanning
+	ev := vocab.EventRecord{Time: testNow, Type: "checkout_dirty", Task: st.TaskID, Details: map[string]any{
 		"summary": "2 uncommitted change(s) (a.go, b.go)",
 		"effect":  "not part of the task: it starts from HEAD (--dirty include commits them on the task branch)"}}
-	h.send(SnapshotMsg{State: st, Events: []workspace.EventRecord{ev}})
+	h.send(SnapshotMsg{State: st, Events: []vocab.EventRecord{ev}})
 	banner := strings.Join(strings.Fields(strings.Join(h.m.bannerNow, " ")), " ")
 	if want := "⚠ your checkout: 2 uncommitted change(s) (a.go, b.go) — not part of the task: it starts from HEAD"; !strings.Contains(banner, want) {
 		t.Fatalf("banner %q lacks %q:\n%s", banner, want, h.plain())
 	}
 	checkFrame(t, h.view(), 80, 24)
-	st.Phase = workspace.PhaseExecuting
+	st.Phase = vocab.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	if strings.Contains(h.plain(), "your checkout") {
 		t.Fatalf("the checkout note stays while building:\n%s", h.plain())
@@ -176,22 +176,22 @@ func TestNoKeyIsSilent(t *testing.T) {
 		"running": func(h *harness) {},
 		"paused": func(h *harness) {
 			st := testState(4)
-			st.Phase, st.PreviousPhase = workspace.PhasePaused, workspace.PhaseExecuting
+			st.Phase, st.PreviousPhase = vocab.PhasePaused, vocab.PhaseExecuting
 			h.send(SnapshotMsg{State: st})
 		},
 		"needs_human": func(h *harness) {
 			st := testState(4)
-			st.Phase, st.Reason = workspace.PhaseNeedsHuman, "worker_2 crashed 4 times"
+			st.Phase, st.Reason = vocab.PhaseNeedsHuman, "worker_2 crashed 4 times"
 			h.send(SnapshotMsg{State: st})
 		},
 		"complete": func(h *harness) {
 			st := testState(4)
-			st.Phase, st.FinishedAt = workspace.PhaseComplete, testNow
+			st.Phase, st.FinishedAt = vocab.PhaseComplete, testNow
 			h.send(SnapshotMsg{State: st})
 		},
 		"cancelled": func(h *harness) {
 			st := testState(4)
-			st.Phase, st.FinishedAt = workspace.PhaseCancelled, testNow
+			st.Phase, st.FinishedAt = vocab.PhaseCancelled, testNow
 			h.send(SnapshotMsg{State: st})
 		},
 		"agent_paused": func(h *harness) {
@@ -233,19 +233,19 @@ func TestNoKeyIsSilent(t *testing.T) {
 // engineAccepts mirrors engine/flow's key rules (step_keys.go): whether
 // the engine acts on call in st, or ignores it (a key that called it did
 // nothing the user can see).
-func engineAccepts(call string, st workspace.State) bool {
+func engineAccepts(call string, st vocab.State) bool {
 	p := st.Phase
 	switch {
 	case call == "pause":
 		return teamRunning(p)
 	case call == "resume":
-		return p == workspace.PhasePaused
+		return p == vocab.PhasePaused
 	case call == "cancel":
-		return p != workspace.PhaseComplete && p != workspace.PhaseCancelled && p != workspace.PhaseIdle
+		return p != vocab.PhaseComplete && p != vocab.PhaseCancelled && p != vocab.PhaseIdle
 	case call == "retry", call == "abandon":
-		return p == workspace.PhaseNeedsHuman || p == workspace.PhaseError
+		return p == vocab.PhaseNeedsHuman || p == vocab.PhaseError
 	case strings.HasPrefix(call, "pause_agent "):
-		return teamRunning(p) || p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman
+		return teamRunning(p) || p == vocab.PhasePaused || p == vocab.PhaseNeedsHuman
 	}
 	return true
 }
@@ -257,7 +257,7 @@ func TestNeedsHumanBannerKeepsActions(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {60, 20}} {
 		h := newHarness(t, 4, sz[0], sz[1])
 		st := testState(4)
-		st.PreviousPhase, st.Phase = st.Phase, workspace.PhaseNeedsHuman
+		st.PreviousPhase, st.Phase = st.Phase, vocab.PhaseNeedsHuman
 		st.Reason = "The plan was sent back 1 times (max_revision_cycles=1); the Lead and the Reviewer do not agree. Rounds: - round 1: feedback — Plan review — round 1: changes requested Close, but the plan leaves error handling and input validation to no subtask at all"
 		h.send(SnapshotMsg{State: st})
 		banner := strings.Join(h.m.bannerNow, "\n")
@@ -278,7 +278,7 @@ func TestNeedsHumanBannerKeepsActions(t *testing.T) {
 func TestPausedHeaderFits80(t *testing.T) {
 	h := newHarness(t, 4, 80, 24)
 	st := testState(4)
-	st.PreviousPhase, st.Phase = workspace.PhasePlanning, workspace.PhasePaused
+	st.PreviousPhase, st.Phase = vocab.PhasePlanning, vocab.PhasePaused
 	st.Plan, st.TotalCheckpoints, st.CurrentCheckpoint = nil, 0, 0
 	a := st.Agents["lead"]
 	a.Queued = 1

@@ -8,7 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // borderKind selects a pane border's shape and colour.
@@ -59,10 +59,10 @@ func init() {
 // cache key, so it must stay comparable.
 type titleData struct {
 	Num      int // 1-based pane number (0: none)
-	ID       workspace.AgentID
-	Role     workspace.Role
+	ID       vocab.AgentID
+	Role     vocab.Role
 	Agent    string // the CLI running the agent ("" not shown)
-	Health   workspace.Health
+	Health   vocab.Health
 	Spinner  string // current spinner frame when the agent is busy
 	Subtask  string
 	Changed  int    // files a worker changed on its git branch, not merged yet (0: not shown)

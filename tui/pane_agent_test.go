@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The pane title names the CLI running the agent when the team is known.
@@ -29,10 +29,10 @@ func TestTitleNamesAgent(t *testing.T) {
 // A worker of its own agent is titled with it, the others with their
 // role's.
 func TestAgentOfWorker(t *testing.T) {
-	o := Options{Team: map[workspace.Role]string{"lead": "claude", "worker": "codex"},
-		WorkerTeam: map[workspace.AgentID]string{"worker_2": "gemini"}}
-	for id, want := range map[workspace.AgentID]string{"lead": "claude", "worker_1": "codex", "worker_2": "gemini"} {
-		if got := o.agentOf(id, workspace.RoleOf(id)); got != want {
+	o := Options{Team: map[vocab.Role]string{"lead": "claude", "worker": "codex"},
+		WorkerTeam: map[vocab.AgentID]string{"worker_2": "gemini"}}
+	for id, want := range map[vocab.AgentID]string{"lead": "claude", "worker_1": "codex", "worker_2": "gemini"} {
+		if got := o.agentOf(id, vocab.RoleOf(id)); got != want {
 			t.Errorf("agentOf(%s) = %q, want %q", id, got, want)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // PlanDecider takes the user's decision at the human plan gate
@@ -54,7 +54,7 @@ func decideCmd(d PlanDecider, subject string, approve bool, feedback string) tea
 
 // atPlanGate reports whether the run waits for the user's plan decision.
 func (m Model) atPlanGate() bool {
-	return m.st.Phase == workspace.PhasePlanApproval && m.st.Plan != nil
+	return m.st.Phase == vocab.PhasePlanApproval && m.st.Plan != nil
 }
 
 // planShown reports whether the plan view fills the pane area.
@@ -197,7 +197,7 @@ func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 
 // planLines renders the plan for w cells: summary, then each checkpoint
 // with its subtasks, their files and what they wait for.
-func planLines(p *workspace.Plan, w int) []string {
+func planLines(p *vocab.Plan, w int) []string {
 	if p == nil {
 		return nil
 	}
@@ -240,7 +240,7 @@ func planLines(p *workspace.Plan, w int) []string {
 func planBodyRows(h int) int { return max(h-2, 0) }
 
 // view draws the plan view of p: exactly h lines of w cells.
-func (g planGate) view(p *workspace.Plan, w, h int) string {
+func (g planGate) view(p *vocab.Plan, w, h int) string {
 	body := planLines(p, w)
 	rows := planBodyRows(h)
 	title := fmt.Sprintf("─ %s, approved by the Reviewer: your decision ", g.subject)

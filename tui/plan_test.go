@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func (e *fakeEngine) DecidePlan(approve bool, feedback string) error {
@@ -20,14 +20,14 @@ func (e *fakeEngine) DecidePlan(approve bool, feedback string) error {
 }
 
 // gateState is a run waiting for the user's plan decision.
-func gateState() workspace.State {
+func gateState() vocab.State {
 	st := testState(4)
-	st.PreviousPhase, st.Phase = workspace.PhasePlanReview, workspace.PhasePlanApproval
-	st.ActiveAgents, st.ReviewSubject, st.PlanFile = []workspace.AgentID{}, "plan_v2", "reviews/plan_v2.md"
-	st.Plan = &workspace.Plan{
+	st.PreviousPhase, st.Phase = vocab.PhasePlanReview, vocab.PhasePlanApproval
+	st.ActiveAgents, st.ReviewSubject, st.PlanFile = []vocab.AgentID{}, "plan_v2", "reviews/plan_v2.md"
+	st.Plan = &vocab.Plan{
 		Summary:     "Sessions in a signed cookie; the login form posts to /login and the middleware checks every request.",
-		Checkpoints: []workspace.Checkpoint{{ID: 1, Name: "sessions"}, {ID: 2, Name: "login form and middleware"}},
-		Subtasks: []workspace.Subtask{
+		Checkpoints: []vocab.Checkpoint{{ID: 1, Name: "sessions"}, {ID: 2, Name: "login form and middleware"}},
+		Subtasks: []vocab.Subtask{
 			{ID: "st_1", Description: "session store with signed cookies and expiry", Checkpoint: 1, Files: []string{"CREATE auth/session.go", "CREATE auth/session_test.go"}},
 			{ID: "st_2", Description: "password hashing with bcrypt", Checkpoint: 1, Files: []string{"CREATE auth/hash.go"}},
 			{ID: "st_3", Description: "login form and handler that sets the session cookie", Checkpoint: 2,
@@ -70,7 +70,7 @@ func TestPlanGateApprove(t *testing.T) {
 	h.eng.requireCalls(t, "approve")
 	// The engine moves on: the panes are back.
 	st := gateState()
-	st.Phase = workspace.PhaseExecuting
+	st.Phase = vocab.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	if strings.Contains(h.plain(), "approved by the Reviewer") || h.m.gate.subject != "" {
 		t.Fatalf("plan view stays after the gate: %+v\n%s", h.m.gate.subject, h.plain())

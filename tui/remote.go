@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Remote is set when the model is a client of a Hivemind server
@@ -24,7 +24,7 @@ type Remote struct {
 // panes shown (a server's client): after every layout the model tells it
 // which agents' panes are visible, in order.
 type PaneViewer interface {
-	Showing(ids []workspace.AgentID)
+	Showing(ids []vocab.AgentID)
 }
 
 // tellShowing tells a PaneViewer the panes the layout shows.
@@ -33,7 +33,7 @@ func (m *Model) tellShowing() {
 	if !ok {
 		return
 	}
-	var ids []workspace.AgentID
+	var ids []vocab.AgentID
 	for _, row := range m.lay.Rows {
 		for _, c := range row.Cells {
 			if c.Agent >= 0 && c.Agent < len(m.agents) {

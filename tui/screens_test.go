@@ -10,7 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // bindingsOf lists the bindings of a key map by field name, nested maps
@@ -205,7 +205,7 @@ func screenSetups() map[screenID]screenSetup {
 	}
 	live := func(t *testing.T) driver {
 		fh := liveHarness(t)
-		fh.phase(workspace.PhaseError)
+		fh.phase(vocab.PhaseError)
 		fh.send(tea.WindowSizeMsg{Width: 120, Height: 14}) // the summary scrolls
 		return driver{h: fh.harness, fh: fh}
 	}

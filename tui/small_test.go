@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // smallSizes are the terminals every screen must work in: two small ones
@@ -47,7 +47,7 @@ func runScreens() map[string]func(*harness) {
 		},
 		"paused": func(h *harness) {
 			st := testState(4)
-			st.PreviousPhase, st.Phase = st.Phase, workspace.PhasePaused
+			st.PreviousPhase, st.Phase = st.Phase, vocab.PhasePaused
 			h.send(SnapshotMsg{State: st})
 		},
 		"plan_gate": func(h *harness) { h.send(SnapshotMsg{State: gateState()}) }, // plan_test.go
@@ -60,7 +60,7 @@ func runScreens() map[string]func(*harness) {
 		},
 		"needs_human": func(h *harness) {
 			st := testState(4)
-			st.PreviousPhase, st.Phase = st.Phase, workspace.PhaseNeedsHuman
+			st.PreviousPhase, st.Phase = st.Phase, vocab.PhaseNeedsHuman
 			st.Reason = "plan review cycles exhausted (3 of 3)"
 			h.send(SnapshotMsg{State: st})
 		},

@@ -8,7 +8,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // screenMode is what fills the screen.
@@ -69,7 +69,7 @@ type frontDoor struct {
 
 	sess *Session
 	// seen is the phase of the live session last looked at (see frontAfter).
-	seen workspace.Phase
+	seen vocab.Phase
 
 	sum       summaryData
 	sumLoaded bool
@@ -281,8 +281,8 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 	prev := m.fd.seen
 	m.fd.seen = p
 	switch {
-	case p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseError ||
-		(p == workspace.PhaseIdle && prev != ""):
+	case p == vocab.PhaseComplete || p == vocab.PhaseCancelled || p == vocab.PhaseError ||
+		(p == vocab.PhaseIdle && prev != ""):
 		// Over (idle: abandoned), or failed and waiting for retry or
 		// abandon: show what was done.
 		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sumLive) {
@@ -290,7 +290,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 			m.attached, m.zoom, m.showHelp = false, false, false
 			return m.openSummary(m.st, true)
 		}
-	case p == workspace.PhaseNeedsHuman || p == workspace.PhasePaused:
+	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
 		// The run view has the banner and the keys for these.
 	default:
 		// Running again (after retry): back to the panes.
@@ -375,9 +375,9 @@ func (m *Model) endSession() tea.Cmd {
 
 // resetRun forgets everything the run view knew of the previous task.
 func (m *Model) resetRun() {
-	m.st, m.haveState = workspace.State{}, false
+	m.st, m.haveState = vocab.State{}, false
 	m.events, m.checkout = nil, ""
-	m.health = map[workspace.AgentID]workspace.Health{}
+	m.health = map[vocab.AgentID]vocab.Health{}
 	m.agents = nil
 	m.focusID = ""
 	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
@@ -385,7 +385,7 @@ func (m *Model) resetRun() {
 	m.helpScroll, m.detail, m.digits = 0, false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.confirm = confirmNone
-	m.scroll = map[workspace.AgentID]int{}
+	m.scroll = map[vocab.AgentID]int{}
 	m.r = newRenderCache()
 	m.waiting, m.frameTimer = false, false
 }
@@ -561,7 +561,7 @@ func (m *Model) submit() tea.Cmd {
 		m.fd.formErr = "choose a project folder first (ctrl+o)"
 		return nil
 	}
-	t := workspace.Task{
+	t := vocab.Task{
 		Workers:     m.fd.workers,
 		Agents:      m.fd.team(),
 		Description: desc,

@@ -10,7 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // fakeLauncher answers the front door from memory and records every call.
@@ -19,7 +19,7 @@ type fakeLauncher struct {
 	mu       sync.Mutex
 	calls    []string
 	projects map[string]Project
-	started  []workspace.Task
+	started  []vocab.Task
 	startErr error
 	closed   int
 	eng      *fakeEngine
@@ -52,7 +52,7 @@ func (l *fakeLauncher) session() Session {
 		Close: func() error { l.record("close"); l.mu.Lock(); l.closed++; l.mu.Unlock(); return nil }}
 }
 
-func (l *fakeLauncher) Start(project string, t workspace.Task) (Session, error) {
+func (l *fakeLauncher) Start(project string, t vocab.Task) (Session, error) {
 	l.record("start " + project)
 	l.mu.Lock()
 	l.started = append(l.started, t)
@@ -69,7 +69,7 @@ func (l *fakeLauncher) Resume(project string) (Session, error) {
 	return l.session(), nil
 }
 
-func (l *fakeLauncher) Usage(st workspace.State) []AgentUsage {
+func (l *fakeLauncher) Usage(st vocab.State) []AgentUsage {
 	l.record("usage " + st.TaskID)
 	return l.usage
 }
@@ -90,25 +90,25 @@ const testProject = "/home/dev/calc"
 // pastTasks is a workspace history: one unfinished task (error) and three
 // finished ones, newest first.
 func testPastTasks() []PastTask {
-	st := func(p workspace.Phase, started, took time.Duration) PastTask {
+	st := func(p vocab.Phase, started, took time.Duration) PastTask {
 		s := testNow.Add(-started)
 		pt := PastTask{Phase: p, Created: s, Started: s, Finished: s.Add(took)}
-		if p == workspace.PhaseError {
+		if p == vocab.PhaseError {
 			pt.Finished = time.Time{}
 		}
 		return pt
 	}
 	ts := []PastTask{
-		st(workspace.PhaseError, 30*time.Minute, 0),
-		st(workspace.PhaseComplete, 3*time.Hour, 12*time.Minute+4*time.Second),
-		st(workspace.PhaseIdle, 26*time.Hour, 2*time.Minute),
-		st(workspace.PhaseCancelled, 50*time.Hour, 41*time.Second),
+		st(vocab.PhaseError, 30*time.Minute, 0),
+		st(vocab.PhaseComplete, 3*time.Hour, 12*time.Minute+4*time.Second),
+		st(vocab.PhaseIdle, 26*time.Hour, 2*time.Minute),
+		st(vocab.PhaseCancelled, 50*time.Hour, 41*time.Second),
 	}
 	ids := []string{"20260314-143926-e001", "20260314-120926-c0de", "20260313-130926-ab01", "20260312-130926-77aa"}
 	desc := []string{"add a square root function\nwith tests", "build a tiny calculator", "port the parser to generics", "add a REPL"}
 	for i := range ts {
 		ts[i].ID, ts[i].Description = ids[i], desc[i]
-		s := workspace.State{TaskID: ids[i], Phase: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
+		s := vocab.State{TaskID: ids[i], Phase: ts[i].Phase, StartedAt: ts[i].Started, FinishedAt: ts[i].Finished}
 		s.Clock.Ran = ts[i].Duration(testNow) // the clock its runs kept
 		ts[i].State = &s
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // frontScreens builds every front-door screen at w×h, by name.
@@ -59,7 +59,7 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 	add("help_start", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) { fh.keys("esc", "?") })
 	add("summary_past", &Project{Git: true, Tasks: past[1:]}, func(fh *frontHarness) { fh.keys("esc", "enter") })
 
-	summary := func(p workspace.Phase, mut func(*workspace.State)) func(*frontHarness) {
+	summary := func(p vocab.Phase, mut func(*vocab.State)) func(*frontHarness) {
 		return func(fh *frontHarness) {
 			dir := t.TempDir()
 			writeSummaryFixture(t, dir)
@@ -73,9 +73,9 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 			fh.run(fh.send(ctrl('s')))
 			st := summaryState(dir)
 			st.TaskID = fh.l.taskID
-			if p == workspace.PhaseIdle {
+			if p == vocab.PhaseIdle {
 				// Abandoned: idle after the run stopped on an error.
-				st.Phase = workspace.PhaseError
+				st.Phase = vocab.PhaseError
 				fh.run(fh.send(SnapshotMsg{State: st}))
 			}
 			st.Phase = p
@@ -85,22 +85,22 @@ func frontScreens(t *testing.T, w, h int) map[string]*frontHarness {
 			fh.run(fh.send(SnapshotMsg{State: st}))
 		}
 	}
-	add("summary_complete", &Project{Git: true}, summary(workspace.PhaseComplete, nil))
-	add("summary_error", &Project{Git: true}, summary(workspace.PhaseError, func(s *workspace.State) {
+	add("summary_complete", &Project{Git: true}, summary(vocab.PhaseComplete, nil))
+	add("summary_error", &Project{Git: true}, summary(vocab.PhaseError, func(s *vocab.State) {
 		s.Reason = "worker_2 crashed 4 times (max_retries 3)"
 		s.FinishedAt = testNow.Add(-30 * 1e9)
 		s.Clock.Ran = s.FinishedAt.Sub(s.StartedAt)
 	}))
 	add("summary_abandon_confirm", &Project{Git: true}, func(fh *frontHarness) {
-		summary(workspace.PhaseError, func(s *workspace.State) { s.Reason = "deadlock: no subtask can start" })(fh)
+		summary(vocab.PhaseError, func(s *vocab.State) { s.Reason = "deadlock: no subtask can start" })(fh)
 		fh.keys("A")
 	})
-	add("summary_cancelled", &Project{Git: true}, summary(workspace.PhaseCancelled, func(s *workspace.State) {
+	add("summary_cancelled", &Project{Git: true}, summary(vocab.PhaseCancelled, func(s *vocab.State) {
 		s.Plan, s.Subtasks, s.Fixes, s.Rounds, s.Friction = nil, nil, nil, s.Rounds[:1], nil
 	}))
 	// Abandoned (idle after it ran) with one subtask of the plan finished.
-	add("summary_abandoned", &Project{Git: true}, summary(workspace.PhaseIdle, func(s *workspace.State) {
-		s.PreviousPhase, s.Reason = workspace.PhaseNeedsHuman, "worker_2 crashed 4 times (max_retries 3)"
+	add("summary_abandoned", &Project{Git: true}, summary(vocab.PhaseIdle, func(s *vocab.State) {
+		s.PreviousPhase, s.Reason = vocab.PhaseNeedsHuman, "worker_2 crashed 4 times (max_retries 3)"
 		s.FinishedAt = testNow.Add(-30 * 1e9)
 		s.Clock.Ran = s.FinishedAt.Sub(s.StartedAt)
 	}))
@@ -118,7 +118,7 @@ func teamScreens(t *testing.T, w, h int) map[string]*frontHarness {
 		l := newFakeLauncher()
 		l.projects[testProject] = Project{Dir: testProject, Git: true, Tasks: testPastTasks()[1:]}
 		fh := newFrontHarnessWith(t, l, Options{Agents: agents, Workers: 2,
-			StartTeam: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, w, h)
+			StartTeam: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, w, h)
 		fh.typeText("add a square root function")
 		// three workers (← wraps to the count), reviewer codex, workers gemini
 		fh.keys("tab", "tab", "tab", "left", "+", "right", "right", "down", "right", "down", "down")

@@ -11,7 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The start screen scans the project at once and, with nothing to resume,
@@ -41,7 +41,7 @@ func TestStartSubmitsTask(t *testing.T) {
 	h.run(h.send(ctrl('s')))
 
 	l.requireCalls(t, "scan "+testProject, "start "+testProject)
-	want := workspace.Task{Description: "add a square root\nwith tests", Context: "the calculator lives in calc/",
+	want := vocab.Task{Description: "add a square root\nwith tests", Context: "the calculator lives in calc/",
 		Constraints: []string{"no new dependencies", "keep it small"}, SubmittedBy: "tui", Project: testProject}
 	if !reflect.DeepEqual(l.started[0], want) {
 		t.Fatalf("started %+v\nwant %+v", l.started[0], want)
@@ -217,7 +217,7 @@ func liveHarness(t *testing.T) *frontHarness {
 	return h
 }
 
-func (h *frontHarness) phase(p workspace.Phase, mut ...func(*workspace.State)) {
+func (h *frontHarness) phase(p vocab.Phase, mut ...func(*vocab.State)) {
 	st := testState(4)
 	st.TaskID = h.l.taskID
 	st.PreviousPhase, st.Phase = st.Phase, p
@@ -232,11 +232,11 @@ func (h *frontHarness) phase(p workspace.Phase, mut ...func(*workspace.State)) {
 // and the project scanned again.
 func TestSummaryAfterComplete(t *testing.T) {
 	h := liveHarness(t)
-	h.phase(workspace.PhaseExecuting)
+	h.phase(vocab.PhaseExecuting)
 	if h.m.fd.mode != modeRun {
 		t.Fatalf("executing: mode %v", h.m.fd.mode)
 	}
-	h.phase(workspace.PhaseComplete)
+	h.phase(vocab.PhaseComplete)
 	if h.m.fd.mode != modeSummary || !h.m.fd.sumLive || !h.m.fd.sumLoaded {
 		t.Fatalf("complete: mode %v live %v loaded %v", h.m.fd.mode, h.m.fd.sumLive, h.m.fd.sumLoaded)
 	}
@@ -265,17 +265,17 @@ func TestSummaryAfterComplete(t *testing.T) {
 // error offers retry (→ planning: back to the panes) or abandon (→ idle).
 func TestErrorChoice(t *testing.T) {
 	h := liveHarness(t)
-	h.phase(workspace.PhaseError, func(s *workspace.State) { s.Reason = "worker_2 crashed 4 times" })
+	h.phase(vocab.PhaseError, func(s *vocab.State) { s.Reason = "worker_2 crashed 4 times" })
 	if h.m.fd.mode != modeSummary || !strings.Contains(h.plain(), "R retry · A abandon") {
 		t.Fatalf("error: mode %v\n%s", h.m.fd.mode, h.plain())
 	}
 	h.keys("R")
 	h.l.eng.requireCalls(t, "retry")
-	h.phase(workspace.PhasePlanning)
+	h.phase(vocab.PhasePlanning)
 	if h.m.fd.mode != modeRun {
 		t.Fatalf("after retry: mode %v", h.m.fd.mode)
 	}
-	h.phase(workspace.PhaseError)
+	h.phase(vocab.PhaseError)
 	h.keys("A")
 	if h.m.confirm != confirmAbandon || !strings.Contains(h.plain(), "Abandon the task?") {
 		t.Fatalf("A does not ask:\n%s", h.plain())
@@ -284,7 +284,7 @@ func TestErrorChoice(t *testing.T) {
 	h.l.eng.requireCalls(t, "retry")
 	h.keys("A", "y")
 	h.l.eng.requireCalls(t, "retry", "abandon")
-	h.phase(workspace.PhaseIdle)
+	h.phase(vocab.PhaseIdle)
 	if h.m.fd.mode != modeSummary || !strings.Contains(h.plain(), "ABANDONED") {
 		t.Fatalf("abandoned: mode %v\n%s", h.m.fd.mode, h.plain())
 	}
@@ -299,8 +299,8 @@ func TestErrorChoice(t *testing.T) {
 // needs_human and pause stay on the panes, where the banner and keys are.
 func TestNeedsHumanStaysOnPanes(t *testing.T) {
 	h := liveHarness(t)
-	h.phase(workspace.PhaseNeedsHuman)
-	h.phase(workspace.PhasePaused)
+	h.phase(vocab.PhaseNeedsHuman)
+	h.phase(vocab.PhasePaused)
 	if h.m.fd.mode != modeRun {
 		t.Fatalf("mode %v", h.m.fd.mode)
 	}
@@ -315,9 +315,9 @@ func TestNeedsHumanStaysOnPanes(t *testing.T) {
 // left to resume, so it quits at once (even while agents still run); on
 // a failed task's summary, which can be resumed, it asks.
 func TestSummaryQuitSameOnEveryEnd(t *testing.T) {
-	for _, p := range []workspace.Phase{workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle} {
+	for _, p := range []vocab.Phase{vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseIdle} {
 		h := liveHarness(t)
-		h.phase(workspace.PhaseError)
+		h.phase(vocab.PhaseError)
 		h.phase(p)
 		if h.m.fd.mode != modeSummary {
 			t.Fatalf("%s: no summary", p)
@@ -327,7 +327,7 @@ func TestSummaryQuitSameOnEveryEnd(t *testing.T) {
 		}
 	}
 	h := liveHarness(t)
-	h.phase(workspace.PhaseError)
+	h.phase(vocab.PhaseError)
 	h.keys("q")
 	if h.m.confirm != confirmQuit {
 		t.Fatal("error: q did not ask while agents run")
@@ -342,7 +342,7 @@ func TestSummaryQuitSameOnEveryEnd(t *testing.T) {
 func TestNoLauncherNoFrontDoor(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
 	st := testState(4)
-	st.Phase = workspace.PhaseComplete
+	st.Phase = vocab.PhaseComplete
 	h.send(SnapshotMsg{State: st})
 	h.key("s")
 	if h.m.fd.on || h.m.fd.mode != modeRun {
@@ -389,7 +389,7 @@ func TestLoadSummary(t *testing.T) {
 	if got := s.Subtasks[1]; !got.FromPlan || len(got.Files) != 1 || got.Files[0].Path != "calc/sqrt_test.go" {
 		t.Errorf("st_2 (no files in its output: the plan's): %+v", got)
 	}
-	if got := s.Subtasks[2]; got.ID != "st_3" || got.Status != workspace.SubtaskPending || !got.FromPlan {
+	if got := s.Subtasks[2]; got.ID != "st_3" || got.Status != vocab.SubtaskPending || !got.FromPlan {
 		t.Errorf("st_3 (no output): %+v", got)
 	}
 	if got := s.Subtasks[3]; !got.Fix || len(got.Files) != 1 {
@@ -403,7 +403,7 @@ func TestLoadSummary(t *testing.T) {
 	}
 	// A mixed team's summary says which agent each worker ran.
 	task := `{"agent":"claude","agents":{"lead":"claude","reviewer":"claude","worker":"codex"},"worker_agents":{"worker_2":"gemini"}}`
-	if err := os.WriteFile(filepath.Join(dir, workspace.TaskFile), []byte(task), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, vocab.TaskFile), []byte(task), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s = loadSummary(st, "", "title")
@@ -414,24 +414,24 @@ func TestLoadSummary(t *testing.T) {
 
 // summaryState is a finished task with a plan, rounds and friction whose
 // task directory is dir.
-func summaryState(dir string) workspace.State {
+func summaryState(dir string) vocab.State {
 	st := testState(4)
 	st.TaskID, st.TaskDir = "20260314-150926-ab12", dir
-	st.PreviousPhase, st.Phase = workspace.PhaseCheckpointReview, workspace.PhaseComplete
+	st.PreviousPhase, st.Phase = vocab.PhaseCheckpointReview, vocab.PhaseComplete
 	st.StartedAt, st.FinishedAt = testNow.Add(-14*time.Minute-5*time.Second), testNow.Add(-time.Minute)
-	st.Clock = workspace.RunClock{Ran: st.FinishedAt.Sub(st.StartedAt)}
-	st.Plan = &workspace.Plan{Subtasks: []workspace.Subtask{
+	st.Clock = vocab.RunClock{Ran: st.FinishedAt.Sub(st.StartedAt)}
+	st.Plan = &vocab.Plan{Subtasks: []vocab.Subtask{
 		{ID: "st_1", Description: "square root function", Files: []string{"CREATE calc/sqrt.go"}},
 		{ID: "st_2", Description: "tests for the square root", Files: []string{"CREATE calc/sqrt_test.go"}},
 		{ID: "st_3", Description: "document it", Files: []string{"MODIFY README.md"}},
 	}}
-	st.Subtasks = map[string]workspace.SubtaskState{
-		"st_1": {Status: workspace.SubtaskDone, Worker: "worker_1"},
-		"st_2": {Status: workspace.SubtaskDone, Worker: "worker_2"},
+	st.Subtasks = map[string]vocab.SubtaskState{
+		"st_1": {Status: vocab.SubtaskDone, Worker: "worker_1"},
+		"st_2": {Status: vocab.SubtaskDone, Worker: "worker_2"},
 	}
-	st.Fixes = map[string]workspace.SubtaskState{"fix_1_1_worker_1": {Status: workspace.SubtaskDone, Worker: "worker_1"}}
+	st.Fixes = map[string]vocab.SubtaskState{"fix_1_1_worker_1": {Status: vocab.SubtaskDone, Worker: "worker_1"}}
 	at := testNow.Add(-10 * time.Minute)
-	st.Rounds = []workspace.Round{
+	st.Rounds = []vocab.Round{
 		{Kind: "plan", Number: 1, Verdict: "feedback", Summary: "Split st_1: the parser and the evaluator touch the same file", At: at},
 		{Kind: "plan", Number: 2, Verdict: "approved", Summary: "Plan approved", At: at.Add(time.Minute)},
 		{Kind: "checkpoint", Checkpoint: 1, Number: 1, Verdict: "issues", Summary: "negative input panics", At: at.Add(5 * time.Minute)},

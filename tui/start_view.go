@@ -9,7 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // renderFront draws the front door's screens (start, picker, summary).
@@ -45,11 +45,11 @@ func frame(body []string, footer string, w, h int) string {
 
 // startPhase is the workflow state the start screen stands for: idle until
 // a project is known, project_selected once it is.
-func (m Model) startPhase() workspace.Phase {
+func (m Model) startPhase() vocab.Phase {
 	if m.fd.mode == modePicker || !m.fd.scanned || m.fd.scanErr != "" {
-		return workspace.PhaseIdle
+		return vocab.PhaseIdle
 	}
-	return workspace.PhaseProjectSelected
+	return vocab.PhaseProjectSelected
 }
 
 func (m Model) startHeader() string {
@@ -179,7 +179,7 @@ func (m Model) pastTaskLines(room, w int) []string {
 		started, dur := "–", "–"
 		if !t.Started.IsZero() {
 			started = t.Started.Local().Format("2006-01-02 15:04")
-			dur = workspace.FormatElapsed(t.Duration(m.now()))
+			dur = vocab.FormatElapsed(t.Duration(m.now()))
 		} else if !t.Created.IsZero() {
 			started = t.Created.Local().Format("2006-01-02 15:04")
 		}
@@ -196,9 +196,9 @@ func (m Model) pastTaskLines(room, w int) []string {
 
 // phaseLabel names a task's state as the user knows it: in words, and an
 // abandoned task (idle after it ran) as abandoned.
-func phaseLabel(p workspace.Phase) string {
+func phaseLabel(p vocab.Phase) string {
 	switch p {
-	case workspace.PhaseIdle:
+	case vocab.PhaseIdle:
 		return "abandoned"
 	case "":
 		return "not started"
@@ -279,7 +279,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 			return []key.Binding{k.Back, k.ScrollDown}, ess
 		}
 		b := []key.Binding{k.NewTask}
-		if m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman {
+		if m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman {
 			b = []key.Binding{k.Retry, k.Abandon,
 				key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
 		}

@@ -5,7 +5,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Palette. Colours are chosen to read on dark and light backgrounds alike.
@@ -48,20 +48,20 @@ var (
 )
 
 // phaseColor is the colour a workflow phase is shown in.
-func phaseColor(p workspace.Phase) color.Color {
+func phaseColor(p vocab.Phase) color.Color {
 	switch p {
-	case workspace.PhaseNeedsHuman, workspace.PhasePaused:
+	case vocab.PhaseNeedsHuman, vocab.PhasePaused:
 		return colWarn
-	case workspace.PhaseError:
+	case vocab.PhaseError:
 		return colBad
-	case workspace.PhaseComplete:
+	case vocab.PhaseComplete:
 		return colOK
-	case workspace.PhaseCancelled:
+	case vocab.PhaseCancelled:
 		return colDim
-	case workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
-		workspace.PhasePlanRevision, workspace.PhasePlanApproval, workspace.PhaseExecuting, workspace.PhaseCheckpoint,
-		workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged,
-		workspace.PhaseFrictionSync, workspace.PhaseFrictionResolution:
+	case vocab.PhaseIdle, vocab.PhaseProjectSelected, vocab.PhasePlanning, vocab.PhasePlanReview,
+		vocab.PhasePlanRevision, vocab.PhasePlanApproval, vocab.PhaseExecuting, vocab.PhaseCheckpoint,
+		vocab.PhaseCheckpointReview, vocab.PhaseCheckpointFix, vocab.PhaseFrictionLogged,
+		vocab.PhaseFrictionSync, vocab.PhaseFrictionResolution:
 		return colBusy
 	}
 	return colBusy // not started, or another version's phase
@@ -76,25 +76,25 @@ type healthLook struct {
 	strong bool
 }
 
-func lookOf(health workspace.Health) healthLook {
+func lookOf(health vocab.Health) healthLook {
 	switch health {
-	case workspace.HealthBusy:
+	case vocab.HealthBusy:
 		return healthLook{label: "busy", colour: colBusy}
-	case workspace.HealthStarting:
+	case vocab.HealthStarting:
 		return healthLook{label: "starting", colour: colWarn}
-	case workspace.HealthReady, workspace.HealthIdle:
+	case vocab.HealthReady, vocab.HealthIdle:
 		return healthLook{glyph: "✓", label: string(health), colour: colOK}
-	case workspace.HealthWaitingPermission:
+	case vocab.HealthWaitingPermission:
 		return healthLook{glyph: "⚠", label: "permission", colour: colWarn, alert: true, strong: true}
-	case workspace.HealthRateLimited:
+	case vocab.HealthRateLimited:
 		return healthLook{glyph: "⏳", label: "rate limit", colour: colRate, alert: true, strong: true}
-	case workspace.HealthHangWarning:
+	case vocab.HealthHangWarning:
 		return healthLook{glyph: "⚠", label: "no output", colour: colWarn, alert: true}
-	case workspace.HealthHung:
+	case vocab.HealthHung:
 		return healthLook{glyph: "✖", label: "hung", colour: colBad, alert: true, strong: true}
-	case workspace.HealthExited:
+	case vocab.HealthExited:
 		return healthLook{glyph: "⏻", label: "exited", colour: colDim}
-	case workspace.HealthRestarting:
+	case vocab.HealthRestarting:
 		return healthLook{glyph: "↻", label: "restarting", colour: colWarn}
 	case "":
 		return healthLook{glyph: "·", label: "no agent", colour: colDim}
@@ -103,6 +103,6 @@ func lookOf(health workspace.Health) healthLook {
 }
 
 // spins reports whether a health value shows the spinner.
-func spins(h workspace.Health) bool {
-	return h == workspace.HealthBusy || h == workspace.HealthStarting
+func spins(h vocab.Health) bool {
+	return h == vocab.HealthBusy || h == vocab.HealthStarting
 }

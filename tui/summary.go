@@ -16,6 +16,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
@@ -23,28 +24,28 @@ import (
 // summaryData is what the summary view shows of one task.
 type summaryData struct {
 	TaskID, Title     string
-	Phase, Previous   workspace.Phase
+	Phase, Previous   vocab.Phase
 	Reason            string
 	Started, Finished time.Time
 	// Elapsed is the task's elapsed clock as its state left it (no run
-	// live: workspace.State.Elapsed); the live task's is read from the
+	// live: vocab.State.Elapsed); the live task's is read from the
 	// run's state as it ticks.
 	Elapsed  time.Duration
 	Subtasks []subtaskSummary
-	Rounds   []workspace.Round
+	Rounds   []vocab.Round
 	Friction []frictionNote
-	Agents   []workspace.AgentID
-	Usage    map[workspace.AgentID]AgentUsage
+	Agents   []vocab.AgentID
+	Usage    map[vocab.AgentID]AgentUsage
 	// Team is the agent each agent ran (task.json) when the team was
 	// mixed; nil when one agent ran them all.
-	Team map[workspace.AgentID]string
+	Team map[vocab.AgentID]string
 }
 
 // subtaskSummary is one subtask (or checkpoint fix) and the files it
 // created or modified.
 type subtaskSummary struct {
 	ID, Description, Status string
-	Worker                  workspace.AgentID
+	Worker                  vocab.AgentID
 	Fix                     bool
 	Files                   []fileChange
 	// FromPlan is true when the output named no files and the list comes
@@ -62,7 +63,7 @@ type frictionNote struct{ File, Text string }
 
 // openSummary shows the summary of st (live: the running session's task)
 // and loads its details from the task directory in a command.
-func (m *Model) openSummary(st workspace.State, live bool) tea.Cmd {
+func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 	title := ""
 	dir := st.TaskDir
 	if live {
@@ -86,7 +87,7 @@ func (m *Model) openSummary(st workspace.State, live bool) tea.Cmd {
 
 // loadSummaryCmd reads a task's outputs and friction files and asks the
 // launcher for token usage.
-func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
+func loadSummaryCmd(l Launcher, st vocab.State, dir, title string) tea.Cmd {
 	return func() tea.Msg {
 		sum := loadSummary(st, dir, title)
 		if l != nil {
@@ -99,14 +100,14 @@ func loadSummaryCmd(l Launcher, st workspace.State, dir, title string) tea.Cmd {
 }
 
 // baseSummary is what the state alone says (shown until the files are read).
-func baseSummary(st workspace.State, title string) summaryData {
+func baseSummary(st vocab.State, title string) summaryData {
 	s := summaryData{
 		TaskID: st.TaskID, Title: firstLine(title), Phase: st.Phase, Previous: st.PreviousPhase,
 		Reason: plainText(st.EndReason()), Started: st.StartedAt, Finished: st.FinishedAt,
-		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[workspace.AgentID]AgentUsage{},
+		Rounds: st.Rounds, Agents: st.AgentIDs(), Usage: map[vocab.AgentID]AgentUsage{},
 		Elapsed: st.Elapsed(time.Time{}, false),
 	}
-	if s.Finished.IsZero() && st.Phase == workspace.PhaseIdle {
+	if s.Finished.IsZero() && st.Phase == vocab.PhaseIdle {
 		s.Finished = st.Timestamp // abandoned: the engine clears finished_at
 	}
 	return s
@@ -114,18 +115,18 @@ func baseSummary(st workspace.State, title string) summaryData {
 
 // loadSummary builds the summary of a task from its state and the files of
 // its task directory dir (outputs/<subtask>.md, the archived friction files).
-func loadSummary(st workspace.State, dir, title string) summaryData {
+func loadSummary(st vocab.State, dir, title string) summaryData {
 	s := baseSummary(st, title)
 	if dir == "" {
 		dir = st.TaskDir
 	}
 	if t, err := workspace.ReadTask(dir); err == nil && t.Agents != nil {
-		s.Team = map[workspace.AgentID]string{}
+		s.Team = map[vocab.AgentID]string{}
 		for _, id := range s.Agents {
 			s.Team[id] = t.AgentOf(id)
 		}
 	}
-	planned := map[string]workspace.Subtask{}
+	planned := map[string]vocab.Subtask{}
 	var ids []string
 	if st.Plan != nil {
 		for _, p := range st.Plan.Subtasks {
@@ -146,7 +147,7 @@ func loadSummary(st workspace.State, dir, title string) summaryData {
 		if state, ok := st.Subtasks[id]; ok {
 			ss.Worker, ss.Status = state.Worker, state.Status
 		} else {
-			ss.Status = workspace.SubtaskPending
+			ss.Status = vocab.SubtaskPending
 		}
 		readOutput(&ss, dir)
 		if len(ss.Files) == 0 {
@@ -261,9 +262,9 @@ func readFrictionNote(path string) string {
 	return "(empty)"
 }
 
-// firstLine is a task description's headline (workspace.Headline), safe to
+// firstLine is a task description's headline (vocab.Headline), safe to
 // draw (oneLine strips escape sequences).
-func firstLine(s string) string { return oneLine(workspace.Headline(s)) }
+func firstLine(s string) string { return oneLine(vocab.Headline(s)) }
 
 // ---- view ----
 
@@ -319,15 +320,15 @@ func (m Model) summaryBanner(live bool) []string {
 	bg := colDim
 	var text string
 	switch s.Phase {
-	case workspace.PhaseComplete:
+	case vocab.PhaseComplete:
 		bg, text = colOK, " ✔ COMPLETE — every checkpoint approved"
-	case workspace.PhaseCancelled:
+	case vocab.PhaseCancelled:
 		text = " ■ CANCELLED"
-	case workspace.PhaseError:
+	case vocab.PhaseError:
 		bg, text = colBad, " ✖ ERROR"
-	case workspace.PhaseNeedsHuman:
+	case vocab.PhaseNeedsHuman:
 		bg, text = colWarn, " ⚑ NEEDS HUMAN"
-	case workspace.PhaseIdle:
+	case vocab.PhaseIdle:
 		text = " ○ ABANDONED"
 	default:
 		bg, text = colBusy, " ▶ "+strings.ToUpper(PhaseLabel(s.Phase))
@@ -335,7 +336,7 @@ func (m Model) summaryBanner(live bool) []string {
 	if s.Reason != "" {
 		text += " — " + s.Reason
 	}
-	if live && (s.Phase == workspace.PhaseError || s.Phase == workspace.PhaseNeedsHuman) {
+	if live && (s.Phase == vocab.PhaseError || s.Phase == vocab.PhaseNeedsHuman) {
 		text += " · R retry · A abandon "
 	} else {
 		text += " "
@@ -360,7 +361,7 @@ func (m Model) summaryBanner(live bool) []string {
 func branchAdvice(s summaryData, b string) []string {
 	done, _ := countPlain(s.Subtasks)
 	switch {
-	case s.Phase == workspace.PhaseComplete:
+	case s.Phase == vocab.PhaseComplete:
 		return []string{"   " + stDim.Render("hivemind diff shows it"), "   " + stDim.Render("git merge "+b+" takes it")}
 	case done == 0:
 		return []string{"   " + stDim.Render("no subtask was finished: nothing on it to merge")}
@@ -404,9 +405,9 @@ func (m Model) summaryTimes(w int) []string {
 	el := "–"
 	switch {
 	case m.fd.sumLive && m.haveState && m.st.TaskID == s.TaskID:
-		el = workspace.FormatElapsed(m.elapsed()) // as the header
+		el = vocab.FormatElapsed(m.elapsed()) // as the header
 	case !s.Started.IsZero():
-		el = workspace.FormatElapsed(s.Elapsed)
+		el = vocab.FormatElapsed(s.Elapsed)
 	}
 	times := []string{stHeaderKey.Render("started ") + stText.Render(started),
 		stHeaderKey.Render("finished ") + stText.Render(finished),
@@ -440,10 +441,10 @@ func (m Model) summaryBuilt() []string {
 
 // subtaskLines are one subtask of the summary: what it was, who did it,
 // and the files it reported (or planned, when it was never done).
-func subtaskLines(st subtaskSummary, phase workspace.Phase) []string {
+func subtaskLines(st subtaskSummary, phase vocab.Phase) []string {
 	var out []string
 	id := st.ID
-	done := st.Status == workspace.SubtaskDone
+	done := st.Status == vocab.SubtaskDone
 	meta := subtaskWord(st.Status, phase)
 	if st.Worker != "" {
 		meta = string(st.Worker) + " · " + meta
@@ -487,7 +488,7 @@ func subtaskLines(st subtaskSummary, phase workspace.Phase) []string {
 }
 
 // summaryRounds is a line per review round.
-func summaryRounds(rounds []workspace.Round, w int) []string {
+func summaryRounds(rounds []vocab.Round, w int) []string {
 	var out []string
 	if len(rounds) == 0 {
 		out = append(out, "   "+stDim.Render("none"))
@@ -574,22 +575,22 @@ func (m Model) summaryUsage() []string {
 // subtaskWord is a subtask's status as the summary says it: what became
 // of work left unfinished when the task ended (cancelled, abandoned), in
 // words, not the last state.json value.
-func subtaskWord(status string, phase workspace.Phase) string {
+func subtaskWord(status string, phase vocab.Phase) string {
 	switch status {
-	case workspace.SubtaskDone:
+	case vocab.SubtaskDone:
 		return "done"
-	case workspace.SubtaskFailed:
+	case vocab.SubtaskFailed:
 		return "failed"
 	}
-	ended := map[workspace.Phase]string{workspace.PhaseCancelled: "cancelled", workspace.PhaseIdle: "abandoned"}[phase]
+	ended := map[vocab.Phase]string{vocab.PhaseCancelled: "cancelled", vocab.PhaseIdle: "abandoned"}[phase]
 	switch {
-	case ended != "" && status == workspace.SubtaskInProgress:
+	case ended != "" && status == vocab.SubtaskInProgress:
 		return "not done: " + ended + " while in progress"
 	case ended != "":
 		return "not done: " + ended + " before it started"
-	case status == workspace.SubtaskInProgress:
+	case status == vocab.SubtaskInProgress:
 		return "in progress"
-	case status == workspace.SubtaskPending, status == "":
+	case status == vocab.SubtaskPending, status == "":
 		return "not started"
 	}
 	return status
@@ -600,7 +601,7 @@ func countPlain(ss []subtaskSummary) (done, total int) {
 	for _, s := range ss {
 		if !s.Fix {
 			total++
-			if s.Status == workspace.SubtaskDone {
+			if s.Status == vocab.SubtaskDone {
 				done++
 			}
 		}
@@ -662,7 +663,7 @@ func (m Model) summaryAvailable() bool {
 		return false
 	}
 	switch m.st.Phase {
-	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseError, workspace.PhaseIdle:
+	case vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseError, vocab.PhaseIdle:
 		return true
 	default: // under way, held or waiting for the human
 	}
@@ -686,7 +687,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	live := m.fd.sumLive && m.fd.sess != nil
-	failed := live && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
+	failed := live && (m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true

@@ -10,11 +10,11 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/hivemind-dev/hivemind/internal/config"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // teamRoles are the roles the Team row picks an agent for, in its order.
-var teamRoles = [...]workspace.Role{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
+var teamRoles = [...]vocab.Role{vocab.RoleLead, vocab.RoleReviewer, vocab.RoleWorker}
 
 // maxWorkers is the most workers the start screen offers (the config's
 // limit).
@@ -38,7 +38,7 @@ func (fd *frontDoor) agentSlots() []agentSlot {
 		return append(out, agentSlot{"workers", &fd.pick[2]})
 	}
 	for i := range fd.each {
-		out = append(out, agentSlot{string(workspace.WorkerID(i + 1)), &fd.each[i]})
+		out = append(out, agentSlot{string(vocab.WorkerID(i + 1)), &fd.each[i]})
 	}
 	return out
 }
@@ -49,7 +49,7 @@ func (fd *frontDoor) countSlot() int { return len(fd.agentSlots()) }
 
 // setTeam offers agents for every role, each role starting on its agent in
 // start (added to the offer when missing from it), else on the first.
-func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]string) {
+func (fd *frontDoor) setTeam(agents []AgentChoice, start map[vocab.Role]string) {
 	fd.agents = slices.Clone(agents)
 	fd.pick = make([]int, len(teamRoles))
 	fd.each = nil
@@ -72,13 +72,13 @@ func (fd *frontDoor) setTeam(agents []AgentChoice, start map[workspace.Role]stri
 
 // setEach splits the workers when some run their own agent (start:
 // worker id → agent), each on its own or the worker role's.
-func (fd *frontDoor) setEach(start map[workspace.AgentID]string) {
+func (fd *frontDoor) setEach(start map[vocab.AgentID]string) {
 	if len(start) == 0 || len(fd.agents) == 0 {
 		return
 	}
 	fd.toggleEach()
 	for i := range fd.each {
-		name := start[workspace.WorkerID(i+1)]
+		name := start[vocab.WorkerID(i+1)]
 		if name == "" {
 			continue
 		}
@@ -178,29 +178,29 @@ func (fd *frontDoor) teamChoices() []AgentChoice {
 // team is the agent picked for each role (role → agent), nil when the
 // start screen offers none (the launcher's config decides). Split workers
 // run their own (workerTeam); the role's is worker_1's.
-func (fd *frontDoor) team() map[workspace.Role]string {
+func (fd *frontDoor) team() map[vocab.Role]string {
 	if len(fd.agents) == 0 {
 		return nil
 	}
-	t := make(map[workspace.Role]string, len(teamRoles))
+	t := make(map[vocab.Role]string, len(teamRoles))
 	for i, r := range teamRoles {
 		t[r] = fd.agents[fd.pick[i]].Name
 	}
 	if fd.each != nil {
-		t[workspace.RoleWorker] = fd.agents[fd.each[0]].Name
+		t[vocab.RoleWorker] = fd.agents[fd.each[0]].Name
 	}
 	return t
 }
 
 // workerTeam is the agent picked for each worker (worker id → agent) once
 // the workers are split, else nil.
-func (fd *frontDoor) workerTeam() map[workspace.AgentID]string {
+func (fd *frontDoor) workerTeam() map[vocab.AgentID]string {
 	if fd.each == nil {
 		return nil
 	}
-	t := make(map[workspace.AgentID]string, len(fd.each))
+	t := make(map[vocab.AgentID]string, len(fd.each))
 	for i, p := range fd.each {
-		t[workspace.WorkerID(i+1)] = fd.agents[p].Name
+		t[vocab.WorkerID(i+1)] = fd.agents[p].Name
 	}
 	return t
 }

@@ -10,7 +10,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // maxEvents is how many events the model keeps for the event-log strip.
@@ -160,7 +160,7 @@ func (m *Model) slotDue(now time.Time) bool {
 }
 
 // fastID is the pane that takes new content at FPS: the attached one.
-func (m *Model) fastID() workspace.AgentID {
+func (m *Model) fastID() vocab.AgentID {
 	if m.attached {
 		return m.focusID
 	}
@@ -306,7 +306,7 @@ func (m *Model) relayout() {
 
 func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	prevPhase := m.st.Phase
-	before := make(map[workspace.AgentID]workspace.Health, len(m.agents))
+	before := make(map[vocab.AgentID]vocab.Health, len(m.agents))
 	for _, id := range m.agents {
 		before[id] = m.healthOf(id)
 	}
@@ -319,7 +319,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 		m.noteCheckout(msg.Events)
 	}
 	if msg.Health != nil {
-		m.health = make(map[workspace.AgentID]workspace.Health, len(msg.Health))
+		m.health = make(map[vocab.AgentID]vocab.Health, len(msg.Health))
 		for k, v := range msg.Health {
 			m.health[k] = v
 		}
@@ -334,19 +334,19 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	var notes []string
 	if m.st.Phase != prevPhase {
 		switch m.st.Phase {
-		case workspace.PhaseNeedsHuman:
+		case vocab.PhaseNeedsHuman:
 			n := "needs you"
 			if r := plainText(m.st.Reason); r != "" {
 				n += ": " + r
 			}
 			notes = append(notes, n)
-		case workspace.PhaseComplete:
+		case vocab.PhaseComplete:
 			notes = append(notes, "task complete")
 		default: // the header shows the phase
 		}
 	}
 	for _, id := range m.agents {
-		if m.healthOf(id) == workspace.HealthWaitingPermission && before[id] != workspace.HealthWaitingPermission {
+		if m.healthOf(id) == vocab.HealthWaitingPermission && before[id] != vocab.HealthWaitingPermission {
 			notes = append(notes, string(id)+" is waiting for permission")
 		}
 	}
@@ -361,7 +361,7 @@ func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 // a snapshot carries only the engine's short tail (where detail records
 // would soon push the milestones out). A tail that does not reach back to
 // the last record kept replaces the list.
-func mergeEvents(have, tail []workspace.EventRecord) []workspace.EventRecord {
+func mergeEvents(have, tail []vocab.EventRecord) []vocab.EventRecord {
 	out := tail
 	if n := len(have); n > 0 {
 		last := have[n-1]
@@ -370,7 +370,7 @@ func mergeEvents(have, tail []workspace.EventRecord) []workspace.EventRecord {
 				if i == len(tail)-1 {
 					return have
 				}
-				out = append(append([]workspace.EventRecord(nil), have...), tail[i+1:]...)
+				out = append(append([]vocab.EventRecord(nil), have...), tail[i+1:]...)
 				break
 			}
 		}
@@ -378,7 +378,7 @@ func mergeEvents(have, tail []workspace.EventRecord) []workspace.EventRecord {
 	if len(out) > maxEvents {
 		out = out[len(out)-maxEvents:]
 	}
-	return append([]workspace.EventRecord(nil), out...)
+	return append([]vocab.EventRecord(nil), out...)
 }
 
 // ---- keys ----
@@ -716,7 +716,7 @@ func (m *Model) quit() tea.Cmd {
 
 // stuck reports whether the run waits on the user (R and A apply).
 func (m Model) stuck() bool {
-	return m.haveState && (m.st.Phase == workspace.PhaseError || m.st.Phase == workspace.PhaseNeedsHuman)
+	return m.haveState && (m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
 }
 
 // quitAsks reports whether q asks first: only while a task that is not
@@ -729,7 +729,7 @@ func (m Model) quitAsks() bool {
 // agentsRunning reports whether quitting would stop a live agent.
 func (m Model) agentsRunning() bool {
 	for _, id := range m.agents {
-		if _, ok := m.terminal(id); ok && m.healthOf(id) != workspace.HealthExited {
+		if _, ok := m.terminal(id); ok && m.healthOf(id) != vocab.HealthExited {
 			return true
 		}
 	}
@@ -755,7 +755,7 @@ func (m Model) pageStep() int {
 
 // scrollBy scrolls id's pane d lines back (forward when negative) and
 // reports whether it moved.
-func (m *Model) scrollBy(id workspace.AgentID, d int) bool {
+func (m *Model) scrollBy(id vocab.AgentID, d int) bool {
 	if id == "" {
 		return false
 	}
@@ -898,7 +898,7 @@ func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
 }
 
 // agentIndex is the index of agent id, or -1.
-func (m Model) agentIndex(id workspace.AgentID) int {
+func (m Model) agentIndex(id vocab.AgentID) int {
 	for i, a := range m.agents {
 		if a == id {
 			return i

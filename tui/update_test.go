@@ -13,7 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // findMsg runs cmd (descending into batches) and returns the first message
@@ -143,7 +143,7 @@ func TestKeyPauseResume(t *testing.T) {
 	}
 	h.key("p")
 	st := testState(4)
-	st.Phase, st.PreviousPhase = workspace.PhasePaused, workspace.PhaseExecuting
+	st.Phase, st.PreviousPhase = vocab.PhasePaused, vocab.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
 	h.key("p") // paused: already
 	if f := h.footer(); !strings.Contains(f, "already paused: r resumes the team") {
@@ -198,7 +198,7 @@ func TestKeyQuit(t *testing.T) {
 	t.Run("immediate_when_nothing_runs", func(t *testing.T) {
 		h := newKeyHarness(t)
 		st := testState(4)
-		h.send(SnapshotMsg{State: st, Health: map[workspace.AgentID]workspace.Health{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
+		h.send(SnapshotMsg{State: st, Health: map[vocab.AgentID]vocab.Health{"lead": "exited", "reviewer": "exited", "worker_1": "exited", "worker_2": "exited"}})
 		requireQuit(t, h.key("q"))
 	})
 }
@@ -212,7 +212,7 @@ func TestKeyRetryAbandon(t *testing.T) {
 		t.Fatal("no notice for A outside needs_human")
 	}
 	st := testState(4)
-	st.Phase, st.Reason = workspace.PhaseNeedsHuman, "limit"
+	st.Phase, st.Reason = vocab.PhaseNeedsHuman, "limit"
 	h.send(SnapshotMsg{State: st})
 	h.key("R")
 	h.eng.requireCalls(t, "retry")
@@ -220,7 +220,7 @@ func TestKeyRetryAbandon(t *testing.T) {
 	h.eng.requireCalls(t, "retry")
 	h.key("y")
 	h.eng.requireCalls(t, "retry", "abandon")
-	st.Phase = workspace.PhaseError
+	st.Phase = vocab.PhaseError
 	h.send(SnapshotMsg{State: st})
 	h.key("R")
 	h.eng.requireCalls(t, "retry", "abandon", "retry")
@@ -413,7 +413,7 @@ func TestMouse(t *testing.T) {
 func TestNotifications(t *testing.T) {
 	h := newKeyHarness(t)
 	st := testState(4)
-	st.Phase, st.Reason = workspace.PhaseNeedsHuman, "revision limit"
+	st.Phase, st.Reason = vocab.PhaseNeedsHuman, "revision limit"
 	raw, ok := findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st}))
 	if !ok {
 		t.Fatal("no notification on needs_human")
@@ -432,13 +432,13 @@ func TestNotifications(t *testing.T) {
 			}
 		}
 	})
-	st.Phase = workspace.PhaseExecuting
+	st.Phase = vocab.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
-	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[workspace.AgentID]workspace.Health{"worker_2": "waiting_permission"}}))
+	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st, Health: map[vocab.AgentID]vocab.Health{"worker_2": "waiting_permission"}}))
 	if !ok || !strings.Contains(raw.Msg.(string), "worker_2 is waiting for permission") {
 		t.Fatal("no notification on waiting_permission")
 	}
-	st.Phase = workspace.PhaseComplete
+	st.Phase = vocab.PhaseComplete
 	raw, ok = findMsg[tea.RawMsg](t, h.send(SnapshotMsg{State: st}))
 	if !ok || !strings.Contains(raw.Msg.(string), "task complete") {
 		t.Fatal("no notification on complete")
@@ -510,7 +510,7 @@ func TestFrameCap(t *testing.T) {
 func TestIdleNoWork(t *testing.T) {
 	h := newKeyHarness(t)
 	st := testState(4)
-	st.Phase = workspace.PhasePaused
+	st.Phase = vocab.PhasePaused
 	st.Clock.Stop(testNow)
 	for id, a := range st.Agents {
 		a.Status = "idle"
@@ -558,7 +558,7 @@ func (c *cursorTerm) Cursor() (int, int, bool) { return c.x, c.y, true }
 func TestAttachedCursor(t *testing.T) {
 	h := newKeyHarness(t)
 	ct := &cursorTerm{fakeTerm: newFakeTerm("reviewer"), x: 4, y: 2}
-	h.m.opts.Terminals = TerminalsFunc(func(id workspace.AgentID) (Terminal, bool) {
+	h.m.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
 		if id == "reviewer" {
 			return ct, true
 		}

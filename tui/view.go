@@ -11,7 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // renderCache holds what View computed, so the next View can reuse it. It
@@ -20,16 +20,16 @@ import (
 type renderCache struct {
 	// versions are the screen versions sampled at the last frame (see
 	// Model.newFrame).
-	versions map[workspace.AgentID]uint64
-	panes    map[workspace.AgentID]*paneCache
-	sizes    map[workspace.AgentID]sizedTerm
+	versions map[vocab.AgentID]uint64
+	panes    map[vocab.AgentID]*paneCache
+	sizes    map[vocab.AgentID]sizedTerm
 
 	header, banner, footer, events, help cachedText
 	lastLen                              int
 	// helpMax is how far the help overlay can scroll at its last size.
 	helpMax int
 	// showing are the panes last told to a PaneViewer (remote.go).
-	showing []workspace.AgentID
+	showing []vocab.AgentID
 }
 
 // sizedTerm is the size last given to an agent's terminal.
@@ -54,9 +54,9 @@ func (c *cachedText) get(key any, build func() string) string {
 
 func newRenderCache() *renderCache {
 	return &renderCache{
-		versions: map[workspace.AgentID]uint64{},
-		panes:    map[workspace.AgentID]*paneCache{},
-		sizes:    map[workspace.AgentID]sizedTerm{},
+		versions: map[vocab.AgentID]uint64{},
+		panes:    map[vocab.AgentID]*paneCache{},
+		sizes:    map[vocab.AgentID]sizedTerm{},
 	}
 }
 
@@ -227,14 +227,14 @@ func (m Model) borderOf(i int) borderKind {
 		return borderFocus
 	}
 	switch m.healthOf(id) {
-	case workspace.HealthWaitingPermission, workspace.HealthHangWarning:
+	case vocab.HealthWaitingPermission, vocab.HealthHangWarning:
 		return borderWarn
-	case workspace.HealthHung:
+	case vocab.HealthHung:
 		return borderBad
-	case workspace.HealthRateLimited:
+	case vocab.HealthRateLimited:
 		return borderRate
-	case workspace.HealthStarting, workspace.HealthReady, workspace.HealthBusy, workspace.HealthIdle,
-		workspace.HealthExited, workspace.HealthRestarting:
+	case vocab.HealthStarting, vocab.HealthReady, vocab.HealthBusy, vocab.HealthIdle,
+		vocab.HealthExited, vocab.HealthRestarting:
 	}
 	return borderNormal
 }
@@ -269,7 +269,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 
 // activity is ● (active, may write), ○ (read-only) or – (idle) for an agent
 // in the current state.
-func (m Model) activity(id workspace.AgentID) string {
+func (m Model) activity(id vocab.AgentID) string {
 	for _, a := range m.st.ActiveAgents {
 		if a == id {
 			return "●"
@@ -288,7 +288,7 @@ func (m Model) activity(id workspace.AgentID) string {
 type headerKey struct {
 	w                    int
 	title, task, branch  string
-	phase, prev          workspace.Phase
+	phase, prev          vocab.Phase
 	approved, total, rev int
 	fr, cp, waiting      int
 	elapsed              int64
@@ -315,7 +315,7 @@ func (m Model) headerKey() headerKey {
 }
 
 // elapsed is how long the task has run, by the clock its state keeps
-// (workspace.State.Elapsed: status and the summary read the same): paused
+// (vocab.State.Elapsed: status and the summary read the same): paused
 // time and time no Hivemind ran it do not count, and it stops when the
 // task ends. The state comes from the run that is live.
 func (m Model) elapsed() time.Duration {
@@ -386,7 +386,7 @@ func (m Model) renderHeader() string {
 		segs = append(segs, headerSeg{text: lipgloss.NewStyle().Foreground(colWarn).Render(fmt.Sprintf(" · %d waiting", k.waiting)), drop: 2})
 	}
 	switch k.phase {
-	case workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview, workspace.PhaseCheckpointFix:
+	case vocab.PhaseExecuting, vocab.PhaseCheckpoint, vocab.PhaseCheckpointReview, vocab.PhaseCheckpointFix:
 		if k.cp > 0 && k.total > 0 {
 			// Which checkpoint is being built or reviewed (progress counts
 			// only approved ones).
@@ -410,7 +410,7 @@ func (m Model) renderHeader() string {
 		headerSeg{text: sep + stHeaderKey.Render("friction ") + stHeaderVal.Render(fmt.Sprint(k.fr)), drop: 8})
 	el := "--:--:--"
 	if k.started {
-		el = workspace.FormatElapsed(time.Duration(k.elapsed) * time.Second)
+		el = vocab.FormatElapsed(time.Duration(k.elapsed) * time.Second)
 	}
 	segs = append(segs, headerSeg{text: sep + stHeaderKey.Render("⏱ ") + stHeaderVal.Render(el)})
 	if k.spend != "" {
@@ -461,7 +461,7 @@ func joinFit(segs []string, w int) string {
 
 type bannerKey struct {
 	w     int
-	phase workspace.Phase
+	phase vocab.Phase
 	text  string
 }
 
@@ -492,10 +492,10 @@ type footerKey struct {
 	w           int
 	confirm     confirmKind
 	attached    bool
-	focus       workspace.AgentID
+	focus       vocab.AgentID
 	notice      notice
 	page, pages int
-	phase       workspace.Phase
+	phase       vocab.Phase
 	inputErr    string
 	search      string
 	typing      bool
@@ -543,7 +543,7 @@ func (m Model) confirmLine(w int) string {
 // abandoned): quitting then leaves nothing to resume.
 func (m Model) taskOver() bool {
 	switch m.st.Phase {
-	case workspace.PhaseComplete, workspace.PhaseCancelled, workspace.PhaseIdle:
+	case vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseIdle:
 		return m.haveState
 	default: // under way, held or waiting for the human: resumable
 	}
@@ -610,7 +610,7 @@ func (m Model) footerKeys() keyMap {
 	k := m.shownKeys()
 	if m.haveState {
 		k.Pause.SetEnabled(teamRunning(m.st.Phase))
-		k.Resume.SetEnabled(m.st.Phase == workspace.PhasePaused)
+		k.Resume.SetEnabled(m.st.Phase == vocab.PhasePaused)
 		k.Cancel.SetEnabled(m.cannotCancel() == "")
 	}
 	return k
@@ -633,7 +633,7 @@ func (m Model) footerHints() []key.Binding {
 		return []key.Binding{k.SearchNext, k.SearchPrev, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "end search"))}
 	case m.cx.show:
 		return append([]key.Binding{key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "hide knowledge"))}, k.ShortHelp()...)
-	case m.haveState && m.st.Phase == workspace.PhasePaused:
+	case m.haveState && m.st.Phase == vocab.PhasePaused:
 		return []key.Binding{k.Resume, k.Attach, k.Zoom, k.Cancel, k.Events, k.Search, k.Diff, k.Next}
 	case m.stuck():
 		return []key.Binding{k.Retry, k.Abandon, k.Attach, k.Zoom, k.Events, k.Search, k.Diff, k.Next}
@@ -653,8 +653,8 @@ type eventsKey struct {
 	w, h   int
 	n      int
 	detail bool
-	first  *workspace.EventRecord
-	last   *workspace.EventRecord
+	first  *vocab.EventRecord
+	last   *vocab.EventRecord
 }
 
 func (m Model) eventsKey() eventsKey {
@@ -676,9 +676,9 @@ func (m Model) renderEvents() string {
 	}
 	lines = append(lines, stDim.Render(ansi.Truncate(title, w, "…")+strings.Repeat("─", max(w-ansi.StringWidth(title), 0))))
 	n := h - 1
-	evs := make([]workspace.EventRecord, 0, n)
+	evs := make([]vocab.EventRecord, 0, n)
 	for i := len(m.events) - 1; i >= 0 && len(evs) < n; i-- {
-		if m.detail || workspace.IsMilestone(m.events[i]) {
+		if m.detail || vocab.IsMilestone(m.events[i]) {
 			evs = append(evs, m.events[i])
 		}
 	}
@@ -694,7 +694,7 @@ func (m Model) renderEvents() string {
 	return strings.Join(lines, "\n")
 }
 
-func formatEvent(e workspace.EventRecord) string {
+func formatEvent(e vocab.EventRecord) string {
 	var sb strings.Builder
 	sb.WriteString(stEventTime.Render(e.Time.Local().Format("15:04:05")))
 	sb.WriteString(" ")
@@ -703,10 +703,10 @@ func formatEvent(e workspace.EventRecord) string {
 		sb.WriteString(" ")
 		sb.WriteString(stEventAgt.Render(string(e.Agent)))
 	}
-	if e.Type == workspace.RecordStateChanged {
+	if e.Type == vocab.RecordStateChanged {
 		from, _ := e.Details["from"].(string)
 		to, _ := e.Details["to"].(string)
-		sb.WriteString(" " + stText.Render(PhaseLabel(workspace.Phase(from))+" → "+PhaseLabel(workspace.Phase(to))))
+		sb.WriteString(" " + stText.Render(PhaseLabel(vocab.Phase(from))+" → "+PhaseLabel(vocab.Phase(to))))
 		return sb.String()
 	}
 	if len(e.Details) > 0 {
@@ -724,7 +724,7 @@ func formatEvent(e workspace.EventRecord) string {
 			sb.WriteString(oneLine(fmt.Sprint(e.Details[k])))
 		}
 	}
-	if note := workspace.StopNote(e); note != "" {
+	if note := vocab.StopNote(e); note != "" {
 		sb.WriteString(lipgloss.NewStyle().Foreground(colOK).Render(" (" + note + ")"))
 	}
 	return sb.String()

@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestMain(m *testing.M) {
@@ -64,30 +64,30 @@ func TestGoldenLayouts(t *testing.T) {
 
 func TestGoldenStyled(t *testing.T) {
 	h := newHarness(t, 4, 100, 24)
-	h.send(SnapshotMsg{State: testState(4), Health: map[workspace.AgentID]workspace.Health{"reviewer": "waiting_permission"}})
+	h.send(SnapshotMsg{State: testState(4), Health: map[vocab.AgentID]vocab.Health{"reviewer": "waiting_permission"}})
 	golden.RequireEqual(t, h.view())
 }
 
 func TestGoldenStates(t *testing.T) {
-	cases := map[string]func(*workspace.State){
-		"needs_human": func(s *workspace.State) {
-			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseNeedsHuman
+	cases := map[string]func(*vocab.State){
+		"needs_human": func(s *vocab.State) {
+			s.PreviousPhase, s.Phase = s.Phase, vocab.PhaseNeedsHuman
 			s.Reason = "plan review cycles exhausted (3 of 3): the reviewer keeps asking for a migration plan"
 		},
-		"error": func(s *workspace.State) {
-			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseError
+		"error": func(s *vocab.State) {
+			s.PreviousPhase, s.Phase = s.Phase, vocab.PhaseError
 			s.Error = "worker_2 crashed 4 times (max_retries 3)"
 		},
-		"paused": func(s *workspace.State) {
-			s.PreviousPhase, s.Phase = s.Phase, workspace.PhasePaused
+		"paused": func(s *vocab.State) {
+			s.PreviousPhase, s.Phase = s.Phase, vocab.PhasePaused
 		},
-		"complete": func(s *workspace.State) {
-			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseComplete
+		"complete": func(s *vocab.State) {
+			s.PreviousPhase, s.Phase = s.Phase, vocab.PhaseComplete
 			s.CurrentCheckpoint = 3
 			s.FinishedAt = testNow.Add(-time.Minute)
 		},
-		"cancelled": func(s *workspace.State) {
-			s.PreviousPhase, s.Phase = s.Phase, workspace.PhaseCancelled
+		"cancelled": func(s *vocab.State) {
+			s.PreviousPhase, s.Phase = s.Phase, vocab.PhaseCancelled
 		},
 	}
 	for name, mut := range cases {
@@ -108,9 +108,9 @@ func TestGoldenStates(t *testing.T) {
 	}
 }
 
-func testEvents() []workspace.EventRecord {
+func testEvents() []vocab.EventRecord {
 	base := testNow.Add(-5 * time.Minute)
-	return []workspace.EventRecord{
+	return []vocab.EventRecord{
 		{Time: base, Type: "task_submitted", Task: "t1"},
 		{Time: base.Add(time.Second), Type: "state_changed", Task: "t1", Details: map[string]any{"from": "idle", "to": "planning"}},
 		{Time: base.Add(40 * time.Second), Type: "trigger_completed", Task: "t1", Agent: "lead", Details: map[string]any{"path": "plan.md"}},
@@ -139,11 +139,11 @@ func TestGoldenViews(t *testing.T) {
 			h.send(NotifyMsg{Level: "warn", Message: "worker_1 restarted after a crash (1 of 3)"})
 		},
 		"no_agents": func(h *harness) {
-			h.send(SnapshotMsg{State: workspace.State{Phase: workspace.PhasePlanning, StartedAt: testNow}})
+			h.send(SnapshotMsg{State: vocab.State{Phase: vocab.PhasePlanning, StartedAt: testNow}})
 		},
 		"governor": func(h *harness) { h.send(SnapshotMsg{State: governorState()}) },
 		"health_looks": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(8), Health: map[workspace.AgentID]workspace.Health{
+			h.send(SnapshotMsg{State: testState(8), Health: map[vocab.AgentID]vocab.Health{
 				"lead": "starting", "reviewer": "waiting_permission", "worker_1": "rate_limited",
 				"worker_2": "hung", "worker_3": "exited", "worker_4": "hang_warning", "worker_5": "ready", "worker_6": "busy",
 			}})
@@ -173,7 +173,7 @@ func TestWidthSweep(t *testing.T) {
 		},
 		"banner": func(h *harness) {
 			st := testState(len(h.m.agents))
-			st.Phase, st.Reason = workspace.PhaseNeedsHuman, strings.Repeat("a long reason ", 30)
+			st.Phase, st.Reason = vocab.PhaseNeedsHuman, strings.Repeat("a long reason ", 30)
 			h.send(SnapshotMsg{State: st})
 		},
 		"help":   func(h *harness) { h.key("?") },

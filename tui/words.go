@@ -4,36 +4,36 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // phaseWords are the workflow states in the words a user reads on screen;
 // the raw names stay in state.json, events and `hivemind status`.
-var phaseWords = map[workspace.Phase]string{
-	workspace.PhaseIdle:               "idle",
-	workspace.PhaseProjectSelected:    "ready",
-	workspace.PhasePlanning:           "planning",
-	workspace.PhasePlanReview:         "reviewing plan",
-	workspace.PhasePlanRevision:       "revising plan",
-	workspace.PhasePlanApproval:       "plan: your call",
-	workspace.PhaseExecuting:          "building",
-	workspace.PhaseCheckpoint:         "checkpoint reached",
-	workspace.PhaseCheckpointReview:   "reviewing checkpoint",
-	workspace.PhaseCheckpointFix:      "fixing review issues",
-	workspace.PhaseFrictionLogged:     "friction reported",
-	workspace.PhaseFrictionSync:       "sharing friction",
-	workspace.PhaseFrictionResolution: "resolving friction",
-	workspace.PhaseComplete:           "complete",
-	workspace.PhaseError:              "error",
-	workspace.PhasePaused:             "paused",
-	workspace.PhaseNeedsHuman:         "needs you",
-	workspace.PhaseCancelled:          "cancelled",
+var phaseWords = map[vocab.Phase]string{
+	vocab.PhaseIdle:               "idle",
+	vocab.PhaseProjectSelected:    "ready",
+	vocab.PhasePlanning:           "planning",
+	vocab.PhasePlanReview:         "reviewing plan",
+	vocab.PhasePlanRevision:       "revising plan",
+	vocab.PhasePlanApproval:       "plan: your call",
+	vocab.PhaseExecuting:          "building",
+	vocab.PhaseCheckpoint:         "checkpoint reached",
+	vocab.PhaseCheckpointReview:   "reviewing checkpoint",
+	vocab.PhaseCheckpointFix:      "fixing review issues",
+	vocab.PhaseFrictionLogged:     "friction reported",
+	vocab.PhaseFrictionSync:       "sharing friction",
+	vocab.PhaseFrictionResolution: "resolving friction",
+	vocab.PhaseComplete:           "complete",
+	vocab.PhaseError:              "error",
+	vocab.PhasePaused:             "paused",
+	vocab.PhaseNeedsHuman:         "needs you",
+	vocab.PhaseCancelled:          "cancelled",
 }
 
 // PhaseLabel is how the TUI names a workflow state ("building" for
 // executing, "reviewing plan" for plan_review, …); unknown states keep
 // their raw name. Exported so end-to-end tests can read the header.
-func PhaseLabel(p workspace.Phase) string {
+func PhaseLabel(p vocab.Phase) string {
 	if w, ok := phaseWords[p]; ok {
 		return w
 	}
@@ -42,7 +42,7 @@ func PhaseLabel(p workspace.Phase) string {
 
 // PhaseOf is the state a label of PhaseLabel names (for tests that read
 // the screen).
-func PhaseOf(label string) (workspace.Phase, bool) {
+func PhaseOf(label string) (vocab.Phase, bool) {
 	for p, w := range phaseWords {
 		if w == label {
 			return p, true
@@ -53,9 +53,9 @@ func PhaseOf(label string) (workspace.Phase, bool) {
 
 // phaseHeadline is the state as the header shows it: paused and needs_human
 // say what they interrupted ("paused · was building").
-func phaseHeadline(p, prev workspace.Phase) string {
+func phaseHeadline(p, prev vocab.Phase) string {
 	w := PhaseLabel(p)
-	if (p == workspace.PhasePaused || p == workspace.PhaseNeedsHuman || p == workspace.PhaseError) && prev != "" && prev != p {
+	if (p == vocab.PhasePaused || p == vocab.PhaseNeedsHuman || p == vocab.PhaseError) && prev != "" && prev != p {
 		w += " · was " + PhaseLabel(prev)
 	}
 	return w
@@ -63,8 +63,8 @@ func phaseHeadline(p, prev workspace.Phase) string {
 
 // approvedCheckpoints counts the checkpoints the Reviewer approved: the
 // progress the header shows (a checkpoint being built is not progress yet).
-func approvedCheckpoints(st workspace.State) int {
-	if st.Phase == workspace.PhaseComplete {
+func approvedCheckpoints(st vocab.State) int {
+	if st.Phase == vocab.PhaseComplete {
 		return st.TotalCheckpoints
 	}
 	seen := map[int]bool{}

@@ -11,11 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// OutboxRel returns the outbox of agent relative to the task directory:
-// agents/<agent>.
-func OutboxRel(agent AgentID) string { return filepath.Join(OutboxesDir, string(agent)) }
+	"github.com/hivemind-dev/hivemind/vocab"
+)
 
 // LegacyLayout names the sign ("outputs/", "friction/") that the task was
 // started by a Hivemind older than the outboxes, whose agents wrote
@@ -23,7 +21,7 @@ func OutboxRel(agent AgentID) string { return filepath.Join(OutboxesDir, string(
 // task of this layout. Such a task cannot be resumed: its agents were told
 // paths this version never reads.
 func (t *TaskDir) LegacyLayout() string {
-	for _, d := range []string{OutputsDir, FrictionDir} {
+	for _, d := range []string{vocab.OutputsDir, vocab.FrictionDir} {
 		if fi, err := os.Lstat(filepath.Join(t.dir, d)); err == nil && fi.IsDir() {
 			return d + "/"
 		}
@@ -32,44 +30,14 @@ func (t *TaskDir) LegacyLayout() string {
 }
 
 // OutboxDir returns the absolute outbox directory of agent.
-func (t *TaskDir) OutboxDir(agent AgentID) string { return filepath.Join(t.dir, OutboxRel(agent)) }
-
-// AssignmentRel returns the path, relative to the task directory, of
-// agent's assignment number seq: assignments/<agent>-<seq>.json, the file
-// the message that sends it names. It is written once and never changed,
-// so every message names exactly the content it was sent with. Seq 0
-// names assignments/<agent>.json, a copy of the agent's newest assignment
-// (for people, and what the messages of a task started before versioned
-// assignments name).
-func AssignmentRel(agent AgentID, seq int) string {
-	name := string(agent)
-	if seq > 0 {
-		name += "-" + strconv.Itoa(seq)
-	}
-	return filepath.Join(AssignmentsDir, name+".json")
-}
-
-// AssignmentOf returns the agent and seq an assignment file's name (the
-// base of an AssignmentRel path) stands for: worker_1-7.json is
-// worker_1's assignment 7, worker_1.json its newest (seq 0).
-func AssignmentOf(name string) (AgentID, int, bool) {
-	name, ok := strings.CutSuffix(name, ".json")
-	if !ok {
-		return "", 0, false
-	}
-	seq := 0
-	if i := strings.LastIndexByte(name, '-'); i > 0 {
-		if n, err := strconv.Atoi(name[i+1:]); err == nil && n > 0 && strconv.Itoa(n) == name[i+1:] {
-			name, seq = name[:i], n
-		}
-	}
-	return AgentID(name), seq, ValidID(name)
+func (t *TaskDir) OutboxDir(agent vocab.AgentID) string {
+	return filepath.Join(t.dir, vocab.OutboxRel(agent))
 }
 
 // AssignmentPath returns the absolute path of assignments/<agent>.json,
 // the agent's newest assignment.
-func (t *TaskDir) AssignmentPath(agent AgentID) string {
-	return filepath.Join(t.dir, AssignmentRel(agent, 0))
+func (t *TaskDir) AssignmentPath(agent vocab.AgentID) string {
+	return filepath.Join(t.dir, vocab.AssignmentRel(agent, 0))
 }
 
 // WriteAssignment writes agent's assignment a.Seq,
@@ -81,7 +49,7 @@ func (t *TaskDir) AssignmentPath(agent AgentID) string {
 // so a versioned file is never rewritten. A previous newest file that
 // cannot be parsed is kept as assignments/<agent>.json.corrupt-<time> and
 // overwritten.
-func (t *TaskDir) WriteAssignment(a Assignment) error {
+func (t *TaskDir) WriteAssignment(a vocab.Assignment) error {
 	if err := checkID("agent", string(a.Agent)); err != nil {
 		return fmt.Errorf("workspace: write assignment: %w", err)
 	}
@@ -90,7 +58,7 @@ func (t *TaskDir) WriteAssignment(a Assignment) error {
 	}
 	var paths [2][2]string // versioned, newest: .json, .md
 	for i, seq := range []int{a.Seq, 0} {
-		rel := AssignmentRel(a.Agent, seq)
+		rel := vocab.AssignmentRel(a.Agent, seq)
 		for j, ext := range []string{".json", ".md"} {
 			p, err := t.Path(strings.TrimSuffix(rel, ".json") + ext)
 			if err != nil {
@@ -148,20 +116,20 @@ func (t *TaskDir) readNamed(kind, id, dir, ext string) ([]byte, error) {
 
 // ReadAssignment reads assignments/<agent>.json. A missing file wraps
 // fs.ErrNotExist.
-func (t *TaskDir) ReadAssignment(agent AgentID) (Assignment, error) {
-	var a Assignment
-	data, err := t.readNamed("agent", string(agent), AssignmentsDir, ".json")
+func (t *TaskDir) ReadAssignment(agent vocab.AgentID) (vocab.Assignment, error) {
+	var a vocab.Assignment
+	data, err := t.readNamed("agent", string(agent), vocab.AssignmentsDir, ".json")
 	if err != nil {
 		return a, fmt.Errorf("workspace: read assignment for %s: %w", agent, err)
 	}
 	if err := json.Unmarshal(data, &a); err != nil {
-		return Assignment{}, fmt.Errorf("workspace: read assignment for %s: %w", agent, err)
+		return vocab.Assignment{}, fmt.Errorf("workspace: read assignment for %s: %w", agent, err)
 	}
 	return a, nil
 }
 
 // RenderAssignment renders an assignment as markdown for people and agents.
-func RenderAssignment(a Assignment) string {
+func RenderAssignment(a vocab.Assignment) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Assignment %d for %s", a.Seq, a.Agent)
 	if a.Role != "" {
@@ -212,16 +180,16 @@ func RenderAssignment(a Assignment) string {
 
 // DonePath returns the absolute path of agent's done marker of subtask,
 // agents/<agent>/outputs/<subtask>.done.
-func (t *TaskDir) DonePath(agent AgentID, subtask string) string {
-	return filepath.Join(t.OutboxDir(agent), OutputsDir, subtask+".done")
+func (t *TaskDir) DonePath(agent vocab.AgentID, subtask string) string {
+	return filepath.Join(t.OutboxDir(agent), vocab.OutputsDir, subtask+".done")
 }
 
 // outboxSubdirs are created in each agent's outbox.
-var outboxSubdirs = []string{OutputsDir, FrictionDir}
+var outboxSubdirs = []string{vocab.OutputsDir, vocab.FrictionDir}
 
 // MakeOutbox creates agent's outbox agents/<agent>/ with its outputs/ and
 // friction/ directories (the places the agent writes).
-func (t *TaskDir) MakeOutbox(agent AgentID) error {
+func (t *TaskDir) MakeOutbox(agent vocab.AgentID) error {
 	if err := checkID("agent", string(agent)); err != nil {
 		return fmt.Errorf("workspace: make outbox: %w", err)
 	}
@@ -242,33 +210,33 @@ func (t *TaskDir) MakeOutbox(agent AgentID) error {
 // may be RFC 3339, a local time without zone (taken as UTC), unix seconds,
 // or missing (zero). The returned OutputFile is absolute and clean. Invalid
 // markers wrap ErrBadMarker; a missing marker wraps fs.ErrNotExist.
-func (t *TaskDir) ReadDone(agent AgentID, subtask string) (DoneMarker, error) {
-	var m DoneMarker
+func (t *TaskDir) ReadDone(agent vocab.AgentID, subtask string) (vocab.DoneMarker, error) {
+	var m vocab.DoneMarker
 	if err := checkID("agent", string(agent)); err != nil {
 		return m, fmt.Errorf("workspace: read done marker %s: %w", subtask, err)
 	}
-	data, err := t.readNamed("subtask", subtask, filepath.Join(OutboxRel(agent), OutputsDir), ".done")
+	data, err := t.readNamed("subtask", subtask, filepath.Join(vocab.OutboxRel(agent), vocab.OutputsDir), ".done")
 	if err != nil {
 		return m, fmt.Errorf("workspace: read done marker %s: %w", subtask, err)
 	}
 	m, err = parseDone(data)
 	if err != nil {
-		return DoneMarker{}, fmt.Errorf("workspace: read done marker %s: %w: %v", subtask, ErrBadMarker, err)
+		return vocab.DoneMarker{}, fmt.Errorf("workspace: read done marker %s: %w: %v", subtask, ErrBadMarker, err)
 	}
 	if m.AgentID != agent {
-		return DoneMarker{}, fmt.Errorf("workspace: read done marker %s: %w: agent_id is %q but the marker is in the outbox of %s: write only your own marker, with your own agent_id",
+		return vocab.DoneMarker{}, fmt.Errorf("workspace: read done marker %s: %w: agent_id is %q but the marker is in the outbox of %s: write only your own marker, with your own agent_id",
 			subtask, ErrBadMarker, m.AgentID, agent)
 	}
 	out, err := t.resolveOutput(m.OutputFile)
 	if err != nil {
-		return DoneMarker{}, fmt.Errorf("workspace: read done marker %s: output_file %q: %w", subtask, m.OutputFile, err)
+		return vocab.DoneMarker{}, fmt.Errorf("workspace: read done marker %s: output_file %q: %w", subtask, m.OutputFile, err)
 	}
 	m.OutputFile = out
 	return m, nil
 }
 
-func parseDone(data []byte) (DoneMarker, error) {
-	var m DoneMarker
+func parseDone(data []byte) (vocab.DoneMarker, error) {
+	var m vocab.DoneMarker
 	var raw struct {
 		AgentID     string          `json:"agent_id"`
 		OutputFile  string          `json:"output_file"`
@@ -284,7 +252,7 @@ func parseDone(data []byte) (DoneMarker, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return m, err
 	}
-	if !ValidID(raw.AgentID) {
+	if !vocab.ValidID(raw.AgentID) {
 		return m, fmt.Errorf("agent_id %q is not a valid agent id", raw.AgentID)
 	}
 	if strings.TrimSpace(raw.OutputFile) == "" {
@@ -294,7 +262,7 @@ func parseDone(data []byte) (DoneMarker, error) {
 	if err != nil {
 		return m, fmt.Errorf("completed_at: %v", err)
 	}
-	return DoneMarker{AgentID: AgentID(raw.AgentID), OutputFile: strings.TrimSpace(raw.OutputFile), CompletedAt: at}, nil
+	return vocab.DoneMarker{AgentID: vocab.AgentID(raw.AgentID), OutputFile: strings.TrimSpace(raw.OutputFile), CompletedAt: at}, nil
 }
 
 // parseLooseTime accepts the time formats agents actually write.
@@ -427,11 +395,11 @@ func (t *TaskDir) Archive(fromRel, toRel string) error {
 // WriteHeartbeat records at as the agent's last sign of life
 // (heartbeats/<agent>, unix seconds as decimal text). The write is atomic
 // but not fsync'd: a heartbeat lost in a crash does not matter.
-func (t *TaskDir) WriteHeartbeat(agent AgentID, at time.Time) error {
+func (t *TaskDir) WriteHeartbeat(agent vocab.AgentID, at time.Time) error {
 	if err := checkID("agent", string(agent)); err != nil {
 		return fmt.Errorf("workspace: write heartbeat: %w", err)
 	}
-	p, err := t.Path(filepath.Join(HeartbeatsDir, string(agent)))
+	p, err := t.Path(filepath.Join(vocab.HeartbeatsDir, string(agent)))
 	if err != nil {
 		return fmt.Errorf("workspace: write heartbeat: %w", err)
 	}
@@ -444,11 +412,11 @@ func (t *TaskDir) WriteHeartbeat(agent AgentID, at time.Time) error {
 // Heartbeat reads the agent's last heartbeat (second precision). Integer
 // or fractional unix seconds are accepted. A missing heartbeat wraps
 // fs.ErrNotExist.
-func (t *TaskDir) Heartbeat(agent AgentID) (time.Time, error) {
+func (t *TaskDir) Heartbeat(agent vocab.AgentID) (time.Time, error) {
 	if err := checkID("agent", string(agent)); err != nil {
 		return time.Time{}, fmt.Errorf("workspace: read heartbeat: %w", err)
 	}
-	p, err := t.Path(filepath.Join(HeartbeatsDir, string(agent)))
+	p, err := t.Path(filepath.Join(vocab.HeartbeatsDir, string(agent)))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("workspace: read heartbeat: %w", err)
 	}
@@ -470,12 +438,12 @@ func (t *TaskDir) Heartbeat(agent AgentID) (time.Time, error) {
 
 // AgentLogPath returns logs/agents/<agent>.log (absolute). Characters not
 // allowed in an id are replaced by '_', so the path stays in the directory.
-func (t *TaskDir) AgentLogPath(agent AgentID) string {
-	return filepath.Join(t.dir, AgentLogsDir, sanitizeName(string(agent))+".log")
+func (t *TaskDir) AgentLogPath(agent vocab.AgentID) string {
+	return filepath.Join(t.dir, vocab.AgentLogsDir, sanitizeName(string(agent))+".log")
 }
 
 func sanitizeName(s string) string {
-	if ValidID(s) {
+	if vocab.ValidID(s) {
 		return s
 	}
 	b := []byte(s)

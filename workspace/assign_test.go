@@ -11,13 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestAssignments(t *testing.T) {
 	_, td := newTask(t)
-	a := Assignment{Seq: 1, State: PhaseExecuting, Role: RoleWorker, Agent: "worker_1",
+	a := vocab.Assignment{Seq: 1, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "Build st_1.",
-		Subtask:     &Subtask{ID: "st_1", Description: "do it", Checkpoint: 1, Files: []string{"CREATE a.go"}},
+		Subtask:     &vocab.Subtask{ID: "st_1", Description: "do it", Checkpoint: 1, Files: []string{"CREATE a.go"}},
 		Reads:       []string{"/p/plan.md"}, Writes: []string{"/p/outputs/st_1.md"}, DoneMarker: "/p/outputs/st_1.done"}
 	if _, err := td.ReadAssignment("worker_1"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing assignment err = %v", err)
@@ -29,13 +31,13 @@ func TestAssignments(t *testing.T) {
 	if err != nil || got.Seq != 1 || got.Subtask.ID != "st_1" || got.DoneMarker != a.DoneMarker {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
-	md, _ := os.ReadFile(filepath.Join(td.Dir(), AssignmentsDir, "worker_1.md"))
+	md, _ := os.ReadFile(filepath.Join(td.Dir(), vocab.AssignmentsDir, "worker_1.md"))
 	for _, want := range []string{"Assignment 1 for worker_1", "Build st_1.", "CREATE a.go", "/p/outputs/st_1.done", "/p/plan.md"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if md := RenderAssignment(Assignment{Seq: 2, Agent: "worker_1", Resent: true}); !strings.Contains(md, "earlier work sent again") {
+	if md := RenderAssignment(vocab.Assignment{Seq: 2, Agent: "worker_1", Resent: true}); !strings.Contains(md, "earlier work sent again") {
 		t.Errorf("a re-sent assignment does not say so:\n%s", md)
 	}
 	if td.AssignmentPath("worker_1") != filepath.Join(td.Dir(), "assignments", "worker_1.json") {
@@ -43,16 +45,16 @@ func TestAssignments(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		a    Assignment
+		a    vocab.Assignment
 		want error
 	}{
-		{"same seq", Assignment{Seq: 1, Agent: "worker_1"}, ErrStaleSeq},
-		{"lower seq", Assignment{Seq: 0, Agent: "worker_1"}, ErrStaleSeq},
-		{"negative seq", Assignment{Seq: -1, Agent: "lead"}, ErrStaleSeq},
-		{"higher seq", Assignment{Seq: 5, Agent: "worker_1"}, nil},
-		{"other agent, own sequence", Assignment{Seq: 2, Agent: "lead"}, nil},
-		{"bad agent id", Assignment{Seq: 9, Agent: "../lead"}, ErrBadID},
-		{"empty agent id", Assignment{Seq: 9}, ErrBadID},
+		{"same seq", vocab.Assignment{Seq: 1, Agent: "worker_1"}, ErrStaleSeq},
+		{"lower seq", vocab.Assignment{Seq: 0, Agent: "worker_1"}, ErrStaleSeq},
+		{"negative seq", vocab.Assignment{Seq: -1, Agent: "lead"}, ErrStaleSeq},
+		{"higher seq", vocab.Assignment{Seq: 5, Agent: "worker_1"}, nil},
+		{"other agent, own sequence", vocab.Assignment{Seq: 2, Agent: "lead"}, nil},
+		{"bad agent id", vocab.Assignment{Seq: 9, Agent: "../lead"}, ErrBadID},
+		{"empty agent id", vocab.Assignment{Seq: 9}, ErrBadID},
 	}
 	for _, tc := range tests {
 		err := td.WriteAssignment(tc.a)
@@ -66,15 +68,15 @@ func TestAssignments(t *testing.T) {
 	// Each assignment stays at its versioned path as it was sent, whatever
 	// came after it.
 	for seq, instr := range map[int]string{1: "Build st_1.", 5: ""} {
-		var v Assignment
-		b, err := os.ReadFile(filepath.Join(td.Dir(), AssignmentRel("worker_1", seq)))
+		var v vocab.Assignment
+		b, err := os.ReadFile(filepath.Join(td.Dir(), vocab.AssignmentRel("worker_1", seq)))
 		if err == nil {
 			err = json.Unmarshal(b, &v)
 		}
 		if err != nil || v.Seq != seq || v.Instruction != instr {
-			t.Errorf("%s: %+v, %v; want seq %d %q", AssignmentRel("worker_1", seq), v, err, seq, instr)
+			t.Errorf("%s: %+v, %v; want seq %d %q", vocab.AssignmentRel("worker_1", seq), v, err, seq, instr)
 		}
-		if md, err := os.ReadFile(filepath.Join(td.Dir(), AssignmentsDir, "worker_1-"+strconv.Itoa(seq)+".md")); err != nil || !strings.Contains(string(md), fmt.Sprintf("Assignment %d for worker_1", seq)) {
+		if md, err := os.ReadFile(filepath.Join(td.Dir(), vocab.AssignmentsDir, "worker_1-"+strconv.Itoa(seq)+".md")); err != nil || !strings.Contains(string(md), fmt.Sprintf("Assignment %d for worker_1", seq)) {
 			t.Errorf("worker_1-%d.md: %q, %v", seq, md, err)
 		}
 	}
@@ -83,7 +85,7 @@ func TestAssignments(t *testing.T) {
 	if err := os.WriteFile(p, []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := td.WriteAssignment(Assignment{Seq: 3, Agent: "lead"}); err != nil {
+	if err := td.WriteAssignment(vocab.Assignment{Seq: 3, Agent: "lead"}); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := filepath.Glob(p + ".corrupt-*"); len(m) != 1 {
@@ -99,19 +101,19 @@ func TestAssignmentSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustSymlink(t, victim, td.AssignmentPath("worker_1"))
-	if err := td.WriteAssignment(Assignment{Seq: 1, Agent: "worker_1"}); !errors.Is(err, ErrOutside) && !errors.Is(err, ErrSymlink) {
+	if err := td.WriteAssignment(vocab.Assignment{Seq: 1, Agent: "worker_1"}); !errors.Is(err, ErrOutside) && !errors.Is(err, ErrSymlink) {
 		t.Fatalf("err = %v, want ErrOutside/ErrSymlink", err)
 	}
 	if got, _ := os.ReadFile(victim); string(got) != `{"seq":0}` {
 		t.Errorf("victim changed: %s", got)
 	}
 	// The whole assignments directory replaced by a link outside.
-	dir := filepath.Join(td.Dir(), AssignmentsDir)
+	dir := filepath.Join(td.Dir(), vocab.AssignmentsDir)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	mustSymlink(t, outside, dir)
-	if err := td.WriteAssignment(Assignment{Seq: 1, Agent: "lead"}); !errors.Is(err, ErrOutside) {
+	if err := td.WriteAssignment(vocab.Assignment{Seq: 1, Agent: "lead"}); !errors.Is(err, ErrOutside) {
 		t.Fatalf("err = %v, want ErrOutside", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "lead.json")); err == nil {
@@ -132,13 +134,13 @@ func TestReadDone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := filepath.Join(td.Dir(), OutputsDir, "st_1.md")
+	out := filepath.Join(td.Dir(), vocab.OutputsDir, "st_1.md")
 	write(out, "result")
-	write(filepath.Join(td.Dir(), OutputsDir, "empty.md"), "")
+	write(filepath.Join(td.Dir(), vocab.OutputsDir, "empty.md"), "")
 	write(filepath.Join(project, "src", "a.go"), "package a")
 	secret := filepath.Join(t.TempDir(), "secret")
 	write(secret, "secret")
-	mustSymlink(t, secret, filepath.Join(td.Dir(), OutputsDir, "link.md"))
+	mustSymlink(t, secret, filepath.Join(td.Dir(), vocab.OutputsDir, "link.md"))
 	tests := []struct {
 		name    string
 		marker  string
@@ -260,13 +262,13 @@ func TestHeartbeats(t *testing.T) {
 		t.Fatalf("Heartbeat = %v, %v", got, err)
 	}
 	// Written by someone else, e.g. `date +%s.%N > heartbeats/worker_1`.
-	if err := os.WriteFile(filepath.Join(td.Dir(), HeartbeatsDir, "worker_1"), []byte("1767323045.5\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(td.Dir(), vocab.HeartbeatsDir, "worker_1"), []byte("1767323045.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := td.Heartbeat("worker_1"); err != nil || got.Unix() != 1767323045 || got.Nanosecond() != 5e8 {
 		t.Errorf("fractional heartbeat = %v, %v", got, err)
 	}
-	if err := os.WriteFile(filepath.Join(td.Dir(), HeartbeatsDir, "worker_2"), []byte("soon"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(td.Dir(), vocab.HeartbeatsDir, "worker_2"), []byte("soon"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := td.Heartbeat("worker_2"); err == nil {
@@ -283,7 +285,7 @@ func TestHeartbeats(t *testing.T) {
 func TestAgentLogPath(t *testing.T) {
 	_, td := newTask(t)
 	logs := filepath.Join(td.Dir(), "logs", "agents")
-	for agent, want := range map[AgentID]string{
+	for agent, want := range map[vocab.AgentID]string{
 		"worker_1": "worker_1.log",
 		"lead":     "lead.log",
 		"../../x":  "______x.log",
@@ -313,20 +315,20 @@ func TestPlantedSymlinks(t *testing.T) {
 		path  string
 		write func() error
 	}{
-		{"heartbeat", filepath.Join(td.Dir(), HeartbeatsDir, "lead"), func() error { return td.WriteHeartbeat("lead", time.Now()) }},
-		{"assignment markdown", filepath.Join(td.Dir(), AssignmentsDir, "lead.md"), func() error { return td.WriteAssignment(Assignment{Seq: 1, Agent: "lead"}) }},
-		{"friction.json", filepath.Join(w.Root(), FrictionFile), func() error {
-			_, err := w.AddFriction(FrictionEntry{Type: FrictionTimeout, Description: "x"})
+		{"heartbeat", filepath.Join(td.Dir(), vocab.HeartbeatsDir, "lead"), func() error { return td.WriteHeartbeat("lead", time.Now()) }},
+		{"assignment markdown", filepath.Join(td.Dir(), vocab.AssignmentsDir, "lead.md"), func() error { return td.WriteAssignment(vocab.Assignment{Seq: 1, Agent: "lead"}) }},
+		{"friction.json", filepath.Join(w.Root(), vocab.FrictionFile), func() error {
+			_, err := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionTimeout, Description: "x"})
 			return err
 		}},
-		{"archive destination", filepath.Join(td.Dir(), ReviewsDir, "plan_v1.md"), func() error {
+		{"archive destination", filepath.Join(td.Dir(), vocab.ReviewsDir, "plan_v1.md"), func() error {
 			if err := os.WriteFile(filepath.Join(td.Dir(), "plan.md"), []byte("plan"), 0o644); err != nil {
 				return nil
 			}
 			return td.Archive("plan.md", "reviews/plan_v1.md")
 		}},
-		{"task.md", filepath.Join(w.Root(), TasksDir, "t_sym", TaskMarkdown), func() error {
-			_, err := w.CreateTask(Task{ID: "t_sym"})
+		{"task.md", filepath.Join(w.Root(), vocab.TasksDir, "t_sym", vocab.TaskMarkdown), func() error {
+			_, err := w.CreateTask(vocab.Task{ID: "t_sym"})
 			return err
 		}},
 	}
@@ -349,7 +351,7 @@ func TestPlantedSymlinks(t *testing.T) {
 func TestAssignmentOf(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		agent AgentID
+		agent vocab.AgentID
 		seq   int
 		ok    bool
 	}{
@@ -362,12 +364,12 @@ func TestAssignmentOf(t *testing.T) {
 		{"worker_1-7.md", "", 0, false},
 		{"-7.json", "-7", 0, false},
 	} {
-		agent, seq, ok := AssignmentOf(tc.name)
+		agent, seq, ok := vocab.AssignmentOf(tc.name)
 		if ok != tc.ok || (ok && (agent != tc.agent || seq != tc.seq)) {
 			t.Errorf("AssignmentOf(%q) = %q, %d, %v; want %q, %d, %v", tc.name, agent, seq, ok, tc.agent, tc.seq, tc.ok)
 		}
-		if ok && filepath.Base(AssignmentRel(agent, seq)) != tc.name {
-			t.Errorf("AssignmentRel(%q, %d) = %s, want …/%s", agent, seq, AssignmentRel(agent, seq), tc.name)
+		if ok && filepath.Base(vocab.AssignmentRel(agent, seq)) != tc.name {
+			t.Errorf("AssignmentRel(%q, %d) = %s, want …/%s", agent, seq, vocab.AssignmentRel(agent, seq), tc.name)
 		}
 	}
 }

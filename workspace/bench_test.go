@@ -3,6 +3,8 @@ package workspace
 import (
 	"strconv"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // BenchmarkStateSave measures one state.json Save: validate the current
@@ -13,7 +15,7 @@ func BenchmarkStateSave(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	td, err := w.CreateTask(Task{Description: "bench"})
+	td, err := w.CreateTask(vocab.Task{Description: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -22,10 +24,10 @@ func BenchmarkStateSave(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	st := sampleState(td.ID(), PhaseExecuting, 1)
+	st := sampleState(td.ID(), vocab.PhaseExecuting, 1)
 	for i := range 8 {
 		id := "st_" + strconv.Itoa(i)
-		st.Subtasks[id] = SubtaskState{Status: SubtaskPending}
+		st.Subtasks[id] = vocab.SubtaskState{Status: vocab.SubtaskPending}
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -65,7 +67,7 @@ func benchAppend(b *testing.B, parallel bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	td, err := w.CreateTask(Task{Description: "bench"})
+	td, err := w.CreateTask(vocab.Task{Description: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func benchAppend(b *testing.B, parallel bool) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	r := EventRecord{Type: "subtask_done", Agent: "worker_1", Details: map[string]any{"subtask": "st_1", "file": "outputs/st_1.md"}}
+	r := vocab.EventRecord{Type: "subtask_done", Agent: "worker_1", Details: map[string]any{"subtask": "st_1", "file": "outputs/st_1.md"}}
 	b.ResetTimer()
 	if parallel {
 		b.RunParallel(func(pb *testing.PB) {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // BlobsDir holds a task's content-addressed blobs: blobs/<sha256 hex>.
@@ -234,13 +236,13 @@ func readBlob(dir, h string, size int64) (string, error) {
 // (no backup is tried, nothing is changed), resolving its blob
 // references: for readers outside the engine (tests, tools) that must not
 // parse state.json themselves.
-func ReadStateFile(dir string) (State, error) {
-	data, err := readNoFollowMax(filepath.Join(dir, StateFile), maxStateSize)
+func ReadStateFile(dir string) (vocab.State, error) {
+	data, err := readNoFollowMax(filepath.Join(dir, vocab.StateFile), maxStateSize)
 	if err != nil {
-		return State{}, err
+		return vocab.State{}, err
 	}
 	if data, err = resolveBlobs(dir, data); err != nil {
-		return State{}, err
+		return vocab.State{}, err
 	}
 	return ParseState(data, "")
 }

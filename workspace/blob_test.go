@@ -10,19 +10,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // bigState is a state with agent-written content of every kind state.json
 // holds: plan text, an assignment's copy of a subtask, a review summary, a
 // deferred event, a rejection reason.
-func bigState(id string) State {
+func bigState(id string) vocab.State {
 	desc := strings.Repeat("description é ", 4000) // multi-byte runes across the preview cut
-	st := sampleState(id, PhaseExecuting, 3)
-	sub := Subtask{ID: "st_1", Description: desc, Checkpoint: 1, Dependencies: []string{}, Files: []string{"CREATE a.go"}}
-	st.Plan = &Plan{Summary: strings.Repeat("summary <&> \\ \"q\" ", 200), Checkpoints: []Checkpoint{{ID: 1, Name: "one"}}, Subtasks: []Subtask{sub}}
-	st.Assignments = map[AgentID]Assignment{"worker_1": {Seq: 3, State: PhaseExecuting, Role: RoleWorker, Agent: "worker_1",
+	st := sampleState(id, vocab.PhaseExecuting, 3)
+	sub := vocab.Subtask{ID: "st_1", Description: desc, Checkpoint: 1, Dependencies: []string{}, Files: []string{"CREATE a.go"}}
+	st.Plan = &vocab.Plan{Summary: strings.Repeat("summary <&> \\ \"q\" ", 200), Checkpoints: []vocab.Checkpoint{{ID: 1, Name: "one"}}, Subtasks: []vocab.Subtask{sub}}
+	st.Assignments = map[vocab.AgentID]vocab.Assignment{"worker_1": {Seq: 3, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "do it", Subtask: &sub, Reads: []string{}, Writes: []string{}, Rejected: strings.Repeat("why ", 240)}}
-	st.Rounds = []Round{{Kind: "plan", Number: 1, Verdict: "approved", Summary: strings.Repeat("round ", 400)}}
+	st.Rounds = []vocab.Round{{Kind: "plan", Number: 1, Verdict: "approved", Summary: strings.Repeat("round ", 400)}}
 	st.Deferred = []json.RawMessage{json.RawMessage(`{"type":"trigger_completed","content":"` + strings.Repeat("QUJD", 3000) + `"}`)}
 	return st
 }
@@ -49,7 +51,7 @@ func TestStateBlobsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	data := mustRead(t, filepath.Join(td.Dir(), StateFile))
+	data := mustRead(t, filepath.Join(td.Dir(), vocab.StateFile))
 	if len(data) > 8<<10 || bytes.Contains(data, []byte(strings.Repeat("description é ", 10))) || !bytes.Contains(data, []byte(`"$blob": "sha256:`)) {
 		t.Fatalf("state.json of %d bytes holds copies", len(data))
 	}
@@ -63,8 +65,8 @@ func TestStateBlobsRoundTrip(t *testing.T) {
 	}
 	// The second save kept the first state.json as a backup: a state with
 	// references is a good state, not one to move aside as corrupt.
-	aside, _ := filepath.Glob(filepath.Join(td.Dir(), BackupsDir, corruptPrefix+"*"))
-	backups, _ := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	aside, _ := filepath.Glob(filepath.Join(td.Dir(), vocab.BackupsDir, corruptPrefix+"*"))
+	backups, _ := listBackups(filepath.Join(td.Dir(), vocab.BackupsDir))
 	if len(aside) != 0 || len(backups) != 1 {
 		t.Fatalf("after two saves: backups %v, moved aside as corrupt %v; want one backup", backups, aside)
 	}
@@ -92,7 +94,7 @@ func TestStateBlobLookalikeStaysContent(t *testing.T) {
 	}
 	defer s.Close()
 	fake := `{"$blob": "sha256:` + strings.Repeat("0", 64) + `", "size": 1}`
-	want := sampleState(td.ID(), PhaseExecuting, 1)
+	want := sampleState(td.ID(), vocab.PhaseExecuting, 1)
 	want.Reason = fake
 	want.Error = fake + strings.Repeat(" ", InlineMax)
 	if err := s.Save(want); err != nil {
@@ -135,7 +137,7 @@ func TestStateBlobLost(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A valid backup without references exists.
-			must(t, s.Save(sampleState(td.ID(), PhasePlanning, 1)))
+			must(t, s.Save(sampleState(td.ID(), vocab.PhasePlanning, 1)))
 			st := bigState(td.ID())
 			st.Plan.Summary = "short"
 			st.Rounds, st.Deferred = nil, nil
@@ -147,7 +149,7 @@ func TestStateBlobLost(t *testing.T) {
 				t.Fatalf("blobs %v", blobs)
 			}
 			tc.damage(t, blobs[0])
-			before := mustRead(t, filepath.Join(td.Dir(), StateFile))
+			before := mustRead(t, filepath.Join(td.Dir(), vocab.StateFile))
 
 			s2, got, res, err := OpenStateStore(td)
 			if err != nil {
@@ -155,10 +157,10 @@ func TestStateBlobLost(t *testing.T) {
 			}
 			defer s2.Close()
 			if !strings.Contains(res.Lost, filepath.Join(BlobsDir, filepath.Base(blobs[0]))) || !strings.Contains(res.Lost, tc.want) ||
-				res.Restored || res.Fresh || !reflect.DeepEqual(got, State{}) {
+				res.Restored || res.Fresh || !reflect.DeepEqual(got, vocab.State{}) {
 				t.Fatalf("Lost %q (want %q), result %+v, state %+v", res.Lost, tc.want, res, got.Phase)
 			}
-			if after := mustRead(t, filepath.Join(td.Dir(), StateFile)); !bytes.Equal(before, after) {
+			if after := mustRead(t, filepath.Join(td.Dir(), vocab.StateFile)); !bytes.Equal(before, after) {
 				t.Fatal("state.json changed")
 			}
 			infos, err := td.ws.Tasks()
@@ -179,7 +181,7 @@ func TestStateBlobWriteAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	must(t, s.Save(sampleState(td.ID(), PhaseExecuting, 1)))
+	must(t, s.Save(sampleState(td.ID(), vocab.PhaseExecuting, 1)))
 	orig := writeHook
 	writeHook = func(f *os.File, b []byte) (int, error) {
 		if strings.Contains(f.Name(), string(filepath.Separator)+BlobsDir+string(filepath.Separator)) {
@@ -213,18 +215,18 @@ func TestStateInlineFixtureLoads(t *testing.T) {
 	_, td := newTask(t)
 	fixture := mustRead(t, filepath.Join("testdata", "state_v0_inline.json"))
 	fixture = bytes.ReplaceAll(fixture, []byte("20261124-135941-5e2d"), []byte(td.ID()))
-	must(t, os.WriteFile(filepath.Join(td.Dir(), StateFile), fixture, 0o644))
+	must(t, os.WriteFile(filepath.Join(td.Dir(), vocab.StateFile), fixture, 0o644))
 	s, st, res, err := OpenStateStore(td)
 	if err != nil || res != (LoadResult{}) {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if st.Phase != PhasePaused || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 16<<10 ||
+	if st.Phase != vocab.PhasePaused || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 16<<10 ||
 		!strings.HasPrefix(st.Plan.Subtasks[0].Description, "FIXTURE-DESC ") || len(st.Deferred) != 1 {
 		t.Fatalf("fixture loaded as %s, plan %v", st.Phase, st.Plan != nil)
 	}
 	must(t, s.Save(st))
 	s.Close()
-	if n := len(mustRead(t, filepath.Join(td.Dir(), StateFile))); n > len(fixture)/4 {
+	if n := len(mustRead(t, filepath.Join(td.Dir(), vocab.StateFile))); n > len(fixture)/4 {
 		t.Fatalf("state.json %d bytes after save (fixture %d)", n, len(fixture))
 	}
 	// Deferred events were indented in the old file and are compact now:
@@ -245,7 +247,7 @@ func TestCleanupKeepsBlobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := bigState(td.ID())
-	st.Phase = PhaseComplete
+	st.Phase = vocab.PhaseComplete
 	st.FinishedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	must(t, s.Save(st))
 	s.Close()

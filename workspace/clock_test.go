@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Elapsed reads the clock the engine keeps: closed intervals, and the open
@@ -17,30 +19,30 @@ func TestElapsed(t *testing.T) {
 	now := at(1000)
 	cases := []struct {
 		name       string
-		st         State
+		st         vocab.State
 		live, dead time.Duration
 	}{
-		{"not started", State{Phase: PhaseIdle}, 0, 0},
+		{"not started", vocab.State{Phase: vocab.PhaseIdle}, 0, 0},
 		{"running since 100",
-			State{Phase: PhaseExecuting, StartedAt: at(100), Timestamp: at(400), Clock: RunClock{Since: at(100)}},
+			vocab.State{Phase: vocab.PhaseExecuting, StartedAt: at(100), Timestamp: at(400), Clock: vocab.RunClock{Since: at(100)}},
 			900 * time.Second, 300 * time.Second},
 		{"ran 50, paused",
-			State{Phase: PhasePaused, StartedAt: at(100), Timestamp: at(150), Clock: RunClock{Ran: 50 * time.Second}},
+			vocab.State{Phase: vocab.PhasePaused, StartedAt: at(100), Timestamp: at(150), Clock: vocab.RunClock{Ran: 50 * time.Second}},
 			50 * time.Second, 50 * time.Second},
 		{"ran 50, running again since 900 (a pause or a resume in between)",
-			State{Phase: PhaseExecuting, StartedAt: at(100), Timestamp: at(950), Clock: RunClock{Ran: 50 * time.Second, Since: at(900)}},
+			vocab.State{Phase: vocab.PhaseExecuting, StartedAt: at(100), Timestamp: at(950), Clock: vocab.RunClock{Ran: 50 * time.Second, Since: at(900)}},
 			150 * time.Second, 100 * time.Second},
 		{"over",
-			State{Phase: PhaseComplete, StartedAt: at(100), FinishedAt: at(500), Timestamp: at(500), Clock: RunClock{Ran: 300 * time.Second}},
+			vocab.State{Phase: vocab.PhaseComplete, StartedAt: at(100), FinishedAt: at(500), Timestamp: at(500), Clock: vocab.RunClock{Ran: 300 * time.Second}},
 			300 * time.Second, 300 * time.Second},
 		{"a write before the interval (a clock set back)",
-			State{Phase: PhaseExecuting, StartedAt: at(100), Timestamp: at(100), Clock: RunClock{Since: at(200)}},
+			vocab.State{Phase: vocab.PhaseExecuting, StartedAt: at(100), Timestamp: at(100), Clock: vocab.RunClock{Since: at(200)}},
 			800 * time.Second, 0},
 		{"older state, over",
-			State{Phase: PhaseComplete, StartedAt: at(100), FinishedAt: at(700), Timestamp: at(700)},
+			vocab.State{Phase: vocab.PhaseComplete, StartedAt: at(100), FinishedAt: at(700), Timestamp: at(700)},
 			600 * time.Second, 600 * time.Second},
 		{"older state, under way",
-			State{Phase: PhaseExecuting, StartedAt: at(100), Timestamp: at(700)},
+			vocab.State{Phase: vocab.PhaseExecuting, StartedAt: at(100), Timestamp: at(700)},
 			600 * time.Second, 600 * time.Second},
 	}
 	for _, c := range cases {
@@ -57,12 +59,12 @@ func TestElapsed(t *testing.T) {
 
 // The clock survives state.json: what one process wrote another reads.
 func TestRunClockJSON(t *testing.T) {
-	st := State{Phase: PhaseExecuting, Clock: RunClock{Ran: 83 * time.Second, Since: time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)}}
+	st := vocab.State{Phase: vocab.PhaseExecuting, Clock: vocab.RunClock{Ran: 83 * time.Second, Since: time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)}}
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back State
+	var back vocab.State
 	if err := json.Unmarshal(b, &back); err != nil || back.Clock.Ran != st.Clock.Ran || !back.Clock.Since.Equal(st.Clock.Since) {
 		t.Fatalf("clock %+v came back as %+v (%v): %s", st.Clock, back.Clock, err, b)
 	}
@@ -90,7 +92,7 @@ func TestRunLive(t *testing.T) {
 	}
 	for pid, live := range map[int]bool{os.Getpid(): true, 1 << 22: false} { // pid_max is at most 1<<22
 		b, _ := json.Marshal(lockInfo{PID: pid, Host: hostname(), Start: time.Now()})
-		if err := os.WriteFile(filepath.Join(root, LockFile), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(root, vocab.LockFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if RunLive(root) != live {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // EventLog appends to a task's events.jsonl. Each event is one line written
@@ -32,7 +33,7 @@ type EventLog struct {
 // OpenEventLog opens (creating) the task's events.jsonl for appending. A
 // symlink at that path is refused (ErrSymlink).
 func OpenEventLog(t *TaskDir) (*EventLog, error) {
-	path, err := t.Path(EventsFile)
+	path, err := t.Path(vocab.EventsFile)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open events: %w", err)
 	}
@@ -55,7 +56,7 @@ func (l *EventLog) Path() string { return l.path }
 
 // Append writes r as one line and fsyncs it. A zero Time is set to now and
 // an empty Task to the log's task id.
-func (l *EventLog) Append(r EventRecord) error {
+func (l *EventLog) Append(r vocab.EventRecord) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
 	}
@@ -150,8 +151,8 @@ func (l *EventLog) repairTail() ([]byte, error) {
 	if len(shown) > 200 {
 		shown = shown[:200]
 	}
-	rep, err := json.Marshal(EventRecord{
-		Time: time.Now().UTC(), Type: RecordEventsTornLineDropped, Task: l.task,
+	rep, err := json.Marshal(vocab.EventRecord{
+		Time: time.Now().UTC(), Type: vocab.RecordEventsTornLineDropped, Task: l.task,
 		Details: map[string]any{"bytes": len(frag), "offset": start, "fragment": string(shown)},
 	})
 	if err != nil {
@@ -174,17 +175,17 @@ func (l *EventLog) Close() error {
 
 // parseEventLine parses one line (without its newline) as an event: a JSON
 // object with a non-empty type.
-func parseEventLine(line []byte) (EventRecord, error) {
-	var r EventRecord
+func parseEventLine(line []byte) (vocab.EventRecord, error) {
+	var r vocab.EventRecord
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return r, errors.New("not a JSON object")
 	}
 	if err := json.Unmarshal(line, &r); err != nil {
-		return EventRecord{}, err
+		return vocab.EventRecord{}, err
 	}
 	if r.Type == "" {
-		return EventRecord{}, errors.New("event without type")
+		return vocab.EventRecord{}, errors.New("event without type")
 	}
 	return r, nil
 }
@@ -194,7 +195,7 @@ func parseEventLine(line []byte) (EventRecord, error) {
 // torn = true. A bad line anywhere else is an error (wrapping ErrBadEvents)
 // naming its line number; the records before it are returned with it. Blank
 // lines are skipped. A missing file wraps fs.ErrNotExist.
-func ReadEvents(path string) (recs []EventRecord, torn bool, err error) {
+func ReadEvents(path string) (recs []vocab.EventRecord, torn bool, err error) {
 	return ReadEventsProgress(path, nil)
 }
 
@@ -206,7 +207,7 @@ var eventsProgressStep int64 = 64 << 20
 // never held whole) and, when progress is not nil, calls it with the bytes
 // read and the file's size every eventsProgressStep bytes, so a long
 // rebuild can say how far it is.
-func ReadEventsProgress(path string, progress func(done, total int64)) (recs []EventRecord, torn bool, err error) {
+func ReadEventsProgress(path string, progress func(done, total int64)) (recs []vocab.EventRecord, torn bool, err error) {
 	// Not readNoFollow: an event log may be larger than its size cap.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -254,7 +255,7 @@ func ReadEventsProgress(path string, progress func(done, total int64)) (recs []E
 }
 
 // ParseEvents is ReadEvents on bytes.
-func ParseEvents(data []byte) (recs []EventRecord, torn bool, err error) {
+func ParseEvents(data []byte) (recs []vocab.EventRecord, torn bool, err error) {
 	lineNo := 0
 	for len(data) > 0 {
 		lineNo++
@@ -290,7 +291,7 @@ const followPoll = 250 * time.Millisecond
 // until ctx is done (then it returns nil). The file may not exist yet. A
 // line that is not a valid event is passed as an RecordEventsBadLine record. If
 // the file shrinks below the offset it is read again from the start.
-func FollowEvents(ctx context.Context, path string, from int64, fn func(EventRecord)) error {
+func FollowEvents(ctx context.Context, path string, from int64, fn func(vocab.EventRecord)) error {
 	if from < 0 {
 		from = 0
 	}
@@ -346,7 +347,7 @@ func FollowEvents(ctx context.Context, path string, from int64, fn func(EventRec
 						if len(bytes.TrimSpace(line)) > 0 {
 							r, perr := parseEventLine(line)
 							if perr != nil {
-								r = EventRecord{Time: time.Now().UTC(), Type: RecordEventsBadLine,
+								r = vocab.EventRecord{Time: time.Now().UTC(), Type: vocab.RecordEventsBadLine,
 									Details: map[string]any{"offset": off, "error": perr.Error(), "line": string(line)}}
 							}
 							fn(r)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ReadEventsProgress streams the log with the same result as ParseEvents
@@ -28,7 +30,7 @@ func TestReadEventsProgress(t *testing.T) {
 		"torn":  {data: full + `{"time":"2026-11-28T00:00:00Z","ty`, torn: true},
 		"bad":   {data: full + "garbage\n" + full, bad: true},
 	} {
-		p := filepath.Join(t.TempDir(), EventsFile)
+		p := filepath.Join(t.TempDir(), vocab.EventsFile)
 		if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
 			t.Fatal(err)
 		}

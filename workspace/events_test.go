@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestEventLogAppendRead(t *testing.T) {
@@ -21,7 +23,7 @@ func TestEventLogAppendRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	in := []EventRecord{
+	in := []vocab.EventRecord{
 		{Time: at, Type: "task_created", Agent: "lead", Details: map[string]any{"n": float64(1), "text": "multi\nline \"quoted\""}},
 		{Type: "plan_ready"},
 	}
@@ -30,7 +32,7 @@ func TestEventLogAppendRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := l.Append(EventRecord{Type: "bad", Details: map[string]any{"ch": make(chan int)}}); err == nil {
+	if err := l.Append(vocab.EventRecord{Type: "bad", Details: map[string]any{"ch": make(chan int)}}); err == nil {
 		t.Error("unmarshalable details accepted")
 	}
 	if err := l.Close(); err != nil {
@@ -39,7 +41,7 @@ func TestEventLogAppendRead(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := l.Append(EventRecord{Type: "x"}); !errors.Is(err, ErrClosed) {
+	if err := l.Append(vocab.EventRecord{Type: "x"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Append after Close: %v", err)
 	}
 	recs, torn, err := ReadEvents(l.Path())
@@ -107,7 +109,7 @@ func TestEventLogTornLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Append(EventRecord{Type: "first"}); err != nil {
+	if err := l.Append(vocab.EventRecord{Type: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
@@ -122,7 +124,7 @@ func TestEventLogTornLine(t *testing.T) {
 	if err != nil || !torn || len(recs) != 1 {
 		t.Fatalf("torn file: %d recs torn=%v err=%v", len(recs), torn, err)
 	}
-	if err := l.Append(EventRecord{Type: "third"}); err != nil {
+	if err := l.Append(vocab.EventRecord{Type: "third"}); err != nil {
 		t.Fatal(err)
 	}
 	recs, torn, err = ReadEvents(l.Path())
@@ -133,7 +135,7 @@ func TestEventLogTornLine(t *testing.T) {
 	for _, r := range recs {
 		types = append(types, string(r.Type))
 	}
-	if got := strings.Join(types, ","); got != "first,"+string(RecordEventsTornLineDropped)+",third" {
+	if got := strings.Join(types, ","); got != "first,"+string(vocab.RecordEventsTornLineDropped)+",third" {
 		t.Fatalf("types = %s", got)
 	}
 	if frag, _ := recs[1].Details["fragment"].(string); !strings.HasPrefix(frag, `{"time"`) {
@@ -144,7 +146,7 @@ func TestEventLogTornLine(t *testing.T) {
 	f, _ = os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
 	_, _ = f.WriteString(`{"time":"2026-01-01T00:00:00Z","type":"fourth","task":"x"}`)
 	f.Close()
-	if err := l.Append(EventRecord{Type: "fifth"}); err != nil {
+	if err := l.Append(vocab.EventRecord{Type: "fifth"}); err != nil {
 		t.Fatal(err)
 	}
 	recs, _, err = ReadEvents(l.Path())
@@ -159,11 +161,11 @@ func TestEventLogSymlinkRefused(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustSymlink(t, victim, filepath.Join(td.Dir(), EventsFile))
+	mustSymlink(t, victim, filepath.Join(td.Dir(), vocab.EventsFile))
 	if _, err := OpenEventLog(td); err == nil {
 		t.Fatal("opened events through a symlink")
 	}
-	if _, _, err := ReadEvents(filepath.Join(td.Dir(), EventsFile)); !errors.Is(err, ErrSymlink) {
+	if _, _, err := ReadEvents(filepath.Join(td.Dir(), vocab.EventsFile)); !errors.Is(err, ErrSymlink) {
 		t.Errorf("ReadEvents through a symlink: %v", err)
 	}
 	if got, _ := os.ReadFile(victim); string(got) != "keep" {
@@ -173,13 +175,13 @@ func TestEventLogSymlinkRefused(t *testing.T) {
 
 // checkNoInterleave reads the log and checks every line is intact and each
 // agent's events are in order and complete.
-func checkNoInterleave(t *testing.T, path string, perAgent map[AgentID]int) {
+func checkNoInterleave(t *testing.T, path string, perAgent map[vocab.AgentID]int) {
 	t.Helper()
 	recs, torn, err := ReadEvents(path)
 	if err != nil || torn {
 		t.Fatalf("ReadEvents: torn=%v err=%v", torn, err)
 	}
-	next := map[AgentID]int{}
+	next := map[vocab.AgentID]int{}
 	for _, r := range recs {
 		i := int(r.Details["i"].(float64))
 		if i != next[r.Agent] {
@@ -210,13 +212,13 @@ func TestEventLogConcurrentGoroutines(t *testing.T) {
 		logs[i] = l
 	}
 	var wg sync.WaitGroup
-	want := map[AgentID]int{}
+	want := map[vocab.AgentID]int{}
 	for g := range goroutines {
-		agent := AgentID("g" + strconv.Itoa(g))
+		agent := vocab.AgentID("g" + strconv.Itoa(g))
 		want[agent] = n
 		wg.Go(func() {
 			for i := range n {
-				if err := logs[g%2].Append(EventRecord{Type: "test", Agent: agent, Details: map[string]any{"i": i, "pad": strings.Repeat(string(agent), 1000)}}); err != nil {
+				if err := logs[g%2].Append(vocab.EventRecord{Type: "test", Agent: agent, Details: map[string]any{"i": i, "pad": strings.Repeat(string(agent), 1000)}}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -232,11 +234,11 @@ func TestEventLogConcurrentGoroutines(t *testing.T) {
 func TestEventLogConcurrentProcesses(t *testing.T) {
 	w, td := newTask(t)
 	const procs, n = 4, 60
-	want := map[AgentID]int{}
+	want := map[vocab.AgentID]int{}
 	var helpers []*helper
 	for p := range procs {
 		agent := "p" + strconv.Itoa(p)
-		want[AgentID(agent)] = n
+		want[vocab.AgentID(agent)] = n
 		helpers = append(helpers, startHelper(t, "append", "WS_ROOT="+w.Root(), "WS_TASK="+td.ID(), "WS_N="+strconv.Itoa(n), "WS_AGENT="+agent))
 	}
 	l, err := OpenEventLog(td)
@@ -246,7 +248,7 @@ func TestEventLogConcurrentProcesses(t *testing.T) {
 	defer l.Close()
 	want["local"] = n
 	for i := range n {
-		if err := l.Append(EventRecord{Type: "test", Agent: "local", Details: map[string]any{"i": i, "pad": strings.Repeat("local", 1000)}}); err != nil {
+		if err := l.Append(vocab.EventRecord{Type: "test", Agent: "local", Details: map[string]any{"i": i, "pad": strings.Repeat("local", 1000)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -260,14 +262,14 @@ func TestEventLogConcurrentProcesses(t *testing.T) {
 
 func TestFollowEvents(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, EventsFile) // does not exist yet
+	path := filepath.Join(dir, vocab.EventsFile) // does not exist yet
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := make(chan EventRecord, 100)
+	got := make(chan vocab.EventRecord, 100)
 	done := make(chan error, 1)
-	go func() { done <- FollowEvents(ctx, path, 0, func(r EventRecord) { got <- r }) }()
+	go func() { done <- FollowEvents(ctx, path, 0, func(r vocab.EventRecord) { got <- r }) }()
 
-	expect := func(typ RecordType) {
+	expect := func(typ vocab.RecordType) {
 		t.Helper()
 		select {
 		case r := <-got:
@@ -294,7 +296,7 @@ func TestFollowEvents(t *testing.T) {
 	appendRaw(`{"type":"tw`)
 	appendRaw(`o"}` + "\n" + "not json\n" + `{"type":"three"}` + "\n")
 	expect("two")
-	expect(RecordEventsBadLine)
+	expect(vocab.RecordEventsBadLine)
 	expect("three")
 	cancel()
 	select {
@@ -315,7 +317,7 @@ func TestFollowEvents(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	go func() { done <- FollowEvents(ctx2, path, int64(len(data)), func(r EventRecord) { got <- r }) }()
+	go func() { done <- FollowEvents(ctx2, path, int64(len(data)), func(r vocab.EventRecord) { got <- r }) }()
 	appendRaw(`{"type":"four"}` + "\n")
 	expect("four")
 	cancel2()

@@ -9,15 +9,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // frictionDoc is the content of friction.json.
 type frictionDoc struct {
-	Entries []FrictionEntry `json:"entries"`
+	Entries []vocab.FrictionEntry `json:"entries"`
 }
 
 // FrictionTypes are the allowed friction entry types.
-var FrictionTypes = []string{FrictionRepeatedRevision, FrictionReviewerPattern, FrictionWorkerFailure, FrictionTimeout, FrictionEscalation}
+var FrictionTypes = []string{vocab.FrictionRepeatedRevision, vocab.FrictionReviewerPattern, vocab.FrictionWorkerFailure, vocab.FrictionTimeout, vocab.FrictionEscalation}
 
 // Friction statuses.
 const (
@@ -33,7 +35,7 @@ const (
 func (w *Workspace) withFriction(fn func(doc *frictionDoc) (write bool, err error)) error {
 	w.frictionMu.Lock()
 	defer w.frictionMu.Unlock()
-	lock, err := openLockFile(filepath.Join(w.root, FrictionFile+".lock"))
+	lock, err := openLockFile(filepath.Join(w.root, vocab.FrictionFile+".lock"))
 	if err != nil {
 		return err
 	}
@@ -41,7 +43,7 @@ func (w *Workspace) withFriction(fn func(doc *frictionDoc) (write bool, err erro
 	if err := flockWait(lock); err != nil {
 		return err
 	}
-	path := filepath.Join(w.root, FrictionFile)
+	path := filepath.Join(w.root, vocab.FrictionFile)
 	doc, err := readFriction(path)
 	if err != nil {
 		return err
@@ -85,12 +87,12 @@ func frictionKey(typ, desc string) string {
 // filled in. A new entry gets the next id friction_NNN, occurrences ≥ 1,
 // status pending and timestamp now unless set. The stored entry is
 // returned.
-func (w *Workspace) AddFriction(e FrictionEntry) (FrictionEntry, error) {
+func (w *Workspace) AddFriction(e vocab.FrictionEntry) (vocab.FrictionEntry, error) {
 	if !slices.Contains(FrictionTypes, e.Type) {
-		return FrictionEntry{}, fmt.Errorf("workspace: add friction: unknown type %q (want one of %s)", e.Type, strings.Join(FrictionTypes, ", "))
+		return vocab.FrictionEntry{}, fmt.Errorf("workspace: add friction: unknown type %q (want one of %s)", e.Type, strings.Join(FrictionTypes, ", "))
 	}
 	if strings.TrimSpace(e.Description) == "" {
-		return FrictionEntry{}, errors.New("workspace: add friction: empty description")
+		return vocab.FrictionEntry{}, errors.New("workspace: add friction: empty description")
 	}
 	if e.Occurrences < 1 {
 		e.Occurrences = 1
@@ -101,7 +103,7 @@ func (w *Workspace) AddFriction(e FrictionEntry) (FrictionEntry, error) {
 	if e.Timestamp.IsZero() {
 		e.Timestamp = w.now().UTC()
 	}
-	var out FrictionEntry
+	var out vocab.FrictionEntry
 	err := w.withFriction(func(doc *frictionDoc) (bool, error) {
 		key := frictionKey(e.Type, e.Description)
 		maxN := 0
@@ -141,14 +143,14 @@ func (w *Workspace) AddFriction(e FrictionEntry) (FrictionEntry, error) {
 		return true, nil
 	})
 	if err != nil {
-		return FrictionEntry{}, fmt.Errorf("workspace: add friction: %w", err)
+		return vocab.FrictionEntry{}, fmt.Errorf("workspace: add friction: %w", err)
 	}
 	return out, nil
 }
 
 // UpdateFriction changes the entry with that id through fn (its id cannot
 // change). An unknown id wraps ErrNotFound.
-func (w *Workspace) UpdateFriction(id string, fn func(*FrictionEntry)) error {
+func (w *Workspace) UpdateFriction(id string, fn func(*vocab.FrictionEntry)) error {
 	err := w.withFriction(func(doc *frictionDoc) (bool, error) {
 		for i := range doc.Entries {
 			if doc.Entries[i].ID == id {
@@ -166,8 +168,8 @@ func (w *Workspace) UpdateFriction(id string, fn func(*FrictionEntry)) error {
 }
 
 // Friction returns all friction entries in the order they were added.
-func (w *Workspace) Friction() ([]FrictionEntry, error) {
-	var out []FrictionEntry
+func (w *Workspace) Friction() ([]vocab.FrictionEntry, error) {
+	var out []vocab.FrictionEntry
 	err := w.withFriction(func(doc *frictionDoc) (bool, error) {
 		out = doc.Entries
 		return false, nil

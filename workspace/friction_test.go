@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestFriction(t *testing.T) {
@@ -20,19 +22,19 @@ func TestFriction(t *testing.T) {
 	if got, err := w.Friction(); err != nil || len(got) != 0 {
 		t.Fatalf("empty log: %v %v", got, err)
 	}
-	e1, err := w.AddFriction(FrictionEntry{Type: FrictionRepeatedRevision, Description: "Plans miss tests", AffectedTasks: []string{"t1", "t1"}})
+	e1, err := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionRepeatedRevision, Description: "Plans miss tests", AffectedTasks: []string{"t1", "t1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e1.ID != "friction_001" || e1.Occurrences != 1 || e1.Status != FrictionPending || !e1.Timestamp.Equal(now) || len(e1.AffectedTasks) != 1 {
 		t.Errorf("first entry %+v", e1)
 	}
-	e2, _ := w.AddFriction(FrictionEntry{Type: FrictionTimeout, Description: "slow"})
+	e2, _ := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionTimeout, Description: "slow"})
 	if e2.ID != "friction_002" || e2.AffectedTasks == nil {
 		t.Errorf("second entry %+v", e2)
 	}
 	// Same type and description (modulo case/spacing) merges.
-	m, err := w.AddFriction(FrictionEntry{Type: FrictionRepeatedRevision, Description: "  plans   MISS tests", AffectedTasks: []string{"t2", "t1"}, SuggestedAction: "add a checklist", Occurrences: 2})
+	m, err := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionRepeatedRevision, Description: "  plans   MISS tests", AffectedTasks: []string{"t2", "t1"}, SuggestedAction: "add a checklist", Occurrences: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,18 +42,18 @@ func TestFriction(t *testing.T) {
 		t.Errorf("merged %+v", m)
 	}
 	// Same description, other type: a new entry.
-	if e, _ := w.AddFriction(FrictionEntry{Type: FrictionReviewerPattern, Description: "Plans miss tests"}); e.ID != "friction_003" {
+	if e, _ := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionReviewerPattern, Description: "Plans miss tests"}); e.ID != "friction_003" {
 		t.Errorf("other type merged: %+v", e)
 	}
-	for _, bad := range []FrictionEntry{{Type: "bogus", Description: "x"}, {Type: FrictionTimeout, Description: "  "}} {
+	for _, bad := range []vocab.FrictionEntry{{Type: "bogus", Description: "x"}, {Type: vocab.FrictionTimeout, Description: "  "}} {
 		if _, err := w.AddFriction(bad); err == nil {
 			t.Errorf("AddFriction(%+v) accepted", bad)
 		}
 	}
-	if err := w.UpdateFriction("friction_002", func(e *FrictionEntry) { e.Status = FrictionApplied; e.ID = "hijack" }); err != nil {
+	if err := w.UpdateFriction("friction_002", func(e *vocab.FrictionEntry) { e.Status = FrictionApplied; e.ID = "hijack" }); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.UpdateFriction("friction_999", func(*FrictionEntry) {}); !errors.Is(err, ErrNotFound) {
+	if err := w.UpdateFriction("friction_999", func(*vocab.FrictionEntry) {}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown id err = %v", err)
 	}
 	all, err := w.Friction()
@@ -63,7 +65,7 @@ func TestFriction(t *testing.T) {
 	}
 	// Reopened workspace sees the same log; the next id continues.
 	w2, _ := Open(w.Root())
-	if e, _ := w2.AddFriction(FrictionEntry{Type: FrictionEscalation, Description: "human needed"}); e.ID != "friction_004" {
+	if e, _ := w2.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionEscalation, Description: "human needed"}); e.ID != "friction_004" {
 		t.Errorf("id after reopen %s", e.ID)
 	}
 }
@@ -73,11 +75,11 @@ func TestFrictionCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(w.Root(), FrictionFile)
+	p := filepath.Join(w.Root(), vocab.FrictionFile)
 	if err := os.WriteFile(p, []byte(`{"entries":[{"id":"friction_001"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddFriction(FrictionEntry{Type: FrictionTimeout, Description: "x"}); err == nil {
+	if _, err := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionTimeout, Description: "x"}); err == nil {
 		t.Fatal("AddFriction on a corrupt log succeeded")
 	}
 	if _, err := w.Friction(); err == nil {
@@ -99,7 +101,7 @@ func TestFrictionConcurrent(t *testing.T) {
 				return
 			}
 			for i := range 5 {
-				if _, err := w.AddFriction(FrictionEntry{Type: FrictionWorkerFailure, Description: "d" + strconv.Itoa(i), AffectedTasks: []string{"t" + strconv.Itoa(g)}}); err != nil {
+				if _, err := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionWorkerFailure, Description: "d" + strconv.Itoa(i), AffectedTasks: []string{"t" + strconv.Itoa(g)}}); err != nil {
 					t.Error(err)
 				}
 			}

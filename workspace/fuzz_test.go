@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // FuzzLoadState writes arbitrary bytes as state.json and opens the store,
@@ -27,24 +29,24 @@ func FuzzLoadState(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		backup := State{TaskID: "t1", Phase: PhasePlanning, Seq: 1}
+		backup := vocab.State{TaskID: "t1", Phase: vocab.PhasePlanning, Seq: 1}
 		for _, withBackup := range []bool{true, false} {
 			id := "t1"
 			if !withBackup {
 				id = "t2"
 				backup.TaskID = "t2"
 			}
-			td, err := w.CreateTask(Task{ID: id})
+			td, err := w.CreateTask(vocab.Task{ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if withBackup {
 				b, _ := json.Marshal(backup)
-				if err := os.WriteFile(filepath.Join(td.Dir(), BackupsDir, "state_20200101T000000.000000000Z.json"), b, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(td.Dir(), vocab.BackupsDir, "state_20200101T000000.000000000Z.json"), b, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			statePath := filepath.Join(td.Dir(), StateFile)
+			statePath := filepath.Join(td.Dir(), vocab.StateFile)
 			if err := os.WriteFile(statePath, data, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The shared knowledge: project-wide knowledge every agent reads (a decision
@@ -26,31 +27,8 @@ import (
 // which the engine validates (ParseInboxEntry), merges (KnowledgeStore.Merge)
 // and archives to context/archive/.
 const (
-	KnowledgeDir         = "context"
-	KnowledgeArchiveDir  = "archive" // below KnowledgeDir
-	DecisionsFile        = "decisions.json"
-	ConstraintsFile      = "constraints.json"
-	GlossaryFile         = "glossary.json"
-	KnowledgeChangesFile = "changes.jsonl" // one line per change, append-only
-	knowledgeIDsFile     = "ids.json"      // id counters, so removed ids are never reused
-	knowledgeLockFile    = "context.lock"
-)
-
-// Kinds of knowledge entries (the front-matter `kind:` of an inbox file).
-const (
-	KindDecision   = "decision"
-	KindConstraint = "constraint"
-	KindTerm       = "term"
-)
-
-// KnowledgeKinds are the valid inbox entry kinds.
-var KnowledgeKinds = []string{KindDecision, KindConstraint, KindTerm}
-
-// Limits of an inbox entry.
-const (
-	maxKnowledgeTitle = 200  // runes: decision title, constraint name, term
-	maxKnowledgeText  = 4000 // bytes: rationale, description, definition
-	maxInboxFile      = 16 << 10
+	knowledgeIDsFile  = "ids.json" // id counters, so removed ids are never reused
+	knowledgeLockFile = "context.lock"
 )
 
 // Decision is one entry of decisions.json.
@@ -123,13 +101,13 @@ type KnowledgeItem struct {
 func (c Knowledge) Items() []KnowledgeItem {
 	var out []KnowledgeItem
 	for _, d := range c.Decisions {
-		out = append(out, KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt})
+		out = append(out, KnowledgeItem{Kind: vocab.KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt})
 	}
 	for _, k := range c.Constraints {
-		out = append(out, KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt})
+		out = append(out, KnowledgeItem{Kind: vocab.KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt})
 	}
 	for _, g := range c.Glossary {
-		out = append(out, KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)})
+		out = append(out, KnowledgeItem{Kind: vocab.KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].At.Equal(out[j].At) {
@@ -155,133 +133,6 @@ func idLess(a, b string) bool {
 
 // ---- inbox entries ----
 
-// InboxEntry is one parsed shared-knowledge note (agents/<id>/knowledge/*.md).
-type InboxEntry struct {
-	Kind string `json:"kind"`
-	// Title is the decision title, the constraint name or the term.
-	Title string `json:"title"`
-	// Text is the rationale, the description or the definition.
-	Text string `json:"text"`
-}
-
-// inboxFields are the front-matter fields of each kind: title field, text
-// field.
-var inboxFields = map[string][2]string{
-	KindDecision:   {"title", "rationale"},
-	KindConstraint: {"name", "description"},
-	KindTerm:       {"term", "definition"},
-}
-
-// InboxExample is the inbox file format, for error messages and prompts.
-const InboxExample = "---\nkind: decision\ntitle: <one line>\n---\n<rationale: why, and what others must do because of it>"
-
-// ErrBadInbox reports an inbox file that is not a valid knowledge entry.
-var ErrBadInbox = errors.New("invalid knowledge inbox entry")
-
-func inboxErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadInbox, fmt.Sprintf(format, args...))
-}
-
-// ParseInboxEntry parses an inbox file: a front matter between two "---"
-// lines with `kind: decision | constraint | term` and the kind's fields,
-// then an optional body.
-//
-//	decision:   title (one line), rationale (field or body)
-//	constraint: name (one line), description (field or body)
-//	term:       term (one line), definition (field or body)
-//
-// Field names are case-insensitive; values may be quoted. The error (which
-// wraps ErrBadInbox) says exactly what is wrong and how the file should
-// look, so it can be passed to the author as is.
-func ParseInboxEntry(content []byte) (InboxEntry, error) {
-	var e InboxEntry
-	if len(content) > maxInboxFile {
-		return e, inboxErr("the file is %d bytes; keep an entry under %d", len(content), maxInboxFile)
-	}
-	if !utf8.Valid(content) {
-		return e, inboxErr("the file is not UTF-8 text")
-	}
-	text := strings.ReplaceAll(string(content), "\r\n", "\n")
-	text = strings.TrimPrefix(text, "\ufeff")
-	text = strings.TrimLeft(text, " \t\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
-		return e, inboxErr("the file must start with a front matter: a line \"---\", `kind: decision|constraint|term` and the fields, then \"---\"; for example:\n%s", InboxExample)
-	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) == "---" {
-			end = i
-			break
-		}
-	}
-	if end < 0 {
-		return e, inboxErr("the front matter is not closed by a \"---\" line")
-	}
-	fields := map[string]string{}
-	var order []string
-	for i := 1; i < end; i++ {
-		l := strings.TrimSpace(lines[i])
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return e, inboxErr("front matter line %d %q is not `field: value`", i+1, l)
-		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		v = unquote(strings.TrimSpace(v))
-		if _, dup := fields[k]; dup {
-			return e, inboxErr("field %q appears twice", k)
-		}
-		fields[k] = v
-		order = append(order, k)
-	}
-	body := strings.TrimSpace(strings.Join(lines[end+1:], "\n"))
-	kind := strings.ToLower(fields["kind"])
-	if kind == "" {
-		return e, inboxErr("the front matter has no `kind:` (want one of %s)", strings.Join(KnowledgeKinds, ", "))
-	}
-	names, ok := inboxFields[kind]
-	if !ok {
-		return e, inboxErr("unknown kind %q (want one of %s)", fields["kind"], strings.Join(KnowledgeKinds, ", "))
-	}
-	for _, k := range order {
-		if k != "kind" && k != names[0] && k != names[1] {
-			return e, inboxErr("unknown field %q for a %s (its fields are %s and %s)", k, kind, names[0], names[1])
-		}
-	}
-	e.Kind = kind
-	e.Title = strings.TrimSpace(fields[names[0]])
-	if e.Title == "" {
-		return e, inboxErr("a %s needs a non-empty `%s:` field", kind, names[0])
-	}
-	if n := utf8.RuneCountInString(e.Title); n > maxKnowledgeTitle {
-		return e, inboxErr("the %s is %d characters; keep it under %d (put details in the %s)", names[0], n, maxKnowledgeTitle, names[1])
-	}
-	e.Text = fields[names[1]]
-	switch {
-	case e.Text != "" && body != "":
-		return e, inboxErr("give the %s either as the `%s:` field or as the text after the front matter, not both", names[1], names[1])
-	case e.Text == "":
-		e.Text = body
-	}
-	if e.Text == "" {
-		return e, inboxErr("a %s needs a %s: a `%s:` field or text after the front matter", kind, names[1], names[1])
-	}
-	if len(e.Text) > maxKnowledgeText {
-		return e, inboxErr("the %s is %d bytes; keep it under %d", names[1], len(e.Text), maxKnowledgeText)
-	}
-	return e, nil
-}
-
-func unquote(v string) string {
-	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
-		return v[1 : len(v)-1]
-	}
-	return v
-}
-
 // ---- the store ----
 
 // KnowledgeStore reads and writes <root>/context/. Every change runs under an
@@ -304,8 +155,8 @@ func OpenKnowledge(root string) (*KnowledgeStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open knowledge: %w", err)
 	}
-	dir := filepath.Join(abs, KnowledgeDir)
-	for _, d := range []string{dir, filepath.Join(dir, KnowledgeArchiveDir)} {
+	dir := filepath.Join(abs, vocab.KnowledgeDir)
+	for _, d := range []string{dir, filepath.Join(dir, vocab.KnowledgeArchiveDir)} {
 		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("workspace: open knowledge: %s: %w", d, ErrSymlink)
 		}
@@ -314,7 +165,7 @@ func OpenKnowledge(root string) (*KnowledgeStore, error) {
 		}
 	}
 	c := &KnowledgeStore{dir: dir, now: time.Now}
-	for _, f := range []string{DecisionsFile, ConstraintsFile, GlossaryFile} {
+	for _, f := range []string{vocab.DecisionsFile, vocab.ConstraintsFile, vocab.GlossaryFile} {
 		p := filepath.Join(dir, f)
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 			if err := createExclusive(p, []byte("[]\n"), 0o644); err != nil && !errors.Is(err, ErrExists) {
@@ -336,7 +187,7 @@ func ReadKnowledge(root string) (kn Knowledge, dir string, err error) {
 	if err != nil {
 		return Knowledge{}, "", fmt.Errorf("workspace: read knowledge: %w", err)
 	}
-	dir = filepath.Join(abs, KnowledgeDir)
+	dir = filepath.Join(abs, vocab.KnowledgeDir)
 	fi, err := os.Lstat(dir)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -362,14 +213,6 @@ func ReadKnowledge(root string) (kn Knowledge, dir string, err error) {
 
 // Dir returns the absolute knowledge directory (context/).
 func (c *KnowledgeStore) Dir() string { return c.dir }
-
-// KnowledgeFiles returns the absolute paths of decisions.json,
-// constraints.json and glossary.json under a workspace root: what every
-// assignment lists in its reads.
-func KnowledgeFiles(root string) []string {
-	d := filepath.Join(root, KnowledgeDir)
-	return []string{filepath.Join(d, DecisionsFile), filepath.Join(d, ConstraintsFile), filepath.Join(d, GlossaryFile)}
-}
 
 // Load reads the whole shared knowledge.
 func (c *KnowledgeStore) Load() (Knowledge, error) {
@@ -411,13 +254,13 @@ func (c *KnowledgeStore) locked(fn func() error) error {
 
 func (c *KnowledgeStore) read() (Knowledge, error) {
 	var kn Knowledge
-	if err := readJSONList(filepath.Join(c.dir, DecisionsFile), &kn.Decisions); err != nil {
+	if err := readJSONList(filepath.Join(c.dir, vocab.DecisionsFile), &kn.Decisions); err != nil {
 		return kn, err
 	}
-	if err := readJSONList(filepath.Join(c.dir, ConstraintsFile), &kn.Constraints); err != nil {
+	if err := readJSONList(filepath.Join(c.dir, vocab.ConstraintsFile), &kn.Constraints); err != nil {
 		return kn, err
 	}
-	if err := readJSONList(filepath.Join(c.dir, GlossaryFile), &kn.Glossary); err != nil {
+	if err := readJSONList(filepath.Join(c.dir, vocab.GlossaryFile), &kn.Glossary); err != nil {
 		return kn, err
 	}
 	return kn, nil
@@ -465,7 +308,7 @@ func (c *KnowledgeStore) logChange(ch KnowledgeChange) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(c.dir, KnowledgeChangesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	f, err := os.OpenFile(filepath.Join(c.dir, vocab.KnowledgeChangesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -481,7 +324,7 @@ func (c *KnowledgeStore) logChange(ch KnowledgeChange) error {
 
 // Changes returns every change record, oldest first.
 func (c *KnowledgeStore) Changes() ([]KnowledgeChange, error) {
-	data, err := readNoFollow(filepath.Join(c.dir, KnowledgeChangesFile))
+	data, err := readNoFollow(filepath.Join(c.dir, vocab.KnowledgeChangesFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -554,20 +397,20 @@ type listKind[T any] struct {
 }
 
 var decisionList = listKind[Decision]{
-	what: "decision", required: "title and rationale", prefix: "D", file: DecisionsFile,
+	what: "decision", required: "title and rationale", prefix: "D", file: vocab.DecisionsFile,
 	list:   func(k Knowledge) []Decision { return k.Decisions },
 	fields: func(d *Decision) (*string, string, string, string) { return &d.ID, d.Title, d.Rationale, d.Source },
 	change: func(d Decision) KnowledgeChange {
-		return KnowledgeChange{Time: d.DecidedAt, Op: "add", Kind: KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source}
+		return KnowledgeChange{Time: d.DecidedAt, Op: "add", Kind: vocab.KindDecision, ID: d.ID, By: d.DecidedBy, TaskID: d.TaskID, Source: d.Source}
 	},
 }
 
 var constraintList = listKind[Constraint]{
-	what: "constraint", required: "name and description", prefix: "C", file: ConstraintsFile,
+	what: "constraint", required: "name and description", prefix: "C", file: vocab.ConstraintsFile,
 	list:   func(k Knowledge) []Constraint { return k.Constraints },
 	fields: func(k *Constraint) (*string, string, string, string) { return &k.ID, k.Name, k.Description, k.Source },
 	change: func(k Constraint) KnowledgeChange {
-		return KnowledgeChange{Time: k.AddedAt, Op: "add", Kind: KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source}
+		return KnowledgeChange{Time: k.AddedAt, Op: "add", Kind: vocab.KindConstraint, ID: k.ID, By: k.AddedBy, TaskID: k.TaskID, Source: k.Source}
 	},
 }
 
@@ -645,17 +488,17 @@ func (c *KnowledgeStore) UpsertTerm(g GlossaryEntry) (out GlossaryEntry, updated
 			}
 			old.History = append(old.History, TermRevision{Definition: old.Definition, AddedBy: old.AddedBy, AddedAt: old.AddedAt, TaskID: old.TaskID, Source: old.Source})
 			old.Definition, old.AddedBy, old.AddedAt, old.TaskID, old.Source = g.Definition, g.AddedBy, g.AddedAt, g.TaskID, g.Source
-			if err := c.writeList(GlossaryFile, kn.Glossary); err != nil {
+			if err := c.writeList(vocab.GlossaryFile, kn.Glossary); err != nil {
 				return err
 			}
 			out, updated, changed = *old, true, true
-			return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "update", Kind: KindTerm, ID: old.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
+			return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "update", Kind: vocab.KindTerm, ID: old.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
 		}
-		if err := c.writeList(GlossaryFile, append(kn.Glossary, g)); err != nil {
+		if err := c.writeList(vocab.GlossaryFile, append(kn.Glossary, g)); err != nil {
 			return err
 		}
 		out, changed = g, true
-		return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "add", Kind: KindTerm, ID: g.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
+		return c.logChange(KnowledgeChange{Time: g.AddedAt, Op: "add", Kind: vocab.KindTerm, ID: g.Term, By: g.AddedBy, TaskID: g.TaskID, Source: g.Source})
 	})
 	if err != nil {
 		return GlossaryEntry{}, false, false, fmt.Errorf("workspace: define term: %w", err)
@@ -677,22 +520,22 @@ type MergeResult struct {
 // Merge adds a parsed inbox entry written by agent `by` during task taskID.
 // source identifies the inbox file instance; merging the same source again
 // changes nothing, so the engine may repeat a merge after a crash.
-func (c *KnowledgeStore) Merge(e InboxEntry, by, taskID, source string, at time.Time) (MergeResult, error) {
+func (c *KnowledgeStore) Merge(e vocab.InboxEntry, by, taskID, source string, at time.Time) (MergeResult, error) {
 	r := MergeResult{Kind: e.Kind}
 	switch e.Kind {
-	case KindDecision:
+	case vocab.KindDecision:
 		d, added, err := c.AddDecision(Decision{Title: e.Title, Rationale: e.Text, DecidedBy: by, DecidedAt: at, TaskID: taskID, Source: source})
 		if err != nil {
 			return r, err
 		}
 		r.ID, r.Added = d.ID, added
-	case KindConstraint:
+	case vocab.KindConstraint:
 		k, added, err := c.AddConstraint(Constraint{Name: e.Title, Description: e.Text, AddedBy: by, AddedAt: at, TaskID: taskID, Source: source})
 		if err != nil {
 			return r, err
 		}
 		r.ID, r.Added = k.ID, added
-	case KindTerm:
+	case vocab.KindTerm:
 		g, updated, changed, err := c.UpsertTerm(GlossaryEntry{Term: e.Title, Definition: e.Text, AddedBy: by, AddedAt: at, TaskID: taskID, Source: source})
 		if err != nil {
 			return r, err
@@ -720,29 +563,29 @@ func (c *KnowledgeStore) Remove(id, by string) (KnowledgeItem, error) {
 		}
 		for i, d := range kn.Decisions {
 			if strings.EqualFold(d.ID, id) {
-				if err := c.writeList(DecisionsFile, append(kn.Decisions[:i:i], kn.Decisions[i+1:]...)); err != nil {
+				if err := c.writeList(vocab.DecisionsFile, append(kn.Decisions[:i:i], kn.Decisions[i+1:]...)); err != nil {
 					return err
 				}
-				out = KnowledgeItem{Kind: KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt}
-				return log(KindDecision, d.ID)
+				out = KnowledgeItem{Kind: vocab.KindDecision, ID: d.ID, Title: d.Title, Text: d.Rationale, By: d.DecidedBy, At: d.DecidedAt}
+				return log(vocab.KindDecision, d.ID)
 			}
 		}
 		for i, k := range kn.Constraints {
 			if strings.EqualFold(k.ID, id) {
-				if err := c.writeList(ConstraintsFile, append(kn.Constraints[:i:i], kn.Constraints[i+1:]...)); err != nil {
+				if err := c.writeList(vocab.ConstraintsFile, append(kn.Constraints[:i:i], kn.Constraints[i+1:]...)); err != nil {
 					return err
 				}
-				out = KnowledgeItem{Kind: KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt}
-				return log(KindConstraint, k.ID)
+				out = KnowledgeItem{Kind: vocab.KindConstraint, ID: k.ID, Title: k.Name, Text: k.Description, By: k.AddedBy, At: k.AddedAt}
+				return log(vocab.KindConstraint, k.ID)
 			}
 		}
 		for i, g := range kn.Glossary {
 			if normText(g.Term) == normText(id) {
-				if err := c.writeList(GlossaryFile, append(kn.Glossary[:i:i], kn.Glossary[i+1:]...)); err != nil {
+				if err := c.writeList(vocab.GlossaryFile, append(kn.Glossary[:i:i], kn.Glossary[i+1:]...)); err != nil {
 					return err
 				}
-				out = KnowledgeItem{Kind: KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)}
-				return log(KindTerm, g.Term)
+				out = KnowledgeItem{Kind: vocab.KindTerm, ID: g.Term, Title: g.Term, Text: g.Definition, By: g.AddedBy, At: g.AddedAt, Revisions: len(g.History)}
+				return log(vocab.KindTerm, g.Term)
 			}
 		}
 		return fmt.Errorf("no decision, constraint or term %q: %w", id, ErrNotFound)

@@ -12,59 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-func TestParseInboxEntry(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    InboxEntry
-		wantErr string // substring of the error; "" = valid
-	}{
-		{name: "decision with body", in: "---\nkind: decision\ntitle: Use SQLite\n---\nOne file, no server.\n",
-			want: InboxEntry{Kind: KindDecision, Title: "Use SQLite", Text: "One file, no server."}},
-		{name: "decision with field", in: "---\nkind: decision\ntitle: \"Use SQLite\"\nrationale: 'simple'\n---\n",
-			want: InboxEntry{Kind: KindDecision, Title: "Use SQLite", Text: "simple"}},
-		{name: "constraint", in: "---\nKind: Constraint\nName: Go 1.26 only\n---\nNo generics tricks beyond 1.26.",
-			want: InboxEntry{Kind: KindConstraint, Title: "Go 1.26 only", Text: "No generics tricks beyond 1.26."}},
-		{name: "term", in: "\ufeff---\r\nkind: term\r\nterm: checkpoint\r\ndefinition: a reviewed milestone\r\n---\r\n",
-			want: InboxEntry{Kind: KindTerm, Title: "checkpoint", Text: "a reviewed milestone"}},
-		{name: "multi-line body kept", in: "---\nkind: decision\ntitle: T\n---\nline 1\n\nline 2\n",
-			want: InboxEntry{Kind: KindDecision, Title: "T", Text: "line 1\n\nline 2"}},
-		{name: "no front matter", in: "kind: decision\ntitle: x\n", wantErr: "must start with a front matter"},
-		{name: "unclosed", in: "---\nkind: decision\ntitle: x\n", wantErr: "not closed"},
-		{name: "no kind", in: "---\ntitle: x\n---\nwhy\n", wantErr: "no `kind:`"},
-		{name: "unknown kind", in: "---\nkind: rule\ntitle: x\n---\nwhy\n", wantErr: `unknown kind "rule"`},
-		{name: "unknown field", in: "---\nkind: decision\ntitel: x\n---\nwhy\n", wantErr: `unknown field "titel"`},
-		{name: "field of another kind", in: "---\nkind: term\nterm: x\ndescription: y\n---\n", wantErr: `unknown field "description" for a term`},
-		{name: "missing title", in: "---\nkind: decision\n---\nwhy\n", wantErr: "needs a non-empty `title:`"},
-		{name: "missing text", in: "---\nkind: constraint\nname: x\n---\n", wantErr: "needs a description"},
-		{name: "text twice", in: "---\nkind: term\nterm: x\ndefinition: y\n---\nz\n", wantErr: "not both"},
-		{name: "duplicate field", in: "---\nkind: term\nterm: x\nterm: y\n---\nz\n", wantErr: "appears twice"},
-		{name: "not a field line", in: "---\nkind: term\njust words\n---\nz\n", wantErr: "is not `field: value`"},
-		{name: "title too long", in: "---\nkind: decision\ntitle: " + strings.Repeat("x", 201) + "\n---\nwhy\n", wantErr: "keep it under 200"},
-		{name: "text too long", in: "---\nkind: decision\ntitle: t\n---\n" + strings.Repeat("x", 4001) + "\n", wantErr: "keep it under 4000"},
-		{name: "not utf-8", in: "---\nkind: decision\ntitle: \xff\n---\nwhy\n", wantErr: "not UTF-8"},
-		{name: "empty", in: "", wantErr: "must start with a front matter"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseInboxEntry([]byte(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrBadInbox) {
-					t.Fatalf("err = %v, want one containing %q (wrapping ErrBadInbox)", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
+	"github.com/hivemind-dev/hivemind/vocab"
+)
 
 func openTestContext(t *testing.T) (*KnowledgeStore, string) {
 	t.Helper()
@@ -78,13 +28,13 @@ func openTestContext(t *testing.T) (*KnowledgeStore, string) {
 
 func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 	c, root := openTestContext(t)
-	for _, p := range KnowledgeFiles(root) {
+	for _, p := range vocab.KnowledgeFiles(root) {
 		b, err := os.ReadFile(p)
 		if err != nil || strings.TrimSpace(string(b)) != "[]" {
 			t.Errorf("%s: %q, %v", p, b, err)
 		}
 	}
-	for _, d := range []string{filepath.Join(c.Dir(), KnowledgeArchiveDir)} {
+	for _, d := range []string{filepath.Join(c.Dir(), vocab.KnowledgeArchiveDir)} {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", d, err)
 		}
@@ -109,7 +59,7 @@ func TestOpenContextCreatesEmptyFiles(t *testing.T) {
 func TestReadContextCreatesNothing(t *testing.T) {
 	root := t.TempDir()
 	kn, dir, err := ReadKnowledge(root)
-	if err != nil || dir != filepath.Join(root, KnowledgeDir) {
+	if err != nil || dir != filepath.Join(root, vocab.KnowledgeDir) {
 		t.Fatalf("empty workspace: %s %v", dir, err)
 	}
 	if kn.Decisions == nil || kn.Constraints == nil || kn.Glossary == nil || len(kn.Items()) != 0 {
@@ -138,7 +88,7 @@ func TestReadContextCreatesNothing(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(c.Dir(), knowledgeLockFile)); err == nil {
 		t.Error("ReadContext created the lock file")
 	}
-	if err := os.WriteFile(filepath.Join(c.Dir(), GlossaryFile), []byte("{"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(c.Dir(), vocab.GlossaryFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := ReadKnowledge(root); err == nil {
@@ -147,7 +97,7 @@ func TestReadContextCreatesNothing(t *testing.T) {
 
 	// A symlinked context directory is refused, as by OpenContext.
 	other := t.TempDir()
-	if err := os.Symlink(c.Dir(), filepath.Join(other, KnowledgeDir)); err != nil {
+	if err := os.Symlink(c.Dir(), filepath.Join(other, vocab.KnowledgeDir)); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := ReadKnowledge(other); !errors.Is(err, ErrSymlink) {
@@ -162,22 +112,22 @@ func TestContextMerge(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	steps := []struct {
 		name   string
-		e      InboxEntry
+		e      vocab.InboxEntry
 		by     string
 		source string
 		want   MergeResult
 	}{
-		{"first decision", InboxEntry{KindDecision, "Use SQLite", "simple"}, "lead", "s1", MergeResult{Kind: KindDecision, ID: "D1", Added: true}},
-		{"second decision", InboxEntry{KindDecision, "REST not gRPC", "clients"}, "worker_1", "s2", MergeResult{Kind: KindDecision, ID: "D2", Added: true}},
-		{"same source again", InboxEntry{KindDecision, "Use SQLite", "simple"}, "lead", "s1", MergeResult{Kind: KindDecision, ID: "D1"}},
-		{"same decision, other words spacing", InboxEntry{KindDecision, "use  sqlite", "Simple"}, "worker_2", "s3", MergeResult{Kind: KindDecision, ID: "D1"}},
-		{"same title, new rationale is new", InboxEntry{KindDecision, "Use SQLite", "and WAL mode"}, "worker_2", "s4", MergeResult{Kind: KindDecision, ID: "D3", Added: true}},
-		{"constraint", InboxEntry{KindConstraint, "no cgo", "static binary"}, "lead", "s5", MergeResult{Kind: KindConstraint, ID: "C1", Added: true}},
-		{"term", InboxEntry{KindTerm, "Checkpoint", "a milestone"}, "lead", "s6", MergeResult{Kind: KindTerm, ID: "Checkpoint", Added: true}},
+		{"first decision", vocab.InboxEntry{Kind: vocab.KindDecision, Title: "Use SQLite", Text: "simple"}, "lead", "s1", MergeResult{Kind: vocab.KindDecision, ID: "D1", Added: true}},
+		{"second decision", vocab.InboxEntry{Kind: vocab.KindDecision, Title: "REST not gRPC", Text: "clients"}, "worker_1", "s2", MergeResult{Kind: vocab.KindDecision, ID: "D2", Added: true}},
+		{"same source again", vocab.InboxEntry{Kind: vocab.KindDecision, Title: "Use SQLite", Text: "simple"}, "lead", "s1", MergeResult{Kind: vocab.KindDecision, ID: "D1"}},
+		{"same decision, other words spacing", vocab.InboxEntry{Kind: vocab.KindDecision, Title: "use  sqlite", Text: "Simple"}, "worker_2", "s3", MergeResult{Kind: vocab.KindDecision, ID: "D1"}},
+		{"same title, new rationale is new", vocab.InboxEntry{Kind: vocab.KindDecision, Title: "Use SQLite", Text: "and WAL mode"}, "worker_2", "s4", MergeResult{Kind: vocab.KindDecision, ID: "D3", Added: true}},
+		{"constraint", vocab.InboxEntry{Kind: vocab.KindConstraint, Title: "no cgo", Text: "static binary"}, "lead", "s5", MergeResult{Kind: vocab.KindConstraint, ID: "C1", Added: true}},
+		{"term", vocab.InboxEntry{Kind: vocab.KindTerm, Title: "Checkpoint", Text: "a milestone"}, "lead", "s6", MergeResult{Kind: vocab.KindTerm, ID: "Checkpoint", Added: true}},
 		// The term keeps the spelling it was first defined with.
-		{"duplicate term updates", InboxEntry{KindTerm, "checkpoint", "a reviewed milestone"}, "worker_1", "s7", MergeResult{Kind: KindTerm, ID: "Checkpoint", Updated: true}},
-		{"same definition: nothing", InboxEntry{KindTerm, "CHECKPOINT", "a reviewed  milestone"}, "worker_2", "s8", MergeResult{Kind: KindTerm, ID: "Checkpoint"}},
-		{"old source of a term: nothing", InboxEntry{KindTerm, "checkpoint", "a milestone"}, "lead", "s6", MergeResult{Kind: KindTerm, ID: "Checkpoint"}},
+		{"duplicate term updates", vocab.InboxEntry{Kind: vocab.KindTerm, Title: "checkpoint", Text: "a reviewed milestone"}, "worker_1", "s7", MergeResult{Kind: vocab.KindTerm, ID: "Checkpoint", Updated: true}},
+		{"same definition: nothing", vocab.InboxEntry{Kind: vocab.KindTerm, Title: "CHECKPOINT", Text: "a reviewed  milestone"}, "worker_2", "s8", MergeResult{Kind: vocab.KindTerm, ID: "Checkpoint"}},
+		{"old source of a term: nothing", vocab.InboxEntry{Kind: vocab.KindTerm, Title: "checkpoint", Text: "a milestone"}, "lead", "s6", MergeResult{Kind: vocab.KindTerm, ID: "Checkpoint"}},
 	}
 	for _, s := range steps {
 		got, err := c.Merge(s.e, s.by, "task1", s.source, at)
@@ -188,7 +138,7 @@ func TestContextMerge(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", s.name, got, s.want)
 		}
 	}
-	if _, err := c.Merge(InboxEntry{Kind: "rule", Title: "x", Text: "y"}, "lead", "t", "s9", at); err == nil {
+	if _, err := c.Merge(vocab.InboxEntry{Kind: "rule", Title: "x", Text: "y"}, "lead", "t", "s9", at); err == nil {
 		t.Error("unknown kind merged")
 	}
 	kn, err := c.Load()
@@ -261,7 +211,7 @@ func TestContextRemove(t *testing.T) {
 
 func TestContextCorruptFileNotOverwritten(t *testing.T) {
 	c, root := openTestContext(t)
-	p := KnowledgeFiles(root)[0]
+	p := vocab.KnowledgeFiles(root)[0]
 	if err := os.WriteFile(p, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +239,7 @@ func TestContextConcurrentAdds(t *testing.T) {
 		wg.Go(func() {
 			for i := range n {
 				src := fmt.Sprintf("agent%d-%d", w, i)
-				if _, err := c.Merge(InboxEntry{KindDecision, "decision " + src, "because"}, fmt.Sprint("worker_", w), "t", src, time.Now()); err != nil {
+				if _, err := c.Merge(vocab.InboxEntry{Kind: vocab.KindDecision, Title: "decision " + src, Text: "because"}, fmt.Sprint("worker_", w), "t", src, time.Now()); err != nil {
 					errs <- err
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ErrNoTask says a workspace has no task to show.
@@ -15,7 +17,7 @@ var ErrNoTask = errors.New("no task in this workspace yet")
 // (status, tasks, the start screen), sorted by id: it creates nothing.
 // Without a tasks directory there are no tasks and ws is nil.
 func ReadTasks(root string) (ws *Workspace, infos []TaskInfo, err error) {
-	if _, err := os.Stat(filepath.Join(root, TasksDir)); err != nil {
+	if _, err := os.Stat(filepath.Join(root, vocab.TasksDir)); err != nil {
 		return nil, nil, nil
 	}
 	if ws, err = Open(root); err != nil {
@@ -109,11 +111,4 @@ func (in TaskInfo) StateName() string {
 		return "abandoned"
 	}
 	return string(in.State.Phase)
-}
-
-// Headline is the first non-blank line of a task's description, its
-// spaces collapsed: a task in one line, for titles and listings.
-func Headline(description string) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(description), "\n")
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ResourceLockTimeout is how long LockResource waits when ctx has no
@@ -69,7 +71,7 @@ func AcquireWorkspaceLock(root string) (l *Lock, tookOverStale bool, err error) 
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, false, fmt.Errorf("workspace: lock %s: %w", abs, err)
 	}
-	path := filepath.Join(abs, LockFile)
+	path := filepath.Join(abs, vocab.LockFile)
 	host := hostname()
 	f, err := tryLockFile(path)
 	// A holder killed with SIGKILL can keep the flock a moment after it is
@@ -270,7 +272,7 @@ func (t *TaskDir) LockResource(ctx context.Context, resource, owner string) (unl
 		return nil, fmt.Errorf("workspace: lock resource %q: %w", resource, ErrBadID)
 	}
 	name := strings.ReplaceAll(filepath.Clean(resource), string(filepath.Separator), "__") + ".lock"
-	path, err := t.Path(filepath.Join(LocksDir, name))
+	path, err := t.Path(filepath.Join(vocab.LocksDir, name))
 	if err != nil {
 		return nil, err
 	}

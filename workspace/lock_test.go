@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestWorkspaceLockInProcess(t *testing.T) {
@@ -70,7 +72,7 @@ func TestWorkspaceLockOtherProcess(t *testing.T) {
 	if l.Info.PID != os.Getpid() {
 		t.Errorf("lock info %+v", l.Info)
 	}
-	data, _ := os.ReadFile(filepath.Join(root, LockFile))
+	data, _ := os.ReadFile(filepath.Join(root, vocab.LockFile))
 	var li lockInfo
 	if err := json.Unmarshal(data, &li); err != nil || li.PID != os.Getpid() {
 		t.Errorf("lock file %q", data)
@@ -94,7 +96,7 @@ func TestWorkspaceLockHolderJustDied(t *testing.T) {
 	}{{"holder gone", cmd.Process.Pid}, {"holder runs", os.Getpid()}} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			path := filepath.Join(root, LockFile)
+			path := filepath.Join(root, vocab.LockFile)
 			content := `{"pid":` + strconv.Itoa(tc.pid) + `,"host":"` + host + `","start":"2026-01-01T00:00:00Z"}`
 			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 				t.Fatal(err)
@@ -152,7 +154,7 @@ func TestWorkspaceLockStaleFile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			if err := os.WriteFile(filepath.Join(root, LockFile), []byte(tc.content), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(root, vocab.LockFile), []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			l, stale, err := AcquireWorkspaceLock(root)
@@ -160,7 +162,7 @@ func TestWorkspaceLockStaleFile(t *testing.T) {
 				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), "elsewhere.example") {
 					t.Fatalf("err = %v, want %v naming the host", err, tc.wantErr)
 				}
-				if got, _ := os.ReadFile(filepath.Join(root, LockFile)); string(got) != tc.content {
+				if got, _ := os.ReadFile(filepath.Join(root, vocab.LockFile)); string(got) != tc.content {
 					t.Errorf("foreign lock file changed to %q", got)
 				}
 				return
@@ -179,7 +181,7 @@ func TestWorkspaceLockSymlinkRefused(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustSymlink(t, victim, filepath.Join(root, LockFile))
+	mustSymlink(t, victim, filepath.Join(root, vocab.LockFile))
 	if _, _, err := AcquireWorkspaceLock(root); !errors.Is(err, ErrSymlink) {
 		t.Fatalf("err = %v, want ErrSymlink", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Helper processes: the test binary re-executes itself with
@@ -52,7 +54,7 @@ func runHelper(mode string) int {
 		agent := os.Getenv("WS_AGENT")
 		pad := strings.Repeat(agent, 1000)
 		for i := range n {
-			if err := l.Append(EventRecord{Type: "test", Agent: AgentID(agent), Details: map[string]any{"i": i, "pad": pad}}); err != nil {
+			if err := l.Append(vocab.EventRecord{Type: "test", Agent: vocab.AgentID(agent), Details: map[string]any{"i": i, "pad": pad}}); err != nil {
 				return fail(err)
 			}
 		}
@@ -178,7 +180,7 @@ func newTask(t *testing.T) (*Workspace, *TaskDir) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := w.CreateTask(Task{Description: "test task", Project: t.TempDir(), Workers: 2})
+	td, err := w.CreateTask(vocab.Task{Description: "test task", Project: t.TempDir(), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,50 +9,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-)
 
-// Names of the files and directories of the layout.
-const (
-	DirName        = ".hivemind"
-	TasksDir       = "tasks"
-	FrictionFile   = "friction.json"
-	ConfigFile     = "config.toml"
-	RolesDir       = "roles"
-	LockFile       = "hivemind.lock"
-	TaskFile       = "task.json"
-	TaskMarkdown   = "task.md"
-	StateFile      = "state.json"
-	EventsFile     = "events.jsonl"
-	AssignmentsDir = "assignments"
-	OutputsDir     = "outputs"
-	ReviewsDir     = "reviews"
-	FrictionDir    = "friction"
-	LogsDir        = "logs"
-	AgentLogsDir   = "logs/agents"
-	HeartbeatsDir  = "heartbeats"
-	BackupsDir     = "backups"
-	LocksDir       = "locks"
-	// ProcsDir holds the running agents' process records (ptyagent), so
-	// a run after a crash reaps what the crashed one left.
-	ProcsDir = "procs"
-	// OutboxesDir holds one outbox per agent, agents/<agent_id>/: the only
-	// place in the task directory that agent may write (its trigger files,
-	// outputs, done markers, friction and knowledge notes). The engine
-	// takes a trigger from the outbox of the agent that must write it.
-	OutboxesDir = "agents"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // taskSubdirs are created in every task directory.
-var taskSubdirs = []string{AssignmentsDir, ReviewsDir, AgentLogsDir, HeartbeatsDir, BackupsDir, LocksDir}
+var taskSubdirs = []string{vocab.AssignmentsDir, vocab.ReviewsDir, vocab.AgentLogsDir, vocab.HeartbeatsDir, vocab.BackupsDir, vocab.LocksDir}
 
 // DefaultRoot is the default workspace root of a project: <project>/.hivemind.
 func DefaultRoot(project string) string {
-	return filepath.Join(project, DirName)
+	return filepath.Join(project, vocab.DirName)
 }
 
 // Workspace is an opened workspace root. Its methods are safe for concurrent
@@ -74,10 +44,10 @@ func Open(root string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open %s: %w", root, err)
 	}
-	if err := os.MkdirAll(filepath.Join(abs, TasksDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(abs, vocab.TasksDir), 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: open %s: %w", abs, err)
 	}
-	for _, p := range []string{abs, filepath.Join(abs, TasksDir)} {
+	for _, p := range []string{abs, filepath.Join(abs, vocab.TasksDir)} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("workspace: open %s: %w", abs, err)
@@ -92,29 +62,15 @@ func Open(root string) (*Workspace, error) {
 // Root returns the absolute workspace root.
 func (w *Workspace) Root() string { return w.root }
 
-// idPattern is what task, agent, subtask and resource ids may look like: no
-// separators, no leading dot, bounded length. Compiled on first use: the
-// {0,127} program costs ~0.5 ms at init, paid by every hook process.
-var idPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-})
-
-// ValidID reports whether s is usable as a task, agent or subtask id (and
-// thus as a file name): letters, digits, '.', '_', '-', not starting with a
-// dot or dash, no "..", at most 128 bytes.
-func ValidID(s string) bool {
-	return idPattern().MatchString(s) && !strings.Contains(s, "..")
-}
-
 func checkTaskID(id string) error {
-	if !ValidID(id) {
+	if !vocab.ValidID(id) {
 		return fmt.Errorf("workspace: task id %q: %w", id, ErrBadTaskID)
 	}
 	return nil
 }
 
 func checkID(kind, id string) error {
-	if !ValidID(id) {
+	if !vocab.ValidID(id) {
 		return fmt.Errorf("workspace: %s id %q: %w", kind, id, ErrBadID)
 	}
 	return nil
@@ -140,12 +96,12 @@ type TaskDir struct {
 // task.md and task.json. If t.ID is empty a sortable unique id is assigned;
 // if t.CreatedAt is zero it is set to now. task.json is immutable: if it
 // already exists the result is ErrExists.
-func (w *Workspace) CreateTask(t Task) (*TaskDir, error) {
+func (w *Workspace) CreateTask(t vocab.Task) (*TaskDir, error) {
 	now := w.now()
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = now.UTC()
 	}
-	tasks := filepath.Join(w.root, TasksDir)
+	tasks := filepath.Join(w.root, vocab.TasksDir)
 	if t.ID == "" {
 		var err error
 		for i := 0; ; i++ {
@@ -170,7 +126,7 @@ func (w *Workspace) CreateTask(t Task) (*TaskDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	jsonPath := filepath.Join(td.dir, TaskFile)
+	jsonPath := filepath.Join(td.dir, vocab.TaskFile)
 	if _, err := os.Lstat(jsonPath); err == nil {
 		return nil, fmt.Errorf("workspace: create task %s: task.json: %w", t.ID, ErrExists)
 	}
@@ -178,7 +134,7 @@ func (w *Workspace) CreateTask(t Task) (*TaskDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: create task %s: %w", t.ID, err)
 	}
-	mdPath, err := td.Path(TaskMarkdown)
+	mdPath, err := td.Path(vocab.TaskMarkdown)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +148,7 @@ func (w *Workspace) CreateTask(t Task) (*TaskDir, error) {
 	return td, nil
 }
 
-func renderTask(t Task) string {
+func renderTask(t vocab.Task) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Task %s\n\n%s\n", t.ID, strings.TrimSpace(t.Description))
 	if t.Context != "" {
@@ -234,7 +190,7 @@ func (w *Workspace) OpenTask(id string) (*TaskDir, error) {
 }
 
 func (w *Workspace) openTask(id string) (*TaskDir, error) {
-	dir := filepath.Join(w.root, TasksDir, id)
+	dir := filepath.Join(w.root, vocab.TasksDir, id)
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open task %s: %w", id, err)
@@ -335,12 +291,12 @@ func within(base, p string) bool {
 }
 
 // Task reads task.json.
-func (t *TaskDir) Task() (Task, error) { return ReadTask(t.dir) }
+func (t *TaskDir) Task() (vocab.Task, error) { return ReadTask(t.dir) }
 
 // ReadTask reads the task.json of task directory dir.
-func ReadTask(dir string) (Task, error) {
-	var task Task
-	data, err := readNoFollow(filepath.Join(dir, TaskFile))
+func ReadTask(dir string) (vocab.Task, error) {
+	var task vocab.Task
+	data, err := readNoFollow(filepath.Join(dir, vocab.TaskFile))
 	if err != nil {
 		return task, fmt.Errorf("workspace: read task %s: %w", filepath.Base(dir), err)
 	}
@@ -353,8 +309,8 @@ func ReadTask(dir string) (Task, error) {
 // TaskInfo describes one task for listings.
 type TaskInfo struct {
 	ID    string
-	Task  Task
-	State *State // nil if the task has no readable state
+	Task  vocab.Task
+	State *vocab.State // nil if the task has no readable state
 	Dir   string
 	// Problem is set when task.json or state.json could not be read; State
 	// then may come from a backup (read only, nothing is repaired here).
@@ -364,7 +320,7 @@ type TaskInfo struct {
 // Tasks lists the tasks of the workspace sorted by id. Unreadable tasks are
 // listed with Problem set rather than failing the listing.
 func (w *Workspace) Tasks() ([]TaskInfo, error) {
-	tasksDir := filepath.Join(w.root, TasksDir)
+	tasksDir := filepath.Join(w.root, vocab.TasksDir)
 	entries, err := os.ReadDir(tasksDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -375,7 +331,7 @@ func (w *Workspace) Tasks() ([]TaskInfo, error) {
 	var out []TaskInfo
 	for _, e := range entries {
 		// Skip symlinks and files: a task directory is a real directory.
-		if !e.IsDir() || !ValidID(e.Name()) {
+		if !e.IsDir() || !vocab.ValidID(e.Name()) {
 			continue
 		}
 		dir := filepath.Join(tasksDir, e.Name())
@@ -407,7 +363,7 @@ func (w *Workspace) Tasks() ([]TaskInfo, error) {
 
 // finished reports whether a task with state st is over (complete,
 // cancelled or abandoned: State.Over). A task without state is unfinished.
-func finished(st *State) bool {
+func finished(st *vocab.State) bool {
 	return st != nil && st.Over()
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestDefaultRoot(t *testing.T) {
@@ -46,7 +48,7 @@ func TestOpen(t *testing.T) {
 			if !filepath.IsAbs(w.Root()) {
 				t.Errorf("Root %q not absolute", w.Root())
 			}
-			if fi, err := os.Stat(filepath.Join(w.Root(), TasksDir)); err != nil || !fi.IsDir() {
+			if fi, err := os.Stat(filepath.Join(w.Root(), vocab.TasksDir)); err != nil || !fi.IsDir() {
 				t.Errorf("tasks dir missing: %v", err)
 			}
 		})
@@ -59,14 +61,14 @@ func TestCreateTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.now = func() time.Time { return time.Date(2026, 11, 22, 1, 33, 0, 0, time.UTC) }
-	td, err := w.CreateTask(Task{Description: "build it", Constraints: []string{"fast"}, Project: "/proj"})
+	td, err := w.CreateTask(vocab.Task{Description: "build it", Constraints: []string{"fast"}, Project: "/proj"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`^20261122-013300-[0-9a-f]{4}$`).MatchString(td.ID()) {
 		t.Errorf("id %q not sortable time-based", td.ID())
 	}
-	for _, sub := range append([]string{TaskFile, TaskMarkdown}, taskSubdirs...) {
+	for _, sub := range append([]string{vocab.TaskFile, vocab.TaskMarkdown}, taskSubdirs...) {
 		if _, err := os.Stat(filepath.Join(td.Dir(), sub)); err != nil {
 			t.Errorf("%s: %v", sub, err)
 		}
@@ -78,7 +80,7 @@ func TestCreateTask(t *testing.T) {
 	if task.ID != td.ID() || task.Description != "build it" || !task.CreatedAt.Equal(w.now()) {
 		t.Errorf("task.json = %+v", task)
 	}
-	md, _ := os.ReadFile(filepath.Join(td.Dir(), TaskMarkdown))
+	md, _ := os.ReadFile(filepath.Join(td.Dir(), vocab.TaskMarkdown))
 	if !strings.Contains(string(md), "build it") || !strings.Contains(string(md), "- fast") {
 		t.Errorf("task.md = %q", md)
 	}
@@ -86,7 +88,7 @@ func TestCreateTask(t *testing.T) {
 	// Ids are unique even within the same second.
 	seen := map[string]bool{td.ID(): true}
 	for range 20 {
-		d, err := w.CreateTask(Task{Description: "x"})
+		d, err := w.CreateTask(vocab.Task{Description: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,10 +99,10 @@ func TestCreateTask(t *testing.T) {
 	}
 
 	// Explicit ids; task.json is immutable.
-	if _, err := w.CreateTask(Task{ID: "task_abc", Description: "one"}); err != nil {
+	if _, err := w.CreateTask(vocab.Task{ID: "task_abc", Description: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.CreateTask(Task{ID: "task_abc", Description: "two"})
+	_, err = w.CreateTask(vocab.Task{ID: "task_abc", Description: "two"})
 	if !errors.Is(err, ErrExists) {
 		t.Fatalf("second CreateTask err = %v, want ErrExists", err)
 	}
@@ -112,7 +114,7 @@ func TestCreateTask(t *testing.T) {
 		if bad == "" {
 			continue // empty means "assign one"
 		}
-		if _, err := w.CreateTask(Task{ID: bad}); !errors.Is(err, ErrBadTaskID) {
+		if _, err := w.CreateTask(vocab.Task{ID: bad}); !errors.Is(err, ErrBadTaskID) {
 			t.Errorf("CreateTask(%q) err = %v, want ErrBadTaskID", bad, err)
 		}
 	}
@@ -121,10 +123,10 @@ func TestCreateTask(t *testing.T) {
 func TestOpenTask(t *testing.T) {
 	w, td := newTask(t)
 	outside := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(w.Root(), TasksDir, "linked")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(w.Root(), vocab.TasksDir, "linked")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.Root(), TasksDir, "afile"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.Root(), vocab.TasksDir, "afile"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -167,7 +169,7 @@ func TestPath(t *testing.T) {
 	_, td := newTask(t)
 	outside := t.TempDir()
 	mustSymlink(t, outside, filepath.Join(td.Dir(), "escape"))
-	mustSymlink(t, filepath.Join(td.Dir(), ReviewsDir), filepath.Join(td.Dir(), "inside"))
+	mustSymlink(t, filepath.Join(td.Dir(), vocab.ReviewsDir), filepath.Join(td.Dir(), "inside"))
 	mustSymlink(t, "/nonexistent/target", filepath.Join(td.Dir(), "dangling"))
 	mustSymlink(t, "/etc/passwd", filepath.Join(td.Dir(), "plan.md"))
 	tests := []struct {
@@ -211,7 +213,7 @@ func mustSymlink(t *testing.T, target, link string) {
 	}
 }
 
-func mustSave(t *testing.T, td *TaskDir, st State) {
+func mustSave(t *testing.T, td *TaskDir, st vocab.State) {
 	t.Helper()
 	s, _, _, err := OpenStateStore(td)
 	if err != nil {
@@ -229,28 +231,28 @@ func TestTasksAndUnfinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	mk := func(id string, minute int, phase Phase) *TaskDir {
-		td, err := w.CreateTask(Task{ID: id, CreatedAt: base.Add(time.Duration(minute) * time.Minute), Description: id})
+	mk := func(id string, minute int, phase vocab.Phase) *TaskDir {
+		td, err := w.CreateTask(vocab.Task{ID: id, CreatedAt: base.Add(time.Duration(minute) * time.Minute), Description: id})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if phase != "" {
-			mustSave(t, td, State{Phase: phase})
+			mustSave(t, td, vocab.State{Phase: phase})
 		}
 		return td
 	}
 	if _, ok, err := w.Unfinished(); ok || err != nil {
 		t.Fatalf("empty workspace: Unfinished ok=%v err=%v", ok, err)
 	}
-	mk("c_done", 3, PhaseComplete)
-	mk("a_old_running", 1, PhaseExecuting)
-	mk("b_cancelled", 2, PhaseCancelled)
+	mk("c_done", 3, vocab.PhaseComplete)
+	mk("a_old_running", 1, vocab.PhaseExecuting)
+	mk("b_cancelled", 2, vocab.PhaseCancelled)
 	id, ok, err := w.Unfinished()
 	if err != nil || !ok || id != "a_old_running" {
 		t.Fatalf("Unfinished = %q %v %v; want a_old_running", id, ok, err)
 	}
 	// An abandoned task (error or needs_human → idle) is over: nothing to resume.
-	mk("e_abandoned", 5, PhaseIdle)
+	mk("e_abandoned", 5, vocab.PhaseIdle)
 	if id, _, _ := w.Unfinished(); id != "a_old_running" {
 		t.Fatalf("Unfinished = %q; want a_old_running (an abandoned task is over)", id)
 	}
@@ -259,10 +261,10 @@ func TestTasksAndUnfinished(t *testing.T) {
 		t.Fatalf("Unfinished = %q; want d_nostate (a task without state is unfinished)", id)
 	}
 	// A broken task dir is listed with a problem, not fatal, and skipped.
-	if err := os.MkdirAll(filepath.Join(w.Root(), TasksDir, "z_broken"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(w.Root(), vocab.TasksDir, "z_broken"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.Root(), TasksDir, "z_broken", TaskFile), []byte("{"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.Root(), vocab.TasksDir, "z_broken", vocab.TaskFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	infos, err := w.Tasks()
@@ -276,7 +278,7 @@ func TestTasksAndUnfinished(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "a_old_running,b_cancelled,c_done,d_nostate,e_abandoned,z_broken" {
 		t.Fatalf("Tasks ids = %s", got)
 	}
-	if infos[0].State == nil || infos[0].State.Phase != PhaseExecuting || infos[0].Task.Description != "a_old_running" {
+	if infos[0].State == nil || infos[0].State.Phase != vocab.PhaseExecuting || infos[0].Task.Description != "a_old_running" {
 		t.Errorf("Tasks[0] = %+v", infos[0])
 	}
 	if infos[3].State != nil {
@@ -289,8 +291,8 @@ func TestTasksAndUnfinished(t *testing.T) {
 		t.Errorf("Unfinished = %q with a broken task present", id)
 	}
 	// Round trip of the listing's task through JSON is what task.json holds.
-	raw, _ := os.ReadFile(filepath.Join(infos[0].Dir, TaskFile))
-	var task Task
+	raw, _ := os.ReadFile(filepath.Join(infos[0].Dir, vocab.TaskFile))
+	var task vocab.Task
 	if err := json.Unmarshal(raw, &task); err != nil || task.ID != "a_old_running" {
 		t.Errorf("task.json = %s", raw)
 	}

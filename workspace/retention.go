@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Default retention periods (days after a task finished).
@@ -17,7 +19,7 @@ const (
 )
 
 // summaryKeep are the entries a summarised task keeps.
-var summaryKeep = []string{TaskFile, TaskMarkdown, StateFile, BlobsDir, FrictionDir}
+var summaryKeep = []string{vocab.TaskFile, vocab.TaskMarkdown, vocab.StateFile, BlobsDir, vocab.FrictionDir}
 
 // CleanupReport says what Cleanup did.
 type CleanupReport struct {
@@ -82,7 +84,7 @@ func (w *Workspace) Cleanup(now time.Time, fullDays, summaryDays int) (CleanupRe
 		}
 		end := in.State.EndedAt()
 		if end.IsZero() {
-			if fi, err := os.Stat(filepath.Join(in.Dir, StateFile)); err == nil {
+			if fi, err := os.Stat(filepath.Join(in.Dir, vocab.StateFile)); err == nil {
 				end = fi.ModTime()
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestCleanup(t *testing.T) {
@@ -25,33 +27,33 @@ func TestCleanup(t *testing.T) {
 	}
 	type tc struct {
 		id      string
-		phase   Phase // "" = no state
+		phase   vocab.Phase // "" = no state
 		ageDays float64
 		want    string // kept, summarized, deleted, skipped
 	}
 	cases := []tc{
-		{"a_complete_1d", PhaseComplete, 1, "kept"},
-		{"b_complete_7d", PhaseComplete, 7, "summarized"},
-		{"c_cancelled_10d", PhaseCancelled, 10, "summarized"},
-		{"d_complete_29d", PhaseComplete, 29.9, "summarized"},
-		{"e_complete_30d", PhaseComplete, 30, "deleted"},
-		{"f_executing_90d", PhaseExecuting, 90, "kept"},
-		{"g_needs_human_90d", PhaseNeedsHuman, 90, "kept"},
-		{"h_error_90d", PhaseError, 90, "kept"},
+		{"a_complete_1d", vocab.PhaseComplete, 1, "kept"},
+		{"b_complete_7d", vocab.PhaseComplete, 7, "summarized"},
+		{"c_cancelled_10d", vocab.PhaseCancelled, 10, "summarized"},
+		{"d_complete_29d", vocab.PhaseComplete, 29.9, "summarized"},
+		{"e_complete_30d", vocab.PhaseComplete, 30, "deleted"},
+		{"f_executing_90d", vocab.PhaseExecuting, 90, "kept"},
+		{"g_needs_human_90d", vocab.PhaseNeedsHuman, 90, "kept"},
+		{"h_error_90d", vocab.PhaseError, 90, "kept"},
 		{"i_nostate", "", 0, "kept"},
 		{"j_corrupt_state", "corrupt", 0, "skipped"},
-		{"k_complete_6d", PhaseComplete, 6.9, "kept"},
+		{"k_complete_6d", vocab.PhaseComplete, 6.9, "kept"},
 		// Abandoned (back to idle) is over like complete; paused is not.
-		{"l_abandoned_10d", PhaseIdle, 10, "summarized"},
+		{"l_abandoned_10d", vocab.PhaseIdle, 10, "summarized"},
 		{"m_abandoned_legacy_40d", "abandoned-legacy", 40, "deleted"},
-		{"n_paused_90d", PhasePaused, 90, "kept"},
+		{"n_paused_90d", vocab.PhasePaused, 90, "kept"},
 	}
 	for _, c := range cases {
-		td, err := w.CreateTask(Task{ID: c.id, Description: c.id})
+		td, err := w.CreateTask(vocab.Task{ID: c.id, Description: c.id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, rel := range []string{EventsFile, "plan.md", "outputs/st_1.md", "friction/slow.md", "logs/agents/lead.log"} {
+		for _, rel := range []string{vocab.EventsFile, "plan.md", "outputs/st_1.md", "friction/slow.md", "logs/agents/lead.log"} {
 			_ = os.MkdirAll(filepath.Dir(filepath.Join(td.Dir(), rel)), 0o755)
 			if err := os.WriteFile(filepath.Join(td.Dir(), rel), []byte("data"), 0o644); err != nil {
 				t.Fatal(err)
@@ -61,20 +63,20 @@ func TestCleanup(t *testing.T) {
 		switch c.phase {
 		case "":
 		case "corrupt":
-			if err := os.WriteFile(filepath.Join(td.Dir(), StateFile), []byte("{"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(td.Dir(), vocab.StateFile), []byte("{"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		case "abandoned-legacy":
 			// An older engine cleared finished_at on abandon: the last
 			// state write is when the task ended.
 			ended := now.Add(-time.Duration(c.ageDays * float64(day)))
-			mustSave(t, td, State{Phase: PhaseIdle, Timestamp: ended})
+			mustSave(t, td, vocab.State{Phase: vocab.PhaseIdle, Timestamp: ended})
 		default:
 			finished := now.Add(-time.Duration(c.ageDays * float64(day)))
-			mustSave(t, td, State{Phase: c.phase, Timestamp: finished, FinishedAt: finished})
+			mustSave(t, td, vocab.State{Phase: c.phase, Timestamp: finished, FinishedAt: finished})
 		}
 	}
-	if _, err := w.AddFriction(FrictionEntry{Type: FrictionTimeout, Description: "slow", AffectedTasks: []string{"e_complete_30d"}}); err != nil {
+	if _, err := w.AddFriction(vocab.FrictionEntry{Type: vocab.FrictionTimeout, Description: "slow", AffectedTasks: []string{"e_complete_30d"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Cleanup(now, 10, 5); err == nil {
@@ -99,7 +101,7 @@ func TestCleanup(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %s, want %s", c.id, got, c.want)
 		}
-		dir := filepath.Join(w.Root(), TasksDir, c.id)
+		dir := filepath.Join(w.Root(), vocab.TasksDir, c.id)
 		entries, err := os.ReadDir(dir)
 		switch c.want {
 		case "deleted":
@@ -112,14 +114,14 @@ func TestCleanup(t *testing.T) {
 				names = append(names, e.Name())
 			}
 			sort.Strings(names)
-			if !slices.Equal(names, []string{FrictionDir, StateFile, TaskFile, TaskMarkdown}) {
+			if !slices.Equal(names, []string{vocab.FrictionDir, vocab.StateFile, vocab.TaskFile, vocab.TaskMarkdown}) {
 				t.Errorf("%s: summary holds %v", c.id, names)
 			}
 			if st, _, _, err := readState(&TaskDir{id: c.id, dir: dir, real: dir}); err != nil || st.Phase != c.phase {
 				t.Errorf("%s: final state lost: %v %v", c.id, st, err)
 			}
 		default:
-			if _, err := os.Stat(filepath.Join(dir, EventsFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, vocab.EventsFile)); err != nil {
 				t.Errorf("%s: touched: %v", c.id, err)
 			}
 		}

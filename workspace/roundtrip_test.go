@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // task.json, state.json, an assignment and events.jsonl read from a fixture
@@ -32,7 +34,7 @@ func TestFilesRoundTripByteIdentical(t *testing.T) {
 		}
 	}
 
-	var task Task
+	var task vocab.Task
 	if err := json.Unmarshal(fixture("task.json"), &task); err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +46,16 @@ func TestFilesRoundTripByteIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same("task.json", fixture("task.json"), filepath.Join(td.Dir(), TaskFile))
+	same("task.json", fixture("task.json"), filepath.Join(td.Dir(), vocab.TaskFile))
 
-	var asg Assignment
+	var asg vocab.Assignment
 	if err := json.Unmarshal(fixture("assignments/worker_1.json"), &asg); err != nil {
 		t.Fatal(err)
 	}
 	if err := td.WriteAssignment(asg); err != nil {
 		t.Fatal(err)
 	}
-	same("assignment", fixture("assignments/worker_1.json"), filepath.Join(td.Dir(), AssignmentsDir, "worker_1.json"))
+	same("assignment", fixture("assignments/worker_1.json"), filepath.Join(td.Dir(), vocab.AssignmentsDir, "worker_1.json"))
 
 	st, err := ParseState(fixture("state.json"), task.ID)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // KeepBackups is how many rolling state.json backups are kept.
@@ -75,7 +77,7 @@ type LoadResult struct {
 // writes (the state store's holder is the task's only engine): their
 // leftover temp files are removed when the store is opened. Directories
 // agents write (outputs, friction) are left alone.
-var tempDirs = []string{".", AssignmentsDir, HeartbeatsDir, BackupsDir, ReviewsDir, BlobsDir}
+var tempDirs = []string{".", vocab.AssignmentsDir, vocab.HeartbeatsDir, vocab.BackupsDir, vocab.ReviewsDir, BlobsDir}
 
 // OpenStateStore opens the single writer of t's state.json and loads the
 // state. A missing, empty, torn or invalid state.json is replaced by the
@@ -83,31 +85,31 @@ var tempDirs = []string{".", AssignmentsDir, HeartbeatsDir, BackupsDir, ReviewsD
 // backups/corrupt_state_<time>.json. With no state.json and no backup the
 // result is Fresh and the zero State. A corrupt state.json with no valid
 // backup is ErrCorruptState, and nothing is changed on disk.
-func OpenStateStore(t *TaskDir) (*StateStore, State, LoadResult, error) {
-	lockPath, err := t.Path(filepath.Join(LocksDir, writerLock))
+func OpenStateStore(t *TaskDir) (*StateStore, vocab.State, LoadResult, error) {
+	lockPath, err := t.Path(filepath.Join(vocab.LocksDir, writerLock))
 	if err != nil {
-		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
+		return nil, vocab.State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
 	}
 	f, err := tryLockFile(lockPath)
 	if err != nil {
-		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state of task %s: another state writer: %w", t.id, err)
+		return nil, vocab.State{}, LoadResult{}, fmt.Errorf("workspace: open state of task %s: another state writer: %w", t.id, err)
 	}
-	s := &StateStore{t: t, path: filepath.Join(t.dir, StateFile), backups: filepath.Join(t.dir, BackupsDir), lock: f, now: time.Now, blobs: map[string]bool{}}
+	s := &StateStore{t: t, path: filepath.Join(t.dir, vocab.StateFile), backups: filepath.Join(t.dir, vocab.BackupsDir), lock: f, now: time.Now, blobs: map[string]bool{}}
 	// state.json itself is read with O_NOFOLLOW and replaced by rename, so
 	// a symlink planted there is treated as a corrupt state, never followed.
 	_ = writeLockInfo(f, lockInfo{PID: os.Getpid(), Host: hostname(), Start: time.Now().UTC(), Owner: "state writer"})
-	if _, err := t.Path(BackupsDir); err != nil {
+	if _, err := t.Path(vocab.BackupsDir); err != nil {
 		_ = s.Close()
-		return nil, State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
+		return nil, vocab.State{}, LoadResult{}, fmt.Errorf("workspace: open state: %w", err)
 	}
 	if s.sums, err = readSums(t); err != nil {
 		_ = s.Close()
-		return nil, State{}, LoadResult{}, err
+		return nil, vocab.State{}, LoadResult{}, err
 	}
 	st, res, err := s.load()
 	if err != nil {
 		_ = s.Close()
-		return nil, State{}, LoadResult{}, err
+		return nil, vocab.State{}, LoadResult{}, err
 	}
 	// Holding the writer lock, no other engine writes this task: a temp
 	// file of an atomic write here is a leftover of a killed one. Best
@@ -133,21 +135,21 @@ func (s *StateStore) Close() error {
 // Path returns the absolute path of state.json.
 func (s *StateStore) Path() string { return s.path }
 
-func (s *StateStore) load() (State, LoadResult, error) {
+func (s *StateStore) load() (vocab.State, LoadResult, error) {
 	st, from, problem, err := readState(s.t)
 	if errors.Is(err, ErrBlob) {
-		return State{}, LoadResult{Lost: err.Error()}, nil
+		return vocab.State{}, LoadResult{Lost: err.Error()}, nil
 	}
 	if errors.Is(err, ErrStateEdited) {
 		// Not obeyed: the caller rebuilds the state from events.jsonl;
 		// the file is moved aside by the next Save.
-		return State{}, LoadResult{Lost: problem}, nil
+		return vocab.State{}, LoadResult{Lost: problem}, nil
 	}
 	if err != nil {
-		return State{}, LoadResult{}, err
+		return vocab.State{}, LoadResult{}, err
 	}
 	if st == nil {
-		return State{}, LoadResult{Fresh: true}, nil
+		return vocab.State{}, LoadResult{Fresh: true}, nil
 	}
 	if from == "" {
 		return *st, LoadResult{}, nil
@@ -157,15 +159,15 @@ func (s *StateStore) load() (State, LoadResult, error) {
 	if _, err := os.Lstat(s.path); err == nil {
 		aside := filepath.Join(s.backups, corruptPrefix+s.now().UTC().Format(backupTime)+".json")
 		if err := os.Rename(s.path, aside); err != nil {
-			return State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
+			return vocab.State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
 		}
 	}
 	data, err := readNoFollowMax(from, maxStateSize)
 	if err != nil {
-		return State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
+		return vocab.State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
 	}
 	if err := WriteFileAtomic(s.path, data, 0o644); err != nil {
-		return State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
+		return vocab.State{}, LoadResult{}, fmt.Errorf("workspace: restore state of task %s: %w", s.t.id, err)
 	}
 	return *st, LoadResult{Restored: true, From: from, Problem: problem}, nil
 }
@@ -176,8 +178,8 @@ func (s *StateStore) load() (State, LoadResult, error) {
 // neither state.json nor any backup. A bad state.json without a valid
 // backup is ErrCorruptState. A state.json that references a missing or
 // corrupt blob is ErrBlob (no backup is tried).
-func readState(t *TaskDir) (st *State, from, problem string, err error) {
-	path := filepath.Join(t.dir, StateFile)
+func readState(t *TaskDir) (st *vocab.State, from, problem string, err error) {
+	path := filepath.Join(t.dir, vocab.StateFile)
 	data, rerr := readNoFollowMax(path, maxStateSize)
 	missing := false
 	switch {
@@ -211,7 +213,7 @@ func readState(t *TaskDir) (st *State, from, problem string, err error) {
 	default:
 		problem = "state.json: " + rerr.Error()
 	}
-	backups, err := listBackups(filepath.Join(t.dir, BackupsDir))
+	backups, err := listBackups(filepath.Join(t.dir, vocab.BackupsDir))
 	if err != nil {
 		return nil, "", "", fmt.Errorf("workspace: read state of task %s: %w", t.id, err)
 	}
@@ -236,8 +238,8 @@ func readState(t *TaskDir) (st *State, from, problem string, err error) {
 // ParseState parses and validates state.json content: one JSON object with
 // a task_id (equal to taskID when taskID is not empty). An unknown phase is
 // not rejected here: a newer engine may have written it.
-func ParseState(data []byte, taskID string) (State, error) {
-	var st State
+func ParseState(data []byte, taskID string) (vocab.State, error) {
+	var st vocab.State
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return st, errors.New("empty")
@@ -246,13 +248,13 @@ func ParseState(data []byte, taskID string) (State, error) {
 		return st, errors.New("not a JSON object")
 	}
 	if err := json.Unmarshal(trimmed, &st); err != nil {
-		return State{}, fmt.Errorf("invalid JSON: %w", err)
+		return vocab.State{}, fmt.Errorf("invalid JSON: %w", err)
 	}
 	if st.TaskID == "" {
-		return State{}, errors.New("task_id missing")
+		return vocab.State{}, errors.New("task_id missing")
 	}
 	if taskID != "" && st.TaskID != taskID {
-		return State{}, fmt.Errorf("belongs to task %q, not %q", st.TaskID, taskID)
+		return vocab.State{}, fmt.Errorf("belongs to task %q, not %q", st.TaskID, taskID)
 	}
 	return st, nil
 }
@@ -280,7 +282,7 @@ func listBackups(dir string) ([]string, error) {
 
 // EncodeState returns what Save writes for st, in memory: state.json's
 // content and the blobs it references (content by hash).
-func EncodeState(st State) (data []byte, blobs map[string][]byte, err error) {
+func EncodeState(st vocab.State) (data []byte, blobs map[string][]byte, err error) {
 	compact, err := json.Marshal(st)
 	if err != nil {
 		return nil, nil, err
@@ -301,7 +303,7 @@ func EncodeState(st State) (data []byte, blobs map[string][]byte, err error) {
 // the new content is written atomically. Strings longer than InlineMax
 // are stored in blobs/ first, fsync'd, and state.json references them
 // (blob.go). An empty st.TaskID is filled in; a different one is an error.
-func (s *StateStore) Save(st State) error {
+func (s *StateStore) Save(st vocab.State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -11,24 +11,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-func sampleState(id string, phase Phase, n int) State {
-	return State{
-		TaskID: id, Phase: phase, PreviousPhase: PhasePlanning,
-		ActiveAgents: []AgentID{"lead", "worker_1"},
+func sampleState(id string, phase vocab.Phase, n int) vocab.State {
+	return vocab.State{
+		TaskID: id, Phase: phase, PreviousPhase: vocab.PhasePlanning,
+		ActiveAgents: []vocab.AgentID{"lead", "worker_1"},
 		Timestamp:    time.Date(2026, 11, 22, 1, 33, n, 0, time.UTC),
 		Project:      "/proj", CurrentCheckpoint: 1, TotalCheckpoints: 2,
 		RevisionCount: n,
-		Subtasks:      map[string]SubtaskState{"st_1": {Status: SubtaskInProgress, Worker: "worker_1"}},
-		Agents:        map[AgentID]AgentState{"lead": {Role: RoleLead, Status: "idle", PID: 42, Restarts: n}},
+		Subtasks:      map[string]vocab.SubtaskState{"st_1": {Status: vocab.SubtaskInProgress, Worker: "worker_1"}},
+		Agents:        map[vocab.AgentID]vocab.AgentState{"lead": {Role: vocab.RoleLead, Status: "idle", PID: 42, Restarts: n}},
 		Seq:           n,
 	}
 }
 
 func corruptFiles(t *testing.T, td *TaskDir) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(td.Dir(), BackupsDir, corruptPrefix+"*"))
+	m, err := filepath.Glob(filepath.Join(td.Dir(), vocab.BackupsDir, corruptPrefix+"*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +43,14 @@ func TestStateStoreFreshSaveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Fresh || res.Restored || !reflect.DeepEqual(st, State{}) {
+	if !res.Fresh || res.Restored || !reflect.DeepEqual(st, vocab.State{}) {
 		t.Fatalf("fresh open: %+v %+v", st, res)
 	}
-	want := sampleState(td.ID(), PhaseExecuting, 1)
+	want := sampleState(td.ID(), vocab.PhaseExecuting, 1)
 	if err := s.Save(want); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(State{TaskID: "other"}); err == nil {
+	if err := s.Save(vocab.State{TaskID: "other"}); err == nil {
 		t.Error("Save of another task's state succeeded")
 	}
 	if err := s.Close(); err != nil {
@@ -69,7 +71,7 @@ func TestStateStoreFreshSaveLoad(t *testing.T) {
 		t.Errorf("loaded %+v\nwant %+v", got, want)
 	}
 	// An empty task id is filled in.
-	if err := s2.Save(State{Phase: PhasePlanning}); err != nil {
+	if err := s2.Save(vocab.State{Phase: vocab.PhasePlanning}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _, _, _ := readState(td); st == nil || st.TaskID != td.ID() {
@@ -113,11 +115,11 @@ func TestStateBackupsRolling(t *testing.T) {
 	// A fixed clock: names must still be unique and ordered.
 	s.now = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 	for i := 1; i <= 15; i++ {
-		if err := s.Save(sampleState(td.ID(), PhaseExecuting, i)); err != nil {
+		if err := s.Save(sampleState(td.ID(), vocab.PhaseExecuting, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	backups, err := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	backups, err := listBackups(filepath.Join(td.Dir(), vocab.BackupsDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +142,11 @@ func TestStateBackupsRolling(t *testing.T) {
 // bytes must be kept aside.
 func TestStateTruncatedAtEveryOffset(t *testing.T) {
 	_, td := newTask(t)
-	prev := sampleState(td.ID(), PhaseExecuting, 1)
-	cur := sampleState(td.ID(), PhaseCheckpoint, 2)
+	prev := sampleState(td.ID(), vocab.PhaseExecuting, 1)
+	cur := sampleState(td.ID(), vocab.PhaseCheckpoint, 2)
 	mustSave(t, td, prev)
 	mustSave(t, td, cur)
-	statePath := filepath.Join(td.Dir(), StateFile)
+	statePath := filepath.Join(td.Dir(), vocab.StateFile)
 	full, err := os.ReadFile(statePath)
 	if err != nil {
 		t.Fatal(err)
@@ -193,14 +195,14 @@ func TestStateLoadProblems(t *testing.T) {
 	type setup func(t *testing.T, td *TaskDir)
 	writeState := func(content string) setup {
 		return func(t *testing.T, td *TaskDir) {
-			if err := os.WriteFile(filepath.Join(td.Dir(), StateFile), []byte(content), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(td.Dir(), vocab.StateFile), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	writeBackup := func(name, content string) setup {
 		return func(t *testing.T, td *TaskDir) {
-			if err := os.WriteFile(filepath.Join(td.Dir(), BackupsDir, name), []byte(content), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(td.Dir(), vocab.BackupsDir, name), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -237,18 +239,18 @@ func TestStateLoadProblems(t *testing.T) {
 				s(t, td)
 			}
 			// Replace the placeholder task id.
-			for _, p := range append([]string{filepath.Join(td.Dir(), StateFile)}, globAll(t, filepath.Join(td.Dir(), BackupsDir, "*"))...) {
+			for _, p := range append([]string{filepath.Join(td.Dir(), vocab.StateFile)}, globAll(t, filepath.Join(td.Dir(), vocab.BackupsDir, "*"))...) {
 				if b, err := os.ReadFile(p); err == nil {
 					_ = os.WriteFile(p, bytes.ReplaceAll(b, []byte("TASK"), []byte(td.ID())), 0o644)
 				}
 			}
-			before, _ := os.ReadFile(filepath.Join(td.Dir(), StateFile))
+			before, _ := os.ReadFile(filepath.Join(td.Dir(), vocab.StateFile))
 			s, st, res, err := OpenStateStore(td)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
 				}
-				after, _ := os.ReadFile(filepath.Join(td.Dir(), StateFile))
+				after, _ := os.ReadFile(filepath.Join(td.Dir(), vocab.StateFile))
 				if !bytes.Equal(before, after) {
 					t.Errorf("state.json changed on error: %q -> %q", before, after)
 				}
@@ -293,8 +295,8 @@ func TestStateSymlinkPlanted(t *testing.T) {
 	if err := os.WriteFile(outside, []byte(`{"task_id":"`+td.ID()+`","seq":9}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustSave(t, td, sampleState(td.ID(), PhaseExecuting, 1))
-	statePath := filepath.Join(td.Dir(), StateFile)
+	mustSave(t, td, sampleState(td.ID(), vocab.PhaseExecuting, 1))
+	statePath := filepath.Join(td.Dir(), vocab.StateFile)
 	if err := os.Remove(statePath); err != nil {
 		t.Fatal(err)
 	}
@@ -310,8 +312,8 @@ func TestStateSymlinkPlanted(t *testing.T) {
 	}
 	// With a backup it restores and the link is moved aside, not followed.
 	mustSymlinkRemove(t, statePath)
-	mustSave(t, td, sampleState(td.ID(), PhaseExecuting, 2))
-	mustSave(t, td, sampleState(td.ID(), PhaseExecuting, 3))
+	mustSave(t, td, sampleState(td.ID(), vocab.PhaseExecuting, 2))
+	mustSave(t, td, sampleState(td.ID(), vocab.PhaseExecuting, 3))
 	os.Remove(statePath)
 	mustSymlink(t, outside, statePath)
 	s, st, res, err := OpenStateStore(td)
@@ -322,7 +324,7 @@ func TestStateSymlinkPlanted(t *testing.T) {
 	if !res.Restored || st.Seq != 2 {
 		t.Errorf("res %+v seq %d", res, st.Seq)
 	}
-	if err := s.Save(sampleState(td.ID(), PhaseExecuting, 4)); err != nil {
+	if err := s.Save(sampleState(td.ID(), vocab.PhaseExecuting, 4)); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(outside); !strings.Contains(string(got), `"seq":9`) {
@@ -347,17 +349,17 @@ func TestStateSaveCorruptCurrent(t *testing.T) {
 	}
 	defer s.Close()
 	for i := 1; i <= 2; i++ {
-		if err := s.Save(sampleState(td.ID(), PhaseExecuting, i)); err != nil {
+		if err := s.Save(sampleState(td.ID(), vocab.PhaseExecuting, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := os.WriteFile(s.Path(), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(sampleState(td.ID(), PhaseExecuting, 3)); err != nil {
+	if err := s.Save(sampleState(td.ID(), vocab.PhaseExecuting, 3)); err != nil {
 		t.Fatal(err)
 	}
-	backups, _ := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	backups, _ := listBackups(filepath.Join(td.Dir(), vocab.BackupsDir))
 	if len(backups) != 1 {
 		t.Fatalf("backups %v", backups)
 	}
@@ -375,7 +377,7 @@ func TestStateSaveDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Save(sampleState(td.ID(), PhaseExecuting, 1)); err != nil {
+	if err := s.Save(sampleState(td.ID(), vocab.PhaseExecuting, 1)); err != nil {
 		t.Fatal(err)
 	}
 	orig := writeHook
@@ -383,7 +385,7 @@ func TestStateSaveDiskFull(t *testing.T) {
 		n, _ := f.Write(b[:len(b)/3])
 		return n, errors.New("no space left on device")
 	}
-	err = s.Save(sampleState(td.ID(), PhaseExecuting, 2))
+	err = s.Save(sampleState(td.ID(), vocab.PhaseExecuting, 2))
 	writeHook = orig
 	if err == nil {
 		t.Fatal("Save succeeded on a full disk")
@@ -407,14 +409,14 @@ func TestStateStoreRemovesStaleTemps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(sampleState(td.ID(), PhaseExecuting, 1)); err != nil {
+	if err := s.Save(sampleState(td.ID(), vocab.PhaseExecuting, 1)); err != nil {
 		t.Fatal(err)
 	}
 	// What a writer killed between create and rename leaves: the same
 	// os.CreateTemp pattern writeAtomic uses.
 	var stale []string
-	for _, p := range []string{StateFile, filepath.Join(AssignmentsDir, "lead.json"), filepath.Join(HeartbeatsDir, "lead"),
-		filepath.Join(BackupsDir, "state_x.json"), filepath.Join(ReviewsDir, "checkpoint_1_v1-diff.patch")} {
+	for _, p := range []string{vocab.StateFile, filepath.Join(vocab.AssignmentsDir, "lead.json"), filepath.Join(vocab.HeartbeatsDir, "lead"),
+		filepath.Join(vocab.BackupsDir, "state_x.json"), filepath.Join(vocab.ReviewsDir, "checkpoint_1_v1-diff.patch")} {
 		f, err := os.CreateTemp(filepath.Join(td.Dir(), filepath.Dir(p)), "."+filepath.Base(p)+".tmp-*")
 		if err != nil {
 			t.Fatal(err)
@@ -423,11 +425,11 @@ func TestStateStoreRemovesStaleTemps(t *testing.T) {
 		stale = append(stale, f.Name())
 	}
 	keep := []string{
-		filepath.Join(td.Dir(), ".state.json.tmp-abc"),            // not the writer's digits
-		filepath.Join(td.Dir(), "state.json.tmp-123"),             // no leading dot
-		filepath.Join(td.Dir(), ".plan.md.swp"),                   // an editor's
-		filepath.Join(td.Dir(), OutputsDir, ".st_1.done.tmp-123"), // agents' directory
-		filepath.Join(td.Dir(), FrictionDir, ".slow.md.tmp-9"),    // agents' directory
+		filepath.Join(td.Dir(), ".state.json.tmp-abc"),                  // not the writer's digits
+		filepath.Join(td.Dir(), "state.json.tmp-123"),                   // no leading dot
+		filepath.Join(td.Dir(), ".plan.md.swp"),                         // an editor's
+		filepath.Join(td.Dir(), vocab.OutputsDir, ".st_1.done.tmp-123"), // agents' directory
+		filepath.Join(td.Dir(), vocab.FrictionDir, ".slow.md.tmp-9"),    // agents' directory
 	}
 	for _, p := range keep {
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
@@ -500,11 +502,11 @@ func TestLargeStateLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small := State{TaskID: td.ID(), Phase: PhasePlanning}
+	small := vocab.State{TaskID: td.ID(), Phase: vocab.PhasePlanning}
 	if err := store.Save(small); err != nil {
 		t.Fatal(err)
 	}
-	big := State{TaskID: td.ID(), Phase: PhaseExecuting,
+	big := vocab.State{TaskID: td.ID(), Phase: vocab.PhaseExecuting,
 		Extra: map[string]json.RawMessage{"blob": json.RawMessage(`"` + strings.Repeat("x", 70<<20) + `"`)}}
 	if err := store.Save(big); err != nil {
 		t.Fatal(err)
@@ -515,7 +517,7 @@ func TestLargeStateLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if res.Restored || st.Phase != PhaseExecuting || len(st.Extra["blob"]) != 70<<20+2 {
+	if res.Restored || st.Phase != vocab.PhaseExecuting || len(st.Extra["blob"]) != 70<<20+2 {
 		t.Fatalf("restored %v from %s (%s), state %s", res.Restored, res.From, res.Problem, st.Phase)
 	}
 }
@@ -528,11 +530,11 @@ func TestStateJSONFromBeforePhaseRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s State
+	var s vocab.State
 	if err := json.Unmarshal(old, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Phase != PhaseComplete || s.PreviousPhase != PhaseCheckpointReview {
+	if s.Phase != vocab.PhaseComplete || s.PreviousPhase != vocab.PhaseCheckpointReview {
 		t.Fatalf("phase %q, previous %q", s.Phase, s.PreviousPhase)
 	}
 	back, err := json.MarshalIndent(s, "", "  ")
@@ -549,9 +551,9 @@ func TestStateJSONFromBeforePhaseRename(t *testing.T) {
 // next Save moves it aside instead of keeping it as a backup.
 func TestStateEditedOutsideNotObeyed(t *testing.T) {
 	_, td := newTask(t)
-	mustSave(t, td, sampleState(td.ID(), PhaseExecuting, 1))
-	mustSave(t, td, sampleState(td.ID(), PhaseNeedsHuman, 2))
-	statePath := filepath.Join(td.Dir(), StateFile)
+	mustSave(t, td, sampleState(td.ID(), vocab.PhaseExecuting, 1))
+	mustSave(t, td, sampleState(td.ID(), vocab.PhaseNeedsHuman, 2))
+	statePath := filepath.Join(td.Dir(), vocab.StateFile)
 	data, _ := os.ReadFile(statePath)
 	forged := bytes.Replace(data, []byte(`"state": "needs_human"`), []byte(`"state": "complete"`), 1)
 	if bytes.Equal(forged, data) {
@@ -567,23 +569,23 @@ func TestStateEditedOutsideNotObeyed(t *testing.T) {
 	if res.Lost == "" || !strings.Contains(res.Lost, "changed outside Hivemind") || got.Phase != "" {
 		t.Fatalf("forged state obeyed: %+v %s", res, got.Phase)
 	}
-	rebuilt := sampleState(td.ID(), PhaseNeedsHuman, 2)
+	rebuilt := sampleState(td.ID(), vocab.PhaseNeedsHuman, 2)
 	if err := s.Save(rebuilt); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	backups, _ := listBackups(filepath.Join(td.Dir(), BackupsDir))
+	backups, _ := listBackups(filepath.Join(td.Dir(), vocab.BackupsDir))
 	for _, b := range backups {
 		if d, _ := os.ReadFile(b); bytes.Contains(d, []byte(`"state": "complete"`)) {
 			t.Fatalf("the forged state became backup %s", b)
 		}
 	}
-	if aside, _ := filepath.Glob(filepath.Join(td.Dir(), BackupsDir, corruptPrefix+"*")); len(aside) != 1 {
+	if aside, _ := filepath.Glob(filepath.Join(td.Dir(), vocab.BackupsDir, corruptPrefix+"*")); len(aside) != 1 {
 		t.Fatalf("forged state not kept aside: %v", aside)
 	}
 	// What the engine wrote loads as it is.
 	s, got, res, err = OpenStateStore(td)
-	if err != nil || res.Lost != "" || res.Restored || got.Phase != PhaseNeedsHuman {
+	if err != nil || res.Lost != "" || res.Restored || got.Phase != vocab.PhaseNeedsHuman {
 		t.Fatalf("engine's own write: %+v %s %v", res, got.Phase, err)
 	}
 	s.Close()

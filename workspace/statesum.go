@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // stateSumFile, in locks/ (never an agent's), lists the sha256 of the
@@ -37,7 +39,7 @@ func stateSum(data []byte) string {
 // readSums reads the list of known state.json hashes; nil (no check) when
 // there is none: a task whose state was never saved by this version.
 func readSums(t *TaskDir) ([]string, error) {
-	p, err := t.Path(filepath.Join(LocksDir, stateSumFile))
+	p, err := t.Path(filepath.Join(vocab.LocksDir, stateSumFile))
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (s *StateStore) writeSums(sum string) error {
 	if len(known) > keepSums {
 		known = known[len(known)-keepSums:]
 	}
-	if err := WriteFileAtomic(filepath.Join(s.t.dir, LocksDir, stateSumFile), []byte(strings.Join(known, "\n")+"\n"), 0o644); err != nil {
+	if err := WriteFileAtomic(filepath.Join(s.t.dir, vocab.LocksDir, stateSumFile), []byte(strings.Join(known, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
 	s.sums = known

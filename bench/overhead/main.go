@@ -53,6 +53,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -83,7 +84,7 @@ func main() {
 			os.Exit(2)
 		}
 		if w, id := rep.worstWorker(); w >= worst {
-			worst, who = w, id+" ("+cliOf(team, workspace.AgentID(id))+")"
+			worst, who = w, id+" ("+cliOf(team, vocab.AgentID(id))+")"
 		}
 		fmt.Println()
 	}
@@ -170,7 +171,7 @@ func run(hm, team string, workers int, task string, deadline time.Duration, keep
 		return report{}, errors.New("no task directory after the run")
 	}
 	taskDir := filepath.Dir(dirs[0])
-	recs, _, err := workspace.ReadEvents(filepath.Join(taskDir, workspace.EventsFile))
+	recs, _, err := workspace.ReadEvents(filepath.Join(taskDir, vocab.EventsFile))
 	if err != nil {
 		return report{}, err
 	}
@@ -196,7 +197,7 @@ var kinds = []string{kindWork, kindResend, kindNotice, kindOutside}
 
 // sent is one message the engine typed (an assignment_sent record).
 type sent struct {
-	agent workspace.AgentID
+	agent vocab.AgentID
 	seq   int
 	line  string // the [HIVEMIND] line typed
 	kind  string
@@ -205,10 +206,10 @@ type sent struct {
 }
 
 // sentMessages lists the messages of a run from its event records.
-func sentMessages(taskDir string, recs []workspace.EventRecord) []sent {
+func sentMessages(taskDir string, recs []vocab.EventRecord) []sent {
 	var out []sent
 	for _, r := range recs {
-		if r.Type != workspace.RecordAssignmentSent {
+		if r.Type != vocab.RecordAssignmentSent {
 			continue
 		}
 		what, _ := r.Details["what"].(string)
@@ -249,7 +250,7 @@ func (r *agentRow) overhead() float64 {
 }
 
 type report struct {
-	rows      map[workspace.AgentID]*agentRow
+	rows      map[vocab.AgentID]*agentRow
 	sentCount map[string]int
 	// unknown counts the model requests the fake API could not tie to an
 	// agent (a conversation that never named an assignment file).
@@ -257,9 +258,9 @@ type report struct {
 }
 
 // attribute charges every answered request to the message of its turn.
-func attribute(taskDir string, recs []workspace.EventRecord, reqs []fakeapi.Request) report {
+func attribute(taskDir string, recs []vocab.EventRecord, reqs []fakeapi.Request) report {
 	msgs := sentMessages(taskDir, recs)
-	rep := report{rows: map[workspace.AgentID]*agentRow{}, sentCount: map[string]int{}}
+	rep := report{rows: map[vocab.AgentID]*agentRow{}, sentCount: map[string]int{}}
 	for _, m := range msgs {
 		rep.sentCount[m.kind]++
 	}
@@ -272,7 +273,7 @@ func attribute(taskDir string, recs []workspace.EventRecord, reqs []fakeapi.Requ
 			rep.unknownTokens += r.InputTokens + r.OutputTokens
 			continue
 		}
-		id := workspace.AgentID(r.Agent)
+		id := vocab.AgentID(r.Agent)
 		row := rep.rows[id]
 		if row == nil {
 			row = &agentRow{tokens: map[string]int{}}
@@ -298,7 +299,7 @@ func attribute(taskDir string, recs []workspace.EventRecord, reqs []fakeapi.Requ
 	// A re-send is overhead as far as it pays for work already paid for
 	// (its earlier attempts' turns): a re-send of a turn that was never
 	// paid (answered with 429s) is the work itself.
-	paid := map[workspace.AgentID]int{} // the agent's current work, paid so far
+	paid := map[vocab.AgentID]int{} // the agent's current work, paid so far
 	for _, m := range msgs {
 		row := rep.rows[m.agent]
 		if row == nil {
@@ -332,11 +333,11 @@ func jsonText(s string) []byte {
 func (rep report) print(w *os.File, team string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "agent\tCLI\trequests\ttokens\twork\tre-sends\tnotices\toutside\tre-sends+notices\twords\t")
-	ids := make([]workspace.AgentID, 0, len(rep.rows))
+	ids := make([]vocab.AgentID, 0, len(rep.rows))
 	for id := range rep.rows {
 		ids = append(ids, id)
 	}
-	workspace.SortAgents(ids)
+	vocab.SortAgents(ids)
 	all := &agentRow{tokens: map[string]int{}}
 	for _, id := range ids {
 		r := rep.rows[id]
@@ -375,7 +376,7 @@ func (rep report) line(tw *tabwriter.Writer, name, cli string, r *agentRow) {
 func (rep report) worstWorker() (float64, string) {
 	worst, who := 0.0, "none"
 	for id, r := range rep.rows {
-		if workspace.RoleOf(id) == workspace.RoleWorker && r.overhead() >= worst {
+		if vocab.RoleOf(id) == vocab.RoleWorker && r.overhead() >= worst {
 			worst, who = r.overhead(), string(id)
 		}
 	}
@@ -383,7 +384,7 @@ func (rep report) worstWorker() (float64, string) {
 }
 
 // cliOf names the CLI team runs agent id with.
-func cliOf(team string, id workspace.AgentID) string {
+func cliOf(team string, id vocab.AgentID) string {
 	byName := map[string]string{}
 	all := ""
 	for _, item := range strings.Split(team, ",") {
@@ -394,7 +395,7 @@ func cliOf(team string, id workspace.AgentID) string {
 		}
 		byName[k] = v
 	}
-	for _, k := range []string{string(id), string(workspace.RoleOf(id))} {
+	for _, k := range []string{string(id), string(vocab.RoleOf(id))} {
 		if v := byName[k]; v != "" {
 			return v
 		}

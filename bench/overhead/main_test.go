@@ -5,7 +5,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Every request is charged to the message of its turn; a re-send is
@@ -13,11 +13,11 @@ import (
 // is overhead whole; requests in no turn are "outside".
 func TestAttribute(t *testing.T) {
 	const dir = "/p/.hivemind/tasks/t1"
-	sent := func(agent workspace.AgentID, seq int, what string) workspace.EventRecord {
-		return workspace.EventRecord{Type: "assignment_sent", Agent: agent, Details: map[string]any{"seq": float64(seq), "what": what}}
+	sent := func(agent vocab.AgentID, seq int, what string) vocab.EventRecord {
+		return vocab.EventRecord{Type: "assignment_sent", Agent: agent, Details: map[string]any{"seq": float64(seq), "what": what}}
 	}
 	notice := flow.NoticeText("Friction was logged\nRead it.", nil)
-	recs := []workspace.EventRecord{
+	recs := []vocab.EventRecord{
 		sent("worker_1", 1, "Do subtask st_1: a"),
 		sent("worker_1", 2, "(re-sent) Do subtask st_1: a"), // its first turn was paid: 100
 		sent("worker_1", 3, "Do subtask st_2: b"),

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // agentTime is one flood agent's record.
@@ -187,7 +187,7 @@ func hivemindIDs(n int) (ids []string, workers int) {
 	workers = max(1, n-2)
 	all := []string{"lead", "reviewer"}
 	for i := 1; i <= workers; i++ {
-		all = append(all, string(workspace.WorkerID(i)))
+		all = append(all, string(vocab.WorkerID(i)))
 	}
 	return all[:n], workers
 }

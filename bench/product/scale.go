@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // scaleRow is what one agent count costs Hivemind's UI.
@@ -92,7 +92,7 @@ func (b *bench) scaleOne(n int) (scaleRow, error) {
 	workers := row.agents - 2
 	var order []string
 	for i := 1; i <= workers; i++ {
-		order = append(order, string(workspace.WorkerID(i)))
+		order = append(order, string(vocab.WorkerID(i)))
 	}
 	order = append(order, "reviewer", "lead")
 	streamers := order[:n]

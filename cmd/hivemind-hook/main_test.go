@@ -13,7 +13,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // heavy lists import-path prefixes the hook binary must not link: the
@@ -161,7 +161,7 @@ func BenchmarkHookExec(b *testing.B) {
 	b.Setenv(ptyagent.EnvCgroups, "off")
 	m, err := ptyagent.NewManager(ptyagent.ManagerConfig{
 		SocketDir: sockDir,
-		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+		Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (ptyagent.Spec, error) {
 			return ptyagent.Spec{Argv: []string{"/bin/cat"}, Kind: ptyagent.ProfileCustom, Dir: dir,
 				LogPath: filepath.Join(dir, string(id)+".log")}, nil
 		},

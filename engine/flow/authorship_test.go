@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -36,31 +36,31 @@ func TestRefusedTriggers(t *testing.T) {
 		name   string
 		setup  func(sc *scenario)
 		ev     Event
-		writer workspace.AgentID
-		phase  workspace.Phase
+		writer vocab.AgentID
+		phase  vocab.Phase
 	}{
 		{"the Lead approves its own plan", (*scenario).toPlanReview,
-			TriggerCompleted{Path: "agents/lead/plan-approved.md", Content: []byte("ok")}, "lead", workspace.PhasePlanReview},
+			TriggerCompleted{Path: "agents/lead/plan-approved.md", Content: []byte("ok")}, "lead", vocab.PhasePlanReview},
 		{"the Lead sends its plan back", (*scenario).toPlanReview,
-			TriggerCompleted{Path: "agents/lead/plan-feedback.md", Content: []byte("no")}, "lead", workspace.PhasePlanReview},
+			TriggerCompleted{Path: "agents/lead/plan-feedback.md", Content: []byte("no")}, "lead", vocab.PhasePlanReview},
 		{"a worker approves the plan", (*scenario).toPlanReview,
-			TriggerCompleted{Path: "agents/worker_1/plan-approved.md", Content: []byte("ok")}, "worker_1", workspace.PhasePlanReview},
+			TriggerCompleted{Path: "agents/worker_1/plan-approved.md", Content: []byte("ok")}, "worker_1", vocab.PhasePlanReview},
 		{"the Reviewer writes the plan", func(sc *scenario) { sc.submit(2) },
-			TriggerCompleted{Path: "agents/reviewer/plan.md", Content: validPlan}, "reviewer", workspace.PhasePlanning},
+			TriggerCompleted{Path: "agents/reviewer/plan.md", Content: validPlan}, "reviewer", vocab.PhasePlanning},
 		{"a worker approves its checkpoint", (*scenario).toCheckpointReview,
-			TriggerCompleted{Path: "agents/worker_1/checkpoint-approved.md", Content: []byte("ok")}, "worker_1", workspace.PhaseCheckpointReview},
+			TriggerCompleted{Path: "agents/worker_1/checkpoint-approved.md", Content: []byte("ok")}, "worker_1", vocab.PhaseCheckpointReview},
 		{"the Lead files checkpoint issues", (*scenario).toCheckpointReview,
-			TriggerCompleted{Path: "agents/lead/checkpoint-issues.md", Content: []byte("x")}, "lead", workspace.PhaseCheckpointReview},
+			TriggerCompleted{Path: "agents/lead/checkpoint-issues.md", Content: []byte("x")}, "lead", vocab.PhaseCheckpointReview},
 		{"the Reviewer ends the execution", (*scenario).toExecuting,
-			TriggerCompleted{Path: "agents/reviewer/checkpoint.md", Content: []byte("x")}, "reviewer", workspace.PhaseExecuting},
+			TriggerCompleted{Path: "agents/reviewer/checkpoint.md", Content: []byte("x")}, "reviewer", vocab.PhaseExecuting},
 		{"a worker resolves friction", (*scenario).toFrictionResolution,
-			TriggerCompleted{Path: "agents/worker_2/friction-resolution.md", Content: []byte("x")}, "worker_2", workspace.PhaseFrictionResolution},
+			TriggerCompleted{Path: "agents/worker_2/friction-resolution.md", Content: []byte("x")}, "worker_2", vocab.PhaseFrictionResolution},
 		{"worker_1 completes worker_2's subtask", (*scenario).toExecuting,
-			SubtaskDone{Subtask: "st_2", Agent: "worker_1", OK: true}, "worker_1", workspace.PhaseExecuting},
+			SubtaskDone{Subtask: "st_2", Agent: "worker_1", OK: true}, "worker_1", vocab.PhaseExecuting},
 		{"the Reviewer completes a subtask", (*scenario).toExecuting,
-			SubtaskDone{Subtask: "st_1", Agent: "reviewer", OK: true}, "reviewer", workspace.PhaseExecuting},
+			SubtaskDone{Subtask: "st_1", Agent: "reviewer", OK: true}, "reviewer", vocab.PhaseExecuting},
 		{"worker_2 completes worker_1's fix", (*scenario).toCheckpointFix,
-			SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_2", OK: true}, "worker_2", workspace.PhaseCheckpointFix},
+			SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_2", OK: true}, "worker_2", vocab.PhaseCheckpointFix},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,9 +125,9 @@ func TestRefusalsBoundedAndWorkGoesOn(t *testing.T) {
 	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	sc.trig("checkpoint-approved.md", "ok")
-	if sc.s.Subtasks["st_1"].Status != workspace.SubtaskDone || sc.s.Subtasks["st_2"].Worker != "worker_2" {
+	if sc.s.Subtasks["st_1"].Status != vocab.SubtaskDone || sc.s.Subtasks["st_2"].Worker != "worker_2" {
 		t.Fatalf("subtasks %+v", sc.s.Subtasks)
 	}
 }
@@ -138,7 +138,7 @@ func TestTriggerFromUnknownOutboxRefused(t *testing.T) {
 	sc := newScenario(t)
 	sc.toPlanReview()
 	eff := sc.do(TriggerCompleted{Path: "agents/stranger/plan-approved.md", Content: []byte("ok")})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	if !hasEvent(eff, "trigger_refused") || len(effectsOf[NotifyUser](eff)) != 1 || len(effectsOf[Inject](eff)) != 0 {
 		t.Fatalf("%s", describe(eff))
 	}
@@ -168,7 +168,7 @@ func TestFrictionFloodCapped(t *testing.T) {
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseFrictionResolution)
+	sc.expect(vocab.PhaseFrictionResolution)
 	if ag := sc.s.Agents["worker_2"]; ag.Friction != 0 || ag.FrictionCapped {
 		t.Fatalf("count not reset: %+v", ag)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -38,7 +39,7 @@ func TestStateSizeBoundedByReferences(t *testing.T) {
 			if written <= bound {
 				t.Fatalf("agents wrote only %d bytes; the test proves nothing", written)
 			}
-			if final.Phase != workspace.PhaseComplete {
+			if final.Phase != vocab.PhaseComplete {
 				t.Fatalf("ended in %s", final.Phase)
 			}
 		})
@@ -56,7 +57,7 @@ func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final 
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := ws.CreateTask(workspace.Task{Description: "size", Project: root, Workers: 4})
+	td, err := ws.CreateTask(vocab.Task{Description: "size", Project: root, Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,20 +102,20 @@ func runToCompletion(t *testing.T, n, descLen int) (biggest, written int, final 
 		sc.do(e)
 		save()
 	}
-	sc.expect(workspace.PhaseExecuting)
-	for steps := 0; sc.s.Phase != workspace.PhaseComplete; steps++ {
+	sc.expect(vocab.PhaseExecuting)
+	for steps := 0; sc.s.Phase != vocab.PhaseComplete; steps++ {
 		if steps > 10*n {
 			t.Fatalf("no completion after %d steps: %s", steps, sc.s.Phase)
 		}
 		switch sc.s.Phase {
-		case workspace.PhaseExecuting:
+		case vocab.PhaseExecuting:
 			for _, id := range slices.Sorted(maps.Keys(sc.s.Agents)) {
 				if a := sc.s.Agents[id]; a.Pending && a.Subtask != "" {
 					sc.do(SubtaskDone{Subtask: a.Subtask, Agent: id, OK: true})
 					save()
 				}
 			}
-		case workspace.PhaseCheckpointReview:
+		case vocab.PhaseCheckpointReview:
 			sc.trig("checkpoint-approved.md", strings.Repeat("r", 300<<10))
 			save()
 		default:

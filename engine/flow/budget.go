@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // This file is the budget: the caps on what a task spends (budget_usd,
@@ -26,7 +26,7 @@ func (st *stepper) checkBudget() {
 // retryBudget continues a task stopped by its budget if no budget is
 // reached now (one was raised); otherwise it stays in needs_human and says
 // so.
-func (st *stepper) retryBudget(back workspace.Phase) {
+func (st *stepper) retryBudget(back vocab.Phase) {
 	if reached := st.budgetsReached("is still at or over"); len(reached) > 0 {
 		st.needsHuman("budget", st.budgetFigures(reached))
 		return
@@ -43,7 +43,7 @@ func (st *stepper) budgetsReached(verb string) []string {
 	if c.BudgetUSD > 0 {
 		if spent, _ := s.Spend(); spent >= c.BudgetUSD {
 			out = append(out, fmt.Sprintf("Estimated spend %s %s the budget of %s (budget_usd).",
-				workspace.FormatUSD(spent), verb, workspace.FormatUSD(c.BudgetUSD)))
+				vocab.FormatUSD(spent), verb, vocab.FormatUSD(c.BudgetUSD)))
 		}
 	}
 	if c.BudgetTokens > 0 {
@@ -51,7 +51,7 @@ func (st *stepper) budgetsReached(verb string) []string {
 			out = append(out, fmt.Sprintf("The team's %d tokens %s the budget of %d tokens (budget_tokens).", n, verb, c.BudgetTokens))
 		}
 	}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		if b := c.RoleBudgetTokens[r]; b > 0 {
 			if n := tokensOf(*s, r); n >= b {
 				out = append(out, fmt.Sprintf("The %s's %d tokens %s the budget of %d tokens (roles.%s.budget_tokens).", r, n, verb, b, r))
@@ -62,7 +62,7 @@ func (st *stepper) budgetsReached(verb string) []string {
 }
 
 // tokensOf is the tokens role's agents used (every agent's for "").
-func tokensOf(s State, role workspace.Role) int64 {
+func tokensOf(s State, role vocab.Role) int64 {
 	var n int64
 	for _, id := range s.AgentIDs() {
 		if role == "" || s.AgentRole(id) == role {
@@ -84,10 +84,10 @@ func (st *stepper) budgetFigures(reached []string) string {
 		if u.Tokens() == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n- %s: %s (%s tokens, %s)", id, u.Cost(), workspace.FormatTokens(u.Tokens()), u.Model)
+		fmt.Fprintf(&b, "\n- %s: %s (%s tokens, %s)", id, u.Cost(), vocab.FormatTokens(u.Tokens()), u.Model)
 	}
 	if len(unknown) > 0 && st.cfg.BudgetUSD > 0 {
-		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", workspace.JoinAgents(unknown))
+		fmt.Fprintf(&b, "\nNot counted (no price for their model): %s.", vocab.JoinAgents(unknown))
 	}
 	b.WriteString("\nNo new work is dispatched. To continue, raise the budget that was reached and retry: " +
 		"hivemind --resume --retry, with --budget <USD> for budget_usd, or a higher budget_tokens in config.toml.")
@@ -97,7 +97,7 @@ func (st *stepper) budgetFigures(reached []string) string {
 // unpricedNotice tells the user, once per model, that agent's model has
 // no price: its cost shows as $? and budget_usd cannot count it (a token
 // budget can). An agent that used the model before was already said.
-func (st *stepper) unpricedNotice(agent workspace.AgentID, model string) {
+func (st *stepper) unpricedNotice(agent vocab.AgentID, model string) {
 	for _, id := range st.s.AgentIDs() {
 		if u := st.s.Agents[id].Usage; id != agent && u.Model == model && !u.CostKnown && u.Tokens() > 0 {
 			return

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Token budgets, table-driven: the team's and a role's, unset, under,
@@ -12,36 +12,36 @@ import (
 // counting other roles, and two budgets reached at once.
 func TestBudgetTokens(t *testing.T) {
 	type step struct {
-		agent workspace.AgentID
-		u     workspace.Usage
+		agent vocab.AgentID
+		u     vocab.Usage
 	}
-	withCache := workspace.Usage{Model: "llama", Input: 100, Output: 100, CacheRead: 250, CacheWrite: 50} // 500 tokens
+	withCache := vocab.Usage{Model: "llama", Input: 100, Output: 100, CacheRead: 250, CacheWrite: 50} // 500 tokens
 	cases := []struct {
 		name       string
 		team       int64
-		roles      map[workspace.Role]int64
+		roles      map[vocab.Role]int64
 		usd        float64
 		steps      []step
-		wantPhase  workspace.Phase
+		wantPhase  vocab.Phase
 		wantReason []string
 	}{
 		{"unset", 0, nil, 0, []step{{"lead", usage("llama", 1e9, 0, false)}},
-			workspace.PhaseExecuting, nil},
+			vocab.PhaseExecuting, nil},
 		{"team under", 1000, nil, 0, []step{{"lead", usage("llama", 400, 0, false)}, {"worker_1", usage("llama", 599, 0, false)}},
-			workspace.PhaseExecuting, nil},
+			vocab.PhaseExecuting, nil},
 		{"team reached unpriced", 1000, nil, 0, []step{{"lead", usage("llama", 400, 0, false)}, {"worker_1", usage("llama", 600, 0, false)}},
-			workspace.PhaseNeedsHuman, []string{"The team's 1000 tokens reached the budget of 1000 tokens (budget_tokens).",
+			vocab.PhaseNeedsHuman, []string{"The team's 1000 tokens reached the budget of 1000 tokens (budget_tokens).",
 				"- worker_1: $? (600 tokens, llama)", "budget_tokens in config.toml"}},
 		{"every kind counts", 1000, nil, 0, []step{{"worker_2", withCache}, {"worker_1", withCache}},
-			workspace.PhaseNeedsHuman, []string{"The team's 1000 tokens reached"}},
-		{"role reached", 0, map[workspace.Role]int64{workspace.RoleWorker: 500}, 0,
+			vocab.PhaseNeedsHuman, []string{"The team's 1000 tokens reached"}},
+		{"role reached", 0, map[vocab.Role]int64{vocab.RoleWorker: 500}, 0,
 			[]step{{"lead", usage("llama", 5000, 0, false)}, {"worker_1", usage("llama", 300, 0, false)}, {"worker_2", usage("llama", 200, 0, false)}},
-			workspace.PhaseNeedsHuman, []string{"The worker's 500 tokens reached the budget of 500 tokens (roles.worker.budget_tokens)."}},
-		{"other roles not counted", 0, map[workspace.Role]int64{workspace.RoleLead: 500}, 0,
+			vocab.PhaseNeedsHuman, []string{"The worker's 500 tokens reached the budget of 500 tokens (roles.worker.budget_tokens)."}},
+		{"other roles not counted", 0, map[vocab.Role]int64{vocab.RoleLead: 500}, 0,
 			[]step{{"worker_1", usage("llama", 5000, 0, false)}, {"reviewer", usage("llama", 5000, 0, false)}},
-			workspace.PhaseExecuting, nil},
+			vocab.PhaseExecuting, nil},
 		{"usd and tokens", 100, nil, 1, []step{{"lead", usage("fake-claude", 100, 1, true)}},
-			workspace.PhaseNeedsHuman, []string{"Estimated spend $1.00 reached the budget of $1.00 (budget_usd).\nThe team's 100 tokens reached"}},
+			vocab.PhaseNeedsHuman, []string{"Estimated spend $1.00 reached the budget of $1.00 (budget_usd).\nThe team's 100 tokens reached"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestBudgetTokens(t *testing.T) {
 					t.Errorf("reason lacks %q:\n%s", r, sc.s.Reason)
 				}
 			}
-			if c.wantPhase == workspace.PhaseNeedsHuman && (sc.s.Escalation != "budget" || !hasEvent(eff, "needs_human")) {
+			if c.wantPhase == vocab.PhaseNeedsHuman && (sc.s.Escalation != "budget" || !hasEvent(eff, "needs_human")) {
 				t.Errorf("escalation %q, %s", sc.s.Escalation, describe(eff))
 			}
 		})
@@ -73,21 +73,21 @@ func TestBudgetTokens(t *testing.T) {
 // and the waiting subtask is dispatched.
 func TestBudgetTokensRetry(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.RoleBudgetTokens = map[workspace.Role]int64{workspace.RoleWorker: 1000}
+	cfg.RoleBudgetTokens = map[vocab.Role]int64{vocab.RoleWorker: 1000}
 	sc := governorScenario(t, cfg)
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true}) // st_3 → worker_2
 	sc.do(AgentUsage{Agent: "worker_1", Usage: usage("llama", 1200, 0, false)})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if !strings.Contains(sc.s.Reason, "The worker's 1200 tokens is still at or over the budget of 1000 tokens") || len(injectedTo(eff)) != 0 {
 		t.Fatalf("same budget: %q %s", sc.s.Reason, describe(eff))
 	}
-	cfg.RoleBudgetTokens = map[workspace.Role]int64{workspace.RoleWorker: 5000}
+	cfg.RoleBudgetTokens = map[vocab.Role]int64{vocab.RoleWorker: 5000}
 	sc.m = Machine{Cfg: cfg}
 	sc.do(KeyPressed{Action: KeyRetry})
-	if sc.s.Phase != workspace.PhaseExecuting && sc.s.Phase != workspace.PhaseCheckpointReview {
+	if sc.s.Phase != vocab.PhaseExecuting && sc.s.Phase != vocab.PhaseCheckpointReview {
 		t.Fatalf("raised budget: %s (%s)", sc.s.Phase, describe(sc.eff))
 	}
 }
@@ -101,7 +101,7 @@ func TestUnpricedNoticeOncePerModel(t *testing.T) {
 		sc := governorScenario(t, cfg)
 		var said []string
 		for _, s := range []struct {
-			agent workspace.AgentID
+			agent vocab.AgentID
 			model string
 		}{{"worker_1", "llama"}, {"worker_2", "llama"}, {"lead", "claude-x"}, {"worker_1", "llama"}} {
 			u := usage(s.model, int64(100+len(said)*7+len(s.agent)), 0, false)

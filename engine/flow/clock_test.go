@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // usageStep is an event that always changes the state (an agent's usage
 // grew), so the step is a state write: what a run leaves on disk.
 func (sc *scenario) usageStep() {
 	sc.t.Helper()
-	u := sc.s.Agents[workspace.AgentLead].Usage
+	u := sc.s.Agents[vocab.AgentLead].Usage
 	u.Input += 10
-	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u})
+	sc.do(AgentUsage{Agent: vocab.AgentLead, Usage: u})
 }
 
 // wait lets d pass on the scenario's clock without a step.
@@ -90,14 +90,14 @@ func TestRunClock(t *testing.T) {
 			before := sc.s.Clock.Ran
 			sc.wait(time.Hour)
 			sc.do(Resumed{})
-			sc.expect(workspace.PhasePaused)
+			sc.expect(vocab.PhasePaused)
 			sc.wait(time.Minute)
 			sc.do(KeyPressed{Action: KeyResume})
 			return check{live: before, dead: before}
 		}},
 		{"state from before the clock", func(sc *scenario) check {
 			sc.toExecuting()
-			sc.s.Clock = workspace.RunClock{}
+			sc.s.Clock = vocab.RunClock{}
 			shown := sc.s.Timestamp.Sub(sc.s.StartedAt)
 			sc.wait(time.Hour)
 			sc.do(Resumed{})
@@ -120,7 +120,7 @@ func TestRunClock(t *testing.T) {
 }
 
 // eventDetails are the details of the first record of type typ in eff.
-func eventDetails(eff []Effect, typ workspace.RecordType) map[string]any {
+func eventDetails(eff []Effect, typ vocab.RecordType) map[string]any {
 	for _, e := range eff {
 		if a, ok := e.(AppendEvent); ok && a.Type == typ {
 			return a.Details
@@ -146,9 +146,9 @@ func TestRunClockRandom(t *testing.T) {
 			var e Event
 			switch rnd.IntN(4) {
 			case 0: // time passed, then the run writes
-				u := sc.s.Agents[workspace.AgentLead].Usage
+				u := sc.s.Agents[vocab.AgentLead].Usage
 				u.Input += 10
-				e = AgentUsage{Agent: workspace.AgentLead, Usage: u}
+				e = AgentUsage{Agent: vocab.AgentLead, Usage: u}
 			case 1:
 				e = KeyPressed{Action: KeyPause}
 			case 2:
@@ -180,15 +180,15 @@ func TestRunClockRandom(t *testing.T) {
 func TestUsageFilesKept(t *testing.T) {
 	sc := newScenario(t)
 	sc.submit(2)
-	u := workspace.Usage{Model: "m", Input: 5}
-	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u, Files: []string{"/s/a.jsonl"}})
-	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u, Files: []string{"/s/a.jsonl", "/s/b.jsonl"}})
-	if got := sc.s.Agents[workspace.AgentLead].UsageFiles; len(got) != 2 || len(effectsOf[WriteState](sc.eff)) != 1 {
+	u := vocab.Usage{Model: "m", Input: 5}
+	sc.do(AgentUsage{Agent: vocab.AgentLead, Usage: u, Files: []string{"/s/a.jsonl"}})
+	sc.do(AgentUsage{Agent: vocab.AgentLead, Usage: u, Files: []string{"/s/a.jsonl", "/s/b.jsonl"}})
+	if got := sc.s.Agents[vocab.AgentLead].UsageFiles; len(got) != 2 || len(effectsOf[WriteState](sc.eff)) != 1 {
 		t.Fatalf("files %v (a new file with the same usage is a state write: %s)", got, describe(sc.eff))
 	}
 	u.Input++
-	sc.do(AgentUsage{Agent: workspace.AgentLead, Usage: u})
-	if got := sc.s.Agents[workspace.AgentLead]; len(got.UsageFiles) != 2 || got.Usage != u {
+	sc.do(AgentUsage{Agent: vocab.AgentLead, Usage: u})
+	if got := sc.s.Agents[vocab.AgentLead]; len(got.UsageFiles) != 2 || got.Usage != u {
 		t.Fatalf("usage without files: %+v", got)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Events have two encodings, both driven by eventKinds: MarshalEvent's
@@ -49,7 +49,7 @@ type eventKind struct {
 	gate      gate
 	withTime  func(e Event, at time.Time) Event
 	unmarshal func([]byte) (Event, error)
-	fromWire  func(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error)
+	fromWire  func(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error)
 	typ       reflect.Type
 }
 
@@ -217,32 +217,32 @@ func (e *Resumed) UnmarshalJSON(data []byte) error {
 
 // eventWire is the details object of an input record.
 type eventWire struct {
-	Task      *workspace.Task  `json:"task,omitempty"`
-	TaskDir   string           `json:"task_dir,omitempty"`
-	ModTime   *time.Time       `json:"mod_time,omitempty"`
-	Inode     uint64           `json:"inode,omitempty"`
-	Project   string           `json:"project,omitempty"`
-	Path      string           `json:"path,omitempty"`
-	Content   *string          `json:"content,omitempty"`
-	Subtask   string           `json:"subtask,omitempty"`
-	OK        *bool            `json:"ok,omitempty"`
-	Problem   string           `json:"problem,omitempty"`
-	Health    workspace.Health `json:"health,omitempty"`
-	ExitCode  *int             `json:"exit_code,omitempty"`
-	PID       int              `json:"pid,omitempty"`
-	Detail    string           `json:"detail,omitempty"`
-	Cause     string           `json:"cause,omitempty"`
-	Stopped   bool             `json:"stopped,omitempty"`
-	Seq       *int             `json:"seq,omitempty"`
-	Delivered *bool            `json:"delivered,omitempty"`
-	Cancelled bool             `json:"cancelled,omitempty"`
-	ID        string           `json:"id,omitempty"`
-	Action    string           `json:"action,omitempty"`
+	Task      *vocab.Task  `json:"task,omitempty"`
+	TaskDir   string       `json:"task_dir,omitempty"`
+	ModTime   *time.Time   `json:"mod_time,omitempty"`
+	Inode     uint64       `json:"inode,omitempty"`
+	Project   string       `json:"project,omitempty"`
+	Path      string       `json:"path,omitempty"`
+	Content   *string      `json:"content,omitempty"`
+	Subtask   string       `json:"subtask,omitempty"`
+	OK        *bool        `json:"ok,omitempty"`
+	Problem   string       `json:"problem,omitempty"`
+	Health    vocab.Health `json:"health,omitempty"`
+	ExitCode  *int         `json:"exit_code,omitempty"`
+	PID       int          `json:"pid,omitempty"`
+	Detail    string       `json:"detail,omitempty"`
+	Cause     string       `json:"cause,omitempty"`
+	Stopped   bool         `json:"stopped,omitempty"`
+	Seq       *int         `json:"seq,omitempty"`
+	Delivered *bool        `json:"delivered,omitempty"`
+	Cancelled bool         `json:"cancelled,omitempty"`
+	ID        string       `json:"id,omitempty"`
+	Action    string       `json:"action,omitempty"`
 	// Merge is a CheckpointMerged, whole.
 	Merge *CheckpointMerged `json:"merge,omitempty"`
 	// Usage is an AgentUsage's usage, Files the session files it sums.
-	Usage *workspace.Usage `json:"usage,omitempty"`
-	Files []string         `json:"files,omitempty"`
+	Usage *vocab.Usage `json:"usage,omitempty"`
+	Files []string     `json:"files,omitempty"`
 	// OnDisk are a Resumed's on-disk events (MarshalEvent envelopes).
 	OnDisk []json.RawMessage `json:"on_disk,omitempty"`
 }
@@ -271,7 +271,7 @@ func (w *eventWire) file() (path string, content []byte, mod time.Time) {
 // EncodeEvent turns an input event into its events.jsonl record (Type
 // "input.<kind>"); DecodeEvent reverses it, so a log can be replayed
 // through Step.
-func EncodeEvent(ev Event, task string) workspace.EventRecord {
+func EncodeEvent(ev Event, task string) vocab.EventRecord {
 	var w eventWire
 	agent := ev.toWire(&w)
 	var details map[string]any
@@ -281,12 +281,12 @@ func EncodeEvent(ev Event, task string) workspace.EventRecord {
 	if len(details) == 0 {
 		details = nil
 	}
-	return workspace.EventRecord{Time: ev.Time(), Type: workspace.InputRecord(kindName(ev)), Task: task, Agent: agent, Details: details}
+	return vocab.EventRecord{Time: ev.Time(), Type: vocab.InputRecord(kindName(ev)), Task: task, Agent: agent, Details: details}
 }
 
 // DecodeEvent turns an input record written by the runner back into the
 // event. ok is false for records that are not input events.
-func DecodeEvent(rec workspace.EventRecord) (ev Event, ok bool, err error) {
+func DecodeEvent(rec vocab.EventRecord) (ev Event, ok bool, err error) {
 	name, found := rec.Type.InputKind()
 	if !found {
 		return nil, false, nil

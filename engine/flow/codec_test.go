@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Every input event survives both encodings: MarshalEvent/UnmarshalEvent
@@ -21,7 +21,7 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 	at := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
 	mod := at.Add(-time.Second)
 	events := []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "t1", CreatedAt: at, Description: "d", Context: "c",
+		TaskSubmitted{Task: vocab.Task{ID: "t1", CreatedAt: at, Description: "d", Context: "c",
 			Constraints: []string{"x"}, SubmittedBy: "tui", Project: "/p", Workers: 2, Agent: "sim"}, TaskDir: "/p/t1", When: When{At: at}},
 		ProjectSelected{Project: "/p", When: When{At: at}},
 		Resumed{When: When{At: at}},
@@ -38,11 +38,11 @@ func TestEventCodecsRoundTrip(t *testing.T) {
 		TimerFired{ID: "timeout:lead", When: When{At: at}},
 		KeyPressed{Action: KeyAbandon, When: When{At: at}},
 		KeyPressed{Action: KeyPauseAgent, Agent: "worker_2", When: When{At: at}},
-		AgentUsage{Agent: "worker_1", Usage: workspace.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, Files: []string{"/s/a.jsonl", "/s/b.jsonl"}, When: When{At: at}},
+		AgentUsage{Agent: "worker_1", Usage: vocab.Usage{Model: "m", Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, CostUSD: 0.5, CostKnown: true}, Files: []string{"/s/a.jsonl", "/s/b.jsonl"}, When: When{At: at}},
 		StateNotSaved{Error: "no space left on device", When: When{At: at}},
 		KnowledgeSubmitted{Path: "agents/lead/knowledge/1.md", Content: []byte("decision"), Agent: "lead", ModTime: mod, When: When{At: at}},
 		CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 1, Merged: true, DiffFile: "reviews/d.patch",
-			Conflicts: []MergeConflict{{Worker: "worker_1", With: []workspace.AgentID{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
+			Conflicts: []MergeConflict{{Worker: "worker_1", With: []vocab.AgentID{"worker_2"}, Files: []string{"a.go"}, HunksFile: "h.md"}}, At: at},
 	}
 	seen := map[string]bool{}
 	for _, e := range events {
@@ -119,8 +119,8 @@ func eventTypesDeclared(t *testing.T) []string {
 // The input record workspace reads back (StopNote explains an agent's exit
 // from it) is the one EncodeEvent writes.
 func TestInputRecordTypesReadBack(t *testing.T) {
-	if got := EncodeEvent(AgentHealth{Agent: "lead", Health: workspace.HealthExited}, "t").Type; got != workspace.RecordInputAgentHealth {
-		t.Errorf("AgentHealth is logged as %q, workspace reads %q", got, workspace.RecordInputAgentHealth)
+	if got := EncodeEvent(AgentHealth{Agent: "lead", Health: vocab.HealthExited}, "t").Type; got != vocab.RecordInputAgentHealth {
+		t.Errorf("AgentHealth is logged as %q, workspace reads %q", got, vocab.RecordInputAgentHealth)
 	}
 }
 

@@ -3,7 +3,7 @@ package flow
 import (
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Event is a fact the engine reacts to. The set is sealed (unexported
@@ -20,8 +20,8 @@ type Event interface {
 	Time() time.Time
 	// toWire fills the details of the events.jsonl record and returns the
 	// record's agent; fromWire (called on the zero value) reverses it.
-	toWire(w *eventWire) (agent workspace.AgentID)
-	fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error)
+	toWire(w *eventWire) (agent vocab.AgentID)
+	fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error)
 }
 
 // When is when an event happened. Every event embeds it, which gives the
@@ -56,20 +56,20 @@ func stamp(e Event, now time.Time) Event {
 
 // TaskSubmitted starts a new task (project_selected/idle → planning).
 type TaskSubmitted struct {
-	Task workspace.Task
+	Task vocab.Task
 	// TaskDir is the absolute task directory (tasks/<id>/ under the
 	// workspace root, which --workspace may move away from the project).
 	TaskDir string
 	When
 }
 
-func (e TaskSubmitted) toWire(w *eventWire) workspace.AgentID {
+func (e TaskSubmitted) toWire(w *eventWire) vocab.AgentID {
 	t := e.Task
 	w.Task, w.TaskDir = &t, e.TaskDir
 	return ""
 }
-func (TaskSubmitted) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
-	var t workspace.Task
+func (TaskSubmitted) fromWire(w *eventWire, _ vocab.AgentID, at time.Time) (Event, error) {
+	var t vocab.Task
 	if w.Task != nil {
 		t = *w.Task
 	}
@@ -82,8 +82,8 @@ type ProjectSelected struct {
 	When
 }
 
-func (e ProjectSelected) toWire(w *eventWire) workspace.AgentID { w.Project = e.Project; return "" }
-func (ProjectSelected) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
+func (e ProjectSelected) toWire(w *eventWire) vocab.AgentID { w.Project = e.Project; return "" }
+func (ProjectSelected) fromWire(w *eventWire, _ vocab.AgentID, at time.Time) (Event, error) {
 	return ProjectSelected{Project: w.Project, When: When{At: at}}, nil
 }
 
@@ -102,14 +102,14 @@ type Resumed struct {
 	OnDisk []Event
 }
 
-func (e Resumed) toWire(w *eventWire) workspace.AgentID {
+func (e Resumed) toWire(w *eventWire) vocab.AgentID {
 	w.OnDisk, _ = marshalEvents(e.OnDisk)
 	if e.Retry {
 		w.Action = KeyRetry
 	}
 	return ""
 }
-func (Resumed) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
+func (Resumed) fromWire(w *eventWire, _ vocab.AgentID, at time.Time) (Event, error) {
 	onDisk, err := unmarshalEvents(w.OnDisk)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (Resumed) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event,
 type TriggerCompleted struct {
 	Path    string
 	Content []byte
-	Agent   workspace.AgentID // writer, when known
+	Agent   vocab.AgentID // writer, when known
 	// ModTime is the file's modification time; with the content it
 	// identifies this instance of the file, so a trigger seen again after a
 	// restart is not handled twice while an identical rewrite still counts.
@@ -138,12 +138,12 @@ type TriggerCompleted struct {
 	When
 }
 
-func (e TriggerCompleted) toWire(w *eventWire) workspace.AgentID {
+func (e TriggerCompleted) toWire(w *eventWire) vocab.AgentID {
 	w.Inode, w.Problem = e.Inode, e.Problem
 	w.setFile(e.Path, e.Content, e.ModTime)
 	return e.Agent
 }
-func (TriggerCompleted) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (TriggerCompleted) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	p, c, m := w.file()
 	return TriggerCompleted{Path: p, Content: c, ModTime: m, Inode: w.Inode, Problem: w.Problem, Agent: agent, When: When{At: at}}, nil
 }
@@ -152,26 +152,26 @@ func (TriggerCompleted) fromWire(w *eventWire, agent workspace.AgentID, at time.
 // (OK), or that the marker was invalid (Problem says why).
 type SubtaskDone struct {
 	Subtask string
-	Agent   workspace.AgentID
+	Agent   vocab.AgentID
 	OK      bool
 	Problem string
 	When
 }
 
-func (e SubtaskDone) toWire(w *eventWire) workspace.AgentID {
+func (e SubtaskDone) toWire(w *eventWire) vocab.AgentID {
 	ok := e.OK
 	w.Subtask, w.Problem, w.OK = e.Subtask, e.Problem, &ok
 	return e.Agent
 }
-func (SubtaskDone) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (SubtaskDone) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	return SubtaskDone{Subtask: w.Subtask, Agent: agent, OK: w.OK != nil && *w.OK, Problem: w.Problem, When: When{At: at}}, nil
 }
 
 // AgentHealth reports an agent's health as seen by the agent layer.
 // ExitCode is set for exited.
 type AgentHealth struct {
-	Agent    workspace.AgentID
-	Health   workspace.Health
+	Agent    vocab.AgentID
+	Health   vocab.Health
 	ExitCode int
 	PID      int
 	Detail   string
@@ -186,15 +186,15 @@ type AgentHealth struct {
 	When
 }
 
-func (e AgentHealth) toWire(w *eventWire) workspace.AgentID {
+func (e AgentHealth) toWire(w *eventWire) vocab.AgentID {
 	w.Health, w.PID, w.Detail, w.Cause, w.Stopped = e.Health, e.PID, e.Detail, e.Cause, e.Stopped
-	if e.Health == workspace.HealthExited {
+	if e.Health == vocab.HealthExited {
 		c := e.ExitCode
 		w.ExitCode = &c
 	}
 	return e.Agent
 }
-func (AgentHealth) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (AgentHealth) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	h := AgentHealth{Agent: agent, Health: w.Health, PID: w.PID, Detail: w.Detail, Cause: w.Cause, Stopped: w.Stopped, When: When{At: at}}
 	if w.ExitCode != nil {
 		h.ExitCode = *w.ExitCode
@@ -205,21 +205,21 @@ func (AgentHealth) fromWire(w *eventWire, agent workspace.AgentID, at time.Time)
 // AgentUsage reports what an agent's CLI recorded it consumed so far (its
 // whole session) and the estimated cost, when it changed.
 type AgentUsage struct {
-	Agent workspace.AgentID
-	Usage workspace.Usage
+	Agent vocab.AgentID
+	Usage vocab.Usage
 	// Files are the session files Usage sums (nil: not said; the
 	// recorded ones stay).
 	Files []string
 	When
 }
 
-func (e AgentUsage) toWire(w *eventWire) workspace.AgentID {
+func (e AgentUsage) toWire(w *eventWire) vocab.AgentID {
 	u := e.Usage
 	w.Usage = &u
 	w.Files = e.Files
 	return e.Agent
 }
-func (AgentUsage) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (AgentUsage) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	e := AgentUsage{Agent: agent, Files: w.Files, When: When{At: at}}
 	if w.Usage != nil {
 		e.Usage = *w.Usage
@@ -232,7 +232,7 @@ func (AgentUsage) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) 
 // runner stopped before the agent layer answered; not a failure of the
 // agent: unfinished work is re-sent on resume).
 type InjectionResult struct {
-	Agent     workspace.AgentID
+	Agent     vocab.AgentID
 	Seq       int
 	Delivered bool
 	Cancelled bool
@@ -240,12 +240,12 @@ type InjectionResult struct {
 	When
 }
 
-func (e InjectionResult) toWire(w *eventWire) workspace.AgentID {
+func (e InjectionResult) toWire(w *eventWire) vocab.AgentID {
 	seq, d := e.Seq, e.Delivered
 	w.Detail, w.Cancelled, w.Seq, w.Delivered = e.Detail, e.Cancelled, &seq, &d
 	return e.Agent
 }
-func (InjectionResult) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (InjectionResult) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	r := InjectionResult{Agent: agent, Detail: w.Detail, Cancelled: w.Cancelled, When: When{At: at}}
 	if w.Seq != nil {
 		r.Seq = *w.Seq
@@ -260,8 +260,8 @@ type TimerFired struct {
 	When
 }
 
-func (e TimerFired) toWire(w *eventWire) workspace.AgentID { w.ID = e.ID; return "" }
-func (TimerFired) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
+func (e TimerFired) toWire(w *eventWire) vocab.AgentID { w.ID = e.ID; return "" }
+func (TimerFired) fromWire(w *eventWire, _ vocab.AgentID, at time.Time) (Event, error) {
 	return TimerFired{ID: w.ID, When: When{At: at}}, nil
 }
 
@@ -282,12 +282,12 @@ const (
 // pause_agent and resume_agent name their Agent).
 type KeyPressed struct {
 	Action string
-	Agent  workspace.AgentID
+	Agent  vocab.AgentID
 	When
 }
 
-func (e KeyPressed) toWire(w *eventWire) workspace.AgentID { w.Action = e.Action; return e.Agent }
-func (KeyPressed) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (e KeyPressed) toWire(w *eventWire) vocab.AgentID { w.Action = e.Action; return e.Agent }
+func (KeyPressed) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	return KeyPressed{Action: w.Action, Agent: agent, When: When{At: at}}, nil
 }
 
@@ -301,8 +301,8 @@ type StateNotSaved struct {
 	When
 }
 
-func (e StateNotSaved) toWire(w *eventWire) workspace.AgentID { w.Detail = e.Error; return "" }
-func (StateNotSaved) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
+func (e StateNotSaved) toWire(w *eventWire) vocab.AgentID { w.Detail = e.Error; return "" }
+func (StateNotSaved) fromWire(w *eventWire, _ vocab.AgentID, at time.Time) (Event, error) {
 	return StateNotSaved{Error: w.Detail, When: When{At: at}}, nil
 }
 
@@ -312,16 +312,16 @@ type KnowledgeSubmitted struct {
 	Path    string
 	Content []byte
 	// Agent is the author: the owner of the outbox.
-	Agent   workspace.AgentID
+	Agent   vocab.AgentID
 	ModTime time.Time
 	When
 }
 
-func (e KnowledgeSubmitted) toWire(w *eventWire) workspace.AgentID {
+func (e KnowledgeSubmitted) toWire(w *eventWire) vocab.AgentID {
 	w.setFile(e.Path, e.Content, e.ModTime)
 	return e.Agent
 }
-func (KnowledgeSubmitted) fromWire(w *eventWire, agent workspace.AgentID, at time.Time) (Event, error) {
+func (KnowledgeSubmitted) fromWire(w *eventWire, agent vocab.AgentID, at time.Time) (Event, error) {
 	p, c, m := w.file()
 	return KnowledgeSubmitted{Path: p, Content: c, ModTime: m, Agent: agent, When: When{At: at}}, nil
 }
@@ -350,12 +350,12 @@ type CheckpointMerged struct {
 
 func (e CheckpointMerged) Time() time.Time       { return e.At }
 func (e *CheckpointMerged) setTime(at time.Time) { e.At = at }
-func (e CheckpointMerged) toWire(w *eventWire) workspace.AgentID {
+func (e CheckpointMerged) toWire(w *eventWire) vocab.AgentID {
 	e.At = time.Time{} // the record's time
 	w.Merge = &e
 	return ""
 }
-func (CheckpointMerged) fromWire(w *eventWire, _ workspace.AgentID, at time.Time) (Event, error) {
+func (CheckpointMerged) fromWire(w *eventWire, _ vocab.AgentID, at time.Time) (Event, error) {
 	var m CheckpointMerged
 	if w.Merge != nil {
 		m = *w.Merge

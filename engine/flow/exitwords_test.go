@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // An agent that keeps dying is escalated with its own last words, not
@@ -24,7 +24,7 @@ func TestAgentExitQuotesLastWords(t *testing.T) {
 			sc.do(AgentHealth{Agent: "worker_1", Health: "ready"})
 		}
 	}
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if want := "(last: exited (code 1): last output: Segmentation fault in libfoo)"; !strings.Contains(sc.s.Reason, want) {
 		t.Errorf("reason %q, want it to contain %q", sc.s.Reason, want)
 	}

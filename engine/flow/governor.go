@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // This file is the governor: what the run spends (AgentUsage, the budget)
@@ -21,7 +21,7 @@ import (
 const defaultAccount = "default"
 
 // account is the account agent spends from.
-func (c Config) account(agent workspace.AgentID) string {
+func (c Config) account(agent vocab.AgentID) string {
 	if a := c.Accounts[agent]; a != "" {
 		return a
 	}
@@ -37,7 +37,7 @@ func (c Config) holdPolicy() RetryPolicy {
 func holdTimer(account string) string { return "hold:" + account }
 
 // held reports whether new work for agent waits for its account's limit.
-func (st *stepper) held(agent workspace.AgentID) bool {
+func (st *stepper) held(agent vocab.AgentID) bool {
 	_, ok := st.s.Holds[st.cfg.account(agent)]
 	return ok
 }
@@ -68,9 +68,9 @@ func (st *stepper) agentUsage(e AgentUsage) {
 	if u.CostKnown {
 		d["cost_usd"] = u.CostUSD
 	}
-	st.emit(workspace.RecordAgentUsage, e.Agent, d)
+	st.emit(vocab.RecordAgentUsage, e.Agent, d)
 	if !u.CostKnown && u.Tokens() > 0 && !wasUnknown {
-		st.emit(workspace.RecordCostUnknown, e.Agent, map[string]any{"model": u.Model,
+		st.emit(vocab.RecordCostUnknown, e.Agent, map[string]any{"model": u.Model,
 			"why": "no price for this model in the pricing table; add [pricing.\"" + u.Model + "\"] to config.toml. Its spend is not counted against budget_usd"})
 		st.unpricedNotice(e.Agent, u.Model)
 	}
@@ -81,7 +81,7 @@ func (st *stepper) agentUsage(e AgentUsage) {
 // on a rate limit, and every agent of the account would meet the same
 // limit. The hold ends when the agent's limit clears (its health leaves
 // rate_limited) or, failing that signal, after the hold policy's backoff.
-func (st *stepper) rateLimited(agent workspace.AgentID, detail string) {
+func (st *stepper) rateLimited(agent vocab.AgentID, detail string) {
 	s := st.s
 	acc := st.cfg.account(agent)
 	if _, ok := s.Holds[acc]; ok {
@@ -89,26 +89,26 @@ func (st *stepper) rateLimited(agent workspace.AgentID, detail string) {
 	}
 	d, _ := st.cfg.holdPolicy().Retry(1)
 	if s.Holds == nil {
-		s.Holds = map[string]workspace.Hold{}
+		s.Holds = map[string]vocab.Hold{}
 	}
-	s.Holds[acc] = workspace.Hold{Account: acc, Agent: agent, Reason: clip(detail, 200), Since: st.at, Until: st.at.Add(d), Attempt: 1}
+	s.Holds[acc] = vocab.Hold{Account: acc, Agent: agent, Reason: clip(detail, 200), Since: st.at, Until: st.at.Add(d), Attempt: 1}
 	st.schedule(holdTimer(acc), d)
-	st.emit(workspace.RecordDispatchHeld, agent, map[string]any{"account": acc, "reason": clip(detail, 200), "check_after": d.String()})
+	st.emit(vocab.RecordDispatchHeld, agent, map[string]any{"account": acc, "reason": clip(detail, 200), "check_after": d.String()})
 }
 
 // governHealth holds or releases the agent's account as its health
 // enters or leaves rate_limited.
-func (st *stepper) governHealth(prev workspace.Health, e AgentHealth) {
+func (st *stepper) governHealth(prev vocab.Health, e AgentHealth) {
 	switch {
-	case e.Health == workspace.HealthRateLimited:
+	case e.Health == vocab.HealthRateLimited:
 		st.rateLimited(e.Agent, e.Detail)
-	case prev == workspace.HealthRateLimited && e.Health != workspace.HealthHangWarning:
+	case prev == vocab.HealthRateLimited && e.Health != vocab.HealthHangWarning:
 		st.limitCleared(e.Agent, "rate limit cleared ("+clip(e.Detail, 200)+")")
 	}
 }
 
 // limitCleared ends the holds agent's limit set.
-func (st *stepper) limitCleared(agent workspace.AgentID, why string) {
+func (st *stepper) limitCleared(agent vocab.AgentID, why string) {
 	for acc, h := range st.s.Holds {
 		if h.Agent == agent {
 			st.release(acc, why)
@@ -126,13 +126,13 @@ func (st *stepper) holdExpired(acc string) {
 	if !ok {
 		return
 	}
-	if s.Agents[h.Agent].Status == workspace.HealthRateLimited {
+	if s.Agents[h.Agent].Status == vocab.HealthRateLimited {
 		if d, ok := st.cfg.holdPolicy().Retry(h.Attempt + 1); ok {
 			h.Attempt++
 			h.Until = st.at.Add(d)
 			s.Holds[acc] = h
 			st.schedule(holdTimer(acc), d)
-			st.emit(workspace.RecordDispatchStillHeld, h.Agent, map[string]any{"account": acc, "attempt": h.Attempt, "check_after": d.String()})
+			st.emit(vocab.RecordDispatchStillHeld, h.Agent, map[string]any{"account": acc, "attempt": h.Attempt, "check_after": d.String()})
 			return
 		}
 	}
@@ -145,7 +145,7 @@ func (st *stepper) release(acc, why string) {
 	h := st.s.Holds[acc]
 	delete(st.s.Holds, acc)
 	st.cancelTimer(holdTimer(acc))
-	st.emit(workspace.RecordDispatchResumed, h.Agent, map[string]any{"account": acc, "why": why, "held_for": st.at.Sub(h.Since).Round(time.Millisecond).String()})
+	st.emit(vocab.RecordDispatchResumed, h.Agent, map[string]any{"account": acc, "why": why, "held_for": st.at.Sub(h.Since).Round(time.Millisecond).String()})
 	st.sendHeld()
 	st.scheduleWork()
 }
@@ -156,14 +156,14 @@ const maxHeldNotices = 8
 
 // waits reports whether nothing may be typed into agent now: the team or
 // the agent is paused, or its account is held.
-func (st *stepper) waits(agent workspace.AgentID) bool {
-	return st.s.Phase == workspace.PhasePaused || st.s.Agents[agent].Paused || st.held(agent)
+func (st *stepper) waits(agent vocab.AgentID) bool {
+	return st.s.Phase == vocab.PhasePaused || st.s.Agents[agent].Paused || st.held(agent)
 }
 
 // waitReason says why agent's messages wait (waits is true).
-func (st *stepper) waitReason(agent workspace.AgentID) string {
+func (st *stepper) waitReason(agent vocab.AgentID) string {
 	switch {
-	case st.s.Phase == workspace.PhasePaused:
+	case st.s.Phase == vocab.PhasePaused:
 		return "paused"
 	case st.s.Agents[agent].Paused:
 		return "agent paused"
@@ -175,12 +175,12 @@ func (st *stepper) waitReason(agent workspace.AgentID) string {
 // waits (a pause, its account's hold), and reports whether it did. An
 // agent's newer writing assignment replaces what is queued for it (its
 // older work and notices): only the current work is ever sent.
-func (st *stepper) holdDispatch(a workspace.Assignment) bool {
+func (st *stepper) holdDispatch(a vocab.Assignment) bool {
 	s := st.s
 	if !st.waits(a.Agent) {
 		return false
 	}
-	isNotice := func(q workspace.Assignment) bool { return q.Agent == a.Agent && q.ReadOnly }
+	isNotice := func(q vocab.Assignment) bool { return q.Agent == a.Agent && q.ReadOnly }
 	notices := 0
 	for _, q := range s.Held {
 		if isNotice(q) {
@@ -189,26 +189,26 @@ func (st *stepper) holdDispatch(a workspace.Assignment) bool {
 	}
 	switch {
 	case !a.ReadOnly:
-		s.Held = slices.DeleteFunc(s.Held, func(q workspace.Assignment) bool {
+		s.Held = slices.DeleteFunc(s.Held, func(q vocab.Assignment) bool {
 			if q.Agent == a.Agent {
-				st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": q.Seq, "why": fmt.Sprintf("superseded by #%d", a.Seq)})
+				st.emit(vocab.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": q.Seq, "why": fmt.Sprintf("superseded by #%d", a.Seq)})
 			}
 			return q.Agent == a.Agent
 		})
 	case notices >= maxHeldNotices:
 		i := slices.IndexFunc(s.Held, isNotice)
-		st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
+		st.emit(vocab.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": s.Held[i].Seq, "why": fmt.Sprintf("more than %d notices held", maxHeldNotices)})
 		s.Held = slices.Delete(s.Held, i, i+1)
 	}
 	s.Held = append(s.Held, a)
-	st.emit(workspace.RecordDispatchQueued, a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction),
+	st.emit(vocab.RecordDispatchQueued, a.Agent, map[string]any{"account": st.cfg.account(a.Agent), "seq": a.Seq, "what": firstLine(a.Instruction),
 		"read_only": a.ReadOnly, "why": st.waitReason(a.Agent)})
 	return true
 }
 
 // workHeld reports whether agent's current work waits in the queue.
-func (st *stepper) workHeld(agent workspace.AgentID) bool {
-	return slices.ContainsFunc(st.s.Held, func(a workspace.Assignment) bool { return a.Agent == agent && !a.ReadOnly })
+func (st *stepper) workHeld(agent vocab.AgentID) bool {
+	return slices.ContainsFunc(st.s.Held, func(a vocab.Assignment) bool { return a.Agent == agent && !a.ReadOnly })
 }
 
 // sendHeld sends the held assignments whose agent no longer waits (its
@@ -230,15 +230,15 @@ func (st *stepper) sendHeld() {
 		case st.waits(a.Agent):
 			s.Held = append(s.Held, a)
 		case !a.ReadOnly && (!ok || cur.Seq != a.Seq || !s.Agents[a.Agent].Pending):
-			st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
+			st.emit(vocab.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "no longer the agent's current work"})
 		case a.Resent: // a re-send held: typed as one
 			st.deliver(a, resentWhat(a), true)
-			s.Resend = slices.DeleteFunc(s.Resend, func(id workspace.AgentID) bool { return id == a.Agent })
+			s.Resend = slices.DeleteFunc(s.Resend, func(id vocab.AgentID) bool { return id == a.Agent })
 		default:
 			what, _, _ := strings.Cut(a.Instruction, "\n")
 			st.deliver(a, what, false)
 			if !a.ReadOnly { // sent now: a re-send waiting for a resume would repeat it
-				s.Resend = slices.DeleteFunc(s.Resend, func(id workspace.AgentID) bool { return id == a.Agent })
+				s.Resend = slices.DeleteFunc(s.Resend, func(id vocab.AgentID) bool { return id == a.Agent })
 			}
 		}
 	}

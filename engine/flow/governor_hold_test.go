@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // sent lists the injections of eff as "agent:first words of the line".
@@ -28,9 +28,9 @@ func heldList(s State) []string {
 }
 
 // limit rate-limits agent (its turn failed on a 429: a hold on its account).
-func (sc *scenario) limit(agent workspace.AgentID) {
+func (sc *scenario) limit(agent vocab.AgentID) {
 	sc.t.Helper()
-	if eff := sc.do(AgentHealth{Agent: agent, Health: workspace.HealthRateLimited, Detail: "429 rate_limit_error"}); !hasEvent(eff, "dispatch_held") {
+	if eff := sc.do(AgentHealth{Agent: agent, Health: vocab.HealthRateLimited, Detail: "429 rate_limit_error"}); !hasEvent(eff, "dispatch_held") {
 		sc.t.Fatalf("%s limited: no hold (%s)", agent, describe(eff))
 	}
 }
@@ -43,7 +43,7 @@ func (sc *scenario) limit(agent workspace.AgentID) {
 func TestGovernorHoldsEveryDispatch(t *testing.T) {
 	cases := []struct {
 		name    string
-		limited workspace.AgentID
+		limited vocab.AgentID
 		to      func(sc *scenario) // the state before the dispatch
 		then    func(sc *scenario) // what makes it
 		want    []string           // sent after the hold, in order
@@ -93,7 +93,7 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 				var eff []Effect
 				switch end {
 				case "signal":
-					eff = sc.do(AgentHealth{Agent: c.limited, Health: workspace.HealthIdle, Detail: "rate-limit cooldown over"})
+					eff = sc.do(AgentHealth{Agent: c.limited, Health: vocab.HealthIdle, Detail: "rate-limit cooldown over"})
 				case "bound": // still limited at every check: the policy's three checks, then it ends
 					for range 3 {
 						eff = sc.do(TimerFired{ID: holdTimer(defaultAccount)})
@@ -113,7 +113,7 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 				}
 				for _, w := range c.want {
 					name, _, _ := strings.Cut(w, ":")
-					agent := workspace.AgentID(name)
+					agent := vocab.AgentID(name)
 					a := sc.s.Assignments[agent]
 					if _, armed := sc.s.Timers[timeoutTimer(agent)]; sc.s.Agents[agent].Pending && (!armed || a.Seq != sc.s.Agents[agent].LastSeq) {
 						t.Errorf("%s: sent work without its timeout or seq (%d, last %d)", agent, a.Seq, sc.s.Agents[agent].LastSeq)
@@ -128,7 +128,7 @@ func TestGovernorHoldsEveryDispatch(t *testing.T) {
 // account gets its plan review at once while the Lead's account waits.
 func TestGovernorHeldDispatchOtherAccountFlows(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.Accounts = map[workspace.AgentID]string{"lead": "claude", "worker_1": "claude", "worker_2": "claude", "reviewer": "codex"}
+	cfg.Accounts = map[vocab.AgentID]string{"lead": "claude", "worker_1": "claude", "worker_2": "claude", "reviewer": "codex"}
 	sc := newScenario(t)
 	sc.m = Machine{Cfg: cfg}
 	sc.submit(2)
@@ -167,7 +167,7 @@ func TestGovernorHeldQueue(t *testing.T) {
 		{"paused: the release waits for the resume",
 			func(sc *scenario) {
 				sc.do(KeyPressed{Action: KeyPause})
-				sc.do(AgentHealth{Agent: "lead", Health: workspace.HealthIdle})
+				sc.do(AgentHealth{Agent: "lead", Health: vocab.HealthIdle})
 				if len(sent(sc.eff)) != 0 || len(sc.s.Held) != 1 {
 					sc.t.Fatalf("sent while paused: %s", describe(sc.eff))
 				}
@@ -192,7 +192,7 @@ func TestGovernorHeldQueue(t *testing.T) {
 			if fmt.Sprint(heldList(sc.s)) != fmt.Sprint(c.wantHeld) {
 				t.Fatalf("held %q, want %q", heldList(sc.s), c.wantHeld)
 			}
-			eff := sc.do(AgentHealth{Agent: "lead", Health: workspace.HealthIdle})
+			eff := sc.do(AgentHealth{Agent: "lead", Health: vocab.HealthIdle})
 			if len(sc.s.Holds) > 0 { // a restart reset the lead's status: only the bound ends the hold
 				eff = sc.do(TimerFired{ID: holdTimer(defaultAccount)})
 			}
@@ -223,14 +223,14 @@ func TestGovernorHeldThroughNeedsHuman(t *testing.T) {
 	sc.limit("lead")
 	sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
 	sc.do(AgentUsage{Agent: "lead", Usage: usage("fake-claude", 1000, 1.5, true)})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if _, ok := sc.s.Timers[holdTimer(defaultAccount)]; ok || len(sc.s.Held) != 1 {
 		t.Fatalf("needs_human: timers %v, held %v", sc.s.Timers, heldList(sc.s))
 	}
 	cfg.BudgetUSD = 5
 	sc.m = Machine{Cfg: cfg}
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	if _, ok := sc.s.Timers[holdTimer(defaultAccount)]; !ok || len(sent(eff)) != 0 {
 		t.Fatalf("retry: hold not bounded again or work sent while held: %s", describe(eff))
 	}
@@ -306,7 +306,7 @@ func TestGovernorLimitedAgentsWorkSentOnce(t *testing.T) {
 			if c.pause {
 				sc.do(KeyPressed{Action: KeyPause})
 			}
-			eff := sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthIdle, Detail: "rate-limit cooldown over"})
+			eff := sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthIdle, Detail: "rate-limit cooldown over"})
 			if c.pause {
 				if len(sc.s.Resend) != 0 || len(sent(eff)) != 0 {
 					t.Fatalf("paused: resend %v, sent %v", sc.s.Resend, sent(eff))
@@ -339,8 +339,8 @@ func TestGovernorHeldRestartedWhilePausedSentOnce(t *testing.T) {
 		t.Fatalf("resend %v, held %v", sc.s.Resend, heldList(sc.s))
 	}
 	// The restarted lead reports its limit again, then it clears.
-	sc.do(AgentHealth{Agent: "lead", Health: workspace.HealthRateLimited})
-	sc.do(AgentHealth{Agent: "lead", Health: workspace.HealthIdle})
+	sc.do(AgentHealth{Agent: "lead", Health: vocab.HealthRateLimited})
+	sc.do(AgentHealth{Agent: "lead", Health: vocab.HealthIdle})
 	eff := sc.do(KeyPressed{Action: KeyResume})
 	if got := sent(eff); len(got) != 1 || !strings.HasPrefix(got[0], "reviewer:Review the plan") || len(sc.s.Held) != 0 || len(sc.s.Resend) != 0 {
 		t.Fatalf("resume: sent %v, held %v, resend %v", got, heldList(sc.s), sc.s.Resend)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // threePlan: checkpoint 1 has three independent subtasks, so with two
@@ -24,8 +24,8 @@ func governorScenario(t *testing.T, cfg Config) *scenario {
 	sc.submit(2)
 	sc.do(TriggerCompleted{Path: "plan.md", Content: threePlan, Agent: "lead"})
 	sc.trig("plan-approved.md", "LGTM")
-	sc.expect(workspace.PhaseExecuting)
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthBusy})
+	sc.expect(vocab.PhaseExecuting)
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthBusy})
 	return sc
 }
 
@@ -45,7 +45,7 @@ func assigned(eff []Effect) []string {
 func TestGovernorHoldsDispatchWhileLimited(t *testing.T) {
 	sc := governorScenario(t, defaultConfig())
 	sc.do(InjectionResult{Agent: "worker_1", Seq: sc.s.Agents["worker_1"].LastSeq, Delivered: true}) // its turn hits the limit
-	eff := sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthRateLimited, Detail: "429 rate_limit_error"})
+	eff := sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthRateLimited, Detail: "429 rate_limit_error"})
 	h, ok := sc.s.Holds[defaultAccount]
 	if !hasEvent(eff, "dispatch_held") || !ok || h.Agent != "worker_1" || h.Attempt != 1 || h.Until != sc.now.Add(5*time.Second) {
 		t.Fatalf("limited: %+v %s", sc.s.Holds, describe(eff))
@@ -54,16 +54,16 @@ func TestGovernorHoldsDispatchWhileLimited(t *testing.T) {
 		t.Fatal("no timer bounds the hold")
 	}
 	// Another limited agent of the same account does not stack a hold.
-	sc.do(AgentHealth{Agent: "worker_2", Health: workspace.HealthRateLimited})
-	sc.do(AgentHealth{Agent: "worker_2", Health: workspace.HealthBusy})
+	sc.do(AgentHealth{Agent: "worker_2", Health: vocab.HealthRateLimited})
+	sc.do(AgentHealth{Agent: "worker_2", Health: vocab.HealthBusy})
 	if len(sc.s.Holds) != 1 || sc.s.Holds[defaultAccount].Agent != "worker_1" {
 		t.Fatalf("holds %+v", sc.s.Holds)
 	}
 	eff = sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	if a := assigned(eff); len(a) != 0 || len(injectedTo(eff)) != 0 || sc.s.Phase != workspace.PhaseExecuting {
+	if a := assigned(eff); len(a) != 0 || len(injectedTo(eff)) != 0 || sc.s.Phase != vocab.PhaseExecuting {
 		t.Fatalf("held: dispatched %v %s", a, describe(eff))
 	}
-	eff = sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthIdle, Detail: "rate-limit cooldown over"})
+	eff = sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthIdle, Detail: "rate-limit cooldown over"})
 	if !hasEvent(eff, "dispatch_resumed") || len(sc.s.Holds) != 0 {
 		t.Fatalf("cleared: %s", describe(eff))
 	}
@@ -78,9 +78,9 @@ func TestGovernorHoldsDispatchWhileLimited(t *testing.T) {
 // Agents of another account are not held.
 func TestGovernorHoldsOnlyTheLimitedAccount(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.Accounts = map[workspace.AgentID]string{"worker_1": "claude", "worker_2": "codex"}
+	cfg.Accounts = map[vocab.AgentID]string{"worker_1": "claude", "worker_2": "codex"}
 	sc := governorScenario(t, cfg)
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthRateLimited})
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthRateLimited})
 	if _, ok := sc.s.Holds["claude"]; !ok || len(sc.s.Holds) != 1 {
 		t.Fatalf("holds %+v", sc.s.Holds)
 	}
@@ -94,7 +94,7 @@ func TestGovernorHoldsOnlyTheLimitedAccount(t *testing.T) {
 // (5 s, 15 s, 45 s) while the agent still reports the limit, then ends.
 func TestGovernorHoldBoundedWithoutSignal(t *testing.T) {
 	sc := governorScenario(t, defaultConfig())
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthRateLimited})
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthRateLimited})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	for attempt, d := range []time.Duration{15 * time.Second, 45 * time.Second} {
 		eff := sc.do(TimerFired{ID: holdTimer(defaultAccount)})
@@ -117,46 +117,46 @@ func TestGovernorHoldBoundedWithoutSignal(t *testing.T) {
 // whose agent is no longer limited when the timer fires ends then.
 func TestGovernorHoldEndsWhenAgentNoLongerLimited(t *testing.T) {
 	sc := governorScenario(t, defaultConfig())
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthRateLimited})
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthHangWarning})
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthRateLimited})
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthHangWarning})
 	if len(sc.s.Holds) != 1 {
 		t.Fatal("a hang warning is not a clear signal")
 	}
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthExited, ExitCode: 1})
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthExited, ExitCode: 1})
 	if len(sc.s.Holds) != 0 {
 		t.Fatalf("exited agent still holds: %+v", sc.s.Holds)
 	}
 }
 
-func usage(model string, tokens int64, usd float64, known bool) workspace.Usage {
-	return workspace.Usage{Model: model, Input: tokens, CostUSD: usd, CostKnown: known}
+func usage(model string, tokens int64, usd float64, known bool) vocab.Usage {
+	return vocab.Usage{Model: model, Input: tokens, CostUSD: usd, CostKnown: known}
 }
 
 // The budget, table-driven: unset, not reached, reached mid-build, and a
 // cost that is not known (not counted, and said).
 func TestGovernorBudget(t *testing.T) {
 	type step struct {
-		agent workspace.AgentID
-		u     workspace.Usage
+		agent vocab.AgentID
+		u     vocab.Usage
 	}
 	cases := []struct {
 		name       string
 		budget     float64
 		steps      []step
-		wantPhase  workspace.Phase
+		wantPhase  vocab.Phase
 		wantEvents []string
 		wantReason []string
 	}{
 		{"unset", 0, []step{{"lead", usage("fake-claude", 1e6, 99, true)}},
-			workspace.PhaseExecuting, []string{"agent_usage"}, nil},
+			vocab.PhaseExecuting, []string{"agent_usage"}, nil},
 		{"under", 1, []step{{"lead", usage("fake-claude", 1000, 0.4, true)}, {"worker_1", usage("fake-claude", 1000, 0.5, true)}},
-			workspace.PhaseExecuting, []string{"agent_usage"}, nil},
+			vocab.PhaseExecuting, []string{"agent_usage"}, nil},
 		{"reached mid-build", 1, []step{{"lead", usage("fake-claude", 1000, 0.4, true)}, {"worker_1", usage("fake-claude", 12300, 0.7, true)}},
-			workspace.PhaseNeedsHuman, []string{"agent_usage", "needs_human"},
+			vocab.PhaseNeedsHuman, []string{"agent_usage", "needs_human"},
 			[]string{"Estimated spend $1.10 reached the budget of $1.00", "- lead: $0.40 (1.0k tokens, fake-claude)",
 				"- worker_1: $0.70 (12.3k tokens, fake-claude)", "--budget"}},
 		{"unknown not counted", 1, []step{{"worker_2", usage("llama", 5000, 0, false)}, {"worker_1", usage("fake-claude", 100, 1, true)}},
-			workspace.PhaseNeedsHuman, []string{"agent_usage", "needs_human"},
+			vocab.PhaseNeedsHuman, []string{"agent_usage", "needs_human"},
 			[]string{"- worker_2: $? (5.0k tokens, llama)", "Not counted (no price for their model): worker_2."}},
 	}
 	for _, c := range cases {
@@ -182,7 +182,7 @@ func TestGovernorBudget(t *testing.T) {
 					t.Errorf("reason lacks %q:\n%s", r, sc.s.Reason)
 				}
 			}
-			if c.wantPhase == workspace.PhaseNeedsHuman && sc.s.Escalation != "budget" {
+			if c.wantPhase == vocab.PhaseNeedsHuman && sc.s.Escalation != "budget" {
 				t.Errorf("escalation %q", sc.s.Escalation)
 			}
 		})
@@ -219,17 +219,17 @@ func TestGovernorBudgetRetry(t *testing.T) {
 	sc := governorScenario(t, cfg)
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true}) // st_3 → worker_2
 	sc.do(AgentUsage{Agent: "lead", Usage: usage("fake-claude", 1000, 1.2, true)})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true}) // a turn under way finishes
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if !strings.Contains(sc.s.Reason, "$1.20 is still at or over the budget of $1.00") || len(injectedTo(eff)) != 0 {
 		t.Fatalf("same budget: %q %s", sc.s.Reason, describe(eff))
 	}
 	cfg.BudgetUSD = 5
 	sc.m = Machine{Cfg: cfg}
 	sc.do(KeyPressed{Action: KeyRetry})
-	if sc.s.Phase != workspace.PhaseExecuting && sc.s.Phase != workspace.PhaseCheckpointReview {
+	if sc.s.Phase != vocab.PhaseExecuting && sc.s.Phase != vocab.PhaseCheckpointReview {
 		t.Fatalf("raised budget: %s (%s)", sc.s.Phase, describe(sc.eff))
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The send invariants of the engine, as properties over random event
@@ -42,7 +42,7 @@ import (
 //	(h) every message names exactly the content it was sent with: the
 //	    assignment file its line names holds that dispatch's assignment
 //	    when it is typed, and no later write (as the runner writes them,
-//	    workspace.AssignmentRel) changes a file a message named.
+//	    vocab.AssignmentRel) changes a file a message named.
 //
 // HIVEMIND_PROPERTY_SEQS sets the number of sequences (default 1000; 150
 // with -short or -race); HIVEMIND_PROPERTY_SEED the seed (default fixed,
@@ -78,34 +78,34 @@ type world struct {
 	trace []string
 	n     int // instance counter: every trigger file is new
 
-	queue map[workspace.AgentID][]int // the agent layer's queues (seqs)
-	hold  map[workspace.AgentID]bool  // HoldDelivery
-	armed map[string]bool             // timers the runner has armed
-	next  []Event                     // results the world owes the engine (cancelled, failed)
+	queue map[vocab.AgentID][]int // the agent layer's queues (seqs)
+	hold  map[vocab.AgentID]bool  // HoldDelivery
+	armed map[string]bool         // timers the runner has armed
+	next  []Event                 // results the world owes the engine (cancelled, failed)
 
 	// property bookkeeping
-	typed     map[workspace.AgentID]map[int]bool // every seq ever injected
-	delivered map[workspace.AgentID]map[int]bool
-	lastWork  map[workspace.AgentID]int  // seq of the last work injected
-	failedOK  map[workspace.AgentID]bool // its last work's send failed since
-	starting  map[workspace.AgentID]bool // a start not yet answered by an exit/hang
-	files     map[string]string          // assignment files as the runner writes them: path → content
-	named     map[string]string          // the content of each file when a message named it
+	typed     map[vocab.AgentID]map[int]bool // every seq ever injected
+	delivered map[vocab.AgentID]map[int]bool
+	lastWork  map[vocab.AgentID]int  // seq of the last work injected
+	failedOK  map[vocab.AgentID]bool // its last work's send failed since
+	starting  map[vocab.AgentID]bool // a start not yet answered by an exit/hang
+	files     map[string]string      // assignment files as the runner writes them: path → content
+	named     map[string]string      // the content of each file when a message named it
 }
 
 // assignmentPathRE finds the assignment file an injected line names.
-var assignmentPathRE = regexp.MustCompile(`\S*/` + workspace.AssignmentsDir + `/\S+\.json`)
+var assignmentPathRE = regexp.MustCompile(`\S*/` + vocab.AssignmentsDir + `/\S+\.json`)
 
 // writeAssignment plays a WriteAssignment as the runner does
 // (workspace.TaskDir.WriteAssignment: the versioned file and the newest
 // copy) and checks (h) for each file.
-func (w *world) writeAssignment(a workspace.Assignment) error {
+func (w *world) writeAssignment(a vocab.Assignment) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
 	for _, seq := range []int{a.Seq, 0} {
-		p := filepath.Join(testTaskDir, workspace.AssignmentRel(a.Agent, seq))
+		p := filepath.Join(testTaskDir, vocab.AssignmentRel(a.Agent, seq))
 		if was, ok := w.named[p]; ok && was != string(b) {
 			return fmt.Errorf("(h) %s #%d rewrites %s, which a message named when it said #%s", a.Agent, a.Seq, p, seqOfJSON(was))
 		}
@@ -116,7 +116,7 @@ func (w *world) writeAssignment(a workspace.Assignment) error {
 
 // seqOfJSON is the seq of an assignment's JSON (for messages).
 func seqOfJSON(content string) string {
-	var a workspace.Assignment
+	var a vocab.Assignment
 	_ = json.Unmarshal([]byte(content), &a)
 	return strconv.Itoa(a.Seq)
 }
@@ -124,23 +124,23 @@ func seqOfJSON(content string) string {
 func newWorld(seed, stream uint64) *world {
 	return &world{
 		rnd:       rand.New(rand.NewPCG(seed, stream)),
-		s:         State{Phase: workspace.PhaseIdle},
+		s:         State{Phase: vocab.PhaseIdle},
 		now:       t0,
-		queue:     map[workspace.AgentID][]int{},
-		hold:      map[workspace.AgentID]bool{},
+		queue:     map[vocab.AgentID][]int{},
+		hold:      map[vocab.AgentID]bool{},
 		armed:     map[string]bool{},
-		typed:     map[workspace.AgentID]map[int]bool{},
-		delivered: map[workspace.AgentID]map[int]bool{},
-		lastWork:  map[workspace.AgentID]int{},
-		failedOK:  map[workspace.AgentID]bool{},
-		starting:  map[workspace.AgentID]bool{},
+		typed:     map[vocab.AgentID]map[int]bool{},
+		delivered: map[vocab.AgentID]map[int]bool{},
+		lastWork:  map[vocab.AgentID]int{},
+		failedOK:  map[vocab.AgentID]bool{},
+		starting:  map[vocab.AgentID]bool{},
 		files:     map[string]string{},
 		named:     map[string]string{},
 	}
 }
 
 func (w *world) run(m Machine, steps int) error {
-	if err := w.step(m, TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: testTaskDir}); err != nil {
+	if err := w.step(m, TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it"}, TaskDir: testTaskDir}); err != nil {
 		return err
 	}
 	for range steps {
@@ -160,9 +160,9 @@ func (w *world) run(m Machine, steps int) error {
 	return nil
 }
 
-func (w *world) agents() []workspace.AgentID { return w.s.AgentIDs() }
+func (w *world) agents() []vocab.AgentID { return w.s.AgentIDs() }
 
-func (w *world) anyAgent() workspace.AgentID {
+func (w *world) anyAgent() vocab.AgentID {
 	ids := w.agents()
 	return ids[w.rnd.IntN(len(ids))]
 }
@@ -172,7 +172,7 @@ func (w *world) pick() Event {
 	s := w.s
 	switch r := w.rnd.IntN(100); {
 	case r < 22: // the agent layer types the next message of an agent
-		var ready []workspace.AgentID
+		var ready []vocab.AgentID
 		for _, id := range w.agents() {
 			if len(w.queue[id]) > 0 && !w.hold[id] {
 				ready = append(ready, id)
@@ -190,11 +190,11 @@ func (w *world) pick() Event {
 		return InjectionResult{Agent: id, Seq: seq, Delivered: true}
 	case r < 45: // an agent's health
 		id := w.anyAgent()
-		healths := []workspace.Health{workspace.HealthReady, workspace.HealthIdle, workspace.HealthBusy, workspace.HealthIdle,
-			workspace.HealthRateLimited, workspace.HealthExited, workspace.HealthHung, workspace.HealthHangWarning, workspace.HealthStarting}
+		healths := []vocab.Health{vocab.HealthReady, vocab.HealthIdle, vocab.HealthBusy, vocab.HealthIdle,
+			vocab.HealthRateLimited, vocab.HealthExited, vocab.HealthHung, vocab.HealthHangWarning, vocab.HealthStarting}
 		h := healths[w.rnd.IntN(len(healths))]
 		e := AgentHealth{Agent: id, Health: h}
-		if h == workspace.HealthExited {
+		if h == vocab.HealthExited {
 			e.ExitCode = []int{1, 1, 1, 143, 127}[w.rnd.IntN(5)]
 			if w.rnd.IntN(2) == 0 {
 				e.PID = 1000 + w.rnd.IntN(10) // a process's exit (0: a start that failed)
@@ -230,15 +230,15 @@ func (w *world) pick() Event {
 		}
 		return e
 	case r < 97: // the runner restarts (the agent layer's queues go with it)
-		w.queue = map[workspace.AgentID][]int{}
+		w.queue = map[vocab.AgentID][]int{}
 		w.armed = map[string]bool{}
 		w.next = nil
 		return Resumed{Retry: w.rnd.IntN(2) == 0}
 	default:
-		if s.Phase == workspace.PhasePlanning {
-			return TriggerCompleted{Path: "plan.md", Content: []byte("no json here " + w.count()), Agent: workspace.AgentLead}
+		if s.Phase == vocab.PhasePlanning {
+			return TriggerCompleted{Path: "plan.md", Content: []byte("no json here " + w.count()), Agent: vocab.AgentLead}
 		}
-		return AgentHealth{Agent: w.anyAgent(), Health: workspace.HealthIdle}
+		return AgentHealth{Agent: w.anyAgent(), Health: vocab.HealthIdle}
 	}
 }
 
@@ -247,30 +247,30 @@ func (w *world) count() string { w.n++; return strconv.Itoa(w.n) }
 // answer is what some agent writes for its current assignment.
 func (w *world) answer() Event {
 	s := w.s
-	trig := func(p, content string, by workspace.AgentID) Event {
+	trig := func(p, content string, by vocab.AgentID) Event {
 		return TriggerCompleted{Path: p, Content: []byte(content + "\n" + w.count()), Agent: by}
 	}
 	switch s.Phase {
-	case workspace.PhasePlanning, workspace.PhasePlanRevision:
-		return TriggerCompleted{Path: "plan.md", Content: append(validPlan, []byte("\n"+w.count())...), Agent: workspace.AgentLead}
-	case workspace.PhasePlanReview:
+	case vocab.PhasePlanning, vocab.PhasePlanRevision:
+		return TriggerCompleted{Path: "plan.md", Content: append(validPlan, []byte("\n"+w.count())...), Agent: vocab.AgentLead}
+	case vocab.PhasePlanReview:
 		if w.rnd.IntN(3) == 0 {
-			return trig("plan-feedback.md", "## Issues\n- split st_1", workspace.AgentReviewer)
+			return trig("plan-feedback.md", "## Issues\n- split st_1", vocab.AgentReviewer)
 		}
-		return trig("plan-approved.md", "LGTM", workspace.AgentReviewer)
-	case workspace.PhaseCheckpointReview:
+		return trig("plan-approved.md", "LGTM", vocab.AgentReviewer)
+	case vocab.PhaseCheckpointReview:
 		if w.rnd.IntN(3) == 0 {
-			return trig("checkpoint-issues.md", "## Issues\n- high: a.go:3 nil check missing", workspace.AgentReviewer)
+			return trig("checkpoint-issues.md", "## Issues\n- high: a.go:3 nil check missing", vocab.AgentReviewer)
 		}
-		return trig("checkpoint-approved.md", "ok", workspace.AgentReviewer)
-	case workspace.PhaseFrictionResolution:
-		return trig("friction-resolution.md", "do less", workspace.AgentLead)
+		return trig("checkpoint-approved.md", "ok", vocab.AgentReviewer)
+	case vocab.PhaseFrictionResolution:
+		return trig("friction-resolution.md", "do less", vocab.AgentLead)
 	}
 	if w.rnd.IntN(8) == 0 {
 		return trig("friction/slow-"+w.count()+".md", "tests are slow", w.anyAgent())
 	}
 	// A done marker for some agent's current work (or a wrong one).
-	var busy []workspace.AgentID
+	var busy []vocab.AgentID
 	for _, id := range w.agents() {
 		if a, ok := s.Assignments[id]; ok && s.Agents[id].Pending && a.DoneMarker != "" {
 			busy = append(busy, id)
@@ -340,20 +340,20 @@ func (w *world) resolve(e Event) {
 			w.starting[e.Agent] = false // an undelivered message restarts the agent
 		}
 	case AgentHealth:
-		if e.Health != workspace.HealthStarting {
+		if e.Health != vocab.HealthStarting {
 			w.starting[e.Agent] = false // the start is over: it runs, or ended
 		}
 		switch e.Health {
-		case workspace.HealthExited, workspace.HealthHung:
+		case vocab.HealthExited, vocab.HealthHung:
 			w.failedOK[e.Agent] = true
-		case workspace.HealthRateLimited:
+		case vocab.HealthRateLimited:
 			if w.delivered[e.Agent][w.lastWork[e.Agent]] {
 				w.failedOK[e.Agent] = true // the turn of its work was lost
 			}
 		}
 	case TimerFired:
 		if _, name, ok := strings.Cut(e.ID, ":"); ok {
-			id := workspace.AgentID(name)
+			id := vocab.AgentID(name)
 			w.failedOK[id] = true
 			if strings.HasPrefix(e.ID, "timeout:") {
 				w.starting[id] = false
@@ -382,7 +382,7 @@ func (w *world) resolve(e Event) {
 // check plays eff into the world and checks the properties.
 func (w *world) check(before State, e Event, eff []Effect) error {
 	s := w.s
-	startedNow := map[workspace.AgentID]bool{}
+	startedNow := map[vocab.AgentID]bool{}
 	for _, x := range eff {
 		switch x := x.(type) {
 		case Inject:
@@ -394,10 +394,10 @@ func (w *world) check(before State, e Event, eff []Effect) error {
 				return fmt.Errorf("(a) dispatch %s #%d injected twice", id, x.Seq)
 			}
 			w.typed[id][x.Seq] = true
-			if s.Phase == workspace.PhasePaused || s.Agents[id].Paused { // (b)
-				return fmt.Errorf("(b) %s #%d injected while paused (team %v, agent %v)", id, x.Seq, s.Phase == workspace.PhasePaused, s.Agents[id].Paused)
+			if s.Phase == vocab.PhasePaused || s.Agents[id].Paused { // (b)
+				return fmt.Errorf("(b) %s #%d injected while paused (team %v, agent %v)", id, x.Seq, s.Phase == vocab.PhasePaused, s.Agents[id].Paused)
 			}
-			if p := before.Phase; p == workspace.PhaseComplete || p == workspace.PhaseCancelled || s.Phase == workspace.PhaseComplete || s.Phase == workspace.PhaseCancelled { // (c)
+			if p := before.Phase; p == vocab.PhaseComplete || p == vocab.PhaseCancelled || s.Phase == vocab.PhaseComplete || s.Phase == vocab.PhaseCancelled { // (c)
 				return fmt.Errorf("(c) %s #%d injected at %s → %s", id, x.Seq, before.Phase, s.Phase)
 			}
 			if x.Notice { // (d)
@@ -435,7 +435,7 @@ func (w *world) check(before State, e Event, eff []Effect) error {
 			}
 			w.queue[x.Agent] = keep
 		case SpawnAgent, RestartAgent:
-			var id workspace.AgentID
+			var id vocab.AgentID
 			if sp, ok := x.(SpawnAgent); ok {
 				id = sp.Agent
 			} else {
@@ -455,22 +455,22 @@ func (w *world) check(before State, e Event, eff []Effect) error {
 		}
 	}
 	for _, id := range w.agents() { // (b): the agent layer holds what is paused
-		if want := s.Phase == workspace.PhasePaused || s.Agents[id].Paused; w.hold[id] != want && (want || w.hold[id]) {
-			return fmt.Errorf("(b) %s: agent layer hold %v, paused team %v agent %v", id, w.hold[id], s.Phase == workspace.PhasePaused, s.Agents[id].Paused)
+		if want := s.Phase == vocab.PhasePaused || s.Agents[id].Paused; w.hold[id] != want && (want || w.hold[id]) {
+			return fmt.Errorf("(b) %s: agent layer hold %v, paused team %v agent %v", id, w.hold[id], s.Phase == vocab.PhasePaused, s.Agents[id].Paused)
 		}
 	}
-	if s.Phase == workspace.PhaseComplete || s.Phase == workspace.PhaseCancelled { // (c)
+	if s.Phase == vocab.PhaseComplete || s.Phase == vocab.PhaseCancelled { // (c)
 		for _, id := range w.agents() {
 			if len(w.queue[id]) > 0 {
 				return fmt.Errorf("(c) %s's messages %v left to be typed at %s", id, w.queue[id], s.Phase)
 			}
 		}
 	}
-	if s.Phase == workspace.PhaseError && before.Phase != workspace.PhaseError { // (f)
+	if s.Phase == vocab.PhaseError && before.Phase != vocab.PhaseError { // (f)
 		for _, id := range w.agents() {
 			a := s.Agents[id]
 			_, restart := s.Timers[restartTimer(id)]
-			if a.Pending || a.Paused || restart || a.Status == workspace.HealthStarting || a.Status == workspace.HealthRestarting {
+			if a.Pending || a.Paused || restart || a.Status == vocab.HealthStarting || a.Status == vocab.HealthRestarting {
 				return fmt.Errorf("(f) error while %s is on its way (pending %v, paused %v, restart timer %v, status %s)", id, a.Pending, a.Paused, restart, a.Status)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -34,8 +34,8 @@ import (
 // instance, so a merge repeated after a crash adds nothing. A failed merge
 // leaves the note in the outbox.
 type MergeKnowledge struct {
-	Entry  workspace.InboxEntry
-	Agent  workspace.AgentID
+	Entry  vocab.InboxEntry
+	Agent  vocab.AgentID
 	TaskID string
 	Source string
 	At     time.Time
@@ -63,7 +63,7 @@ const maxKnowledgeNotes = 10
 // knowledgeRoot returns the workspace root of the state's task dir
 // (<root>/tasks/<id>), or "" when the task dir does not have that shape.
 func knowledgeRoot(taskDir string) string {
-	if taskDir == "" || filepath.Base(filepath.Dir(taskDir)) != workspace.TasksDir {
+	if taskDir == "" || filepath.Base(filepath.Dir(taskDir)) != vocab.TasksDir {
 		return ""
 	}
 	return filepath.Dir(filepath.Dir(taskDir))
@@ -71,7 +71,7 @@ func knowledgeRoot(taskDir string) string {
 
 // knowledgeFor returns, for an assignment, the shared knowledge files every
 // agent reads and the note on how to add to them ("" when unknown).
-func (st *stepper) knowledgeFor(agent workspace.AgentID) (reads []string, note string) {
+func (st *stepper) knowledgeFor(agent vocab.AgentID) (reads []string, note string) {
 	root := knowledgeRoot(st.s.TaskDir)
 	if root == "" {
 		return nil, ""
@@ -81,11 +81,11 @@ func (st *stepper) knowledgeFor(agent workspace.AgentID) (reads []string, note s
 		"To record a choice others must follow, write a new note %s/<n>.md (n = 1, 2, …) with a front matter "+
 		"(---, kind: decision|constraint|term, title|name|term: <one line>, ---) and the rationale, description or definition as the text.",
 		notes)
-	return workspace.KnowledgeFiles(root), note
+	return vocab.KnowledgeFiles(root), note
 }
 
 // takeKnowledgeNotes returns and clears the acknowledgements kept for agent.
-func (st *stepper) takeKnowledgeNotes(agent workspace.AgentID) []string {
+func (st *stepper) takeKnowledgeNotes(agent vocab.AgentID) []string {
 	notes := st.s.KnowledgeNotes[agent]
 	if len(notes) == 0 {
 		return nil
@@ -98,12 +98,12 @@ func (st *stepper) takeKnowledgeNotes(agent workspace.AgentID) []string {
 }
 
 // knowledgeNote keeps an acknowledgement for the author's next assignment.
-func (st *stepper) knowledgeNote(agent workspace.AgentID, note string) {
+func (st *stepper) knowledgeNote(agent vocab.AgentID, note string) {
 	if _, ok := st.s.Agents[agent]; !ok {
 		return // not an agent of this task (the user, a stray file): nobody to tell
 	}
 	if st.s.KnowledgeNotes == nil {
-		st.s.KnowledgeNotes = map[workspace.AgentID][]string{}
+		st.s.KnowledgeNotes = map[vocab.AgentID][]string{}
 	}
 	notes := append(st.s.KnowledgeNotes[agent], note)
 	if len(notes) > maxKnowledgeNotes {
@@ -115,17 +115,17 @@ func (st *stepper) knowledgeNote(agent workspace.AgentID, note string) {
 // knowledgeFile names the file an entry kind goes to.
 func knowledgeFile(kind string) string {
 	switch kind {
-	case workspace.KindDecision:
-		return workspace.DecisionsFile
-	case workspace.KindConstraint:
-		return workspace.ConstraintsFile
+	case vocab.KindDecision:
+		return vocab.DecisionsFile
+	case vocab.KindConstraint:
+		return vocab.ConstraintsFile
 	}
-	return workspace.GlossaryFile
+	return vocab.GlossaryFile
 }
 
 // noteAuthor is the author of a note at p (relative to the task dir): the
 // owner of the outbox it lies in; named is false when p is no note.
-func noteAuthor(p string, fallback workspace.AgentID) (author workspace.AgentID, named bool) {
+func noteAuthor(p string, fallback vocab.AgentID) (author vocab.AgentID, named bool) {
 	if ref, ok := triggers.Parse(p); ok && ref.Kind == triggers.Knowledge {
 		return ref.Owner, true
 	}
@@ -139,7 +139,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 	p := cleanPath(e.Path)
 	author, named := noteAuthor(p, e.Agent)
 	key := TriggerKey(p, e.Content, e.ModTime)
-	entry, err := workspace.ParseInboxEntry(e.Content)
+	entry, err := vocab.ParseInboxEntry(e.Content)
 	if err == nil && !named {
 		err = fmt.Errorf("a note must be %s in your outbox, got %s", triggers.Knowledge, p)
 	}
@@ -147,7 +147,7 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		// Seen before (a rescan after a restart): repeat the idempotent
 		// merge and the archive, in case the crash came between them.
 		to := s.Archives[key]
-		st.emit(workspace.RecordContextDuplicate, author, map[string]any{"path": p, "archived": to})
+		st.emit(vocab.RecordContextDuplicate, author, map[string]any{"path": p, "archived": to})
 		if to == "" {
 			return
 		}
@@ -174,10 +174,10 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 	ag, isAgent := s.Agents[author]
 	if err == nil && isAgent && ag.Notes >= MaxNotesPerTask {
 		// A flood: refused, the author told once.
-		to := fmt.Sprintf("%s/%s_c%d-refused_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
+		to := fmt.Sprintf("%s/%s_c%d-refused_%s", vocab.KnowledgeArchiveDir, s.TaskID, v, base)
 		s.Archives[key] = to
 		st.do(ArchiveKnowledge{From: p, To: to})
-		st.emit(workspace.RecordContextRejected, author, map[string]any{"path": p, "problem": "too many entries", "archived": to})
+		st.emit(vocab.RecordContextRejected, author, map[string]any{"path": p, "problem": "too many entries", "archived": to})
 		if !ag.NotesCapped {
 			ag.NotesCapped = true
 			s.Agents[author] = ag
@@ -191,31 +191,31 @@ func (st *stepper) knowledgeSubmitted(e KnowledgeSubmitted) {
 		s.Agents[author] = ag
 	}
 	if err != nil {
-		problem := strings.TrimPrefix(err.Error(), workspace.ErrBadInbox.Error()+": ")
-		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
+		problem := strings.TrimPrefix(err.Error(), vocab.ErrBadInbox.Error()+": ")
+		to := fmt.Sprintf("%s/%s_c%d-invalid_%s", vocab.KnowledgeArchiveDir, s.TaskID, v, base)
 		s.Archives[key] = to
 		st.do(ArchiveKnowledge{From: p, To: to})
-		st.emit(workspace.RecordContextRejected, author, map[string]any{"path": p, "problem": problem, "archived": to})
+		st.emit(vocab.RecordContextRejected, author, map[string]any{"path": p, "problem": problem, "archived": to})
 		st.knowledgeNote(author, fmt.Sprintf("Your shared-knowledge entry %s was NOT recorded (moved to %s/%s): %s. "+
-			"Write a corrected entry as a new note in %s/%s/.", p, workspace.KnowledgeDir, to, problem,
+			"Write a corrected entry as a new note in %s/%s/.", p, vocab.KnowledgeDir, to, problem,
 			triggers.Outbox(author), triggers.Knowledge.Dir()))
 		return
 	}
-	to := fmt.Sprintf("%s/%s_c%d_%s", workspace.KnowledgeArchiveDir, s.TaskID, v, base)
+	to := fmt.Sprintf("%s/%s_c%d_%s", vocab.KnowledgeArchiveDir, s.TaskID, v, base)
 	s.Archives[key] = to
 	at := e.ModTime.UTC()
 	if e.ModTime.IsZero() {
 		at = st.at.UTC()
 	}
 	st.do(MergeKnowledge{Entry: entry, Agent: author, TaskID: s.TaskID, Source: key, At: at, From: p, To: to})
-	st.emit(workspace.RecordContextSubmitted, author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
+	st.emit(vocab.RecordContextSubmitted, author, map[string]any{"path": p, "kind": entry.Kind, "title": entry.Title, "archived": to})
 	st.knowledgeNote(author, fmt.Sprintf("Your %s %q (%s) was recorded in %s/%s.", entry.Kind, entry.Title,
-		p, workspace.KnowledgeDir, knowledgeFile(entry.Kind)))
+		p, vocab.KnowledgeDir, knowledgeFile(entry.Kind)))
 }
 
 // taskConstraints enters the task's own constraints into the shared
 // constraints registry (idempotent per task and constraint).
-func (st *stepper) taskConstraints(t workspace.Task) {
+func (st *stepper) taskConstraints(t vocab.Task) {
 	by := t.SubmittedBy
 	if by == "" || by == "cli" {
 		by = "user"
@@ -229,7 +229,7 @@ func (st *stepper) taskConstraints(t workspace.Task) {
 		if r := []rune(name); len(r) > 80 {
 			name = string(r[:80]) + "…"
 		}
-		st.do(MergeKnowledge{Entry: workspace.InboxEntry{Kind: workspace.KindConstraint, Title: name, Text: c},
-			Agent: workspace.AgentID(by), TaskID: t.ID, Source: fmt.Sprintf("task:%s:constraint:%d", t.ID, i+1), At: st.at.UTC()})
+		st.do(MergeKnowledge{Entry: vocab.InboxEntry{Kind: vocab.KindConstraint, Title: name, Text: c},
+			Agent: vocab.AgentID(by), TaskID: t.ID, Source: fmt.Sprintf("task:%s:constraint:%d", t.ID, i+1), At: st.at.UTC()})
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 const (
@@ -36,22 +36,22 @@ func TestContextSubmittedTable(t *testing.T) {
 		path      string
 		content   string
 		wantEvent string
-		wantMerge *workspace.InboxEntry
+		wantMerge *vocab.InboxEntry
 		wantTo    string // archive name
 		wantNote  string // substring of the author's note
 	}{
 		{name: "valid decision", path: "agents/worker_1/knowledge/1.md", content: validDecision, wantEvent: "context_submitted",
-			wantMerge: &workspace.InboxEntry{Kind: "decision", Title: "Use SQLite", Text: "One file, no server; everyone uses database/sql."},
+			wantMerge: &vocab.InboxEntry{Kind: "decision", Title: "Use SQLite", Text: "One file, no server; everyone uses database/sql."},
 			wantTo:    "archive/t1_c1_worker_1-1.md", wantNote: `Your decision "Use SQLite" (agents/worker_1/knowledge/1.md) was recorded in context/decisions.json`},
 		{name: "valid term", path: "agents/lead/knowledge/3.md", content: validTerm, wantEvent: "context_submitted",
-			wantMerge: &workspace.InboxEntry{Kind: "term", Title: "hive", Text: "the agent team"},
+			wantMerge: &vocab.InboxEntry{Kind: "term", Title: "hive", Text: "the agent team"},
 			wantTo:    "archive/t1_c1_lead-3.md", wantNote: "recorded in context/glossary.json"},
 		{name: "invalid kind", path: "agents/worker_2/knowledge/1.md", content: "---\nkind: rule\ntitle: x\n---\ny\n", wantEvent: "context_rejected",
 			wantTo: "archive/t1_c1-invalid_worker_2-1.md", wantNote: `NOT recorded (moved to context/archive/t1_c1-invalid_worker_2-1.md): unknown kind "rule"`},
 		{name: "no front matter", path: "agents/reviewer/knowledge/1.md", content: "we decided to use SQLite", wantEvent: "context_rejected",
 			wantTo: "archive/t1_c1-invalid_reviewer-1.md", wantNote: "must start with a front matter"},
 		{name: "named after another agent", path: "agents/worker_1/knowledge/lead-1.md", content: validDecision, wantEvent: "context_submitted",
-			wantMerge: &workspace.InboxEntry{Kind: "decision", Title: "Use SQLite", Text: "One file, no server; everyone uses database/sql."},
+			wantMerge: &vocab.InboxEntry{Kind: "decision", Title: "Use SQLite", Text: "One file, no server; everyone uses database/sql."},
 			wantTo:    "archive/t1_c1_worker_1-lead-1.md", wantNote: `(agents/worker_1/knowledge/lead-1.md) was recorded`},
 		{name: "not in an outbox", path: "context/inbox/lead-1.md", content: validDecision, wantEvent: "context_rejected",
 			wantTo: "archive/t1_c1-invalid_lead-1.md"},
@@ -148,7 +148,7 @@ func TestContextNoteInNextAssignment(t *testing.T) {
 // (work or notice) lists the three context files.
 func TestEveryAssignmentReadsContext(t *testing.T) {
 	sc := newScenario(t)
-	var all []workspace.Assignment
+	var all []vocab.Assignment
 	collect := func() {
 		for _, w := range effectsOf[WriteAssignment](sc.eff) {
 			all = append(all, w.Assignment)
@@ -189,7 +189,7 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 				if !hasEvent(eff, "context_ignored") || len(effectsOf[MergeKnowledge](eff)) != 0 || len(effectsOf[ArchiveKnowledge](eff)) != 0 {
 					t.Fatalf("no task: %s", describe(eff))
 				}
-			case p == workspace.PhasePaused:
+			case p == vocab.PhasePaused:
 				if !hasEvent(eff, "event_deferred") || len(effectsOf[MergeKnowledge](eff)) != 0 || len(n.Deferred) != 1 {
 					t.Fatalf("paused: %s", describe(eff))
 				}
@@ -209,13 +209,13 @@ func TestContextSubmittedInEveryPhase(t *testing.T) {
 func TestTaskConstraintsEnterRegistry(t *testing.T) {
 	sc := newScenario(t)
 	long := "Keep the public API backwards compatible " + strings.Repeat("and documented ", 10)
-	eff := sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Description: "do it",
+	eff := sc.do(TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject, Description: "do it",
 		Constraints: []string{"No new dependencies", " ", long}}, TaskDir: testTaskDir})
 	ms := effectsOf[MergeKnowledge](eff)
 	if len(ms) != 2 {
 		t.Fatalf("merges: %s", describe(eff))
 	}
-	if ms[0].Entry.Kind != workspace.KindConstraint || ms[0].Entry.Title != "No new dependencies" || ms[0].Agent != "user" ||
+	if ms[0].Entry.Kind != vocab.KindConstraint || ms[0].Entry.Title != "No new dependencies" || ms[0].Agent != "user" ||
 		ms[0].From != "" || ms[0].Source != "task:t1:constraint:1" {
 		t.Errorf("first: %+v", ms[0])
 	}

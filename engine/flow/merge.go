@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -22,7 +22,7 @@ import (
 const mergeFixPrefix = "merge-"
 
 // mergeFixID names one merge-conflict fix: merge-cp<checkpoint>-a<attempt>-<agent>.
-func mergeFixID(cp, attempt int, agent workspace.AgentID) string {
+func mergeFixID(cp, attempt int, agent vocab.AgentID) string {
 	return fmt.Sprintf("%scp%d-a%d-%s", mergeFixPrefix, cp, attempt, agent)
 }
 
@@ -41,13 +41,13 @@ func (st *stepper) requestMerge() {
 	cp := s.CurrentCheckpoint
 	m := s.Merge
 	if m.Checkpoint != cp {
-		m = workspace.MergeState{Checkpoint: cp}
+		m = vocab.MergeState{Checkpoint: cp}
 	}
 	m.Round = s.Versions[checkpointKey(cp)] + 1
 	m.Attempt++
 	m.Waiting = true
 	s.Merge = m
-	st.emit(workspace.RecordMergeRequested, "", map[string]any{"checkpoint": cp, "round": m.Round, "attempt": m.Attempt})
+	st.emit(vocab.RecordMergeRequested, "", map[string]any{"checkpoint": cp, "round": m.Round, "attempt": m.Attempt})
 	st.do(st.mergeEffect())
 }
 
@@ -57,13 +57,13 @@ func (st *stepper) requestMerge() {
 func (st *stepper) resumeMerge() {
 	s := st.s
 	phase := s.Phase
-	if phase == workspace.PhasePaused {
+	if phase == vocab.PhasePaused {
 		phase = s.PreviousPhase
 	}
-	if phase != workspace.PhaseCheckpoint || !s.Merge.Waiting {
+	if phase != vocab.PhaseCheckpoint || !s.Merge.Waiting {
 		return
 	}
-	st.emit(workspace.RecordMergeRequested, "", map[string]any{"checkpoint": s.Merge.Checkpoint, "round": s.Merge.Round,
+	st.emit(vocab.RecordMergeRequested, "", map[string]any{"checkpoint": s.Merge.Checkpoint, "round": s.Merge.Round,
 		"attempt": s.Merge.Attempt, "resumed": true})
 	st.do(st.mergeEffect())
 }
@@ -73,7 +73,7 @@ func (st *stepper) retryMerge() {
 	s := st.s
 	s.Merge.Conflicts = 0
 	s.Merge.Waiting = false
-	st.enter(workspace.PhaseCheckpoint)
+	st.enter(vocab.PhaseCheckpoint)
 	if st.cfg.Git {
 		st.requestMerge()
 		return
@@ -89,10 +89,10 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 	details := map[string]any{"checkpoint": e.Checkpoint, "round": e.Round, "attempt": e.Attempt}
 	ignore := func(reason string) {
 		details["reason"] = reason
-		st.emit(workspace.RecordMergeResultIgnored, "", details)
+		st.emit(vocab.RecordMergeResultIgnored, "", details)
 	}
 	switch {
-	case s.Phase != workspace.PhaseCheckpoint:
+	case s.Phase != vocab.PhaseCheckpoint:
 		ignore("not waiting at a checkpoint (" + string(s.Phase) + ")")
 		return
 	case !m.Waiting:
@@ -108,7 +108,7 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 	switch {
 	case e.Error != "":
 		details["error"] = e.Error
-		st.emit(workspace.RecordMergeFailed, "", details)
+		st.emit(vocab.RecordMergeFailed, "", details)
 		st.needsHuman("git_merge", fmt.Sprintf("Merging the workers' branches at checkpoint %d failed: %s", cp, e.Error))
 	case e.Merged:
 		m.DiffFile, m.CheckFile, m.Checked, m.CheckOK, m.MergedDir = e.DiffFile, e.CheckFile, e.Checked, e.CheckOK, e.MergedDir
@@ -117,7 +117,7 @@ func (st *stepper) checkpointMerged(e CheckpointMerged) {
 		if e.Checked {
 			details["check"], details["check_ok"] = e.CheckFile, e.CheckOK
 		}
-		st.emit(workspace.RecordCheckpointMerged, "", details)
+		st.emit(vocab.RecordCheckpointMerged, "", details)
 		st.reviewCheckpoint()
 	case len(e.Conflicts) > 0:
 		st.mergeConflicts(e)
@@ -134,42 +134,42 @@ func (st *stepper) mergeConflicts(e CheckpointMerged) {
 	cp := m.Checkpoint
 	m.Conflicts++
 	s.Merge = m
-	var names []workspace.AgentID
+	var names []vocab.AgentID
 	var files []string
 	for _, c := range e.Conflicts {
 		names = append(names, c.Worker)
 		files = append(files, c.Files...)
 	}
-	st.emit(workspace.RecordMergeConflict, "", map[string]any{"checkpoint": cp, "attempt": m.Attempt, "workers": names,
+	st.emit(vocab.RecordMergeConflict, "", map[string]any{"checkpoint": cp, "attempt": m.Attempt, "workers": names,
 		"files": dedupe(files), "conflicts": m.Conflicts})
 	if m.Conflicts > st.cfg.MaxRevisionCycles {
 		st.needsHuman("merge_conflicts", fmt.Sprintf("Checkpoint %d still does not merge after %d conflict rounds (max_revision_cycles=%d); conflicting workers: %s",
-			cp, m.Conflicts-1, st.cfg.MaxRevisionCycles, workspace.JoinAgents(names)))
+			cp, m.Conflicts-1, st.cfg.MaxRevisionCycles, vocab.JoinAgents(names)))
 		return
 	}
 	var fixers []MergeConflict
-	seen := map[workspace.AgentID]bool{}
+	seen := map[vocab.AgentID]bool{}
 	for _, c := range e.Conflicts {
-		if a, ok := s.Agents[c.Worker]; !ok || a.Role != workspace.RoleWorker || seen[c.Worker] {
+		if a, ok := s.Agents[c.Worker]; !ok || a.Role != vocab.RoleWorker || seen[c.Worker] {
 			continue
 		}
 		seen[c.Worker] = true
 		fixers = append(fixers, c)
 	}
 	if len(fixers) == 0 {
-		st.needsHuman("git_merge", fmt.Sprintf("The merge of checkpoint %d conflicted for unknown workers: %s", cp, workspace.JoinAgents(names)))
+		st.needsHuman("git_merge", fmt.Sprintf("The merge of checkpoint %d conflicted for unknown workers: %s", cp, vocab.JoinAgents(names)))
 		return
 	}
 	if s.Fixes == nil {
-		s.Fixes = map[string]workspace.SubtaskState{}
+		s.Fixes = map[string]vocab.SubtaskState{}
 	}
-	var ids []workspace.AgentID
+	var ids []vocab.AgentID
 	for _, c := range fixers {
-		s.Fixes[mergeFixID(cp, m.Attempt, c.Worker)] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: c.Worker, StartedAt: st.at}
+		s.Fixes[mergeFixID(cp, m.Attempt, c.Worker)] = vocab.SubtaskState{Status: vocab.SubtaskInProgress, Worker: c.Worker, StartedAt: st.at}
 		ids = append(ids, c.Worker)
 	}
-	st.enter(workspace.PhaseCheckpointFix)
-	st.emit(workspace.RecordFixStarted, "", map[string]any{"checkpoint": cp, "merge_attempt": m.Attempt, "agents": ids})
+	st.enter(vocab.PhaseCheckpointFix)
+	st.emit(vocab.RecordFixStarted, "", map[string]any{"checkpoint": cp, "merge_attempt": m.Attempt, "agents": ids})
 	for _, c := range fixers {
 		st.mergeFixAssignment(c, mergeFixID(cp, m.Attempt, c.Worker))
 	}
@@ -198,7 +198,7 @@ func (st *stepper) mergeFixAssignment(c MergeConflict, id string) {
 	}
 	with := "the work merged before yours"
 	if len(c.With) > 0 {
-		with = workspace.JoinAgents(c.With)
+		with = vocab.JoinAgents(c.With)
 	}
 	hunks := "your reads"
 	if c.HunksFile != "" {
@@ -218,15 +218,15 @@ func (st *stepper) mergeFixAssignment(c MergeConflict, id string) {
 // mergeFixRejected handles a merge fix whose completion was refused (the
 // runner found conflict markers left): the worker gets the assignment
 // again with the problem, past max_retries the run needs a human.
-func (st *stepper) mergeFixRejected(e SubtaskDone, f workspace.SubtaskState) {
+func (st *stepper) mergeFixRejected(e SubtaskDone, f vocab.SubtaskState) {
 	s := st.s
 	problem := clip(e.Problem, maxProblem)
 	f.Attempts++
 	s.Fixes[e.Subtask] = f
-	st.emit(workspace.RecordFixRejected, f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+	st.emit(vocab.RecordFixRejected, f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
 	p := st.cfg.resendPolicy()
 	reason := fmt.Sprintf("%s's conflict resolution %s was refused; last problem: %s", f.Worker, e.Subtask, problem)
-	if _, ok := p.Retry(f.Attempts); ok && s.Phase != workspace.PhaseCheckpointFix {
+	if _, ok := p.Retry(f.Attempts); ok && s.Phase != vocab.PhaseCheckpointFix {
 		return
 	}
 	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {

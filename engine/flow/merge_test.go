@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // gitMachine is the test machine of a git project with a check command.
@@ -39,7 +39,7 @@ func (sc *scenario) toMerging() MergeCheckpoint {
 	sc.toExecuting()
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	eff := sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	sc.expect(workspace.PhaseCheckpoint)
+	sc.expect(vocab.PhaseCheckpoint)
 	ms := effectsOf[MergeCheckpoint](eff)
 	if len(ms) != 1 {
 		sc.t.Fatalf("want one MergeCheckpoint, got %s", describe(eff))
@@ -55,14 +55,14 @@ func cleanMerge(m MergeCheckpoint) CheckpointMerged {
 
 func conflictMerge(m MergeCheckpoint) CheckpointMerged {
 	return CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt,
-		Conflicts: []MergeConflict{{Worker: "worker_2", With: []workspace.AgentID{"worker_1"}, Files: []string{"b.go"},
+		Conflicts: []MergeConflict{{Worker: "worker_2", With: []vocab.AgentID{"worker_1"}, Files: []string{"b.go"},
 			HunksFile: "reviews/checkpoint_1_v1-a1-conflict-worker_2.md"}}}
 }
 
 func TestGitCheckpointWaitsForMerge(t *testing.T) {
 	sc := gitScenario(t)
 	m := sc.toMerging()
-	want := MergeCheckpoint{Checkpoint: 1, Round: 1, Attempt: 1, Workers: []workspace.AgentID{"worker_1", "worker_2"}}
+	want := MergeCheckpoint{Checkpoint: 1, Round: 1, Attempt: 1, Workers: []vocab.AgentID{"worker_1", "worker_2"}}
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("MergeCheckpoint %+v, want %+v", m, want)
 	}
@@ -83,7 +83,7 @@ func TestGitCheckpointWaitsForMerge(t *testing.T) {
 			t.Fatal("non-git scenario saw a merge event")
 		}
 	}
-	if plain.s.Merge != (workspace.MergeState{}) {
+	if plain.s.Merge != (vocab.MergeState{}) {
 		t.Errorf("non-git merge state %+v", plain.s.Merge)
 	}
 }
@@ -92,10 +92,10 @@ func TestGitMergeTransitions(t *testing.T) {
 	tests := []struct {
 		name  string
 		event func(MergeCheckpoint) CheckpointMerged
-		phase workspace.Phase
+		phase vocab.Phase
 		check func(t *testing.T, sc *scenario)
 	}{
-		{"clean merge starts the review with diff and check", cleanMerge, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		{"clean merge starts the review with diff and check", cleanMerge, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			a := assignmentFor(t, sc.eff, "reviewer")
 			for _, f := range []string{testTaskDir + "/reviews/checkpoint_1_v1-diff.patch", testTaskDir + "/reviews/checkpoint_1_v1-check.txt"} {
 				if !slices.Contains(a.Reads, f) {
@@ -115,7 +115,7 @@ func TestGitMergeTransitions(t *testing.T) {
 			e := cleanMerge(m)
 			e.CheckOK = false
 			return e
-		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			a := assignmentFor(t, sc.eff, "reviewer")
 			if !strings.Contains(a.Instruction, "FAILED") || !strings.Contains(a.Instruction, "issue to report") {
 				t.Errorf("instruction:\n%s", a.Instruction)
@@ -125,7 +125,7 @@ func TestGitMergeTransitions(t *testing.T) {
 			e := cleanMerge(m)
 			e.Checked, e.CheckFile = false, ""
 			return e
-		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			a := assignmentFor(t, sc.eff, "reviewer")
 			if strings.Contains(a.Instruction, "go test") || strings.Contains(a.Instruction, "passed") {
 				t.Errorf("check mentioned without a check:\n%s", a.Instruction)
@@ -134,7 +134,7 @@ func TestGitMergeTransitions(t *testing.T) {
 				t.Errorf("reads %v", a.Reads)
 			}
 		}},
-		{"conflict sends a fix to the conflicting worker", conflictMerge, workspace.PhaseCheckpointFix, func(t *testing.T, sc *scenario) {
+		{"conflict sends a fix to the conflicting worker", conflictMerge, vocab.PhaseCheckpointFix, func(t *testing.T, sc *scenario) {
 			a := assignmentFor(t, sc.eff, "worker_2")
 			if a.ReadOnly || !strings.HasSuffix(a.DoneMarker, "outputs/merge-cp1-a1-worker_2.done") {
 				t.Errorf("fix assignment %+v", a)
@@ -162,19 +162,19 @@ func TestGitMergeTransitions(t *testing.T) {
 		}},
 		{"git failure needs a human", func(m MergeCheckpoint) CheckpointMerged {
 			return CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt, Error: "git merge: disk full"}
-		}, workspace.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
 			if sc.s.Escalation != "git_merge" || !strings.Contains(sc.s.Reason, "disk full") {
 				t.Errorf("escalation %q reason %q", sc.s.Escalation, sc.s.Reason)
 			}
 		}},
 		{"neither merged nor conflicting needs a human", func(m MergeCheckpoint) CheckpointMerged {
 			return CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt}
-		}, workspace.PhaseNeedsHuman, nil},
+		}, vocab.PhaseNeedsHuman, nil},
 		{"conflict of an unknown worker needs a human", func(m MergeCheckpoint) CheckpointMerged {
 			e := conflictMerge(m)
 			e.Conflicts[0].Worker = "worker_9"
 			return e
-		}, workspace.PhaseNeedsHuman, nil},
+		}, vocab.PhaseNeedsHuman, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,9 +249,9 @@ func TestGitConflictFixMergesAgain(t *testing.T) {
 	sc := gitScenario(t)
 	m := sc.toMerging()
 	sc.merged(conflictMerge(m))
-	sc.expect(workspace.PhaseCheckpointFix)
+	sc.expect(vocab.PhaseCheckpointFix)
 	eff := sc.do(SubtaskDone{Subtask: "merge-cp1-a1-worker_2", Agent: "worker_2", OK: true})
-	sc.expect(workspace.PhaseCheckpoint)
+	sc.expect(vocab.PhaseCheckpoint)
 	ms := effectsOf[MergeCheckpoint](eff)
 	if len(ms) != 1 || ms[0].Attempt != 2 || ms[0].Round != 1 {
 		t.Fatalf("second merge %s", describe(eff))
@@ -260,24 +260,24 @@ func TestGitConflictFixMergesAgain(t *testing.T) {
 		t.Fatal("reviewer asked before the second merge")
 	}
 	sc.merged(cleanMerge(ms[0]))
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	// The review round's fix is merged before the next review, too.
 	sc.trig("checkpoint-issues.md", "- high: b.go:3 bad")
-	sc.expect(workspace.PhaseCheckpointFix)
+	sc.expect(vocab.PhaseCheckpointFix)
 	for id, f := range sc.s.Fixes {
 		if !isMergeFix(id) {
 			eff = sc.do(SubtaskDone{Subtask: id, Agent: f.Worker, OK: true})
 		}
 	}
-	sc.expect(workspace.PhaseCheckpoint)
+	sc.expect(vocab.PhaseCheckpoint)
 	ms = effectsOf[MergeCheckpoint](eff)
 	if len(ms) != 1 || ms[0].Attempt != 3 || ms[0].Round != 2 {
 		t.Fatalf("merge after the review fix: %s", describe(eff))
 	}
 	sc.merged(CheckpointMerged{Checkpoint: 1, Round: 2, Attempt: 3, Merged: true, DiffFile: "reviews/checkpoint_1_v2-diff.patch"})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	// Checkpoint 2 starts a fresh merge count.
 	eff = sc.do(SubtaskDone{Subtask: "st_3", Agent: "worker_1", OK: true})
 	ms = effectsOf[MergeCheckpoint](eff)
@@ -290,7 +290,7 @@ func TestGitConflictFixMergesAgain(t *testing.T) {
 		t.Errorf("checkpoint 2 reviewer reads %v", a.Reads)
 	}
 	sc.trig("checkpoint-approved.md", "ok 2")
-	sc.expect(workspace.PhaseComplete)
+	sc.expect(vocab.PhaseComplete)
 }
 
 func TestGitConflictRoundsNeedHuman(t *testing.T) {
@@ -298,42 +298,42 @@ func TestGitConflictRoundsNeedHuman(t *testing.T) {
 	m := sc.toMerging()
 	for i := 1; i <= gitMachine.Cfg.MaxRevisionCycles; i++ {
 		sc.merged(conflictMerge(m))
-		sc.expect(workspace.PhaseCheckpointFix)
+		sc.expect(vocab.PhaseCheckpointFix)
 		eff := sc.do(SubtaskDone{Subtask: mergeFixID(1, i, "worker_2"), Agent: "worker_2", OK: true})
 		m = effectsOf[MergeCheckpoint](eff)[0]
 	}
 	sc.merged(conflictMerge(m))
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "merge_conflicts" {
 		t.Fatalf("escalation %q", sc.s.Escalation)
 	}
 	// Retry merges again, with a fresh count.
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseCheckpoint)
+	sc.expect(vocab.PhaseCheckpoint)
 	ms := effectsOf[MergeCheckpoint](eff)
 	if len(ms) != 1 || sc.s.Merge.Conflicts != 0 || !sc.s.Merge.Waiting {
 		t.Fatalf("retry: %s, merge %+v", describe(eff), sc.s.Merge)
 	}
 	sc.merged(cleanMerge(ms[0]))
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 }
 
 func TestGitMergeErrorRetry(t *testing.T) {
 	sc := gitScenario(t)
 	m := sc.toMerging()
 	sc.merged(CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt, Error: "boom"})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseCheckpoint)
+	sc.expect(vocab.PhaseCheckpoint)
 	if ms := effectsOf[MergeCheckpoint](eff); len(ms) != 1 || ms[0].Attempt != 2 {
 		t.Fatalf("retry: %s", describe(eff))
 	}
 	// A machine that lost git on the way reviews the shared directory.
 	sc.merged(CheckpointMerged{Checkpoint: 1, Round: 1, Attempt: 2, Error: "not a git repository"})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	sc.m = testMachine
 	sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 }
 
 func TestGitMergeFixRejected(t *testing.T) {
@@ -343,7 +343,7 @@ func TestGitMergeFixRejected(t *testing.T) {
 	id := "merge-cp1-a1-worker_2"
 	for i := 1; i <= gitMachine.Cfg.MaxRetries; i++ {
 		eff := sc.do(SubtaskDone{Subtask: id, Agent: "worker_2", Problem: "conflict markers left in b.go"})
-		sc.expect(workspace.PhaseCheckpointFix)
+		sc.expect(vocab.PhaseCheckpointFix)
 		if i > 1 { // re-sends after the first are backed off (RetryPolicy)
 			eff = sc.do(TimerFired{ID: resendTimer("worker_2")})
 		}
@@ -356,7 +356,7 @@ func TestGitMergeFixRejected(t *testing.T) {
 		}
 	}
 	sc.do(SubtaskDone{Subtask: id, Agent: "worker_2", Problem: "still"})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "merge_conflicts" {
 		t.Fatalf("escalation %q", sc.s.Escalation)
 	}
@@ -366,14 +366,14 @@ func TestGitMergeDeferredWhilePaused(t *testing.T) {
 	sc := gitScenario(t)
 	m := sc.toMerging()
 	sc.do(KeyPressed{Action: KeyPause})
-	sc.expect(workspace.PhasePaused)
+	sc.expect(vocab.PhasePaused)
 	eff := sc.merged(cleanMerge(m))
-	sc.expect(workspace.PhasePaused)
+	sc.expect(vocab.PhasePaused)
 	if !hasEvent(eff, "event_deferred") || len(sc.s.Deferred) != 1 {
 		t.Fatalf("not deferred: %s", describe(eff))
 	}
 	sc.do(KeyPressed{Action: KeyResume})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 }
 
 func TestGitResumedAsksForTheMergeAgain(t *testing.T) {
@@ -394,7 +394,7 @@ func TestGitResumedAsksForTheMergeAgain(t *testing.T) {
 		} else {
 			sc.merged(cleanMerge(m))
 		}
-		sc.expect(workspace.PhaseCheckpointReview)
+		sc.expect(vocab.PhaseCheckpointReview)
 		// A resume after the merge came back does not merge again.
 		if eff := sc.do(Resumed{}); len(effectsOf[MergeCheckpoint](eff)) != 0 {
 			t.Fatalf("merged again after review started: %s", describe(eff))
@@ -404,7 +404,7 @@ func TestGitResumedAsksForTheMergeAgain(t *testing.T) {
 
 func TestCheckpointMergedCodec(t *testing.T) {
 	e := CheckpointMerged{Checkpoint: 2, Round: 3, Attempt: 4, Merged: false, Conflicts: []MergeConflict{
-		{Worker: "worker_1", With: []workspace.AgentID{"worker_2"}, Files: []string{"a.go"}, HunksFile: "reviews/x.md"}}, At: t0}
+		{Worker: "worker_1", With: []vocab.AgentID{"worker_2"}, Files: []string{"a.go"}, HunksFile: "reviews/x.md"}}, At: t0}
 	raw, err := MarshalEvent(e)
 	if err != nil {
 		t.Fatal(err)
@@ -414,7 +414,7 @@ func TestCheckpointMergedCodec(t *testing.T) {
 		t.Fatalf("MarshalEvent round trip: %+v %v", back, err)
 	}
 	rec := EncodeEvent(e, "t1")
-	if rec.Type != workspace.InputPrefix+"checkpoint_merged" {
+	if rec.Type != vocab.InputPrefix+"checkpoint_merged" {
 		t.Fatalf("record type %q", rec.Type)
 	}
 	dec, ok, err := DecodeEvent(rec)

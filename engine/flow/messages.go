@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -20,9 +20,9 @@ const InjectPrefix = "[HIVEMIND] "
 
 // AssignmentFile returns the absolute path of agent's assignment seq in
 // the task dir, assignments/<agent>-<seq>.json: the file the line that
-// sends it names, never rewritten (workspace.AssignmentRel).
-func AssignmentFile(taskDir string, agent workspace.AgentID, seq int) string {
-	return filepath.Join(taskDir, workspace.AssignmentRel(agent, seq))
+// sends it names, never rewritten (vocab.AssignmentRel).
+func AssignmentFile(taskDir string, agent vocab.AgentID, seq int) string {
+	return filepath.Join(taskDir, vocab.AssignmentRel(agent, seq))
 }
 
 // InjectText returns the one line typed into an agent: "[HIVEMIND] <what>
@@ -35,12 +35,12 @@ func InjectText(what, assignmentFile string) string {
 
 // message is an assignment before it gets its sequence number.
 type message struct {
-	agent workspace.AgentID
+	agent vocab.AgentID
 	// what is the one-line summary (also the first line of the instruction).
 	what string
 	// body is the rest of the instruction (may be several paragraphs).
 	body     string
-	subtask  *workspace.Subtask
+	subtask  *vocab.Subtask
 	reads    []string // relative to the task dir, or absolute
 	writes   []string // relative to the task dir, or absolute
 	done     string   // relative to the task dir, or ""
@@ -53,7 +53,7 @@ type message struct {
 }
 
 // protocol is appended to every writing assignment of agent.
-func protocol(agent workspace.AgentID) string {
+func protocol(agent vocab.AgentID) string {
 	return "Protocol: read every file in `reads`. Create the file(s) in `writes` as asked, at exactly those paths " +
 		"(a trigger file is read by Hivemind as soon as you finish your turn, so write it complete, in one go). " +
 		"If there is a `done_marker`, create it last, after everything else is written. " +
@@ -63,12 +63,12 @@ func protocol(agent workspace.AgentID) string {
 }
 
 // out is the path (relative to the task dir) of agent's trigger of kind.
-func out(agent workspace.AgentID, kind triggers.Kind, item string) string {
+func out(agent vocab.AgentID, kind triggers.Kind, item string) string {
 	return triggers.Path(agent, kind, item)
 }
 
 // outputOf is the output file of subtask (or fix) id done by agent.
-func outputOf(agent workspace.AgentID, id string) string { return out(agent, triggers.Output, id) }
+func outputOf(agent vocab.AgentID, id string) string { return out(agent, triggers.Output, id) }
 
 // readOnlyNote is appended to every read-only notice.
 const readOnlyNote = "This is for your information only: do not write any file and do not start new work; " +
@@ -101,7 +101,7 @@ func (st *stepper) send(m message) {
 		return
 	}
 	s.Seq++
-	a := workspace.Assignment{
+	a := vocab.Assignment{
 		Seq:         s.Seq,
 		State:       s.Phase,
 		Role:        ag.Role,
@@ -154,7 +154,7 @@ func (st *stepper) send(m message) {
 			ag.Subtask = m.subtask.ID
 		}
 		if s.Assignments == nil {
-			s.Assignments = map[workspace.AgentID]workspace.Assignment{}
+			s.Assignments = map[vocab.AgentID]vocab.Assignment{}
 		}
 		s.Assignments[m.agent] = a
 	}
@@ -172,7 +172,7 @@ func (st *stepper) send(m message) {
 // the agent (Withdraw): an older message is never typed after it. A
 // notice writes no assignment file (the agent's file keeps its work): its
 // line carries its whole content.
-func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
+func (st *stepper) deliver(a vocab.Assignment, what string, resend bool) {
 	if st.holdDispatch(a) {
 		return
 	}
@@ -181,7 +181,7 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 		st.do(Inject{Agent: a.Agent, Seq: a.Seq, Text: NoticeText(a.Instruction, a.Reads), Notice: true})
 	} else {
 		if st.sent == nil {
-			st.sent = map[workspace.AgentID]bool{}
+			st.sent = map[vocab.AgentID]bool{}
 		}
 		st.sent[a.Agent] = true
 		if ag.Queued > 0 {
@@ -196,7 +196,7 @@ func (st *stepper) deliver(a workspace.Assignment, what string, resend bool) {
 	if a.ReadOnly {
 		d["text"] = NoticeText(a.Instruction, a.Reads) // what is typed: no file says it
 	}
-	st.emit(workspace.RecordAssignmentSent, a.Agent, d)
+	st.emit(vocab.RecordAssignmentSent, a.Agent, d)
 	if !a.ReadOnly {
 		st.schedule(timeoutTimer(a.Agent), st.cfg.AgentTimeout)
 	}
@@ -221,7 +221,7 @@ func NoticeText(instruction string, reads []string) string {
 }
 
 // resend re-sends the agent's current assignment under a new seq.
-func (st *stepper) resend(agent workspace.AgentID) {
+func (st *stepper) resend(agent vocab.AgentID) {
 	s := st.s
 	a, ok := s.Assignments[agent]
 	ag, ok2 := s.Agents[agent]
@@ -238,7 +238,7 @@ func (st *stepper) resend(agent workspace.AgentID) {
 }
 
 // resentWhat is the line's summary of a re-sent assignment.
-func resentWhat(a workspace.Assignment) string {
+func resentWhat(a vocab.Assignment) string {
 	what, _, _ := strings.Cut(a.Instruction, "\n")
 	return "(re-sent) " + what
 }
@@ -246,7 +246,7 @@ func resentWhat(a workspace.Assignment) string {
 // ---- reads ----
 
 func taskReads() []string {
-	return []string{workspace.TaskMarkdown, workspace.TaskFile}
+	return []string{vocab.TaskMarkdown, vocab.TaskFile}
 }
 
 // planFeedback returns the archived plan feedback files, oldest first.
@@ -281,11 +281,11 @@ const planFormat = "plan.md is for people, but it must carry exactly one fenced 
 // leadPlan asks the Lead to write plan.md.
 func (st *stepper) leadPlan() {
 	reads := append(taskReads(), st.planFeedback()...)
-	body := "Read the task and write the build plan to " + out(workspace.AgentLead, trigPlan, "") + " in the task directory. " + planFormat
+	body := "Read the task and write the build plan to " + out(vocab.AgentLead, trigPlan, "") + " in the task directory. " + planFormat
 	if fb := st.planFeedback(); len(fb) > 0 {
 		body += "\nEarlier plans were rejected; the reviewer's feedback files are in your reads: address every point."
 	}
-	st.send(message{agent: workspace.AgentLead, what: "Plan the task: write plan.md", body: body, reads: reads, writes: []string{out(workspace.AgentLead, trigPlan, "")}})
+	st.send(message{agent: vocab.AgentLead, what: "Plan the task: write plan.md", body: body, reads: reads, writes: []string{out(vocab.AgentLead, trigPlan, "")}})
 }
 
 // leadPlanInvalid tells the Lead every problem of its plan.md.
@@ -307,7 +307,7 @@ func (st *stepper) leadPlanInvalid(archived string, probs []Problem) {
 	reads = append(reads, st.planFeedback()...)
 	reads = append(reads, st.frictionContext()...)
 	what := fmt.Sprintf("plan.md has %d problem(s); fix them and write plan.md again", len(probs))
-	st.send(message{agent: workspace.AgentLead, what: what, body: b.String(), reads: reads, writes: []string{out(workspace.AgentLead, trigPlan, "")}})
+	st.send(message{agent: vocab.AgentLead, what: what, body: b.String(), reads: reads, writes: []string{out(vocab.AgentLead, trigPlan, "")}})
 }
 
 // leadRevise asks the Lead to revise the plan after feedback.
@@ -317,7 +317,7 @@ func (st *stepper) leadRevise(who, feedback string) {
 	reads = append(reads, st.planFeedback()...)
 	body := fmt.Sprintf("%s asked for changes in %s. Revise the plan (your last one is %s) to address every point, "+
 		"and write the whole revised plan to plan.md. %s", who, feedback, st.s.PlanFile, planFormat)
-	st.send(message{agent: workspace.AgentLead, what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{out(workspace.AgentLead, trigPlan, "")}})
+	st.send(message{agent: vocab.AgentLead, what: "Revise the plan: write plan.md", body: body, reads: reads, writes: []string{out(vocab.AgentLead, trigPlan, "")}})
 }
 
 // reviewerPlan asks the Reviewer to review the plan (or a friction
@@ -338,12 +338,12 @@ func (st *stepper) reviewerPlan() {
 	}
 	body += "Then write exactly one file: plan-approved.md if it is good to build, or plan-feedback.md with concrete issues " +
 		"(each with severity, location, problem, suggestion)."
-	st.send(message{agent: workspace.AgentReviewer, what: what, body: body, reads: reads, writes: []string{out(workspace.AgentReviewer, trigPlanApproved, ""), out(workspace.AgentReviewer, trigPlanFeedback, "")}})
+	st.send(message{agent: vocab.AgentReviewer, what: what, body: body, reads: reads, writes: []string{out(vocab.AgentReviewer, trigPlanApproved, ""), out(vocab.AgentReviewer, trigPlanFeedback, "")}})
 }
 
 // workerSubtask asks a worker to do one subtask.
 // With a problem (a rejected completion) it is held for retryWork to send.
-func (st *stepper) workerSubtask(worker workspace.AgentID, sub workspace.Subtask, problem string, hold bool) {
+func (st *stepper) workerSubtask(worker vocab.AgentID, sub vocab.Subtask, problem string, hold bool) {
 	output := outputOf(worker, sub.ID)
 	done := out(worker, triggers.Done, sub.ID)
 	reads := append(taskReads(), st.s.PlanFile)
@@ -383,7 +383,7 @@ func (st *stepper) reviewerCheckpoint() {
 	}
 	if s.Plan != nil {
 		for _, sub := range s.Plan.Subtasks {
-			if sub.Checkpoint == cp && s.Subtasks[sub.ID].Status == workspace.SubtaskDone {
+			if sub.Checkpoint == cp && s.Subtasks[sub.ID].Status == vocab.SubtaskDone {
 				reads = append(reads, outputOf(s.Subtasks[sub.ID].Worker, sub.ID))
 			}
 		}
@@ -391,7 +391,7 @@ func (st *stepper) reviewerCheckpoint() {
 	if s.IssuesFile != "" {
 		reads = append(reads, s.IssuesFile)
 		for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
-			if s.Fixes[id].Status == workspace.SubtaskDone {
+			if s.Fixes[id].Status == vocab.SubtaskDone {
 				reads = append(reads, outputOf(s.Fixes[id].Worker, id))
 			}
 		}
@@ -404,12 +404,12 @@ func (st *stepper) reviewerCheckpoint() {
 	if merged != "" {
 		body += "\n\n" + merged
 	}
-	st.send(message{agent: workspace.AgentReviewer, what: fmt.Sprintf("Review checkpoint %d: write checkpoint-approved.md or checkpoint-issues.md", cp),
-		body: body, reads: reads, writes: []string{out(workspace.AgentReviewer, trigCheckpointApproved, ""), out(workspace.AgentReviewer, trigCheckpointIssues, "")}})
+	st.send(message{agent: vocab.AgentReviewer, what: fmt.Sprintf("Review checkpoint %d: write checkpoint-approved.md or checkpoint-issues.md", cp),
+		body: body, reads: reads, writes: []string{out(vocab.AgentReviewer, trigCheckpointApproved, ""), out(vocab.AgentReviewer, trigCheckpointIssues, "")}})
 }
 
 // fixAssignment asks an agent to fix the reviewer's issues.
-func (st *stepper) fixAssignment(agent workspace.AgentID, fixID string, files []string) {
+func (st *stepper) fixAssignment(agent vocab.AgentID, fixID string, files []string) {
 	s := st.s
 	output := outputOf(agent, fixID)
 	done := out(agent, triggers.Done, fixID)
@@ -420,7 +420,7 @@ func (st *stepper) fixAssignment(agent workspace.AgentID, fixID string, files []
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The reviewer found issues at checkpoint %d (%s). ", s.CurrentCheckpoint, s.IssuesFile)
-	if agent == workspace.AgentLead {
+	if agent == vocab.AgentLead {
 		b.WriteString("As Lead, check whether the issues call for a change of approach and coordinate the fix; ")
 	} else {
 		fmt.Fprintf(&b, "Fix the issues that concern your files (%s); ", strings.Join(files, ", "))
@@ -439,22 +439,22 @@ func (st *stepper) leadFrictionResolution() {
 	body := fmt.Sprintf("Agents logged friction (%d file(s), in your reads; every agent has been told). "+
 		"Propose how to remove each problem (process, plan or prompt changes) and write friction-resolution.md. "+
 		"The reviewer reviews it next.", len(st.s.FrictionActive))
-	st.send(message{agent: workspace.AgentLead, what: "Resolve the logged friction: write friction-resolution.md", body: body,
-		reads: reads, writes: []string{out(workspace.AgentLead, trigFrictionResolution, "")}})
+	st.send(message{agent: vocab.AgentLead, what: "Resolve the logged friction: write friction-resolution.md", body: body,
+		reads: reads, writes: []string{out(vocab.AgentLead, trigFrictionResolution, "")}})
 }
 
 // notice tells an agent something without asking it to write (a ○ agent).
 // A notice changes nothing for an agent with unfinished work (it would
 // contradict it), and the same notice twice in a row tells nothing new
 // (a checkpoint's next review round): neither is sent.
-func (st *stepper) notice(agent workspace.AgentID, what, body string, reads []string) {
+func (st *stepper) notice(agent vocab.AgentID, what, body string, reads []string) {
 	ag, ok := st.s.Agents[agent]
 	if !ok || ag.Pending {
 		return
 	}
 	key := noticeKey(agent)
 	if st.s.Extra[key] != nil && string(st.s.Extra[key]) == strconv.Quote(what) {
-		st.emit(workspace.RecordNoticeSkipped, agent, map[string]any{"what": what, "why": "already told"})
+		st.emit(vocab.RecordNoticeSkipped, agent, map[string]any{"what": what, "why": "already told"})
 		return
 	}
 	if st.s.Extra == nil {
@@ -465,7 +465,7 @@ func (st *stepper) notice(agent workspace.AgentID, what, body string, reads []st
 }
 
 // noticeKey is the State.Extra key of the last notice agent was told.
-func noticeKey(agent workspace.AgentID) string { return "told:" + string(agent) }
+func noticeKey(agent vocab.AgentID) string { return "told:" + string(agent) }
 
 func (st *stepper) checkpointName(cp int) string {
 	if st.s.Plan != nil {
@@ -496,7 +496,7 @@ func clip(s string, n int) string {
 
 // firstLine is s's first line, at most 100 runes: a line of a message to an
 // agent or the user, cut from what an agent or the user wrote. Unlike
-// workspace.Headline it keeps the text's own spacing, and it bounds the
+// vocab.Headline it keeps the text's own spacing, and it bounds the
 // length (the text may be anything).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

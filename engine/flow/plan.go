@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Problem is one thing wrong with a plan.md, for the Lead to fix.
@@ -50,7 +50,7 @@ var fixIDPattern = regexp.MustCompile(`^fix-cp[0-9]+-r[0-9]+-`)
 // It never panics; a plan is usable only when no problem is returned. The
 // problems are sorted by line and each names the line in plan.md where
 // possible.
-func ParsePlan(md []byte, project string) (workspace.Plan, []Problem) {
+func ParsePlan(md []byte, project string) (vocab.Plan, []Problem) {
 	pp := &planParser{}
 	plan := pp.parse(md, project)
 	sort.SliceStable(pp.problems, func(i, j int) bool { return pp.problems[i].Line < pp.problems[j].Line })
@@ -128,8 +128,8 @@ const maxDescription = 16 << 10
 // so deeper input is rejected by a linear scan before any decoding.
 const maxPlanDepth = 16
 
-func (pp *planParser) parse(md []byte, project string) workspace.Plan {
-	var plan workspace.Plan
+func (pp *planParser) parse(md []byte, project string) vocab.Plan {
+	var plan vocab.Plan
 	if len(md) > MaxTriggerBytes {
 		pp.add(0, "plan.md is too large (%d bytes; at most %d): keep the plan short and put long material in other files it refers to", len(md), MaxTriggerBytes)
 		return plan
@@ -395,7 +395,7 @@ func (w *walker) value(p string) error {
 	return err
 }
 
-func (pp *planParser) validate(plan *workspace.Plan, project string) {
+func (pp *planParser) validate(plan *vocab.Plan, project string) {
 	if strings.TrimSpace(plan.Summary) == "" {
 		pp.add(pp.lineOf("/summary"), "\"summary\" is missing or empty: say in one or two sentences what the plan does")
 	}
@@ -439,7 +439,7 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 		case st.ID == "":
 			pp.add(line, "subtask #%d has no id", i+1)
 			name = fmt.Sprintf("#%d", i+1)
-		case !workspace.ValidID(st.ID):
+		case !vocab.ValidID(st.ID):
 			pp.add(line, "subtask id %q is not usable as a file name: use letters, digits, '.', '_' and '-' (no '/', no leading dot)", st.ID)
 		case fixIDPattern.MatchString(st.ID):
 			pp.add(line, "subtask id %q is reserved for checkpoint fixes: choose another id", st.ID)
@@ -519,7 +519,7 @@ func (pp *planParser) validate(plan *workspace.Plan, project string) {
 // checkpoint, no dependency path between them) and touch the same file:
 // their work would be merged blind, or one would wait on the other
 // without the plan saying so.
-func (pp *planParser) fileConflicts(subs []workspace.Subtask, byID map[string]int, idLine map[string]int) {
+func (pp *planParser) fileConflicts(subs []vocab.Subtask, byID map[string]int, idLine map[string]int) {
 	// before[i][j]: subtask j must finish before i starts (transitively).
 	before := make([]map[int]bool, len(subs))
 	var reach func(i int) map[int]bool
@@ -590,7 +590,7 @@ func checkFileEntry(f, project string) string {
 		return "names the project directory itself, not a file"
 	}
 	first, _, _ := strings.Cut(clean, "/")
-	if first == workspace.DirName || first == ".git" {
+	if first == vocab.DirName || first == ".git" {
 		return fmt.Sprintf("is inside %s/, which is not a project file", first)
 	}
 	if project != "" {
@@ -605,7 +605,7 @@ func checkFileEntry(f, project string) string {
 
 // findCycles returns each dependency cycle once, as ids with the first id
 // repeated at the end, starting at the member that comes first in the plan.
-func findCycles(subs []workspace.Subtask, byID map[string]int) [][]string {
+func findCycles(subs []vocab.Subtask, byID map[string]int) [][]string {
 	const (
 		white = iota
 		grey

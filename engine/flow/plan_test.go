@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // subtaskJSON is one valid subtask line for building plans.
@@ -205,7 +205,7 @@ func FuzzParsePlan(f *testing.F) {
 	})
 }
 
-func indexOf(subs []workspace.Subtask) map[string]int {
+func indexOf(subs []vocab.Subtask) map[string]int {
 	m := map[string]int{}
 	for i, s := range subs {
 		if _, ok := m[s.ID]; !ok {
@@ -264,8 +264,8 @@ func TestPlanParallelFileConflicts(t *testing.T) {
 	sc := newScenario(t)
 	sc.submit(2)
 	eff := sc.do(TriggerCompleted{Path: "plan.md", Content: plan(sub("st_1", "", "CREATE a.go"), sub("st_2", "", "MODIFY a.go"))})
-	sc.expect(workspace.PhasePlanning)
-	if a := assignmentFor(t, eff, workspace.AgentLead); !strings.Contains(a.Instruction, "subtasks st_1 and st_2") || !strings.Contains(a.Instruction, "touch a.go") {
+	sc.expect(vocab.PhasePlanning)
+	if a := assignmentFor(t, eff, vocab.AgentLead); !strings.Contains(a.Instruction, "subtasks st_1 and st_2") || !strings.Contains(a.Instruction, "touch a.go") {
 		t.Fatalf("lead not told the conflict: %s", a.Instruction)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // The human plan gate (plan_approval = "human"). After the Reviewer
@@ -104,8 +104,8 @@ func (st *stepper) gatePlan() bool {
 	if s.PlanApproval != "human" || s.ResolutionFile != "" {
 		return false
 	}
-	st.enter(workspace.PhasePlanApproval)
-	st.emit(workspace.RecordPlanAwaitingHuman, "", map[string]any{"subject": st.reviewSubject(), "plan": s.PlanFile})
+	st.enter(vocab.PhasePlanApproval)
+	st.emit(vocab.RecordPlanAwaitingHuman, "", map[string]any{"subject": st.reviewSubject(), "plan": s.PlanFile})
 	st.notify("warn", fmt.Sprintf("The Reviewer approved %s: approve it (a) or send feedback (f); headless: %s",
 		st.reviewSubject(), PlanDecisionHelp(s.TaskDir)))
 	return true
@@ -117,16 +117,16 @@ func (st *stepper) planDecision(p, key string, content []byte) {
 	subject := st.reviewSubject()
 	d, err := ParsePlanDecision(content)
 	if err != nil {
-		to := fmt.Sprintf("%s/%s-decision_v%d-invalid.md", workspace.ReviewsDir, subject, st.version("plan-decision-invalid"))
+		to := fmt.Sprintf("%s/%s-decision_v%d-invalid.md", vocab.ReviewsDir, subject, st.version("plan-decision-invalid"))
 		st.consume(p, key, to)
-		st.emit(workspace.RecordPlanDecisionRejected, "", map[string]any{"archived": to, "problem": err.Error()})
+		st.emit(vocab.RecordPlanDecisionRejected, "", map[string]any{"archived": to, "problem": err.Error()})
 		st.notify("warn", fmt.Sprintf("%s not taken (%v); kept as %s. The plan still waits: %s",
 			PlanDecisionFile, err, to, PlanDecisionHelp(s.TaskDir)))
 		return
 	}
-	verdict, to := "feedback", fmt.Sprintf("%s/%s-human-feedback.md", workspace.ReviewsDir, subject)
+	verdict, to := "feedback", fmt.Sprintf("%s/%s-human-feedback.md", vocab.ReviewsDir, subject)
 	if d.Approve {
-		verdict, to = "approved", fmt.Sprintf("%s/%s-human-approved.md", workspace.ReviewsDir, subject)
+		verdict, to = "approved", fmt.Sprintf("%s/%s-human-approved.md", vocab.ReviewsDir, subject)
 	}
 	st.consume(p, key, to)
 	st.consumed(p, to, "")
@@ -143,7 +143,7 @@ func (st *stepper) planDecision(p, key string, content []byte) {
 		s.RevisionCount++
 		details["revision"] = s.RevisionCount
 	}
-	st.emit(workspace.RecordPlanDecision, "", details)
+	st.emit(vocab.RecordPlanDecision, "", details)
 	if d.Approve {
 		s.ReviewSubject = ""
 		st.notify("info", "Plan approved: building")
@@ -155,14 +155,14 @@ func (st *stepper) planDecision(p, key string, content []byte) {
 			s.RevisionCount, st.cfg.MaxRevisionCycles, st.roundsSummary("plan", 0)))
 		return
 	}
-	st.enter(workspace.PhasePlanRevision)
+	st.enter(vocab.PhasePlanRevision)
 	st.leadRevise("The user (the human who approves plans)", to)
 }
 
 // remindPlanGate repeats how to decide when a run comes back to the gate
 // (a resume after a restart or a pause): a headless user sees it again.
 func (st *stepper) remindPlanGate() {
-	if st.s.Phase == workspace.PhasePlanApproval {
+	if st.s.Phase == vocab.PhasePlanApproval {
 		st.notify("warn", fmt.Sprintf("%s waits for your decision: %s", st.reviewSubject(), PlanDecisionHelp(st.s.TaskDir)))
 	}
 }

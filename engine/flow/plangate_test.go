@@ -7,23 +7,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // submitGated starts a task whose plans the user approves.
 func (sc *scenario) submitGated() {
-	sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it",
+	sc.do(TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject, Workers: 2, Description: "do it",
 		PlanApproval: "human"}, TaskDir: testTaskDir})
-	sc.expect(workspace.PhasePlanning)
+	sc.expect(vocab.PhasePlanning)
 }
 
 // toPlanApproval: a gated task whose first plan the Reviewer approved.
 func (sc *scenario) toPlanApproval() {
 	sc.submitGated()
 	sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	sc.trig("plan-approved.md", "LGTM")
-	sc.expect(workspace.PhasePlanApproval)
+	sc.expect(vocab.PhasePlanApproval)
 }
 
 func archivesOf(eff []Effect) []string {
@@ -47,12 +47,12 @@ func TestPlanGateTransitions(t *testing.T) {
 	tests := []struct {
 		name  string
 		run   func(sc *scenario)
-		want  workspace.Phase
+		want  vocab.Phase
 		check func(t *testing.T, sc *scenario)
 	}{
 		{"plan_review → plan_approval (Reviewer approves, the user decides)", func(sc *scenario) {
 			sc.toPlanApproval()
-		}, workspace.PhasePlanApproval, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanApproval, func(t *testing.T, sc *scenario) {
 			if len(sc.s.ActiveAgents) != 0 || len(effectsOf[Inject](sc.eff)) != 0 || len(sc.s.Timers) != 0 {
 				t.Fatalf("someone works while the user decides: active %v timers %v effects %s", sc.s.ActiveAgents, sc.s.Timers, describe(sc.eff))
 			}
@@ -69,7 +69,7 @@ func TestPlanGateTransitions(t *testing.T) {
 		{"plan_approval → executing (the user approves)", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.trig(PlanDecisionFile, "approve\n")
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			if !containsSeq(archivesOf(sc.eff), "plan-decision.md→reviews/plan_v1-human-approved.md") {
 				t.Fatalf("archives %v", archivesOf(sc.eff))
 			}
@@ -84,7 +84,7 @@ func TestPlanGateTransitions(t *testing.T) {
 		{"plan_approval → plan_revision (the user sends feedback to the Lead)", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.trig(PlanDecisionFile, "Revise\n\nSplit st_1: it is too big.\n")
-		}, workspace.PhasePlanRevision, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanRevision, func(t *testing.T, sc *scenario) {
 			const fb = "reviews/plan_v1-human-feedback.md"
 			if !containsSeq(archivesOf(sc.eff), "plan-decision.md→"+fb) || sc.s.RevisionCount != 1 {
 				t.Fatalf("archives %v revisions %d", archivesOf(sc.eff), sc.s.RevisionCount)
@@ -110,13 +110,13 @@ func TestPlanGateTransitions(t *testing.T) {
 			sc.toPlanApproval()
 			sc.trig(PlanDecisionFile, "revise\nmore tests")
 			sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, "\nv2\n"...), Agent: "lead"})
-			sc.expect(workspace.PhasePlanReview)
+			sc.expect(vocab.PhasePlanReview)
 			a := assignmentFor(t, sc.eff, "reviewer")
 			if !contains(a.Reads, testTaskDir+"/reviews/plan_v1-human-feedback.md") {
 				t.Fatalf("the Reviewer does not see the user's feedback: %v", a.Reads)
 			}
 			sc.trig("plan-approved.md", "LGTM 2")
-		}, workspace.PhasePlanApproval, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanApproval, func(t *testing.T, sc *scenario) {
 			if sc.s.ReviewSubject != "plan_v2" {
 				t.Fatalf("subject %q", sc.s.ReviewSubject)
 			}
@@ -124,7 +124,7 @@ func TestPlanGateTransitions(t *testing.T) {
 		{"invalid decision: archived, the user told, still waiting", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.trig(PlanDecisionFile, "yes please\n")
-		}, workspace.PhasePlanApproval, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanApproval, func(t *testing.T, sc *scenario) {
 			if !containsSeq(archivesOf(sc.eff), "plan-decision.md→reviews/plan_v1-decision_v1-invalid.md") {
 				t.Fatalf("archives %v", archivesOf(sc.eff))
 			}
@@ -135,7 +135,7 @@ func TestPlanGateTransitions(t *testing.T) {
 		{"revise without feedback is rejected", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.trig(PlanDecisionFile, "revise\n\n")
-		}, workspace.PhasePlanApproval, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanApproval, func(t *testing.T, sc *scenario) {
 			if !noteLike(sc.eff, "revise needs feedback") || sc.s.RevisionCount != 0 {
 				t.Fatalf("effects %s", describe(sc.eff))
 			}
@@ -147,29 +147,29 @@ func TestPlanGateTransitions(t *testing.T) {
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 			sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 			sc.trig("checkpoint-approved.md", "ok")
-			sc.expect(workspace.PhaseFrictionResolution)
+			sc.expect(vocab.PhaseFrictionResolution)
 			sc.trig("friction-resolution.md", "use a cache")
-			sc.expect(workspace.PhasePlanReview)
+			sc.expect(vocab.PhasePlanReview)
 			sc.trig("plan-approved.md", "fine")
-		}, workspace.PhaseExecuting, nil},
+		}, vocab.PhaseExecuting, nil},
 		{"plan_approval → paused → plan_approval", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.do(KeyPressed{Action: KeyPause})
-			sc.expect(workspace.PhasePaused)
+			sc.expect(vocab.PhasePaused)
 			// A decision written while paused waits for the resume.
 			eff := sc.trig(PlanDecisionFile, "approve")
 			if len(effectsOf[ArchiveTrigger](eff)) != 0 || len(sc.s.Deferred) != 1 {
 				t.Fatalf("paused machine acted: %s", describe(eff))
 			}
 			sc.do(KeyPressed{Action: KeyResume})
-		}, workspace.PhaseExecuting, nil},
+		}, vocab.PhaseExecuting, nil},
 		{"plan_approval → cancelled", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.do(KeyPressed{Action: KeyCancel})
-		}, workspace.PhaseCancelled, nil},
+		}, vocab.PhaseCancelled, nil},
 		{"the default (reviewer) builds at once", func(sc *scenario) {
 			sc.toExecuting()
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			if sc.s.PlanApproval != "" || hasEvent(sc.eff, "plan_awaiting_human") {
 				t.Fatalf("gate without asking: %s", describe(sc.eff))
 			}
@@ -197,12 +197,12 @@ func TestPlanGateRevisionLimit(t *testing.T) {
 		if i == 3 {
 			break
 		}
-		sc.expect(workspace.PhasePlanRevision)
+		sc.expect(vocab.PhasePlanRevision)
 		sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, fmt.Sprintf("\nv%d\n", i+1)...)})
 		sc.trig("plan-approved.md", fmt.Sprintf("ok %d", i))
-		sc.expect(workspace.PhasePlanApproval)
+		sc.expect(vocab.PhasePlanApproval)
 	}
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "plan_revisions" || !strings.Contains(sc.s.Reason, "the last time by you") || sc.s.RevisionCount != 3 {
 		t.Fatalf("escalation %q reason %q revisions %d", sc.s.Escalation, sc.s.Reason, sc.s.RevisionCount)
 	}
@@ -215,15 +215,15 @@ func TestPlanGateRevisionLimit(t *testing.T) {
 	sc.trig("plan-feedback.md", "no again")
 	sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, "\nv3\n"...)})
 	sc.trig("plan-approved.md", "ok")
-	sc.expect(workspace.PhasePlanApproval)
+	sc.expect(vocab.PhasePlanApproval)
 	sc.trig(PlanDecisionFile, "revise\nnot yet")
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	// Retry starts planning afresh, and the gate still applies.
 	sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhasePlanning)
+	sc.expect(vocab.PhasePlanning)
 	sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, "\nv4\n"...)})
 	sc.trig("plan-approved.md", "ok at last")
-	sc.expect(workspace.PhasePlanApproval)
+	sc.expect(vocab.PhasePlanApproval)
 }
 
 // A run killed while the user decides resumes waiting; a decision written
@@ -238,20 +238,20 @@ func TestPlanGateResume(t *testing.T) {
 	}
 	sc.s = restored
 	eff := sc.do(Resumed{})
-	sc.expect(workspace.PhasePlanApproval)
+	sc.expect(vocab.PhasePlanApproval)
 	if len(effectsOf[SpawnAgent](eff)) != 4 || len(effectsOf[Inject](eff)) != 0 {
 		t.Fatalf("resume effects: %s", describe(eff))
 	}
 	sc.s = restored
 	eff = sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, When: When{At: t0}}}})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if !hasEvent(eff, "plan_decision") || len(effectsOf[Inject](eff)) != 2 {
 		t.Fatalf("resume with a decision on disk: %s", describe(eff))
 	}
 	// The same file seen again (archived after the state was saved, then
 	// a crash) is a duplicate.
 	n, eff := step(t, testMachine, sc.s, TriggerCompleted{Path: PlanDecisionFile, Content: []byte("approve"), ModTime: t0, When: When{At: t0.Add(time.Hour)}})
-	if n.Phase != workspace.PhaseExecuting || !hasEvent(eff, "trigger_duplicate") {
+	if n.Phase != vocab.PhaseExecuting || !hasEvent(eff, "trigger_duplicate") {
 		t.Fatalf("duplicate decision: %s", describe(eff))
 	}
 }
@@ -263,7 +263,7 @@ func TestPlanGateAgentCrash(t *testing.T) {
 	sc.toPlanApproval()
 	sc.ready()
 	sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
-	sc.expect(workspace.PhasePlanApproval)
+	sc.expect(vocab.PhasePlanApproval)
 	if _, ok := sc.s.Timers[restartTimer("worker_1")]; !ok {
 		t.Fatalf("no restart scheduled: %s", describe(sc.eff))
 	}

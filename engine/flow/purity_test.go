@@ -30,7 +30,7 @@ import (
 
 // workspacePkgs are the packages outside the standard library allowed:
 // workspace and its pure trigger table.
-var workspacePkgs = []string{"github.com/hivemind-dev/hivemind/workspace", "github.com/hivemind-dev/hivemind/workspace/triggers"}
+var workspacePkgs = []string{"github.com/hivemind-dev/hivemind/vocab", "github.com/hivemind-dev/hivemind/workspace/triggers"}
 
 // impureStd are the standard packages that reach outside the process, the
 // clock's randomness or the scheduler.

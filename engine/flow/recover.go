@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ErrCannotResume wraps every reason RecoverState refuses to resume a task;
@@ -35,7 +35,7 @@ const (
 //     writes before each step: folding them through m gives the state the
 //     last step left (the replay Step guarantees);
 //   - with nothing recorded at all it reports NothingRecorded.
-func RecoverState(m Stepper, loaded State, fresh bool, history []workspace.EventRecord) (State, Recovery, error) {
+func RecoverState(m Stepper, loaded State, fresh bool, history []vocab.EventRecord) (State, Recovery, error) {
 	if !fresh {
 		if !loaded.Phase.Known() {
 			return State{}, FromState, fmt.Errorf("%w: state.json of task %s names the state %q, which this version of hivemind does not know "+
@@ -44,7 +44,7 @@ func RecoverState(m Stepper, loaded State, fresh bool, history []workspace.Event
 		}
 		return loaded, FromState, nil
 	}
-	s := State{Phase: workspace.PhaseIdle}
+	s := State{Phase: vocab.PhaseIdle}
 	inputs := 0
 	for i, rec := range history {
 		ev, ok, err := DecodeEvent(rec)

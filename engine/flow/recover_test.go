@@ -6,25 +6,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestRecoverState(t *testing.T) {
 	sc := newScenario(t)
 	sc.toCheckpointReview()
-	var history []workspace.EventRecord
+	var history []vocab.EventRecord
 	for i, e := range sc.log {
 		history = append(history, EncodeEvent(e, "t1"))
 		if i == 2 {
 			// Records that are not inputs are skipped.
-			history = append(history, workspace.EventRecord{Type: "state_changed", Task: "t1"})
+			history = append(history, vocab.EventRecord{Type: "state_changed", Task: "t1"})
 		}
 	}
 	cases := []struct {
 		name    string
 		loaded  State
 		fresh   bool
-		history []workspace.EventRecord
+		history []vocab.EventRecord
 		want    State
 		from    Recovery
 		err     string
@@ -33,8 +33,8 @@ func TestRecoverState(t *testing.T) {
 		{"state and backups gone: rebuilt from events", State{}, true, history, sc.s, FromEvents, ""},
 		{"nothing recorded", State{}, true, nil, State{}, NothingRecorded, ""},
 		{"unknown state refused", State{TaskID: "t1", Phase: "warp_speed"}, false, history, State{}, FromState, `names the state "warp_speed"`},
-		{"undecodable input refused", State{}, true, []workspace.EventRecord{{Type: workspace.InputPrefix + "bogus"}}, State{}, FromEvents, "line 1 cannot be replayed"},
-		{"no task start refused", State{}, true, []workspace.EventRecord{EncodeEvent(KeyPressed{Action: KeyPause, When: When{At: t0}}, "t1")}, State{}, FromEvents, "does not record the task's start"},
+		{"undecodable input refused", State{}, true, []vocab.EventRecord{{Type: vocab.InputPrefix + "bogus"}}, State{}, FromEvents, "line 1 cannot be replayed"},
+		{"no task start refused", State{}, true, []vocab.EventRecord{EncodeEvent(KeyPressed{Action: KeyPause, When: When{At: t0}}, "t1")}, State{}, FromEvents, "does not record the task's start"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

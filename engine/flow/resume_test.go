@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A done marker seen again for a subtask already done is a no-op, also
@@ -32,7 +32,7 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 		if got := injectedTo(eff); !reflect.DeepEqual(got, []string{"worker_2"}) {
 			t.Fatalf("injected to %v, want only worker_2 (st_2 still running): %s", got, describe(eff))
 		}
-		if !hasEvent(eff, "subtask_done") || sc.s.Subtasks["st_1"].Status != workspace.SubtaskDone || sc.s.Agents["worker_1"].Pending {
+		if !hasEvent(eff, "subtask_done") || sc.s.Subtasks["st_1"].Status != vocab.SubtaskDone || sc.s.Agents["worker_1"].Pending {
 			t.Fatalf("st_1 not taken: %s", describe(eff))
 		}
 		checkSpawnFirst(t, eff)
@@ -41,7 +41,7 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 		sc := newScenario(t)
 		sc.submit(2)
 		eff := sc.do(Resumed{OnDisk: []Event{TriggerCompleted{Path: "agents/lead/plan.md", Content: validPlan, Agent: "lead", ModTime: sc.now, When: When{At: sc.now}}}})
-		sc.expect(workspace.PhasePlanReview)
+		sc.expect(vocab.PhasePlanReview)
 		if got := injectedTo(eff); !reflect.DeepEqual(got, []string{"reviewer"}) {
 			t.Fatalf("injected to %v, want the reviewer once: %s", got, describe(eff))
 		}
@@ -67,7 +67,7 @@ func TestResumedTakesOnDiskBeforeResending(t *testing.T) {
 			t.Fatalf("resumed while paused: %s, deferred %d", describe(eff), len(sc.s.Deferred))
 		}
 		sc.do(KeyPressed{Action: KeyResume})
-		if sc.s.Subtasks["st_1"].Status != workspace.SubtaskDone {
+		if sc.s.Subtasks["st_1"].Status != vocab.SubtaskDone {
 			t.Fatalf("deferred marker not taken on resume: %s", describe(sc.eff))
 		}
 	})

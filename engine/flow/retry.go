@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // RetryPolicy is the one rule every retry path of the engine follows:
@@ -60,13 +60,13 @@ func (c Config) resendPolicy() RetryPolicy {
 	return RetryPolicy{Attempts: c.MaxRetries, Backoff: append([]time.Duration{0}, c.Backoff...)}
 }
 
-func resendTimer(agent workspace.AgentID) string { return "resend:" + string(agent) }
+func resendTimer(agent vocab.AgentID) string { return "resend:" + string(agent) }
 
 // retryWork re-sends agent's current assignment after failure n of kind
 // (a rejected marker, a rate-limited turn, a stall), now or after the
 // policy's backoff, or escalates to needs_human (escalation esc, with
 // reason) once the policy is spent. It reports whether work was retried.
-func (st *stepper) retryWork(p RetryPolicy, agent workspace.AgentID, esc, reason string, n int) bool {
+func (st *stepper) retryWork(p RetryPolicy, agent vocab.AgentID, esc, reason string, n int) bool {
 	after, ok := p.Retry(n)
 	if !ok {
 		tries := fmt.Sprintf("%d retries", p.Attempts)
@@ -82,6 +82,6 @@ func (st *stepper) retryWork(p RetryPolicy, agent workspace.AgentID, esc, reason
 		return true
 	}
 	st.schedule(resendTimer(agent), after)
-	st.emit(workspace.RecordResendScheduled, agent, map[string]any{"after": after.String(), "attempt": n, "reason": reason})
+	st.emit(vocab.RecordResendScheduled, agent, map[string]any{"after": after.String(), "attempt": n, "reason": reason})
 	return true
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestRetryPolicy(t *testing.T) {
@@ -42,9 +42,9 @@ type retryPath struct {
 	name   string
 	setup  func(sc *scenario)
 	fail   func(sc *scenario, n int) []Effect
-	esc    string            // escalation kind once the policy is spent
-	reason string            // in the reason
-	agent  workspace.AgentID // whose work is retried (default worker_1)
+	esc    string        // escalation kind once the policy is spent
+	reason string        // in the reason
+	agent  vocab.AgentID // whose work is retried (default worker_1)
 }
 
 func retryPaths() []retryPath {
@@ -122,7 +122,7 @@ func retryPaths() []retryPath {
 
 // settle fires the timers the effects armed for agent (restart, resend),
 // as the runner would after the backoff, and returns all effects.
-func settle(sc *scenario, eff []Effect, agent workspace.AgentID) []Effect {
+func settle(sc *scenario, eff []Effect, agent vocab.AgentID) []Effect {
 	all := eff
 	for _, s := range effectsOf[ScheduleTimer](eff) {
 		if s.ID == restartTimer(agent) || s.ID == resendTimer(agent) {
@@ -163,7 +163,7 @@ func TestEveryRetryPathIsBounded(t *testing.T) {
 					resent++
 				}
 				eff := p.fail(sc, maxRetries+1)
-				sc.expect(workspace.PhaseNeedsHuman)
+				sc.expect(vocab.PhaseNeedsHuman)
 				if sc.s.Escalation != p.esc || !strings.Contains(sc.s.Reason, p.reason) {
 					t.Fatalf("escalation %q, reason %q; want %q with %q", sc.s.Escalation, sc.s.Reason, p.esc, p.reason)
 				}
@@ -206,7 +206,7 @@ func TestRejectionBackoff(t *testing.T) {
 	}
 	// Work finished meanwhile: a pending re-send is dropped.
 	sc.do(SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_1", Problem: "bad"})
-	if sc.s.Phase != workspace.PhaseNeedsHuman {
+	if sc.s.Phase != vocab.PhaseNeedsHuman {
 		t.Fatalf("state %s after max_retries+1 rejections", sc.s.Phase)
 	}
 }
@@ -274,7 +274,7 @@ func TestStalledAgent(t *testing.T) {
 	}
 	// Stalled once: one reminder that says what is missing.
 	eff = sc.do(TimerFired{ID: stallTimer("worker_1")})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	a := assignmentFor(t, eff, "worker_1")
 	if !hasEvent(eff, "agent_stalled") || !strings.Contains(a.Rejected, "agents/worker_1/outputs/st_1.done") {
 		t.Fatalf("reminder: %+v; %s", a, describe(eff))
@@ -284,7 +284,7 @@ func TestStalledAgent(t *testing.T) {
 	sc.do(AgentHealth{Agent: "worker_1", Health: "busy"})
 	sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
 	sc.do(TimerFired{ID: stallTimer("worker_1")})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "stall:worker_1" || !strings.Contains(sc.s.Reason, "went idle") || !strings.Contains(sc.s.Reason, "st_1.done") {
 		t.Fatalf("escalation %q reason %q", sc.s.Escalation, sc.s.Reason)
 	}
@@ -294,7 +294,7 @@ func TestStalledAgent(t *testing.T) {
 	}
 	// Retry sends the work again.
 	eff = sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if len(injectedTo(eff)) != 1 || sc.s.Agents["worker_1"].Stalls != 0 {
 		t.Fatalf("retry: %s", describe(eff))
 	}
@@ -307,7 +307,7 @@ func TestDoneMarkerOnlyForOutstandingWork(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
 	eff := sc.do(SubtaskDone{Subtask: "st_3", Agent: "worker_1", OK: true})
-	if sc.s.Subtasks["st_3"].Status != workspace.SubtaskPending || !hasEvent(eff, "subtask_done_ignored") {
+	if sc.s.Subtasks["st_3"].Status != vocab.SubtaskPending || !hasEvent(eff, "subtask_done_ignored") {
 		t.Fatalf("st_3 %+v: %s", sc.s.Subtasks["st_3"], describe(eff))
 	}
 	// Moved aside, so it cannot count once st_3 is assigned either.
@@ -317,8 +317,8 @@ func TestDoneMarkerOnlyForOutstandingWork(t *testing.T) {
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseExecuting)
-	if st := sc.s.Subtasks["st_3"]; st.Status != workspace.SubtaskInProgress {
+	sc.expect(vocab.PhaseExecuting)
+	if st := sc.s.Subtasks["st_3"]; st.Status != vocab.SubtaskInProgress {
 		t.Fatalf("st_3 not assigned at checkpoint 2: %+v", st)
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // This file is the pure scheduler: which subtask goes to which worker, when
 // a checkpoint is reached, and who fixes a checkpoint's issues.
 
 // subtaskPaths returns the cleaned project paths a subtask touches.
-func subtaskPaths(sub workspace.Subtask) []string {
+func subtaskPaths(sub vocab.Subtask) []string {
 	var out []string
 	for _, f := range sub.Files {
 		if _, p, ok := strings.Cut(strings.TrimSpace(f), " "); ok {
@@ -28,24 +28,24 @@ func subtaskPaths(sub workspace.Subtask) []string {
 
 // workerIDs returns the worker agent ids in order (worker_1, worker_2, …,
 // worker_10).
-func workerIDs(s *State) []workspace.AgentID {
-	var out []workspace.AgentID
+func workerIDs(s *State) []vocab.AgentID {
+	var out []vocab.AgentID
 	for id, a := range s.Agents {
-		if a.Role == workspace.RoleWorker {
+		if a.Role == vocab.RoleWorker {
 			out = append(out, id)
 		}
 	}
-	workspace.SortAgents(out)
+	vocab.SortAgents(out)
 	return out
 }
 
 // allAgents returns every agent id in order.
-func allAgents(s *State) []workspace.AgentID { return s.AgentIDs() }
+func allAgents(s *State) []vocab.AgentID { return s.AgentIDs() }
 
 // freeWorkers returns the workers with no unfinished work and no restart
 // pending, in order.
-func freeWorkers(s *State) []workspace.AgentID {
-	var out []workspace.AgentID
+func freeWorkers(s *State) []vocab.AgentID {
+	var out []vocab.AgentID
 	for _, id := range workerIDs(s) {
 		a := s.Agents[id]
 		if a.Pending || a.Subtask != "" || a.Paused {
@@ -61,8 +61,8 @@ func freeWorkers(s *State) []workspace.AgentID {
 
 // Assignment is one scheduling decision: worker gets subtask.
 type plannedAssignment struct {
-	Worker  workspace.AgentID
-	Subtask workspace.Subtask
+	Worker  vocab.AgentID
+	Subtask vocab.Subtask
 }
 
 // planAssignments decides which ready subtasks of the current checkpoint go
@@ -71,17 +71,17 @@ type plannedAssignment struct {
 // while an in-progress (or just assigned) subtask touches one of its files.
 // Subtasks are taken in plan order, workers in id order, skipping those
 // held (nil: none). Pure.
-func planAssignments(s *State, held func(id workspace.AgentID) bool) []plannedAssignment {
+func planAssignments(s *State, held func(id vocab.AgentID) bool) []plannedAssignment {
 	if s.Plan == nil {
 		return nil
 	}
-	free := slices.DeleteFunc(freeWorkers(s), func(id workspace.AgentID) bool { return held != nil && held(id) })
+	free := slices.DeleteFunc(freeWorkers(s), func(id vocab.AgentID) bool { return held != nil && held(id) })
 	if len(free) == 0 {
 		return nil
 	}
 	busy := map[string]bool{}
 	for _, sub := range s.Plan.Subtasks {
-		if s.Subtasks[sub.ID].Status == workspace.SubtaskInProgress {
+		if s.Subtasks[sub.ID].Status == vocab.SubtaskInProgress {
 			for _, p := range subtaskPaths(sub) {
 				busy[p] = true
 			}
@@ -92,7 +92,7 @@ func planAssignments(s *State, held func(id workspace.AgentID) bool) []plannedAs
 		if len(free) == 0 {
 			break
 		}
-		if sub.Checkpoint != s.CurrentCheckpoint || s.Subtasks[sub.ID].Status != workspace.SubtaskPending {
+		if sub.Checkpoint != s.CurrentCheckpoint || s.Subtasks[sub.ID].Status != vocab.SubtaskPending {
 			continue
 		}
 		if !depsDone(s, sub) {
@@ -118,9 +118,9 @@ func planAssignments(s *State, held func(id workspace.AgentID) bool) []plannedAs
 	return out
 }
 
-func depsDone(s *State, sub workspace.Subtask) bool {
+func depsDone(s *State, sub vocab.Subtask) bool {
 	for _, d := range sub.Dependencies {
-		if s.Subtasks[d].Status != workspace.SubtaskDone {
+		if s.Subtasks[d].Status != vocab.SubtaskDone {
 			return false
 		}
 	}
@@ -138,7 +138,7 @@ func checkpointDone(s *State, cp int) bool {
 			continue
 		}
 		found = true
-		if s.Subtasks[sub.ID].Status != workspace.SubtaskDone {
+		if s.Subtasks[sub.ID].Status != vocab.SubtaskDone {
 			return false
 		}
 	}
@@ -153,7 +153,7 @@ func nextCheckpoint(s *State) int {
 	}
 	for _, c := range s.Plan.Checkpoints {
 		for _, sub := range s.Plan.Subtasks {
-			if sub.Checkpoint == c.ID && s.Subtasks[sub.ID].Status != workspace.SubtaskDone {
+			if sub.Checkpoint == c.ID && s.Subtasks[sub.ID].Status != vocab.SubtaskDone {
 				return c.ID
 			}
 		}
@@ -164,7 +164,7 @@ func nextCheckpoint(s *State) int {
 // inProgress reports whether any subtask is being worked on.
 func inProgress(s *State) bool {
 	for _, st := range s.Subtasks {
-		if st.Status == workspace.SubtaskInProgress {
+		if st.Status == vocab.SubtaskInProgress {
 			return true
 		}
 	}
@@ -176,12 +176,12 @@ func inProgress(s *State) bool {
 // whose file is named in the issues text; if none is named, every worker
 // that did a subtask of cp. Workers busy with unfinished work are left out
 // (their subtask goes on).
-func fixers(s *State, cp int, issues []byte) (ids []workspace.AgentID, files map[workspace.AgentID][]string) {
-	files = map[workspace.AgentID][]string{}
+func fixers(s *State, cp int, issues []byte) (ids []vocab.AgentID, files map[vocab.AgentID][]string) {
+	files = map[vocab.AgentID][]string{}
 	if s.Plan == nil {
 		return nil, files
 	}
-	owned := map[workspace.AgentID][]string{}
+	owned := map[vocab.AgentID][]string{}
 	for _, sub := range s.Plan.Subtasks {
 		if sub.Checkpoint != cp {
 			continue
@@ -192,7 +192,7 @@ func fixers(s *State, cp int, issues []byte) (ids []workspace.AgentID, files map
 		}
 		owned[w] = append(owned[w], subtaskPaths(sub)...)
 	}
-	named := map[workspace.AgentID]bool{}
+	named := map[vocab.AgentID]bool{}
 	for w, ps := range owned {
 		for _, p := range ps {
 			if bytes.Contains(issues, []byte(p)) {
@@ -200,9 +200,9 @@ func fixers(s *State, cp int, issues []byte) (ids []workspace.AgentID, files map
 			}
 		}
 	}
-	pick := func(w workspace.AgentID) bool { return named[w] }
+	pick := func(w vocab.AgentID) bool { return named[w] }
 	if len(named) == 0 {
-		pick = func(w workspace.AgentID) bool { return len(owned[w]) > 0 }
+		pick = func(w vocab.AgentID) bool { return len(owned[w]) > 0 }
 	}
 	for _, w := range workerIDs(s) {
 		if !pick(w) || s.Agents[w].Pending {
@@ -227,7 +227,7 @@ func dedupe[T comparable](xs []T) []T {
 }
 
 // fixID names one fix assignment: fix-cp<checkpoint>-r<round>-<agent>.
-func fixID(cp, round int, agent workspace.AgentID) string {
+func fixID(cp, round int, agent vocab.AgentID) string {
 	return fmt.Sprintf("fix-cp%d-r%d-%s", cp, round, agent)
 }
 
@@ -238,7 +238,7 @@ func fixID(cp, round int, agent workspace.AgentID) string {
 // progress (→ error). Only acts in executing.
 func (st *stepper) scheduleWork() {
 	s := st.s
-	if s.Phase != workspace.PhaseExecuting {
+	if s.Phase != vocab.PhaseExecuting {
 		return
 	}
 	if checkpointDone(s, s.CurrentCheckpoint) {
@@ -248,11 +248,11 @@ func (st *stepper) scheduleWork() {
 	plan := planAssignments(s, st.held)
 	for _, pa := range plan {
 		sub := s.Subtasks[pa.Subtask.ID]
-		sub.Status = workspace.SubtaskInProgress
+		sub.Status = vocab.SubtaskInProgress
 		sub.Worker = pa.Worker
 		sub.StartedAt = st.at
 		s.Subtasks[pa.Subtask.ID] = sub
-		st.emit(workspace.RecordSubtaskAssigned, pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
+		st.emit(vocab.RecordSubtaskAssigned, pa.Worker, map[string]any{"subtask": pa.Subtask.ID, "checkpoint": pa.Subtask.Checkpoint})
 		st.workerSubtask(pa.Worker, pa.Subtask, "", false)
 	}
 	if len(plan) == 0 && !inProgress(s) && !anyPending(s) && len(s.Holds) == 0 && !anyComing(s) {
@@ -267,7 +267,7 @@ func anyComing(s *State) bool {
 	for _, id := range workerIDs(s) {
 		a := s.Agents[id]
 		if _, restarting := s.Timers[restartTimer(id)]; restarting || a.Paused ||
-			a.Status == workspace.HealthStarting || a.Status == workspace.HealthRestarting {
+			a.Status == vocab.HealthStarting || a.Status == vocab.HealthRestarting {
 			return true
 		}
 	}

@@ -4,27 +4,27 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-func st(id string, cp int, deps []string, files ...string) workspace.Subtask {
-	return workspace.Subtask{ID: id, Description: id, Checkpoint: cp, Dependencies: deps, Files: files}
+func st(id string, cp int, deps []string, files ...string) vocab.Subtask {
+	return vocab.Subtask{ID: id, Description: id, Checkpoint: cp, Dependencies: deps, Files: files}
 }
 
 // schedState is a state with n free workers, the given subtasks and
 // statuses (id → status or status@worker).
-func schedState(workers int, subs []workspace.Subtask, status map[string]string) *State {
-	s := &State{CurrentCheckpoint: 1, Agents: map[workspace.AgentID]workspace.AgentState{}, Subtasks: map[string]workspace.SubtaskState{}}
+func schedState(workers int, subs []vocab.Subtask, status map[string]string) *State {
+	s := &State{CurrentCheckpoint: 1, Agents: map[vocab.AgentID]vocab.AgentState{}, Subtasks: map[string]vocab.SubtaskState{}}
 	for i := 1; i <= workers; i++ {
-		s.Agents[workspace.WorkerID(i)] = workspace.AgentState{Role: workspace.RoleWorker}
+		s.Agents[vocab.WorkerID(i)] = vocab.AgentState{Role: vocab.RoleWorker}
 	}
-	s.Plan = &workspace.Plan{Checkpoints: []workspace.Checkpoint{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}}, Subtasks: subs}
+	s.Plan = &vocab.Plan{Checkpoints: []vocab.Checkpoint{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}}, Subtasks: subs}
 	for _, sub := range subs {
-		s.Subtasks[sub.ID] = workspace.SubtaskState{Status: workspace.SubtaskPending}
+		s.Subtasks[sub.ID] = vocab.SubtaskState{Status: vocab.SubtaskPending}
 	}
 	for id, v := range status {
-		s.Subtasks[id] = workspace.SubtaskState{Status: v}
-		if v == workspace.SubtaskInProgress {
+		s.Subtasks[id] = vocab.SubtaskState{Status: v}
+		if v == vocab.SubtaskInProgress {
 			ag := s.Agents["worker_1"]
 			ag.Pending, ag.Subtask = true, id
 			s.Agents["worker_1"] = ag
@@ -37,31 +37,31 @@ func TestPlanAssignments(t *testing.T) {
 	tests := []struct {
 		name    string
 		workers int
-		subs    []workspace.Subtask
+		subs    []vocab.Subtask
 		status  map[string]string
 		want    []string // "worker:subtask"
 	}{
 		{"independent subtasks fill free workers in plan order", 2,
-			[]workspace.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, nil, "CREATE b"), st("c", 1, nil, "CREATE c")}, nil,
+			[]vocab.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, nil, "CREATE b"), st("c", 1, nil, "CREATE c")}, nil,
 			[]string{"worker_1:a", "worker_2:b"}},
 		{"dependencies wait", 3,
-			[]workspace.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, []string{"a"}, "CREATE b"), st("c", 1, []string{"b"}, "CREATE c")}, nil,
+			[]vocab.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, []string{"a"}, "CREATE b"), st("c", 1, []string{"b"}, "CREATE c")}, nil,
 			[]string{"worker_1:a"}},
 		{"done dependencies release", 3,
-			[]workspace.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, []string{"a"}, "CREATE b"), st("c", 1, []string{"a", "b"}, "CREATE c")},
-			map[string]string{"a": workspace.SubtaskDone}, []string{"worker_1:b"}},
+			[]vocab.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, []string{"a"}, "CREATE b"), st("c", 1, []string{"a", "b"}, "CREATE c")},
+			map[string]string{"a": vocab.SubtaskDone}, []string{"worker_1:b"}},
 		{"same file never twice at once", 3,
-			[]workspace.Subtask{st("a", 1, nil, "CREATE x.go", "MODIFY y.go"), st("b", 1, nil, "MODIFY y.go"), st("c", 1, nil, "MODIFY ./x.go"), st("d", 1, nil, "CREATE d.go")}, nil,
+			[]vocab.Subtask{st("a", 1, nil, "CREATE x.go", "MODIFY y.go"), st("b", 1, nil, "MODIFY y.go"), st("c", 1, nil, "MODIFY ./x.go"), st("d", 1, nil, "CREATE d.go")}, nil,
 			[]string{"worker_1:a", "worker_2:d"}},
 		{"conflict with a running subtask", 2,
-			[]workspace.Subtask{st("a", 1, nil, "MODIFY m.go"), st("b", 1, nil, "MODIFY src/../m.go"), st("c", 1, nil, "CREATE c.go")},
-			map[string]string{"a": workspace.SubtaskInProgress}, []string{"worker_2:c"}},
+			[]vocab.Subtask{st("a", 1, nil, "MODIFY m.go"), st("b", 1, nil, "MODIFY src/../m.go"), st("c", 1, nil, "CREATE c.go")},
+			map[string]string{"a": vocab.SubtaskInProgress}, []string{"worker_2:c"}},
 		{"only the current checkpoint", 2,
-			[]workspace.Subtask{st("a", 1, nil, "CREATE a"), st("b", 2, nil, "CREATE b")}, nil,
+			[]vocab.Subtask{st("a", 1, nil, "CREATE a"), st("b", 2, nil, "CREATE b")}, nil,
 			[]string{"worker_1:a"}},
 		{"no free worker", 1,
-			[]workspace.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, nil, "CREATE b")},
-			map[string]string{"a": workspace.SubtaskInProgress}, nil},
+			[]vocab.Subtask{st("a", 1, nil, "CREATE a"), st("b", 1, nil, "CREATE b")},
+			map[string]string{"a": vocab.SubtaskInProgress}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,46 +79,46 @@ func TestPlanAssignments(t *testing.T) {
 
 func TestFreeWorkersSkipsRestarting(t *testing.T) {
 	s := schedState(2, nil, nil)
-	s.Timers = map[string]workspace.Timer{"restart:worker_1": {ID: "restart:worker_1"}}
-	if got := freeWorkers(s); !reflect.DeepEqual(got, []workspace.AgentID{"worker_2"}) {
+	s.Timers = map[string]vocab.Timer{"restart:worker_1": {ID: "restart:worker_1"}}
+	if got := freeWorkers(s); !reflect.DeepEqual(got, []vocab.AgentID{"worker_2"}) {
 		t.Fatalf("free %v", got)
 	}
 }
 
 func TestSortAgents(t *testing.T) {
-	ids := []workspace.AgentID{"worker_10", "reviewer", "worker_2", "lead", "worker_1"}
-	workspace.SortAgents(ids)
-	if want := []workspace.AgentID{"lead", "reviewer", "worker_1", "worker_2", "worker_10"}; !reflect.DeepEqual(ids, want) {
+	ids := []vocab.AgentID{"worker_10", "reviewer", "worker_2", "lead", "worker_1"}
+	vocab.SortAgents(ids)
+	if want := []vocab.AgentID{"lead", "reviewer", "worker_1", "worker_2", "worker_10"}; !reflect.DeepEqual(ids, want) {
 		t.Fatalf("%v", ids)
 	}
 }
 
 func TestCheckpointProgress(t *testing.T) {
-	subs := []workspace.Subtask{st("a", 1, nil, "CREATE a"), st("b", 2, nil, "CREATE b")}
-	s := schedState(1, subs, map[string]string{"a": workspace.SubtaskDone})
+	subs := []vocab.Subtask{st("a", 1, nil, "CREATE a"), st("b", 2, nil, "CREATE b")}
+	s := schedState(1, subs, map[string]string{"a": vocab.SubtaskDone})
 	if !checkpointDone(s, 1) || checkpointDone(s, 2) || checkpointDone(s, 3) {
 		t.Fatal("checkpointDone")
 	}
 	if nextCheckpoint(s) != 2 {
 		t.Fatalf("next %d", nextCheckpoint(s))
 	}
-	s.Subtasks["b"] = workspace.SubtaskState{Status: workspace.SubtaskDone}
+	s.Subtasks["b"] = vocab.SubtaskState{Status: vocab.SubtaskDone}
 	if nextCheckpoint(s) != 0 {
 		t.Fatalf("next %d after all done", nextCheckpoint(s))
 	}
 }
 
 func TestFixers(t *testing.T) {
-	subs := []workspace.Subtask{st("a", 1, nil, "CREATE src/a.go"), st("b", 1, nil, "CREATE src/b.go"), st("c", 2, nil, "CREATE c.go")}
+	subs := []vocab.Subtask{st("a", 1, nil, "CREATE src/a.go"), st("b", 1, nil, "CREATE src/b.go"), st("c", 2, nil, "CREATE c.go")}
 	s := schedState(3, subs, nil)
-	s.Subtasks["a"] = workspace.SubtaskState{Status: workspace.SubtaskDone, Worker: "worker_1"}
-	s.Subtasks["b"] = workspace.SubtaskState{Status: workspace.SubtaskDone, Worker: "worker_2"}
+	s.Subtasks["a"] = vocab.SubtaskState{Status: vocab.SubtaskDone, Worker: "worker_1"}
+	s.Subtasks["b"] = vocab.SubtaskState{Status: vocab.SubtaskDone, Worker: "worker_2"}
 	ids, files := fixers(s, 1, []byte("- high: src/b.go:10 leaks a file"))
-	if !reflect.DeepEqual(ids, []workspace.AgentID{"worker_2"}) || !reflect.DeepEqual(files["worker_2"], []string{"src/b.go"}) {
+	if !reflect.DeepEqual(ids, []vocab.AgentID{"worker_2"}) || !reflect.DeepEqual(files["worker_2"], []string{"src/b.go"}) {
 		t.Fatalf("named: %v %v", ids, files)
 	}
 	ids, _ = fixers(s, 1, []byte("- medium: naming is inconsistent"))
-	if !reflect.DeepEqual(ids, []workspace.AgentID{"worker_1", "worker_2"}) {
+	if !reflect.DeepEqual(ids, []vocab.AgentID{"worker_1", "worker_2"}) {
 		t.Fatalf("none named → all who worked on the checkpoint: %v", ids)
 	}
 	ag := s.Agents["worker_2"]

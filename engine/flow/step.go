@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Machine is the pure workflow state machine with its limits and timings.
@@ -70,27 +70,27 @@ type stepper struct {
 	notes   []Effect // NotifyUser
 	// started are the agents this step starts (SpawnAgent, RestartAgent):
 	// each at most once, whatever rules ask for it.
-	started map[workspace.AgentID]bool
+	started map[vocab.AgentID]bool
 	// sent are the agents this step sent work (new or again): a re-send
 	// rule does not send it once more.
-	sent map[workspace.AgentID]bool
+	sent map[vocab.AgentID]bool
 }
 
 // start emits e (agent id's SpawnAgent or RestartAgent) unless this step
 // starts the agent already, and reports whether it did.
-func (st *stepper) start(id workspace.AgentID, e Effect) bool {
+func (st *stepper) start(id vocab.AgentID, e Effect) bool {
 	if st.started[id] {
 		return false
 	}
 	if st.started == nil {
-		st.started = map[workspace.AgentID]bool{}
+		st.started = map[vocab.AgentID]bool{}
 	}
 	st.started[id] = true
 	st.do(e)
 	return true
 }
 
-func (st *stepper) emit(typ workspace.RecordType, agent workspace.AgentID, details map[string]any) {
+func (st *stepper) emit(typ vocab.RecordType, agent vocab.AgentID, details map[string]any) {
 	st.events = append(st.events, AppendEvent{Type: typ, Agent: agent, Details: details})
 }
 
@@ -104,7 +104,7 @@ func (st *stepper) notify(level, msg string) {
 // also sends newer work: the notice tells nothing the work does not (a
 // held "checkpoint reached" released with the next subtask).
 func (st *stepper) dropSuperseded() {
-	work := map[workspace.AgentID]int{} // newest work sent, by agent
+	work := map[vocab.AgentID]int{} // newest work sent, by agent
 	for _, e := range st.actions {
 		if in, ok := e.(Inject); ok && !in.Notice {
 			work[in.Agent] = max(work[in.Agent], in.Seq)
@@ -118,7 +118,7 @@ func (st *stepper) dropSuperseded() {
 		ag := st.s.Agents[in.Agent]
 		ag.Queued = max(ag.Queued-1, 0)
 		st.s.Agents[in.Agent] = ag
-		st.emit(workspace.RecordNoticeDropped, in.Agent, map[string]any{"seq": in.Seq, "why": fmt.Sprintf("superseded by #%d", work[in.Agent])})
+		st.emit(vocab.RecordNoticeDropped, in.Agent, map[string]any{"seq": in.Seq, "why": fmt.Sprintf("superseded by #%d", work[in.Agent])})
 		return true
 	})
 }
@@ -129,7 +129,7 @@ func (st *stepper) dropSuperseded() {
 // the restart stops, which would lose them.
 func (st *stepper) startsFirst() {
 	for i, e := range st.actions {
-		var id workspace.AgentID
+		var id vocab.AgentID
 		switch e := e.(type) {
 		case SpawnAgent:
 			id = e.Agent
@@ -159,46 +159,46 @@ func (st *stepper) startsFirst() {
 
 // running reports whether the workflow is under way in phase p: triggers
 // and agent failures are acted on.
-func running(p workspace.Phase) bool { return p.Running() }
+func running(p vocab.Phase) bool { return p.Running() }
 
 // final reports whether p ends the run (FinishedAt is set, timers dropped).
-func final(p workspace.Phase) bool {
-	return p == workspace.PhaseComplete || p == workspace.PhaseCancelled || p == workspace.PhaseError || p == workspace.PhaseNeedsHuman
+func final(p vocab.Phase) bool {
+	return p == vocab.PhaseComplete || p == vocab.PhaseCancelled || p == vocab.PhaseError || p == vocab.PhaseNeedsHuman
 }
 
 // activeAgents returns the ● (write) and ○ (read-only) agents of phase p,
 // from the spec's table.
-func activeAgents(s *State, p workspace.Phase) (active, readOnly []workspace.AgentID) {
-	has := func(id workspace.AgentID) bool { _, ok := s.Agents[id]; return ok }
-	one := func(id workspace.AgentID) []workspace.AgentID {
+func activeAgents(s *State, p vocab.Phase) (active, readOnly []vocab.AgentID) {
+	has := func(id vocab.AgentID) bool { _, ok := s.Agents[id]; return ok }
+	one := func(id vocab.AgentID) []vocab.AgentID {
 		if has(id) {
-			return []workspace.AgentID{id}
+			return []vocab.AgentID{id}
 		}
 		return nil
 	}
 	switch p {
-	case workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanRevision, workspace.PhaseFrictionResolution:
-		return one(workspace.AgentLead), nil
-	case workspace.PhasePlanReview, workspace.PhaseCheckpointReview:
-		return one(workspace.AgentReviewer), nil
-	case workspace.PhaseExecuting:
+	case vocab.PhaseProjectSelected, vocab.PhasePlanning, vocab.PhasePlanRevision, vocab.PhaseFrictionResolution:
+		return one(vocab.AgentLead), nil
+	case vocab.PhasePlanReview, vocab.PhaseCheckpointReview:
+		return one(vocab.AgentReviewer), nil
+	case vocab.PhaseExecuting:
 		return workerIDs(s), nil
-	case workspace.PhaseCheckpoint:
+	case vocab.PhaseCheckpoint:
 		return nil, workerIDs(s)
-	case workspace.PhaseCheckpointFix:
-		active = one(workspace.AgentLead)
-		var ws []workspace.AgentID
+	case vocab.PhaseCheckpointFix:
+		active = one(vocab.AgentLead)
+		var ws []vocab.AgentID
 		for _, f := range s.Fixes {
-			if f.Worker != workspace.AgentLead && has(f.Worker) {
+			if f.Worker != vocab.AgentLead && has(f.Worker) {
 				ws = append(ws, f.Worker)
 			}
 		}
-		workspace.SortAgents(ws)
+		vocab.SortAgents(ws)
 		return append(active, dedupe(ws)...), nil
-	case workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
+	case vocab.PhaseFrictionLogged, vocab.PhaseFrictionSync:
 		return nil, allAgents(s)
-	case workspace.PhaseIdle, workspace.PhasePlanApproval, workspace.PhaseComplete, workspace.PhaseError,
-		workspace.PhasePaused, workspace.PhaseNeedsHuman, workspace.PhaseCancelled:
+	case vocab.PhaseIdle, vocab.PhasePlanApproval, vocab.PhaseComplete, vocab.PhaseError,
+		vocab.PhasePaused, vocab.PhaseNeedsHuman, vocab.PhaseCancelled:
 		// No agent's turn: the human decides, or the run is held or over.
 	}
 	return nil, nil
@@ -206,7 +206,7 @@ func activeAgents(s *State, p workspace.Phase) (active, readOnly []workspace.Age
 
 // enter moves the machine to phase p (recording the previous phase, the
 // active agents and a state_changed event).
-func (st *stepper) enter(p workspace.Phase) {
+func (st *stepper) enter(p vocab.Phase) {
 	s := st.s
 	from := s.Phase
 	if from == p {
@@ -216,18 +216,18 @@ func (st *stepper) enter(p workspace.Phase) {
 	s.Phase = p
 	s.ActiveAgents, s.ReadOnlyAgents = activeAgents(s, p)
 	if s.ActiveAgents == nil {
-		s.ActiveAgents = []workspace.AgentID{}
+		s.ActiveAgents = []vocab.AgentID{}
 	}
-	st.emit(workspace.RecordStateChanged, "", map[string]any{"from": string(from), "to": string(p)})
+	st.emit(vocab.RecordStateChanged, "", map[string]any{"from": string(from), "to": string(p)})
 	switch {
 	case running(p) && !running(from):
 		s.Clock.Start(st.at)
 	case !running(p) && running(from):
 		s.Clock.Stop(st.at)
 	}
-	if (p == workspace.PhasePaused) != (from == workspace.PhasePaused) {
+	if (p == vocab.PhasePaused) != (from == vocab.PhasePaused) {
 		// The agent layer holds every queue while the team is paused.
-		st.holdDelivery(p == workspace.PhasePaused)
+		st.holdDelivery(p == vocab.PhasePaused)
 	}
 	if running(p) && final(from) {
 		// Back under way after a retry: held work goes first, then work
@@ -263,25 +263,25 @@ func (st *stepper) withdrawAll() {
 			s.Agents[id] = ag
 		}
 	}
-	if s.Phase != workspace.PhaseComplete && s.Phase != workspace.PhaseCancelled {
+	if s.Phase != vocab.PhaseComplete && s.Phase != vocab.PhaseCancelled {
 		return
 	}
 	for _, a := range s.Held {
-		st.emit(workspace.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "the task reached " + string(s.Phase)})
+		st.emit(vocab.RecordHeldDispatchDropped, a.Agent, map[string]any{"seq": a.Seq, "why": "the task reached " + string(s.Phase)})
 	}
 	s.Held = nil
 }
 
 // ---- timers ----
 
-func timeoutTimer(agent workspace.AgentID) string { return "timeout:" + string(agent) }
-func restartTimer(agent workspace.AgentID) string { return "restart:" + string(agent) }
+func timeoutTimer(agent vocab.AgentID) string { return "timeout:" + string(agent) }
+func restartTimer(agent vocab.AgentID) string { return "restart:" + string(agent) }
 
 func (st *stepper) schedule(id string, d time.Duration) {
 	if st.s.Timers == nil {
-		st.s.Timers = map[string]workspace.Timer{}
+		st.s.Timers = map[string]vocab.Timer{}
 	}
-	st.s.Timers[id] = workspace.Timer{ID: id, Deadline: st.at.Add(d)}
+	st.s.Timers[id] = vocab.Timer{ID: id, Deadline: st.at.Add(d)}
 	st.do(ScheduleTimer{ID: id, After: d})
 }
 
@@ -300,7 +300,7 @@ func (st *stepper) cancelAllTimers() {
 }
 
 // finishWork records that an agent finished its current work.
-func (st *stepper) finishWork(agent workspace.AgentID) {
+func (st *stepper) finishWork(agent vocab.AgentID) {
 	ag, ok := st.s.Agents[agent]
 	if !ok {
 		return
@@ -324,8 +324,8 @@ func (st *stepper) finishWork(agent workspace.AgentID) {
 func (st *stepper) needsHuman(kind, reason string) {
 	st.s.Escalation = kind
 	st.s.Reason = reason
-	st.enter(workspace.PhaseNeedsHuman)
-	st.emit(workspace.RecordNeedsHuman, "", map[string]any{"escalation": kind, "reason": reason})
+	st.enter(vocab.PhaseNeedsHuman)
+	st.emit(vocab.RecordNeedsHuman, "", map[string]any{"escalation": kind, "reason": reason})
 	st.notify("error", "Needs a human: "+firstLine(reason))
 }
 
@@ -333,8 +333,8 @@ func (st *stepper) fail(kind, reason string) {
 	st.s.Escalation = kind
 	st.s.Reason = reason
 	st.s.Error = reason
-	st.enter(workspace.PhaseError)
-	st.emit(workspace.RecordError, "", map[string]any{"escalation": kind, "reason": reason})
+	st.enter(vocab.PhaseError)
+	st.emit(vocab.RecordError, "", map[string]any{"escalation": kind, "reason": reason})
 	st.notify("error", "Error: "+firstLine(reason))
 }
 
@@ -424,11 +424,11 @@ func (st *stepper) handle(e Event) {
 func (st *stepper) noTask(e Event) {
 	switch e := e.(type) {
 	case TriggerCompleted:
-		st.emit(workspace.RecordTriggerIgnored, e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
+		st.emit(vocab.RecordTriggerIgnored, e.Agent, map[string]any{"path": cleanPath(e.Path), "state": string(st.s.Phase), "reason": "no task"})
 	case KnowledgeSubmitted:
 		p := cleanPath(e.Path)
 		author, _ := noteAuthor(p, e.Agent)
-		st.emit(workspace.RecordContextIgnored, author, map[string]any{"path": p, "reason": "no task (the note stays in its outbox)"})
+		st.emit(vocab.RecordContextIgnored, author, map[string]any{"path": p, "reason": "no task (the note stays in its outbox)"})
 	default: // nothing was left behind
 	}
 }
@@ -441,7 +441,7 @@ func cleanPath(p string) string {
 
 // defer keeps e for handling on resume. Returns true when paused.
 func (st *stepper) deferIfPaused(e Event) bool {
-	if st.s.Phase != workspace.PhasePaused {
+	if st.s.Phase != vocab.PhasePaused {
 		return false
 	}
 	raw, err := MarshalEvent(e)
@@ -449,16 +449,16 @@ func (st *stepper) deferIfPaused(e Event) bool {
 		return true
 	}
 	st.s.Deferred = append(st.s.Deferred, raw)
-	st.emit(workspace.RecordEventDeferred, "", map[string]any{"event": kindName(e)})
+	st.emit(vocab.RecordEventDeferred, "", map[string]any{"event": kindName(e)})
 	return true
 }
 
 func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	s := st.s
 	switch s.Phase {
-	case "", workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhaseComplete, workspace.PhaseCancelled:
+	case "", vocab.PhaseIdle, vocab.PhaseProjectSelected, vocab.PhaseComplete, vocab.PhaseCancelled:
 	default:
-		st.emit(workspace.RecordTaskIgnored, "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.Phase) + ")"})
+		st.emit(vocab.RecordTaskIgnored, "", map[string]any{"task": e.Task.ID, "reason": "a task is already running (" + string(s.Phase) + ")"})
 		return
 	}
 	project := e.Task.Project
@@ -467,7 +467,7 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 	}
 	from := s.Phase
 	if from == "" {
-		from = workspace.PhaseIdle
+		from = vocab.PhaseIdle
 	}
 	*s = State{
 		TaskID:       e.Task.ID,
@@ -475,41 +475,41 @@ func (st *stepper) taskSubmitted(e TaskSubmitted) {
 		Project:      project,
 		TaskDir:      e.TaskDir,
 		StartedAt:    e.At,
-		Subtasks:     map[string]workspace.SubtaskState{},
-		Agents:       map[workspace.AgentID]workspace.AgentState{},
+		Subtasks:     map[string]vocab.SubtaskState{},
+		Agents:       map[vocab.AgentID]vocab.AgentState{},
 		PlanApproval: e.Task.PlanApproval,
 	}
 	workers := e.Task.Workers
 	if workers <= 0 {
 		workers = st.cfg.Workers
 	}
-	s.Agents[workspace.AgentLead] = workspace.AgentState{Role: workspace.RoleLead, Status: workspace.HealthStarting}
-	s.Agents[workspace.AgentReviewer] = workspace.AgentState{Role: workspace.RoleReviewer, Status: workspace.HealthStarting}
+	s.Agents[vocab.AgentLead] = vocab.AgentState{Role: vocab.RoleLead, Status: vocab.HealthStarting}
+	s.Agents[vocab.AgentReviewer] = vocab.AgentState{Role: vocab.RoleReviewer, Status: vocab.HealthStarting}
 	for i := 1; i <= workers; i++ {
-		s.Agents[workspace.WorkerID(i)] = workspace.AgentState{Role: workspace.RoleWorker, Status: workspace.HealthStarting}
+		s.Agents[vocab.WorkerID(i)] = vocab.AgentState{Role: vocab.RoleWorker, Status: vocab.HealthStarting}
 	}
-	st.emit(workspace.RecordTaskSubmitted, "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
+	st.emit(vocab.RecordTaskSubmitted, "", map[string]any{"task": e.Task.ID, "project": project, "workers": workers})
 	st.taskConstraints(e.Task)
 	for _, id := range allAgents(s) {
 		st.start(id, SpawnAgent{Agent: id, Role: s.Agents[id].Role})
-		st.emit(workspace.RecordAgentSpawned, id, map[string]any{"role": string(s.Agents[id].Role)})
+		st.emit(vocab.RecordAgentSpawned, id, map[string]any{"role": string(s.Agents[id].Role)})
 	}
-	st.enter(workspace.PhasePlanning)
+	st.enter(vocab.PhasePlanning)
 	st.leadPlan()
 }
 
 func (st *stepper) projectSelected(e ProjectSelected) {
 	s := st.s
-	if s.Phase != "" && s.Phase != workspace.PhaseIdle && s.Phase != workspace.PhaseProjectSelected {
-		st.emit(workspace.RecordProjectIgnored, "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.Phase) + ")"})
+	if s.Phase != "" && s.Phase != vocab.PhaseIdle && s.Phase != vocab.PhaseProjectSelected {
+		st.emit(vocab.RecordProjectIgnored, "", map[string]any{"project": e.Project, "reason": "a task is running (" + string(s.Phase) + ")"})
 		return
 	}
 	s.Project = e.Project
 	if s.Phase == "" {
-		s.Phase = workspace.PhaseIdle
+		s.Phase = vocab.PhaseIdle
 	}
-	st.enter(workspace.PhaseProjectSelected)
-	st.emit(workspace.RecordProjectSelected, "", map[string]any{"project": e.Project})
+	st.enter(vocab.PhaseProjectSelected)
+	st.emit(vocab.RecordProjectSelected, "", map[string]any{"project": e.Project})
 }
 
 // resumed re-spawns the agents (keeping their sessions), re-arms timers,
@@ -526,20 +526,20 @@ func (st *stepper) resumed(e Resumed) {
 		details["on_disk"] = len(e.OnDisk)
 	}
 	st.resumeClock(details)
-	st.emit(workspace.RecordResumed, "", details)
+	st.emit(vocab.RecordResumed, "", details)
 	switch s.Phase {
-	case workspace.PhaseIdle, workspace.PhaseComplete, workspace.PhaseCancelled:
+	case vocab.PhaseIdle, vocab.PhaseComplete, vocab.PhaseCancelled:
 		st.takeOnDisk(e.OnDisk)
 		return
 	default: // a run to resume: its team is started again
 	}
 	for _, id := range allAgents(s) {
 		ag := s.Agents[id]
-		ag.Status = workspace.HealthStarting
+		ag.Status = vocab.HealthStarting
 		ag.Queued = 0 // the previous run's agent layer is gone, and its queue with it
 		s.Agents[id] = ag
 		st.start(id, SpawnAgent{Agent: id, Role: ag.Role, Resume: true})
-		if ag.Paused || s.Phase == workspace.PhasePaused {
+		if ag.Paused || s.Phase == vocab.PhasePaused {
 			st.do(HoldDelivery{Agent: id, Hold: true})
 		}
 	}
@@ -550,9 +550,9 @@ func (st *stepper) resumed(e Resumed) {
 			delete(s.Timers, id)
 		}
 	}
-	if s.Phase == workspace.PhasePaused {
+	if s.Phase == vocab.PhasePaused {
 		st.dropStaleDeferred()
-		var pending []workspace.AgentID
+		var pending []vocab.AgentID
 		for _, id := range allAgents(s) {
 			if s.Agents[id].Pending {
 				pending = append(pending, id)
@@ -571,7 +571,7 @@ func (st *stepper) resumed(e Resumed) {
 	// Answers already on disk first: an agent whose trigger file or done
 	// marker is there is not asked again, and work they lead to is sent
 	// once, fresh.
-	sent := map[workspace.AgentID]int{}
+	sent := map[vocab.AgentID]int{}
 	for _, id := range allAgents(s) {
 		sent[id] = s.Assignments[id].Seq
 	}
@@ -595,7 +595,7 @@ func (st *stepper) resumed(e Resumed) {
 // resumeClock starts the elapsed clock of a run that resumes the task.
 // The previous run's interval, if it left one open (it was killed), ends
 // at its last state write: the time after it is not known to have run
-// (workspace.RunClock); details say what was left out. A state from before
+// (vocab.RunClock); details say what was left out. A state from before
 // the clock was kept starts from the time it showed.
 func (st *stepper) resumeClock(details map[string]any) {
 	s := st.s
@@ -633,7 +633,7 @@ func (st *stepper) dropStaleDeferred() {
 		}
 	})
 	if dropped > 0 {
-		st.emit(workspace.RecordDeferredEventsDropped, "", map[string]any{"count": dropped, "why": "about agent processes of the previous run"})
+		st.emit(vocab.RecordDeferredEventsDropped, "", map[string]any{"count": dropped, "why": "about agent processes of the previous run"})
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ---- agents ----
@@ -21,13 +21,13 @@ func (st *stepper) health(e AgentHealth) {
 	if e.PID != 0 {
 		ag.PID = e.PID
 	}
-	if ag.Status == workspace.HealthRestarting && h == workspace.HealthExited && e.PID != 0 {
+	if ag.Status == vocab.HealthRestarting && h == vocab.HealthExited && e.PID != 0 {
 		// The runner stopping the agent's old process for our own
 		// restart (a start that failed has no process: PID 0).
 		s.Agents[e.Agent] = ag
 		return
 	}
-	if h == workspace.HealthExited && e.Stopped {
+	if h == vocab.HealthExited && e.Stopped {
 		// Hivemind stopped it as the run ends (the user quit), or could
 		// not start it for that reason: not a failure. Nothing is
 		// restarted or counted; the next run starts it again.
@@ -35,17 +35,17 @@ func (st *stepper) health(e AgentHealth) {
 		s.Agents[e.Agent] = ag
 		return
 	}
-	if h != workspace.HealthHangWarning {
+	if h != vocab.HealthHangWarning {
 		ag.Status = h
 	}
 	switch {
-	case h == workspace.HealthRateLimited && prev != workspace.HealthRateLimited:
+	case h == vocab.HealthRateLimited && prev != vocab.HealthRateLimited:
 		// The turn that hit the limit worked on the last message the
 		// agent received: only that work is sent again when it clears.
 		ag.LimitSeq = ag.Delivered
-	case h == workspace.HealthReady || h == workspace.HealthIdle || h == workspace.HealthBusy:
+	case h == vocab.HealthReady || h == vocab.HealthIdle || h == vocab.HealthBusy:
 		ag.EarlyExits = 0 // its prompt appeared
-	case h == workspace.HealthExited && (prev == workspace.HealthStarting || prev == workspace.HealthRestarting):
+	case h == vocab.HealthExited && (prev == vocab.HealthStarting || prev == vocab.HealthRestarting):
 		ag.EarlyExits++
 	}
 	s.Agents[e.Agent] = ag
@@ -53,13 +53,13 @@ func (st *stepper) health(e AgentHealth) {
 	// stands, so the release sends it once, in order with the held work.
 	defer st.governHealth(prev, e)
 	switch h {
-	case workspace.HealthExited, workspace.HealthHung:
+	case vocab.HealthExited, vocab.HealthHung:
 		if st.deferIfPaused(e) {
 			return
 		}
 	default: // only a failure waits for the pause to end
 	}
-	if prev == workspace.HealthRateLimited && (h == workspace.HealthIdle || h == workspace.HealthReady) && ag.Pending &&
+	if prev == vocab.HealthRateLimited && (h == vocab.HealthIdle || h == vocab.HealthReady) && ag.Pending &&
 		ag.LimitSeq == s.Assignments[e.Agent].Seq {
 		// A turn that failed on a rate limit (Claude Code gave up and
 		// reported StopFailure) produced nothing: once the limit has
@@ -69,14 +69,14 @@ func (st *stepper) health(e AgentHealth) {
 		switch {
 		case st.workHeld(e.Agent):
 			// Never sent: it waits for the hold, whose release sends it.
-		case s.Phase == workspace.PhasePaused:
+		case s.Phase == vocab.PhasePaused:
 			s.Resend = dedupe(append(s.Resend, e.Agent))
 		case running(s.Phase):
 			// Bounded like every retry: a limit that keeps coming back
 			// ends in needs_human, not an endless run of paid turns.
 			ag.Failures++
 			s.Agents[e.Agent] = ag
-			st.emit(workspace.RecordAgentRateLimitCleared, e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
+			st.emit(vocab.RecordAgentRateLimitCleared, e.Agent, map[string]any{"resend": true, "attempt": ag.Failures})
 			if !st.retryWork(st.cfg.resendPolicy(), e.Agent, "agent:"+string(e.Agent),
 				fmt.Sprintf("Agent %s's turn failed on a rate limit %d times in a row", e.Agent, ag.Failures), ag.Failures) {
 				return
@@ -87,15 +87,15 @@ func (st *stepper) health(e AgentHealth) {
 		return
 	}
 	switch h {
-	case workspace.HealthIdle, workspace.HealthReady:
+	case vocab.HealthIdle, vocab.HealthReady:
 		st.watchStall(e.Agent)
-	case workspace.HealthBusy:
+	case vocab.HealthBusy:
 		st.cancelTimer(stallTimer(e.Agent))
 	default: // a stall is an idle agent with work pending
 	}
 	switch h {
-	case workspace.HealthExited:
-		st.emit(workspace.RecordAgentExited, e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
+	case vocab.HealthExited:
+		st.emit(vocab.RecordAgentExited, e.Agent, map[string]any{"exit_code": e.ExitCode, "detail": e.Detail})
 		why := fmt.Sprintf("exited (code %d)", e.ExitCode)
 		// The agent layer's detail may quote what the agent said last.
 		if more := strings.TrimLeft(strings.TrimPrefix(e.Detail, fmt.Sprintf("exit code %d", e.ExitCode)), "; "); more != "" {
@@ -107,22 +107,22 @@ func (st *stepper) health(e AgentHealth) {
 		// An agent that died before its prompt ever appeared is tried
 		// again at once: a second early exit ends it (cannotRestart).
 		st.failAgent(e.Agent, why, ag.EarlyExits == 1)
-	case workspace.HealthHung:
+	case vocab.HealthHung:
 		if ag.Pending {
-			st.emit(workspace.RecordAgentHung, e.Agent, map[string]any{"detail": e.Detail})
+			st.emit(vocab.RecordAgentHung, e.Agent, map[string]any{"detail": e.Detail})
 			st.failAgent(e.Agent, "hung", true)
 		}
-	case workspace.HealthHangWarning:
+	case vocab.HealthHangWarning:
 		if ag.Pending {
-			st.emit(workspace.RecordAgentHangWarning, e.Agent, map[string]any{"detail": e.Detail})
+			st.emit(vocab.RecordAgentHangWarning, e.Agent, map[string]any{"detail": e.Detail})
 			st.notify("warn", fmt.Sprintf("%s has shown no sign of life for a while", e.Agent))
 		}
-	case workspace.HealthWaitingPermission:
-		st.emit(workspace.RecordAgentWaitingPermission, e.Agent, map[string]any{"detail": e.Detail})
+	case vocab.HealthWaitingPermission:
+		st.emit(vocab.RecordAgentWaitingPermission, e.Agent, map[string]any{"detail": e.Detail})
 		st.notify("warn", fmt.Sprintf("%s is waiting for a permission answer", e.Agent))
-	case workspace.HealthRateLimited:
-		st.emit(workspace.RecordAgentRateLimited, e.Agent, map[string]any{"detail": e.Detail})
-	case workspace.HealthStarting, workspace.HealthReady, workspace.HealthBusy, workspace.HealthIdle, workspace.HealthRestarting:
+	case vocab.HealthRateLimited:
+		st.emit(vocab.RecordAgentRateLimited, e.Agent, map[string]any{"detail": e.Detail})
+	case vocab.HealthStarting, vocab.HealthReady, vocab.HealthBusy, vocab.HealthIdle, vocab.HealthRestarting:
 		// Nothing to report: the agent is well (or being restarted).
 	}
 }
@@ -142,7 +142,7 @@ var loginWords = []string{"Please run /login", "Not logged in", "Invalid API key
 // cause (e.Cause: a host down, a missing program, a CLI not logged in),
 // an exit code that means one, or a second exit in a row before the
 // agent's first prompt appeared.
-func (st *stepper) cannotRestart(e AgentHealth, ag workspace.AgentState, why string) bool {
+func (st *stepper) cannotRestart(e AgentHealth, ag vocab.AgentState, why string) bool {
 	cause := e.Cause
 	if cause == "" {
 		cause = exitCauses[e.ExitCode]
@@ -154,11 +154,11 @@ func (st *stepper) cannotRestart(e AgentHealth, ag workspace.AgentState, why str
 	}
 	switch {
 	case cause != "":
-		st.emit(workspace.RecordAgentCannotStart, e.Agent, map[string]any{"cause": cause, "exit_code": e.ExitCode})
+		st.emit(vocab.RecordAgentCannotStart, e.Agent, map[string]any{"cause": cause, "exit_code": e.ExitCode})
 		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s cannot run: %s. A restart cannot fix this (last: %s); "+
 			"fix it, then retry (R in the TUI, or hivemind --resume --retry)", e.Agent, cause, why))
 	case ag.EarlyExits >= 2:
-		st.emit(workspace.RecordAgentCannotStart, e.Agent, map[string]any{"early_exits": ag.EarlyExits, "exit_code": e.ExitCode})
+		st.emit(vocab.RecordAgentCannotStart, e.Agent, map[string]any{"early_exits": ag.EarlyExits, "exit_code": e.ExitCode})
 		st.needsHuman("agent:"+string(e.Agent), fmt.Sprintf("Agent %s exited before its prompt appeared, %d times in a row (last: %s). "+
 			earlyExitFix, e.Agent, ag.EarlyExits, why))
 	default:
@@ -173,7 +173,7 @@ const earlyExitFix = "Fix: run its command by hand in a terminal to see why it s
 
 // failAgent handles a crash, hang or timeout: restart after the backoff
 // (or now), past max_retries consecutive failures → needs_human.
-func (st *stepper) failAgent(id workspace.AgentID, why string, immediate bool) {
+func (st *stepper) failAgent(id vocab.AgentID, why string, immediate bool) {
 	s := st.s
 	if _, pending := s.Timers[restartTimer(id)]; pending {
 		return
@@ -199,14 +199,14 @@ func (st *stepper) failAgent(id workspace.AgentID, why string, immediate bool) {
 		return
 	}
 	st.schedule(restartTimer(id), d)
-	st.emit(workspace.RecordAgentRestartScheduled, id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
+	st.emit(vocab.RecordAgentRestartScheduled, id, map[string]any{"after": d.String(), "reason": why, "attempt": ag.Failures})
 }
 
-func stallTimer(agent workspace.AgentID) string { return "stall:" + string(agent) }
+func stallTimer(agent vocab.AgentID) string { return "stall:" + string(agent) }
 
 // watchStall arms the agent's stall timer when it sits idle with work it
 // has received (the assignment was delivered) and not finished.
-func (st *stepper) watchStall(id workspace.AgentID) {
+func (st *stepper) watchStall(id vocab.AgentID) {
 	s := st.s
 	ag := s.Agents[id]
 	if !running(s.Phase) || !ag.Pending || ag.Delivered < ag.LastSeq || !ag.Status.Injectable() {
@@ -221,7 +221,7 @@ func (st *stepper) watchStall(id workspace.AgentID) {
 // stalled handles an agent idle for stall_seconds without producing what
 // its assignment asks: one reminder that says what is missing, then
 // needs_human with the reason.
-func (st *stepper) stalled(id workspace.AgentID) {
+func (st *stepper) stalled(id vocab.AgentID) {
 	s := st.s
 	ag, ok := s.Agents[id]
 	if !ok || !ag.Pending || !ag.Status.Injectable() {
@@ -236,7 +236,7 @@ func (st *stepper) stalled(id workspace.AgentID) {
 	}
 	reason := fmt.Sprintf("%s went idle for %s without writing %s (assignment %d: %s)",
 		id, st.cfg.StallTimeout, want, a.Seq, firstLine(a.Instruction))
-	st.emit(workspace.RecordAgentStalled, id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
+	st.emit(vocab.RecordAgentStalled, id, map[string]any{"after": st.cfg.StallTimeout.String(), "stalls": ag.Stalls, "seq": a.Seq})
 	p := RetryPolicy{Attempts: 1, Limit: "a stalled agent gets one reminder, whatever max_retries says"}
 	if _, again := p.Retry(ag.Stalls); again {
 		a.Rejected = fmt.Sprintf("You went idle without writing %s. Do the assignment now and write it.", want)
@@ -246,7 +246,7 @@ func (st *stepper) stalled(id workspace.AgentID) {
 }
 
 // restartNow restarts the agent (session kept) and re-sends its work.
-func (st *stepper) restartNow(id workspace.AgentID) {
+func (st *stepper) restartNow(id vocab.AgentID) {
 	s := st.s
 	ag, ok := s.Agents[id]
 	if !ok {
@@ -256,9 +256,9 @@ func (st *stepper) restartNow(id workspace.AgentID) {
 	st.cancelTimer(timeoutTimer(id))
 	if st.start(id, RestartAgent{Agent: id, Role: ag.Role}) {
 		ag.Restarts++
-		ag.Status = workspace.HealthRestarting
+		ag.Status = vocab.HealthRestarting
 		s.Agents[id] = ag
-		st.emit(workspace.RecordAgentRestarted, id, map[string]any{"restarts": ag.Restarts})
+		st.emit(vocab.RecordAgentRestarted, id, map[string]any{"restarts": ag.Restarts})
 	} // else this step starts it already (a resume): one start, one re-send
 	st.resend(id)
 	// A worker back from its backoff takes work again.
@@ -273,7 +273,7 @@ func (st *stepper) injection(e InjectionResult) {
 		s.Agents[e.Agent] = ag
 	}
 	if ok && e.Cancelled {
-		st.emit(workspace.RecordInjectionCancelled, e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+		st.emit(vocab.RecordInjectionCancelled, e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
 		return
 	}
 	if ok && e.Delivered && e.Seq > ag.Delivered {
@@ -290,19 +290,19 @@ func (st *stepper) injection(e InjectionResult) {
 	if st.deferIfPaused(e) {
 		return
 	}
-	st.emit(workspace.RecordInjectionFailed, e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
+	st.emit(vocab.RecordInjectionFailed, e.Agent, map[string]any{"seq": e.Seq, "detail": e.Detail})
 	st.failAgent(e.Agent, "message not delivered: "+e.Detail, false)
 }
 
 func (st *stepper) timerFired(e TimerFired) {
 	s := st.s
-	if _, ok := s.Timers[e.ID]; !ok || s.Phase == workspace.PhasePaused || st.frozen(e.ID) {
+	if _, ok := s.Timers[e.ID]; !ok || s.Phase == vocab.PhasePaused || st.frozen(e.ID) {
 		return // stale, or frozen by a pause (re-armed on resume)
 	}
 	delete(s.Timers, e.ID)
 	kind, name, _ := strings.Cut(e.ID, ":")
-	agent := workspace.AgentID(name)
-	st.emit(workspace.RecordTimerFired, agent, map[string]any{"timer": e.ID})
+	agent := vocab.AgentID(name)
+	st.emit(vocab.RecordTimerFired, agent, map[string]any{"timer": e.ID})
 	if !running(s.Phase) {
 		return
 	}
@@ -311,7 +311,7 @@ func (st *stepper) timerFired(e TimerFired) {
 		st.restartNow(agent)
 	case "timeout":
 		if s.Agents[agent].Pending {
-			st.emit(workspace.RecordAgentTimeout, agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
+			st.emit(vocab.RecordAgentTimeout, agent, map[string]any{"after": st.cfg.AgentTimeout.String()})
 			st.failAgent(agent, "timed out after "+st.cfg.AgentTimeout.String(), true)
 		}
 	case "resend":

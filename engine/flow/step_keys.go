@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ---- keys ----
@@ -15,7 +15,7 @@ import (
 func (st *stepper) key(e KeyPressed) {
 	s := st.s
 	ignore := func(reason string) {
-		st.emit(workspace.RecordKeyIgnored, "", map[string]any{"key": e.Action, "state": string(s.Phase), "reason": reason})
+		st.emit(vocab.RecordKeyIgnored, "", map[string]any{"key": e.Action, "state": string(s.Phase), "reason": reason})
 	}
 	switch e.Action {
 	case KeyPause:
@@ -25,23 +25,23 @@ func (st *stepper) key(e KeyPressed) {
 		}
 		st.pause()
 	case KeyResume:
-		if s.Phase != workspace.PhasePaused {
+		if s.Phase != vocab.PhasePaused {
 			ignore("not paused")
 			return
 		}
 		st.unpause()
 	case KeyCancel:
 		switch {
-		case s.TaskID == "" || s.Phase == workspace.PhaseIdle || s.Phase == workspace.PhaseCancelled:
+		case s.TaskID == "" || s.Phase == vocab.PhaseIdle || s.Phase == vocab.PhaseCancelled:
 			ignore("nothing to cancel")
-		case s.Phase == workspace.PhaseComplete:
+		case s.Phase == vocab.PhaseComplete:
 			st.stopAll()
-			st.emit(workspace.RecordAgentsStopped, "", nil)
+			st.emit(vocab.RecordAgentsStopped, "", nil)
 		default:
 			st.cancel()
 		}
 	case KeyRetry:
-		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
+		if s.Phase != vocab.PhaseNeedsHuman && s.Phase != vocab.PhaseError {
 			ignore("retry only applies to needs_human and error")
 			return
 		}
@@ -51,7 +51,7 @@ func (st *stepper) key(e KeyPressed) {
 		switch {
 		case !ok:
 			ignore("no agent " + string(e.Agent))
-		case !running(s.Phase) && s.Phase != workspace.PhasePaused && s.Phase != workspace.PhaseNeedsHuman:
+		case !running(s.Phase) && s.Phase != vocab.PhasePaused && s.Phase != vocab.PhaseNeedsHuman:
 			ignore("nothing to pause")
 		case ag.Paused == (e.Action == KeyPauseAgent):
 			ignore("already " + map[bool]string{true: "paused", false: "not paused"}[ag.Paused])
@@ -61,15 +61,15 @@ func (st *stepper) key(e KeyPressed) {
 			st.resumeAgent(e.Agent)
 		}
 	case KeyAbandon:
-		if s.Phase != workspace.PhaseNeedsHuman && s.Phase != workspace.PhaseError {
+		if s.Phase != vocab.PhaseNeedsHuman && s.Phase != vocab.PhaseError {
 			ignore("abandon only applies to needs_human and error")
 			return
 		}
 		st.stopAll()
 		st.cancelAllTimers()
-		st.emit(workspace.RecordAbandoned, "", map[string]any{"state": string(s.Phase)})
-		st.enter(workspace.PhaseIdle)
-		// The task is over (workspace.State.Over): it ended now, though
+		st.emit(vocab.RecordAbandoned, "", map[string]any{"state": string(s.Phase)})
+		st.enter(vocab.PhaseIdle)
+		// The task is over (vocab.State.Over): it ended now, though
 		// idle is not a final phase of the run.
 		s.FinishedAt = st.at
 	default:
@@ -91,8 +91,8 @@ func (st *stepper) pause() {
 		s.Timers[id] = t
 		st.do(CancelTimer{ID: id})
 	}
-	st.enter(workspace.PhasePaused)
-	st.emit(workspace.RecordPaused, "", map[string]any{"previous_state": string(s.PreviousPhase)})
+	st.enter(vocab.PhasePaused)
+	st.emit(vocab.RecordPaused, "", map[string]any{"previous_state": string(s.PreviousPhase)})
 	st.notify("info", "Paused")
 }
 
@@ -109,14 +109,14 @@ func (st *stepper) holdDelivery(hold bool) {
 
 // agentTimer reports whether timer id runs for agent's work (a timeout,
 // stall or re-send): a pause of that agent freezes it.
-func agentTimer(id string, agent workspace.AgentID) bool {
+func agentTimer(id string, agent vocab.AgentID) bool {
 	return id == timeoutTimer(agent) || id == stallTimer(agent) || id == resendTimer(agent)
 }
 
 // pauseAgent holds one agent: nothing is typed into it (what it was sent
 // and has not received waits in the agent layer; new messages in Held)
 // and its work's timers stand still, until resumeAgent.
-func (st *stepper) pauseAgent(id workspace.AgentID) {
+func (st *stepper) pauseAgent(id vocab.AgentID) {
 	s := st.s
 	ag := s.Agents[id]
 	ag.Paused = true
@@ -130,20 +130,20 @@ func (st *stepper) pauseAgent(id workspace.AgentID) {
 		}
 	}
 	st.do(HoldDelivery{Agent: id, Hold: true})
-	st.emit(workspace.RecordAgentPaused, id, map[string]any{"queued": ag.Queued})
+	st.emit(vocab.RecordAgentPaused, id, map[string]any{"queued": ag.Queued})
 	st.notify("info", "Paused "+string(id))
 }
 
 // resumeAgent ends an agent's own pause: its timers run again and what
 // waited for it is sent, in order (unless the team is paused).
-func (st *stepper) resumeAgent(id workspace.AgentID) {
+func (st *stepper) resumeAgent(id vocab.AgentID) {
 	s := st.s
 	ag := s.Agents[id]
 	ag.Paused = false
 	s.Agents[id] = ag
-	st.emit(workspace.RecordAgentResumed, id, nil)
+	st.emit(vocab.RecordAgentResumed, id, nil)
 	st.notify("info", "Resumed "+string(id))
-	if s.Phase == workspace.PhasePaused {
+	if s.Phase == vocab.PhasePaused {
 		return // the team pause still holds it; unpause re-arms its timers
 	}
 	st.rearm(func(tid string) bool { return agentTimer(tid, id) })
@@ -185,11 +185,11 @@ func (st *stepper) unpause() {
 	s := st.s
 	back := s.PreviousPhase
 	if !running(back) {
-		back = workspace.PhasePlanning // a state file edited by hand; planning is always safe
+		back = vocab.PhasePlanning // a state file edited by hand; planning is always safe
 	}
 	st.enter(back)
 	st.rearm(func(id string) bool { return !st.frozen(id) })
-	st.emit(workspace.RecordResumedFromPause, "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
+	st.emit(vocab.RecordResumedFromPause, "", map[string]any{"state": string(s.Phase), "deferred": len(s.Deferred)})
 	st.notify("info", "Resumed")
 	st.sendHeld() // after the timers: a held assignment's timeout starts now
 	resend := s.Resend
@@ -202,7 +202,7 @@ func (st *stepper) unpause() {
 	for _, raw := range deferred {
 		ev, err := UnmarshalEvent(raw)
 		if err != nil {
-			st.emit(workspace.RecordDeferredEventDropped, "", map[string]any{"error": err.Error()})
+			st.emit(vocab.RecordDeferredEventDropped, "", map[string]any{"error": err.Error()})
 			continue
 		}
 		st.handle(ev)
@@ -224,8 +224,8 @@ func (st *stepper) cancel() {
 	s.Deferred = nil
 	s.Resend = nil
 	s.Held = nil
-	st.enter(workspace.PhaseCancelled)
-	st.emit(workspace.RecordCancelled, "", nil)
+	st.enter(vocab.PhaseCancelled)
+	st.emit(vocab.RecordCancelled, "", nil)
 	st.notify("info", "Task cancelled")
 }
 
@@ -234,7 +234,7 @@ func (st *stepper) cancel() {
 // needs_human, saying why, until a retry (which writes the state first).
 func (st *stepper) stateNotSaved(e StateNotSaved) {
 	s := st.s
-	if s.TaskID == "" || (s.Phase == workspace.PhaseNeedsHuman && s.Escalation == "state_write") {
+	if s.TaskID == "" || (s.Phase == vocab.PhaseNeedsHuman && s.Escalation == "state_write") {
 		return
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.Timers)) {
@@ -250,17 +250,17 @@ func (st *stepper) retry() {
 	kind := s.Escalation
 	back := s.PreviousPhase
 	s.Escalation, s.Reason, s.Error = "", "", ""
-	st.emit(workspace.RecordRetry, "", map[string]any{"escalation": kind, "state": string(s.Phase)})
+	st.emit(vocab.RecordRetry, "", map[string]any{"escalation": kind, "state": string(s.Phase)})
 	switch {
-	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.Phase == workspace.PhaseNeedsHuman && running(back):
+	case (strings.HasPrefix(kind, "agent:") || strings.HasPrefix(kind, "stall:")) && s.Phase == vocab.PhaseNeedsHuman && running(back):
 		// A failing agent is restarted; a stalled one is asked again.
 		what, name, _ := strings.Cut(kind, ":")
-		id := workspace.AgentID(name)
+		id := vocab.AgentID(name)
 		ag := s.Agents[id]
 		ag.Failures, ag.Stalls = 0, 0
 		s.Agents[id] = ag
 		st.enter(back)
-		if what == "agent" && ag.Status != workspace.HealthStarting && ag.Status != workspace.HealthRestarting {
+		if what == "agent" && ag.Status != vocab.HealthStarting && ag.Status != vocab.HealthRestarting {
 			st.restartNow(id)
 		} else {
 			// Asked again; an agent being started (a resume) is not
@@ -268,14 +268,14 @@ func (st *stepper) retry() {
 			st.resend(id)
 		}
 		st.scheduleWork()
-	case strings.HasPrefix(kind, "fix:") && s.Phase == workspace.PhaseNeedsHuman && back == workspace.PhaseCheckpointFix:
+	case strings.HasPrefix(kind, "fix:") && s.Phase == vocab.PhaseNeedsHuman && back == vocab.PhaseCheckpointFix:
 		id := strings.TrimPrefix(kind, "fix:")
 		f := s.Fixes[id]
 		f.Attempts = 0
 		s.Fixes[id] = f
 		st.enter(back)
 		st.resend(f.Worker)
-	case strings.HasPrefix(kind, "subtask:") && s.Phase == workspace.PhaseNeedsHuman && running(back):
+	case strings.HasPrefix(kind, "subtask:") && s.Phase == vocab.PhaseNeedsHuman && running(back):
 		id := strings.TrimPrefix(kind, "subtask:")
 		sub := s.Subtasks[id]
 		sub.Attempts = 0
@@ -283,16 +283,16 @@ func (st *stepper) retry() {
 		st.enter(back)
 		if w := sub.Worker; w != "" && s.Agents[w].Pending && s.Agents[w].Subtask == id {
 			st.resend(w)
-		} else if sub.Status != workspace.SubtaskDone {
-			sub.Status = workspace.SubtaskPending
+		} else if sub.Status != vocab.SubtaskDone {
+			sub.Status = vocab.SubtaskPending
 			sub.Worker = ""
 			s.Subtasks[id] = sub
 		}
 		st.scheduleWork()
-	case kind == "checkpoint_revisions" && s.Phase == workspace.PhaseNeedsHuman:
+	case kind == "checkpoint_revisions" && s.Phase == vocab.PhaseNeedsHuman:
 		s.FixRounds = 0
 		st.reviewCheckpoint()
-	case kind == "state_write" && s.Phase == workspace.PhaseNeedsHuman && running(back):
+	case kind == "state_write" && s.Phase == vocab.PhaseNeedsHuman && running(back):
 		// What the unsaved steps would have sent was dropped: send every
 		// unfinished assignment again (after this state is written).
 		st.enter(back)
@@ -301,9 +301,9 @@ func (st *stepper) retry() {
 		}
 		st.resumeMerge() // a merge requested by an unsaved step
 		st.scheduleWork()
-	case kind == "budget" && s.Phase == workspace.PhaseNeedsHuman && running(back):
+	case kind == "budget" && s.Phase == vocab.PhaseNeedsHuman && running(back):
 		st.retryBudget(back)
-	case (kind == "git_merge" || kind == "merge_conflicts") && s.Phase == workspace.PhaseNeedsHuman:
+	case (kind == "git_merge" || kind == "merge_conflicts") && s.Phase == vocab.PhaseNeedsHuman:
 		st.retryMerge()
 	default:
 		// Back to planning: a fresh plan, with all feedback so far.
@@ -313,19 +313,19 @@ func (st *stepper) retry() {
 			ag := s.Agents[id]
 			ag.Failures = 0
 			s.Agents[id] = ag
-			if ag.Pending && id != workspace.AgentLead {
+			if ag.Pending && id != vocab.AgentLead {
 				st.finishWork(id)
 			}
 		}
 		for id, sub := range s.Subtasks {
-			if sub.Status == workspace.SubtaskInProgress {
-				sub.Status = workspace.SubtaskPending
+			if sub.Status == vocab.SubtaskInProgress {
+				sub.Status = vocab.SubtaskPending
 				sub.Worker = ""
 				s.Subtasks[id] = sub
 			}
 		}
 		s.Fixes = nil
-		st.enter(workspace.PhasePlanning)
+		st.enter(vocab.PhasePlanning)
 		st.leadPlan()
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -27,7 +27,7 @@ func (st *stepper) markerAuthorship(e SubtaskDone) string {
 		return ""
 	}
 	sub, ok := s.Subtasks[e.Subtask]
-	if !ok || sub.Status == workspace.SubtaskDone {
+	if !ok || sub.Status == vocab.SubtaskDone {
 		return ""
 	}
 	if sub.Worker != "" && sub.Worker != e.Agent {
@@ -40,7 +40,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	s := st.s
 	if why := st.markerAuthorship(e); why != "" {
 		from := triggers.Path(e.Agent, triggers.Done, e.Subtask)
-		to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(from, "/", "_"))
+		to := fmt.Sprintf("%s/refused_v%d-%s", vocab.ReviewsDir, st.version("refused"), strings.ReplaceAll(from, "/", "_"))
 		st.do(ArchiveTrigger{From: from, To: to})
 		st.refused(from, to, e.Agent, why)
 		return
@@ -51,7 +51,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	}
 	sub, ok := s.Subtasks[e.Subtask]
 	if !ok {
-		st.emit(workspace.RecordSubtaskDoneIgnored, e.Agent, map[string]any{"subtask": e.Subtask, "reason": "unknown subtask"})
+		st.emit(vocab.RecordSubtaskDoneIgnored, e.Agent, map[string]any{"subtask": e.Subtask, "reason": "unknown subtask"})
 		for _, id := range allAgents(s) {
 			if a := s.Agents[id]; a.Pending && a.Subtask == e.Subtask {
 				st.finishWork(id)
@@ -59,20 +59,20 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		}
 		return
 	}
-	if sub.Status == workspace.SubtaskDone {
+	if sub.Status == vocab.SubtaskDone {
 		return // seen before (e.g. a rescan after restart)
 	}
 	worker := sub.Worker
-	if sub.Status != workspace.SubtaskInProgress || worker == "" {
+	if sub.Status != vocab.SubtaskInProgress || worker == "" {
 		// A marker only counts for an assignment that is outstanding: one
 		// written before its subtask was assigned (a later checkpoint's,
 		// say) must not mark it done, or the work would never be done.
 		// It is moved aside so it cannot count later either (after a
 		// restart's rescan, once the subtask is assigned).
 		from := triggers.Path(e.Agent, triggers.Done, e.Subtask)
-		to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(from, "/", "_"))
+		to := fmt.Sprintf("%s/ignored_v%d-%s", vocab.ReviewsDir, st.version("ignored"), strings.ReplaceAll(from, "/", "_"))
 		st.do(ArchiveTrigger{From: from, To: to})
-		st.emit(workspace.RecordSubtaskDoneIgnored, e.Agent, map[string]any{"subtask": e.Subtask,
+		st.emit(vocab.RecordSubtaskDoneIgnored, e.Agent, map[string]any{"subtask": e.Subtask,
 			"reason":   fmt.Sprintf("subtask %s is %s, not assigned to anyone: its done marker counts only once it is assigned", e.Subtask, sub.Status),
 			"problem":  clip(e.Problem, maxProblem),
 			"archived": to})
@@ -82,7 +82,7 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		problem := clip(e.Problem, maxProblem)
 		sub.Attempts++
 		s.Subtasks[e.Subtask] = sub
-		st.emit(workspace.RecordSubtaskRejected, worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
+		st.emit(vocab.RecordSubtaskRejected, worker, map[string]any{"subtask": e.Subtask, "problem": problem, "attempts": sub.Attempts})
 		reason := fmt.Sprintf("Subtask %s was completed invalidly by %s; last problem: %s", e.Subtask, worker, problem)
 		p := st.cfg.resendPolicy()
 		if _, ok := p.Retry(sub.Attempts); !ok {
@@ -102,11 +102,11 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 		}
 		return
 	}
-	sub.Status = workspace.SubtaskDone
+	sub.Status = vocab.SubtaskDone
 	sub.Worker = worker
 	sub.CompletedAt = st.at
 	s.Subtasks[e.Subtask] = sub
-	st.emit(workspace.RecordSubtaskDone, worker, map[string]any{"subtask": e.Subtask})
+	st.emit(vocab.RecordSubtaskDone, worker, map[string]any{"subtask": e.Subtask})
 	for _, id := range allAgents(s) {
 		if a := s.Agents[id]; a.Subtask == e.Subtask {
 			st.finishWork(id)
@@ -115,9 +115,9 @@ func (st *stepper) subtaskDone(e SubtaskDone) {
 	st.scheduleWork()
 }
 
-func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
+func (st *stepper) fixDone(e SubtaskDone, f vocab.SubtaskState) {
 	s := st.s
-	if f.Status == workspace.SubtaskDone {
+	if f.Status == vocab.SubtaskDone {
 		return
 	}
 	if !e.OK && isMergeFix(e.Subtask) {
@@ -128,8 +128,8 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 		problem := clip(e.Problem, maxProblem)
 		f.Attempts++
 		s.Fixes[e.Subtask] = f
-		st.emit(workspace.RecordFixRejected, f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
-		if s.Phase != workspace.PhaseCheckpointFix {
+		st.emit(vocab.RecordFixRejected, f.Worker, map[string]any{"fix": e.Subtask, "problem": problem, "attempts": f.Attempts})
+		if s.Phase != vocab.PhaseCheckpointFix {
 			return
 		}
 		if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
@@ -140,18 +140,18 @@ func (st *stepper) fixDone(e SubtaskDone, f workspace.SubtaskState) {
 			fmt.Sprintf("Fix %s was completed invalidly by %s; last problem: %s", e.Subtask, f.Worker, problem), f.Attempts)
 		return
 	}
-	f.Status = workspace.SubtaskDone
+	f.Status = vocab.SubtaskDone
 	f.CompletedAt = st.at
 	s.Fixes[e.Subtask] = f
-	st.emit(workspace.RecordFixDone, f.Worker, map[string]any{"fix": e.Subtask})
+	st.emit(vocab.RecordFixDone, f.Worker, map[string]any{"fix": e.Subtask})
 	if a, ok := s.Assignments[f.Worker]; ok && strings.HasSuffix(a.DoneMarker, e.Subtask+".done") {
 		st.finishWork(f.Worker)
 	}
-	if s.Phase != workspace.PhaseCheckpointFix {
+	if s.Phase != vocab.PhaseCheckpointFix {
 		return
 	}
 	for _, x := range s.Fixes {
-		if x.Status != workspace.SubtaskDone {
+		if x.Status != vocab.SubtaskDone {
 			return
 		}
 	}

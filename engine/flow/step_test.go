@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -79,9 +79,9 @@ func injectedTo(eff []Effect) []string {
 	return out
 }
 
-func assignmentFor(t *testing.T, eff []Effect, agent workspace.AgentID) workspace.Assignment {
+func assignmentFor(t *testing.T, eff []Effect, agent vocab.AgentID) vocab.Assignment {
 	t.Helper()
-	var found []workspace.Assignment
+	var found []vocab.Assignment
 	for _, w := range effectsOf[WriteAssignment](eff) {
 		if w.Assignment.Agent == agent {
 			found = append(found, w.Assignment)
@@ -94,7 +94,7 @@ func assignmentFor(t *testing.T, eff []Effect, agent workspace.AgentID) workspac
 }
 
 // noticeFor is the one notice injected to agent (its text).
-func noticeFor(t *testing.T, eff []Effect, agent workspace.AgentID) string {
+func noticeFor(t *testing.T, eff []Effect, agent vocab.AgentID) string {
 	t.Helper()
 	var found []string
 	for _, in := range effectsOf[Inject](eff) {
@@ -151,7 +151,7 @@ func checkEffects(t *testing.T, before, after State, eff []Effect) {
 		}
 	}
 	// Each Inject follows the WriteAssignment of the same agent and seq.
-	pending := map[workspace.AgentID]int{}
+	pending := map[vocab.AgentID]int{}
 	for _, e := range eff {
 		switch e := e.(type) {
 		case WriteAssignment:
@@ -190,7 +190,7 @@ func checkEffects(t *testing.T, before, after State, eff []Effect) {
 		t.Fatalf("WriteAssignment without Inject: %v", pending)
 	}
 	// The state's own invariants.
-	if after.Phase == workspace.PhasePaused && len(effectsOf[Inject](eff)) > 0 {
+	if after.Phase == vocab.PhasePaused && len(effectsOf[Inject](eff)) > 0 {
 		t.Fatalf("injection while paused")
 	}
 }
@@ -232,7 +232,7 @@ func checkAbandoned(t *testing.T, sc *scenario) {
 }
 
 func newScenario(t *testing.T) *scenario {
-	return &scenario{t: t, m: testMachine, s: State{Phase: workspace.PhaseIdle}, now: t0}
+	return &scenario{t: t, m: testMachine, s: State{Phase: vocab.PhaseIdle}, now: t0}
 }
 
 func (sc *scenario) tick() time.Time {
@@ -261,8 +261,8 @@ func (sc *scenario) do(e Event) []Effect {
 // (plan.md, friction/x.md) in the outbox of its writer: agent when given,
 // else the Lead or the Reviewer by the trigger table, worker_1 for a
 // worker's. Paths already in an outbox and the user's are kept.
-func inOutbox(p string, agent workspace.AgentID) string {
-	if _, ok := triggers.Parse(p); ok || strings.HasPrefix(p, workspace.OutboxesDir+"/") {
+func inOutbox(p string, agent vocab.AgentID) string {
+	if _, ok := triggers.Parse(p); ok || strings.HasPrefix(p, vocab.OutboxesDir+"/") {
 		return p
 	}
 	kind, item := triggers.Kind(p), ""
@@ -275,12 +275,12 @@ func inOutbox(p string, agent workspace.AgentID) string {
 	}
 	if agent == "" {
 		switch {
-		case spec.WrittenBy(workspace.RoleWorker):
+		case spec.WrittenBy(vocab.RoleWorker):
 			agent = "worker_1"
-		case spec.WrittenBy(workspace.RoleLead):
-			agent = workspace.AgentLead
+		case spec.WrittenBy(vocab.RoleLead):
+			agent = vocab.AgentLead
 		default:
-			agent = workspace.AgentReviewer
+			agent = vocab.AgentReviewer
 		}
 	}
 	return triggers.Path(agent, kind, item)
@@ -290,7 +290,7 @@ func (sc *scenario) trig(p, content string) []Effect {
 	return sc.do(TriggerCompleted{Path: p, Content: []byte(content)})
 }
 
-func (sc *scenario) expect(p workspace.Phase) {
+func (sc *scenario) expect(p vocab.Phase) {
 	sc.t.Helper()
 	if sc.s.Phase != p {
 		sc.t.Fatalf("state %s, want %s (last effects: %s)", sc.s.Phase, p, describe(sc.eff))
@@ -298,8 +298,8 @@ func (sc *scenario) expect(p workspace.Phase) {
 }
 
 func (sc *scenario) submit(workers int) {
-	sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject, Workers: workers, Description: "do it"}, TaskDir: testTaskDir})
-	sc.expect(workspace.PhasePlanning)
+	sc.do(TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject, Workers: workers, Description: "do it"}, TaskDir: testTaskDir})
+	sc.expect(vocab.PhasePlanning)
 }
 
 // ready reports every starting agent's first prompt: an exit from there
@@ -308,8 +308,8 @@ func (sc *scenario) submit(workers int) {
 func (sc *scenario) ready() {
 	eff := sc.eff
 	for _, id := range sc.s.AgentIDs() {
-		if sc.s.Agents[id].Status == workspace.HealthStarting {
-			sc.do(AgentHealth{Agent: id, Health: workspace.HealthReady})
+		if sc.s.Agents[id].Status == vocab.HealthStarting {
+			sc.do(AgentHealth{Agent: id, Health: vocab.HealthReady})
 		}
 	}
 	sc.eff = eff
@@ -318,26 +318,26 @@ func (sc *scenario) ready() {
 func (sc *scenario) toPlanReview() {
 	sc.submit(2)
 	sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 }
 
 func (sc *scenario) toExecuting() {
 	sc.toPlanReview()
 	sc.trig("plan-approved.md", "LGTM")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 }
 
 func (sc *scenario) toCheckpointReview() {
 	sc.toExecuting()
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 }
 
 func (sc *scenario) toCheckpointFix() {
 	sc.toCheckpointReview()
 	sc.trig("checkpoint-issues.md", "## Issues\n- high: a.go:3 nil check missing")
-	sc.expect(workspace.PhaseCheckpointFix)
+	sc.expect(vocab.PhaseCheckpointFix)
 }
 
 func (sc *scenario) toFrictionResolution() {
@@ -346,22 +346,22 @@ func (sc *scenario) toFrictionResolution() {
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseFrictionResolution)
+	sc.expect(vocab.PhaseFrictionResolution)
 }
 
 func (sc *scenario) toPlanRevision() {
 	sc.toPlanReview()
 	sc.trig("plan-feedback.md", "- high: missing tests")
-	sc.expect(workspace.PhasePlanRevision)
+	sc.expect(vocab.PhasePlanRevision)
 }
 
 func (sc *scenario) toComplete() {
 	sc.toCheckpointReview()
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	sc.do(SubtaskDone{Subtask: "st_3", Agent: "worker_1", OK: true})
 	sc.trig("checkpoint-approved.md", "ok 2")
-	sc.expect(workspace.PhaseComplete)
+	sc.expect(vocab.PhaseComplete)
 }
 
 func (sc *scenario) toNeedsHuman() {
@@ -369,67 +369,67 @@ func (sc *scenario) toNeedsHuman() {
 	for i := 1; i <= 3; i++ {
 		sc.trig("plan-feedback.md", fmt.Sprintf("round %d: no", i))
 		if i < 3 {
-			sc.expect(workspace.PhasePlanRevision)
+			sc.expect(vocab.PhasePlanRevision)
 			sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, fmt.Sprintf("\nv%d\n", i+1)...)})
-			sc.expect(workspace.PhasePlanReview)
+			sc.expect(vocab.PhasePlanReview)
 		}
 	}
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 }
 
 // stateIn returns a state in phase p reached by the scenario (or derived
 // from one for phases that only last inside one Step).
-func stateIn(t *testing.T, p workspace.Phase) State {
+func stateIn(t *testing.T, p vocab.Phase) State {
 	sc := newScenario(t)
 	switch p {
-	case workspace.PhaseIdle:
-	case workspace.PhaseProjectSelected:
+	case vocab.PhaseIdle:
+	case vocab.PhaseProjectSelected:
 		sc.do(ProjectSelected{Project: testProject})
-	case workspace.PhasePlanning:
+	case vocab.PhasePlanning:
 		sc.submit(2)
-	case workspace.PhasePlanReview:
+	case vocab.PhasePlanReview:
 		sc.toPlanReview()
-	case workspace.PhasePlanRevision:
+	case vocab.PhasePlanRevision:
 		sc.toPlanRevision()
-	case workspace.PhasePlanApproval:
+	case vocab.PhasePlanApproval:
 		sc.toPlanApproval()
-	case workspace.PhaseExecuting:
+	case vocab.PhaseExecuting:
 		sc.toExecuting()
-	case workspace.PhaseCheckpoint, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync:
+	case vocab.PhaseCheckpoint, vocab.PhaseFrictionLogged, vocab.PhaseFrictionSync:
 		// Transient phases (left within the same Step): hand-made.
 		sc.toExecuting()
 		sc.s.Phase = p
-	case workspace.PhaseCheckpointReview:
+	case vocab.PhaseCheckpointReview:
 		sc.toCheckpointReview()
-	case workspace.PhaseCheckpointFix:
+	case vocab.PhaseCheckpointFix:
 		sc.toCheckpointFix()
-	case workspace.PhaseFrictionResolution:
+	case vocab.PhaseFrictionResolution:
 		sc.toFrictionResolution()
-	case workspace.PhaseComplete:
+	case vocab.PhaseComplete:
 		sc.toComplete()
-	case workspace.PhaseNeedsHuman:
+	case vocab.PhaseNeedsHuman:
 		sc.toNeedsHuman()
-	case workspace.PhaseError:
+	case vocab.PhaseError:
 		sc.toExecuting()
-		sc.s.Phase = workspace.PhaseError
-	case workspace.PhasePaused:
+		sc.s.Phase = vocab.PhaseError
+	case vocab.PhasePaused:
 		sc.toExecuting()
 		sc.do(KeyPressed{Action: KeyPause})
-	case workspace.PhaseCancelled:
+	case vocab.PhaseCancelled:
 		sc.toExecuting()
 		sc.do(KeyPressed{Action: KeyCancel})
 	}
-	if sc.s.Phase != p && !(p == workspace.PhaseIdle && sc.s.Phase == "") {
+	if sc.s.Phase != p && !(p == vocab.PhaseIdle && sc.s.Phase == "") {
 		t.Fatalf("stateIn(%s) reached %s", p, sc.s.Phase)
 	}
 	return sc.s
 }
 
-var allPhases = []workspace.Phase{
-	workspace.PhaseIdle, workspace.PhaseProjectSelected, workspace.PhasePlanning, workspace.PhasePlanReview,
-	workspace.PhasePlanRevision, workspace.PhasePlanApproval, workspace.PhaseExecuting, workspace.PhaseCheckpoint, workspace.PhaseCheckpointReview,
-	workspace.PhaseCheckpointFix, workspace.PhaseFrictionLogged, workspace.PhaseFrictionSync, workspace.PhaseFrictionResolution,
-	workspace.PhaseComplete, workspace.PhaseError, workspace.PhasePaused, workspace.PhaseNeedsHuman, workspace.PhaseCancelled,
+var allPhases = []vocab.Phase{
+	vocab.PhaseIdle, vocab.PhaseProjectSelected, vocab.PhasePlanning, vocab.PhasePlanReview,
+	vocab.PhasePlanRevision, vocab.PhasePlanApproval, vocab.PhaseExecuting, vocab.PhaseCheckpoint, vocab.PhaseCheckpointReview,
+	vocab.PhaseCheckpointFix, vocab.PhaseFrictionLogged, vocab.PhaseFrictionSync, vocab.PhaseFrictionResolution,
+	vocab.PhaseComplete, vocab.PhaseError, vocab.PhasePaused, vocab.PhaseNeedsHuman, vocab.PhaseCancelled,
 }
 
 // ---- transitions ----
@@ -438,13 +438,13 @@ func TestTransitions(t *testing.T) {
 	tests := []struct {
 		name string
 		run  func(sc *scenario)
-		want workspace.Phase
+		want vocab.Phase
 		// check runs after the last event, with its effects.
 		check func(t *testing.T, sc *scenario)
 	}{
 		{"idle → project_selected (user picks folder)", func(sc *scenario) {
 			sc.do(ProjectSelected{Project: testProject})
-		}, workspace.PhaseProjectSelected, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseProjectSelected, func(t *testing.T, sc *scenario) {
 			if sc.s.Project != testProject {
 				t.Fatalf("project %q", sc.s.Project)
 			}
@@ -452,7 +452,7 @@ func TestTransitions(t *testing.T) {
 		{"project_selected → planning (user gives task)", func(sc *scenario) {
 			sc.do(ProjectSelected{Project: testProject})
 			sc.submit(3)
-		}, workspace.PhasePlanning, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanning, func(t *testing.T, sc *scenario) {
 			if got := len(effectsOf[SpawnAgent](sc.eff)); got != 5 {
 				t.Fatalf("spawned %d agents, want 5", got)
 			}
@@ -463,19 +463,19 @@ func TestTransitions(t *testing.T) {
 			if sc.s.TaskDir != testTaskDir || sc.s.TaskID != "t1" || sc.s.StartedAt.IsZero() {
 				t.Fatalf("task fields not set: %+v", sc.s)
 			}
-			if !reflect.DeepEqual(sc.s.ActiveAgents, []workspace.AgentID{"lead"}) {
+			if !reflect.DeepEqual(sc.s.ActiveAgents, []vocab.AgentID{"lead"}) {
 				t.Fatalf("active %v", sc.s.ActiveAgents)
 			}
 		}},
 		{"idle → planning uses Config.Workers when the task has none", func(sc *scenario) {
-			sc.do(TaskSubmitted{Task: workspace.Task{ID: "t1", Project: testProject}, TaskDir: testTaskDir})
-		}, workspace.PhasePlanning, func(t *testing.T, sc *scenario) {
+			sc.do(TaskSubmitted{Task: vocab.Task{ID: "t1", Project: testProject}, TaskDir: testTaskDir})
+		}, vocab.PhasePlanning, func(t *testing.T, sc *scenario) {
 			if got := len(sc.s.Agents); got != 4 {
 				t.Fatalf("%d agents, want lead+reviewer+2 workers", got)
 			}
 		}},
 		{"planning → plan_review (Lead writes plan.md)", func(sc *scenario) { sc.toPlanReview() },
-			workspace.PhasePlanReview, func(t *testing.T, sc *scenario) {
+			vocab.PhasePlanReview, func(t *testing.T, sc *scenario) {
 				ar := effectsOf[ArchiveTrigger](sc.eff)
 				if len(ar) != 1 || ar[0] != (ArchiveTrigger{From: "agents/lead/plan.md", To: "reviews/plan_v1.md"}) {
 					t.Fatalf("archive %v", ar)
@@ -489,7 +489,7 @@ func TestTransitions(t *testing.T) {
 				}
 			}},
 		{"plan_review → plan_revision (Reviewer requests changes)", func(sc *scenario) { sc.toPlanRevision() },
-			workspace.PhasePlanRevision, func(t *testing.T, sc *scenario) {
+			vocab.PhasePlanRevision, func(t *testing.T, sc *scenario) {
 				if sc.s.RevisionCount != 1 || len(sc.s.Rounds) != 1 || sc.s.Rounds[0].Verdict != "feedback" {
 					t.Fatalf("revision %d rounds %+v", sc.s.RevisionCount, sc.s.Rounds)
 				}
@@ -504,13 +504,13 @@ func TestTransitions(t *testing.T) {
 		{"plan_revision → plan_review (Lead updates plan)", func(sc *scenario) {
 			sc.toPlanRevision()
 			sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, " v2"...)})
-		}, workspace.PhasePlanReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanReview, func(t *testing.T, sc *scenario) {
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/plan_v2.md" {
 				t.Fatalf("archive %v", ar)
 			}
 		}},
 		{"plan_review → executing (Reviewer approves)", func(sc *scenario) { sc.toExecuting() },
-			workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 				if got := injectedTo(sc.eff); !reflect.DeepEqual(got, []string{"worker_1", "worker_2"}) {
 					t.Fatalf("injected to %v", got)
 				}
@@ -527,12 +527,12 @@ func TestTransitions(t *testing.T) {
 				}
 			}},
 		{"executing → checkpoint → checkpoint_review (all subtasks done)", func(sc *scenario) { sc.toCheckpointReview() },
-			workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+			vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 				types := eventTypes(sc.eff)
 				if !containsSeq(types, "state_changed", "checkpoint_reached", "state_changed") {
 					t.Fatalf("events %v", types)
 				}
-				if sc.s.PreviousPhase != workspace.PhaseCheckpoint {
+				if sc.s.PreviousPhase != vocab.PhaseCheckpoint {
 					t.Fatalf("previous %s", sc.s.PreviousPhase)
 				}
 				a := assignmentFor(t, sc.eff, "reviewer")
@@ -547,7 +547,7 @@ func TestTransitions(t *testing.T) {
 		{"executing → checkpoint → checkpoint_review (worker writes checkpoint.md)", func(sc *scenario) {
 			sc.toExecuting()
 			sc.trig("checkpoint.md", "cp 1 done")
-		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/checkpoint_1_v1.md" {
 				t.Fatalf("archive %v", ar)
 			}
@@ -559,8 +559,8 @@ func TestTransitions(t *testing.T) {
 		{"checkpoint_review → executing (approved, more work)", func(sc *scenario) {
 			sc.toCheckpointReview()
 			sc.trig("checkpoint-approved.md", "ok")
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
-			if sc.s.CurrentCheckpoint != 2 || sc.s.Subtasks["st_3"].Status != workspace.SubtaskInProgress {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if sc.s.CurrentCheckpoint != 2 || sc.s.Subtasks["st_3"].Status != vocab.SubtaskInProgress {
 				t.Fatalf("cp %d subtasks %+v", sc.s.CurrentCheckpoint, sc.s.Subtasks)
 			}
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/checkpoint_1_v1-approved.md" {
@@ -568,7 +568,7 @@ func TestTransitions(t *testing.T) {
 			}
 		}},
 		{"checkpoint_review → complete (approved, no more work)", func(sc *scenario) { sc.toComplete() },
-			workspace.PhaseComplete, func(t *testing.T, sc *scenario) {
+			vocab.PhaseComplete, func(t *testing.T, sc *scenario) {
 				// The task is over: every agent stops at once.
 				if stops := effectsOf[StopAgent](sc.eff); len(stops) != len(sc.s.AgentIDs()) || len(stops) == 0 {
 					t.Fatalf("complete stops %v, want every agent %v", stops, sc.s.AgentIDs())
@@ -581,7 +581,7 @@ func TestTransitions(t *testing.T) {
 				}
 			}},
 		{"checkpoint_review → checkpoint_fix (issues)", func(sc *scenario) { sc.toCheckpointFix() },
-			workspace.PhaseCheckpointFix, func(t *testing.T, sc *scenario) {
+			vocab.PhaseCheckpointFix, func(t *testing.T, sc *scenario) {
 				// a.go is named: lead + worker_1 (who wrote a.go) fix; worker_2 not.
 				if got := injectedTo(sc.eff); !reflect.DeepEqual(got, []string{"lead", "worker_1"}) {
 					t.Fatalf("fixers %v", got)
@@ -591,16 +591,16 @@ func TestTransitions(t *testing.T) {
 					a.DoneMarker != filepath.Join(testTaskDir, "agents/worker_1/outputs/fix-cp1-r1-worker_1.done") {
 					t.Fatalf("fix assignment %+v", a)
 				}
-				if !reflect.DeepEqual(sc.s.ActiveAgents, []workspace.AgentID{"lead", "worker_1"}) {
+				if !reflect.DeepEqual(sc.s.ActiveAgents, []vocab.AgentID{"lead", "worker_1"}) {
 					t.Fatalf("active %v", sc.s.ActiveAgents)
 				}
 			}},
 		{"checkpoint_fix → checkpoint_review (all fixes done)", func(sc *scenario) {
 			sc.toCheckpointFix()
 			sc.do(SubtaskDone{Subtask: "fix-cp1-r1-lead", Agent: "lead", OK: true})
-			sc.expect(workspace.PhaseCheckpointFix)
+			sc.expect(vocab.PhaseCheckpointFix)
 			sc.do(SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_1", OK: true})
-		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			a := assignmentFor(t, sc.eff, "reviewer")
 			if !contains(a.Reads, filepath.Join(testTaskDir, "agents/worker_1/outputs/fix-cp1-r1-worker_1.md")) {
 				t.Fatalf("reviewer does not read the fix output: %v", a.Reads)
@@ -612,7 +612,7 @@ func TestTransitions(t *testing.T) {
 		{"checkpoint_fix → checkpoint_review (checkpoint.md written again)", func(sc *scenario) {
 			sc.toCheckpointFix()
 			sc.trig("checkpoint.md", "fixed")
-		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/checkpoint_1_v2.md" {
 				t.Fatalf("archive %v", ar)
 			}
@@ -621,7 +621,7 @@ func TestTransitions(t *testing.T) {
 			}
 		}},
 		{"checkpoint_review → friction_logged → friction_sync → friction_resolution", func(sc *scenario) { sc.toFrictionResolution() },
-			workspace.PhaseFrictionResolution, func(t *testing.T, sc *scenario) {
+			vocab.PhaseFrictionResolution, func(t *testing.T, sc *scenario) {
 				var changes []string
 				for _, e := range effectsOf[AppendEvent](sc.eff) {
 					if e.Type == "state_changed" {
@@ -631,7 +631,7 @@ func TestTransitions(t *testing.T) {
 				if !reflect.DeepEqual(changes, []string{"friction_logged", "friction_sync", "friction_resolution"}) {
 					t.Fatalf("changes %v", changes)
 				}
-				for _, id := range []workspace.AgentID{"reviewer", "worker_1", "worker_2"} {
+				for _, id := range []vocab.AgentID{"reviewer", "worker_1", "worker_2"} {
 					if n := noticeFor(t, sc.eff, id); !strings.Contains(n, filepath.Join(testTaskDir, "reviews/friction_v1-slow-tests.md")) {
 						t.Fatalf("%s not told the friction: %q", id, n)
 					}
@@ -646,7 +646,7 @@ func TestTransitions(t *testing.T) {
 		{"friction_resolution → plan_review (Lead proposes fixes)", func(sc *scenario) {
 			sc.toFrictionResolution()
 			sc.trig("friction-resolution.md", "run tests in parallel")
-		}, workspace.PhasePlanReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanReview, func(t *testing.T, sc *scenario) {
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/friction-resolution_v1.md" {
 				t.Fatalf("archive %v", ar)
 			}
@@ -659,7 +659,7 @@ func TestTransitions(t *testing.T) {
 			sc.toFrictionResolution()
 			sc.trig("friction-resolution.md", "run tests in parallel")
 			sc.trig("plan-approved.md", "fine")
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/friction-resolution_v1-approved.md" {
 				t.Fatalf("archive %v", ar)
 			}
@@ -671,33 +671,33 @@ func TestTransitions(t *testing.T) {
 			sc.toFrictionResolution()
 			sc.trig("friction-resolution.md", "run tests in parallel")
 			sc.trig("plan-feedback.md", "no")
-		}, workspace.PhasePlanRevision, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanRevision, func(t *testing.T, sc *scenario) {
 			if ar := effectsOf[ArchiveTrigger](sc.eff); ar[0].To != "reviews/friction-resolution_v1-feedback.md" {
 				t.Fatalf("archive %v", ar)
 			}
 		}},
 		{"complete → planning (user starts a new task)", func(sc *scenario) {
 			sc.toComplete()
-			sc.do(TaskSubmitted{Task: workspace.Task{ID: "t2", Project: testProject}, TaskDir: "/ws/tasks/t2"})
-		}, workspace.PhasePlanning, func(t *testing.T, sc *scenario) {
+			sc.do(TaskSubmitted{Task: vocab.Task{ID: "t2", Project: testProject}, TaskDir: "/ws/tasks/t2"})
+		}, vocab.PhasePlanning, func(t *testing.T, sc *scenario) {
 			if sc.s.TaskID != "t2" || sc.s.Plan != nil || sc.s.RevisionCount != 0 {
 				t.Fatalf("new task kept old state: %+v", sc.s)
 			}
 		}},
 		{"error → planning (user retries)", func(sc *scenario) {
 			sc.toExecuting()
-			sc.s.Phase = workspace.PhaseError
+			sc.s.Phase = vocab.PhaseError
 			sc.do(KeyPressed{Action: KeyRetry})
-		}, workspace.PhasePlanning, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanning, func(t *testing.T, sc *scenario) {
 			if got := injectedTo(sc.eff); !reflect.DeepEqual(got, []string{"lead"}) {
 				t.Fatalf("injected %v", got)
 			}
 		}},
 		{"error → idle (user abandons)", func(sc *scenario) {
 			sc.toExecuting()
-			sc.s.Phase = workspace.PhaseError
+			sc.s.Phase = vocab.PhaseError
 			sc.do(KeyPressed{Action: KeyAbandon})
-		}, workspace.PhaseIdle, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseIdle, func(t *testing.T, sc *scenario) {
 			if len(effectsOf[StopAgent](sc.eff)) != 4 {
 				t.Fatalf("abandon must stop all agents: %s", describe(sc.eff))
 			}
@@ -706,7 +706,7 @@ func TestTransitions(t *testing.T) {
 		{"needs_human → planning (retry after plan revisions)", func(sc *scenario) {
 			sc.toNeedsHuman()
 			sc.do(KeyPressed{Action: KeyRetry})
-		}, workspace.PhasePlanning, func(t *testing.T, sc *scenario) {
+		}, vocab.PhasePlanning, func(t *testing.T, sc *scenario) {
 			if sc.s.RevisionCount != 0 || sc.s.Escalation != "" {
 				t.Fatalf("revision %d escalation %q", sc.s.RevisionCount, sc.s.Escalation)
 			}
@@ -718,21 +718,21 @@ func TestTransitions(t *testing.T) {
 		{"needs_human → idle (abandon)", func(sc *scenario) {
 			sc.toNeedsHuman()
 			sc.do(KeyPressed{Action: KeyAbandon})
-		}, workspace.PhaseIdle, checkAbandoned},
+		}, vocab.PhaseIdle, checkAbandoned},
 		{"executing → error (plan cannot progress)", func(sc *scenario) {
 			sc.toExecuting()
 			// A hand-edited state: st_3 depends on a subtask that will never be done.
 			p := *sc.s.Plan
-			p.Subtasks = append([]workspace.Subtask(nil), p.Subtasks...)
+			p.Subtasks = append([]vocab.Subtask(nil), p.Subtasks...)
 			p.Subtasks[1].Dependencies = []string{"st_3"}
 			sc.s.Plan = &p
-			sc.s.Subtasks["st_2"] = workspace.SubtaskState{Status: workspace.SubtaskPending}
+			sc.s.Subtasks["st_2"] = vocab.SubtaskState{Status: vocab.SubtaskPending}
 			ag := sc.s.Agents["worker_2"]
 			ag.Pending, ag.Subtask = false, ""
 			sc.s.Agents["worker_2"] = ag
 			sc.ready() // no worker is on its way: nothing can move
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-		}, workspace.PhaseError, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseError, func(t *testing.T, sc *scenario) {
 			if sc.s.Escalation != "deadlock" || sc.s.Error == "" {
 				t.Fatalf("escalation %q error %q", sc.s.Escalation, sc.s.Error)
 			}
@@ -743,7 +743,7 @@ func TestTransitions(t *testing.T) {
 			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1}) // before any work: backoff
 			sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
 			sc.trig("plan-approved.md", "LGTM")
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			if _, ok := sc.s.Timers[restartTimer("worker_1")]; !ok {
 				t.Fatalf("no restart pending: %v", sc.s.Timers)
 			}
@@ -761,7 +761,7 @@ func TestTransitions(t *testing.T) {
 			}
 			sc.do(AgentHealth{Agent: "worker_1", Health: "starting", PID: 7})
 			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 3, PID: 7, Detail: "exit code 3; last output: boom"})
-		}, workspace.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
 			for _, want := range []string{"before its prompt appeared, 2 times", "code 3", "boom", "Fix:"} {
 				if !strings.Contains(sc.s.Reason, want) {
 					t.Errorf("reason %q lacks %q", sc.s.Reason, want)
@@ -770,7 +770,7 @@ func TestTransitions(t *testing.T) {
 		}},
 		{"executing → executing (Hivemind stops the agents as the user quits, before their prompt: no failure, no restart, no needs_human)", func(sc *scenario) {
 			sc.toExecuting()
-			for _, id := range []workspace.AgentID{"worker_1", "worker_1", "reviewer"} {
+			for _, id := range []vocab.AgentID{"worker_1", "worker_1", "reviewer"} {
 				sc.do(AgentHealth{Agent: id, Health: "starting", PID: 7})
 				if eff := sc.do(AgentHealth{Agent: id, Health: "exited", ExitCode: 143, PID: 7, Stopped: true}); len(eff) != 0 && len(effectsOf[RestartAgent](eff)) != 0 {
 					sc.t.Fatalf("a stopped agent restarted: %s", describe(eff))
@@ -778,8 +778,8 @@ func TestTransitions(t *testing.T) {
 			}
 			// A start refused because the agent layer is closing.
 			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: -1, Detail: "ptyagent: manager closed", Stopped: true})
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
-			if ag := sc.s.Agents["worker_1"]; ag.Failures != 0 || ag.EarlyExits != 0 || ag.Status != workspace.HealthExited || len(sc.s.Timers) != 0 && sc.s.Timers[restartTimer("worker_1")].ID != "" {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if ag := sc.s.Agents["worker_1"]; ag.Failures != 0 || ag.EarlyExits != 0 || ag.Status != vocab.HealthExited || len(sc.s.Timers) != 0 && sc.s.Timers[restartTimer("worker_1")].ID != "" {
 				t.Errorf("worker_1 after stops: %+v, timers %v", ag, sc.s.Timers)
 			}
 		}},
@@ -787,7 +787,7 @@ func TestTransitions(t *testing.T) {
 			sc.toExecuting()
 			sc.ready()
 			sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 255, Cause: "host gpu1: ssh: connect to host gpu1 port 22: Connection refused"})
-		}, workspace.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseNeedsHuman, func(t *testing.T, sc *scenario) {
 			if !strings.Contains(sc.s.Reason, "Connection refused") || !strings.Contains(sc.s.Reason, "A restart cannot fix this") || len(sc.s.Timers) != 0 {
 				t.Errorf("reason %q timers %v", sc.s.Reason, sc.s.Timers)
 			}
@@ -796,7 +796,7 @@ func TestTransitions(t *testing.T) {
 				sc2.toExecuting()
 				sc2.ready()
 				c.Agent, c.Health = "worker_1", "exited"
-				if sc2.do(c); sc2.s.Phase != workspace.PhaseNeedsHuman {
+				if sc2.do(c); sc2.s.Phase != vocab.PhaseNeedsHuman {
 					t.Errorf("%+v: %s, want needs_human", c, sc2.s.Phase)
 				}
 			}
@@ -809,9 +809,9 @@ func TestTransitions(t *testing.T) {
 				sc.do(AgentHealth{Agent: "worker_1", Health: "exited", ExitCode: 1})
 				sc.do(TimerFired{ID: restartTimer("worker_1")})
 			}
-			sc.expect(workspace.PhaseNeedsHuman)
+			sc.expect(vocab.PhaseNeedsHuman)
 			sc.do(Resumed{Retry: true})
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			starts := 0
 			for _, e := range sc.eff {
 				switch e := e.(type) {
@@ -834,7 +834,7 @@ func TestTransitions(t *testing.T) {
 			sc.do(AgentHealth{Agent: "worker_1", Health: "busy"})
 			sc.do(AgentHealth{Agent: "worker_1", Health: "rate_limited"})
 			sc.do(AgentHealth{Agent: "worker_1", Health: "idle"})
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			if hasEvent(sc.eff, "agent_rate_limit_cleared") || len(injectedTo(sc.eff)) != 0 {
 				t.Fatalf("re-sent work the limited turn was not about: %s", describe(sc.eff))
 			}
@@ -850,7 +850,7 @@ func TestTransitions(t *testing.T) {
 			}
 			sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 			sc.do(KeyPressed{Action: KeyResumeAgent, Agent: "worker_1"})
-		}, workspace.PhaseExecuting, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
 			if hd := effectsOf[HoldDelivery](sc.eff); len(hd) != 1 || hd[0].Hold || !hasEvent(sc.eff, "agent_resumed") {
 				t.Fatalf("resume agent: %s", describe(sc.eff))
 			}
@@ -871,7 +871,7 @@ func TestTransitions(t *testing.T) {
 				sc.t.Fatalf("unpause lifted the paused agent's hold: %s", describe(sc.eff))
 			}
 			sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true}) // checkpoint 1 done → review
-		}, workspace.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseCheckpointReview, func(t *testing.T, sc *scenario) {
 			if sc.s.Waiting() != 0 && len(effectsOf[Inject](sc.eff)) == 0 {
 				t.Fatalf("nothing sent: %s", describe(sc.eff))
 			}
@@ -886,7 +886,7 @@ func TestTransitions(t *testing.T) {
 			sc.trig("checkpoint-approved.md", "ok")
 			sc.do(SubtaskDone{Subtask: "st_3", Agent: "worker_1", OK: true})
 			sc.trig("checkpoint-approved.md", "ok again")
-		}, workspace.PhaseComplete, func(t *testing.T, sc *scenario) {
+		}, vocab.PhaseComplete, func(t *testing.T, sc *scenario) {
 			if len(effectsOf[Withdraw](sc.eff)) == 0 || len(sc.s.Held) != 0 {
 				t.Fatalf("nothing withdrawn at complete: %s", describe(sc.eff))
 			}
@@ -908,7 +908,7 @@ func TestTransitions(t *testing.T) {
 			if len(notices) != 0 {
 				sc.t.Fatalf("notices at the checkpoint: %+v", notices)
 			}
-		}, workspace.PhaseCheckpointReview, nil},
+		}, vocab.PhaseCheckpointReview, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -946,22 +946,22 @@ func containsSeq(xs []string, want ...string) bool {
 // ---- triggers ----
 
 // meaningful says which trigger kinds act in which phase.
-func meaningful(kind triggers.Kind, p workspace.Phase) bool {
+func meaningful(kind triggers.Kind, p vocab.Phase) bool {
 	switch kind {
 	case trigPlan:
-		return p == workspace.PhasePlanning || p == workspace.PhasePlanRevision
+		return p == vocab.PhasePlanning || p == vocab.PhasePlanRevision
 	case trigPlanApproved, trigPlanFeedback:
-		return p == workspace.PhasePlanReview
+		return p == vocab.PhasePlanReview
 	case triggers.PlanDecision:
-		return p == workspace.PhasePlanApproval
+		return p == vocab.PhasePlanApproval
 	case trigCheckpoint:
-		return p == workspace.PhaseExecuting || p == workspace.PhaseCheckpointFix
+		return p == vocab.PhaseExecuting || p == vocab.PhaseCheckpointFix
 	case trigCheckpointApproved, trigCheckpointIssues:
-		return p == workspace.PhaseCheckpointReview
+		return p == vocab.PhaseCheckpointReview
 	case trigFrictionResolution:
-		return p == workspace.PhaseFrictionResolution
+		return p == vocab.PhaseFrictionResolution
 	case trigFriction:
-		return p != workspace.PhaseIdle && p != workspace.PhaseProjectSelected && p != workspace.PhaseComplete && p != workspace.PhaseCancelled
+		return p != vocab.PhaseIdle && p != vocab.PhaseProjectSelected && p != vocab.PhaseComplete && p != vocab.PhaseCancelled
 	}
 	return false
 }
@@ -970,7 +970,7 @@ func TestIgnoredTriggersInEveryState(t *testing.T) {
 	for _, p := range allPhases {
 		base := stateIn(t, p)
 		for _, spec := range triggers.Table() {
-			if !spec.Watched || spec.Kind == triggers.Done || p == workspace.PhasePaused || meaningful(spec.Kind, p) {
+			if !spec.Watched || spec.Kind == triggers.Done || p == vocab.PhasePaused || meaningful(spec.Kind, p) {
 				continue
 			}
 			name := inOutbox(spec.Kind.Name("x"), "")
@@ -1017,7 +1017,7 @@ func TestTriggerNeverFiresTwice(t *testing.T) {
 	sc.submit(2)
 	plan := TriggerCompleted{Path: "plan.md", Content: validPlan, ModTime: t0}
 	sc.do(plan)
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	// The runner crashed before archiving; after restart the watcher reports
 	// the same file again, even across a state.json round trip.
 	raw, _ := json.Marshal(sc.s)
@@ -1027,7 +1027,7 @@ func TestTriggerNeverFiresTwice(t *testing.T) {
 	}
 	sc.s = restored
 	eff := sc.do(plan)
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	if ar := effectsOf[ArchiveTrigger](eff); len(ar) != 1 || ar[0].To != "reviews/plan_v1.md" || !hasEvent(eff, "trigger_duplicate") {
 		t.Fatalf("duplicate handling: %s", describe(eff))
 	}
@@ -1043,7 +1043,7 @@ func TestTriggerNeverFiresTwice(t *testing.T) {
 }
 
 func TestUnknownFileIsIgnoredNotArchived(t *testing.T) {
-	s := stateIn(t, workspace.PhaseExecuting)
+	s := stateIn(t, vocab.PhaseExecuting)
 	n, eff := step(t, testMachine, s, TriggerCompleted{Path: "notes.md", Content: []byte("x"), When: When{At: t0.Add(time.Hour)}})
 	if !hasEvent(eff, "trigger_ignored") || len(effectsOf[ArchiveTrigger](eff)) != 0 || n.Phase != s.Phase {
 		t.Fatalf("%s", describe(eff))
@@ -1051,7 +1051,7 @@ func TestUnknownFileIsIgnoredNotArchived(t *testing.T) {
 }
 
 func TestInvalidPlanStaysAndTellsLead(t *testing.T) {
-	for _, start := range []workspace.Phase{workspace.PhasePlanning, workspace.PhasePlanRevision} {
+	for _, start := range []vocab.Phase{vocab.PhasePlanning, vocab.PhasePlanRevision} {
 		t.Run(string(start), func(t *testing.T) {
 			s := stateIn(t, start)
 			bad := planMD(`{"summary": "x", "checkpoints": [{"id": 1, "name": "a"}],
@@ -1107,7 +1107,7 @@ func TestMaxRevisionCyclesConfigurable(t *testing.T) {
 	sc.m = Machine{Cfg: Config{MaxRevisionCycles: 1}}
 	sc.toPlanReview()
 	sc.trig("plan-feedback.md", "no")
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 }
 
 func TestInvalidPlansNeedHuman(t *testing.T) {
@@ -1116,7 +1116,7 @@ func TestInvalidPlansNeedHuman(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		sc.trig("plan.md", fmt.Sprintf("no json here %d", i))
 	}
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "plan_invalid" {
 		t.Fatalf("escalation %q", sc.s.Escalation)
 	}
@@ -1127,16 +1127,16 @@ func TestCheckpointFixRoundsNeedHuman(t *testing.T) {
 	sc.toCheckpointFix()
 	for i := 2; i <= 3; i++ {
 		sc.trig("checkpoint.md", fmt.Sprintf("fixed %d", i))
-		sc.expect(workspace.PhaseCheckpointReview)
+		sc.expect(vocab.PhaseCheckpointReview)
 		sc.trig("checkpoint-issues.md", fmt.Sprintf("a.go still broken %d", i))
 	}
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "checkpoint_revisions" || !strings.Contains(sc.s.Reason, "reviews/checkpoint_1_v3-issues.md") {
 		t.Fatalf("escalation %q reason %q", sc.s.Escalation, sc.s.Reason)
 	}
 	// Retry: the reviewer looks again (round 4).
 	sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	if got := injectedTo(sc.eff); !reflect.DeepEqual(got, []string{"reviewer"}) || sc.s.Versions["checkpoint_1"] != 4 {
 		t.Fatalf("retry: %v round %d", got, sc.s.Versions["checkpoint_1"])
 	}
@@ -1183,14 +1183,14 @@ func TestAgentCrashBackoffAndMaxRetries(t *testing.T) {
 	if got := sc.s.Agents["worker_1"].Restarts; got != 3 {
 		t.Fatalf("restarts %d", got)
 	}
-	sc.do(AgentHealth{Agent: "worker_1", Health: workspace.HealthExited, ExitCode: 1})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.do(AgentHealth{Agent: "worker_1", Health: vocab.HealthExited, ExitCode: 1})
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "agent:worker_1" {
 		t.Fatalf("escalation %q", sc.s.Escalation)
 	}
 	// Retry restarts the agent, re-sends its work, back to executing.
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if len(effectsOf[RestartAgent](eff)) != 1 || assignmentFor(t, eff, "worker_1").Subtask.ID != "st_1" {
 		t.Fatalf("retry: %s", describe(eff))
 	}
@@ -1290,14 +1290,14 @@ func TestSubtaskRejectedMarker(t *testing.T) {
 		}
 	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: false, Problem: "output file missing"})
-	sc.expect(workspace.PhaseNeedsHuman)
+	sc.expect(vocab.PhaseNeedsHuman)
 	if sc.s.Escalation != "subtask:st_1" {
 		t.Fatalf("escalation %q", sc.s.Escalation)
 	}
 	sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-	if sc.s.Subtasks["st_1"].Status != workspace.SubtaskDone {
+	if sc.s.Subtasks["st_1"].Status != vocab.SubtaskDone {
 		t.Fatalf("st_1 %+v", sc.s.Subtasks["st_1"])
 	}
 }
@@ -1327,7 +1327,7 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 				}
 				return
 			}
-			if n.Phase != workspace.PhasePaused || n.PreviousPhase != p {
+			if n.Phase != vocab.PhasePaused || n.PreviousPhase != p {
 				t.Fatalf("paused %s previous %s", n.Phase, n.PreviousPhase)
 			}
 			if len(effectsOf[CancelTimer](eff)) != len(s.Timers) {
@@ -1339,13 +1339,13 @@ func TestPauseResumeFromEveryState(t *testing.T) {
 				}
 			}
 			// Pause again: ignored.
-			if n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyPause, When: When{At: t0.Add(2 * time.Hour)}}); n2.Phase != workspace.PhasePaused || !hasEvent(eff2, "key_ignored") {
+			if n2, eff2 := step(t, testMachine, n, KeyPressed{Action: KeyPause, When: When{At: t0.Add(2 * time.Hour)}}); n2.Phase != vocab.PhasePaused || !hasEvent(eff2, "key_ignored") {
 				t.Fatalf("double pause")
 			}
 			// Resume after an hour: the timers keep their remaining time.
 			r, eff := step(t, testMachine, n, KeyPressed{Action: KeyResume, When: When{At: t0.Add(3 * time.Hour)}})
 			want := p
-			if p == workspace.PhaseCheckpoint || p == workspace.PhaseFrictionLogged || p == workspace.PhaseFrictionSync {
+			if p == vocab.PhaseCheckpoint || p == vocab.PhaseFrictionLogged || p == vocab.PhaseFrictionSync {
 				want = p // hand-made transient states return where they were
 			}
 			if r.Phase != want {
@@ -1374,7 +1374,7 @@ func TestPauseDefersEventsUntilResume(t *testing.T) {
 	eff = append(eff, sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})...)
 	eff = append(eff, sc.trig("friction/x.md", "hmm")...)
 	eff = append(eff, sc.do(AgentHealth{Agent: "reviewer", Health: "exited"})...)
-	sc.expect(workspace.PhasePaused)
+	sc.expect(vocab.PhasePaused)
 	if len(effectsOf[Inject](eff)) != 0 || len(effectsOf[ArchiveTrigger](eff)) != 0 || len(effectsOf[ScheduleTimer](eff)) != 0 {
 		t.Fatalf("paused machine acted: %s", describe(eff))
 	}
@@ -1387,7 +1387,7 @@ func TestPauseDefersEventsUntilResume(t *testing.T) {
 	_ = json.Unmarshal(raw, &restored)
 	sc.s = restored
 	eff = sc.do(KeyPressed{Action: KeyResume})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	if len(sc.s.Deferred) != 0 || sc.s.FrictionCount != 1 {
 		t.Fatalf("deferred %d friction %d", len(sc.s.Deferred), sc.s.FrictionCount)
 	}
@@ -1402,16 +1402,16 @@ func TestCancelFromEveryState(t *testing.T) {
 			s := stateIn(t, p)
 			n, eff := step(t, testMachine, s, KeyPressed{Action: KeyCancel, When: When{At: t0.Add(time.Hour)}})
 			switch {
-			case s.TaskID == "" || p == workspace.PhaseIdle || p == workspace.PhaseCancelled:
+			case s.TaskID == "" || p == vocab.PhaseIdle || p == vocab.PhaseCancelled:
 				if n.Phase != p || !hasEvent(eff, "key_ignored") {
 					t.Fatalf("cancel in %s: %s", p, describe(eff))
 				}
-			case p == workspace.PhaseComplete:
+			case p == vocab.PhaseComplete:
 				if n.Phase != p || len(effectsOf[StopAgent](eff)) != len(s.Agents) {
 					t.Fatalf("cancel after complete: %s", describe(eff))
 				}
 			default:
-				if n.Phase != workspace.PhaseCancelled {
+				if n.Phase != vocab.PhaseCancelled {
 					t.Fatalf("state %s", n.Phase)
 				}
 				if got := len(effectsOf[StopAgent](eff)); got != len(s.Agents) {
@@ -1427,11 +1427,11 @@ func TestCancelFromEveryState(t *testing.T) {
 
 func TestRetryAbandonOnlyWhenStuck(t *testing.T) {
 	for _, p := range allPhases {
-		if p == workspace.PhaseNeedsHuman || p == workspace.PhaseError {
+		if p == vocab.PhaseNeedsHuman || p == vocab.PhaseError {
 			continue
 		}
 		for _, k := range []string{KeyRetry, KeyAbandon, KeyResume, "dance"} {
-			if k == KeyResume && p == workspace.PhasePaused {
+			if k == KeyResume && p == vocab.PhasePaused {
 				continue
 			}
 			t.Run(string(p)+"/"+k, func(t *testing.T) {
@@ -1462,7 +1462,7 @@ func TestResumedRespawnsAndResends(t *testing.T) {
 	if a := assignmentFor(t, eff, "worker_1"); a.Seq <= seq || a.Subtask.ID != "st_1" {
 		t.Fatalf("re-sent %+v", a)
 	}
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 }
 
 func TestResumedWhilePausedResendsOnResume(t *testing.T) {
@@ -1507,7 +1507,7 @@ func TestSchedulerNeverRunsConflictingSubtasks(t *testing.T) {
   {"id": "c", "description": "d", "checkpoint": 1, "dependencies": [], "files": ["CREATE c.go"]},
   {"id": "d", "description": "d", "checkpoint": 1, "dependencies": ["c"], "files": ["CREATE d.go"]}
  ]}`)})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	// Plan validation refuses parallel subtasks on one file
 	// (TestPlanParallelFileConflicts); the scheduler still never runs
 	// them together, for a plan that has them (a state of an older
@@ -1518,11 +1518,11 @@ func TestSchedulerNeverRunsConflictingSubtasks(t *testing.T) {
 	if got := injectedTo(sc.eff); !reflect.DeepEqual(got, []string{"worker_1", "worker_2"}) {
 		t.Fatalf("injected %v", got)
 	}
-	if sc.s.Subtasks["a"].Worker != "worker_1" || sc.s.Subtasks["c"].Worker != "worker_2" || sc.s.Subtasks["b"].Status != workspace.SubtaskPending {
+	if sc.s.Subtasks["a"].Worker != "worker_1" || sc.s.Subtasks["c"].Worker != "worker_2" || sc.s.Subtasks["b"].Status != vocab.SubtaskPending {
 		t.Fatalf("subtasks %+v", sc.s.Subtasks)
 	}
 	sc.do(SubtaskDone{Subtask: "c", Agent: "worker_2", OK: true})
-	if sc.s.Subtasks["d"].Worker != "worker_2" || sc.s.Subtasks["b"].Status != workspace.SubtaskPending {
+	if sc.s.Subtasks["d"].Worker != "worker_2" || sc.s.Subtasks["b"].Status != vocab.SubtaskPending {
 		t.Fatalf("after c: %+v", sc.s.Subtasks)
 	}
 	sc.do(SubtaskDone{Subtask: "a", Agent: "worker_1", OK: true})
@@ -1535,16 +1535,16 @@ func TestNoAssignmentsWhenNotExecuting(t *testing.T) {
 	sc := newScenario(t)
 	sc.toExecuting()
 	sc.trig("checkpoint.md", "early")
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	// st_1 finishes during the review: recorded, nothing new assigned.
 	eff := sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-	if len(effectsOf[Inject](eff)) != 0 || sc.s.Subtasks["st_1"].Status != workspace.SubtaskDone {
+	if len(effectsOf[Inject](eff)) != 0 || sc.s.Subtasks["st_1"].Status != vocab.SubtaskDone {
 		t.Fatalf("%s", describe(eff))
 	}
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	// Approval continues with checkpoint 2.
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if sc.s.CurrentCheckpoint != 2 {
 		t.Fatalf("cp %d", sc.s.CurrentCheckpoint)
 	}
@@ -1555,13 +1555,13 @@ func TestEarlyCheckpointApprovalKeepsUnfinishedWork(t *testing.T) {
 	sc.toExecuting()
 	sc.trig("checkpoint.md", "early")
 	sc.trig("checkpoint-approved.md", "ok")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if sc.s.CurrentCheckpoint != 1 {
 		t.Fatalf("moved on with unfinished subtasks: cp %d", sc.s.CurrentCheckpoint)
 	}
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	if sc.s.Versions["checkpoint_1"] != 2 {
 		t.Fatalf("round %d", sc.s.Versions["checkpoint_1"])
 	}
@@ -1569,7 +1569,7 @@ func TestEarlyCheckpointApprovalKeepsUnfinishedWork(t *testing.T) {
 
 func TestEventCodecRoundTrip(t *testing.T) {
 	events := []Event{
-		TaskSubmitted{Task: workspace.Task{ID: "x", Project: "/p"}, TaskDir: "/d", When: When{At: t0}},
+		TaskSubmitted{Task: vocab.Task{ID: "x", Project: "/p"}, TaskDir: "/d", When: When{At: t0}},
 		ProjectSelected{Project: "/p", When: When{At: t0}},
 		Resumed{When: When{At: t0}},
 		Resumed{When: When{At: t0}, OnDisk: []Event{SubtaskDone{Subtask: "st", Agent: "w", OK: true, When: When{At: t0}}}},
@@ -1624,7 +1624,7 @@ const (
 func happyPath(t *testing.T) *scenario {
 	sc := newScenario(t)
 	sc.submit(2)
-	for _, a := range []workspace.AgentID{"lead", "reviewer", "worker_1", "worker_2"} {
+	for _, a := range []vocab.AgentID{"lead", "reviewer", "worker_1", "worker_2"} {
 		sc.do(AgentHealth{Agent: a, Health: "ready", PID: 100 + len(a)})
 	}
 	sc.do(InjectionResult{Agent: "lead", Seq: sc.s.Agents["lead"].LastSeq, Delivered: true})
@@ -1633,28 +1633,28 @@ func happyPath(t *testing.T) *scenario {
  "subtasks": [{"id": "st_1", "description": "all of it", "checkpoint": 1, "dependencies": [], "files": ["CREATE a.go"]}]}`), Agent: "lead"})
 	sc.do(AgentHealth{Agent: "lead", Health: "idle"})
 	sc.trig("plan-feedback.md", "## Feedback\n- high: one subtask is too big; split it and add a polish checkpoint")
-	sc.expect(workspace.PhasePlanRevision)
+	sc.expect(vocab.PhasePlanRevision)
 	sc.do(TriggerCompleted{Path: "plan.md", Content: validPlan, Agent: "lead"})
 	sc.trig("plan-approved.md", "Approved: good split.")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	sc.do(AgentHealth{Agent: "worker_1", Health: "busy"})
 	sc.trig("friction/slow-build.md", "The build takes 3 minutes each time.")
 	sc.do(SubtaskDone{Subtask: "st_2", Agent: "worker_2", OK: true})
 	sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	sc.trig("checkpoint-issues.md", "- high: a.go:12 error ignored; return it")
-	sc.expect(workspace.PhaseCheckpointFix)
+	sc.expect(vocab.PhaseCheckpointFix)
 	sc.do(SubtaskDone{Subtask: "fix-cp1-r1-worker_1", Agent: "worker_1", OK: true})
 	sc.do(SubtaskDone{Subtask: "fix-cp1-r1-lead", Agent: "lead", OK: true})
-	sc.expect(workspace.PhaseCheckpointReview)
+	sc.expect(vocab.PhaseCheckpointReview)
 	sc.trig("checkpoint-approved.md", "Approved.")
-	sc.expect(workspace.PhaseFrictionResolution)
+	sc.expect(vocab.PhaseFrictionResolution)
 	sc.trig("friction-resolution.md", "Cache the build.")
 	sc.trig("plan-approved.md", "Fine.")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	sc.do(SubtaskDone{Subtask: "st_3", Agent: "worker_1", OK: true})
 	sc.trig("checkpoint-approved.md", "All good.")
-	sc.expect(workspace.PhaseComplete)
+	sc.expect(vocab.PhaseComplete)
 	return sc
 }
 
@@ -1673,10 +1673,10 @@ func TestReplayGolden(t *testing.T) {
 		writeFile(t, replayGolden, marshalState(t, sc.s))
 	}
 	data := readFile(t, replayLog)
-	s := State{Phase: workspace.PhaseIdle}
+	s := State{Phase: vocab.PhaseIdle}
 	n := 0
 	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var rec workspace.EventRecord
+		var rec vocab.EventRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
@@ -1687,7 +1687,7 @@ func TestReplayGolden(t *testing.T) {
 		s, _ = step(t, testMachine, s, ev)
 		n++
 	}
-	if s.Phase != workspace.PhaseComplete || s.RevisionCount != 1 || s.FrictionCount != 1 {
+	if s.Phase != vocab.PhaseComplete || s.RevisionCount != 1 || s.FrictionCount != 1 {
 		t.Fatalf("after %d events: state %s revisions %d friction %d", n, s.Phase, s.RevisionCount, s.FrictionCount)
 	}
 	if got, want := marshalState(t, s), readFile(t, replayGolden); !bytes.Equal(got, want) {
@@ -1704,7 +1704,7 @@ func TestReplayGolden(t *testing.T) {
 // effect: the machine must not depend on map order or anything else.
 func TestReplayIsDeterministic(t *testing.T) {
 	a, b := happyPath(t), happyPath(t)
-	sa, sb := State{Phase: workspace.PhaseIdle}, State{Phase: workspace.PhaseIdle}
+	sa, sb := State{Phase: vocab.PhaseIdle}, State{Phase: vocab.PhaseIdle}
 	for i := range a.log {
 		var ea, eb []Effect
 		sa, ea = testMachine.Step(sa, a.log[i])
@@ -1757,10 +1757,10 @@ func BenchmarkStepTrigger(b *testing.B) {
 
 func TestPackageStepUsesDefaults(t *testing.T) {
 	s, eff := testMachine.Step(State{}, ProjectSelected{Project: testProject, When: When{At: t0}})
-	if s.Phase != workspace.PhaseProjectSelected || !hasEvent(eff, "project_selected") {
+	if s.Phase != vocab.PhaseProjectSelected || !hasEvent(eff, "project_selected") {
 		t.Fatalf("%s: %s", s.Phase, describe(eff))
 	}
-	s2, eff := testMachine.Step(stateIn(t, workspace.PhaseExecuting), ProjectSelected{Project: "/other", When: When{At: t0}})
+	s2, eff := testMachine.Step(stateIn(t, vocab.PhaseExecuting), ProjectSelected{Project: "/other", When: When{At: t0}})
 	if s2.Project != testProject || !hasEvent(eff, "project_ignored") {
 		t.Fatalf("project changed during a task: %s", describe(eff))
 	}
@@ -1773,5 +1773,5 @@ func TestFixRejectedIsResent(t *testing.T) {
 	if !hasEvent(eff, "fix_rejected") || assignmentFor(t, eff, "worker_1").DoneMarker != filepath.Join(testTaskDir, "agents/worker_1/outputs/fix-cp1-r1-worker_1.done") {
 		t.Fatalf("%s", describe(eff))
 	}
-	sc.expect(workspace.PhaseCheckpointFix)
+	sc.expect(vocab.PhaseCheckpointFix)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -65,7 +65,7 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	}
 	if s.Consumed[key] {
 		to := s.Archives[key]
-		st.emit(workspace.RecordTriggerDuplicate, e.Agent, map[string]any{"path": p, "archived": to})
+		st.emit(vocab.RecordTriggerDuplicate, e.Agent, map[string]any{"path": p, "archived": to})
 		if to != "" {
 			st.do(ArchiveTrigger{From: p, To: to})
 		}
@@ -75,7 +75,7 @@ func (st *stepper) trigger(e TriggerCompleted) {
 	spec, _ := triggers.Lookup(ref.Kind)
 	handle := triggerHandlers[ref.Kind]
 	if !isTrigger || handle == nil {
-		st.emit(workspace.RecordTriggerIgnored, e.Agent, map[string]any{"path": p, "state": string(s.Phase), "reason": "not a trigger file"})
+		st.emit(vocab.RecordTriggerIgnored, e.Agent, map[string]any{"path": p, "state": string(s.Phase), "reason": "not a trigger file"})
 		return
 	}
 	if why := st.authorship(ref, spec); why != "" {
@@ -110,7 +110,7 @@ func (st *stepper) authorship(ref triggers.Ref, spec triggers.Spec) string {
 	return ""
 }
 
-func rolesText(rs []workspace.Role) string {
+func rolesText(rs []vocab.Role) string {
 	names := make([]string, len(rs))
 	for i, r := range rs {
 		names[i] = string(r)
@@ -128,17 +128,17 @@ const maxRefusalNotices = 3
 // reviews/refused_v<n>-<path>, so it never fires, recorded with its
 // writer, and the writer is told what to do instead, at most
 // maxRefusalNotices times.
-func (st *stepper) refuseTrigger(p, key string, writer workspace.AgentID, why string) {
-	to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
+func (st *stepper) refuseTrigger(p, key string, writer vocab.AgentID, why string) {
+	to := fmt.Sprintf("%s/refused_v%d-%s", vocab.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
 	st.consume(p, key, to)
 	st.refused(p, to, writer, why)
 }
 
 // refused records a refused file (already moved to archived) and tells its
 // writer, bounded.
-func (st *stepper) refused(p, archived string, writer workspace.AgentID, why string) {
+func (st *stepper) refused(p, archived string, writer vocab.AgentID, why string) {
 	s := st.s
-	st.emit(workspace.RecordTriggerRefused, writer, map[string]any{"path": p, "writer": writer, "state": string(s.Phase), "reason": why, "archived": archived})
+	st.emit(vocab.RecordTriggerRefused, writer, map[string]any{"path": p, "writer": writer, "state": string(s.Phase), "reason": why, "archived": archived})
 	ag, ok := s.Agents[writer]
 	if !ok {
 		st.notify("warn", fmt.Sprintf("Refused %s: %s", p, why))
@@ -177,8 +177,8 @@ func (st *stepper) rejectTrigger(p, key string, ref triggers.Ref, e TriggerCompl
 	s.Consumed[key] = true
 	problem := clip(e.Problem, maxProblem)
 	writer := ref.Owner
-	st.emit(workspace.RecordTriggerRejected, writer, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
-	if ref.Kind == trigPlan && (s.Phase == workspace.PhasePlanning || s.Phase == workspace.PhasePlanRevision) {
+	st.emit(vocab.RecordTriggerRejected, writer, map[string]any{"path": p, "state": string(s.Phase), "problem": problem})
+	if ref.Kind == trigPlan && (s.Phase == vocab.PhasePlanning || s.Phase == vocab.PhasePlanRevision) {
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
 			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problem: %s",
@@ -227,27 +227,27 @@ func (st *stepper) version(kind string) int {
 // ignoreTrigger archives a trigger that means nothing now as
 // reviews/ignored_v<n>-<path with / as _>, so it cannot fire later, at a
 // wrong time, and stays readable.
-func (st *stepper) ignoreTrigger(p, key string, agent workspace.AgentID, reason string) {
-	to := fmt.Sprintf("%s/ignored_v%d-%s", workspace.ReviewsDir, st.version("ignored"), strings.ReplaceAll(p, "/", "_"))
+func (st *stepper) ignoreTrigger(p, key string, agent vocab.AgentID, reason string) {
+	to := fmt.Sprintf("%s/ignored_v%d-%s", vocab.ReviewsDir, st.version("ignored"), strings.ReplaceAll(p, "/", "_"))
 	st.consume(p, key, to)
-	st.emit(workspace.RecordTriggerIgnored, agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
+	st.emit(vocab.RecordTriggerIgnored, agent, map[string]any{"path": p, "state": string(st.s.Phase), "reason": reason, "archived": to})
 }
 
-func (st *stepper) consumed(p, to string, agent workspace.AgentID) {
-	st.emit(workspace.RecordTriggerConsumed, agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
+func (st *stepper) consumed(p, to string, agent vocab.AgentID) {
+	st.emit(vocab.RecordTriggerConsumed, agent, map[string]any{"path": p, "state": string(st.s.Phase), "archived": to})
 }
 
 func (st *stepper) planSubmitted(p, key string, content []byte) {
 	s := st.s
 	plan, probs := ParsePlan(content, s.Project)
 	if len(probs) > 0 {
-		to := fmt.Sprintf("%s/plan_v%d-invalid.md", workspace.ReviewsDir, st.version("plan-invalid"))
+		to := fmt.Sprintf("%s/plan_v%d-invalid.md", vocab.ReviewsDir, st.version("plan-invalid"))
 		st.consume(p, key, to)
 		msgs := make([]string, len(probs))
 		for i, pr := range probs {
 			msgs[i] = pr.String()
 		}
-		st.emit(workspace.RecordPlanInvalid, workspace.AgentLead, map[string]any{"archived": to, "problems": msgs})
+		st.emit(vocab.RecordPlanInvalid, vocab.AgentLead, map[string]any{"archived": to, "problems": msgs})
 		s.InvalidPlans++
 		if s.InvalidPlans >= st.cfg.MaxRevisionCycles {
 			st.needsHuman("plan_invalid", fmt.Sprintf("The Lead wrote %d invalid plans in a row (max_revision_cycles=%d). Last problems (%s):\n- %s",
@@ -258,18 +258,18 @@ func (st *stepper) planSubmitted(p, key string, content []byte) {
 		return
 	}
 	v := st.version("plan")
-	to := fmt.Sprintf("%s/plan_v%d.md", workspace.ReviewsDir, v)
+	to := fmt.Sprintf("%s/plan_v%d.md", vocab.ReviewsDir, v)
 	st.consume(p, key, to)
-	st.consumed(p, to, workspace.AgentLead)
+	st.consumed(p, to, vocab.AgentLead)
 	s.InvalidPlans = 0
 	s.Plan = &plan
 	s.PlanFile = to
 	s.ReviewSubject = fmt.Sprintf("plan_v%d", v)
 	s.ResolutionFile = ""
 	s.TotalCheckpoints = len(plan.Checkpoints)
-	st.emit(workspace.RecordPlanSubmitted, workspace.AgentLead, map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
-	st.finishWork(workspace.AgentLead)
-	st.enter(workspace.PhasePlanReview)
+	st.emit(vocab.RecordPlanSubmitted, vocab.AgentLead, map[string]any{"version": v, "checkpoints": len(plan.Checkpoints), "subtasks": len(plan.Subtasks)})
+	st.finishWork(vocab.AgentLead)
+	st.enter(vocab.PhasePlanReview)
 	st.reviewerPlan()
 }
 
@@ -287,17 +287,17 @@ func (st *stepper) planRound(verdict, archived string, content []byte) {
 			n++
 		}
 	}
-	st.s.Rounds = append(st.s.Rounds, workspace.Round{Kind: "plan", Number: n, Verdict: verdict, Archived: archived, Summary: summarize(content), At: st.at})
+	st.s.Rounds = append(st.s.Rounds, vocab.Round{Kind: "plan", Number: n, Verdict: verdict, Archived: archived, Summary: summarize(content), At: st.at})
 }
 
 func (st *stepper) planApproved(p, key string, content []byte) {
 	s := st.s
-	to := fmt.Sprintf("%s/%s-approved.md", workspace.ReviewsDir, st.reviewSubject())
+	to := fmt.Sprintf("%s/%s-approved.md", vocab.ReviewsDir, st.reviewSubject())
 	st.consume(p, key, to)
-	st.consumed(p, to, workspace.AgentReviewer)
+	st.consumed(p, to, vocab.AgentReviewer)
 	st.planRound("approved", to, content)
-	st.emit(workspace.RecordPlanApproved, workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
-	st.finishWork(workspace.AgentReviewer)
+	st.emit(vocab.RecordPlanApproved, vocab.AgentReviewer, map[string]any{"subject": st.reviewSubject()})
+	st.finishWork(vocab.AgentReviewer)
 	if st.gatePlan() {
 		return
 	}
@@ -311,13 +311,13 @@ func (st *stepper) planApproved(p, key string, content []byte) {
 // their progress when their id is still in the plan.
 func (st *stepper) startExecution() {
 	s := st.s
-	subs := map[string]workspace.SubtaskState{}
+	subs := map[string]vocab.SubtaskState{}
 	for _, sub := range s.Plan.Subtasks {
-		if old, ok := s.Subtasks[sub.ID]; ok && old.Status != workspace.SubtaskFailed {
+		if old, ok := s.Subtasks[sub.ID]; ok && old.Status != vocab.SubtaskFailed {
 			subs[sub.ID] = old
 			continue
 		}
-		subs[sub.ID] = workspace.SubtaskState{Status: workspace.SubtaskPending}
+		subs[sub.ID] = vocab.SubtaskState{Status: vocab.SubtaskPending}
 	}
 	s.Subtasks = subs
 	st.advance()
@@ -338,42 +338,42 @@ func (st *stepper) advance() {
 		s.Fixes = nil
 	}
 	s.CurrentCheckpoint = next
-	st.enter(workspace.PhaseExecuting)
-	st.emit(workspace.RecordCheckpointStarted, "", map[string]any{"checkpoint": next, "name": st.checkpointName(next)})
+	st.enter(vocab.PhaseExecuting)
+	st.emit(vocab.RecordCheckpointStarted, "", map[string]any{"checkpoint": next, "name": st.checkpointName(next)})
 	st.scheduleWork()
 }
 
 func (st *stepper) complete() {
 	s := st.s
-	st.enter(workspace.PhaseComplete)
+	st.enter(vocab.PhaseComplete)
 	// The task is over: its agents stop now, not when the user quits
 	// (each Claude Code holds hundreds of MB while it waits).
 	st.stopAll()
 	done := 0
 	for _, sub := range s.Subtasks {
-		if sub.Status == workspace.SubtaskDone {
+		if sub.Status == vocab.SubtaskDone {
 			done++
 		}
 	}
-	st.emit(workspace.RecordTaskComplete, "", map[string]any{"subtasks": done, "revisions": s.RevisionCount, "friction": s.FrictionCount})
+	st.emit(vocab.RecordTaskComplete, "", map[string]any{"subtasks": done, "revisions": s.RevisionCount, "friction": s.FrictionCount})
 	st.notify("info", fmt.Sprintf("Task complete: %d subtasks, %d checkpoints, %d plan revision(s)", done, s.TotalCheckpoints, s.RevisionCount))
 }
 
 func (st *stepper) planFeedbackIn(p, key string, content []byte) {
 	s := st.s
-	to := fmt.Sprintf("%s/%s-feedback.md", workspace.ReviewsDir, st.reviewSubject())
+	to := fmt.Sprintf("%s/%s-feedback.md", vocab.ReviewsDir, st.reviewSubject())
 	st.consume(p, key, to)
-	st.consumed(p, to, workspace.AgentReviewer)
+	st.consumed(p, to, vocab.AgentReviewer)
 	st.planRound("feedback", to, content)
 	s.RevisionCount++
-	st.emit(workspace.RecordPlanFeedback, workspace.AgentReviewer, map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
-	st.finishWork(workspace.AgentReviewer)
+	st.emit(vocab.RecordPlanFeedback, vocab.AgentReviewer, map[string]any{"subject": st.reviewSubject(), "revision": s.RevisionCount})
+	st.finishWork(vocab.AgentReviewer)
 	if s.RevisionCount >= st.cfg.MaxRevisionCycles {
 		st.needsHuman("plan_revisions", fmt.Sprintf("The plan was sent back %d times (max_revision_cycles=%d); the Lead and the Reviewer do not agree. Rounds:%s",
 			s.RevisionCount, st.cfg.MaxRevisionCycles, st.roundsSummary("plan", 0)))
 		return
 	}
-	st.enter(workspace.PhasePlanRevision)
+	st.enter(vocab.PhasePlanRevision)
 	st.leadRevise("The reviewer", to)
 }
 
@@ -383,7 +383,7 @@ func checkpointKey(cp int) string { return fmt.Sprintf("checkpoint_%d", cp) }
 func (st *stepper) checkpointWritten(p, key string) {
 	s := st.s
 	cp := s.CurrentCheckpoint
-	to := fmt.Sprintf("%s/checkpoint_%d_v%d.md", workspace.ReviewsDir, cp, s.Versions[checkpointKey(cp)]+1)
+	to := fmt.Sprintf("%s/checkpoint_%d_v%d.md", vocab.ReviewsDir, cp, s.Versions[checkpointKey(cp)]+1)
 	st.consume(p, key, to)
 	st.consumed(p, to, "")
 	s.CheckpointFile = to
@@ -396,7 +396,7 @@ func (st *stepper) reachCheckpoint() {
 	s := st.s
 	for _, id := range slices.Sorted(maps.Keys(s.Fixes)) {
 		f := s.Fixes[id]
-		if f.Status != workspace.SubtaskDone {
+		if f.Status != vocab.SubtaskDone {
 			if ag, ok := s.Agents[f.Worker]; ok && ag.Pending {
 				if a, ok := s.Assignments[f.Worker]; ok && a.DoneMarker != "" && strings.HasSuffix(a.DoneMarker, id+".done") {
 					st.finishWork(f.Worker)
@@ -404,9 +404,9 @@ func (st *stepper) reachCheckpoint() {
 			}
 		}
 	}
-	st.enter(workspace.PhaseCheckpoint)
+	st.enter(vocab.PhaseCheckpoint)
 	cp := s.CurrentCheckpoint
-	st.emit(workspace.RecordCheckpointReached, "", map[string]any{"checkpoint": cp})
+	st.emit(vocab.RecordCheckpointReached, "", map[string]any{"checkpoint": cp})
 	// The workers are not told: it would change nothing they do (their
 	// next message is their fix or their next subtask) and cost each a
 	// paid turn (bench/overhead measured 13–19 % of a worker's tokens).
@@ -422,25 +422,25 @@ func (st *stepper) reachCheckpoint() {
 // reviewCheckpoint starts a new review round of the current checkpoint.
 func (st *stepper) reviewCheckpoint() {
 	st.version(checkpointKey(st.s.CurrentCheckpoint))
-	st.enter(workspace.PhaseCheckpointReview)
+	st.enter(vocab.PhaseCheckpointReview)
 	st.reviewerCheckpoint()
 }
 
 func (st *stepper) checkpointRound(verdict, archived string, content []byte) {
 	cp := st.s.CurrentCheckpoint
-	st.s.Rounds = append(st.s.Rounds, workspace.Round{Kind: "checkpoint", Checkpoint: cp, Number: st.s.Versions[checkpointKey(cp)],
+	st.s.Rounds = append(st.s.Rounds, vocab.Round{Kind: "checkpoint", Checkpoint: cp, Number: st.s.Versions[checkpointKey(cp)],
 		Verdict: verdict, Archived: archived, Summary: summarize(content), At: st.at})
 }
 
 func (st *stepper) checkpointApproved(p, key string, content []byte) {
 	s := st.s
 	cp := s.CurrentCheckpoint
-	to := fmt.Sprintf("%s/checkpoint_%d_v%d-approved.md", workspace.ReviewsDir, cp, s.Versions[checkpointKey(cp)])
+	to := fmt.Sprintf("%s/checkpoint_%d_v%d-approved.md", vocab.ReviewsDir, cp, s.Versions[checkpointKey(cp)])
 	st.consume(p, key, to)
-	st.consumed(p, to, workspace.AgentReviewer)
+	st.consumed(p, to, vocab.AgentReviewer)
 	st.checkpointRound("approved", to, content)
-	st.emit(workspace.RecordCheckpointApproved, workspace.AgentReviewer, map[string]any{"checkpoint": cp})
-	st.finishWork(workspace.AgentReviewer)
+	st.emit(vocab.RecordCheckpointApproved, vocab.AgentReviewer, map[string]any{"checkpoint": cp})
+	st.finishWork(vocab.AgentReviewer)
 	s.FixRounds = 0
 	s.Fixes = nil
 	s.CheckpointFile = ""
@@ -456,31 +456,31 @@ func (st *stepper) checkpointIssues(p, key string, content []byte) {
 	s := st.s
 	cp := s.CurrentCheckpoint
 	round := s.Versions[checkpointKey(cp)]
-	to := fmt.Sprintf("%s/checkpoint_%d_v%d-issues.md", workspace.ReviewsDir, cp, round)
+	to := fmt.Sprintf("%s/checkpoint_%d_v%d-issues.md", vocab.ReviewsDir, cp, round)
 	st.consume(p, key, to)
-	st.consumed(p, to, workspace.AgentReviewer)
+	st.consumed(p, to, vocab.AgentReviewer)
 	st.checkpointRound("issues", to, content)
 	s.FixRounds++
 	s.IssuesFile = to
-	st.emit(workspace.RecordCheckpointIssues, workspace.AgentReviewer, map[string]any{"checkpoint": cp, "round": round})
-	st.finishWork(workspace.AgentReviewer)
+	st.emit(vocab.RecordCheckpointIssues, vocab.AgentReviewer, map[string]any{"checkpoint": cp, "round": round})
+	st.finishWork(vocab.AgentReviewer)
 	if s.FixRounds >= st.cfg.MaxRevisionCycles {
 		st.needsHuman("checkpoint_revisions", fmt.Sprintf("Checkpoint %d was sent back %d times (max_revision_cycles=%d). Rounds:%s",
 			cp, s.FixRounds, st.cfg.MaxRevisionCycles, st.roundsSummary("checkpoint", cp)))
 		return
 	}
 	ws, files := fixers(s, cp, content)
-	s.Fixes = map[string]workspace.SubtaskState{}
-	agents := []workspace.AgentID{}
-	if _, ok := s.Agents[workspace.AgentLead]; ok && !s.Agents[workspace.AgentLead].Pending {
-		agents = append(agents, workspace.AgentLead)
+	s.Fixes = map[string]vocab.SubtaskState{}
+	agents := []vocab.AgentID{}
+	if _, ok := s.Agents[vocab.AgentLead]; ok && !s.Agents[vocab.AgentLead].Pending {
+		agents = append(agents, vocab.AgentLead)
 	}
 	agents = append(agents, ws...)
 	for _, a := range agents {
-		s.Fixes[fixID(cp, round, a)] = workspace.SubtaskState{Status: workspace.SubtaskInProgress, Worker: a, StartedAt: st.at}
+		s.Fixes[fixID(cp, round, a)] = vocab.SubtaskState{Status: vocab.SubtaskInProgress, Worker: a, StartedAt: st.at}
 	}
-	st.enter(workspace.PhaseCheckpointFix)
-	st.emit(workspace.RecordFixStarted, "", map[string]any{"checkpoint": cp, "round": round, "agents": agents})
+	st.enter(vocab.PhaseCheckpointFix)
+	st.emit(vocab.RecordFixStarted, "", map[string]any{"checkpoint": cp, "round": round, "agents": agents})
 	for _, a := range agents {
 		st.fixAssignment(a, fixID(cp, round, a), files[a])
 	}
@@ -499,11 +499,11 @@ func (st *stepper) frictionLogged(p, key string, ref triggers.Ref, content []byt
 	s := st.s
 	agent := ref.Owner
 	if ag := s.Agents[agent]; ag.Friction >= MaxPendingFriction {
-		to := fmt.Sprintf("%s/refused_v%d-%s", workspace.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
+		to := fmt.Sprintf("%s/refused_v%d-%s", vocab.ReviewsDir, st.version("refused"), strings.ReplaceAll(p, "/", "_"))
 		st.consume(p, key, to)
 		why := fmt.Sprintf("%s already has %d friction reports waiting for the Lead (at most %d)", agent, ag.Friction, MaxPendingFriction)
 		if ag.FrictionCapped {
-			st.emit(workspace.RecordTriggerRefused, agent, map[string]any{"path": p, "writer": agent, "state": string(s.Phase), "reason": why, "archived": to})
+			st.emit(vocab.RecordTriggerRefused, agent, map[string]any{"path": p, "writer": agent, "state": string(s.Phase), "reason": why, "archived": to})
 			return
 		}
 		ag.FrictionCapped = true
@@ -515,12 +515,12 @@ func (st *stepper) frictionLogged(p, key string, ref triggers.Ref, content []byt
 		ag.Friction++
 		s.Agents[agent] = ag
 	}
-	to := fmt.Sprintf("%s/friction_v%d-%s.md", workspace.ReviewsDir, st.version("friction"), ref.Item)
+	to := fmt.Sprintf("%s/friction_v%d-%s.md", vocab.ReviewsDir, st.version("friction"), ref.Item)
 	st.consume(p, key, to)
 	s.FrictionCount++
 	s.Friction = append(s.Friction, to)
 	s.FrictionPending = append(s.FrictionPending, to)
-	st.emit(workspace.RecordFrictionRecorded, agent, map[string]any{"path": p, "archived": to, "summary": summarize(content), "count": s.FrictionCount})
+	st.emit(vocab.RecordFrictionRecorded, agent, map[string]any{"path": p, "archived": to, "summary": summarize(content), "count": s.FrictionCount})
 }
 
 // startFriction runs friction_logged → friction_sync (everyone told; the
@@ -534,29 +534,29 @@ func (st *stepper) startFriction() {
 		ag.Friction, ag.FrictionCapped = 0, false
 		s.Agents[id] = ag
 	}
-	st.enter(workspace.PhaseFrictionLogged)
-	st.emit(workspace.RecordFrictionFlowStarted, "", map[string]any{"files": s.FrictionActive})
-	st.enter(workspace.PhaseFrictionSync)
+	st.enter(vocab.PhaseFrictionLogged)
+	st.emit(vocab.RecordFrictionFlowStarted, "", map[string]any{"files": s.FrictionActive})
+	st.enter(vocab.PhaseFrictionSync)
 	for _, id := range allAgents(s) {
-		if id == workspace.AgentLead || s.Agents[id].Pending {
+		if id == vocab.AgentLead || s.Agents[id].Pending {
 			continue
 		}
 		st.notice(id, fmt.Sprintf("Friction was logged (%d file(s)); the Lead will propose fixes", len(s.FrictionActive)),
 			"Read the friction files so you know the problems and avoid them.", s.FrictionActive)
 	}
-	st.enter(workspace.PhaseFrictionResolution)
+	st.enter(vocab.PhaseFrictionResolution)
 	st.leadFrictionResolution()
 }
 
 func (st *stepper) frictionResolved(p, key string) {
 	s := st.s
 	v := st.version("friction-resolution")
-	to := fmt.Sprintf("%s/friction-resolution_v%d.md", workspace.ReviewsDir, v)
+	to := fmt.Sprintf("%s/friction-resolution_v%d.md", vocab.ReviewsDir, v)
 	st.consume(p, key, to)
-	st.consumed(p, to, workspace.AgentLead)
+	st.consumed(p, to, vocab.AgentLead)
 	s.ResolutionFile = to
 	s.ReviewSubject = fmt.Sprintf("friction-resolution_v%d", v)
-	st.finishWork(workspace.AgentLead)
-	st.enter(workspace.PhasePlanReview)
+	st.finishWork(vocab.AgentLead)
+	st.enter(vocab.PhasePlanReview)
 	st.reviewerPlan()
 }

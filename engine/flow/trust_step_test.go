@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // TestUnreadableTriggerTellsWriter: a trigger that cannot be read (the
@@ -19,13 +19,13 @@ func TestUnreadableTriggerTellsWriter(t *testing.T) {
 		setup   func(sc *scenario)
 		path    string
 		problem string
-		agent   workspace.AgentID // told; "" none
-		phase   workspace.Phase
+		agent   vocab.AgentID // told; "" none
+		phase   vocab.Phase
 	}{
-		{"plan.md symlink in planning", func(sc *scenario) { sc.submit(2) }, "plan.md", "plan.md is a symbolic link", "lead", workspace.PhasePlanning},
-		{"plan.md directory in revision", func(sc *scenario) { sc.toPlanRevision() }, "plan.md", "plan.md is a directory", "lead", workspace.PhasePlanRevision},
-		{"verdict too large in plan review", func(sc *scenario) { sc.toPlanReview() }, "plan-approved.md", "plan-approved.md is too large", "reviewer", workspace.PhasePlanReview},
-		{"plan.md symlink while executing", func(sc *scenario) { sc.toExecuting() }, "plan.md", "plan.md is a symbolic link", "", workspace.PhaseExecuting},
+		{"plan.md symlink in planning", func(sc *scenario) { sc.submit(2) }, "plan.md", "plan.md is a symbolic link", "lead", vocab.PhasePlanning},
+		{"plan.md directory in revision", func(sc *scenario) { sc.toPlanRevision() }, "plan.md", "plan.md is a directory", "lead", vocab.PhasePlanRevision},
+		{"verdict too large in plan review", func(sc *scenario) { sc.toPlanReview() }, "plan-approved.md", "plan-approved.md is too large", "reviewer", vocab.PhasePlanReview},
+		{"plan.md symlink while executing", func(sc *scenario) { sc.toExecuting() }, "plan.md", "plan.md is a symbolic link", "", vocab.PhaseExecuting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,11 +65,11 @@ func TestSameBytesSameMtimeNewInodeCounts(t *testing.T) {
 	sc.toPlanReview()
 	mt := sc.now
 	sc.do(TriggerCompleted{Path: "plan-feedback.md", Content: []byte("no"), ModTime: mt, Inode: 1})
-	sc.expect(workspace.PhasePlanRevision)
+	sc.expect(vocab.PhasePlanRevision)
 	sc.do(TriggerCompleted{Path: "plan.md", Content: append(validPlan, "\nv2\n"...), Inode: 2})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	eff := sc.do(TriggerCompleted{Path: "plan-feedback.md", Content: []byte("no"), ModTime: mt, Inode: 3})
-	sc.expect(workspace.PhasePlanRevision)
+	sc.expect(vocab.PhasePlanRevision)
 	if hasEvent(eff, "trigger_duplicate") || sc.s.RevisionCount != 2 {
 		t.Fatalf("second feedback not taken: %s", describe(eff))
 	}
@@ -123,12 +123,12 @@ func TestStateNotSaved(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(sc *scenario)
-		want  workspace.Phase
+		want  vocab.Phase
 		esc   string
 	}{
-		{"while executing", func(sc *scenario) { sc.toExecuting() }, workspace.PhaseNeedsHuman, "state_write"},
-		{"while planning", func(sc *scenario) { sc.submit(2) }, workspace.PhaseNeedsHuman, "state_write"},
-		{"no task", func(sc *scenario) {}, workspace.PhaseIdle, ""},
+		{"while executing", func(sc *scenario) { sc.toExecuting() }, vocab.PhaseNeedsHuman, "state_write"},
+		{"while planning", func(sc *scenario) { sc.submit(2) }, vocab.PhaseNeedsHuman, "state_write"},
+		{"no task", func(sc *scenario) {}, vocab.PhaseIdle, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestStateNotSaved(t *testing.T) {
 	sc.toExecuting()
 	sc.do(StateNotSaved{Error: "disk full"})
 	eff := sc.do(KeyPressed{Action: KeyRetry})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if got := injectedTo(eff); !contains(got, "worker_1") || !contains(got, "worker_2") {
 		t.Fatalf("retry re-sent to %v", got)
 	}
@@ -168,14 +168,14 @@ func TestResumeWithRetry(t *testing.T) {
 	sc := newScenario(t)
 	sc.toNeedsHuman()
 	sc.do(Resumed{Retry: true})
-	sc.expect(workspace.PhasePlanning)
+	sc.expect(vocab.PhasePlanning)
 	if sc.s.Escalation != "" {
 		t.Fatalf("escalation %q after retry", sc.s.Escalation)
 	}
 	sc = newScenario(t)
 	sc.toExecuting()
 	eff := sc.do(Resumed{Retry: true})
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	if !hasEvent(eff, "key_ignored") {
 		t.Fatalf("retry of a running task: %s", describe(eff))
 	}
@@ -209,9 +209,9 @@ func TestStateStaysSmall(t *testing.T) {
 	sc := newScenario(t)
 	sc.submit(4)
 	sc.do(TriggerCompleted{Path: "plan.md", Content: plan})
-	sc.expect(workspace.PhasePlanReview)
+	sc.expect(vocab.PhasePlanReview)
 	sc.trig("plan-approved.md", "ok")
-	sc.expect(workspace.PhaseExecuting)
+	sc.expect(vocab.PhaseExecuting)
 	b, err := json.Marshal(sc.s)
 	if err != nil {
 		t.Fatal(err)

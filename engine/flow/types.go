@@ -3,11 +3,11 @@ package flow
 import (
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // State is the engine's whole state; it is what state.json holds.
-type State = workspace.State
+type State = vocab.State
 
 // Config holds the limits and timings the pure state machine obeys, used as
 // they are: NewConfig fills every field from internal/config, which owns the
@@ -37,11 +37,11 @@ type Config struct {
 	// shows): reaching one stops new work as BudgetUSD does. They need no
 	// price. 0 or absent: no cap.
 	BudgetTokens     int64
-	RoleBudgetTokens map[workspace.Role]int64
+	RoleBudgetTokens map[vocab.Role]int64
 	// Accounts maps agents to the account (CLI credentials) they spend
 	// from; a rate limit holds new work for every agent of its account.
 	// Agents not listed share one account.
-	Accounts map[workspace.AgentID]string
+	Accounts map[vocab.AgentID]string
 }
 
 // Stepper is the pure state machine the Runner drives (Machine).
@@ -67,18 +67,18 @@ type WriteState struct{ State State }
 
 // AppendEvent asks the runner to append one record to events.jsonl.
 type AppendEvent struct {
-	Type    workspace.RecordType
-	Agent   workspace.AgentID
+	Type    vocab.RecordType
+	Agent   vocab.AgentID
 	Details map[string]any
 }
 
 // WriteAssignment asks the runner to write assignments/<agent>.json + .md.
-type WriteAssignment struct{ Assignment workspace.Assignment }
+type WriteAssignment struct{ Assignment vocab.Assignment }
 
 // Inject asks the runner to type one [HIVEMIND] line into the agent. Seq
 // is the message's dispatch id: the engine emits one Inject per id, ever.
 type Inject struct {
-	Agent workspace.AgentID
+	Agent vocab.AgentID
 	Seq   int
 	Text  string
 	// Resend: the agent's current work sent again (after a failure).
@@ -91,7 +91,7 @@ type Inject struct {
 // the messages queued for the agent: a pause covers what was handed to
 // the agent layer before it, too.
 type HoldDelivery struct {
-	Agent workspace.AgentID
+	Agent vocab.AgentID
 	Hold  bool
 }
 
@@ -100,27 +100,27 @@ type HoldDelivery struct {
 // superseded (newer work) or moot (the task ended). Each one taken back
 // comes back as a cancelled InjectionResult.
 type Withdraw struct {
-	Agent  workspace.AgentID
+	Agent  vocab.AgentID
 	Before int
 	Why    string // for the record: superseded by #n, the task ended
 }
 
 // SpawnAgent asks the runner to start an agent (Resume: keep its session).
 type SpawnAgent struct {
-	Agent  workspace.AgentID
-	Role   workspace.Role
+	Agent  vocab.AgentID
+	Role   vocab.Role
 	Resume bool
 }
 
 // RestartAgent asks the runner to stop the agent if running and start it
 // again with its session resumed.
 type RestartAgent struct {
-	Agent workspace.AgentID
-	Role  workspace.Role
+	Agent vocab.AgentID
+	Role  vocab.Role
 }
 
 // StopAgent asks the runner to stop an agent gracefully.
-type StopAgent struct{ Agent workspace.AgentID }
+type StopAgent struct{ Agent vocab.AgentID }
 
 // ArchiveTrigger asks the runner to move a consumed trigger (relative to the
 // task dir) to reviews/ under a versioned name (To, relative to the task dir).
@@ -171,15 +171,15 @@ type MergeCheckpoint struct {
 	Checkpoint int
 	Round      int
 	Attempt    int
-	Workers    []workspace.AgentID
+	Workers    []vocab.AgentID
 }
 
 func (MergeCheckpoint) isEffect() {}
 
 // MergeConflict is one worker branch that did not merge cleanly.
 type MergeConflict struct {
-	Worker workspace.AgentID   `json:"worker"`
-	With   []workspace.AgentID `json:"with,omitempty"`
+	Worker vocab.AgentID   `json:"worker"`
+	With   []vocab.AgentID `json:"with,omitempty"`
 	// Files are the conflicting files, project-relative.
 	Files []string `json:"files,omitempty"`
 	// HunksFile (task-dir relative) shows the conflict regions.

@@ -15,6 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/roles"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -34,16 +35,16 @@ type agentFactory struct {
 
 // spec is the ptyagent.ManagerConfig Factory: the agent's command line
 // (build), confined to its role's write scope (confine, scope.go).
-func (f *agentFactory) spec(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) spec(id vocab.AgentID, role vocab.Role, resume bool) (ptyagent.Spec, error) {
 	spec, err := f.build(id, role, resume)
-	if err != nil || (role == workspace.RoleWorker && f.git != nil && f.git.remote.has(string(id))) {
+	if err != nil || (role == vocab.RoleWorker && f.git != nil && f.git.remote.has(string(id))) {
 		return spec, err // a remote worker runs under its host's rules
 	}
 	return f.confine(spec, id, role)
 }
 
 // build is the agent's command line and environment.
-func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+func (f *agentFactory) build(id vocab.AgentID, role vocab.Role, resume bool) (ptyagent.Spec, error) {
 	base := ptyagent.Spec{
 		Dir: f.project,
 		Env: []string{
@@ -57,7 +58,7 @@ func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume b
 		RateLimitCooldown: f.cfg.RateLimitCooldown(),
 	}
 	name := string(id) // the CLI specs and worktrees name agents by string
-	if role == workspace.RoleWorker && f.git != nil {
+	if role == vocab.RoleWorker && f.git != nil {
 		if err := f.git.placeWorker(&base, name); err != nil {
 			return base, err
 		}
@@ -81,11 +82,11 @@ func (f *agentFactory) build(id workspace.AgentID, role workspace.Role, resume b
 }
 
 // launch is what a registered profile needs to build agent id's Spec.
-func (f *agentFactory) launch(base ptyagent.Spec, id string, role workspace.Role, resume bool) profiles.Launch {
+func (f *agentFactory) launch(base ptyagent.Spec, id string, role vocab.Role, resume bool) profiles.Launch {
 	return profiles.Launch{
 		Base: base, ID: id, Role: role, Resume: resume,
 		Prompt:       func() (string, error) { return f.prompt(role) },
-		RoleConfig:   f.cfg.AgentConfig(role, workspace.AgentID(id)),
+		RoleConfig:   f.cfg.AgentConfig(role, vocab.AgentID(id)),
 		TaskDir:      f.td.Dir(),
 		TaskID:       f.td.ID(),
 		Self:         f.self,
@@ -97,7 +98,7 @@ func (f *agentFactory) launch(base ptyagent.Spec, id string, role workspace.Role
 }
 
 // prompt is the role's prompt (built in, or the user's override).
-func (f *agentFactory) prompt(role workspace.Role) (string, error) {
+func (f *agentFactory) prompt(role vocab.Role) (string, error) {
 	prompt, _, err := roles.Prompt(role, f.cfg.Files.ProjectRolesDir, f.cfg.Files.UserRolesDir)
 	if err != nil {
 		return "", fmt.Errorf("role prompt for %s: %w", role, err)
@@ -116,10 +117,10 @@ func (f *agentFactory) taskDirOutside(dir string) []string {
 }
 
 // profileSpec runs a [profiles.<name>] agent from config.
-func (f *agentFactory) profileSpec(base ptyagent.Spec, name, id string, role workspace.Role, p config.Profile) (ptyagent.Spec, error) {
+func (f *agentFactory) profileSpec(base ptyagent.Spec, name, id string, role vocab.Role, p config.Profile) (ptyagent.Spec, error) {
 	argv := p.Expand(map[string]string{
 		"role": string(role), "agent_id": id, "task_dir": f.td.Dir(), "project": base.Dir,
-		"model": f.cfg.AgentConfig(role, workspace.AgentID(id)).Model,
+		"model": f.cfg.AgentConfig(role, vocab.AgentID(id)).Model,
 	})
 	if len(argv) == 0 {
 		return base, fmt.Errorf("profile %s: empty command", name)
@@ -171,7 +172,7 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 	case ptyagent.EventDeliveryFailed:
 		b.runner.Send(engine.InjectionResult{Agent: id, Seq: ev.Seq, Delivered: false, Detail: ev.Detail, When: engine.When{At: at}})
 	case ptyagent.EventHookDenied:
-		b.runner.Log(workspace.RecordToolDenied, string(ev.Agent), map[string]any{"reason": ev.Detail})
+		b.runner.Log(vocab.RecordToolDenied, string(ev.Agent), map[string]any{"reason": ev.Detail})
 	case ptyagent.EventHook:
 		// Health changes already carry what hooks mean; the raw hooks
 		// would only flood the log. A turn's end names the session to
@@ -187,7 +188,7 @@ func (b *bridge) onEvent(ev ptyagent.Event) {
 }
 
 // onHeartbeat is the ptyagent.ManagerConfig OnHeartbeat.
-func (b *bridge) onHeartbeat(agent workspace.AgentID, at time.Time) {
+func (b *bridge) onHeartbeat(agent vocab.AgentID, at time.Time) {
 	_ = b.td.WriteHeartbeat(agent, at)
 }
 
@@ -198,8 +199,8 @@ func (b *bridge) onHeartbeat(agent workspace.AgentID, at time.Time) {
 // --agent given on resume overrides the agents it names for this run; the
 // worker count stays the task's (its state names its workers). Either is
 // noted in the event log.
-func ResumeAgents(o Options, cfg config.Config, t workspace.Task) (config.Config, []workspace.EventRecord) {
-	var notes []workspace.EventRecord
+func ResumeAgents(o Options, cfg config.Config, t vocab.Task) (config.Config, []vocab.EventRecord) {
+	var notes []vocab.EventRecord
 	if t.Agent != "" {
 		cfg = cfg.WithAgents(config.AgentFlag{All: t.Agent}).WithAgents(config.AgentFlag{PerRole: t.Agents, PerWorker: t.WorkerAgents})
 		task := cfg.TeamString()
@@ -209,14 +210,14 @@ func ResumeAgents(o Options, cfg config.Config, t workspace.Task) (config.Config
 				cfg = cfg.WithAgents(f)
 			}
 			if cfg.TeamString() != task {
-				notes = append(notes, workspace.EventRecord{Type: workspace.RecordAgentOverridden,
+				notes = append(notes, vocab.EventRecord{Type: vocab.RecordAgentOverridden,
 					Details: map[string]any{"task_agent": task, "agent": cfg.TeamString(), "why": "--agent given on resume"}})
 			}
 		}
 	}
 	if t.Workers > 0 && cfg.Workers != t.Workers {
 		if o.WorkersSet {
-			notes = append(notes, workspace.EventRecord{Type: workspace.RecordWorkersKept,
+			notes = append(notes, vocab.EventRecord{Type: vocab.RecordWorkersKept,
 				Details: map[string]any{"workers": t.Workers, "ignored": cfg.Workers, "why": "a resumed task keeps its workers"}})
 		}
 		cfg.Workers = t.Workers

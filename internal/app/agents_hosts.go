@@ -15,7 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A host's agent CLI is checked as a local one is: the preflight checks
@@ -44,7 +44,7 @@ func hostAgentCheck(ctx context.Context, cfg config.Config, h remote.Host, rep r
 	if !ok || p.Binary == "" {
 		return nil
 	}
-	a := preflight.Agent{Name: p.Name, CLI: p.CLI(), Roles: "the workers on " + h.Name, Bypass: bypasses(cfg.Role(workspace.RoleWorker))}
+	a := preflight.Agent{Name: p.Name, CLI: p.CLI(), Roles: "the workers on " + h.Name, Bypass: bypasses(cfg.Role(vocab.RoleWorker))}
 	env := hostEnv(h, rep, claudePassed(os.Environ()))
 	if h.Agent != "" {
 		// The host's agent command stands for the CLI's program.

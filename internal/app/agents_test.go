@@ -15,6 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/tui"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -29,7 +30,7 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 	cfg.Profiles["echoer"] = config.Profile{Command: []string{"cat"}, Submit: config.SubmitLine}
 	for _, profile := range []string{"sim", "echoer", "cat -u"} {
 		f := &agentFactory{cfg: cfg.WithAgents(config.AgentFlag{All: profile}), project: project, td: td, self: "/bin/true"}
-		spec, err := f.spec("worker_1", workspace.RoleWorker, false)
+		spec, err := f.spec("worker_1", vocab.RoleWorker, false)
 		if err != nil {
 			t.Fatalf("%s: %v", profile, err)
 		}
@@ -48,13 +49,13 @@ func TestAgentSpecRateLimitCooldown(t *testing.T) {
 func TestAgentSpecWorkerModel(t *testing.T) {
 	project, td := newTask(t)
 	cfg := config.Default()
-	cfg.Roles[workspace.RoleWorker] = config.RoleConfig{Model: "role-model", PermissionMode: "bypassPermissions"}
-	cfg.WorkerModels = map[workspace.AgentID]string{"worker_2": "own-model"}
+	cfg.Roles[vocab.RoleWorker] = config.RoleConfig{Model: "role-model", PermissionMode: "bypassPermissions"}
+	cfg.WorkerModels = map[vocab.AgentID]string{"worker_2": "own-model"}
 	cfg.Profiles["echoer"] = config.Profile{Command: []string{"echo", "{model}"}, Submit: config.SubmitLine}
 	for _, agent := range []string{"claude", "echoer"} {
 		f := &agentFactory{cfg: cfg.WithAgents(config.AgentFlag{All: agent}), project: project, td: td, self: "/opt/hm/hivemind"}
-		for id, want := range map[workspace.AgentID]string{"worker_1": "role-model", "worker_2": "own-model"} {
-			spec, err := f.spec(id, workspace.RoleWorker, false)
+		for id, want := range map[vocab.AgentID]string{"worker_1": "role-model", "worker_2": "own-model"} {
+			spec, err := f.spec(id, vocab.RoleWorker, false)
 			if err != nil {
 				t.Fatalf("%s %s: %v", agent, id, err)
 			}
@@ -71,12 +72,12 @@ func TestAgentSpecWorkerModel(t *testing.T) {
 func TestAgentSpecMixedTeam(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", privateDir(t))
 	project, td := newTask(t)
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	f := &agentFactory{cfg: cfg, project: project, td: td, self: "/opt/hm/hivemind"}
-	kinds := map[workspace.Role]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
-	specs := map[workspace.Role]ptyagent.Spec{}
+	kinds := map[vocab.Role]ptyagent.ProfileKind{"lead": ptyagent.ProfileClaude, "reviewer": ptyagent.ProfileCodex, "worker": ptyagent.ProfileGemini}
+	specs := map[vocab.Role]ptyagent.Spec{}
 	for role, kind := range kinds {
-		s, err := f.spec(workspace.AgentID(role)+"_x", role, false)
+		s, err := f.spec(vocab.AgentID(role)+"_x", role, false)
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -170,7 +171,7 @@ func privateDir(t *testing.T) string {
 // configured team runs besides (sim here), each marked when its program
 // is not on PATH.
 func TestAgentChoices(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "sim", "worker": "codex"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"reviewer": "sim", "worker": "codex"}})
 	cfg.Profiles["aider"] = config.Profile{Command: []string{"aider", "--yes"}}
 	env := preflight.Env{LookPath: func(f string) (string, error) {
 		if f == "claude" || f == "codex" {
@@ -207,7 +208,7 @@ func newTask(t *testing.T) (string, *workspace.TaskDir) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
+	td, err := ws.CreateTask(vocab.Task{Description: "x", Project: project, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +218,10 @@ func newTask(t *testing.T) (string, *workspace.TaskDir) {
 // Each agent's account (whose rate limit it shares) is its CLI, so a
 // limited Claude Code holds new work for the Claude agents only.
 func TestMachineAccountsFromTheTeam(t *testing.T) {
-	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
+	cfg := config.Default().WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	cfg.Workers = 2
 	got := newMachine(cfg, false).Cfg.Accounts
-	want := map[workspace.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
+	want := map[vocab.AgentID]string{"lead": "claude", "reviewer": "codex", "worker_1": "gemini", "worker_2": "gemini"}
 	if !maps.Equal(got, want) {
 		t.Fatalf("accounts %v, want %v", got, want)
 	}

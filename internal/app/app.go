@@ -18,6 +18,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -62,7 +63,7 @@ type notice struct{ level, msg string }
 // project, workers and agent from the options and config) under the
 // workspace lock. A zero task resumes the unfinished task (--resume).
 // stdout receives the headless output.
-func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
+func New(o Options, task vocab.Task, stdout io.Writer) (*App, error) {
 	w, err := resolve(o, task)
 	if err != nil {
 		return nil, err
@@ -82,12 +83,12 @@ func New(o Options, task workspace.Task, stdout io.Writer) (*App, error) {
 type wiring struct {
 	held
 	o       Options
-	task    workspace.Task // the new task, or zero to resume
+	task    vocab.Task // the new task, or zero to resume
 	project string
 	root    string
 	cfg     config.Config
-	notes   []workspace.EventRecord // records for the event log once it runs
-	stdout  io.Writer               // where a long resume says how far it is
+	notes   []vocab.EventRecord // records for the event log once it runs
+	stdout  io.Writer           // where a long resume says how far it is
 
 	ws       *workspace.Workspace
 	shared   *workspace.KnowledgeStore
@@ -95,7 +96,7 @@ type wiring struct {
 	created  string // the directory of a new task, removed if wiring fails
 	resumed  bool
 	first    engine.Event
-	history  []workspace.EventRecord
+	history  []vocab.EventRecord
 	loaded   engine.State
 	fresh    bool   // no state.json, no backup: the task never wrote its state
 	lost     string // why state.json cannot be used (a blob it references is missing or corrupt)
@@ -106,7 +107,7 @@ type wiring struct {
 // resolve finds the project, the workspace and the config of a run and,
 // for a new task, checks that its agents can start. It creates nothing:
 // a run whose agents cannot start stops here with the reason and the fix.
-func resolve(o Options, task workspace.Task) (*wiring, error) {
+func resolve(o Options, task vocab.Task) (*wiring, error) {
 	w := &wiring{o: o, task: task, toRunner: &runnerLink{}}
 	if o.Dirty != "" && o.Dirty != DirtyInclude && o.Dirty != DirtyIgnore {
 		return nil, fmt.Errorf("%w: --dirty %q: want include or ignore", ErrUsage, o.Dirty)
@@ -143,7 +144,7 @@ func unreadableTasks(ws *workspace.Workspace) string {
 			continue
 		}
 		fmt.Fprintf(&b, "; task %s cannot be resumed: %s is unreadable (%s): restore it from a copy, or remove %s",
-			in.ID, filepath.Join(in.Dir, workspace.TaskFile), in.Problem, in.Dir)
+			in.ID, filepath.Join(in.Dir, vocab.TaskFile), in.Problem, in.Dir)
 	}
 	return b.String()
 }
@@ -187,7 +188,7 @@ func (w *wiring) lockWorkspace() error {
 		return fmt.Errorf("shared knowledge: %w", err)
 	}
 	if stale {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordLockTakenOver,
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordLockTakenOver,
 			Details: map[string]any{"lock": lock.Path()}})
 	}
 	return nil
@@ -240,7 +241,7 @@ func (w *wiring) openTask() error {
 		return err
 	}
 	// The task keeps the agents it started with; --agent overrides.
-	var changed []workspace.EventRecord
+	var changed []vocab.EventRecord
 	w.cfg, changed = ResumeAgents(w.o, w.cfg, t)
 	if len(w.o.SimArgs) == 0 {
 		w.o.SimArgs = t.AgentArgs // the demo's pace
@@ -253,12 +254,12 @@ func (w *wiring) openTask() error {
 	// A large log takes long to read: say how far it is (a line per 64 MB).
 	progress := func(done, total int64) {
 		if w.stdout != nil {
-			fmt.Fprintf(w.stdout, "reading %s: %d of %d MB\n", workspace.EventsFile, done>>20, total>>20)
+			fmt.Fprintf(w.stdout, "reading %s: %d of %d MB\n", vocab.EventsFile, done>>20, total>>20)
 		}
 	}
-	recs, _, err := workspace.ReadEventsProgress(filepath.Join(w.td.Dir(), workspace.EventsFile), progress)
+	recs, _, err := workspace.ReadEventsProgress(filepath.Join(w.td.Dir(), vocab.EventsFile), progress)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordEventsUnreadable,
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordEventsUnreadable,
 			Details: map[string]any{"error": err.Error()}})
 	}
 	w.history = recs
@@ -274,11 +275,11 @@ func (w *wiring) openState() error {
 	}
 	w.store, w.loaded, w.fresh, w.lost = store, loaded, res.Fresh, res.Lost
 	if res.Restored {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordStateRestored,
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordStateRestored,
 			Details: map[string]any{"from": res.From, "problem": res.Problem}})
 	}
 	if res.RemovedTemps > 0 {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordTempFilesRemoved,
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordTempFilesRemoved,
 			Details: map[string]any{"count": res.RemovedTemps}})
 	}
 	w.log, err = workspace.OpenEventLog(w.td)
@@ -312,7 +313,7 @@ func (w *wiring) newAgents() error {
 	if c := scopeCaveats(w.git); len(c) > 0 && sandbox.Available() {
 		scopes["caveats"] = c
 	}
-	w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordWriteScopes, Details: scopes})
+	w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordWriteScopes, Details: scopes})
 	factory := &agentFactory{cfg: w.cfg, project: w.project, td: w.td, self: self,
 		seed: 1, simArgs: append(append([]string(nil), w.o.SimArgs...), simArgsFromEnv()...), git: w.git}
 	br := &bridge{runner: w.toRunner, td: w.td, usage: newUsageReader(w.cfg.Prices(), w.toRunner.Send)}
@@ -330,7 +331,7 @@ func (w *wiring) newAgents() error {
 		OnHeartbeat: br.onHeartbeat,
 		HangTimeout: w.cfg.HangTimeout(),
 		// What a run killed with SIGKILL leaves is reaped by the next.
-		RecordDir: filepath.Join(w.td.Dir(), workspace.ProcsDir),
+		RecordDir: filepath.Join(w.td.Dir(), vocab.ProcsDir),
 	})
 	if err != nil {
 		return err
@@ -339,9 +340,9 @@ func (w *wiring) newAgents() error {
 	reaped, reapErr := w.agents.Reaped()
 	// What runs of the workspace's other tasks killed with SIGKILL left
 	// (the workspace lock says no other Hivemind runs here).
-	others, _ := filepath.Glob(filepath.Join(w.root, workspace.TasksDir, "*", workspace.ProcsDir))
+	others, _ := filepath.Glob(filepath.Join(w.root, vocab.TasksDir, "*", vocab.ProcsDir))
 	for _, d := range others {
-		if d != filepath.Join(w.td.Dir(), workspace.ProcsDir) {
+		if d != filepath.Join(w.td.Dir(), vocab.ProcsDir) {
 			n, err := ptyagent.ReapRecorded(d)
 			reaped, reapErr = reaped+n, errors.Join(reapErr, err)
 		}
@@ -351,7 +352,7 @@ func (w *wiring) newAgents() error {
 		if reapErr != nil {
 			d["error"] = reapErr.Error()
 		}
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordLeftoversReaped, Details: d})
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordLeftoversReaped, Details: d})
 	}
 	return nil
 }
@@ -372,9 +373,9 @@ func (w *wiring) guard(self string) {
 	if runtime.GOOS == "linux" {
 		errs = append(errs, ptyagent.BecomeSubreaper())
 	}
-	errs = append(errs, ptyagent.Guard([]string{self, ptyagent.GuardCommand}, filepath.Join(w.td.Dir(), workspace.ProcsDir)))
+	errs = append(errs, ptyagent.Guard([]string{self, ptyagent.GuardCommand}, filepath.Join(w.td.Dir(), vocab.ProcsDir)))
 	if err := errors.Join(errs...); err != nil {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordProcessGuard, Details: map[string]any{"error": err.Error()}})
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordProcessGuard, Details: map[string]any{"error": err.Error()}})
 	}
 }
 
@@ -442,8 +443,8 @@ type runnerLink struct{ r *engine.Runner }
 func (l *runnerLink) Send(ev engine.Event) { l.r.Send(ev) }
 
 // Log takes the agent id as the git and remote wiring have it, a string.
-func (l *runnerLink) Log(typ workspace.RecordType, agent string, details map[string]any) {
-	l.r.Log(typ, workspace.AgentID(agent), details)
+func (l *runnerLink) Log(typ vocab.RecordType, agent string, details map[string]any) {
+	l.r.Log(typ, vocab.AgentID(agent), details)
 }
 
 // simArgsFromEnv returns extra sim-agent flags from HIVEMIND_SIM_ARGS
@@ -461,7 +462,7 @@ type outcome struct {
 	terminal     chan struct{}
 	terminalOnce sync.Once
 	mu           sync.Mutex
-	final        workspace.Phase
+	final        vocab.Phase
 	// latest holds the newest snapshot nobody took yet.
 	latest chan engine.Snapshot
 }
@@ -493,18 +494,18 @@ func (o *outcome) put(s engine.Snapshot) {
 }
 
 // finalPhase is the first terminal phase reached ("" if none).
-func (o *outcome) finalPhase() workspace.Phase {
+func (o *outcome) finalPhase() vocab.Phase {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.final
 }
 
 // exitCode maps the final phase to the CLI contract.
-func exitCode(p workspace.Phase) int {
+func exitCode(p vocab.Phase) int {
 	switch p {
-	case workspace.PhaseComplete:
+	case vocab.PhaseComplete:
 		return ExitOK
-	case workspace.PhaseNeedsHuman:
+	case vocab.PhaseNeedsHuman:
 		return ExitNeedsHuman
 	default:
 		return ExitError
@@ -523,7 +524,7 @@ func (a *App) shutdown(cancelRunner context.CancelFunc, runDone <-chan error) {
 		a.usage.finish(10 * time.Second)
 	}
 	// Let the runner record the exits already queued before it stops.
-	a.runner.Log(workspace.RecordHivemindStopped, "", map[string]any{"pid": os.Getpid()})
+	a.runner.Log(vocab.RecordHivemindStopped, "", map[string]any{"pid": os.Getpid()})
 	select {
 	case <-a.runner.Barrier():
 	case <-time.After(5 * time.Second):

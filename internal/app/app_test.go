@@ -10,6 +10,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -23,7 +24,7 @@ func simOptions(project string) Options {
 // new, not taken up by the resume path.
 func TestNewAppNewTask(t *testing.T) {
 	project := t.TempDir()
-	in := workspace.Task{Description: "build a tiny calculator", Context: "a CLI for people",
+	in := vocab.Task{Description: "build a tiny calculator", Context: "a CLI for people",
 		Constraints: []string{"no new dependencies"}, SubmittedBy: "tui"}
 	a, err := New(simOptions(project), in, io.Discard)
 	if err != nil {
@@ -48,7 +49,7 @@ func TestNewAppNewTask(t *testing.T) {
 
 	// From the command line: submitted by cli.
 	project2 := t.TempDir()
-	b, err := New(simOptions(project2), workspace.Task{Description: "x"}, io.Discard)
+	b, err := New(simOptions(project2), vocab.Task{Description: "x"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +64,10 @@ func TestNewAppNewTask(t *testing.T) {
 func TestNewAppResumeCrashedTask(t *testing.T) {
 	project := t.TempDir()
 	root := workspace.DefaultRoot(project)
-	id := testkit.NewTask(t, root, workspace.Task{Description: "crashed early", Context: "ctx", SubmittedBy: "tui"}, nil)
+	id := testkit.NewTask(t, root, vocab.Task{Description: "crashed early", Context: "ctx", SubmittedBy: "tui"}, nil)
 	o := simOptions(project)
 	o.Resume = true
-	a, err := New(o, workspace.Task{}, io.Discard)
+	a, err := New(o, vocab.Task{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +77,9 @@ func TestNewAppResumeCrashedTask(t *testing.T) {
 		t.Fatalf("first %#v resumed %v; want task %s submitted again", a.first, a.resumed, id)
 	}
 
-	id2 := testkit.NewTask(t, root, workspace.Task{Description: "ran a while"},
-		&workspace.State{Phase: workspace.PhaseExecuting})
-	a, err = New(o, workspace.Task{}, io.Discard)
+	id2 := testkit.NewTask(t, root, vocab.Task{Description: "ran a while"},
+		&vocab.State{Phase: vocab.PhaseExecuting})
+	a, err = New(o, vocab.Task{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +92,11 @@ func TestNewAppResumeCrashedTask(t *testing.T) {
 // An abandoned task is over: --resume has nothing to resume.
 func TestNewAppResumeAbandoned(t *testing.T) {
 	project := t.TempDir()
-	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "given up"},
-		&workspace.State{Phase: workspace.PhaseIdle, PreviousPhase: workspace.PhaseNeedsHuman})
+	testkit.NewTask(t, workspace.DefaultRoot(project), vocab.Task{Description: "given up"},
+		&vocab.State{Phase: vocab.PhaseIdle, PreviousPhase: vocab.PhaseNeedsHuman})
 	o := simOptions(project)
 	o.Resume = true
-	a, err := New(o, workspace.Task{}, io.Discard)
+	a, err := New(o, vocab.Task{}, io.Discard)
 	if err == nil {
 		a.Close()
 		t.Fatalf("resumed the abandoned task %s", a.td.ID())
@@ -111,7 +112,7 @@ func TestNewAppResumeAbandoned(t *testing.T) {
 func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	noTasks := func(project, when string) {
 		t.Helper()
-		tasks := filepath.Join(workspace.DefaultRoot(project), workspace.TasksDir)
+		tasks := filepath.Join(workspace.DefaultRoot(project), vocab.TasksDir)
 		if entries, err := os.ReadDir(tasks); err != nil || len(entries) != 0 {
 			t.Errorf("%s: tasks left behind: %v %v", when, entries, err)
 		}
@@ -121,10 +122,10 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	if err := os.MkdirAll(workspace.DefaultRoot(project), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(t.TempDir(), filepath.Join(workspace.DefaultRoot(project), workspace.KnowledgeDir)); err != nil {
+	if err := os.Symlink(t.TempDir(), filepath.Join(workspace.DefaultRoot(project), vocab.KnowledgeDir)); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := New(simOptions(project), workspace.Task{Description: "x"}, io.Discard); err == nil {
+	if a, err := New(simOptions(project), vocab.Task{Description: "x"}, io.Discard); err == nil {
 		a.Close()
 		t.Fatal("no error with a symlinked context directory")
 	}
@@ -133,7 +134,7 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 	// The agents' hook relay cannot listen (after the task is created).
 	project = t.TempDir()
 	t.Setenv("TMPDIR", filepath.Join(project, "missing"))
-	if a, err := New(simOptions(project), workspace.Task{Description: "x"}, io.Discard); err == nil {
+	if a, err := New(simOptions(project), vocab.Task{Description: "x"}, io.Discard); err == nil {
 		a.Close()
 		t.Fatal("no error without a directory for the hook socket")
 	} else if !strings.Contains(err.Error(), "hook") {
@@ -146,15 +147,15 @@ func TestNewAppFailureLeavesNoTask(t *testing.T) {
 // which file it is rather than only "nothing to resume".
 func TestNewAppResumeNamesCorruptTaskJSON(t *testing.T) {
 	project := t.TempDir()
-	td := testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "half done"},
-		&workspace.State{Phase: workspace.PhaseExecuting})
-	bad := filepath.Join(workspace.DefaultRoot(project), workspace.TasksDir, td, workspace.TaskFile)
+	td := testkit.NewTask(t, workspace.DefaultRoot(project), vocab.Task{Description: "half done"},
+		&vocab.State{Phase: vocab.PhaseExecuting})
+	bad := filepath.Join(workspace.DefaultRoot(project), vocab.TasksDir, td, vocab.TaskFile)
 	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o := simOptions(project)
 	o.Resume = true
-	a, err := New(o, workspace.Task{}, io.Discard)
+	a, err := New(o, vocab.Task{}, io.Discard)
 	if err == nil {
 		a.Close()
 		t.Fatal("resumed a task with a corrupt task.json")

@@ -17,7 +17,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 	"github.com/hivemind-dev/hivemind/tui"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // replyTimeout bounds a request to the server (a diff, a plan decision).
@@ -32,8 +32,8 @@ type serverLink struct {
 	changed  chan struct{}
 
 	mu      sync.Mutex
-	terms   map[workspace.AgentID]*remoteTerm
-	showing []workspace.AgentID
+	terms   map[vocab.AgentID]*remoteTerm
+	showing []vocab.AgentID
 	pending map[uint64]chan proto.Msg
 	nextID  uint64
 	stopped atomic.Bool // the user stopped the team (q, s)
@@ -41,7 +41,7 @@ type serverLink struct {
 
 func newServerLink(c *proto.Conn, readOnly bool) *serverLink {
 	return &serverLink{c: c, readOnly: readOnly, changed: make(chan struct{}, 1),
-		terms: map[workspace.AgentID]*remoteTerm{}, pending: map[uint64]chan proto.Msg{}}
+		terms: map[vocab.AgentID]*remoteTerm{}, pending: map[uint64]chan proto.Msg{}}
 }
 
 func (r *serverLink) send(m proto.Msg) { _ = r.c.Send(m) }
@@ -54,7 +54,7 @@ func (r *serverLink) signal() {
 }
 
 // Terminal implements tui.Terminals.
-func (r *serverLink) Terminal(id workspace.AgentID) (tui.Terminal, bool) {
+func (r *serverLink) Terminal(id vocab.AgentID) (tui.Terminal, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.terms[id]
@@ -68,7 +68,7 @@ func (r *serverLink) Terminal(id workspace.AgentID) (tui.Terminal, bool) {
 func (r *serverLink) Changed() <-chan struct{} { return r.changed }
 
 // Showing implements tui.PaneViewer: the server streams these panes only.
-func (r *serverLink) Showing(ids []workspace.AgentID) {
+func (r *serverLink) Showing(ids []vocab.AgentID) {
 	r.mu.Lock()
 	r.showing = ids
 	r.mu.Unlock()
@@ -95,7 +95,7 @@ func (r *serverLink) sendView() {
 // generation is a new Terminal value (the TUI notices a restart by it).
 func (r *serverLink) panes(ps []proto.PaneID) {
 	r.mu.Lock()
-	next := map[workspace.AgentID]*remoteTerm{}
+	next := map[vocab.AgentID]*remoteTerm{}
 	for _, p := range ps {
 		if t := r.terms[p.Agent]; t != nil && t.gen == p.Gen {
 			next[p.Agent] = t
@@ -192,7 +192,7 @@ func (r *serverLink) Resume()  { r.cmd(proto.CmdResume) }
 func (r *serverLink) Cancel()  { r.cmd(proto.CmdCancel) }
 func (r *serverLink) Retry()   { r.cmd(proto.CmdRetry) }
 func (r *serverLink) Abandon() { r.cmd(proto.CmdAbandon) }
-func (r *serverLink) PauseAgent(id workspace.AgentID) {
+func (r *serverLink) PauseAgent(id vocab.AgentID) {
 	r.send(proto.Msg{T: proto.TCmd, Cmd: proto.CmdPauseAgent, Agent: id})
 }
 
@@ -203,7 +203,7 @@ func (r *serverLink) DecidePlan(approve bool, feedback string) error {
 }
 
 func (r *serverLink) diff(agentID string) (string, error) {
-	rep, err := r.request(proto.Msg{T: proto.TCmd, Cmd: proto.CmdDiff, Agent: workspace.AgentID(agentID)})
+	rep, err := r.request(proto.Msg{T: proto.TCmd, Cmd: proto.CmdDiff, Agent: vocab.AgentID(agentID)})
 	return rep.Text, err
 }
 
@@ -215,7 +215,7 @@ func (r *serverLink) stop() {
 // remoteTerm is one agent's screen as the server last sent it.
 type remoteTerm struct {
 	r   *serverLink
-	id  workspace.AgentID
+	id  vocab.AgentID
 	gen uint64
 
 	mu     sync.Mutex
@@ -389,8 +389,8 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 	switch b := bye.Load(); {
 	case b != nil:
 		fmt.Fprintf(stderr, "hivemind: the server stopped: %s\n", b.Text)
-		if b.Info != nil && workspace.Phase(b.Info.Phase).Terminal() {
-			return exitCode(workspace.Phase(b.Info.Phase))
+		if b.Info != nil && vocab.Phase(b.Info.Phase).Terminal() {
+			return exitCode(vocab.Phase(b.Info.Phase))
 		}
 	case r.stopped.Load():
 		fmt.Fprintf(stderr, "hivemind: the team of task %s is stopping; resume it with: hivemind --resume --project %s\n", info.TaskID, info.Project)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"io"
 	"os"
 	"os/signal"
@@ -59,7 +60,7 @@ type liveRun struct {
 	runDone      chan error
 
 	once  sync.Once
-	final workspace.Phase // set by close
+	final vocab.Phase // set by close
 }
 
 func newLauncher(o Options) (*launcher, error) {
@@ -93,7 +94,7 @@ func (l *launcher) optionsFor(project string) Options {
 // prepare makes the UI session of a wired-up app without starting it.
 func (l *launcher) prepare(a *App) (*liveRun, tui.Session) {
 	r := &liveRun{l: l, a: a, runDone: make(chan error, 1)}
-	terms := tui.TerminalsFunc(func(id workspace.AgentID) (tui.Terminal, bool) {
+	terms := tui.TerminalsFunc(func(id vocab.AgentID) (tui.Terminal, bool) {
 		s, ok := a.agents.Session(id)
 		if !ok || s == nil {
 			return nil, false // never a typed nil inside the interface
@@ -186,7 +187,7 @@ func agentChoices(cfg config.Config, env preflight.Env) []tui.AgentChoice {
 	var out []tui.AgentChoice
 	seen := map[string]bool{}
 	names := slices.Concat(startCLIs, cfg.ProfileNames())
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		names = append(names, cfg.AgentOf(r))
 	}
 	for _, name := range names {
@@ -203,14 +204,14 @@ func agentChoices(cfg config.Config, env preflight.Env) []tui.AgentChoice {
 // for every role but those t.Agents names (without t.Agent, t.Agents names
 // every role). It is the agent alone when every role runs it, else the
 // role=agent list.
-func agentFlag(t workspace.Task) string {
-	c := config.Config{Agent: cmp.Or(t.Agent, t.Agents[workspace.RoleLead])}
+func agentFlag(t vocab.Task) string {
+	c := config.Config{Agent: cmp.Or(t.Agent, t.Agents[vocab.RoleLead])}
 	return c.WithAgents(config.AgentFlag{PerRole: t.Agents, PerWorker: t.WorkerAgents}).TeamString()
 }
 
 // finalOf is p when the task is over or waits on the user, else "".
-func finalOf(p workspace.Phase) workspace.Phase {
-	if p.Terminal() || p == workspace.PhaseIdle {
+func finalOf(p vocab.Phase) vocab.Phase {
+	if p.Terminal() || p == vocab.PhaseIdle {
 		return p
 	}
 	return ""
@@ -218,7 +219,7 @@ func finalOf(p workspace.Phase) workspace.Phase {
 
 // Start implements tui.Launcher: it is `hivemind "task"` in project, with
 // the task's context and constraints from the form.
-func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) {
+func (l *launcher) Start(project string, t vocab.Task) (tui.Session, error) {
 	o, t, err := l.startOptions(project, t)
 	if err != nil {
 		return tui.Session{}, err
@@ -235,7 +236,7 @@ func (l *launcher) Start(project string, t workspace.Task) (tui.Session, error) 
 // (the task starts from HEAD); with a rebase or merge in progress the task
 // can only start from HEAD. nil when there is nothing to ask (clean, not
 // git, or the check itself failed: New says why).
-func (l *launcher) checkoutQuestion(o Options, t workspace.Task) *tui.StartQuestion {
+func (l *launcher) checkoutQuestion(o Options, t vocab.Task) *tui.StartQuestion {
 	if o.Dirty != "" {
 		return nil
 	}
@@ -287,7 +288,7 @@ func checkoutState(o Options) (gitwork.Dirty, error) {
 // startOptions are the options and task of Start: the start screen's
 // choices as the flags that make them (--agent, --workers,
 // --plan-approval) over the command line's.
-func (l *launcher) startOptions(project string, t workspace.Task) (Options, workspace.Task, error) {
+func (l *launcher) startOptions(project string, t vocab.Task) (Options, vocab.Task, error) {
 	if strings.TrimSpace(t.Description) == "" {
 		// New would take a task without description for --resume.
 		return Options{}, t, errors.New("the task has no description")
@@ -314,12 +315,12 @@ func (l *launcher) startOptions(project string, t workspace.Task) (Options, work
 func (l *launcher) Resume(project string) (tui.Session, error) {
 	o := l.optionsFor(project)
 	o.Resume = true
-	return l.run(o, workspace.Task{})
+	return l.run(o, vocab.Task{})
 }
 
 // run wires a run with New (a new task, or the zero task to resume) and
 // starts it under the UI.
-func (l *launcher) run(o Options, t workspace.Task) (tui.Session, error) {
+func (l *launcher) run(o Options, t vocab.Task) (tui.Session, error) {
 	a, err := New(o, t, io.Discard)
 	if err != nil {
 		return tui.Session{}, startError(err, func() (tui.Session, error) {
@@ -395,11 +396,11 @@ func pastTasks(infos []workspace.TaskInfo) []tui.PastTask {
 // Usage implements tui.Launcher: what the run recorded of each agent's
 // usage (AgentUsage, from its CLI's session file, priced); for a task
 // without it, Claude Code's transcript (tokens, no price).
-func (l *launcher) Usage(st workspace.State) []tui.AgentUsage {
+func (l *launcher) Usage(st vocab.State) []tui.AgentUsage {
 	profile := ""
 	if st.TaskDir != "" {
-		if b, err := os.ReadFile(filepath.Join(st.TaskDir, workspace.TaskFile)); err == nil {
-			var t workspace.Task
+		if b, err := os.ReadFile(filepath.Join(st.TaskDir, vocab.TaskFile)); err == nil {
+			var t vocab.Task
 			if json.Unmarshal(b, &t) == nil {
 				profile = t.Agent
 			}
@@ -547,9 +548,9 @@ func runFrontDoor(o Options, initial *App) int {
 	case "":
 		fmt.Fprintf(os.Stderr, "hivemind: task %s left unfinished; resume it with: hivemind --resume --project %s\n", id, project)
 		return ExitOK
-	case workspace.PhaseError, workspace.PhaseNeedsHuman:
+	case vocab.PhaseError, vocab.PhaseNeedsHuman:
 		fmt.Fprintf(os.Stderr, "hivemind: task %s: %s (resumable: hivemind --resume --project %s)\n", id, r.final, project)
-	case workspace.PhaseIdle:
+	case vocab.PhaseIdle:
 		fmt.Fprintf(os.Stderr, "hivemind: task %s: abandoned\n", id)
 	default:
 		fmt.Fprintf(os.Stderr, "hivemind: task %s: %s\n", id, r.final)
@@ -576,7 +577,7 @@ func (a *App) title() string {
 	if err != nil {
 		return a.td.ID()
 	}
-	return workspace.Headline(t.Description)
+	return vocab.Headline(t.Description)
 }
 
 // startError is a run that could not start, as the start screen shows it:

@@ -15,6 +15,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/tui"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -29,7 +30,7 @@ func TestLauncherScan(t *testing.T) {
 	if err != nil || p.Git || len(p.Tasks) != 0 || p.Unfinished != nil || p.LockedBy != "" {
 		t.Fatalf("empty project: %+v %v", p, err)
 	}
-	if _, err := os.Stat(filepath.Join(project, workspace.DirName)); err == nil {
+	if _, err := os.Stat(filepath.Join(project, vocab.DirName)); err == nil {
 		t.Fatal("Scan created a workspace")
 	}
 	if _, err := l.Scan(filepath.Join(project, "missing")); err == nil {
@@ -48,15 +49,15 @@ func TestLauncherScan(t *testing.T) {
 	}
 	root := workspace.DefaultRoot(project)
 	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
-	failed := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "a"},
-		&workspace.State{Phase: workspace.PhaseError, StartedAt: t0})
-	testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(time.Hour), Description: "b"},
-		&workspace.State{Phase: workspace.PhaseComplete, StartedAt: t0.Add(time.Hour)})
+	failed := testkit.NewTask(t, root, vocab.Task{CreatedAt: t0, Description: "a"},
+		&vocab.State{Phase: vocab.PhaseError, StartedAt: t0})
+	testkit.NewTask(t, root, vocab.Task{CreatedAt: t0.Add(time.Hour), Description: "b"},
+		&vocab.State{Phase: vocab.PhaseComplete, StartedAt: t0.Add(time.Hour)})
 	p, err = l.Scan(project)
 	if err != nil || !p.Git || len(p.Tasks) != 2 || p.Tasks[0].Description != "b" {
 		t.Fatalf("scan: %+v %v", p, err)
 	}
-	if p.Unfinished == nil || p.Unfinished.ID != failed || p.Unfinished.Phase != workspace.PhaseError {
+	if p.Unfinished == nil || p.Unfinished.ID != failed || p.Unfinished.Phase != vocab.PhaseError {
 		t.Fatalf("unfinished: %+v", p.Unfinished)
 	}
 	if p.Tasks[1].State == nil || p.Tasks[1].State.TaskDir == "" {
@@ -78,7 +79,7 @@ func TestLauncherScan(t *testing.T) {
 	}
 	// And Start refuses to write a task under it.
 	lock, _, _ = workspace.AcquireWorkspaceLock(root)
-	_, err = l.Start(project, workspace.Task{Description: "x"})
+	_, err = l.Start(project, vocab.Task{Description: "x"})
 	_ = lock.Release()
 	if !errors.Is(err, workspace.ErrLocked) {
 		t.Errorf("Start under another's lock: %v", err)
@@ -88,7 +89,7 @@ func TestLauncherScan(t *testing.T) {
 	}
 	// A task without description is refused, never taken for --resume
 	// (the failed task above is unfinished).
-	if _, err = l.Start(project, workspace.Task{Description: " \n"}); err == nil {
+	if _, err = l.Start(project, vocab.Task{Description: " \n"}); err == nil {
 		t.Error("Start without a description: no error")
 	}
 }
@@ -97,8 +98,8 @@ func TestLauncherScan(t *testing.T) {
 func TestLauncherScanAbandoned(t *testing.T) {
 	project := t.TempDir()
 	l, _ := newLauncher(Options{Project: project})
-	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a"},
-		&workspace.State{Phase: workspace.PhaseIdle, StartedAt: time.Now()})
+	testkit.NewTask(t, workspace.DefaultRoot(project), vocab.Task{Description: "a"},
+		&vocab.State{Phase: vocab.PhaseIdle, StartedAt: time.Now()})
 	p, err := l.Scan(project)
 	if err != nil || len(p.Tasks) != 1 || p.Unfinished != nil {
 		t.Fatalf("%+v %v", p, err)
@@ -121,9 +122,9 @@ func TestLauncherOptionsFor(t *testing.T) {
 func TestLauncherUsageSim(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	project := t.TempDir()
-	var st workspace.State
-	st.Agents = map[workspace.AgentID]workspace.AgentState{"lead": {}, "worker_1": {}}
-	testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "a", Agent: "sim"}, &st)
+	var st vocab.State
+	st.Agents = map[vocab.AgentID]vocab.AgentState{"lead": {}, "worker_1": {}}
+	testkit.NewTask(t, workspace.DefaultRoot(project), vocab.Task{Description: "a", Agent: "sim"}, &st)
 	l := &launcher{}
 	got := l.Usage(st)
 	if len(got) != 2 {
@@ -142,17 +143,17 @@ func TestLauncherUsageSim(t *testing.T) {
 // --resume runs them again.
 func TestLauncherStartPick(t *testing.T) {
 	for _, tc := range []struct {
-		pick map[workspace.Role]string
+		pick map[vocab.Role]string
 		flag string
 	}{
-		{map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, "lead=claude,reviewer=codex,worker=gemini"},
-		{map[workspace.Role]string{"lead": "sim", "reviewer": "sim", "worker": "sim"}, "sim"},
-		{map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}, "lead=claude,reviewer=claude,worker=my-agent --fast"},
+		{map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, "lead=claude,reviewer=codex,worker=gemini"},
+		{map[vocab.Role]string{"lead": "sim", "reviewer": "sim", "worker": "sim"}, "sim"},
+		{map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}, "lead=claude,reviewer=claude,worker=my-agent --fast"},
 	} {
 		project := t.TempDir()
 		// No preflight: what runs is checked here, not whether it is installed.
 		l := &launcher{o: Options{NoPreflight: true}, project: project}
-		o, task, err := l.startOptions(project, workspace.Task{Description: "x", Agents: tc.pick, Workers: 2})
+		o, task, err := l.startOptions(project, vocab.Task{Description: "x", Agents: tc.pick, Workers: 2})
 		if err != nil || o.Agent != tc.flag || !o.AgentSet || task.Agents != nil {
 			t.Fatalf("%v: --agent %q (set %v), task agents %v, %v; want --agent %q", tc.pick, o.Agent, o.AgentSet, task.Agents, err, tc.flag)
 		}
@@ -178,7 +179,7 @@ func TestLauncherStartPick(t *testing.T) {
 		}
 		ro := l.optionsFor(project)
 		ro.Resume = true
-		b, err := New(ro, workspace.Task{}, io.Discard)
+		b, err := New(ro, vocab.Task{}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +209,7 @@ func TestLauncherAsksAboutDirtyCheckout(t *testing.T) {
 	if p, _ := l.Scan(project); !strings.Contains(p.Checkout, "1 uncommitted change(s) (a.txt)") {
 		t.Fatalf("Scan of a dirty checkout: Checkout %q", p.Checkout)
 	}
-	_, err = l.Start(project, workspace.Task{Description: "use the edits"})
+	_, err = l.Start(project, vocab.Task{Description: "use the edits"})
 	var q *tui.StartQuestion
 	if !errors.As(err, &q) || len(q.Answers) != 2 || q.Answers[0].Key != "i" || q.Answers[1].Key != "h" {
 		t.Fatalf("Start on a dirty checkout: %v, want the include-or-HEAD question", err)
@@ -231,7 +232,7 @@ func TestLauncherAsksAboutDirtyCheckout(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, ".git", "MERGE_HEAD"), head, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = l.Start(project, workspace.Task{Description: "during a merge"})
+	_, err = l.Start(project, vocab.Task{Description: "during a merge"})
 	if !errors.As(err, &q) || len(q.Answers) != 1 || q.Answers[0].Key != "h" || !strings.Contains(q.Error(), "a merge is in progress") {
 		t.Fatalf("Start during a merge: %v, want a question offering only HEAD", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -33,7 +34,7 @@ type gitWire struct {
 	root    string
 	check   string
 	// log records an event in events.jsonl (through the runner).
-	log func(typ workspace.RecordType, agent string, details map[string]any)
+	log func(typ vocab.RecordType, agent string, details map[string]any)
 	// remote are the workers placed on other hosts (remotework.go).
 	remote *remoteWork
 
@@ -65,11 +66,11 @@ func (w *wiring) setupGit() error {
 	opts := GitOptions(w.cfg)
 	disabled := func(reason string) error {
 		for _, r := range w.history {
-			if r.Type == workspace.RecordGitDisabled {
+			if r.Type == vocab.RecordGitDisabled {
 				return nil // said already
 			}
 		}
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordGitDisabled, Details: map[string]any{
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordGitDisabled, Details: map[string]any{
 			"reason": reason, "effect": "workers share the project directory (no worktrees, no merges)"}})
 		return nil
 	}
@@ -81,9 +82,9 @@ func (w *wiring) setupGit() error {
 	live := func(id string) bool { return w.resumed && id == w.td.ID() }
 	removed, err := gitwork.PruneStale(w.project, w.root, live, opts)
 	if err != nil {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordWorktreesPruneFailed, Details: map[string]any{"error": err.Error()}})
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordWorktreesPruneFailed, Details: map[string]any{"error": err.Error()}})
 	} else if len(removed) > 0 {
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordWorktreesPruned, Details: map[string]any{"dirs": removed}})
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordWorktreesPruned, Details: map[string]any{"dirs": removed}})
 	}
 	repo, err := gitwork.Open(w.project, w.root, w.td.ID(), opts)
 	base := ""
@@ -103,7 +104,7 @@ func (w *wiring) setupGit() error {
 		return disabled(reason)
 	}
 	base, _ = repo.Base()
-	w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordGitTaskBranch, Details: map[string]any{
+	w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordGitTaskBranch, Details: map[string]any{
 		"branch": repo.TaskBranch(), "base": base, "worktrees": filepath.Join(w.root, "worktrees")}})
 	w.git = &gitWire{repo: repo, td: w.td, project: w.project, root: w.root, check: w.cfg.Check, log: w.toRunner.Log,
 		changed: map[string]int{}, kick: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{})}
@@ -128,7 +129,7 @@ func (w *wiring) checkDirty(repo *gitwork.Repo) (string, error) {
 		return "", fmt.Errorf("%s: %s: finish or abort the %s first, or start from HEAD anyway with --dirty ignore",
 			w.project, d, d.Operation)
 	}
-	rec := workspace.EventRecord{Type: workspace.RecordCheckoutDirty, Details: map[string]any{"files": d.Files}}
+	rec := vocab.EventRecord{Type: vocab.RecordCheckoutDirty, Details: map[string]any{"files": d.Files}}
 	if d.Operation != "" {
 		rec.Details["operation"] = d.Operation
 	}
@@ -181,8 +182,8 @@ type gitTaskFiles struct {
 }
 
 // WriteAssignment rewrites a worker's project paths into its worktree.
-func (t gitTaskFiles) WriteAssignment(a workspace.Assignment) error {
-	if a.Role == workspace.RoleWorker {
+func (t gitTaskFiles) WriteAssignment(a vocab.Assignment) error {
+	if a.Role == vocab.RoleWorker {
 		wd := t.g.repo.WorkerDir(string(a.Agent))
 		a.Reads = t.g.remap(a.Reads, wd)
 		a.Writes = t.g.remap(a.Writes, wd)
@@ -249,15 +250,15 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 	ev := engine.CheckpointMerged{Checkpoint: m.Checkpoint, Round: m.Round, Attempt: m.Attempt}
 	fail := func(err error) engine.CheckpointMerged {
 		ev.Error = err.Error()
-		g.log(workspace.RecordGitMergeFailed, "", map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "error": ev.Error})
+		g.log(vocab.RecordGitMergeFailed, "", map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "error": ev.Error})
 		return ev
 	}
 	start := time.Now()
-	res, err := g.repo.MergeCheckpointContext(ctx, m.Checkpoint, convertIDs[workspace.AgentID, string](m.Workers))
+	res, err := g.repo.MergeCheckpointContext(ctx, m.Checkpoint, convertIDs[vocab.AgentID, string](m.Workers))
 	if err != nil {
 		return fail(err)
 	}
-	name := fmt.Sprintf("%s/checkpoint_%d_v%d", workspace.ReviewsDir, m.Checkpoint, m.Round)
+	name := fmt.Sprintf("%s/checkpoint_%d_v%d", vocab.ReviewsDir, m.Checkpoint, m.Round)
 	if res.Merged {
 		ev.DiffFile = name + "-diff.patch"
 		if err := g.writeTaskFile(ev.DiffFile, res.DiffReport()); err != nil {
@@ -270,7 +271,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 			}
 		}
 		ev.Merged, ev.Checked, ev.CheckOK, ev.MergedDir = true, res.Checked, res.CheckOK, g.repo.MergedDir()
-		g.remote.refresh(convertIDs[workspace.AgentID, string](m.Workers))
+		g.remote.refresh(convertIDs[vocab.AgentID, string](m.Workers))
 		d := map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt, "after": res.After,
 			"stat": res.StatSummary(), "ms": time.Since(start).Milliseconds()}
 		if res.Checked {
@@ -279,7 +280,7 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 		if len(res.Warnings) > 0 {
 			d["warnings"] = res.Warnings
 		}
-		g.log(workspace.RecordGitMerge, "", d)
+		g.log(vocab.RecordGitMerge, "", d)
 		return ev
 	}
 	for _, c := range res.Conflicts {
@@ -294,9 +295,9 @@ func (g *gitWire) Merge(ctx context.Context, m engine.MergeCheckpoint) engine.Ch
 		if err := g.writeTaskFile(rel, gitwork.ConflictReport(m.Checkpoint, c, g.repo.ProjectRel(files))); err != nil {
 			return fail(err)
 		}
-		ev.Conflicts = append(ev.Conflicts, engine.MergeConflict{Worker: workspace.AgentID(c.Worker), With: convertIDs[string, workspace.AgentID](c.With),
+		ev.Conflicts = append(ev.Conflicts, engine.MergeConflict{Worker: vocab.AgentID(c.Worker), With: convertIDs[string, vocab.AgentID](c.With),
 			Files: g.repo.ProjectRel(files), HunksFile: rel})
-		g.log(workspace.RecordGitMergeConflict, c.Worker, map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt,
+		g.log(vocab.RecordGitMergeConflict, c.Worker, map[string]any{"checkpoint": m.Checkpoint, "attempt": m.Attempt,
 			"with": c.With, "files": files, "hunks": rel})
 	}
 	if len(ev.Conflicts) == 0 {
@@ -390,7 +391,7 @@ func (g *gitWire) decorate(s engine.Snapshot) engine.Snapshot {
 	if len(g.changed) == 0 {
 		return s
 	}
-	agents := make(map[workspace.AgentID]workspace.AgentState, len(s.State.Agents))
+	agents := make(map[vocab.AgentID]vocab.AgentState, len(s.State.Agents))
 	for id, a := range s.State.Agents {
 		if n, ok := g.changed[string(id)]; ok {
 			a.ChangedFiles = n
@@ -405,7 +406,7 @@ func (g *gitWire) decorate(s engine.Snapshot) engine.Snapshot {
 func workerIDs(r *engine.Runner) []string {
 	var ids []string // gitwork names workers by string
 	for id, ag := range r.Snapshot().State.Agents {
-		if ag.Role == workspace.RoleWorker {
+		if ag.Role == vocab.RoleWorker {
 			ids = append(ids, string(id))
 		}
 	}
@@ -433,12 +434,12 @@ func (a *App) finishGit() {
 	if !st.Over() {
 		return
 	}
-	if final == workspace.PhaseComplete {
+	if final == vocab.PhaseComplete {
 		for _, d := range g.remote.cleanup() {
-			a.logDirect(workspace.RecordRemoteCleanup, d)
+			a.logDirect(vocab.RecordRemoteCleanup, d)
 		}
 	}
-	sum, err := g.repo.Finish(final == workspace.PhaseComplete && a.opts.Merge)
+	sum, err := g.repo.Finish(final == vocab.PhaseComplete && a.opts.Merge)
 	d := map[string]any{"branch": sum.TaskBranch, "commits": sum.Commits, "files": sum.Files, "merged": sum.Merged,
 		"removed": len(sum.Removed)}
 	if len(sum.Saved) > 0 {
@@ -451,7 +452,7 @@ func (a *App) finishGit() {
 		d["error"] = err.Error()
 	}
 	var pruned, kept []string
-	if final != workspace.PhaseComplete && err == nil {
+	if final != vocab.PhaseComplete && err == nil {
 		var perr error
 		pruned, kept, perr = g.repo.PruneEmpty()
 		d["branches_removed"], d["branches_kept"] = pruned, kept
@@ -460,7 +461,7 @@ func (a *App) finishGit() {
 			d["error"] = err.Error()
 		}
 	}
-	a.logDirect(workspace.RecordTaskBranchReady, d)
+	a.logDirect(vocab.RecordTaskBranchReady, d)
 	if len(sum.Commands) == 0 && sum.TaskBranch != "" {
 		// The merge was refused: still say how to look at the result.
 		from := sum.Into
@@ -489,8 +490,8 @@ func (a *App) finishGit() {
 
 // logDirect writes a record straight to events.jsonl (and the headless
 // output) after the runner has stopped.
-func (a *App) logDirect(typ workspace.RecordType, details map[string]any) {
-	rec := workspace.EventRecord{Time: time.Now().UTC(), Type: typ, Task: a.td.ID(), Details: details}
+func (a *App) logDirect(typ vocab.RecordType, details map[string]any) {
+	rec := vocab.EventRecord{Time: time.Now().UTC(), Type: typ, Task: a.td.ID(), Details: details}
 	if a.log != nil {
 		_ = a.log.Append(rec)
 	}
@@ -498,7 +499,7 @@ func (a *App) logDirect(typ workspace.RecordType, details map[string]any) {
 }
 
 // convertIDs converts agent ids between gitwork's strings and
-// workspace.AgentID at the edge.
+// vocab.AgentID at the edge.
 func convertIDs[From, To ~string](xs []From) []To {
 	out := make([]To, len(xs))
 	for i, x := range xs {

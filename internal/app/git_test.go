@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"io"
 	"os"
 	"os/exec"
@@ -36,8 +37,8 @@ func TestGitRemap(t *testing.T) {
 // The counts go into a copy of the snapshot's agents: the runner's map is
 // shared with other readers.
 func TestGitDecorateCopies(t *testing.T) {
-	agents := map[workspace.AgentID]workspace.AgentState{"worker_1": {Role: "worker"}, "lead": {Role: "lead"}}
-	s := engine.Snapshot{State: workspace.State{Agents: agents}}
+	agents := map[vocab.AgentID]vocab.AgentState{"worker_1": {Role: "worker"}, "lead": {Role: "lead"}}
+	s := engine.Snapshot{State: vocab.State{Agents: agents}}
 	var nilWire *gitWire
 	if got := nilWire.decorate(s); got.State.Agents["worker_1"].ChangedFiles != 0 {
 		t.Fatal("nil wire changed the snapshot")
@@ -64,7 +65,7 @@ func TestNewTaskDirtyCheckout(t *testing.T) {
 	for _, mode := range []string{"", DirtyInclude} {
 		o := simOptions(project)
 		o.Dirty = mode
-		a, err := New(o, workspace.Task{Description: "use the edits " + mode}, io.Discard)
+		a, err := New(o, vocab.Task{Description: "use the edits " + mode}, io.Discard)
 		if err != nil {
 			t.Fatalf("--dirty %q: %v", mode, err)
 		}
@@ -90,14 +91,14 @@ func TestNewTaskDirtyCheckout(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := simOptions(project)
-	if a, err := New(o, workspace.Task{Description: "during a merge"}, io.Discard); err == nil || !strings.Contains(err.Error(), "a merge is in progress") {
+	if a, err := New(o, vocab.Task{Description: "during a merge"}, io.Discard); err == nil || !strings.Contains(err.Error(), "a merge is in progress") {
 		if err == nil {
 			a.Close()
 		}
 		t.Fatalf("a merge in progress: %v, want a refusal naming it", err)
 	}
 	o.Dirty = DirtyIgnore
-	a, err := New(o, workspace.Task{Description: "during a merge anyway"}, io.Discard)
+	a, err := New(o, vocab.Task{Description: "during a merge anyway"}, io.Discard)
 	if err != nil {
 		t.Fatalf("--dirty ignore during a merge: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // cancelGrace is how long a graceful cancel may take (agents get SIGTERM,
@@ -108,16 +108,16 @@ wait:
 
 // runFigures is what the run spent, as status and the UI say it after it:
 // the elapsed clock (the run has stopped: counted up to its last state
-// write, workspace.State.Elapsed), the tokens and the estimated spend.
-func runFigures(st workspace.State) string {
-	s := "elapsed " + workspace.FormatElapsed(st.Elapsed(time.Time{}, false))
+// write, vocab.State.Elapsed), the tokens and the estimated spend.
+func runFigures(st vocab.State) string {
+	s := "elapsed " + vocab.FormatElapsed(st.Elapsed(time.Time{}, false))
 	if n := st.Tokens(); n > 0 {
-		s += ", " + workspace.FormatTokens(n) + " tokens"
+		s += ", " + vocab.FormatTokens(n) + " tokens"
 	}
 	if usd, unknown := st.Spend(); usd > 0 || len(unknown) > 0 {
-		s += ", " + workspace.FormatUSD(usd)
+		s += ", " + vocab.FormatUSD(usd)
 		if len(unknown) > 0 {
-			s += " + not known for " + workspace.JoinAgents(unknown)
+			s += " + not known for " + vocab.JoinAgents(unknown)
 		}
 		s += " estimated"
 	}

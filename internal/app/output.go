@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Printer writes one line per event: human-readable, or JSON lines.
@@ -33,7 +33,7 @@ func (p *Printer) redirect(w io.Writer, tap func(level, msg string)) {
 func NewPrinter(w io.Writer, jsonLines bool) *Printer { return &Printer{w: w, json: jsonLines} }
 
 // Record prints one events.jsonl record.
-func (p *Printer) Record(r workspace.EventRecord) {
+func (p *Printer) Record(r vocab.EventRecord) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json {
@@ -70,7 +70,7 @@ func (p *Printer) notice(level, msg string) {
 
 // FormatRecord renders a record as one human line:
 // "15:04:05 type agent key=value …".
-func FormatRecord(r workspace.EventRecord) string {
+func FormatRecord(r vocab.EventRecord) string {
 	var b strings.Builder
 	t := r.Time
 	if t.IsZero() {

@@ -9,7 +9,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // agentsOf describes the agents a run with cfg starts here, for the
@@ -36,7 +36,7 @@ func agentsOf(cfg config.Config, project string) []preflight.Agent {
 
 // agentUse is one agent run here: its role, its agent and who runs it.
 type agentUse struct {
-	role       workspace.Role
+	role       vocab.Role
 	agent, who string
 }
 
@@ -46,13 +46,13 @@ type agentUse struct {
 // one use per worker.
 func localUses(cfg config.Config) []agentUse {
 	uses := []agentUse{
-		{workspace.RoleLead, cfg.AgentOf(workspace.RoleLead), string(workspace.RoleLead)},
-		{workspace.RoleReviewer, cfg.AgentOf(workspace.RoleReviewer), string(workspace.RoleReviewer)},
+		{vocab.RoleLead, cfg.AgentOf(vocab.RoleLead), string(vocab.RoleLead)},
+		{vocab.RoleReviewer, cfg.AgentOf(vocab.RoleReviewer), string(vocab.RoleReviewer)},
 	}
-	var local []workspace.AgentID
+	var local []vocab.AgentID
 	for i, h := range cfg.WorkerHosts() {
 		if h == config.LocalHost {
-			local = append(local, workspace.WorkerID(i+1))
+			local = append(local, vocab.WorkerID(i+1))
 		}
 	}
 	if len(local) == 0 {
@@ -63,10 +63,10 @@ func localUses(cfg config.Config) []agentUse {
 		if len(local) != 1 {
 			who += "s"
 		}
-		return append(uses, agentUse{workspace.RoleWorker, cfg.AgentOf(workspace.RoleWorker), who})
+		return append(uses, agentUse{vocab.RoleWorker, cfg.AgentOf(vocab.RoleWorker), who})
 	}
 	for _, id := range local {
-		uses = append(uses, agentUse{workspace.RoleWorker, cfg.AgentOfID(id), string(id)})
+		uses = append(uses, agentUse{vocab.RoleWorker, cfg.AgentOfID(id), string(id)})
 	}
 	return uses
 }
@@ -82,8 +82,8 @@ func preflightAgent(cfg config.Config, name, project string) preflight.Agent {
 			a.Argv0 = cp.Command[0]
 		}
 		// As the Lead would run it (profileSpec).
-		a.Argv = cp.Expand(map[string]string{"role": string(workspace.RoleLead), "agent_id": string(workspace.AgentLead),
-			"task_dir": os.TempDir(), "project": project, "model": cfg.Role(workspace.RoleLead).Model})
+		a.Argv = cp.Expand(map[string]string{"role": string(vocab.RoleLead), "agent_id": string(vocab.AgentLead),
+			"task_dir": os.TempDir(), "project": project, "model": cfg.Role(vocab.RoleLead).Model})
 		return a
 	}
 	if builtin {
@@ -118,11 +118,11 @@ func (o Options) Preflight(cfg config.Config) ([]preflight.Result, error) {
 }
 
 // preflightNotes are the warnings of a passed preflight, for the event log.
-func preflightNotes(rs []preflight.Result) []workspace.EventRecord {
-	var notes []workspace.EventRecord
+func preflightNotes(rs []preflight.Result) []vocab.EventRecord {
+	var notes []vocab.EventRecord
 	for _, r := range rs {
 		if r.Status == preflight.Warn {
-			notes = append(notes, workspace.EventRecord{Type: workspace.RecordPreflightWarning,
+			notes = append(notes, vocab.EventRecord{Type: vocab.RecordPreflightWarning,
 				Details: map[string]any{"check": r.Check, "message": r.Msg, "fix": r.Fix}})
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestAgentsOf(t *testing.T) {
@@ -22,7 +22,7 @@ func TestAgentsOf(t *testing.T) {
 	with := func(agent string, f func(*config.Config)) config.Config {
 		c := cfg
 		c.Agent = agent
-		c.Roles = map[workspace.Role]config.RoleConfig{}
+		c.Roles = map[vocab.Role]config.RoleConfig{}
 		for k, v := range cfg.Roles {
 			c.Roles[k] = v
 		}
@@ -59,7 +59,7 @@ func TestAgentsOf(t *testing.T) {
 		}
 	}
 	// A mixed team: one check per agent, naming its roles.
-	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}})
+	mixed := with("claude", nil).WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"reviewer": "codex", "worker": "gemini"}})
 	want := []preflight.Agent{{Name: "claude", CLI: cliOf("claude"), Roles: "lead", Bypass: true, Dir: "/p"},
 		{Name: "codex", CLI: cliOf("codex"), Roles: "reviewer", Bypass: true, Dir: "/p"}, {Name: "gemini", CLI: cliOf("gemini"), Roles: "2 workers", Bypass: true, Dir: "/p"}}
 	if got := agentsOf(mixed, "/p"); !slices.Equal(mapKeys(got), mapKeys(want)) {
@@ -68,8 +68,8 @@ func TestAgentsOf(t *testing.T) {
 	// Mixed workers: each worker is named by id, with its own agent's
 	// entry; a worker of the Lead's agent joins the Lead's entry.
 	workers := with("claude", func(c *config.Config) { c.Workers = 3 }).WithAgents(config.AgentFlag{
-		PerRole:   map[workspace.Role]string{"worker": "gemini"},
-		PerWorker: map[workspace.AgentID]string{"worker_1": "codex", "worker_3": "claude"}})
+		PerRole:   map[vocab.Role]string{"worker": "gemini"},
+		PerWorker: map[vocab.AgentID]string{"worker_1": "codex", "worker_3": "claude"}})
 	want = []preflight.Agent{{Name: "claude", CLI: cliOf("claude"), Roles: "lead, reviewer, worker_3", Bypass: true, Dir: "/p"},
 		{Name: "codex", CLI: cliOf("codex"), Roles: "worker_1", Bypass: true, Dir: "/p"},
 		{Name: "gemini", CLI: cliOf("gemini"), Roles: "worker_2", Bypass: true, Dir: "/p"}}
@@ -88,7 +88,7 @@ func TestAgentsOf(t *testing.T) {
 }
 
 func TestResumeAgents(t *testing.T) {
-	task := workspace.Task{Agent: "sim", Workers: 3}
+	task := vocab.Task{Agent: "sim", Workers: 3}
 	for _, tc := range []struct {
 		name        string
 		o           Options
@@ -115,7 +115,7 @@ func TestResumeAgents(t *testing.T) {
 	}
 	// A mixed team is kept per role; --agent role=… changes the roles it
 	// names.
-	mixed := workspace.Task{Agent: "claude", Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, Workers: 2}
+	mixed := vocab.Task{Agent: "claude", Agents: map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}, Workers: 2}
 	got, notes := ResumeAgents(Options{}, config.Default(), mixed)
 	if got.TeamString() != "lead=claude,reviewer=codex,worker=gemini" || len(notes) != 0 {
 		t.Errorf("mixed resume: %s %v", got.TeamString(), notes)
@@ -127,8 +127,8 @@ func TestResumeAgents(t *testing.T) {
 	// Workers of their own agent are kept; --agent worker_N=… changes the
 	// one it names, --agent worker=… every worker.
 	perWorker := mixed
-	perWorker.WorkerAgents = map[workspace.AgentID]string{"worker_1": "codex"}
-	cfg := config.Default().WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "sim"}})
+	perWorker.WorkerAgents = map[vocab.AgentID]string{"worker_1": "codex"}
+	cfg := config.Default().WithAgents(config.AgentFlag{PerWorker: map[vocab.AgentID]string{"worker_2": "sim"}})
 	got, notes = ResumeAgents(Options{}, cfg, perWorker)
 	if got.TeamString() != "lead=claude,reviewer=codex,worker=gemini,worker_1=codex" || len(notes) != 0 {
 		t.Errorf("per-worker resume: %s %v", got.TeamString(), notes)
@@ -146,7 +146,7 @@ func TestResumeAgents(t *testing.T) {
 		}
 	}
 	// A task from before task.json named its agent keeps the config's.
-	if got, _ := ResumeAgents(Options{}, config.Config{Agent: "claude", Workers: 2}, workspace.Task{}); got.Agent != "claude" || got.Workers != 2 {
+	if got, _ := ResumeAgents(Options{}, config.Config{Agent: "claude", Workers: 2}, vocab.Task{}); got.Agent != "claude" || got.Workers != 2 {
 		t.Errorf("old task: %+v", got)
 	}
 }
@@ -159,12 +159,12 @@ func TestNewAppResumeKeepsAgents(t *testing.T) {
 	project := t.TempDir()
 	o := simOptions(project)
 	o.CheckEnv = noClaude
-	a, err := New(o, workspace.Task{Description: "build a tiny calculator"}, io.Discard)
+	a, err := New(o, vocab.Task{Description: "build a tiny calculator"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
-	b, err := New(Options{Project: project, Resume: true, CheckEnv: noClaude}, workspace.Task{}, io.Discard)
+	b, err := New(Options{Project: project, Resume: true, CheckEnv: noClaude}, vocab.Task{}, io.Discard)
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -203,12 +203,12 @@ func mapKeys(as []preflight.Agent) []string {
 // worker of its own is named after the roles.
 func TestAgentFlagWorkers(t *testing.T) {
 	for _, tc := range []struct {
-		t    workspace.Task
+		t    vocab.Task
 		want string
 	}{
-		{workspace.Task{Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, "claude"},
-		{workspace.Task{Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
-			WorkerAgents: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
+		{vocab.Task{Agents: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "claude"}}, "claude"},
+		{vocab.Task{Agents: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
+			WorkerAgents: map[vocab.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
 			"lead=claude,reviewer=claude,worker=codex,worker_2=gemini"},
 	} {
 		if got := agentFlag(tc.t); got != tc.want {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // recover decides what a resumed task starts from (flow.RecoverState):
@@ -19,7 +19,7 @@ import (
 // with the reason and the command to start over: a resume never silently
 // loses or redoes work. It returns the state (zero for a fresh start), the
 // first event and records to log.
-func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord, error) {
+func (w *wiring) recover() (engine.State, engine.Event, []vocab.EventRecord, error) {
 	task, terr := w.td.Task()
 	startOver := ""
 	if terr == nil {
@@ -28,7 +28,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 	if old := w.td.LegacyLayout(); old != "" {
 		return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: it was started by an older Hivemind whose agents wrote their files at the task directory's root (%s there); "+
 			"this version takes them only from each agent's outbox %s/<agent id>/ and would never see them. Finish it with the version that started it, "+
-			"or start it again; nothing was changed.%s", w.td.ID(), flow.ErrCannotResume, old, workspace.OutboxesDir, startOver)
+			"or start it again; nothing was changed.%s", w.td.ID(), flow.ErrCannotResume, old, vocab.OutboxesDir, startOver)
 	}
 	reason := "state.json and its backups are gone"
 	if w.lost != "" {
@@ -40,8 +40,8 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 	}
 	switch from {
 	case flow.FromEvents:
-		return st, engine.Resumed{Retry: w.o.Retry}, []workspace.EventRecord{{Type: workspace.RecordStateRebuilt,
-			Details: map[string]any{"from": workspace.EventsFile, "state": string(st.Phase), "reason": reason}}}, nil
+		return st, engine.Resumed{Retry: w.o.Retry}, []vocab.EventRecord{{Type: vocab.RecordStateRebuilt,
+			Details: map[string]any{"from": vocab.EventsFile, "state": string(st.Phase), "reason": reason}}}, nil
 	case flow.NothingRecorded:
 		if w.lost != "" {
 			return engine.State{}, nil, nil, fmt.Errorf("task %s: %w: %s, and events.jsonl records nothing to rebuild it from; nothing was changed.%s",
@@ -64,7 +64,7 @@ func (w *wiring) recover() (engine.State, engine.Event, []workspace.EventRecord,
 // workOnDisk names the first sign that a task did work (an archived
 // trigger, an output), or "".
 func workOnDisk(dir string) string {
-	for _, sub := range []string{workspace.ReviewsDir, workspace.OutboxesDir} {
+	for _, sub := range []string{vocab.ReviewsDir, vocab.OutboxesDir} {
 		if es, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(es) > 0 {
 			return filepath.Join(sub, es[0].Name())
 		}

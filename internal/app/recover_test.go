@@ -13,6 +13,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine/flow"
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -21,7 +22,7 @@ func resumeApp(t *testing.T, project string) (*App, error) {
 	t.Helper()
 	o := simOptions(project)
 	o.Resume = true
-	a, err := New(o, workspace.Task{}, io.Discard)
+	a, err := New(o, vocab.Task{}, io.Discard)
 	if err == nil {
 		t.Cleanup(a.Close)
 	}
@@ -43,7 +44,7 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := a.runner.Snapshot().State
-		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.Phase != workspace.PhasePlanReview || st.Versions["plan"] != 1 {
+		if _, ok := a.first.(engine.Resumed); !ok || !a.resumed || st.Phase != vocab.PhasePlanReview || st.Versions["plan"] != 1 {
 			t.Fatalf("first %T resumed %v state %s versions %v; want plan_review rebuilt", a.first, a.resumed, st.Phase, st.Versions)
 		}
 	})
@@ -60,11 +61,11 @@ func TestResumeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := a.runner.Snapshot().State
-		if !a.resumed || st.Phase != workspace.PhasePlanReview || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 4*workspace.InlineMax {
+		if !a.resumed || st.Phase != vocab.PhasePlanReview || st.Plan == nil || len(st.Plan.Subtasks[0].Description) != 4*workspace.InlineMax {
 			t.Fatalf("resumed %v state %s; want plan_review rebuilt with the whole plan", a.resumed, st.Phase)
 		}
 		// The rebuild is logged with what was wrong with state.json.
-		recs, _, err := workspace.ReadEvents(filepath.Join(td.Dir(), workspace.EventsFile))
+		recs, _, err := workspace.ReadEvents(filepath.Join(td.Dir(), vocab.EventsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,11 +87,11 @@ func TestResumeRecovery(t *testing.T) {
 
 	t.Run("retry flag reaches the engine", func(t *testing.T) {
 		project := t.TempDir()
-		testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "stuck"},
-			&workspace.State{Phase: workspace.PhaseNeedsHuman, PreviousPhase: workspace.PhasePlanning, Escalation: "plan_invalid"})
+		testkit.NewTask(t, workspace.DefaultRoot(project), vocab.Task{Description: "stuck"},
+			&vocab.State{Phase: vocab.PhaseNeedsHuman, PreviousPhase: vocab.PhasePlanning, Escalation: "plan_invalid"})
 		o := simOptions(project)
 		o.Resume, o.Retry = true, true
-		a, err := New(o, workspace.Task{}, io.Discard)
+		a, err := New(o, vocab.Task{}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func TestResumeRecovery(t *testing.T) {
 
 	t.Run("unknown state refused", func(t *testing.T) {
 		project := t.TempDir()
-		testkit.NewTask(t, workspace.DefaultRoot(project), workspace.Task{Description: "from the future"}, &workspace.State{Phase: "warp_speed"})
+		testkit.NewTask(t, workspace.DefaultRoot(project), vocab.Task{Description: "from the future"}, &vocab.State{Phase: "warp_speed"})
 		_, err := resumeApp(t, project)
 		if !errors.Is(err, flow.ErrCannotResume) || !strings.Contains(err.Error(), `"warp_speed"`) ||
 			!strings.Contains(err.Error(), `hivemind --project `+project+` "from the future"`) {
@@ -115,16 +116,16 @@ func TestResumeRecovery(t *testing.T) {
 	t.Run("task of the root layout refused", func(t *testing.T) {
 		project := t.TempDir()
 		td := plannedTask(t, project, plan, true)
-		if err := os.MkdirAll(filepath.Join(td.Dir(), workspace.OutputsDir), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(td.Dir(), vocab.OutputsDir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := os.ReadFile(filepath.Join(td.Dir(), workspace.EventsFile))
+		before, _ := os.ReadFile(filepath.Join(td.Dir(), vocab.EventsFile))
 		_, err := resumeApp(t, project)
 		if !errors.Is(err, flow.ErrCannotResume) || !strings.Contains(err.Error(), "older Hivemind") ||
 			!strings.Contains(err.Error(), "outputs/") || !strings.Contains(err.Error(), "To start the task over") {
 			t.Fatalf("err %v", err)
 		}
-		if after, _ := os.ReadFile(filepath.Join(td.Dir(), workspace.EventsFile)); string(after) != string(before) {
+		if after, _ := os.ReadFile(filepath.Join(td.Dir(), vocab.EventsFile)); string(after) != string(before) {
 			t.Fatal("events.jsonl changed")
 		}
 	})
@@ -132,8 +133,8 @@ func TestResumeRecovery(t *testing.T) {
 	t.Run("everything gone but work on disk refused", func(t *testing.T) {
 		project := t.TempDir()
 		root := workspace.DefaultRoot(project)
-		id := testkit.NewTask(t, root, workspace.Task{Description: "lost"}, nil)
-		dir := filepath.Join(root, "tasks", id, workspace.ReviewsDir)
+		id := testkit.NewTask(t, root, vocab.Task{Description: "lost"}, nil)
+		dir := filepath.Join(root, "tasks", id, vocab.ReviewsDir)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestResumeRecovery(t *testing.T) {
 func plannedTask(t *testing.T, project, plan string, record bool) *workspace.TaskDir {
 	t.Helper()
 	root := workspace.DefaultRoot(project)
-	id := testkit.NewTask(t, root, workspace.Task{Description: "ran a while"}, nil)
+	id := testkit.NewTask(t, root, vocab.Task{Description: "ran a while"}, nil)
 	ws, _ := workspace.Open(root)
 	td, err := ws.OpenTask(id)
 	if err != nil {
@@ -176,12 +177,12 @@ func plannedTask(t *testing.T, project, plan string, record bool) *workspace.Tas
 	}
 	_ = log.Close()
 	if !record {
-		if err := os.Remove(filepath.Join(td.Dir(), workspace.EventsFile)); err != nil {
+		if err := os.Remove(filepath.Join(td.Dir(), vocab.EventsFile)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if strings.Contains(plan, strings.Repeat("d", workspace.InlineMax)) {
-		st := workspace.State{Phase: workspace.PhaseIdle}
+		st := vocab.State{Phase: vocab.PhaseIdle}
 		m := engine.Machine{Cfg: engine.NewConfig(config.Default())}
 		for _, ev := range evs {
 			st, _ = m.Step(st, ev)

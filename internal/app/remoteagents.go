@@ -16,7 +16,7 @@ import (
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/profiles"
 	"github.com/hivemind-dev/hivemind/roles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // This file builds the agent of a worker placed on a host (remotework.go
@@ -34,7 +34,7 @@ func remoteAgentCheck(cfg config.Config, hosts []string) error {
 		if !slices.Contains(hosts, h) {
 			continue
 		}
-		id := workspace.WorkerID(i + 1)
+		id := vocab.WorkerID(i + 1)
 		agent := cfg.AgentOfID(id)
 		if p, ok := profiles.Lookup(agent); !ok || !p.Remote {
 			return fmt.Errorf("workers placed on %s run only %s for now (%s's agent %q is not wired for hosts yet): place them here (--workers N), or run Claude Code workers (--agent worker=claude)",
@@ -50,12 +50,12 @@ func remoteAgentCheck(cfg config.Config, hosts []string) error {
 func hostAgents(cfg config.Config, name string) []string {
 	var out []string
 	for i, h := range cfg.WorkerHosts() {
-		if a := cfg.AgentOfID(workspace.WorkerID(i + 1)); h == name && !slices.Contains(out, a) {
+		if a := cfg.AgentOfID(vocab.WorkerID(i + 1)); h == name && !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, cfg.AgentOf(workspace.RoleWorker))
+		out = append(out, cfg.AgentOf(vocab.RoleWorker))
 	}
 	return out
 }
@@ -67,7 +67,7 @@ func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string, resume bool) (p
 	if err := remoteAgentCheck(f.cfg, []string{rw.workers[id].h.Name}); err != nil {
 		return base, err
 	}
-	agent := f.cfg.AgentOfID(workspace.AgentID(id))
+	agent := f.cfg.AgentOfID(vocab.AgentID(id))
 	if err := rw.place(&base, id); err != nil {
 		return base, err
 	}
@@ -94,7 +94,7 @@ func (f *agentFactory) remoteSpec(base ptyagent.Spec, id string, resume bool) (p
 // is on the host). The API settings of this environment reach it in the
 // run's environment file, never on a command line (claudePassed).
 func (f *agentFactory) remoteClaude(base ptyagent.Spec, rh *remoteHost, id string, resume bool) (ptyagent.Spec, remote.Agent, error) {
-	prompt, err := f.prompt(workspace.RoleWorker)
+	prompt, err := f.prompt(vocab.RoleWorker)
 	if err != nil {
 		return base, remote.Agent{}, err
 	}
@@ -112,7 +112,7 @@ func (f *agentFactory) remoteClaude(base ptyagent.Spec, rh *remoteHost, id strin
 		SettingsPath: settings,
 		// The task dir mirror is outside the worktree, as locally.
 		AddDirs:   []string{rh.taskDir},
-		ExtraArgs: roles.ClaudeArgs(roles.DefaultPolicy(workspace.RoleWorker), f.cfg.AgentConfig(workspace.RoleWorker, workspace.AgentID(id)), prompt),
+		ExtraArgs: roles.ClaudeArgs(roles.DefaultPolicy(vocab.RoleWorker), f.cfg.AgentConfig(vocab.RoleWorker, vocab.AgentID(id)), prompt),
 	}
 	spec := ptyagent.ClaudeSpec(base, o)
 	return spec, remote.Agent{Argv: spec.Argv, Pass: claudePassed(os.Environ(), base.Env), ClaudeResume: resume}, nil
@@ -176,7 +176,7 @@ func (rt *remoteTranscripts) local(agent, path string) (string, error) {
 	if !strings.HasSuffix(path, ".jsonl") || strings.ContainsAny(path, "\n\r\x00") {
 		return "", fmt.Errorf("%s: %q is not a session file", agent, path)
 	}
-	copyPath := filepath.Join(filepath.Dir(rt.rw.td.AgentLogPath(workspace.AgentID(agent))), agent+".host-transcript.jsonl")
+	copyPath := filepath.Join(filepath.Dir(rt.rw.td.AgentLogPath(vocab.AgentID(agent))), agent+".host-transcript.jsonl")
 	rt.mu.Lock()
 	fresh := rt.of[agent] != path
 	rt.of[agent] = path
@@ -198,7 +198,7 @@ func (rt *remoteTranscripts) local(agent, path string) (string, error) {
 	for range maxTranscriptFetches {
 		size, data, err := rt.fetch(rh, path, off)
 		if err != nil {
-			rt.rw.log(workspace.RecordRemoteUsageFailed, agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
+			rt.rw.log(vocab.RecordRemoteUsageFailed, agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
 			return "", err
 		}
 		if size < off { // rewritten on the host: copy it again

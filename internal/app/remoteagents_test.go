@@ -10,6 +10,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -23,7 +24,7 @@ func TestRemoteTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: t.TempDir(), Workers: 1})
+	td, err := ws.CreateTask(vocab.Task{Description: "x", Project: t.TempDir(), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestRemoteTranscripts(t *testing.T) {
 	var logged []string
 	rh := &remoteHost{h: remote.Host{Name: "box", Dest: s.Alias, SSHArgs: []string{"-F", s.Config}}}
 	rw := &remoteWork{td: td, workers: map[string]*remoteHost{"worker_1": rh},
-		log: func(typ workspace.RecordType, agent string, d map[string]any) { logged = append(logged, string(typ)) }}
+		log: func(typ vocab.RecordType, agent string, d map[string]any) { logged = append(logged, string(typ)) }}
 	rt := newRemoteTranscripts(rw)
 
 	host := filepath.Join(s.Home, "t.jsonl")
@@ -104,11 +105,11 @@ func TestRemoteAgentCommand(t *testing.T) {
 		{config.Config{Agent: "claude"}, config.Host{}, "claude"},
 		{config.Config{Agent: "claude"}, config.Host{Agent: "/opt/bin/claude"}, "/opt/bin/claude"},
 		{config.Config{Agent: "sim"}, config.Host{Agent: "/opt/bin/claude"}, ""},
-		{config.Config{Agent: "claude"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "sim"}}), config.Host{}, ""},
-		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "claude"}}), config.Host{}, "claude"},
-		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[workspace.Role]string{"worker": "codex"}}), config.Host{}, "codex"},
+		{config.Config{Agent: "claude"}.WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"worker": "sim"}}), config.Host{}, ""},
+		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"worker": "claude"}}), config.Host{}, "claude"},
+		{config.Config{Agent: "sim"}.WithAgents(config.AgentFlag{PerRole: map[vocab.Role]string{"worker": "codex"}}), config.Host{}, "codex"},
 	} {
-		if got := remoteAgentCommand(c.cfg, c.cfg.AgentOf(workspace.RoleWorker), c.host); got != c.want {
+		if got := remoteAgentCommand(c.cfg, c.cfg.AgentOf(vocab.RoleWorker), c.host); got != c.want {
 			t.Errorf("%s (host agent %q): %q, want %q", c.cfg.TeamString(), c.host.Agent, got, c.want)
 		}
 	}
@@ -119,7 +120,7 @@ func TestRemoteAgentCommand(t *testing.T) {
 func TestRemoteMixedWorkers(t *testing.T) {
 	cfg := config.Config{Agent: "claude", Workers: 3,
 		Placement: []config.Placement{{Host: "gpu", Count: 2}, {Host: config.LocalHost, Count: 1}}}
-	sim2 := cfg.WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "sim", "worker_3": "codex"}})
+	sim2 := cfg.WithAgents(config.AgentFlag{PerWorker: map[vocab.AgentID]string{"worker_2": "sim", "worker_3": "codex"}})
 	if err := remoteAgentCheck(sim2, []string{"gpu"}); err != nil {
 		t.Errorf("claude and sim workers on gpu, codex here: %v", err)
 	}
@@ -129,7 +130,7 @@ func TestRemoteMixedWorkers(t *testing.T) {
 	if got := hostAgents(sim2, "other"); !slices.Equal(got, []string{"claude"}) {
 		t.Errorf("agents of a host with no worker: %v", got)
 	}
-	codex2 := cfg.WithAgents(config.AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}})
+	codex2 := cfg.WithAgents(config.AgentFlag{PerWorker: map[vocab.AgentID]string{"worker_2": "codex"}})
 	err := remoteAgentCheck(codex2, []string{"gpu"})
 	if err == nil || !strings.Contains(err.Error(), `worker_2's agent "codex" is not wired for hosts`) {
 		t.Errorf("codex worker on gpu: %v", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
@@ -88,7 +89,7 @@ func (w *wiring) remoteEvents(next func(ptyagent.Event)) func(ptyagent.Event) {
 	}
 	rw := w.git.remote
 	return func(ev ptyagent.Event) {
-		if ev.Kind != ptyagent.EventHealth || ev.Health != workspace.HealthExited || ev.ExitCode != sshFailed || !rw.has(string(ev.Agent)) {
+		if ev.Kind != ptyagent.EventHealth || ev.Health != vocab.HealthExited || ev.ExitCode != sshFailed || !rw.has(string(ev.Agent)) {
 			next(ev)
 			return
 		}
@@ -119,11 +120,11 @@ func (rw *remoteWork) diagnose(agent, detail string) string {
 	d := map[string]any{"host": rh.h.Name, "ms": time.Since(start).Milliseconds()}
 	if err == nil {
 		d["ok"] = true
-		rw.log(workspace.RecordRemoteHostChecked, agent, d)
+		rw.log(vocab.RecordRemoteHostChecked, agent, d)
 		return detail
 	}
 	d["error"] = err.Error()
-	rw.log(workspace.RecordRemoteHostChecked, agent, d)
+	rw.log(vocab.RecordRemoteHostChecked, agent, d)
 	return fmt.Sprintf("exit code %d; %v", sshFailed, err)
 }
 
@@ -151,10 +152,10 @@ func (w *wiring) reapPrevious(rw *remoteWork) {
 	if !w.resumed {
 		return
 	}
-	marks := recordedMarks(filepath.Join(w.td.Dir(), workspace.ProcsDir))
+	marks := recordedMarks(filepath.Join(w.td.Dir(), vocab.ProcsDir))
 	helpers := map[string]string{} // host → its helper, newest last
 	for _, r := range w.history {
-		if r.Type == workspace.RecordRemoteHostReady {
+		if r.Type == vocab.RecordRemoteHostReady {
 			name, _ := r.Details["host"].(string)
 			helper, _ := r.Details["helper"].(string)
 			if name != "" && helper != "" {
@@ -168,12 +169,12 @@ func (w *wiring) reapPrevious(rw *remoteWork) {
 	var wg sync.WaitGroup
 	for _, name := range slices.Sorted(maps.Keys(helpers)) {
 		if _, ok := w.cfg.Hosts[name]; !ok {
-			w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteReaped, Details: map[string]any{
+			w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordRemoteReaped, Details: map[string]any{
 				"host": name, "error": "not in the config any more: what the task left there is not reaped"}})
 			continue
 		}
 		d := map[string]any{"host": name, "marks": len(marks)}
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteReaped, Details: d})
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordRemoteReaped, Details: d})
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)
 			defer cancel()
@@ -239,7 +240,7 @@ func (rw *remoteWork) pushAssignment(agent string, push func(context.Context) er
 		d := map[string]any{"host": rw.workers[agent].h.Name, "ms": time.Since(start).Milliseconds()}
 		if err != nil {
 			d["error"] = err.Error()
-			rw.log(workspace.RecordRemoteAssignmentFailed, agent, d)
+			rw.log(vocab.RecordRemoteAssignmentFailed, agent, d)
 		}
 	})
 }
@@ -260,10 +261,10 @@ func (a remoteAgents) inject(id string, seq int, text string) {
 		if err != nil {
 			err = fmt.Errorf("assignment not on the host: %w", err)
 		} else {
-			err = a.Manager.Inject(workspace.AgentID(id), seq, rw.translate(id, text))
+			err = a.Manager.Inject(vocab.AgentID(id), seq, rw.translate(id, text))
 		}
 		if err != nil {
-			rw.send(engine.InjectionResult{Agent: workspace.AgentID(id), Seq: seq, Detail: err.Error(), When: engine.When{At: time.Now()}})
+			rw.send(engine.InjectionResult{Agent: vocab.AgentID(id), Seq: seq, Detail: err.Error(), When: engine.When{At: time.Now()}})
 		}
 	})
 }
@@ -287,13 +288,13 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 	var agent, summary string
 	ok := false
 	if rw.snapshot != nil {
-		var id workspace.AgentID
+		var id vocab.AgentID
 		id, summary, ok = engine.CommitTarget(rw.snapshot().State, engine.SubtaskDone{Subtask: subtask})
 		agent = string(id)
 	}
 	if !ok || !rw.has(agent) {
 		if err := write(); err != nil {
-			rw.log(workspace.RecordRemoteSyncRefused, "", map[string]any{"file": rel, "error": err.Error()})
+			rw.log(vocab.RecordRemoteSyncRefused, "", map[string]any{"file": rel, "error": err.Error()})
 		}
 		return
 	}
@@ -306,7 +307,7 @@ func (rw *remoteWork) deliverDone(rel string, write func() error) {
 		rw.pulled[agent+"/"+subtask] = pulled{sha, err}
 		rw.mu.Unlock()
 		if err := write(); err != nil {
-			rw.log(workspace.RecordRemoteSyncRefused, agent, map[string]any{"file": rel, "error": err.Error()})
+			rw.log(vocab.RecordRemoteSyncRefused, agent, map[string]any{"file": rel, "error": err.Error()})
 		}
 	})
 }
@@ -333,7 +334,7 @@ func (rw *remoteWork) pullRetrying(agent, subtask, summary string) (string, erro
 		if !errors.As(err, &se) || attempt == len(pullBackoff) {
 			return "", err
 		}
-		rw.log(workspace.RecordRemoteFetchRetry, agent, map[string]any{"host": rh.h.Name, "subtask": subtask, "attempt": attempt + 1,
+		rw.log(vocab.RecordRemoteFetchRetry, agent, map[string]any{"host": rh.h.Name, "subtask": subtask, "attempt": attempt + 1,
 			"after": pullBackoff[attempt].String(), "error": err.Error()})
 		select {
 		case <-rw.ctx.Done():

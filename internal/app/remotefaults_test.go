@@ -16,7 +16,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A worker's queued host operations run one after another in the order
@@ -83,16 +83,16 @@ func TestRemoteExitDiagnosed(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close() // closed: connections are refused
-	rw := &remoteWork{ctx: context.Background(), log: func(workspace.RecordType, string, map[string]any) {}, workers: map[string]*remoteHost{
+	rw := &remoteWork{ctx: context.Background(), log: func(vocab.RecordType, string, map[string]any) {}, workers: map[string]*remoteHost{
 		"worker_1": {h: remote.Host{Name: "box", Dest: "127.0.0.1", SSHArgs: []string{"-F", "/dev/null", "-p", strconv.Itoa(port)}}}}}
 	w := &wiring{held: held{git: &gitWire{remote: rw}}}
 	got := make(chan ptyagent.Event, 4)
 	events := w.remoteEvents(func(ev ptyagent.Event) { got <- ev })
-	exit := func(agent workspace.AgentID, code int) ptyagent.Event {
-		return ptyagent.Event{Agent: agent, Kind: ptyagent.EventHealth, Health: workspace.HealthExited, ExitCode: code,
+	exit := func(agent vocab.AgentID, code int) ptyagent.Event {
+		return ptyagent.Event{Agent: agent, Kind: ptyagent.EventHealth, Health: vocab.HealthExited, ExitCode: code,
 			Detail: "exit code " + strconv.Itoa(code)}
 	}
-	for _, ev := range []ptyagent.Event{exit("worker_1", 1), exit("worker_2", 255), {Agent: "worker_1", Kind: ptyagent.EventHealth, Health: workspace.HealthBusy}} {
+	for _, ev := range []ptyagent.Event{exit("worker_1", 1), exit("worker_2", 255), {Agent: "worker_1", Kind: ptyagent.EventHealth, Health: vocab.HealthBusy}} {
 		events(ev)
 		select {
 		case g := <-got:
@@ -121,7 +121,7 @@ func TestRemoteExitDiagnosed(t *testing.T) {
 // to the runner) instead of typing a line that names missing files.
 func TestRemoteInjectAfterPush(t *testing.T) {
 	sent := make(chan engine.Event, 4)
-	rw := &remoteWork{ctx: context.Background(), log: func(workspace.RecordType, string, map[string]any) {},
+	rw := &remoteWork{ctx: context.Background(), log: func(vocab.RecordType, string, map[string]any) {},
 		send: func(ev engine.Event) { sent <- ev }, pushErr: map[string]error{},
 		workers: map[string]*remoteHost{"worker_1": {h: remote.Host{Name: "box"}}}}
 	release := make(chan struct{})

@@ -22,6 +22,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
 	"github.com/hivemind-dev/hivemind/internal/remote"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -42,7 +43,7 @@ import (
 // apply.
 
 // remoteSubdirs are the task dir folders remote workers write in.
-var remoteSubdirs = []string{workspace.OutboxesDir}
+var remoteSubdirs = []string{vocab.OutboxesDir}
 
 // remoteOpTimeout bounds one ssh or git operation on a host.
 const remoteOpTimeout = 2 * time.Minute
@@ -53,7 +54,7 @@ type remoteWork struct {
 	repo        *gitwork.Repo
 	project     string
 	localHelper string // this machine's hivemind-hook: the launcher
-	log         func(typ workspace.RecordType, agent string, details map[string]any)
+	log         func(typ vocab.RecordType, agent string, details map[string]any)
 	hosts       []*remoteHost
 	workers     map[string]*remoteHost // worker id → its host
 	// send and snapshot reach the runner (once it runs).
@@ -123,7 +124,7 @@ func (w *wiring) setupRemote() error {
 		}
 		byName[name] = rh
 		rw.hosts = append(rw.hosts, rh)
-		w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteHostReady, Details: map[string]any{
+		w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordRemoteHostReady, Details: map[string]any{
 			"host": name, "dest": rh.h.Dest, "root": rh.root, "helper": rh.helper}})
 	}
 	for i, h := range w.cfg.WorkerHosts() {
@@ -132,7 +133,7 @@ func (w *wiring) setupRemote() error {
 		}
 	}
 	w.git.remote = rw
-	w.notes = append(w.notes, workspace.EventRecord{Type: workspace.RecordRemoteWorkers, Details: map[string]any{"hosts": w.cfg.WorkerHosts()}})
+	w.notes = append(w.notes, vocab.EventRecord{Type: vocab.RecordRemoteWorkers, Details: map[string]any{"hosts": w.cfg.WorkerHosts()}})
 	w.reapPrevious(rw)
 	return nil
 }
@@ -153,7 +154,7 @@ func (w *wiring) restorePlacement() error {
 	}
 	var hosts []any
 	for _, r := range w.history {
-		if r.Type == workspace.RecordRemoteWorkers {
+		if r.Type == vocab.RecordRemoteWorkers {
 			hosts, _ = r.Details["hosts"].([]any)
 		}
 	}
@@ -195,7 +196,7 @@ func (rw *remoteWork) prepare(cfg config.Config, name, self string) (*remoteHost
 	rh := &remoteHost{h: h, helper: inst.Path, task: rw.td.ID(), root: rep.Dir + "/" + projectSlug(rw.project)}
 	rh.taskDir = rh.root + "/tasks/" + rh.task
 	q := remote.Quote
-	script := "set -e; mkdir -p " + q(rh.taskDir+"/"+workspace.AssignmentsDir) + " " + q(rh.taskDir+"/"+workspace.OutboxesDir) + " " + q(rh.root+"/worktrees/"+rh.task) +
+	script := "set -e; mkdir -p " + q(rh.taskDir+"/"+vocab.AssignmentsDir) + " " + q(rh.taskDir+"/"+vocab.OutboxesDir) + " " + q(rh.root+"/worktrees/"+rh.task) +
 		"; [ -d " + q(rh.repoDir()) + " ] || git init -q --bare " + q(rh.repoDir())
 	if _, err := h.Exec(ctx, script, nil); err != nil {
 		return nil, err
@@ -258,9 +259,9 @@ func (rw *remoteWork) startSync() {
 			remote.SyncFrom(ctx, rh.h, rh.helper, rh.taskDir, remoteSubdirs, syncSink{rw: rw, rh: rh},
 				func(up bool, err error) {
 					d := map[string]any{"host": rh.h.Name}
-					typ := workspace.RecordRemoteSyncConnected
+					typ := vocab.RecordRemoteSyncConnected
 					if !up {
-						typ, d["error"] = workspace.RecordRemoteSyncLost, fmt.Sprint(err)
+						typ, d["error"] = vocab.RecordRemoteSyncLost, fmt.Sprint(err)
 					}
 					rw.log(typ, "", d)
 				})
@@ -305,7 +306,7 @@ func (s syncSink) Deliver(rel string, data []byte) error {
 }
 
 func (s syncSink) Problem(rel, msg string) {
-	s.rw.log(workspace.RecordRemoteSyncRefused, "", map[string]any{"host": s.rh.h.Name, "file": rel, "error": msg})
+	s.rw.log(vocab.RecordRemoteSyncRefused, "", map[string]any{"host": s.rh.h.Name, "file": rel, "error": msg})
 }
 
 // place makes the worker's remote worktree (on its branch, as the local
@@ -372,7 +373,7 @@ func (rw *remoteWork) translate(id, text string) string {
 // locally, its paths the host's) and the task files it reads to the
 // host's task dir: the files are read now, the copy runs in the worker's
 // queue, ahead of the line that names them (remoteAgents.Inject).
-func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
+func (rw *remoteWork) sendAssignment(a vocab.Assignment) error {
 	rh := rw.workers[string(a.Agent)]
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -381,7 +382,7 @@ func (rw *remoteWork) sendAssignment(a workspace.Assignment) error {
 	}
 	files := map[string][]byte{}
 	for _, ext := range []string{".json", ".md"} {
-		rel := filepath.ToSlash(strings.TrimSuffix(workspace.AssignmentRel(a.Agent, a.Seq), ".json") + ext)
+		rel := filepath.ToSlash(strings.TrimSuffix(vocab.AssignmentRel(a.Agent, a.Seq), ".json") + ext)
 		p, err := rw.td.Path(rel)
 		if err != nil {
 			return err
@@ -480,7 +481,7 @@ func (rw *remoteWork) refresh(workers []string) {
 		}
 		cancel()
 		if err != nil {
-			rw.log(workspace.RecordRemoteRefreshFailed, agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
+			rw.log(vocab.RecordRemoteRefreshFailed, agent, map[string]any{"host": rh.h.Name, "error": err.Error()})
 		}
 	}
 }
@@ -500,7 +501,7 @@ type remoteAgents struct {
 	rw *remoteWork
 }
 
-func (a remoteAgents) Inject(id workspace.AgentID, seq int, text string) error {
+func (a remoteAgents) Inject(id vocab.AgentID, seq int, text string) error {
 	if !a.rw.has(string(id)) {
 		return a.Manager.Inject(id, seq, text)
 	}

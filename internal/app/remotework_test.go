@@ -9,6 +9,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -26,7 +27,7 @@ func TestRemotePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := ws.CreateTask(workspace.Task{Description: "x", Project: project, Workers: 1})
+	td, err := ws.CreateTask(vocab.Task{Description: "x", Project: project, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestRemotePaths(t *testing.T) {
 func TestRestorePlacement(t *testing.T) {
 	cfg := config.Default()
 	cfg.Hosts["box"] = config.Host{SSH: "box", MaxAgents: 4}
-	history := []workspace.EventRecord{{Type: workspace.RecordRemoteWorkers, Details: map[string]any{"hosts": []any{"box", "local"}}}}
+	history := []vocab.EventRecord{{Type: vocab.RecordRemoteWorkers, Details: map[string]any{"hosts": []any{"box", "local"}}}}
 	w := &wiring{cfg: cfg, resumed: true, history: history}
 	if err := w.restorePlacement(); err != nil {
 		t.Fatal(err)

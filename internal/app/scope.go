@@ -11,6 +11,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -74,7 +75,7 @@ func helperConfines(helper string) bool {
 // confine sets spec's write scope (writeScope) and its private TMPDIR,
 // when agents can be confined here; remote agents are confined by nothing
 // on this machine (their host runs them).
-func (f *agentFactory) confine(spec ptyagent.Spec, id workspace.AgentID, role workspace.Role) (ptyagent.Spec, error) {
+func (f *agentFactory) confine(spec ptyagent.Spec, id vocab.AgentID, role vocab.Role) (ptyagent.Spec, error) {
 	helper := scopeHelper(f.self)
 	if !sandbox.Available() || helper == "" {
 		return spec, nil
@@ -106,7 +107,7 @@ func (f *agentFactory) confine(spec ptyagent.Spec, id workspace.AgentID, role wo
 // (agents/<id>/knowledge/). Nobody gets the engine's files (state.json,
 // events, backups, procs/, blobs/, assignments/), the workspace's
 // context/, other agents' outboxes, the main checkout or its refs.
-func (f *agentFactory) writeScope(spec ptyagent.Spec, id workspace.AgentID, role workspace.Role, tmp string) []string {
+func (f *agentFactory) writeScope(spec ptyagent.Spec, id vocab.AgentID, role vocab.Role, tmp string) []string {
 	w := []string{f.td.OutboxDir(id), tmp}
 	home, _ := os.UserHomeDir()
 	if home != "" {
@@ -125,7 +126,7 @@ func (f *agentFactory) writeScope(spec ptyagent.Spec, id workspace.AgentID, role
 	for _, p := range filepath.SplitList(envOf(spec, "GOPATH")) {
 		w = append(w, filepath.Join(p, "pkg", "mod"))
 	}
-	if role == workspace.RoleWorker {
+	if role == vocab.RoleWorker {
 		w = append(w, spec.Dir)
 		if f.git != nil {
 			w = append(w, f.git.repo.WorkerGitDirs(string(id))...)
@@ -164,6 +165,6 @@ func removeAgentTempDirs(td *workspace.TaskDir) {
 
 // agentTempDir is agent id's private TMPDIR: short (unix socket paths
 // made in it must stay under ~100 bytes) and outside the workspace.
-func agentTempDir(td *workspace.TaskDir, id workspace.AgentID) string {
+func agentTempDir(td *workspace.TaskDir, id vocab.AgentID) string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("hivemind-%d", os.Getuid()), td.ID()+"-"+string(id))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/config"
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
 	"github.com/hivemind-dev/hivemind/internal/sandbox"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -50,21 +51,21 @@ func TestWriteScopeKeepsEngineFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	git := &gitWire{repo: repo, td: td, project: project, root: root, kick: make(chan struct{}, 1)}
-	for _, d := range []string{"backups", workspace.ProcsDir, "blobs", "assignments"} {
+	for _, d := range []string{"backups", vocab.ProcsDir, "blobs", "assignments"} {
 		if err := os.MkdirAll(filepath.Join(td.Dir(), d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cfg := config.Default()
-	cfg.Roles = map[workspace.Role]config.RoleConfig{workspace.RoleReviewer: {Writable: []string{"docs-out"}}}
+	cfg.Roles = map[vocab.Role]config.RoleConfig{vocab.RoleReviewer: {Writable: []string{"docs-out"}}}
 	f := &agentFactory{cfg: cfg, project: project, td: td, self: "/bin/true", git: git}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, role := range []workspace.Role{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker} {
-		id := workspace.AgentID(role)
-		if role == workspace.RoleWorker {
+	for _, role := range []vocab.Role{vocab.RoleLead, vocab.RoleReviewer, vocab.RoleWorker} {
+		id := vocab.AgentID(role)
+		if role == vocab.RoleWorker {
 			id = "worker_1"
 		}
 		spec, err := f.build(id, role, false)
@@ -84,7 +85,7 @@ func TestWriteScopeKeepsEngineFiles(t *testing.T) {
 		}
 		other := td.OutboxDir("worker_2")
 		_ = os.MkdirAll(filepath.Join(other, "knowledge"), 0o755)
-		inbox := filepath.Join(root, workspace.KnowledgeDir, "inbox")
+		inbox := filepath.Join(root, vocab.KnowledgeDir, "inbox")
 		_ = os.MkdirAll(inbox, 0o755)
 		script := `
 try() { if sh -c "$2" 2>/dev/null; then echo "ALLOWED $1"; else echo "refused $1"; fi; }
@@ -114,7 +115,7 @@ try extra "echo x > $P/docs-out/x"
 		cmd := exec.Command(exe, sandbox.Wrap(exe, scope, []string{"sh", "-c", script})[1:]...)
 		cmd.Env = append(os.Environ(), "T="+td.Dir(), "O="+other, "OWN="+td.OutboxDir(id), "TMP="+tmp, "P="+project, "W="+spec.Dir,
 			"I="+inbox, "ID="+string(id))
-		if role == workspace.RoleWorker {
+		if role == vocab.RoleWorker {
 			cmd.Env = append(cmd.Env, "WT=1")
 		}
 		out, err := cmd.CombinedOutput()
@@ -131,9 +132,9 @@ try extra "echo x > $P/docs-out/x"
 		}
 		want := []string{"refused project", "refused main-branch", "refused extra"}
 		switch role {
-		case workspace.RoleReviewer:
+		case vocab.RoleReviewer:
 			want[2] = "ALLOWED extra" // its configured extra
-		case workspace.RoleWorker:
+		case vocab.RoleWorker:
 			// Its worktree, and git add there; a commit would move a
 			// branch: the engine commits for it.
 			want = append(want, "ALLOWED workdir", "ALLOWED wt-add", "refused wt-commit")

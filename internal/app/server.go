@@ -18,6 +18,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -44,8 +45,8 @@ type server struct {
 	clients map[*client]struct{}
 	snap    engine.Snapshot
 	snapGen uint64
-	gens    map[workspace.AgentID]paneGen     // each agent's terminal and its generation
-	sized   map[workspace.AgentID]sizedScreen // the size each terminal was given last
+	gens    map[vocab.AgentID]paneGen     // each agent's terminal and its generation
+	sized   map[vocab.AgentID]sizedScreen // the size each terminal was given last
 	lastGen uint64
 
 	changed chan struct{} // the client count or the state changed (lifetime)
@@ -60,17 +61,17 @@ type server struct {
 
 // paneSource is where the server reads the agents' screens.
 type paneSource interface {
-	IDs() []workspace.AgentID
-	Screen(id workspace.AgentID) (proto.Screen, bool)
-	Resize(id workspace.AgentID, cols, rows int) error
+	IDs() []vocab.AgentID
+	Screen(id vocab.AgentID) (proto.Screen, bool)
+	Resize(id vocab.AgentID, cols, rows int) error
 }
 
 // managerPanes are the screens of the App's agents.
 type managerPanes struct{ a *App }
 
-func (m managerPanes) IDs() []workspace.AgentID { return m.a.agents.IDs() }
+func (m managerPanes) IDs() []vocab.AgentID { return m.a.agents.IDs() }
 
-func (m managerPanes) Screen(id workspace.AgentID) (proto.Screen, bool) {
+func (m managerPanes) Screen(id vocab.AgentID) (proto.Screen, bool) {
 	t, ok := m.a.agents.Session(id)
 	if !ok || t == nil {
 		return nil, false // never a typed nil inside the interface
@@ -78,7 +79,7 @@ func (m managerPanes) Screen(id workspace.AgentID) (proto.Screen, bool) {
 	return t, true
 }
 
-func (m managerPanes) Resize(id workspace.AgentID, cols, rows int) error {
+func (m managerPanes) Resize(id vocab.AgentID, cols, rows int) error {
 	t, ok := m.a.agents.Session(id)
 	if !ok || t == nil {
 		return nil
@@ -87,7 +88,7 @@ func (m managerPanes) Resize(id workspace.AgentID, cols, rows int) error {
 }
 
 func newServer() *server {
-	return &server{start: time.Now(), clients: map[*client]struct{}{}, gens: map[workspace.AgentID]paneGen{}, sized: map[workspace.AgentID]sizedScreen{},
+	return &server{start: time.Now(), clients: map[*client]struct{}{}, gens: map[vocab.AgentID]paneGen{}, sized: map[vocab.AgentID]sizedScreen{},
 		changed: make(chan struct{}, 1), stopReq: make(chan string, 1)}
 }
 
@@ -117,10 +118,10 @@ type client struct {
 	mu      sync.Mutex
 	want    []proto.Want
 	notices []proto.Msg
-	senders map[workspace.AgentID]*proto.Sender
+	senders map[vocab.AgentID]*proto.Sender
 	// sizes are the pane sizes this client's layout asks for (under the
 	// server's mu).
-	sizes map[workspace.AgentID]paneSize
+	sizes map[vocab.AgentID]paneSize
 }
 
 func (cl *client) poke() {
@@ -233,7 +234,7 @@ func (s *server) wait(sigs <-chan os.Signal, runDone chan error) string {
 }
 
 // lifetime is the number of attached UI clients and the newest state.
-func (s *server) lifetime() (int, workspace.State) {
+func (s *server) lifetime() (int, vocab.State) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -325,7 +326,7 @@ const notifyTimeout = 30 * time.Second
 
 // notifyCommand runs notify_command for a task that needs a human or
 // ended, with the reason in its environment; what it did is logged.
-func (s *server) notifyCommand(st workspace.State) {
+func (s *server) notifyCommand(st vocab.State) {
 	line := s.a.cfg.NotifyCommand
 	if line == "" {
 		return
@@ -343,7 +344,7 @@ func (s *server) notifyCommand(st workspace.State) {
 	if err := cmd.Run(); err != nil {
 		d["error"] = err.Error()
 	}
-	s.a.runner.Log(workspace.RecordNotifyCommand, "", d)
+	s.a.runner.Log(vocab.RecordNotifyCommand, "", d)
 }
 
 // notice queues a notice for every UI client (the oldest is dropped when a
@@ -434,8 +435,8 @@ func (s *server) handle(nc net.Conn) {
 		return
 	}
 	cl := &client{c: c, kind: m.Kind, readOnly: m.ReadOnly || m.Kind != proto.KindUI,
-		kick: make(chan struct{}, 1), done: make(chan struct{}), senders: map[workspace.AgentID]*proto.Sender{},
-		sizes: map[workspace.AgentID]paneSize{}}
+		kick: make(chan struct{}, 1), done: make(chan struct{}), senders: map[vocab.AgentID]*proto.Sender{},
+		sizes: map[vocab.AgentID]paneSize{}}
 	s.mu.Lock()
 	full := len(s.clients) >= maxClients
 	if !full && cl.kind != proto.KindInfo {
@@ -469,7 +470,7 @@ func (s *server) drop(cl *client) {
 	s.mu.Lock()
 	_, was := s.clients[cl]
 	delete(s.clients, cl)
-	var ids []workspace.AgentID
+	var ids []vocab.AgentID
 	for id := range cl.sizes {
 		ids = append(ids, id)
 	}
@@ -485,7 +486,7 @@ func (s *server) drop(cl *client) {
 
 // resizeTo records the size a client's layout gives a pane and fits the
 // terminal to its clients.
-func (s *server) resizeTo(cl *client, id workspace.AgentID, cols, rows int) {
+func (s *server) resizeTo(cl *client, id vocab.AgentID, cols, rows int) {
 	if cols < 1 || rows < 1 || cols > maxPaneCells || rows > maxPaneCells {
 		return
 	}
@@ -497,7 +498,7 @@ func (s *server) resizeTo(cl *client, id workspace.AgentID, cols, rows int) {
 
 // fitSize gives an agent's terminal the smallest size its attached
 // clients ask for (as tmux does), so that every client sees it whole.
-func (s *server) fitSize(id workspace.AgentID) {
+func (s *server) fitSize(id vocab.AgentID) {
 	s.mu.Lock()
 	var fit paneSize
 	for c := range s.clients {
@@ -602,7 +603,7 @@ func (s *server) diff(cl *client, m proto.Msg) {
 // panes are the agents with a live terminal and its generation.
 func (s *server) panes() []proto.PaneID {
 	ids := s.src.IDs()
-	workspace.SortAgents(ids)
+	vocab.SortAgents(ids)
 	out := make([]proto.PaneID, 0, len(ids))
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // syncScreen is an emulator the test writes while the server reads it.
@@ -55,9 +55,9 @@ func (s *syncScreen) ScrollbackLen() int {
 	return s.s.ScrollbackLen()
 }
 
-type fakePanes map[workspace.AgentID]*syncScreen
+type fakePanes map[vocab.AgentID]*syncScreen
 
-func (f fakePanes) Resize(id workspace.AgentID, cols, rows int) error {
+func (f fakePanes) Resize(id vocab.AgentID, cols, rows int) error {
 	if s, ok := f[id]; ok {
 		s.mu.Lock()
 		s.s.Resize(cols, rows)
@@ -66,15 +66,15 @@ func (f fakePanes) Resize(id workspace.AgentID, cols, rows int) error {
 	return nil
 }
 
-func (f fakePanes) IDs() []workspace.AgentID {
-	var ids []workspace.AgentID
+func (f fakePanes) IDs() []vocab.AgentID {
+	var ids []vocab.AgentID
 	for id := range f {
 		ids = append(ids, id)
 	}
 	return ids
 }
 
-func (f fakePanes) Screen(id workspace.AgentID) (proto.Screen, bool) {
+func (f fakePanes) Screen(id vocab.AgentID) (proto.Screen, bool) {
 	s, ok := f[id]
 	if !ok {
 		return nil, false
@@ -132,7 +132,7 @@ func TestServerClientReattachLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		link := newServerLink(c, false)
-		link.Showing([]workspace.AgentID{"lead"})
+		link.Showing([]vocab.AgentID{"lead"})
 		for range 1 + rng.IntN(5) {
 			lead.write(burst(rng))
 			worker.write(burst(rng))
@@ -180,7 +180,7 @@ func TestServerRefusesReadOnlyInput(t *testing.T) {
 	}
 }
 
-func mirrored(l *serverLink, id workspace.AgentID) ([]string, bool) {
+func mirrored(l *serverLink, id vocab.AgentID) ([]string, bool) {
 	t, ok := l.Terminal(id)
 	if !ok {
 		return nil, false

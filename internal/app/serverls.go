@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -43,7 +44,7 @@ func ListServers(binary string, jsonOut bool, stdout io.Writer) error {
 	}
 	// The teams that wait on a human first.
 	sort.Slice(infos, func(i, j int) bool {
-		wi, wj := workspace.Phase(infos[i].Phase).Terminal(), workspace.Phase(infos[j].Phase).Terminal()
+		wi, wj := vocab.Phase(infos[i].Phase).Terminal(), vocab.Phase(infos[j].Phase).Terminal()
 		if wi != wj {
 			return wi
 		}
@@ -66,7 +67,7 @@ func ListServers(binary string, jsonOut bool, stdout io.Writer) error {
 	fmt.Fprintln(tw, "PROJECT\tTASK\tSTATE\tCLIENTS\tAGE\tTITLE")
 	for _, in := range infos {
 		state := in.Phase
-		if in.Why != "" && workspace.Phase(in.Phase) == workspace.PhaseNeedsHuman {
+		if in.Why != "" && vocab.Phase(in.Phase) == vocab.PhaseNeedsHuman {
 			state += " (needs you)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", in.Project, in.TaskID, state, in.Clients,
@@ -103,7 +104,7 @@ func Wait(o Options, project, binary string, stdout, stderr io.Writer) int {
 		return waitFromWorkspace(o, project, stdout, stderr)
 	}
 	defer c.Close()
-	phase := workspace.Phase(info.Phase)
+	phase := vocab.Phase(info.Phase)
 	for !phase.Terminal() {
 		m, err := c.Recv()
 		if err != nil {
@@ -121,7 +122,7 @@ func Wait(o Options, project, binary string, stdout, stderr io.Writer) int {
 			}
 		case proto.TBye:
 			if m.Info != nil {
-				phase, info.Why = workspace.Phase(m.Info.Phase), m.Info.Why
+				phase, info.Why = vocab.Phase(m.Info.Phase), m.Info.Why
 			}
 			if !phase.Terminal() {
 				fmt.Fprintf(stderr, "hivemind: the server stopped (%s) before task %s ended; resume it with hivemind --resume --project %s\n", m.Text, info.TaskID, info.Project)
@@ -133,7 +134,7 @@ func Wait(o Options, project, binary string, stdout, stderr io.Writer) int {
 	return exitCode(phase)
 }
 
-func printWaitResult(w io.Writer, task string, phase workspace.Phase, why string) {
+func printWaitResult(w io.Writer, task string, phase vocab.Phase, why string) {
 	msg := fmt.Sprintf("task %s: %s", task, phase)
 	if why != "" {
 		msg += ": " + why
@@ -161,7 +162,7 @@ func waitFromWorkspace(o Options, project string, stdout, stderr io.Writer) int 
 	}
 	in := workspace.NewestFirst(infos)[0]
 	if in.State == nil || !in.State.Phase.Terminal() {
-		phase := workspace.Phase("not started")
+		phase := vocab.Phase("not started")
 		if in.State != nil {
 			phase = in.State.Phase
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // usageReader follows each agent's token usage in its CLI's session files
@@ -46,7 +46,7 @@ type usageReader struct {
 type agentFiles struct {
 	files []*usageSrc      // in the order first named
 	size  map[string]int64 // path → size at the last poll
-	last  workspace.Usage
+	last  vocab.Usage
 	sent  int // how many files the last usage sent summed
 	busy  bool
 	again bool
@@ -103,7 +103,7 @@ func (r *usageReader) addFile(agent, path string) {
 // onEvent takes the agent layer's events: an agent that exited has
 // written all it will; its files are read once more.
 func (r *usageReader) onEvent(ev ptyagent.Event) {
-	if ev.Kind == ptyagent.EventHealth && ev.Health == workspace.HealthExited {
+	if ev.Kind == ptyagent.EventHealth && ev.Health == vocab.HealthExited {
 		r.trigger(string(ev.Agent))
 	}
 }
@@ -228,7 +228,7 @@ func (r *usageReader) read(agent string, a *agentFiles) {
 	r.mu.Lock()
 	files := append([]*usageSrc(nil), a.files...)
 	r.mu.Unlock()
-	var sum workspace.Usage
+	var sum vocab.Usage
 	sum.CostKnown = true
 	var paths []string // the files read
 	for _, f := range files {
@@ -256,17 +256,17 @@ func (r *usageReader) read(agent string, a *agentFiles) {
 	a.last, a.sent = sum, len(paths)
 	r.mu.Unlock()
 	if !same {
-		r.send(engine.AgentUsage{Agent: workspace.AgentID(agent), Usage: sum, Files: paths, When: engine.When{At: time.Now()}})
+		r.send(engine.AgentUsage{Agent: vocab.AgentID(agent), Usage: sum, Files: paths, When: engine.When{At: time.Now()}})
 	}
 }
 
 // resume takes up the session files a previous run of the task summed
-// for each agent (workspace.AgentState.UsageFiles): read with the files
+// for each agent (vocab.AgentState.UsageFiles): read with the files
 // this run's hooks name, a session the agent does not resume still
 // counts, and one it resumes counts once. The next poll reads them. An
 // agent on another host is read from its newest file only (onHook), so
 // its files are not taken up.
-func (r *usageReader) resume(st workspace.State) {
+func (r *usageReader) resume(st vocab.State) {
 	for _, id := range st.AgentIDs() {
 		if r.remote != nil && r.remote(string(id)) {
 			continue
@@ -298,8 +298,8 @@ func (r *usageReader) readFile(agent string, src *usageSrc) (ptyagent.Usage, boo
 }
 
 // usage prices what a session file recorded.
-func (r *usageReader) usage(u ptyagent.Usage) workspace.Usage {
+func (r *usageReader) usage(u ptyagent.Usage) vocab.Usage {
 	cost, ok := r.prices.Cost(u.Model, u.Input, u.Output, u.CacheRead, u.CacheWrite)
-	return workspace.Usage{Model: u.Model, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead,
+	return vocab.Usage{Model: u.Model, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead,
 		CacheWrite: u.CacheWrite, CostUSD: cost, CostKnown: ok}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // A turn's end reads the CLI's session file and sends the priced usage
@@ -157,8 +157,8 @@ func TestUsageReaderResumesFiles(t *testing.T) {
 	}
 	appendLine(t, old, msg("m1", 10))
 	appendLine(t, fresh, msg("n1", 100))
-	st := workspace.State{Agents: map[workspace.AgentID]workspace.AgentState{
-		"lead": {Role: workspace.RoleLead, UsageFiles: []string{old, "relative.jsonl"}}}}
+	st := vocab.State{Agents: map[vocab.AgentID]vocab.AgentState{
+		"lead": {Role: vocab.RoleLead, UsageFiles: []string{old, "relative.jsonl"}}}}
 	r.resume(st)
 	r.onHook("lead", ptyagent.HookSessionStart, []byte(fmt.Sprintf(`{"transcript_path":%q}`, fresh)))
 	r.onHook("lead", ptyagent.HookStop, []byte(fmt.Sprintf(`{"transcript_path":%q}`, old))) // resumed: once

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -31,7 +32,7 @@ func TestCmdContextReadOnly(t *testing.T) {
 	if err := cmdContext(o, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Decisions (0)", "Constraints (0)", "Glossary (0)", filepath.Join(root, workspace.KnowledgeDir)} {
+	for _, want := range []string{"Decisions (0)", "Constraints (0)", "Glossary (0)", filepath.Join(root, vocab.KnowledgeDir)} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

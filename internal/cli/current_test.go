@@ -11,6 +11,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -45,12 +46,12 @@ func TestCurrentTask(t *testing.T) {
 	}
 
 	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
-	running := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "running"},
-		&workspace.State{Phase: workspace.PhaseExecuting})
-	testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(time.Hour), Description: "done"},
-		&workspace.State{Phase: workspace.PhaseComplete})
-	abandoned := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(2 * time.Hour), Description: "given up"},
-		&workspace.State{Phase: workspace.PhaseIdle})
+	running := testkit.NewTask(t, root, vocab.Task{CreatedAt: t0, Description: "running"},
+		&vocab.State{Phase: vocab.PhaseExecuting})
+	testkit.NewTask(t, root, vocab.Task{CreatedAt: t0.Add(time.Hour), Description: "done"},
+		&vocab.State{Phase: vocab.PhaseComplete})
+	abandoned := testkit.NewTask(t, root, vocab.Task{CreatedAt: t0.Add(2 * time.Hour), Description: "given up"},
+		&vocab.State{Phase: vocab.PhaseIdle})
 	if in, err := o.CurrentTask(); err != nil || in.ID != running || filepath.Base(in.Dir) != running {
 		t.Errorf("current %+v %v, want the unfinished %s", in, err, running)
 	}
@@ -59,7 +60,7 @@ func TestCurrentTask(t *testing.T) {
 		t.Errorf("status: %v\n%s", err, out.String())
 	}
 	// Nothing unfinished: the newest task, abandoned or not.
-	if err := os.RemoveAll(filepath.Join(root, workspace.TasksDir, running)); err != nil {
+	if err := os.RemoveAll(filepath.Join(root, vocab.TasksDir, running)); err != nil {
 		t.Fatal(err)
 	}
 	if in, err := o.CurrentTask(); err != nil || in.ID != abandoned {

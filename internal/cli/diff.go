@@ -8,6 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/gitwork"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -52,7 +53,7 @@ func cmdDiff(o options, stdout, stderr io.Writer) error {
 	if len(o.args) == 2 {
 		agent := o.args[1]
 		if info.State != nil {
-			if a, ok := info.State.Agents[workspace.AgentID(agent)]; ok && a.Role != workspace.RoleWorker {
+			if a, ok := info.State.Agents[vocab.AgentID(agent)]; ok && a.Role != vocab.RoleWorker {
 				return fmt.Errorf("%s is the %s: only workers have a branch of their own", agent, a.Role)
 			}
 		}

@@ -12,12 +12,13 @@ import (
 	"syscall"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // cmdEvents prints the current task's events.jsonl, one line per event;
 // with --follow it keeps printing new ones until interrupted. It prints the
-// milestones (workspace.IsMilestone: states, plan, subtasks, checkpoints,
+// milestones (vocab.IsMilestone: states, plan, subtasks, checkpoints,
 // failures); --verbose (and --json, for tools) prints every record. An
 // agent exit that is a graceful stop says so.
 func cmdEvents(o options, stdout io.Writer) error {
@@ -25,15 +26,15 @@ func cmdEvents(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(info.Dir, workspace.EventsFile)
+	path := filepath.Join(info.Dir, vocab.EventsFile)
 	pr := app.NewPrinter(stdout, o.JSON)
-	show := func(r workspace.EventRecord) {
+	show := func(r vocab.EventRecord) {
 		switch {
 		case o.JSON:
 			pr.Record(r)
-		case o.verbose || workspace.IsMilestone(r):
+		case o.verbose || vocab.IsMilestone(r):
 			line := app.FormatRecord(r)
-			if note := workspace.StopNote(r); note != "" {
+			if note := vocab.StopNote(r); note != "" {
 				line += " (" + note + ")"
 			}
 			fmt.Fprintln(stdout, line)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestCmdEventsMilestones(t *testing.T) {
 	project := t.TempDir()
 	root := workspace.DefaultRoot(project)
-	id := testkit.NewTask(t, root, workspace.Task{Description: "calc"}, &workspace.State{Phase: workspace.PhaseCancelled})
+	id := testkit.NewTask(t, root, vocab.Task{Description: "calc"}, &vocab.State{Phase: vocab.PhaseCancelled})
 	ws, err := workspace.Open(root)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func TestCmdEventsMilestones(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
-	for _, r := range []workspace.EventRecord{
+	for _, r := range []vocab.EventRecord{
 		{Time: at, Type: "state_changed", Details: map[string]any{"from": "executing", "to": "cancelled"}},
 		{Time: at, Type: "input.injection_result", Agent: "lead", Details: map[string]any{"delivered": true}},
 		{Time: at, Type: "cancelled"},

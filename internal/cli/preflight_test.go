@@ -10,7 +10,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // fakeNoClaude runs the preflight on a machine without Claude Code.
@@ -46,14 +46,14 @@ func TestPreflightStopsBeforeTheWorkspace(t *testing.T) {
 	}
 
 	// The start screen's path (app.New) gives one line for the UI.
-	_, err := app.New(app.Options{Project: project, Agent: "claude", AgentSet: true, CheckEnv: checkEnv}, workspace.Task{Description: "fix it now"}, io.Discard)
+	_, err := app.New(app.Options{Project: project, Agent: "claude", AgentSet: true, CheckEnv: checkEnv}, vocab.Task{Description: "fix it now"}, io.Discard)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "claude command: claude (Claude Code") {
 		t.Errorf("app.New error %q, want one line naming the check", err)
 	}
 
 	// --no-preflight: the run is wired (the missing claude would show as
 	// agent exits later).
-	a, err := app.New(app.Options{Project: project, Agent: "claude", AgentSet: true, NoPreflight: true, CheckEnv: checkEnv}, workspace.Task{Description: "fix it now"}, io.Discard)
+	a, err := app.New(app.Options{Project: project, Agent: "claude", AgentSet: true, NoPreflight: true, CheckEnv: checkEnv}, vocab.Task{Description: "fix it now"}, io.Discard)
 	if err != nil {
 		t.Fatalf("--no-preflight: %v", err)
 	}
@@ -73,7 +73,7 @@ func TestDoctorLines(t *testing.T) {
 	}
 	// An unfinished task's own agents are checked too.
 	project := t.TempDir()
-	a, err := app.New(simOptions(project), workspace.Task{Description: "build a tiny calculator"}, io.Discard)
+	a, err := app.New(simOptions(project), vocab.Task{Description: "build a tiny calculator"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestDemoCleanup(t *testing.T) {
 	}
 	// Unfinished: kept, and the message says where.
 	open := t.TempDir()
-	a, err := app.New(simOptions(open), workspace.Task{Description: "build a tiny calculator"}, io.Discard)
+	a, err := app.New(simOptions(open), vocab.Task{Description: "build a tiny calculator"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

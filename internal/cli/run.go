@@ -10,7 +10,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/preflight"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // runTask runs a task (or resumes the unfinished one) to a final state;
@@ -23,10 +23,10 @@ func runTask(o options, task string, stdout, stderr io.Writer) int {
 	if task == "" && !o.Resume && !o.headless && app.IsTerminal() {
 		return app.RunFrontDoor(o.Options)
 	}
-	a, err := app.New(o.Options, workspace.Task{Description: task}, stdout)
+	a, err := app.New(o.Options, vocab.Task{Description: task}, stdout)
 	if err != nil && onlyRootFailed(err) && app.IsTerminal() && confirmSandbox(os.Stdin, stderr) {
 		// Nothing was created: wire the run again, now in a sandbox.
-		a, err = app.New(o.Options, workspace.Task{Description: task}, stdout)
+		a, err = app.New(o.Options, vocab.Task{Description: task}, stdout)
 	}
 	if err != nil {
 		return reportNewError(stderr, err)

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // startServer is hivemind --server: it starts the project's server with
@@ -35,7 +35,7 @@ func startServer(o options, args []string, task string, stdout, stderr io.Writer
 // which the starting hivemind prints), then served to clients.
 func serveTask(o options, task string, ready io.WriteCloser, stdout, stderr io.Writer) int {
 	errw := io.MultiWriter(stderr, ready)
-	a, err := app.New(o.Options, workspace.Task{Description: task}, stdout)
+	a, err := app.New(o.Options, vocab.Task{Description: task}, stdout)
 	if err != nil {
 		code := reportNewError(errw, err)
 		_ = ready.Close()

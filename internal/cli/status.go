@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -49,14 +50,14 @@ type elapsed struct {
 	live, dead bool
 }
 
-// elapsedOf reads st's clock at now (workspace.State.Elapsed: the UI and
+// elapsedOf reads st's clock at now (vocab.State.Elapsed: the UI and
 // the summary read the same).
-func elapsedOf(st workspace.State, now time.Time, live bool) elapsed {
+func elapsedOf(st vocab.State, now time.Time, live bool) elapsed {
 	return elapsed{d: st.Elapsed(now, live), live: live, dead: !live && st.Counting()}
 }
 
 func (e elapsed) String() string {
-	s := workspace.FormatElapsed(e.d)
+	s := vocab.FormatElapsed(e.d)
 	if e.dead {
 		s += " (no Hivemind runs it: counted up to its last state write; --resume goes on)"
 	}
@@ -69,7 +70,7 @@ func renderStatus(info workspace.TaskInfo, el elapsed) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task      %s\n", info.ID)
 	if info.Task.Description != "" {
-		fmt.Fprintf(&b, "          %s\n", workspace.Headline(info.Task.Description))
+		fmt.Fprintf(&b, "          %s\n", vocab.Headline(info.Task.Description))
 	}
 	if st.Abandoned() {
 		// Idle after it ran: the user gave it up (A), as tasks and the UI say.
@@ -130,9 +131,9 @@ func renderStatus(info workspace.TaskInfo, el elapsed) string {
 		}
 	}
 	if usd, unknown := st.Spend(); usd > 0 || len(unknown) > 0 {
-		fmt.Fprintf(&b, "spend     %s estimated", workspace.FormatUSD(usd))
+		fmt.Fprintf(&b, "spend     %s estimated", vocab.FormatUSD(usd))
 		if len(unknown) > 0 {
-			fmt.Fprintf(&b, " + not known for %s (no price)", workspace.JoinAgents(unknown))
+			fmt.Fprintf(&b, " + not known for %s (no price)", vocab.JoinAgents(unknown))
 		}
 		b.WriteString("\n")
 	}
@@ -154,18 +155,18 @@ func renderStatus(info workspace.TaskInfo, el elapsed) string {
 // statusJSON is state.json with what waits for the human and the elapsed
 // clock beside it.
 type statusJSON struct {
-	*workspace.State
-	NeedsYou []workspace.Need `json:"needs_you"`
-	// ElapsedSeconds is the elapsed clock now (workspace.State.Elapsed);
+	*vocab.State
+	NeedsYou []vocab.Need `json:"needs_you"`
+	// ElapsedSeconds is the elapsed clock now (vocab.State.Elapsed);
 	// Live says whether a Hivemind process runs the workspace.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	Live           bool    `json:"live"`
 }
 
-func withNeeds(st *workspace.State, el elapsed) statusJSON {
-	n := workspace.NeedsYou(*st, nil)
+func withNeeds(st *vocab.State, el elapsed) statusJSON {
+	n := vocab.NeedsYou(*st, nil)
 	if n == nil {
-		n = []workspace.Need{}
+		n = []vocab.Need{}
 	}
 	return statusJSON{State: st, NeedsYou: n, ElapsedSeconds: el.d.Round(time.Millisecond).Seconds(), Live: el.live}
 }
@@ -174,8 +175,8 @@ func withNeeds(st *workspace.State, el elapsed) statusJSON {
 // human, one a line, with the keys of the full-screen UI that go there.
 // The run's own process knows more (text typed into an agent's prompt):
 // the full-screen UI shows that too.
-func needsYouText(st workspace.State) string {
-	needs := workspace.NeedsYou(st, nil)
+func needsYouText(st vocab.State) string {
+	needs := vocab.NeedsYou(st, nil)
 	if len(needs) == 0 {
 		return "needs you nothing\n"
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -13,14 +14,14 @@ import (
 // after it ran) reads "abandoned", not "idle".
 func TestRenderStatusStates(t *testing.T) {
 	for _, tc := range []struct {
-		phase workspace.Phase
+		phase vocab.Phase
 		want  string
 	}{
-		{workspace.PhaseIdle, "state     abandoned"},
-		{workspace.PhaseExecuting, "state     executing"},
-		{workspace.PhaseComplete, "state     complete"},
+		{vocab.PhaseIdle, "state     abandoned"},
+		{vocab.PhaseExecuting, "state     executing"},
+		{vocab.PhaseComplete, "state     complete"},
 	} {
-		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: tc.phase}}, elapsed{})
+		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &vocab.State{Phase: tc.phase}}, elapsed{})
 		if !strings.Contains(got, tc.want+"\n") {
 			t.Errorf("%s: status reads\n%s\nwant a line %q", tc.phase, got, tc.want)
 		}
@@ -30,11 +31,11 @@ func TestRenderStatusStates(t *testing.T) {
 // status shows each agent's tokens and cost, the task's estimated spend
 // (naming agents without a price) and the accounts held by a rate limit.
 func TestRenderStatusUsage(t *testing.T) {
-	st := &workspace.State{Phase: workspace.PhaseExecuting, Agents: map[workspace.AgentID]workspace.AgentState{
-		"lead":     {Role: "lead", Usage: workspace.Usage{Model: "fake-claude", Input: 12_000, Output: 345, CostUSD: 0.041, CostKnown: true}},
-		"worker_1": {Role: "worker", Usage: workspace.Usage{Model: "llama", Input: 900}},
+	st := &vocab.State{Phase: vocab.PhaseExecuting, Agents: map[vocab.AgentID]vocab.AgentState{
+		"lead":     {Role: "lead", Usage: vocab.Usage{Model: "fake-claude", Input: 12_000, Output: 345, CostUSD: 0.041, CostKnown: true}},
+		"worker_1": {Role: "worker", Usage: vocab.Usage{Model: "llama", Input: 900}},
 		"reviewer": {Role: "reviewer"},
-	}, Holds: map[string]workspace.Hold{"default": {Account: "default", Agent: "worker_1", Reason: "rate_limit"}}}
+	}, Holds: map[string]vocab.Hold{"default": {Account: "default", Agent: "worker_1", Reason: "rate_limit"}}}
 	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, elapsed{})
 	for _, want := range []string{"12.3k tok $0.0410\n", "900 tok $?\n", "spend     $0.0410 estimated + not known for worker_1 (no price)\n",
 		"held      new work for account default since", "worker_1 rate limited (rate_limit)\n"} {
@@ -51,11 +52,11 @@ func TestRenderStatusUsage(t *testing.T) {
 
 // A mixed team's status says which agent each worker ran.
 func TestRenderStatusMixedWorkers(t *testing.T) {
-	st := &workspace.State{Phase: workspace.PhaseExecuting, Agents: map[workspace.AgentID]workspace.AgentState{
+	st := &vocab.State{Phase: vocab.PhaseExecuting, Agents: map[vocab.AgentID]vocab.AgentState{
 		"lead": {Role: "lead"}, "reviewer": {Role: "reviewer"}, "worker_1": {Role: "worker"}, "worker_2": {Role: "worker"},
 	}}
-	task := workspace.Task{Agent: "claude", Agents: map[workspace.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
-		WorkerAgents: map[workspace.AgentID]string{"worker_2": "gemini"}}
+	task := vocab.Task{Agent: "claude", Agents: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"},
+		WorkerAgents: map[vocab.AgentID]string{"worker_2": "gemini"}}
 	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: task}, elapsed{})
 	for id, agent := range map[string]string{"lead": "claude", "worker_1": "codex", "worker_2": "gemini"} {
 		if !strings.Contains(got, "  "+id+" ") || !strings.Contains(lineOf(got, "  "+id+" "), "restarts 0  "+agent) {
@@ -63,7 +64,7 @@ func TestRenderStatusMixedWorkers(t *testing.T) {
 		}
 	}
 	// One agent for all: no column.
-	got = renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: workspace.Task{Agent: "claude"}}, elapsed{})
+	got = renderStatus(workspace.TaskInfo{ID: "t1", State: st, Task: vocab.Task{Agent: "claude"}}, elapsed{})
 	if strings.Contains(got, "restarts 0  claude") {
 		t.Errorf("a one-agent team names its agent per line:\n%s", got)
 	}
@@ -86,19 +87,19 @@ func TestRenderStatusEndedByUser(t *testing.T) {
 	stall := "worker_1 went idle for 5m0s without writing its done marker outputs/st_1.done"
 	for _, tc := range []struct {
 		name  string
-		st    workspace.State
+		st    vocab.State
 		want  []string
 		never []string
 	}{
-		{"cancelled after a stall", workspace.State{Phase: workspace.PhaseCancelled, PreviousPhase: workspace.PhaseNeedsHuman, Reason: stall},
+		{"cancelled after a stall", vocab.State{Phase: vocab.PhaseCancelled, PreviousPhase: vocab.PhaseNeedsHuman, Reason: stall},
 			[]string{"state     cancelled (from needs_human)\n", "ended     on request, while it waited for you in needs_human; it had stopped because: " + stall + "\n"},
 			[]string{"reason    " + stall}},
-		{"abandoned after an error", workspace.State{Phase: workspace.PhaseIdle, PreviousPhase: workspace.PhaseError, Reason: "boom", Error: "boom"},
+		{"abandoned after an error", vocab.State{Phase: vocab.PhaseIdle, PreviousPhase: vocab.PhaseError, Reason: "boom", Error: "boom"},
 			[]string{"state     abandoned (from error)\n", "ended     on request, while it waited for you in error; it had stopped because: boom\n"},
 			[]string{"reason    boom", "error     boom"}},
-		{"needs_human as is", workspace.State{Phase: workspace.PhaseNeedsHuman, PreviousPhase: workspace.PhaseExecuting, Reason: stall},
+		{"needs_human as is", vocab.State{Phase: vocab.PhaseNeedsHuman, PreviousPhase: vocab.PhaseExecuting, Reason: stall},
 			[]string{"reason    " + stall + "\n"}, []string{"ended"}},
-		{"error once", workspace.State{Phase: workspace.PhaseError, Reason: "boom", Error: "boom"},
+		{"error once", vocab.State{Phase: vocab.PhaseError, Reason: "boom", Error: "boom"},
 			[]string{"reason    boom\n"}, []string{"error     boom"}},
 	} {
 		got := renderStatus(workspace.TaskInfo{ID: "t1", State: &tc.st}, elapsed{})
@@ -118,11 +119,11 @@ func TestRenderStatusEndedByUser(t *testing.T) {
 // status lists everything waiting for the human, as the UI's banner does,
 // in text and in --json.
 func TestStatusNeedsYou(t *testing.T) {
-	st := &workspace.State{Phase: workspace.PhaseNeedsHuman, Reason: "plan review cycles exhausted (3 of 3)",
-		Agents: map[workspace.AgentID]workspace.AgentState{
-			"lead":     {Role: "lead", Status: workspace.HealthIdle},
-			"reviewer": {Role: "reviewer", Status: workspace.HealthWaitingPermission},
-			"worker_1": {Role: "worker", Status: workspace.HealthRateLimited},
+	st := &vocab.State{Phase: vocab.PhaseNeedsHuman, Reason: "plan review cycles exhausted (3 of 3)",
+		Agents: map[vocab.AgentID]vocab.AgentState{
+			"lead":     {Role: "lead", Status: vocab.HealthIdle},
+			"reviewer": {Role: "reviewer", Status: vocab.HealthWaitingPermission},
+			"worker_1": {Role: "worker", Status: vocab.HealthRateLimited},
 		}}
 	got := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, elapsed{})
 	for _, want := range []string{
@@ -134,7 +135,7 @@ func TestStatusNeedsYou(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, got)
 		}
 	}
-	if got := renderStatus(workspace.TaskInfo{ID: "t1", State: &workspace.State{Phase: workspace.PhaseExecuting}}, elapsed{}); !strings.Contains(got, "needs you nothing\n") {
+	if got := renderStatus(workspace.TaskInfo{ID: "t1", State: &vocab.State{Phase: vocab.PhaseExecuting}}, elapsed{}); !strings.Contains(got, "needs you nothing\n") {
 		t.Errorf("status with nothing waiting:\n%s", got)
 	}
 	b, err := json.Marshal(withNeeds(st, elapsed{}))
@@ -142,13 +143,13 @@ func TestStatusNeedsYou(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Phase    workspace.Phase  `json:"state"`
-		NeedsYou []workspace.Need `json:"needs_you"`
+		Phase    vocab.Phase  `json:"state"`
+		NeedsYou []vocab.Need `json:"needs_you"`
 	}
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Phase != workspace.PhaseNeedsHuman || len(back.NeedsYou) != 3 || back.NeedsYou[1].Kind != workspace.NeedPermission || back.NeedsYou[1].Agent != "reviewer" {
+	if back.Phase != vocab.PhaseNeedsHuman || len(back.NeedsYou) != 3 || back.NeedsYou[1].Kind != vocab.NeedPermission || back.NeedsYou[1].Agent != "reviewer" {
 		t.Errorf("--json: %s", b)
 	}
 }
@@ -158,8 +159,8 @@ func TestStatusNeedsYou(t *testing.T) {
 // --json.
 func TestStatusElapsed(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
-	st := &workspace.State{TaskID: "t1", Phase: workspace.PhaseExecuting, StartedAt: t0, Timestamp: t0.Add(90 * time.Second),
-		Clock: workspace.RunClock{Ran: time.Minute, Since: t0.Add(30 * time.Second)}}
+	st := &vocab.State{TaskID: "t1", Phase: vocab.PhaseExecuting, StartedAt: t0, Timestamp: t0.Add(90 * time.Second),
+		Clock: vocab.RunClock{Ran: time.Minute, Since: t0.Add(30 * time.Second)}}
 	now := t0.Add(time.Hour)
 	live := renderStatus(workspace.TaskInfo{ID: "t1", State: st}, elapsedOf(*st, now, true))
 	if !strings.Contains(live, "elapsed   01:00:30\n") {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -90,7 +91,7 @@ func writeTaskTable(w io.Writer, rows []taskRow) error {
 			started = r.Started.Local().Format("2006-01-02 15:04")
 			dur = fmtDuration(time.Duration(r.DurationSec) * time.Second)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, started, dur, clip(workspace.Headline(r.Description), 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, started, dur, clip(vocab.Headline(r.Description), 70))
 	}
 	return tw.Flush()
 }

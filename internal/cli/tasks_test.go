@@ -11,6 +11,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/internal/testkit"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -21,16 +22,16 @@ func TestCmdTasks(t *testing.T) {
 	if err := cmdTasks(o, &out); err != nil || out.String() != "no tasks yet\n" {
 		t.Fatalf("empty: %v %q", err, out.String())
 	}
-	if _, err := os.Stat(filepath.Join(project, workspace.DirName)); err == nil {
+	if _, err := os.Stat(filepath.Join(project, vocab.DirName)); err == nil {
 		t.Fatal("tasks created a workspace")
 	}
 	root := workspace.DefaultRoot(project)
 	t0 := time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
-	done := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0, Description: "build a tiny calculator\nwith tests"},
-		&workspace.State{Phase: workspace.PhaseComplete, StartedAt: t0, FinishedAt: t0.Add(time.Hour + 2*time.Minute + 3*time.Second)})
-	gone := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(2 * time.Hour), Description: "port the parser"},
-		&workspace.State{Phase: workspace.PhaseIdle, StartedAt: t0.Add(2 * time.Hour)})
-	fresh := testkit.NewTask(t, root, workspace.Task{CreatedAt: t0.Add(3 * time.Hour), Description: "add a REPL"}, nil)
+	done := testkit.NewTask(t, root, vocab.Task{CreatedAt: t0, Description: "build a tiny calculator\nwith tests"},
+		&vocab.State{Phase: vocab.PhaseComplete, StartedAt: t0, FinishedAt: t0.Add(time.Hour + 2*time.Minute + 3*time.Second)})
+	gone := testkit.NewTask(t, root, vocab.Task{CreatedAt: t0.Add(2 * time.Hour), Description: "port the parser"},
+		&vocab.State{Phase: vocab.PhaseIdle, StartedAt: t0.Add(2 * time.Hour)})
+	fresh := testkit.NewTask(t, root, vocab.Task{CreatedAt: t0.Add(3 * time.Hour), Description: "add a REPL"}, nil)
 
 	out.Reset()
 	if err := cmdTasks(o, &out); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Built-in agents: what `agent` (top level or under [roles.<role>]) and
@@ -28,7 +28,7 @@ func RegisterAgent(name string) {
 
 // AgentOf returns the agent that runs role: its [roles.<role>] agent, else
 // the top-level agent. A worker's own agent is AgentOfID's.
-func (c Config) AgentOf(role workspace.Role) string {
+func (c Config) AgentOf(role vocab.Role) string {
 	if a := c.Roles[role].Agent; a != "" {
 		return a
 	}
@@ -37,13 +37,13 @@ func (c Config) AgentOf(role workspace.Role) string {
 
 // AgentOfID returns the agent that runs agent id: a worker's
 // [agents.<worker>] agent, else its role's (AgentOf).
-func (c Config) AgentOfID(id workspace.AgentID) string {
-	return c.AgentIn(workspace.RoleOf(id), id)
+func (c Config) AgentOfID(id vocab.AgentID) string {
+	return c.AgentIn(vocab.RoleOf(id), id)
 }
 
 // AgentIn is AgentOfID for agent id in role.
-func (c Config) AgentIn(role workspace.Role, id workspace.AgentID) string {
-	if a := c.WorkerAgents[id]; a != "" && role == workspace.RoleWorker {
+func (c Config) AgentIn(role vocab.Role, id vocab.AgentID) string {
+	if a := c.WorkerAgents[id]; a != "" && role == vocab.RoleWorker {
 		return a
 	}
 	return c.AgentOf(role)
@@ -51,18 +51,18 @@ func (c Config) AgentIn(role workspace.Role, id workspace.AgentID) string {
 
 // TeamIDs are the agent ids of the team: the Lead, the Reviewer and the
 // workers.
-func (c Config) TeamIDs() []workspace.AgentID {
-	ids := []workspace.AgentID{workspace.AgentLead, workspace.AgentReviewer}
+func (c Config) TeamIDs() []vocab.AgentID {
+	ids := []vocab.AgentID{vocab.AgentLead, vocab.AgentReviewer}
 	for n := 1; n <= c.Workers; n++ {
-		ids = append(ids, workspace.WorkerID(n))
+		ids = append(ids, vocab.WorkerID(n))
 	}
 	return ids
 }
 
 // Team returns the agent of each role, keyed by role name.
-func (c Config) Team() map[workspace.Role]string {
-	t := make(map[workspace.Role]string)
-	for _, r := range workspace.Roles() {
+func (c Config) Team() map[vocab.Role]string {
+	t := make(map[vocab.Role]string)
+	for _, r := range vocab.Roles() {
 		t[r] = c.AgentOf(r)
 	}
 	return t
@@ -71,13 +71,13 @@ func (c Config) Team() map[workspace.Role]string {
 // WorkerTeam returns the workers that run an agent other than the worker
 // role's, worker id → agent (nil when none does). Load checks that each is
 // one of the Workers workers.
-func (c Config) WorkerTeam() map[workspace.AgentID]string {
-	var t map[workspace.AgentID]string
-	role := c.AgentOf(workspace.RoleWorker)
+func (c Config) WorkerTeam() map[vocab.AgentID]string {
+	var t map[vocab.AgentID]string
+	role := c.AgentOf(vocab.RoleWorker)
 	for id, a := range c.WorkerAgents {
 		if a != "" && a != role {
 			if t == nil {
-				t = map[workspace.AgentID]string{}
+				t = map[vocab.AgentID]string{}
 			}
 			t[id] = a
 		}
@@ -86,16 +86,16 @@ func (c Config) WorkerTeam() map[workspace.AgentID]string {
 }
 
 // workerIDs are the ids of WorkerTeam, by worker number.
-func (c Config) workerIDs() []workspace.AgentID {
+func (c Config) workerIDs() []vocab.AgentID {
 	ids := slices.Collect(maps.Keys(c.WorkerTeam()))
-	workspace.SortAgents(ids)
+	vocab.SortAgents(ids)
 	return ids
 }
 
 // Mixed reports whether the agents do not all run the same agent.
 func (c Config) Mixed() bool {
-	for _, r := range workspace.Roles() {
-		if c.AgentOf(r) != c.AgentOf(workspace.RoleLead) {
+	for _, r := range vocab.Roles() {
+		if c.AgentOf(r) != c.AgentOf(vocab.RoleLead) {
 			return true
 		}
 	}
@@ -110,7 +110,7 @@ func (c Config) TeamString() string {
 		return c.Agent
 	}
 	var parts []string
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		parts = append(parts, string(r)+"="+c.AgentOf(r))
 	}
 	for _, id := range c.workerIDs() {
@@ -125,8 +125,8 @@ func (c Config) TeamString() string {
 // whatever its role's is).
 type AgentFlag struct {
 	All       string
-	PerRole   map[workspace.Role]string
-	PerWorker map[workspace.AgentID]string
+	PerRole   map[vocab.Role]string
+	PerWorker map[vocab.AgentID]string
 }
 
 // ParseAgentFlag parses --agent: an agent for every role ("codex", a
@@ -144,27 +144,27 @@ func ParseAgentFlag(s string) (AgentFlag, error) {
 	if !perRoleForm(s) {
 		return AgentFlag{All: s}, nil
 	}
-	f := AgentFlag{PerRole: map[workspace.Role]string{}}
+	f := AgentFlag{PerRole: map[vocab.Role]string{}}
 	for _, item := range strings.Split(s, ",") {
 		name, agent, ok := strings.Cut(strings.TrimSpace(item), "=")
 		name, agent = strings.TrimSpace(name), strings.TrimSpace(agent)
 		if !ok || agent == "" {
 			return AgentFlag{}, fmt.Errorf("%q: want role=agent or worker_N=agent (e.g. reviewer=codex,worker=gemini,worker_2=codex)", item)
 		}
-		if id := workspace.AgentID(name); workspace.RoleOf(id) == workspace.RoleWorker {
-			if _, ok := workspace.WorkerNum(id); !ok {
+		if id := vocab.AgentID(name); vocab.RoleOf(id) == vocab.RoleWorker {
+			if _, ok := vocab.WorkerNum(id); !ok {
 				return AgentFlag{}, fmt.Errorf("%q is not a worker id (worker_1, worker_2, …)", name)
 			}
 			if _, dup := f.PerWorker[id]; dup {
 				return AgentFlag{}, fmt.Errorf("worker %s given twice", id)
 			}
 			if f.PerWorker == nil {
-				f.PerWorker = map[workspace.AgentID]string{}
+				f.PerWorker = map[vocab.AgentID]string{}
 			}
 			f.PerWorker[id] = agent
 			continue
 		}
-		role, err := workspace.ParseRole(name)
+		role, err := vocab.ParseRole(name)
 		if err != nil {
 			return AgentFlag{}, fmt.Errorf("%v, or a worker id (worker_1, worker_2, …)", err)
 		}
@@ -217,7 +217,7 @@ func checkAgents(cfg Config, src Sources) Errors {
 		}
 	}
 	check("agent", cfg.Agent)
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		if a := cfg.Roles[r].Agent; a != "" {
 			check("roles."+string(r)+".agent", a)
 		}
@@ -229,7 +229,7 @@ func checkAgents(cfg Config, src Sources) Errors {
 }
 
 // workerAgentKey is the dotted key of worker id's agent.
-func workerAgentKey(id workspace.AgentID) string { return "agents." + string(id) + ".agent" }
+func workerAgentKey(id vocab.AgentID) string { return "agents." + string(id) + ".agent" }
 
 // checkWorkerIDs checks that every worker given its own agent or model
 // (in a file or --agent) is one of the team's workers.
@@ -238,7 +238,7 @@ func checkWorkerIDs(cfg Config, src Sources) Errors {
 	keys := workerKeys(cfg)
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		id := keys[key]
-		if n, _ := workspace.WorkerNum(id); n <= cfg.Workers {
+		if n, _ := vocab.WorkerNum(id); n <= cfg.Workers {
 			continue
 		}
 		valid := make([]string, 0, cfg.Workers)
@@ -258,8 +258,8 @@ func checkWorkerIDs(cfg Config, src Sources) Errors {
 
 // workerKeys are the dotted keys set for single workers (their agent or
 // model), each with its worker.
-func workerKeys(cfg Config) map[string]workspace.AgentID {
-	keys := map[string]workspace.AgentID{}
+func workerKeys(cfg Config) map[string]vocab.AgentID {
+	keys := map[string]vocab.AgentID{}
 	for id := range cfg.WorkerAgents {
 		keys[workerAgentKey(id)] = id
 	}
@@ -279,8 +279,8 @@ func (l *fileLoader) workerAgents(path []string, prim toml.Primitive) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(tbl)) {
 		wpath := append(slices.Clip(path), name)
-		id := workspace.AgentID(name)
-		if _, ok := workspace.WorkerNum(id); !ok {
+		id := vocab.AgentID(name)
+		if _, ok := vocab.WorkerNum(id); !ok {
 			l.errorf(wpath, "%q is not a worker id: want worker_1 … worker_%d (the Lead's and the Reviewer's agents are set in [roles.<role>])", name, MaxWorkers)
 			continue
 		}
@@ -295,7 +295,7 @@ func (l *fileLoader) workerAgents(path []string, prim toml.Primitive) {
 		}
 		if w.Model != "" {
 			if l.cfg.WorkerModels == nil {
-				l.cfg.WorkerModels = map[workspace.AgentID]string{}
+				l.cfg.WorkerModels = map[vocab.AgentID]string{}
 			}
 			l.cfg.WorkerModels[id] = w.Model
 		}
@@ -316,11 +316,11 @@ func applyAgentFlag(cfg *Config, src Sources, v string) *Error {
 			return &Error{Key: "--agent", Msg: msg}
 		}
 		src["agent"] = flag
-		for _, r := range workspace.Roles() {
+		for _, r := range vocab.Roles() {
 			delete(src, "roles."+string(r)+".agent")
 		}
 	}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		if a, ok := f.PerRole[r]; ok {
 			if msg := checkAgentName(a, profiles); msg != "" {
 				return &Error{Key: "--agent", Msg: string(r) + ": " + msg}
@@ -328,7 +328,7 @@ func applyAgentFlag(cfg *Config, src Sources, v string) *Error {
 			src["roles."+string(r)+".agent"] = flag
 		}
 	}
-	if f.All != "" || f.PerRole[workspace.RoleWorker] != "" {
+	if f.All != "" || f.PerRole[vocab.RoleWorker] != "" {
 		for id := range cfg.WorkerAgents {
 			delete(src, workerAgentKey(id))
 		}
@@ -350,17 +350,17 @@ func applyAgentFlag(cfg *Config, src Sources, v string) *Error {
 func (c Config) WithAgents(f AgentFlag) Config {
 	c.Roles = maps.Clone(c.Roles)
 	if c.Roles == nil {
-		c.Roles = map[workspace.Role]RoleConfig{}
+		c.Roles = map[vocab.Role]RoleConfig{}
 	}
 	c.WorkerAgents = maps.Clone(c.WorkerAgents)
-	if c.WorkerAgents == nil || f.All != "" || f.PerRole[workspace.RoleWorker] != "" {
-		c.WorkerAgents = map[workspace.AgentID]string{}
+	if c.WorkerAgents == nil || f.All != "" || f.PerRole[vocab.RoleWorker] != "" {
+		c.WorkerAgents = map[vocab.AgentID]string{}
 	}
 	maps.Copy(c.WorkerAgents, f.PerWorker)
 	if f.All != "" {
 		c.Agent = f.All
 	}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		rc := c.Roles[r]
 		if f.All != "" {
 			rc.Agent = ""

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 func TestRoleAgents(t *testing.T) {
@@ -18,7 +18,7 @@ func TestRoleAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[workspace.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
+	want := map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
 	if got := cfg.Team(); !reflect.DeepEqual(got, want) {
 		t.Errorf("team %v, want %v", got, want)
 	}
@@ -48,7 +48,7 @@ func TestRoleAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = map[workspace.Role]string{"lead": "gemini", "reviewer": "codex", "worker": "sim"}
+	want = map[vocab.Role]string{"lead": "gemini", "reviewer": "codex", "worker": "sim"}
 	if got := cfg.Team(); !reflect.DeepEqual(got, want) || src.Of("roles.lead.agent").String() != "flag --agent" {
 		t.Errorf("--agent %s: team %v, lead source %v", some, got, src.Of("roles.lead.agent"))
 	}
@@ -115,12 +115,12 @@ func TestParseAgentFlag(t *testing.T) {
 	for in, want := range map[string]AgentFlag{
 		"codex":                            {All: "codex"},
 		"my-agent --x=1":                   {All: "my-agent --x=1"},
-		"reviewer=codex, worker = gemini ": {PerRole: map[workspace.Role]string{"reviewer": "codex", "worker": "gemini"}},
-		"lead=my-agent --fast":             {PerRole: map[workspace.Role]string{"lead": "my-agent --fast"}},
-		"worker_1=codex,worker_2=gemini": {PerRole: map[workspace.Role]string{},
-			PerWorker: map[workspace.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
-		"lead=claude,worker=gemini,worker_2=codex": {PerRole: map[workspace.Role]string{"lead": "claude", "worker": "gemini"},
-			PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}},
+		"reviewer=codex, worker = gemini ": {PerRole: map[vocab.Role]string{"reviewer": "codex", "worker": "gemini"}},
+		"lead=my-agent --fast":             {PerRole: map[vocab.Role]string{"lead": "my-agent --fast"}},
+		"worker_1=codex,worker_2=gemini": {PerRole: map[vocab.Role]string{},
+			PerWorker: map[vocab.AgentID]string{"worker_1": "codex", "worker_2": "gemini"}},
+		"lead=claude,worker=gemini,worker_2=codex": {PerRole: map[vocab.Role]string{"lead": "claude", "worker": "gemini"},
+			PerWorker: map[vocab.AgentID]string{"worker_2": "codex"}},
 	} {
 		got, err := ParseAgentFlag(in)
 		if err != nil || !reflect.DeepEqual(got, want) {
@@ -137,7 +137,7 @@ func TestWorkerAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[workspace.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "gemini", "worker_2": "codex", "worker_3": "gemini"} {
+	for id, want := range map[vocab.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "gemini", "worker_2": "codex", "worker_3": "gemini"} {
 		if got := cfg.AgentOfID(id); got != want {
 			t.Errorf("AgentOfID(%s) = %q, want %q", id, got, want)
 		}
@@ -153,7 +153,7 @@ func TestWorkerAgents(t *testing.T) {
 	}
 
 	// Only a worker of its own is mixed: every agent claude but worker_2.
-	only := Default().WithAgents(AgentFlag{PerWorker: map[workspace.AgentID]string{"worker_2": "codex"}})
+	only := Default().WithAgents(AgentFlag{PerWorker: map[vocab.AgentID]string{"worker_2": "codex"}})
 	if !only.Mixed() || only.TeamString() != "lead=claude,reviewer=claude,worker=claude,worker_2=codex" {
 		t.Errorf("one worker of its own: mixed %v team %q", only.Mixed(), only.TeamString())
 	}
@@ -203,8 +203,8 @@ func TestWorkerModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[workspace.AgentID]string{"lead": "", "reviewer": "", "worker_1": "gpt-5", "worker_2": "my-model"} {
-		if got := cfg.AgentConfig(workspace.RoleOf(id), id).Model; got != want {
+	for id, want := range map[vocab.AgentID]string{"lead": "", "reviewer": "", "worker_1": "gpt-5", "worker_2": "my-model"} {
+		if got := cfg.AgentConfig(vocab.RoleOf(id), id).Model; got != want {
 			t.Errorf("%s's model %q, want %q", id, got, want)
 		}
 	}
@@ -219,7 +219,7 @@ func TestWorkerModels(t *testing.T) {
 	}
 	// --agent for the worker keeps its model, as a role's model stays
 	// under --agent.
-	if got := cfg.WithAgents(AgentFlag{All: "codex"}).AgentConfig(workspace.RoleWorker, "worker_2").Model; got != "my-model" {
+	if got := cfg.WithAgents(AgentFlag{All: "codex"}).AgentConfig(vocab.RoleWorker, "worker_2").Model; got != "my-model" {
 		t.Errorf("after --agent codex: %q", got)
 	}
 }

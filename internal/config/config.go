@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/pricing"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Permission modes Claude Code accepts for --permission-mode (claude
@@ -47,7 +47,7 @@ type Config struct {
 	PlanApproval string
 	// Roles holds per-role agent settings, keyed by role name; it always
 	// has an entry for lead, reviewer and worker.
-	Roles map[workspace.Role]RoleConfig
+	Roles map[vocab.Role]RoleConfig
 	// QuietPeriodMS: a trigger file is complete after this long unchanged.
 	QuietPeriodMS int
 	// HangSeconds: no output and no idle signal this long while working
@@ -93,10 +93,10 @@ type Config struct {
 	WorktreeCopy []string
 	// WorkerAgents are the [agents.<worker id>] agents: a worker named
 	// here runs its agent instead of its role's (see AgentOfID).
-	WorkerAgents map[workspace.AgentID]string
+	WorkerAgents map[vocab.AgentID]string
 	// WorkerModels are the [agents.<worker id>] models: a worker named
 	// here runs its model instead of its role's (see AgentConfig).
-	WorkerModels map[workspace.AgentID]string
+	WorkerModels map[vocab.AgentID]string
 	// Profiles are the custom agent profiles, by name.
 	Profiles map[string]Profile
 	// BudgetUSD caps a task's estimated spend (0: no cap).
@@ -245,15 +245,15 @@ func (s Sources) Of(key string) Source {
 // the key tables (keys.go).
 func Default() Config {
 	c := Config{
-		Roles:        map[workspace.Role]RoleConfig{},
-		WorkerAgents: map[workspace.AgentID]string{},
-		WorkerModels: map[workspace.AgentID]string{},
+		Roles:        map[vocab.Role]RoleConfig{},
+		WorkerAgents: map[vocab.AgentID]string{},
+		WorkerModels: map[vocab.AgentID]string{},
 		Profiles:     map[string]Profile{},
 		Pricing:      pricing.Table{},
 		Hosts:        map[string]Host{},
 	}
 	applyDefaults(&c, topKeys)
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		var rc RoleConfig
 		applyDefaults(&rc, roleKeys)
 		c.Roles[r] = rc
@@ -292,13 +292,13 @@ func (c Config) Backoff() []time.Duration {
 }
 
 // Role returns the settings of role (zero value for an unknown role).
-func (c Config) Role(role workspace.Role) RoleConfig { return c.Roles[role] }
+func (c Config) Role(role vocab.Role) RoleConfig { return c.Roles[role] }
 
 // AgentConfig returns the [roles.<role>] table agent id in role runs
 // with: its role's, with a worker's own [agents.<worker>] model.
-func (c Config) AgentConfig(role workspace.Role, id workspace.AgentID) RoleConfig {
+func (c Config) AgentConfig(role vocab.Role, id vocab.AgentID) RoleConfig {
 	rc := c.Roles[role]
-	if m := c.WorkerModels[id]; m != "" && role == workspace.RoleWorker {
+	if m := c.WorkerModels[id]; m != "" && role == vocab.RoleWorker {
 		rc.Model = m
 	}
 	return rc

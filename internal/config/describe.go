@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Describe renders the effective configuration as TOML, every value followed
@@ -27,7 +27,7 @@ func (c Config) Describe(src Sources) string {
 			add(k.name, k.name, v)
 		}
 	}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		rc := c.Roles[r]
 		p := "roles." + string(r) + "."
 		header("roles." + string(r))
@@ -49,7 +49,7 @@ func (c Config) Describe(src Sources) string {
 			workers = append(workers, id)
 		}
 	}
-	workspace.SortAgents(workers)
+	vocab.SortAgents(workers)
 	for _, id := range workers {
 		header("agents." + string(id))
 		if a := c.WorkerAgents[id]; a != "" {

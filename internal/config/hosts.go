@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // LocalHost is the placement name of this machine in [roles.<role>] hosts
@@ -118,10 +118,10 @@ func (c *Config) checkHosts(src Sources, placement []Placement) Errors {
 				Msg: `ssh is required (the ssh destination, e.g. "buildbox" or "ci@10.0.0.7")`})
 		}
 	}
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		key := "roles." + string(r) + ".hosts"
 		for _, h := range c.Roles[r].Hosts {
-			if r != workspace.RoleWorker && h != LocalHost {
+			if r != vocab.RoleWorker && h != LocalHost {
 				s := src.Of(key)
 				errs = append(errs, &Error{File: s.File, Line: s.Line, Key: key,
 					Msg: fmt.Sprintf("only workers run on other hosts for now; the %s runs here (remove %q)", r, h)})
@@ -184,7 +184,7 @@ func (c Config) WorkerHosts() []string {
 		}
 		return out
 	}
-	for _, h := range c.Roles[workspace.RoleWorker].Hosts {
+	for _, h := range c.Roles[vocab.RoleWorker].Hosts {
 		n := c.Workers // "local" takes every worker left
 		if h != LocalHost {
 			n = c.Hosts[h].MaxAgents

@@ -16,7 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/hivemind-dev/hivemind/internal/suggest"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // FileName is the name of the config file in the workspace and user folders.
@@ -256,7 +256,7 @@ func (l *fileLoader) roles(path []string, prim toml.Primitive) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(tbl)) {
 		rpath := append(slices.Clip(path), name)
-		role, err := workspace.ParseRole(name)
+		role, err := vocab.ParseRole(name)
 		if err != nil {
 			l.errorf(rpath, "%v", err)
 			continue

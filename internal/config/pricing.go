@@ -8,7 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/hivemind-dev/hivemind/internal/pricing"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // priceKeys are the keys of a [pricing."<model>"] table, in USD per
@@ -99,20 +99,20 @@ func checkBudgetPrices(cfg Config, src Sources) Errors {
 // modelRun is a model the configuration runs: a role's, or a worker's own.
 type modelRun struct {
 	who   string // the role, or the worker id
-	role  workspace.Role
+	role  vocab.Role
 	model string
 }
 
 // modelsRun lists each role's model, then each worker's own.
 func (c Config) modelsRun() []modelRun {
 	var out []modelRun
-	for _, r := range workspace.Roles() {
+	for _, r := range vocab.Roles() {
 		out = append(out, modelRun{string(r), r, c.Role(r).Model})
 	}
 	ids := slices.Collect(maps.Keys(c.WorkerModels))
-	workspace.SortAgents(ids)
+	vocab.SortAgents(ids)
 	for _, id := range ids {
-		out = append(out, modelRun{string(id), workspace.RoleWorker, c.WorkerModels[id]})
+		out = append(out, modelRun{string(id), vocab.RoleWorker, c.WorkerModels[id]})
 	}
 	return out
 }

@@ -16,11 +16,11 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/vocab"
 
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
-	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // claudeSession is real Claude Code in a PTY, with its output kept raw (for
@@ -164,7 +164,7 @@ func mustWrite(t *testing.T, p, s string) {
 	}
 }
 
-func (c claudeProject) writeAssignment(t *testing.T, a workspace.Assignment) string {
+func (c claudeProject) writeAssignment(t *testing.T, a vocab.Assignment) string {
 	t.Helper()
 	p := filepath.Join(c.taskDir, "assignments", string(a.Agent)+".json")
 	b, _ := json.MarshalIndent(a, "", "  ")
@@ -287,9 +287,9 @@ func checkFiles(t *testing.T, want []script.FileWrite) {
 // then Write, as Claude requires).
 func TestRealClaudeWritesScriptedFiles(t *testing.T) {
 	bin, c := newClaudeProject(t)
-	st := &workspace.Subtask{ID: "st_1", Description: "Implement the greeting service core.", Checkpoint: 1,
+	st := &vocab.Subtask{ID: "st_1", Description: "Implement the greeting service core.", Checkpoint: 1,
 		Dependencies: []string{}, Files: []string{"CREATE internal/greeting/greeting.go"}}
-	asg := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
+	asg := vocab.Assignment{Seq: 1, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "Do subtask st_1: " + st.Description, Subtask: st,
 		Reads:      []string{filepath.Join(c.taskDir, "plan.md")},
 		Writes:     []string{filepath.Join(c.taskDir, "outputs", "st_1.md"), filepath.Join(c.taskDir, "outputs", "st_1.done")},
@@ -313,7 +313,7 @@ func TestRealClaudeWritesScriptedFiles(t *testing.T) {
 		t.Fatalf("script decided %+v, want code, output, marker last", want)
 	}
 	checkFiles(t, want)
-	var m workspace.DoneMarker
+	var m vocab.DoneMarker
 	if b, err := os.ReadFile(asg.DoneMarker); err != nil || json.Unmarshal(b, &m) != nil || m.AgentID != "worker_1" || m.OutputFile == "" {
 		t.Errorf("bad done marker %q: %v", b, err)
 	}
@@ -321,7 +321,7 @@ func TestRealClaudeWritesScriptedFiles(t *testing.T) {
 	// Turn 2: checkpoint fix of the existing file.
 	code := filepath.Join(c.project, "internal", "greeting", "greeting.go")
 	mustWrite(t, filepath.Join(c.taskDir, "reviews", "checkpoint_1_v1-issues.md"), "- **Location:** internal/greeting/greeting.go\n")
-	fix := workspace.Assignment{Seq: 2, State: workspace.PhaseCheckpointFix, Role: workspace.RoleWorker, Agent: "worker_1",
+	fix := vocab.Assignment{Seq: 2, State: vocab.PhaseCheckpointFix, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "Fix the checkpoint 1 issues in your files, then write checkpoint.md.", Subtask: st,
 		Writes: []string{code, filepath.Join(c.taskDir, "checkpoint.md")}}
 	c.writeAssignment(t, fix)
@@ -363,9 +363,9 @@ func TestRealClaudeWritesScriptedFiles(t *testing.T) {
 // requests with 429; Claude Code retries on its own and the turn completes.
 func TestRealClaudeRateLimited(t *testing.T) {
 	bin, c := newClaudeProject(t)
-	st := &workspace.Subtask{ID: "st_2", Description: "Add the configuration.", Checkpoint: 1,
+	st := &vocab.Subtask{ID: "st_2", Description: "Add the configuration.", Checkpoint: 1,
 		Dependencies: []string{}, Files: []string{"CREATE internal/greeting/config.go"}}
-	asg := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_2", Subtask: st,
+	asg := vocab.Assignment{Seq: 1, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_2", Subtask: st,
 		Writes: []string{filepath.Join(c.taskDir, "outputs", "st_2.md")}, DoneMarker: filepath.Join(c.taskDir, "outputs", "st_2.done")}
 	asgPath := c.writeAssignment(t, asg)
 	sc := fakeapi.DefaultScript()

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Script configures the fake model.
@@ -350,7 +350,7 @@ func agentOf(path string) string {
 	if path == "" {
 		return ""
 	}
-	agent, _, _ := workspace.AssignmentOf(filepath.Base(path))
+	agent, _, _ := vocab.AssignmentOf(filepath.Base(path))
 	return string(agent)
 }
 
@@ -582,7 +582,7 @@ func (f *Server) filesFor(key, path, cwd string) ([]script.FileWrite, script.Nar
 	if fw, ok := f.plans[key]; ok {
 		return fw, f.narr[key]
 	}
-	var a workspace.Assignment
+	var a vocab.Assignment
 	b, err := os.ReadFile(path)
 	if err == nil {
 		err = json.Unmarshal(b, &a)
@@ -593,7 +593,7 @@ func (f *Server) filesFor(key, path, cwd string) ([]script.FileWrite, script.Nar
 		return nil, n
 	}
 	if a.Agent == "" {
-		a.Agent = workspace.AgentID(agentOf(path))
+		a.Agent = vocab.AgentID(agentOf(path))
 	}
 	taskDir := filepath.Dir(filepath.Dir(path))
 	// Like a real model, write project files relative to the agent's

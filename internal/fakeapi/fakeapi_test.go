@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 type sseEvent struct {
@@ -48,7 +48,7 @@ func writeFile(t *testing.T, p, s string) {
 	}
 }
 
-func (f fixture) assignment(t *testing.T, a workspace.Assignment) string {
+func (f fixture) assignment(t *testing.T, a vocab.Assignment) string {
 	t.Helper()
 	p := filepath.Join(f.taskDir, "assignments", string(a.Agent)+".json")
 	b, _ := json.Marshal(a)
@@ -56,9 +56,9 @@ func (f fixture) assignment(t *testing.T, a workspace.Assignment) string {
 	return p
 }
 
-func (f fixture) worker(t *testing.T, files ...string) (workspace.Assignment, string) {
-	a := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: "worker", Agent: "worker_1",
-		Subtask: &workspace.Subtask{ID: "st_1", Description: "Core.", Checkpoint: 1, Files: files},
+func (f fixture) worker(t *testing.T, files ...string) (vocab.Assignment, string) {
+	a := vocab.Assignment{Seq: 1, State: vocab.PhaseExecuting, Role: "worker", Agent: "worker_1",
+		Subtask: &vocab.Subtask{ID: "st_1", Description: "Core.", Checkpoint: 1, Files: files},
 		Writes:  []string{filepath.Join(f.taskDir, "outputs", "st_1.md")}, DoneMarker: filepath.Join(f.taskDir, "outputs", "st_1.done")}
 	return a, f.assignment(t, a)
 }
@@ -262,7 +262,7 @@ func TestForbiddenWriteNotRetried(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.taskDir, "agents", "lead", "plan.md"), "```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
-	p := f.assignment(t, workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
+	p := f.assignment(t, vocab.Assignment{Seq: 2, State: vocab.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Writes: []string{filepath.Join(f.taskDir, "plan-approved.md"), filepath.Join(f.taskDir, "plan-feedback.md")}})
 	sc := DefaultScript()
 	sc.Scenario.ForbiddenWrite = true
@@ -366,7 +366,7 @@ func TestNonStreamingAndSideCalls(t *testing.T) {
 func TestErrorsForOneAgent(t *testing.T) {
 	f := newFixture(t)
 	_, p := f.worker(t, "CREATE a.go")
-	p2 := f.assignment(t, workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: "lead", Agent: "lead",
+	p2 := f.assignment(t, vocab.Assignment{Seq: 1, State: vocab.PhasePlanning, Role: "lead", Agent: "lead",
 		Writes: []string{filepath.Join(f.taskDir, "plan.md")}})
 	sc := DefaultScript()
 	sc.Errors = []ErrorRule{{Agent: "worker_1", Status: 429, Count: 2, RetryAfter: 1500 * time.Millisecond}}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // An error rule with For answers every request of its agent for that long
@@ -14,7 +14,7 @@ import (
 func TestErrorWindow(t *testing.T) {
 	f := newFixture(t)
 	_, p := f.worker(t, "CREATE a.go")
-	lead := f.assignment(t, workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: "lead", Agent: "lead"})
+	lead := f.assignment(t, vocab.Assignment{Seq: 1, State: vocab.PhasePlanning, Role: "lead", Agent: "lead"})
 	sc := DefaultScript()
 	sc.Errors = []ErrorRule{{Agent: "worker_1", Status: 429, For: 300 * time.Millisecond}}
 	api := New(sc)

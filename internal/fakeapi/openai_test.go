@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // postJSON sends body to url with the header pairs hdr and returns the
@@ -360,6 +360,6 @@ func readFile(t *testing.T, p string) string {
 
 // reviewerPlanReview writes the reviewer's plan review assignment.
 func (f fixture) reviewerPlanReview(t *testing.T) string {
-	return f.assignment(t, workspace.Assignment{Seq: 2, State: workspace.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
+	return f.assignment(t, vocab.Assignment{Seq: 2, State: vocab.PhasePlanReview, Role: "reviewer", Agent: "reviewer",
 		Writes: []string{filepath.Join(f.taskDir, "plan-approved.md"), filepath.Join(f.taskDir, "plan-feedback.md")}})
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // ErrNoWorktree: the agent has no worktree (AddWorker was not called, or
@@ -29,7 +29,7 @@ const conflictsFile = "hivemind-conflicts"
 // PrepareFix is in progress it concludes the merge, and refuses with
 // ErrUnresolved if a conflicted file still holds conflict markers.
 func (r *Repo) CommitSubtask(agentID, subtaskID, summary string) (string, error) {
-	if !workspace.ValidID(agentID) {
+	if !vocab.ValidID(agentID) {
 		return "", fmt.Errorf("%w: agent id %q", ErrBadID, agentID)
 	}
 	msg := fmt.Sprintf("[%s] %s: %s", agentID, subtaskID, oneLine(summary))
@@ -175,7 +175,7 @@ func hasMarkers(b []byte) bool {
 // next MergeCheckpoint merges cleanly. Calling it again while the fix is in
 // progress returns the same files and changes nothing.
 func (r *Repo) PrepareFix(agentID string) ([]string, error) {
-	if !workspace.ValidID(agentID) {
+	if !vocab.ValidID(agentID) {
 		return nil, fmt.Errorf("%w: agent id %q", ErrBadID, agentID)
 	}
 	r.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Diff is a worker's changes: its worktree as it is now (committed or not,
@@ -50,7 +50,7 @@ func (r *Repo) TaskDiff() (string, error) {
 }
 
 func (r *Repo) workerDiff(agentID string, args ...string) (string, error) {
-	if !workspace.ValidID(agentID) {
+	if !vocab.ValidID(agentID) {
 		return "", fmt.Errorf("%w: agent id %q", ErrBadID, agentID)
 	}
 	branch := "refs/heads/" + r.WorkerBranch(agentID)

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Conflict is one worker branch that did not merge cleanly.
@@ -81,7 +81,7 @@ func (r *Repo) MergeCheckpoint(checkpoint int, workers []string) (MergeResult, e
 // error is ctx's.
 func (r *Repo) MergeCheckpointContext(ctx context.Context, checkpoint int, workers []string) (MergeResult, error) {
 	for _, w := range workers {
-		if !workspace.ValidID(w) {
+		if !vocab.ValidID(w) {
 			return MergeResult{}, fmt.Errorf("%w: agent id %q", ErrBadID, w)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Sentinel errors callers branch on.
@@ -129,7 +129,7 @@ func resolve(p string) (string, error) {
 // <project>/.hivemind. It fails with ErrNotRepo when project is not in a
 // git working tree. Open changes nothing.
 func Open(project, workspaceRoot, taskID string, opts Options) (*Repo, error) {
-	if !workspace.ValidID(taskID) {
+	if !vocab.ValidID(taskID) {
 		return nil, fmt.Errorf("%w: task id %q", ErrBadID, taskID)
 	}
 	proj, err := resolve(project)

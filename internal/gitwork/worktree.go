@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // markerFile, in a worktree's administrative directory
@@ -120,7 +120,7 @@ func (r *Repo) markWorktree(worktree string) error {
 // project directory inside the worktree). Calling it again (resume) keeps
 // the existing worktree and its changes.
 func (r *Repo) AddWorker(agentID string) (string, error) {
-	if !workspace.ValidID(agentID) {
+	if !vocab.ValidID(agentID) {
 		return "", fmt.Errorf("%w: agent id %q", ErrBadID, agentID)
 	}
 	r.mu.Lock()

@@ -524,7 +524,7 @@ func proxyFor(env Env, u *url.URL) string {
 
 // firstLine is the first line of a command's output, trimmed: a version or
 // an error as the CLI printed it, "" when it printed nothing (errText then
-// says what failed itself). Unlike workspace.Headline it keeps the spacing,
+// says what failed itself). Unlike vocab.Headline it keeps the spacing,
 // and unlike remote's it adds no words of its own.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -2,7 +2,7 @@ package proto
 
 import (
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Screen is what the server reads of an agent's terminal (a
@@ -31,7 +31,7 @@ type Sender struct {
 // scrolled scroll lines back, and false when nothing changed since the
 // last one. gen is t's generation (a new terminal of the agent: a new gen
 // resends every row).
-func (s *Sender) Update(id workspace.AgentID, t Screen, gen uint64, scroll int) (Pane, bool) {
+func (s *Sender) Update(id vocab.AgentID, t Screen, gen uint64, scroll int) (Pane, bool) {
 	fresh := !s.sent || gen != s.gen || t != s.term
 	v := t.Version() // before Lines: the rows are at least this new
 	if !fresh && v == s.ver && scroll == s.scroll {

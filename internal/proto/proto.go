@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -98,14 +99,14 @@ type Msg struct {
 	Pane     *Pane     `json:"pane,omitempty"`
 	View     []Want    `json:"view,omitempty"`
 
-	Agent    workspace.AgentID `json:"agent,omitempty"`
-	Data     []byte            `json:"data,omitempty"`
-	Cols     int               `json:"cols,omitempty"`
-	Rows     int               `json:"rows,omitempty"`
-	Cmd      string            `json:"cmd,omitempty"`
-	Approve  bool              `json:"approve,omitempty"`
-	Feedback string            `json:"feedback,omitempty"`
-	ID       uint64            `json:"id,omitempty"` // a CmdPlan/CmdDiff and its reply
+	Agent    vocab.AgentID `json:"agent,omitempty"`
+	Data     []byte        `json:"data,omitempty"`
+	Cols     int           `json:"cols,omitempty"`
+	Rows     int           `json:"rows,omitempty"`
+	Cmd      string        `json:"cmd,omitempty"`
+	Approve  bool          `json:"approve,omitempty"`
+	Feedback string        `json:"feedback,omitempty"`
+	ID       uint64        `json:"id,omitempty"` // a CmdPlan/CmdDiff and its reply
 }
 
 // Info is what a server says of itself and its run.
@@ -121,34 +122,34 @@ type Info struct {
 	Branch  string `json:"branch,omitempty"`
 	Phase   string `json:"phase"`
 	// Why is the reason of needs_human or error, "" otherwise.
-	Why        string                       `json:"why,omitempty"`
-	Clients    int                          `json:"clients"`
-	Started    time.Time                    `json:"started"`
-	FPS        int                          `json:"fps"`
-	Team       map[workspace.Role]string    `json:"team,omitempty"`
-	WorkerTeam map[workspace.AgentID]string `json:"worker_team,omitempty"`
-	HasDiff    bool                         `json:"has_diff,omitempty"`
+	Why        string                   `json:"why,omitempty"`
+	Clients    int                      `json:"clients"`
+	Started    time.Time                `json:"started"`
+	FPS        int                      `json:"fps"`
+	Team       map[vocab.Role]string    `json:"team,omitempty"`
+	WorkerTeam map[vocab.AgentID]string `json:"worker_team,omitempty"`
+	HasDiff    bool                     `json:"has_diff,omitempty"`
 }
 
 // Snapshot is the engine state a client shows (tui.SnapshotMsg).
 type Snapshot struct {
-	State     workspace.State                        `json:"state"`
-	Events    []workspace.EventRecord                `json:"events,omitempty"`
-	Health    map[workspace.AgentID]workspace.Health `json:"health,omitempty"`
-	Knowledge []workspace.KnowledgeItem              `json:"knowledge,omitempty"`
+	State     vocab.State                    `json:"state"`
+	Events    []vocab.EventRecord            `json:"events,omitempty"`
+	Health    map[vocab.AgentID]vocab.Health `json:"health,omitempty"`
+	Knowledge []workspace.KnowledgeItem      `json:"knowledge,omitempty"`
 }
 
 // PaneID is an agent with a live terminal; Gen changes when the agent's
 // terminal is a new one (a restart).
 type PaneID struct {
-	Agent workspace.AgentID `json:"agent"`
-	Gen   uint64            `json:"gen"`
+	Agent vocab.AgentID `json:"agent"`
+	Gen   uint64        `json:"gen"`
 }
 
 // Want is a pane a client shows and how far it is scrolled back.
 type Want struct {
-	Agent  workspace.AgentID `json:"agent"`
-	Scroll int               `json:"scroll,omitempty"`
+	Agent  vocab.AgentID `json:"agent"`
+	Scroll int           `json:"scroll,omitempty"`
 }
 
 // Row is one changed row of a pane.
@@ -162,14 +163,14 @@ type Row struct {
 // Gen says which terminal of the agent it is: a new Gen starts from
 // empty rows (all of them are sent).
 type Pane struct {
-	Agent  workspace.AgentID `json:"agent"`
-	Gen    uint64            `json:"gen"`
-	Ver    uint64            `json:"ver"` // the server terminal's Version the rows are at least as new as
-	Scroll int               `json:"scroll,omitempty"`
-	Back   int               `json:"back,omitempty"` // scrollback lines held
-	N      int               `json:"n"`              // rows in all
-	Set    []Row             `json:"set,omitempty"`
-	Modes  screen.Modes      `json:"modes"`
+	Agent  vocab.AgentID `json:"agent"`
+	Gen    uint64        `json:"gen"`
+	Ver    uint64        `json:"ver"` // the server terminal's Version the rows are at least as new as
+	Scroll int           `json:"scroll,omitempty"`
+	Back   int           `json:"back,omitempty"` // scrollback lines held
+	N      int           `json:"n"`              // rows in all
+	Set    []Row         `json:"set,omitempty"`
+	Modes  screen.Modes  `json:"modes"`
 }
 
 // Conn is one end of a connection: Send is safe from several goroutines,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/sshtest"
 	"github.com/hivemind-dev/hivemind/ptyagent"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // helperBin is hivemind-hook built once for the package's tests.
@@ -203,7 +203,7 @@ func startRemote(t *testing.T, kind ptyagent.ProfileKind, script string) (*remot
 			default:
 			}
 		},
-		Factory: func(id workspace.AgentID, role workspace.Role, resume bool) (ptyagent.Spec, error) {
+		Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (ptyagent.Spec, error) {
 			argv := LaunchArgv(h, helperBin, inst.Path, Agent{Argv: []string{"sh", "-c", strings.ReplaceAll(script, "$HELPER", inst.Path)}})
 			return ptyagent.Spec{Argv: argv, Kind: kind, Cols: 120, Rows: 40,
 				Env: []string{"HIVEMIND_TASK_DIR=/remote/task"}}, nil
@@ -283,7 +283,7 @@ func TestRemoteHook(t *testing.T) {
 			`read l; echo '{"session_id":"r1","last_assistant_message":"remote done"}' | "$HELPER" Stop; echo stopped; cat`)
 	waitScreen(t, sess, "the hook token does not match agent \"worker_1\"'s session")
 	waitScreen(t, sess, "started")
-	for deadline := time.Now().Add(30 * time.Second); sess.Health() != workspace.HealthReady; {
+	for deadline := time.Now().Add(30 * time.Second); sess.Health() != vocab.HealthReady; {
 		if time.Now().After(deadline) {
 			t.Fatalf("not ready (health %s) — SessionStart did not arrive:\n%s", sess.Health(), sess.Text())
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/claudetest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Real Claude Code, offline, confined with no Hivemind hook in the way:
@@ -37,10 +37,10 @@ func TestClaudeWriteRefusedByKernel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := workspace.Assignment{Seq: 1, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
+	a := vocab.Assignment{Seq: 1, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "Do subtask st_1", DoneMarker: filepath.Join(task, "outputs", "st_1.done"),
 		Writes:  []string{filepath.Join(task, "outputs", "st_1.md")},
-		Subtask: &workspace.Subtask{ID: "st_1", Description: "add hello.go", Checkpoint: 1, Files: []string{"CREATE hello.go"}}}
+		Subtask: &vocab.Subtask{ID: "st_1", Description: "add hello.go", Checkpoint: 1, Files: []string{"CREATE hello.go"}}}
 	b, _ := json.Marshal(a)
 	assignment := filepath.Join(task, "assignments", "worker_1.json")
 	if err := os.WriteFile(assignment, b, 0o644); err != nil {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // AssignmentRE finds the assignment path in an injected line.
@@ -78,7 +78,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer, env func(string) str
 		pace:    *pace,
 		env:     env,
 		id:      firstNonEmpty(*agentFlag, env("HIVEMIND_AGENT_ID"), "sim"),
-		role:    workspace.Role(firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), string(workspace.RoleWorker))),
+		role:    vocab.Role(firstNonEmpty(*roleFlag, env("HIVEMIND_ROLE"), string(vocab.RoleWorker))),
 		taskDir: env("HIVEMIND_TASK_DIR"),
 		project: env("HIVEMIND_PROJECT"),
 		socket:  env(hookrelay.EnvHookSocket),
@@ -105,7 +105,7 @@ type agent struct {
 	pace    time.Duration
 	env     func(string) string
 	id      string
-	role    workspace.Role
+	role    vocab.Role
 	taskDir string
 	project string
 	socket  string
@@ -334,7 +334,7 @@ func (a *agent) work(line string) string {
 	}
 	path := a.resolve(m)
 	b, err := os.ReadFile(path)
-	var asg workspace.Assignment
+	var asg vocab.Assignment
 	if err == nil {
 		err = json.Unmarshal(b, &asg)
 	}
@@ -344,7 +344,7 @@ func (a *agent) work(line string) string {
 		return msg
 	}
 	if asg.Agent == "" {
-		asg.Agent = workspace.AgentID(a.id)
+		asg.Agent = vocab.AgentID(a.id)
 	}
 	if asg.Role == "" {
 		asg.Role = a.role

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 type simFixture struct {
 	project, taskDir, asgPath string
-	asg                       workspace.Assignment
+	asg                       vocab.Assignment
 }
 
 func newSimFixture(t *testing.T) simFixture {
@@ -33,9 +33,9 @@ func newSimFixture(t *testing.T) simFixture {
 	}
 	must(t, os.WriteFile(filepath.Join(project, "go.mod"), []byte("module example.com/x\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(taskDir, "task.md"), []byte("Add a greeting service\n"), 0o644))
-	a := workspace.Assignment{Seq: 3, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
+	a := vocab.Assignment{Seq: 3, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
 		Instruction: "Do st_1.",
-		Subtask: &workspace.Subtask{ID: "st_1", Description: "Greeting core.", Checkpoint: 1,
+		Subtask: &vocab.Subtask{ID: "st_1", Description: "Greeting core.", Checkpoint: 1,
 			Files: []string{"CREATE internal/greeting/greeting.go", "CREATE internal/greeting/config.go"}},
 		Writes:     []string{filepath.Join(taskDir, "outputs", "st_1.md"), filepath.Join(taskDir, "outputs", "st_1.done")},
 		DoneMarker: filepath.Join(taskDir, "outputs", "st_1.done")}
@@ -167,7 +167,7 @@ func TestMainFollowsAssignment(t *testing.T) {
 		}
 		lastIdx = idx
 	}
-	var m workspace.DoneMarker
+	var m vocab.DoneMarker
 	b, _ := os.ReadFile(f.asg.DoneMarker)
 	if err := json.Unmarshal(b, &m); err != nil || m.AgentID != "worker_1" || m.OutputFile != want[2].Path {
 		t.Errorf("done marker %s: %v", b, err)
@@ -256,7 +256,7 @@ func TestMainForbiddenWriteSkipped(t *testing.T) {
 	f := newSimFixture(t)
 	mustWriteFile(t, filepath.Join(f.taskDir, "plan.md"), "# Plan\n\n```json\n"+
 		`{"summary":"s","checkpoints":[{"id":1,"name":"a"}],"subtasks":[{"id":"st_1","description":"d","checkpoint":1,"dependencies":[],"files":["CREATE src/a.go"]}]}`+"\n```\n")
-	a := workspace.Assignment{Seq: 1, State: workspace.PhasePlanReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+	a := vocab.Assignment{Seq: 1, State: vocab.PhasePlanReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 		Writes: []string{filepath.Join(f.taskDir, "plan-approved.md"), filepath.Join(f.taskDir, "plan-feedback.md")}}
 	p := filepath.Join(f.taskDir, "assignments", "reviewer.json")
 	b, _ := json.Marshal(a)

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/hivemind-dev/hivemind/internal/sim/script"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // FileWrite is one file an agent writes (absolute path), in order.
@@ -22,6 +22,6 @@ func DefaultScenario() Scenario { return script.DefaultScenario() }
 
 // Respond decides, with the default scenario, which files an agent writes
 // for assignment a (done marker last). See script.Scenario.Respond.
-func Respond(a workspace.Assignment, taskDir, project string, rnd *rand.Rand) ([]FileWrite, Narration) {
+func Respond(a vocab.Assignment, taskDir, project string, rnd *rand.Rand) ([]FileWrite, Narration) {
 	return script.Respond(a, taskDir, project, rnd)
 }

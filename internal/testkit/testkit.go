@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hivemind-dev/hivemind/internal/preflight"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -38,7 +39,7 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 
 // NewTask creates a task with a state (none when st is nil) in the
 // workspace at root and returns its id.
-func NewTask(t *testing.T, root string, task workspace.Task, st *workspace.State) string {
+func NewTask(t *testing.T, root string, task vocab.Task, st *vocab.State) string {
 	t.Helper()
 	ws, err := workspace.Open(root)
 	if err != nil {

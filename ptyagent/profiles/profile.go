@@ -18,7 +18,7 @@ import (
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/roles"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Profile is one built-in agent CLI.
@@ -63,7 +63,7 @@ type Profile struct {
 type Launch struct {
 	Base   ptyagent.Spec // working dir, env, log, timeouts: filled by the caller
 	ID     string        // agent id
-	Role   workspace.Role
+	Role   vocab.Role
 	Resume bool // a restart: continue the saved session when there is one
 	// Prompt returns the role's prompt (built in or the user's).
 	Prompt     func() (string, error)

@@ -3,7 +3,7 @@
 // each means something, and the milestone recorded when one is taken.
 //
 // Every agent writes only under its own outbox, agents/<agent id>/ in the
-// task directory (workspace.OutboxesDir): its trigger files at the outbox
+// task directory (vocab.OutboxesDir): its trigger files at the outbox
 // root, its friction files in friction/, its outputs and done markers in
 // outputs/, its shared-knowledge notes in knowledge/. The engine knows who
 // wrote a file from where it is (authorship by path) and takes a trigger
@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Kind names a trigger: its path inside the writer's outbox, with "*"
@@ -42,7 +42,7 @@ const (
 	Done Kind = "outputs/*.done"
 	// Output is a subtask's output, named by its done marker (not watched).
 	Output Kind = "outputs/*.md"
-	// Knowledge is a shared-knowledge note (workspace.ParseInboxEntry);
+	// Knowledge is a shared-knowledge note (vocab.ParseInboxEntry);
 	// the knowledge watcher takes it, not the trigger watcher.
 	Knowledge Kind = "knowledge/*.md"
 	// PlanDecision is the user's answer at the plan gate, at the task root.
@@ -54,41 +54,41 @@ type Spec struct {
 	Kind Kind
 	// Writers are the roles whose agents may write it (in their own
 	// outbox). None: the user writes it, at the task root.
-	Writers []workspace.Role
+	Writers []vocab.Role
 	// Phases are where it means something; nil: any phase of a live task.
-	Phases []workspace.Phase
+	Phases []vocab.Phase
 	// Milestone is the events.jsonl record of the trigger taken ("" when
 	// the handler records several outcomes).
-	Milestone workspace.RecordType
+	Milestone vocab.RecordType
 	// Watched: the trigger watcher reports it to the engine (false for
 	// outputs, which a done marker names).
 	Watched bool
 }
 
 var (
-	lead     = []workspace.Role{workspace.RoleLead}
-	reviewer = []workspace.Role{workspace.RoleReviewer}
-	worker   = []workspace.Role{workspace.RoleWorker}
+	lead     = []vocab.Role{vocab.RoleLead}
+	reviewer = []vocab.Role{vocab.RoleReviewer}
+	worker   = []vocab.Role{vocab.RoleWorker}
 	// Outputs and done markers: workers for subtasks, the Lead for its
 	// checkpoint-fix assignments.
-	doers = []workspace.Role{workspace.RoleLead, workspace.RoleWorker}
-	every = []workspace.Role{workspace.RoleLead, workspace.RoleReviewer, workspace.RoleWorker}
+	doers = []vocab.Role{vocab.RoleLead, vocab.RoleWorker}
+	every = []vocab.Role{vocab.RoleLead, vocab.RoleReviewer, vocab.RoleWorker}
 )
 
 // table is the one list of trigger files.
 var table = []Spec{
-	{Kind: Plan, Writers: lead, Phases: []workspace.Phase{workspace.PhasePlanning, workspace.PhasePlanRevision}, Milestone: workspace.RecordPlanSubmitted, Watched: true},
-	{Kind: PlanApproved, Writers: reviewer, Phases: []workspace.Phase{workspace.PhasePlanReview}, Milestone: workspace.RecordPlanApproved, Watched: true},
-	{Kind: PlanFeedback, Writers: reviewer, Phases: []workspace.Phase{workspace.PhasePlanReview}, Milestone: workspace.RecordPlanFeedback, Watched: true},
-	{Kind: Checkpoint, Writers: worker, Phases: []workspace.Phase{workspace.PhaseExecuting, workspace.PhaseCheckpointFix}, Milestone: workspace.RecordCheckpointReached, Watched: true},
-	{Kind: CheckpointApproved, Writers: reviewer, Phases: []workspace.Phase{workspace.PhaseCheckpointReview}, Milestone: workspace.RecordCheckpointApproved, Watched: true},
-	{Kind: CheckpointIssues, Writers: reviewer, Phases: []workspace.Phase{workspace.PhaseCheckpointReview}, Milestone: workspace.RecordCheckpointIssues, Watched: true},
-	{Kind: FrictionResolution, Writers: lead, Phases: []workspace.Phase{workspace.PhaseFrictionResolution}, Milestone: workspace.RecordTriggerConsumed, Watched: true},
-	{Kind: Friction, Writers: every, Milestone: workspace.RecordFrictionRecorded, Watched: true},
-	{Kind: Done, Writers: doers, Milestone: workspace.RecordSubtaskDone, Watched: true},
+	{Kind: Plan, Writers: lead, Phases: []vocab.Phase{vocab.PhasePlanning, vocab.PhasePlanRevision}, Milestone: vocab.RecordPlanSubmitted, Watched: true},
+	{Kind: PlanApproved, Writers: reviewer, Phases: []vocab.Phase{vocab.PhasePlanReview}, Milestone: vocab.RecordPlanApproved, Watched: true},
+	{Kind: PlanFeedback, Writers: reviewer, Phases: []vocab.Phase{vocab.PhasePlanReview}, Milestone: vocab.RecordPlanFeedback, Watched: true},
+	{Kind: Checkpoint, Writers: worker, Phases: []vocab.Phase{vocab.PhaseExecuting, vocab.PhaseCheckpointFix}, Milestone: vocab.RecordCheckpointReached, Watched: true},
+	{Kind: CheckpointApproved, Writers: reviewer, Phases: []vocab.Phase{vocab.PhaseCheckpointReview}, Milestone: vocab.RecordCheckpointApproved, Watched: true},
+	{Kind: CheckpointIssues, Writers: reviewer, Phases: []vocab.Phase{vocab.PhaseCheckpointReview}, Milestone: vocab.RecordCheckpointIssues, Watched: true},
+	{Kind: FrictionResolution, Writers: lead, Phases: []vocab.Phase{vocab.PhaseFrictionResolution}, Milestone: vocab.RecordTriggerConsumed, Watched: true},
+	{Kind: Friction, Writers: every, Milestone: vocab.RecordFrictionRecorded, Watched: true},
+	{Kind: Done, Writers: doers, Milestone: vocab.RecordSubtaskDone, Watched: true},
 	{Kind: Output, Writers: doers},
 	{Kind: Knowledge, Writers: every},
-	{Kind: PlanDecision, Phases: []workspace.Phase{workspace.PhasePlanApproval}, Milestone: workspace.RecordPlanDecision, Watched: true},
+	{Kind: PlanDecision, Phases: []vocab.Phase{vocab.PhasePlanApproval}, Milestone: vocab.RecordPlanDecision, Watched: true},
 }
 
 // Table returns the trigger table (a copy).
@@ -107,12 +107,12 @@ func Lookup(k Kind) (Spec, bool) {
 func (s Spec) ByUser() bool { return len(s.Writers) == 0 }
 
 // WrittenBy reports whether agents of role may write it.
-func (s Spec) WrittenBy(role workspace.Role) bool { return slices.Contains(s.Writers, role) }
+func (s Spec) WrittenBy(role vocab.Role) bool { return slices.Contains(s.Writers, role) }
 
 // Means reports whether the trigger means something in phase ph.
-func (s Spec) Means(ph workspace.Phase) bool {
+func (s Spec) Means(ph vocab.Phase) bool {
 	if s.Phases == nil {
-		return ph != workspace.PhaseIdle && ph != workspace.PhaseComplete && ph != workspace.PhaseCancelled
+		return ph != vocab.PhaseIdle && ph != vocab.PhaseComplete && ph != vocab.PhaseCancelled
 	}
 	return slices.Contains(s.Phases, ph)
 }
@@ -137,12 +137,12 @@ func (k Kind) Name(item string) string {
 }
 
 // Outbox is agent's outbox relative to the task directory (slash path).
-func Outbox(agent workspace.AgentID) string { return workspace.OutboxesDir + "/" + string(agent) }
+func Outbox(agent vocab.AgentID) string { return vocab.OutboxesDir + "/" + string(agent) }
 
 // Path is where the trigger k (with item, for a family) of agent lies,
 // relative to the task directory (slash path). The user's triggers lie at
 // the task root whatever agent is.
-func Path(agent workspace.AgentID, k Kind, item string) string {
+func Path(agent vocab.AgentID, k Kind, item string) string {
 	if s, ok := Lookup(k); ok && s.ByUser() {
 		return k.Name(item)
 	}
@@ -152,7 +152,7 @@ func Path(agent workspace.AgentID, k Kind, item string) string {
 // Ref is a path of the table, taken apart.
 type Ref struct {
 	// Owner is the agent whose outbox holds it ("" for the user's).
-	Owner workspace.AgentID
+	Owner vocab.AgentID
 	Kind  Kind
 	// Item is the "*" of a family (the friction name without .md, the
 	// subtask id of a done marker).
@@ -175,7 +175,7 @@ func Parse(rel string) (Ref, bool) {
 	}
 	top, rest, _ := strings.Cut(rel, "/")
 	owner, inner, ok := strings.Cut(rest, "/")
-	if top != workspace.OutboxesDir || !ok || !workspace.ValidID(owner) {
+	if top != vocab.OutboxesDir || !ok || !vocab.ValidID(owner) {
 		return Ref{}, false
 	}
 	for _, s := range table {
@@ -184,14 +184,14 @@ func Parse(rel string) (Ref, bool) {
 		}
 		if !s.Kind.Family() {
 			if inner == string(s.Kind) {
-				return Ref{Owner: workspace.AgentID(owner), Kind: s.Kind}, true
+				return Ref{Owner: vocab.AgentID(owner), Kind: s.Kind}, true
 			}
 			continue
 		}
 		pre, suf, _ := strings.Cut(string(s.Kind), "*")
 		if item, ok := strings.CutPrefix(inner, pre); ok {
 			if item, ok = strings.CutSuffix(item, suf); ok && item != "" && !strings.Contains(item, "/") {
-				return Ref{Owner: workspace.AgentID(owner), Kind: s.Kind, Item: item}, true
+				return Ref{Owner: vocab.AgentID(owner), Kind: s.Kind, Item: item}, true
 			}
 		}
 	}
@@ -203,10 +203,10 @@ func Parse(rel string) (Ref, bool) {
 // outbox subdirectories of watched families.
 func WatchedDir(rel string) bool {
 	parts := strings.Split(rel, "/")
-	if parts[0] != workspace.OutboxesDir || len(parts) > 3 {
+	if parts[0] != vocab.OutboxesDir || len(parts) > 3 {
 		return false
 	}
-	if len(parts) >= 2 && (!workspace.ValidID(parts[1]) || TempName(parts[1])) {
+	if len(parts) >= 2 && (!vocab.ValidID(parts[1]) || TempName(parts[1])) {
 		return false
 	}
 	if len(parts) < 3 {
@@ -228,7 +228,7 @@ func TempName(base string) bool {
 }
 
 // OwnedBy lists the kinds agents of role write, in table order.
-func OwnedBy(role workspace.Role) []Kind {
+func OwnedBy(role vocab.Role) []Kind {
 	var out []Kind
 	for _, s := range table {
 		if s.WrittenBy(role) {

@@ -3,14 +3,14 @@ package triggers
 import (
 	"testing"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // Every row's path, for every agent, parses back to its owner, kind and
 // item; the user's lie at the root whatever the agent.
 func TestPathParseRoundTrip(t *testing.T) {
 	for _, s := range Table() {
-		for _, agent := range []workspace.AgentID{"lead", "reviewer", "worker_7"} {
+		for _, agent := range []vocab.AgentID{"lead", "reviewer", "worker_7"} {
 			item := ""
 			if s.Kind.Family() {
 				item = "st_1"
@@ -67,7 +67,7 @@ func TestTableRows(t *testing.T) {
 			t.Errorf("%s: watched without a record", s.Kind)
 		}
 		for _, ph := range s.Phases {
-			if ph == workspace.PhaseIdle || ph == workspace.PhaseComplete || ph == workspace.PhaseCancelled {
+			if ph == vocab.PhaseIdle || ph == vocab.PhaseComplete || ph == vocab.PhaseCancelled {
 				t.Errorf("%s means something in %s", s.Kind, ph)
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // sharedNotesFile is the project file every worker appends to with
@@ -12,7 +12,7 @@ import (
 const sharedNotesFile = "NOTES.md"
 
 // appendNote is the shared notes file p with one line more for a subtask.
-func appendNote(p, agent string, st *workspace.Subtask) string {
+func appendNote(p, agent string, st *vocab.Subtask) string {
 	old, _ := os.ReadFile(p)
 	s := string(old)
 	if s == "" {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 var stopWords = map[string]bool{
@@ -97,13 +97,13 @@ func (c *ctx) planMarkdown(title string, rounds int, feedback string) string {
 	if rounds > 0 {
 		extra = " Validate inputs and return wrapped errors; cover the error paths."
 	}
-	plan := workspace.Plan{
+	plan := vocab.Plan{
 		Summary: title,
-		Checkpoints: []workspace.Checkpoint{
+		Checkpoints: []vocab.Checkpoint{
 			{ID: 1, Name: "core " + s},
 			{ID: 2, Name: "tests and docs"},
 		},
-		Subtasks: []workspace.Subtask{
+		Subtasks: []vocab.Subtask{
 			{ID: "st_1", Description: "Implement the core of " + s + ": the main type, its constructor and the request handling path." + extra,
 				Checkpoint: 1, Dependencies: []string{}, Files: []string{"CREATE " + core}},
 			{ID: "st_2", Description: "Add configuration for " + s + " with defaults and validation.",
@@ -164,7 +164,7 @@ func feedbackPoints(fb string) []string {
 	return out
 }
 
-func planFeedbackMD(pl *workspace.Plan, round int, rnd *rand.Rand) string {
+func planFeedbackMD(pl *vocab.Plan, round int, rnd *rand.Rand) string {
 	loc1, loc2 := "st_1", "st_3"
 	if pl != nil && len(pl.Subtasks) > 0 {
 		loc1 = pl.Subtasks[0].ID
@@ -185,7 +185,7 @@ func planFeedbackMD(pl *workspace.Plan, round int, rnd *rand.Rand) string {
 	return b.String()
 }
 
-func planApprovedMD(pl *workspace.Plan, round int) string {
+func planApprovedMD(pl *vocab.Plan, round int) string {
 	n := 0
 	if pl != nil {
 		n = len(pl.Subtasks)
@@ -218,10 +218,10 @@ func checkpointApprovedMD(n int, files []string) string {
 	return b.String()
 }
 
-func frictionMD(agent string, st *workspace.Subtask, rnd *rand.Rand) string {
+func frictionMD(agent string, st *vocab.Subtask, rnd *rand.Rand) string {
 	return fmt.Sprintf("# Friction: %s\n\n- **Agent:** %s\n- **Subtask:** %s\n- **Type:** %s\n\n%s\n",
 		choose(rnd, "unclear configuration source", "slow feedback loop", "missing test fixtures"),
-		agent, st.ID, workspace.FrictionWorkerFailure,
+		agent, st.ID, vocab.FrictionWorkerFailure,
 		"The plan does not say where configuration comes from; I assumed defaults in code. The lead should confirm.")
 }
 
@@ -267,7 +267,7 @@ func (c *ctx) checkpointMD(agent string, fixed []string) string {
 	return b.String()
 }
 
-func outputMD(st *workspace.Subtask, changed []string, rnd *rand.Rand) string {
+func outputMD(st *vocab.Subtask, changed []string, rnd *rand.Rand) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s — output\n\n%s\n\n## Changes\n\n", st.ID, st.Description)
 	for _, f := range changed {
@@ -281,7 +281,7 @@ func outputMD(st *workspace.Subtask, changed []string, rnd *rand.Rand) string {
 }
 
 // createFile makes plausible content for a new file.
-func createFile(rel string, st *workspace.Subtask, pkg string, rnd *rand.Rand) string {
+func createFile(rel string, st *vocab.Subtask, pkg string, rnd *rand.Rand) string {
 	base := path.Base(rel)
 	ext := path.Ext(base)
 	name := strings.TrimSuffix(strings.TrimSuffix(base, ext), "_test")
@@ -375,7 +375,7 @@ func (s *%s) Handle(in string) (string, error) {
 }
 
 // modifyFile appends a plausible change to an existing file.
-func modifyFile(rel, old string, st *workspace.Subtask, rnd *rand.Rand) string {
+func modifyFile(rel, old string, st *vocab.Subtask, rnd *rand.Rand) string {
 	if !strings.HasSuffix(old, "\n") {
 		old += "\n"
 	}

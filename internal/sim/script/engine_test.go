@@ -5,18 +5,18 @@ import (
 	"testing"
 
 	"github.com/hivemind-dev/hivemind/engine/flow"
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 // TestPlansPassEngineValidation checks the lead's plans (first and revised)
 // against the engine's own parser and validator.
 func TestPlansPassEngineValidation(t *testing.T) {
 	f := newFixture(t)
-	for round, st := range []workspace.Phase{workspace.PhasePlanning, workspace.PhasePlanRevision} {
+	for round, st := range []vocab.Phase{vocab.PhasePlanning, vocab.PhasePlanRevision} {
 		if round == 1 {
 			mustWrite(t, f.td("reviews/plan_v1-feedback.md"), "- **Problem:** vague.\n")
 		}
-		out, _ := DefaultScenario().Respond(workspace.Assignment{State: st, Role: workspace.RoleLead, Agent: "lead",
+		out, _ := DefaultScenario().Respond(vocab.Assignment{State: st, Role: vocab.RoleLead, Agent: "lead",
 			Writes: []string{f.td("plan.md")}}, f.taskDir, f.project, rand.New(rand.NewPCG(uint64(round), 9)))
 		if len(out) != 1 {
 			t.Fatalf("round %d: %d files", round, len(out))

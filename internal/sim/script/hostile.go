@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
 
@@ -19,7 +19,7 @@ func HostileTargets(taskDir string) []string {
 	return []string{
 		taskDir + "/state.json",
 		taskDir + "/" + triggers.Path("worker_2", triggers.Done, "st_2"),
-		taskDir + "/" + triggers.Path(workspace.AgentReviewer, triggers.CheckpointApproved, ""),
+		taskDir + "/" + triggers.Path(vocab.AgentReviewer, triggers.CheckpointApproved, ""),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
@@ -22,7 +23,7 @@ import (
 // reads (the directory of decisions.json), or "".
 func (c *ctx) knowledgeDir() string {
 	for _, r := range c.a.Reads {
-		if filepath.Base(r) == workspace.DecisionsFile && filepath.Base(filepath.Dir(r)) == workspace.KnowledgeDir {
+		if filepath.Base(r) == vocab.DecisionsFile && filepath.Base(filepath.Dir(r)) == vocab.KnowledgeDir {
 			return filepath.Dir(r)
 		}
 	}
@@ -42,7 +43,7 @@ func (c *ctx) recordedBefore(dir string) bool {
 		return true
 	}
 	prefix := "_" + string(c.a.Agent) + "-"
-	if entries, err := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir)); err == nil {
+	if entries, err := os.ReadDir(filepath.Join(dir, vocab.KnowledgeArchiveDir)); err == nil {
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), task+"_") && strings.Contains(e.Name(), prefix) {
 				return true
@@ -56,7 +57,7 @@ func (c *ctx) recordedBefore(dir string) bool {
 // outbox, n the first number free there and in the archive.
 func (c *ctx) recordDecision(dir, title, rationale string) {
 	notes := c.notesDir()
-	archived, _ := os.ReadDir(filepath.Join(dir, workspace.KnowledgeArchiveDir))
+	archived, _ := os.ReadDir(filepath.Join(dir, vocab.KnowledgeArchiveDir))
 	n := 1
 	for ; ; n++ {
 		name := strconv.Itoa(n) + ".md"
@@ -109,7 +110,7 @@ func (c *ctx) followedDecisions() string {
 	if !c.sc.RecordDecisions || dir == "" {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(dir, workspace.DecisionsFile))
+	b, err := os.ReadFile(filepath.Join(dir, vocab.DecisionsFile))
 	if err != nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
@@ -22,18 +23,18 @@ func TestRecordDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads := workspace.KnowledgeFiles(root)
+	reads := vocab.KnowledgeFiles(root)
 	sc := DefaultScenario()
 	sc.RecordDecisions = true
 	rnd := rand.New(rand.NewPCG(1, 1))
-	leadAsg := workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: workspace.RoleLead, Agent: "lead",
+	leadAsg := vocab.Assignment{Seq: 1, State: vocab.PhasePlanning, Role: vocab.RoleLead, Agent: "lead",
 		Writes: []string{f.td("plan.md")}, Reads: reads}
 	out, _ := sc.Respond(leadAsg, f.taskDir, f.project, rnd)
 	if len(out) != 2 || out[0].Path != filepath.Join(f.taskDir, "agents", "lead", "knowledge", "1.md") || !strings.HasSuffix(out[1].Path, "plan.md") {
 		t.Fatalf("lead writes %v", paths(out))
 	}
-	e, err := workspace.ParseInboxEntry([]byte(out[0].Content))
-	if err != nil || e.Kind != workspace.KindDecision {
+	e, err := vocab.ParseInboxEntry([]byte(out[0].Content))
+	if err != nil || e.Kind != vocab.KindDecision {
 		t.Fatalf("lead entry %+v: %v", e, err)
 	}
 	// Without the shared knowledge in its reads, nothing is recorded.
@@ -56,8 +57,8 @@ func TestRecordDecisions(t *testing.T) {
 
 	plan := f.writePlan(t)
 	sub := plan.Subtasks[0]
-	work := func(agent workspace.AgentID, st workspace.Subtask) []FileWrite {
-		a := workspace.Assignment{Seq: 5, State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: agent,
+	work := func(agent vocab.AgentID, st vocab.Subtask) []FileWrite {
+		a := vocab.Assignment{Seq: 5, State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: agent,
 			Subtask: &st, Reads: reads, Writes: []string{f.td("outputs/" + st.ID + ".md")},
 			DoneMarker: f.td("outputs/" + st.ID + ".done")}
 		out, _ := sc.Respond(a, f.taskDir, f.project, rnd)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 	"github.com/hivemind-dev/hivemind/workspace/triggers"
 )
@@ -81,7 +82,7 @@ func DefaultScenario() Scenario {
 }
 
 // Respond runs the default scenario.
-func Respond(a workspace.Assignment, taskDir, project string, rnd *rand.Rand) ([]FileWrite, Narration) {
+func Respond(a vocab.Assignment, taskDir, project string, rnd *rand.Rand) ([]FileWrite, Narration) {
 	return DefaultScenario().Respond(a, taskDir, project, rnd)
 }
 
@@ -90,7 +91,7 @@ func Respond(a workspace.Assignment, taskDir, project string, rnd *rand.Rand) ([
 // limited to the assignment's writes, the subtask's files, the done marker
 // (and, with WriteFriction, one file in friction/). The done marker, when
 // there is one, is always last. Read-only assignments write nothing.
-func (s Scenario) Respond(a workspace.Assignment, taskDir, project string, rnd *rand.Rand) ([]FileWrite, Narration) {
+func (s Scenario) Respond(a vocab.Assignment, taskDir, project string, rnd *rand.Rand) ([]FileWrite, Narration) {
 	if rnd == nil {
 		rnd = rand.New(rand.NewPCG(1, 2))
 	}
@@ -103,11 +104,11 @@ func (s Scenario) Respond(a workspace.Assignment, taskDir, project string, rnd *
 		}
 	}
 	switch a.Role {
-	case workspace.RoleLead:
+	case vocab.RoleLead:
 		c.lead()
-	case workspace.RoleReviewer:
+	case vocab.RoleReviewer:
 		c.reviewer()
-	case workspace.RoleWorker:
+	case vocab.RoleWorker:
 		c.worker()
 	default:
 		c.generic()
@@ -120,7 +121,7 @@ func (s Scenario) Respond(a workspace.Assignment, taskDir, project string, rnd *
 
 type ctx struct {
 	sc       Scenario
-	a        workspace.Assignment
+	a        vocab.Assignment
 	taskDir  string
 	project  string
 	rnd      *rand.Rand
@@ -223,7 +224,7 @@ func (c *ctx) rel(p string) string {
 
 func (c *ctx) taskText() string {
 	// task.json holds the user's words; task.md wraps them in headings.
-	var t workspace.Task
+	var t vocab.Task
 	if b, err := os.ReadFile(filepath.Join(c.taskDir, "task.json")); err == nil && json.Unmarshal(b, &t) == nil && strings.TrimSpace(t.Description) != "" {
 		return strings.TrimSpace(t.Description)
 	}
@@ -294,7 +295,7 @@ func version(p string) int {
 	return n
 }
 
-func (c *ctx) state() workspace.State {
+func (c *ctx) state() vocab.State {
 	s, _ := workspace.ReadStateFile(c.taskDir)
 	return s
 }
@@ -314,8 +315,8 @@ func (c *ctx) currentCheckpoint() int {
 
 // plan finds the current plan: plan.md in the task dir, else the newest
 // archived plan, else state.json's plan.
-func (c *ctx) plan() *workspace.Plan {
-	cands := []string{c.taskFile(triggers.Path(workspace.AgentLead, triggers.Plan, ""))}
+func (c *ctx) plan() *vocab.Plan {
+	cands := []string{c.taskFile(triggers.Path(vocab.AgentLead, triggers.Plan, ""))}
 	arch := c.reviewFiles(planArchiveRE)
 	for i := len(arch) - 1; i >= 0; i-- {
 		cands = append(cands, arch[i])
@@ -335,12 +336,12 @@ func (c *ctx) plan() *workspace.Plan {
 var jsonBlockRE = regexp.MustCompile("(?s)```json\\s*\n(.*?)\n\\s*```")
 
 // ParsePlan extracts and decodes the fenced json block of a plan.md.
-func ParsePlan(md string) (*workspace.Plan, error) {
+func ParsePlan(md string) (*vocab.Plan, error) {
 	m := jsonBlockRE.FindStringSubmatch(md)
 	if m == nil {
 		return nil, errNoJSON
 	}
-	var p workspace.Plan
+	var p vocab.Plan
 	if err := json.Unmarshal([]byte(m[1]), &p); err != nil {
 		return nil, err
 	}
@@ -380,9 +381,9 @@ func choose(rnd *rand.Rand, opts ...string) string { return opts[rnd.IntN(len(op
 
 func (c *ctx) lead() {
 	switch {
-	case c.a.State == workspace.PhaseFrictionResolution || (c.pick("friction-resolution.md") != "" && c.pick("plan.md") == ""):
+	case c.a.State == vocab.PhaseFrictionResolution || (c.pick("friction-resolution.md") != "" && c.pick("plan.md") == ""):
 		c.frictionResolution()
-	case c.a.State == workspace.PhaseCheckpointFix:
+	case c.a.State == vocab.PhaseCheckpointFix:
 		c.leadCheckpointFix()
 	case c.pick("plan.md") != "":
 		c.writePlan()
@@ -394,7 +395,7 @@ func (c *ctx) lead() {
 func (c *ctx) writePlan() {
 	path := c.pick("plan.md")
 	rounds := len(c.reviewFiles(planFeedbackRE))
-	if rounds == 0 && (c.a.State == workspace.PhasePlanRevision || fileExists(c.taskFile(triggers.Path(workspace.AgentReviewer, triggers.PlanFeedback, "")))) {
+	if rounds == 0 && (c.a.State == vocab.PhasePlanRevision || fileExists(c.taskFile(triggers.Path(vocab.AgentReviewer, triggers.PlanFeedback, "")))) {
 		rounds = 1
 	}
 	var feedback string
@@ -404,7 +405,7 @@ func (c *ctx) writePlan() {
 		if len(fb) > 0 {
 			last = fb[len(fb)-1]
 		}
-		feedback = readFirst(c.taskFile(triggers.Path(workspace.AgentReviewer, triggers.PlanFeedback, "")), last)
+		feedback = readFirst(c.taskFile(triggers.Path(vocab.AgentReviewer, triggers.PlanFeedback, "")), last)
 	}
 	title := c.taskTitle()
 	c.think("Reading task.md: " + oneLine(title))
@@ -431,9 +432,9 @@ func (c *ctx) frictionResolution() {
 		return
 	}
 	var names []string
-	outboxes, _ := os.ReadDir(filepath.Join(c.taskDir, workspace.OutboxesDir))
+	outboxes, _ := os.ReadDir(filepath.Join(c.taskDir, vocab.OutboxesDir))
 	for _, ob := range outboxes {
-		entries, _ := os.ReadDir(c.taskFile(triggers.Outbox(workspace.AgentID(ob.Name())) + "/" + triggers.Friction.Dir()))
+		entries, _ := os.ReadDir(c.taskFile(triggers.Outbox(vocab.AgentID(ob.Name())) + "/" + triggers.Friction.Dir()))
 		for _, e := range entries {
 			if !e.IsDir() {
 				names = append(names, e.Name())
@@ -457,9 +458,9 @@ func (c *ctx) leadCheckpointFix() { c.checkpointFix() }
 
 func (c *ctx) reviewer() {
 	switch {
-	case c.a.State == workspace.PhasePlanReview || c.pick("plan-approved.md") != "" || c.pick("plan-feedback.md") != "":
+	case c.a.State == vocab.PhasePlanReview || c.pick("plan-approved.md") != "" || c.pick("plan-feedback.md") != "":
 		c.reviewPlan()
-	case c.a.State == workspace.PhaseCheckpointReview || c.pick("checkpoint-approved.md") != "" || c.pick("checkpoint-issues.md") != "":
+	case c.a.State == vocab.PhaseCheckpointReview || c.pick("checkpoint-approved.md") != "" || c.pick("checkpoint-issues.md") != "":
 		c.reviewCheckpoint()
 	default:
 		c.generic()
@@ -494,7 +495,7 @@ func (c *ctx) reviewPlan() {
 	c.summary = "Nothing to write: the assignment lists no verdict file."
 }
 
-func (c *ctx) forbiddenTarget(pl *workspace.Plan) string {
+func (c *ctx) forbiddenTarget(pl *vocab.Plan) string {
 	if pl != nil {
 		for _, st := range pl.Subtasks {
 			for _, f := range st.Files {
@@ -548,7 +549,7 @@ func (c *ctx) reviewCheckpoint() {
 
 func (c *ctx) worker() {
 	switch {
-	case c.a.State == workspace.PhaseCheckpointFix:
+	case c.a.State == vocab.PhaseCheckpointFix:
 		c.workerFix()
 	case c.subtask() != nil:
 		c.doSubtask()
@@ -557,7 +558,7 @@ func (c *ctx) worker() {
 	}
 }
 
-func (c *ctx) subtask() *workspace.Subtask {
+func (c *ctx) subtask() *vocab.Subtask {
 	if c.a.Subtask != nil {
 		return c.a.Subtask
 	}
@@ -630,7 +631,7 @@ func (c *ctx) doSubtask() {
 		c.emit(outPath, outputMD(st, changed, c.rnd)+c.followedDecisions())
 	}
 	if done != "" && outPath != "" {
-		m := workspace.DoneMarker{AgentID: c.a.Agent, OutputFile: outPath, CompletedAt: c.now()}
+		m := vocab.DoneMarker{AgentID: c.a.Agent, OutputFile: outPath, CompletedAt: c.now()}
 		b, _ := json.MarshalIndent(m, "", "  ")
 		c.emit(done, string(b)+"\n")
 	}
@@ -724,7 +725,7 @@ func (c *ctx) workerFix() { c.checkpointFix() }
 // the done marker last.
 func (c *ctx) checkpointFix() {
 	var extra []string
-	if st := c.subtask(); st != nil && c.a.Role == workspace.RoleWorker {
+	if st := c.subtask(); st != nil && c.a.Role == vocab.RoleWorker {
 		for _, f := range st.Files {
 			_, rel := splitFile(f)
 			extra = append(extra, c.projectPath(rel))
@@ -750,11 +751,11 @@ func (c *ctx) checkpointFix() {
 	if note != "" {
 		c.emit(note, c.fixNote(string(c.a.Agent), fixed))
 	}
-	if cp := c.pick("checkpoint.md"); cp != "" && (len(fixed) > 0 || c.a.Role == workspace.RoleWorker) {
+	if cp := c.pick("checkpoint.md"); cp != "" && (len(fixed) > 0 || c.a.Role == vocab.RoleWorker) {
 		c.emit(cp, c.checkpointMD(string(c.a.Agent), fixed))
 	}
 	if done != "" && note != "" {
-		m := workspace.DoneMarker{AgentID: c.a.Agent, OutputFile: note, CompletedAt: c.now()}
+		m := vocab.DoneMarker{AgentID: c.a.Agent, OutputFile: note, CompletedAt: c.now()}
 		b, _ := json.MarshalIndent(m, "", "  ")
 		c.emit(done, string(b)+"\n")
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemind-dev/hivemind/workspace"
+	"github.com/hivemind-dev/hivemind/vocab"
 )
 
 type fixture struct {
@@ -49,9 +49,9 @@ func (f fixture) td(rel string) string { return filepath.Join(f.taskDir, filepat
 func (f fixture) pj(rel string) string { return filepath.Join(f.project, filepath.FromSlash(rel)) }
 
 // writePlan writes a plan made by the lead script into the task dir.
-func (f fixture) writePlan(t *testing.T) *workspace.Plan {
+func (f fixture) writePlan(t *testing.T) *vocab.Plan {
 	t.Helper()
-	out, _ := DefaultScenario().Respond(workspace.Assignment{Seq: 1, State: workspace.PhasePlanning, Role: workspace.RoleLead,
+	out, _ := DefaultScenario().Respond(vocab.Assignment{Seq: 1, State: vocab.PhasePlanning, Role: vocab.RoleLead,
 		Agent: "lead", Writes: []string{f.td("agents/lead/plan.md")}}, f.taskDir, f.project, rand.New(rand.NewPCG(1, 1)))
 	if len(out) != 1 {
 		t.Fatalf("lead wrote %d files", len(out))
@@ -65,7 +65,7 @@ func (f fixture) writePlan(t *testing.T) *workspace.Plan {
 }
 
 // validatePlan checks the DESIGN.md rules the engine enforces.
-func validatePlan(t *testing.T, md string) *workspace.Plan {
+func validatePlan(t *testing.T, md string) *vocab.Plan {
 	t.Helper()
 	p, err := ParsePlan(md)
 	if err != nil {
@@ -84,7 +84,7 @@ func validatePlan(t *testing.T, md string) *workspace.Plan {
 		}
 		cps[c.ID] = true
 	}
-	ids := map[string]workspace.Subtask{}
+	ids := map[string]vocab.Subtask{}
 	for _, st := range p.Subtasks {
 		if _, dup := ids[st.ID]; dup || st.ID == "" || st.Description == "" {
 			t.Errorf("bad subtask %+v", st)
@@ -166,15 +166,15 @@ func TestRespond(t *testing.T) {
 	type tc struct {
 		name  string
 		sc    func(*Scenario)
-		setup func(t *testing.T, f fixture) workspace.Assignment
+		setup func(t *testing.T, f fixture) vocab.Assignment
 		check func(t *testing.T, f fixture, out []FileWrite, n Narration)
 	}
 	planDoc := func(t *testing.T, f fixture) { f.writePlan(t) }
 	cases := []tc{
 		{
 			name: "lead/planning writes a valid plan",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				return workspace.Assignment{State: workspace.PhasePlanning, Role: workspace.RoleLead, Agent: "lead", Writes: []string{f.td("plan.md")}}
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
+				return vocab.Assignment{State: vocab.PhasePlanning, Role: vocab.RoleLead, Agent: "lead", Writes: []string{f.td("plan.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
 				if !reflect.DeepEqual(paths(out), []string{f.td("plan.md")}) {
@@ -191,10 +191,10 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "lead/plan_revision after feedback revises",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				mustWrite(t, f.td("reviews/plan_v1.md"), "old")
 				mustWrite(t, f.td("reviews/plan_v1-feedback.md"), "- **Problem:** error handling is vague.\n")
-				return workspace.Assignment{State: workspace.PhasePlanRevision, Role: workspace.RoleLead, Agent: "lead",
+				return vocab.Assignment{State: vocab.PhasePlanRevision, Role: vocab.RoleLead, Agent: "lead",
 					Reads: []string{f.td("reviews/plan_v1-feedback.md")}, Writes: []string{f.td("plan.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -211,9 +211,9 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "lead/friction_resolution",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				mustWrite(t, f.td("agents/worker_1/friction/worker_1-st_1.md"), "# Friction\n")
-				return workspace.Assignment{State: workspace.PhaseFrictionResolution, Role: workspace.RoleLead, Agent: "lead",
+				return vocab.Assignment{State: vocab.PhaseFrictionResolution, Role: vocab.RoleLead, Agent: "lead",
 					Writes: []string{f.td("friction-resolution.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -224,10 +224,10 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "lead/checkpoint_fix with a note path writes a note only",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
 				mustWrite(t, f.td("checkpoint-issues.md"), "Files to fix: internal/ratelimiter/ratelimiter.go\n")
-				return workspace.Assignment{State: workspace.PhaseCheckpointFix, Role: workspace.RoleLead, Agent: "lead",
+				return vocab.Assignment{State: vocab.PhaseCheckpointFix, Role: vocab.RoleLead, Agent: "lead",
 					Writes: []string{f.td("checkpoint-fix-notes.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -238,8 +238,8 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "lead/checkpoint_fix without writes is told only",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				return workspace.Assignment{State: workspace.PhaseCheckpointFix, Role: workspace.RoleLead, Agent: "lead"}
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
+				return vocab.Assignment{State: vocab.PhaseCheckpointFix, Role: vocab.RoleLead, Agent: "lead"}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
 				if len(out) != 0 || n.Summary == "" {
@@ -249,9 +249,9 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "reviewer/plan_review first round asks for changes",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
-				return workspace.Assignment{State: workspace.PhasePlanReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhasePlanReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Reads: []string{f.td("plan.md")}, Writes: []string{f.td("plan-approved.md"), f.td("plan-feedback.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -267,10 +267,10 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "reviewer/plan_review second round approves",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
 				mustWrite(t, f.td("reviews/plan_v1-feedback.md"), "x")
-				return workspace.Assignment{State: workspace.PhasePlanReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhasePlanReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Writes: []string{f.td("plan-approved.md"), f.td("plan-feedback.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -281,10 +281,10 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "reviewer/plan_review other archive naming still counts",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
 				mustWrite(t, f.td("reviews/plan-feedback_v1.md"), "x")
-				return workspace.Assignment{State: workspace.PhasePlanReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhasePlanReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Writes: []string{f.td("plan-approved.md"), f.td("plan-feedback.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -296,9 +296,9 @@ func TestRespond(t *testing.T) {
 		{
 			name: "reviewer/plan_review RejectPlans=0 approves at once",
 			sc:   func(s *Scenario) { s.RejectPlans = 0 },
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
-				return workspace.Assignment{State: workspace.PhasePlanReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhasePlanReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Writes: []string{f.td("plan-approved.md"), f.td("plan-feedback.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -310,9 +310,9 @@ func TestRespond(t *testing.T) {
 		{
 			name: "reviewer/plan_review forbidden write attempt first",
 			sc:   func(s *Scenario) { s.ForbiddenWrite = true },
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
-				return workspace.Assignment{State: workspace.PhasePlanReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhasePlanReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Writes: []string{f.td("plan-approved.md"), f.td("plan-feedback.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -323,13 +323,13 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "reviewer/checkpoint_review first names a file of checkpoint 1",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
 				// The engine archived plan.md; the script must find it there.
 				if err := os.Rename(f.td("agents/lead/plan.md"), f.td("reviews/plan_v2.md")); err != nil {
 					t.Fatal(err)
 				}
-				return workspace.Assignment{State: workspace.PhaseCheckpointReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhaseCheckpointReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Instruction: "Review checkpoint 1 (core).",
 					Writes:      []string{f.td("checkpoint-approved.md"), f.td("checkpoint-issues.md")}}
 			},
@@ -350,10 +350,10 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "reviewer/checkpoint_review after issues approves",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				planDoc(t, f)
 				mustWrite(t, f.td("reviews/checkpoint_1_v1-issues.md"), "x")
-				return workspace.Assignment{State: workspace.PhaseCheckpointReview, Role: workspace.RoleReviewer, Agent: "reviewer",
+				return vocab.Assignment{State: vocab.PhaseCheckpointReview, Role: vocab.RoleReviewer, Agent: "reviewer",
 					Writes: []string{f.td("checkpoint-approved.md"), f.td("checkpoint-issues.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -364,8 +364,8 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "reviewer/read-only in executing writes nothing",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				return workspace.Assignment{State: workspace.PhaseExecuting, Role: workspace.RoleReviewer, Agent: "reviewer", ReadOnly: true,
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
+				return vocab.Assignment{State: vocab.PhaseExecuting, Role: vocab.RoleReviewer, Agent: "reviewer", ReadOnly: true,
 					Writes: []string{f.td("plan-feedback.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -376,9 +376,9 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "worker/executing creates code, output, marker last",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				return workspace.Assignment{State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_2",
-					Subtask: &workspace.Subtask{ID: "st_2", Description: "Config.", Checkpoint: 1, Files: []string{"CREATE internal/rl/config.go"}},
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
+				return vocab.Assignment{State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_2",
+					Subtask: &vocab.Subtask{ID: "st_2", Description: "Config.", Checkpoint: 1, Files: []string{"CREATE internal/rl/config.go"}},
 					Writes:  []string{f.td("outputs/st_2.md"), f.pj("internal/rl/config.go")}, DoneMarker: f.td("outputs/st_2.done")}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -389,7 +389,7 @@ func TestRespond(t *testing.T) {
 				if !strings.HasPrefix(out[0].Content, "package rl\n") || !strings.Contains(out[0].Content, "func DefaultConfig() Config") {
 					t.Errorf("code:\n%s", out[0].Content)
 				}
-				var m workspace.DoneMarker
+				var m vocab.DoneMarker
 				if err := json.Unmarshal([]byte(out[2].Content), &m); err != nil || m.AgentID != "worker_2" || m.OutputFile != f.td("outputs/st_2.md") || !m.CompletedAt.Equal(fixed) {
 					t.Errorf("marker %q: %v", out[2].Content, err)
 				}
@@ -397,10 +397,10 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "worker/executing modifies an existing file",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				mustWrite(t, f.pj("README.md"), "# Demo\n")
-				return workspace.Assignment{State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
-					Subtask: &workspace.Subtask{ID: "st_4", Description: "Docs.", Checkpoint: 2, Files: []string{"MODIFY README.md", "CREATE ../escape.go", "CREATE /etc/x.go"}},
+				return vocab.Assignment{State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
+					Subtask: &vocab.Subtask{ID: "st_4", Description: "Docs.", Checkpoint: 2, Files: []string{"MODIFY README.md", "CREATE ../escape.go", "CREATE /etc/x.go"}},
 					Writes:  []string{f.td("outputs/st_4.md")}, DoneMarker: f.td("outputs/st_4.done")}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -416,9 +416,9 @@ func TestRespond(t *testing.T) {
 		{
 			name: "worker/executing with friction logs it first",
 			sc:   func(s *Scenario) { s.WriteFriction = true },
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				return workspace.Assignment{State: workspace.PhaseExecuting, Role: workspace.RoleWorker, Agent: "worker_1",
-					Subtask: &workspace.Subtask{ID: "st_1", Description: "Core.", Checkpoint: 1, Files: []string{"CREATE internal/rl/rl.go"}},
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
+				return vocab.Assignment{State: vocab.PhaseExecuting, Role: vocab.RoleWorker, Agent: "worker_1",
+					Subtask: &vocab.Subtask{ID: "st_1", Description: "Core.", Checkpoint: 1, Files: []string{"CREATE internal/rl/rl.go"}},
 					Writes:  []string{f.td("outputs/st_1.md"), f.td("outputs/st_1.done")}, DoneMarker: f.td("outputs/st_1.done")}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -430,11 +430,11 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "worker/checkpoint_fix fixes the named file then checkpoint.md",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				mustWrite(t, f.pj("internal/rl/rl.go"), "package rl\n")
 				mustWrite(t, f.td("reviews/checkpoint_1_v1-issues.md"), "- **Location:** internal/rl/rl.go\n")
-				return workspace.Assignment{State: workspace.PhaseCheckpointFix, Role: workspace.RoleWorker, Agent: "worker_1",
-					Subtask: &workspace.Subtask{ID: "st_1", Checkpoint: 1, Files: []string{"CREATE internal/rl/rl.go"}},
+				return vocab.Assignment{State: vocab.PhaseCheckpointFix, Role: vocab.RoleWorker, Agent: "worker_1",
+					Subtask: &vocab.Subtask{ID: "st_1", Checkpoint: 1, Files: []string{"CREATE internal/rl/rl.go"}},
 					Writes:  []string{f.pj("internal/rl/rl.go"), f.td("checkpoint.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -449,11 +449,11 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "worker/checkpoint_fix as the engine sends it (fix output + marker)",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				mustWrite(t, f.pj("internal/rl/rl.go"), "package rl\n")
 				mustWrite(t, f.pj("internal/rl/config.go"), "package rl\n")
 				mustWrite(t, f.td("reviews/checkpoint_1_v1-issues.md"), "- **Location:** internal/rl/config.go:3\n")
-				return workspace.Assignment{State: workspace.PhaseCheckpointFix, Role: workspace.RoleWorker, Agent: "worker_2",
+				return vocab.Assignment{State: vocab.PhaseCheckpointFix, Role: vocab.RoleWorker, Agent: "worker_2",
 					Instruction: "Fix the checkpoint 1 issues",
 					Reads:       []string{f.td("reviews/checkpoint_1_v1-issues.md")},
 					Writes:      []string{f.td("outputs/fix-cp1-r1-worker_2.md"), f.pj("internal/rl/rl.go"), f.pj("internal/rl/config.go")},
@@ -464,7 +464,7 @@ func TestRespond(t *testing.T) {
 				if !reflect.DeepEqual(paths(out), want) {
 					t.Fatalf("paths %v, want %v", paths(out), want)
 				}
-				var m workspace.DoneMarker
+				var m vocab.DoneMarker
 				if err := json.Unmarshal([]byte(out[2].Content), &m); err != nil || m.OutputFile != want[1] || m.AgentID != "worker_2" {
 					t.Errorf("marker %q", out[2].Content)
 				}
@@ -472,9 +472,9 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "lead/checkpoint_fix as the engine sends it (note + marker)",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
 				mustWrite(t, f.td("reviews/checkpoint_1_v1-issues.md"), "- **Location:** internal/rl/config.go:3\n")
-				return workspace.Assignment{State: workspace.PhaseCheckpointFix, Role: workspace.RoleLead, Agent: "lead",
+				return vocab.Assignment{State: vocab.PhaseCheckpointFix, Role: vocab.RoleLead, Agent: "lead",
 					Writes: []string{f.td("outputs/fix-cp1-r1-lead.md")}, DoneMarker: f.td("outputs/fix-cp1-r1-lead.done")}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
@@ -486,8 +486,8 @@ func TestRespond(t *testing.T) {
 		},
 		{
 			name: "worker/complete writes nothing",
-			setup: func(t *testing.T, f fixture) workspace.Assignment {
-				return workspace.Assignment{State: workspace.PhaseComplete, Role: workspace.RoleWorker, Agent: "worker_1", Writes: []string{f.td("x.md")}}
+			setup: func(t *testing.T, f fixture) vocab.Assignment {
+				return vocab.Assignment{State: vocab.PhaseComplete, Role: vocab.RoleWorker, Agent: "worker_1", Writes: []string{f.td("x.md")}}
 			},
 			check: func(t *testing.T, f fixture, out []FileWrite, n Narration) {
 				if len(out) != 0 {
@@ -521,7 +521,7 @@ func TestRespond(t *testing.T) {
 
 // checkAllowed asserts the script only writes what the assignment allows,
 // and the done marker last.
-func checkAllowed(t *testing.T, f fixture, sc Scenario, a workspace.Assignment, out []FileWrite) {
+func checkAllowed(t *testing.T, f fixture, sc Scenario, a vocab.Assignment, out []FileWrite) {
 	t.Helper()
 	allowed := map[string]bool{}
 	for _, w := range a.Writes {
@@ -572,26 +572,26 @@ func TestWholeRunAgainstScript(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lead := func(st workspace.Phase) []FileWrite {
-		out, _ := sc.Respond(workspace.Assignment{State: st, Role: "lead", Agent: "lead", Writes: []string{f.td("plan.md")}}, f.taskDir, f.project, rnd)
+	lead := func(st vocab.Phase) []FileWrite {
+		out, _ := sc.Respond(vocab.Assignment{State: st, Role: "lead", Agent: "lead", Writes: []string{f.td("plan.md")}}, f.taskDir, f.project, rnd)
 		return out
 	}
-	review := func(st workspace.Phase, a, b string) string {
-		out, _ := sc.Respond(workspace.Assignment{State: st, Role: "reviewer", Agent: "reviewer", Writes: []string{f.td(a), f.td(b)}}, f.taskDir, f.project, rnd)
+	review := func(st vocab.Phase, a, b string) string {
+		out, _ := sc.Respond(vocab.Assignment{State: st, Role: "reviewer", Agent: "reviewer", Writes: []string{f.td(a), f.td(b)}}, f.taskDir, f.project, rnd)
 		if len(out) != 1 {
 			t.Fatalf("review wrote %d files", len(out))
 		}
 		apply(out)
 		return filepath.Base(out[0].Path)
 	}
-	apply(lead(workspace.PhasePlanning))
-	if v := review(workspace.PhasePlanReview, "plan-approved.md", "plan-feedback.md"); v != "plan-feedback.md" {
+	apply(lead(vocab.PhasePlanning))
+	if v := review(vocab.PhasePlanReview, "plan-approved.md", "plan-feedback.md"); v != "plan-feedback.md" {
 		t.Fatalf("round 1: %s", v)
 	}
 	archive("plan.md", "plan_v1.md")
 	archive("plan-feedback.md", "plan_v1-feedback.md")
-	apply(lead(workspace.PhasePlanRevision))
-	if v := review(workspace.PhasePlanReview, "plan-approved.md", "plan-feedback.md"); v != "plan-approved.md" {
+	apply(lead(vocab.PhasePlanRevision))
+	if v := review(vocab.PhasePlanReview, "plan-approved.md", "plan-feedback.md"); v != "plan-approved.md" {
 		t.Fatalf("round 2: %s", v)
 	}
 	archive("plan.md", "plan_v2.md")
@@ -599,7 +599,7 @@ func TestWholeRunAgainstScript(t *testing.T) {
 	pl := f.plan(t)
 	for _, st := range pl.Subtasks {
 		stc := st
-		out, _ := sc.Respond(workspace.Assignment{State: workspace.PhaseExecuting, Role: "worker", Agent: "worker_1", Subtask: &stc,
+		out, _ := sc.Respond(vocab.Assignment{State: vocab.PhaseExecuting, Role: "worker", Agent: "worker_1", Subtask: &stc,
 			Writes: []string{f.td("outputs/" + st.ID + ".md")}, DoneMarker: f.td("outputs/" + st.ID + ".done")}, f.taskDir, f.project, rnd)
 		apply(out)
 	}
@@ -608,7 +608,7 @@ func TestWholeRunAgainstScript(t *testing.T) {
 		if cp == 2 {
 			n = 2
 		}
-		got := review(workspace.PhaseCheckpointReview, "checkpoint-approved.md", "checkpoint-issues.md")
+		got := review(vocab.PhaseCheckpointReview, "checkpoint-approved.md", "checkpoint-issues.md")
 		if got != want {
 			t.Fatalf("checkpoint review %d: %s, want %s", cp+1, got, want)
 		}
@@ -628,7 +628,7 @@ func TestWholeRunAgainstScript(t *testing.T) {
 	t.Logf("go test in the generated project: %s", out)
 }
 
-func (f fixture) plan(t *testing.T) *workspace.Plan {
+func (f fixture) plan(t *testing.T) *vocab.Plan {
 	c := &ctx{taskDir: f.taskDir, project: f.project}
 	p := c.plan()
 	if p == nil {

@@ -1,4 +1,4 @@
-package workspace
+package vocab
 
 import (
 	"bufio"
@@ -76,17 +76,17 @@ func TestRecordTypesDeclaredCatches(t *testing.T) {
 
 import "` + recordTypePkg + `"
 
-const alias = workspace.RecordStateChanged
+const alias = vocab.RecordStateChanged
 
 var (
-	_ = workspace.EventRecord{Type: "undeclared"}
-	_ = workspace.RecordType("converted")
-	_ = workspace.EventRecord{Type: alias}
-	_ = workspace.EventRecord{Type: workspace.RecordAbandoned + "_too"}
-	_ = workspace.EventRecord{}.Type == "state_changed"
-	_ = workspace.EventRecord{Type: workspace.RecordStateChanged}
-	_ = workspace.EventRecord{Type: (workspace.RecordCancelled)}
-	_ = workspace.InputRecord("agent_health")
+	_ = vocab.EventRecord{Type: "undeclared"}
+	_ = vocab.RecordType("converted")
+	_ = vocab.EventRecord{Type: alias}
+	_ = vocab.EventRecord{Type: vocab.RecordAbandoned + "_too"}
+	_ = vocab.EventRecord{}.Type == "state_changed"
+	_ = vocab.EventRecord{Type: vocab.RecordStateChanged}
+	_ = vocab.EventRecord{Type: (vocab.RecordCancelled)}
+	_ = vocab.InputRecord("agent_health")
 )
 `
 	fset := token.NewFileSet()
@@ -99,11 +99,11 @@ var (
 		t.Fatal(err)
 	}
 	want := []string{
-		`x.go:8:34: "undeclared"`,
-		`x.go:9:6: workspace.RecordType("converted")`,
-		`x.go:10:34: alias`,
-		`x.go:11:34: workspace.RecordAbandoned + "_too"`,
-		`x.go:12:38: "state_changed"`,
+		`x.go:8:30: "undeclared"`,
+		`x.go:9:6: vocab.RecordType("converted")`,
+		`x.go:10:30: alias`,
+		`x.go:11:30: vocab.RecordAbandoned + "_too"`,
+		`x.go:12:34: "state_changed"`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
