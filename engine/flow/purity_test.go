@@ -2,9 +2,11 @@ package flow
 
 import (
 	"encoding/json"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,16 +23,16 @@ import (
 // here, and TestPurePackage (run by `make lint`) keeps out what the
 // compiler would allow.
 //
-// The check is on this package's direct imports, not its dependencies:
-// workspace is where the machine's vocabulary lives (State, Phase, Plan,
-// Subtask, Assignment, the task dir's file names) next to the file layer
-// that reads and writes it, so workspace itself imports os and fsnotify.
-// The machine may use workspace's types and pure helpers; splitting them
-// into a leaf package would move some fifty names that every package uses.
+// The check is on everything this package links, not only its imports:
+// each package of this module it depends on (vocab, the vocabulary;
+// workspace/triggers, the trigger table; internal/suggest) is held to the
+// same rules, no package outside the standard library may be linked (no
+// fsnotify, no x/sys), and the disk layer (workspace) is named when it
+// creeps in. The standard library's own dependencies (fmt pulls in os)
+// are not checked: only what this module's packages import directly.
 
-// workspacePkgs are the packages outside the standard library allowed:
-// workspace and its pure trigger table.
-var workspacePkgs = []string{"github.com/hivemind-dev/hivemind/vocab", "github.com/hivemind-dev/hivemind/workspace/triggers"}
+// diskLayer are the packages that read and write the workspace on disk.
+var diskLayer = []string{"github.com/hivemind-dev/hivemind/workspace"}
 
 // impureStd are the standard packages that reach outside the process, the
 // clock's randomness or the scheduler.
@@ -43,8 +45,10 @@ var impureStd = []string{
 // clockCalls read the clock or wait: Step takes time from its events.
 var clockCalls = []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick"}
 
-// This package imports only the standard library's pure packages and
-// workspace, and never reads the clock.
+// This package and every package of this module it depends on import
+// only the standard library's pure packages and each other, never read
+// the clock, and link no disk layer and nothing outside the standard
+// library.
 func TestPurePackage(t *testing.T) {
 	for _, p := range checkPure(t, "") {
 		t.Error(p)
@@ -53,7 +57,7 @@ func TestPurePackage(t *testing.T) {
 
 // The check fails on a file that breaks the boundary: the same check, on
 // this package with one more file laid over it (go list -overlay), names
-// each violation.
+// each violation, including those of the packages the file pulls in.
 func TestPurePackageCheckCatchesViolations(t *testing.T) {
 	dir := t.TempDir()
 	src := `package flow
@@ -63,9 +67,11 @@ import (
 	clock "time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 var _ = fsnotify.Create
+var _ = workspace.Open
 
 func violate() clock.Time { _, _ = os.ReadFile("x"); return clock.Now() }
 `
@@ -86,18 +92,31 @@ func violate() clock.Time { _, _ = os.ReadFile("x"); return clock.Now() }
 		t.Fatal(err)
 	}
 	got := strings.Join(checkPure(t, ov), "\n")
-	for _, want := range []string{`imports "os"`, `imports "github.com/fsnotify/fsnotify"`, "zz_violation.go:12:", "calls time.Now"} {
+	for _, want := range []string{
+		`engine/flow imports "os"`, "zz_violation.go:14:", "calls time.Now",
+		"links github.com/fsnotify/fsnotify", "links golang.org/x/sys/unix",
+		"links the disk layer github.com/hivemind-dev/hivemind/workspace",
+		`hivemind/workspace imports "syscall"`,
+	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("violation %q not reported; got:\n%s", want, got)
 		}
 	}
 }
 
-// checkPure lists this package's violations as go list sees it (with an
-// overlay file, if given).
+// listed is one package as `go list -deps -json` describes it.
+type listed struct {
+	ImportPath, Dir  string
+	Standard         bool
+	GoFiles, Imports []string
+	Module           *struct{ Path string }
+}
+
+// checkPure lists the violations of this package and its dependencies as
+// go list sees them (with an overlay file, if given).
 func checkPure(t *testing.T, overlay string) []string {
 	t.Helper()
-	args := []string{"list", "-json=ImportPath,Dir,GoFiles,Imports"}
+	args := []string{"list", "-deps", "-json=ImportPath,Dir,Standard,GoFiles,Imports,Module"}
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
@@ -105,48 +124,71 @@ func checkPure(t *testing.T, overlay string) []string {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	var pkg struct {
-		ImportPath, Dir  string
-		GoFiles, Imports []string
+	var pkgs []listed
+	for dec := json.NewDecoder(strings.NewReader(string(out))); ; {
+		var p listed
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
 	}
-	if err := json.Unmarshal(out, &pkg); err != nil {
-		t.Fatal(err)
+	// go list -deps lists this package last.
+	self := pkgs[len(pkgs)-1]
+	if len(self.GoFiles) == 0 || self.Module == nil {
+		t.Fatalf("go list found no files in %s", self.ImportPath)
 	}
-	if len(pkg.GoFiles) == 0 {
-		t.Fatalf("go list found no files in %s", pkg.ImportPath)
-	}
+	module := self.Module.Path
+	ov := overlayFiles(t, overlay)
 	var problems []string
-	for _, p := range pkg.Imports {
-		std := !strings.Contains(strings.SplitN(p, "/", 2)[0], ".")
-		if !slices.Contains(workspacePkgs, p) && (!std || slices.Contains(impureStd, p)) {
-			problems = append(problems, pkg.ImportPath+" imports "+strconv.Quote(p)+": the pure state machine may import only the standard library's pure packages and workspace")
+	for _, pkg := range pkgs {
+		switch {
+		case pkg.Standard:
+			continue
+		case pkg.Module == nil || pkg.Module.Path != module:
+			problems = append(problems, self.ImportPath+" links "+pkg.ImportPath+": the pure state machine links nothing outside the standard library and this module")
+			continue
+		case slices.Contains(diskLayer, pkg.ImportPath):
+			problems = append(problems, self.ImportPath+" links the disk layer "+pkg.ImportPath+": use the vocabulary (vocab), not the files")
 		}
-	}
-	ov := map[string]string{}
-	if overlay != "" {
-		b, err := os.ReadFile(overlay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o struct{ Replace map[string]string }
-		if err := json.Unmarshal(b, &o); err != nil {
-			t.Fatal(err)
-		}
-		ov = o.Replace
-	}
-	for _, name := range pkg.GoFiles {
-		path := filepath.Join(pkg.Dir, name)
-		var src any
-		if r, ok := ov[path]; ok {
-			b, err := os.ReadFile(r)
-			if err != nil {
-				t.Fatal(err)
+		for _, p := range pkg.Imports {
+			std := !strings.Contains(strings.SplitN(p, "/", 2)[0], ".")
+			if std && slices.Contains(impureStd, p) {
+				problems = append(problems, pkg.ImportPath+" imports "+strconv.Quote(p)+": the pure state machine and the packages it links may import only the standard library's pure packages")
 			}
-			src = b
 		}
-		problems = append(problems, clockReads(t, path, src)...)
+		for _, name := range pkg.GoFiles {
+			path := filepath.Join(pkg.Dir, name)
+			var src any
+			if r, ok := ov[path]; ok {
+				b, err := os.ReadFile(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src = b
+			}
+			problems = append(problems, clockReads(t, path, src)...)
+		}
 	}
 	return problems
+}
+
+// overlayFiles is the Replace map of a go list overlay file (none: empty).
+func overlayFiles(t *testing.T, overlay string) map[string]string {
+	t.Helper()
+	if overlay == "" {
+		return nil
+	}
+	b, err := os.ReadFile(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct{ Replace map[string]string }
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	return o.Replace
 }
 
 // clockReads lists the calls of one file that read the clock or wait.
