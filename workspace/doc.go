@@ -25,7 +25,9 @@
 //	    assignments/ outputs/ reviews/ friction/ logs/agents/ heartbeats/
 //	    locks/                  per-resource lock files
 //
-// Nothing here knows about terminals or the workflow. Every file the engine
+// The records it keeps (Task, State, Assignment, EventRecord, …) and the
+// layout's names are package vocab's, which does no I/O; this package
+// reads and writes them. Nothing here knows about terminals or the workflow. Every file the engine
 // writes goes through WriteFileAtomic (temp file in the same directory,
 // fsync, rename, fsync directory), which never follows a symlink planted at
 // the destination, and every path inside a task directory goes through
