@@ -42,6 +42,11 @@ func init() {
 			Submit: ptyagent.HookSubmitRules(),
 			// The footer is drawn once the TUI takes input.
 			Ready: ptyagent.ReadyRules{Mode: ptyagent.ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `ctrl\+p commands`},
+			// Instances started together share its data directory (one
+			// database, its locks); measured on a loaded 2-core machine, the
+			// first of three to bootstrap stopped for good before its prompt
+			// in half the team starts, and none of nine started one by one.
+			StartAlone: true,
 		},
 		Binary: "opencode", NPM: "opencode-ai", Version: "1.18.33",
 		Offered: true, Redefinable: true,
