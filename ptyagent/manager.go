@@ -238,6 +238,10 @@ func (m *Manager) launch(a *agent, resume bool) error {
 		spec = m.complete(a, spec)
 		if b, _ := KindBehavior(spec.Kind); b.StartAlone {
 			if turn := m.startTurn(spec.Kind); turn != nil {
+				if m.cfg.OnEvent != nil { // said, so that a slow start is not a silent one
+					m.cfg.OnEvent(Event{Agent: a.id, Kind: EventHealth, Health: workspace.HealthStarting, At: time.Now(),
+						Detail: fmt.Sprintf("waiting to start: %s agents start one at a time, and another is starting", spec.Kind)})
+				}
 				m.bg.Add(1)
 				go func() {
 					defer m.bg.Done()

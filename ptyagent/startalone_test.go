@@ -3,6 +3,7 @@ package ptyagent
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,11 @@ func TestStartAloneWaitsForTheStartUnderWay(t *testing.T) {
 	if _, ok := m.Session("worker_2"); ok {
 		t.Fatal("worker_2 started while worker_1 was starting")
 	}
+	if _, ok := rec.find(func(e Event) bool {
+		return e.Agent == "worker_2" && e.Kind == EventHealth && strings.HasPrefix(e.Detail, "waiting to start")
+	}); !ok {
+		t.Error("worker_2's wait is not said")
+	}
 	a, ok := m.Session("worker_1")
 	if !ok {
 		t.Fatal("worker_1 did not start")
@@ -69,7 +75,7 @@ func TestStartAloneWaitsForTheStartUnderWay(t *testing.T) {
 		switch {
 		case e.Kind == EventHealth && e.Agent == "worker_1" && e.Health == workspace.HealthReady && readyA == 0:
 			readyA = i + 1
-		case e.Kind == EventHealth && e.Agent == "worker_2" && e.Health == workspace.HealthStarting && startB == 0:
+		case e.Kind == EventHealth && e.Agent == "worker_2" && e.Health == workspace.HealthStarting && e.PID != 0 && startB == 0:
 			startB = i + 1
 		}
 	}
