@@ -51,6 +51,16 @@ type Manager struct {
 	closeErr error
 	reaped   int
 	reapErr  error
+	// gates hold, per kind that starts alone (Behavior.StartAlone), the
+	// starts waiting for the one under way.
+	gates map[ProfileKind]*startGate
+}
+
+// startGate lets one agent of a kind start at a time: busy while one
+// starts, waiters in order.
+type startGate struct {
+	busy    bool
+	waiters []chan struct{}
 }
 
 type agent struct {
@@ -71,7 +81,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Factory == nil {
 		return nil, fmt.Errorf("ptyagent: manager needs a Factory")
 	}
-	m := &Manager{cfg: cfg, agents: map[vocab.AgentID]*agent{}, changed: make(chan struct{}, 1)}
+	m := &Manager{cfg: cfg, agents: map[vocab.AgentID]*agent{}, changed: make(chan struct{}, 1),
+		gates: map[ProfileKind]*startGate{}}
 	if cfg.RecordDir != "" {
 		m.reaped, m.reapErr = ReapRecorded(cfg.RecordDir)
 	}
@@ -218,15 +229,98 @@ func (m *Manager) report(id vocab.AgentID, err error) {
 	}
 }
 
-// launch builds the spec and starts the process; a.pending is set.
+// launch builds the spec and starts the process; a.pending is set. A
+// kind that starts alone waits for its turn (in the background: messages
+// injected meanwhile are held).
 func (m *Manager) launch(a *agent, resume bool) error {
 	spec, err := m.cfg.Factory(a.id, a.role, resume)
 	if err == nil {
 		spec = m.complete(a, spec)
+		if b, _ := KindBehavior(spec.Kind); b.StartAlone {
+			if turn := m.startTurn(spec.Kind); turn != nil {
+				if m.cfg.OnEvent != nil { // said, so that a slow start is not a silent one
+					m.cfg.OnEvent(Event{Agent: a.id, Kind: EventHealth, Health: vocab.HealthStarting, At: time.Now(),
+						Detail: fmt.Sprintf("waiting to start: %s agents start one at a time, and another is starting", spec.Kind)})
+				}
+				m.bg.Add(1)
+				go func() {
+					defer m.bg.Done()
+					<-turn
+					if err := m.run(a, m.alone(spec), nil); err != nil {
+						m.report(a.id, err)
+					}
+				}()
+				return nil
+			}
+			spec = m.alone(spec)
+		}
 	}
+	return m.run(a, spec, err)
+}
+
+// startTurn takes kind's start gate: nil when it was free (the caller
+// starts now), else a channel closed when the caller's turn comes.
+func (m *Manager) startTurn(kind ProfileKind) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.gates[kind]
+	if g == nil {
+		g = &startGate{}
+		m.gates[kind] = g
+	}
+	if !g.busy {
+		g.busy = true
+		return nil
+	}
+	ch := make(chan struct{})
+	g.waiters = append(g.waiters, ch)
+	return ch
+}
+
+// passTurn hands kind's start gate to the next waiting start, or frees it.
+func (m *Manager) passTurn(kind ProfileKind) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.gates[kind]
+	if len(g.waiters) == 0 {
+		g.busy = false
+		return
+	}
+	close(g.waiters[0])
+	g.waiters = g.waiters[1:]
+}
+
+// alone makes spec pass its kind's start gate on once the agent leaves
+// starting (ready, a hang warning, or its exit) or fails to start.
+func (m *Manager) alone(spec Spec) Spec {
+	var once sync.Once
+	pass := func() { once.Do(func() { m.passTurn(spec.Kind) }) }
+	onEvent := spec.OnEvent
+	spec.OnEvent = func(ev Event) {
+		if ev.Kind == EventHealth && ev.Health != vocab.HealthStarting {
+			pass()
+		}
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	spec.startFailed = pass
+	return spec
+}
+
+// run starts the process of spec, unless building it failed (err), and
+// installs it as a's session.
+func (m *Manager) run(a *agent, spec Spec, err error) error {
 	var s *Session
 	if err == nil {
-		s, err = Start(spec)
+		if m.isClosed() {
+			err = ErrClosed
+		} else {
+			s, err = Start(spec)
+		}
+		if err != nil && spec.startFailed != nil {
+			spec.startFailed()
+		}
 	}
 	m.mu.Lock()
 	a.pending = false
@@ -260,6 +354,12 @@ func (m *Manager) launch(a *agent, resume bool) error {
 	}
 	m.signal()
 	return nil
+}
+
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
 }
 
 func (m *Manager) emitFailed(id vocab.AgentID, seq int, detail string) {
@@ -437,6 +537,12 @@ func (m *Manager) Close() error {
 		return m.closeErr
 	}
 	m.closed = true
+	for _, g := range m.gates { // starts waiting for their turn see closed
+		for _, ch := range g.waiters {
+			close(ch)
+		}
+		g.waiters = nil
+	}
 	m.mu.Unlock()
 	st := m.cfg.StopTimeout
 	if st <= 0 {

@@ -51,6 +51,11 @@ type Behavior struct {
 	// a turn is warned at half of HangTimeout and hung at HangTimeout.
 	// Otherwise any output counts (CLIs without hooks).
 	ProgressByHooks bool
+	// StartAlone: a start of this kind waits until no other agent of the
+	// kind is starting (it leaves starting on its prompt, a hang warning
+	// or its exit): the CLI's instances share state that concurrent first
+	// starts leave one of them stuck on (opencode, profiles/opencode.go).
+	StartAlone bool
 	// ExitCommand is typed to end an idle agent before SIGTERM ("/exit\r").
 	ExitCommand string
 	// DropEnv are inherited variables that would change how the CLI runs

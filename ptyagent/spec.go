@@ -139,6 +139,9 @@ type Spec struct {
 	// OnChange is called (without blocking) when the screen or health
 	// changed. Set by Manager.
 	OnChange func()
+	// startFailed, set by the Manager, is called when the process could
+	// not be started.
+	startFailed func()
 	// OnHeartbeat is called on signs of life, at most once every 5 seconds.
 	OnHeartbeat func(at time.Time)
 }

@@ -93,7 +93,8 @@ func (f *agentFactory) confine(spec ptyagent.Spec, id vocab.AgentID, role vocab.
 		}
 	}
 	spec.Env = append(spec.Env, "TMPDIR="+tmp)
-	spec.Sandbox = ptyagent.Sandbox{Helper: helper, Writable: f.writeScope(spec, id, role, tmp)}
+	// The CLI's own state directories (its profile's Launch) come first.
+	spec.Sandbox = ptyagent.Sandbox{Helper: helper, Writable: append(spec.Sandbox.Writable, f.writeScope(spec, id, role, tmp)...)}
 	return spec, nil
 }
 
@@ -115,8 +116,7 @@ func (f *agentFactory) writeScope(spec ptyagent.Spec, id vocab.AgentID, role voc
 		// ~/.cargo/bin) or Hivemind's own config (~/.config): an agent
 		// that could replace them would run unconfined later.
 		for _, p := range []string{".claude", ".claude.json", ".codex", ".gemini", ".cache", ".npm",
-			"go/pkg/mod", ".cargo/registry", ".cargo/git",
-			".local/share/opencode", ".local/state/opencode"} { // opencode's data (its log, sessions) and state
+			"go/pkg/mod", ".cargo/registry", ".cargo/git"} {
 			w = append(w, filepath.Join(home, p))
 		}
 	}

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,11 @@ func init() {
 			Submit: ptyagent.HookSubmitRules(),
 			// The footer is drawn once the TUI takes input.
 			Ready: ptyagent.ReadyRules{Mode: ptyagent.ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `ctrl\+p commands`},
+			// Instances started together share its data directory (one
+			// database, its locks); measured on a loaded 2-core machine, the
+			// first of three to bootstrap stopped for good before its prompt
+			// in half the team starts, and none of nine started one by one.
+			StartAlone: true,
 		},
 		Binary: "opencode", NPM: "opencode-ai", Version: "1.18.33",
 		Offered: true, Redefinable: true,
@@ -94,9 +100,49 @@ func launchOpencode(l Launch) (ptyagent.Spec, error) {
 	}
 	spec.Argv = append(spec.Argv, l.RoleConfig.ExtraArgs...)
 	spec.Env = append(spec.Env, "OPENCODE_CONFIG_CONTENT="+string(cfg))
+	// Its data (database, logs, sessions) and state (locks) are written by
+	// every start: they must exist before the write scope is applied, which
+	// skips a missing directory (a first start on a busy machine, its
+	// preflight --version not done, failed with EACCES on mkdir).
+	state, err := opencodeStateDirs(spec.Env)
+	if err != nil {
+		return l.Base, err
+	}
+	spec.Sandbox.Writable = append(spec.Sandbox.Writable, state...)
 	spec.Kind = "opencode"
 	spec.Submit, spec.Ready = ptyagent.DefaultSubmitRules(spec.Kind), ptyagent.DefaultReadyRules(spec.Kind)
 	return spec, nil
+}
+
+// opencodeStateDirs creates and returns opencode's data and state
+// directories (XDG_DATA_HOME/opencode, XDG_STATE_HOME/opencode, by default
+// under ~/.local), env overriding this process's environment.
+func opencodeStateDirs(env []string) ([]string, error) {
+	get := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return os.Getenv(k)
+	}
+	home := get("HOME")
+	var dirs []string
+	for _, d := range []struct{ env, def string }{{"XDG_DATA_HOME", ".local/share"}, {"XDG_STATE_HOME", ".local/state"}} {
+		base := get(d.env)
+		if !filepath.IsAbs(base) {
+			if home == "" {
+				return nil, fmt.Errorf("opencode: neither $%s nor $HOME is set: no place for its data", d.env)
+			}
+			base = filepath.Join(home, d.def)
+		}
+		dir := filepath.Join(base, "opencode")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("opencode's data directory: %w", err)
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
 }
 
 // opencodePlugin is the plugin each opencode agent loads (see above);

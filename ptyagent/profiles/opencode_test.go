@@ -21,7 +21,8 @@ func opencodeLaunch(t *testing.T, l Launch) (ptyagent.Spec, string) {
 	if !ok {
 		t.Fatal("opencode is not registered")
 	}
-	l.Base = ptyagent.Spec{Dir: dir}
+	// Its data and state directories go under this home.
+	l.Base = ptyagent.Spec{Dir: dir, Env: []string{"HOME=" + dir, "XDG_DATA_HOME=", "XDG_STATE_HOME="}}
 	l.ID, l.Role, l.TaskDir, l.TaskID = "worker_1", "worker", filepath.Join(dir, "task"), "t1"
 	l.Prompt = func() (string, error) { return "You are a worker.", nil }
 	spec, err := p.Launch(l)
@@ -65,6 +66,41 @@ func TestOpencodeLaunch(t *testing.T) {
 	spec, _ = opencodeLaunch(t, Launch{SavedSession: "ses_1"})
 	if slices.Contains(spec.Argv, "--session") {
 		t.Errorf("first start resumes: %q", spec.Argv)
+	}
+}
+
+// opencode writes its data and state directories at every start, and
+// the write scope skips a directory that is missing when the agent is
+// confined: Launch creates them (XDG_DATA_HOME and XDG_STATE_HOME
+// honoured) and names them for the scope. (A first start on a busy
+// machine, its preflight --version not finished, exited with EACCES on
+// mkdir ~/.local.)
+func TestOpencodeStateDirsInScope(t *testing.T) {
+	spec, _ := opencodeLaunch(t, Launch{})
+	home := spec.Dir
+	want := []string{filepath.Join(home, ".local", "share", "opencode"), filepath.Join(home, ".local", "state", "opencode")}
+	if !slices.Equal(spec.Sandbox.Writable, want) {
+		t.Errorf("writable %q, want %q", spec.Sandbox.Writable, want)
+	}
+	for _, d := range want {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("%s not created: %v", d, err)
+		}
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	p, _ := Lookup("opencode")
+	l := Launch{Base: ptyagent.Spec{Dir: home, Env: []string{"HOME=" + home, "XDG_DATA_HOME=" + data}}, ID: "lead", Role: "lead",
+		TaskDir: filepath.Join(home, "task"), Prompt: func() (string, error) { return "lead", nil }}
+	spec, err := p.Launch(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Sandbox.Writable) == 0 || spec.Sandbox.Writable[0] != filepath.Join(data, "opencode") {
+		t.Errorf("XDG_DATA_HOME not honoured: %q", spec.Sandbox.Writable)
+	}
+	l.Base.Env = []string{"HOME=", "XDG_DATA_HOME=", "XDG_STATE_HOME="}
+	if _, err := p.Launch(l); err == nil || !strings.Contains(err.Error(), "HOME") {
+		t.Errorf("no home: %v, want an error naming $HOME", err)
 	}
 }
 
