@@ -176,7 +176,9 @@ func RunGuard(args []string, in io.Reader, stderr io.Writer) int {
 	}
 	code := 0
 	for _, d := range dirs {
-		if _, err := ReapRecorded(d); err != nil {
+		// The records stay for the next run (ReapedSuffix): they name
+		// the remote agents' sessions it reaps on their hosts.
+		if _, err := reapRecorded(d, true); err != nil {
 			fmt.Fprintf(stderr, "hivemind guard: %v\n", err)
 			code = 1
 		}

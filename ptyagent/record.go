@@ -99,10 +99,26 @@ func selfStart() uint64 {
 // are matched by a well-formed session mark in their environment, by a
 // recorded setsid session whose leader is the recorded process (same start
 // time) or gone, and by membership of a Hivemind session cgroup.
-func ReapRecorded(dir string) (int, error) {
+func ReapRecorded(dir string) (int, error) { return reapRecorded(dir, false) }
+
+// ReapedSuffix ends the name of a record the guard has reaped: the guard
+// keeps it under that name, because a record also names the session of a
+// remote agent, whose mark the next run reaps on its host (internal/app's
+// reapPrevious) before its own ReapRecorded removes it.
+const ReapedSuffix = ".reaped"
+
+// reapRecorded is ReapRecorded; with keep (the guard) a reaped record is
+// renamed with ReapedSuffix rather than removed.
+func reapRecorded(dir string, keep bool) (int, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return 0, err
+	}
+	if !keep {
+		reaped, _ := filepath.Glob(filepath.Join(dir, "*.json"+ReapedSuffix))
+		for _, r := range reaped {
+			_ = os.Remove(r)
+		}
 	}
 	// A write cut short leaves its temp file; the record it replaced, if
 	// any, is still there.
@@ -123,7 +139,11 @@ func ReapRecorded(dir string) (int, error) {
 			continue // its Hivemind still runs (this one included)
 		}
 		killed += reapRecord(rec)
-		_ = os.Remove(name)
+		if keep {
+			_ = os.Rename(name, name+ReapedSuffix)
+		} else {
+			_ = os.Remove(name)
+		}
 	}
 	return killed, errors.Join(errs...)
 }

@@ -197,9 +197,10 @@ const maxReapMarks = 256
 // run dir on its host is named by the same mark.
 func recordedMarks(dir string) []string {
 	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	reaped, _ := filepath.Glob(filepath.Join(dir, "*.json"+ptyagent.ReapedSuffix)) // by the guard of a killed run
 	var marks []string
-	for _, n := range names {
-		base := strings.TrimSuffix(filepath.Base(n), ".json")
+	for _, n := range append(names, reaped...) {
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(n), ptyagent.ReapedSuffix), ".json")
 		parts := strings.Split(base, "-")
 		if len(parts) < 3 {
 			continue
