@@ -1033,6 +1033,15 @@ func (s *Session) stopper() {
 	h, awaiting := s.health, s.awaiting
 	s.mu.Unlock()
 	s.scanSessions()
+	if h == vocab.HealthBusy {
+		// A turn under way is given a moment to end: a CLI records a
+		// turn (its usage) as it ends, and one stopped mid-way loses it
+		// (the Reviewer stopped just after writing its approval).
+		if !s.awaitTurnEnd() {
+			return
+		}
+		h = s.Health()
+	}
 	if exit := s.spec.behavior.ExitCommand; exit != "" && h.Injectable() && !awaiting {
 		_ = s.writeInput([]byte(exit))
 		select {
@@ -1048,6 +1057,38 @@ func (s *Session) stopper() {
 	case <-time.After(s.spec.StopTimeout):
 	}
 	s.signalAll(syscall.SIGKILL)
+}
+
+// stopTurnGrace bounds the wait for a turn under way to end before an agent
+// is stopped; turnSettle is the moment after it ended for the CLI to write
+// what it records of the turn.
+const (
+	stopTurnGrace = time.Second
+	turnSettle    = 200 * time.Millisecond
+)
+
+// awaitTurnEnd waits, at most stopTurnGrace, for the agent to leave busy,
+// then turnSettle; false when the process exited meanwhile.
+func (s *Session) awaitTurnEnd() bool {
+	deadline := time.NewTimer(stopTurnGrace)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for s.Health() == vocab.HealthBusy {
+		select {
+		case <-s.exited:
+			return false
+		case <-deadline.C:
+			return true
+		case <-tick.C:
+		}
+	}
+	select {
+	case <-s.exited:
+		return false
+	case <-time.After(turnSettle):
+		return true
+	}
 }
 
 // Kill sends SIGKILL to everything the agent owns at once.

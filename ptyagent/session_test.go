@@ -712,3 +712,36 @@ func TestScrollbackAsGiven(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestStopLetsATurnEnd: an agent stopped in the middle of a turn is given
+// a moment (stopTurnGrace) to end it, so what the CLI records of its last
+// turn (its usage) is written; one whose turn does not end is stopped
+// anyway.
+func TestStopLetsATurnEnd(t *testing.T) {
+	for _, ends := range []bool{true, false} {
+		t.Run(fmt.Sprintf("turn_ends=%v", ends), func(t *testing.T) {
+			s, err := Start(Spec{ID: "busy", Argv: []string{"sh", "-c", "echo up; exec cat"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			waitFor(t, 10*time.Second, "the agent up", func() bool { return strings.Contains(s.Text(), "up") })
+			s.setHealth(vocab.HealthBusy, "a turn")
+			s.Stop()
+			if ends {
+				select {
+				case <-s.Done():
+					t.Fatal("stopped in the middle of its turn")
+				case <-time.After(stopTurnGrace / 3):
+				}
+				s.setHealth(vocab.HealthIdle, "Stop hook")
+			}
+			select {
+			case <-s.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatal("not stopped")
+			}
+			assertGone(t, s)
+		})
+	}
+}
