@@ -282,6 +282,18 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 				return false
 			}
 		}
+		// Between turns: the kill takes the agents down with Hivemind
+		// (its guard), and a CLI killed in the middle of a turn may not
+		// have saved it.
+		st, err := workspace.ReadStateFile(dir)
+		if err != nil {
+			return false
+		}
+		for _, a := range resumable {
+			if h := st.Agents[vocab.AgentID(a)].Status; h != vocab.HealthIdle {
+				return false
+			}
+		}
 		return true
 	})
 	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
