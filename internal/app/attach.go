@@ -370,15 +370,7 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
 	defer signal.Stop(sigs)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-sigs:
-			p.Quit()
-		case <-done:
-		}
-	}()
+	defer quitOn(sigs, p)()
 
 	_, err = p.Run()
 	_ = c.Close()

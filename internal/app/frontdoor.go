@@ -521,15 +521,7 @@ func runFrontDoor(o Options, initial *App) int {
 		l.start(first)
 	}
 
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-sigs:
-			p.Quit()
-		case <-done:
-		}
-	}()
+	defer quitOn(sigs, p)()
 
 	_, err = p.Run()
 	r := l.closeCurrent()
@@ -612,4 +604,19 @@ func startError(err error, sandboxed func() (tui.Session, error)) error {
 		Question: "Running as root: Claude Code bypasses permissions as root only in a sandbox. Is this a container or VM you can throw away? Run the agents with IS_SANDBOX=1",
 		No:       "not started (IS_SANDBOX=1 hivemind … skips this question)",
 		Yes:      sandboxed}
+}
+
+// quitOn quits p when a signal arrives on sigs (Hivemind's one owner of
+// signals: the program's own handler is off), until the returned func is
+// called.
+func quitOn(sigs <-chan os.Signal, p interface{ Quit() }) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			p.Quit()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
 }
