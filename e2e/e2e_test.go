@@ -282,24 +282,8 @@ func TestKillAndResume(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	var dir string
-	var atKill vocab.State
-	waitFor(t, runDeadline, "state.json to say executing", func() bool {
-		select {
-		case err := <-exited:
-			t.Fatalf("hivemind exited before executing: %v\n%s", err, out.String())
-		default:
-		}
-		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*", "state.json"))
-		if len(m) != 1 {
-			return false
-		}
-		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
-		if err != nil || st.Phase != vocab.PhaseExecuting {
-			return false
-		}
-		dir, atKill = filepath.Dir(m[0]), st
-		return true
+	dir, atKill := waitRunState(t, project, exited, out, "state.json to say executing", func(st vocab.State) bool {
+		return st.Phase == vocab.PhaseExecuting
 	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -445,4 +429,31 @@ func TestNeedsHumanExitCode(t *testing.T) {
 		t.Errorf("state %s reason %q, want needs_human with a reason", st.Phase, st.Reason)
 	}
 	noLeftovers(t, project)
+}
+
+// waitRunState waits until the one task of the run in project has a
+// state.json for which ok holds, and returns its task dir and that state;
+// the run exiting first (exited) fails the test with what it printed.
+func waitRunState(t *testing.T, project string, exited <-chan error, out fmt.Stringer, what string, ok func(vocab.State) bool) (string, vocab.State) {
+	t.Helper()
+	var dir string
+	var got vocab.State
+	waitFor(t, runDeadline, what, func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("hivemind exited first (waiting for %s): %v\n%s", what, err, out)
+		default:
+		}
+		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*", "state.json"))
+		if len(m) != 1 {
+			return false
+		}
+		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
+		if err != nil || !ok(st) {
+			return false
+		}
+		dir, got = filepath.Dir(m[0]), st
+		return true
+	})
+	return dir, got
 }

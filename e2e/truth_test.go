@@ -68,20 +68,8 @@ func TestElapsedAndTokensSurviveKill(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var dir string
-	waitFor(t, runDeadline, "executing, with tokens recorded", func() bool {
-		select {
-		case err := <-exited:
-			t.Fatalf("hivemind exited before executing: %v\n%s", err, out.String())
-		default:
-		}
-		m, _ := filepath.Glob(filepath.Join(project, ".hivemind", "tasks", "*", "state.json"))
-		if len(m) != 1 {
-			return false
-		}
-		st, err := workspace.ReadStateFile(filepath.Dir(m[0]))
-		dir = filepath.Dir(m[0])
-		return err == nil && st.Phase == vocab.PhaseExecuting && st.Tokens() > 0
+	dir, _ := waitRunState(t, project, exited, out, "executing, with tokens recorded", func(st vocab.State) bool {
+		return st.Phase == vocab.PhaseExecuting && st.Tokens() > 0
 	})
 	live := statusOf(t, project)
 	if !live.Live || live.elapsed() <= 0 || live.Tokens() == 0 {
