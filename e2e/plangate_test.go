@@ -194,6 +194,11 @@ func TestPlanGateHeadlessKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	until("the refusal", `got "lgtm"`)
+	// Records are written behind the notices (in order, fsync'd, on their
+	// own goroutine): the kill comes once the refusal is on disk.
+	if !pollUntil(tuiWait, func() bool { return countRecords(readEventLog(dir), "plan_decision_rejected", nil) == 1 }) {
+		t.Fatalf("no plan_decision_rejected record after the refusal:\n%s", out.String())
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +218,9 @@ func TestPlanGateHeadlessKillResume(t *testing.T) {
 	recs := readEventLog(dir)
 	if countRecords(recs, "plan_decision", func(r vocab.EventRecord) bool { return r.Details["decision"] == "approve" }) != 1 ||
 		countRecords(recs, "plan_decision_rejected", nil) != 1 {
-		t.Errorf("want one rejected and one approve decision in the log")
+		t.Errorf("want one rejected and one approve decision in the log: %d approve, %d rejected",
+			countRecords(recs, "plan_decision", func(r vocab.EventRecord) bool { return r.Details["decision"] == "approve" }),
+			countRecords(recs, "plan_decision_rejected", nil))
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, vocab.ReviewsDir, "plan_v2-human-approved.md")); err != nil || !strings.Contains(string(b), "fine by me") {
 		t.Errorf("the approval archive: %q %v", b, err)

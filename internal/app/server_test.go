@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -248,4 +250,32 @@ func TestServerFitsPanesToSmallestClient(t *testing.T) {
 	until(paneSize{60, 24})
 	_ = small.Close()
 	until(paneSize{80, 24})
+}
+
+// A server that closes a client's connection during the hello (it was
+// stopping: its listener closed with the client in its queue) is a server
+// that is gone, which wait answers from the workspace; not an error.
+func TestHelloToAStoppingServerIsGone(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, read := range []bool{false, true} {
+		go func() {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if read { // EOF after the hello; without reading it: a reset
+				_, _ = bufio.NewReader(nc).ReadString('\n')
+			}
+			_ = nc.Close()
+		}()
+		_, _, err := dialServer(sock, proto.KindWait, "test", true)
+		if !errors.Is(err, errServerGone) {
+			t.Errorf("hello read=%v: %v, want errServerGone", read, err)
+		}
+	}
 }

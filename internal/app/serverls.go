@@ -97,7 +97,10 @@ func Wait(o Options, project, binary string, stdout, stderr io.Writer) int {
 	}
 	c, info, err := dialServer(sock, proto.KindWait, binary, true)
 	if err != nil {
-		if !errors.Is(err, errNoServer) {
+		// A server that stopped as this client came (the task waited on a
+		// human with server_idle_seconds = 0, or ended) left its answer
+		// in the workspace.
+		if !errors.Is(err, errNoServer) && !errors.Is(err, errServerGone) {
 			fmt.Fprintln(stderr, "hivemind:", err)
 			return ExitError
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -103,6 +104,19 @@ func registered() ([]registryEntry, error) {
 // errNoServer says no server runs for a workspace.
 var errNoServer = errors.New("no Hivemind server runs here")
 
+// helloFailed says why the hello failed: errServerGone when the server
+// closed the connection.
+func helloFailed(sock string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("%w (%s: %v)", errServerGone, sock, err)
+	}
+	return fmt.Errorf("the server at %s did not answer: %w", sock, err)
+}
+
+// errServerGone says the server closed the connection during the hello:
+// it was stopping (its listener closed with this client in its queue).
+var errServerGone = errors.New("the server stopped while this client connected")
+
 // dialServer connects to the server of the workspace at root and says
 // hello as kind; it returns the connection and the server's Info. A
 // server of another protocol version is refused with its error.
@@ -115,12 +129,12 @@ func dialServer(sock, kind, binary string, readOnly bool) (*proto.Conn, proto.In
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := c.Send(proto.Msg{T: proto.THello, Version: proto.Version, Binary: binary, Kind: kind, ReadOnly: readOnly}); err != nil {
 		_ = c.Close()
-		return nil, proto.Info{}, err
+		return nil, proto.Info{}, helloFailed(sock, err)
 	}
 	m, err := c.Recv()
 	if err != nil {
 		_ = c.Close()
-		return nil, proto.Info{}, fmt.Errorf("the server at %s did not answer: %w", sock, err)
+		return nil, proto.Info{}, helloFailed(sock, err)
 	}
 	_ = c.SetDeadline(time.Time{})
 	if m.T == proto.TError {
