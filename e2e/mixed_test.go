@@ -282,15 +282,26 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 				return false
 			}
 		}
-		// Between turns: the kill takes the agents down with Hivemind
-		// (its guard), and a CLI killed in the middle of a turn may not
-		// have saved it.
-		st, err := workspace.ReadStateFile(dir)
-		if err != nil {
-			return false
-		}
+		// Each has ended a turn (busy, then idle, in the log: polling
+		// state.json for "idle" can miss a short idle window): the kill
+		// takes the agents down with Hivemind at once (its guard), and a
+		// CLI killed in the middle of its first turn may not have saved
+		// it; a later turn cut short leaves the first one saved.
+		recs := readEventLog(dir)
 		for _, a := range resumable {
-			if h := st.Agents[vocab.AgentID(a)].Status; h != vocab.HealthIdle {
+			busy, ended := false, false
+			for _, r := range recs {
+				if string(r.Agent) != a || r.Type != vocab.InputPrefix+"agent_health" {
+					continue
+				}
+				switch recDetail(r, "health") {
+				case "busy":
+					busy = true
+				case "idle":
+					ended = ended || busy
+				}
+			}
+			if !ended {
 				return false
 			}
 		}
