@@ -541,7 +541,7 @@ func (s *server) command(cl *client, m proto.Msg) {
 		cl.tell("error", fmt.Sprintf("the server does not know the message %q", m.T))
 		return
 	}
-	if cl.readOnly {
+	if cl.readOnly && (m.T != proto.TCmd || m.Cmd != proto.CmdDiff) { // a diff only reads
 		cl.tell("warn", "read-only client: keys and commands are not sent (attach without --read-only to act)")
 		return
 	}
@@ -584,16 +584,28 @@ func (s *server) command(cl *client, m proto.Msg) {
 	}
 }
 
-// diff answers a worker's diff (it runs git: off the reading goroutine).
+// diffCut ends a diff cut to fit a reply.
+const diffCut = "\n… (cut: hivemind diff shows all of it)\n"
+
+// diff answers a worker's diff, or the task's for no agent (it runs git:
+// off the reading goroutine).
 func (s *server) diff(cl *client, m proto.Msg) {
 	reply := proto.Msg{T: proto.TCmd, Cmd: proto.CmdReply, ID: m.ID}
-	if s.a.git == nil {
-		reply.Err = "the project is not a git repository"
-	} else if d, err := s.a.git.repo.Diff(string(m.Agent)); err != nil {
+	var d string
+	var err error
+	switch {
+	case s.a.git == nil:
+		err = errors.New("the project is not a git repository")
+	case m.Agent == "":
+		d, err = s.a.git.repo.TaskDiff()
+	default:
+		d, err = s.a.git.repo.Diff(string(m.Agent))
+	}
+	if err != nil {
 		reply.Err = err.Error()
 	} else {
 		if len(d) > maxDiffReply {
-			d = d[:maxDiffReply] + "\n… (cut: hivemind diff shows all of it)\n"
+			d = d[:maxDiffReply] + diffCut
 		}
 		reply.Text = d
 	}

@@ -1,0 +1,177 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/vocab"
+)
+
+// serverSnapshot is what the server's clients see: the snapshot it sends a
+// client after its welcome.
+func serverSnapshot(t *testing.T, sock string) proto.Snapshot {
+	t.Helper()
+	nc, err := net.DialTimeout("unix", sock, tuiWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := proto.NewConn(nc)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(tuiWait))
+	if err := c.Send(proto.Msg{T: proto.THello, Version: proto.Version, Binary: "test", Kind: proto.KindWait}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := c.Recv()
+		if err != nil {
+			t.Fatalf("the server's snapshot: %v", err)
+		}
+		if m.T == proto.TSnapshot && m.Snapshot != nil {
+			return *m.Snapshot
+		}
+	}
+}
+
+// eventLines parses hivemind events --json (or events.jsonl) into one
+// canonical JSON line per record.
+func eventLines(t *testing.T, out string) []string {
+	t.Helper()
+	var lines []string
+	for l := range strings.Lines(out) {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		var r vocab.EventRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("not an event record: %q: %v", l, err)
+		}
+		lines = append(lines, canonical(t, r))
+	}
+	return lines
+}
+
+func canonical(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// statusState is hivemind status --json: the state, and whether it is live.
+func statusState(t *testing.T, project string, env []string) (vocab.State, bool) {
+	t.Helper()
+	out, code := hmIn(t, project, env, tuiWait, "status", "--json")
+	if code != 0 {
+		t.Fatalf("hivemind status --json: exit %d\n%s", code, out)
+	}
+	var st vocab.State
+	var live struct {
+		Live bool `json:"live"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("hivemind status --json: %v\n%s", err, out)
+	}
+	_ = json.Unmarshal([]byte(out), &live)
+	return st, live.Live
+}
+
+// While a project's server runs, hivemind status, events and diff answer
+// what the server says (the state and newest events its clients see),
+// even when the workspace's files lag behind it (here: made to lag, the
+// state rewritten and the newest events cut off); once it stopped, they
+// answer from the workspace. The server's log stays bounded while a
+// chatty notify_command writes to it.
+func TestServerReadsLive(t *testing.T) {
+	t.Parallel()
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
+	project := t.TempDir()
+	gitInit(t, project)
+	if out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--headless", "--agent", "sim", "build a tiny calculator"); code != 3 {
+		t.Fatalf("hivemind --server --headless: exit %d, want 3 (needs_human):\n%s", code, out)
+	}
+	infos := servers(t, project, env)
+	if len(infos) != 1 {
+		t.Fatalf("hivemind ls: %+v, want the server waiting on a human", infos)
+	}
+	dir := taskDir(t, project)
+	statePath, eventsPath := filepath.Join(dir, "state.json"), filepath.Join(dir, vocab.EventsFile)
+	diffLive, _ := hmIn(t, project, env, tuiWait, "diff")
+
+	// The workspace lags: state.json says another phase, events.jsonl
+	// lacks its newest records.
+	origState, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origEvents, err := os.ReadFile(eventsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(origState, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["phase"] = string(vocab.PhaseExecuting)
+	if err := os.WriteFile(statePath, []byte(canonical(t, doc)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(bytes.TrimRight(origEvents, "\n"), []byte("\n"))
+	if len(lines) < 5 {
+		t.Fatalf("events.jsonl has %d records", len(lines))
+	}
+	if err := os.WriteFile(eventsPath, bytes.Join(lines[:len(lines)-3], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	snap := serverSnapshot(t, infos[0].Socket)
+	st, live := statusState(t, project, env)
+	if !live || canonical(t, st) != canonical(t, snap.State) {
+		t.Errorf("hivemind status --json while the server runs (live %v):\n%s\nwant the server's state:\n%s", live, canonical(t, st), canonical(t, snap.State))
+	}
+	if out, _ := hmIn(t, project, env, tuiWait, "status"); !strings.Contains(out, "state     needs_human") {
+		t.Errorf("hivemind status while the server runs:\n%s", out)
+	}
+	out, code := hmIn(t, project, env, tuiWait, "events", "--json")
+	got, full := eventLines(t, out), eventLines(t, string(origEvents))
+	newest := canonical(t, snap.Events[len(snap.Events)-1])
+	if code != 0 || len(got) < len(full) || strings.Join(got[:len(full)], "\n") != strings.Join(full, "\n") || got[len(got)-1] != newest {
+		t.Errorf("hivemind events --json while the server runs: exit %d, %d records, want the %d of the log, the last the server's newest:\n%s",
+			code, len(got), len(full), out)
+	}
+
+	// Stopped, the server's task answers from the workspace.
+	if err := os.WriteFile(statePath, origState, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(eventsPath, origEvents, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(infos[0].PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, project, env)) == 0 }) {
+		t.Fatal("the server still runs after SIGTERM")
+	}
+	st, live = statusState(t, project, env)
+	if disk := readState(t, dir); live || canonical(t, st) != canonical(t, disk) {
+		t.Errorf("hivemind status --json after the server stopped (live %v):\n%s\nwant state.json:\n%s", live, canonical(t, st), canonical(t, disk))
+	}
+	onDisk, _ := os.ReadFile(eventsPath)
+	if out, _ := hmIn(t, project, env, tuiWait, "events", "--json"); strings.Join(eventLines(t, out), "\n") != strings.Join(eventLines(t, string(onDisk)), "\n") {
+		t.Errorf("hivemind events --json after the server stopped differs from events.jsonl:\n%s", out)
+	}
+	if out, _ := hmIn(t, project, env, tuiWait, "diff"); out != diffLive {
+		t.Errorf("hivemind diff: %q from the server, %q from the workspace", diffLive, out)
+	}
+	noLeftovers(t, project)
+}
