@@ -90,12 +90,20 @@ func statusState(t *testing.T, project string, env []string) (vocab.State, bool)
 // even when the workspace's files lag behind it (here: made to lag, the
 // state rewritten and the newest events cut off); once it stopped, they
 // answer from the workspace. The server's log stays bounded while a
-// chatty notify_command writes to it.
+// chatty notify_command writes 40 MB to it.
 func TestServerReadsLive(t *testing.T) {
 	t.Parallel()
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
 	project := t.TempDir()
 	gitInit(t, project)
+	// notify_command writes 40 MB to the server's log at needs_human.
+	if err := os.MkdirAll(project+"/.hivemind", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	chatty := "notify_command = \"head -c 40000000 /dev/zero | tr '\\\\0' x\"\n"
+	if err := os.WriteFile(project+"/.hivemind/config.toml", []byte(chatty), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--headless", "--agent", "sim", "build a tiny calculator"); code != 3 {
 		t.Fatalf("hivemind --server --headless: exit %d, want 3 (needs_human):\n%s", code, out)
 	}
@@ -106,6 +114,20 @@ func TestServerReadsLive(t *testing.T) {
 	dir := taskDir(t, project)
 	statePath, eventsPath := filepath.Join(dir, "state.json"), filepath.Join(dir, vocab.EventsFile)
 	diffLive, _ := hmIn(t, project, env, tuiWait, "diff")
+	if !pollUntil(3*tuiWait, func() bool {
+		b, _ := os.ReadFile(eventsPath)
+		return bytes.Contains(b, []byte(`"type":"`+vocab.RecordNotifyCommand+`"`))
+	}) {
+		t.Fatal("notify_command did not end")
+	}
+	for _, f := range []string{"server.log", "server.log.1"} {
+		fi, err := os.Stat(filepath.Join(project, ".hivemind", f))
+		if err != nil || fi.Size() > 16<<20+64<<10 {
+			t.Errorf("the server's %s while it runs: %v, want at most 16 MiB (and one write)", f, err)
+		} else {
+			t.Logf("%s: %d bytes", f, fi.Size())
+		}
+	}
 
 	// The workspace lags: state.json says another phase, events.jsonl
 	// lacks its newest records.

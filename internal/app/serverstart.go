@@ -17,8 +17,8 @@ import (
 // started.
 const ServeEnv = "HIVEMIND_SERVE_FD"
 
-// maxServerLog is the size at which a server's log is rotated when the
-// next server starts.
+// maxServerLog is the size at which a server's log is rotated, while it
+// runs (serverLog) and when the next server starts.
 const maxServerLog = 16 << 20
 
 // ServerChild reports whether this process is a server StartServer
