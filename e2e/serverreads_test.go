@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,5 +196,45 @@ func TestServerReadsLive(t *testing.T) {
 	if out, _ := hmIn(t, project, env, tuiWait, "diff"); out != diffLive {
 		t.Errorf("hivemind diff: %q from the server, %q from the workspace", diffLive, out)
 	}
+	noLeftovers(t, project)
+}
+
+// As root, hivemind --server asks the IS_SANDBOX question in the starting
+// terminal before the server detaches, and a yes reaches the server (its
+// environment, which its agents inherit); without a terminal it says why
+// it did not start and the fix, and starts nothing.
+func TestServerRootAsksForSandbox(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("the question is asked only as root")
+	}
+	env := append(serverEnv(t), "PATH="+fakeClaude(t, true)+":/usr/bin:/bin", "ANTHROPIC_BASE_URL="+listen(t), "IS_SANDBOX=")
+	project := t.TempDir()
+	out, code := hmIn(t, project, env, tuiWait, "--server", "--headless", "--agent", "claude", "add a greeting service")
+	if code != 1 || !strings.Contains(out, "fail  claude as root") || !strings.Contains(out, "IS_SANDBOX=1 hivemind") || strings.Contains(out, "[y/N]") {
+		t.Errorf("hivemind --server --headless as root: exit %d, want 1 with the reason and fix, no question:\n%s", code, out)
+	}
+	if infos := servers(t, project, env); len(infos) != 0 {
+		t.Fatalf("a server runs after a refused start: %+v", infos)
+	}
+
+	r := startTUI(t, tuiOptions{project: project, env: env, args: []string{"--server", "--agent", "claude", "add a greeting service"}})
+	r.waitText(tuiWait, "Is this a container or VM you can throw away? Run the agents with IS_SANDBOX=1 [y/N]")
+	r.keys("y", "Enter")
+	var infos []proto.Info
+	if !pollUntil(tuiWait, func() bool { infos = servers(t, project, env); return len(infos) == 1 }) {
+		t.Fatalf("no server after yes:\n%s", r.joined())
+	}
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(infos[0].PID) + "/environ")
+	if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00IS_SANDBOX=1\x00")) {
+		t.Errorf("the server's environment (%v) lacks IS_SANDBOX=1", err)
+	}
+	if err := syscall.Kill(infos[0].PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, project, env)) == 0 }) {
+		t.Fatal("the server still runs after SIGTERM")
+	}
+	r.waitExit(tuiWait)
 	noLeftovers(t, project)
 }
