@@ -58,7 +58,7 @@ const (
 // Client kinds (Hello.Kind).
 const (
 	KindUI   = "ui"   // the full-screen UI: gets panes, snapshots, notices
-	KindWait = "wait" // hivemind wait: gets snapshots only
+	KindWait = "wait" // hivemind wait, status, events, diff: gets snapshots only (and its diffs)
 	KindInfo = "info" // hivemind ls: the Welcome alone
 )
 
