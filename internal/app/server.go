@@ -40,6 +40,7 @@ type server struct {
 	paths  serverPaths
 	ln     net.Listener
 	start  time.Time
+	log    io.Writer // its log (bounded: serverLog)
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
@@ -179,8 +180,9 @@ func (a *App) Serve(binary string, ready io.WriteCloser) int {
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
 
-	a.out.redirect(os.Stdout, func(level, msg string) {
-		fmt.Fprintf(os.Stdout, "%s %s %s\n", time.Now().Format("15:04:05"), level, msg)
+	s.log = &serverLog{path: s.paths.log, max: maxServerLog}
+	a.out.redirect(s.log, func(level, msg string) {
+		fmt.Fprintf(s.log, "%s %s %s\n", time.Now().Format("15:04:05"), level, msg)
 		s.notice(level, msg)
 	})
 	a.warnUnpriced()
@@ -193,10 +195,10 @@ func (a *App) Serve(binary string, ready io.WriteCloser) int {
 	go s.accept()
 	a.runner.Send(a.first)
 	say("ok\n")
-	fmt.Fprintf(os.Stdout, "server %d: task %s in %s, socket %s\n", os.Getpid(), a.td.ID(), a.project, s.paths.sock)
+	fmt.Fprintf(s.log, "server %d: task %s in %s, socket %s\n", os.Getpid(), a.td.ID(), a.project, s.paths.sock)
 
 	why := s.wait(sigs, runDone)
-	fmt.Fprintf(os.Stdout, "server %d stopping: %s\n", os.Getpid(), why)
+	fmt.Fprintf(s.log, "server %d stopping: %s\n", os.Getpid(), why)
 	_ = s.ln.Close() // no new client while the team stops (wait then reads the workspace)
 	final := a.outcome.finalPhase()
 	a.shutdown(cancel, runDone)
@@ -338,7 +340,7 @@ func (s *server) notifyCommand(st vocab.State) {
 	cmd.Dir = s.a.project
 	cmd.Env = append(os.Environ(), "HIVEMIND_PHASE="+string(st.Phase), "HIVEMIND_REASON="+st.EndReason(),
 		"HIVEMIND_TASK="+s.a.td.ID(), "HIVEMIND_PROJECT="+s.a.project, "HIVEMIND_CLIENTS="+strconv.Itoa(n))
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout // the server's log
+	cmd.Stdout, cmd.Stderr = s.log, s.log
 	cmd.WaitDelay = time.Second
 	d := map[string]any{"phase": string(st.Phase)}
 	if err := cmd.Run(); err != nil {
@@ -541,7 +543,7 @@ func (s *server) command(cl *client, m proto.Msg) {
 		cl.tell("error", fmt.Sprintf("the server does not know the message %q", m.T))
 		return
 	}
-	if cl.readOnly {
+	if cl.readOnly && (m.T != proto.TCmd || m.Cmd != proto.CmdDiff) { // a diff only reads
 		cl.tell("warn", "read-only client: keys and commands are not sent (attach without --read-only to act)")
 		return
 	}
@@ -584,16 +586,28 @@ func (s *server) command(cl *client, m proto.Msg) {
 	}
 }
 
-// diff answers a worker's diff (it runs git: off the reading goroutine).
+// diffCut ends a diff cut to fit a reply.
+const diffCut = "\n… (cut: hivemind diff shows all of it)\n"
+
+// diff answers a worker's diff, or the task's for no agent (it runs git:
+// off the reading goroutine).
 func (s *server) diff(cl *client, m proto.Msg) {
 	reply := proto.Msg{T: proto.TCmd, Cmd: proto.CmdReply, ID: m.ID}
-	if s.a.git == nil {
-		reply.Err = "the project is not a git repository"
-	} else if d, err := s.a.git.repo.Diff(string(m.Agent)); err != nil {
+	var d string
+	var err error
+	switch {
+	case s.a.git == nil:
+		err = errors.New("the project is not a git repository")
+	case m.Agent == "":
+		d, err = s.a.git.repo.TaskDiff()
+	default:
+		d, err = s.a.git.repo.Diff(string(m.Agent))
+	}
+	if err != nil {
 		reply.Err = err.Error()
 	} else {
 		if len(d) > maxDiffReply {
-			d = d[:maxDiffReply] + "\n… (cut: hivemind diff shows all of it)\n"
+			d = d[:maxDiffReply] + diffCut
 		}
 		reply.Text = d
 	}

@@ -17,8 +17,8 @@ import (
 // started.
 const ServeEnv = "HIVEMIND_SERVE_FD"
 
-// maxServerLog is the size at which a server's log is rotated when the
-// next server starts.
+// maxServerLog is the size at which a server's log is rotated, while it
+// runs (serverLog) and when the next server starts.
 const maxServerLog = 16 << 20
 
 // ServerChild reports whether this process is a server StartServer
@@ -38,36 +38,55 @@ func ServerChild() (io.WriteCloser, bool) {
 	return os.NewFile(uintptr(fd), "hivemind-ready"), true
 }
 
+// AskSandbox starts what a server that could not start says on its
+// readiness pipe when its preflight failed only because Claude Code may
+// not bypass permissions as root: the starting terminal asks the question
+// the one-process run asks (IS_SANDBOX=1?).
+const AskSandbox = "hivemind: ask IS_SANDBOX\n"
+
 // StartServer starts the server of the run args ask for (the command line
 // without the program name): the same command line in its own session,
 // detached from the terminal, its output appended to the workspace's
 // server.log. It returns once the server accepts clients; when the run
 // cannot start (a bad flag, a failed preflight, a locked workspace) it
-// writes what the server said on stderr and returns its exit code.
-func StartServer(o Options, args []string, stderr io.Writer) (sock string, code int) {
-	sock, code, err := startServer(o, args, stderr)
+// writes what the server said on stderr and returns its exit code. When
+// the server's only problem is root without IS_SANDBOX=1, sandbox (nil:
+// no terminal to ask on) asks; its yes (it sets IS_SANDBOX=1 in this
+// process's environment) starts the server again with it, and its agents
+// run with it.
+func StartServer(o Options, args []string, stderr io.Writer, sandbox func() bool) (sock string, code int) {
+	sock, code, said, err := startServer(o, args)
+	if words, root := strings.CutPrefix(said, AskSandbox); root {
+		if sandbox != nil && sandbox() {
+			return StartServer(o, args, stderr, nil)
+		}
+		said = words
+	}
+	_, _ = io.WriteString(stderr, said) // the server's own words (its stderr until it was ready)
 	if err != nil {
 		fmt.Fprintln(stderr, "hivemind:", err)
 	}
 	return sock, code
 }
 
-func startServer(o Options, args []string, stderr io.Writer) (string, int, error) {
+// startServer starts the server and returns what it said when it could
+// not start.
+func startServer(o Options, args []string) (sock string, code int, said string, err error) {
 	root, err := o.WorkspaceRoot()
 	if err != nil {
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	paths, err := pathsOf(root)
 	if err != nil {
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	if c, info, err := dialServer(paths.sock, proto.KindInfo, "", false); err == nil {
 		_ = c.Close()
-		return paths.sock, ExitError, fmt.Errorf("a Hivemind server already runs task %s (%s) in %s: hivemind attach --project %s",
+		return paths.sock, ExitError, "", fmt.Errorf("a Hivemind server already runs task %s (%s) in %s: hivemind attach --project %s",
 			info.TaskID, info.Phase, info.Project, info.Project)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	// The log is bounded: a large one becomes server.log.1 (the one
 	// before is dropped).
@@ -76,16 +95,16 @@ func startServer(o Options, args []string, stderr io.Writer) (string, int, error
 	}
 	log, err := os.OpenFile(paths.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	defer log.Close()
 	self, err := os.Executable()
 	if err != nil {
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	defer r.Close()
 	cmd := exec.Command(self, args...)
@@ -95,23 +114,22 @@ func startServer(o Options, args []string, stderr io.Writer) (string, int, error
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		_ = w.Close()
-		return "", ExitError, err
+		return "", ExitError, "", err
 	}
 	_ = w.Close()
-	said, _ := io.ReadAll(io.LimitReader(r, 64<<10))
-	if strings.HasPrefix(string(said), "ok\n") {
+	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	if strings.HasPrefix(string(b), "ok\n") {
 		go func() { _ = cmd.Wait() }() // reaped if it ends while this process runs
-		return paths.sock, ExitOK, nil
+		return paths.sock, ExitOK, "", nil
 	}
 	werr := cmd.Wait()
-	code := ExitError
+	code = ExitError
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
 		code = ee.ExitCode()
 	}
-	if len(said) == 0 {
-		return "", code, fmt.Errorf("the server stopped before it was ready (%v); see %s", werr, paths.log)
+	if len(b) == 0 {
+		return "", code, "", fmt.Errorf("the server stopped before it was ready (%v); see %s", werr, paths.log)
 	}
-	_, _ = stderr.Write(said) // the server's own words (its stderr until it was ready)
-	return "", code, nil
+	return "", code, string(b), nil
 }

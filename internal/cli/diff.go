@@ -15,7 +15,8 @@ import (
 // cmdDiff prints, for the current task of a git project, one worker's
 // changes (`hivemind diff worker_1`: its worktree, committed or not, against
 // what it last took from the task branch) or the task's result so far
-// (`hivemind diff`: git diff <base>...hivemind/<task_id>). It only reads,
+// (`hivemind diff`: git diff <base>...hivemind/<task_id>); while the
+// project's server runs the task, as the server answers it. It only reads,
 // so it works while a run is going on and after the task ended. An empty
 // diff is said on stderr, with where the work is (a finished task's
 // workers are merged and their worktrees removed).
@@ -57,7 +58,7 @@ func cmdDiff(o options, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%s is the %s: only workers have a branch of their own", agent, a.Role)
 			}
 		}
-		out, err = repo.Diff(agent)
+		out, err = fromServer(o, info.ID, agent, func() (string, error) { return repo.Diff(agent) })
 		if errors.Is(err, gitwork.ErrNoWorktree) {
 			if over(info) {
 				return fmt.Errorf("%s has no worktree or branch left in task %s: it %s, and a branch that held nothing beyond the task's start was removed; hivemind diff shows the task's changes", agent, info.ID, phaseWord(info))
@@ -71,7 +72,7 @@ func cmdDiff(o options, stdout, stderr io.Writer) error {
 		if over(info) && !repo.HasBranch(repo.TaskBranch()) {
 			return fmt.Errorf("task %s changed nothing before it ended (it %s): its branch %s held nothing beyond the task's start and was removed", info.ID, phaseWord(info), repo.TaskBranch())
 		}
-		out, err = repo.TaskDiff()
+		out, err = fromServer(o, info.ID, "", repo.TaskDiff)
 		if errors.Is(err, gitwork.ErrNotStarted) {
 			return fmt.Errorf("task %s has no task branch (it ran without git)", info.ID)
 		}
@@ -84,6 +85,16 @@ func cmdDiff(o options, stdout, stderr io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, out)
 	return err
+}
+
+// fromServer is the diff the project's running server answers for task
+// (the one its clients see), else the workspace's (local).
+func fromServer(o options, task, agent string, local func() (string, error)) (string, error) {
+	d, ok, err := app.LiveDiff(o.Options, binaryVersion(), task, agent)
+	if err != nil || ok {
+		return d, err
+	}
+	return local()
 }
 
 // emptyWorkerDiff says why a worker's diff is empty and where its work is.

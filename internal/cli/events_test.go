@@ -68,3 +68,42 @@ func TestCmdEventsMilestones(t *testing.T) {
 		t.Errorf("--json printed %d records, want all 4:\n%s", n, out.String())
 	}
 }
+
+// The server's tail adds to events.jsonl exactly the records the file
+// lacks: none twice, none of the file lost.
+func TestWithNewest(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := func(i int) vocab.EventRecord {
+		return vocab.EventRecord{Time: at.Add(time.Duration(i) * time.Second), Type: "state_changed", Details: map[string]any{"n": float64(i)}}
+	}
+	log := func(from, to int) []vocab.EventRecord {
+		var out []vocab.EventRecord
+		for i := from; i < to; i++ {
+			out = append(out, rec(i))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		file, tail []vocab.EventRecord
+		want       []vocab.EventRecord
+	}{
+		{"file behind", log(0, 10), log(5, 13), log(0, 13)},
+		{"file up to date", log(0, 10), log(5, 10), log(0, 10)},
+		{"file ahead", log(0, 12), log(5, 10), log(0, 12)},
+		{"file more than a tail behind", log(0, 3), log(5, 10), append(log(0, 3), log(5, 10)...)},
+		{"no file yet", nil, log(0, 4), log(0, 4)},
+		{"no tail", log(0, 4), nil, log(0, 4)},
+	} {
+		got := withNewest(tc.file, tc.tail)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %d records, want %d", tc.name, len(got), len(tc.want))
+			continue
+		}
+		for i := range got {
+			if recordKey(got[i]) != recordKey(tc.want[i]) {
+				t.Errorf("%s: record %d is %v, want %v", tc.name, i, got[i], tc.want[i])
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/vocab"
@@ -17,7 +18,11 @@ func startServer(o options, args []string, task string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "hivemind: --server needs a task or --resume (hivemind attach attaches to a running server)")
 		return app.ExitUsage
 	}
-	if _, code := app.StartServer(o.Options, args, stderr); code != app.ExitOK {
+	var sandbox func() bool // root without IS_SANDBOX=1: asked here, before the server detaches
+	if app.IsTerminal() {
+		sandbox = func() bool { return confirmSandbox(os.Stdin, stderr) }
+	}
+	if _, code := app.StartServer(o.Options, args, stderr, sandbox); code != app.ExitOK {
 		return code
 	}
 	if o.headless || !app.IsTerminal() {
@@ -32,11 +37,15 @@ func startServer(o options, args []string, task string, stdout, stderr io.Writer
 
 // serveTask is the server StartServer started: the run is wired as
 // hivemind "task" wires it (what stops it is said on the readiness pipe,
-// which the starting hivemind prints), then served to clients.
+// which the starting hivemind prints; root without IS_SANDBOX=1 alone is
+// asked there first), then served to clients.
 func serveTask(o options, task string, ready io.WriteCloser, stdout, stderr io.Writer) int {
 	errw := io.MultiWriter(stderr, ready)
 	a, err := app.New(o.Options, vocab.Task{Description: task}, stdout)
 	if err != nil {
+		if onlyRootFailed(err) {
+			_, _ = io.WriteString(ready, app.AskSandbox)
+		}
 		code := reportNewError(errw, err)
 		_ = ready.Close()
 		return code

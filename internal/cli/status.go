@@ -9,15 +9,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hivemind-dev/hivemind/internal/app"
 	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
 
 // cmdStatus prints the current task's state.json (as is with --json, with
-// needs_you beside its fields; as a summary otherwise). It only reads: it
+// needs_you beside its fields; as a summary otherwise); while the
+// project's server runs, the state its clients see. It only reads: it
 // works while a run is going on.
 func cmdStatus(o options, stdout io.Writer) error {
-	info, err := o.CurrentTask()
+	info, live, err := currentTask(o)
 	if err != nil {
 		return err
 	}
@@ -28,7 +30,7 @@ func cmdStatus(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	el := elapsedOf(*info.State, time.Now(), workspace.RunLive(root))
+	el := elapsedOf(*info.State, time.Now(), live != nil || workspace.RunLive(root))
 	if o.JSON {
 		b, err := json.MarshalIndent(withNeeds(info.State, el), "", "  ")
 		if err != nil {
@@ -39,6 +41,24 @@ func cmdStatus(o options, stdout io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, renderStatus(info, el))
 	return err
+}
+
+// currentTask is the task status and events show: the one the project's
+// running server runs, with the state its clients see (live), or the
+// workspace's current task when no server runs it (live is nil).
+func currentTask(o options) (info workspace.TaskInfo, live *app.Live, err error) {
+	if live, err = app.ReadLive(o.Options, binaryVersion()); err != nil {
+		return info, nil, err
+	}
+	if info, err = o.CurrentTask(); err != nil || live == nil {
+		return info, nil, err
+	}
+	if live.Info.TaskID != info.ID || live.Snapshot.State.Phase == "" {
+		return info, nil, nil // not the task shown, or not stepped yet
+	}
+	st := live.Snapshot.State
+	info.State, info.Problem = &st, ""
+	return info, live, nil
 }
 
 // elapsed is a task's elapsed clock as status reports it.

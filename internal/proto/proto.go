@@ -58,7 +58,7 @@ const (
 // Client kinds (Hello.Kind).
 const (
 	KindUI   = "ui"   // the full-screen UI: gets panes, snapshots, notices
-	KindWait = "wait" // hivemind wait: gets snapshots only
+	KindWait = "wait" // hivemind wait, status, events, diff: gets snapshots only (and its diffs)
 	KindInfo = "info" // hivemind ls: the Welcome alone
 )
 
@@ -72,7 +72,7 @@ const (
 	CmdPauseAgent = "pause_agent"
 	CmdPlan       = "plan"  // the plan gate's decision: Approve, Feedback
 	CmdStop       = "stop"  // stop the team (the task stays resumable) and the server
-	CmdDiff       = "diff"  // a worker's diff: answered by a TNotice-free TCmd reply
+	CmdDiff       = "diff"  // a worker's diff (the task's for no Agent; read-only clients too): answered by a TNotice-free TCmd reply
 	CmdReply      = "reply" // server → client: the answer to a CmdPlan or CmdDiff (Text, Err)
 )
 
