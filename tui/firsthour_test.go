@@ -381,8 +381,8 @@ func TestDiffView(t *testing.T) {
 	// quits (it asks, agents run).
 	h.key("?")
 	h.key("esc")
-	if !h.m.diff.show || h.m.showHelp {
-		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.showHelp, h.m.diff.show)
+	if !h.m.diff.show || h.m.help.show {
+		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.help.show, h.m.diff.show)
 	}
 	h.key("q")
 	if h.m.confirm != confirmQuit {

@@ -58,15 +58,15 @@ func (m *Model) openPicker() tea.Cmd {
 
 func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.fd.pickKeys
-	if m.showHelp {
-		m.showHelp = false
+	if m.help.show {
+		m.help.show = false
 		return nil
 	}
 	switch {
 	case key.Matches(msg, k.QuitNow):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.help.show = true
 		return nil
 	case key.Matches(msg, k.Cancel):
 		m.fd.mode = modeStart

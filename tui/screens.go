@@ -59,7 +59,7 @@ func (m Model) screen() screenID {
 		return screenConfirm
 	case m.find.typing:
 		return screenSearch
-	case m.showHelp:
+	case m.help.show:
 		return screenHelp
 	case m.diff.show:
 		return screenDiff

@@ -361,8 +361,8 @@ func TestScreenPrecedence(t *testing.T) {
 		d.h.send(tea.WindowSizeMsg{Width: 80, Height: 24}) // the help scrolls here
 		d.h.view()
 		pressing("j")(d)
-		if d.h.m.screen() != screenHelp || d.h.m.helpScroll != 1 || d.h.m.diff.scroll != 0 {
-			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.helpScroll, d.h.m.diff.scroll)
+		if d.h.m.screen() != screenHelp || d.h.m.help.scroll != 1 || d.h.m.diff.scroll != 0 {
+			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.help.scroll, d.h.m.diff.scroll)
 		}
 		pressing("esc", "j")(d) // help closed: the diff has the keys again
 		if d.h.m.screen() != screenDiff || d.h.m.diff.scroll != 1 {
@@ -379,8 +379,8 @@ func TestScreenPrecedence(t *testing.T) {
 	t.Run("the feedback input takes ? and q as text", func(t *testing.T) {
 		d := screenSetups()[screenFeedback].setup(t)
 		pressing("?", "q")(d)
-		if d.h.m.screen() != screenFeedback || d.h.m.gate.input.Value() != "?q" || d.h.m.showHelp {
-			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.gate.input.Value(), d.h.m.showHelp)
+		if d.h.m.screen() != screenFeedback || d.h.m.gate.input.Value() != "?q" || d.h.m.help.show {
+			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.gate.input.Value(), d.h.m.help.show)
 		}
 	})
 	t.Run("a question asked from the help answers n, not the help", func(t *testing.T) {
@@ -408,8 +408,8 @@ func TestScreenPrecedence(t *testing.T) {
 	t.Run("attached, ? goes to the agent", func(t *testing.T) {
 		d := screenSetups()[screenAttached].setup(t)
 		pressing("?", "q")(d)
-		if d.h.m.screen() != screenAttached || d.h.m.showHelp {
-			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.showHelp)
+		if d.h.m.screen() != screenAttached || d.h.m.help.show {
+			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.help.show)
 		}
 	})
 }

@@ -287,7 +287,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 		// abandon: show what was done.
 		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sumLive) {
 			m.fd.mode = modeSummary
-			m.attached, m.zoom, m.showHelp = false, false, false
+			m.attached, m.zoom, m.help.show = false, false, false
 			return m.openSummary(m.st, true)
 		}
 	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
@@ -380,9 +380,9 @@ func (m *Model) resetRun() {
 	m.health = map[vocab.AgentID]vocab.Health{}
 	m.agents = nil
 	m.focusID = ""
-	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
-	m.cx = knowledgePanel{}
-	m.helpScroll, m.detail, m.digits = 0, false, ""
+	m.zoom, m.attached, m.showEvents = false, false, false
+	m.cx, m.help = knowledgePanel{}, helpView{}
+	m.detail, m.digits = false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.confirm = confirmNone
 	m.scroll = map[vocab.AgentID]int{}
@@ -482,9 +482,9 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.fd.ask != nil && !key.Matches(msg, k.QuitNow) {
 		return m.askKey(msg)
 	}
-	if m.showHelp {
+	if m.help.show {
 		if key.Matches(msg, k.CloseHelp) {
-			m.showHelp = false
+			m.help.show = false
 		}
 		return nil
 	}
@@ -503,7 +503,7 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.PrevField):
 		return m.setFocus((m.fd.focus + numFocus - 1) % numFocus)
 	case key.Matches(msg, k.FieldHelp):
-		m.showHelp = true
+		m.help.show = true
 		return nil
 	case editing && key.Matches(msg, k.Menu):
 		return m.setFocus(focusList)
@@ -517,7 +517,7 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	// The list has the focus: single keys are commands.
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.help.show = true
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Edit):

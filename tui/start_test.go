@@ -106,16 +106,16 @@ func TestStartFocusKeys(t *testing.T) {
 	}
 	// Single keys are text in a field, commands in the list.
 	h.keys("q", "?")
-	if h.m.fd.task.Value() != "q?" || h.m.showHelp {
-		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.task.Value(), h.m.showHelp)
+	if h.m.fd.task.Value() != "q?" || h.m.help.show {
+		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.task.Value(), h.m.help.show)
 	}
 	h.keys("f1")
-	if !h.m.showHelp {
+	if !h.m.help.show {
 		t.Fatal("f1 does not open help in a field")
 	}
 	h.keys("esc", "esc", "?")
-	if !h.m.showHelp || h.m.fd.focus != focusList {
-		t.Fatalf("? in the list: help %v focus %v", h.m.showHelp, h.m.fd.focus)
+	if !h.m.help.show || h.m.fd.focus != focusList {
+		t.Fatalf("? in the list: help %v focus %v", h.m.help.show, h.m.fd.focus)
 	}
 	h.keys("?")
 	// The list: select a past task and open its summary, then come back.

@@ -14,7 +14,7 @@ import (
 
 // renderFront draws the front door's screens (start, picker, summary).
 func (m Model) renderFront() string {
-	if m.showHelp {
+	if m.help.show {
 		return m.renderFrontHelp()
 	}
 	switch m.fd.mode {
@@ -326,7 +326,7 @@ func (m Model) renderFrontHelp() string {
 		"While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).",
 		"Text fields take every other key; esc leaves a field so single keys work. ? or esc closes this help.",
 	}
-	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.helpScroll)
+	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.help.scroll)
 	m.r.helpMax = maxScroll
 	lines := []string{m.startHeader()}
 	if m.fd.mode == modeSummary {

@@ -680,9 +680,9 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.handleConfirmKey(msg)
 	}
 	m.notice = notice{}
-	if m.showHelp {
+	if m.help.show {
 		if key.Matches(msg, k.CloseHelp) {
-			m.showHelp = false
+			m.help.show = false
 		}
 		return nil
 	}
@@ -690,7 +690,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 	failed := live && (m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.help.show = true
 	case key.Matches(msg, k.Quit):
 		if live && m.quitAsks() {
 			m.confirm = confirmQuit
