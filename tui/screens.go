@@ -118,7 +118,7 @@ func (m Model) keyMapOf(s screenID) any {
 	case screenStart:
 		return m.fd.keys
 	case screenPicker:
-		return m.fd.pickKeys
+		return m.fd.picker.keys
 	case screenSummary:
 		return m.fd.sumKeys
 	case screenAttached:

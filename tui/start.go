@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/filepicker"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -37,11 +36,10 @@ const (
 // It is active only when Options.Launcher is set; without one the Model is
 // the plain run view it always was.
 type frontDoor struct {
-	on       bool
-	mode     screenMode
-	keys     startKeyMap
-	pickKeys pickerKeyMap
-	sumKeys  summaryKeyMap
+	on      bool
+	mode    screenMode
+	keys    startKeyMap
+	sumKeys summaryKeyMap
 
 	project string
 	info    Project
@@ -65,7 +63,7 @@ type frontDoor struct {
 	workers     int           // the chosen worker count (0: the launcher's default)
 	humanPlan   bool          // the user approves each plan after the Reviewer (plan.go)
 
-	picker filepicker.Model
+	picker folderPicker
 
 	sess *Session
 	// seen is the phase of the live session last looked at (see frontAfter).
@@ -151,7 +149,7 @@ func (m *Model) initFront(opts Options) {
 }
 
 func newFrontDoor(opts Options) frontDoor {
-	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), pickKeys: newPickerKeyMap(),
+	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(),
 		sumKeys: newSummaryKeyMap(), project: opts.Project,
 		workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
@@ -162,7 +160,7 @@ func newFrontDoor(opts Options) frontDoor {
 	fd.task = newField("Describe the task: what to build or change, and how you will know it is done.")
 	fd.constraints = newField("Optional, one per line: e.g. no new dependencies")
 	fd.context = newField("Optional: background the agents should know")
-	fd.picker = newPicker(opts.Project)
+	fd.picker = newFolderPicker(opts.Project)
 	fd.mode = modeStart
 	fd.busy = "reading the project…"
 	if opts.Session != nil {
@@ -255,12 +253,7 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		return nil, m.fd.mode != modeRun
 	}
 	if m.fd.mode == modePicker {
-		// The picker reads directories in its own commands; their
-		// messages are unexported, so everything else goes through it
-		// (it ignores what is not its own).
-		var c tea.Cmd
-		m.fd.picker, c = m.fd.picker.Update(msg)
-		return c, false
+		return m.fd.picker.pass(msg), false
 	}
 	return nil, false
 }
@@ -412,7 +405,7 @@ func (fd *frontDoor) resize(w, h int) {
 	fd.constraints.SetHeight(ch)
 	fd.context.SetWidth(fw)
 	fd.context.SetHeight(ch)
-	fd.picker.SetHeight(max(h-8, 3))
+	fd.picker.resize(h)
 }
 
 // setFocus moves the start screen's focus.

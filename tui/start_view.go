@@ -270,7 +270,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	ess := []key.Binding{k.Help, k.Quit}
 	switch m.fd.mode {
 	case modePicker:
-		pk := m.fd.pickKeys
+		pk := m.fd.picker.keys
 		return []key.Binding{pk.Choose, pk.Here, pk.Cancel, pk.Up, pk.Open, pk.Back},
 			[]key.Binding{pk.Help, pk.QuitNow}
 	case modeSummary:
@@ -316,7 +316,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 // frontHelpSections is every key of the front door, for the help screen.
 func (m Model) frontHelpSections() []helpSection {
 	fd := m.fd
-	secs := append(fd.keys.helpSections(), fd.pickKeys.helpSections()...)
+	secs := append(fd.keys.helpSections(), fd.picker.keys.helpSections()...)
 	return append(append(secs, fd.sumKeys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
 }
 
