@@ -191,7 +191,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 		Summary: "**Severity:** major — `Sqrt` panics on `-1`"})
 	m := New(Options{FPS: 30, Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
 	m.width, m.height = 140, 60
-	m.fd.mode, m.fd.sum, m.fd.sumLoaded = modeSummary, loadSummary(st, dir, "add a square root"), true
+	m.fd.mode, m.fd.sum.data, m.fd.sum.loaded = modeSummary, loadSummary(st, dir, "add a square root"), true
 	got := m.View().Content
 	plain := stripped(got)
 	for _, want := range []string{"(worker_1 · done)", "+ created  calc/sqrt.go",
@@ -208,7 +208,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 	}
 	// Abandoned reads abandoned, in the header too.
 	st.Phase = vocab.PhaseIdle
-	m.fd.sum = loadSummary(st, dir, "x")
+	m.fd.sum.data = loadSummary(st, dir, "x")
 	if plain := stripped(m.View().Content); !strings.Contains(plain, "│ abandoned │") || !strings.Contains(plain, "not done: abandoned") {
 		t.Errorf("abandoned summary:\n%s", plain)
 	}

@@ -120,7 +120,7 @@ func (m Model) keyMapOf(s screenID) any {
 	case screenPicker:
 		return m.fd.picker.keys
 	case screenSummary:
-		return m.fd.sumKeys
+		return m.fd.sum.keys
 	case screenAttached:
 		return m.km.attached
 	case screenConfirm:

@@ -36,10 +36,9 @@ const (
 // It is active only when Options.Launcher is set; without one the Model is
 // the plain run view it always was.
 type frontDoor struct {
-	on      bool
-	mode    screenMode
-	keys    startKeyMap
-	sumKeys summaryKeyMap
+	on   bool
+	mode screenMode
+	keys startKeyMap
 
 	project string
 	info    Project
@@ -69,10 +68,7 @@ type frontDoor struct {
 	// seen is the phase of the live session last looked at (see frontAfter).
 	seen vocab.Phase
 
-	sum       summaryData
-	sumLoaded bool
-	sumLive   bool // the summary is of the live session (not a past task)
-	sumScroll int
+	sum summaryView // the summary screen (summary.go)
 }
 
 // startKeyMap is every key of the start screen: its fields, the Team row
@@ -150,7 +146,7 @@ func (m *Model) initFront(opts Options) {
 
 func newFrontDoor(opts Options) frontDoor {
 	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(),
-		sumKeys: newSummaryKeyMap(), project: opts.Project,
+		sum: summaryView{keys: newSummaryKeyMap()}, project: opts.Project,
 		workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
 	if !fd.on {
 		return fd
@@ -222,10 +218,7 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		}
 		return m.rescan(), true
 	case summaryLoadedMsg:
-		if msg.taskID == m.fd.sum.TaskID {
-			m.fd.sum = msg.sum
-			m.fd.sumLoaded = true
-		}
+		m.fd.sum.loadedFrom(msg)
 		return nil, true
 	case SnapshotMsg:
 		if m.fd.sess == nil || msg.State.TaskID != m.fd.sess.TaskID {
@@ -243,12 +236,7 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		return nil, m.fd.mode != modeRun
 	case tea.MouseWheelMsg:
 		if m.fd.mode == modeSummary {
-			switch msg.Mouse().Button {
-			case tea.MouseWheelUp:
-				m.fd.sumScroll = max(m.fd.sumScroll-wheelLines, 0)
-			case tea.MouseWheelDown:
-				m.fd.sumScroll += wheelLines
-			}
+			m.fd.sum.wheel(msg.Mouse().Button)
 		}
 		return nil, m.fd.mode != modeRun
 	}
@@ -278,7 +266,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 		(p == vocab.PhaseIdle && prev != ""):
 		// Over (idle: abandoned), or failed and waiting for retry or
 		// abandon: show what was done.
-		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sumLive) {
+		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sum.live) {
 			m.fd.mode = modeSummary
 			m.attached, m.zoom, m.help.show = false, false, false
 			return m.openSummary(m.st, true)
@@ -287,7 +275,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 		// The run view has the banner and the keys for these.
 	default:
 		// Running again (after retry): back to the panes.
-		if m.fd.mode == modeSummary && m.fd.sumLive {
+		if m.fd.mode == modeSummary && m.fd.sum.live {
 			m.fd.mode = modeRun
 		}
 	}
@@ -461,7 +449,7 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
 		m.fd.mode = modeSummary
 		m.zoom = false
-		if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
+		if !m.fd.sum.loaded || !m.fd.sum.live || m.fd.sum.data.Phase != m.st.Phase {
 			return m.openSummary(m.st, true), true
 		}
 		return nil, true

@@ -124,8 +124,8 @@ func TestStartFocusKeys(t *testing.T) {
 		t.Fatalf("selected %d, want 2", h.m.fd.sel)
 	}
 	h.keys("enter")
-	if h.m.fd.mode != modeSummary || h.m.fd.sumLive || h.m.fd.sum.TaskID != "20260312-130926-77aa" {
-		t.Fatalf("enter: mode %v live %v task %s", h.m.fd.mode, h.m.fd.sumLive, h.m.fd.sum.TaskID)
+	if h.m.fd.mode != modeSummary || h.m.fd.sum.live || h.m.fd.sum.data.TaskID != "20260312-130926-77aa" {
+		t.Fatalf("enter: mode %v live %v task %s", h.m.fd.mode, h.m.fd.sum.live, h.m.fd.sum.data.TaskID)
 	}
 	h.keys("esc")
 	if h.m.fd.mode != modeStart {
@@ -237,8 +237,8 @@ func TestSummaryAfterComplete(t *testing.T) {
 		t.Fatalf("executing: mode %v", h.m.fd.mode)
 	}
 	h.phase(vocab.PhaseComplete)
-	if h.m.fd.mode != modeSummary || !h.m.fd.sumLive || !h.m.fd.sumLoaded {
-		t.Fatalf("complete: mode %v live %v loaded %v", h.m.fd.mode, h.m.fd.sumLive, h.m.fd.sumLoaded)
+	if h.m.fd.mode != modeSummary || !h.m.fd.sum.live || !h.m.fd.sum.loaded {
+		t.Fatalf("complete: mode %v live %v loaded %v", h.m.fd.mode, h.m.fd.sum.live, h.m.fd.sum.loaded)
 	}
 	h.keys("v")
 	if h.m.fd.mode != modeRun {
@@ -249,8 +249,8 @@ func TestSummaryAfterComplete(t *testing.T) {
 		t.Fatalf("s: mode %v", h.m.fd.mode)
 	}
 	h.keys("down", "pgdown", "up")
-	if h.m.fd.sumScroll != 20 {
-		t.Fatalf("scroll %d, want 20", h.m.fd.sumScroll)
+	if h.m.fd.sum.scroll != 20 {
+		t.Fatalf("scroll %d, want 20", h.m.fd.sum.scroll)
 	}
 	h.keys("enter")
 	h.l.requireCalls(t, "scan "+testProject, "start "+testProject, "usage "+h.l.taskID, "close", "scan "+testProject)

@@ -274,8 +274,8 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 		return []key.Binding{pk.Choose, pk.Here, pk.Cancel, pk.Up, pk.Open, pk.Back},
 			[]key.Binding{pk.Help, pk.QuitNow}
 	case modeSummary:
-		k := m.fd.sumKeys
-		if !(m.fd.sumLive && m.fd.sess != nil) {
+		k := m.fd.sum.keys
+		if !(m.fd.sum.live && m.fd.sess != nil) {
 			return []key.Binding{k.Back, k.ScrollDown}, ess
 		}
 		b := []key.Binding{k.NewTask}
@@ -317,7 +317,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 func (m Model) frontHelpSections() []helpSection {
 	fd := m.fd
 	secs := append(fd.keys.helpSections(), fd.picker.keys.helpSections()...)
-	return append(append(secs, fd.sumKeys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
+	return append(append(secs, fd.sum.keys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
 }
 
 func (m Model) renderFrontHelp() string {
@@ -330,7 +330,7 @@ func (m Model) renderFrontHelp() string {
 	m.r.helpMax = maxScroll
 	lines := []string{m.startHeader()}
 	if m.fd.mode == modeSummary {
-		lines[0] = m.summaryHeader()
+		lines[0] = m.fd.sum.header(m.width)
 	}
 	lines = append(lines, strings.Split(box, "\n")...)
 	return frame(lines, m.frontFooter(), w, h)
