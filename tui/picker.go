@@ -109,11 +109,11 @@ func (p folderPicker) view() []string {
 }
 
 func (m *Model) openPicker() tea.Cmd {
-	if m.fd.busy != "" {
+	if m.fd.start.busy != "" {
 		return nil
 	}
 	m.fd.mode = modePicker
-	m.fd.picker = newFolderPicker(m.fd.project)
+	m.fd.picker = newFolderPicker(m.fd.start.project)
 	m.fd.picker.resize(m.height)
 	return m.fd.picker.fp.Init()
 }
@@ -141,12 +141,12 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 // chooseProject makes dir the project (idle → project_selected).
 func (m *Model) chooseProject(dir string) tea.Cmd {
 	m.fd.mode = modeStart
-	m.fd.project = dir
-	m.fd.scanned = false
-	m.fd.info = Project{Dir: dir}
-	m.fd.sel = 0
-	m.fd.busy = ""
-	return batch(m.rescan(), m.setFocus(focusTask))
+	m.fd.start.project = dir
+	m.fd.start.scanned = false
+	m.fd.start.info = Project{Dir: dir}
+	m.fd.start.sel = 0
+	m.fd.start.busy = ""
+	return batch(m.rescan(), m.fd.start.setFocus(focusTask))
 }
 
 func (m Model) renderPicker() string {

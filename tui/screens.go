@@ -116,7 +116,7 @@ func (m Model) keyMapOf(s screenID) any {
 	case screenRun:
 		return m.keys
 	case screenStart:
-		return m.fd.keys
+		return m.fd.start.keys
 	case screenPicker:
 		return m.fd.picker.keys
 	case screenSummary:

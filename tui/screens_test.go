@@ -199,7 +199,7 @@ func screenSetups() map[screenID]screenSetup {
 	}
 	focus := func(f startFocus, more ...string) func(d driver) {
 		return func(d driver) {
-			d.fh.run(d.fh.m.setFocus(f))
+			d.fh.run(d.fh.m.fd.start.setFocus(f))
 			pressing(more...)(d)
 		}
 	}
@@ -269,7 +269,7 @@ func screenSetups() map[screenID]screenSetup {
 				d.fh.l.projects[testProject] = Project{Dir: testProject, Git: true, Tasks: testPastTasks()}
 				d.fh.l.mu.Unlock()
 				d.fh.run(d.fh.endSessionNow())
-				d.fh.run(d.fh.m.setFocus(focusList))
+				d.fh.run(d.fh.m.fd.start.setFocus(focusList))
 				pressing("enter")(d)
 			},
 			"ScrollUp": pressing("pgdown"), "PageUp": pressing("pgdown"), "CloseHelp": pressing("?"),

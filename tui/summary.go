@@ -69,7 +69,7 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 	if live {
 		title = m.opts.Title
 	} else {
-		for _, t := range m.fd.info.Tasks {
+		for _, t := range m.fd.start.info.Tasks {
 			if t.ID == st.TaskID {
 				title = t.Description
 				if t.Dir != "" {
@@ -811,7 +811,7 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case summaryNewTask:
 		// Leave the task (complete → idle) for a new one; a failed task
 		// stays resumable.
-		return batch(m.endSession(), m.setFocus(focusTask))
+		return batch(m.endSession(), m.fd.start.setFocus(focusTask))
 	case summaryStays:
 	}
 	return nil
