@@ -2,6 +2,7 @@ package tui
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -412,4 +413,45 @@ func TestScreenPrecedence(t *testing.T) {
 			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.help.show)
 		}
 	})
+}
+
+// The screens with a sub-model (help, diff, plan gate, search, folder
+// picker, summary, start screen) keep their state in it, updated by its
+// own update: the parents that route to them (Model, and the front door
+// among its screens) hold each in one field and no widget of a screen
+// (a text field, the file picker), and their other fields are the run
+// view's and the routing's, listed here: a field added to a parent must
+// be added to this list, or go into its screen's sub-model.
+func TestParentsHoldNoScreenState(t *testing.T) {
+	subModels := []reflect.Type{reflect.TypeFor[helpView](), reflect.TypeFor[diffView](), reflect.TypeFor[planGate](),
+		reflect.TypeFor[search](), reflect.TypeFor[folderPicker](), reflect.TypeFor[summaryView](), reflect.TypeFor[startScreen]()}
+	own := map[reflect.Type][]string{
+		reflect.TypeFor[Model](): {"opts", "frames", "interval", "slow", "keys", "km", "spin", "prog", "width", "height",
+			"st", "haveState", "events", "health", "agents", "focusID", "zoom", "attached", "showEvents", "cx",
+			"confirm", "draftOf", "notice", "scroll", "detail", "digits", "sel", "lay", "bannerNow", "checkout",
+			"draftRung", "lastFrame", "lastSlow", "timerDue", "waiting", "frameTimer", "clockOn", "clockGen",
+			"spinning", "r", "input", "life", "fd"},
+		reflect.TypeFor[frontDoor](): {"on", "mode", "sess", "seen"},
+	}
+	widgets := []string{"charm.land/bubbles/v2/textarea", "charm.land/bubbles/v2/textinput",
+		"charm.land/bubbles/v2/filepicker", "charm.land/bubbles/v2/viewport"}
+	held := map[reflect.Type]int{}
+	for parent, names := range own {
+		for i := range parent.NumField() {
+			f := parent.Field(i)
+			switch {
+			case slices.Contains(subModels, f.Type):
+				held[f.Type]++
+			case slices.Contains(widgets, f.Type.PkgPath()):
+				t.Errorf("%v.%s is a %v, a screen's widget: it belongs in the screen's sub-model", parent, f.Name, f.Type)
+			case !slices.Contains(names, f.Name):
+				t.Errorf("%v.%s (%v) is new: a screen's state goes in its sub-model; the run view's is listed in this test", parent, f.Name, f.Type)
+			}
+		}
+	}
+	for _, s := range subModels {
+		if held[s] != 1 {
+			t.Errorf("%v is held by %d fields of the parents, want 1", s, held[s])
+		}
+	}
 }
