@@ -99,6 +99,12 @@ func (p *folderPicker) pass(msg tea.Msg) tea.Cmd {
 	return c
 }
 
+// shortHelp is the picker's footer.
+func (p folderPicker) shortHelp() (hints, essentials []key.Binding) {
+	k := p.keys
+	return []key.Binding{k.Choose, k.Here, k.Cancel, k.Up, k.Open, k.Back}, []key.Binding{k.Help, k.QuitNow}
+}
+
 // view is the picker's lines under the header.
 func (p folderPicker) view() []string {
 	lines := []string{"",
@@ -141,12 +147,18 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 // chooseProject makes dir the project (idle → project_selected).
 func (m *Model) chooseProject(dir string) tea.Cmd {
 	m.fd.mode = modeStart
-	m.fd.start.project = dir
-	m.fd.start.scanned = false
-	m.fd.start.info = Project{Dir: dir}
-	m.fd.start.sel = 0
-	m.fd.start.busy = ""
-	return batch(m.rescan(), m.fd.start.setFocus(focusTask))
+	focus := m.fd.start.choose(dir)
+	return batch(m.rescan(), focus)
+}
+
+// choose makes dir the project, not read yet, and focuses the task.
+func (sc *startScreen) choose(dir string) tea.Cmd {
+	sc.project = dir
+	sc.scanned = false
+	sc.info = Project{Dir: dir}
+	sc.sel = 0
+	sc.busy = ""
+	return sc.setFocus(focusTask)
 }
 
 func (m Model) renderPicker() string {

@@ -289,6 +289,8 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// handleScanned takes what a scan of the project found (shown: the start
+// screen is showing, so the focus may move to what is most likely next).
 func (sc *startScreen) handleScanned(msg projectScannedMsg, shown bool) tea.Cmd {
 	if msg.project != sc.project {
 		return nil // an older scan
@@ -323,10 +325,7 @@ func (m *Model) handleSessionStarted(msg sessionStartedMsg) tea.Cmd {
 		return m.rescan()
 	}
 	s := msg.sess
-	m.fd.start.task.Reset()
-	m.fd.start.constraints.Reset()
-	m.fd.start.context.Reset()
-	m.fd.start.formErr = ""
+	m.fd.start.clearForm()
 	return m.beginSession(&s)
 }
 
@@ -406,6 +405,14 @@ func (sc *startScreen) resize(w, h int) {
 	sc.constraints.SetHeight(ch)
 	sc.context.SetWidth(fw)
 	sc.context.SetHeight(ch)
+}
+
+// clearForm empties the task form (its task started).
+func (sc *startScreen) clearForm() {
+	sc.task.Reset()
+	sc.constraints.Reset()
+	sc.context.Reset()
+	sc.formErr = ""
 }
 
 // setFocus moves the start screen's focus.

@@ -271,48 +271,41 @@ func noticeLine(n notice, ess []key.Binding, w int) string {
 // frontShortHelp is the footer's key summary for the screen showing, and
 // the essentials the footer always keeps.
 func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
-	k := m.fd.start.keys
-	ess := []key.Binding{k.Help, k.Quit}
 	switch m.fd.mode {
 	case modePicker:
-		pk := m.fd.picker.keys
-		return []key.Binding{pk.Choose, pk.Here, pk.Cancel, pk.Up, pk.Open, pk.Back},
-			[]key.Binding{pk.Help, pk.QuitNow}
+		return m.fd.picker.shortHelp()
 	case modeSummary:
-		k := m.fd.sum.keys
-		if !(m.fd.sum.live && m.fd.sess != nil) {
-			return []key.Binding{k.Back, k.ScrollDown}, ess
-		}
-		b := []key.Binding{k.NewTask}
-		if m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman {
-			b = []key.Binding{k.Retry, k.Abandon,
-				key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
-		}
-		return append(b, k.Panes, k.ScrollDown), ess
+		return m.fd.sum.shortHelp(m.fd.sess != nil, m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
 	}
-	if m.fd.start.focus == focusList {
+	return m.fd.start.shortHelp()
+}
+
+// shortHelp is the start screen's footer: the keys of the focused part.
+func (sc startScreen) shortHelp() (hints, essentials []key.Binding) {
+	k := sc.keys
+	if sc.focus == focusList {
 		b := []key.Binding{k.Edit, k.Down, k.View}
-		if m.fd.start.info.Unfinished != nil {
+		if sc.info.Unfinished != nil {
 			b = append(b, k.ListResume)
 		}
-		return append(b, key.NewBinding(key.WithKeys(k.ListOpen.Keys()...), key.WithHelp("o", "folder"))), ess
+		return append(b, key.NewBinding(key.WithKeys(k.ListOpen.Keys()...), key.WithHelp("o", "folder"))), []key.Binding{k.Help, k.Quit}
 	}
 	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
-	if m.fd.start.focus == focusTeam {
+	if sc.focus == focusTeam {
 		short := func(b key.Binding, help string) key.Binding {
 			return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, help))
 		}
 		b = []key.Binding{short(k.SlotLeft, "role"), short(k.PickUp, "change"), short(k.AllRoles, "same for all"),
 			short(k.MoreWorkers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
-		if m.fd.start.slot >= 2 && m.fd.start.slot < m.fd.start.countSlot() {
+		if sc.slot >= 2 && sc.slot < sc.countSlot() {
 			// On a worker: e splits the workers, or joins them.
 			b = slices.Insert(b, 3, short(k.Each, "each worker"))
 		}
-		if len(m.fd.start.agents) == 0 {
+		if len(sc.agents) == 0 {
 			b = []key.Binding{short(k.PickUp, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		}
 	}
-	if m.fd.start.info.Unfinished != nil {
+	if sc.info.Unfinished != nil {
 		b = append(b, k.Resume)
 	}
 	return b, []key.Binding{k.FieldHelp, k.QuitNow}

@@ -298,6 +298,23 @@ func (s *summaryView) wheel(b tea.MouseButton) {
 
 // ---- view ----
 
+// shortHelp is the summary's footer: the live task's keys (session: a
+// session is live; failed: its task stopped on an error or needs the
+// user), or a past task's.
+func (s summaryView) shortHelp(session, failed bool) (hints, essentials []key.Binding) {
+	k := s.keys
+	ess := []key.Binding{k.Help, k.Quit}
+	if !(s.live && session) {
+		return []key.Binding{k.Back, k.ScrollDown}, ess
+	}
+	b := []key.Binding{k.NewTask}
+	if failed {
+		b = []key.Binding{k.Retry, k.Abandon,
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
+	}
+	return append(b, k.Panes, k.ScrollDown), ess
+}
+
 // summaryCtx is what the summary's view takes from the front door and
 // the run: the screen's size, whether a session is live, the task's
 // branch, and the live task's clock.
