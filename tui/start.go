@@ -581,42 +581,53 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // submit starts the typed task.
 func (m *Model) submit() tea.Cmd {
-	if m.fd.start.busy != "" {
-		return nil
+	t, cmd, ok := m.fd.start.submit(m.opts.HumanPlanApproval)
+	if !ok {
+		return cmd
 	}
-	desc := strings.TrimSpace(m.fd.start.task.Value())
+	return startCmd(m.opts.Launcher, m.fd.start.project, t)
+}
+
+// submit is the typed task to start, the screen then busy starting it
+// (configHuman: the config has the user approve plans); or false, and
+// the command the screen wants, when it cannot start (the form says why).
+func (sc *startScreen) submit(configHuman bool) (vocab.Task, tea.Cmd, bool) {
+	if sc.busy != "" {
+		return vocab.Task{}, nil, false
+	}
+	desc := strings.TrimSpace(sc.task.Value())
 	switch {
 	case desc == "":
-		m.fd.start.formErr = "type the task first"
-		return m.fd.start.setFocus(focusTask)
-	case m.fd.start.info.LockedBy != "":
-		m.fd.start.formErr = "another Hivemind is running on this workspace: " + m.fd.start.info.LockedBy
-		return nil
-	case m.fd.start.scanErr != "":
-		m.fd.start.formErr = "choose a project folder first (ctrl+o)"
-		return nil
+		sc.formErr = "type the task first"
+		return vocab.Task{}, sc.setFocus(focusTask), false
+	case sc.info.LockedBy != "":
+		sc.formErr = "another Hivemind is running on this workspace: " + sc.info.LockedBy
+		return vocab.Task{}, nil, false
+	case sc.scanErr != "":
+		sc.formErr = "choose a project folder first (ctrl+o)"
+		return vocab.Task{}, nil, false
 	}
 	t := vocab.Task{
-		Workers:     m.fd.start.workers,
-		Agents:      m.fd.start.team(),
+		Workers:     sc.workers,
+		Agents:      sc.team(),
 		Description: desc,
-		Context:     strings.TrimSpace(m.fd.start.context.Value()),
-		Constraints: splitLines(m.fd.start.constraints.Value()),
+		Context:     strings.TrimSpace(sc.context.Value()),
+		Constraints: splitLines(sc.constraints.Value()),
 		SubmittedBy: "tui",
-		Project:     m.fd.start.project,
+		Project:     sc.project,
 	}
-	t.WorkerAgents = m.fd.start.workerTeam()
+	t.WorkerAgents = sc.workerTeam()
 	switch {
-	case m.fd.start.humanPlan == m.opts.HumanPlanApproval:
+	case sc.humanPlan == configHuman:
 		// the launcher's config decides, as it does for the default
-	case m.fd.start.humanPlan:
+	case sc.humanPlan:
 		t.PlanApproval = "human"
 	default:
 		t.PlanApproval = "reviewer"
 	}
-	m.fd.start.formErr = ""
-	m.fd.start.busy = "starting the task…"
-	return startCmd(m.opts.Launcher, m.fd.start.project, t)
+	sc.formErr = ""
+	sc.busy = "starting the task…"
+	return t, nil, true
 }
 
 // resume resumes the unfinished task.
