@@ -452,16 +452,12 @@ func (sc *startScreen) updateField(msg tea.Msg) tea.Cmd {
 	return c
 }
 
-// frontKey handles a key press in the front door's screens, and the key
-// that opens the summary from the run view's.
+// frontKey handles a key press in the front door's screens (handleKey
+// routes it), and the key that opens the summary from the run view's.
 func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch scr := m.screen(); scr {
-	case screenStart:
-		return m.startKey(msg), true
-	case screenPicker:
-		return m.pickerKey(msg), true
-	case screenSummary:
-		return m.summaryKey(msg), true
+	case screenStart, screenPicker, screenSummary:
+		return m.handleKey(msg), true
 	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
 		return nil, false // s is text, the agent's or a question's key there
 	}
