@@ -52,7 +52,7 @@ func (m *Model) openDiff() tea.Cmd {
 		return nil
 	}
 	m.diff = diffView{show: true, agent: id, loading: true}
-	m.showHelp, m.cx.show = false, false
+	m.help.show, m.cx.show = false, false
 	return diffCmd(m.opts.Diff, id)
 }
 

@@ -191,7 +191,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 		Summary: "**Severity:** major — `Sqrt` panics on `-1`"})
 	m := New(Options{FPS: 30, Launcher: newFakeLauncher(), Now: func() time.Time { return testNow }})
 	m.width, m.height = 140, 60
-	m.fd.mode, m.fd.sum, m.fd.sumLoaded = modeSummary, loadSummary(st, dir, "add a square root"), true
+	m.fd.mode, m.fd.sum.data, m.fd.sum.loaded = modeSummary, loadSummary(st, dir, "add a square root"), true
 	got := m.View().Content
 	plain := stripped(got)
 	for _, want := range []string{"(worker_1 · done)", "+ created  calc/sqrt.go",
@@ -208,7 +208,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 	}
 	// Abandoned reads abandoned, in the header too.
 	st.Phase = vocab.PhaseIdle
-	m.fd.sum = loadSummary(st, dir, "x")
+	m.fd.sum.data = loadSummary(st, dir, "x")
 	if plain := stripped(m.View().Content); !strings.Contains(plain, "│ abandoned │") || !strings.Contains(plain, "not done: abandoned") {
 		t.Errorf("abandoned summary:\n%s", plain)
 	}
@@ -381,8 +381,8 @@ func TestDiffView(t *testing.T) {
 	// quits (it asks, agents run).
 	h.key("?")
 	h.key("esc")
-	if !h.m.diff.show || h.m.showHelp {
-		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.showHelp, h.m.diff.show)
+	if !h.m.diff.show || h.m.help.show {
+		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.help.show, h.m.diff.show)
 	}
 	h.key("q")
 	if h.m.confirm != confirmQuit {
@@ -417,7 +417,7 @@ func TestStartTeam(t *testing.T) {
 		StartTeam: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "my-agent --fast"}}, 160, 40)
 	h.typeText("add a square root")
 	h.keys("tab", "tab", "tab")
-	if h.m.fd.focus != focusTeam || !strings.Contains(h.plain(), "Team  lead ◂ claude ▸  reviewer claude  workers my-agent --fast  × 2") {
+	if h.m.fd.start.focus != focusTeam || !strings.Contains(h.plain(), "Team  lead ◂ claude ▸  reviewer claude  workers my-agent --fast  × 2") {
 		t.Fatalf("team row:\n%s", h.plain())
 	}
 	// reviewer: one down (codex); workers: one up from the configured
@@ -441,7 +441,7 @@ func TestStartTeam(t *testing.T) {
 	// = gives every role the selected role's agent; h and l move too.
 	h = newFrontHarnessWith(t, newFakeLauncher(), Options{Agents: testAgents}, 160, 40)
 	h.keys("tab", "tab", "tab", "l", "j", "=", "h")
-	if got := h.m.fd.team(); !maps.Equal(got, map[vocab.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"}) {
+	if got := h.m.fd.start.team(); !maps.Equal(got, map[vocab.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"}) {
 		t.Fatalf("team after = %v", got)
 	}
 }
@@ -456,7 +456,7 @@ func TestStartTeamEachWorker(t *testing.T) {
 		StartTeam: map[vocab.Role]string{"lead": "claude", "reviewer": "claude", "worker": "codex"}}, 160, 40)
 	h.typeText("add a square root")
 	h.keys("tab", "tab", "tab", "e") // e on the Lead does nothing
-	if h.m.fd.each != nil {
+	if h.m.fd.start.each != nil {
 		t.Fatal("e on the Lead split the workers")
 	}
 	h.keys("right", "right", "e", "right", "down")
@@ -476,12 +476,12 @@ func TestStartTeamEachWorker(t *testing.T) {
 
 	h = newFrontHarnessWith(t, newFakeLauncher(), Options{Agents: testAgents, Workers: 3}, 160, 40)
 	h.keys("tab", "tab", "tab", "right", "right", "e", "right", "right", "down", "-")
-	if got := h.m.fd.workerTeam(); !maps.Equal(got, map[vocab.AgentID]string{"worker_1": "claude", "worker_2": "claude"}) || h.m.fd.slot != h.m.fd.countSlot() {
-		t.Fatalf("after - the last worker is gone: %v, slot %d", got, h.m.fd.slot)
+	if got := h.m.fd.start.workerTeam(); !maps.Equal(got, map[vocab.AgentID]string{"worker_1": "claude", "worker_2": "claude"}) || h.m.fd.start.slot != h.m.fd.start.countSlot() {
+		t.Fatalf("after - the last worker is gone: %v, slot %d", got, h.m.fd.start.slot)
 	}
 	h.keys("left", "up", "e")
-	if h.m.fd.each != nil || h.m.fd.team()["worker"] != "aider" || h.m.fd.workerTeam() != nil {
-		t.Fatalf("e joins on the selected worker's agent: team %v, workers %v", h.m.fd.team(), h.m.fd.workerTeam())
+	if h.m.fd.start.each != nil || h.m.fd.start.team()["worker"] != "aider" || h.m.fd.start.workerTeam() != nil {
+		t.Fatalf("e joins on the selected worker's agent: team %v, workers %v", h.m.fd.start.team(), h.m.fd.start.workerTeam())
 	}
 
 	// Configured workers of their own start split, and are started as

@@ -250,26 +250,37 @@ func (k helpKeyMap) helpSections() []helpSection {
 	return []helpSection{{"Help", bindingEntries(k.Close, k.Up, k.Down, k.PageUp, k.PageDown)}}
 }
 
+// helpView is the help overlay (key ?): the run view's over the panes,
+// the front door's over its screens.
+type helpView struct {
+	show   bool
+	scroll int // lines the help is scrolled
+}
+
 // helpKey handles the help overlay's own keys; false passes msg on to the
 // run view.
 func (m *Model) helpKey(msg tea.KeyPressMsg) bool {
-	k := m.km.help
-	page := m.lay.Area.H / 2
+	return m.help.update(msg, m.km.help, m.lay.Area.H/2, m.r.helpMax)
+}
+
+// update handles a key of the help overlay, page lines a page, scrolled
+// at most maxScroll lines; false: msg is none of its keys.
+func (h *helpView) update(msg tea.KeyPressMsg, k helpKeyMap, page, maxScroll int) bool {
 	switch {
 	case key.Matches(msg, k.Close):
-		m.showHelp = false
+		h.show = false
 		return true
 	case key.Matches(msg, k.Up):
-		m.helpScroll--
+		h.scroll--
 	case key.Matches(msg, k.Down):
-		m.helpScroll++
+		h.scroll++
 	case key.Matches(msg, k.PageUp):
-		m.helpScroll -= page
+		h.scroll -= page
 	case key.Matches(msg, k.PageDown):
-		m.helpScroll += page
+		h.scroll += page
 	default:
 		return false
 	}
-	m.helpScroll = min(max(m.helpScroll, 0), m.r.helpMax)
+	h.scroll = min(max(h.scroll, 0), maxScroll)
 	return true
 }

@@ -182,7 +182,7 @@ type Model struct {
 	focusID    vocab.AgentID
 	zoom       bool
 	attached   bool
-	showHelp   bool
+	help       helpView // the help overlay, key ? (help.go)
 	showEvents bool
 	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind
@@ -190,13 +190,12 @@ type Model struct {
 	notice     notice
 	scroll     map[vocab.AgentID]int
 
-	helpScroll int       // lines the help overlay is scrolled
-	detail     bool      // the event strip shows detail records too (v)
-	digits     string    // pane number being typed (for 10 and more panes)
-	find       search    // scrollback search (find.go)
-	sel        selection // mouse selection in a pane (find.go)
-	diff       diffView  // a worker's diff (diff.go)
-	gate       planGate  // the plan waiting for the user's decision (plan.go)
+	detail bool      // the event strip shows detail records too (v)
+	digits string    // pane number being typed (for 10 and more panes)
+	find   search    // scrollback search (find.go)
+	sel    selection // mouse selection in a pane (find.go)
+	diff   diffView  // a worker's diff (diff.go)
+	gate   planGate  // the plan waiting for the user's decision (plan.go)
 
 	lay       layout
 	bannerNow []string // the banner's lines at the last layout (needs.go)

@@ -31,7 +31,26 @@ func (k pickerKeyMap) helpSections() []helpSection {
 	return []helpSection{{"Folder picker", bindingEntries(k.Up, k.Open, k.Back, k.Choose, k.Here, k.Cancel)}}
 }
 
-func newPicker(dir string) filepicker.Model {
+// folderPicker is the folder picker (ctrl+o on the start screen): the
+// bubbles filepicker, which moves, and our keys, which choose and cancel.
+type folderPicker struct {
+	fp   filepicker.Model
+	keys pickerKeyMap
+}
+
+// pickerDone is what a key of the picker asks of the front door.
+type pickerDone int
+
+const (
+	pickerMoved  pickerDone = iota // the picker handled the key itself
+	pickerQuit                     // ctrl+c
+	pickerHelp                     // ? or f1
+	pickerCancel                   // esc: back to the start screen
+	pickerChosen                   // a folder was chosen (dir)
+)
+
+// newFolderPicker is a picker in dir ("": the working directory).
+func newFolderPicker(dir string) folderPicker {
 	fp := filepicker.New()
 	fp.DirAllowed, fp.FileAllowed = true, false
 	fp.ShowPermissions, fp.ShowSize = false, false
@@ -43,65 +62,105 @@ func newPicker(dir string) filepicker.Model {
 	if dir != "" {
 		fp.CurrentDirectory = dir
 	}
-	return fp
+	return folderPicker{fp: fp, keys: newPickerKeyMap()}
+}
+
+// resize fits the list to a screen h lines high.
+func (p *folderPicker) resize(h int) { p.fp.SetHeight(max(h-8, 3)) }
+
+// update handles a key of the picker: what it asks of the front door,
+// the folder it chose, and the filepicker's command.
+func (p *folderPicker) update(msg tea.KeyPressMsg) (pickerDone, string, tea.Cmd) {
+	k := p.keys
+	switch {
+	case key.Matches(msg, k.QuitNow):
+		return pickerQuit, "", nil
+	case key.Matches(msg, k.Help):
+		return pickerHelp, "", nil
+	case key.Matches(msg, k.Cancel):
+		return pickerCancel, "", nil
+	case key.Matches(msg, k.Here):
+		return pickerChosen, p.fp.CurrentDirectory, nil
+	case key.Matches(msg, k.Choose):
+		if dir := p.fp.HighlightedPath(); dir != "" {
+			return pickerChosen, dir, nil
+		}
+		return pickerChosen, p.fp.CurrentDirectory, nil
+	}
+	return pickerMoved, "", p.pass(msg)
+}
+
+// pass gives msg to the filepicker: it reads directories in its own
+// commands, whose messages are unexported, so every message the front
+// door does not handle goes through it (it ignores what is not its own).
+func (p *folderPicker) pass(msg tea.Msg) tea.Cmd {
+	var c tea.Cmd
+	p.fp, c = p.fp.Update(msg)
+	return c
+}
+
+// shortHelp is the picker's footer.
+func (p folderPicker) shortHelp() (hints, essentials []key.Binding) {
+	k := p.keys
+	return []key.Binding{k.Choose, k.Here, k.Cancel, k.Up, k.Open, k.Back}, []key.Binding{k.Help, k.QuitNow}
+}
+
+// view is the picker's lines under the header.
+func (p folderPicker) view() []string {
+	lines := []string{"",
+		"  " + stLabel.Render("Choose the project folder"),
+		"  " + stDim.Render("in ") + stText.Render(p.fp.CurrentDirectory),
+		""}
+	return append(lines, indent(strings.TrimRight(p.fp.View(), "\n"), "  ")...)
 }
 
 func (m *Model) openPicker() tea.Cmd {
-	if m.fd.busy != "" {
+	if m.fd.start.busy != "" {
 		return nil
 	}
 	m.fd.mode = modePicker
-	m.fd.picker = newPicker(m.fd.project)
-	m.fd.picker.SetHeight(max(m.height-8, 3))
-	return m.fd.picker.Init()
+	m.fd.picker = newFolderPicker(m.fd.start.project)
+	m.fd.picker.resize(m.height)
+	return m.fd.picker.fp.Init()
 }
 
+// pickerKey routes a key to the folder picker and does what it asks.
 func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.pickKeys
-	if m.showHelp {
-		m.showHelp = false
+	if m.help.show {
+		m.help.show = false
 		return nil
 	}
-	switch {
-	case key.Matches(msg, k.QuitNow):
+	done, dir, cmd := m.fd.picker.update(msg)
+	switch done {
+	case pickerQuit:
 		return m.quit()
-	case key.Matches(msg, k.Help):
-		m.showHelp = true
-		return nil
-	case key.Matches(msg, k.Cancel):
+	case pickerHelp:
+		m.help.show = true
+	case pickerCancel:
 		m.fd.mode = modeStart
-		return nil
-	case key.Matches(msg, k.Here):
-		return m.chooseProject(m.fd.picker.CurrentDirectory)
-	case key.Matches(msg, k.Choose):
-		if p := m.fd.picker.HighlightedPath(); p != "" {
-			return m.chooseProject(p)
-		}
-		return m.chooseProject(m.fd.picker.CurrentDirectory)
+	case pickerChosen:
+		return m.chooseProject(dir)
 	}
-	var c tea.Cmd
-	m.fd.picker, c = m.fd.picker.Update(msg)
-	return c
+	return cmd
 }
 
 // chooseProject makes dir the project (idle → project_selected).
 func (m *Model) chooseProject(dir string) tea.Cmd {
 	m.fd.mode = modeStart
-	m.fd.project = dir
-	m.fd.scanned = false
-	m.fd.info = Project{Dir: dir}
-	m.fd.sel = 0
-	m.fd.busy = ""
-	return batch(m.rescan(), m.setFocus(focusTask))
+	focus := m.fd.start.choose(dir)
+	return batch(m.rescan(), focus)
+}
+
+// choose makes dir the project, not read yet, and focuses the task.
+func (sc *startScreen) choose(dir string) tea.Cmd {
+	sc.project = dir
+	sc.scanned = false
+	sc.info = Project{Dir: dir}
+	sc.sel = 0
+	sc.busy = ""
+	return sc.setFocus(focusTask)
 }
 
 func (m Model) renderPicker() string {
-	w, h := m.width, m.height
-	lines := []string{m.startHeader(), "",
-		"  " + stLabel.Render("Choose the project folder"),
-		"  " + stDim.Render("in ") + stText.Render(m.fd.picker.CurrentDirectory),
-		""}
-	body := strings.TrimRight(m.fd.picker.View(), "\n")
-	lines = append(lines, indent(body, "  ")...)
-	return frame(lines, m.frontFooter(), w, h)
+	return frame(append([]string{m.startHeader()}, m.fd.picker.view()...), m.frontFooter(), m.width, m.height)
 }

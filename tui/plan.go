@@ -59,7 +59,7 @@ func (m Model) atPlanGate() bool {
 
 // planShown reports whether the plan view fills the pane area.
 func (m Model) planShown() bool {
-	return m.atPlanGate() && !m.gate.hidden && !m.showHelp && !m.diff.show && !m.cx.show
+	return m.atPlanGate() && !m.gate.hidden && !m.help.show && !m.diff.show && !m.cx.show
 }
 
 // syncPlanGate starts a fresh plan view for each plan that reaches the

@@ -59,7 +59,7 @@ func (m Model) screen() screenID {
 		return screenConfirm
 	case m.find.typing:
 		return screenSearch
-	case m.showHelp:
+	case m.help.show:
 		return screenHelp
 	case m.diff.show:
 		return screenDiff
@@ -71,13 +71,20 @@ func (m Model) screen() screenID {
 	return screenPlan
 }
 
-// handleKey routes a key press to the run view's screen that has the keys
-// (frontKey routes the front door's). A layer over the panes (help, diff,
-// plan) takes its own keys and passes the rest to the run view, so pause,
-// cancel, help and quit work everywhere.
+// handleKey routes a key press to the screen that has the keys (the
+// front door's come through frontKey, which also opens the summary from
+// the panes). A layer over the panes (help, diff, plan) takes its own
+// keys and passes the rest to the run view, so pause, cancel, help and
+// quit work everywhere.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	scr := m.screen()
 	switch scr {
+	case screenStart:
+		return m.startKey(msg)
+	case screenPicker:
+		return m.pickerKey(msg)
+	case screenSummary:
+		return m.summaryKey(msg)
 	case screenAttached:
 		return m.handleAttachedKey(msg)
 	case screenDraft:
@@ -116,11 +123,11 @@ func (m Model) keyMapOf(s screenID) any {
 	case screenRun:
 		return m.keys
 	case screenStart:
-		return m.fd.keys
+		return m.fd.start.keys
 	case screenPicker:
-		return m.fd.pickKeys
+		return m.fd.picker.keys
 	case screenSummary:
-		return m.fd.sumKeys
+		return m.fd.sum.keys
 	case screenAttached:
 		return m.km.attached
 	case screenConfirm:

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,7 +200,7 @@ func screenSetups() map[screenID]screenSetup {
 	}
 	focus := func(f startFocus, more ...string) func(d driver) {
 		return func(d driver) {
-			d.fh.run(d.fh.m.setFocus(f))
+			d.fh.run(d.fh.m.fd.start.setFocus(f))
 			pressing(more...)(d)
 		}
 	}
@@ -269,7 +270,7 @@ func screenSetups() map[screenID]screenSetup {
 				d.fh.l.projects[testProject] = Project{Dir: testProject, Git: true, Tasks: testPastTasks()}
 				d.fh.l.mu.Unlock()
 				d.fh.run(d.fh.endSessionNow())
-				d.fh.run(d.fh.m.setFocus(focusList))
+				d.fh.run(d.fh.m.fd.start.setFocus(focusList))
 				pressing("enter")(d)
 			},
 			"ScrollUp": pressing("pgdown"), "PageUp": pressing("pgdown"), "CloseHelp": pressing("?"),
@@ -361,8 +362,8 @@ func TestScreenPrecedence(t *testing.T) {
 		d.h.send(tea.WindowSizeMsg{Width: 80, Height: 24}) // the help scrolls here
 		d.h.view()
 		pressing("j")(d)
-		if d.h.m.screen() != screenHelp || d.h.m.helpScroll != 1 || d.h.m.diff.scroll != 0 {
-			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.helpScroll, d.h.m.diff.scroll)
+		if d.h.m.screen() != screenHelp || d.h.m.help.scroll != 1 || d.h.m.diff.scroll != 0 {
+			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.help.scroll, d.h.m.diff.scroll)
 		}
 		pressing("esc", "j")(d) // help closed: the diff has the keys again
 		if d.h.m.screen() != screenDiff || d.h.m.diff.scroll != 1 {
@@ -379,8 +380,8 @@ func TestScreenPrecedence(t *testing.T) {
 	t.Run("the feedback input takes ? and q as text", func(t *testing.T) {
 		d := screenSetups()[screenFeedback].setup(t)
 		pressing("?", "q")(d)
-		if d.h.m.screen() != screenFeedback || d.h.m.gate.input.Value() != "?q" || d.h.m.showHelp {
-			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.gate.input.Value(), d.h.m.showHelp)
+		if d.h.m.screen() != screenFeedback || d.h.m.gate.input.Value() != "?q" || d.h.m.help.show {
+			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.gate.input.Value(), d.h.m.help.show)
 		}
 	})
 	t.Run("a question asked from the help answers n, not the help", func(t *testing.T) {
@@ -408,8 +409,49 @@ func TestScreenPrecedence(t *testing.T) {
 	t.Run("attached, ? goes to the agent", func(t *testing.T) {
 		d := screenSetups()[screenAttached].setup(t)
 		pressing("?", "q")(d)
-		if d.h.m.screen() != screenAttached || d.h.m.showHelp {
-			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.showHelp)
+		if d.h.m.screen() != screenAttached || d.h.m.help.show {
+			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.help.show)
 		}
 	})
+}
+
+// The screens with a sub-model (help, diff, plan gate, search, folder
+// picker, summary, start screen) keep their state in it, updated by its
+// own update: the parents that route to them (Model, and the front door
+// among its screens) hold each in one field and no widget of a screen
+// (a text field, the file picker), and their other fields are the run
+// view's and the routing's, listed here: a field added to a parent must
+// be added to this list, or go into its screen's sub-model.
+func TestParentsHoldNoScreenState(t *testing.T) {
+	subModels := []reflect.Type{reflect.TypeFor[helpView](), reflect.TypeFor[diffView](), reflect.TypeFor[planGate](),
+		reflect.TypeFor[search](), reflect.TypeFor[folderPicker](), reflect.TypeFor[summaryView](), reflect.TypeFor[startScreen]()}
+	own := map[reflect.Type][]string{
+		reflect.TypeFor[Model](): {"opts", "frames", "interval", "slow", "keys", "km", "spin", "prog", "width", "height",
+			"st", "haveState", "events", "health", "agents", "focusID", "zoom", "attached", "showEvents", "cx",
+			"confirm", "draftOf", "notice", "scroll", "detail", "digits", "sel", "lay", "bannerNow", "checkout",
+			"draftRung", "lastFrame", "lastSlow", "timerDue", "waiting", "frameTimer", "clockOn", "clockGen",
+			"spinning", "r", "input", "life", "fd"},
+		reflect.TypeFor[frontDoor](): {"on", "mode", "sess", "seen"},
+	}
+	widgets := []string{"charm.land/bubbles/v2/textarea", "charm.land/bubbles/v2/textinput",
+		"charm.land/bubbles/v2/filepicker", "charm.land/bubbles/v2/viewport"}
+	held := map[reflect.Type]int{}
+	for parent, names := range own {
+		for i := range parent.NumField() {
+			f := parent.Field(i)
+			switch {
+			case slices.Contains(subModels, f.Type):
+				held[f.Type]++
+			case slices.Contains(widgets, f.Type.PkgPath()):
+				t.Errorf("%v.%s is a %v, a screen's widget: it belongs in the screen's sub-model", parent, f.Name, f.Type)
+			case !slices.Contains(names, f.Name):
+				t.Errorf("%v.%s (%v) is new: a screen's state goes in its sub-model; the run view's is listed in this test", parent, f.Name, f.Type)
+			}
+		}
+	}
+	for _, s := range subModels {
+		if held[s] != 1 {
+			t.Errorf("%v is held by %d fields of the parents, want 1", s, held[s])
+		}
+	}
 }

@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/filepicker"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -33,15 +32,27 @@ const (
 	numFocus
 )
 
-// frontDoor is the start screen, folder picker and summary state of a Model.
+// frontDoor routes among the front door's screens: the start screen, the
+// folder picker and the summary, each a sub-model, and the live session.
 // It is active only when Options.Launcher is set; without one the Model is
 // the plain run view it always was.
 type frontDoor struct {
-	on       bool
-	mode     screenMode
-	keys     startKeyMap
-	pickKeys pickerKeyMap
-	sumKeys  summaryKeyMap
+	on   bool
+	mode screenMode
+
+	start  startScreen  // the start screen
+	picker folderPicker // the folder picker (picker.go)
+	sum    summaryView  // the summary screen (summary.go)
+
+	sess *Session
+	// seen is the phase of the live session last looked at (see frontAfter).
+	seen vocab.Phase
+}
+
+// startScreen is the start screen: the project, the task form, the Team
+// row and the past tasks.
+type startScreen struct {
+	keys startKeyMap
 
 	project string
 	info    Project
@@ -64,17 +75,6 @@ type frontDoor struct {
 	slot        int           // the Team row's selected slot: an agent slot (agentSlots), or the worker count (countSlot)
 	workers     int           // the chosen worker count (0: the launcher's default)
 	humanPlan   bool          // the user approves each plan after the Reviewer (plan.go)
-
-	picker filepicker.Model
-
-	sess *Session
-	// seen is the phase of the live session last looked at (see frontAfter).
-	seen vocab.Phase
-
-	sum       summaryData
-	sumLoaded bool
-	sumLive   bool // the summary is of the live session (not a past task)
-	sumScroll int
 }
 
 // startKeyMap is every key of the start screen: its fields, the Team row
@@ -151,20 +151,21 @@ func (m *Model) initFront(opts Options) {
 }
 
 func newFrontDoor(opts Options) frontDoor {
-	fd := frontDoor{on: opts.Launcher != nil, keys: newStartKeyMap(), pickKeys: newPickerKeyMap(),
-		sumKeys: newSummaryKeyMap(), project: opts.Project,
-		workers: opts.Workers, humanPlan: opts.HumanPlanApproval}
+	fd := frontDoor{on: opts.Launcher != nil, sum: summaryView{keys: newSummaryKeyMap()},
+		start: startScreen{keys: newStartKeyMap(), project: opts.Project,
+			workers: opts.Workers, humanPlan: opts.HumanPlanApproval}}
 	if !fd.on {
 		return fd
 	}
-	fd.setTeam(opts.Agents, opts.StartTeam)
-	fd.setEach(opts.StartWorkers)
-	fd.task = newField("Describe the task: what to build or change, and how you will know it is done.")
-	fd.constraints = newField("Optional, one per line: e.g. no new dependencies")
-	fd.context = newField("Optional: background the agents should know")
-	fd.picker = newPicker(opts.Project)
+	sc := &fd.start
+	sc.setTeam(opts.Agents, opts.StartTeam)
+	sc.setEach(opts.StartWorkers)
+	sc.task = newField("Describe the task: what to build or change, and how you will know it is done.")
+	sc.constraints = newField("Optional, one per line: e.g. no new dependencies")
+	sc.context = newField("Optional: background the agents should know")
+	fd.picker = newFolderPicker(opts.Project)
 	fd.mode = modeStart
-	fd.busy = "reading the project…"
+	sc.busy = "reading the project…"
 	if opts.Session != nil {
 		s := *opts.Session
 		fd.sess = &s
@@ -200,7 +201,7 @@ func (m Model) frontInit() tea.Cmd {
 	if !m.fd.on || m.fd.mode != modeStart {
 		return nil
 	}
-	return scanCmd(m.opts.Launcher, m.fd.project)
+	return scanCmd(m.opts.Launcher, m.fd.start.project)
 }
 
 // frontUpdate handles the messages of the front door. handled is false when
@@ -214,20 +215,17 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		m.fd.resize(msg.Width, msg.Height)
 		return nil, false
 	case projectScannedMsg:
-		return m.handleScanned(msg), true
+		return m.fd.start.handleScanned(msg, m.fd.mode == modeStart), true
 	case sessionStartedMsg:
 		return m.handleSessionStarted(msg), true
 	case sessionClosedMsg:
-		m.fd.busy = ""
+		m.fd.start.busy = ""
 		if msg.err != nil {
 			m.notice = notice{level: "warn", text: "stopping the task: " + msg.err.Error()}
 		}
 		return m.rescan(), true
 	case summaryLoadedMsg:
-		if msg.taskID == m.fd.sum.TaskID {
-			m.fd.sum = msg.sum
-			m.fd.sumLoaded = true
-		}
+		m.fd.sum.loadedFrom(msg)
 		return nil, true
 	case SnapshotMsg:
 		if m.fd.sess == nil || msg.State.TaskID != m.fd.sess.TaskID {
@@ -237,30 +235,20 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 	case tea.KeyPressMsg:
 		return m.frontKey(msg)
 	case tea.PasteMsg:
-		if m.fd.mode == modeStart && m.fd.focus != focusList {
-			return m.updateField(msg), true
+		if m.fd.mode == modeStart && m.fd.start.focus != focusList {
+			return m.fd.start.updateField(msg), true
 		}
 		return nil, m.fd.mode != modeRun
 	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg:
 		return nil, m.fd.mode != modeRun
 	case tea.MouseWheelMsg:
 		if m.fd.mode == modeSummary {
-			switch msg.Mouse().Button {
-			case tea.MouseWheelUp:
-				m.fd.sumScroll = max(m.fd.sumScroll-wheelLines, 0)
-			case tea.MouseWheelDown:
-				m.fd.sumScroll += wheelLines
-			}
+			m.fd.sum.wheel(msg.Mouse().Button)
 		}
 		return nil, m.fd.mode != modeRun
 	}
 	if m.fd.mode == modePicker {
-		// The picker reads directories in its own commands; their
-		// messages are unexported, so everything else goes through it
-		// (it ignores what is not its own).
-		var c tea.Cmd
-		m.fd.picker, c = m.fd.picker.Update(msg)
-		return c, false
+		return m.fd.picker.pass(msg), false
 	}
 	return nil, false
 }
@@ -285,60 +273,59 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 		(p == vocab.PhaseIdle && prev != ""):
 		// Over (idle: abandoned), or failed and waiting for retry or
 		// abandon: show what was done.
-		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sumLive) {
+		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sum.live) {
 			m.fd.mode = modeSummary
-			m.attached, m.zoom, m.showHelp = false, false, false
+			m.attached, m.zoom, m.help.show = false, false, false
 			return m.openSummary(m.st, true)
 		}
 	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
 		// The run view has the banner and the keys for these.
 	default:
 		// Running again (after retry): back to the panes.
-		if m.fd.mode == modeSummary && m.fd.sumLive {
+		if m.fd.mode == modeSummary && m.fd.sum.live {
 			m.fd.mode = modeRun
 		}
 	}
 	return nil
 }
 
-func (m *Model) handleScanned(msg projectScannedMsg) tea.Cmd {
-	if msg.project != m.fd.project {
+// handleScanned takes what a scan of the project found (shown: the start
+// screen is showing, so the focus may move to what is most likely next).
+func (sc *startScreen) handleScanned(msg projectScannedMsg, shown bool) tea.Cmd {
+	if msg.project != sc.project {
 		return nil // an older scan
 	}
-	m.fd.busy = ""
-	m.fd.scanned = true
-	m.fd.scanErr = ""
-	m.fd.info = msg.info
+	sc.busy = ""
+	sc.scanned = true
+	sc.scanErr = ""
+	sc.info = msg.info
 	if msg.err != nil {
-		m.fd.scanErr = msg.err.Error()
-		m.fd.info = Project{Dir: msg.project}
+		sc.scanErr = msg.err.Error()
+		sc.info = Project{Dir: msg.project}
 	}
-	m.fd.sel = min(m.fd.sel, max(len(m.fd.info.Tasks)-1, 0))
-	if m.fd.mode == modeStart {
+	sc.sel = min(sc.sel, max(len(sc.info.Tasks)-1, 0))
+	if shown {
 		// Resuming is one key away when there is something to resume;
 		// otherwise the user most likely wants to type a task.
-		if m.fd.info.Unfinished != nil && m.fd.focus == focusTask && m.fd.task.Value() == "" {
-			return m.setFocus(focusList)
+		if sc.info.Unfinished != nil && sc.focus == focusTask && sc.task.Value() == "" {
+			return sc.setFocus(focusList)
 		}
-		if m.fd.info.Unfinished == nil && m.fd.focus == focusList && len(m.fd.info.Tasks) == 0 {
-			return m.setFocus(focusTask)
+		if sc.info.Unfinished == nil && sc.focus == focusList && len(sc.info.Tasks) == 0 {
+			return sc.setFocus(focusTask)
 		}
-		return m.setFocus(m.fd.focus)
+		return sc.setFocus(sc.focus)
 	}
 	return nil
 }
 
 func (m *Model) handleSessionStarted(msg sessionStartedMsg) tea.Cmd {
-	m.fd.busy = ""
+	m.fd.start.busy = ""
 	if msg.err != nil {
-		m.startFailed(msg.err)
+		m.fd.start.startFailed(msg.err)
 		return m.rescan()
 	}
 	s := msg.sess
-	m.fd.task.Reset()
-	m.fd.constraints.Reset()
-	m.fd.context.Reset()
-	m.fd.formErr = ""
+	m.fd.start.clearForm()
 	return m.beginSession(&s)
 }
 
@@ -369,7 +356,7 @@ func (m *Model) endSession() tea.Cmd {
 	if s == nil {
 		return m.rescan()
 	}
-	m.fd.busy = "stopping the agents…"
+	m.fd.start.busy = "stopping the agents…"
 	return closeSessionCmd(s.Close)
 }
 
@@ -380,9 +367,9 @@ func (m *Model) resetRun() {
 	m.health = map[vocab.AgentID]vocab.Health{}
 	m.agents = nil
 	m.focusID = ""
-	m.zoom, m.attached, m.showHelp, m.showEvents = false, false, false, false
-	m.cx = knowledgePanel{}
-	m.helpScroll, m.detail, m.digits = 0, false, ""
+	m.zoom, m.attached, m.showEvents = false, false, false
+	m.cx, m.help = knowledgePanel{}, helpView{}
+	m.detail, m.digits = false, ""
 	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
 	m.confirm = confirmNone
 	m.scroll = map[vocab.AgentID]int{}
@@ -393,33 +380,46 @@ func (m *Model) resetRun() {
 // rescan reads the current project again (after a task ends or the project
 // changes).
 func (m *Model) rescan() tea.Cmd {
-	if m.fd.busy == "" {
-		m.fd.busy = "reading the project…"
+	if m.fd.start.busy == "" {
+		m.fd.start.busy = "reading the project…"
 	}
-	return scanCmd(m.opts.Launcher, m.fd.project)
+	return scanCmd(m.opts.Launcher, m.fd.start.project)
 }
 
 // resize sizes the inputs and the picker for a w×h screen.
 func (fd *frontDoor) resize(w, h int) {
+	fd.start.resize(w, h)
+	fd.picker.resize(h)
+}
+
+// resize sizes the inputs for a w×h screen.
+func (sc *startScreen) resize(w, h int) {
 	fw := max(w-6, 10)
 	th, ch := 5, 2
 	if h < 30 {
 		th, ch = 3, 1
 	}
-	fd.task.SetWidth(fw)
-	fd.task.SetHeight(th)
-	fd.constraints.SetWidth(fw)
-	fd.constraints.SetHeight(ch)
-	fd.context.SetWidth(fw)
-	fd.context.SetHeight(ch)
-	fd.picker.SetHeight(max(h-8, 3))
+	sc.task.SetWidth(fw)
+	sc.task.SetHeight(th)
+	sc.constraints.SetWidth(fw)
+	sc.constraints.SetHeight(ch)
+	sc.context.SetWidth(fw)
+	sc.context.SetHeight(ch)
+}
+
+// clearForm empties the task form (its task started).
+func (sc *startScreen) clearForm() {
+	sc.task.Reset()
+	sc.constraints.Reset()
+	sc.context.Reset()
+	sc.formErr = ""
 }
 
 // setFocus moves the start screen's focus.
-func (m *Model) setFocus(f startFocus) tea.Cmd {
-	m.fd.focus = f
+func (sc *startScreen) setFocus(f startFocus) tea.Cmd {
+	sc.focus = f
 	var cmds []tea.Cmd
-	for i, ta := range []*textarea.Model{&m.fd.task, &m.fd.constraints, &m.fd.context} {
+	for i, ta := range []*textarea.Model{&sc.task, &sc.constraints, &sc.context} {
 		if startFocus(i) == f {
 			cmds = append(cmds, ta.Focus())
 		} else {
@@ -430,20 +430,20 @@ func (m *Model) setFocus(f startFocus) tea.Cmd {
 }
 
 // field is the focused input, or nil.
-func (fd *frontDoor) field() *textarea.Model {
-	switch fd.focus {
+func (sc *startScreen) field() *textarea.Model {
+	switch sc.focus {
 	case focusTask:
-		return &fd.task
+		return &sc.task
 	case focusConstraints:
-		return &fd.constraints
+		return &sc.constraints
 	case focusContext:
-		return &fd.context
+		return &sc.context
 	}
 	return nil
 }
 
-func (m *Model) updateField(msg tea.Msg) tea.Cmd {
-	f := m.fd.field()
+func (sc *startScreen) updateField(msg tea.Msg) tea.Cmd {
+	f := sc.field()
 	if f == nil {
 		return nil
 	}
@@ -452,23 +452,19 @@ func (m *Model) updateField(msg tea.Msg) tea.Cmd {
 	return c
 }
 
-// frontKey handles a key press in the front door's screens, and the key
-// that opens the summary from the run view's.
+// frontKey handles a key press in the front door's screens (handleKey
+// routes it), and the key that opens the summary from the run view's.
 func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch scr := m.screen(); scr {
-	case screenStart:
-		return m.startKey(msg), true
-	case screenPicker:
-		return m.pickerKey(msg), true
-	case screenSummary:
-		return m.summaryKey(msg), true
+	case screenStart, screenPicker, screenSummary:
+		return m.handleKey(msg), true
 	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
 		return nil, false // s is text, the agent's or a question's key there
 	}
 	if key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
 		m.fd.mode = modeSummary
 		m.zoom = false
-		if !m.fd.sumLoaded || !m.fd.sumLive || m.fd.sum.Phase != m.st.Phase {
+		if !m.fd.sum.loaded || !m.fd.sum.live || m.fd.sum.data.Phase != m.st.Phase {
 			return m.openSummary(m.st, true), true
 		}
 		return nil, true
@@ -476,129 +472,175 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.keys
-	m.notice = notice{}
-	if m.fd.ask != nil && !key.Matches(msg, k.QuitNow) {
-		return m.askKey(msg)
-	}
-	if m.showHelp {
-		if key.Matches(msg, k.CloseHelp) {
-			m.showHelp = false
-		}
-		return nil
-	}
-	editing := m.fd.focus != focusList
+// startDone is what a key of the start screen asks of the front door.
+type startDone int
+
+const (
+	startStays  startDone = iota // the screen handled the key itself
+	startQuit                    // ctrl+c, or q in the list
+	startSubmit                  // ctrl+s: start the typed task
+	startResume                  // ctrl+r, or r in the list
+	startOpen                    // ctrl+o, or o in the list: the folder picker
+	startHelp                    // f1, or ? in the list
+	startView                    // enter in the list: the selected task's summary
+)
+
+// update handles a key of the start screen (its question aside: askKey):
+// what it asks of the front door, and its own command.
+func (sc *startScreen) update(msg tea.KeyPressMsg) (startDone, tea.Cmd) {
+	k := sc.keys
+	editing := sc.focus != focusList
 	switch {
 	case key.Matches(msg, k.QuitNow):
-		return m.quit()
+		return startQuit, nil
 	case key.Matches(msg, k.Submit):
-		return m.submit()
+		return startSubmit, nil
 	case key.Matches(msg, k.Resume):
-		return m.resume()
+		return startResume, nil
 	case key.Matches(msg, k.Open):
-		return m.openPicker()
+		return startOpen, nil
 	case key.Matches(msg, k.NextField):
-		return m.setFocus((m.fd.focus + 1) % numFocus)
+		return startStays, sc.setFocus((sc.focus + 1) % numFocus)
 	case key.Matches(msg, k.PrevField):
-		return m.setFocus((m.fd.focus + numFocus - 1) % numFocus)
+		return startStays, sc.setFocus((sc.focus + numFocus - 1) % numFocus)
 	case key.Matches(msg, k.FieldHelp):
-		m.showHelp = true
-		return nil
+		return startHelp, nil
 	case editing && key.Matches(msg, k.Menu):
-		return m.setFocus(focusList)
-	case m.fd.focus == focusTeam:
-		m.teamKey(msg)
-		return nil
+		return startStays, sc.setFocus(focusList)
+	case sc.focus == focusTeam:
+		sc.teamKey(msg)
+		return startStays, nil
 	case editing:
-		m.fd.formErr = ""
-		return m.updateField(msg)
+		sc.formErr = ""
+		return startStays, sc.updateField(msg)
 	}
 	// The list has the focus: single keys are commands.
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		return startHelp, nil
 	case key.Matches(msg, k.Quit):
-		return m.quit()
+		return startQuit, nil
 	case key.Matches(msg, k.Edit):
-		return m.setFocus(focusTask)
+		return startStays, sc.setFocus(focusTask)
 	case key.Matches(msg, k.ListResume):
-		return m.resume()
+		return startResume, nil
 	case key.Matches(msg, k.ListOpen):
-		return m.openPicker()
+		return startOpen, nil
 	case key.Matches(msg, k.Up):
-		m.fd.sel = max(m.fd.sel-1, 0)
+		sc.sel = max(sc.sel-1, 0)
 	case key.Matches(msg, k.Down):
-		m.fd.sel = max(min(m.fd.sel+1, len(m.fd.info.Tasks)-1), 0)
-	case key.Matches(msg, k.View):
-		if m.fd.sel < len(m.fd.info.Tasks) {
-			t := m.fd.info.Tasks[m.fd.sel]
-			if t.State == nil {
-				m.notice = notice{level: "warn", text: "task " + t.ID + " has no readable state"}
-				return nil
-			}
-			m.fd.mode = modeSummary
-			return m.openSummary(*t.State, false)
-		}
+		sc.sel = max(min(sc.sel+1, len(sc.info.Tasks)-1), 0)
+	case key.Matches(msg, k.View) && sc.sel < len(sc.info.Tasks):
+		return startView, nil
 	}
-	return nil
+	return startStays, nil
+}
+
+// startKey routes a key to the start screen (or its question) and does
+// what it asks.
+func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
+	sc := &m.fd.start
+	m.notice = notice{}
+	if sc.ask != nil && !key.Matches(msg, sc.keys.QuitNow) {
+		return sc.askKey(msg)
+	}
+	if m.help.show {
+		if key.Matches(msg, sc.keys.CloseHelp) {
+			m.help.show = false
+		}
+		return nil
+	}
+	done, cmd := sc.update(msg)
+	switch done {
+	case startQuit:
+		return m.quit()
+	case startSubmit:
+		return m.submit()
+	case startResume:
+		return m.resume()
+	case startOpen:
+		return m.openPicker()
+	case startHelp:
+		m.help.show = true
+	case startView:
+		t := sc.info.Tasks[sc.sel]
+		if t.State == nil {
+			m.notice = notice{level: "warn", text: "task " + t.ID + " has no readable state"}
+			return nil
+		}
+		m.fd.mode = modeSummary
+		return m.openSummary(*t.State, false)
+	case startStays:
+	}
+	return cmd
 }
 
 // submit starts the typed task.
 func (m *Model) submit() tea.Cmd {
-	if m.fd.busy != "" {
-		return nil
+	t, cmd, ok := m.fd.start.submit(m.opts.HumanPlanApproval)
+	if !ok {
+		return cmd
 	}
-	desc := strings.TrimSpace(m.fd.task.Value())
+	return startCmd(m.opts.Launcher, m.fd.start.project, t)
+}
+
+// submit is the typed task to start, the screen then busy starting it
+// (configHuman: the config has the user approve plans); or false, and
+// the command the screen wants, when it cannot start (the form says why).
+func (sc *startScreen) submit(configHuman bool) (vocab.Task, tea.Cmd, bool) {
+	if sc.busy != "" {
+		return vocab.Task{}, nil, false
+	}
+	desc := strings.TrimSpace(sc.task.Value())
 	switch {
 	case desc == "":
-		m.fd.formErr = "type the task first"
-		return m.setFocus(focusTask)
-	case m.fd.info.LockedBy != "":
-		m.fd.formErr = "another Hivemind is running on this workspace: " + m.fd.info.LockedBy
-		return nil
-	case m.fd.scanErr != "":
-		m.fd.formErr = "choose a project folder first (ctrl+o)"
-		return nil
+		sc.formErr = "type the task first"
+		return vocab.Task{}, sc.setFocus(focusTask), false
+	case sc.info.LockedBy != "":
+		sc.formErr = "another Hivemind is running on this workspace: " + sc.info.LockedBy
+		return vocab.Task{}, nil, false
+	case sc.scanErr != "":
+		sc.formErr = "choose a project folder first (ctrl+o)"
+		return vocab.Task{}, nil, false
 	}
 	t := vocab.Task{
-		Workers:     m.fd.workers,
-		Agents:      m.fd.team(),
+		Workers:     sc.workers,
+		Agents:      sc.team(),
 		Description: desc,
-		Context:     strings.TrimSpace(m.fd.context.Value()),
-		Constraints: splitLines(m.fd.constraints.Value()),
+		Context:     strings.TrimSpace(sc.context.Value()),
+		Constraints: splitLines(sc.constraints.Value()),
 		SubmittedBy: "tui",
-		Project:     m.fd.project,
+		Project:     sc.project,
 	}
-	t.WorkerAgents = m.fd.workerTeam()
+	t.WorkerAgents = sc.workerTeam()
 	switch {
-	case m.fd.humanPlan == m.opts.HumanPlanApproval:
+	case sc.humanPlan == configHuman:
 		// the launcher's config decides, as it does for the default
-	case m.fd.humanPlan:
+	case sc.humanPlan:
 		t.PlanApproval = "human"
 	default:
 		t.PlanApproval = "reviewer"
 	}
-	m.fd.formErr = ""
-	m.fd.busy = "starting the task…"
-	return startCmd(m.opts.Launcher, m.fd.project, t)
+	sc.formErr = ""
+	sc.busy = "starting the task…"
+	return t, nil, true
 }
 
 // resume resumes the unfinished task.
 func (m *Model) resume() tea.Cmd {
-	if m.fd.busy != "" {
+	if m.fd.start.busy != "" {
 		return nil
 	}
 	switch {
-	case m.fd.info.Unfinished == nil:
+	case m.fd.start.info.Unfinished == nil:
 		m.notice = notice{level: "info", text: "nothing to resume in this project"}
 		return nil
-	case m.fd.info.LockedBy != "":
-		m.notice = notice{level: "warn", text: "the task is running in another Hivemind: " + m.fd.info.LockedBy}
+	case m.fd.start.info.LockedBy != "":
+		m.notice = notice{level: "warn", text: "the task is running in another Hivemind: " + m.fd.start.info.LockedBy}
 		return nil
 	}
-	m.fd.busy = "resuming " + m.fd.info.Unfinished.ID + "…"
-	return resumeCmd(m.opts.Launcher, m.fd.project)
+	m.fd.start.busy = "resuming " + m.fd.start.info.Unfinished.ID + "…"
+	return resumeCmd(m.opts.Launcher, m.fd.start.project)
 }
 
 // splitLines returns the non-empty trimmed lines of s.

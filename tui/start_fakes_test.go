@@ -182,7 +182,7 @@ func (h *frontHarness) run(cmd tea.Cmd) {
 func (h *frontHarness) settle() {
 	h.t.Helper()
 	h.waitFor("the front door to settle", func() bool {
-		return h.m.fd.busy == "" && !(h.m.fd.mode == modeSummary && !h.m.fd.sumLoaded)
+		return h.m.fd.start.busy == "" && !(h.m.fd.mode == modeSummary && !h.m.fd.sum.loaded)
 	})
 }
 
@@ -204,7 +204,7 @@ func (h *frontHarness) waitFor(what string, cond func() bool) {
 				}
 			}
 		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s (busy %q, mode %v)", what, h.m.fd.busy, h.m.fd.mode)
+			h.t.Fatalf("timed out waiting for %s (busy %q, mode %v)", what, h.m.fd.start.busy, h.m.fd.mode)
 		}
 	}
 }

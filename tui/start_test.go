@@ -20,8 +20,8 @@ func TestStartScansProject(t *testing.T) {
 	l := newFakeLauncher()
 	h := newFrontHarness(t, l, 120, 40)
 	l.requireCalls(t, "scan "+testProject)
-	if h.m.fd.mode != modeStart || h.m.fd.focus != focusTask || !h.m.fd.task.Focused() {
-		t.Fatalf("mode %v focus %v: want the start screen with the task field focused", h.m.fd.mode, h.m.fd.focus)
+	if h.m.fd.mode != modeStart || h.m.fd.start.focus != focusTask || !h.m.fd.start.task.Focused() {
+		t.Fatalf("mode %v focus %v: want the start screen with the task field focused", h.m.fd.mode, h.m.fd.start.focus)
 	}
 	if got := h.plain(); !strings.Contains(got, " ready ") || !strings.Contains(got, testProject) {
 		t.Fatalf("start screen does not show the selected project:\n%s", got)
@@ -46,8 +46,8 @@ func TestStartSubmitsTask(t *testing.T) {
 	if !reflect.DeepEqual(l.started[0], want) {
 		t.Fatalf("started %+v\nwant %+v", l.started[0], want)
 	}
-	if h.m.fd.mode != modeRun || h.m.opts.Engine != Engine(l.eng) || h.m.fd.task.Value() != "" {
-		t.Fatalf("after start: mode %v, engine %v, task field %q", h.m.fd.mode, h.m.opts.Engine, h.m.fd.task.Value())
+	if h.m.fd.mode != modeRun || h.m.opts.Engine != Engine(l.eng) || h.m.fd.start.task.Value() != "" {
+		t.Fatalf("after start: mode %v, engine %v, task field %q", h.m.fd.mode, h.m.opts.Engine, h.m.fd.start.task.Value())
 	}
 	// Snapshots of another task (an older run) are ignored; the session's
 	// own show its panes.
@@ -82,8 +82,8 @@ func TestStartRefusesEmptyTaskAndShowsErrors(t *testing.T) {
 	if h.m.fd.mode != modeStart || !strings.Contains(h.plain(), "claude (Claude Code) is not on PATH") {
 		t.Fatalf("a failed start must stay on the start screen with the error:\n%s", h.plain())
 	}
-	if h.m.fd.task.Value() != "x" {
-		t.Fatalf("the form lost its text: %q", h.m.fd.task.Value())
+	if h.m.fd.start.task.Value() != "x" {
+		t.Fatalf("the form lost its text: %q", h.m.fd.start.task.Value())
 	}
 }
 
@@ -100,32 +100,32 @@ func TestStartFocusKeys(t *testing.T) {
 	}
 	for _, s := range steps {
 		h.keys(s.key)
-		if h.m.fd.focus != s.want {
-			t.Fatalf("after %s: focus %v, want %v", s.key, h.m.fd.focus, s.want)
+		if h.m.fd.start.focus != s.want {
+			t.Fatalf("after %s: focus %v, want %v", s.key, h.m.fd.start.focus, s.want)
 		}
 	}
 	// Single keys are text in a field, commands in the list.
 	h.keys("q", "?")
-	if h.m.fd.task.Value() != "q?" || h.m.showHelp {
-		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.task.Value(), h.m.showHelp)
+	if h.m.fd.start.task.Value() != "q?" || h.m.help.show {
+		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.start.task.Value(), h.m.help.show)
 	}
 	h.keys("f1")
-	if !h.m.showHelp {
+	if !h.m.help.show {
 		t.Fatal("f1 does not open help in a field")
 	}
 	h.keys("esc", "esc", "?")
-	if !h.m.showHelp || h.m.fd.focus != focusList {
-		t.Fatalf("? in the list: help %v focus %v", h.m.showHelp, h.m.fd.focus)
+	if !h.m.help.show || h.m.fd.start.focus != focusList {
+		t.Fatalf("? in the list: help %v focus %v", h.m.help.show, h.m.fd.start.focus)
 	}
 	h.keys("?")
 	// The list: select a past task and open its summary, then come back.
 	h.keys("down", "down", "up", "j")
-	if h.m.fd.sel != 2 {
-		t.Fatalf("selected %d, want 2", h.m.fd.sel)
+	if h.m.fd.start.sel != 2 {
+		t.Fatalf("selected %d, want 2", h.m.fd.start.sel)
 	}
 	h.keys("enter")
-	if h.m.fd.mode != modeSummary || h.m.fd.sumLive || h.m.fd.sum.TaskID != "20260312-130926-77aa" {
-		t.Fatalf("enter: mode %v live %v task %s", h.m.fd.mode, h.m.fd.sumLive, h.m.fd.sum.TaskID)
+	if h.m.fd.mode != modeSummary || h.m.fd.sum.live || h.m.fd.sum.data.TaskID != "20260312-130926-77aa" {
+		t.Fatalf("enter: mode %v live %v task %s", h.m.fd.mode, h.m.fd.sum.live, h.m.fd.sum.data.TaskID)
 	}
 	h.keys("esc")
 	if h.m.fd.mode != modeStart {
@@ -141,8 +141,8 @@ func TestStartResume(t *testing.T) {
 	past := testPastTasks()
 	l.projects[testProject] = Project{Dir: testProject, Git: true, Unfinished: &past[0], Tasks: past}
 	h := newFrontHarness(t, l, 120, 40)
-	if h.m.fd.focus != focusList {
-		t.Fatalf("with an unfinished task the list has the focus (got %v)", h.m.fd.focus)
+	if h.m.fd.start.focus != focusList {
+		t.Fatalf("with an unfinished task the list has the focus (got %v)", h.m.fd.start.focus)
 	}
 	h.keys("r")
 	l.requireCalls(t, "scan "+testProject, "resume "+testProject)
@@ -192,13 +192,13 @@ func TestFolderPicker(t *testing.T) {
 	}
 	open("alpha")
 	h.keys("esc")
-	if h.m.fd.mode != modeStart || h.m.fd.project != dir {
-		t.Fatalf("esc: mode %v project %s", h.m.fd.mode, h.m.fd.project)
+	if h.m.fd.mode != modeStart || h.m.fd.start.project != dir {
+		t.Fatalf("esc: mode %v project %s", h.m.fd.mode, h.m.fd.start.project)
 	}
 	open("alpha")
 	h.keys("down", "enter") // the highlighted folder: beta
-	if h.m.fd.project != filepath.Join(dir, "beta") || h.m.fd.mode != modeStart {
-		t.Fatalf("enter: project %s mode %v", h.m.fd.project, h.m.fd.mode)
+	if h.m.fd.start.project != filepath.Join(dir, "beta") || h.m.fd.mode != modeStart {
+		t.Fatalf("enter: project %s mode %v", h.m.fd.start.project, h.m.fd.mode)
 	}
 	open("No Files Found")
 	h.keys(".") // this folder (beta itself)
@@ -237,8 +237,8 @@ func TestSummaryAfterComplete(t *testing.T) {
 		t.Fatalf("executing: mode %v", h.m.fd.mode)
 	}
 	h.phase(vocab.PhaseComplete)
-	if h.m.fd.mode != modeSummary || !h.m.fd.sumLive || !h.m.fd.sumLoaded {
-		t.Fatalf("complete: mode %v live %v loaded %v", h.m.fd.mode, h.m.fd.sumLive, h.m.fd.sumLoaded)
+	if h.m.fd.mode != modeSummary || !h.m.fd.sum.live || !h.m.fd.sum.loaded {
+		t.Fatalf("complete: mode %v live %v loaded %v", h.m.fd.mode, h.m.fd.sum.live, h.m.fd.sum.loaded)
 	}
 	h.keys("v")
 	if h.m.fd.mode != modeRun {
@@ -249,16 +249,16 @@ func TestSummaryAfterComplete(t *testing.T) {
 		t.Fatalf("s: mode %v", h.m.fd.mode)
 	}
 	h.keys("down", "pgdown", "up")
-	if h.m.fd.sumScroll != 20 {
-		t.Fatalf("scroll %d, want 20", h.m.fd.sumScroll)
+	if h.m.fd.sum.scroll != 20 {
+		t.Fatalf("scroll %d, want 20", h.m.fd.sum.scroll)
 	}
 	h.keys("enter")
 	h.l.requireCalls(t, "scan "+testProject, "start "+testProject, "usage "+h.l.taskID, "close", "scan "+testProject)
 	if h.m.fd.mode != modeStart || h.m.fd.sess != nil || h.m.opts.Engine != nil || h.m.haveState {
 		t.Fatalf("after enter: mode %v session %v", h.m.fd.mode, h.m.fd.sess)
 	}
-	if h.m.fd.focus != focusTask {
-		t.Fatalf("focus %v, want the task field", h.m.fd.focus)
+	if h.m.fd.start.focus != focusTask {
+		t.Fatalf("focus %v, want the task field", h.m.fd.start.focus)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
@@ -14,7 +15,7 @@ import (
 
 // renderFront draws the front door's screens (start, picker, summary).
 func (m Model) renderFront() string {
-	if m.showHelp {
+	if m.help.show {
 		return m.renderFrontHelp()
 	}
 	switch m.fd.mode {
@@ -46,7 +47,7 @@ func frame(body []string, footer string, w, h int) string {
 // startPhase is the workflow state the start screen stands for: idle until
 // a project is known, project_selected once it is.
 func (m Model) startPhase() vocab.Phase {
-	if m.fd.mode == modePicker || !m.fd.scanned || m.fd.scanErr != "" {
+	if m.fd.mode == modePicker || !m.fd.start.scanned || m.fd.start.scanErr != "" {
 		return vocab.PhaseIdle
 	}
 	return vocab.PhaseProjectSelected
@@ -57,7 +58,7 @@ func (m Model) startHeader() string {
 	ph := m.startPhase()
 	segs := []string{stBrand.Render(" HIVEMIND "),
 		" " + lipgloss.NewStyle().Foreground(phaseColor(ph)).Bold(true).Render(PhaseLabel(ph)),
-		sep + stText.Render(m.fd.project)}
+		sep + stText.Render(m.fd.start.project)}
 	return joinFit(segs, m.width)
 }
 
@@ -70,45 +71,49 @@ var (
 )
 
 func (m Model) renderStart() string {
-	w, h := m.width, m.height
-	fd := m.fd
-	lines := []string{m.startHeader(), ""}
+	return m.fd.start.view(m.startHeader(), m.frontFooter(), m.width, m.height, m.now())
+}
+
+// view draws the start screen under header, footer on its last line:
+// exactly h lines of w cells (now dates the past tasks).
+func (sc startScreen) view(header, footer string, w, h int, now time.Time) string {
+	lines := []string{header, ""}
 
 	// Project.
-	proj := "  " + stLabel.Render("Project  ") + stText.Render(fd.project)
+	proj := "  " + stLabel.Render("Project  ") + stText.Render(sc.project)
 	lines = append(lines, joinRight(proj, stDim.Render("ctrl+o choose another folder "), w))
 	switch {
-	case fd.scanErr != "":
-		lines = append(lines, "           "+stBadTxt.Render("✖ "+oneLine(fd.scanErr)))
-	case !fd.scanned:
+	case sc.scanErr != "":
+		lines = append(lines, "           "+stBadTxt.Render("✖ "+oneLine(sc.scanErr)))
+	case !sc.scanned:
 		lines = append(lines, "           "+stDim.Render("reading…"))
 	default:
-		if fd.info.Git {
+		if sc.info.Git {
 			lines = append(lines, "           "+stDim.Render("git repository"))
 		} else {
 			lines = append(lines, "           "+stWarnTxt.Render("⚠ not a git repository: agents' changes cannot be reviewed or undone with git"))
 		}
-		if c := fd.info.Checkout; c != "" && fd.ask == nil { // a question about it says it
+		if c := sc.info.Checkout; c != "" && sc.ask == nil { // a question about it says it
 			lines = append(lines, wrapIndent(stWarnTxt.Render, "⚠ your checkout: "+c+": a task starts from a commit; starting asks what to do with them", w, "           ")...)
 		}
-		if ws := fd.info.WriteScopes; strings.Contains(ws, ": off") {
+		if ws := sc.info.WriteScopes; strings.Contains(ws, ": off") {
 			lines = append(lines, wrapIndent(stWarnTxt.Render, "⚠ "+ws, w, "           ")...)
 		} else if ws != "" {
 			lines = append(lines, "           "+stDim.Render(ansi.Truncate(ws, max(w-11, 1), "…")))
 		}
-		if fd.info.LockedBy != "" {
-			lines = append(lines, "           "+stBadTxt.Render("✖ another Hivemind is running on this workspace: "+oneLine(fd.info.LockedBy)))
+		if sc.info.LockedBy != "" {
+			lines = append(lines, "           "+stBadTxt.Render("✖ another Hivemind is running on this workspace: "+oneLine(sc.info.LockedBy)))
 		}
 	}
 
 	// Unfinished task.
-	if u := fd.info.Unfinished; u != nil {
+	if u := sc.info.Unfinished; u != nil {
 		lines = append(lines, "")
 		lbl := "  " + stLabel.Render("Unfinished ") + stText.Bold(true).Render(u.ID) + "  " +
 			lipgloss.NewStyle().Foreground(phaseColor(u.Phase)).Render(phaseLabel(u.Phase)) + "  " +
 			stText.Render(firstLine(u.Description))
 		hint := "r resume "
-		if fd.info.LockedBy != "" {
+		if sc.info.LockedBy != "" {
 			hint = "running elsewhere "
 		}
 		lines = append(lines, joinRight(lbl, stAccent.Render(hint), w))
@@ -119,41 +124,41 @@ func (m Model) renderStart() string {
 	label := func(f startFocus, text, opt string) string {
 		st := stLabel
 		mark := "  "
-		if fd.focus == f {
+		if sc.focus == f {
 			st, mark = stFocused, stFocused.Render("▸ ")
 		}
 		return mark + st.Render(text) + stDim.Render(opt)
 	}
 	lines = append(lines, label(focusTask, "New task", "  (ctrl+s starts it)"))
-	lines = append(lines, indent(fd.task.View(), "  ")...)
+	lines = append(lines, indent(sc.task.View(), "  ")...)
 	lines = append(lines, label(focusConstraints, "Constraints", "  optional, one per line"))
-	lines = append(lines, indent(fd.constraints.View(), "  ")...)
+	lines = append(lines, indent(sc.constraints.View(), "  ")...)
 	lines = append(lines, label(focusContext, "Context", "  optional"))
-	lines = append(lines, indent(fd.context.View(), "  ")...)
-	lines = append(lines, m.teamLines(label, w)...)
-	if l := m.missingLine(); l != "" {
+	lines = append(lines, indent(sc.context.View(), "  ")...)
+	lines = append(lines, sc.teamLines(label, w)...)
+	if l := sc.missingLine(); l != "" {
 		lines = append(lines, l)
 	}
-	lines = append(lines, m.planLine())
-	if fd.formErr != "" {
-		lines = append(lines, errorLines(fd.formErr, w)...)
+	lines = append(lines, sc.planLine())
+	if sc.formErr != "" {
+		lines = append(lines, errorLines(sc.formErr, w)...)
 	}
-	if fd.ask != nil {
-		lines = append(lines, askLines(fd.ask, w)...)
+	if sc.ask != nil {
+		lines = append(lines, askLines(sc.ask, w)...)
 	}
 
 	// Past tasks fill what is left above the footer.
 	lines = append(lines, "")
-	lines = append(lines, label(focusList, fmt.Sprintf("Past tasks (%d)", len(fd.info.Tasks)), "  enter shows a task's summary"))
+	lines = append(lines, label(focusList, fmt.Sprintf("Past tasks (%d)", len(sc.info.Tasks)), "  enter shows a task's summary"))
 	room := h - len(lines) - 1
-	lines = append(lines, m.pastTaskLines(room, w)...)
-	return frame(lines, m.frontFooter(), w, h)
+	lines = append(lines, sc.pastTaskLines(room, w, now)...)
+	return frame(lines, footer, w, h)
 }
 
 // pastTaskLines is the table of past tasks in at most room lines, scrolled
 // so the selected one shows.
-func (m Model) pastTaskLines(room, w int) []string {
-	tasks := m.fd.info.Tasks
+func (sc startScreen) pastTaskLines(room, w int, now time.Time) []string {
+	tasks := sc.info.Tasks
 	if room <= 0 {
 		return nil
 	}
@@ -167,26 +172,26 @@ func (m Model) pastTaskLines(room, w int) []string {
 		return out[:room]
 	}
 	first := 0
-	if m.fd.sel >= rows {
-		first = m.fd.sel - rows + 1
+	if sc.sel >= rows {
+		first = sc.sel - rows + 1
 	}
 	for i := first; i < len(tasks) && i < first+rows; i++ {
 		t := tasks[i]
 		cursor := "    "
-		if i == m.fd.sel && m.fd.focus == focusList {
+		if i == sc.sel && sc.focus == focusList {
 			cursor = stSel.Render("  ▸ ")
 		}
 		started, dur := "–", "–"
 		if !t.Started.IsZero() {
 			started = t.Started.Local().Format("2006-01-02 15:04")
-			dur = vocab.FormatElapsed(t.Duration(m.now()))
+			dur = vocab.FormatElapsed(t.Duration(now))
 		} else if !t.Created.IsZero() {
 			started = t.Created.Local().Format("2006-01-02 15:04")
 		}
 		phase := fmt.Sprintf("%-18s", phaseLabel(t.Phase))
 		row := fmt.Sprintf("%-22s  ", t.ID) + lipgloss.NewStyle().Foreground(phaseColor(t.Phase)).Render(phase) +
 			fmt.Sprintf("  %-16s  %-8s  ", started, dur) + firstLine(t.Description)
-		if i == m.fd.sel && m.fd.focus == focusList {
+		if i == sc.sel && sc.focus == focusList {
 			row = stSel.Render(ansi.Strip(row))
 		}
 		out = append(out, cursor+row)
@@ -232,10 +237,10 @@ func (m Model) frontFooter() string {
 	switch {
 	case m.confirm != confirmNone:
 		return m.confirmLine(w)
-	case m.fd.ask != nil && m.fd.mode == modeStart: // even while the project is read again
-		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.ask.keys()+" · ctrl+c quit", w, "…"), w))
-	case m.fd.busy != "" && m.fd.mode != modeSummary:
-		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.busy, w))
+	case m.fd.start.ask != nil && m.fd.mode == modeStart: // even while the project is read again
+		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.start.ask.keys()+" · ctrl+c quit", w, "…"), w))
+	case m.fd.start.busy != "" && m.fd.mode != modeSummary:
+		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.start.busy, w))
 	}
 	hints, ess := m.frontShortHelp()
 	if m.notice.text == "" {
@@ -266,48 +271,41 @@ func noticeLine(n notice, ess []key.Binding, w int) string {
 // frontShortHelp is the footer's key summary for the screen showing, and
 // the essentials the footer always keeps.
 func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
-	k := m.fd.keys
-	ess := []key.Binding{k.Help, k.Quit}
 	switch m.fd.mode {
 	case modePicker:
-		pk := m.fd.pickKeys
-		return []key.Binding{pk.Choose, pk.Here, pk.Cancel, pk.Up, pk.Open, pk.Back},
-			[]key.Binding{pk.Help, pk.QuitNow}
+		return m.fd.picker.shortHelp()
 	case modeSummary:
-		k := m.fd.sumKeys
-		if !(m.fd.sumLive && m.fd.sess != nil) {
-			return []key.Binding{k.Back, k.ScrollDown}, ess
-		}
-		b := []key.Binding{k.NewTask}
-		if m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman {
-			b = []key.Binding{k.Retry, k.Abandon,
-				key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
-		}
-		return append(b, k.Panes, k.ScrollDown), ess
+		return m.fd.sum.shortHelp(m.fd.sess != nil, m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
 	}
-	if m.fd.focus == focusList {
+	return m.fd.start.shortHelp()
+}
+
+// shortHelp is the start screen's footer: the keys of the focused part.
+func (sc startScreen) shortHelp() (hints, essentials []key.Binding) {
+	k := sc.keys
+	if sc.focus == focusList {
 		b := []key.Binding{k.Edit, k.Down, k.View}
-		if m.fd.info.Unfinished != nil {
+		if sc.info.Unfinished != nil {
 			b = append(b, k.ListResume)
 		}
-		return append(b, key.NewBinding(key.WithKeys(k.ListOpen.Keys()...), key.WithHelp("o", "folder"))), ess
+		return append(b, key.NewBinding(key.WithKeys(k.ListOpen.Keys()...), key.WithHelp("o", "folder"))), []key.Binding{k.Help, k.Quit}
 	}
 	b := []key.Binding{k.Submit, k.NextField, k.Menu, k.Open}
-	if m.fd.focus == focusTeam {
+	if sc.focus == focusTeam {
 		short := func(b key.Binding, help string) key.Binding {
 			return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, help))
 		}
 		b = []key.Binding{short(k.SlotLeft, "role"), short(k.PickUp, "change"), short(k.AllRoles, "same for all"),
 			short(k.MoreWorkers, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
-		if m.fd.slot >= 2 && m.fd.slot < m.fd.countSlot() {
+		if sc.slot >= 2 && sc.slot < sc.countSlot() {
 			// On a worker: e splits the workers, or joins them.
 			b = slices.Insert(b, 3, short(k.Each, "each worker"))
 		}
-		if len(m.fd.agents) == 0 {
+		if len(sc.agents) == 0 {
 			b = []key.Binding{short(k.PickUp, "workers"), short(k.PlanBy, "plan approval"), k.Submit}
 		}
 	}
-	if m.fd.info.Unfinished != nil {
+	if sc.info.Unfinished != nil {
 		b = append(b, k.Resume)
 	}
 	return b, []key.Binding{k.FieldHelp, k.QuitNow}
@@ -316,8 +314,8 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 // frontHelpSections is every key of the front door, for the help screen.
 func (m Model) frontHelpSections() []helpSection {
 	fd := m.fd
-	secs := append(fd.keys.helpSections(), fd.pickKeys.helpSections()...)
-	return append(append(secs, fd.sumKeys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
+	secs := append(fd.start.keys.helpSections(), fd.picker.keys.helpSections()...)
+	return append(append(secs, fd.sum.keys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
 }
 
 func (m Model) renderFrontHelp() string {
@@ -326,11 +324,11 @@ func (m Model) renderFrontHelp() string {
 		"While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).",
 		"Text fields take every other key; esc leaves a field so single keys work. ? or esc closes this help.",
 	}
-	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.helpScroll)
+	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.help.scroll)
 	m.r.helpMax = maxScroll
 	lines := []string{m.startHeader()}
 	if m.fd.mode == modeSummary {
-		lines[0] = m.summaryHeader()
+		lines[0] = m.fd.sum.header(m.width)
 	}
 	lines = append(lines, strings.Split(box, "\n")...)
 	return frame(lines, m.frontFooter(), w, h)

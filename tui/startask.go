@@ -63,26 +63,26 @@ func (q *StartQuestion) Error() string { return q.Err.Error() }
 func (q *StartQuestion) Unwrap() error { return q.Err }
 
 // startFailed shows why a start failed and, when a yes can fix it, asks.
-func (m *Model) startFailed(err error) {
-	m.fd.formErr = err.Error()
+func (sc *startScreen) startFailed(err error) {
+	sc.formErr = err.Error()
 	var q *StartQuestion
 	if errors.As(err, &q) && (q.Yes != nil || len(q.Answers) > 0) {
-		m.fd.ask = q
+		sc.ask = q
 	}
 }
 
 // askKey answers the start screen's question: y tries again with the yes,
 // anything else (enter included: the default is no) declines.
-func (m *Model) askKey(msg tea.KeyPressMsg) tea.Cmd {
-	q := m.fd.ask
-	m.fd.ask = nil
+func (sc *startScreen) askKey(msg tea.KeyPressMsg) tea.Cmd {
+	q := sc.ask
+	sc.ask = nil
 	start := q.answer(msg.String())
 	if start == nil {
-		m.fd.formErr += "\n" + q.No
+		sc.formErr += "\n" + q.No
 		return nil
 	}
-	m.fd.formErr = ""
-	m.fd.busy = "starting the task…"
+	sc.formErr = ""
+	sc.busy = "starting the task…"
 	return func() tea.Msg {
 		s, err := start()
 		return sessionStartedMsg{sess: s, err: err}

@@ -44,11 +44,11 @@ func TestStartShowsSetupFailuresInFullAndAsks(t *testing.T) {
 					t.Fatalf("y: yes called %d times, mode %v", yes, h.m.fd.mode)
 				}
 			default:
-				if yes != 0 || h.m.fd.ask != nil || !strings.Contains(h.plain(), "not started (IS_SANDBOX=1") {
+				if yes != 0 || h.m.fd.start.ask != nil || !strings.Contains(h.plain(), "not started (IS_SANDBOX=1") {
 					t.Fatalf("%s: yes called %d times:\n%s", answer, yes, h.plain())
 				}
-				if h.m.fd.task.Value() != "add a square root" {
-					t.Fatalf("the answer went into the form: %q", h.m.fd.task.Value())
+				if h.m.fd.start.task.Value() != "add a square root" {
+					t.Fatalf("the answer went into the form: %q", h.m.fd.start.task.Value())
 				}
 			}
 		})
@@ -109,11 +109,11 @@ func TestStartAsksAboutDirtyCheckout(t *testing.T) {
 					t.Fatalf("%s: started with %q, mode %v", answer, chose, h.m.fd.mode)
 				}
 			default:
-				if chose != "" || h.m.fd.ask != nil || !strings.Contains(h.plain(), "not started (nothing was created)") {
+				if chose != "" || h.m.fd.start.ask != nil || !strings.Contains(h.plain(), "not started (nothing was created)") {
 					t.Fatalf("%s: started with %q:\n%s", answer, chose, h.plain())
 				}
-				if h.m.fd.task.Value() != "add a square root" {
-					t.Fatalf("the answer went into the form: %q", h.m.fd.task.Value())
+				if h.m.fd.start.task.Value() != "add a square root" {
+					t.Fatalf("the answer went into the form: %q", h.m.fd.start.task.Value())
 				}
 			}
 		})

@@ -69,7 +69,7 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 	if live {
 		title = m.opts.Title
 	} else {
-		for _, t := range m.fd.info.Tasks {
+		for _, t := range m.fd.start.info.Tasks {
 			if t.ID == st.TaskID {
 				title = t.Description
 				if t.Dir != "" {
@@ -78,10 +78,7 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 			}
 		}
 	}
-	m.fd.sumLive = live
-	m.fd.sumScroll = 0
-	m.fd.sumLoaded = false
-	m.fd.sum = baseSummary(st, title)
+	m.fd.sum.open(baseSummary(st, title), live)
 	return loadSummaryCmd(m.opts.Launcher, st.Clone(), dir, title)
 }
 
@@ -266,15 +263,86 @@ func readFrictionNote(path string) string {
 // draw (oneLine strips escape sequences).
 func firstLine(s string) string { return oneLine(vocab.Headline(s)) }
 
+// summaryView is the summary screen: one task's summary, scrolled.
+type summaryView struct {
+	keys   summaryKeyMap
+	data   summaryData
+	loaded bool // data holds what the task directory says (not the state's alone)
+	live   bool // the summary is of the live session (not a past task)
+	scroll int
+}
+
+// open shows data (read from the state alone; the files follow in a
+// summaryLoadedMsg), of the live session's task when live.
+func (s *summaryView) open(data summaryData, live bool) {
+	*s = summaryView{keys: s.keys, data: data, live: live}
+}
+
+// loadedFrom takes what the task directory says, unless it is of
+// another task than the one shown.
+func (s *summaryView) loadedFrom(msg summaryLoadedMsg) {
+	if msg.taskID == s.data.TaskID {
+		s.data, s.loaded = msg.sum, true
+	}
+}
+
+// wheel scrolls the summary by a mouse wheel notch.
+func (s *summaryView) wheel(b tea.MouseButton) {
+	switch b {
+	case tea.MouseWheelUp:
+		s.scroll = max(s.scroll-wheelLines, 0)
+	case tea.MouseWheelDown:
+		s.scroll += wheelLines
+	}
+}
+
 // ---- view ----
+
+// shortHelp is the summary's footer: the live task's keys (session: a
+// session is live; failed: its task stopped on an error or needs the
+// user), or a past task's.
+func (s summaryView) shortHelp(session, failed bool) (hints, essentials []key.Binding) {
+	k := s.keys
+	ess := []key.Binding{k.Help, k.Quit}
+	if !(s.live && session) {
+		return []key.Binding{k.Back, k.ScrollDown}, ess
+	}
+	b := []key.Binding{k.NewTask}
+	if failed {
+		b = []key.Binding{k.Retry, k.Abandon,
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "new task (this one stays resumable)"))}
+	}
+	return append(b, k.Panes, k.ScrollDown), ess
+}
+
+// summaryCtx is what the summary's view takes from the front door and
+// the run: the screen's size, whether a session is live, the task's
+// branch, and the live task's clock.
+type summaryCtx struct {
+	w, h    int
+	session bool   // a session is live (the summary may be of it: summaryView.live)
+	branch  string // the live task's git branch ("": none)
+	// clock: elapsed is the live task's ticking clock (its state is the
+	// summary's task); else the summary says the state's.
+	clock   bool
+	elapsed time.Duration
+}
 
 // renderSummary draws the summary screen: exactly m.height lines of m.width.
 func (m Model) renderSummary() string {
-	w, h := m.width, m.height
-	live := m.fd.sumLive && m.fd.sess != nil
-	top := append([]string{m.summaryHeader()}, m.summaryBanner(live)...)
-	body := m.summaryBody(w)
-	footer := m.frontFooter()
+	c := summaryCtx{w: m.width, h: m.height, session: m.fd.sess != nil, branch: m.opts.Branch}
+	if m.fd.sum.live && m.haveState && m.st.TaskID == m.fd.sum.data.TaskID {
+		c.clock, c.elapsed = true, m.elapsed() // as the header
+	}
+	return m.fd.sum.view(c, m.frontFooter())
+}
+
+// view draws the summary with footer on its last line: exactly c.h lines
+// of c.w cells.
+func (s summaryView) view(c summaryCtx, footer string) string {
+	w, h := c.w, c.h
+	top := append([]string{s.header(w)}, s.banner(w, s.live && c.session)...)
+	body := s.body(c)
 	bodyH := max(h-len(top)-1, 0)
 	// When the body does not fit, its last row is the scroll marker's own
 	// (it never covers text).
@@ -282,7 +350,7 @@ func (m Model) renderSummary() string {
 	if len(body) > bodyH && bodyH > 1 {
 		shown = bodyH - 1
 	}
-	scroll := min(m.fd.sumScroll, max(len(body)-shown, 0))
+	scroll := min(s.scroll, max(len(body)-shown, 0))
 	lines := append([]string(nil), top...)
 	for i := 0; i < shown; i++ {
 		if j := scroll + i; j < len(body) {
@@ -298,8 +366,9 @@ func (m Model) renderSummary() string {
 	return frame(lines, footer, w, h)
 }
 
-func (m Model) summaryHeader() string {
-	s := m.fd.sum
+// header is the summary's first line, w cells wide.
+func (v summaryView) header(w int) string {
+	s := v.data
 	sep := stDim.Render(" │ ")
 	segs := []string{stBrand.Render(" HIVEMIND "), " " + stAccent.Render("summary")}
 	ph := lipgloss.NewStyle().Foreground(phaseColor(s.Phase)).Bold(true).Render(phaseLabel(s.Phase))
@@ -310,13 +379,13 @@ func (m Model) summaryHeader() string {
 	if s.Title != "" {
 		segs = append(segs, sep+stText.Render(s.Title))
 	}
-	return joinFit(segs, m.width)
+	return joinFit(segs, w)
 }
 
-// summaryBanner is the end state and why, wrapped so the reason is never
+// banner is the end state and why, wrapped so the reason is never
 // cut: at most three rows (the third cut with "…").
-func (m Model) summaryBanner(live bool) []string {
-	s := m.fd.sum
+func (v summaryView) banner(w int, live bool) []string {
+	s := v.data
 	bg := colDim
 	var text string
 	switch s.Phase {
@@ -342,15 +411,15 @@ func (m Model) summaryBanner(live bool) []string {
 		text += " "
 	}
 	st := lipgloss.NewStyle().Foreground(colBlack).Background(bg).Bold(true)
-	rows := strings.Split(ansi.Wrap(text, max(m.width, 1), " "), "\n")
+	rows := strings.Split(ansi.Wrap(text, max(w, 1), " "), "\n")
 	if len(rows) > 3 {
-		rows = append(rows[:2], ansi.Truncate(strings.Join(rows[2:], " "), m.width, "…"))
+		rows = append(rows[:2], ansi.Truncate(strings.Join(rows[2:], " "), w, "…"))
 	}
 	for i, r := range rows {
 		if i > 0 {
 			r = "   " + strings.TrimLeft(r, " ")
 		}
-		rows[i] = st.Render(fitWidth(ansi.Truncate(r, m.width, "…"), m.width))
+		rows[i] = st.Render(fitWidth(ansi.Truncate(r, w, "…"), w))
 	}
 	return rows
 }
@@ -370,30 +439,30 @@ func branchAdvice(s summaryData, b string) []string {
 		"   " + stDim.Render("git merge "+b+" takes it")}
 }
 
-// summaryBody is every line of the summary (scrolled by the view): its
+// body is every line of the summary (scrolled by the view): its
 // sections in order.
-func (m Model) summaryBody(w int) []string {
-	s := m.fd.sum
-	out := append(sectionHead("Time"), m.summaryTimes(w)...)
-	if b := m.opts.Branch; b != "" && m.fd.sumLive {
+func (v summaryView) body(c summaryCtx) []string {
+	s, w := v.data, c.w
+	out := append(sectionHead("Time"), v.times(c)...)
+	if b := c.branch; b != "" && v.live {
 		out = append(append(out, sectionHead("Branch")...), "   "+stText.Bold(true).Render(b))
 		out = append(out, branchAdvice(s, b)...)
 	}
-	out = append(out, m.summaryBuilt()...)
+	out = append(out, v.built()...)
 	out = append(out, sectionHead(fmt.Sprintf("Review rounds (%d)", len(s.Rounds)))...)
 	out = append(out, summaryRounds(s.Rounds, w)...)
 	out = append(out, sectionHead(fmt.Sprintf("Friction (%d)", len(s.Friction)))...)
-	out = append(out, m.summaryFriction()...)
+	out = append(out, v.friction()...)
 	out = append(out, sectionHead("Agents: tokens and cost")...)
-	return append(out, m.summaryUsage()...)
+	return append(out, v.usage()...)
 }
 
 // sectionHead starts a section of the summary.
 func sectionHead(title string) []string { return []string{"", " " + stAccent.Render(title)} }
 
-// summaryTimes is when the task started and finished, and how long it ran.
-func (m Model) summaryTimes(w int) []string {
-	s := m.fd.sum
+// times is when the task started and finished, and how long it ran.
+func (v summaryView) times(c summaryCtx) []string {
+	s, w := v.data, c.w
 	var out []string
 	started, finished := "–", "–"
 	if !s.Started.IsZero() {
@@ -404,8 +473,8 @@ func (m Model) summaryTimes(w int) []string {
 	}
 	el := "–"
 	switch {
-	case m.fd.sumLive && m.haveState && m.st.TaskID == s.TaskID:
-		el = vocab.FormatElapsed(m.elapsed()) // as the header
+	case c.clock:
+		el = vocab.FormatElapsed(c.elapsed)
 	case !s.Started.IsZero():
 		el = vocab.FormatElapsed(s.Elapsed)
 	}
@@ -422,10 +491,10 @@ func (m Model) summaryTimes(w int) []string {
 	return out
 }
 
-// summaryBuilt is the section of what was built: each subtask and its files.
-func (m Model) summaryBuilt() []string {
-	s := m.fd.sum
-	if !m.fd.sumLoaded {
+// built is the section of what was built: each subtask and its files.
+func (v summaryView) built() []string {
+	s := v.data
+	if !v.loaded {
 		return append(sectionHead("What was built"), "   "+stDim.Render("reading the outputs…"))
 	}
 	done, total := countPlain(s.Subtasks)
@@ -516,16 +585,16 @@ func summaryRounds(rounds []vocab.Round, w int) []string {
 	return out
 }
 
-// summaryFriction is a line per friction note.
-func (m Model) summaryFriction() []string {
-	s := m.fd.sum
+// friction is a line per friction note.
+func (v summaryView) friction() []string {
+	s := v.data
 	var out []string
 	if len(s.Friction) == 0 {
 		out = append(out, "   "+stDim.Render("none logged"))
 	}
 	for _, f := range s.Friction {
 		text := f.Text
-		if !m.fd.sumLoaded {
+		if !v.loaded {
 			text = "…"
 		}
 		out = append(out, "   "+stText.Render(text)+stDim.Render("  "+f.File))
@@ -533,9 +602,9 @@ func (m Model) summaryFriction() []string {
 	return out
 }
 
-// summaryUsage is a line per agent: tokens and cost, where known.
-func (m Model) summaryUsage() []string {
-	s := m.fd.sum
+// usage is a line per agent: tokens and cost, where known.
+func (v summaryView) usage() []string {
+	s := v.data
 	var out []string
 	if len(s.Agents) == 0 {
 		out = append(out, "   "+stDim.Render("no agents"))
@@ -547,7 +616,7 @@ func (m Model) summaryUsage() []string {
 			line += stDim.Render(fmt.Sprintf("%-8s ", a)) // which CLI it was
 		}
 		switch {
-		case !m.fd.sumLoaded:
+		case !v.loaded:
 			line += stDim.Render("…")
 		case !ok:
 			line += stDim.Render("not known (this agent reports no usage)")
@@ -670,8 +739,55 @@ func (m Model) summaryAvailable() bool {
 	return false
 }
 
+// summaryDone is what a key of the summary asks of the front door.
+type summaryDone int
+
+const (
+	summaryStays   summaryDone = iota // it scrolled, or the key does nothing here
+	summaryHelp                       // ? or f1
+	summaryQuit                       // q
+	summaryRetry                      // R: a failed live task
+	summaryAbandon                    // A: a failed live task
+	summaryPanes                      // v: the live task's panes
+	summaryBack                       // esc or enter on a past task: the start screen
+	summaryNewTask                    // enter on the live task: leave it for a new one
+)
+
+// update handles a key of the summary h lines high; live says its task
+// is the live session's, failed that it stopped on an error or needs
+// the user.
+func (s *summaryView) update(msg tea.KeyPressMsg, live, failed bool, h int) summaryDone {
+	k := s.keys
+	switch {
+	case key.Matches(msg, k.Help):
+		return summaryHelp
+	case key.Matches(msg, k.Quit):
+		return summaryQuit
+	case failed && key.Matches(msg, k.Retry):
+		return summaryRetry
+	case failed && key.Matches(msg, k.Abandon):
+		return summaryAbandon
+	case live && key.Matches(msg, k.Panes):
+		return summaryPanes
+	case key.Matches(msg, k.ScrollUp):
+		s.scroll = max(s.scroll-1, 0)
+	case key.Matches(msg, k.PageUp):
+		s.scroll = max(s.scroll-max(h/2, 1), 0)
+	case key.Matches(msg, k.ScrollDown):
+		s.scroll++
+	case key.Matches(msg, k.PageDown):
+		s.scroll += max(h/2, 1)
+	case !live && (key.Matches(msg, k.Back) || key.Matches(msg, k.NewTask)):
+		return summaryBack
+	case live && key.Matches(msg, k.NewTask):
+		return summaryNewTask
+	}
+	return summaryStays
+}
+
+// summaryKey routes a key to the summary (or to a question asked over
+// it) and does what it asks.
 func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.fd.sumKeys
 	switch m.confirm {
 	case confirmNone:
 	case confirmDraft: // asked on detach, before the task ended
@@ -680,47 +796,40 @@ func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.handleConfirmKey(msg)
 	}
 	m.notice = notice{}
-	if m.showHelp {
-		if key.Matches(msg, k.CloseHelp) {
-			m.showHelp = false
+	if m.help.show {
+		if key.Matches(msg, m.fd.sum.keys.CloseHelp) {
+			m.help.show = false
 		}
 		return nil
 	}
-	live := m.fd.sumLive && m.fd.sess != nil
+	live := m.fd.sum.live && m.fd.sess != nil
 	failed := live && (m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
-	switch {
-	case key.Matches(msg, k.Help):
-		m.showHelp = true
-	case key.Matches(msg, k.Quit):
+	switch m.fd.sum.update(msg, live, failed, m.height) {
+	case summaryHelp:
+		m.help.show = true
+	case summaryQuit:
 		if live && m.quitAsks() {
 			m.confirm = confirmQuit
 			return nil
 		}
 		return m.quit()
-	case failed && key.Matches(msg, k.Retry):
+	case summaryRetry:
 		if m.opts.Engine != nil {
 			m.opts.Engine.Retry()
 		}
 		m.notice = notice{level: "info", text: "retrying…"}
-	case failed && key.Matches(msg, k.Abandon):
+	case summaryAbandon:
 		m.confirm = confirmAbandon
-	case live && key.Matches(msg, k.Panes):
+	case summaryPanes:
 		m.fd.mode = modeRun
-	case key.Matches(msg, k.ScrollUp):
-		m.fd.sumScroll = max(m.fd.sumScroll-1, 0)
-	case key.Matches(msg, k.PageUp):
-		m.fd.sumScroll = max(m.fd.sumScroll-max(m.height/2, 1), 0)
-	case key.Matches(msg, k.ScrollDown):
-		m.fd.sumScroll++
-	case key.Matches(msg, k.PageDown):
-		m.fd.sumScroll += max(m.height/2, 1)
-	case !live && (key.Matches(msg, k.Back) || key.Matches(msg, k.NewTask)):
+	case summaryBack:
 		// A past task's summary: back to the start screen.
 		m.fd.mode = modeStart
-	case live && key.Matches(msg, k.NewTask):
+	case summaryNewTask:
 		// Leave the task (complete → idle) for a new one; a failed task
 		// stays resumable.
-		return batch(m.endSession(), m.setFocus(focusTask))
+		return batch(m.endSession(), m.fd.start.setFocus(focusTask))
+	case summaryStays:
 	}
 	return nil
 }

@@ -405,11 +405,10 @@ func (m *Model) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = !m.showHelp
-		m.helpScroll = 0
+		m.help = helpView{show: !m.help.show}
 	case key.Matches(msg, k.Knowledge):
 		m.cx.show = !m.cx.show
-		m.showHelp, m.diff = false, diffView{}
+		m.help.show, m.diff = false, diffView{}
 	case key.Matches(msg, k.Close) && m.cx.show:
 		m.cx.show = false
 	case m.find.query != "" && key.Matches(msg, k.SearchNext):
@@ -529,7 +528,7 @@ func (m *Model) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.Attach):
 		if _, ok := m.terminal(m.focusID); ok {
 			m.attached = true
-			m.showHelp = false
+			m.help.show = false
 			m.scroll[m.focusID] = 0
 		} else {
 			m.notice = notice{level: "warn", text: "no live terminal to attach to"}
@@ -550,7 +549,7 @@ func (m *Model) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.Search):
 		if _, ok := m.terminal(m.focusID); ok {
 			m.find = search{typing: true, agent: m.focusID}
-			m.showHelp, m.cx.show = false, false
+			m.help.show, m.cx.show = false, false
 		} else {
 			m.notice = notice{level: "warn", text: "no live terminal to search"}
 		}
@@ -830,9 +829,9 @@ const (
 const wheelLines = 3
 
 func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
-	if m.showHelp {
+	if m.help.show {
 		if kind == mouseClick {
-			m.showHelp = false
+			m.help.show = false
 		}
 		return nil
 	}

@@ -355,16 +355,16 @@ func TestKeyEventsHelp(t *testing.T) {
 		t.Fatal("e did not hide the event log")
 	}
 	h.key("?")
-	if !h.m.showHelp || !strings.Contains(h.plain(), "Hivemind keys") {
+	if !h.m.help.show || !strings.Contains(h.plain(), "Hivemind keys") {
 		t.Fatal("? did not show help")
 	}
 	h.key("?")
-	if h.m.showHelp {
+	if h.m.help.show {
 		t.Fatal("? did not close help")
 	}
 	h.key("?")
 	h.key("esc")
-	if h.m.showHelp {
+	if h.m.help.show {
 		t.Fatal("esc did not close help")
 	}
 }

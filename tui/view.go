@@ -83,7 +83,7 @@ type cursorReporter interface {
 }
 
 func (m Model) attachedCursor() *tea.Cursor {
-	if !m.attached || m.showHelp || m.lay.TooSmall || m.scroll[m.focusID] > 0 {
+	if !m.attached || m.help.show || m.lay.TooSmall || m.scroll[m.focusID] > 0 {
 		return nil
 	}
 	t, ok := m.terminal(m.focusID)
@@ -138,8 +138,8 @@ func (m Model) render() string {
 	}
 
 	switch {
-	case m.showHelp:
-		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H, m.helpScroll, m.opts.Diff != nil}, m.renderHelp))
+	case m.help.show:
+		b.WriteString(m.r.help.get(helpKey{l.Area.W, l.Area.H, m.help.scroll, m.opts.Diff != nil}, m.renderHelp))
 		b.WriteByte('\n')
 	case m.diff.show:
 		b.WriteString(m.diff.view(l.Area.W, l.Area.H))
@@ -508,7 +508,7 @@ type footerKey struct {
 func (m Model) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
 		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.Phase, inputErr: m.input.lastError(),
-		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.showHelp,
+		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.help.show,
 		events: m.showEvents, detail: m.detail, git: m.opts.Diff != nil}
 }
 
@@ -626,7 +626,7 @@ func (m Model) footerHints() []key.Binding {
 	case m.diff.show:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc/d", "close diff")),
 			key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("↑↓ pgup pgdn", "scroll"))}
-	case m.showHelp:
+	case m.help.show:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 			key.NewBinding(key.WithKeys("down"), key.WithHelp("↑↓", "scroll"))}
 	case m.find.query != "":
@@ -745,7 +745,7 @@ func (m Model) renderHelp() string {
 		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
 		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	out, maxScroll := renderHelpBox("Hivemind keys", m.runHelpSections(), notes, w, h, m.helpScroll)
+	out, maxScroll := renderHelpBox("Hivemind keys", m.runHelpSections(), notes, w, h, m.help.scroll)
 	m.r.helpMax = maxScroll
 	return out
 }
