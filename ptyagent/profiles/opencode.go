@@ -10,6 +10,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
+	"github.com/hivemind-dev/hivemind/roles"
 )
 
 // opencode (npm opencode-ai, a native binary; measured on 1.18.33). It
@@ -47,9 +48,12 @@ func init() {
 			// first of three to bootstrap stopped for good before its prompt
 			// in half the team starts, and none of nine started one by one.
 			StartAlone: true,
+			// Its plugin writes usage as Claude Code's transcript does.
+			Usage: ptyagent.ClaudeUsage(),
 		},
 		Binary: "opencode", NPM: "opencode-ai", Version: "1.18.33",
 		Offered: true, Redefinable: true,
+		Hook: roles.PreToolUseHook,
 		Enforcement: "every call is checked by Hivemind's opencode plugin (tool.execute.before → the PreToolUse check: write as Write, edit as Edit, bash as Bash, apply_patch as one Write per file, read tools as Read; a denial is thrown back to the model); --auto, so no dialog stops an agent. " +
 			"Not enforced: tools are not removed from what the model is offered; tools of other plugins or MCP servers are judged by name only (allowed to workers).",
 		Launch: launchOpencode,
