@@ -78,7 +78,15 @@ func launchOpencode(l Launch) (ptyagent.Spec, error) {
 	}
 	plugin := filepath.Join(dir, "hivemind.js")
 	promptFile := filepath.Join(dir, "HIVEMIND-"+strings.ToUpper(string(l.Role))+".md")
-	usage := filepath.Join(dir, "usage.jsonl")
+	// The plugin writes the usage file from inside the agent's write
+	// scope: a directory of its own is in it, the plugin and the prompt
+	// beside it are not (an agent rewriting its plugin would unhook its
+	// next start).
+	usageDir := filepath.Join(dir, "usage")
+	if err := os.MkdirAll(usageDir, 0o755); err != nil {
+		return l.Base, err
+	}
+	usage := filepath.Join(usageDir, "usage.jsonl")
 	hookJSON, _ := json.Marshal(argv)
 	usageJSON, _ := json.Marshal(usage)
 	src := strings.NewReplacer("__HOOK__", string(hookJSON), "__USAGE__", string(usageJSON)).Replace(opencodePlugin)
@@ -112,7 +120,7 @@ func launchOpencode(l Launch) (ptyagent.Spec, error) {
 	if err != nil {
 		return l.Base, err
 	}
-	spec.Sandbox.Writable = append(spec.Sandbox.Writable, state...)
+	spec.Sandbox.Writable = append(append(spec.Sandbox.Writable, state...), usageDir)
 	spec.Kind = "opencode"
 	spec.Submit, spec.Ready = ptyagent.DefaultSubmitRules(spec.Kind), ptyagent.DefaultReadyRules(spec.Kind)
 	return spec, nil
