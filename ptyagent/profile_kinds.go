@@ -34,6 +34,10 @@ type Behavior struct {
 	// Transcript: the CLI's hooks name its session file
 	// (transcript_path), which the session keeps.
 	Transcript bool
+	// Usage is the format in which the CLI records its token usage in the
+	// session file its hooks name (transcript_path); ReadUsage reads every
+	// registered kind's. Nil: it records none.
+	Usage *UsageFormat
 	// TurnFailure reads the session file for a turn that ended without a
 	// hook (Codex fires none on an API error): rate limited, and why.
 	// Looked at once a busy agent's output was quiet for 2 s.
@@ -66,6 +70,9 @@ type Behavior struct {
 var (
 	kindsMu sync.RWMutex
 	kinds   = map[ProfileKind]Behavior{}
+	// usageTypes are the registered usage formats by the "type" of the
+	// lines they read.
+	usageTypes = map[string]*UsageFormat{}
 )
 
 // RegisterKind registers the behavior of kind k. It panics on an empty or
@@ -79,7 +86,25 @@ func RegisterKind(k ProfileKind, b Behavior) {
 	if _, dup := kinds[k]; dup {
 		panic("ptyagent: kind " + string(k) + " registered twice")
 	}
+	if f := b.Usage; f != nil {
+		if f.Line == nil || len(f.Types) == 0 {
+			panic("ptyagent: kind " + string(k) + ": a usage format needs its Types and Line")
+		}
+		for _, t := range f.Types {
+			if o := usageTypes[t]; o != nil && o != f {
+				panic(fmt.Sprintf("ptyagent: kind %s: usage lines of type %q are read by %s already", k, t, o.Name))
+			}
+			usageTypes[t] = f
+		}
+	}
 	kinds[k] = b
+}
+
+// usageFormatOf is the registered usage format reading lines of type typ.
+func usageFormatOf(typ string) *UsageFormat {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	return usageTypes[typ]
 }
 
 // KindBehavior returns the registered behavior of k.
@@ -131,6 +156,7 @@ func init() {
 		// An Esc/Ctrl-C interrupt fires no Stop hook.
 		IdleFallback:    claudeIdleFallback,
 		ProgressByHooks: true,
+		Usage:           claudeUsage,
 		ExitCommand:     "/exit\r",
 		// A Claude Code parent marks its children; a nested claude would
 		// refuse to start or change behaviour.
@@ -141,12 +167,14 @@ func init() {
 		Ready:           ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Ask Codex`},
 		Transcript:      true,
 		TurnFailure:     codexTurnFailure,
+		Usage:           codexUsage,
 		ProgressByHooks: true,
 	})
 	RegisterKind(ProfileGemini, Behavior{
 		Submit:          hookSubmitRules,
 		Ready:           ReadyRules{Mode: ReadyQuiet, Quiet: 500 * time.Millisecond, Pattern: `Type your message`},
 		ProgressByHooks: true,
+		Usage:           geminiUsage,
 		// Gemini CLI runs headless when CI=true or GITHUB_ACTIONS=true,
 		// even in a terminal: it then waits for a prompt on stdin and
 		// exits 42 ("No input provided via stdin"). Its terminal is
@@ -156,6 +184,9 @@ func init() {
 	RegisterKind(ProfileSim, Behavior{
 		Submit: SubmitRules{Confirm: ConfirmHook, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 1},
 		Ready:  ReadyRules{Mode: ReadyHook},
+		// Its turns record tokens as Claude's transcript does
+		// (internal/sim).
+		Usage: claudeUsage,
 	})
 	RegisterKind(ProfileCustom, Behavior{
 		Submit:        SubmitRules{Confirm: ConfirmScreen, ConfirmTimeout: 2 * time.Second, EnterRetries: 1, Resends: 0},

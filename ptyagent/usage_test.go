@@ -1,6 +1,7 @@
 package ptyagent
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -109,4 +110,15 @@ func TestUsageFileFollowsGrowth(t *testing.T) {
 			t.Fatalf("rewritten file: %+v, %v", got, err)
 		}
 	}
+}
+
+// A line type is read by one format: a kind claiming another's type is
+// refused at registration.
+func TestUsageTypeReadByOneFormat(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"assistant"`) {
+			t.Errorf("registered, or refused for another reason: %v", r)
+		}
+	}()
+	RegisterKind("usage-clash-test", Behavior{Usage: &UsageFormat{Name: "clash", Types: []string{"assistant"}, Line: func([]byte, *UsageRecords) {}}})
 }

@@ -1,6 +1,7 @@
 package roles
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,16 +11,91 @@ import (
 	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-// Codex CLI and Gemini CLI reach the same role checks as Claude Code:
-// their tool calls are read as the Claude tool calls they amount to
-// (docs/agents/codex.md, gemini.md), each judged by Decide.
+// Every agent CLI's pre-tool hook reaches the same role checks: its tool
+// calls are read as the Claude tool calls they amount to (docs/agents/
+// codex.md, gemini.md), each judged by Decide, and a denial is written back
+// in the form that CLI shows the model. A HookDialect is one such form;
+// each profile with hooks names the one it speaks (ptyagent/profiles:
+// Profile.Hook). The dialects are defined here, not in the profiles,
+// because the hook binary (cmd/hivemind-hook) links roles but not the
+// profiles (their PTY stack is what it is kept light of).
 //
-// Codex (0.169) runs Claude's PreToolUse hook. Its writes arrive as
-// tool_name "Bash" whose command is an `apply_patch <<'PATCH' … PATCH`
-// heredoc, which Codex applies with its own patch engine (no shell), or as
-// an apply_patch tool; either is judged as one Write per file the patch
-// adds, updates, deletes or moves to. Gemini CLI (0.61) runs a BeforeTool
-// hook with its own tool names.
+// Claude Code runs the PreToolUse hook, and so do Codex (0.169) and
+// opencode (through Hivemind's plugin, which renames its tools to
+// Claude's). Codex's writes arrive as tool_name "Bash" whose command is an
+// `apply_patch <<'PATCH' … PATCH` heredoc, which Codex applies with its own
+// patch engine (no shell), or as an apply_patch tool (opencode's too);
+// either is judged as one Write per file the patch adds, updates, deletes
+// or moves to. Gemini CLI (0.61) runs a BeforeTool hook with its own tool
+// names and its own answer.
+
+// HookDialect is how one agent CLI's pre-tool hook reaches the role
+// checks: the event its payload names, how its tool call reads as the
+// Claude tool calls Decide judges, and how a denial is written back so the
+// CLI shows the model the reason.
+type HookDialect struct {
+	Name string // for messages and tests
+	// Event is the payload's hook_event_name ("" also selects the
+	// dialect whose Event is PreToolUse: Claude Code's older payloads).
+	Event string
+	// calls reads one tool call; a non-empty denial refuses it unchecked.
+	calls func(tool string, input map[string]any) (calls []toolCall, denial string)
+	// deny is the answer denying a call for reason.
+	deny func(reason string) any
+}
+
+// Deny is the hook's answer denying a call for reason: one JSON line.
+func (d *HookDialect) Deny(reason string) []byte {
+	out, err := json.Marshal(d.deny(reason))
+	if err != nil { // cannot happen: only strings
+		panic(err)
+	}
+	return append(out, '\n')
+}
+
+// The dialects the hook reads.
+var (
+	// PreToolUseHook is Claude Code's PreToolUse hook, as Claude Code,
+	// Codex CLI and opencode's plugin send it: Claude's
+	// tools, Codex's apply_patch forms; the denial is Claude's
+	// hookSpecificOutput (Codex and the plugin read it too).
+	PreToolUseHook = &HookDialect{Name: "PreToolUse", Event: "PreToolUse", calls: codexCalls,
+		deny: func(reason string) any {
+			return preToolUseOutput{HookSpecificOutput: hookSpecificOutput{
+				HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
+		}}
+	// BeforeToolHook is Gemini CLI's BeforeTool hook: its tool names
+	// (geminiTools); the denial is {"decision":"deny","reason":…}.
+	BeforeToolHook = &HookDialect{Name: "BeforeTool", Event: "BeforeTool",
+		calls: func(tool string, input map[string]any) ([]toolCall, string) {
+			return []toolCall{geminiCall(tool, input)}, ""
+		},
+		deny: func(reason string) any { return map[string]string{"decision": "deny", "reason": reason} }}
+)
+
+// NoHook is the dialect of a CLI without a pre-tool hook: nothing checks
+// its calls (its Enforcement line says so). Not one PreToolUse reads.
+var NoHook = &HookDialect{Name: "none"}
+
+// hookDialects are every dialect PreToolUse reads, by Event (one each).
+var hookDialects = []*HookDialect{PreToolUseHook, BeforeToolHook}
+
+// HookDialects are the dialects the hook reads.
+func HookDialects() []*HookDialect { return slices.Clone(hookDialects) }
+
+// dialectOf is the dialect of a payload naming event (nil: not a
+// pre-tool hook).
+func dialectOf(event string) *HookDialect {
+	if event == "" {
+		event = PreToolUseHook.Event
+	}
+	for _, d := range hookDialects {
+		if d.Event == event {
+			return d
+		}
+	}
+	return nil
+}
 
 // toolCall is one call as Decide judges it.
 type toolCall struct {

@@ -3,6 +3,7 @@ package roles
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,5 +103,26 @@ func TestEnforcementWorkerAgents(t *testing.T) {
 		if strings.HasPrefix(l, "  codex ") {
 			t.Errorf("codex (worker_2's CLI) is not marked used: %q", l)
 		}
+	}
+}
+
+// Each dialect the hook reads has an event of its own, so a payload's
+// hook_event_name selects one dialect (and "" Claude Code's).
+func TestHookDialectsOnePerEvent(t *testing.T) {
+	seen := map[string]string{}
+	for _, d := range HookDialects() {
+		if d.Event == "" || d.calls == nil || d.deny == nil {
+			t.Errorf("%s: Event, calls and deny are required", d.Name)
+		}
+		if o, dup := seen[d.Event]; dup {
+			t.Errorf("%s and %s both read event %q", o, d.Name, d.Event)
+		}
+		seen[d.Event] = d.Name
+		if dialectOf(d.Event) != d {
+			t.Errorf("event %q does not select %s", d.Event, d.Name)
+		}
+	}
+	if dialectOf("") != PreToolUseHook || dialectOf("Stop") != nil || slices.Contains(HookDialects(), NoHook) {
+		t.Error(`"" must select PreToolUseHook, another event none, and NoHook is never read`)
 	}
 }

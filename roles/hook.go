@@ -38,15 +38,17 @@ type hookSpecificOutput struct {
 }
 
 // PreToolUse makes the PreToolUse decision inside `hivemind hook
-// PreToolUse`: stdin is Claude Code's or Codex CLI's PreToolUse hook input
-// (tool_name, tool_input, cwd), or Gemini CLI's BeforeTool input (see
-// clis.go, which reads their tools as Claude's), env gives HIVEMIND_ROLE, HIVEMIND_TASK_DIR and HIVEMIND_PROJECT.
-// When the call is allowed stdout is empty (Claude goes on as usual); when
-// denied, stdout is the hook JSON
-// {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":...}}
-// (or Gemini's {"decision":"deny","reason":…} for BeforeTool) and the
-// caller should print it and exit 0. A process without
-// HIVEMIND_ROLE is not a Hivemind agent and is always allowed; input that
+// PreToolUse`: stdin is an agent CLI's pre-tool hook input (tool_name,
+// tool_input, cwd), read in the HookDialect its hook_event_name selects
+// (clis.go: Claude Code's, Codex CLI's and opencode's PreToolUse, Gemini
+// CLI's BeforeTool); env gives HIVEMIND_ROLE, HIVEMIND_TASK_DIR and
+// HIVEMIND_PROJECT. When the call is allowed stdout
+// is empty (the CLI goes on as usual); when denied, stdout is the
+// dialect's denial (Claude's
+// {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":...}},
+// Gemini's {"decision":"deny","reason":…}) and the caller should print it
+// and exit 0. A process without HIVEMIND_ROLE is not a Hivemind agent and
+// is always allowed, and so is an event no dialect reads; input that
 // cannot be parsed is denied (fail closed).
 func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bool, reason string) {
 	role := vocab.Role(env(EnvRole))
@@ -55,19 +57,15 @@ func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bo
 	}
 	var in preToolUseInput
 	if err := json.Unmarshal(stdin, &in); err != nil {
-		return deny("", "Hivemind: cannot parse the PreToolUse hook input: "+err.Error())
+		return deny(PreToolUseHook, "Hivemind: cannot parse the PreToolUse hook input: "+err.Error())
 	}
-	var calls []toolCall
-	switch in.HookEventName {
-	case "", "PreToolUse": // Claude Code, Codex CLI
-		var why string
-		if calls, why = codexCalls(in.ToolName, in.ToolInput); why != "" {
-			return deny(in.HookEventName, why)
-		}
-	case geminiBeforeTool:
-		calls = []toolCall{geminiCall(in.ToolName, in.ToolInput)}
-	default:
+	d := dialectOf(in.HookEventName)
+	if d == nil {
 		return nil, false, ""
+	}
+	calls, why := d.calls(in.ToolName, in.ToolInput)
+	if why != "" {
+		return deny(d, why)
 	}
 	project := env(EnvProject)
 	if project == "" {
@@ -83,32 +81,15 @@ func PreToolUse(stdin []byte, env func(string) string) (stdout []byte, denied bo
 		pol := DefaultPolicy(role)
 		pol.Agent = vocab.AgentID(env(EnvAgentID))
 		if allow, why := Decide(pol, env(EnvTaskDir), project, c.name, input); !allow {
-			return deny(in.HookEventName, why)
+			return deny(d, why)
 		}
 	}
 	return nil, false, ""
 }
 
-// geminiBeforeTool is Gemini CLI's hook before a tool call.
-const geminiBeforeTool = "BeforeTool"
-
-// deny is the hook answer denying a call, in the format of the hook
-// event: Gemini's {"decision":"deny","reason":…} for BeforeTool, Claude
-// Code's hookSpecificOutput otherwise (Codex reads it too).
-func deny(event, reason string) ([]byte, bool, string) {
-	var v any = preToolUseOutput{HookSpecificOutput: hookSpecificOutput{
-		HookEventName:            "PreToolUse",
-		PermissionDecision:       "deny",
-		PermissionDecisionReason: reason,
-	}}
-	if event == geminiBeforeTool {
-		v = map[string]string{"decision": "deny", "reason": reason}
-	}
-	out, err := json.Marshal(v)
-	if err != nil { // cannot happen: only strings
-		panic(err)
-	}
-	return append(out, '\n'), true, reason
+// deny is PreToolUse's answer denying a call, in the dialect's format.
+func deny(d *HookDialect, reason string) ([]byte, bool, string) {
+	return d.Deny(reason), true, reason
 }
 
 // absolutize returns a copy of input whose relative file_path or

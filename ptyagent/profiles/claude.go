@@ -17,6 +17,7 @@ func init() {
 		Name: "claude", Title: "Claude Code", Kind: ptyagent.ProfileClaude,
 		Binary: "claude", NPM: "@anthropic-ai/claude-code", Version: "2.1.197", Global: true, Node: 18,
 		Offered: true, Remote: true,
+		Hook:        roles.PreToolUseHook,
 		Enforcement: "tools a role may not use are removed (--disallowedTools); every other call is checked by the PreToolUse hook (write paths, read-only Bash).",
 		Checks:      preflight.ClaudeChecks,
 		Launch:      launchClaude,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/roles"
 )
 
 // Codex CLI (npm @openai/codex; docs/agents/codex.md): Claude-style hooks
@@ -17,6 +18,7 @@ func init() {
 		Name: "codex", Title: "Codex CLI", Kind: ptyagent.ProfileCodex,
 		Binary: "codex", NPM: "@openai/codex", Version: "0.169.0", Node: 16,
 		Offered: true, Redefinable: true,
+		Hook: roles.PreToolUseHook,
 		Enforcement: "every call is checked by the PreToolUse hook: an apply_patch (heredoc or tool) as one Write per file it adds, updates, deletes or moves to, any other command as Bash; sandbox workspace-write keeps writes in the working dir and the task dir. " +
 			"Not enforced: tools are not removed from what the model is offered (a forbidden call is refused when made); Codex has no StopFailure hook, so a turn ended by an API error or rate limit is read from its session file.",
 		Checks: preflight.KeyCheck("codex", codexKeys,

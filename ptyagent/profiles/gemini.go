@@ -8,6 +8,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/preflight"
 	"github.com/hivemind-dev/hivemind/ptyagent"
+	"github.com/hivemind-dev/hivemind/roles"
 )
 
 // Gemini CLI (npm @google/gemini-cli; docs/agents/gemini.md): its own
@@ -18,6 +19,7 @@ func init() {
 		Name: "gemini", Title: "Gemini CLI", Kind: ptyagent.ProfileGemini,
 		Binary: "gemini", NPM: "@google/gemini-cli", Version: "0.61.0", Node: 20,
 		Offered: true, Redefinable: true,
+		Hook: roles.BeforeToolHook,
 		Enforcement: "every call is checked by the BeforeTool hook (write_file as Write, replace as Edit, run_shell_command as Bash, read tools as Read; any other tool only for workers); approval mode yolo, so no dialog stops an agent. " +
 			"Not enforced: tools are not removed from what the model is offered; a call larger than the hook's 8 MiB limit gets Claude's denial, which Gemini does not read.",
 		Checks: preflight.KeyCheck("gemini", preflight.Keys("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/ptyagent"
 	"github.com/hivemind-dev/hivemind/ptyagent/hookrelay"
+	"github.com/hivemind-dev/hivemind/roles"
 )
 
 // opencode (npm opencode-ai, a native binary; measured on 1.18.33). It
@@ -47,9 +48,12 @@ func init() {
 			// first of three to bootstrap stopped for good before its prompt
 			// in half the team starts, and none of nine started one by one.
 			StartAlone: true,
+			// Its plugin writes usage as Claude Code's transcript does.
+			Usage: ptyagent.ClaudeUsage(),
 		},
 		Binary: "opencode", NPM: "opencode-ai", Version: "1.18.33",
 		Offered: true, Redefinable: true,
+		Hook: roles.PreToolUseHook,
 		Enforcement: "every call is checked by Hivemind's opencode plugin (tool.execute.before → the PreToolUse check: write as Write, edit as Edit, bash as Bash, apply_patch as one Write per file, read tools as Read; a denial is thrown back to the model); --auto, so no dialog stops an agent. " +
 			"Not enforced: tools are not removed from what the model is offered; tools of other plugins or MCP servers are judged by name only (allowed to workers).",
 		Launch: launchOpencode,
@@ -74,7 +78,15 @@ func launchOpencode(l Launch) (ptyagent.Spec, error) {
 	}
 	plugin := filepath.Join(dir, "hivemind.js")
 	promptFile := filepath.Join(dir, "HIVEMIND-"+strings.ToUpper(string(l.Role))+".md")
-	usage := filepath.Join(dir, "usage.jsonl")
+	// The plugin writes the usage file from inside the agent's write
+	// scope: a directory of its own is in it, the plugin and the prompt
+	// beside it are not (an agent rewriting its plugin would unhook its
+	// next start).
+	usageDir := filepath.Join(dir, "usage")
+	if err := os.MkdirAll(usageDir, 0o755); err != nil {
+		return l.Base, err
+	}
+	usage := filepath.Join(usageDir, "usage.jsonl")
 	hookJSON, _ := json.Marshal(argv)
 	usageJSON, _ := json.Marshal(usage)
 	src := strings.NewReplacer("__HOOK__", string(hookJSON), "__USAGE__", string(usageJSON)).Replace(opencodePlugin)
@@ -108,7 +120,7 @@ func launchOpencode(l Launch) (ptyagent.Spec, error) {
 	if err != nil {
 		return l.Base, err
 	}
-	spec.Sandbox.Writable = append(spec.Sandbox.Writable, state...)
+	spec.Sandbox.Writable = append(append(spec.Sandbox.Writable, state...), usageDir)
 	spec.Kind = "opencode"
 	spec.Submit, spec.Ready = ptyagent.DefaultSubmitRules(spec.Kind), ptyagent.DefaultReadyRules(spec.Kind)
 	return spec, nil

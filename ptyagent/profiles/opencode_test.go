@@ -76,9 +76,10 @@ func TestOpencodeLaunch(t *testing.T) {
 // machine, its preflight --version not finished, exited with EACCES on
 // mkdir ~/.local.)
 func TestOpencodeStateDirsInScope(t *testing.T) {
-	spec, _ := opencodeLaunch(t, Launch{})
+	spec, dir := opencodeLaunch(t, Launch{})
 	home := spec.Dir
-	want := []string{filepath.Join(home, ".local", "share", "opencode"), filepath.Join(home, ".local", "state", "opencode")}
+	want := []string{filepath.Join(home, ".local", "share", "opencode"), filepath.Join(home, ".local", "state", "opencode"),
+		filepath.Join(dir, "usage")} // its plugin writes the usage file there
 	if !slices.Equal(spec.Sandbox.Writable, want) {
 		t.Errorf("writable %q, want %q", spec.Sandbox.Writable, want)
 	}
@@ -187,7 +188,7 @@ await h.event({ event: { type: "session.idle", properties: { sessionID: "ses_9" 
 			t.Errorf("PreToolUse payloads %v", pre)
 		}
 	}
-	u, err := ptyagent.ReadUsage(filepath.Join(dir, "usage.jsonl"))
+	u, err := ptyagent.ReadUsage(filepath.Join(dir, "usage", "usage.jsonl"))
 	if err != nil || u.Input != 100 || u.Output != 25 || u.CacheRead != 30 || u.CacheWrite != 7 || u.Model != "claude-x" {
 		t.Errorf("usage %+v (%v)", u, err)
 	}

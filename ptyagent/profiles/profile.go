@@ -3,10 +3,11 @@
 // sim.go) holding everything Hivemind knows of that CLI — its program and
 // npm package, the version it was tested with and the Node.js it needs,
 // how it is launched for a role, its PTY rules (a ptyagent.Behavior under
-// its Kind), its preflight checks, how the role policies reach it, and
-// whether it runs on remote hosts. Config, preflight, the start screen,
-// roles, remote placement and help iterate over Registered(); adding a
-// CLI is adding a file.
+// its Kind, with the format its session file records usage in), its
+// preflight checks, the dialect of its pre-tool hook and how the role
+// policies reach it, and whether it runs on remote hosts. Config,
+// preflight, the start screen, roles, remote placement and help iterate
+// over Registered(); adding a CLI is adding a file.
 package profiles
 
 import (
@@ -50,6 +51,10 @@ type Profile struct {
 	// Enforcement says how the role policies reach it and what is not
 	// enforced (`hivemind roles`).
 	Enforcement string
+	// Hook is the dialect its pre-tool hook speaks (how the role checks
+	// read its tool calls and write a denial back): one of
+	// roles.HookDialects, or roles.NoHook for a CLI that sends none.
+	Hook *roles.HookDialect
 	// Checks are its own preflight checks after command and version
 	// (login, keys, network); About is the line of a CLI without a
 	// program.
@@ -91,8 +96,10 @@ var registry []Profile
 // duplicate or an incomplete profile: both are found by any test.
 func register(p Profile) {
 	switch {
-	case p.Name == "" || p.Kind == "" || p.Launch == nil || p.Enforcement == "":
-		panic(fmt.Sprintf("profiles: %q: Name, Kind, Launch and Enforcement are required", p.Name))
+	case p.Name == "" || p.Kind == "" || p.Launch == nil || p.Enforcement == "" || p.Hook == nil:
+		panic(fmt.Sprintf("profiles: %q: Name, Kind, Launch, Enforcement and Hook are required", p.Name))
+	case p.Hook != roles.NoHook && !slices.Contains(roles.HookDialects(), p.Hook):
+		panic(fmt.Sprintf("profiles: %q: Hook %q is not a dialect the hook reads (roles.HookDialects)", p.Name, p.Hook.Name))
 	case p.Binary != "" && (p.NPM == "" || p.Version == ""):
 		panic(fmt.Sprintf("profiles: %q: a CLI with a program needs its npm package and tested version", p.Name))
 	}
