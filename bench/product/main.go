@@ -10,7 +10,10 @@
 //     (ptyagent/screen/workload) as fast as their terminal takes it, then
 //     ask for the cursor position (CSI 6n), which a terminal answers only
 //     after processing every byte before it. Per-agent MB/s until that
-//     answer, for raw PTY reads, tmux, Hivemind headless and Hivemind's UI.
+//     answer, for raw PTY reads, tmux, Hivemind headless, Hivemind's UI and
+//     a Hivemind server shown by one `hivemind attach` client ("attached":
+//     the server's emulator answers; its CPU is the server's plus the
+//     client's).
 //     Also the agent-side figure (until its last write returned): how long
 //     the agent itself was held up, and the consumer's CPU per MB of agent
 //     output (utime+stime from "go" until every agent was answered), which
