@@ -23,6 +23,9 @@
 //   - scale: 1, 4, 8, 16, 32 agents stream 20 KB/s each into Hivemind's UI:
 //     CPU % of one core (busy and idle), RSS, View time per frame and
 //     frames drawn, and keystroke → agent latency with the others streaming.
+//   - attach: 8 agents in a Hivemind server: `hivemind attach` start →
+//     every pane's full screen shown, the server's and the client's CPU
+//     while they stream, keystroke → agent through the client.
 //
 // Usage: go run ./bench/product [flags] (`make bench` runs bench/product.sh).
 package main
@@ -62,7 +65,9 @@ func main() {
 	flag.IntVar(&b.rate, "rate", 20000, "bytes/s per agent in the scale section")
 	flag.DurationVar(&b.busy, "busy", 10*time.Second, "scale: busy window")
 	flag.DurationVar(&b.idle, "idle", 10*time.Second, "scale: idle window")
-	flag.IntVar(&b.keys, "keys", 20, "scale: keystroke samples per agent count")
+	flag.IntVar(&b.keys, "keys", 20, "scale and attach: keystroke samples per agent count")
+	attachN := flag.Int("attach", 8, "agents of the attach section (0: skip)")
+	attaches := flag.Int("attaches", 10, "attach: attach samples")
 	flag.IntVar(&b.cols, "cols", 160, "terminal width")
 	flag.IntVar(&b.rows, "rows", 48, "terminal height")
 	flag.IntVar(&b.scrollback, "scrollback", 10000, "scrollback lines per pane (Hivemind and tmux)")
@@ -74,6 +79,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	b.attachN, b.attaches = *attachN, *attaches
 	if err := b.main(*mb, ints(*ns), ints(*scale)); err != nil {
 		fmt.Fprintln(os.Stderr, "product:", err)
 		os.Exit(1)
@@ -87,6 +93,7 @@ type bench struct {
 	cols, rows, scrollback        int
 	busy, idle                    time.Duration
 	typed                         int // keystroke tokens typed so far
+	attachN, attaches             int // the attach section: agents, samples
 }
 
 func (b *bench) main(mb int, ns, scale []int) error {
@@ -118,6 +125,11 @@ func (b *bench) main(mb int, ns, scale []int) error {
 	if len(scale) > 0 {
 		if err := b.scale(scale); err != nil {
 			return err
+		}
+	}
+	if b.attachN > 0 {
+		if err := b.attachSection(b.attachN, max(b.attaches, 1)); err != nil {
+			return fmt.Errorf("attach: %w", err)
 		}
 	}
 	return nil
