@@ -360,14 +360,17 @@ func (s *served) attach(b *bench) (*hosted, error) {
 }
 
 // stop stops the team and its server (SIGTERM), then waits for it to go.
-func (s *served) stop() {
-	_ = syscall.Kill(s.pid, syscall.SIGTERM)
+func (s *served) stop() { terminate(s.pid) }
+
+// terminate sends pid SIGTERM and waits for it to end (30 s, then SIGKILL).
+func terminate(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGTERM)
 	deadline := time.Now().Add(30 * time.Second)
-	for alive(s.pid) && time.Now().Before(deadline) {
+	for alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if alive(s.pid) {
-		_ = syscall.Kill(s.pid, syscall.SIGKILL)
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -403,14 +406,7 @@ func (b *bench) startTUI(project string, env, argv []string) (*hosted, error) {
 // stop ends Hivemind (SIGTERM: the UI quits and stops its agents), then
 // its terminal.
 func (h *hosted) stop() {
-	_ = syscall.Kill(h.pid, syscall.SIGTERM)
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(h.pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(h.pid) {
-		_ = syscall.Kill(h.pid, syscall.SIGKILL)
-	}
+	terminate(h.pid)
 	killTmux(h.sock)
 }
 
