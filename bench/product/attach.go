@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
 )
 
 // attachRow is what attaching to a running team costs.
@@ -16,6 +19,7 @@ type attachRow struct {
 	n                 int
 	attach            []float64 // ms from `hivemind attach` start to every pane's full screen shown
 	keyPTY, keyScreen float64   // ms, medians, the 7 others streaming
+	keyProto          float64   // ms, median: an input message of the protocol → the agent's PTY
 	floodPTY          float64   // ms, median, the others flooding
 	busyServer        float64   // % of one core, every agent streaming
 	busyClient        float64
@@ -116,6 +120,9 @@ func (b *bench) attachSection(n, samples int) error {
 		if r.keyPTY, r.keyScreen, err = b.keyLatency(h, control+".lead-input", true); err != nil {
 			return err
 		}
+		if r.keyProto, err = b.protoKeyLatency(filepath.Join(project, ".hivemind", "server.sock"), control+".lead-input"); err != nil {
+			return err
+		}
 		if err := setMode("flood-others"); err != nil {
 			return err
 		}
@@ -132,6 +139,7 @@ func (b *bench) attachSection(n, samples int) error {
 	if b.keys > 0 {
 		fmt.Printf("   key → agent's PTY through the client, the %d others streaming: %.1f ms median (goal ≤ 16 ms: %s); key → echo on screen %.1f ms\n",
 			len(ids)-1, r.keyPTY, verdict(r.keyPTY <= 16), r.keyScreen)
+		fmt.Printf("   of which the server: an input message sent on its socket → agent's PTY, the others streaming: %.1f ms median\n", r.keyProto)
 		fmt.Printf("   key → agent's PTY through the client, the %d others flooding: %.1f ms median\n", len(ids)-1, r.floodPTY)
 	}
 	fmt.Println()
@@ -172,4 +180,52 @@ func marked(screen string, ids []string) bool {
 		}
 	}
 	return true
+}
+
+// protoKeyLatency types tokens into the lead as a client of the server's
+// protocol (no terminal, no UI): the median ms from the input message sent
+// to the lead's PTY read, the server's share of key → agent.
+func (b *bench) protoKeyLatency(sock, inputLog string) (float64, error) {
+	nc, err := net.DialTimeout("unix", sock, 10*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	c := proto.NewConn(nc)
+	defer c.Close()
+	if err := c.Send(proto.Msg{T: proto.THello, Version: proto.Version, Kind: proto.KindUI}); err != nil {
+		return 0, err
+	}
+	go func() { // the server's updates, read and dropped
+		for {
+			if _, err := c.Recv(); err != nil {
+				return
+			}
+		}
+	}()
+	var lat []float64
+	for i := 0; i < b.keys; i++ {
+		b.typed++
+		tok := fmt.Sprintf("p%c%c%03d", 'a'+b.typed%26, 'a'+(b.typed/26)%26, b.typed%1000)
+		t0 := time.Now()
+		if err := c.Send(proto.Msg{T: proto.TInput, Agent: "lead", Data: []byte(tok)}); err != nil {
+			return 0, err
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			at, err := inputArrival(inputLog, tok)
+			if err == nil {
+				lat = append(lat, ms(at.Sub(t0)))
+				break
+			}
+			if time.Now().After(deadline) {
+				return 0, err
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := c.Send(proto.Msg{T: proto.TInput, Agent: "lead", Data: []byte("\r")}); err != nil {
+			return 0, err
+		}
+		time.Sleep(50 * time.Millisecond) // keys are typed, not flooded
+	}
+	return median(lat), nil
 }
