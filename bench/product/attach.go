@@ -23,6 +23,8 @@ type attachRow struct {
 	floodPTY          float64   // ms, median, the others flooding
 	busyServer        float64   // % of one core, every agent streaming
 	busyClient        float64
+	viewP50, viewP99  float64 // the client's View, ms
+	fps               float64 // the client's Views per second
 }
 
 // markRe is a row of a feed agent's "mark" screen: "<id> r<row>/<rows>".
@@ -74,7 +76,7 @@ func (b *bench) attachSection(n, samples int) error {
 	if err := h.waitScreen(time.Minute, "every pane's mark screen", func(s string) bool { return marked(s, ids) }); err != nil {
 		return err
 	}
-	started := filepath.Join(dir, "attach-started")
+	started, frames := filepath.Join(dir, "attach-started"), filepath.Join(dir, "frames")
 	for i := 0; i < samples; i++ {
 		h.stop() // SIGTERM: the client detaches
 		_ = os.Remove(started)
@@ -82,7 +84,7 @@ func (b *bench) attachSection(n, samples int) error {
 		// new tmux server, is not counted): the shell notes the time,
 		// then becomes hivemind attach.
 		argv := []string{"sh", "-c", `date +%s%N > "$0" && exec "$@"`, started, b.hivemind, "attach", "--project", project}
-		if h, err = b.startTUI(project, srv.env, argv); err != nil {
+		if h, err = b.startTUI(project, append(slices.Clone(srv.env), "HIVEMIND_FRAME_LOG="+frames), argv); err != nil {
 			return err
 		}
 		if err := h.waitScreen(time.Minute, "every pane's mark screen", func(s string) bool { return marked(s, ids) }); err != nil {
@@ -112,6 +114,10 @@ func (b *bench) attachSection(n, samples int) error {
 	}
 	wall := time.Since(t0).Seconds()
 	r.busyServer, r.busyClient = float64(s1-s0)/clockTicks/wall*100, float64(c1-c0)/clockTicks/wall*100
+	if views := frameTimes(frames, t0, t0.Add(b.busy)); len(views) > 0 {
+		slices.Sort(views)
+		r.viewP50, r.viewP99, r.fps = views[len(views)/2], views[len(views)*99/100], float64(len(views))/wall
+	}
 
 	if b.keys > 0 {
 		if err := setMode("busy-others"); err != nil {
@@ -135,7 +141,8 @@ func (b *bench) attachSection(n, samples int) error {
 	slices.Sort(r.attach)
 	fmt.Printf("   hivemind attach exec'd → every pane's full screen on the terminal (tmux capture-pane), %d attaches: median %.0f ms, max %.0f ms (goal < 300 ms: %s)\n",
 		len(r.attach), median(r.attach), slices.Max(r.attach), verdict(median(r.attach) < 300))
-	fmt.Printf("   CPU, %d agents streaming %d B/s each: server %.2f %%, client %.2f %% of one core\n", len(ids), b.rate, r.busyServer, r.busyClient)
+	fmt.Printf("   CPU, %d agents streaming %d B/s each: server %.2f %%, client %.2f %% of one core; the client's View %.2f ms p50, %.2f ms p99, %.1f views/s\n",
+		len(ids), b.rate, r.busyServer, r.busyClient, r.viewP50, r.viewP99, r.fps)
 	if b.keys > 0 {
 		fmt.Printf("   key → agent's PTY through the client, the %d others streaming: %.1f ms median (goal ≤ 16 ms: %s); key → echo on screen %.1f ms\n",
 			len(ids)-1, r.keyPTY, verdict(r.keyPTY <= 16), r.keyScreen)

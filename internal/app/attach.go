@@ -356,6 +356,12 @@ func Attach(o Options, ao AttachOptions, stderr io.Writer) int {
 	if info.HasDiff {
 		opts.Diff = r.diff
 	}
+	if path := os.Getenv(frameLogEnv); path != "" { // the product benchmark's View times
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			opts.FrameLog = f
+		}
+	}
 	// One owner of signals: bubbletea's own handler can block sending
 	// its quit while the program shuts down (a SIGTERM then hangs).
 	// The colour profile is the one lipgloss detected for stdout at
