@@ -6,7 +6,9 @@
 # Environment: RUNS (interleaved throughput runs, default 3), MB (workload
 # MiB per agent, default 8), N (throughput agent counts, default 1,3,8),
 # SCALE (scale agent counts, default 1,4,8,16,32; empty skips), BUSY and
-# IDLE (scale windows, default 10s), KEYS (keystroke samples, default 20).
+# IDLE (scale windows, default 10s), KEYS (keystroke samples, default 20),
+# ATTACH (agents of the attach section, default 8; 0 skips), ATTACHES
+# (attach samples, default 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,4 +18,5 @@ go build -o "$tmp/hivemind" .
 go build -o "$tmp/product" ./bench/product
 "$tmp/product" -hivemind "$tmp/hivemind" -runs "${RUNS:-3}" -mb "${MB:-8}" \
 	-n "${N-1,3,8}" -scale "${SCALE-1,4,8,16,32}" \
-	-busy "${BUSY:-10s}" -idle "${IDLE:-10s}" -keys "${KEYS:-20}"
+	-busy "${BUSY:-10s}" -idle "${IDLE:-10s}" -keys "${KEYS:-20}" \
+	-attach "${ATTACH-8}" -attaches "${ATTACHES:-10}"

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		// Run by hivemind as a custom agent (chaos_test.go).
 		os.Exit(chaosAgent(mode))
 	}
+	if control := os.Getenv(seqAgentEnv); control != "" && os.Getenv("HIVEMIND_AGENT_ID") != "" {
+		os.Exit(seqAgent(control)) // run by hivemind as a custom agent (detach_test.go)
+	}
 	dir, err := os.MkdirTemp("", "hivemind-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -119,8 +120,9 @@ func floodMain(args []string) int {
 
 // feedMain is the scale agent: it streams the workload at -rate bytes/s
 // while <control> says "busy", as fast as its terminal takes it while it
-// says "flood" ("busy-others", "flood-others": all but the lead), is
-// silent otherwise, and echoes what it is typed like an agent's input
+// says "flood" ("busy-others", "flood-others": all but the lead), draws a
+// static screen naming itself on every row while it says "mark" (see
+// mark), is silent otherwise, and echoes what it is typed like an agent's input
 // box. The lead logs every read of its input ("<unix nanos> <hex>") to
 // <control>.lead-input, which times keystrokes.
 func feedMain(args []string) int {
@@ -179,6 +181,10 @@ func feedMain(args []string) int {
 				f.write(-1)
 			}
 			mode, since, sent = m, now, 0
+			f.marking.Store(mode == "mark")
+			if mode == "mark" {
+				f.mark()
+			}
 		}
 		modeAt = now
 	}
@@ -200,6 +206,9 @@ func feedMain(args []string) int {
 			return 0
 		case <-winch:
 			f.regenerate()
+			if mode == "mark" {
+				f.mark()
+			}
 		case now := <-tick.C:
 			if now.Sub(modeAt) >= 50*time.Millisecond || mode == "" {
 				readMode(now)
@@ -218,7 +227,8 @@ func feedMain(args []string) int {
 type feeder struct {
 	id       string
 	out      io.Writer
-	inputLog io.Writer // "unixnano hex-bytes" per read (nil: none)
+	inputLog io.Writer   // "unixnano hex-bytes" per read (nil: none)
+	marking  atomic.Bool // the mark screen is up: input redraws it, not echoed
 
 	mu   sync.Mutex
 	data []byte
@@ -237,6 +247,27 @@ func (f *feeder) regenerate() {
 	f.mu.Lock()
 	f.data, f.pos = data, 0
 	f.mu.Unlock()
+}
+
+// mark draws a static screen whose every row names the agent, the row and
+// the rows of the terminal ("lead r03/22"): a screen shown whole is
+// recognised on sight.
+func (f *feeder) mark() {
+	rows, _, err := pty.Getsize(os.Stdout)
+	if err != nil || rows <= 0 {
+		rows = 24
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[0m\x1b[2J\x1b[H")
+	for r := 1; r <= rows; r++ {
+		fmt.Fprintf(&b, "%s r%02d/%02d", f.id, r, rows)
+		if r < rows {
+			b.WriteString("\r\n")
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, _ = io.WriteString(f.out, b.String())
 }
 
 // streamReset cancels a sequence in progress (CAN), leaves the alternate
@@ -270,10 +301,14 @@ func (f *feeder) echo(in io.Reader, done chan<- struct{}) {
 			if f.inputLog != nil {
 				fmt.Fprintf(f.inputLog, "%d %x\n", time.Now().UnixNano(), buf[:n])
 			}
-			b := bytes.ReplaceAll(buf[:n], []byte("\r"), []byte("\r\n"))
-			f.mu.Lock()
-			_, _ = f.out.Write(b)
-			f.mu.Unlock()
+			if f.marking.Load() {
+				f.mark() // Hivemind's injections leave the mark screen whole
+			} else {
+				b := bytes.ReplaceAll(buf[:n], []byte("\r"), []byte("\r\n"))
+				f.mu.Lock()
+				_, _ = f.out.Write(b)
+				f.mu.Unlock()
+			}
 		}
 		if err != nil {
 			return

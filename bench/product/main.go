@@ -10,7 +10,10 @@
 //     (ptyagent/screen/workload) as fast as their terminal takes it, then
 //     ask for the cursor position (CSI 6n), which a terminal answers only
 //     after processing every byte before it. Per-agent MB/s until that
-//     answer, for raw PTY reads, tmux, Hivemind headless and Hivemind's UI.
+//     answer, for raw PTY reads, tmux, Hivemind headless, Hivemind's UI and
+//     a Hivemind server shown by one `hivemind attach` client ("attached":
+//     the server's emulator answers; its CPU is the server's plus the
+//     client's).
 //     Also the agent-side figure (until its last write returned): how long
 //     the agent itself was held up, and the consumer's CPU per MB of agent
 //     output (utime+stime from "go" until every agent was answered), which
@@ -20,6 +23,9 @@
 //   - scale: 1, 4, 8, 16, 32 agents stream 20 KB/s each into Hivemind's UI:
 //     CPU % of one core (busy and idle), RSS, View time per frame and
 //     frames drawn, and keystroke → agent latency with the others streaming.
+//   - attach: 8 agents in a Hivemind server: `hivemind attach` start →
+//     every pane's full screen shown, the server's and the client's CPU
+//     while they stream, keystroke → agent through the client.
 //
 // Usage: go run ./bench/product [flags] (`make bench` runs bench/product.sh).
 package main
@@ -59,7 +65,9 @@ func main() {
 	flag.IntVar(&b.rate, "rate", 20000, "bytes/s per agent in the scale section")
 	flag.DurationVar(&b.busy, "busy", 10*time.Second, "scale: busy window")
 	flag.DurationVar(&b.idle, "idle", 10*time.Second, "scale: idle window")
-	flag.IntVar(&b.keys, "keys", 20, "scale: keystroke samples per agent count")
+	flag.IntVar(&b.keys, "keys", 20, "scale and attach: keystroke samples per agent count")
+	attachN := flag.Int("attach", 8, "agents of the attach section (0: skip)")
+	attaches := flag.Int("attaches", 10, "attach: attach samples")
 	flag.IntVar(&b.cols, "cols", 160, "terminal width")
 	flag.IntVar(&b.rows, "rows", 48, "terminal height")
 	flag.IntVar(&b.scrollback, "scrollback", 10000, "scrollback lines per pane (Hivemind and tmux)")
@@ -71,6 +79,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	b.attachN, b.attaches = *attachN, *attaches
 	if err := b.main(*mb, ints(*ns), ints(*scale)); err != nil {
 		fmt.Fprintln(os.Stderr, "product:", err)
 		os.Exit(1)
@@ -84,6 +93,7 @@ type bench struct {
 	cols, rows, scrollback        int
 	busy, idle                    time.Duration
 	typed                         int // keystroke tokens typed so far
+	attachN, attaches             int // the attach section: agents, samples
 }
 
 func (b *bench) main(mb int, ns, scale []int) error {
@@ -117,11 +127,16 @@ func (b *bench) main(mb int, ns, scale []int) error {
 			return err
 		}
 	}
+	if b.attachN > 0 {
+		if err := b.attachSection(b.attachN, max(b.attaches, 1)); err != nil {
+			return fmt.Errorf("attach: %w", err)
+		}
+	}
 	return nil
 }
 
 // paths, in the order of the first run (later runs rotate it).
-var pathNames = []string{"raw", "tmux", "headless", "ui"}
+var pathNames = []string{"raw", "tmux", "headless", "ui", "attached"}
 
 func (b *bench) throughput(mb int, ns []int) error {
 	data, _ := workload.Generate(workload.Options{Seed: 1, Size: mb << 20, Cols: b.cols, Rows: b.rows})
@@ -137,6 +152,7 @@ func (b *bench) throughput(mb int, ns []int) error {
 		path string
 	}
 	done, drain, mem, cpu := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	clientCPU := map[key][]float64{} // the attached client's share of cpu
 	for r := 0; r < b.runs; r++ {
 		for _, n := range ns {
 			order := slices.Clone(b.paths)
@@ -147,7 +163,7 @@ func (b *bench) throughput(mb int, ns []int) error {
 				if err := os.MkdirAll(t.dir, 0o755); err != nil {
 					return err
 				}
-				start := map[string]func() (int, func(), error){"raw": t.raw, "tmux": t.tmux, "headless": t.hivemindHeadless, "ui": t.hivemindTUI}[p]
+				start := map[string]func() (int, func(), error){"raw": t.raw, "tmux": t.tmux, "headless": t.hivemindHeadless, "ui": t.hivemindTUI, "attached": t.hivemindAttached}[p]
 				if p == "raw" || p == "tmux" {
 					for i := 1; i <= n; i++ {
 						t.ids = append(t.ids, fmt.Sprintf("a%d", i))
@@ -171,11 +187,15 @@ func (b *bench) throughput(mb int, ns []int) error {
 				}
 				if t.cpu >= 0 {
 					cpu[kk] = append(cpu[kk], float64(t.cpu)/clockTicks/(float64(n*len(data))/1e6))
+					clientCPU[kk] = append(clientCPU[kk], float64(t.clientCPU)/clockTicks/(float64(n*len(data))/1e6))
 				}
 				_ = os.RemoveAll(t.dir)
 				fmt.Printf("   run %d  N=%d  %-8s  %7.1f MB/s per agent until shown, %7.1f MB/s written", r+1, n, p, median(dn), median(dr))
 				if t.cpu >= 0 {
 					fmt.Printf(", %.2f ms CPU per MB (%.0f%% system)", 1e3*cpu[kk][len(cpu[kk])-1], 100*float64(t.sys)/float64(max(t.cpu, 1)))
+					if t.client > 0 {
+						fmt.Printf(", of which the client %.2f ms", 1e3*clientCPU[kk][len(clientCPU[kk])-1])
+					}
 				}
 				fmt.Println()
 			}
@@ -196,23 +216,27 @@ func (b *bench) throughput(mb int, ns []int) error {
 	table := func(title string, m map[key][]float64) {
 		fmt.Println()
 		fmt.Println(title)
-		fmt.Printf("   %3s  %9s  %9s  %9s  %9s   %13s  %7s  %12s  %6s\n", "N", "raw PTY", "tmux", "headless", "ui", "headless/tmux", "ui/tmux", "headless/raw", "ui/raw")
+		fmt.Printf("   %3s  %9s  %9s  %9s  %9s  %9s   %13s  %7s  %13s  %12s  %6s  %12s\n", "N", "raw PTY", "tmux", "headless", "ui", "attached",
+			"headless/tmux", "ui/tmux", "attached/tmux", "headless/raw", "ui/raw", "attached/raw")
 		for _, n := range ns {
-			raw, tm, hl, ui := median(m[key{n, "raw"}]), median(m[key{n, "tmux"}]), median(m[key{n, "headless"}]), median(m[key{n, "ui"}])
-			fmt.Printf("   %3d  %9.1f  %9.1f  %9.1f  %9.1f   %12.2f×  %6.2f×  %11.2f×  %5.2f×\n", n, raw, tm, hl, ui, hl/tm, ui/tm, hl/raw, ui/raw)
+			raw, tm, hl, ui, at := median(m[key{n, "raw"}]), median(m[key{n, "tmux"}]), median(m[key{n, "headless"}]), median(m[key{n, "ui"}]), median(m[key{n, "attached"}])
+			fmt.Printf("   %3d  %9.1f  %9.1f  %9.1f  %9.1f  %9.1f   %12.2f×  %6.2f×  %12.2f×  %11.2f×  %5.2f×  %11.2f×\n", n, raw, tm, hl, ui, at,
+				hl/tm, ui/tm, at/tm, hl/raw, ui/raw, at/raw)
 		}
 	}
 	table("MB/s per agent until the terminal had processed every byte (the agent's CSI 6n answered):", done)
 	table("MB/s per agent as the agent's own writes completed (how long the agent was held up):", drain)
 	nmax := slices.Max(ns)
 	fmt.Printf("\nmemory per agent after the workload, N=%d, %d lines of scrollback (RSS after − RSS before, / N, median run):\n", nmax, b.scrollback)
-	for _, p := range []string{"tmux", "headless", "ui"} {
+	for _, p := range []string{"tmux", "headless", "ui", "attached"} {
 		fmt.Printf("   %-9s %6.2f MiB\n", p, median(mem[key{nmax, p}]))
 	}
-	fmt.Printf("\nCPU of the consumer per MB of agent output, from the start until every agent was answered (ms, median run):\n")
-	fmt.Printf("   %3s  %9s  %9s  %9s\n", "N", "tmux", "headless", "ui")
+	fmt.Printf("\nCPU of the consumer per MB of agent output, from the start until every agent was answered (ms, median run;\n")
+	fmt.Printf("   attached: the server plus its attached client, the client's share after the slash):\n")
+	fmt.Printf("   %3s  %9s  %9s  %9s  %15s\n", "N", "tmux", "headless", "ui", "attached/client")
 	for _, n := range ns {
-		fmt.Printf("   %3d  %9.2f  %9.2f  %9.2f\n", n, 1e3*median(cpu[key{n, "tmux"}]), 1e3*median(cpu[key{n, "headless"}]), 1e3*median(cpu[key{n, "ui"}]))
+		fmt.Printf("   %3d  %9.2f  %9.2f  %9.2f  %8.2f / %4.2f\n", n, 1e3*median(cpu[key{n, "tmux"}]), 1e3*median(cpu[key{n, "headless"}]), 1e3*median(cpu[key{n, "ui"}]),
+			1e3*median(cpu[key{n, "attached"}]), 1e3*median(clientCPU[key{n, "attached"}]))
 	}
 	fmt.Println()
 	return nil

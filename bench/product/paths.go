@@ -42,6 +42,10 @@ type trial struct {
 	rss1 int64 // and after every agent was answered
 	cpu  int64 // the consumer's CPU ticks from "go" until every agent was answered (-1: unknown)
 	sys  int64 // of which in the kernel
+	// client is a second process of the consumer (the attached client of
+	// a server; 0: none): its ticks are in cpu too, and alone in clientCPU.
+	client    int
+	clientCPU int64
 }
 
 // floodCmd is the shell command of a flood agent (id "" = $HIVEMIND_AGENT_ID).
@@ -67,6 +71,10 @@ func (t *trial) run(start func() (pid int, stop func(), err error)) ([]agentTime
 	}
 	t.rss0 = rssKB(pid)
 	user0, sys0, cpuErr := procTimes(pid)
+	var client0 int64
+	if t.client > 0 {
+		client0, _ = cpuTicks(t.client)
+	}
 	if err := touch(filepath.Join(t.dir, "go")); err != nil {
 		return nil, err
 	}
@@ -77,6 +85,15 @@ func (t *trial) run(start func() (pid int, stop func(), err error)) ([]agentTime
 	t.cpu = -1
 	if user1, sys1, err := procTimes(pid); pid > 0 && cpuErr == nil && err == nil {
 		t.cpu, t.sys = user1+sys1-user0-sys0, sys1-sys0
+	}
+	if t.client > 0 && t.cpu >= 0 {
+		client1, err := cpuTicks(t.client)
+		if err != nil {
+			t.cpu = -1
+		} else {
+			t.clientCPU = client1 - client0
+			t.cpu += t.clientCPU
+		}
 	}
 	var out []agentTime
 	for _, id := range t.ids {
@@ -273,6 +290,90 @@ func (t *trial) hivemindTUI() (int, func(), error) {
 	return h.pid, h.stop, nil
 }
 
+// hivemindAttached runs the team in a Hivemind server (hivemind --server,
+// no terminal: it starts the server and returns) and shows it in one
+// `hivemind attach` client in a tmux terminal of the same size as the UI's.
+// The consumer is the server (pid) plus the client (t.client).
+func (t *trial) hivemindAttached() (int, func(), error) {
+	project, home := filepath.Join(t.dir, "project"), filepath.Join(t.dir, "home")
+	for _, d := range []string{project, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return 0, nil, err
+		}
+	}
+	_, workers := hivemindIDs(t.n)
+	srv, err := t.b.startServer(project, home, t.floodCmd(""), workers)
+	if err != nil {
+		return 0, nil, err
+	}
+	h, err := srv.attach(t.b)
+	if err != nil {
+		srv.stop()
+		return 0, nil, err
+	}
+	t.client = h.pid
+	return srv.pid, func() { h.stop(); srv.stop() }, nil
+}
+
+// served is a team in a Hivemind server started by the benchmark.
+type served struct {
+	project string
+	env     []string
+	pid     int
+}
+
+// startServer starts `hivemind --server` for project with agent command
+// agent (its own HOME and server registry) and returns once it serves.
+func (b *bench) startServer(project, home, agent string, workers int) (*served, error) {
+	env := b.hivemindEnv(home, "XDG_RUNTIME_DIR="+filepath.Join(home, "run"))
+	argv := b.hivemindArgv(project, agent, workers, false)
+	argv = append(argv[:1], append([]string{"--server"}, argv[1:]...)...)
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir = project
+	c.Env = append(os.Environ(), env...)
+	if out, err := c.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("hivemind --server: %v: %s", err, out)
+	}
+	pidText, err := os.ReadFile(filepath.Join(project, ".hivemind", "server.pid"))
+	if err != nil {
+		return nil, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		return nil, fmt.Errorf("server pid: %q", pidText)
+	}
+	return &served{project: project, env: env, pid: pid}, nil
+}
+
+// attach starts `hivemind attach` in a tmux terminal and waits until it
+// shows the lead's pane.
+func (s *served) attach(b *bench) (*hosted, error) {
+	h, err := b.startTUI(s.project, s.env, []string{b.hivemind, "attach", "--project", s.project})
+	if err != nil {
+		return nil, err
+	}
+	if err := h.waitScreen(time.Minute, "the attached client", func(sc string) bool { return strings.Contains(sc, "lead") }); err != nil {
+		h.stop()
+		return nil, err
+	}
+	return h, nil
+}
+
+// stop stops the team and its server (SIGTERM), then waits for it to go.
+func (s *served) stop() { terminate(s.pid) }
+
+// terminate sends pid SIGTERM and waits for it to end (30 s, then SIGKILL).
+func terminate(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
 // hosted is Hivemind's full-screen UI running in a detached tmux terminal.
 type hosted struct {
 	sock string
@@ -305,14 +406,7 @@ func (b *bench) startTUI(project string, env, argv []string) (*hosted, error) {
 // stop ends Hivemind (SIGTERM: the UI quits and stops its agents), then
 // its terminal.
 func (h *hosted) stop() {
-	_ = syscall.Kill(h.pid, syscall.SIGTERM)
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(h.pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(h.pid) {
-		_ = syscall.Kill(h.pid, syscall.SIGKILL)
-	}
+	terminate(h.pid)
 	killTmux(h.sock)
 }
 

@@ -279,3 +279,59 @@ func TestHelloToAStoppingServerIsGone(t *testing.T) {
 		}
 	}
 }
+
+// A client whose UI has not laid out its panes yet asks for every pane,
+// so their rows arrive while the UI starts (an attach shows full screens
+// in its first frames); once the UI says what it shows, only that.
+func TestServerLinkAsksEveryPaneUntilLaidOut(t *testing.T) {
+	lead := &syncScreen{s: screen.New(screen.Options{Cols: 20, Rows: 4})}
+	worker := &syncScreen{s: screen.New(screen.Options{Cols: 20, Rows: 4})}
+	lead.write("the lead's screen")
+	worker.write("the worker's screen")
+	sock := testServer(t, fakePanes{"lead": lead, "worker_1": worker})
+	c, _, err := dialServer(sock, proto.KindUI, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	link := newServerLink(c, false)
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	for {
+		l, lok := mirrored(link, "lead")
+		w, wok := mirrored(link, "worker_1")
+		if lok && wok && slices.Equal(l, lead.Lines(0)) && slices.Equal(w, worker.Lines(0)) {
+			break
+		}
+		m, err := c.Recv()
+		if err != nil {
+			t.Fatalf("%v before the client was sent every pane (lead %q, worker %q)", err, l, w)
+		}
+		link.receive(m, func(tea.Msg) {})
+	}
+	// Once the view reaches the server, the worker is no longer sent:
+	// rounds that change both screens bring the lead's rows alone.
+	link.Showing([]vocab.AgentID{"lead"})
+	clean := 0
+	for round := 0; clean < 5; round++ {
+		if round == 200 {
+			t.Fatalf("the worker's pane was still streamed %d rounds after the UI showed the lead alone", round)
+		}
+		worker.write(fmt.Sprintf(" w%d", round))
+		lead.write(fmt.Sprintf(" l%d", round))
+		workerSent := false
+		for {
+			if l, _ := mirrored(link, "lead"); slices.Equal(l, lead.Lines(0)) {
+				break
+			}
+			m, err := c.Recv()
+			if err != nil {
+				t.Fatalf("round %d: %v before the lead's change came", round, err)
+			}
+			workerSent = workerSent || m.T == proto.TPane && m.Pane.Agent == "worker_1"
+			link.receive(m, func(tea.Msg) {})
+		}
+		if clean++; workerSent {
+			clean = 0
+		}
+	}
+}
