@@ -14,11 +14,16 @@ import (
 // how to reach the team.
 func startServer(o options, args []string, task string, stdout, stderr io.Writer) int {
 	if task == "" && !o.Resume {
-		fmt.Fprintln(stderr, "hivemind: --server needs a task or --resume (hivemind attach attaches to a running server)")
+		fmt.Fprintln(stderr, "hivemind: --server (and --web) needs a task or --resume (hivemind attach attaches to a running server)")
 		return app.ExitUsage
 	}
 	if _, code := app.StartServer(o.Options, args, stderr); code != app.ExitOK {
 		return code
+	}
+	if o.Web {
+		if code := printWebOf(o, stdout, stderr); code != app.ExitOK {
+			return code
+		}
 	}
 	if o.headless || !app.IsTerminal() {
 		fmt.Fprintln(stdout, "the team runs in a Hivemind server: hivemind attach shows it, hivemind wait waits for it, hivemind ls lists the servers")
