@@ -1,0 +1,339 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/vocab"
+)
+
+// requireChromium returns Debian's chromium, or skips the test without it
+// (CI installs it: there, its absence fails).
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed: CI must install it (.ci/run)")
+	}
+	t.Skip("chromium is not installed: the web client's browser tests need it (apt-get install chromium)")
+	return ""
+}
+
+// browser starts a headless chromium with a fresh profile; the returned
+// context drives its one tab.
+func browser(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1600, 1000),
+	}
+	for _, f := range []string{"headless", "no-sandbox", "disable-gpu", "disable-background-networking", "disable-component-update",
+		"disable-sync", "no-first-run", "no-default-browser-check"} {
+		opts = append(opts, chromedp.Flag(f, true))
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelA() })
+	return ctx
+}
+
+// emulators follows the server's own screens of the agents as a
+// read-only proto client: the truth the page must show.
+type emulators struct {
+	mu      sync.Mutex
+	mirrors map[vocab.AgentID]*proto.Mirror
+}
+
+func watchServer(t *testing.T, sock string) *emulators {
+	t.Helper()
+	nc, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := proto.NewConn(nc)
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Send(proto.Msg{T: proto.THello, Version: proto.Version, Kind: proto.KindUI, ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	e := &emulators{mirrors: map[vocab.AgentID]*proto.Mirror{}}
+	go func() {
+		for {
+			m, err := c.Recv()
+			if err != nil {
+				return
+			}
+			switch m.T {
+			case proto.TPanes:
+				view := make([]proto.Want, len(m.Panes))
+				for i, p := range m.Panes {
+					view[i] = proto.Want{Agent: p.Agent}
+				}
+				_ = c.Send(proto.Msg{T: proto.TView, View: view})
+			case proto.TPane:
+				e.mu.Lock()
+				mr := e.mirrors[m.Pane.Agent]
+				if mr == nil {
+					mr = &proto.Mirror{}
+					e.mirrors[m.Pane.Agent] = mr
+				}
+				mr.Apply(*m.Pane)
+				e.mu.Unlock()
+			}
+		}
+	}()
+	return e
+}
+
+// text is an agent's screen as text, rows right-trimmed.
+func (e *emulators) text(id string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	mr := e.mirrors[vocab.AgentID(id)]
+	if mr == nil {
+		return ""
+	}
+	rows := make([]string, len(mr.Rows))
+	for i, r := range mr.Rows {
+		rows[i] = strings.TrimRight(ansi.Strip(r), " ")
+	}
+	return strings.Join(rows, "\n")
+}
+
+// pageText is an agent's pane on the page as text, rows right-trimmed.
+func pageText(ctx context.Context, id string) (string, error) {
+	return chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(
+		`Array.from(document.querySelectorAll('.pane[data-agent=%q] .row')).map(r => r.textContent.replace(/ +$/, '')).join('\n')`, id)))
+}
+
+func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 3*tuiWait)
+	defer cancel()
+	if err := chromedp.Do(c, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// evalBool polls a JS condition on the page until it holds.
+func waitPage(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	if !pollUntil(tuiWait, func() bool {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		return err == nil && ok
+	}) {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the page never showed %s (%s); it shows:\n%s", what, cond, body)
+	}
+}
+
+// The web client in a real browser, on a sim team served with --web: the
+// page shows every agent's screen as the server's emulator has it, pause
+// stops what is typed to the agents until resume, keys typed into a
+// focused agent reach it, the plan is approved at the human gate from the
+// page; nothing the page receives holds the API key or a hook token; the
+// phone layout shows one agent. Screenshots go to the test's artifacts
+// (HIVEMIND_WEB_SHOTS, else a temp dir).
+func TestWebClientInBrowser(t *testing.T) {
+	t.Parallel()
+	chrome := requireChromium(t)
+	const apiKey = "sk-ant-web-test-secret-0123456789"
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 30ms", "ANTHROPIC_API_KEY="+apiKey, "HOME="+t.TempDir())
+	project := t.TempDir()
+	out, code := hmIn(t, project, env, tuiWait, "--web", "--agent", "sim", "--workers", "2", "--plan-approval", "human", "build a tiny calculator")
+	if code != 0 {
+		t.Fatalf("hivemind --web: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() {
+		infos := servers(t, project, env)
+		for _, in := range infos {
+			_ = syscallKill(in.PID)
+		}
+	})
+	urls := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`).FindStringSubmatch(out)
+	if urls == nil {
+		t.Fatalf("hivemind --web printed no URL:\n%s", out)
+	}
+	infos := servers(t, project, env)
+	if len(infos) != 1 || infos[0].Web != urls[1] {
+		t.Fatalf("hivemind ls --json: %+v, want the web URL %s", infos, urls[1])
+	}
+	if ls, _ := hmIn(t, project, env, tuiWait, "ls"); !strings.Contains(ls, urls[1]) {
+		t.Errorf("hivemind ls does not show the URL:\n%s", ls)
+	}
+	if again, code := hmIn(t, project, env, tuiWait, "web"); code != 0 || !strings.Contains(again, urls[1]) {
+		t.Errorf("hivemind web with the server running: exit %d\n%s\nwant the same URL", code, again)
+	}
+	emu := watchServer(t, infos[0].Socket)
+
+	ctx := browser(t, chrome)
+	var fmu sync.Mutex
+	var frames []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if f, ok := ev.(*network.EventWebSocketFrameReceived); ok && f.Response != nil {
+			fmu.Lock()
+			frames = append(frames, string(f.Response.PayloadData))
+			fmu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "open the page", chromedp.Navigate(urls[1]))
+	if loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(loc, "token") {
+		t.Errorf("the page's address still holds the token: %s", loc)
+	}
+	waitPage(t, ctx, "four panes, the lead's with its assignment", `document.querySelectorAll('.pane').length === 4 &&
+		document.querySelector('.pane[data-agent="lead"]').textContent.includes('[HIVEMIND]')`)
+	dir := taskDir(t, project)
+	// The plan gate: the page shows it; the panes are the server's.
+	waitPage(t, ctx, "the plan gate", `!document.getElementById('plan').hidden && document.getElementById('plantext').textContent.length > 0`)
+	if st := readState(t, dir); st.Phase != vocab.PhasePlanApproval {
+		t.Fatalf("the page shows the plan gate in %s", st.Phase)
+	}
+	for _, id := range simAgents {
+		var want, got string
+		if !pollUntil(tuiWait, func() bool {
+			want = emu.text(id)
+			got, _ = pageText(ctx, id)
+			return got == want && strings.TrimSpace(want) != ""
+		}) {
+			t.Errorf("pane %s differs from the server's emulator:\npage:\n%s\nserver:\n%s", id, got, want)
+		}
+	}
+	// The secrets, read while the agents run: the hook token is in their
+	// environment.
+	secrets := map[string]string{"ANTHROPIC_API_KEY": apiKey}
+	for id, a := range readState(t, dir).Agents {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", a.PID)); err == nil {
+			for _, kv := range strings.Split(string(b), "\x00") {
+				if v, ok := strings.CutPrefix(kv, "HIVEMIND_HOOK_TOKEN="); ok && v != "" {
+					secrets["hook token of "+string(id)] = v
+				}
+			}
+		}
+	}
+	if len(secrets) < 1+len(simAgents) {
+		t.Fatalf("secrets %d, want the API key and each agent's hook token", len(secrets))
+	}
+	shots := os.Getenv("HIVEMIND_WEB_SHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(shots, name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", p)
+	}
+	shot("web-desktop.png")
+	run(t, ctx, "phone size", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	waitPage(t, ctx, "one pane on the phone", `Array.from(document.querySelectorAll('.pane')).filter(p => p.offsetParent !== null).length === 1 &&
+		getComputedStyle(document.getElementById('agents')).display === 'flex'`)
+	shot("web-phone.png")
+	run(t, ctx, "switch to the reviewer", chromedp.Click(`#agents button:nth-child(2)`))
+	waitPage(t, ctx, "another pane on the phone", `Array.from(document.querySelectorAll('.pane')).filter(p => p.offsetParent !== null).length === 1 &&
+		document.querySelector('.pane.shown').dataset.agent !== 'lead'`)
+	run(t, ctx, "desktop size", chromedp.EmulateViewport(1600, 1000))
+
+	// Type into worker_1: the keys reach its terminal (echoed) and the
+	// agent answers the line.
+	run(t, ctx, "focus worker_1", chromedp.Click(`.pane[data-agent="worker_1"] .ptitle button:last-child`))
+	const typed = "hello from the web page"
+	run(t, ctx, "type", chromedp.SendKeys("#keys", typed), chromedp.KeyEvent("\r"))
+	waitFor(t, tuiWait, "worker_1's answer to the typed line", func() bool {
+		txt := emu.text("worker_1")
+		return strings.Contains(txt, typed) && strings.Contains(txt, "I follow Hivemind")
+	})
+	for _, id := range []string{"lead", "reviewer", "worker_2"} {
+		if strings.Contains(emu.text(id), typed) {
+			t.Errorf("the typed text reached %s too", id)
+		}
+	}
+	// Approve the plan from the page, then pause the build at once:
+	// nothing is typed to the agents until resume.
+	run(t, ctx, "approve", chromedp.Click("#approve"))
+	waitFor(t, tuiWait, "the build", func() bool { return readState(t, dir).Phase == vocab.PhaseExecuting })
+	run(t, ctx, "click pause", chromedp.Click("#pause"))
+	waitFor(t, tuiWait, "the paused state", func() bool { return readState(t, dir).Phase == vocab.PhasePaused })
+	waitPage(t, ctx, "the paused header", `document.getElementById('phase').textContent === 'paused' && document.getElementById('pause').textContent === 'Resume'`)
+	recs := readEventLog(dir)
+	paused := recordIndex(recs, 0, "paused")
+	if paused < 0 {
+		t.Fatal("no paused record")
+	}
+	if recordIndex(recs, 0, "plan_decision") < 0 {
+		t.Error("no plan_decision record after approving on the page")
+	}
+	waitFor(t, tuiWait, "an event deferred while paused", func() bool {
+		return recordIndex(readEventLog(dir), paused, "event_deferred") >= 0
+	})
+	if i := recordIndex(readEventLog(dir), paused, "assignment_sent"); i >= 0 {
+		t.Errorf("an assignment was sent to %s while paused", readEventLog(dir)[i].Agent)
+	}
+	run(t, ctx, "click resume", chromedp.Click("#pause"))
+	waitFor(t, tuiWait, "resumed_from_pause and a new assignment", func() bool {
+		recs := readEventLog(dir)
+		r := recordIndex(recs, paused, "resumed_from_pause")
+		return r >= 0 && recordIndex(recs, r, "assignment_sent") >= 0
+	})
+	waitFor(t, 3*tuiWait, "the task to complete", func() bool { return readState(t, dir).Phase == vocab.PhaseComplete })
+	waitPage(t, ctx, "complete", `document.getElementById('phase').textContent === 'complete'`)
+
+	// Nothing secret reached the page.
+	fmu.Lock()
+	all := strings.Join(frames, "\n")
+	n := len(frames)
+	fmu.Unlock()
+	if n < 10 {
+		t.Fatalf("only %d WebSocket frames seen", n)
+	}
+	for name, s := range secrets {
+		if strings.Contains(all, s) {
+			t.Errorf("the page received the %s", name)
+		}
+	}
+	for _, f := range []string{"/", "/static/app.js", "/static/app.css"} {
+		body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(`+strconv.Quote(f)+`).then(r => r.text())`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, s := range secrets {
+			if strings.Contains(body, s) {
+				t.Errorf("%s holds the %s", f, name)
+			}
+		}
+	}
+	t.Logf("%d WebSocket frames, %d secrets checked", n, len(secrets))
+}
+
+// syscallKill asks a server that is still up to stop.
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
