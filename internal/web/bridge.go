@@ -23,12 +23,14 @@ const (
 	maxInput    = 64 << 10 // bytes of one input message
 	maxWants    = 64       // panes one view may ask for
 	maxFeedback = 64 << 10
-	// pageWriteTime: a page that takes longer to take a message is
-	// dropped (the server drops this bridge the same way when it stalls:
-	// nothing waits on a browser but the browser's own connection).
-	pageWriteTime = 10 * time.Second
-	helloTime     = 10 * time.Second
+	helloTime   = 10 * time.Second
 )
+
+// pageWriteTime: a page that takes longer to take a message is dropped
+// (the server drops this bridge the same way when it stalls: nothing
+// waits on a browser but the browser's own connection). A variable for
+// tests.
+var pageWriteTime = 10 * time.Second
 
 // pageCmds are the engine commands the page may send (stop and diff are
 // the terminal client's).

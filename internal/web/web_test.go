@@ -318,3 +318,47 @@ func TestListenAndFile(t *testing.T) {
 		t.Fatalf("web.json after Close: %v", err)
 	}
 }
+
+// A page that stops reading is dropped: the bridge stops taking the
+// server's messages only for pageWriteTime, then hangs up on both, so the
+// server's writer (which drops a client that does not read) is never held
+// longer.
+func TestStalledPageDropped(t *testing.T) {
+	defer func(d time.Duration) { pageWriteTime = d }(pageWriteTime)
+	pageWriteTime = 300 * time.Millisecond
+	flooded := make(chan error, 1)
+	dial := func() (net.Conn, error) {
+		c, srv := net.Pipe()
+		go func() {
+			pc := proto.NewConn(srv)
+			defer pc.Close()
+			if _, err := pc.Recv(); err != nil {
+				return
+			}
+			_ = pc.Send(proto.Msg{T: proto.TWelcome, Info: &proto.Info{Title: "flood"}})
+			row := strings.Repeat("x", 64<<10)
+			for i := 0; ; i++ {
+				if err := pc.Send(proto.Msg{T: proto.TPane, Pane: &proto.Pane{Agent: "lead", Gen: 1, N: 1, Set: []proto.Row{{S: row}}}}); err != nil {
+					flooded <- err
+					return
+				}
+			}
+		}()
+		return c, nil
+	}
+	s, err := Start(Options{Listen: "127.0.0.1:0", Dial: dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, _, err := dialWS(s, strings.TrimSuffix(s.Base(), "/"), s.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow() // never read: the page stalls
+	select {
+	case <-flooded: // the bridge hung up on the server
+	case <-time.After(30 * time.Second):
+		t.Fatal("the bridge kept the server waiting on a page that does not read")
+	}
+}
