@@ -337,3 +337,18 @@ func TestWebClientInBrowser(t *testing.T) {
 
 // syscallKill asks a server that is still up to stop.
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
+
+// hivemind web with no team running and nothing to resume starts nothing
+// and says how to start a team with the web client.
+func TestWebNoTeam(t *testing.T) {
+	t.Parallel()
+	project := t.TempDir()
+	env := append(serverEnv(t), "HOME="+t.TempDir())
+	out, code := hmIn(t, project, env, tuiWait, "web")
+	if code == 0 || !strings.Contains(out, "nothing to resume") || !strings.Contains(out, `hivemind --web "task"`) {
+		t.Fatalf("hivemind web with no team: exit %d\n%s", code, out)
+	}
+	if len(servers(t, project, env)) != 0 {
+		t.Fatal("a server runs")
+	}
+}

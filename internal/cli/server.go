@@ -17,6 +17,9 @@ func startServer(o options, args []string, task string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "hivemind: --server (and --web) needs a task or --resume (hivemind attach attaches to a running server)")
 		return app.ExitUsage
 	}
+	if code := checkWeb(o, stderr); code != app.ExitOK {
+		return code
+	}
 	if _, code := app.StartServer(o.Options, args, stderr); code != app.ExitOK {
 		return code
 	}

@@ -26,6 +26,10 @@ func cmdWeb(o options, args []string, stdout, stderr io.Writer) int {
 	// No server: resume the unfinished task in one, with the web client.
 	i := slices.Index(args, "web")
 	sargs := append(append(slices.Clone(args[:i]), args[i+1:]...), "--resume", "--web")
+	o.Web = true
+	if code := checkWeb(o, stderr); code != app.ExitOK {
+		return code
+	}
 	if _, code := app.StartServer(o.Options, sargs, stderr); code != app.ExitOK {
 		fmt.Fprintln(stderr, `hivemind: no team runs here to serve; hivemind --web "task" starts one with the web client`)
 		return code
@@ -54,4 +58,22 @@ func printWeb(w io.Writer, f web.File) {
 	if f.ReadOnlyURL != "" {
 		fmt.Fprintln(w, "watch only:", f.ReadOnlyURL)
 	}
+}
+
+// checkWeb refuses, before a server starts (and creates a task), a
+// web_listen the web client may not use; a remote one is warned about.
+func checkWeb(o options, stderr io.Writer) int {
+	cfg, _, err := o.LoadConfig()
+	if err != nil || !(o.Web || cfg.Web) {
+		return app.ExitOK // the server reports a bad config itself
+	}
+	host, err := web.CheckListen(cfg.WebListen, o.WebRemote)
+	if err != nil {
+		fmt.Fprintln(stderr, "hivemind:", err)
+		return app.ExitUsage
+	}
+	if !web.Loopback(host) {
+		fmt.Fprintln(stderr, web.RemoteWarning(cfg.WebListen))
+	}
+	return app.ExitOK
 }

@@ -98,15 +98,32 @@ func Loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// CheckListen says whether the web client may listen on addr (host:port):
+// a loopback address, or any with remote (--web-remote); it returns the
+// host.
+func CheckListen(addr string, remote bool) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("web_listen %q: %v", addr, err)
+	}
+	if !Loopback(host) && !remote {
+		return "", fmt.Errorf("web_listen %q is not a loopback address: the page and its token would cross the network in clear text; "+
+			"keep 127.0.0.1 and view it from elsewhere through ssh -L, or serve it behind TLS and give --web-remote", addr)
+	}
+	return host, nil
+}
+
+// RemoteWarning is what is said of a web client listening on addr, not
+// loopback.
+func RemoteWarning(addr string) string {
+	return "hivemind: warning: the web client listens on " + addr + " (not loopback) in plain HTTP: put TLS in front of it or use an SSH tunnel (ssh -L) instead"
+}
+
 // Start listens and serves until Close.
 func Start(o Options) (*Server, error) {
-	host, _, err := net.SplitHostPort(o.Listen)
+	host, err := CheckListen(o.Listen, o.Remote)
 	if err != nil {
-		return nil, fmt.Errorf("web_listen %q: %v", o.Listen, err)
-	}
-	if !Loopback(host) && !o.Remote {
-		return nil, fmt.Errorf("web_listen %q is not a loopback address: the page and its token would cross the network in clear text; "+
-			"keep 127.0.0.1 and view it from elsewhere through ssh -L, or serve it behind TLS and give --web-remote", o.Listen)
+		return nil, err
 	}
 	if o.Dial == nil {
 		return nil, errors.New("web: no server to bridge to")
@@ -145,7 +162,7 @@ func Start(o Options) (*Server, error) {
 		}
 	}
 	if !Loopback(host) {
-		fmt.Println("hivemind: warning: the web client listens on", o.Listen, "(not loopback): serve it through TLS or an SSH tunnel (ssh -L), never in clear text")
+		fmt.Println(RemoteWarning(o.Listen))
 	}
 	return s, nil
 }
