@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -350,5 +351,78 @@ func TestWebNoTeam(t *testing.T) {
 	}
 	if len(servers(t, project, env)) != 0 {
 		t.Fatal("a server runs")
+	}
+}
+
+// A team's server started without the page serves it once hivemind web
+// asks (the same URL after, in hivemind ls too); config web = true
+// serves it from the start.
+func TestWebOnRunningServer(t *testing.T) {
+	t.Parallel()
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 5ms", "HOME="+t.TempDir())
+	start := func(config string) (string, string) {
+		project := t.TempDir()
+		if config != "" {
+			if err := os.MkdirAll(filepath.Join(project, ".hivemind"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(project, ".hivemind", "config.toml"), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, code := hmIn(t, project, env, tuiWait, "--server", "--agent", "sim", "--plan-approval", "human", "build a tiny calculator")
+		if code != 0 {
+			t.Fatalf("hivemind --server: exit %d\n%s", code, out)
+		}
+		t.Cleanup(func() {
+			for _, in := range servers(t, project, env) {
+				_ = syscallKill(in.PID)
+			}
+		})
+		return project, out
+	}
+	urlRe := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`)
+	get := func(u string) int {
+		c := &http.Client{Timeout: tuiWait, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	project, out := start("")
+	if urlRe.MatchString(out) {
+		t.Fatalf("a server without web printed a URL:\n%s", out)
+	}
+	if in := servers(t, project, env); len(in) != 1 || in[0].Web != "" {
+		t.Fatalf("hivemind ls --json before hivemind web: %+v", in)
+	}
+	out, code := hmIn(t, project, env, tuiWait, "web")
+	m := urlRe.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("hivemind web: exit %d\n%s", code, out)
+	}
+	if c := get(m[1]); c != http.StatusSeeOther {
+		t.Fatalf("GET the page with its token: %d, want 303 (the cookie, then the page)", c)
+	}
+	if c := get(strings.Split(m[1], "?")[0]); c != http.StatusUnauthorized {
+		t.Fatalf("GET the page without its token: %d, want 401", c)
+	}
+	if in := servers(t, project, env); len(in) != 1 || in[0].Web != m[1] {
+		t.Fatalf("hivemind ls --json after hivemind web: %+v, want %s", in, m[1])
+	}
+	if again, _ := hmIn(t, project, env, tuiWait, "web"); !strings.Contains(again, m[1]) {
+		t.Fatalf("hivemind web again gave another URL:\n%s\nwant %s", again, m[1])
+	}
+
+	project, out = start("web = true\n")
+	m = urlRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("web = true: no URL printed\n%s", out)
+	}
+	if c := get(m[1]); c != http.StatusSeeOther {
+		t.Fatalf("web = true: GET the page: %d", c)
 	}
 }

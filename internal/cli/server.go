@@ -17,13 +17,14 @@ func startServer(o options, args []string, task string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "hivemind: --server (and --web) needs a task or --resume (hivemind attach attaches to a running server)")
 		return app.ExitUsage
 	}
-	if code := checkWeb(o, stderr); code != app.ExitOK {
+	withWeb, code := checkWeb(o, stderr)
+	if code != app.ExitOK {
 		return code
 	}
 	if _, code := app.StartServer(o.Options, args, stderr); code != app.ExitOK {
 		return code
 	}
-	if o.Web {
+	if withWeb {
 		if code := printWebOf(o, stdout, stderr); code != app.ExitOK {
 			return code
 		}

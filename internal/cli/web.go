@@ -27,7 +27,7 @@ func cmdWeb(o options, args []string, stdout, stderr io.Writer) int {
 	i := slices.Index(args, "web")
 	sargs := append(append(slices.Clone(args[:i]), args[i+1:]...), "--resume", "--web")
 	o.Web = true
-	if code := checkWeb(o, stderr); code != app.ExitOK {
+	if _, code := checkWeb(o, stderr); code != app.ExitOK {
 		return code
 	}
 	if _, code := app.StartServer(o.Options, sargs, stderr); code != app.ExitOK {
@@ -60,20 +60,24 @@ func printWeb(w io.Writer, f web.File) {
 	}
 }
 
-// checkWeb refuses, before a server starts (and creates a task), a
+// checkWeb says whether the server to start serves the web client (--web
+// or config web), and refuses, before it starts (and creates a task), a
 // web_listen the web client may not use; a remote one is warned about.
-func checkWeb(o options, stderr io.Writer) int {
+func checkWeb(o options, stderr io.Writer) (bool, int) {
 	cfg, _, err := o.LoadConfig()
-	if err != nil || !(o.Web || cfg.Web) {
-		return app.ExitOK // the server reports a bad config itself
+	if err != nil {
+		return o.Web, app.ExitOK // the server reports a bad config itself
+	}
+	if !o.Web && !cfg.Web {
+		return false, app.ExitOK
 	}
 	host, err := web.CheckListen(cfg.WebListen, o.WebRemote)
 	if err != nil {
 		fmt.Fprintln(stderr, "hivemind:", err)
-		return app.ExitUsage
+		return true, app.ExitUsage
 	}
 	if !web.Loopback(host) {
 		fmt.Fprintln(stderr, web.RemoteWarning(cfg.WebListen))
 	}
-	return app.ExitOK
+	return true, app.ExitOK
 }
