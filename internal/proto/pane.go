@@ -83,6 +83,7 @@ type Mirror struct {
 	Back   int
 	Modes  screen.Modes
 	Rows   []string
+	Cursor *Cursor // nil: the server's terminal does not say
 	seen   bool
 }
 
@@ -101,5 +102,5 @@ func (m *Mirror) Apply(p Pane) {
 		}
 	}
 	m.Rows = rows
-	m.Gen, m.Ver, m.Scroll, m.Back, m.Modes = p.Gen, p.Ver, p.Scroll, p.Back, p.Modes
+	m.Gen, m.Ver, m.Scroll, m.Back, m.Modes, m.Cursor = p.Gen, p.Ver, p.Scroll, p.Back, p.Modes, p.Cursor
 }
