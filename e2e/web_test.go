@@ -129,6 +129,7 @@ func pageText(ctx context.Context, id string) (string, error) {
 
 func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	t.Logf("%s", what)
 	c, cancel := context.WithTimeout(ctx, 3*tuiWait)
 	defer cancel()
 	if err := chromedp.Do(c, steps...); err != nil {
@@ -139,12 +140,17 @@ func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Actio
 // evalBool polls a JS condition on the page until it holds.
 func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
+	t.Logf("waiting for the page to show %s", what)
 	if !pollUntil(tuiWait, func() bool {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](cond))
 		return err == nil && ok
 	}) {
-		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		t.Fatalf("the page never showed %s (%s); it shows:\n%s", what, cond, body)
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		body, err := chromedp.Run(c, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+		t.Fatalf("the page never showed %s (%s); it shows (%v):\n%s", what, cond, err, body)
 	}
 }
 
@@ -282,7 +288,14 @@ func TestWebClientInBrowser(t *testing.T) {
 	// Approve the plan from the page, then pause the build at once:
 	// nothing is typed to the agents until resume.
 	run(t, ctx, "approve", chromedp.Click("#approve"))
-	waitFor(t, tuiWait, "the build", func() bool { return readState(t, dir).Phase == vocab.PhaseExecuting })
+	waitPage(t, ctx, "the build", `document.getElementById('phase').textContent === 'the Workers build'`)
+	// Pause one agent from its pane during the build, and resume it.
+	run(t, ctx, "pause worker_2", chromedp.Click(`.pane[data-agent="worker_2"] .ppause`))
+	waitFor(t, tuiWait, "worker_2 paused", func() bool { return readState(t, dir).Agents["worker_2"].Paused })
+	waitPage(t, ctx, "worker_2's resume button", `document.querySelector('.pane[data-agent="worker_2"] .ppause').textContent === 'resume'`)
+	run(t, ctx, "resume worker_2", chromedp.Click(`.pane[data-agent="worker_2"] .ppause`))
+	waitFor(t, tuiWait, "worker_2 resumed", func() bool { return !readState(t, dir).Agents["worker_2"].Paused })
+
 	run(t, ctx, "click pause", chromedp.Click("#pause"))
 	waitFor(t, tuiWait, "the paused state", func() bool { return readState(t, dir).Phase == vocab.PhasePaused })
 	waitPage(t, ctx, "the paused header", `document.getElementById('phase').textContent === 'paused' && document.getElementById('pause').textContent === 'Resume'`)
@@ -308,6 +321,18 @@ func TestWebClientInBrowser(t *testing.T) {
 	})
 	waitFor(t, 3*tuiWait, "the task to complete", func() bool { return readState(t, dir).Phase == vocab.PhaseComplete })
 	waitPage(t, ctx, "complete", `document.getElementById('phase').textContent === 'complete'`)
+
+	// The watch-only URL: no buttons, and a command sent anyway is
+	// refused.
+	ro := regexp.MustCompile(`(?m)^watch only: (http://\S+)$`).FindStringSubmatch(out)
+	if ro == nil {
+		t.Fatalf("hivemind --web printed no watch-only URL:\n%s", out)
+	}
+	run(t, ctx, "open the watch-only page", chromedp.Navigate(ro[1]))
+	waitPage(t, ctx, "the watch-only page", `document.body.classList.contains('ro') && document.getElementById('phase').textContent === 'complete' &&
+		document.getElementById('pause').offsetParent === null && document.querySelectorAll('.pane').length > 0`)
+	run(t, ctx, "a command from the watcher", chromedp.Evaluate[chromedp.Void](`st.ws.send(JSON.stringify({t: "cmd", cmd: "retry"})), undefined`))
+	waitPage(t, ctx, "the refusal", `document.getElementById('notice').textContent.includes('read-only')`)
 
 	// Nothing secret reached the page.
 	fmu.Lock()
