@@ -285,6 +285,20 @@ func TestWebClientInBrowser(t *testing.T) {
 			t.Errorf("the typed text reached %s too", id)
 		}
 	}
+	// Feedback at the gate from the page: the Lead revises, the plan
+	// comes back to the gate.
+	const feedback = "please add a command line"
+	run(t, ctx, "send feedback", chromedp.SendKeys("#feedback", feedback), chromedp.Click("#sendfb"))
+	waitFor(t, 3*tuiWait, "the revised plan back at the gate", func() bool {
+		return countRecords(readEventLog(dir), "plan_awaiting_human", nil) == 2 && readState(t, dir).Phase == vocab.PhasePlanApproval
+	})
+	if fb, _ := filepath.Glob(filepath.Join(dir, vocab.ReviewsDir, "*human-feedback.md")); len(fb) != 1 {
+		t.Errorf("human feedback files %v, want one", fb)
+	} else if b, _ := os.ReadFile(fb[0]); !strings.Contains(string(b), feedback) {
+		t.Errorf("%s does not hold the feedback:\n%s", fb[0], b)
+	}
+	waitPage(t, ctx, "the gate again, the feedback box empty", `!document.getElementById('plan').hidden && document.getElementById('feedback').value === ''`)
+
 	// Approve the plan from the page, then pause the build at once:
 	// nothing is typed to the agents until resume.
 	run(t, ctx, "approve", chromedp.Click("#approve"))
