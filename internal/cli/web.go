@@ -23,9 +23,24 @@ func cmdWeb(o options, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hivemind:", err)
 		return app.ExitError
 	}
-	// No server: resume the unfinished task in one, with the web client.
-	i := slices.Index(args, "web")
-	sargs := append(append(slices.Clone(args[:i]), args[i+1:]...), "--resume", "--web")
+	// No server: resume the unfinished task in one, with the web client:
+	// the same command line without the word web (not a flag's value
+	// that reads "web", as in --project web).
+	var sargs []string
+	for i, a := range args {
+		if a != "web" {
+			continue
+		}
+		rest := append(slices.Clone(args[:i]), args[i+1:]...)
+		if p, err := parseFlags(rest); err == nil && len(p.args) == 0 && p.Project == o.Project && p.Workspace == o.Workspace && p.Config == o.Config {
+			sargs = append(rest, "--resume", "--web")
+			break
+		}
+	}
+	if sargs == nil {
+		fmt.Fprintln(stderr, `hivemind: no team runs here to serve; hivemind --web "task" starts one with the web client`)
+		return app.ExitError
+	}
 	o.Web = true
 	if _, code := checkWeb(o, stderr); code != app.ExitOK {
 		return code
