@@ -456,6 +456,24 @@ func TestWebOnRunningServer(t *testing.T) {
 		t.Fatalf("hivemind web again gave another URL:\n%s\nwant %s", again, m[1])
 	}
 
+	// Stopped (the task stays resumable), hivemind web resumes it in a
+	// server with the page.
+	first := project
+	for _, in := range servers(t, first, env) {
+		_ = syscallKill(in.PID)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, first, env)) == 0 }) {
+		t.Fatal("the server did not stop on SIGTERM")
+	}
+	out, code = hmIn(t, first, env, tuiWait, "web")
+	m = urlRe.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("hivemind web with the task stopped: exit %d\n%s", code, out)
+	}
+	if in := servers(t, first, env); len(in) != 1 || in[0].Web != m[1] {
+		t.Fatalf("hivemind ls --json after hivemind web resumed: %+v", in)
+	}
+
 	project, out = start("web = true\n")
 	m = urlRe.FindStringSubmatch(out)
 	if m == nil {
