@@ -123,8 +123,16 @@ func (e *emulators) text(id string) string {
 
 // pageText is an agent's pane on the page as text, rows right-trimmed.
 func pageText(ctx context.Context, id string) (string, error) {
-	return chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(
+	return within(ctx, chromedp.Evaluate[string](fmt.Sprintf(
 		`Array.from(document.querySelectorAll('.pane[data-agent=%q] .row')).map(r => r.textContent.replace(/ +$/, '')).join('\n')`, id)))
+}
+
+// within runs one browser action with a deadline (a browser that hangs
+// fails the test instead of holding it).
+func within[T any](ctx context.Context, a chromedp.Action[T]) (T, error) {
+	c, cancel := context.WithTimeout(ctx, tuiWait)
+	defer cancel()
+	return chromedp.Run(c, a)
 }
 
 func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -142,14 +150,10 @@ func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
 	t.Logf("waiting for the page to show %s", what)
 	if !pollUntil(tuiWait, func() bool {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](cond))
+		ok, err := within(ctx, chromedp.Evaluate[bool](cond))
 		return err == nil && ok
 	}) {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		body, err := chromedp.Run(c, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+		body, err := within(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
 		t.Fatalf("the page never showed %s (%s); it shows (%v):\n%s", what, cond, err, body)
 	}
 }
@@ -171,12 +175,7 @@ func TestWebClientInBrowser(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("hivemind --web: exit %d\n%s", code, out)
 	}
-	t.Cleanup(func() {
-		infos := servers(t, project, env)
-		for _, in := range infos {
-			_ = syscallKill(in.PID)
-		}
-	})
+	t.Cleanup(func() { stopServers(t, project, env) })
 	urls := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`).FindStringSubmatch(out)
 	if urls == nil {
 		t.Fatalf("hivemind --web printed no URL:\n%s", out)
@@ -209,7 +208,7 @@ func TestWebClientInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, ctx, "open the page", chromedp.Navigate(urls[1]))
-	if loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(loc, "token") {
+	if loc, _ := within(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(loc, "token") {
 		t.Errorf("the page's address still holds the token: %s", loc)
 	}
 	waitPage(t, ctx, "four panes, the lead's with its assignment", `document.querySelectorAll('.pane').length === 4 &&
@@ -251,7 +250,7 @@ func TestWebClientInBrowser(t *testing.T) {
 	}
 	shot := func(name string) {
 		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		png, err := within(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +361,7 @@ func TestWebClientInBrowser(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"/", "/static/app.js", "/static/app.css"} {
-		body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(`+strconv.Quote(f)+`).then(r => r.text())`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
+		body, err := within(ctx, chromedp.Evaluate[string](`fetch(`+strconv.Quote(f)+`).then(r => r.text())`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,6 +376,18 @@ func TestWebClientInBrowser(t *testing.T) {
 
 // syscallKill asks a server that is still up to stop.
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
+
+// stopServers stops the project's servers and waits for them to be gone
+// (before the test's directories are removed under them).
+func stopServers(t *testing.T, project string, env []string) {
+	for _, in := range servers(t, project, env) {
+		if in.Project != project {
+			continue
+		}
+		_ = syscallKill(in.PID)
+		pollUntil(tuiWait, func() bool { return syscall.Kill(in.PID, 0) != nil })
+	}
+}
 
 // hivemind web with no team running and nothing to resume starts nothing
 // and says how to start a team with the web client.
@@ -413,11 +424,7 @@ func TestWebOnRunningServer(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("hivemind --server: exit %d\n%s", code, out)
 		}
-		t.Cleanup(func() {
-			for _, in := range servers(t, project, env) {
-				_ = syscallKill(in.PID)
-			}
-		})
+		t.Cleanup(func() { stopServers(t, project, env) })
 		return project, out
 	}
 	urlRe := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`)
@@ -481,5 +488,12 @@ func TestWebOnRunningServer(t *testing.T) {
 	}
 	if c := get(m[1]); c != http.StatusSeeOther {
 		t.Fatalf("web = true: GET the page: %d", c)
+	}
+	found := false
+	for _, in := range servers(t, project, env) {
+		found = found || (in.Project == project && in.Web == m[1])
+	}
+	if !found {
+		t.Fatalf("web = true: hivemind ls --json does not show %s for %s", m[1], project)
 	}
 }
