@@ -133,6 +133,8 @@ function applyPane(p) {
   }
   while (pane.rows.length > p.n) pane.rows.pop().remove();
   for (const r of p.set || []) if (r.i >= 0 && r.i < p.n) renderRow(pane.rows[r.i], r.s);
+  const cols = pane.rows.length ? pane.rows[0].textContent.length : 0;
+  if (cols !== pane.cols) { pane.cols = cols; fit(pane); }
   const c = p.cur;
   if (c && c.vis && p.modes && p.modes.CursorVisible !== false && !p.scroll) {
     pane.cur.hidden = false;
@@ -362,7 +364,20 @@ function renderList() {
   }));
 }
 
-function showPhonePane() { for (const [id, p] of st.panes) p.el.classList.toggle("shown", id === st.shown); }
+// On a phone the shown pane's font shrinks (down to 7px) so that more of
+// its columns fit; the rest scrolls sideways.
+const phone = matchMedia("(max-width: 760px)");
+function fit(pane) {
+  if (!phone.matches || !pane.cols) { pane.term.style.fontSize = ""; return; }
+  const w = pane.term.clientWidth - 8;
+  if (w <= 0) return;
+  pane.term.style.fontSize = Math.max(7, Math.min(12, w / (pane.cols * 0.6))).toFixed(1) + "px";
+}
+function fitAll() { for (const p of st.panes.values()) fit(p); }
+phone.addEventListener("change", fitAll);
+addEventListener("resize", fitAll);
+
+function showPhonePane() { for (const [id, p] of st.panes) p.el.classList.toggle("shown", id === st.shown); fitAll(); }
 
 function setupActions() {
   $("pause").onclick = () => cmd(st.state && st.state.state === "paused" ? "resume" : "pause");
