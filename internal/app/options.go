@@ -65,6 +65,10 @@ type Options struct {
 	// line sets it (a test binary has no such sub-command);
 	// HIVEMIND_GUARD=off turns it off.
 	Guard bool
+	// Web serves the web client from the server (--web; config web).
+	Web bool
+	// WebRemote allows a web_listen that is not loopback (--web-remote).
+	WebRemote bool
 }
 
 // ProjectDir returns the absolute project directory.

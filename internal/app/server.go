@@ -18,6 +18,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/engine"
 	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/internal/web"
 	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
 )
@@ -58,6 +59,9 @@ type server struct {
 	src      paneSource
 	fps      int
 	describe func() proto.Info
+
+	webMu sync.Mutex
+	web   *web.Server // the web client, once started (webserver.go)
 }
 
 // paneSource is where the server reads the agents' screens.
@@ -164,6 +168,12 @@ func (a *App) Serve(binary string, ready io.WriteCloser) int {
 		return ExitError
 	}
 	defer s.unlisten()
+	if a.cfg.Web || a.opts.Web {
+		if _, err := s.startWeb(); err != nil {
+			say("hivemind: " + err.Error() + "\n")
+			return ExitError
+		}
+	}
 
 	// SIGHUP is not a stop: the server has no terminal (caught and
 	// dropped, not ignored: agents would inherit an ignored SIGHUP), nor
@@ -286,6 +296,7 @@ func (s *server) unlisten() {
 	_ = os.Remove(s.paths.sock)
 	_ = os.Remove(s.paths.pid)
 	_ = os.Remove(s.paths.entry)
+	s.stopWeb()
 }
 
 // forward takes the runner's snapshots and screen changes to the clients.
@@ -409,6 +420,7 @@ func (s *server) info() proto.Info {
 	if a.git != nil {
 		in.Branch, in.HasDiff = a.git.repo.TaskBranch(), true
 	}
+	in.Web = s.webBase()
 	return in
 }
 
@@ -580,6 +592,14 @@ func (s *server) command(cl *client, m proto.Msg) {
 			_ = cl.c.Send(reply)
 		case proto.CmdDiff:
 			go s.diff(cl, m)
+		case proto.CmdWeb:
+			reply := proto.Msg{T: proto.TCmd, Cmd: proto.CmdReply, ID: m.ID}
+			if u, err := s.startWeb(); err != nil {
+				reply.Err = err.Error()
+			} else {
+				reply.Text = u
+			}
+			_ = cl.c.Send(reply)
 		default:
 			cl.tell("error", fmt.Sprintf("the server does not know the command %q", m.Cmd))
 		}

@@ -40,6 +40,11 @@ func ListServers(binary string, jsonOut bool, stdout io.Writer) error {
 		} else {
 			_ = c.Close()
 		}
+		if info.Web != "" {
+			if f, err := WebFile(info.Root); err == nil && f.URL != "" {
+				info.Web = f.URL // with its token: this user's file (0600)
+			}
+		}
 		infos = append(infos, info)
 	}
 	// The teams that wait on a human first.
@@ -65,6 +70,7 @@ func ListServers(binary string, jsonOut bool, stdout io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROJECT\tTASK\tSTATE\tCLIENTS\tAGE\tTITLE")
+	var webs []string
 	for _, in := range infos {
 		state := in.Phase
 		if in.Why != "" && vocab.Phase(in.Phase) == vocab.PhaseNeedsHuman {
@@ -72,8 +78,17 @@ func ListServers(binary string, jsonOut bool, stdout io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", in.Project, in.TaskID, state, in.Clients,
 			time.Since(in.Started).Round(time.Second), in.Title)
+		if in.Web != "" {
+			webs = append(webs, fmt.Sprintf("web %s: %s", in.Project, in.Web))
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, w := range webs {
+		fmt.Fprintln(stdout, w)
+	}
+	return nil
 }
 
 // alive reports whether a process pid exists.

@@ -46,7 +46,9 @@ const usageHead = `Usage:
   hivemind --server [flags] "task"    the team runs in a background server of the project that outlives
                                       the terminal; this terminal attaches (D detaches, q asks)
   hivemind attach [project] [--read-only]  attach to the project's server (--read-only: watch only)
-  hivemind ls [--json]                the teams running on this machine: project, task, state, clients, age
+  hivemind ls [--json]                the teams running on this machine: project, task, state, clients, age, web URL
+  hivemind web [project]              serve the running team's web client and print its URL (no team running:
+                                      resume the unfinished task in a server with it); hivemind --web "task" starts one
   hivemind wait [project]             block until the server's task needs you or ends (exit codes as --headless)
   hivemind demo                       built-in simulated agents, throwaway project
   hivemind doctor [--agent A]         check the agents' setup (command, version, login, root, network;
@@ -72,13 +74,13 @@ Flags (anywhere on the line):
 
 // commands are the sub-commands a user types (sim-agent, hook and guard
 // are run by Hivemind itself and not listed).
-var commands = []string{"attach", "config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "ls", "roles", "status", "tasks", "version", "wait"}
+var commands = []string{"attach", "config", "context", "demo", "diff", "doctor", "events", "help", "hosts", "ls", "roles", "status", "tasks", "version", "wait", "web"}
 
 // maxArgs is how many words each sub-command takes after its name; more
 // is a usage error (exit 2), so nothing typed is silently dropped.
 // context checks its own ("rm ID").
 var maxArgs = map[string]int{"attach": 1, "ls": 0, "wait": 1, "config": 0, "context": 2, "demo": 0, "diff": 1, "doctor": 0, "events": 0,
-	"help": 1, "hosts": 0, "roles": 0, "status": 0, "tasks": 0, "version": 0}
+	"help": 1, "hosts": 0, "roles": 0, "status": 0, "tasks": 0, "version": 0, "web": 1}
 
 // onlyFor are the flags that mean something to one sub-command alone:
 // given without it they are a usage error, never a run (hivemind --verbose
@@ -107,6 +109,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.Retry, "retry", false, "resume the unfinished task and retry what stopped it (needs_human or error; like R in the TUI)")
 	fs.BoolVar(&o.headless, "headless", false, "no TUI: one line per event on stdout (exit 0 complete, 1 error or cancelled, 3 needs_human)")
 	fs.BoolVar(&o.server, "server", false, "run the team in a background server of the project: it outlives the terminal (close it, or D, to detach; hivemind attach comes back, hivemind wait waits); without a terminal it starts the server and returns")
+	fs.BoolVar(&o.Web, "web", false, "run the team in a server (as --server) that also serves the web client: a page on 127.0.0.1 (web_listen) whose URL, with its token, is printed")
+	fs.BoolVar(&o.WebRemote, "web-remote", false, "allow a web_listen that is not loopback (put TLS or an SSH tunnel in front: the page is plain HTTP)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "attach: watch only (the server refuses keys and commands)")
 	fs.BoolVar(&o.JSON, "json", false, "JSON output (headless lines, status, events, tasks, context)")
 	fs.BoolVar(&o.follow, "follow", false, "events: keep printing new events")
@@ -259,6 +263,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, app.ListServers(binaryVersion(), o.JSON, stdout))
 	case "wait":
 		return app.Wait(o.Options, argAt(o, 1), binaryVersion(), stdout, stderr)
+	case "web":
+		return cmdWeb(o, args, stdout, stderr)
 	case "status":
 		return report(stderr, cmdStatus(o, stdout))
 	case "tasks":
@@ -291,7 +297,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hivemind:", err)
 		return app.ExitUsage
 	}
-	if o.server {
+	if o.server || o.Web {
 		if _, child := os.LookupEnv(app.ServeEnv); !child {
 			return startServer(o, args, task, stdout, stderr)
 		}

@@ -15,15 +15,20 @@ import (
 // how to reach the team.
 func startServer(o options, args []string, task string, stdout, stderr io.Writer) int {
 	if task == "" && !o.Resume {
-		fmt.Fprintln(stderr, "hivemind: --server needs a task or --resume (hivemind attach attaches to a running server)")
+		fmt.Fprintln(stderr, "hivemind: --server (and --web) needs a task or --resume (hivemind attach attaches to a running server)")
 		return app.ExitUsage
 	}
-	var sandbox func() bool // root without IS_SANDBOX=1: asked here, before the server detaches
-	if app.IsTerminal() {
-		sandbox = func() bool { return confirmSandbox(os.Stdin, stderr) }
-	}
-	if _, code := app.StartServer(o.Options, args, stderr, sandbox); code != app.ExitOK {
+	withWeb, code := checkWeb(o, stderr)
+	if code != app.ExitOK {
 		return code
+	}
+	if _, code := app.StartServer(o.Options, args, stderr, sandboxQuestion(stderr)); code != app.ExitOK {
+		return code
+	}
+	if withWeb {
+		if code := printWebOf(o, stdout, stderr); code != app.ExitOK {
+			return code
+		}
 	}
 	if o.headless || !app.IsTerminal() {
 		fmt.Fprintln(stdout, "the team runs in a Hivemind server: hivemind attach shows it, hivemind wait waits for it, hivemind ls lists the servers")
@@ -52,4 +57,13 @@ func serveTask(o options, task string, ready io.WriteCloser, stdout, stderr io.W
 	}
 	defer a.Close()
 	return a.Serve(binaryVersion(), ready)
+}
+
+// sandboxQuestion asks, on a terminal, the root question (Claude Code as
+// root without IS_SANDBOX=1) before a server detaches; nil without one.
+func sandboxQuestion(stderr io.Writer) func() bool {
+	if !app.IsTerminal() {
+		return nil
+	}
+	return func() bool { return confirmSandbox(os.Stdin, stderr) }
 }

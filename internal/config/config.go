@@ -81,6 +81,10 @@ type Config struct {
 	// NotifyCommand runs (sh -c) when a server's task needs a human or
 	// ends.
 	NotifyCommand string
+	// Web: the server serves the web client too (on WebListen).
+	Web bool
+	// WebListen is the web client's host:port.
+	WebListen string
 	// RetentionFullDays keeps a finished task's whole directory this long.
 	RetentionFullDays int
 	// RetentionSummaryDays keeps a finished task's summary this long.

@@ -140,6 +140,8 @@ func tomlValue(v any) string {
 			parts[i] = tomlString(s)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	case bool:
+		return strconv.FormatBool(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []int:

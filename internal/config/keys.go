@@ -51,6 +51,7 @@ const (
 	kindInts
 	kindTable
 	kindFloat
+	kindBool
 )
 
 // spec describes one known key's value: its kind and range.
@@ -134,6 +135,12 @@ var topKeys = []key[Config]{
 	{name: "notify_command", spec: spec{kind: kindString}, def: "",
 		field: func(c *Config) any { return &c.NotifyCommand },
 		doc:   "a team run with `--server` runs this shell command (`sh -c`, in the project, at most 30 s, output in `server.log`) when its task needs you or ends, with `HIVEMIND_PHASE`, `HIVEMIND_REASON`, `HIVEMIND_TASK`, `HIVEMIND_PROJECT` and `HIVEMIND_CLIENTS` (clients attached) in its environment; \"\" runs nothing"},
+	{name: "web", spec: spec{kind: kindBool}, def: false,
+		field: func(c *Config) any { return &c.Web },
+		doc:   "a team run in a server (`--server`, `--web`) also serves the web client on `web_listen`: its URL, with a token, is printed, in `web.json` of the workspace (mode 0600) and in `hivemind ls` (`hivemind web` turns it on for a running team)"},
+	{name: "web_listen", spec: spec{kind: kindString, nonEmpty: true, check: checkListen}, def: "127.0.0.1:0",
+		field: func(c *Config) any { return &c.WebListen },
+		doc:   "the web client's address (port 0: a free one); an address that is not loopback also needs the flag `--web-remote` (serve it through TLS or `ssh -L`)"},
 	{name: "retention_full_days", spec: spec{kind: kindInt, min: 0, max: maxDays}, def: 7,
 		field: func(c *Config) any { return &c.RetentionFullDays },
 		doc:   "keep a finished task's whole directory this long"},
@@ -346,6 +353,8 @@ func (s spec) typeText() string {
 		return "array of strings"
 	case kindTable:
 		return "table"
+	case kindBool:
+		return "boolean"
 	}
 	if len(s.oneOf) > 0 {
 		q := make([]string, len(s.oneOf))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -370,6 +371,13 @@ func (l *fileLoader) set(path []string, prim toml.Primitive, sp spec, target any
 			}
 		}
 		*t = v
+	case *bool:
+		var v bool
+		if err := l.md.PrimitiveDecode(prim, &v); err != nil {
+			l.typeError(path, prim, "true or false", err)
+			return
+		}
+		*t = v
 	case *[]string:
 		var v []string
 		if err := l.md.PrimitiveDecode(prim, &v); err != nil {
@@ -598,3 +606,18 @@ func cloneEnv(m map[string]string) map[string]string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func replaceAll(s, old, repl string) string { return strings.ReplaceAll(s, old, repl) }
+
+// checkListen accepts a host:port the web client can listen on.
+func checkListen(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. 127.0.0.1:0): %v", s, err)
+	}
+	if host == "" {
+		return fmt.Errorf("%q names no host: give one (127.0.0.1 for this machine only)", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: the port must be a number 0–65535 (0: a free one)", s)
+	}
+	return nil
+}

@@ -14,6 +14,12 @@ type Screen interface {
 	ScrollbackLen() int
 }
 
+// Cursorer is a Screen that says where its cursor is (a Pane then
+// carries it).
+type Cursorer interface {
+	Cursor() (x, y int, visible bool)
+}
+
 // Sender is the server's side of one pane for one client: what it sent
 // last, to send only the rows that changed since.
 type Sender struct {
@@ -24,6 +30,7 @@ type Sender struct {
 	back   int
 	modes  screen.Modes
 	rows   []string
+	cursor *Cursor
 	sent   bool
 }
 
@@ -40,11 +47,17 @@ func (s *Sender) Update(id vocab.AgentID, t Screen, gen uint64, scroll int) (Pan
 	rows := t.Lines(scroll)
 	back, modes := t.ScrollbackLen(), t.Modes()
 	p := Pane{Agent: id, Gen: gen, Ver: v, Scroll: scroll, Back: back, N: len(rows), Modes: modes}
+	if c, ok := t.(Cursorer); ok {
+		x, y, vis := c.Cursor()
+		p.Cursor = &Cursor{X: x, Y: y, Visible: vis}
+	}
 	if fresh {
 		s.rows = nil
 	}
 	p.Set = diffRows(s.rows, rows)
-	changed := fresh || len(p.Set) > 0 || len(rows) != len(s.rows) || back != s.back || modes != s.modes || scroll != s.scroll
+	changed := fresh || len(p.Set) > 0 || len(rows) != len(s.rows) || back != s.back || modes != s.modes || scroll != s.scroll ||
+		(p.Cursor != nil && (s.cursor == nil || *p.Cursor != *s.cursor))
+	s.cursor = p.Cursor
 	s.term, s.gen, s.ver, s.scroll, s.back, s.modes, s.rows, s.sent = t, gen, v, scroll, back, modes, rows, true
 	return p, changed
 }
@@ -70,6 +83,7 @@ type Mirror struct {
 	Back   int
 	Modes  screen.Modes
 	Rows   []string
+	Cursor *Cursor // nil: the server's terminal does not say
 	seen   bool
 }
 
@@ -88,5 +102,5 @@ func (m *Mirror) Apply(p Pane) {
 		}
 	}
 	m.Rows = rows
-	m.Gen, m.Ver, m.Scroll, m.Back, m.Modes = p.Gen, p.Ver, p.Scroll, p.Back, p.Modes
+	m.Gen, m.Ver, m.Scroll, m.Back, m.Modes, m.Cursor = p.Gen, p.Ver, p.Scroll, p.Back, p.Modes, p.Cursor
 }

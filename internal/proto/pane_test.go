@@ -146,3 +146,34 @@ func feed(rng *rand.Rand, s screen.Screen) {
 	}
 	_, _ = s.Write([]byte(b.String()))
 }
+
+type cursorScreen struct{ lockedScreen }
+
+func (c *cursorScreen) Cursor() (int, int, bool) { return c.s.Cursor() }
+
+// A cursor that moves with no row changing is an update of its own, and
+// the mirror has it where the emulator has it.
+func TestPaneCarriesCursor(t *testing.T) {
+	scr := screen.New(screen.Options{Cols: 20, Rows: 5})
+	term := &cursorScreen{lockedScreen{s: scr}}
+	var snd Sender
+	var mir Mirror
+	_, _ = scr.Write([]byte("hello\r\nworld"))
+	p, changed := snd.Update("lead", term, 1, 0)
+	if !changed || p.Cursor == nil || *p.Cursor != (Cursor{X: 5, Y: 1, Visible: true}) {
+		t.Fatalf("first update: changed %v, cursor %+v; want (5,1) visible", changed, p.Cursor)
+	}
+	mir.Apply(p)
+	_, _ = scr.Write([]byte("\x1b[1;3H")) // the cursor alone moves
+	p, changed = snd.Update("lead", term, 1, 0)
+	if !changed || len(p.Set) != 0 || p.Cursor == nil || *p.Cursor != (Cursor{X: 2, Y: 0, Visible: true}) {
+		t.Fatalf("after a cursor move: changed %v, rows %d, cursor %+v; want the cursor at (2,0) alone", changed, len(p.Set), p.Cursor)
+	}
+	mir.Apply(p)
+	if mir.Cursor == nil || *mir.Cursor != *p.Cursor {
+		t.Fatalf("mirror cursor %+v", mir.Cursor)
+	}
+	if _, changed = snd.Update("lead", term, 1, 0); changed {
+		t.Fatal("an update with nothing changed")
+	}
+}

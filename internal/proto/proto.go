@@ -73,6 +73,7 @@ const (
 	CmdPlan       = "plan"  // the plan gate's decision: Approve, Feedback
 	CmdStop       = "stop"  // stop the team (the task stays resumable) and the server
 	CmdDiff       = "diff"  // a worker's diff (the task's for no Agent; read-only clients too): answered by a TNotice-free TCmd reply
+	CmdWeb        = "web"   // serve the web client too: the reply's Text is its URL with the token that acts
 	CmdReply      = "reply" // server → client: the answer to a CmdPlan or CmdDiff (Text, Err)
 )
 
@@ -129,6 +130,9 @@ type Info struct {
 	Team       map[vocab.Role]string    `json:"team,omitempty"`
 	WorkerTeam map[vocab.AgentID]string `json:"worker_team,omitempty"`
 	HasDiff    bool                     `json:"has_diff,omitempty"`
+	// Web is the web client's address (without its token: web.json in
+	// the workspace has them), "" when the server serves none.
+	Web string `json:"web,omitempty"`
 }
 
 // Snapshot is the engine state a client shows (tui.SnapshotMsg).
@@ -171,6 +175,16 @@ type Pane struct {
 	N      int           `json:"n"`              // rows in all
 	Set    []Row         `json:"set,omitempty"`
 	Modes  screen.Modes  `json:"modes"`
+	// Cursor is where the terminal's cursor is (0-based), when the
+	// server's terminal says.
+	Cursor *Cursor `json:"cur,omitempty"`
+}
+
+// Cursor is a terminal's cursor.
+type Cursor struct {
+	X       int  `json:"x"`
+	Y       int  `json:"y"`
+	Visible bool `json:"vis,omitempty"`
 }
 
 // Conn is one end of a connection: Send is safe from several goroutines,

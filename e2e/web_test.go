@@ -1,0 +1,499 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/hivemind-dev/hivemind/internal/proto"
+	"github.com/hivemind-dev/hivemind/vocab"
+)
+
+// requireChromium returns Debian's chromium, or skips the test without it
+// (CI installs it: there, its absence fails).
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed: CI must install it (.ci/run)")
+	}
+	t.Skip("chromium is not installed: the web client's browser tests need it (apt-get install chromium)")
+	return ""
+}
+
+// browser starts a headless chromium with a fresh profile; the returned
+// context drives its one tab.
+func browser(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1600, 1000),
+	}
+	for _, f := range []string{"headless", "no-sandbox", "disable-gpu", "disable-background-networking", "disable-component-update",
+		"disable-sync", "no-first-run", "no-default-browser-check"} {
+		opts = append(opts, chromedp.Flag(f, true))
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelA() })
+	return ctx
+}
+
+// emulators follows the server's own screens of the agents as a
+// read-only proto client: the truth the page must show.
+type emulators struct {
+	mu      sync.Mutex
+	mirrors map[vocab.AgentID]*proto.Mirror
+}
+
+func watchServer(t *testing.T, sock string) *emulators {
+	t.Helper()
+	nc, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := proto.NewConn(nc)
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Send(proto.Msg{T: proto.THello, Version: proto.Version, Kind: proto.KindUI, ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	e := &emulators{mirrors: map[vocab.AgentID]*proto.Mirror{}}
+	go func() {
+		for {
+			m, err := c.Recv()
+			if err != nil {
+				return
+			}
+			switch m.T {
+			case proto.TPanes:
+				view := make([]proto.Want, len(m.Panes))
+				for i, p := range m.Panes {
+					view[i] = proto.Want{Agent: p.Agent}
+				}
+				_ = c.Send(proto.Msg{T: proto.TView, View: view})
+			case proto.TPane:
+				e.mu.Lock()
+				mr := e.mirrors[m.Pane.Agent]
+				if mr == nil {
+					mr = &proto.Mirror{}
+					e.mirrors[m.Pane.Agent] = mr
+				}
+				mr.Apply(*m.Pane)
+				e.mu.Unlock()
+			}
+		}
+	}()
+	return e
+}
+
+// text is an agent's screen as text, rows right-trimmed.
+func (e *emulators) text(id string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	mr := e.mirrors[vocab.AgentID(id)]
+	if mr == nil {
+		return ""
+	}
+	rows := make([]string, len(mr.Rows))
+	for i, r := range mr.Rows {
+		rows[i] = strings.TrimRight(ansi.Strip(r), " ")
+	}
+	return strings.Join(rows, "\n")
+}
+
+// pageText is an agent's pane on the page as text, rows right-trimmed.
+func pageText(ctx context.Context, id string) (string, error) {
+	return within(ctx, chromedp.Evaluate[string](fmt.Sprintf(
+		`Array.from(document.querySelectorAll('.pane[data-agent=%q] .row')).map(r => r.textContent.replace(/ +$/, '')).join('\n')`, id)))
+}
+
+// within runs one browser action with a deadline (a browser that hangs
+// fails the test instead of holding it).
+func within[T any](ctx context.Context, a chromedp.Action[T]) (T, error) {
+	c, cancel := context.WithTimeout(ctx, tuiWait)
+	defer cancel()
+	return chromedp.Run(c, a)
+}
+
+func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	t.Logf("%s", what)
+	c, cancel := context.WithTimeout(ctx, 3*tuiWait)
+	defer cancel()
+	if err := chromedp.Do(c, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// evalBool polls a JS condition on the page until it holds.
+func waitPage(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	t.Logf("waiting for the page to show %s", what)
+	if !pollUntil(tuiWait, func() bool {
+		ok, err := within(ctx, chromedp.Evaluate[bool](cond))
+		return err == nil && ok
+	}) {
+		body, err := within(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+		t.Fatalf("the page never showed %s (%s); it shows (%v):\n%s", what, cond, err, body)
+	}
+}
+
+// The web client in a real browser, on a sim team served with --web: the
+// page shows every agent's screen as the server's emulator has it, pause
+// stops what is typed to the agents until resume, keys typed into a
+// focused agent reach it, the plan is approved at the human gate from the
+// page; nothing the page receives holds the API key or a hook token; the
+// phone layout shows one agent. Screenshots go to the test's artifacts
+// (HIVEMIND_WEB_SHOTS, else a temp dir).
+func TestWebClientInBrowser(t *testing.T) {
+	t.Parallel()
+	chrome := requireChromium(t)
+	const apiKey = "sk-ant-web-test-secret-0123456789"
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 30ms", "ANTHROPIC_API_KEY="+apiKey, "HOME="+t.TempDir())
+	project := t.TempDir()
+	out, code := hmIn(t, project, env, tuiWait, "--web", "--agent", "sim", "--workers", "2", "--plan-approval", "human", "build a tiny calculator")
+	if code != 0 {
+		t.Fatalf("hivemind --web: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { stopServers(t, project, env) })
+	urls := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`).FindStringSubmatch(out)
+	if urls == nil {
+		t.Fatalf("hivemind --web printed no URL:\n%s", out)
+	}
+	infos := servers(t, project, env)
+	if len(infos) != 1 || infos[0].Web != urls[1] {
+		t.Fatalf("hivemind ls --json: %+v, want the web URL %s", infos, urls[1])
+	}
+	if ls, _ := hmIn(t, project, env, tuiWait, "ls"); !strings.Contains(ls, urls[1]) {
+		t.Errorf("hivemind ls does not show the URL:\n%s", ls)
+	}
+	if again, code := hmIn(t, project, env, tuiWait, "web"); code != 0 || !strings.Contains(again, urls[1]) {
+		t.Errorf("hivemind web with the server running: exit %d\n%s\nwant the same URL", code, again)
+	}
+	emu := watchServer(t, infos[0].Socket)
+
+	ctx := browser(t, chrome)
+	var fmu sync.Mutex
+	var frames []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if f, ok := ev.(*network.EventWebSocketFrameReceived); ok && f.Response != nil {
+			fmu.Lock()
+			frames = append(frames, string(f.Response.PayloadData))
+			fmu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "open the page", chromedp.Navigate(urls[1]))
+	if loc, _ := within(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(loc, "token") {
+		t.Errorf("the page's address still holds the token: %s", loc)
+	}
+	waitPage(t, ctx, "four panes, the lead's with its assignment", `document.querySelectorAll('.pane').length === 4 &&
+		document.querySelector('.pane[data-agent="lead"]').textContent.includes('[HIVEMIND]')`)
+	dir := taskDir(t, project)
+	// The plan gate: the page shows it; the panes are the server's.
+	waitPage(t, ctx, "the plan gate", `!document.getElementById('plan').hidden && document.getElementById('plantext').textContent.length > 0`)
+	if st := readState(t, dir); st.Phase != vocab.PhasePlanApproval {
+		t.Fatalf("the page shows the plan gate in %s", st.Phase)
+	}
+	for _, id := range simAgents {
+		var want, got string
+		if !pollUntil(tuiWait, func() bool {
+			want = emu.text(id)
+			got, _ = pageText(ctx, id)
+			return got == want && strings.TrimSpace(want) != ""
+		}) {
+			t.Errorf("pane %s differs from the server's emulator:\npage:\n%s\nserver:\n%s", id, got, want)
+		}
+	}
+	// The secrets, read while the agents run: the hook token is in their
+	// environment.
+	secrets := map[string]string{"ANTHROPIC_API_KEY": apiKey}
+	for id, a := range readState(t, dir).Agents {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", a.PID)); err == nil {
+			for _, kv := range strings.Split(string(b), "\x00") {
+				if v, ok := strings.CutPrefix(kv, "HIVEMIND_HOOK_TOKEN="); ok && v != "" {
+					secrets["hook token of "+string(id)] = v
+				}
+			}
+		}
+	}
+	if len(secrets) < 1+len(simAgents) {
+		t.Fatalf("secrets %d, want the API key and each agent's hook token", len(secrets))
+	}
+	shots := os.Getenv("HIVEMIND_WEB_SHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := within(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(shots, name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", p)
+	}
+	shot("web-desktop.png")
+	run(t, ctx, "phone size", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	waitPage(t, ctx, "one pane on the phone", `Array.from(document.querySelectorAll('.pane')).filter(p => p.offsetParent !== null).length === 1 &&
+		getComputedStyle(document.getElementById('agents')).display === 'flex'`)
+	shot("web-phone.png")
+	run(t, ctx, "switch to the reviewer", chromedp.Click(`#agents button:nth-child(2)`))
+	waitPage(t, ctx, "another pane on the phone", `Array.from(document.querySelectorAll('.pane')).filter(p => p.offsetParent !== null).length === 1 &&
+		document.querySelector('.pane.shown').dataset.agent !== 'lead'`)
+	run(t, ctx, "desktop size", chromedp.EmulateViewport(1600, 1000))
+
+	// Type into worker_1: the keys reach its terminal (echoed) and the
+	// agent answers the line.
+	run(t, ctx, "focus worker_1", chromedp.Click(`.pane[data-agent="worker_1"] .ptitle button:last-child`))
+	const typed = "hello from the web page"
+	run(t, ctx, "type", chromedp.SendKeys("#keys", typed), chromedp.KeyEvent("\r"))
+	waitFor(t, tuiWait, "worker_1's answer to the typed line", func() bool {
+		txt := emu.text("worker_1")
+		return strings.Contains(txt, typed) && strings.Contains(txt, "I follow Hivemind")
+	})
+	for _, id := range []string{"lead", "reviewer", "worker_2"} {
+		if strings.Contains(emu.text(id), typed) {
+			t.Errorf("the typed text reached %s too", id)
+		}
+	}
+	// Feedback at the gate from the page: the Lead revises, the plan
+	// comes back to the gate.
+	const feedback = "please add a command line"
+	run(t, ctx, "send feedback", chromedp.SendKeys("#feedback", feedback), chromedp.Click("#sendfb"))
+	waitFor(t, 3*tuiWait, "the revised plan back at the gate", func() bool {
+		return countRecords(readEventLog(dir), "plan_awaiting_human", nil) == 2 && readState(t, dir).Phase == vocab.PhasePlanApproval
+	})
+	if fb, _ := filepath.Glob(filepath.Join(dir, vocab.ReviewsDir, "*human-feedback.md")); len(fb) != 1 {
+		t.Errorf("human feedback files %v, want one", fb)
+	} else if b, _ := os.ReadFile(fb[0]); !strings.Contains(string(b), feedback) {
+		t.Errorf("%s does not hold the feedback:\n%s", fb[0], b)
+	}
+	waitPage(t, ctx, "the gate again, the feedback box empty", `!document.getElementById('plan').hidden && document.getElementById('feedback').value === ''`)
+
+	// Approve the plan from the page, then pause the build at once:
+	// nothing is typed to the agents until resume.
+	run(t, ctx, "approve", chromedp.Click("#approve"))
+	waitPage(t, ctx, "the build", `document.getElementById('phase').textContent === 'the Workers build'`)
+	// Pause one agent from its pane during the build, and resume it.
+	run(t, ctx, "pause worker_2", chromedp.Click(`.pane[data-agent="worker_2"] .ppause`))
+	waitFor(t, tuiWait, "worker_2 paused", func() bool { return readState(t, dir).Agents["worker_2"].Paused })
+	waitPage(t, ctx, "worker_2's resume button", `document.querySelector('.pane[data-agent="worker_2"] .ppause').textContent === 'resume'`)
+	run(t, ctx, "resume worker_2", chromedp.Click(`.pane[data-agent="worker_2"] .ppause`))
+	waitFor(t, tuiWait, "worker_2 resumed", func() bool { return !readState(t, dir).Agents["worker_2"].Paused })
+
+	run(t, ctx, "click pause", chromedp.Click("#pause"))
+	waitFor(t, tuiWait, "the paused state", func() bool { return readState(t, dir).Phase == vocab.PhasePaused })
+	waitPage(t, ctx, "the paused header", `document.getElementById('phase').textContent === 'paused' && document.getElementById('pause').textContent === 'Resume'`)
+	recs := readEventLog(dir)
+	paused := recordIndex(recs, 0, "paused")
+	if paused < 0 {
+		t.Fatal("no paused record")
+	}
+	if recordIndex(recs, 0, "plan_decision") < 0 {
+		t.Error("no plan_decision record after approving on the page")
+	}
+	waitFor(t, tuiWait, "an event deferred while paused", func() bool {
+		return recordIndex(readEventLog(dir), paused, "event_deferred") >= 0
+	})
+	if i := recordIndex(readEventLog(dir), paused, "assignment_sent"); i >= 0 {
+		t.Errorf("an assignment was sent to %s while paused", readEventLog(dir)[i].Agent)
+	}
+	run(t, ctx, "click resume", chromedp.Click("#pause"))
+	waitFor(t, tuiWait, "resumed_from_pause and a new assignment", func() bool {
+		recs := readEventLog(dir)
+		r := recordIndex(recs, paused, "resumed_from_pause")
+		return r >= 0 && recordIndex(recs, r, "assignment_sent") >= 0
+	})
+	waitFor(t, 3*tuiWait, "the task to complete", func() bool { return readState(t, dir).Phase == vocab.PhaseComplete })
+	waitPage(t, ctx, "complete", `document.getElementById('phase').textContent === 'complete'`)
+
+	// The watch-only URL: no buttons, and a command sent anyway is
+	// refused.
+	ro := regexp.MustCompile(`(?m)^watch only: (http://\S+)$`).FindStringSubmatch(out)
+	if ro == nil {
+		t.Fatalf("hivemind --web printed no watch-only URL:\n%s", out)
+	}
+	run(t, ctx, "open the watch-only page", chromedp.Navigate(ro[1]))
+	waitPage(t, ctx, "the watch-only page", `document.body.classList.contains('ro') && document.getElementById('phase').textContent === 'complete' &&
+		document.getElementById('pause').offsetParent === null && document.querySelectorAll('.pane').length > 0`)
+	run(t, ctx, "a command from the watcher", chromedp.Evaluate[chromedp.Void](`st.ws.send(JSON.stringify({t: "cmd", cmd: "retry"})), undefined`))
+	waitPage(t, ctx, "the refusal", `document.getElementById('notice').textContent.includes('read-only')`)
+
+	// Nothing secret reached the page.
+	fmu.Lock()
+	all := strings.Join(frames, "\n")
+	n := len(frames)
+	fmu.Unlock()
+	if n < 10 {
+		t.Fatalf("only %d WebSocket frames seen", n)
+	}
+	for name, s := range secrets {
+		if strings.Contains(all, s) {
+			t.Errorf("the page received the %s", name)
+		}
+	}
+	for _, f := range []string{"/", "/static/app.js", "/static/app.css"} {
+		body, err := within(ctx, chromedp.Evaluate[string](`fetch(`+strconv.Quote(f)+`).then(r => r.text())`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, s := range secrets {
+			if strings.Contains(body, s) {
+				t.Errorf("%s holds the %s", f, name)
+			}
+		}
+	}
+	t.Logf("%d WebSocket frames, %d secrets checked", n, len(secrets))
+}
+
+// syscallKill asks a server that is still up to stop.
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
+
+// stopServers stops the project's servers and waits for them to be gone
+// (before the test's directories are removed under them).
+func stopServers(t *testing.T, project string, env []string) {
+	for _, in := range servers(t, project, env) {
+		if in.Project != project {
+			continue
+		}
+		_ = syscallKill(in.PID)
+		pollUntil(tuiWait, func() bool { return syscall.Kill(in.PID, 0) != nil })
+	}
+}
+
+// hivemind web with no team running and nothing to resume starts nothing
+// and says how to start a team with the web client.
+func TestWebNoTeam(t *testing.T) {
+	t.Parallel()
+	project := t.TempDir()
+	env := append(serverEnv(t), "HOME="+t.TempDir())
+	out, code := hmIn(t, project, env, tuiWait, "web")
+	if code == 0 || !strings.Contains(out, "nothing to resume") || !strings.Contains(out, `hivemind --web "task"`) {
+		t.Fatalf("hivemind web with no team: exit %d\n%s", code, out)
+	}
+	if len(servers(t, project, env)) != 0 {
+		t.Fatal("a server runs")
+	}
+}
+
+// A team's server started without the page serves it once hivemind web
+// asks (the same URL after, in hivemind ls too); config web = true
+// serves it from the start.
+func TestWebOnRunningServer(t *testing.T) {
+	t.Parallel()
+	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 5ms", "HOME="+t.TempDir())
+	start := func(config string) (string, string) {
+		project := t.TempDir()
+		if config != "" {
+			if err := os.MkdirAll(filepath.Join(project, ".hivemind"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(project, ".hivemind", "config.toml"), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, code := hmIn(t, project, env, tuiWait, "--server", "--agent", "sim", "--plan-approval", "human", "build a tiny calculator")
+		if code != 0 {
+			t.Fatalf("hivemind --server: exit %d\n%s", code, out)
+		}
+		t.Cleanup(func() { stopServers(t, project, env) })
+		return project, out
+	}
+	urlRe := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`)
+	get := func(u string) int {
+		c := &http.Client{Timeout: tuiWait, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	project, out := start("")
+	if urlRe.MatchString(out) {
+		t.Fatalf("a server without web printed a URL:\n%s", out)
+	}
+	if in := servers(t, project, env); len(in) != 1 || in[0].Web != "" {
+		t.Fatalf("hivemind ls --json before hivemind web: %+v", in)
+	}
+	out, code := hmIn(t, project, env, tuiWait, "web")
+	m := urlRe.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("hivemind web: exit %d\n%s", code, out)
+	}
+	if c := get(m[1]); c != http.StatusSeeOther {
+		t.Fatalf("GET the page with its token: %d, want 303 (the cookie, then the page)", c)
+	}
+	if c := get(strings.Split(m[1], "?")[0]); c != http.StatusUnauthorized {
+		t.Fatalf("GET the page without its token: %d, want 401", c)
+	}
+	if in := servers(t, project, env); len(in) != 1 || in[0].Web != m[1] {
+		t.Fatalf("hivemind ls --json after hivemind web: %+v, want %s", in, m[1])
+	}
+	if again, _ := hmIn(t, project, env, tuiWait, "web"); !strings.Contains(again, m[1]) {
+		t.Fatalf("hivemind web again gave another URL:\n%s\nwant %s", again, m[1])
+	}
+
+	// Stopped (the task stays resumable), hivemind web resumes it in a
+	// server with the page.
+	first := project
+	for _, in := range servers(t, first, env) {
+		_ = syscallKill(in.PID)
+	}
+	if !pollUntil(tuiWait, func() bool { return len(servers(t, first, env)) == 0 }) {
+		t.Fatal("the server did not stop on SIGTERM")
+	}
+	out, code = hmIn(t, first, env, tuiWait, "web")
+	m = urlRe.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("hivemind web with the task stopped: exit %d\n%s", code, out)
+	}
+	if in := servers(t, first, env); len(in) != 1 || in[0].Web != m[1] {
+		t.Fatalf("hivemind ls --json after hivemind web resumed: %+v", in)
+	}
+
+	project, out = start("web = true\n")
+	m = urlRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("web = true: no URL printed\n%s", out)
+	}
+	if c := get(m[1]); c != http.StatusSeeOther {
+		t.Fatalf("web = true: GET the page: %d", c)
+	}
+	found := false
+	for _, in := range servers(t, project, env) {
+		found = found || (in.Project == project && in.Web == m[1])
+	}
+	if !found {
+		t.Fatalf("web = true: hivemind ls --json does not show %s for %s", m[1], project)
+	}
+}
