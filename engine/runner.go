@@ -237,13 +237,10 @@ func (r *Runner) Retry() { r.key(flow.KeyRetry) }
 func (r *Runner) Abandon() { r.key(flow.KeyAbandon) }
 
 // PauseAgent pauses one agent (nothing is typed into it), or resumes it
-// when it is paused.
+// when it is paused: the engine decides on its own state, not on a
+// snapshot that may be behind.
 func (r *Runner) PauseAgent(id vocab.AgentID) {
-	action := flow.KeyPauseAgent
-	if r.Snapshot().State.Agents[id].Paused {
-		action = flow.KeyResumeAgent
-	}
-	r.Send(KeyPressed{Action: action, Agent: id, When: When{At: r.cfg.Clock()}})
+	r.Send(KeyPressed{Action: flow.KeyToggleAgent, Agent: id, When: When{At: r.cfg.Clock()}})
 }
 
 // DecidePlan records the user's decision at the plan gate: it writes

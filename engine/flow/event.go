@@ -276,6 +276,10 @@ const (
 	// (KeyPressed.Agent): nothing is typed into it meanwhile.
 	KeyPauseAgent  = "pause_agent"
 	KeyResumeAgent = "resume_agent"
+	// KeyToggleAgent pauses one agent or resumes it when it is paused,
+	// decided by the engine's own state (a client's snapshot may be
+	// behind: two quick presses are a pause and a resume).
+	KeyToggleAgent = "toggle_agent"
 )
 
 // KeyPressed is a user command (pause, resume, cancel, retry, abandon;

@@ -219,13 +219,13 @@ func (w *world) pick() Event {
 		slices.Sort(ids)
 		return TimerFired{ID: ids[w.rnd.IntN(len(ids))]}
 	case r < 94: // the user
-		keys := []string{KeyPause, KeyResume, KeyPauseAgent, KeyResumeAgent, KeyPauseAgent, KeyResumeAgent, KeyRetry, KeyRetry, KeyCancel, KeyAbandon}
+		keys := []string{KeyPause, KeyResume, KeyPauseAgent, KeyResumeAgent, KeyToggleAgent, KeyToggleAgent, KeyRetry, KeyRetry, KeyCancel, KeyAbandon}
 		k := keys[w.rnd.IntN(len(keys))]
 		if (k == KeyCancel || k == KeyAbandon) && w.rnd.IntN(4) != 0 {
 			k = KeyResume // rarer: they end the sequence's interest
 		}
 		e := KeyPressed{Action: k}
-		if k == KeyPauseAgent || k == KeyResumeAgent {
+		if k == KeyPauseAgent || k == KeyResumeAgent || k == KeyToggleAgent {
 			e.Agent = w.anyAgent()
 		}
 		return e

@@ -81,6 +81,30 @@ func TestPlanGateTransitions(t *testing.T) {
 				t.Fatalf("round %+v revisions %d", last, sc.s.RevisionCount)
 			}
 		}},
+		{"plan_approval → executing (a worker paused and resumed at the gate; then the user approves)", func(sc *scenario) {
+			sc.toPlanApproval()
+			sc.do(KeyPressed{Action: KeyToggleAgent, Agent: "worker_1"})
+			sc.do(KeyPressed{Action: KeyToggleAgent, Agent: "worker_1"})
+			sc.trig(PlanDecisionFile, "approve\n")
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if sc.s.Agents["worker_1"].Paused || len(effectsOf[Inject](sc.eff)) != 2 {
+				t.Fatalf("paused %v, effects %s", sc.s.Agents["worker_1"].Paused, describe(sc.eff))
+			}
+		}},
+		{"plan_approval → executing (a worker paused at the gate: its subtask waits, the other is sent)", func(sc *scenario) {
+			sc.toPlanApproval()
+			sc.do(KeyPressed{Action: KeyToggleAgent, Agent: "worker_1"})
+			sc.trig(PlanDecisionFile, "approve\n")
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			for _, in := range effectsOf[Inject](sc.eff) {
+				if in.Agent == "worker_1" {
+					t.Fatalf("injected into the paused worker_1: %s", describe(sc.eff))
+				}
+			}
+			if !sc.s.Agents["worker_1"].Paused || len(effectsOf[Inject](sc.eff)) != 1 {
+				t.Fatalf("paused %v, effects %s", sc.s.Agents["worker_1"].Paused, describe(sc.eff))
+			}
+		}},
 		{"plan_approval → plan_revision (the user sends feedback to the Lead)", func(sc *scenario) {
 			sc.toPlanApproval()
 			sc.trig(PlanDecisionFile, "Revise\n\nSplit st_1: it is too big.\n")

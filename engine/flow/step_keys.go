@@ -46,8 +46,11 @@ func (st *stepper) key(e KeyPressed) {
 			return
 		}
 		st.retry()
-	case KeyPauseAgent, KeyResumeAgent:
+	case KeyPauseAgent, KeyResumeAgent, KeyToggleAgent:
 		ag, ok := s.Agents[e.Agent]
+		if e.Action == KeyToggleAgent {
+			e.Action = map[bool]string{false: KeyPauseAgent, true: KeyResumeAgent}[ag.Paused]
+		}
 		switch {
 		case !ok:
 			ignore("no agent " + string(e.Agent))

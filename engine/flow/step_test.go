@@ -858,6 +858,18 @@ func TestTransitions(t *testing.T) {
 				t.Fatalf("worker_1's timeout not re-armed: %+v", tm)
 			}
 		}},
+		{"executing → executing (toggle: two presses are a pause then a resume, decided on the engine's state)", func(sc *scenario) {
+			sc.toExecuting()
+			sc.do(KeyPressed{Action: KeyToggleAgent, Agent: "worker_1"})
+			if !sc.s.Agents["worker_1"].Paused || !hasEvent(sc.eff, "agent_paused") {
+				sc.t.Fatalf("first toggle did not pause: %s", describe(sc.eff))
+			}
+			sc.do(KeyPressed{Action: KeyToggleAgent, Agent: "worker_1"})
+		}, vocab.PhaseExecuting, func(t *testing.T, sc *scenario) {
+			if sc.s.Agents["worker_1"].Paused || !hasEvent(sc.eff, "agent_resumed") {
+				t.Fatalf("second toggle did not resume: %s", describe(sc.eff))
+			}
+		}},
 		{"executing → executing (a new subtask for a paused agent waits in Held; the team pause holds the agent layer)", func(sc *scenario) {
 			sc.toExecuting()
 			sc.do(SubtaskDone{Subtask: "st_1", Agent: "worker_1", OK: true})
