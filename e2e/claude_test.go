@@ -70,12 +70,18 @@ func TestClaudeRateLimited(t *testing.T) {
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
 	c := SetupClaudeOffline(t, sc)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
-	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
+	// A 20 s cooldown (the default is 60 s): well past the fake's 5 s of
+	// 429s, as in TestClaudeRateLimitHoldsDispatch.
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Start(t, "--headless", "--config", cfg, "--agent", "claude", "--workers", "1", "add a greeting service")
 	limited := waitEvent(t, c, p, 90*time.Second, "the lead to be rate_limited", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limited" && r.Agent == "lead"
 	})
-	// The limit clears after ptyagent's 60 s cooldown; the Lead's work is
-	// sent again then.
+	// The limit clears after the cooldown; the Lead's work is sent again
+	// then.
 	cleared := waitEvent(t, c, p, 100*time.Second, "the lead's rate limit to clear", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limit_cleared" && r.Agent == "lead"
 	}).Time

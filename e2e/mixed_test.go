@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -181,15 +182,25 @@ func TestMixedWorkersComplete(t *testing.T) {
 	}
 }
 
-// --agent codex alone runs a whole task to complete.
+// --agent codex alone runs a whole task to complete. Its CLI's Lead
+// revising a plan, Reviewer rejecting one and worker fixing a checkpoint
+// are TestUsageExact*'s in the short suite: make test-long runs this.
 func TestCodexTeamComplete(t *testing.T) {
+	if !testkit.Long() {
+		t.Skip("every role on Codex is covered by TestUsageExact* and TestMixedTeamComplete: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
+	}
 	t.Parallel()
 	c, _ := runTeam(t, "codex", "codex")
 	checkWires(t, c, map[vocab.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"})
 }
 
-// --agent gemini alone runs a whole task to complete.
+// --agent gemini alone runs a whole task to complete. Its CLI's Lead
+// revising a plan, Reviewer rejecting one and worker fixing a checkpoint
+// are TestUsageExact*'s in the short suite: make test-long runs this.
 func TestGeminiTeamComplete(t *testing.T) {
+	if !testkit.Long() {
+		t.Skip("every role on Gemini is covered by TestUsageExact* and TestMixedTeamComplete: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
+	}
 	t.Parallel()
 	c, _ := runTeam(t, "gemini", "gemini")
 	checkWires(t, c, map[vocab.Role]string{"lead": "gemini", "reviewer": "gemini", "worker": "gemini"})

@@ -36,15 +36,16 @@ func servedByAgent(api *fakeapi.Server) map[string]servedUsage {
 	return m
 }
 
-// usageExact runs a team (--agent team, one worker) to complete and
-// checks that the usage `hivemind status --json` reports for every agent
-// is what the fake API served it — the Reviewer, stopped right after its
-// approval (the last trigger), included. Side calls no CLI records are
-// logged beside it.
+// usageExact runs a team (--agent team, one worker) to complete — the
+// plan rejected once, the checkpoint fixed once, so each CLI's Lead
+// revises, Reviewer rejects and worker fixes (TestCodexTeamComplete and
+// TestGeminiTeamComplete, whole teams of one CLI, are make test-long's) —
+// and checks that the usage `hivemind status --json` reports for every
+// agent is what the fake API served it — the Reviewer, stopped right
+// after its approval (the last trigger), included. Side calls no CLI
+// records are logged beside it.
 func usageExact(t *testing.T, team string, clis ...string) {
-	sc := fakeapi.DefaultScript()
-	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
-	c := SetupTeamOffline(t, sc, clis...)
+	c := SetupTeamOffline(t, fakeapi.DefaultScript(), clis...)
 	p := c.Start(t, "--headless", "--agent", team, "--workers", "1", "add a greeting service")
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit %d, want 0", code)

@@ -96,6 +96,7 @@ var subtaskCommitRE = regexp.MustCompile(`^\[worker_\d+\] (st_\d+): `)
 // a check; the user's branch, working tree and index are never touched;
 // at the end the worktrees are gone and the branches stay.
 func TestWorktreeSimComplete(t *testing.T) {
+	t.Parallel()
 	project := wtRepo(t, true)
 	head := wtGit(t, project, "rev-parse", "HEAD")
 	diffBefore := wtGit(t, project, "diff")
@@ -263,6 +264,7 @@ func TestWorktreeTUIPrintsBranch(t *testing.T) {
 // --merge with a clean working tree merges the task branch into the
 // user's branch.
 func TestWorktreeMergeFlag(t *testing.T) {
+	t.Parallel()
 	project := wtRepo(t, false)
 	head := wtGit(t, project, "rev-parse", "HEAD")
 	code, out := wtRun(t, project, "", "--merge", "add a greeting feature")
@@ -291,6 +293,7 @@ func TestWorktreeMergeFlag(t *testing.T) {
 // Not a git repository: the workers share the project directory, and the
 // event log says so once.
 func TestWorktreeNotARepo(t *testing.T) {
+	t.Parallel()
 	project := t.TempDir()
 	code, out := wtRun(t, project, "", "add a greeting feature")
 	if code != 0 {
@@ -370,6 +373,7 @@ func wtKillWhileExecuting(t *testing.T, project string) string {
 // per subtask; a new task instead prunes them (their work is kept on the
 // worker branches).
 func TestWorktreeCrash(t *testing.T) {
+	t.Parallel()
 	t.Run("resume", func(t *testing.T) {
 		project := wtRepo(t, true)
 		dir := wtKillWhileExecuting(t, project)
