@@ -38,14 +38,14 @@ func TestMain(m *testing.M) {
 	}
 	bin = filepath.Join(dir, "hivemind")
 	// hivemind-hook next to hivemind: agents' hooks run it, as installed.
-	for out, pkg := range map[string]string{bin: "..", filepath.Join(dir, "hivemind-hook"): "../cmd/hivemind-hook"} {
-		build := exec.Command("go", "build", "-o", out, pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: build", pkg+":", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	// One go build for both: the packages they share compile once, and
+	// the two link at once.
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "..", "../cmd/hivemind-hook")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build hivemind and hivemind-hook:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	defaultParallel()
 	code := m.Run()
