@@ -21,7 +21,7 @@ var claudeAgents = []string{"lead", "reviewer", "worker_1", "worker_2"}
 // hook, every file comes from Claude's own Write tool, nothing is left
 // running.
 func TestClaudeHeadlessComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")
 	code := p.wait(t)
@@ -64,7 +64,7 @@ func TestClaudeHeadlessComplete(t *testing.T) {
 // makes the Lead rate_limited; once that clears the Lead gets its work
 // again and the run completes.
 func TestClaudeRateLimited(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
@@ -128,7 +128,7 @@ func TestClaudeRateLimited(t *testing.T) {
 // the denial is logged, the model is told, and its review is written. The
 // run is then cancelled (SIGINT), which stops the real sessions.
 func TestClaudeReviewerCannotEditSource(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupClaudeOffline(t, sc)
@@ -193,7 +193,7 @@ func TestClaudeReviewerCannotEditSource(t *testing.T) {
 // conversation in the resumed session's requests, the run completes, and
 // no trigger or subtask is handled twice.
 func TestClaudeKillAndResume(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	watch1 := watchAgents(c.Project)
 	p1 := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")

@@ -225,7 +225,7 @@ func checkComplete(t *testing.T, dir string) vocab.State {
 // plan, review with one rejection, execution by two workers, checkpoint
 // review; nothing is left running afterwards.
 func TestHeadlessSimComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -271,7 +271,7 @@ func TestHeadlessSimComplete(t *testing.T) {
 // with the same revision_count, consumed triggers are not handled again,
 // and no process of either run is left.
 func TestKillAndResume(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -355,7 +355,7 @@ func listDir(t *testing.T, dir string) map[string]bool {
 // A second hivemind on the same workspace is refused with the PID of the
 // one holding it.
 func TestWorkspaceLockNamesHolder(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	lock, _, err := workspace.AcquireWorkspaceLock(filepath.Join(project, ".hivemind"))
 	if err != nil {
@@ -396,7 +396,7 @@ func interruptWhen(t *testing.T, cmd *exec.Cmd, out *syncBuffer, what string, re
 // SIGINT mid-run cancels gracefully: every agent is stopped, the state
 // ends in cancelled, the exit code is 1 and nothing is left running.
 func TestSigintCancels(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -421,7 +421,7 @@ func TestSigintCancels(t *testing.T) {
 // A reviewer that never approves exhausts max_revision_cycles: the run
 // stops in needs_human with exit code 3.
 func TestNeedsHumanExitCode(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()

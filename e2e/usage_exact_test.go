@@ -84,13 +84,13 @@ func usageExact(t *testing.T, team string, clis ...string) {
 // short by the stop at complete, counts (6000/1404/336 was read where
 // 8000/1872/448 was served before usage was read after the stop).
 func TestUsageExactClaudeCodex(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	usageExact(t, "lead=claude,reviewer=codex,worker=claude", "claude", "codex")
 }
 
 // Codex Lead and worker, Claude Reviewer.
 func TestUsageExactCodexClaude(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	usageExact(t, "lead=codex,reviewer=claude,worker=codex", "claude", "codex")
 }
 
@@ -100,7 +100,7 @@ func TestUsageExactCodexClaude(t *testing.T) {
 // for hung though the retries outlast hang_seconds; once a retry goes
 // through the turn goes on, nothing is sent twice, and the task completes.
 func TestClaudeRetriedRateLimitShows(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Turn: "[HIVEMIND]", Status: 429, Count: 6, RetryAfter: 4 * time.Second}}
@@ -162,6 +162,6 @@ func TestClaudeRetriedRateLimitShows(t *testing.T) {
 
 // Gemini Lead and Reviewer, Claude worker.
 func TestUsageExactGemini(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	usageExact(t, "lead=gemini,reviewer=gemini,worker=claude", "claude", "gemini")
 }
