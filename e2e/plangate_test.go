@@ -84,7 +84,13 @@ func TestTUIStalledAgent(t *testing.T) {
 	if !strings.Contains(s.header(), "needs you") {
 		t.Errorf("header %q", s.header())
 	}
-	recs := readEventLog(r.taskDir())
+	// The records may follow the screen (a loaded machine): wait for the
+	// escalation's.
+	var recs []vocab.EventRecord
+	waitFor(t, tuiWait, "the needs_human record", func() bool {
+		recs = readEventLog(r.taskDir())
+		return countRecords(recs, "needs_human", nil) > 0
+	})
 	if n := countRecords(recs, "agent_stalled", nil); n != 2 {
 		t.Errorf("%d agent_stalled records, want 2 (one reminder, then needs_human)", n)
 	}
