@@ -10,8 +10,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
 	$(GO) build -ldflags "-X github.com/hivemind-dev/hivemind/internal/cli.version=$(VERSION)" -o hivemind . && $(GO) build -o hivemind-hook ./cmd/hivemind-hook
 
+# README's test command (the end-to-end package alone takes more than go
+# test's default 10 min timeout on a loaded 2-core machine).
 test:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 # Nightly: the suite with the exhaustive forms of the sampled tests
 # (testkit.Long: every width of the TUI's width sweep, ...).

@@ -15,6 +15,7 @@ import (
 // the unpriced model once; a raised budget_tokens and --resume --retry
 // continue the same task to complete.
 func TestSimTokenBudgetStopsAndRetryContinues(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	cfgFile := filepath.Join(project, ".hivemind", "config.toml")
 	writeCfg := func(s string) {

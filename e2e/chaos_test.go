@@ -327,6 +327,7 @@ func chaosComplete(t *testing.T, code int, dir, out string) vocab.State {
 // bounded number of times (max_retries), then the run needs a human with
 // the reason (before: 281 re-sends in 150 s, forever).
 func TestChaosBadFixMarker(t *testing.T) {
+	parallel(t)
 	code, dir, out, recs := chaosRun(t, "bad-fix-marker", "max_retries = 2\n")
 	if code != 3 {
 		t.Fatalf("exit %d, want 3 (needs_human):\n%s", code, out)
@@ -353,6 +354,7 @@ func TestChaosBadFixMarker(t *testing.T) {
 // A valid done marker for a later checkpoint's subtask, written before it
 // is assigned, does not mark it done: it is assigned and done in its turn.
 func TestChaosEarlyMarker(t *testing.T) {
+	parallel(t)
 	code, dir, out, recs := chaosRun(t, "early-marker", "")
 	chaosComplete(t, code, dir, out)
 	if n := countRecords(recs, "subtask_done_ignored", nil); n == 0 {
@@ -370,6 +372,7 @@ func TestChaosEarlyMarker(t *testing.T) {
 // A done marker written in two pieces with a long silence between them is
 // read once, complete: no rejection, no second assignment.
 func TestChaosSplitMarker(t *testing.T) {
+	parallel(t)
 	code, dir, out, recs := chaosRun(t, "split-marker", "")
 	chaosComplete(t, code, dir, out)
 	if n := countRecords(recs, "subtask_rejected", nil); n != 0 {
@@ -383,6 +386,7 @@ func TestChaosSplitMarker(t *testing.T) {
 // plan.md as a symlink, a directory or a deeply nested bomb gets feedback
 // to the Lead at once (not a timeout), and the corrected plan completes.
 func TestChaosBadPlanFiles(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		mode  string
 		event vocab.RecordType
@@ -410,6 +414,7 @@ func TestChaosBadPlanFiles(t *testing.T) {
 // An agent that goes idle without doing its assignment gets one reminder,
 // then the run needs a human with the reason, within stall_seconds × 2.
 func TestChaosStalledAgent(t *testing.T) {
+	parallel(t)
 	if testing.Short() {
 		t.Skip("takes 2 × stall_seconds (10 s at least)")
 	}
@@ -431,6 +436,7 @@ func TestChaosStalledAgent(t *testing.T) {
 // --retry takes the run out of needs_human headless: with a worker that
 // now behaves, the task completes.
 func TestChaosResumeAfterStateLoss(t *testing.T) {
+	parallel(t)
 	project, home := chaosProject(t, "max_retries = 1\n")
 	code, dir, out, _ := chaosExec(t, project, home, "bad-fix-marker", "chaos: write two files")
 	if code != 3 {
@@ -460,6 +466,7 @@ func TestChaosResumeAfterStateLoss(t *testing.T) {
 // references them (blobs/), every backup too, and each worker is told its
 // whole description.
 func TestChaosLargeDescriptions(t *testing.T) {
+	parallel(t)
 	code, dir, out, _ := chaosRun(t, "large-plan", "")
 	chaosComplete(t, code, dir, out)
 	checkStateSmall(t, dir)
@@ -502,6 +509,7 @@ func checkToldWhole(t *testing.T, dir string, ids ...string) {
 // events.jsonl, not from an older backup: nothing is redone, the plan's
 // descriptions are whole again and the task completes.
 func TestChaosResumeAfterBlobLoss(t *testing.T) {
+	parallel(t)
 	project, home := chaosProject(t, "max_retries = 1\n")
 	code, dir, out, _ := chaosExec(t, project, home, "large-plan+bad-fix-marker", "chaos: write two files")
 	if code != 3 {
@@ -536,6 +544,7 @@ func TestChaosResumeAfterBlobLoss(t *testing.T) {
 // that agent is told, and the task completes with every subtask done by
 // its own worker.
 func TestChaosForgedTriggers(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		mode, config string
 		writer       vocab.AgentID
@@ -584,6 +593,7 @@ func TestChaosForgedTriggers(t *testing.T) {
 // rebuilt from events.jsonl (a state_rebuilt record says why) and the
 // retried task completes for real.
 func TestChaosTamperedStateNotTrusted(t *testing.T) {
+	parallel(t)
 	project, home := chaosProject(t, "max_retries = 1\n")
 	code, dir, out, _ := chaosExec(t, project, home, "bad-fix-marker", "chaos: write two files")
 	if code != 3 {
@@ -623,6 +633,7 @@ const floodFiles = 2000
 // (the flood is bounded in flight, excess friction refused with one
 // message).
 func TestChaosFlood(t *testing.T) {
+	parallel(t)
 	start := time.Now()
 	code, dir, out, recs := chaosRun(t, "flood", "")
 	chaosComplete(t, code, dir, out)

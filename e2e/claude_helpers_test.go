@@ -68,6 +68,7 @@ func SetupClaudeOffline(t *testing.T, sc fakeapi.Script) *ClaudeOffline {
 // and the fake API of a ClaudeOffline.
 func newOffline(t *testing.T, sc fakeapi.Script) *ClaudeOffline {
 	t.Helper()
+	realCLISlot(t)
 	project := t.TempDir()
 	gitInit(t, project)
 	home := claudetest.Home(t, project)

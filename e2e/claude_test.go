@@ -21,7 +21,7 @@ var claudeAgents = []string{"lead", "reviewer", "worker_1", "worker_2"}
 // hook, every file comes from Claude's own Write tool, nothing is left
 // running.
 func TestClaudeHeadlessComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")
 	code := p.wait(t)
@@ -64,18 +64,24 @@ func TestClaudeHeadlessComplete(t *testing.T) {
 // makes the Lead rate_limited; once that clears the Lead gets its work
 // again and the run completes.
 func TestClaudeRateLimited(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
 	c := SetupClaudeOffline(t, sc)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
-	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
+	// A 20 s cooldown (the default is 60 s): well past the fake's 5 s of
+	// 429s, as in TestClaudeRateLimitHoldsDispatch.
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Start(t, "--headless", "--config", cfg, "--agent", "claude", "--workers", "1", "add a greeting service")
 	limited := waitEvent(t, c, p, 90*time.Second, "the lead to be rate_limited", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limited" && r.Agent == "lead"
 	})
-	// The limit clears after ptyagent's 60 s cooldown; the Lead's work is
-	// sent again then.
+	// The limit clears after the cooldown; the Lead's work is sent again
+	// then.
 	cleared := waitEvent(t, c, p, 100*time.Second, "the lead's rate limit to clear", func(r vocab.EventRecord) bool {
 		return r.Type == "agent_rate_limit_cleared" && r.Agent == "lead"
 	}).Time
@@ -122,7 +128,7 @@ func TestClaudeRateLimited(t *testing.T) {
 // the denial is logged, the model is told, and its review is written. The
 // run is then cancelled (SIGINT), which stops the real sessions.
 func TestClaudeReviewerCannotEditSource(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupClaudeOffline(t, sc)
@@ -187,7 +193,7 @@ func TestClaudeReviewerCannotEditSource(t *testing.T) {
 // conversation in the resumed session's requests, the run completes, and
 // no trigger or subtask is handled twice.
 func TestClaudeKillAndResume(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
 	watch1 := watchAgents(c.Project)
 	p1 := c.Start(t, "--headless", "--agent", "claude", "--workers", "2", "add a greeting service")

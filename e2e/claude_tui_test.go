@@ -45,14 +45,14 @@ import (
 const claudeTUIWait = 90 * time.Second
 
 func TestClaudeTUI(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireTmux(t)
 	t.Run("complete", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		claudeTUIComplete(t)
 	})
 	t.Run("cancel", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		claudeTUICancel(t)
 	})
 }

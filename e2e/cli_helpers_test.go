@@ -47,6 +47,7 @@ func setupCLI(t *testing.T, name, pkg string) *cliOffline {
 	if testing.Short() {
 		t.Skipf("real %s end-to-end test skipped in -short mode", name)
 	}
+	realCLISlot(t)
 	project := t.TempDir()
 	gitInit(t, project)
 	taskDir := filepath.Join(project, ".hivemind", "tasks", "t1")

@@ -21,6 +21,7 @@ import (
 // usage Codex records in its session file is what the fake reported, and
 // /quit exits 0 leaving no process behind.
 func TestCodexTypedTurn(t *testing.T) {
+	parallel(t)
 	c := setupCLI(t, "codex", "@openai/codex")
 	codexHome := filepath.Join(c.Home, "codex")
 	hooks := c.logHooks("SessionStart", "UserPromptSubmit", "PreToolUse", "Stop")

@@ -23,6 +23,7 @@ import (
 // `hivemind context rm` removes an entry, refusing while the workspace is
 // locked by a running hivemind.
 func TestSimRecordsSharedDecisions(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()

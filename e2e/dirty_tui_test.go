@@ -13,7 +13,7 @@ import (
 // banner says so while the plan is made; the user's checkout is left as
 // it was.
 func TestTUIDirtyCheckout(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project := wtRepo(t, true)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 100ms", project: project, cols: 100, rows: 30,
 		args: []string{"--agent", "sim", "--workers", "1"}})

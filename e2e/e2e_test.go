@@ -41,15 +41,16 @@ func TestMain(m *testing.M) {
 	}
 	bin = filepath.Join(dir, "hivemind")
 	// hivemind-hook next to hivemind: agents' hooks run it, as installed.
-	for out, pkg := range map[string]string{bin: "..", filepath.Join(dir, "hivemind-hook"): "../cmd/hivemind-hook"} {
-		build := exec.Command("go", "build", "-o", out, pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: build", pkg+":", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	// One go build for both: the packages they share compile once, and
+	// the two link at once.
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "..", "../cmd/hivemind-hook")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build hivemind and hivemind-hook:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
+	defaultParallel()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -227,6 +228,7 @@ func checkComplete(t *testing.T, dir string) vocab.State {
 // plan, review with one rejection, execution by two workers, checkpoint
 // review; nothing is left running afterwards.
 func TestHeadlessSimComplete(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -272,6 +274,7 @@ func TestHeadlessSimComplete(t *testing.T) {
 // with the same revision_count, consumed triggers are not handled again,
 // and no process of either run is left.
 func TestKillAndResume(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -355,6 +358,7 @@ func listDir(t *testing.T, dir string) map[string]bool {
 // A second hivemind on the same workspace is refused with the PID of the
 // one holding it.
 func TestWorkspaceLockNamesHolder(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	lock, _, err := workspace.AcquireWorkspaceLock(filepath.Join(project, ".hivemind"))
 	if err != nil {
@@ -395,6 +399,7 @@ func interruptWhen(t *testing.T, cmd *exec.Cmd, out *syncBuffer, what string, re
 // SIGINT mid-run cancels gracefully: every agent is stopped, the state
 // ends in cancelled, the exit code is 1 and nothing is left running.
 func TestSigintCancels(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -419,6 +424,7 @@ func TestSigintCancels(t *testing.T) {
 // A reviewer that never approves exhausts max_revision_cycles: the run
 // stops in needs_human with exit code 3.
 func TestNeedsHumanExitCode(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()

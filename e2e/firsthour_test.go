@@ -38,7 +38,7 @@ func noWorkspace(t *testing.T, project string) {
 // "did you mean" and how to start a task, exits 2, and creates no
 // workspace. A single word that is no command is refused the same way.
 func TestTypoStartsNothing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tc := range []struct {
 		word string
 		want []string
@@ -64,7 +64,7 @@ func TestTypoStartsNothing(t *testing.T) {
 // retrying: `hivemind doctor` and a task both fail in under 2 s with the
 // reason and the fix, and the task creates nothing.
 func TestDoctorMissingAgent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	empty := t.TempDir() // PATH without claude (or anything else)
 	for _, tc := range []struct {
 		name string
@@ -107,7 +107,7 @@ func TestDoctorMissingAgent(t *testing.T) {
 // command to its first prompt, a command that exits (code and last
 // output); one that waits for input passes.
 func TestDoctorBrokenCustomAgents(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tc := range []struct {
 		name, script string
 		mode         os.FileMode
@@ -155,7 +155,7 @@ func TestDoctorBrokenCustomAgents(t *testing.T) {
 // DIR` with no --agent completes it with sim agents, and removes the
 // throwaway project once the task is over.
 func TestResumeAfterDemoKeepsSim(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tmp := t.TempDir()
 	r := startTUI(t, tuiOptions{args: []string{"demo"}, env: []string{"TMPDIR=" + tmp}})
 	r.waitScreen(tuiWait, "four agent panes", func(s tuiScreen) bool { return len(s.panes()) == 4 })
@@ -299,7 +299,7 @@ func closedURL(t *testing.T) string {
 // found by `hivemind doctor` in under 2 s with the reason: not logged in,
 // the API unreachable, root without a sandbox; a good setup passes.
 func TestDoctorBrokenClaudeSetups(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	up := listen(t)
 	sandbox := "IS_SANDBOX=1"
 	for _, tc := range []struct {
@@ -340,7 +340,7 @@ func TestDoctorBrokenClaudeSetups(t *testing.T) {
 // As root on a terminal, a run whose only problem is the missing sandbox
 // asks whether this is a throwaway container; no starts nothing.
 func TestRootAsksForSandbox(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the question is asked only as root")
 	}

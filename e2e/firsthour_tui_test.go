@@ -35,7 +35,7 @@ func (s tuiScreen) clock() string {
 // a summary that says what was not done; `hivemind events` prints
 // milestones and --verbose the rest.
 func TestTUIFirstHour80x24(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 30ms", cols: 80, rows: 24, clipboard: true,
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
@@ -168,7 +168,7 @@ func TestTUIFirstHour80x24(t *testing.T) {
 // three worker panes), the header names the task branch, arrows and hjkl
 // move the focus, and d on a worker shows its real git diff.
 func TestTUITeamAndDiff(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 20ms", project: wtRepo(t, false), args: []string{"--agent", "sim"}})
 	r.waitScreen(tuiWait, "the start screen", func(s tuiScreen) bool {

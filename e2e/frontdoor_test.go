@@ -19,7 +19,7 @@ import (
 // start screen (agents stopped, the task listed as complete); `hivemind
 // tasks` lists it in the shell; q quits with nothing left running.
 func TestFrontDoor(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms", args: []string{"--agent", "sim", "--workers", "2"}})
 

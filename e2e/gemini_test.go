@@ -25,6 +25,7 @@ import (
 // chat file is what the fake reported, and /quit exits 0 leaving no
 // process behind.
 func TestGeminiTypedTurn(t *testing.T) {
+	parallel(t)
 	c := setupCLI(t, "gemini", "@google/gemini-cli")
 	hooks := c.logHooks("SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent")
 	if err := agenttest.WriteGeminiHome(c.Home, []string{c.Project}, hooks); err != nil {

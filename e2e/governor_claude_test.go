@@ -22,7 +22,7 @@ import (
 // figures; `--resume --retry --budget` with a raised budget continues the
 // same task to complete.
 func TestClaudeBudgetStopsAndRetryContinues(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	sc.Model = "fake-claude"
@@ -156,7 +156,7 @@ func anyAgent(string) bool { return true }
 // why) and is sent once, only after the limit clears, and the task
 // completes.
 func TestClaudeRateLimitHoldsDispatch(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	hc, c := rateLimitHoldsDispatch(t, "claude", []string{"lead"}, "claude", anyAgent, "claude")
 	checkInjections(t, taskDirOf(c.Project), hc.recs, c.API)
 	if !slices.ContainsFunc(hc.queued, func(s string) bool { return strings.HasPrefix(s, "lead#") }) {
@@ -171,7 +171,7 @@ func TestClaudeRateLimitHoldsDispatch(t *testing.T) {
 // finishes its fix meanwhile (the fake holds the Lead's answer until the
 // hold is recorded).
 func TestCodexRateLimitHoldsOnlyItsAccount(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	worker := func(a string) bool { return strings.HasPrefix(a, "worker_") }
 	hc, _ := rateLimitHoldsDispatch(t, "codex", []string{"worker_1", "worker_2"}, "lead=claude,reviewer=claude,worker=codex", worker, "claude", "codex")
 	if len(hc.queued) == 0 || slices.ContainsFunc(hc.queued, func(s string) bool { return !worker(strings.Split(s, "#")[0]) }) {

@@ -58,16 +58,16 @@ func modelCallNeverAnswers(t *testing.T, cli string) {
 }
 
 func TestClaudeModelCallNeverAnswers(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	modelCallNeverAnswers(t, "claude")
 }
 
 func TestCodexModelCallNeverAnswers(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	modelCallNeverAnswers(t, "codex")
 }
 
 func TestGeminiModelCallNeverAnswers(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	modelCallNeverAnswers(t, "gemini")
 }

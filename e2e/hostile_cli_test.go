@@ -126,18 +126,18 @@ func lineWith(s, sub string) string {
 
 // TestClaudeHostileWorkerShell: Claude Code's Bash tool.
 func TestClaudeHostileWorkerShell(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	hostileWorker(t, "claude")
 }
 
 // TestCodexHostileWorkerShell: Codex's command tool.
 func TestCodexHostileWorkerShell(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	hostileWorker(t, "codex")
 }
 
 // TestGeminiHostileWorkerShell: Gemini CLI's run_shell_command.
 func TestGeminiHostileWorkerShell(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	hostileWorker(t, "gemini")
 }

@@ -95,7 +95,7 @@ func TestKill9LeavesNothing(t *testing.T) {
 		{"mark", []string{"HIVEMIND_CGROUPS=off"}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			project, home := chaosProject(t, "")
 			tok := fmt.Sprintf("86%03d.%06d", os.Getpid()%1000, rand.N(1000000))
 			self, err := os.Executable()

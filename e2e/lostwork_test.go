@@ -17,6 +17,7 @@ import (
 // full disk is a stale lock on the worker's branch ref, which makes git
 // fail the commit the same way, deterministically.
 func TestChaosDiskFullAtCommitThenRetry(t *testing.T) {
+	parallel(t)
 	project, home := chaosProject(t, "max_retries = 1\n")
 	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
 		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/agenttest"
 	"github.com/hivemind-dev/hivemind/internal/fakeapi"
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 	"github.com/hivemind-dev/hivemind/roles"
 	"github.com/hivemind-dev/hivemind/vocab"
 	"github.com/hivemind-dev/hivemind/workspace"
@@ -146,7 +147,7 @@ func checkAgentWires(t *testing.T, c *ClaudeOffline, cliOf func(vocab.AgentID) s
 // A mixed team (Claude Lead, Codex Reviewer, Gemini Workers) runs a whole
 // task to complete offline: plan rejected once, checkpoint fixed once.
 func TestMixedTeamComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=gemini", "claude", "codex", "gemini")
 	checkWires(t, c, map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
 }
@@ -155,7 +156,7 @@ func TestMixedTeamComplete(t *testing.T) {
 // Reviewer) run a whole task to complete offline: each worker's requests
 // come on its own CLI's wire, and each did work.
 func TestMixedWorkersComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c, dir := runTeam(t, "lead=claude,reviewer=claude,worker_1=codex,worker_2=gemini", "claude", "codex", "gemini")
 	team := map[vocab.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "codex", "worker_2": "gemini"}
 	checkAgentWires(t, c, func(id vocab.AgentID) string { return team[id] })
@@ -181,16 +182,26 @@ func TestMixedWorkersComplete(t *testing.T) {
 	}
 }
 
-// --agent codex alone runs a whole task to complete.
+// --agent codex alone runs a whole task to complete. Its CLI's Lead
+// revising a plan, Reviewer rejecting one and worker fixing a checkpoint
+// are TestUsageExact*'s in the short suite: make test-long runs this.
 func TestCodexTeamComplete(t *testing.T) {
-	t.Parallel()
+	if !testkit.Long() {
+		t.Skip("every role on Codex is covered by TestUsageExact* and TestMixedTeamComplete: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
+	}
+	parallel(t)
 	c, _ := runTeam(t, "codex", "codex")
 	checkWires(t, c, map[vocab.Role]string{"lead": "codex", "reviewer": "codex", "worker": "codex"})
 }
 
-// --agent gemini alone runs a whole task to complete.
+// --agent gemini alone runs a whole task to complete. Its CLI's Lead
+// revising a plan, Reviewer rejecting one and worker fixing a checkpoint
+// are TestUsageExact*'s in the short suite: make test-long runs this.
 func TestGeminiTeamComplete(t *testing.T) {
-	t.Parallel()
+	if !testkit.Long() {
+		t.Skip("every role on Gemini is covered by TestUsageExact* and TestMixedTeamComplete: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
+	}
+	parallel(t)
 	c, _ := runTeam(t, "gemini", "gemini")
 	checkWires(t, c, map[vocab.Role]string{"lead": "gemini", "reviewer": "gemini", "worker": "gemini"})
 }
@@ -250,14 +261,14 @@ func reviewerCannotEditSource(t *testing.T, cli string) {
 // TestCodexReviewerCannotEditSource: the apply_patch heredoc Codex runs
 // is judged as a Write of each file in the patch.
 func TestCodexReviewerCannotEditSource(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	reviewerCannotEditSource(t, "codex")
 }
 
 // TestGeminiReviewerCannotEditSource: Gemini's write_file reaches the
 // BeforeTool hook, which answers {"decision":"deny"}.
 func TestGeminiReviewerCannotEditSource(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	reviewerCannotEditSource(t, "gemini")
 }
 
@@ -267,7 +278,7 @@ func TestGeminiReviewerCannotEditSource(t *testing.T) {
 // conversation saved before the kill (their first request after the
 // resume carries their first [HIVEMIND] message), and the task completes.
 func TestMixedTeamKillAndResume(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	team := map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
 	c := SetupTeamOffline(t, fakeapi.DefaultScript(), "claude", "codex", "gemini")
 	p1 := c.Start(t, "--headless", "--agent", "lead=claude,reviewer=codex,worker=gemini", "--workers", "1", "add a greeting service")
@@ -370,7 +381,7 @@ func btoi(b bool) int {
 // messages; either way every restart failed — seen when CI=true made
 // Gemini exit at start).
 func TestGeminiKilledInFirstTurn(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	c := SetupTeamOffline(t, sc, "gemini")

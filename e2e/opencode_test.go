@@ -54,7 +54,7 @@ func TestOpencodeTeamComplete(t *testing.T) {
 	if !testkit.Long() {
 		t.Skip("a whole opencode team takes 5–7 min on a 2-core machine: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
 	}
-	t.Parallel()
+	parallel(t)
 	c, dir := runTeam(t, "opencode", "opencode")
 	checkWires(t, c, map[vocab.Role]string{"lead": "opencode", "reviewer": "opencode", "worker": "opencode"})
 	checkUsageRead(t, c, dir)
@@ -63,7 +63,7 @@ func TestOpencodeTeamComplete(t *testing.T) {
 // TestOpencodeReviewerCannotEditSource: opencode's write reaches the
 // plugin's tool.execute.before, which throws the role check's denial.
 func TestOpencodeReviewerCannotEditSource(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	reviewerCannotEditSource(t, "opencode")
 }
 
@@ -73,7 +73,7 @@ func TestOpencodeMixedTeamComplete(t *testing.T) {
 	if !testkit.Long() {
 		t.Skip("a whole opencode team takes 5–7 min on a 2-core machine: make test-long or make real-agents (HIVEMIND_TEST_LONG=1)")
 	}
-	t.Parallel()
+	parallel(t)
 	c, _ := runTeam(t, "lead=claude,reviewer=codex,worker=opencode", "claude", "codex", "opencode")
 	checkWires(t, c, map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "opencode"})
 }

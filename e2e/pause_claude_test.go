@@ -19,7 +19,7 @@ import (
 // `r` the run goes on. Before, it was typed and confirmed while the header
 // said paused (issue 27).
 func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireTmux(t)
 	c, gate, r := startClaudeTUI(t, fakeapi.DefaultScript(), "lead", "[HIVEMIND] Plan the task")
 	seen := newClaudeScreens()

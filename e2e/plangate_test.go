@@ -39,7 +39,7 @@ func (s tuiScreen) lineWhole(id string) bool {
 // lead here goes quiet after its first answer, which ends with the line,
 // so nothing repaints it: what shows is the emulator's reflow.
 func TestTUIReflowZoomResize(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	r := chaosTUI(t, "stall+longline", "stall_seconds = 600\n", "chaos: show a long line", tuiOptions{})
 	r.waitScreen(tuiWait, "the lead's answer and the long line", func(s tuiScreen) bool {
 		text, _ := s.paneText("lead")
@@ -76,7 +76,7 @@ func TestTUIReflowZoomResize(t *testing.T) {
 // An agent that goes idle without doing its assignment gets one reminder,
 // then the run needs a human, and the banner says why.
 func TestTUIStalledAgent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	r := chaosTUI(t, "stall", "stall_seconds = 10\n", "chaos: stall in planning", tuiOptions{})
 	s := r.waitScreen(3*tuiWait, "needs you, with the reason in the banner", func(s tuiScreen) bool {
 		return s.phase() == string(vocab.PhaseNeedsHuman) && s.contains("lead went idle for 10s without writing")
@@ -84,7 +84,13 @@ func TestTUIStalledAgent(t *testing.T) {
 	if !strings.Contains(s.header(), "needs you") {
 		t.Errorf("header %q", s.header())
 	}
-	recs := readEventLog(r.taskDir())
+	// The records may follow the screen (a loaded machine): wait for the
+	// escalation's.
+	var recs []vocab.EventRecord
+	waitFor(t, tuiWait, "the needs_human record", func() bool {
+		recs = readEventLog(r.taskDir())
+		return countRecords(recs, "needs_human", nil) > 0
+	})
 	if n := countRecords(recs, "agent_stalled", nil); n != 2 {
 		t.Errorf("%d agent_stalled records, want 2 (one reminder, then needs_human)", n)
 	}
@@ -104,7 +110,7 @@ func TestTUIStalledAgent(t *testing.T) {
 // which the Lead gets as a revision; the revised plan comes back to the
 // gate after the Reviewer; a approves it and the build starts.
 func TestTUIPlanGate(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 5ms", args: []string{"--agent", "sim", "--plan-approval", "human", "build a tiny calculator"}})
 	gate := func(subject string) tuiScreen {
 		t.Helper()
@@ -163,7 +169,7 @@ func TestTUIPlanGate(t *testing.T) {
 // decision written while it was down and builds after --resume (which
 // prints again where to write, had it not been written).
 func TestPlanGateHeadlessKillResume(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()

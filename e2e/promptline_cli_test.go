@@ -86,6 +86,7 @@ func promptLineCLI(t *testing.T, c *cliOffline, ready, submitHook string) {
 }
 
 func TestPromptLineCodex(t *testing.T) {
+	parallel(t)
 	c := setupCLI(t, "codex", "@openai/codex")
 	codexHome := filepath.Join(c.Home, "codex")
 	if err := agenttest.WriteCodexHome(codexHome, c.API.URL(), []string{c.Project}, c.logHooks("UserPromptSubmit", "Stop")); err != nil {
@@ -100,6 +101,7 @@ func TestPromptLineCodex(t *testing.T) {
 }
 
 func TestPromptLineGemini(t *testing.T) {
+	parallel(t)
 	c := setupCLI(t, "gemini", "@google/gemini-cli")
 	if err := agenttest.WriteGeminiHome(c.Home, []string{c.Project}, c.logHooks("BeforeAgent", "AfterAgent")); err != nil {
 		t.Fatal(err)

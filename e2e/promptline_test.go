@@ -51,7 +51,7 @@ func promptSent(api *fakeapi.Server, agent string) bool {
 // own prompt, and only then the held message goes in, on its own. Before:
 // the model's next prompt was "hello world[HIVEMIND] …".
 func TestTUIPromptLineClaude(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c, gate, r := startClaudeTUI(t, fakeapi.DefaultScript(), "lead", "[HIVEMIND] Plan the task")
 	seen := newClaudeScreens()
 	seen.waitPromptBoxes(r)

@@ -144,7 +144,7 @@ func checkRemoteEnd(t *testing.T, rc *remoteClaude, task string) {
 // every [HIVEMIND] line (naming the host's paths) is confirmed by the
 // UserPromptSubmit hook; their commits come back; nothing is left.
 func TestRemoteClaudeWorkersComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	rc := setupRemoteClaude(t, fakeapi.DefaultScript())
 	p := rc.Start(t, "--headless", "--agent", "claude", "--workers", "2@box", "add a greeting service")
 	code := p.wait(t)
@@ -185,7 +185,7 @@ func TestRemoteClaudeWorkersComplete(t *testing.T) {
 // the earlier conversation, the subtask is done once and the task
 // completes; nothing is left on either side.
 func TestRemoteClaudeConnectionKilled(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	// No plan rejection nor checkpoint fix: the kill is the point (and
 	// the e2e package runs within go test's default 10 minutes).
 	sc := fakeapi.DefaultScript()

@@ -79,6 +79,7 @@ func remoteRun(t *testing.T, project string, pace time.Duration, during func(dir
 // commits on the task branch, their raw logs full of the remote agents'
 // output, and nothing left running on either side.
 func TestRemoteWorkersComplete(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	code, out := remoteRun(t, project, 2*time.Millisecond, nil)
@@ -140,6 +141,7 @@ func logRunnerWait(t *testing.T, recs []vocab.EventRecord) {
 // subtask is resumed and the task completes; nothing is left on either
 // side.
 func TestRemoteWorkerConnectionKilled(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	cfg := filepath.Join(project, ".hivemind", "config.toml")
@@ -218,6 +220,7 @@ func TestRemoteWorkerConnectionKilled(t *testing.T) {
 // A host that does not answer stops the run before anything starts,
 // with the one-line reason.
 func TestRemoteHostUnreachable(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	alias := s.AddAlias("hm-down", sshtest.AliasOptions{Port: sshtest.ClosedPort(t), NoControlMaster: true})
 	project := wtRepo(t, false)
@@ -247,6 +250,7 @@ func TestRemoteHostUnreachable(t *testing.T) {
 // connections die with it, so nothing is left on the host; --resume
 // places the workers on the host again and completes the task there.
 func TestRemoteKillAndResume(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	dir, recs := remoteKillAndResume(t, s, project, func() {
@@ -268,6 +272,7 @@ func TestRemoteKillAndResume(t *testing.T) {
 // reaps the previous run's sessions on the host by their marks before its
 // workers start there, and nothing is left.
 func TestRemotePartitionedKillAndResume(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	var helpers []int
@@ -388,6 +393,7 @@ func remoteKillAndResume(t *testing.T, s *sshtest.Server, project string, killed
 // restart cannot fix a host that is down). With the host back, --resume
 // --retry completes the task there.
 func TestRemoteHostDownMidRun(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	cfg := filepath.Join(project, ".hivemind", "config.toml")
@@ -478,6 +484,7 @@ func TestRemoteHostDownMidRun(t *testing.T) {
 // output on the host (the paths it reads are the host's) while it works,
 // and the task completes.
 func TestRemoteWorkersTUI(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 10ms", project: project,
@@ -502,6 +509,7 @@ func TestRemoteWorkersTUI(t *testing.T) {
 // before anything starts, saying what runs there and what to do; the
 // host is not even contacted.
 func TestRemoteAgentRefused(t *testing.T) {
+	parallel(t)
 	project := wtRepo(t, false)
 	ws := filepath.Join(project, ".hivemind")
 	if err := os.MkdirAll(ws, 0o755); err != nil {

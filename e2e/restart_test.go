@@ -37,7 +37,7 @@ func chaosGate(t *testing.T) string {
 // it exactly once (before: the resume started it and the retry restarted
 // it, SIGTERM, exit 143, counted as a crash) and the task completes.
 func TestResumeRetryStartsWorkerOnce(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := chaosProject(t, "max_retries = 2\n")
 	die := filepath.Join(project, chaosDieFile)
 	if err := os.WriteFile(die, nil, 0o644); err != nil {

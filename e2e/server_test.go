@@ -74,7 +74,7 @@ func servers(t *testing.T, project string, env []string) []proto.Info {
 // until the task ends and exits 0 as headless would, and the server is
 // gone once the task is over (no socket, pid file or process left).
 func TestServerOutlivesTerminal(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := serverEnv(t)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 30ms", env: env,
 		args: []string{"--server", "--agent", "sim", "--workers", "2", "build a tiny calculator"}})
@@ -118,7 +118,7 @@ func TestServerOutlivesTerminal(t *testing.T) {
 // others and the team stay); q then s in the last one stops the team,
 // which stays resumable.
 func TestServerClients(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := serverEnv(t)
 	a := startTUI(t, tuiOptions{simArgs: "--pace 5ms", env: env,
 		args: []string{"--server", "--agent", "sim", "--workers", "2", "--plan-approval", "human", "build a tiny calculator"}})
@@ -219,7 +219,7 @@ func TestServerClients(t *testing.T) {
 // server_idle_seconds = 0, the server stops by itself once nobody is
 // attached.
 func TestServerNeedsHuman(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
 	project := t.TempDir()
 	notify := "notify_command = 'echo \"$HIVEMIND_PHASE|$HIVEMIND_TASK|$HIVEMIND_CLIENTS|$HIVEMIND_REASON\" >> notified'\n"
@@ -301,7 +301,7 @@ func hivemindPID(t *testing.T, r *tuiRun) int {
 // signals in the client: with bubbletea's handler as well, it hung in 6
 // of 20 tries here).
 func TestServerClientSigterm(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 5ms")
 	project := t.TempDir()
 	out, code := hmIn(t, project, env, 3*tuiWait, "--server", "--agent", "sim", "--plan-approval", "human", "build a tiny calculator")

@@ -24,14 +24,14 @@ import (
 // SIGTERM (bubbletea's own handler and Hivemind's) the UI hung in about
 // half the tries, agents and lock held until SIGKILL.
 func TestTUISIGTERMAlwaysExits(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireTmux(t)
 	stages := []string{"launch", "start screen", "running", "summary"}
 	const trials = 20
 	for i := range trials {
 		stage := stages[i%len(stages)]
 		t.Run(fmt.Sprintf("%02d-%s", i, strings.ReplaceAll(stage, " ", "-")), func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			sigtermTrial(t, stage)
 		})
 	}

@@ -32,7 +32,7 @@ func startTeamRow(t *testing.T, r *tuiRun) {
 // task starts with exactly that team — task.json, the pane titles, the
 // processes — and is cancelled: no API turn has to finish.
 func TestTUIStartTeamPick(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	c := SetupTeamOffline(t, fakeapi.DefaultScript(), "codex", "gemini")
 	o := c.TUIOptions("--agent", "sim", "--workers", "1")
 	o.simArgs, o.project = "--pace 20ms", c.Project
@@ -87,7 +87,7 @@ func TestTUIStartTeamPick(t *testing.T) {
 // refused with the preflight's fix and writes no task; picked back to
 // sim, the task starts.
 func TestTUIStartTeamMissing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project := t.TempDir()
 	cfg := "[profiles.ghost]\ncommand = [\"hivemind-e2e-no-such-agent\", \"--yes\"]\n"
 	if err := os.MkdirAll(filepath.Join(project, vocab.DirName), 0o755); err != nil {

@@ -149,6 +149,7 @@ func trackingModes(t *testing.T, f func(t *testing.T, env []string)) {
 // (with cgroups) a grandchild that dropped Hivemind's session mark and was
 // reparented to init. The relay socket is removed.
 func TestHeadlessSIGHUPStopsEverything(t *testing.T) {
+	parallel(t)
 	trackingModes(t, func(t *testing.T, env []string) {
 		agent, pidDir := spawner(t)
 		project, home := t.TempDir(), t.TempDir()
@@ -202,6 +203,7 @@ func TestHeadlessSIGHUPStopsEverything(t *testing.T) {
 // the task, and as well a new task in the same workspace (the workspace
 // lock says no other Hivemind runs there).
 func TestKill9ThenNextRunReapsLeftovers(t *testing.T) {
+	parallel(t)
 	for _, next := range []string{"resume", "new task"} {
 		t.Run(next, func(t *testing.T) {
 			trackingModes(t, func(t *testing.T, env []string) { kill9ThenNextRun(t, env, next == "resume") })
@@ -313,6 +315,7 @@ func mustGlob(t *testing.T, pattern string) []string {
 // The full-screen UI handles SIGHUP (its terminal closed) like SIGTERM:
 // it quits, stopping every agent and everything they started.
 func TestTUISIGHUPStopsEverything(t *testing.T) {
+	parallel(t)
 	requireTmux(t)
 	trackingModes(t, func(t *testing.T, env []string) {
 		agent, pidDir := spawner(t)

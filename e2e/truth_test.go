@@ -56,6 +56,7 @@ func usageOf(st vocab.State) map[vocab.AgentID]vocab.Usage {
 // elapsed time is at most the time the two runs ran. The headless final
 // line says what status says.
 func TestElapsedAndTokensSurviveKill(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()

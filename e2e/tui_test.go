@@ -72,7 +72,7 @@ func checkGrid(t *testing.T, s tuiScreen) {
 // zoom, resume (back to the state before the pause), cancel and quit, with
 // no process left behind.
 func TestTUIControls(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	// Paced so a turn of the lead lasts long enough to pause in it.
 	r := startTUI(t, tuiOptions{simArgs: "--pace 30ms",
@@ -222,7 +222,7 @@ const exitCancelled = 1
 // A run to completion shows the complete banner; q then exits 0 and no
 // process is left.
 func TestTUIComplete(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms",
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
@@ -241,7 +241,7 @@ func TestTUIComplete(t *testing.T) {
 // q while agents run asks first; y stops every agent and exits 0, and the
 // task stays resumable (not in a final state).
 func TestTUIQuitWhileRunning(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	r := startTUI(t, tuiOptions{simArgs: "--pace 30ms",
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
@@ -268,7 +268,7 @@ func TestTUIQuitWhileRunning(t *testing.T) {
 // gone within 2 s of task_complete, and q then quits without asking
 // (nothing runs that quitting would stop).
 func TestTUICompleteStopsAgents(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms",
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
 	mark := "HIVEMIND_PROJECT=" + r.project

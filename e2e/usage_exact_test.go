@@ -36,15 +36,16 @@ func servedByAgent(api *fakeapi.Server) map[string]servedUsage {
 	return m
 }
 
-// usageExact runs a team (--agent team, one worker) to complete and
-// checks that the usage `hivemind status --json` reports for every agent
-// is what the fake API served it — the Reviewer, stopped right after its
-// approval (the last trigger), included. Side calls no CLI records are
-// logged beside it.
+// usageExact runs a team (--agent team, one worker) to complete — the
+// plan rejected once, the checkpoint fixed once, so each CLI's Lead
+// revises, Reviewer rejects and worker fixes (TestCodexTeamComplete and
+// TestGeminiTeamComplete, whole teams of one CLI, are make test-long's) —
+// and checks that the usage `hivemind status --json` reports for every
+// agent is what the fake API served it — the Reviewer, stopped right
+// after its approval (the last trigger), included. Side calls no CLI
+// records are logged beside it.
 func usageExact(t *testing.T, team string, clis ...string) {
-	sc := fakeapi.DefaultScript()
-	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
-	c := SetupTeamOffline(t, sc, clis...)
+	c := SetupTeamOffline(t, fakeapi.DefaultScript(), clis...)
 	p := c.Start(t, "--headless", "--agent", team, "--workers", "1", "add a greeting service")
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit %d, want 0", code)
@@ -83,13 +84,13 @@ func usageExact(t *testing.T, team string, clis ...string) {
 // short by the stop at complete, counts (6000/1404/336 was read where
 // 8000/1872/448 was served before usage was read after the stop).
 func TestUsageExactClaudeCodex(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	usageExact(t, "lead=claude,reviewer=codex,worker=claude", "claude", "codex")
 }
 
 // Codex Lead and worker, Claude Reviewer.
 func TestUsageExactCodexClaude(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	usageExact(t, "lead=codex,reviewer=claude,worker=codex", "claude", "codex")
 }
 
@@ -99,7 +100,7 @@ func TestUsageExactCodexClaude(t *testing.T) {
 // for hung though the retries outlast hang_seconds; once a retry goes
 // through the turn goes on, nothing is sent twice, and the task completes.
 func TestClaudeRetriedRateLimitShows(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Turn: "[HIVEMIND]", Status: 429, Count: 6, RetryAfter: 4 * time.Second}}
@@ -161,6 +162,6 @@ func TestClaudeRetriedRateLimitShows(t *testing.T) {
 
 // Gemini Lead and Reviewer, Claude worker.
 func TestUsageExactGemini(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	usageExact(t, "lead=gemini,reviewer=gemini,worker=claude", "claude", "gemini")
 }

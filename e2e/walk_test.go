@@ -20,7 +20,7 @@ import (
 // help in the footer; A abandons, the summary says so, q quits, and
 // nothing is left running.
 func TestTUIFirstHourWalk(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	project := t.TempDir()
 	ws := filepath.Join(project, ".hivemind")

@@ -19,6 +19,7 @@ import (
 // its own agent, task.json records the team and status names each
 // worker's agent.
 func TestWorkerAgentsSimAndCustom(t *testing.T) {
+	parallel(t)
 	project, home := t.TempDir(), t.TempDir()
 	// The agent may write its own outbox (its write scope): the mark goes
 	// there, named by the agent it ran as.
@@ -70,6 +71,7 @@ func TestWorkerAgentsSimAndCustom(t *testing.T) {
 // custom command that is not wired for hosts — the placement is checked
 // per worker, not by the role's agent, and the task completes.
 func TestWorkerAgentsRemoteMixed(t *testing.T) {
+	parallel(t)
 	s := sshtest.Start(t, sshtest.Options{})
 	project := remoteProject(t, s)
 	custom := `touch "$HIVEMIND_TASK_DIR/agents/$HIVEMIND_AGENT_ID/custom-ran" && exec ` + bin + ` sim-agent --pace 2ms`

@@ -96,6 +96,7 @@ var subtaskCommitRE = regexp.MustCompile(`^\[worker_\d+\] (st_\d+): `)
 // a check; the user's branch, working tree and index are never touched;
 // at the end the worktrees are gone and the branches stay.
 func TestWorktreeSimComplete(t *testing.T) {
+	parallel(t)
 	project := wtRepo(t, true)
 	head := wtGit(t, project, "rev-parse", "HEAD")
 	diffBefore := wtGit(t, project, "diff")
@@ -237,7 +238,7 @@ func TestWorktreeSimComplete(t *testing.T) {
 // complete, the task branch and how to look at it and merge it are on the
 // terminal, as in headless mode (the UI's notice line is gone by then).
 func TestWorktreeTUIPrintsBranch(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project := wtRepo(t, false)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms", project: project,
 		args: []string{"--agent", "sim", "--workers", "2", "add a greeting feature"}})
@@ -263,6 +264,7 @@ func TestWorktreeTUIPrintsBranch(t *testing.T) {
 // --merge with a clean working tree merges the task branch into the
 // user's branch.
 func TestWorktreeMergeFlag(t *testing.T) {
+	parallel(t)
 	project := wtRepo(t, false)
 	head := wtGit(t, project, "rev-parse", "HEAD")
 	code, out := wtRun(t, project, "", "--merge", "add a greeting feature")
@@ -291,6 +293,7 @@ func TestWorktreeMergeFlag(t *testing.T) {
 // Not a git repository: the workers share the project directory, and the
 // event log says so once.
 func TestWorktreeNotARepo(t *testing.T) {
+	parallel(t)
 	project := t.TempDir()
 	code, out := wtRun(t, project, "", "add a greeting feature")
 	if code != 0 {
@@ -370,6 +373,7 @@ func wtKillWhileExecuting(t *testing.T, project string) string {
 // per subtask; a new task instead prunes them (their work is kept on the
 // worker branches).
 func TestWorktreeCrash(t *testing.T) {
+	parallel(t)
 	t.Run("resume", func(t *testing.T) {
 		project := wtRepo(t, true)
 		dir := wtKillWhileExecuting(t, project)
@@ -429,7 +433,7 @@ func TestWorktreeCrash(t *testing.T) {
 // branch behind, and says which branches it removed; hivemind diff then
 // says the task changed nothing.
 func TestWorktreeCancelLeavesNothing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project, home := wtRepo(t, false), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
@@ -464,7 +468,7 @@ func TestWorktreeCancelLeavesNothing(t *testing.T) {
 // and that is said on the terminal; hivemind status then says the user
 // ended it, and what it had waited on.
 func TestWorktreeAbandonCleansUp(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project := wtRepo(t, false)
 	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms --reject-plans 99", project: project,
 		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
