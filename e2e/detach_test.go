@@ -237,7 +237,7 @@ func lastLine(rows []string) string {
 // tmux (detached by D and by closing its terminal). At the end the server
 // counts no client: every detach was seen.
 func TestServerDetachAttachLosesNothing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireTmux(t)
 	self, err := os.Executable()
 	if err != nil {

@@ -94,7 +94,7 @@ func statusState(t *testing.T, project string, env []string) (vocab.State, bool)
 // answer from the workspace. The server's log stays bounded while a
 // chatty notify_command writes 40 MB to it.
 func TestServerReadsLive(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 2ms --reject-plans 99")
 	project := t.TempDir()
 	gitInit(t, project)
@@ -214,7 +214,7 @@ func TestServerReadsLive(t *testing.T) {
 // environment, which its agents inherit); without a terminal it says why
 // it did not start and the fix, and starts nothing.
 func TestServerRootAsksForSandbox(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the question is asked only as root")
 	}

@@ -166,7 +166,7 @@ func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 // phone layout shows one agent. Screenshots go to the test's artifacts
 // (HIVEMIND_WEB_SHOTS, else a temp dir).
 func TestWebClientInBrowser(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	chrome := requireChromium(t)
 	const apiKey = "sk-ant-web-test-secret-0123456789"
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 30ms", "ANTHROPIC_API_KEY="+apiKey, "HOME="+t.TempDir())
@@ -392,7 +392,7 @@ func stopServers(t *testing.T, project string, env []string) {
 // hivemind web with no team running and nothing to resume starts nothing
 // and says how to start a team with the web client.
 func TestWebNoTeam(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project := t.TempDir()
 	env := append(serverEnv(t), "HOME="+t.TempDir())
 	out, code := hmIn(t, project, env, tuiWait, "web")
@@ -408,7 +408,7 @@ func TestWebNoTeam(t *testing.T) {
 // asks (the same URL after, in hivemind ls too); config web = true
 // serves it from the start.
 func TestWebOnRunningServer(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 5ms", "HOME="+t.TempDir())
 	start := func(config string) (string, string) {
 		project := t.TempDir()
