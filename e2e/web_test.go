@@ -167,6 +167,7 @@ func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 // (HIVEMIND_WEB_SHOTS, else a temp dir).
 func TestWebClientInBrowser(t *testing.T) {
 	parallel(t)
+	realCLISlot(t) // Chromium keeps a core busy, as the agent CLIs do
 	chrome := requireChromium(t)
 	const apiKey = "sk-ant-web-test-secret-0123456789"
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 30ms", "ANTHROPIC_API_KEY="+apiKey, "HOME="+t.TempDir())
