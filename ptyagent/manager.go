@@ -67,6 +67,9 @@ type agent struct {
 	id   vocab.AgentID
 	role vocab.Role
 	sess *Session
+	// starting is the session whose process Start is starting: its hooks
+	// are routed to it before Start returns and it becomes sess.
+	starting *Session
 	// pending is set while a (re)start waits for the previous process to
 	// end; messages injected meanwhile wait in held.
 	pending bool
@@ -132,6 +135,9 @@ func (m *Manager) routeHook(h HookMessage, peer int) error {
 	var s *Session
 	if a != nil {
 		s = a.sess
+		if n := a.starting; n != nil && (s == nil || n.tokenMatches(h.Token)) {
+			s = n // the process being started (its first hook can come before Start returns)
+		}
 	}
 	m.mu.Unlock()
 	if s == nil {
@@ -316,6 +322,11 @@ func (m *Manager) run(a *agent, spec Spec, err error) error {
 		if m.isClosed() {
 			err = ErrClosed
 		} else {
+			spec.beforeStart = func(n *Session) {
+				m.mu.Lock()
+				a.starting = n
+				m.mu.Unlock()
+			}
 			s, err = Start(spec)
 		}
 		if err != nil && spec.startFailed != nil {
@@ -323,7 +334,7 @@ func (m *Manager) run(a *agent, spec Spec, err error) error {
 		}
 	}
 	m.mu.Lock()
-	a.pending = false
+	a.pending, a.starting = false, nil
 	held, hold := a.held, a.holdDelivery
 	a.held = nil
 	if err != nil {

@@ -216,6 +216,9 @@ func Start(spec Spec) (*Session, error) {
 	// The record comes first: a Hivemind killed right after the start
 	// leaves no process its successor cannot find.
 	s.writeRecord()
+	if spec.beforeStart != nil {
+		spec.beforeStart(s)
+	}
 	cmd, ptmx, err := start(withCgroup(sysProcAttr(), s.cg))
 	if err != nil && s.cg != nil {
 		// Cloning into a cgroup refused (a kernel without clone3, a
@@ -240,6 +243,9 @@ func Start(spec Spec) (*Session, error) {
 		return nil, fmt.Errorf("ptyagent: %s: start %s: %w", spec.ID, spec.Argv[0], err)
 	}
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	if testAfterSpawn != nil {
+		testAfterSpawn(s)
+	}
 	s.writeRecord()
 	now := time.Now()
 	s.started, s.changedAt, s.lastLife, s.lastOutput = now, now, now, now
@@ -253,6 +259,10 @@ func Start(spec Spec) (*Session, error) {
 	go s.waiter()
 	return s, nil
 }
+
+// testAfterSpawn, when set by a test, runs right after the process was
+// spawned, before Start finishes.
+var testAfterSpawn func(*Session)
 
 // markEnv names the environment variable that marks every process of one
 // session, so processes that left the agent's session and lost their parent

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -744,4 +745,29 @@ func TestStopLetsATurnEnd(t *testing.T) {
 			assertGone(t, s)
 		})
 	}
+}
+
+// A hook the process sends at once (a SessionStart, before Start has
+// returned and the manager has installed the session) reaches its session:
+// the sim agent is ready only by that hook, and one lost left it starting
+// for good.
+func TestHookBeforeStartReturnsIsRouted(t *testing.T) {
+	rec := &recorder{}
+	m := newTestManager(t, rec, map[vocab.AgentID]Spec{
+		"lead": {Argv: []string{"sh", "-c", "exec cat"}, Cols: 40, Rows: 5, Ready: ReadyRules{Mode: ReadyHook}},
+	})
+	routed := make(chan error, 1)
+	testAfterSpawn = func(s *Session) {
+		routed <- m.routeHook(HookMessage{Agent: "lead", Token: s.spec.HookToken, Event: HookSessionStart}, 0)
+	}
+	t.Cleanup(func() { testAfterSpawn = nil })
+	if err := m.Start("lead", vocab.RoleLead, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-routed; err != nil {
+		t.Fatalf("the first hook, sent while Start finishes: %v", err)
+	}
+	waitFor(t, 10*time.Second, "lead ready by its SessionStart hook", func() bool {
+		return slices.Contains(rec.healths("lead"), vocab.HealthReady)
+	})
 }

@@ -142,6 +142,10 @@ type Spec struct {
 	// startFailed, set by the Manager, is called when the process could
 	// not be started.
 	startFailed func()
+	// beforeStart, set by the Manager, is given the session just before
+	// its process starts: a hook the process sends at once (SessionStart)
+	// finds its session while Start is still finishing.
+	beforeStart func(*Session)
 	// OnHeartbeat is called on signs of life, at most once every 5 seconds.
 	OnHeartbeat func(at time.Time)
 }
