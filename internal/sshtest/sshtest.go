@@ -422,9 +422,15 @@ func (s *Server) Run(remote string) string {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := s.SSH(ctx, s.Alias, remote).CombinedOutput()
+	// Standard output only: ssh's own notes on stderr (a control master
+	// going away: "muxclient: master hello exchange failed") are not the
+	// command's answer.
+	var stderr bytes.Buffer
+	cmd := s.SSH(ctx, s.Alias, remote)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		s.t.Fatalf("sshtest: ssh %s %q: %v\n%s\nsshd log:\n%s", s.Alias, remote, err, out, s.Log())
+		s.t.Fatalf("sshtest: ssh %s %q: %v\n%s%s\nsshd log:\n%s", s.Alias, remote, err, out, stderr.Bytes(), s.Log())
 	}
 	return string(out)
 }
