@@ -185,7 +185,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	if s.o.File != "" {
-		_ = removeFile(s.o.File)
+		_ = os.Remove(s.o.File)
 	}
 }
 
@@ -352,4 +352,3 @@ func (l *limiter) fail(ip string) {
 	l.fails[ip] = append(l.recent(ip), l.now())
 }
 
-func removeFile(p string) error { return os.Remove(p) }
