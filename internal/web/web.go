@@ -351,4 +351,3 @@ func (l *limiter) fail(ip string) {
 	}
 	l.fails[ip] = append(l.recent(ip), l.now())
 }
-
