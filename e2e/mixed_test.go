@@ -344,6 +344,17 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 	dir := taskDirOf(c.Project)
 	checkComplete(t, dir)
 	checkWires(t, c, team)
+	// The resumed Gemini was typed to once it had loaded its conversation
+	// (it draws its prompt before: ptyagent.GeminiResumeLoaded).
+	ready := ""
+	for _, r := range readEventLog(dir) {
+		if string(r.Agent) == "worker_1" && r.Type == vocab.InputPrefix+"agent_health" && recDetail(r, "health") == "ready" {
+			ready = recDetail(r, "detail")
+		}
+	}
+	if !strings.Contains(ready, "conversation loaded") {
+		t.Errorf("worker_1 (gemini) ready after the resume as %q, want its conversation loaded", ready)
+	}
 	for _, a := range resumable {
 		quoted, _ := json.Marshal(first[a])
 		var resumed *fakeapi.Request
@@ -362,6 +373,12 @@ func TestMixedTeamKillAndResume(t *testing.T) {
 			// (The engine may send the same message again after the
 			// resume: then the conversation holds it twice.)
 			t.Errorf("%s (%s): the first request after the resume does not carry the conversation before the kill (%q)", a, team[vocab.RoleOf(vocab.AgentID(a))], first[a])
+			for _, r := range c.API.Requests() {
+				if r.Agent == a {
+					t.Logf("  %s %+.2fs tools=%v holds the first message %d times, %d bytes, prompt %q",
+						a, r.At.Sub(killedAt).Seconds(), r.HasTools, bytes.Count(r.Body, quoted[1:len(quoted)-1]), len(r.Body), clip(r.Prompt, 120))
+				}
+			}
 		}
 	}
 	noLeftovers(t, c.Project)

@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -361,7 +362,12 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			case now.Before(quietAt):
 				soon(quietAt)
 			case s.readyRe == nil || s.readyRe.MatchString(text):
-				return set(vocab.HealthReady, "output quiet")
+				detail, again := s.loaded(now)
+				if !again.IsZero() {
+					soon(again)
+					break
+				}
+				return set(vocab.HealthReady, "output quiet"+detail)
 			default:
 				wait()
 			}
@@ -523,4 +529,35 @@ func (s *Session) transcriptGrew(now time.Time, path string) bool {
 	}
 	s.transcriptSize, s.progressAt = fi.Size(), now
 	return true
+}
+
+// loadedPoll is how often Ready.Loaded is asked while the rest of the
+// ready rules hold.
+const loadedPoll = 100 * time.Millisecond
+
+// loaded asks Ready.Loaded (the saved conversation of a resumed CLI is
+// loaded) once the rest of the ready rules hold. It returns when to ask
+// again while it does not hold, and the zero time with what to add to
+// the health detail once the agent is ready: at once when there is no
+// Loaded, or when Loaded holds; Ready.LoadedWait after the first ask
+// without it, so a CLI that changed how it loads cannot keep its agent
+// starting for good.
+func (s *Session) loaded(now time.Time) (detail string, again time.Time) {
+	r := s.spec.Ready
+	if r.Loaded == nil {
+		return "", time.Time{}
+	}
+	if r.Loaded() {
+		return ", conversation loaded", time.Time{}
+	}
+	s.mu.Lock()
+	if s.loadWaitAt.IsZero() {
+		s.loadWaitAt = now
+	}
+	from := s.loadWaitAt
+	s.mu.Unlock()
+	if now.Sub(from) >= r.LoadedWait {
+		return fmt.Sprintf(", its conversation not seen loaded in %s", r.LoadedWait), time.Time{}
+	}
+	return "", now.Add(loadedPoll)
 }

@@ -2,6 +2,7 @@ package ptyagent
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,7 +123,7 @@ func TestGeminiArgvAndSettings(t *testing.T) {
 func TestGeminiResumable(t *testing.T) {
 	home := t.TempDir()
 	sid := "12642b7a-e6ba-5810-81eb-81cb065cd965"
-	if GeminiResumable(home, sid) {
+	if GeminiResumable(home, sid) != nil {
 		t.Fatal("resumable in an empty home")
 	}
 	chats := filepath.Join(home, ".gemini", "tmp", "proj", "chats")
@@ -141,7 +142,7 @@ func TestGeminiResumable(t *testing.T) {
 		`{"sessionId":"12642b7a-0000-0000-0000-000000000000"}`+"\n"+`{"id":"m1","type":"user","content":[{"text":"hello"}]}`+"\n")
 	empty := write("session-2026-11-24T16-45-12642b7a.jsonl", head+`{"id":"i1","type":"info","content":"started"}`+"\n"+
 		`{"id":"u0","type":"user","content":"/stats"}`+"\n")
-	if GeminiResumable(home, sid) {
+	if GeminiResumable(home, sid) != nil {
 		t.Fatal("a session with no message counted as resumable")
 	}
 	if _, err := os.Stat(empty + ".empty"); err != nil {
@@ -155,7 +156,7 @@ func TestGeminiResumable(t *testing.T) {
 		"model toolcall": `{"id":"g1","type":"gemini","content":"","toolCalls":[{"name":"write_file"}]}`,
 	} {
 		p := write("session-2026-11-24T16-46-12642b7a.jsonl", head+msg+"\n")
-		if !GeminiResumable(home, sid) {
+		if GeminiResumable(home, sid) == nil {
 			t.Errorf("%s: not resumable", name)
 		}
 		if err := os.Remove(p); err != nil {
@@ -164,10 +165,55 @@ func TestGeminiResumable(t *testing.T) {
 	}
 	// The older format: one indented record with the messages.
 	write("session-2026-11-24T16-47-12642b7a.json", "{\n  \"sessionId\": \""+sid+"\",\n  \"messages\": [\n    {\"type\": \"user\", \"content\": \"go\"}\n  ]\n}\n")
-	if !GeminiResumable(home, sid) {
+	if GeminiResumable(home, sid) == nil {
 		t.Error("a .json session with a message: not resumable")
 	}
-	if GeminiResumable(home, "short") {
+	if GeminiResumable(home, "short") != nil {
 		t.Fatal("a malformed id matched")
+	}
+}
+
+// A resumed Gemini is ready only once it has loaded its saved
+// conversation (it draws its prompt first; a message typed before the
+// load goes to a chat the load replaces): loading appends a record to
+// the chat file, or rewrites a .json file as .jsonl.
+func TestGeminiResumeLoaded(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "session-2026-11-28T10-04-e7f63e29.jsonl")
+	legacy := filepath.Join(dir, "session-2026-11-27T10-04-e7f63e29.json")
+	for _, p := range []string{jsonl, legacy} {
+		if err := os.WriteFile(p, []byte(`{"sessionId":"e7f63e29"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, tc := range map[string]struct {
+		chats []string
+		load  func() error
+	}{
+		"jsonl appended": {[]string{jsonl}, func() error {
+			f, err := os.OpenFile(jsonl, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString(`{"$set":{"sessionId":"e7f63e29"}}` + "\n")
+			return errors.Join(err, f.Close())
+		}},
+		"json rewritten as jsonl": {[]string{legacy}, func() error {
+			return os.WriteFile(legacy+"l", []byte(`{"sessionId":"e7f63e29"}`+"\n"), 0o600)
+		}},
+	} {
+		loaded := GeminiResumeLoaded(tc.chats)
+		if loaded() {
+			t.Fatalf("%s: loaded before anything was written", name)
+		}
+		if err := tc.load(); err != nil {
+			t.Fatal(err)
+		}
+		if !loaded() {
+			t.Errorf("%s: not loaded after the write", name)
+		}
+	}
+	if GeminiResumeLoaded([]string{filepath.Join(dir, "gone.jsonl")})() {
+		t.Error("a missing file counted as loaded")
 	}
 }

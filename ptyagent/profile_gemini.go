@@ -143,32 +143,67 @@ func GeminiHome() string {
 	return h
 }
 
-// GeminiResumable reports whether Gemini CLI saved session sid under home
-// (GeminiHome) with something to resume: a chat file
+// GeminiResumable returns the chat files in which Gemini CLI saved
+// session sid under home (GeminiHome) with something to resume, none when
+// there is nothing to resume: a chat file
 // .gemini/tmp/<project>/chats/session-<date>-<sid[:8]>.json[l] whose
 // sessionId is sid and that holds a user or model message. Gemini saves a
 // session when it starts, before any message; such a file is moved aside
 // (to .empty), as --session-id refuses an existing id and --resume one
 // without messages ("No previous sessions found"): either would fail every
 // restart of an agent that died early.
-func GeminiResumable(home, sid string) bool {
+func GeminiResumable(home, sid string) []string {
 	if len(sid) < 8 || home == "" {
-		return false
+		return nil
 	}
 	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*-"+sid[:8]+".json*"))
-	found := false
+	var found []string
 	for _, p := range files {
 		if filepath.Ext(p) != ".json" && filepath.Ext(p) != ".jsonl" {
 			continue
 		}
 		switch geminiChat(p, sid) {
 		case chatResumable:
-			found = true
+			found = append(found, p)
 		case chatEmpty:
 			_ = os.Rename(p, p+".empty")
 		}
 	}
 	return found
+}
+
+// GeminiResumeLoaded is the ReadyRules.Loaded of a Gemini CLI started
+// with --resume from the chat files chats (GeminiResumable), called
+// before it starts. Gemini draws its prompt before it loads the saved
+// conversation (a UI effect once its client is up; seconds on a busy
+// machine), and a message submitted in between goes to a fresh chat
+// that the load then replaces: the model never sees the conversation
+// with it, and the turn answers the old one. Loading the conversation
+// appends a record to its file ({"$set":{"sessionId":…}}; a .json file
+// is rewritten as .jsonl), so the conversation is loaded once one of
+// the files has grown past its size now.
+func GeminiResumeLoaded(chats []string) func() bool {
+	size := make([]int64, len(chats))
+	for i, p := range chats {
+		size[i] = fileSize(p)
+	}
+	return func() bool {
+		for i, p := range chats {
+			if fileSize(p) > size[i] || (filepath.Ext(p) == ".json" && fileSize(p+"l") > 0) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// fileSize is the size of the file at path, -1 when it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
 }
 
 type chatKind int

@@ -116,8 +116,9 @@ type Session struct {
 	lastScan    time.Time
 	permSince   time.Time
 	sawStart    bool
-	transcript  string // the CLI's session file, from its hooks (Codex: its failed turns)
-	wantOutput  bool   // the monitor waits for the next output (see check)
+	loadWaitAt  time.Time // when the ready rules first held but Ready.Loaded did not
+	transcript  string    // the CLI's session file, from its hooks (Codex: its failed turns)
+	wantOutput  bool      // the monitor waits for the next output (see check)
 	exitCode    int
 	exitDetail  string // the exit as the health event says it (ExitedError)
 	stopping    bool

@@ -79,6 +79,15 @@ type ReadyRules struct {
 	Quiet time.Duration
 	// Pattern, when set, must match the screen text (ReadyQuiet only).
 	Pattern string
+	// Loaded, when set, must report true as well (ReadyQuiet only): a
+	// CLI resumed with a saved conversation that draws its prompt before
+	// it has loaded the conversation (Gemini CLI), so that a message
+	// typed in between would go to a fresh chat the load then replaces.
+	// It is polled while the rest holds; LoadedWait (default 60 s) after
+	// the rest first held, the agent is ready without it, and the health
+	// detail says so.
+	Loaded     func() bool
+	LoadedWait time.Duration
 }
 
 // Spec describes one agent process.
@@ -214,6 +223,9 @@ func (s Spec) withDefaults() (Spec, *regexp.Regexp, error) {
 	}
 	if s.Ready.Quiet <= 0 {
 		s.Ready.Quiet = config.DefaultReadyQuietMS * time.Millisecond
+	}
+	if s.Ready.LoadedWait <= 0 {
+		s.Ready.LoadedWait = time.Minute
 	}
 	var re *regexp.Regexp
 	if s.Ready.Pattern != "" {

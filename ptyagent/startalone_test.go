@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +106,73 @@ func TestStartAloneWaitingStartEndsOnClose(t *testing.T) {
 	}
 	if _, ok := m.Session("worker_2"); ok {
 		t.Error("worker_2 ran after Close")
+	}
+}
+
+// loadedSpec is an agent that prints READY at once and echoes what it is
+// typed, whose Ready.Loaded is loaded.
+func loadedSpec(loaded func() bool, wait time.Duration) Spec {
+	return Spec{ID: "worker_1", Role: "worker", Kind: kindAlone, Cols: 80, Rows: 24,
+		Argv:  []string{"sh", "-c", `echo READY; exec cat`},
+		Ready: ReadyRules{Mode: ReadyQuiet, Quiet: 50 * time.Millisecond, Pattern: `READY`, Loaded: loaded, LoadedWait: wait}}
+}
+
+// A resumed CLI that draws its prompt before it has loaded its saved
+// conversation (Gemini) is not ready, and is typed nothing, until
+// Ready.Loaded holds, however long its prompt has been quiet on the
+// screen.
+func TestReadyWaitsForTheConversationLoaded(t *testing.T) {
+	var asked atomic.Int32
+	var done atomic.Bool
+	rec := &recorder{}
+	m := newTestManager(t, rec, map[vocab.AgentID]Spec{"worker_1": loadedSpec(func() bool {
+		asked.Add(1)
+		return done.Load()
+	}, time.Hour)})
+	if err := m.Start("worker_1", "worker", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Inject("worker_1", 1, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := m.Session("worker_1")
+	if !ok {
+		t.Fatal("worker_1 did not start")
+	}
+	// Asked again and again: the prompt is drawn and quiet.
+	waitFor(t, 20*time.Second, "Ready.Loaded asked 5 times", func() bool { return asked.Load() >= 5 })
+	if h := s.Health(); h != vocab.HealthStarting {
+		t.Fatalf("health %s before the conversation is loaded, want starting", h)
+	}
+	if _, ok := rec.find(delivered(1)); ok || strings.Contains(s.Text(), "hello") {
+		t.Fatal("the message was typed before the conversation was loaded")
+	}
+	done.Store(true)
+	waitFor(t, 20*time.Second, "the message delivered once loaded", func() bool {
+		_, ok := rec.find(delivered(1))
+		return ok
+	})
+	if e, _ := rec.find(func(e Event) bool { return e.Kind == EventHealth && e.Health == vocab.HealthReady }); e.Detail != "output quiet, conversation loaded" {
+		t.Errorf("ready detail %q", e.Detail)
+	}
+}
+
+// A CLI that never shows its conversation loaded is ready after
+// Ready.LoadedWait, and says so: it cannot stay starting for good.
+func TestReadyWithoutLoadedAfterItsWait(t *testing.T) {
+	rec := &recorder{}
+	m := newTestManager(t, rec, map[vocab.AgentID]Spec{"worker_1": loadedSpec(func() bool { return false }, 300*time.Millisecond)})
+	if err := m.Start("worker_1", "worker", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Inject("worker_1", 1, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the message delivered after the wait", func() bool {
+		_, ok := rec.find(delivered(1))
+		return ok
+	})
+	if e, _ := rec.find(func(e Event) bool { return e.Kind == EventHealth && e.Health == vocab.HealthReady }); !strings.Contains(e.Detail, "not seen loaded in 300ms") {
+		t.Errorf("ready detail %q", e.Detail)
 	}
 }

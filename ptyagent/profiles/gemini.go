@@ -53,19 +53,29 @@ func launchGemini(l Launch) (ptyagent.Spec, error) {
 		return l.Base, err
 	}
 	sid := ptyagent.ClaudeSessionID(l.TaskID, l.ID)
+	// A session with messages is resumed though no turn ended (the agent
+	// died in its first); one without is moved aside.
+	var chats []string
+	if l.Resume {
+		chats = ptyagent.GeminiResumable(ptyagent.GeminiHome(), sid)
+	}
 	o := ptyagent.GeminiOptions{
 		Model:        l.RoleConfig.Model,
 		ApprovalMode: "yolo",
 		SessionID:    sid,
-		// A session with messages is resumed though no turn ended (the
-		// agent died in its first); one without is moved aside.
-		Resume:       l.Resume && ptyagent.GeminiResumable(ptyagent.GeminiHome(), sid),
+		Resume:       len(chats) > 0,
 		SettingsPath: settings,
 		Hooks:        true,
 		IncludeDirs:  append([]string{dir}, l.AddDirs...),
 		ExtraArgs:    l.RoleConfig.ExtraArgs,
 	}
-	return ptyagent.GeminiSpec(l.Base, o), nil
+	spec := ptyagent.GeminiSpec(l.Base, o)
+	if o.Resume {
+		// Ready once the saved conversation is loaded, not when the
+		// prompt is first drawn.
+		spec.Ready.Loaded = ptyagent.GeminiResumeLoaded(chats)
+	}
+	return spec, nil
 }
 
 // geminiDir is the agent's directory for its settings and role file.
