@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/vocab"
 )
@@ -44,7 +45,9 @@ func requireChromium(t *testing.T) string {
 }
 
 // browser starts a headless chromium with a fresh profile; the returned
-// context drives its one tab.
+// context drives its one tab. The browser is started here, on that
+// context: chromedp ties it to the context of the first action, and the
+// actions run with deadlines of their own (within).
 func browser(t *testing.T, path string) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
@@ -59,6 +62,9 @@ func browser(t *testing.T, path string) context.Context {
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
 	return ctx
 }
 
@@ -611,4 +617,33 @@ func TestWebClientCancelRetryAbandon(t *testing.T) {
 	waitPage(t, ctx, "the abandoned header, no Retry, Abandon or Cancel", `document.getElementById('phase').textContent === 'abandoned' &&
 		document.getElementById('retry').hidden && document.getElementById('abandon').hidden && document.getElementById('cancel').hidden &&
 		document.getElementById('needs').hidden`)
+}
+
+// The page of a real Claude Code team offline (the fake API), served
+// with --web: every pane shows what the server's emulator has, cell for
+// cell as text, as for the sim team.
+func TestWebClientClaudeOffline(t *testing.T) {
+	parallel(t)
+	chrome := requireChromium(t)
+	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
+	env := append(serverEnv(t), c.Env...)
+	_, url := startWeb(t, c.Project, env, "--agent", "claude", "--workers", "1", "add a greeting service")
+	infos := servers(t, c.Project, env)
+	if len(infos) != 1 {
+		t.Fatalf("hivemind ls --json: %+v, want one server", infos)
+	}
+	emu := watchServer(t, infos[0].Socket)
+	ctx := browser(t, chrome)
+	run(t, ctx, "open the page", chromedp.Navigate(url))
+	waitPage(t, ctx, "three panes", `document.querySelectorAll('.pane').length === 3`)
+	for _, id := range []string{"lead", "reviewer", "worker_1"} {
+		var want, got string
+		if !pollUntil(c.wait(3*tuiWait), func() bool {
+			want = emu.text(id)
+			got, _ = pageText(ctx, id)
+			return got == want && strings.Contains(want, "❯") // Claude Code's prompt
+		}) {
+			t.Errorf("pane %s differs from the server's emulator (or shows no Claude Code prompt):\npage:\n%s\nserver:\n%s", id, got, want)
+		}
+	}
 }
