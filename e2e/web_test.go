@@ -528,7 +528,7 @@ var webURLs = regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?to
 // the page's URL; the server is stopped when t ends.
 func startWeb(t *testing.T, project string, env []string, args ...string) (string, string) {
 	t.Helper()
-	out, code := hmIn(t, project, env, tuiWait, append([]string{"--web"}, args...)...)
+	out, code := hmIn(t, project, env, 3*tuiWait, append([]string{"--web"}, args...)...)
 	if code != 0 {
 		t.Fatalf("hivemind --web: exit %d\n%s", code, out)
 	}
