@@ -91,9 +91,12 @@ func (t *trial) hivemindWeb() (int, func(), error) {
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	stop := func() { cancel(); cancelA(); srv.stop() }
-	if err := chromedp.Do(ctx); err != nil { // the browser lives as long as ctx
+	// The browser lives as long as the context of its first action: ctx,
+	// cancelled if it does not start in time.
+	timer := time.AfterFunc(2*time.Minute, cancel)
+	if err := chromedp.Do(ctx); err != nil || !timer.Stop() {
 		stop()
-		return 0, nil, fmt.Errorf("chromium: %w", err)
+		return 0, nil, fmt.Errorf("chromium did not start: %v", err)
 	}
 	ids, _ := json.Marshal(t.ids)
 	shown := fmt.Sprintf(`%s.every(id => { const p = document.querySelector('.pane[data-agent="' + id + '"]'); if (!p) return false;
