@@ -8,7 +8,9 @@
 # SCALE (scale agent counts, default 1,4,8,16,32; empty skips), BUSY and
 # IDLE (scale windows, default 10s), KEYS (keystroke samples, default 20),
 # ATTACH (agents of the attach section, default 8; 0 skips), ATTACHES
-# (attach samples, default 10).
+# (attach samples, default 10), PATHS (throughput paths, default every one:
+# raw,tmux,headless,ui,attached, and server,web,webstall when chromium is
+# installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,6 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hivemind" .
 go build -o "$tmp/product" ./bench/product
 "$tmp/product" -hivemind "$tmp/hivemind" -runs "${RUNS:-3}" -mb "${MB:-8}" \
-	-n "${N-1,3,8}" -scale "${SCALE-1,4,8,16,32}" \
+	-n "${N-1,3,8}" ${PATHS:+-paths "$PATHS"} -scale "${SCALE-1,4,8,16,32}" \
 	-busy "${BUSY:-10s}" -idle "${IDLE:-10s}" -keys "${KEYS:-20}" \
 	-attach "${ATTACH-8}" -attaches "${ATTACHES:-10}"

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,14 +13,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/hivemind-dev/hivemind/internal/fakeapi"
 	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/vocab"
 )
@@ -41,7 +45,9 @@ func requireChromium(t *testing.T) string {
 }
 
 // browser starts a headless chromium with a fresh profile; the returned
-// context drives its one tab.
+// context drives its one tab. The browser is started here, on that
+// context: chromedp ties it to the context of the first action, and the
+// actions run with deadlines of their own (within).
 func browser(t *testing.T, path string) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
@@ -56,6 +62,9 @@ func browser(t *testing.T, path string) context.Context {
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
 	return ctx
 }
 
@@ -162,8 +171,9 @@ func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 // page shows every agent's screen as the server's emulator has it, pause
 // stops what is typed to the agents until resume, keys typed into a
 // focused agent reach it, the plan is approved at the human gate from the
-// page; nothing the page receives holds the API key or a hook token; the
-// phone layout shows one agent. Screenshots go to the test's artifacts
+// page; nothing the page receives holds the API key or a hook token, and
+// its notices name the page's buttons, not the TUI's keys; the phone
+// layout shows one agent. Screenshots go to the test's artifacts
 // (HIVEMIND_WEB_SHOTS, else a temp dir).
 func TestWebClientInBrowser(t *testing.T) {
 	parallel(t)
@@ -172,23 +182,15 @@ func TestWebClientInBrowser(t *testing.T) {
 	const apiKey = "sk-ant-web-test-secret-0123456789"
 	env := append(serverEnv(t), "HIVEMIND_SIM_ARGS=--pace 30ms", "ANTHROPIC_API_KEY="+apiKey, "HOME="+t.TempDir())
 	project := t.TempDir()
-	out, code := hmIn(t, project, env, tuiWait, "--web", "--agent", "sim", "--workers", "2", "--plan-approval", "human", "build a tiny calculator")
-	if code != 0 {
-		t.Fatalf("hivemind --web: exit %d\n%s", code, out)
-	}
-	t.Cleanup(func() { stopServers(t, project, env) })
-	urls := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`).FindStringSubmatch(out)
-	if urls == nil {
-		t.Fatalf("hivemind --web printed no URL:\n%s", out)
-	}
+	out, url := startWeb(t, project, env, "--agent", "sim", "--workers", "2", "--plan-approval", "human", "build a tiny calculator")
 	infos := servers(t, project, env)
-	if len(infos) != 1 || infos[0].Web != urls[1] {
-		t.Fatalf("hivemind ls --json: %+v, want the web URL %s", infos, urls[1])
+	if len(infos) != 1 || infos[0].Web != url {
+		t.Fatalf("hivemind ls --json: %+v, want the web URL %s", infos, url)
 	}
-	if ls, _ := hmIn(t, project, env, tuiWait, "ls"); !strings.Contains(ls, urls[1]) {
+	if ls, _ := hmIn(t, project, env, tuiWait, "ls"); !strings.Contains(ls, url) {
 		t.Errorf("hivemind ls does not show the URL:\n%s", ls)
 	}
-	if again, code := hmIn(t, project, env, tuiWait, "web"); code != 0 || !strings.Contains(again, urls[1]) {
+	if again, code := hmIn(t, project, env, tuiWait, "web"); code != 0 || !strings.Contains(again, url) {
 		t.Errorf("hivemind web with the server running: exit %d\n%s\nwant the same URL", code, again)
 	}
 	emu := watchServer(t, infos[0].Socket)
@@ -208,7 +210,7 @@ func TestWebClientInBrowser(t *testing.T) {
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "open the page", chromedp.Navigate(urls[1]))
+	run(t, ctx, "open the page", chromedp.Navigate(url))
 	if loc, _ := within(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(loc, "token") {
 		t.Errorf("the page's address still holds the token: %s", loc)
 	}
@@ -350,9 +352,9 @@ func TestWebClientInBrowser(t *testing.T) {
 
 	// Nothing secret reached the page.
 	fmu.Lock()
-	all := strings.Join(frames, "\n")
-	n := len(frames)
+	seen := append([]string(nil), frames...)
 	fmu.Unlock()
+	all, n := strings.Join(seen, "\n"), len(seen)
 	if n < 10 {
 		t.Fatalf("only %d WebSocket frames seen", n)
 	}
@@ -360,6 +362,23 @@ func TestWebClientInBrowser(t *testing.T) {
 		if strings.Contains(all, s) {
 			t.Errorf("the page received the %s", name)
 		}
+	}
+	// The notices in the page's words: the plan gate's names its
+	// buttons, none the TUI's keys (the revised plan came back to the
+	// gate with the page open).
+	gate := false
+	for _, f := range seen {
+		var m struct{ T, Text string }
+		if json.Unmarshal([]byte(f), &m) != nil || m.T != "notice" {
+			continue
+		}
+		gate = gate || strings.Contains(m.Text, "approve it (Approve and build) or send feedback (Send feedback)")
+		if tuiKey.MatchString(m.Text) {
+			t.Errorf("a notice names the TUI's key: %q", m.Text)
+		}
+	}
+	if !gate {
+		t.Error("no notice of the plan gate names the page's buttons")
 	}
 	for _, f := range []string{"/", "/static/app.js", "/static/app.css"} {
 		body, err := within(ctx, chromedp.Evaluate[string](`fetch(`+strconv.Quote(f)+`).then(r => r.text())`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
@@ -428,7 +447,6 @@ func TestWebOnRunningServer(t *testing.T) {
 		t.Cleanup(func() { stopServers(t, project, env) })
 		return project, out
 	}
-	urlRe := regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`)
 	get := func(u string) int {
 		c := &http.Client{Timeout: tuiWait, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		resp, err := c.Get(u)
@@ -440,14 +458,14 @@ func TestWebOnRunningServer(t *testing.T) {
 	}
 
 	project, out := start("")
-	if urlRe.MatchString(out) {
+	if webURLs.MatchString(out) {
 		t.Fatalf("a server without web printed a URL:\n%s", out)
 	}
 	if in := servers(t, project, env); len(in) != 1 || in[0].Web != "" {
 		t.Fatalf("hivemind ls --json before hivemind web: %+v", in)
 	}
 	out, code := hmIn(t, project, env, tuiWait, "web")
-	m := urlRe.FindStringSubmatch(out)
+	m := webURLs.FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("hivemind web: exit %d\n%s", code, out)
 	}
@@ -474,7 +492,7 @@ func TestWebOnRunningServer(t *testing.T) {
 		t.Fatal("the server did not stop on SIGTERM")
 	}
 	out, code = hmIn(t, first, env, tuiWait, "web")
-	m = urlRe.FindStringSubmatch(out)
+	m = webURLs.FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("hivemind web with the task stopped: exit %d\n%s", code, out)
 	}
@@ -483,7 +501,7 @@ func TestWebOnRunningServer(t *testing.T) {
 	}
 
 	project, out = start("web = true\n")
-	m = urlRe.FindStringSubmatch(out)
+	m = webURLs.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("web = true: no URL printed\n%s", out)
 	}
@@ -496,5 +514,136 @@ func TestWebOnRunningServer(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("web = true: hivemind ls --json does not show %s for %s", m[1], project)
+	}
+}
+
+// tuiKey matches a key hint of the full-screen UI ("(a)", "R in the TUI").
+var tuiKey = regexp.MustCompile(` \([A-Za-z]\)|\b[A-Za-z] in the TUI`)
+
+// webURLs is the URL hivemind --web or hivemind web printed (with the
+// token that acts).
+var webURLs = regexp.MustCompile(`(?m)^web client: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})$`)
+
+// startWeb runs hivemind --web args in project and returns its output and
+// the page's URL; the server is stopped when t ends.
+func startWeb(t *testing.T, project string, env []string, args ...string) (string, string) {
+	t.Helper()
+	out, code := hmIn(t, project, env, 3*tuiWait, append([]string{"--web"}, args...)...)
+	if code != 0 {
+		t.Fatalf("hivemind --web: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { stopServers(t, project, env) })
+	u := webURLs.FindStringSubmatch(out)
+	if u == nil {
+		t.Fatalf("hivemind --web printed no URL:\n%s", out)
+	}
+	return out, u[1]
+}
+
+// Cancel, retry and abandon from the page, each seen in the team's state,
+// its event log and the page's header. A team whose agents cannot start
+// (a sim flag that does not exist) waits in needs_human: the page says to
+// use its Retry button (not the TUI's key R), Retry sends the team back
+// to work (a retry, then needs_human again), Abandon ends the task.
+// Another team is cancelled from the page; Cancel asks first, and
+// dismissed it sends nothing.
+func TestWebClientCancelRetryAbandon(t *testing.T) {
+	parallel(t)
+	realCLISlot(t) // Chromium keeps a core busy
+	chrome := requireChromium(t)
+	home := "HOME=" + t.TempDir()
+	stuck, live := t.TempDir(), t.TempDir()
+	stuckEnv := append(serverEnv(t), home, "HIVEMIND_SIM_ARGS=--no-such-flag")
+	liveEnv := append(serverEnv(t), home, "HIVEMIND_SIM_ARGS=--pace 30ms")
+	_, stuckURL := startWeb(t, stuck, stuckEnv, "--agent", "sim", "--workers", "1", "build a tiny calculator")
+	_, liveURL := startWeb(t, live, liveEnv, "--agent", "sim", "--workers", "1", "--plan-approval", "human", "build a tiny calculator")
+
+	ctx := browser(t, chrome)
+	var accept atomic.Bool
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept.Load()})
+		}
+	}()
+
+	// Cancel, dismissed: nothing is sent (the pause clicked after it is
+	// the next command the server gets).
+	run(t, ctx, "open the live team's page", chromedp.Navigate(liveURL))
+	waitPage(t, ctx, "the live team's panes and state", `document.querySelectorAll('.pane').length === 3 &&
+		!document.getElementById('cancel').hidden && document.getElementById('phase').textContent !== 'connecting…'`)
+	dir := taskDir(t, live)
+	run(t, ctx, "click cancel, then dismiss", chromedp.Click("#cancel"))
+	run(t, ctx, "click pause", chromedp.Click("#pause"))
+	waitFor(t, tuiWait, "the paused state", func() bool { return readState(t, dir).Phase.Terminal() || readState(t, dir).Phase == vocab.PhasePaused })
+	if st := readState(t, dir); st.Phase != vocab.PhasePaused || recordIndex(readEventLog(dir), 0, vocab.RecordCancelled) >= 0 {
+		t.Fatalf("a dismissed Cancel: state %s, want paused and no cancelled record", st.Phase)
+	}
+	waitPage(t, ctx, "the paused header", `document.getElementById('pause').textContent === 'Resume'`)
+	run(t, ctx, "click resume", chromedp.Click("#pause"))
+	waitFor(t, tuiWait, "resumed", func() bool { return recordIndex(readEventLog(dir), 0, vocab.RecordResumedFromPause) >= 0 })
+	accept.Store(true)
+	run(t, ctx, "click cancel, then confirm", chromedp.Click("#cancel"))
+	waitFor(t, tuiWait, "the cancelled state and record", func() bool {
+		return readState(t, dir).Phase == vocab.PhaseCancelled && recordIndex(readEventLog(dir), 0, vocab.RecordCancelled) >= 0
+	})
+	waitPage(t, ctx, "the cancelled header, no Cancel button", `document.getElementById('phase').textContent === 'cancelled' &&
+		document.getElementById('cancel').hidden`)
+
+	// Retry and abandon at needs_human.
+	dir = taskDir(t, stuck)
+	waitFor(t, tuiWait, "the stuck team in needs_human", func() bool { return readState(t, dir).Phase == vocab.PhaseNeedsHuman })
+	run(t, ctx, "open the stuck team's page", chromedp.Navigate(stuckURL))
+	waitPage(t, ctx, "needs you, with the page's words, and Retry and Abandon", `!document.getElementById('needs').hidden &&
+		document.getElementById('needslist').textContent.includes('then retry (the Retry button)') &&
+		!document.getElementById('retry').hidden && !document.getElementById('abandon').hidden &&
+		document.getElementById('phase').textContent === 'needs you'`)
+	if txt, _ := within(ctx, chromedp.Evaluate[string](`document.body.innerText`)); strings.Contains(txt, "in the TUI") {
+		t.Errorf("the page names the TUI's key:\n%s", txt)
+	}
+	run(t, ctx, "click retry", chromedp.Click("#retry"))
+	waitFor(t, tuiWait, "a retry, then needs_human again", func() bool {
+		recs := readEventLog(dir)
+		r := recordIndex(recs, 0, vocab.RecordRetry)
+		return r >= 0 && recordIndex(recs, r, vocab.RecordNeedsHuman) >= 0 && readState(t, dir).Phase == vocab.PhaseNeedsHuman
+	})
+	run(t, ctx, "click abandon, then confirm", chromedp.Click("#abandon"))
+	waitFor(t, tuiWait, "the task abandoned", func() bool {
+		return readState(t, dir).Abandoned() && recordIndex(readEventLog(dir), 0, vocab.RecordAbandoned) >= 0
+	})
+	waitPage(t, ctx, "the abandoned header, no Retry, Abandon or Cancel", `document.getElementById('phase').textContent === 'abandoned' &&
+		document.getElementById('retry').hidden && document.getElementById('abandon').hidden && document.getElementById('cancel').hidden &&
+		document.getElementById('needs').hidden`)
+}
+
+// The page of a real Claude Code team offline (the fake API), served
+// with --web: every pane shows what the server's emulator has, cell for
+// cell as text, as for the sim team.
+func TestWebClientClaudeOffline(t *testing.T) {
+	parallel(t)
+	chrome := requireChromium(t)
+	c := SetupClaudeOffline(t, fakeapi.DefaultScript())
+	env := append(serverEnv(t), c.Env...)
+	_, url := startWeb(t, c.Project, env, "--agent", "claude", "--workers", "1", "add a greeting service")
+	infos := servers(t, c.Project, env)
+	if len(infos) != 1 {
+		t.Fatalf("hivemind ls --json: %+v, want one server", infos)
+	}
+	emu := watchServer(t, infos[0].Socket)
+	ctx := browser(t, chrome)
+	run(t, ctx, "open the page", chromedp.Navigate(url))
+	waitPage(t, ctx, "three panes", `document.querySelectorAll('.pane').length === 3`)
+	for _, id := range []string{"lead", "reviewer", "worker_1"} {
+		var want, got string
+		if !pollUntil(c.wait(3*tuiWait), func() bool {
+			want = emu.text(id)
+			got, _ = pageText(ctx, id)
+			return got == want && strings.Contains(want, "❯") // Claude Code's prompt
+		}) {
+			t.Errorf("pane %s differs from the server's emulator (or shows no Claude Code prompt):\npage:\n%s\nserver:\n%s", id, got, want)
+		}
 	}
 }

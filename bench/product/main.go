@@ -13,7 +13,9 @@
 //     answer, for raw PTY reads, tmux, Hivemind headless, Hivemind's UI and
 //     a Hivemind server shown by one `hivemind attach` client ("attached":
 //     the server's emulator answers; its CPU is the server's plus the
-//     client's).
+//     client's); with Chromium installed, a server with the web client on
+//     ("web": headless Chromium shows every pane; "webstall": a WebSocket
+//     client asks for every pane and never reads; "server": no client).
 //     Also the agent-side figure (until its last write returned): how long
 //     the agent itself was held up, and the consumer's CPU per MB of agent
 //     output (utime+stime from "go" until every agent was answered), which
@@ -60,7 +62,11 @@ func main() {
 	mb := flag.Int("mb", 8, "workload MiB per agent (throughput)")
 	flag.IntVar(&b.runs, "runs", 3, "interleaved runs per throughput figure (median reported)")
 	ns := flag.String("n", "1,3,8", "agent counts for throughput")
-	paths := flag.String("paths", strings.Join(pathNames, ","), "throughput paths (of "+strings.Join(pathNames, ",")+")")
+	defaults := pathNames
+	if chromium() != "" {
+		defaults = allPaths
+	}
+	paths := flag.String("paths", strings.Join(defaults, ","), "throughput paths (of "+strings.Join(allPaths, ",")+"; web and webstall need chromium)")
 	scale := flag.String("scale", "1,4,8,16,32", "agent counts for scale (empty: skip)")
 	flag.IntVar(&b.rate, "rate", 20000, "bytes/s per agent in the scale section")
 	flag.DurationVar(&b.busy, "busy", 10*time.Second, "scale: busy window")
@@ -74,7 +80,7 @@ func main() {
 	flag.Parse()
 	b.paths = strings.Split(*paths, ",")
 	for _, p := range b.paths {
-		if !slices.Contains(pathNames, p) {
+		if !slices.Contains(allPaths, p) {
 			fmt.Fprintf(os.Stderr, "product: unknown path %q in -paths\n", p)
 			os.Exit(2)
 		}
@@ -135,8 +141,12 @@ func (b *bench) main(mb int, ns, scale []int) error {
 	return nil
 }
 
-// paths, in the order of the first run (later runs rotate it).
-var pathNames = []string{"raw", "tmux", "headless", "ui", "attached"}
+// paths, in the order of the first run (later runs rotate it); allPaths
+// adds the web client's.
+var (
+	pathNames = []string{"raw", "tmux", "headless", "ui", "attached"}
+	allPaths  = append(slices.Clone(pathNames), webPaths...)
+)
 
 func (b *bench) throughput(mb int, ns []int) error {
 	data, _ := workload.Generate(workload.Options{Seed: 1, Size: mb << 20, Cols: b.cols, Rows: b.rows})
@@ -163,7 +173,8 @@ func (b *bench) throughput(mb int, ns []int) error {
 				if err := os.MkdirAll(t.dir, 0o755); err != nil {
 					return err
 				}
-				start := map[string]func() (int, func(), error){"raw": t.raw, "tmux": t.tmux, "headless": t.hivemindHeadless, "ui": t.hivemindTUI, "attached": t.hivemindAttached}[p]
+				start := map[string]func() (int, func(), error){"raw": t.raw, "tmux": t.tmux, "headless": t.hivemindHeadless, "ui": t.hivemindTUI, "attached": t.hivemindAttached,
+					"server": t.hivemindServed, "web": t.hivemindWeb, "webstall": t.hivemindWebStalled}[p]
 				if p == "raw" || p == "tmux" {
 					for i := 1; i <= n; i++ {
 						t.ids = append(t.ids, fmt.Sprintf("a%d", i))
@@ -201,17 +212,31 @@ func (b *bench) throughput(mb int, ns []int) error {
 			}
 		}
 	}
-	if !slices.Equal(b.paths, pathNames) {
-		// A subset: per-path medians only (the ratio tables need every path).
+	if web := slices.ContainsFunc(b.paths, func(p string) bool { return slices.Contains(webPaths, p) }); web || !b.measured(pathNames) {
+		// Per-path medians (the ratio tables below need every other path),
+		// against tmux when measured.
 		fmt.Println()
+		if web {
+			fmt.Println("   (server, web, webstall: the CPU is the server's; the browser's is not counted)")
+		}
 		for _, n := range ns {
+			tm := median(done[key{n, "tmux"}])
 			for _, p := range b.paths {
 				k := key{n, p}
-				fmt.Printf("   N=%d  %-8s  %7.1f MB/s per agent until shown  %7.2f ms CPU per MB\n", n, p, median(done[k]), 1e3*median(cpu[k]))
+				fmt.Printf("   N=%d  %-8s  %7.1f MB/s per agent until shown", n, p, median(done[k]))
+				if tm > 0 {
+					fmt.Printf(" (%5.2f× tmux)", median(done[k])/tm)
+				}
+				fmt.Printf(", %7.1f MB/s written, %7.2f ms CPU per MB\n", median(drain[k]), 1e3*median(cpu[k]))
+			}
+			if st, sv := median(done[key{n, "webstall"}]), median(done[key{n, "server"}]); st > 0 && sv > 0 {
+				fmt.Printf("   N=%d  a WebSocket that never reads: %.2f× the server's throughput with no client\n", n, st/sv)
 			}
 		}
-		fmt.Println()
-		return nil
+		if !b.measured(pathNames) {
+			fmt.Println()
+			return nil
+		}
 	}
 	table := func(title string, m map[key][]float64) {
 		fmt.Println()
@@ -301,4 +326,9 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// measured reports whether every path of ps is measured.
+func (b *bench) measured(ps []string) bool {
+	return !slices.ContainsFunc(ps, func(p string) bool { return !slices.Contains(b.paths, p) })
 }

@@ -225,11 +225,16 @@ func (b *bench) hivemindArgv(project, agent string, workers int, headless bool) 
 }
 
 // hivemindEnv is the environment of a Hivemind run: its own HOME with a
-// config that keeps b.scrollback lines per pane.
+// config that keeps b.scrollback lines per pane and lets the agents write
+// the benchmark's control files (outside their write scope).
 func (b *bench) hivemindEnv(home string, extra ...string) []string {
 	cfg := filepath.Join(home, ".config", "hivemind", "config.toml")
 	_ = os.MkdirAll(filepath.Dir(cfg), 0o755)
-	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("scrollback_lines = %d\n", b.scrollback)), 0o644)
+	text := fmt.Sprintf("scrollback_lines = %d\n", b.scrollback)
+	for _, r := range vocab.Roles() {
+		text += fmt.Sprintf("\n[roles.%s]\nwritable = [%q]\n", r, b.tmp)
+	}
+	_ = os.WriteFile(cfg, []byte(text), 0o644)
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "TERM=tmux-256color", "COLORTERM=truecolor"}
 	return append(env, extra...)
 }
@@ -241,11 +246,9 @@ func (b *bench) writeConfig(project, text string) string {
 }
 
 func (t *trial) hivemindHeadless() (int, func(), error) {
-	project, home := filepath.Join(t.dir, "project"), filepath.Join(t.dir, "home")
-	for _, d := range []string{project, home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return 0, nil, err
-		}
+	project, home, err := t.projectHome()
+	if err != nil {
+		return 0, nil, err
 	}
 	_, workers := hivemindIDs(t.n)
 	argv := t.b.hivemindArgv(project, t.floodCmd(""), workers, true)
@@ -276,11 +279,9 @@ func (t *trial) hivemindHeadless() (int, func(), error) {
 }
 
 func (t *trial) hivemindTUI() (int, func(), error) {
-	project, home := filepath.Join(t.dir, "project"), filepath.Join(t.dir, "home")
-	for _, d := range []string{project, home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return 0, nil, err
-		}
+	project, home, err := t.projectHome()
+	if err != nil {
+		return 0, nil, err
 	}
 	_, workers := hivemindIDs(t.n)
 	h, err := t.b.startTUI(project, t.b.hivemindEnv(home), t.b.hivemindArgv(project, t.floodCmd(""), workers, false))
@@ -295,11 +296,9 @@ func (t *trial) hivemindTUI() (int, func(), error) {
 // `hivemind attach` client in a tmux terminal of the same size as the UI's.
 // The consumer is the server (pid) plus the client (t.client).
 func (t *trial) hivemindAttached() (int, func(), error) {
-	project, home := filepath.Join(t.dir, "project"), filepath.Join(t.dir, "home")
-	for _, d := range []string{project, home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return 0, nil, err
-		}
+	project, home, err := t.projectHome()
+	if err != nil {
+		return 0, nil, err
 	}
 	_, workers := hivemindIDs(t.n)
 	srv, err := t.b.startServer(project, home, t.floodCmd(""), workers)
@@ -320,18 +319,21 @@ type served struct {
 	project string
 	env     []string
 	pid     int
+	out     string // what hivemind --server printed
 }
 
-// startServer starts `hivemind --server` for project with agent command
-// agent (its own HOME and server registry) and returns once it serves.
-func (b *bench) startServer(project, home, agent string, workers int) (*served, error) {
+// startServer starts `hivemind --server` (and flags) for project with
+// agent command agent (its own HOME and server registry) and returns once
+// it serves.
+func (b *bench) startServer(project, home, agent string, workers int, flags ...string) (*served, error) {
 	env := b.hivemindEnv(home, "XDG_RUNTIME_DIR="+filepath.Join(home, "run"))
 	argv := b.hivemindArgv(project, agent, workers, false)
-	argv = append(argv[:1], append([]string{"--server"}, argv[1:]...)...)
+	argv = append(argv[:1], append(append([]string{"--server"}, flags...), argv[1:]...)...)
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Dir = project
 	c.Env = append(os.Environ(), env...)
-	if out, err := c.CombinedOutput(); err != nil {
+	out, err := c.CombinedOutput()
+	if err != nil {
 		return nil, fmt.Errorf("hivemind --server: %v: %s", err, out)
 	}
 	pidText, err := os.ReadFile(filepath.Join(project, ".hivemind", "server.pid"))
@@ -342,7 +344,7 @@ func (b *bench) startServer(project, home, agent string, workers int) (*served, 
 	if err != nil {
 		return nil, fmt.Errorf("server pid: %q", pidText)
 	}
-	return &served{project: project, env: env, pid: pid}, nil
+	return &served{project: project, env: env, pid: pid, out: string(out)}, nil
 }
 
 // attach starts `hivemind attach` in a tmux terminal and waits until it

@@ -142,7 +142,8 @@ func (b *bridge) toPage(p []byte) error {
 }
 
 // fromServer takes the server's messages to the page; a bye loses its
-// Info (paths), everything else is the page's to show.
+// Info (paths), notices and reasons are put in the page's words
+// (pageWords), everything else is the page's to show.
 func (b *bridge) fromServer() {
 	defer b.close()
 	for {
@@ -157,6 +158,7 @@ func (b *bridge) fromServer() {
 		default:
 			continue
 		}
+		forPage(&m)
 		p, err := json.Marshal(m)
 		if err != nil {
 			continue

@@ -296,7 +296,9 @@ function needsYou(s) {
 function renderState() {
   const s = st.state;
   if (!s) return;
-  $("phase").textContent = PHASES[s.state] || s.state;
+  // idle once the task ran: it was abandoned (vocab.State.Abandoned)
+  const abandoned = s.state === "idle" && !!s.finished_at;
+  $("phase").textContent = abandoned ? "abandoned" : PHASES[s.state] || s.state;
   $("cp").textContent = s.total_checkpoints ? `checkpoint ${s.current_checkpoint}/${s.total_checkpoints}` : "";
   $("clock").textContent = elapsed(s);
   let tokens = 0, usd = 0, known = true;
@@ -315,7 +317,7 @@ function renderState() {
   $("pause").classList.toggle("on", paused);
   const human = s.state === "needs_human" || s.state === "error";
   $("retry").hidden = !human; $("abandon").hidden = !human;
-  $("cancel").hidden = ["complete", "cancelled"].includes(s.state);
+  $("cancel").hidden = abandoned || ["complete", "cancelled"].includes(s.state);
 
   const needs = needsYou(s);
   $("needs").hidden = needs.length === 0;
