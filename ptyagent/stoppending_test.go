@@ -3,13 +3,14 @@ package ptyagent
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-// pending reports whether id's (re)start waits (for its previous process
+// pendingStart reports whether id's (re)start waits (for its previous process
 // to end, or for its turn to start).
 func (m *Manager) pendingStart(id vocab.AgentID) bool {
 	m.mu.Lock()
@@ -106,5 +107,46 @@ func TestStopDropsAStartWaitingForItsTurn(t *testing.T) {
 	}
 	if _, ok := rec.find(stoppedUnstarted("worker_2")); !ok {
 		t.Errorf("the dropped start is not said as a stop: %v", rec.healths("worker_2"))
+	}
+}
+
+// A Stop that comes while the agent's process is being started (after
+// the drop check, before the session is installed) stops that process
+// once it is: it does not run on.
+func TestStopDuringSpawnStopsTheNewProcess(t *testing.T) {
+	rec := &recorder{}
+	var m *Manager
+	var stopped atomic.Bool
+	m, err := NewManager(ManagerConfig{
+		Factory: func(id vocab.AgentID, role vocab.Role, resume bool) (Spec, error) {
+			return Spec{Argv: []string{"sh", "-c", `echo up; exec cat`}, Cols: 80, Rows: 24}, nil
+		},
+		OnEvent: func(e Event) {
+			rec.add(e)
+			// The first event of the new process, said from inside Start.
+			if e.Kind == EventHealth && e.Health == vocab.HealthStarting && e.PID != 0 && stopped.CompareAndSwap(false, true) {
+				_ = m.Stop(e.Agent)
+			}
+		},
+		StopTimeout: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := m.Start("worker_1", "worker", false); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := m.Session("worker_1")
+	if !ok {
+		t.Fatal("worker_1 has no session")
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the process (pid %d) started as Stop came runs on", s.PID())
+	}
+	if e, ok := rec.find(func(e Event) bool { return e.Kind == EventHealth && e.Health == vocab.HealthExited }); !ok || !e.Stopped {
+		t.Errorf("its exit %+v, want one said as a stop", e)
 	}
 }
