@@ -47,13 +47,14 @@ import (
 //	    vocab.State.Over) stops every agent, after any start it makes,
 //	    and no step of a task that is over starts one (a resume included).
 //
-// HIVEMIND_PROPERTY_SEQS sets the number of sequences (default 1000; 150
-// with -short or -race); HIVEMIND_PROPERTY_SEED the seed (default fixed,
-// for CI).
+// HIVEMIND_PROPERTY_SEQS sets the number of sequences (default 1000; 60
+// with -short or -race: sequences go through the whole workflow, about
+// 0.4 s each under the race detector); HIVEMIND_PROPERTY_SEED the seed
+// (default fixed, for CI).
 func TestSendInvariants(t *testing.T) {
 	n := 1000
 	if testing.Short() || raceEnabled {
-		n = 150
+		n = 60
 	}
 	if v, err := strconv.Atoi(os.Getenv("HIVEMIND_PROPERTY_SEQS")); err == nil && v > 0 {
 		n = v
