@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -892,6 +893,30 @@ func (w *procWatch) result() map[string][]string {
 // a project, by agent id.
 func agentProcesses(project string) map[string]string {
 	out := map[string]string{}
+	eachAgentProcess(project, func(agent string, _ string, argv []string) { out[agent] = strings.Join(argv, " ") })
+	return out
+}
+
+// agentsRSS is the resident memory of the running claude agents of a
+// project, in MB, and how many there are.
+func agentsRSS(project string) (mb, n int) {
+	kb := 0
+	eachAgentProcess(project, func(_ string, dir string, _ []string) {
+		status, _ := os.ReadFile(filepath.Join(dir, "status"))
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				k, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				kb += k
+				n++
+			}
+		}
+	})
+	return kb >> 10, n
+}
+
+// eachAgentProcess calls f with the agent id, /proc directory and command
+// line of each running claude agent of a project.
+func eachAgentProcess(project string, f func(agent, dir string, argv []string)) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		base := filepath.Join("/proc", e.Name())
@@ -915,9 +940,8 @@ func agentProcesses(project string) map[string]string {
 		if agent == "" || !mine || !strings.HasPrefix(filepath.Base(argv[0]), "claude") {
 			continue
 		}
-		out[agent] = strings.Join(argv, " ")
+		f(agent, base, argv)
 	}
-	return out
 }
 
 // flagValue returns the value after flag in a command line ("" if absent).

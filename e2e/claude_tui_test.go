@@ -380,11 +380,21 @@ func claudeTUIComplete(t *testing.T) {
 		t.Errorf("resumed to %s, want planning", got)
 	}
 
-	// The run goes on to the end.
+	// The run goes on to the end; the agents' memory is noted until then.
+	rss, live := 0, 0
 	seen.watch(r, 2*claudeTUIWait, "the COMPLETE banner", func(s tuiScreen) bool {
+		if mb, n := agentsRSS(c.Project); n == len(claudeAgents) {
+			rss, live = mb, n
+		}
 		return s.contains("✔ COMPLETE") && taskState(s) == string(vocab.PhaseComplete)
 	})
 	took := time.Since(start)
+	// The task's end stops its agents at once, the UI still open.
+	if !pollUntil(claudeTUIWait, func() bool { return len(agentProcesses(c.Project)) == 0 }) {
+		t.Errorf("claude agents still running after complete, the UI open: %v", agentProcesses(c.Project))
+	}
+	t.Logf("the %d claude agents held %d MB RSS (last sample before complete); all gone %v after the COMPLETE banner, the UI open",
+		live, rss, (time.Since(start) - took).Round(time.Millisecond))
 	st := checkComplete(t, dir)
 	if st.RevisionCount != 1 {
 		t.Errorf("revision_count %d, want 1 (the first plan is rejected)", st.RevisionCount)

@@ -265,12 +265,22 @@ func TestTUIQuitWhileRunning(t *testing.T) {
 
 // A complete task stops its agents at once, while the UI stays open on
 // the summary: every process of the run (found by its environment) is
-// gone within 2 s of task_complete, and q then quits without asking
+// gone within 2 s of task_complete, the panes (v) keep each agent's last
+// screen under an "exited" title, and q then quits without asking
 // (nothing runs that quitting would stop).
+// With --server, the same holds while the client stays attached, and q
+// leaves without the detach-or-stop question (no team is left to keep
+// working): the server then ends.
 func TestTUICompleteStopsAgents(t *testing.T) {
 	parallel(t)
-	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms",
-		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
+	t.Run("in process", func(t *testing.T) { completeStopsAgents(t, nil) })
+	t.Run("server", func(t *testing.T) { completeStopsAgents(t, serverEnv(t), "--server") })
+}
+
+func completeStopsAgents(t *testing.T, env []string, args ...string) {
+	parallel(t)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 2ms", env: env,
+		args: append(args, "--agent", "sim", "--workers", "2", "build a tiny calculator")})
 	mark := "HIVEMIND_PROJECT=" + r.project
 	if !pollUntil(tuiWait, func() bool { return len(procenv.ProcsWithEnv(os.Getuid(), mark)) >= len(simAgents) }) {
 		t.Fatalf("the agents never ran: %v", procenv.ProcsWithEnv(os.Getuid(), mark))
@@ -310,8 +320,20 @@ func TestTUICompleteStopsAgents(t *testing.T) {
 	}) {
 		t.Errorf("agents in state.json after complete: %+v", st.Agents)
 	}
+	// The panes keep what the agents showed last (their emulators stay),
+	// and say each agent exited: not a crash, nothing that needs the user.
+	r.keys("v")
+	panes := strings.Join(r.waitScreen(tuiWait, "every pane to say its agent exited", func(s tuiScreen) bool {
+		return strings.Count(strings.Join(s, "\n"), "⏻ exited") == len(simAgents)
+	}), "\n")
+	if strings.Count(panes, "Wrote ") < len(simAgents) || strings.Contains(panes, "needs you") || strings.Contains(panes, "restarting") {
+		t.Errorf("the panes after complete do not keep the agents' last screens, or raise an alarm:\n%s", panes)
+	}
 	r.keys("q")
 	if code := r.waitExit(tuiWait); code != 0 {
 		t.Errorf("exit status %d after q on a complete task, want 0", code)
+	}
+	if env != nil && !pollUntil(tuiWait, func() bool { return len(servers(t, r.project, env)) == 0 }) {
+		t.Error("the server still runs after its last client left a complete task")
 	}
 }

@@ -73,7 +73,10 @@ type agent struct {
 	// pending is set while a (re)start waits for the previous process to
 	// end; messages injected meanwhile wait in held.
 	pending bool
-	held    []message
+	// dropStart: Stop came while the start was pending; it is dropped
+	// (the agent never runs) unless a Start comes after.
+	dropStart bool
+	held      []message
 	// holdDelivery: HoldDelivery(true) stands, for every session the
 	// agent gets until it is lifted.
 	holdDelivery bool
@@ -191,6 +194,7 @@ func (m *Manager) Start(id vocab.AgentID, role vocab.Role, resume bool) error {
 		m.agents[id] = a
 	}
 	a.role = role
+	a.dropStart = false
 	if a.pending {
 		m.mu.Unlock()
 		return nil
@@ -231,7 +235,7 @@ func (m *Manager) Start(id vocab.AgentID, role vocab.Role, resume bool) error {
 func (m *Manager) report(id vocab.AgentID, err error) {
 	if m.cfg.OnEvent != nil {
 		m.cfg.OnEvent(Event{Agent: id, Kind: EventHealth, Health: vocab.HealthExited, ExitCode: -1,
-			Detail: err.Error(), Stopped: errors.Is(err, ErrClosed), At: time.Now()})
+			Detail: err.Error(), Stopped: errors.Is(err, ErrClosed) || errors.Is(err, errStartDropped), At: time.Now()})
 	}
 }
 
@@ -239,6 +243,12 @@ func (m *Manager) report(id vocab.AgentID, err error) {
 // kind that starts alone waits for its turn (in the background: messages
 // injected meanwhile are held).
 func (m *Manager) launch(a *agent, resume bool) error {
+	m.mu.Lock()
+	drop := a.dropStart
+	m.mu.Unlock()
+	if drop { // stopped while it waited for its previous process: nothing to build
+		return m.run(a, Spec{}, nil)
+	}
 	spec, err := m.cfg.Factory(a.id, a.role, resume)
 	if err == nil {
 		spec = m.complete(a, spec)
@@ -319,9 +329,15 @@ func (m *Manager) alone(spec Spec) Spec {
 func (m *Manager) run(a *agent, spec Spec, err error) error {
 	var s *Session
 	if err == nil {
-		if m.isClosed() {
+		m.mu.Lock()
+		closed, drop := m.closed, a.dropStart
+		m.mu.Unlock()
+		switch {
+		case closed:
 			err = ErrClosed
-		} else {
+		case drop:
+			err = errStartDropped
+		default:
 			spec.beforeStart = func(n *Session) {
 				m.mu.Lock()
 				a.starting = n
@@ -334,13 +350,16 @@ func (m *Manager) run(a *agent, spec Spec, err error) error {
 		}
 	}
 	m.mu.Lock()
-	a.pending, a.starting = false, nil
-	held, hold := a.held, a.holdDelivery
-	a.held = nil
+	held, hold, stop := a.held, a.holdDelivery, a.dropStart
+	a.pending, a.starting, a.dropStart, a.held = false, nil, false, nil
 	if err != nil {
 		m.mu.Unlock()
 		for _, h := range held {
 			m.emitFailed(a.id, h.seq, "agent failed to start")
+		}
+		if errors.Is(err, errStartDropped) {
+			m.report(a.id, err) // said as a stop, whoever started it
+			return nil
 		}
 		return fmt.Errorf("ptyagent: start %s: %w", a.id, err)
 	}
@@ -357,6 +376,13 @@ func (m *Manager) run(a *agent, spec Spec, err error) error {
 		// bytes per cell, scrollback included).
 		_ = old.Close()
 	}
+	if stop { // Stop came while its process was being started
+		s.Stop()
+		for _, h := range held {
+			m.emitFailed(a.id, h.seq, "agent stopped")
+		}
+		held = nil
+	}
 	if hold {
 		s.HoldDelivery(true)
 	}
@@ -365,12 +391,6 @@ func (m *Manager) run(a *agent, spec Spec, err error) error {
 	}
 	m.signal()
 	return nil
-}
-
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
 }
 
 func (m *Manager) emitFailed(id vocab.AgentID, seq int, detail string) {
@@ -408,13 +428,16 @@ func (m *Manager) complete(a *agent, spec Spec) Spec {
 }
 
 // Stop stops the agent gracefully; it returns at once and the exit arrives
-// as a Health event.
+// as a Health event. A (re)start still waiting (for the previous process
+// to end, or for its turn) is dropped: the agent does not run again until
+// the next Start.
 func (m *Manager) Stop(id vocab.AgentID) error {
 	m.mu.Lock()
 	a := m.agents[id]
 	var s *Session
 	if a != nil {
 		s = a.sess
+		a.dropStart = a.pending
 	}
 	m.mu.Unlock()
 	if a == nil {

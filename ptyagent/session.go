@@ -35,6 +35,9 @@ var (
 	ErrClosed       = errors.New("ptyagent: manager closed")
 )
 
+// errStartDropped is a pending start that a Stop dropped: said as a stop.
+var errStartDropped = errors.New("stopped before it started")
+
 // ExitedError is a message refused because its agent is not running: the
 // agent and why, as its exit said it (exit code, last output), so the
 // user reads the cause rather than "agent has exited". It is ErrExited.

@@ -51,13 +51,15 @@ func (m *Model) tellShowing() {
 	v.Showing(slices.Clone(ids))
 }
 
-// remoteLeaveKey handles q and D of a client: D detaches, q asks.
+// remoteLeaveKey handles q and D of a client: D detaches, q asks, unless
+// the task is over (its agents stopped as it ended: there is no team to
+// keep working or to stop; the server ends once no client is attached).
 func (m *Model) remoteLeaveKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if m.opts.Remote == nil {
 		return false, nil
 	}
 	switch {
-	case key.Matches(msg, m.keys.Leave):
+	case key.Matches(msg, m.keys.Leave) || (key.Matches(msg, m.keys.Quit) && m.taskOver()):
 		return true, m.quit()
 	case key.Matches(msg, m.keys.Quit):
 		m.confirm = confirmLeave
