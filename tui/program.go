@@ -8,7 +8,8 @@ import tea "charm.land/bubbletea/v2"
 // quits the program (p.Quit) itself. Two owners deadlock: bubbletea's
 // handler blocks for ever sending its QuitMsg to an event loop that
 // another owner's Quit has already ended, while Program.shutdown waits
-// for that handler. Extra options (for example tea.WithContext,
+// for that handler. Keys for the attached pane go straight to it
+// (KeyFilter). Extra options (for example tea.WithContext,
 // tea.WithInput/WithOutput) are applied after.
 //
 // Wiring, as internal/app (frontdoor.go) does it:
@@ -19,6 +20,6 @@ import tea "charm.land/bubbletea/v2"
 //	_, err := p.Run() // returns after q (or ctrl+c twice); then stop the agents
 func NewProgram(opts Options, extra ...tea.ProgramOption) *tea.Program {
 	m := New(opts)
-	po := append([]tea.ProgramOption{tea.WithFPS(m.opts.FPS), tea.WithoutSignalHandler()}, extra...)
+	po := append([]tea.ProgramOption{tea.WithFPS(m.opts.FPS), tea.WithoutSignalHandler(), tea.WithFilter(KeyFilter)}, extra...)
 	return tea.NewProgram(m, po...)
 }

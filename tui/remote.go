@@ -22,9 +22,22 @@ type Remote struct {
 
 // PaneViewer is implemented by Terminals that stream screens only for the
 // panes shown (a server's client): after every layout the model tells it
-// which agents' panes are visible, in order.
+// which agents' panes are visible and at what rate it draws them.
 type PaneViewer interface {
-	Showing(ids []vocab.AgentID)
+	Showing(s Shown)
+}
+
+// Shown is what the model draws of the agents' terminals.
+type Shown struct {
+	// Panes are the visible panes, in order.
+	Panes []vocab.AgentID
+	// Fast is the attached pane ("" when none is): it takes new content
+	// at Options.FPS.
+	Fast vocab.AgentID
+	// SlowFPS is how often the other visible panes take new content
+	// (Options.UnfocusedFPS): a source that sends them faster sends
+	// frames the model does not draw.
+	SlowFPS int
 }
 
 // tellShowing tells a PaneViewer the panes the layout shows.
@@ -44,11 +57,15 @@ func (m *Model) tellShowing() {
 	if m.lay.TooSmall {
 		ids = nil
 	}
-	if slices.Equal(ids, m.r.showing) {
+	fast := m.fastID()
+	if !slices.Contains(ids, fast) {
+		fast = ""
+	}
+	if slices.Equal(ids, m.r.showing.Panes) && fast == m.r.showing.Fast {
 		return
 	}
-	m.r.showing = ids
-	v.Showing(slices.Clone(ids))
+	m.r.showing = Shown{Panes: ids, Fast: fast, SlowFPS: m.opts.UnfocusedFPS}
+	v.Showing(Shown{Panes: slices.Clone(ids), Fast: fast, SlowFPS: m.opts.UnfocusedFPS})
 }
 
 // remoteLeaveKey handles q and D of a client: D detaches, q asks, unless

@@ -659,6 +659,30 @@ func (m *Model) turnPage(d int) {
 	m.focusID = m.agents[min(p*m.lay.PerPage, len(m.agents)-1)]
 }
 
+// KeyFilter is the program's message filter (NewProgram installs it): a
+// key for the attached pane goes to the agent's terminal at once and ends
+// there, without an Update and a View of its own; those would add a
+// frame's work per key, and the keys of a burst (a fast typist, keys a
+// terminal sends together) would wait behind each other's. Every other
+// message, and a key that changes the view (the detach key, the first key
+// of a pane scrolled back), is handled as usual.
+func KeyFilter(model tea.Model, msg tea.Msg) tea.Msg {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return msg
+	}
+	m, ok := model.(Model)
+	if !ok || m.screen() != screenAttached || m.scroll[m.focusID] != 0 || key.Matches(k, m.km.attached.Detach) {
+		return msg
+	}
+	t, ok := m.terminal(m.focusID)
+	if !ok {
+		return msg
+	}
+	m.input.enqueue(t, encodeKey(k.Key(), t.Modes().AppCursorKeys))
+	return nil
+}
+
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.km.attached.Detach) {
 		m.attached = false

@@ -29,7 +29,7 @@ type renderCache struct {
 	// helpMax is how far the help overlay can scroll at its last size.
 	helpMax int
 	// showing are the panes last told to a PaneViewer (remote.go).
-	showing []vocab.AgentID
+	showing Shown
 }
 
 // sizedTerm is the size last given to an agent's terminal.

@@ -23,6 +23,7 @@ type attachRow struct {
 	floodPTY          float64   // ms, median, the others flooding
 	busyServer        float64   // % of one core, every agent streaming
 	busyClient        float64
+	zoomClient        float64 // % of one core, the lead's pane zoomed (idle), the 7 others streaming hidden
 	viewP50, viewP99  float64 // the client's View, ms
 	fps               float64 // the client's Views per second
 }
@@ -119,6 +120,12 @@ func (b *bench) attachSection(n, samples int) error {
 		r.viewP50, r.viewP99, r.fps = views[len(views)/2], views[len(views)*99/100], float64(len(views))/wall
 	}
 
+	// The lead's pane zoomed and idle, the others streaming unseen: what
+	// the hidden panes cost the client (nothing of them is sent to it).
+	if r.zoomClient, err = zoomedCPU(h, setMode, b.busy); err != nil {
+		return err
+	}
+
 	if b.keys > 0 {
 		if err := setMode("busy-others"); err != nil {
 			return err
@@ -143,6 +150,8 @@ func (b *bench) attachSection(n, samples int) error {
 		len(r.attach), median(r.attach), slices.Max(r.attach), verdict(median(r.attach) < 300))
 	fmt.Printf("   CPU, %d agents streaming %d B/s each: server %.2f %%, client %.2f %% of one core; the client's View %.2f ms p50, %.2f ms p99, %.1f views/s\n",
 		len(ids), b.rate, r.busyServer, r.busyClient, r.viewP50, r.viewP99, r.fps)
+	fmt.Printf("   CPU of the client, the lead's pane zoomed (z) and idle, the %d others streaming hidden: %.2f %% of one core (goal ≤ 1 %%: %s)\n",
+		len(ids)-1, r.zoomClient, verdict(r.zoomClient <= 1))
 	if b.keys > 0 {
 		fmt.Printf("   key → agent's PTY through the client, the %d others streaming: %.1f ms median (goal ≤ 16 ms: %s); key → echo on screen %.1f ms\n",
 			len(ids)-1, r.keyPTY, verdict(r.keyPTY <= 16), r.keyScreen)
@@ -151,6 +160,35 @@ func (b *bench) attachSection(n, samples int) error {
 	}
 	fmt.Println()
 	return nil
+}
+
+// zoomedCPU zooms the focused pane (the lead's) of the client h, has the
+// others stream, and returns the client's CPU (% of one core) over window;
+// it leaves every pane shown again.
+func zoomedCPU(h *hosted, setMode func(string) error, window time.Duration) (float64, error) {
+	shown := func(s string) bool { return strings.Contains(s, "worker_1") }
+	if err := h.send("z"); err != nil {
+		return 0, err
+	}
+	if err := h.waitScreen(30*time.Second, "the lead's pane zoomed", func(s string) bool { return !shown(s) }); err != nil {
+		return 0, err
+	}
+	if err := setMode("busy-others"); err != nil {
+		return 0, err
+	}
+	time.Sleep(2 * time.Second) // warm-up
+	c0, err := cpuTicks(h.pid)
+	t0 := time.Now()
+	time.Sleep(window)
+	c1, err2 := cpuTicks(h.pid)
+	if err := cmpErr(err, err2); err != nil {
+		return 0, err
+	}
+	cpu := float64(c1-c0) / clockTicks / time.Since(t0).Seconds() * 100
+	if err := h.send("z"); err != nil {
+		return 0, err
+	}
+	return cpu, h.waitScreen(30*time.Second, "every pane shown again", shown)
 }
 
 func cmpErr(errs ...error) error {

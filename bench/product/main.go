@@ -27,7 +27,8 @@
 //     frames drawn, and keystroke → agent latency with the others streaming.
 //   - attach: 8 agents in a Hivemind server: `hivemind attach` start →
 //     every pane's full screen shown, the server's and the client's CPU
-//     while they stream, keystroke → agent through the client.
+//     while they stream, the client's CPU with one idle pane zoomed and the
+//     others streaming hidden, keystroke → agent through the client.
 //
 // Usage: go run ./bench/product [flags] (`make bench` runs bench/product.sh).
 package main

@@ -36,7 +36,7 @@ type serverLink struct {
 
 	mu      sync.Mutex
 	terms   map[vocab.AgentID]*remoteTerm
-	showing []vocab.AgentID
+	showing tui.Shown
 	laidOut bool // the UI said what it shows (before: every pane is asked for)
 	pending map[uint64]chan proto.Msg
 	nextID  uint64
@@ -71,17 +71,18 @@ func (r *serverLink) Terminal(id vocab.AgentID) (tui.Terminal, bool) {
 // Changed implements tui.Terminals.
 func (r *serverLink) Changed() <-chan struct{} { return r.changed }
 
-// Showing implements tui.PaneViewer: the server streams these panes only.
-func (r *serverLink) Showing(ids []vocab.AgentID) {
+// Showing implements tui.PaneViewer: the server streams these panes only,
+// the ones the UI draws slowly at its rate.
+func (r *serverLink) Showing(s tui.Shown) {
 	r.mu.Lock()
-	r.showing, r.laidOut = ids, true
+	r.showing, r.laidOut = s, true
 	r.mu.Unlock()
 	r.sendView()
 }
 
 func (r *serverLink) sendView() {
 	r.mu.Lock()
-	showing := r.showing
+	showing := r.showing.Panes
 	if !r.laidOut {
 		// Until the UI has laid out its panes, every pane: their rows
 		// arrive while the UI starts, in time for its first frame.
@@ -91,6 +92,9 @@ func (r *serverLink) sendView() {
 	view := make([]proto.Want, 0, len(showing))
 	for _, id := range showing {
 		w := proto.Want{Agent: id}
+		if r.laidOut && id != r.showing.Fast {
+			w.FPS = r.showing.SlowFPS
+		}
 		if t := r.terms[id]; t != nil {
 			t.mu.Lock()
 			w.Scroll = t.scroll

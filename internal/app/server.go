@@ -658,15 +658,20 @@ func (s *server) panes() []proto.PaneID {
 }
 
 // writer sends a client what changed: the panes, the state, the notices,
-// then the shown panes' rows, at most FPS screen updates a second.
+// then the shown panes' rows, at most FPS screen updates a second (a pane
+// the client asks slower, at its Want.FPS: held, and sent when due).
 func (s *server) writer(cl *client) {
 	interval := time.Second / time.Duration(max(s.fps, 1))
 	var sentPanes []proto.PaneID
 	var snapGen uint64
 	var last time.Time
+	held := time.NewTimer(time.Hour)
+	held.Stop()
+	defer held.Stop()
 	for {
 		select {
 		case <-cl.kick:
+		case <-held.C:
 		case <-cl.done:
 			return
 		}
@@ -696,6 +701,7 @@ func (s *server) writer(cl *client) {
 		cl.notices = nil
 		want := cl.want
 		cl.mu.Unlock()
+		hold := time.Hour
 		for _, w := range want {
 			i := slices.IndexFunc(panes, func(p proto.PaneID) bool { return p.Agent == w.Agent })
 			t, ok := s.src.Screen(w.Agent)
@@ -707,9 +713,16 @@ func (s *server) writer(cl *client) {
 				snd = &proto.Sender{}
 				cl.senders[w.Agent] = snd
 			}
-			if p, changed := snd.Update(w.Agent, t, panes[i].Gen, max(w.Scroll, 0)); changed {
+			if d := snd.Hold(t, panes[i].Gen, max(w.Scroll, 0), w.FPS, last); d > 0 {
+				hold = min(hold, d)
+				continue
+			}
+			if p, changed := snd.UpdateAt(w.Agent, t, panes[i].Gen, max(w.Scroll, 0), last); changed {
 				msgs = append(msgs, proto.Msg{T: proto.TPane, Pane: &p})
 			}
+		}
+		if hold < time.Hour {
+			held.Reset(hold)
 		}
 		for _, m := range msgs {
 			_ = cl.c.SetWriteDeadline(time.Now().Add(clientWriteTime))

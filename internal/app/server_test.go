@@ -18,6 +18,7 @@ import (
 
 	"github.com/hivemind-dev/hivemind/internal/proto"
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
+	"github.com/hivemind-dev/hivemind/tui"
 	"github.com/hivemind-dev/hivemind/vocab"
 )
 
@@ -134,7 +135,7 @@ func TestServerClientReattachLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		link := newServerLink(c, false)
-		link.Showing([]vocab.AgentID{"lead"})
+		link.Showing(tui.Shown{Panes: []vocab.AgentID{"lead"}, Fast: "lead"})
 		for range 1 + rng.IntN(5) {
 			lead.write(burst(rng))
 			worker.write(burst(rng))
@@ -310,7 +311,7 @@ func TestServerLinkAsksEveryPaneUntilLaidOut(t *testing.T) {
 	}
 	// Once the view reaches the server, the worker is no longer sent:
 	// rounds that change both screens bring the lead's rows alone.
-	link.Showing([]vocab.AgentID{"lead"})
+	link.Showing(tui.Shown{Panes: []vocab.AgentID{"lead"}, Fast: "lead"})
 	clean := 0
 	for round := 0; clean < 5; round++ {
 		if round == 200 {
@@ -334,4 +335,71 @@ func TestServerLinkAsksEveryPaneUntilLaidOut(t *testing.T) {
 			clean = 0
 		}
 	}
+}
+
+// A pane the client draws slowly (an unfocused pane: Want.FPS) is sent at
+// that rate however fast its screen changes, while the attached pane
+// beside it is sent at the server's; and once the screens stop, the slow
+// pane's last content arrives (held, never dropped).
+func TestServerSendsSlowPanesAtTheirRate(t *testing.T) {
+	lead := &syncScreen{s: screen.New(screen.Options{Cols: 40, Rows: 6})}
+	worker := &syncScreen{s: screen.New(screen.Options{Cols: 40, Rows: 6})}
+	sock := testServer(t, fakePanes{"lead": lead, "worker_1": worker})
+	const slowFPS = 10
+	start := time.Now()
+	c, _, err := dialServer(sock, proto.KindUI, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	link := newServerLink(c, false)
+	link.Showing(tui.Shown{Panes: []vocab.AgentID{"lead", "worker_1"}, Fast: "lead", SlowFPS: slowFPS})
+	stop := make(chan struct{})
+	wrote := make(chan struct{})
+	go func() { // both screens change every millisecond for half a second
+		defer close(wrote)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			lead.write(fmt.Sprintf(" l%d", i))
+			worker.write(fmt.Sprintf(" w%d", i))
+		}
+	}()
+	time.AfterFunc(500*time.Millisecond, func() { close(stop) })
+	count := map[vocab.AgentID]int{}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	for done := false; ; {
+		if !done {
+			select {
+			case <-wrote:
+				done = true
+			default:
+			}
+		}
+		if done {
+			l, _ := mirrored(link, "lead")
+			w, _ := mirrored(link, "worker_1")
+			if slices.Equal(l, lead.Lines(0)) && slices.Equal(w, worker.Lines(0)) {
+				break
+			}
+		}
+		m, err := c.Recv()
+		if err != nil {
+			w, _ := mirrored(link, "worker_1")
+			t.Fatalf("%v before the client's copies matched (worker: client %q, server %q)", err, w, worker.Lines(0))
+		}
+		if m.T == proto.TPane {
+			count[m.Pane.Agent]++
+		}
+		link.receive(m, func(tea.Msg) {})
+	}
+	// The slow pane's updates are 1/slowFPS apart after the first.
+	elapsed := time.Since(start)
+	if most := 1 + int(elapsed*slowFPS/time.Second); count["worker_1"] > most {
+		t.Fatalf("the unfocused pane was sent %d times in %v: at %d fps, at most %d", count["worker_1"], elapsed, slowFPS, most)
+	}
+	t.Logf("in %v: the attached pane sent %d times, the unfocused one %d", elapsed, count["lead"], count["worker_1"])
 }

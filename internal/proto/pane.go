@@ -1,6 +1,8 @@
 package proto
 
 import (
+	"time"
+
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 	"github.com/hivemind-dev/hivemind/vocab"
 )
@@ -32,6 +34,7 @@ type Sender struct {
 	rows   []string
 	cursor *Cursor
 	sent   bool
+	at     time.Time // when the last update was made
 }
 
 // Update returns the update that brings the client's copy to t's rows
@@ -39,6 +42,11 @@ type Sender struct {
 // last one. gen is t's generation (a new terminal of the agent: a new gen
 // resends every row).
 func (s *Sender) Update(id vocab.AgentID, t Screen, gen uint64, scroll int) (Pane, bool) {
+	return s.UpdateAt(id, t, gen, scroll, time.Now())
+}
+
+// UpdateAt is Update made at now (the time Hold counts from).
+func (s *Sender) UpdateAt(id vocab.AgentID, t Screen, gen uint64, scroll int, now time.Time) (Pane, bool) {
 	fresh := !s.sent || gen != s.gen || t != s.term
 	v := t.Version() // before Lines: the rows are at least this new
 	if !fresh && v == s.ver && scroll == s.scroll {
@@ -58,8 +66,22 @@ func (s *Sender) Update(id vocab.AgentID, t Screen, gen uint64, scroll int) (Pan
 	changed := fresh || len(p.Set) > 0 || len(rows) != len(s.rows) || back != s.back || modes != s.modes || scroll != s.scroll ||
 		(p.Cursor != nil && (s.cursor == nil || *p.Cursor != *s.cursor))
 	s.cursor = p.Cursor
+	if changed {
+		s.at = now
+	}
 	s.term, s.gen, s.ver, s.scroll, s.back, s.modes, s.rows, s.sent = t, gen, v, scroll, back, modes, rows, true
 	return p, changed
+}
+
+// Hold reports how long the update of a pane asked at most fps times a
+// second (Want.FPS; 0: no cap) must still wait at now; 0: make it now
+// (Update then says whether anything changed). Only new content waits: a
+// first update, a new terminal (gen) and a new scroll position never do.
+func (s *Sender) Hold(t Screen, gen uint64, scroll, fps int, now time.Time) time.Duration {
+	if fps <= 0 || !s.sent || gen != s.gen || t != s.term || scroll != s.scroll || t.Version() == s.ver {
+		return 0
+	}
+	return max(s.at.Add(time.Second/time.Duration(fps)).Sub(now), 0)
 }
 
 // diffRows lists the rows of now that differ from before (every row of

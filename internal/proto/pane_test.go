@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
 )
@@ -175,5 +176,43 @@ func TestPaneCarriesCursor(t *testing.T) {
 	}
 	if _, changed = snd.Update("lead", term, 1, 0); changed {
 		t.Fatal("an update with nothing changed")
+	}
+}
+
+// Hold: a pane asked at fps waits 1/fps after its last update for new
+// content only; a first update, a new scroll position or terminal, and a
+// pane with nothing new go at once.
+func TestSenderHoldsNewContentToItsRate(t *testing.T) {
+	scr := screen.New(screen.Options{Cols: 20, Rows: 4})
+	term := &lockedScreen{s: scr}
+	var snd Sender
+	t0 := time.Unix(1000, 0)
+	if d := snd.Hold(term, 1, 0, 10, t0); d != 0 {
+		t.Fatalf("first update held %v", d)
+	}
+	if _, changed := snd.UpdateAt("lead", term, 1, 0, t0); !changed {
+		t.Fatal("first update unchanged")
+	}
+	if d := snd.Hold(term, 1, 0, 10, t0.Add(10*time.Millisecond)); d != 0 {
+		t.Fatalf("nothing new, held %v", d)
+	}
+	_, _ = scr.Write([]byte("new"))
+	for _, c := range []struct {
+		what   string
+		gen    uint64
+		scroll int
+		fps    int
+		at     time.Duration
+		want   time.Duration
+	}{
+		{"new content 30 ms after", 1, 0, 10, 30 * time.Millisecond, 70 * time.Millisecond},
+		{"new content when due", 1, 0, 10, 100 * time.Millisecond, 0},
+		{"no cap", 1, 0, 0, 30 * time.Millisecond, 0},
+		{"a new scroll position", 1, 3, 10, 30 * time.Millisecond, 0},
+		{"a new terminal", 2, 0, 10, 30 * time.Millisecond, 0},
+	} {
+		if d := snd.Hold(term, c.gen, c.scroll, c.fps, t0.Add(c.at)); d != c.want {
+			t.Errorf("%s: held %v, want %v", c.what, d, c.want)
+		}
 	}
 }

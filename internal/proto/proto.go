@@ -11,8 +11,9 @@
 // panes (Panes), the engine's state (Snapshot), notices, and screen
 // updates (Pane) only for the panes the client says it shows (View) —
 // row diffs of the server's emulator against what it last sent that
-// client, so a hidden pane costs nothing. The client sends keys (Input),
-// sizes (Resize), scroll positions (View) and engine commands (Cmd).
+// client, so a hidden pane costs nothing, and a pane the client draws
+// slowly (Want.FPS) costs its rate. The client sends keys (Input), sizes
+// (Resize), scroll positions and rates (View) and engine commands (Cmd).
 package proto
 
 import (
@@ -154,6 +155,14 @@ type PaneID struct {
 type Want struct {
 	Agent  vocab.AgentID `json:"agent"`
 	Scroll int           `json:"scroll,omitempty"`
+	// FPS caps how often the pane's new content is sent: at most FPS
+	// updates a second (0: the server's fps, Info.FPS). A client asks
+	// the panes it draws slower (the UI's unfocused panes) at its own
+	// rate, so they cost neither side more than it draws. A first update,
+	// a new terminal and a new scroll position are sent at once. A server
+	// that does not know the field sends at its fps: the same screens,
+	// more often.
+	FPS int `json:"fps,omitempty"`
 }
 
 // Row is one changed row of a pane.
