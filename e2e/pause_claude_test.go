@@ -95,6 +95,10 @@ func TestClaudeTUIPauseHoldsQueuedMessages(t *testing.T) {
 	r.keys("y")
 	if code := r.quit(); code != exitCancelled {
 		t.Errorf("exit status %d after cancel, want %d", code, exitCancelled)
+		recs := readEventLog(dir)
+		for _, e := range recs[max(0, recordIndex(recs, paused, "resumed_from_pause")):] {
+			t.Logf("  %s %s %s %v", e.Time.Format("15:04:05.000"), e.Type, e.Agent, e.Details)
+		}
 	}
 	noLeftovers(t, c.Project)
 }

@@ -238,6 +238,30 @@ func TestTUIComplete(t *testing.T) {
 	t.Logf("wall time %v", time.Since(start).Round(time.Millisecond))
 }
 
+// A cancel confirmed and a quit typed at once (one burst of keys: the
+// runner has not handled the cancel when the UI quits) end the task as
+// cancelled: the exit status and the message are the task's end, not a
+// task left unfinished.
+func TestTUICancelThenQuitAtOnce(t *testing.T) {
+	parallel(t)
+	r := startTUI(t, tuiOptions{simArgs: "--pace 30ms",
+		args: []string{"--agent", "sim", "--workers", "2", "build a tiny calculator"}})
+	r.waitScreen(tuiWait, "the lead busy", func(s tuiScreen) bool {
+		return strings.Contains(s.panes()["lead"].title, "busy")
+	})
+	// c y: cancel and confirm; q y: quit, and confirm if the UI still
+	// thinks the task runs (once it knows it is over, q leaves at once
+	// and the second y goes nowhere).
+	r.keys("c", "y", "q", "y")
+	if code := r.waitExit(tuiWait); code != exitCancelled {
+		t.Errorf("exit status %d after cancel then quit, want %d (cancelled)", code, exitCancelled)
+	}
+	if st := readState(t, r.taskDir()); st.Phase != vocab.PhaseCancelled {
+		t.Errorf("state %s after cancel then quit, want cancelled", st.Phase)
+	}
+	noLeftovers(t, r.project)
+}
+
 // q while agents run asks first; y stops every agent and exits 0, and the
 // task stays resumable (not in a final state).
 func TestTUIQuitWhileRunning(t *testing.T) {

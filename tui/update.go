@@ -679,7 +679,9 @@ func KeyFilter(model tea.Model, msg tea.Msg) tea.Msg {
 	if !ok {
 		return msg
 	}
-	m.input.enqueue(t, encodeKey(k.Key(), t.Modes().AppCursorKeys))
+	if b := encodeKey(k.Key(), t.Modes().AppCursorKeys); b != nil {
+		m.input.enqueue(t, b)
+	}
 	return nil
 }
 

@@ -161,8 +161,11 @@ func (r *liveRun) close() error {
 			r.stopForward()
 		}
 		if r.cancelRunner != nil {
-			r.final = finalOf(r.a.runner.Snapshot().State.Phase)
+			// The outcome once the runner has handled what was queued
+			// before the quit: a cancel confirmed just before q is the
+			// task's end, not a task left unfinished.
 			r.a.shutdown(r.cancelRunner, r.runDone)
+			r.final = finalOf(r.a.runner.Snapshot().State.Phase)
 			r.l.mu.Lock()
 			r.l.notes = append(r.l.notes, r.a.gitNotes...)
 			r.l.mu.Unlock()
