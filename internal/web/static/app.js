@@ -287,7 +287,7 @@ function needsYou(s) {
   const out = [];
   const reason = s.reason || s.error || "";
   if (s.state === "needs_human") out.push("The task needs you" + (reason ? ": " + reason : "") + " — Retry or Abandon");
-  if (s.state === "error") out.push("The task stopped on an error" + (reason ? ": " + reason : ""));
+  if (s.state === "error") out.push("The task stopped on an error" + (reason ? ": " + reason : "") + " — Retry or Abandon");
   if (s.state === "plan_approval") out.push("Approve the plan, or send the Lead feedback");
   for (const [id, a] of Object.entries(s.agents || {})) if (a.paused) out.push(id + " is paused (its messages wait)");
   return out;
