@@ -324,6 +324,15 @@ func TestServerDetachAttachLosesNothing(t *testing.T) {
 		}
 		return true
 	}) {
+		// What each pane shows and what each agent wrote (its terminal
+		// log), to tell an agent that never wrote from a pane never sent.
+		dir := taskDirOf(project)
+		for _, id := range ids {
+			rows, n, err := first.rows(id)
+			raw, _ := os.ReadFile(filepath.Join(dir, "logs", "agents", id+".log"))
+			t.Logf("%s: %d updates (%v), window %v, last row %q; terminal log %d bytes, tail %q",
+				id, n, err, checkWindow(id, rows), lastLine(rows), len(raw), raw[max(0, len(raw)-200):])
+		}
 		t.Fatalf("the agents did not stream in %v", 3*tuiWait)
 	}
 	first.close()
