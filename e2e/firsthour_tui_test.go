@@ -200,23 +200,29 @@ func TestTUITeamAndDiff(t *testing.T) {
 
 	// Once worker_1 has changed files, pause (nothing merges meanwhile)
 	// and look at its diff.
-	// (A merge may take the changes between the title and the pause: then
-	// resume and try again.)
+	// (A checkpoint may merge the changes between the title and the
+	// pause, the title's count a moment behind: then the diff is empty;
+	// close it, resume and try again.)
 	for attempt := 1; ; attempt++ {
 		r.waitScreen(2*tuiWait, "worker_1 with changed files", func(s tuiScreen) bool {
 			return strings.Contains(s.panes()["worker_1"].title, "±")
 		})
 		r.keys("p")
-		s = r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(vocab.PhasePaused) })
-		if strings.Contains(s.panes()["worker_1"].title, "±") || attempt == 5 {
+		r.waitScreen(tuiWait, "paused", func(s tuiScreen) bool { return s.phase() == string(vocab.PhasePaused) })
+		r.keys("3", "d")
+		s = r.waitScreen(tuiWait, "worker_1's diff", func(s tuiScreen) bool {
+			return s.contains("changes of worker_1") && (s.contains("diff --git") && s.contains("+++ b/") || s.contains("no changes yet"))
+		})
+		if !s.contains("no changes yet") || attempt == 5 {
 			break
 		}
+		r.keys("Escape")
+		r.waitScreen(tuiWait, "the empty diff to close", func(s tuiScreen) bool { return !s.contains("changes of worker_1") })
 		r.keys("r")
 		r.waitScreen(tuiWait, "resumed", func(s tuiScreen) bool {
 			return s.phase() != "" && s.phase() != string(vocab.PhasePaused)
 		})
 	}
-	r.keys("3", "d")
 	s = r.waitText(tuiWait, "changes of worker_1", "diff --git", "+++ b/")
 	if !strings.Contains(s.footer(), "close diff") || !essentials(s) {
 		t.Errorf("diff footer %q", s.footer())
