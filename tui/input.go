@@ -19,6 +19,7 @@ type inputWriter struct {
 	mu      sync.Mutex
 	queue   []pendingWrite
 	running bool
+	writing Terminal // the terminal of the write under way
 	err     string
 	idle    *sync.Cond // signalled when the queue drains (tests)
 }
@@ -55,9 +56,11 @@ func (w *inputWriter) drain() {
 		p := w.queue[0]
 		w.queue[0] = pendingWrite{}
 		w.queue = w.queue[1:]
+		w.writing = p.t
 		w.mu.Unlock()
 		_, err := p.t.Write(p.b)
 		w.mu.Lock()
+		w.writing = nil
 		if err != nil {
 			w.err = err.Error()
 		} else {
@@ -65,6 +68,23 @@ func (w *inputWriter) drain() {
 		}
 		w.mu.Unlock()
 	}
+}
+
+// pending reports whether bytes for t are queued or being written (keys
+// typed a moment ago that the terminal has not read yet). Terminals are
+// pointers, so comparable.
+func (w *inputWriter) pending(t Terminal) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.writing == t {
+		return true
+	}
+	for _, p := range w.queue {
+		if p.t == t {
+			return true
+		}
+	}
+	return false
 }
 
 // wait blocks until every queued write was delivered.

@@ -366,7 +366,10 @@ func (m *Model) askDraft(id vocab.AgentID) {
 	if !ok {
 		return
 	}
-	if text, unsure := d.Draft(); text != "" || unsure {
+	// Keys typed just before the detach may still be on their way to the
+	// terminal (the input writer is asynchronous): the prompt may hold
+	// them, so ask.
+	if text, unsure := d.Draft(); text != "" || unsure || m.input.pending(t) {
 		m.confirm, m.draftOf = confirmDraft, id
 	}
 }

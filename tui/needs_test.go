@@ -105,6 +105,49 @@ func TestDetachAsksAboutTypedText(t *testing.T) {
 	}
 }
 
+// blockedTerm is a draftTerm whose writes wait until gate is closed: the
+// agent has not read the keys yet.
+type blockedTerm struct {
+	*draftTerm
+	gate chan struct{}
+}
+
+func (b *blockedTerm) Write(p []byte) (int, error) {
+	<-b.gate
+	return b.draftTerm.Write(p)
+}
+
+// Keys typed just before the detach that have not reached the agent yet
+// (the input writer is asynchronous; its prompt reads empty so far) may
+// be in its prompt a moment later: detach asks.
+func TestDetachAsksWhileTypedKeysAreOnTheirWay(t *testing.T) {
+	h, d := draftHarness(t, 120, 30)
+	d.text = ""
+	b := &blockedTerm{draftTerm: d, gate: make(chan struct{})}
+	base := h.m.opts.Terminals
+	h.m.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
+		if id == vocab.WorkerID(2) {
+			return b, true
+		}
+		return base.Terminal(id)
+	}, base.Changed())
+	h.key("4")
+	h.key("enter")
+	if !h.m.attached {
+		t.Fatal("not attached")
+	}
+	h.key("h")
+	h.send(keyMsg("ctrl+]"))
+	if h.m.confirm != confirmDraft {
+		t.Error("detach asked nothing while a typed key was on its way to the prompt")
+	}
+	close(b.gate)
+	h.m.input.wait()
+	if got := b.written(); got != "h" {
+		t.Errorf("written %q, want the key", got)
+	}
+}
+
 // Keys that do nothing in this mode say why, and the footer keeps how to
 // quit and get help.
 func TestInertKeysSayWhy(t *testing.T) {
