@@ -65,7 +65,9 @@ func (m *Model) tellShowing() {
 		return
 	}
 	m.r.showing = Shown{Panes: ids, Fast: fast, SlowFPS: m.opts.UnfocusedFPS}
-	v.Showing(Shown{Panes: slices.Clone(ids), Fast: fast, SlowFPS: m.opts.UnfocusedFPS})
+	told := m.r.showing
+	told.Panes = slices.Clone(ids)
+	v.Showing(told)
 }
 
 // remoteLeaveKey handles q and D of a client: D detaches, q asks, unless

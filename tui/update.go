@@ -679,10 +679,18 @@ func KeyFilter(model tea.Model, msg tea.Msg) tea.Msg {
 	if !ok {
 		return msg
 	}
-	if b := encodeKey(k.Key(), t.Modes().AppCursorKeys); b != nil {
+	m.typeKey(t, k.Key())
+	return nil
+}
+
+// typeKey writes k to t as a terminal sends it; false for a key with no
+// encoding (nothing is written).
+func (m *Model) typeKey(t Terminal, k tea.Key) bool {
+	b := encodeKey(k, t.Modes().AppCursorKeys)
+	if b != nil {
 		m.input.enqueue(t, b)
 	}
-	return nil
+	return b != nil
 }
 
 func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -697,9 +705,8 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.notice = notice{level: "warn", text: string(m.focusID) + " has no live terminal any more"}
 		return nil
 	}
-	if b := encodeKey(msg.Key(), t.Modes().AppCursorKeys); b != nil {
+	if m.typeKey(t, msg.Key()) {
 		m.scroll[m.focusID] = 0
-		m.input.enqueue(t, b)
 	}
 	return nil
 }
