@@ -105,6 +105,9 @@ func TestNewProgram(t *testing.T) {
 	p := NewProgram(Options{FPS: 30, Title: "np"}, tea.WithInput(nil), tea.WithOutput(&out), tea.WithWindowSize(80, 24))
 	done := make(chan error, 1)
 	go func() { _, err := p.Run(); done <- err }()
+	// tea sends the initial size from a goroutine of its own: sent here too,
+	// so the model has a size before q, however the scheduler runs them.
+	p.Send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	p.Send(SnapshotMsg{State: testState(2)})
 	p.Send(tea.KeyPressMsg{Code: 'q', Text: "q"}) // no live terminals: quits at once
 	select {
