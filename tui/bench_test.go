@@ -25,8 +25,8 @@ func benchHarness(b *testing.B, n int) *harness {
 	h.view()
 	// Take every pane's change on every frame (the worst case); the
 	// UnfocusedFPS throttle is measured by the "focused" variants.
-	h.m.slow = 0
-	b.Cleanup(h.m.life.stop)
+	h.m.run.slow = 0
+	b.Cleanup(h.m.run.life.stop)
 	return h
 }
 

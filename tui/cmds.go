@@ -21,7 +21,7 @@ func newLifecycle() *lifecycle { return &lifecycle{done: make(chan struct{})} }
 func (l *lifecycle) stop() { l.once.Do(func() { close(l.done) }) }
 
 // waitChangedCmd waits for the next coalesced screen-change signal.
-func (m Model) waitChangedCmd() tea.Cmd {
+func (m runView) waitChangedCmd() tea.Cmd {
 	ch := m.opts.Terminals.Changed()
 	done := m.life.done
 	return func() tea.Msg {

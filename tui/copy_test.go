@@ -38,7 +38,7 @@ func TestCopyJoinsWrappedLines(t *testing.T) {
 	if want := "$ ls\n" + path + "\nnext"; got != want {
 		t.Fatalf("y copied %q, want %q", got, want)
 	}
-	r := h.m.lay.paneRect(0)
+	r := h.m.run.lay.paneRect(0)
 	h.send(tea.MouseClickMsg{X: r.X + 2, Y: r.Y + 2, Button: tea.MouseLeft})
 	h.send(tea.MouseMotionMsg{X: r.X + 2, Y: r.Y + 3, Button: tea.MouseLeft})
 	if got := fmt.Sprint(h.send(tea.MouseReleaseMsg{X: r.X + 2, Y: r.Y + 3, Button: tea.MouseLeft})()); got != path {

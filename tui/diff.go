@@ -38,7 +38,7 @@ func diffCmd(diff func(string) (string, error), agent vocab.AgentID) tea.Cmd {
 }
 
 // openDiff shows the focused worker's diff and loads it.
-func (m *Model) openDiff() tea.Cmd {
+func (m *runView) openDiff() tea.Cmd {
 	id := m.focusID
 	role := m.st.AgentRole(id)
 	switch {
@@ -93,7 +93,7 @@ func (k diffKeyMap) helpSections() []helpSection {
 
 // handleDiffKey scrolls or closes the diff view; false passes msg on to
 // the run view (help and quit).
-func (m *Model) handleDiffKey(msg tea.KeyPressMsg) bool {
+func (m *runView) handleDiffKey(msg tea.KeyPressMsg) bool {
 	if key.Matches(msg, m.keys.Help) || key.Matches(msg, m.keys.Quit) {
 		return false
 	}

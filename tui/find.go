@@ -92,7 +92,7 @@ func (k searchKeyMap) helpSections() []helpSection {
 
 // handleSearchKey edits the search prompt, and starts the search on
 // enter.
-func (m *Model) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *runView) handleSearchKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !m.find.update(msg, m.km.search) {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (s *search) update(msg tea.KeyPressMsg, k searchKeyMap) (run bool) {
 }
 
 // handleSearched shows the newest match of a finished search.
-func (m *Model) handleSearched(msg searchedMsg) {
+func (m *runView) handleSearched(msg searchedMsg) {
 	if msg.agent != m.find.agent || msg.query != m.find.query || m.find.typing {
 		return // an older search
 	}
@@ -145,7 +145,7 @@ func (m *Model) handleSearched(msg searchedMsg) {
 }
 
 // stepHit moves to the next older (d = -1) or newer (d = +1) match.
-func (m *Model) stepHit(d int) {
+func (m *runView) stepHit(d int) {
 	if len(m.find.hits) == 0 {
 		return
 	}
@@ -155,7 +155,7 @@ func (m *Model) stepHit(d int) {
 }
 
 // showHit scrolls the searched pane so the current match is mid-pane.
-func (m *Model) showHit() {
+func (m *runView) showHit() {
 	id := m.find.agent
 	t, ok := m.terminal(id)
 	if !ok {
@@ -186,7 +186,7 @@ type selection struct {
 }
 
 // marks are the highlights over an agent's pane.
-func (m Model) marks(id vocab.AgentID) paneMarks {
+func (m runView) marks(id vocab.AgentID) paneMarks {
 	mk := paneMarks{From: 1, To: 0}
 	if m.sel.agent == id {
 		mk.From, mk.To = min(m.sel.anchor, m.sel.head), max(m.sel.anchor, m.sel.head)
@@ -207,7 +207,7 @@ type textCopier interface {
 // shows now (scrolled or live), to the clipboard with OSC 52: soft-wrapped
 // rows joined into their line, trailing blanks and empty last lines
 // trimmed.
-func (m *Model) copyRows(id vocab.AgentID, from, to int) tea.Cmd {
+func (m *runView) copyRows(id vocab.AgentID, from, to int) tea.Cmd {
 	t, ok := m.terminal(id)
 	if !ok {
 		m.notice = notice{level: "warn", text: "nothing to copy: " + string(id) + " has no terminal"}

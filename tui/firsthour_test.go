@@ -65,17 +65,17 @@ func TestPauseFreezesClock(t *testing.T) {
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") {
 		t.Fatalf("running: header %q", hd)
 	}
-	if !h.m.clockOn {
+	if !h.m.run.clockOn {
 		t.Fatal("the clock does not tick while the task runs")
 	}
 	st.PreviousPhase, st.Phase, st.Timestamp = st.Phase, vocab.PhasePaused, testNow
 	st.Clock.Stop(testNow)
 	h.send(SnapshotMsg{State: st})
-	if h.m.clockOn {
+	if h.m.run.clockOn {
 		t.Fatal("the clock ticks while paused")
 	}
 	now = testNow.Add(7 * time.Minute)
-	h.send(clockTickedMsg{gen: h.m.clockGen})
+	h.send(clockTickedMsg{gen: h.m.run.clockGen})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:10:00") || !strings.Contains(hd, "paused · was building") {
 		t.Fatalf("paused 7 minutes: header %q, want the clock at 00:10:00", hd)
 	}
@@ -86,7 +86,7 @@ func TestPauseFreezesClock(t *testing.T) {
 	st.Clock.Start(now)
 	h.send(SnapshotMsg{State: st})
 	now = now.Add(time.Minute)
-	h.send(clockTickedMsg{gen: h.m.clockGen})
+	h.send(clockTickedMsg{gen: h.m.run.clockGen})
 	if hd := h.header(); !strings.Contains(hd, "⏱ 00:11:00") {
 		t.Fatalf("resumed a minute ago: header %q, want 00:11:00 (the pause left out)", hd)
 	}
@@ -166,7 +166,7 @@ func TestQuitWordsFollowTheTask(t *testing.T) {
 	st := testState(4)
 	st.Phase = vocab.PhaseComplete
 	h.send(SnapshotMsg{State: st})
-	if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.confirm != confirmNone {
+	if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.run.confirm != confirmNone {
 		t.Fatalf("complete: q did not quit at once (footer %q)", h.footer())
 	}
 }
@@ -217,7 +217,7 @@ func TestSummaryAfterCancel(t *testing.T) {
 // The task branch is named in the header and in a live summary.
 func TestBranchNamed(t *testing.T) {
 	h := newHarness(t, 4, 200, 40)
-	h.m.opts.Branch = "hivemind/t_20260314_add-auth"
+	h.m.run.opts.Branch = "hivemind/t_20260314_add-auth"
 	h.send(SnapshotMsg{State: testState(4)})
 	if hd := h.header(); !strings.Contains(hd, "⎇ hivemind/t_20260314_add-auth") {
 		t.Fatalf("header %q lacks the branch", hd)
@@ -234,8 +234,8 @@ func TestFocusByDirection(t *testing.T) {
 	}
 	for _, s := range steps {
 		h.key(s.key)
-		if string(h.m.focusID) != s.want {
-			t.Fatalf("after %s: focus %s, want %s", s.key, h.m.focusID, s.want)
+		if string(h.m.run.focusID) != s.want {
+			t.Fatalf("after %s: focus %s, want %s", s.key, h.m.run.focusID, s.want)
 		}
 	}
 }
@@ -245,30 +245,30 @@ func TestFocusByDirection(t *testing.T) {
 func TestFocusPastNine(t *testing.T) {
 	h := newHarness(t, 12, 160, 48)
 	h.key("1")
-	if h.m.focusID != "lead" || !strings.Contains(h.footer(), "another digit") {
-		t.Fatalf("after 1: focus %s, footer %q", h.m.focusID, h.footer())
+	if h.m.run.focusID != "lead" || !strings.Contains(h.footer(), "another digit") {
+		t.Fatalf("after 1: focus %s, footer %q", h.m.run.focusID, h.footer())
 	}
 	h.key("2")
-	if h.m.focusID != "worker_10" {
-		t.Fatalf("after 1 2: focus %s, want worker_10 (pane 12)", h.m.focusID)
+	if h.m.run.focusID != "worker_10" {
+		t.Fatalf("after 1 2: focus %s, want worker_10 (pane 12)", h.m.run.focusID)
 	}
 	if !strings.Contains(h.plain(), "12 ● worker_10") {
 		t.Fatalf("pane 12 has no number in its title:\n%s", h.plain())
 	}
 	h.key("3")
-	if h.m.focusID != "worker_1" {
-		t.Fatalf("after 3: focus %s, want worker_1", h.m.focusID)
+	if h.m.run.focusID != "worker_1" {
+		t.Fatalf("after 3: focus %s, want worker_1", h.m.run.focusID)
 	}
-	if h.m.lay.Pages != 2 || !strings.Contains(h.footer(), "page 1/2") {
-		t.Fatalf("pages %d, footer %q", h.m.lay.Pages, h.footer())
+	if h.m.run.lay.Pages != 2 || !strings.Contains(h.footer(), "page 1/2") {
+		t.Fatalf("pages %d, footer %q", h.m.run.lay.Pages, h.footer())
 	}
 	h.key("]")
-	if h.m.lay.Page != 1 || !strings.Contains(h.footer(), "page 2/2") {
-		t.Fatalf("] did not turn the page: page %d, footer %q", h.m.lay.Page, h.footer())
+	if h.m.run.lay.Page != 1 || !strings.Contains(h.footer(), "page 2/2") {
+		t.Fatalf("] did not turn the page: page %d, footer %q", h.m.run.lay.Page, h.footer())
 	}
 	h.key("[")
-	if h.m.lay.Page != 0 {
-		t.Fatalf("[ did not turn back: page %d", h.m.lay.Page)
+	if h.m.run.lay.Page != 0 {
+		t.Fatalf("[ did not turn back: page %d", h.m.run.lay.Page)
 	}
 }
 
@@ -286,10 +286,10 @@ func TestSearchScrollback(t *testing.T) {
 	h.runFor(h.key("enter"), searched)
 	// The fake screen at scroll s shows "line i-s" on row i: "line -7"
 	// and "line -70" … "line -79" match, 11 lines.
-	if n := len(h.m.find.hits); n != 11 {
+	if n := len(h.m.run.find.hits); n != 11 {
 		t.Fatalf("%d hits, want 11", n)
 	}
-	first := h.m.scroll["lead"]
+	first := h.m.run.scroll["lead"]
 	if first == 0 || !strings.Contains(h.plain(), "line -7 ") {
 		t.Fatalf("newest match not in view (scroll %d):\n%s", first, h.plain())
 	}
@@ -300,16 +300,16 @@ func TestSearchScrollback(t *testing.T) {
 		t.Fatal("the match is not highlighted")
 	}
 	h.key("n")
-	if h.m.scroll["lead"] <= first {
-		t.Fatalf("n did not go to an older match: scroll %d → %d", first, h.m.scroll["lead"])
+	if h.m.run.scroll["lead"] <= first {
+		t.Fatalf("n did not go to an older match: scroll %d → %d", first, h.m.run.scroll["lead"])
 	}
 	h.key("N")
-	if h.m.scroll["lead"] != first {
-		t.Fatalf("N did not come back: %d", h.m.scroll["lead"])
+	if h.m.run.scroll["lead"] != first {
+		t.Fatalf("N did not come back: %d", h.m.run.scroll["lead"])
 	}
 	h.key("esc")
-	if h.m.find.query != "" || h.m.scroll["lead"] != 0 {
-		t.Fatalf("esc: query %q scroll %d", h.m.find.query, h.m.scroll["lead"])
+	if h.m.run.find.query != "" || h.m.run.scroll["lead"] != 0 {
+		t.Fatalf("esc: query %q scroll %d", h.m.run.find.query, h.m.run.scroll["lead"])
 	}
 	// No match says so.
 	h.key("/")
@@ -335,7 +335,7 @@ func TestCopy(t *testing.T) {
 	if !strings.Contains(h.footer(), "copied") {
 		t.Fatalf("footer %q", h.footer())
 	}
-	r := h.m.lay.paneRect(1) // reviewer
+	r := h.m.run.lay.paneRect(1) // reviewer
 	h.send(tea.MouseClickMsg{X: r.X + 3, Y: r.Y + 3, Button: tea.MouseLeft})
 	h.send(tea.MouseMotionMsg{X: r.X + 5, Y: r.Y + 5, Button: tea.MouseLeft})
 	on := stSelected.Render("X")
@@ -347,8 +347,8 @@ func TestCopy(t *testing.T) {
 	if got := fmt.Sprint(cmd()); got != "reviewer $ line 2\nreviewer $ line 3\nreviewer $ line 4" {
 		t.Fatalf("drag copied %q", got)
 	}
-	if h.m.focusID != "reviewer" {
-		t.Fatalf("click did not focus: %s", h.m.focusID)
+	if h.m.run.focusID != "reviewer" {
+		t.Fatalf("click did not focus: %s", h.m.run.focusID)
 	}
 }
 
@@ -357,7 +357,7 @@ func TestCopy(t *testing.T) {
 func TestDiffView(t *testing.T) {
 	h := newHarness(t, 4, 120, 30)
 	h.key("d")
-	if h.m.diff.show || !strings.Contains(h.footer(), "focus a worker") {
+	if h.m.run.diff.show || !strings.Contains(h.footer(), "focus a worker") {
 		t.Fatalf("d on the lead: %q", h.footer())
 	}
 	h.key("3")
@@ -366,7 +366,7 @@ func TestDiffView(t *testing.T) {
 		t.Fatalf("d without git: %q", h.footer())
 	}
 	var asked []string
-	h.m.opts.Diff = func(id string) (string, error) {
+	h.m.run.opts.Diff = func(id string) (string, error) {
 		asked = append(asked, id)
 		if id == "worker_2" {
 			return "", errors.New("worker_2 has no worktree")
@@ -381,16 +381,16 @@ func TestDiffView(t *testing.T) {
 	// quits (it asks, agents run).
 	h.key("?")
 	h.key("esc")
-	if !h.m.diff.show || h.m.help.show {
-		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.help.show, h.m.diff.show)
+	if !h.m.run.diff.show || h.m.run.help.show {
+		t.Fatalf("esc after ?: help %v, diff %v; want the help closed, the diff kept", h.m.run.help.show, h.m.run.diff.show)
 	}
 	h.key("q")
-	if h.m.confirm != confirmQuit {
+	if h.m.run.confirm != confirmQuit {
 		t.Fatal("q in the diff view did not ask to quit")
 	}
 	h.key("n")
 	h.key("esc")
-	if h.m.diff.show {
+	if h.m.run.diff.show {
 		t.Fatal("esc did not close the diff")
 	}
 	h.key("4")
@@ -578,7 +578,7 @@ func TestHeaderClockAfterResume(t *testing.T) {
 		t.Fatalf("resumed: header %q, want 00:11:00 (10 minutes before the kill, 1 since the resume)", hd)
 	}
 	now = now.Add(time.Minute)
-	h.send(clockTickedMsg{gen: h.m.clockGen})
+	h.send(clockTickedMsg{gen: h.m.run.clockGen})
 	want := vocab.FormatElapsed(st.Elapsed(now, true))
 	if hd := h.header(); want != "00:12:00" || !strings.Contains(hd, "⏱ "+want) {
 		t.Fatalf("a minute later: header %q, want %s", hd, want)

@@ -46,7 +46,7 @@ func plus(a []int, d ...int) []int {
 // takes its changes at FPS, watched by the frame timer meanwhile.
 func TestFrameSlots(t *testing.T) {
 	h := newKeyHarness(t)
-	h.m.interval, h.m.slow = time.Millisecond, time.Hour
+	h.m.run.interval, h.m.run.slow = time.Millisecond, time.Hour
 	ids := []vocab.AgentID{"lead", "reviewer", "worker_1"}
 	h.view()
 	base := h.calls(ids...)
@@ -59,7 +59,7 @@ func TestFrameSlots(t *testing.T) {
 	if got := h.calls(ids...); !sameInts(got, plus(base, 0, 1, 1)) {
 		t.Fatalf("Lines calls %v, want %v", got, plus(base, 0, 1, 1))
 	}
-	if !h.m.waiting || h.m.frameTimer {
+	if !h.m.run.waiting || h.m.run.frameTimer {
 		t.Fatal("not waiting for changes after the frame")
 	}
 
@@ -67,10 +67,10 @@ func TestFrameSlots(t *testing.T) {
 	// channel is not read meanwhile.
 	h.term("reviewer").bump()
 	cmd := h.send(termsChangedMsg{})
-	if !h.m.frameTimer || h.m.waiting || cmd == nil {
+	if !h.m.run.frameTimer || h.m.run.waiting || cmd == nil {
 		t.Fatal("change inside the slot did not arm the frame timer")
 	}
-	if d := time.Until(h.m.timerDue); d < 59*time.Minute {
+	if d := time.Until(h.m.run.timerDue); d < 59*time.Minute {
 		t.Fatalf("frame timer due in %s, want the slot (1h)", d)
 	}
 	h.term("worker_1").bump()
@@ -90,22 +90,22 @@ func TestFrameSlots(t *testing.T) {
 	// the others, and the frame timer looks at the lead every 1/FPS.
 	h.key("1")
 	h.key("enter")
-	if !h.m.attached || h.m.focusID != "lead" {
+	if !h.m.run.attached || h.m.run.focusID != "lead" {
 		t.Fatal("not attached to the lead")
 	}
-	h.m.lastSlow = time.Now() // the slot just closed
+	h.m.run.lastSlow = time.Now() // the slot just closed
 	h.view()
 	base = h.calls(ids...)
 	h.term("reviewer").bump()
-	if h.m.frameTimer {
+	if h.m.run.frameTimer {
 		h.send(frameTickedMsg{})
 	} else {
 		h.send(termsChangedMsg{})
 	}
-	if !h.m.frameTimer {
+	if !h.m.run.frameTimer {
 		t.Fatal("held change armed no timer")
 	}
-	if d := time.Until(h.m.timerDue); d > time.Minute {
+	if d := time.Until(h.m.run.timerDue); d > time.Minute {
 		t.Fatalf("attached: frame timer due in %s, want about 1/FPS", d)
 	}
 	h.term("lead").bump()
@@ -114,21 +114,21 @@ func TestFrameSlots(t *testing.T) {
 	if got := h.calls(ids...); !sameInts(got, plus(base, 1, 0, 0)) {
 		t.Fatalf("Lines calls %v, want the lead's change only: %v", got, plus(base, 1, 0, 0))
 	}
-	if !h.m.frameTimer {
+	if !h.m.run.frameTimer {
 		t.Fatal("reviewer's held change lost")
 	}
 
 	// The attached pane's own cap: a second change within 1/FPS waits.
-	h.m.interval = time.Hour
-	h.m.frameTimer = false // as if the pending tick had been handled
-	h.m.lastFrame = time.Now()
+	h.m.run.interval = time.Hour
+	h.m.run.frameTimer = false // as if the pending tick had been handled
+	h.m.run.lastFrame = time.Now()
 	h.term("lead").bump()
 	h.send(termsChangedMsg{})
 	h.view()
 	if got := h.calls(ids...); !sameInts(got, plus(base, 1, 0, 0)) {
 		t.Fatal("attached pane drawn twice within 1/FPS")
 	}
-	if d := time.Until(h.m.timerDue); d < 59*time.Minute {
+	if d := time.Until(h.m.run.timerDue); d < 59*time.Minute {
 		t.Fatalf("frame timer due in %s, want 1/FPS after the last frame (1h)", d)
 	}
 }

@@ -259,7 +259,7 @@ type helpView struct {
 
 // helpKey handles the help overlay's own keys; false passes msg on to the
 // run view.
-func (m *Model) helpKey(msg tea.KeyPressMsg) bool {
+func (m *runView) helpKey(msg tea.KeyPressMsg) bool {
 	return m.help.update(msg, m.km.help, m.lay.Area.H/2, m.r.helpMax)
 }
 

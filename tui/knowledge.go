@@ -50,7 +50,7 @@ func (p knowledgePanel) lines() int {
 
 // renderKnowledge draws the panel as a strip below the panes: exactly
 // KnowledgeH lines of the full width.
-func (m Model) renderKnowledge() string {
+func (m runView) renderKnowledge() string {
 	w, h := m.width, m.lay.KnowledgeH
 	lines := make([]string, 0, h)
 	var nd, nc, nt int

@@ -5,8 +5,6 @@ import (
 	"io"
 	"time"
 
-	"charm.land/bubbles/v2/progress"
-	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/hivemind-dev/hivemind/ptyagent/screen"
@@ -160,68 +158,17 @@ type notice struct {
 	level, text string
 }
 
-// Model is the root bubbletea model. Create it with New.
+// Model is the root bubbletea model: a router between the screens. The
+// front door's (start screen, folder picker, summary) are in fd, the run
+// view (the agent panes and the layers over them) is run; screen says
+// which has the keys, and Update and View hand each message and the frame
+// to it. Create it with New.
 type Model struct {
-	opts     Options
-	frames   *frameLog // nil unless Options.FrameLog
-	interval time.Duration
-	slow     time.Duration // 1/UnfocusedFPS
-	keys     keyMap        // the run view's
-	km       layerKeys     // the layers' over the panes (screens.go)
-	spin     spinner.Model
-	prog     progress.Model
-
 	width, height int
 
-	st        vocab.State
-	haveState bool
-	events    []vocab.EventRecord
-	health    map[vocab.AgentID]vocab.Health
-	agents    []vocab.AgentID
-
-	focusID    vocab.AgentID
-	zoom       bool
-	attached   bool
-	help       helpView // the help overlay, key ? (help.go)
-	showEvents bool
-	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
-	confirm    confirmKind
-	draftOf    vocab.AgentID // the agent confirmDraft asks about
-	notice     notice
-	scroll     map[vocab.AgentID]int
-
-	detail bool      // the event strip shows detail records too (v)
-	digits string    // pane number being typed (for 10 and more panes)
-	find   search    // scrollback search (find.go)
-	sel    selection // mouse selection in a pane (find.go)
-	diff   diffView  // a worker's diff (diff.go)
-	gate   planGate  // the plan waiting for the user's decision (plan.go)
-
-	lay       layout
-	bannerNow []string // the banner's lines at the last layout (needs.go)
-	// checkout is what the run said of the user's checkout at the start
-	// (a checkout_dirty record: its edits, and whether they are in the
-	// task), "" when it said nothing; the banner shows it while the plan
-	// is made (needs.go).
-	checkout string
-	// draftRung is, per agent, the hold the UI rang for (needs.go).
-	draftRung map[vocab.AgentID]time.Time
-
-	// Frame scheduling (see handleChanged).
-	lastFrame  time.Time
-	lastSlow   time.Time // last frame that took the unattached panes' changes
-	timerDue   time.Time // when the outstanding frame tick is due
-	waiting    bool      // a waitChangedCmd is outstanding
-	frameTimer bool      // a frameTickMsg is outstanding
-	clockOn    bool
-	clockGen   int
-	spinning   bool
-
-	r     *renderCache // caches filled by View; shared by copies of the model
-	input *inputWriter
-	life  *lifecycle
-
-	fd frontDoor // start screen, folder picker and summary (start.go)
+	fd     frontDoor // start screen, folder picker and summary (start.go)
+	run    runView   // the agent panes and the layers over them (runview.go)
+	frames *frameLog // nil unless Options.FrameLog
 }
 
 // New returns a Model ready to run in a tea.Program. Feed it engine
@@ -241,72 +188,14 @@ func New(opts Options) Model {
 		opts.EventLines = 8
 	}
 	opts = sessionOptions(opts)
-	m := Model{
-		opts:     opts,
-		interval: time.Second / time.Duration(opts.FPS),
-		slow:     time.Second / time.Duration(opts.UnfocusedFPS),
-		keys:     newKeyMap(),
-		km:       newLayerKeys(),
-		spin:     spinner.New(spinner.WithSpinner(spinnerFrames)),
-		prog:     progress.New(progress.WithWidth(10), progress.WithoutPercentage(), progress.WithColors(colOK)),
-		health:   map[vocab.AgentID]vocab.Health{},
-		scroll:   map[vocab.AgentID]int{},
-		r:        newRenderCache(),
-		input:    &inputWriter{},
-		life:     newLifecycle(),
-		frames:   newFrameLog(opts.FrameLog),
-	}
-	m.waiting = opts.Terminals != nil
-	m.keys.Leave.SetEnabled(opts.Remote != nil)
+	m := Model{run: newRunView(opts), frames: newFrameLog(opts.FrameLog)}
 	m.initFront(opts)
 	return m
 }
 
-// spinnerFrames is a calm spinner: a busy agent already redraws its own pane,
-// so the title does not need more than a few frames a second.
-var spinnerFrames = spinner.Spinner{
-	Frames: []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
-	FPS:    time.Second / 6,
-}
-
 // Init starts waiting for screen changes.
 func (m Model) Init() tea.Cmd {
-	if m.opts.Terminals == nil {
-		return m.frontInit()
-	}
-	return batch(m.waitChangedCmd(), m.frontInit())
-}
-
-func (m Model) now() time.Time { return m.opts.Now() }
-
-// terminal returns the agent's terminal, if any.
-func (m Model) terminal(id vocab.AgentID) (Terminal, bool) {
-	if m.opts.Terminals == nil {
-		return nil, false
-	}
-	t, ok := m.opts.Terminals.Terminal(id)
-	if !ok || t == nil {
-		return nil, false
-	}
-	return t, true
-}
-
-// healthOf is the agent's health: the runner's live value if it sent one,
-// else what state.json says.
-func (m Model) healthOf(id vocab.AgentID) vocab.Health {
-	if h, ok := m.health[id]; ok && h != "" {
-		return h
-	}
-	return m.st.Agents[id].Status
-}
-
-func (m Model) focusIndex() int {
-	for i, id := range m.agents {
-		if id == m.focusID {
-			return i
-		}
-	}
-	return 0
+	return batch(m.run.Init(), m.frontInit())
 }
 
 // agentOf is the agent pane id (of role) runs, for its title: its own

@@ -31,7 +31,7 @@ type draftHolder interface {
 // needs lists everything waiting for the human: the team's state, every
 // agent at a permission prompt or rate limited (vocab.NeedsYou), and
 // every agent whose messages wait for text the user typed in its prompt.
-func (m Model) needs() []vocab.Need {
+func (m runView) needs() []vocab.Need {
 	if !m.haveState {
 		return nil
 	}
@@ -57,7 +57,7 @@ type draftHold struct {
 }
 
 // draftHolds are the agents whose messages wait for the user's typed text.
-func (m Model) draftHolds() []draftHold {
+func (m runView) draftHolds() []draftHold {
 	var out []draftHold
 	for i, id := range m.agents {
 		t, ok := m.terminal(id)
@@ -80,7 +80,7 @@ const draftDeadline = time.Minute
 
 // draftBell rings once (bell, desktop notification) for each hold that
 // passed draftDeadline; the wait goes on.
-func (m *Model) draftBell() tea.Cmd {
+func (m *runView) draftBell() tea.Cmd {
 	var who []string
 	for _, h := range m.draftHolds() {
 		id, since := h.id, h.since
@@ -112,7 +112,7 @@ func needText(n vocab.Need) string {
 // bannerContent is what the banner says: its colour, its head (the state,
 // with the reason) and its items (actions and needs), each item whole on
 // a line.
-func (m Model) bannerContent() (bg color.Color, head string, items []string) {
+func (m runView) bannerContent() (bg color.Color, head string, items []string) {
 	reason := plainText(m.st.Reason)
 	if reason == "" {
 		reason = plainText(m.st.Error)
@@ -176,7 +176,7 @@ func (m Model) bannerContent() (bg color.Color, head string, items []string) {
 func teamRunning(p vocab.Phase) bool { return p.Running() }
 
 // cannotPause says why p does nothing now, "" when it pauses the team.
-func (m Model) cannotPause() string {
+func (m runView) cannotPause() string {
 	switch p := m.st.Phase; {
 	case !m.haveState || teamRunning(p):
 		return ""
@@ -188,7 +188,7 @@ func (m Model) cannotPause() string {
 }
 
 // cannotResume says why r does nothing now, "" when it resumes the team.
-func (m Model) cannotResume() string {
+func (m runView) cannotResume() string {
 	switch p := m.st.Phase; {
 	case !m.haveState || p == vocab.PhasePaused:
 		return ""
@@ -203,7 +203,7 @@ func (m Model) cannotResume() string {
 
 // cannotCancel says why c does nothing now, "" when it asks to cancel:
 // an ended task has nothing to cancel (its agents stopped when it ended).
-func (m Model) cannotCancel() string {
+func (m runView) cannotCancel() string {
 	switch p := m.st.Phase; {
 	case !m.haveState:
 		return ""
@@ -215,7 +215,7 @@ func (m Model) cannotCancel() string {
 
 // cannotPauseAgent says why P does nothing now, "" when it pauses or
 // resumes the focused agent.
-func (m Model) cannotPauseAgent() string {
+func (m runView) cannotPauseAgent() string {
 	p := m.st.Phase
 	switch {
 	case m.focusID == "":
@@ -228,7 +228,7 @@ func (m Model) cannotPauseAgent() string {
 }
 
 // noPaneWhy says why no pane is drawn.
-func (m Model) noPaneWhy() string {
+func (m runView) noPaneWhy() string {
 	if len(m.agents) == 0 {
 		return "no agent has started"
 	}
@@ -237,7 +237,7 @@ func (m Model) noPaneWhy() string {
 
 // noteCheckout keeps what the run said of the user's checkout (the
 // newest checkout_dirty record among evs).
-func (m *Model) noteCheckout(evs []vocab.EventRecord) {
+func (m *runView) noteCheckout(evs []vocab.EventRecord) {
 	for _, e := range evs {
 		if e.Type != vocab.RecordCheckoutDirty {
 			continue
@@ -253,7 +253,7 @@ func (m *Model) noteCheckout(evs []vocab.EventRecord) {
 
 // checkoutShown is the checkout note while the team makes and reviews the
 // plan (before any work lands on the task branch), else "".
-func (m Model) checkoutShown() string {
+func (m runView) checkoutShown() string {
 	switch m.st.Phase {
 	case vocab.PhaseProjectSelected, vocab.PhasePlanning, vocab.PhasePlanReview,
 		vocab.PhasePlanRevision, vocab.PhasePlanApproval:
@@ -346,7 +346,7 @@ func wrapBanner(head string, items []string, inner int) []string {
 }
 
 // banner is the banner's lines at the model's width (nil: no banner).
-func (m Model) banner() []string {
+func (m runView) banner() []string {
 	if !m.haveState {
 		return nil
 	}
@@ -357,7 +357,7 @@ func (m Model) banner() []string {
 // askDraft asks, on detach, what to do with text the user typed into the
 // agent's prompt and did not send: messages for the agent wait while it
 // is there.
-func (m *Model) askDraft(id vocab.AgentID) {
+func (m *runView) askDraft(id vocab.AgentID) {
 	t, ok := m.terminal(id)
 	if !ok {
 		return
@@ -375,7 +375,7 @@ func (m *Model) askDraft(id vocab.AgentID) {
 }
 
 // draftLine is the detach question: send, clear or keep the typed text.
-func (m Model) draftLine(w int) string {
+func (m runView) draftLine(w int) string {
 	text := ""
 	if t, ok := m.terminal(m.draftOf); ok {
 		if d, ok := t.(draftHolder); ok {
@@ -410,7 +410,7 @@ func (k draftKeyMap) helpSections() []helpSection {
 }
 
 // draftKey answers the detach question.
-func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *runView) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 	id := m.draftOf
 	k := m.km.draft
 	var act func(draftHolder) error
@@ -446,7 +446,7 @@ func (m *Model) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // inertKey says why a key does nothing now, instead of nothing: a key of
 // another screen pressed on the run view.
-func (m *Model) inertKey(msg tea.KeyPressMsg) {
+func (m *runView) inertKey(msg tea.KeyPressMsg) {
 	var why string
 	k := m.keys
 	summary := k.Summary

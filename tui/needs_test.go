@@ -33,7 +33,7 @@ func draftHarness(t *testing.T, w, h int) (*harness, *draftTerm) {
 	hs := newHarness(t, 4, w, h)
 	d := &draftTerm{fakeTerm: hs.term(vocab.WorkerID(2)), text: "hello world", waiting: 1, since: testNow.Add(-2 * time.Minute)}
 	base := hs.terms
-	hs.m.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
+	hs.m.run.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
 		if id == vocab.WorkerID(2) {
 			return d, true
 		}
@@ -48,7 +48,7 @@ func draftHarness(t *testing.T, w, h int) (*harness, *draftTerm) {
 func TestNeedsBannerShowsPromptWait(t *testing.T) {
 	h, _ := draftHarness(t, 80, 24)
 	v := h.plain()
-	banner := strings.Join(strings.Fields(strings.Join(h.m.bannerNow, " ")), " ")
+	banner := strings.Join(strings.Fields(strings.Join(h.m.run.bannerNow, " ")), " ")
 	if !strings.Contains(v, "waiting for your input in worker_2's prompt") ||
 		!strings.Contains(banner, "waiting for your input in worker_2's prompt: 1 message(s) held 2m0s (4 enter: send or clear it)") {
 		t.Fatalf("no prompt wait in the banner:\n%s", v)
@@ -71,7 +71,7 @@ func TestDetachAsksAboutTypedText(t *testing.T) {
 			h, d := draftHarness(t, 120, 30)
 			h.key("4")
 			h.key("enter")
-			if !h.m.attached {
+			if !h.m.run.attached {
 				t.Fatal("not attached")
 			}
 			h.send(keyMsg("ctrl+]"))
@@ -79,15 +79,15 @@ func TestDetachAsksAboutTypedText(t *testing.T) {
 				t.Fatalf("no question on detach: %q", f)
 			}
 			h.key("x") // not an answer: the question stays
-			if h.m.confirm != confirmDraft {
+			if h.m.run.confirm != confirmDraft {
 				t.Fatal("another key dismissed the question")
 			}
 			cmd := h.key(c.key)
 			if cmd != nil {
 				h.send(cmd())
 			}
-			if d.sent != c.sent || d.cleared != c.cleared || h.m.confirm != confirmNone {
-				t.Fatalf("sent %v cleared %v confirm %v", d.sent, d.cleared, h.m.confirm)
+			if d.sent != c.sent || d.cleared != c.cleared || h.m.run.confirm != confirmNone {
+				t.Fatalf("sent %v cleared %v confirm %v", d.sent, d.cleared, h.m.run.confirm)
 			}
 			if !strings.Contains(h.footer(), c.notice) {
 				t.Errorf("footer %q", h.footer())
@@ -100,7 +100,7 @@ func TestDetachAsksAboutTypedText(t *testing.T) {
 	h.key("4")
 	h.key("enter")
 	h.send(keyMsg("ctrl+]"))
-	if h.m.confirm != confirmNone {
+	if h.m.run.confirm != confirmNone {
 		t.Error("asked with an empty prompt")
 	}
 }
@@ -124,8 +124,8 @@ func TestDetachAsksWhileTypedKeysAreOnTheirWay(t *testing.T) {
 	h, d := draftHarness(t, 120, 30)
 	d.text = ""
 	b := &blockedTerm{draftTerm: d, gate: make(chan struct{})}
-	base := h.m.opts.Terminals
-	h.m.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
+	base := h.m.run.opts.Terminals
+	h.m.run.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
 		if id == vocab.WorkerID(2) {
 			return b, true
 		}
@@ -133,16 +133,16 @@ func TestDetachAsksWhileTypedKeysAreOnTheirWay(t *testing.T) {
 	}, base.Changed())
 	h.key("4")
 	h.key("enter")
-	if !h.m.attached {
+	if !h.m.run.attached {
 		t.Fatal("not attached")
 	}
 	h.key("h")
 	h.send(keyMsg("ctrl+]"))
-	if h.m.confirm != confirmDraft {
+	if h.m.run.confirm != confirmDraft {
 		t.Error("detach asked nothing while a typed key was on its way to the prompt")
 	}
 	close(b.gate)
-	h.m.input.wait()
+	h.m.run.input.wait()
 	if got := b.written(); got != "h" {
 		t.Errorf("written %q, want the key", got)
 	}
@@ -170,18 +170,18 @@ func TestInertKeysSayWhy(t *testing.T) {
 // notification) for each hold, and keeps waiting.
 func TestDraftDeadlineRingsOnce(t *testing.T) {
 	h, d := draftHarness(t, 120, 30)
-	if got := h.m.draftRung[vocab.WorkerID(2)]; !got.Equal(d.since) {
+	if got := h.m.run.draftRung[vocab.WorkerID(2)]; !got.Equal(d.since) {
 		t.Fatalf("no ring for a hold past the deadline (rung %v)", got)
 	}
-	if h.m.draftBell() != nil {
+	if h.m.run.draftBell() != nil {
 		t.Fatal("rang twice for one hold")
 	}
 	d.since = testNow.Add(-30 * time.Second) // a new hold, not late yet
-	if h.m.draftBell() != nil {
+	if h.m.run.draftBell() != nil {
 		t.Fatal("rang before the deadline")
 	}
 	d.since = testNow.Add(-90 * time.Second)
-	cmd := h.m.draftBell()
+	cmd := h.m.run.draftBell()
 	if cmd == nil || !strings.Contains(fmt.Sprint(cmd()), "typed text in the prompt of worker_2") {
 		t.Fatal("a new late hold did not ring")
 	}
@@ -200,7 +200,7 @@ func TestBannerSaysCheckoutWhilePlanning(t *testing.T) {
 		"summary": "2 uncommitted change(s) (a.go, b.go)",
 		"effect":  "not part of the task: it starts from HEAD (--dirty include commits them on the task branch)"}}
 	h.send(SnapshotMsg{State: st, Events: []vocab.EventRecord{ev}})
-	banner := strings.Join(strings.Fields(strings.Join(h.m.bannerNow, " ")), " ")
+	banner := strings.Join(strings.Fields(strings.Join(h.m.run.bannerNow, " ")), " ")
 	if want := "⚠ your checkout: 2 uncommitted change(s) (a.go, b.go) — not part of the task: it starts from HEAD"; !strings.Contains(banner, want) {
 		t.Fatalf("banner %q lacks %q:\n%s", banner, want, h.plain())
 	}
@@ -257,11 +257,11 @@ func TestNoKeyIsSilent(t *testing.T) {
 				setup(h)
 				before, calls := h.plain(), len(h.eng.got())
 				cmd := h.key(k)
-				if h.m.confirm == confirmCancel || h.m.confirm == confirmAbandon {
+				if h.m.run.confirm == confirmCancel || h.m.run.confirm == confirmAbandon {
 					h.key("y") // what the question leads to is what the key does
 				}
 				called := h.eng.got()[calls:]
-				if len(called) > 0 && engineAccepts(called[0], h.m.st) {
+				if len(called) > 0 && engineAccepts(called[0], h.m.run.st) {
 					continue // it acted
 				}
 				if len(called) == 0 && (cmd != nil || h.plain() != before) {
@@ -303,7 +303,7 @@ func TestNeedsHumanBannerKeepsActions(t *testing.T) {
 		st.PreviousPhase, st.Phase = st.Phase, vocab.PhaseNeedsHuman
 		st.Reason = "The plan was sent back 1 times (max_revision_cycles=1); the Lead and the Reviewer do not agree. Rounds: - round 1: feedback — Plan review — round 1: changes requested Close, but the plan leaves error handling and input validation to no subtask at all"
 		h.send(SnapshotMsg{State: st})
-		banner := strings.Join(h.m.bannerNow, "\n")
+		banner := strings.Join(h.m.run.bannerNow, "\n")
 		for _, want := range []string{"R retry", "A abandon", "enter attach"} {
 			if !strings.Contains(banner, want) {
 				t.Errorf("%dx%d: the banner lacks %q:\n%s", sz[0], sz[1], want, banner)
@@ -326,7 +326,7 @@ func TestPausedHeaderFits80(t *testing.T) {
 	a := st.Agents["lead"]
 	a.Queued = 1
 	st.Agents["lead"] = a
-	h.m.opts.Title = "build a tiny calculator"
+	h.m.run.opts.Title = "build a tiny calculator"
 	h.send(SnapshotMsg{State: st})
 	if hd := h.header(); !strings.Contains(hd, "paused · was planning") || !strings.Contains(hd, "1 waiting") {
 		t.Errorf("header %q: want the interrupted state and the held count", hd)

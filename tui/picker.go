@@ -126,16 +126,16 @@ func (m *Model) openPicker() tea.Cmd {
 
 // pickerKey routes a key to the folder picker and does what it asks.
 func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.help.show {
-		m.help.show = false
+	if m.run.help.show {
+		m.run.help.show = false
 		return nil
 	}
 	done, dir, cmd := m.fd.picker.update(msg)
 	switch done {
 	case pickerQuit:
-		return m.quit()
+		return m.run.quit()
 	case pickerHelp:
-		m.help.show = true
+		m.run.help.show = true
 	case pickerCancel:
 		m.fd.mode = modeStart
 	case pickerChosen:

@@ -53,18 +53,18 @@ func decideCmd(d PlanDecider, subject string, approve bool, feedback string) tea
 }
 
 // atPlanGate reports whether the run waits for the user's plan decision.
-func (m Model) atPlanGate() bool {
+func (m runView) atPlanGate() bool {
 	return m.st.Phase == vocab.PhasePlanApproval && m.st.Plan != nil
 }
 
 // planShown reports whether the plan view fills the pane area.
-func (m Model) planShown() bool {
+func (m runView) planShown() bool {
 	return m.atPlanGate() && !m.gate.hidden && !m.help.show && !m.diff.show && !m.cx.show
 }
 
 // syncPlanGate starts a fresh plan view for each plan that reaches the
 // gate, and drops it when the run moves on.
-func (m *Model) syncPlanGate() {
+func (m *runView) syncPlanGate() {
 	if !m.atPlanGate() {
 		m.gate = planGate{}
 		return
@@ -78,7 +78,7 @@ func (m *Model) syncPlanGate() {
 	}
 }
 
-func (m *Model) handlePlanDecided(msg planDecidedMsg) {
+func (m *runView) handlePlanDecided(msg planDecidedMsg) {
 	if msg.subject != m.gate.subject {
 		return
 	}
@@ -130,7 +130,7 @@ func (k feedbackKeyMap) helpSections() []helpSection {
 
 // planKey handles a key in the plan gate; false passes it on (pause,
 // cancel, help, quit and the rest keep working).
-func (m *Model) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (m *runView) planKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if !m.atPlanGate() {
 		return false, nil
 	}

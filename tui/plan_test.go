@@ -72,8 +72,8 @@ func TestPlanGateApprove(t *testing.T) {
 	st := gateState()
 	st.Phase = vocab.PhaseExecuting
 	h.send(SnapshotMsg{State: st})
-	if strings.Contains(h.plain(), "approved by the Reviewer") || h.m.gate.subject != "" {
-		t.Fatalf("plan view stays after the gate: %+v\n%s", h.m.gate.subject, h.plain())
+	if strings.Contains(h.plain(), "approved by the Reviewer") || h.m.run.gate.subject != "" {
+		t.Fatalf("plan view stays after the gate: %+v\n%s", h.m.run.gate.subject, h.plain())
 	}
 }
 
@@ -100,8 +100,8 @@ func TestPlanGateFeedback(t *testing.T) {
 	st := gateState()
 	st.ReviewSubject = "plan_v3"
 	h.send(SnapshotMsg{State: st})
-	if h.m.gate.sent != "" || !strings.Contains(h.plain(), "plan_v3") {
-		t.Fatalf("stale view for a new plan: %+v", h.m.gate)
+	if h.m.run.gate.sent != "" || !strings.Contains(h.plain(), "plan_v3") {
+		t.Fatalf("stale view for a new plan: %+v", h.m.run.gate)
 	}
 }
 
@@ -110,26 +110,26 @@ func TestPlanGateKeys(t *testing.T) {
 	h.send(SnapshotMsg{State: gateState()})
 	// Scrolling: the last line of the plan can be reached.
 	h.key("G")
-	if !strings.Contains(h.plain(), "MODIFY web/routes.go") || h.m.gate.scroll == 0 {
-		t.Fatalf("end of plan not shown (scroll %d):\n%s", h.m.gate.scroll, h.plain())
+	if !strings.Contains(h.plain(), "MODIFY web/routes.go") || h.m.run.gate.scroll == 0 {
+		t.Fatalf("end of plan not shown (scroll %d):\n%s", h.m.run.gate.scroll, h.plain())
 	}
 	h.key("g")
-	if h.m.gate.scroll != 0 {
-		t.Fatalf("scroll %d", h.m.gate.scroll)
+	if h.m.run.gate.scroll != 0 {
+		t.Fatalf("scroll %d", h.m.run.gate.scroll)
 	}
 	// f then esc: back to the plan, nothing sent.
 	h.key("f")
 	h.key("esc")
-	if h.m.gate.typing || len(h.eng.got()) != 0 {
+	if h.m.run.gate.typing || len(h.eng.got()) != 0 {
 		t.Fatalf("esc did not leave the input")
 	}
 	// esc shows the panes, o the plan again; a works from the panes.
 	h.key("esc")
-	if h.m.planShown() {
+	if h.m.run.planShown() {
 		t.Fatalf("esc kept the plan")
 	}
 	h.key("o")
-	if !h.m.planShown() {
+	if !h.m.run.planShown() {
 		t.Fatalf("o did not show the plan")
 	}
 	// Pause and cancel still work at the gate.

@@ -20,6 +20,6 @@ import tea "charm.land/bubbletea/v2"
 //	_, err := p.Run() // returns after q (or ctrl+c twice); then stop the agents
 func NewProgram(opts Options, extra ...tea.ProgramOption) *tea.Program {
 	m := New(opts)
-	po := append([]tea.ProgramOption{tea.WithFPS(m.opts.FPS), tea.WithoutSignalHandler(), tea.WithFilter(KeyFilter)}, extra...)
+	po := append([]tea.ProgramOption{tea.WithFPS(m.run.opts.FPS), tea.WithoutSignalHandler(), tea.WithFilter(KeyFilter)}, extra...)
 	return tea.NewProgram(m, po...)
 }

@@ -41,7 +41,7 @@ type Shown struct {
 }
 
 // tellShowing tells a PaneViewer the panes the layout shows.
-func (m *Model) tellShowing() {
+func (m *runView) tellShowing() {
 	v, ok := m.opts.Terminals.(PaneViewer)
 	if !ok {
 		return
@@ -73,7 +73,7 @@ func (m *Model) tellShowing() {
 // remoteLeaveKey handles q and D of a client: D detaches, q asks, unless
 // the task is over (its agents stopped as it ended: there is no team to
 // keep working or to stop; the server ends once no client is attached).
-func (m *Model) remoteLeaveKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (m *runView) remoteLeaveKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if m.opts.Remote == nil {
 		return false, nil
 	}
@@ -106,7 +106,7 @@ func (k leaveKeyMap) helpSections() []helpSection {
 
 // leaveKey answers the leave question: d, enter (or ctrl+c again) detach,
 // s stops the team, n/esc stays.
-func (m *Model) leaveKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *runView) leaveKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.km.leave
 	switch {
 	case key.Matches(msg, k.Detach):
@@ -125,7 +125,7 @@ func (m *Model) leaveKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // leaveLine is the leave question, cut to w cells.
-func (m Model) leaveLine(w int) string {
+func (m runView) leaveLine(w int) string {
 	q := " Leave: detach, the team keeps working (hivemind attach comes back) [D/enter] · stop the team [s] · stay [esc] "
 	return stConfirm.Render(fitWidth(ansi.Truncate(q, w, "…"), w))
 }

@@ -14,9 +14,9 @@ import (
 // so q leaves at once (the server then ends: no client, nothing to run).
 func TestRemoteQuitAsksOnlyWhileTheTaskRuns(t *testing.T) {
 	h := newHarness(t, 4, 160, 40)
-	h.m.opts.Remote = &Remote{}
+	h.m.run.opts.Remote = &Remote{}
 	h.key("q")
-	if h.m.confirm != confirmLeave || !strings.Contains(h.footer(), "Leave: detach") {
+	if h.m.run.confirm != confirmLeave || !strings.Contains(h.footer(), "Leave: detach") {
 		t.Fatalf("running: q did not ask (footer %q)", h.footer())
 	}
 	h.key("esc")
@@ -24,7 +24,7 @@ func TestRemoteQuitAsksOnlyWhileTheTaskRuns(t *testing.T) {
 		st := testState(4)
 		st.Phase = p
 		h.send(SnapshotMsg{State: st})
-		if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.confirm != confirmNone {
+		if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.run.confirm != confirmNone {
 			t.Fatalf("%s: q did not leave at once (footer %q)", p, h.footer())
 		}
 	}

@@ -67,14 +67,14 @@ func TestKeyFilterSendsAttachedKeysStraight(t *testing.T) {
 			t.Fatalf("the attached pane's key %q went on to Update (%v)", k, got)
 		}
 	}
-	h.m.input.wait()
+	h.m.run.input.wait()
 	if got := h.term(vocab.AgentLead).written(); got != "hi\r" {
 		t.Fatalf("the lead's terminal got %q; want %q", got, "hi\r")
 	}
 	if got := KeyFilter(h.m, keyMsg("ctrl+]")); got == nil {
 		t.Fatal("the detach key was swallowed")
 	}
-	h.m.scroll[vocab.AgentLead] = 3 // scrolled back: the key returns the pane to its live view
+	h.m.run.scroll[vocab.AgentLead] = 3 // scrolled back: the key returns the pane to its live view
 	if got := KeyFilter(h.m, keyMsg("x")); got == nil {
 		t.Fatal("a key of a scrolled-back pane skipped Update (the pane stays scrolled)")
 	}

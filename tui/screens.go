@@ -35,8 +35,8 @@ var screenNames = [numScreens]string{"run", "start", "picker", "summary", "attac
 func (s screenID) String() string { return screenNames[s] }
 
 // screen is the screen that takes the keys now. The front door's screens
-// (start, picker, summary) fill the whole terminal; the run view's are
-// layers over the panes, the first that is up taking the keys.
+// (start, picker, summary) fill the whole terminal; otherwise the run view
+// says which of its screens has them.
 func (m Model) screen() screenID {
 	if m.fd.on {
 		switch m.fd.mode {
@@ -48,6 +48,12 @@ func (m Model) screen() screenID {
 			return screenSummary
 		}
 	}
+	return m.run.screen()
+}
+
+// screen is the run view's screen that takes the keys now: its layers are
+// over the panes, the first that is up taking the keys.
+func (m runView) screen() screenID {
 	switch {
 	case m.attached:
 		return screenAttached
@@ -73,18 +79,26 @@ func (m Model) screen() screenID {
 
 // handleKey routes a key press to the screen that has the keys (the
 // front door's come through frontKey, which also opens the summary from
-// the panes). A layer over the panes (help, diff, plan) takes its own
-// keys and passes the rest to the run view, so pause, cancel, help and
-// quit work everywhere.
+// the panes): a front door screen's, or the run view's.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	scr := m.screen()
-	switch scr {
+	switch m.screen() {
 	case screenStart:
 		return m.startKey(msg)
 	case screenPicker:
 		return m.pickerKey(msg)
 	case screenSummary:
 		return m.summaryKey(msg)
+	}
+	return m.run.handleKey(msg)
+}
+
+// handleKey routes a key press to the run view's screen that has the
+// keys. A layer over the panes (help, diff, plan) takes its own keys and
+// passes the rest to the panes' (runKey), so pause, cancel, help and quit
+// work everywhere.
+func (m *runView) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	scr := m.screen()
+	switch scr {
 	case screenAttached:
 		return m.handleAttachedKey(msg)
 	case screenDraft:
@@ -120,14 +134,21 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 // keyMapOf is the key map of screen s: every key its handler matches.
 func (m Model) keyMapOf(s screenID) any {
 	switch s {
-	case screenRun:
-		return m.keys
 	case screenStart:
 		return m.fd.start.keys
 	case screenPicker:
 		return m.fd.picker.keys
 	case screenSummary:
 		return m.fd.sum.keys
+	}
+	return m.run.keyMapOf(s)
+}
+
+// keyMapOf is the key map of the run view's screen s.
+func (m runView) keyMapOf(s screenID) any {
+	switch s {
+	case screenRun:
+		return m.keys
 	case screenAttached:
 		return m.km.attached
 	case screenConfirm:
@@ -157,7 +178,7 @@ func (m Model) helpOf(s screenID) []helpSection {
 	case screenStart, screenPicker, screenSummary:
 		return m.frontHelpSections()
 	}
-	return m.runHelpSections()
+	return m.run.helpSections()
 }
 
 // layerKeys are the key maps of the screens layered over the panes.
@@ -187,9 +208,9 @@ func newLayerKeys() layerKeys {
 	}
 }
 
-// runHelpSections are the sections of the run view's help overlay: the
+// helpSections are the sections of the run view's help overlay: the
 // run view's keys, then those of the layers over the panes.
-func (m Model) runHelpSections() []helpSection {
+func (m runView) helpSections() []helpSection {
 	k := m.km
 	secs := m.shownKeys().helpSections(k.plan.helpSections())
 	for _, more := range [][]helpSection{

@@ -155,7 +155,7 @@ type screenSetup struct {
 
 func runDriver(t *testing.T) driver {
 	h := newHarness(t, 4, 120, 40)
-	h.m.opts.Diff = func(string) (string, error) { return "", nil }
+	h.m.run.opts.Diff = func(string) (string, error) { return "", nil }
 	return driver{h: h}
 }
 
@@ -178,7 +178,7 @@ func screenSetups() map[screenID]screenSetup {
 	}
 	diff := func(t *testing.T) driver {
 		d := runDriver(t)
-		d.h.m.opts.Diff = func(string) (string, error) { return strings.Repeat("+ a line\n", 200), nil }
+		d.h.m.run.opts.Diff = func(string) (string, error) { return strings.Repeat("+ a line\n", 200), nil }
 		d.h.key("3") // worker_1
 		msgs := msgsOfNow(d.h.key("d"))
 		for _, msg := range msgs {
@@ -213,8 +213,8 @@ func screenSetups() map[screenID]screenSetup {
 	return map[screenID]screenSetup{
 		screenRun: {setup: on(), before: map[string]func(driver){
 			"Leave": func(d driver) { // D is a server's client's key
-				d.h.m.opts.Remote = &Remote{Stop: func() {}}
-				d.h.m.keys.Leave.SetEnabled(true)
+				d.h.m.run.opts.Remote = &Remote{Stop: func() {}}
+				d.h.m.run.keys.Leave.SetEnabled(true)
 			},
 		}},
 		screenAttached: {setup: on("enter")},
@@ -243,8 +243,8 @@ func screenSetups() map[screenID]screenSetup {
 		screenFeedback: {setup: func(t *testing.T) driver { d := plan(t); d.h.key("f"); return d }},
 		screenLeave: {setup: func(t *testing.T) driver {
 			d := runDriver(t)
-			d.h.m.opts.Remote = &Remote{Stop: func() {}}
-			d.h.m.keys.Leave.SetEnabled(true)
+			d.h.m.run.opts.Remote = &Remote{Stop: func() {}}
+			d.h.m.run.keys.Leave.SetEnabled(true)
 			pressing("q")(d)
 			return d
 		}},
@@ -362,26 +362,26 @@ func TestScreenPrecedence(t *testing.T) {
 		d.h.send(tea.WindowSizeMsg{Width: 80, Height: 24}) // the help scrolls here
 		d.h.view()
 		pressing("j")(d)
-		if d.h.m.screen() != screenHelp || d.h.m.help.scroll != 1 || d.h.m.diff.scroll != 0 {
-			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.help.scroll, d.h.m.diff.scroll)
+		if d.h.m.screen() != screenHelp || d.h.m.run.help.scroll != 1 || d.h.m.run.diff.scroll != 0 {
+			t.Fatalf("screen %v, help scroll %d, diff scroll %d", d.h.m.screen(), d.h.m.run.help.scroll, d.h.m.run.diff.scroll)
 		}
 		pressing("esc", "j")(d) // help closed: the diff has the keys again
-		if d.h.m.screen() != screenDiff || d.h.m.diff.scroll != 1 {
-			t.Fatalf("after esc: screen %v, diff scroll %d", d.h.m.screen(), d.h.m.diff.scroll)
+		if d.h.m.screen() != screenDiff || d.h.m.run.diff.scroll != 1 {
+			t.Fatalf("after esc: screen %v, diff scroll %d", d.h.m.screen(), d.h.m.run.diff.scroll)
 		}
 	})
 	t.Run("the search prompt over the plan gate takes a as text", func(t *testing.T) {
 		d := screenSetups()[screenPlan].setup(t)
 		pressing("o", "/", "a")(d) // the panes, a search, then a
-		if d.h.m.screen() != screenSearch || d.h.m.find.query != "a" || len(d.h.eng.got()) != 0 {
-			t.Fatalf("screen %v, query %q, engine %q", d.h.m.screen(), d.h.m.find.query, d.h.eng.got())
+		if d.h.m.screen() != screenSearch || d.h.m.run.find.query != "a" || len(d.h.eng.got()) != 0 {
+			t.Fatalf("screen %v, query %q, engine %q", d.h.m.screen(), d.h.m.run.find.query, d.h.eng.got())
 		}
 	})
 	t.Run("the feedback input takes ? and q as text", func(t *testing.T) {
 		d := screenSetups()[screenFeedback].setup(t)
 		pressing("?", "q")(d)
-		if d.h.m.screen() != screenFeedback || d.h.m.gate.input.Value() != "?q" || d.h.m.help.show {
-			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.gate.input.Value(), d.h.m.help.show)
+		if d.h.m.screen() != screenFeedback || d.h.m.run.gate.input.Value() != "?q" || d.h.m.run.help.show {
+			t.Fatalf("screen %v, input %q, help %v", d.h.m.screen(), d.h.m.run.gate.input.Value(), d.h.m.run.help.show)
 		}
 	})
 	t.Run("a question asked from the help answers n, not the help", func(t *testing.T) {
@@ -391,46 +391,49 @@ func TestScreenPrecedence(t *testing.T) {
 			t.Fatalf("screen %v after ? c", d.h.m.screen())
 		}
 		pressing("n")(d)
-		if d.h.m.screen() != screenHelp || d.h.m.confirm != confirmNone {
-			t.Fatalf("after n: screen %v, confirm %v", d.h.m.screen(), d.h.m.confirm)
+		if d.h.m.screen() != screenHelp || d.h.m.run.confirm != confirmNone {
+			t.Fatalf("after n: screen %v, confirm %v", d.h.m.screen(), d.h.m.run.confirm)
 		}
 	})
 	t.Run("at the plan gate under the knowledge panel, a says how to decide", func(t *testing.T) {
 		d := screenSetups()[screenPlan].setup(t)
 		pressing("x", "a")(d)
-		if d.h.m.screen() != screenRun || !strings.Contains(d.h.m.notice.text, "x closes the knowledge panel") {
-			t.Fatalf("screen %v, notice %q", d.h.m.screen(), d.h.m.notice.text)
+		if d.h.m.screen() != screenRun || !strings.Contains(d.h.m.run.notice.text, "x closes the knowledge panel") {
+			t.Fatalf("screen %v, notice %q", d.h.m.screen(), d.h.m.run.notice.text)
 		}
 		pressing("x", "a")(d)
-		if d.h.m.gate.sent != "sending" {
-			t.Fatalf("panel closed, a: sent %q", d.h.m.gate.sent)
+		if d.h.m.run.gate.sent != "sending" {
+			t.Fatalf("panel closed, a: sent %q", d.h.m.run.gate.sent)
 		}
 	})
 	t.Run("attached, ? goes to the agent", func(t *testing.T) {
 		d := screenSetups()[screenAttached].setup(t)
 		pressing("?", "q")(d)
-		if d.h.m.screen() != screenAttached || d.h.m.help.show {
-			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.help.show)
+		if d.h.m.screen() != screenAttached || d.h.m.run.help.show {
+			t.Fatalf("screen %v, help %v", d.h.m.screen(), d.h.m.run.help.show)
 		}
 	})
 }
 
-// The screens with a sub-model (help, diff, plan gate, search, folder
-// picker, summary, start screen) keep their state in it, updated by its
-// own update: the parents that route to them (Model, and the front door
-// among its screens) hold each in one field and no widget of a screen
-// (a text field, the file picker), and their other fields are the run
-// view's and the routing's, listed here: a field added to a parent must
-// be added to this list, or go into its screen's sub-model.
+// The screens with a sub-model (the run view; help, diff, plan gate,
+// search over its panes; folder picker, summary, start screen) keep their
+// state in it, updated by its own update: the parents that route to them
+// (Model between the front door and the run view, the front door among
+// its screens, the run view among its layers) hold each in one field and
+// no widget of a screen (a text field, the file picker), and their other
+// fields are the run view's and the routing's, listed here: a field added
+// to a parent must be added to this list, or go into its screen's
+// sub-model.
 func TestParentsHoldNoScreenState(t *testing.T) {
-	subModels := []reflect.Type{reflect.TypeFor[helpView](), reflect.TypeFor[diffView](), reflect.TypeFor[planGate](),
+	subModels := []reflect.Type{reflect.TypeFor[runView](), reflect.TypeFor[helpView](), reflect.TypeFor[diffView](), reflect.TypeFor[planGate](),
 		reflect.TypeFor[search](), reflect.TypeFor[folderPicker](), reflect.TypeFor[summaryView](), reflect.TypeFor[startScreen]()}
 	own := map[reflect.Type][]string{
-		reflect.TypeFor[Model](): {"opts", "frames", "interval", "slow", "keys", "km", "spin", "prog", "width", "height",
+		reflect.TypeFor[Model](): {"width", "height", "fd", "frames"},
+		reflect.TypeFor[runView](): {"opts", "interval", "slow", "keys", "km", "spin", "prog", "width", "height",
 			"st", "haveState", "events", "health", "agents", "focusID", "zoom", "attached", "showEvents", "cx",
 			"confirm", "draftOf", "notice", "scroll", "detail", "digits", "sel", "lay", "bannerNow", "checkout",
 			"draftRung", "lastFrame", "lastSlow", "timerDue", "waiting", "frameTimer", "clockOn", "clockGen",
-			"spinning", "r", "input", "life", "fd"},
+			"spinning", "r", "input", "life"},
 		reflect.TypeFor[frontDoor](): {"on", "mode", "sess", "seen"},
 	}
 	widgets := []string{"charm.land/bubbles/v2/textarea", "charm.land/bubbles/v2/textinput",

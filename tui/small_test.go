@@ -34,7 +34,7 @@ func runScreens() map[string]func(*harness) {
 			h.key("e")
 		},
 		"diff": func(h *harness) {
-			h.m.opts.Diff = func(string) (string, error) { return testDiff, nil }
+			h.m.run.opts.Diff = func(string) (string, error) { return testDiff, nil }
 			h.key("3")
 			h.runFor(h.key("d"), diffLoaded)
 		},
@@ -83,7 +83,7 @@ new file mode 100644
 // model's lifecycle ends the screen waits when the test ends.
 func (h *harness) runFor(cmd tea.Cmd, want func(tea.Msg) bool) {
 	h.t.Helper()
-	h.t.Cleanup(h.m.life.stop)
+	h.t.Cleanup(h.m.run.life.stop)
 	ch := make(chan tea.Msg, 64)
 	launch := func(c tea.Cmd) {
 		if c != nil {

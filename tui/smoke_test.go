@@ -44,7 +44,7 @@ func TestProgramSmoke(t *testing.T) {
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 
 	final := tm.FinalModel(t).(Model)
-	final.input.wait()
+	final.run.input.wait()
 	eng.requireCalls(t, "pause")
 	if got := lead.written(); got != "hi" {
 		t.Fatalf("attached input = %q, want %q", got, "hi")

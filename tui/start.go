@@ -147,7 +147,7 @@ func sessionOptions(opts Options) Options {
 // initFront sets up the front door of a new Model.
 func (m *Model) initFront(opts Options) {
 	m.fd = newFrontDoor(opts)
-	m.keys.Summary.SetEnabled(m.fd.on)
+	m.run.keys.Summary.SetEnabled(m.fd.on)
 }
 
 func newFrontDoor(opts Options) frontDoor {
@@ -201,7 +201,7 @@ func (m Model) frontInit() tea.Cmd {
 	if !m.fd.on || m.fd.mode != modeStart {
 		return nil
 	}
-	return scanCmd(m.opts.Launcher, m.fd.start.project)
+	return scanCmd(m.run.opts.Launcher, m.fd.start.project)
 }
 
 // frontUpdate handles the messages of the front door. handled is false when
@@ -221,7 +221,7 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 	case sessionClosedMsg:
 		m.fd.start.busy = ""
 		if msg.err != nil {
-			m.notice = notice{level: "warn", text: "stopping the task: " + msg.err.Error()}
+			m.run.notice = notice{level: "warn", text: "stopping the task: " + msg.err.Error()}
 		}
 		return m.rescan(), true
 	case summaryLoadedMsg:
@@ -256,13 +256,13 @@ func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 // frontAfter runs after the run view handled msg: it moves between the
 // panes and the summary as the live task's phase changes.
 func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
-	if !m.fd.on || m.fd.sess == nil || !m.haveState {
+	if !m.fd.on || m.fd.sess == nil || !m.run.haveState {
 		return nil
 	}
 	if _, ok := msg.(SnapshotMsg); !ok {
 		return nil
 	}
-	p := m.st.Phase
+	p := m.run.st.Phase
 	if p == m.fd.seen {
 		return nil
 	}
@@ -275,8 +275,8 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 		// abandon: show what was done.
 		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sum.live) {
 			m.fd.mode = modeSummary
-			m.attached, m.zoom, m.help.show = false, false, false
-			return m.openSummary(m.st, true)
+			m.run.attached, m.run.zoom, m.run.help.show = false, false, false
+			return m.openSummary(m.run.st, true)
 		}
 	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
 		// The run view has the banner and the keys for these.
@@ -334,10 +334,7 @@ func (m *Model) beginSession(s *Session) tea.Cmd {
 	m.fd.sess = s
 	m.fd.seen = ""
 	m.fd.mode = modeRun
-	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = s.Engine, s.Terminals, s.Title, s.Branch, s.Diff
-	m.opts.Team, m.opts.WorkerTeam = s.Team, s.WorkerTeam
-	m.resetRun()
-	return m.rearm()
+	return m.run.begin(s)
 }
 
 // endSession leaves the live task for the start screen; its agents are
@@ -346,12 +343,7 @@ func (m *Model) endSession() tea.Cmd {
 	s := m.fd.sess
 	m.fd.sess = nil
 	m.fd.seen = ""
-	m.opts.Engine, m.opts.Terminals, m.opts.Title, m.opts.Branch, m.opts.Diff = nil, nil, "", "", nil
-	m.opts.Team, m.opts.WorkerTeam = nil, nil
-	// Commands still waiting on the old terminals end now.
-	m.life.stop()
-	m.life = newLifecycle()
-	m.resetRun()
+	m.run.end()
 	m.fd.mode = modeStart
 	if s == nil {
 		return m.rescan()
@@ -360,30 +352,13 @@ func (m *Model) endSession() tea.Cmd {
 	return closeSessionCmd(s.Close)
 }
 
-// resetRun forgets everything the run view knew of the previous task.
-func (m *Model) resetRun() {
-	m.st, m.haveState = vocab.State{}, false
-	m.events, m.checkout = nil, ""
-	m.health = map[vocab.AgentID]vocab.Health{}
-	m.agents = nil
-	m.focusID = ""
-	m.zoom, m.attached, m.showEvents = false, false, false
-	m.cx, m.help = knowledgePanel{}, helpView{}
-	m.detail, m.digits = false, ""
-	m.find, m.sel, m.diff = search{}, selection{}, diffView{}
-	m.confirm = confirmNone
-	m.scroll = map[vocab.AgentID]int{}
-	m.r = newRenderCache()
-	m.waiting, m.frameTimer = false, false
-}
-
 // rescan reads the current project again (after a task ends or the project
 // changes).
 func (m *Model) rescan() tea.Cmd {
 	if m.fd.start.busy == "" {
 		m.fd.start.busy = "reading the project…"
 	}
-	return scanCmd(m.opts.Launcher, m.fd.start.project)
+	return scanCmd(m.run.opts.Launcher, m.fd.start.project)
 }
 
 // resize sizes the inputs and the picker for a w×h screen.
@@ -461,11 +436,11 @@ func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
 		return nil, false // s is text, the agent's or a question's key there
 	}
-	if key.Matches(msg, m.keys.Summary) && m.summaryAvailable() {
+	if key.Matches(msg, m.run.keys.Summary) && m.summaryAvailable() {
 		m.fd.mode = modeSummary
-		m.zoom = false
-		if !m.fd.sum.loaded || !m.fd.sum.live || m.fd.sum.data.Phase != m.st.Phase {
-			return m.openSummary(m.st, true), true
+		m.run.zoom = false
+		if !m.fd.sum.loaded || !m.fd.sum.live || m.fd.sum.data.Phase != m.run.st.Phase {
+			return m.openSummary(m.run.st, true), true
 		}
 		return nil, true
 	}
@@ -540,20 +515,20 @@ func (sc *startScreen) update(msg tea.KeyPressMsg) (startDone, tea.Cmd) {
 // what it asks.
 func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	sc := &m.fd.start
-	m.notice = notice{}
+	m.run.notice = notice{}
 	if sc.ask != nil && !key.Matches(msg, sc.keys.QuitNow) {
 		return sc.askKey(msg)
 	}
-	if m.help.show {
+	if m.run.help.show {
 		if key.Matches(msg, sc.keys.CloseHelp) {
-			m.help.show = false
+			m.run.help.show = false
 		}
 		return nil
 	}
 	done, cmd := sc.update(msg)
 	switch done {
 	case startQuit:
-		return m.quit()
+		return m.run.quit()
 	case startSubmit:
 		return m.submit()
 	case startResume:
@@ -561,11 +536,11 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 	case startOpen:
 		return m.openPicker()
 	case startHelp:
-		m.help.show = true
+		m.run.help.show = true
 	case startView:
 		t := sc.info.Tasks[sc.sel]
 		if t.State == nil {
-			m.notice = notice{level: "warn", text: "task " + t.ID + " has no readable state"}
+			m.run.notice = notice{level: "warn", text: "task " + t.ID + " has no readable state"}
 			return nil
 		}
 		m.fd.mode = modeSummary
@@ -577,11 +552,11 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // submit starts the typed task.
 func (m *Model) submit() tea.Cmd {
-	t, cmd, ok := m.fd.start.submit(m.opts.HumanPlanApproval)
+	t, cmd, ok := m.fd.start.submit(m.run.opts.HumanPlanApproval)
 	if !ok {
 		return cmd
 	}
-	return startCmd(m.opts.Launcher, m.fd.start.project, t)
+	return startCmd(m.run.opts.Launcher, m.fd.start.project, t)
 }
 
 // submit is the typed task to start, the screen then busy starting it
@@ -633,14 +608,14 @@ func (m *Model) resume() tea.Cmd {
 	}
 	switch {
 	case m.fd.start.info.Unfinished == nil:
-		m.notice = notice{level: "info", text: "nothing to resume in this project"}
+		m.run.notice = notice{level: "info", text: "nothing to resume in this project"}
 		return nil
 	case m.fd.start.info.LockedBy != "":
-		m.notice = notice{level: "warn", text: "the task is running in another Hivemind: " + m.fd.start.info.LockedBy}
+		m.run.notice = notice{level: "warn", text: "the task is running in another Hivemind: " + m.fd.start.info.LockedBy}
 		return nil
 	}
 	m.fd.start.busy = "resuming " + m.fd.start.info.Unfinished.ID + "…"
-	return resumeCmd(m.opts.Launcher, m.fd.start.project)
+	return resumeCmd(m.run.opts.Launcher, m.fd.start.project)
 }
 
 // splitLines returns the non-empty trimmed lines of s.

@@ -46,15 +46,15 @@ func TestStartSubmitsTask(t *testing.T) {
 	if !reflect.DeepEqual(l.started[0], want) {
 		t.Fatalf("started %+v\nwant %+v", l.started[0], want)
 	}
-	if h.m.fd.mode != modeRun || h.m.opts.Engine != Engine(l.eng) || h.m.fd.start.task.Value() != "" {
-		t.Fatalf("after start: mode %v, engine %v, task field %q", h.m.fd.mode, h.m.opts.Engine, h.m.fd.start.task.Value())
+	if h.m.fd.mode != modeRun || h.m.run.opts.Engine != Engine(l.eng) || h.m.fd.start.task.Value() != "" {
+		t.Fatalf("after start: mode %v, engine %v, task field %q", h.m.fd.mode, h.m.run.opts.Engine, h.m.fd.start.task.Value())
 	}
 	// Snapshots of another task (an older run) are ignored; the session's
 	// own show its panes.
 	other := testState(4)
 	other.TaskID = "someone-else"
 	h.send(SnapshotMsg{State: other})
-	if h.m.haveState {
+	if h.m.run.haveState {
 		t.Fatal("a snapshot of another task was taken")
 	}
 	st := testState(4)
@@ -106,16 +106,16 @@ func TestStartFocusKeys(t *testing.T) {
 	}
 	// Single keys are text in a field, commands in the list.
 	h.keys("q", "?")
-	if h.m.fd.start.task.Value() != "q?" || h.m.help.show {
-		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.start.task.Value(), h.m.help.show)
+	if h.m.fd.start.task.Value() != "q?" || h.m.run.help.show {
+		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.start.task.Value(), h.m.run.help.show)
 	}
 	h.keys("f1")
-	if !h.m.help.show {
+	if !h.m.run.help.show {
 		t.Fatal("f1 does not open help in a field")
 	}
 	h.keys("esc", "esc", "?")
-	if !h.m.help.show || h.m.fd.start.focus != focusList {
-		t.Fatalf("? in the list: help %v focus %v", h.m.help.show, h.m.fd.start.focus)
+	if !h.m.run.help.show || h.m.fd.start.focus != focusList {
+		t.Fatalf("? in the list: help %v focus %v", h.m.run.help.show, h.m.fd.start.focus)
 	}
 	h.keys("?")
 	// The list: select a past task and open its summary, then come back.
@@ -254,7 +254,7 @@ func TestSummaryAfterComplete(t *testing.T) {
 	}
 	h.keys("enter")
 	h.l.requireCalls(t, "scan "+testProject, "start "+testProject, "usage "+h.l.taskID, "close", "scan "+testProject)
-	if h.m.fd.mode != modeStart || h.m.fd.sess != nil || h.m.opts.Engine != nil || h.m.haveState {
+	if h.m.fd.mode != modeStart || h.m.fd.sess != nil || h.m.run.opts.Engine != nil || h.m.run.haveState {
 		t.Fatalf("after enter: mode %v session %v", h.m.fd.mode, h.m.fd.sess)
 	}
 	if h.m.fd.start.focus != focusTask {
@@ -277,7 +277,7 @@ func TestErrorChoice(t *testing.T) {
 	}
 	h.phase(vocab.PhaseError)
 	h.keys("A")
-	if h.m.confirm != confirmAbandon || !strings.Contains(h.plain(), "Abandon the task?") {
+	if h.m.run.confirm != confirmAbandon || !strings.Contains(h.plain(), "Abandon the task?") {
 		t.Fatalf("A does not ask:\n%s", h.plain())
 	}
 	h.keys("n")
@@ -291,7 +291,7 @@ func TestErrorChoice(t *testing.T) {
 	// R and A no longer apply.
 	h.keys("R", "A")
 	h.l.eng.requireCalls(t, "retry", "abandon")
-	if h.m.confirm != confirmNone {
+	if h.m.run.confirm != confirmNone {
 		t.Fatal("A asked on an abandoned task")
 	}
 }
@@ -322,14 +322,14 @@ func TestSummaryQuitSameOnEveryEnd(t *testing.T) {
 		if h.m.fd.mode != modeSummary {
 			t.Fatalf("%s: no summary", p)
 		}
-		if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.confirm != confirmNone {
+		if cmd := h.key("q"); cmd == nil || cmd() != tea.QuitMsg(struct{}{}) || h.m.run.confirm != confirmNone {
 			t.Errorf("%s: q did not quit at once", p)
 		}
 	}
 	h := liveHarness(t)
 	h.phase(vocab.PhaseError)
 	h.keys("q")
-	if h.m.confirm != confirmQuit {
+	if h.m.run.confirm != confirmQuit {
 		t.Fatal("error: q did not ask while agents run")
 	}
 	cmd := h.key("y")

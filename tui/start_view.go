@@ -15,7 +15,7 @@ import (
 
 // renderFront draws the front door's screens (start, picker, summary).
 func (m Model) renderFront() string {
-	if m.help.show {
+	if m.run.help.show {
 		return m.renderFrontHelp()
 	}
 	switch m.fd.mode {
@@ -71,7 +71,7 @@ var (
 )
 
 func (m Model) renderStart() string {
-	return m.fd.start.view(m.startHeader(), m.frontFooter(), m.width, m.height, m.now())
+	return m.fd.start.view(m.startHeader(), m.frontFooter(), m.width, m.height, m.run.now())
 }
 
 // view draws the start screen under header, footer on its last line:
@@ -235,18 +235,18 @@ func indent(block, pad string) []string {
 func (m Model) frontFooter() string {
 	w := m.width
 	switch {
-	case m.confirm != confirmNone:
-		return m.confirmLine(w)
+	case m.run.confirm != confirmNone:
+		return m.run.confirmLine(w)
 	case m.fd.start.ask != nil && m.fd.mode == modeStart: // even while the project is read again
 		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.start.ask.keys()+" · ctrl+c quit", w, "…"), w))
 	case m.fd.start.busy != "" && m.fd.mode != modeSummary:
-		return stAccent.Render(fitWidth(" "+m.spin.View()+" "+m.fd.start.busy, w))
+		return stAccent.Render(fitWidth(" "+m.run.spin.View()+" "+m.fd.start.busy, w))
 	}
 	hints, ess := m.frontShortHelp()
-	if m.notice.text == "" {
-		return m.keyHints(hints, ess, w)
+	if m.run.notice.text == "" {
+		return keyHints(hints, ess, w)
 	}
-	return noticeLine(m.notice, ess, w)
+	return noticeLine(m.run.notice, ess, w)
 }
 
 // noticeLine is a footer with a notice on the left and the essential keys
@@ -275,7 +275,7 @@ func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
 	case modePicker:
 		return m.fd.picker.shortHelp()
 	case modeSummary:
-		return m.fd.sum.shortHelp(m.fd.sess != nil, m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
+		return m.fd.sum.shortHelp(m.fd.sess != nil, m.run.st.Phase == vocab.PhaseError || m.run.st.Phase == vocab.PhaseNeedsHuman)
 	}
 	return m.fd.start.shortHelp()
 }
@@ -324,8 +324,8 @@ func (m Model) renderFrontHelp() string {
 		"While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).",
 		"Text fields take every other key; esc leaves a field so single keys work. ? or esc closes this help.",
 	}
-	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.help.scroll)
-	m.r.helpMax = maxScroll
+	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.run.help.scroll)
+	m.run.r.helpMax = maxScroll
 	lines := []string{m.startHeader()}
 	if m.fd.mode == modeSummary {
 		lines[0] = m.fd.sum.header(m.width)

@@ -67,7 +67,7 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 	title := ""
 	dir := st.TaskDir
 	if live {
-		title = m.opts.Title
+		title = m.run.opts.Title
 	} else {
 		for _, t := range m.fd.start.info.Tasks {
 			if t.ID == st.TaskID {
@@ -79,7 +79,7 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 		}
 	}
 	m.fd.sum.open(baseSummary(st, title), live)
-	return loadSummaryCmd(m.opts.Launcher, st.Clone(), dir, title)
+	return loadSummaryCmd(m.run.opts.Launcher, st.Clone(), dir, title)
 }
 
 // loadSummaryCmd reads a task's outputs and friction files and asks the
@@ -330,9 +330,9 @@ type summaryCtx struct {
 
 // renderSummary draws the summary screen: exactly m.height lines of m.width.
 func (m Model) renderSummary() string {
-	c := summaryCtx{w: m.width, h: m.height, session: m.fd.sess != nil, branch: m.opts.Branch}
-	if m.fd.sum.live && m.haveState && m.st.TaskID == m.fd.sum.data.TaskID {
-		c.clock, c.elapsed = true, m.elapsed() // as the header
+	c := summaryCtx{w: m.width, h: m.height, session: m.fd.sess != nil, branch: m.run.opts.Branch}
+	if m.fd.sum.live && m.run.haveState && m.run.st.TaskID == m.fd.sum.data.TaskID {
+		c.clock, c.elapsed = true, m.run.elapsed() // as the header
 	}
 	return m.fd.sum.view(c, m.frontFooter())
 }
@@ -728,10 +728,10 @@ type summaryLoadedMsg struct {
 
 // summaryAvailable reports whether the live task has a summary to show.
 func (m Model) summaryAvailable() bool {
-	if !m.haveState {
+	if !m.run.haveState {
 		return false
 	}
-	switch m.st.Phase {
+	switch m.run.st.Phase {
 	case vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseError, vocab.PhaseIdle:
 		return true
 	default: // under way, held or waiting for the human
@@ -788,38 +788,38 @@ func (s *summaryView) update(msg tea.KeyPressMsg, live, failed bool, h int) summ
 // summaryKey routes a key to the summary (or to a question asked over
 // it) and does what it asks.
 func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch m.confirm {
+	switch m.run.confirm {
 	case confirmNone:
 	case confirmDraft: // asked on detach, before the task ended
-		return m.draftKey(msg)
+		return m.run.draftKey(msg)
 	default:
-		return m.handleConfirmKey(msg)
+		return m.run.handleConfirmKey(msg)
 	}
-	m.notice = notice{}
-	if m.help.show {
+	m.run.notice = notice{}
+	if m.run.help.show {
 		if key.Matches(msg, m.fd.sum.keys.CloseHelp) {
-			m.help.show = false
+			m.run.help.show = false
 		}
 		return nil
 	}
 	live := m.fd.sum.live && m.fd.sess != nil
-	failed := live && (m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
+	failed := live && (m.run.st.Phase == vocab.PhaseError || m.run.st.Phase == vocab.PhaseNeedsHuman)
 	switch m.fd.sum.update(msg, live, failed, m.height) {
 	case summaryHelp:
-		m.help.show = true
+		m.run.help.show = true
 	case summaryQuit:
-		if live && m.quitAsks() {
-			m.confirm = confirmQuit
+		if live && m.run.quitAsks() {
+			m.run.confirm = confirmQuit
 			return nil
 		}
-		return m.quit()
+		return m.run.quit()
 	case summaryRetry:
-		if m.opts.Engine != nil {
-			m.opts.Engine.Retry()
+		if m.run.opts.Engine != nil {
+			m.run.opts.Engine.Retry()
 		}
-		m.notice = notice{level: "info", text: "retrying…"}
+		m.run.notice = notice{level: "info", text: "retrying…"}
 	case summaryAbandon:
-		m.confirm = confirmAbandon
+		m.run.confirm = confirmAbandon
 	case summaryPanes:
 		m.fd.mode = modeRun
 	case summaryBack:

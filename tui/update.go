@@ -16,15 +16,28 @@ import (
 // maxEvents is how many events the model keeps for the event-log strip.
 const maxEvents = 200
 
-// Update handles one message. It never blocks: engine calls only hand a key
-// event to the runner, and input for agents goes through the ordered
-// inputWriter.
+// Update handles one message: the front door takes its screens' and its
+// own messages (start.go); the run view every other, after which it lays
+// out the panes and arms its timers. It never blocks: engine calls only
+// hand a key event to the runner, and input for agents goes through the
+// ordered inputWriter.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	fcmd, handled := m.frontUpdate(msg) // the start screen and summary (start.go)
-	if handled {
-		m.relayout()
-		return m, batch(fcmd, m.ensureTimers())
+	if msg, ok := msg.(tea.WindowSizeMsg); ok {
+		m.width, m.height = msg.Width, msg.Height
 	}
+	fcmd, handled := m.frontUpdate(msg)
+	if handled {
+		m.run.relayout()
+		return m, batch(fcmd, m.run.ensureTimers())
+	}
+	cmd := batch(batch(fcmd, m.run.Update(msg)), m.frontAfter(msg))
+	m.run.relayout()
+	return m, batch(batch(cmd, m.run.draftBell()), m.run.ensureTimers())
+}
+
+// Update handles a message of the run view: a key on one of its screens,
+// the engine's snapshots and notices, screen changes and its timers.
+func (m *runView) Update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -69,9 +82,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		m.handleMouse(msg.Mouse(), mouseWheel)
 	}
-	cmd = batch(batch(fcmd, cmd), m.frontAfter(msg))
-	m.relayout()
-	return m, batch(batch(cmd, m.draftBell()), m.ensureTimers())
+	return cmd
 }
 
 func batch(a, b tea.Cmd) tea.Cmd {
@@ -101,7 +112,7 @@ func batch(a, b tea.Cmd) tea.Cmd {
 
 // handleChanged handles a change signal: draw now if a frame is due, else
 // arm the frame timer.
-func (m *Model) handleChanged() tea.Cmd {
+func (m *runView) handleChanged() tea.Cmd {
 	m.waiting = false
 	return m.schedule(time.Now())
 }
@@ -109,7 +120,7 @@ func (m *Model) handleChanged() tea.Cmd {
 // frameTick handles the frame timer. The timer was armed for the moment a
 // frame became due, so that moment counts as now even if the tick is
 // delivered early or (in tests and benchmarks) sent directly.
-func (m *Model) frameTick() tea.Cmd {
+func (m *runView) frameTick() tea.Cmd {
 	m.frameTimer = false
 	now := time.Now()
 	if m.timerDue.After(now) {
@@ -123,7 +134,7 @@ func (m *Model) frameTick() tea.Cmd {
 
 // schedule draws a frame when one is due and arms the frame timer for
 // changes still held back; with none it waits for the next change signal.
-func (m *Model) schedule(now time.Time) tea.Cmd {
+func (m *runView) schedule(now time.Time) tea.Cmd {
 	if m.frameTimer || m.opts.Terminals == nil {
 		return nil
 	}
@@ -155,12 +166,12 @@ func (m *Model) schedule(now time.Time) tea.Cmd {
 
 // slotDue reports whether the shared slot of the panes that are not
 // attached is open at now.
-func (m *Model) slotDue(now time.Time) bool {
+func (m *runView) slotDue(now time.Time) bool {
 	return !now.Before(m.lastSlow.Add(m.slow))
 }
 
 // fastID is the pane that takes new content at FPS: the attached one.
-func (m *Model) fastID() vocab.AgentID {
+func (m *runView) fastID() vocab.AgentID {
 	if m.attached {
 		return m.focusID
 	}
@@ -170,7 +181,7 @@ func (m *Model) fastID() vocab.AgentID {
 // changedPanes reports whether the attached pane (fast) and any other
 // visible pane (slow) has a screen version not drawn yet. Panes never drawn
 // are sampled by View itself.
-func (m *Model) changedPanes() (fast, slow bool) {
+func (m *runView) changedPanes() (fast, slow bool) {
 	f := m.fastID()
 	for _, row := range m.lay.Rows {
 		for _, c := range row.Cells {
@@ -196,7 +207,7 @@ func (m *Model) changedPanes() (fast, slow bool) {
 // exactly the panes whose sampled version changed. The attached pane is
 // always sampled; the others only when their shared slot is open, and all
 // of them together.
-func (m *Model) newFrame(now time.Time) {
+func (m *runView) newFrame(now time.Time) {
 	m.lastFrame = now
 	slot := m.slotDue(now)
 	f := m.fastID()
@@ -226,7 +237,7 @@ func (m *Model) newFrame(now time.Time) {
 	}
 }
 
-func (m *Model) rearm() tea.Cmd {
+func (m *runView) rearm() tea.Cmd {
 	if m.opts.Terminals == nil || m.waiting || m.frameTimer {
 		return nil
 	}
@@ -237,7 +248,7 @@ func (m *Model) rearm() tea.Cmd {
 // ensureTimers starts or stops the clock and spinner: the clock ticks once
 // a second only while the task runs, the spinner only while an agent is
 // busy. Nothing else ticks.
-func (m *Model) ensureTimers() tea.Cmd {
+func (m *runView) ensureTimers() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.clockRunning() {
 		if !m.clockOn {
@@ -256,9 +267,9 @@ func (m *Model) ensureTimers() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m Model) clockRunning() bool { return m.haveState && m.st.Counting() }
+func (m runView) clockRunning() bool { return m.haveState && m.st.Counting() }
 
-func (m Model) anyBusy() bool {
+func (m runView) anyBusy() bool {
 	for i, id := range m.agents {
 		if spins(m.healthOf(id)) && m.lay.visible(i) {
 			return true
@@ -269,7 +280,7 @@ func (m Model) anyBusy() bool {
 
 // relayout recomputes where everything goes and resizes every agent
 // terminal whose pane size changed (or that is new, e.g. after a restart).
-func (m *Model) relayout() {
+func (m *runView) relayout() {
 	focus := m.focusIndex()
 	m.bannerNow = m.banner()
 	m.lay = computeLayout(layoutInput{
@@ -304,7 +315,7 @@ func (m *Model) relayout() {
 
 // ---- snapshots ----
 
-func (m *Model) handleSnapshot(msg SnapshotMsg) tea.Cmd {
+func (m *runView) handleSnapshot(msg SnapshotMsg) tea.Cmd {
 	prevPhase := m.st.Phase
 	before := make(map[vocab.AgentID]vocab.Health, len(m.agents))
 	for _, id := range m.agents {
@@ -387,7 +398,7 @@ func mergeEvents(have, tail []vocab.EventRecord) []vocab.EventRecord {
 // over them (help, diff, plan) pass on. digits is a pane number being
 // typed (focusNumber). The groups share no key, except that n, N and esc
 // act on an open panel or search first (viewKey).
-func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
+func (m *runView) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 	for _, group := range []func(tea.KeyPressMsg) (tea.Cmd, bool){
 		m.viewKey, m.taskKey, func(msg tea.KeyPressMsg) (tea.Cmd, bool) { return m.paneKey(msg, digits) },
 		m.terminalKey, m.eventStripKey,
@@ -401,7 +412,7 @@ func (m *Model) runKey(msg tea.KeyPressMsg, digits string) tea.Cmd {
 }
 
 // viewKey handles help, the knowledge panel and the search hits.
-func (m *Model) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+func (m *runView) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Help):
@@ -426,7 +437,7 @@ func (m *Model) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // taskKey handles the task's keys: quit, pause, resume, cancel, retry,
 // abandon.
-func (m *Model) taskKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+func (m *runView) taskKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case m.opts.Remote != nil && (key.Matches(msg, k.Quit) || key.Matches(msg, k.Leave)):
@@ -483,7 +494,7 @@ func (m *Model) taskKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 // paneKey moves the focus between panes, and zooms.
-func (m *Model) paneKey(msg tea.KeyPressMsg, digits string) (tea.Cmd, bool) {
+func (m *runView) paneKey(msg tea.KeyPressMsg, digits string) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Next):
@@ -522,7 +533,7 @@ func (m *Model) paneKey(msg tea.KeyPressMsg, digits string) (tea.Cmd, bool) {
 
 // terminalKey handles the focused agent's terminal: attach, scroll,
 // search, copy, diff.
-func (m *Model) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+func (m *runView) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Attach):
@@ -568,7 +579,7 @@ func (m *Model) terminalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 // eventStripKey shows the event strip, or its detail.
-func (m *Model) eventStripKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+func (m *runView) eventStripKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Events):
@@ -588,7 +599,7 @@ func (m *Model) eventStripKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // focusNumber focuses pane N. With ten panes or more a number takes two
 // digits: "1" focuses pane 1 and waits for a second digit, "1" "2" then
 // focuses pane 12.
-func (m *Model) focusNumber(pending, d string) {
+func (m *runView) focusNumber(pending, d string) {
 	try := func(s string) bool {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > len(m.agents) {
@@ -609,7 +620,7 @@ func (m *Model) focusNumber(pending, d string) {
 
 // focusToward moves the focus to the nearest pane of the current page in
 // direction (dx, dy).
-func (m *Model) focusToward(dx, dy int) {
+func (m *runView) focusToward(dx, dy int) {
 	i := m.agentIndex(m.focusID)
 	if i < 0 || m.lay.TooSmall || len(m.lay.Rects) == 0 || m.lay.PerPage == 0 {
 		return
@@ -650,7 +661,7 @@ func (m *Model) focusToward(dx, dy int) {
 }
 
 // turnPage focuses the first pane of the next (d = +1) or previous page.
-func (m *Model) turnPage(d int) {
+func (m *runView) turnPage(d int) {
 	if m.lay.Pages <= 1 || m.lay.PerPage == 0 {
 		m.notice = notice{level: "info", text: "all panes are on one page"}
 		return
@@ -672,20 +683,30 @@ func KeyFilter(model tea.Model, msg tea.Msg) tea.Msg {
 		return msg
 	}
 	m, ok := model.(Model)
-	if !ok || m.screen() != screenAttached || m.scroll[m.focusID] != 0 || key.Matches(k, m.km.attached.Detach) {
+	if !ok || m.screen() != screenAttached || !m.run.typeAttached(k) {
 		return msg
+	}
+	return nil
+}
+
+// typeAttached types k to the attached pane, unless it changes the view
+// (the detach key, the first key of a pane scrolled back) or the pane has
+// no live terminal: false, k is handled as usual.
+func (m *runView) typeAttached(k tea.KeyPressMsg) bool {
+	if m.scroll[m.focusID] != 0 || key.Matches(k, m.km.attached.Detach) {
+		return false
 	}
 	t, ok := m.terminal(m.focusID)
 	if !ok {
-		return msg
+		return false
 	}
 	m.typeKey(t, k.Key())
-	return nil
+	return true
 }
 
 // typeKey writes k to t as a terminal sends it; false for a key with no
 // encoding (nothing is written).
-func (m *Model) typeKey(t Terminal, k tea.Key) bool {
+func (m *runView) typeKey(t Terminal, k tea.Key) bool {
 	b := encodeKey(k, t.Modes().AppCursorKeys)
 	if b != nil {
 		m.input.enqueue(t, b)
@@ -693,7 +714,7 @@ func (m *Model) typeKey(t Terminal, k tea.Key) bool {
 	return b != nil
 }
 
-func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *runView) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.km.attached.Detach) {
 		m.attached = false
 		m.askDraft(m.focusID)
@@ -712,7 +733,7 @@ func (m *Model) handleAttachedKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // handleConfirmKey answers the y/n question of the confirm screen.
-func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *runView) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.km.confirm
 	switch {
 	case key.Matches(msg, k.Yes):
@@ -741,25 +762,25 @@ func (m *Model) handleConfirmKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // quit ends the program. The task stays resumable: the caller stops the
 // agents after Run returns and state.json keeps the run.
-func (m *Model) quit() tea.Cmd {
+func (m *runView) quit() tea.Cmd {
 	m.life.stop()
 	return tea.Quit
 }
 
 // stuck reports whether the run waits on the user (R and A apply).
-func (m Model) stuck() bool {
+func (m runView) stuck() bool {
 	return m.haveState && (m.st.Phase == vocab.PhaseError || m.st.Phase == vocab.PhaseNeedsHuman)
 }
 
 // quitAsks reports whether q asks first: only while a task that is not
 // over has live agents. On every end screen (complete, cancelled,
 // abandoned) q quits at once: there is nothing left to resume.
-func (m Model) quitAsks() bool {
+func (m runView) quitAsks() bool {
 	return !m.taskOver() && m.agentsRunning()
 }
 
 // agentsRunning reports whether quitting would stop a live agent.
-func (m Model) agentsRunning() bool {
+func (m runView) agentsRunning() bool {
 	for _, id := range m.agents {
 		if _, ok := m.terminal(id); ok && m.healthOf(id) != vocab.HealthExited {
 			return true
@@ -768,7 +789,7 @@ func (m Model) agentsRunning() bool {
 	return false
 }
 
-func (m *Model) moveFocus(d int) {
+func (m *runView) moveFocus(d int) {
 	n := len(m.agents)
 	if n == 0 {
 		return
@@ -777,7 +798,7 @@ func (m *Model) moveFocus(d int) {
 	m.focusID = m.agents[i]
 }
 
-func (m Model) pageStep() int {
+func (m runView) pageStep() int {
 	if len(m.agents) == 0 || m.lay.TooSmall {
 		return 10
 	}
@@ -787,7 +808,7 @@ func (m Model) pageStep() int {
 
 // scrollBy scrolls id's pane d lines back (forward when negative) and
 // reports whether it moved.
-func (m *Model) scrollBy(id vocab.AgentID, d int) bool {
+func (m *runView) scrollBy(id vocab.AgentID, d int) bool {
 	if id == "" {
 		return false
 	}
@@ -802,7 +823,7 @@ func (m *Model) scrollBy(id vocab.AgentID, d int) bool {
 
 // focusTowardOrSay moves the focus toward (dx, dy), or says there is no
 // pane where (in words: "above") the focused one.
-func (m *Model) focusTowardOrSay(dx, dy int, where string) {
+func (m *runView) focusTowardOrSay(dx, dy int, where string) {
 	before := m.focusID
 	m.focusToward(dx, dy)
 	if m.focusID == before {
@@ -811,7 +832,7 @@ func (m *Model) focusTowardOrSay(dx, dy int, where string) {
 }
 
 // focusName names the focused pane for a notice.
-func (m Model) focusName() string {
+func (m runView) focusName() string {
 	if m.focusID == "" {
 		return "the focused pane"
 	}
@@ -819,7 +840,7 @@ func (m Model) focusName() string {
 }
 
 // focusNumberWhy says why digit d moved no focus.
-func (m Model) focusNumberWhy(d string) string {
+func (m runView) focusNumberWhy(d string) string {
 	n, _ := strconv.Atoi(d)
 	switch {
 	case len(m.agents) == 0:
@@ -835,7 +856,7 @@ func (m Model) focusNumberWhy(d string) string {
 
 // handlePaste gives pasted text to the screen that types text: the plan
 // feedback, or the attached agent.
-func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+func (m *runView) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	switch m.screen() {
 	case screenFeedback:
 		var cmd tea.Cmd
@@ -861,7 +882,7 @@ const (
 // wheelLines is how far one wheel notch scrolls a pane.
 const wheelLines = 3
 
-func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
+func (m *runView) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
 	if m.help.show {
 		if kind == mouseClick {
 			m.help.show = false
@@ -930,7 +951,7 @@ func (m *Model) handleMouse(ms tea.Mouse, kind mouseKind) tea.Cmd {
 }
 
 // agentIndex is the index of agent id, or -1.
-func (m Model) agentIndex(id vocab.AgentID) int {
+func (m runView) agentIndex(id vocab.AgentID) int {
 	for i, a := range m.agents {
 		if a == id {
 			return i

@@ -131,7 +131,7 @@ func TestMsgsOf(t *testing.T) {
 
 func newKeyHarness(t *testing.T) *harness {
 	h := newHarness(t, 4, 120, 30)
-	t.Cleanup(func() { h.m.life.stop(); h.m.input.wait() })
+	t.Cleanup(func() { h.m.run.life.stop(); h.m.run.input.wait() })
 	return h
 }
 
@@ -156,13 +156,13 @@ func TestKeyPauseResume(t *testing.T) {
 func TestKeyCancelAsks(t *testing.T) {
 	h := newKeyHarness(t)
 	h.key("c")
-	if h.m.confirm != confirmCancel || !strings.Contains(h.plain(), "Cancel the task?") {
+	if h.m.run.confirm != confirmCancel || !strings.Contains(h.plain(), "Cancel the task?") {
 		t.Fatal("c did not ask")
 	}
 	h.eng.requireCalls(t) // nothing yet
 	h.key("n")
 	h.eng.requireCalls(t)
-	if h.m.confirm != confirmNone {
+	if h.m.run.confirm != confirmNone {
 		t.Fatal("n did not close the question")
 	}
 	h.key("c")
@@ -179,7 +179,7 @@ func TestKeyQuit(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newKeyHarness(t)
 			requireNoQuit(t, h.key("q"))
-			if h.m.confirm != confirmQuit {
+			if h.m.run.confirm != confirmQuit {
 				t.Fatal("q did not ask")
 			}
 			requireNoQuit(t, h.key("n"))
@@ -234,8 +234,8 @@ func TestKeyFocus(t *testing.T) {
 	}
 	for _, s := range steps {
 		h.key(s.key)
-		if string(h.m.focusID) != s.want {
-			t.Fatalf("after %s focus=%s, want %s", s.key, h.m.focusID, s.want)
+		if string(h.m.run.focusID) != s.want {
+			t.Fatalf("after %s focus=%s, want %s", s.key, h.m.run.focusID, s.want)
 		}
 	}
 	if !strings.Contains(h.view(), borders[borderFocus].tl) {
@@ -247,14 +247,14 @@ func TestKeyZoom(t *testing.T) {
 	h := newKeyHarness(t)
 	h.key("2")
 	h.key("z")
-	if !h.m.zoom || len(h.m.lay.Rows) != 1 || h.m.lay.Rows[0].Cells[0].Agent != 1 {
+	if !h.m.run.zoom || len(h.m.run.lay.Rows) != 1 || h.m.run.lay.Rows[0].Cells[0].Agent != 1 {
 		t.Fatal("z did not zoom the focused pane")
 	}
 	if strings.Contains(h.plain(), "lead $ line") {
 		t.Fatal("other panes visible while zoomed")
 	}
 	h.key("z")
-	if h.m.zoom || !strings.Contains(h.plain(), "lead $ line") {
+	if h.m.run.zoom || !strings.Contains(h.plain(), "lead $ line") {
 		t.Fatal("z did not restore the grid")
 	}
 }
@@ -264,7 +264,7 @@ func TestKeyAttach(t *testing.T) {
 	w1 := h.term("worker_1")
 	h.key("3")
 	h.key("enter")
-	if !h.m.attached || !strings.Contains(h.plain(), "ATTACHED · ctrl+] detach") {
+	if !h.m.run.attached || !strings.Contains(h.plain(), "ATTACHED · ctrl+] detach") {
 		t.Fatal("enter did not attach")
 	}
 	for _, k := range []string{"l", "s", "enter", "up", "p", "q", "ctrl+c", "tab"} {
@@ -275,13 +275,13 @@ func TestKeyAttach(t *testing.T) {
 	w1.modes.AppCursorKeys = true
 	w1.mu.Unlock()
 	h.key("up")
-	h.m.input.wait()
+	h.m.run.input.wait()
 	want := "ls\r\x1b[Apq\x03\t\x1bx\x1bOA"
 	if got := w1.written(); got != want {
 		t.Fatalf("attached input = %q, want %q", got, want)
 	}
 	h.eng.requireCalls(t) // p and q went to the agent, not the engine
-	if h.m.confirm != confirmNone {
+	if h.m.run.confirm != confirmNone {
 		t.Fatal("q asked to quit while attached")
 	}
 
@@ -291,18 +291,18 @@ func TestKeyAttach(t *testing.T) {
 	w1.modes.BracketedPaste = true
 	w1.mu.Unlock()
 	h.send(tea.PasteMsg{Content: "x\x1by"})
-	h.m.input.wait()
+	h.m.run.input.wait()
 	if got := strings.TrimPrefix(w1.written(), want); got != "a\rb\x1b[200~xy\x1b[201~" {
 		t.Fatalf("paste = %q", got)
 	}
 
 	h.key("ctrl+]")
-	if h.m.attached {
+	if h.m.run.attached {
 		t.Fatal("ctrl+] did not detach")
 	}
 	before := w1.written()
 	h.key("p")
-	h.m.input.wait()
+	h.m.run.input.wait()
 	if w1.written() != before {
 		t.Fatal("input reached the agent after detaching")
 	}
@@ -315,7 +315,7 @@ func TestKeyAttach(t *testing.T) {
 func TestKeyScrollback(t *testing.T) {
 	h := newKeyHarness(t)
 	h.key("pgup")
-	step := h.m.scroll["lead"]
+	step := h.m.run.scroll["lead"]
 	if step <= 0 {
 		t.Fatal("pgup did not scroll")
 	}
@@ -325,21 +325,21 @@ func TestKeyScrollback(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		h.key("pgup")
 	}
-	if h.m.scroll["lead"] != 100 {
-		t.Fatalf("scroll = %d, want clamped to 100", h.m.scroll["lead"])
+	if h.m.run.scroll["lead"] != 100 {
+		t.Fatalf("scroll = %d, want clamped to 100", h.m.run.scroll["lead"])
 	}
 	h.key("pgdown")
-	if h.m.scroll["lead"] != 100-step {
-		t.Fatalf("pgdn: scroll = %d", h.m.scroll["lead"])
+	if h.m.run.scroll["lead"] != 100-step {
+		t.Fatalf("pgdn: scroll = %d", h.m.run.scroll["lead"])
 	}
 	h.key("end")
-	if h.m.scroll["lead"] != 0 {
+	if h.m.run.scroll["lead"] != 0 {
 		t.Fatal("end did not return to live")
 	}
 	for i := 0; i < 3; i++ {
 		h.key("pgdown")
 	}
-	if h.m.scroll["lead"] != 0 {
+	if h.m.run.scroll["lead"] != 0 {
 		t.Fatal("scrolled below live")
 	}
 }
@@ -347,24 +347,24 @@ func TestKeyScrollback(t *testing.T) {
 func TestKeyEventsHelp(t *testing.T) {
 	h := newKeyHarness(t)
 	h.key("e")
-	if !h.m.showEvents || !strings.Contains(h.plain(), "events: milestones") {
+	if !h.m.run.showEvents || !strings.Contains(h.plain(), "events: milestones") {
 		t.Fatal("e did not show the event log")
 	}
 	h.key("e")
-	if h.m.showEvents {
+	if h.m.run.showEvents {
 		t.Fatal("e did not hide the event log")
 	}
 	h.key("?")
-	if !h.m.help.show || !strings.Contains(h.plain(), "Hivemind keys") {
+	if !h.m.run.help.show || !strings.Contains(h.plain(), "Hivemind keys") {
 		t.Fatal("? did not show help")
 	}
 	h.key("?")
-	if h.m.help.show {
+	if h.m.run.help.show {
 		t.Fatal("? did not close help")
 	}
 	h.key("?")
 	h.key("esc")
-	if h.m.help.show {
+	if h.m.run.help.show {
 		t.Fatal("esc did not close help")
 	}
 }
@@ -373,15 +373,15 @@ func TestMouse(t *testing.T) {
 	h := newKeyHarness(t)
 	// 120×30, 4 panes: area rows 1..28, panes 60×14.
 	h.send(tea.MouseClickMsg{X: 70, Y: 20, Button: tea.MouseLeft})
-	if h.m.focusID != "worker_2" {
-		t.Fatalf("click focused %s, want worker_2", h.m.focusID)
+	if h.m.run.focusID != "worker_2" {
+		t.Fatalf("click focused %s, want worker_2", h.m.run.focusID)
 	}
 	h.send(tea.MouseWheelMsg{X: 5, Y: 5, Button: tea.MouseWheelUp})
-	if h.m.scroll["lead"] != wheelLines || h.m.scroll["worker_2"] != 0 {
-		t.Fatalf("wheel scrolled %v", h.m.scroll)
+	if h.m.run.scroll["lead"] != wheelLines || h.m.run.scroll["worker_2"] != 0 {
+		t.Fatalf("wheel scrolled %v", h.m.run.scroll)
 	}
 	h.send(tea.MouseWheelMsg{X: 5, Y: 5, Button: tea.MouseWheelDown})
-	if h.m.scroll["lead"] != 0 {
+	if h.m.run.scroll["lead"] != 0 {
 		t.Fatal("wheel down did not scroll back")
 	}
 
@@ -395,17 +395,17 @@ func TestMouse(t *testing.T) {
 	h.send(tea.MouseWheelMsg{X: 70, Y: 20, Button: tea.MouseWheelUp})
 	h.send(tea.MouseClickMsg{X: 61, Y: 16, Button: tea.MouseLeft})
 	h.send(tea.MouseReleaseMsg{X: 61, Y: 16, Button: tea.MouseLeft})
-	h.m.input.wait()
+	h.m.run.input.wait()
 	// Pane worker_2 is at x=60, y=15 (inner origin 61,16).
 	if got, want := w2.written(), "\x1b[<64;10;5M\x1b[<0;1;1M\x1b[<0;1;1m"; got != want {
 		t.Fatalf("forwarded mouse = %q, want %q", got, want)
 	}
-	if h.m.scroll["worker_2"] != 0 {
+	if h.m.run.scroll["worker_2"] != 0 {
 		t.Fatal("wheel scrolled the pane instead of reaching the app")
 	}
 	// A click on another pane detaches and focuses it.
 	h.send(tea.MouseClickMsg{X: 5, Y: 5, Button: tea.MouseLeft})
-	if h.m.attached || h.m.focusID != "lead" {
+	if h.m.run.attached || h.m.run.focusID != "lead" {
 		t.Fatal("click on another pane did not detach and focus")
 	}
 }
@@ -476,7 +476,7 @@ func TestFrameCap(t *testing.T) {
 	}
 	lead.bump()
 	cmd := h.send(termsChangedMsg{}) // within the interval: waits for a tick
-	if !h.m.frameTimer || h.m.waiting {
+	if !h.m.run.frameTimer || h.m.run.waiting {
 		t.Fatal("second change inside the frame interval was not deferred")
 	}
 	if _, ok := findMsg[frameTickedMsg](t, cmd); !ok {
@@ -487,7 +487,7 @@ func TestFrameCap(t *testing.T) {
 		t.Fatal("deferred change drawn early")
 	}
 	cmd = h.send(frameTickedMsg{})
-	if !h.m.waiting || h.m.frameTimer {
+	if !h.m.run.waiting || h.m.run.frameTimer {
 		t.Fatal("not waiting for changes after the frame")
 	}
 	h.view()
@@ -517,7 +517,7 @@ func TestIdleNoWork(t *testing.T) {
 		st.Agents[id] = a
 	}
 	h.send(SnapshotMsg{State: st})
-	if h.m.clockOn {
+	if h.m.run.clockOn {
 		t.Fatal("clock runs while paused")
 	}
 	if cmd := h.send(tea.WindowSizeMsg{Width: 120, Height: 30}); cmd != nil {
@@ -527,18 +527,18 @@ func TestIdleNoWork(t *testing.T) {
 		t.Fatal("key in idle scheduled work")
 	}
 	// The spinner stops when nobody is busy.
-	h.m.spinning = true
-	if cmd := h.send(spinner.TickMsg{ID: h.m.spin.ID()}); cmd != nil || h.m.spinning {
+	h.m.run.spinning = true
+	if cmd := h.send(spinner.TickMsg{ID: h.m.run.spin.ID()}); cmd != nil || h.m.run.spinning {
 		t.Fatal("spinner kept ticking with no busy agent")
 	}
 }
 
 func TestClockTicksWhileRunning(t *testing.T) {
 	h := newKeyHarness(t)
-	if !h.m.clockOn {
+	if !h.m.run.clockOn {
 		t.Fatal("clock not started for a running task")
 	}
-	gen := h.m.clockGen
+	gen := h.m.run.clockGen
 	cmd := h.send(clockTickedMsg{gen: gen})
 	if _, ok := findMsg[clockTickedMsg](t, cmd); !ok {
 		t.Fatal("clock did not re-arm")
@@ -558,7 +558,7 @@ func (c *cursorTerm) Cursor() (int, int, bool) { return c.x, c.y, true }
 func TestAttachedCursor(t *testing.T) {
 	h := newKeyHarness(t)
 	ct := &cursorTerm{fakeTerm: newFakeTerm("reviewer"), x: 4, y: 2}
-	h.m.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
+	h.m.run.opts.Terminals = TerminalsFunc(func(id vocab.AgentID) (Terminal, bool) {
 		if id == "reviewer" {
 			return ct, true
 		}

@@ -60,7 +60,8 @@ func newRenderCache() *renderCache {
 	}
 }
 
-// View renders the whole screen.
+// View renders the whole screen: the front door's screen that shows, or
+// the run view.
 func (m Model) View() tea.View {
 	if m.frames != nil {
 		defer m.frames.observe(time.Now())
@@ -69,11 +70,23 @@ func (m Model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "Hivemind"
-	if m.haveState {
-		v.WindowTitle = "Hivemind · " + PhaseLabel(m.st.Phase)
+	if m.run.haveState {
+		v.WindowTitle = "Hivemind · " + PhaseLabel(m.run.st.Phase)
 	}
-	v.Cursor = m.attachedCursor()
+	v.Cursor = m.run.attachedCursor()
 	return v
+}
+
+// render composes the frame: exactly m.height lines, none wider than
+// m.width.
+func (m Model) render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	if m.fd.mode != modeRun {
+		return m.renderFront()
+	}
+	return m.run.View()
 }
 
 // cursorReporter is implemented by terminals that know their cursor (like
@@ -82,7 +95,7 @@ type cursorReporter interface {
 	Cursor() (x, y int, visible bool)
 }
 
-func (m Model) attachedCursor() *tea.Cursor {
+func (m runView) attachedCursor() *tea.Cursor {
 	if !m.attached || m.help.show || m.lay.TooSmall || m.scroll[m.focusID] > 0 {
 		return nil
 	}
@@ -107,14 +120,11 @@ func (m Model) attachedCursor() *tea.Cursor {
 	return tea.NewCursor(r.X+1+x, r.Y+1+y)
 }
 
-// render composes the frame: exactly m.height lines, none wider than
-// m.width.
-func (m Model) render() string {
+// View composes the run view's frame: exactly m.height lines, none wider
+// than m.width.
+func (m runView) View() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
-	}
-	if m.fd.mode != modeRun {
-		return m.renderFront()
 	}
 	l := m.lay
 	if l.TooSmall {
@@ -176,7 +186,7 @@ func (m Model) render() string {
 
 // writePanes stitches the visible panes row by row. Every pane row is known
 // to be exactly its pane's width, so rows are concatenated as they are.
-func (m Model) writePanes(b *strings.Builder, l layout) {
+func (m runView) writePanes(b *strings.Builder, l layout) {
 	blocks := make([][]string, 0, maxPanes)
 	for _, row := range l.Rows {
 		blocks = blocks[:0]
@@ -193,7 +203,7 @@ func (m Model) writePanes(b *strings.Builder, l layout) {
 }
 
 // paneBlock returns agent i's pane rows for a w×h pane.
-func (m Model) paneBlock(i, w, h int) []string {
+func (m runView) paneBlock(i, w, h int) []string {
 	id := m.agents[i]
 	t, _ := m.terminal(id)
 	var version uint64
@@ -218,7 +228,7 @@ func (m Model) paneBlock(i, w, h int) []string {
 	return pc.block(t, version, w, h, m.borderOf(i), m.titleOf(i, t), m.marks(id))
 }
 
-func (m Model) borderOf(i int) borderKind {
+func (m runView) borderOf(i int) borderKind {
 	id := m.agents[i]
 	if id == m.focusID {
 		if m.attached {
@@ -239,7 +249,7 @@ func (m Model) borderOf(i int) borderKind {
 	return borderNormal
 }
 
-func (m Model) titleOf(i int, t Terminal) titleData {
+func (m runView) titleOf(i int, t Terminal) titleData {
 	id := m.agents[i]
 	a := m.st.Agents[id]
 	role := m.st.AgentRole(id)
@@ -269,7 +279,7 @@ func (m Model) titleOf(i int, t Terminal) titleData {
 
 // activity is ● (active, may write), ○ (read-only) or – (idle) for an agent
 // in the current state.
-func (m Model) activity(id vocab.AgentID) string {
+func (m runView) activity(id vocab.AgentID) string {
 	for _, a := range m.st.ActiveAgents {
 		if a == id {
 			return "●"
@@ -297,7 +307,7 @@ type headerKey struct {
 	unpriced             string
 }
 
-func (m Model) headerKey() headerKey {
+func (m runView) headerKey() headerKey {
 	k := headerKey{w: m.width, title: m.opts.Title, branch: m.opts.Branch}
 	if m.haveState {
 		k.task = m.st.TaskID
@@ -318,7 +328,7 @@ func (m Model) headerKey() headerKey {
 // (vocab.State.Elapsed: status and the summary read the same): paused
 // time and time no Hivemind ran it do not count, and it stops when the
 // task ends. The state comes from the run that is live.
-func (m Model) elapsed() time.Duration {
+func (m runView) elapsed() time.Duration {
 	return m.st.Elapsed(m.now(), true)
 }
 
@@ -368,7 +378,7 @@ func fitSegs(segs []headerSeg, w int) string {
 // renderHeader draws the first line. At 80 columns it keeps the state, the
 // approved checkpoints, the clock and the start of the task; revisions,
 // friction, the branch and the progress bar go first when space is short.
-func (m Model) renderHeader() string {
+func (m runView) renderHeader() string {
 	k := m.headerKey()
 	sep := stDim.Render(" │ ")
 	segs := []headerSeg{{text: stBrand.Render(" HIVEMIND ")}}
@@ -465,7 +475,7 @@ type bannerKey struct {
 	text  string
 }
 
-func (m Model) bannerKey() bannerKey {
+func (m runView) bannerKey() bannerKey {
 	return bannerKey{w: m.width, phase: m.st.Phase, text: strings.Join(m.bannerNow, "\n")}
 }
 
@@ -476,7 +486,7 @@ func oneLine(s string) string {
 
 // renderBanner draws the banner: the state and its reason, then every
 // action and every need (needs.go), wrapped over its lines.
-func (m Model) renderBanner() string {
+func (m runView) renderBanner() string {
 	bg, _, _ := m.bannerContent()
 	st := lipgloss.NewStyle().Foreground(colBlack).Background(bg).Bold(true)
 	out := make([]string, len(m.bannerNow))
@@ -505,7 +515,7 @@ type footerKey struct {
 	git         bool
 }
 
-func (m Model) footerKey() footerKey {
+func (m runView) footerKey() footerKey {
 	return footerKey{w: m.width, confirm: m.confirm, attached: m.attached, focus: m.focusID,
 		notice: m.notice, page: m.lay.Page, pages: m.lay.Pages, phase: m.st.Phase, inputErr: m.input.lastError(),
 		search: m.find.query, typing: m.find.typing, diff: m.diff.show, help: m.help.show,
@@ -514,7 +524,7 @@ func (m Model) footerKey() footerKey {
 
 // confirmLine is the question of a confirmation, cut to w cells but always
 // ending in its [y/n].
-func (m Model) confirmLine(w int) string {
+func (m runView) confirmLine(w int) string {
 	var q string
 	switch m.confirm {
 	case confirmCancel:
@@ -541,7 +551,7 @@ func (m Model) confirmLine(w int) string {
 
 // taskOver reports whether the task has ended (complete, cancelled or
 // abandoned): quitting then leaves nothing to resume.
-func (m Model) taskOver() bool {
+func (m runView) taskOver() bool {
 	switch m.st.Phase {
 	case vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseIdle:
 		return m.haveState
@@ -552,7 +562,7 @@ func (m Model) taskOver() bool {
 
 // keyHints renders bindings as footer hints in w cells, always ending in
 // the essentials (quit and help), dropping other hints from the end first.
-func (m Model) keyHints(bs, essentials []key.Binding, w int) string {
+func keyHints(bs, essentials []key.Binding, w int) string {
 	ess := shortHints(essentials, 0)
 	room := w - 1 - ansi.StringWidth(ess) - ansi.StringWidth(hintSep)
 	if rest := shortHints(bs, room); room > 0 && rest != "" {
@@ -561,7 +571,7 @@ func (m Model) keyHints(bs, essentials []key.Binding, w int) string {
 	return fitWidth(" "+ess, w)
 }
 
-func (m Model) renderFooter() string {
+func (m runView) renderFooter() string {
 	w := m.width
 	right := ""
 	if m.lay.Pages > 1 {
@@ -591,14 +601,14 @@ func (m Model) renderFooter() string {
 	case m.notice.text != "":
 		left = noticeLine(m.notice, m.keys.essentials(), lw)
 	default:
-		left = m.keyHints(m.footerHints(), m.keys.essentials(), lw)
+		left = keyHints(m.footerHints(), m.keys.essentials(), lw)
 	}
 	return left + right
 }
 
 // shownKeys are the run view's keys as the footer and help offer them:
 // without git there is no diff, so d is not offered (it still says why).
-func (m Model) shownKeys() keyMap {
+func (m runView) shownKeys() keyMap {
 	k := m.keys
 	k.Diff.SetEnabled(m.opts.Diff != nil)
 	return k
@@ -606,7 +616,7 @@ func (m Model) shownKeys() keyMap {
 
 // footerKeys are the shown keys the footer offers now: p, r and c only
 // where they act (elsewhere they say why, and help lists them).
-func (m Model) footerKeys() keyMap {
+func (m runView) footerKeys() keyMap {
 	k := m.shownKeys()
 	if m.haveState {
 		k.Pause.SetEnabled(teamRunning(m.st.Phase))
@@ -617,7 +627,7 @@ func (m Model) footerKeys() keyMap {
 }
 
 // footerHints are the keys the footer offers for what shows now.
-func (m Model) footerHints() []key.Binding {
+func (m runView) footerHints() []key.Binding {
 	k := m.footerKeys()
 	switch {
 	case m.atPlanGate():
@@ -657,7 +667,7 @@ type eventsKey struct {
 	last   *vocab.EventRecord
 }
 
-func (m Model) eventsKey() eventsKey {
+func (m runView) eventsKey() eventsKey {
 	k := eventsKey{w: m.width, h: m.lay.EventsH, n: len(m.events), detail: m.detail}
 	if len(m.events) > 0 {
 		k.first, k.last = &m.events[0], &m.events[len(m.events)-1]
@@ -667,7 +677,7 @@ func (m Model) eventsKey() eventsKey {
 
 // renderEvents draws the event strip: the newest milestones, or every
 // record with detail on (v).
-func (m Model) renderEvents() string {
+func (m runView) renderEvents() string {
 	w, h := m.width, m.lay.EventsH
 	lines := make([]string, 0, h)
 	title := "─ events: milestones (v all detail · e hide) "
@@ -739,13 +749,13 @@ type helpKey struct {
 
 // renderHelp draws the help overlay over the pane area: every key, the
 // legend of pane titles and the states, scrollable when the area is small.
-func (m Model) renderHelp() string {
+func (m runView) renderHelp() string {
 	w, h := m.lay.Area.W, m.lay.Area.H
 	notes := []string{
 		"Attached (enter): keys, paste and the mouse go to the agent; ctrl+] detaches.",
 		"q quits: a running task stays resumable (hivemind --resume). ? or esc closes this help.",
 	}
-	out, maxScroll := renderHelpBox("Hivemind keys", m.runHelpSections(), notes, w, h, m.help.scroll)
+	out, maxScroll := renderHelpBox("Hivemind keys", m.helpSections(), notes, w, h, m.help.scroll)
 	m.r.helpMax = maxScroll
 	return out
 }

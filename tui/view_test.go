@@ -168,11 +168,11 @@ func TestWidthSweep(t *testing.T) {
 	setups := map[string]func(*harness){
 		"plain": func(*harness) {},
 		"events": func(h *harness) {
-			h.send(SnapshotMsg{State: testState(len(h.m.agents)), Events: testEvents()})
+			h.send(SnapshotMsg{State: testState(len(h.m.run.agents)), Events: testEvents()})
 			h.key("e")
 		},
 		"banner": func(h *harness) {
-			st := testState(len(h.m.agents))
+			st := testState(len(h.m.run.agents))
 			st.Phase, st.Reason = vocab.PhaseNeedsHuman, strings.Repeat("a long reason ", 30)
 			h.send(SnapshotMsg{State: st})
 		},
