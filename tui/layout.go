@@ -21,7 +21,7 @@ type gridRow struct {
 }
 
 type gridCell struct {
-	Agent int // index into Model.agents
+	Agent int // index into runView.agents
 	X, W  int
 }
 

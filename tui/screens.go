@@ -7,9 +7,10 @@ import (
 
 // screenID is what takes the keys now. Each screen has its own key map (a
 // struct of key.Binding whose every binding its help lists), its own key
-// handler and its own view; Model.screen is the one place that says which
-// one has the keys, so no handler decides by the order of its checks
-// which mode flag wins.
+// handler and its own view; Model.screen (with runView.screen for the
+// layers over the panes) is the one place that says which one has the
+// keys, so no handler decides by the order of its checks which mode flag
+// wins.
 type screenID int
 
 const (

@@ -434,7 +434,7 @@ func TestParentsHoldNoScreenState(t *testing.T) {
 			"confirm", "draftOf", "notice", "scroll", "detail", "digits", "sel", "lay", "bannerNow", "checkout",
 			"draftRung", "lastFrame", "lastSlow", "timerDue", "waiting", "frameTimer", "clockOn", "clockGen",
 			"spinning", "r", "input", "life"},
-		reflect.TypeFor[frontDoor](): {"on", "mode", "sess", "seen"},
+		reflect.TypeFor[frontDoor](): {"on", "mode", "sess", "seen", "launcher", "configHuman"},
 	}
 	widgets := []string{"charm.land/bubbles/v2/textarea", "charm.land/bubbles/v2/textinput",
 		"charm.land/bubbles/v2/filepicker", "charm.land/bubbles/v2/viewport"}

@@ -47,6 +47,9 @@ type frontDoor struct {
 	sess *Session
 	// seen is the phase of the live session last looked at (see frontAfter).
 	seen vocab.Phase
+
+	launcher    Launcher // Options.Launcher
+	configHuman bool     // Options.HumanPlanApproval: the config's plan approval
 }
 
 // startScreen is the start screen: the project, the task form, the Team
@@ -151,7 +154,8 @@ func (m *Model) initFront(opts Options) {
 }
 
 func newFrontDoor(opts Options) frontDoor {
-	fd := frontDoor{on: opts.Launcher != nil, sum: summaryView{keys: newSummaryKeyMap()},
+	fd := frontDoor{on: opts.Launcher != nil, launcher: opts.Launcher, configHuman: opts.HumanPlanApproval,
+		sum: summaryView{keys: newSummaryKeyMap()},
 		start: startScreen{keys: newStartKeyMap(), project: opts.Project,
 			workers: opts.Workers, humanPlan: opts.HumanPlanApproval}}
 	if !fd.on {
@@ -201,7 +205,7 @@ func (m Model) frontInit() tea.Cmd {
 	if !m.fd.on || m.fd.mode != modeStart {
 		return nil
 	}
-	return scanCmd(m.run.opts.Launcher, m.fd.start.project)
+	return scanCmd(m.fd.launcher, m.fd.start.project)
 }
 
 // frontUpdate handles the messages of the front door. handled is false when
@@ -358,7 +362,7 @@ func (m *Model) rescan() tea.Cmd {
 	if m.fd.start.busy == "" {
 		m.fd.start.busy = "reading the project…"
 	}
-	return scanCmd(m.run.opts.Launcher, m.fd.start.project)
+	return scanCmd(m.fd.launcher, m.fd.start.project)
 }
 
 // resize sizes the inputs and the picker for a w×h screen.
@@ -552,11 +556,11 @@ func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // submit starts the typed task.
 func (m *Model) submit() tea.Cmd {
-	t, cmd, ok := m.fd.start.submit(m.run.opts.HumanPlanApproval)
+	t, cmd, ok := m.fd.start.submit(m.fd.configHuman)
 	if !ok {
 		return cmd
 	}
-	return startCmd(m.run.opts.Launcher, m.fd.start.project, t)
+	return startCmd(m.fd.launcher, m.fd.start.project, t)
 }
 
 // submit is the typed task to start, the screen then busy starting it
@@ -615,7 +619,7 @@ func (m *Model) resume() tea.Cmd {
 		return nil
 	}
 	m.fd.start.busy = "resuming " + m.fd.start.info.Unfinished.ID + "…"
-	return resumeCmd(m.run.opts.Launcher, m.fd.start.project)
+	return resumeCmd(m.fd.launcher, m.fd.start.project)
 }
 
 // splitLines returns the non-empty trimmed lines of s.

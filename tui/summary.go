@@ -79,7 +79,7 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 		}
 	}
 	m.fd.sum.open(baseSummary(st, title), live)
-	return loadSummaryCmd(m.run.opts.Launcher, st.Clone(), dir, title)
+	return loadSummaryCmd(m.fd.launcher, st.Clone(), dir, title)
 }
 
 // loadSummaryCmd reads a task's outputs and friction files and asks the

@@ -19,7 +19,7 @@ import (
 // goroutine touches it.
 type renderCache struct {
 	// versions are the screen versions sampled at the last frame (see
-	// Model.newFrame).
+	// runView.newFrame).
 	versions map[vocab.AgentID]uint64
 	panes    map[vocab.AgentID]*paneCache
 	sizes    map[vocab.AgentID]sizedTerm
@@ -208,7 +208,7 @@ func (m runView) paneBlock(i, w, h int) []string {
 	t, _ := m.terminal(id)
 	var version uint64
 	if t != nil {
-		// Screen versions are sampled only on frames (Model.newFrame), so
+		// Screen versions are sampled only on frames (runView.newFrame), so
 		// screen changes reach the display at most Options.FPS (attached
 		// pane) or Options.UnfocusedFPS (the others) times a second even
 		// when other messages cause Views in between. A pane drawn for the
