@@ -193,7 +193,8 @@ func New(opts Options) Model {
 	return m
 }
 
-// Init starts waiting for screen changes.
+// Init starts the run view (waiting for screen changes) and the front
+// door (reading the project).
 func (m Model) Init() tea.Cmd {
 	return batch(m.run.Init(), m.frontInit())
 }

@@ -128,6 +128,12 @@ func (m *runView) end() {
 	m.reset()
 }
 
+// cover is for a screen of the front door drawn over the panes (the
+// summary): no pane stays attached or zoomed, no help overlay open.
+func (m *runView) cover() {
+	m.attached, m.zoom, m.help.show = false, false, false
+}
+
 // reset forgets everything the run view knew of the previous task.
 func (m *runView) reset() {
 	m.st, m.haveState = vocab.State{}, false

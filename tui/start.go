@@ -279,7 +279,7 @@ func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
 		// abandon: show what was done.
 		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sum.live) {
 			m.fd.mode = modeSummary
-			m.run.attached, m.run.zoom, m.run.help.show = false, false, false
+			m.run.cover()
 			return m.openSummary(m.run.st, true)
 		}
 	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
