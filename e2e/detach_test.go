@@ -176,13 +176,12 @@ func (mc *mirrorClient) read() {
 			mc.mu.Unlock()
 			return
 		}
+		var view []proto.Want
 		switch m.T {
 		case proto.TPanes:
-			var view []proto.Want
 			for _, p := range m.Panes {
 				view = append(view, proto.Want{Agent: p.Agent})
 			}
-			go func() { _ = mc.c.Send(proto.Msg{T: proto.TView, View: view}) }()
 		case proto.TPane:
 			p := *m.Pane
 			mr := mc.mirrors[p.Agent]
@@ -197,6 +196,13 @@ func (mc *mirrorClient) read() {
 			}
 		}
 		mc.mu.Unlock()
+		if m.T == proto.TPanes {
+			// Sent here, in the order the lists came: the server keeps
+			// the last view it gets. (Sent from a goroutine each, the view
+			// of the first agent started once came after the one of all
+			// four: the other three were never streamed.)
+			_ = mc.c.Send(proto.Msg{T: proto.TView, View: view})
+		}
 	}
 }
 
@@ -337,9 +343,10 @@ func TestServerDetachAttachLosesNothing(t *testing.T) {
 	}
 	first.close()
 
-	// Cycles through the protocol: as many as fit in 20 s, at most 100.
+	// Cycles through the protocol: as many as fit in 20 s, at least 10 (a
+	// loaded machine takes longer, it does not prove less), at most 100.
 	start, cycles := time.Now(), 0
-	for ; cycles < 100 && time.Since(start) < 20*time.Second; cycles++ {
+	for ; cycles < 100 && (cycles < 10 || time.Since(start) < 20*time.Second); cycles++ {
 		setMode("stream")
 		mc := dialMirror(t, sock, true)
 		// Attached while the agents stream: each pane's full screen, then
@@ -369,9 +376,6 @@ func TestServerDetachAttachLosesNothing(t *testing.T) {
 		mc.close() // detach
 	}
 	t.Logf("%d detach/attach cycles through the protocol in %v", cycles, time.Since(start).Round(time.Millisecond))
-	if cycles < 10 {
-		t.Errorf("only %d cycles in 20 s: the test proves little", cycles)
-	}
 
 	// A few through the real client in tmux: it resizes the panes to its
 	// layout; its panes show the server's emulators.

@@ -41,6 +41,12 @@ type serverLink struct {
 	pending map[uint64]chan proto.Msg
 	nextID  uint64
 	stopped atomic.Bool // the user stopped the team (q, s)
+	viewSeq uint64      // views built (under mu)
+
+	// sendMu orders the views sent: one built before another that was
+	// sent already is dropped (sendView).
+	sendMu   sync.Mutex
+	viewSent uint64
 }
 
 func newServerLink(c *proto.Conn, readOnly bool) *serverLink {
@@ -102,9 +108,27 @@ func (r *serverLink) sendView() {
 		}
 		view = append(view, w)
 	}
+	r.viewSeq++
+	seq := r.viewSeq
 	r.mu.Unlock()
+	if testViewBuilt != nil {
+		testViewBuilt(view)
+	}
+	// Callers race (the receiving goroutine on a new pane list, the UI on
+	// a new layout or scroll): the server keeps the last view it gets, so
+	// that must be the last one built, from the newest state.
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if seq < r.viewSent {
+		return
+	}
+	r.viewSent = seq
 	r.send(proto.Msg{T: proto.TView, View: view})
 }
+
+// testViewBuilt, when set by a test, runs between building a view and
+// sending it.
+var testViewBuilt func([]proto.Want)
 
 // panes takes the server's list of agents with a terminal: a new
 // generation is a new Terminal value (the TUI notices a restart by it).

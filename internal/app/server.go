@@ -50,6 +50,10 @@ type server struct {
 	gens    map[vocab.AgentID]paneGen     // each agent's terminal and its generation
 	sized   map[vocab.AgentID]sizedScreen // the size each terminal was given last
 	lastGen uint64
+	// sizing is held (a one-slot semaphore: a test waits on it) from
+	// the fit of a terminal's size to its resize, so that resizes are
+	// made in the order their sizes were fitted (fitSize).
+	sizing chan struct{}
 
 	changed chan struct{} // the client count or the state changed (lifetime)
 	stopReq chan string   // a client asked to stop the team
@@ -94,7 +98,7 @@ func (m managerPanes) Resize(id vocab.AgentID, cols, rows int) error {
 
 func newServer() *server {
 	return &server{start: time.Now(), clients: map[*client]struct{}{}, gens: map[vocab.AgentID]paneGen{}, sized: map[vocab.AgentID]sizedScreen{},
-		changed: make(chan struct{}, 1), stopReq: make(chan string, 1)}
+		sizing: make(chan struct{}, 1), changed: make(chan struct{}, 1), stopReq: make(chan string, 1)}
 }
 
 // paneSize is a terminal size in cells.
@@ -512,7 +516,12 @@ func (s *server) resizeTo(cl *client, id vocab.AgentID, cols, rows int) {
 
 // fitSize gives an agent's terminal the smallest size its attached
 // clients ask for (as tmux does), so that every client sees it whole.
+// Clients resize and go concurrently: without sizing, a fit made first
+// but resized last would leave the terminal at a size no client asks
+// for, and later fits, finding that size recorded, would not correct it.
 func (s *server) fitSize(id vocab.AgentID) {
+	s.sizing <- struct{}{}
+	defer func() { <-s.sizing }()
 	s.mu.Lock()
 	var fit paneSize
 	for c := range s.clients {
