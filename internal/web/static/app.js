@@ -119,9 +119,9 @@ const observer = new IntersectionObserver((entries) => {
 let lastView = "";
 function sendView() {
   const ids = document.hidden ? [] : st.order.filter((id) => st.panes.get(id).visible);
-  const focus = st.focused || (phone.matches ? st.shown : null);
+  const focus = [st.focused, phone.matches ? st.shown : null].find((id) => id && ids.includes(id));
   const m = { t: "view", view: ids.map((agent) => ({ agent })) };
-  if (ids.includes(focus)) m.focus = focus;
+  if (focus) m.focus = focus;
   const key = JSON.stringify(m);
   if (key === lastView) return;
   lastView = key;
