@@ -197,12 +197,19 @@ func TestWebClientInBrowser(t *testing.T) {
 
 	ctx := browser(t, chrome)
 	var fmu sync.Mutex
-	var frames []string
+	var frames, views []string
 	if err := chromedp.Listen(ctx, func(ev any) {
-		if f, ok := ev.(*network.EventWebSocketFrameReceived); ok && f.Response != nil {
-			fmu.Lock()
-			frames = append(frames, string(f.Response.PayloadData))
-			fmu.Unlock()
+		fmu.Lock()
+		defer fmu.Unlock()
+		switch f := ev.(type) {
+		case *network.EventWebSocketFrameReceived:
+			if f.Response != nil {
+				frames = append(frames, string(f.Response.PayloadData))
+			}
+		case *network.EventWebSocketFrameSent:
+			if f.Response != nil && strings.HasPrefix(string(f.Response.PayloadData), `{"t":"view"`) {
+				views = append(views, string(f.Response.PayloadData))
+			}
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -271,11 +278,48 @@ func TestWebClientInBrowser(t *testing.T) {
 	run(t, ctx, "switch to the reviewer", chromedp.Click(`#agents button:nth-child(2)`))
 	waitPage(t, ctx, "another pane on the phone", `Array.from(document.querySelectorAll('.pane')).filter(p => p.offsetParent !== null).length === 1 &&
 		document.querySelector('.pane.shown').dataset.agent !== 'lead'`)
+	// The page asks the server for the panes it shows, the one it
+	// focuses at the full rate (the bridge slows the others): on the
+	// phone, the one pane it shows.
+	lastView := func(what string, ok func(view []proto.Want, focus vocab.AgentID) bool) {
+		t.Helper()
+		var last string
+		waitFor(t, tuiWait, what, func() bool {
+			fmu.Lock()
+			defer fmu.Unlock()
+			if len(views) == 0 {
+				return false
+			}
+			last = views[len(views)-1]
+			var m struct {
+				View  []proto.Want
+				Focus vocab.AgentID
+			}
+			return json.Unmarshal([]byte(last), &m) == nil && ok(m.View, m.Focus)
+		})
+		t.Logf("the page's view: %s", last)
+	}
+	shown, _ := within(ctx, chromedp.Evaluate[string](`document.querySelector('.pane.shown').dataset.agent`))
+	lastView("the phone's one pane asked, focused", func(v []proto.Want, f vocab.AgentID) bool {
+		return len(v) == 1 && string(v[0].Agent) == shown && string(f) == shown
+	})
 	run(t, ctx, "desktop size", chromedp.EmulateViewport(1600, 1000))
+	lastView("the desktop's panes asked, none focused", func(v []proto.Want, f vocab.AgentID) bool { return len(v) > 1 && f == "" })
+	// A page hidden (another tab) asks for no pane; shown again, for
+	// them again.
+	hide := func(hidden bool) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`Object.defineProperty(document, "hidden", {value: %v, configurable: true}),
+			document.dispatchEvent(new Event("visibilitychange")), undefined`, hidden))
+	}
+	run(t, ctx, "hide the page", hide(true))
+	lastView("no pane asked while hidden", func(v []proto.Want, f vocab.AgentID) bool { return len(v) == 0 })
+	run(t, ctx, "show the page", hide(false))
+	lastView("the panes asked again", func(v []proto.Want, f vocab.AgentID) bool { return len(v) > 1 })
 
 	// Type into worker_1: the keys reach its terminal (echoed) and the
 	// agent answers the line.
 	run(t, ctx, "focus worker_1", chromedp.Click(`.pane[data-agent="worker_1"] .ptitle button:last-child`))
+	lastView("worker_1 focused", func(v []proto.Want, f vocab.AgentID) bool { return f == "worker_1" })
 	const typed = "hello from the web page"
 	run(t, ctx, "type", chromedp.SendKeys("#keys", typed), chromedp.KeyEvent("\r"))
 	waitFor(t, tuiWait, "worker_1's answer to the typed line", func() bool {
@@ -599,10 +643,18 @@ func TestWebClientCancelRetryAbandon(t *testing.T) {
 	run(t, ctx, "open the stuck team's page", chromedp.Navigate(stuckURL))
 	waitPage(t, ctx, "needs you, with the page's words, and Retry and Abandon", `!document.getElementById('needs').hidden &&
 		document.getElementById('needslist').textContent.includes('then retry (the Retry button)') &&
+		document.getElementById('needslist').textContent.includes('the Abandon button ends the task') &&
 		!document.getElementById('retry').hidden && !document.getElementById('abandon').hidden &&
 		document.getElementById('phase').textContent === 'needs you'`)
 	if txt, _ := within(ctx, chromedp.Evaluate[string](`document.body.innerText`)); strings.Contains(txt, "in the TUI") {
 		t.Errorf("the page names the TUI's key:\n%s", txt)
+	}
+	// A task stopped on an error (a checkpoint that cannot progress) shows
+	// the same buttons, and its line names them.
+	const deadlock = "checkpoint 1 cannot progress: no subtask is ready and none is running"
+	errLine, err := within(ctx, chromedp.Evaluate[string](`needsYou({state: "error", reason: "`+deadlock+`", error: "`+deadlock+`"}).join("\n")`))
+	if err != nil || !strings.Contains(errLine, deadlock) || !strings.Contains(errLine, "the Retry button") || !strings.Contains(errLine, "the Abandon button") {
+		t.Errorf("the needs-you line of an error: %q (%v), want the reason and the Retry and Abandon buttons", errLine, err)
 	}
 	run(t, ctx, "click retry", chromedp.Click("#retry"))
 	waitFor(t, tuiWait, "a retry, then needs_human again", func() bool {

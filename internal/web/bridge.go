@@ -24,6 +24,10 @@ const (
 	maxWants    = 64       // panes one view may ask for
 	maxFeedback = 64 << 10
 	helloTime   = 10 * time.Second
+	// unfocusedFPS is how often the panes of a view other than its focus
+	// take new content (the full-screen client's rate of its unfocused
+	// panes, tui.Options.UnfocusedFPS: min(fps, 10)).
+	unfocusedFPS = 10
 )
 
 // pageWriteTime: a page that takes longer to take a message is dropped
@@ -56,10 +60,22 @@ type pageHello struct {
 	Info     pageInfo `json:"info"`
 }
 
+// pageIn is a message of the page: one of the protocol's, and with a
+// view, the pane of it the page focuses.
+type pageIn struct {
+	proto.Msg
+	// Focus is the pane the user looks at closely (types into, or a
+	// phone's one pane): it takes new content at the server's fps, the
+	// view's other panes at unfocusedFPS (the server holds their new
+	// content until due and drops none). "" : none is.
+	Focus vocab.AgentID `json:"focus,omitempty"`
+}
+
 // bridge is one page's connection to the server.
 type bridge struct {
 	ws   *websocket.Conn
 	c    *proto.Conn
+	fps  int // the server's (Info.FPS)
 	once sync.Once
 }
 
@@ -101,7 +117,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(maxPageMsg)
-	b := &bridge{ws: ws, c: c}
+	b := &bridge{ws: ws, c: c, fps: info.FPS}
 	s.mu.Lock()
 	s.bridges[b] = struct{}{}
 	s.mu.Unlock()
@@ -178,12 +194,12 @@ func (b *bridge) fromPage(readOnly bool) {
 		if err != nil {
 			return
 		}
-		var m proto.Msg
+		var m pageIn
 		if err := json.Unmarshal(p, &m); err != nil {
 			b.notice("error", "the page sent a message that is not JSON")
 			continue
 		}
-		out, why := pageMsg(m, readOnly)
+		out, why := pageMsg(m, readOnly, b.fps)
 		if why != "" {
 			b.notice("warn", why)
 			continue
@@ -194,16 +210,28 @@ func (b *bridge) fromPage(readOnly bool) {
 	}
 }
 
-// pageMsg is the message the server gets for the page's m, or why none.
-func pageMsg(m proto.Msg, readOnly bool) (proto.Msg, string) {
+// pageMsg is the message the server gets for the page's m (fps: the
+// server's), or why none.
+func pageMsg(in pageIn, readOnly bool, fps int) (proto.Msg, string) {
+	m := in.Msg
 	switch m.T {
 	case proto.TView:
 		if len(m.View) > maxWants {
 			return proto.Msg{}, fmt.Sprintf("a view of %d panes (at most %d)", len(m.View), maxWants)
 		}
+		if in.Focus != "" && !slices.ContainsFunc(m.View, func(w proto.Want) bool { return w.Agent == in.Focus }) {
+			return proto.Msg{}, "the view's focus is not one of its panes"
+		}
+		slow := unfocusedFPS
+		if fps > 0 {
+			slow = min(fps, unfocusedFPS)
+		}
 		view := make([]proto.Want, len(m.View))
 		for i, w := range m.View {
 			view[i] = proto.Want{Agent: w.Agent, Scroll: min(max(w.Scroll, 0), 1_000_000)}
+			if w.Agent != in.Focus {
+				view[i].FPS = slow
+			}
 		}
 		return proto.Msg{T: proto.TView, View: view}, ""
 	case proto.TInput, proto.TCmd:

@@ -2,7 +2,8 @@
 // WebSocket of this page (internal/web). Plain JS, no library: the server
 // sends row diffs of each agent's terminal (only for the panes this page
 // shows), the engine's state and notices; the page sends the panes it
-// shows, keys typed into a focused agent and the engine's commands.
+// shows and the one it focuses, keys typed into a focused agent and the
+// engine's commands.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -102,8 +103,10 @@ function newPane(id, gen) {
   return pane;
 }
 
-// Only the panes on screen are asked of the server: a hidden one costs
-// nothing (a phone shows one).
+// Only the panes on screen are asked of the server (none while the page
+// is hidden): a hidden one costs nothing (a phone shows one). The focus,
+// the pane typed into or the phone's one, takes new content at the
+// server's rate; the bridge asks the others at the unfocused rate.
 const observer = new IntersectionObserver((entries) => {
   let changed = false;
   for (const e of entries) {
@@ -115,12 +118,16 @@ const observer = new IntersectionObserver((entries) => {
 
 let lastView = "";
 function sendView() {
-  const view = st.order.filter((id) => st.panes.get(id).visible).map((agent) => ({ agent }));
-  const key = JSON.stringify(view);
+  const ids = document.hidden ? [] : st.order.filter((id) => st.panes.get(id).visible);
+  const focus = [st.focused, phone.matches ? st.shown : null].find((id) => id && ids.includes(id));
+  const m = { t: "view", view: ids.map((agent) => ({ agent })) };
+  if (focus) m.focus = focus;
+  const key = JSON.stringify(m);
   if (key === lastView) return;
   lastView = key;
-  send({ t: "view", view });
+  send(m);
 }
+document.addEventListener("visibilitychange", sendView);
 
 function applyPane(p) {
   const pane = st.panes.get(p.agent);
@@ -238,6 +245,7 @@ function focusPane(id) {
     $("keys").focus();
   }
   for (const [pid, p] of st.panes) if (pid !== id) p.typeBtn.textContent = "type";
+  sendView();
 }
 
 function b64(bytes) { let s = ""; for (const b of bytes) s += String.fromCharCode(b); return btoa(s); }
@@ -286,8 +294,9 @@ function elapsed(s) {
 function needsYou(s) {
   const out = [];
   const reason = s.reason || s.error || "";
-  if (s.state === "needs_human") out.push("The task needs you" + (reason ? ": " + reason : "") + " — Retry or Abandon");
-  if (s.state === "error") out.push("The task stopped on an error" + (reason ? ": " + reason : "") + " — Retry or Abandon");
+  const buttons = " — the Retry button tries again, the Abandon button ends the task";
+  if (s.state === "needs_human") out.push("The task needs you" + (reason ? ": " + reason : "") + buttons);
+  if (s.state === "error") out.push("The task stopped on an error" + (reason ? ": " + reason : "") + buttons);
   if (s.state === "plan_approval") out.push("Approve the plan, or send the Lead feedback");
   for (const [id, a] of Object.entries(s.agents || {})) if (a.paused) out.push(id + " is paused (its messages wait)");
   return out;
@@ -361,7 +370,7 @@ function renderList() {
     const b = document.createElement("button");
     b.textContent = id + (agents[id]?.status ? " · " + agents[id].status : "");
     b.classList.toggle("on", id === st.shown);
-    b.onclick = () => { st.shown = id; renderList(); showPhonePane(); };
+    b.onclick = () => { st.shown = id; renderList(); showPhonePane(); sendView(); };
     return b;
   }));
 }
@@ -376,7 +385,7 @@ function fit(pane) {
   pane.term.style.fontSize = Math.max(7, Math.min(12, w / (pane.cols * 0.6))).toFixed(1) + "px";
 }
 function fitAll() { for (const p of st.panes.values()) fit(p); }
-phone.addEventListener("change", fitAll);
+phone.addEventListener("change", () => { fitAll(); sendView(); });
 addEventListener("resize", fitAll);
 
 function showPhonePane() { for (const [id, p] of st.panes) p.el.classList.toggle("shown", id === st.shown); fitAll(); }
