@@ -80,7 +80,16 @@ type agent struct {
 	// holdDelivery: HoldDelivery(true) stands, for every session the
 	// agent gets until it is lifted.
 	holdDelivery bool
+	// startHangs counts the starts in a row that hung before the agent
+	// was ever ready: each doubles the next start's allowance (at most
+	// maxStartBackoff times hang_seconds), so a CLI that starts slower
+	// than hang_seconds on a busy machine is not restarted into the same
+	// wall until the task gives up on it.
+	startHangs int
 }
+
+// maxStartBackoff bounds the start allowance: 8 × hang_seconds.
+const maxStartBackoff = 3
 
 // NewManager starts the hook relay and returns an empty manager.
 func NewManager(cfg ManagerConfig) (*Manager, error) {
@@ -418,13 +427,42 @@ func (m *Manager) complete(a *agent, spec Spec) Spec {
 	if spec.StopTimeout == 0 {
 		spec.StopTimeout = m.cfg.StopTimeout
 	}
-	spec.OnEvent = m.cfg.OnEvent
+	m.mu.Lock()
+	spec.StartTimeout = spec.HangTimeout << min(a.startHangs, maxStartBackoff)
+	m.mu.Unlock()
+	spec.OnEvent = m.countStartHangs(a, m.cfg.OnEvent)
 	spec.OnChange = m.signal
 	if hb := m.cfg.OnHeartbeat; hb != nil {
 		id := a.id
 		spec.OnHeartbeat = func(at time.Time) { hb(id, at) }
 	}
 	return spec
+}
+
+// countStartHangs wraps a session's OnEvent to keep a.startHangs: one
+// more when it hangs before it was ever ready, none once it was. The
+// session calls it from its own goroutine, in order.
+func (m *Manager) countStartHangs(a *agent, onEvent func(Event)) func(Event) {
+	ready := false
+	return func(ev Event) {
+		if ev.Kind == EventHealth && !ready {
+			switch ev.Health {
+			case vocab.HealthHung:
+				m.mu.Lock()
+				a.startHangs++
+				m.mu.Unlock()
+			case vocab.HealthStarting, vocab.HealthHangWarning, vocab.HealthExited, vocab.HealthRestarting:
+			default:
+				ready = true
+				m.mu.Lock()
+				a.startHangs = 0
+				m.mu.Unlock()
+			}
+		}
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
 }
 
 // Stop stops the agent gracefully; it returns at once and the exit arrives

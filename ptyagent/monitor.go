@@ -436,16 +436,20 @@ func (s *Session) checkOnce(now time.Time) (next time.Time, changed bool) {
 			s.mu.Unlock()
 			what = "no turn progress (no hook, no session file growth; output alone is not progress)"
 		}
+		limit := sp.HangTimeout
+		if base == vocab.HealthStarting {
+			limit = max(limit, sp.StartTimeout)
+		}
 		lifeAgo := now.Sub(lastLife)
 		switch {
-		case lifeAgo >= sp.HangTimeout:
+		case lifeAgo >= limit:
 			return set(vocab.HealthHung, what+" for "+lifeAgo.Round(time.Second).String())
-		case h == base && lifeAgo >= sp.HangTimeout/2:
+		case h == base && lifeAgo >= limit/2:
 			return set(vocab.HealthHangWarning, what+" for "+lifeAgo.Round(time.Second).String())
 		case h == base:
-			soon(lastLife.Add(sp.HangTimeout / 2))
+			soon(lastLife.Add(limit / 2))
 		default:
-			soon(lastLife.Add(sp.HangTimeout))
+			soon(lastLife.Add(limit))
 		}
 	}
 	return next, false

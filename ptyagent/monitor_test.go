@@ -77,6 +77,15 @@ func TestCheckDeadlines(t *testing.T) {
 		{name: "sim starting: hang warning deadline", kind: ProfileSim, health: vocab.HealthStarting, base: vocab.HealthStarting,
 			setup: func(s *Session) { s.lastLife = now },
 			want:  vocab.HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
+		{name: "sim starting, allowance doubled: at hang_seconds a warning, not hung", kind: ProfileSim, health: vocab.HealthStarting, base: vocab.HealthStarting,
+			setup: func(s *Session) { s.spec.StartTimeout, s.lastLife, s.lastScan = 2*ht, now.Add(-ht), now.Add(time.Hour) },
+			want:  vocab.HealthHangWarning, next: func(s *Session) time.Time { return now.Add(ht) }},
+		{name: "sim starting, allowance doubled: warning at half of it", kind: ProfileSim, health: vocab.HealthStarting, base: vocab.HealthStarting,
+			setup: func(s *Session) { s.spec.StartTimeout, s.lastLife = 2*ht, now.Add(-ht/2) },
+			want:  vocab.HealthStarting, next: func(s *Session) time.Time { return now.Add(ht / 2) }},
+		{name: "sim busy: the start allowance does not apply", kind: ProfileSim, health: vocab.HealthBusy,
+			setup: func(s *Session) { s.spec.StartTimeout, s.lastLife, s.lastScan = 4*ht, now.Add(-ht), now.Add(time.Hour) },
+			want:  vocab.HealthHung, next: func(s *Session) time.Time { return now.Add(time.Hour + scanEvery) }},
 		{name: "rate limited: cooldown deadline", kind: ProfileClaude, health: vocab.HealthRateLimited,
 			setup: func(s *Session) { s.limitedAt = now.Add(-time.Second) },
 			want:  vocab.HealthRateLimited, next: func(s *Session) time.Time { return now.Add(59 * time.Second) }},
@@ -286,5 +295,36 @@ func TestGoneIsNeverReady(t *testing.T) {
 		if s.health != vocab.HealthExited {
 			t.Errorf("gone=%v: exit not reported: %s", gone, s.health)
 		}
+	}
+}
+
+// Each start in a row that hangs before the agent was ever ready doubles
+// the next start's allowance, up to 8 × hang_seconds; a start that got
+// ready brings it back to hang_seconds, and a hang after ready (a turn)
+// does not count.
+func TestStartAllowanceBacksOff(t *testing.T) {
+	var rec recorder
+	m := newTestManager(t, &rec, nil)
+	a := &agent{id: "a", role: "worker"}
+	health := func(spec Spec, hs ...vocab.Health) {
+		for _, h := range hs {
+			spec.OnEvent(Event{Agent: "a", Kind: EventHealth, Health: h})
+		}
+	}
+	const ht = time.Second
+	spec := m.complete(a, Spec{HangTimeout: ht})
+	for i, want := range []time.Duration{ht, 2 * ht, 4 * ht, 8 * ht, 8 * ht} {
+		if spec.StartTimeout != want {
+			t.Fatalf("start %d: allowance %v, want %v", i+1, spec.StartTimeout, want)
+		}
+		health(spec, vocab.HealthStarting, vocab.HealthHangWarning, vocab.HealthStarting, vocab.HealthHangWarning, vocab.HealthHung, vocab.HealthExited)
+		spec = m.complete(a, Spec{HangTimeout: ht})
+	}
+	health(spec, vocab.HealthStarting, vocab.HealthReady, vocab.HealthBusy, vocab.HealthHangWarning, vocab.HealthHung, vocab.HealthExited)
+	if spec = m.complete(a, Spec{HangTimeout: ht}); spec.StartTimeout != ht {
+		t.Fatalf("after a start that got ready: allowance %v, want %v", spec.StartTimeout, ht)
+	}
+	if got := len(rec.all()); got != 5*6+6 {
+		t.Errorf("the wrapped OnEvent passed on %d events, want every one (36)", got)
 	}
 }

@@ -135,6 +135,10 @@ type Spec struct {
 	// busy means hung; half of it raises hang_warning (default
 	// config.DefaultHangSeconds).
 	HangTimeout time.Duration
+	// StartTimeout replaces HangTimeout while the agent starts, when it is
+	// longer: the manager doubles it for each start in a row that hung
+	// before the agent was ever ready (see Manager's startHangs).
+	StartTimeout time.Duration
 	// StopTimeout is the wait between SIGTERM and SIGKILL (default 10 s).
 	StopTimeout time.Duration
 	// RateLimitCooldown is how long rate_limited lasts before the session

@@ -104,7 +104,7 @@ var topKeys = []key[Config]{
 		doc:   "a trigger file counts as complete after this long unchanged (or when its writer's turn ends)"},
 	{name: "hang_seconds", spec: spec{kind: kindInt, min: 1, max: maxSeconds}, def: DefaultHangSeconds,
 		field: func(c *Config) any { return &c.HangSeconds },
-		doc:   "no turn progress this long while working (a hook or session file growth for Claude, Codex, Gemini; any output for other agents) → hang warning at half, then restart"},
+		doc:   "no turn progress this long while working (a hook or session file growth for Claude, Codex, Gemini; any output for other agents) → hang warning at half, then restart; while an agent starts, nothing shown this long is a hang too, and each start in a row that hung before the agent was ever ready doubles the next start's allowance (at most 8×), so a CLI that starts slowly on a busy machine is not restarted into the same wall"},
 	{name: "agent_timeout_seconds", spec: spec{kind: kindInt, min: 1, max: maxSeconds}, def: 1800,
 		field: func(c *Config) any { return &c.AgentTimeoutSeconds },
 		doc:   "longest time one assignment may take"},
