@@ -188,15 +188,64 @@ func New(opts Options) Model {
 		opts.EventLines = 8
 	}
 	opts = sessionOptions(opts)
-	m := Model{run: newRunView(opts), frames: newFrameLog(opts.FrameLog)}
-	m.initFront(opts)
+	m := Model{run: newRunView(opts), fd: newFrontDoor(opts), frames: newFrameLog(opts.FrameLog)}
+	m.run.keys.Summary.SetEnabled(m.fd.on)
 	return m
 }
 
 // Init starts the run view (waiting for screen changes) and the front
 // door (reading the project).
 func (m Model) Init() tea.Cmd {
-	return batch(m.run.Init(), m.frontInit())
+	return batch(m.run.Init(), m.fd.Init())
+}
+
+// frontCtx is what the front door sees of the Model: the screen's size
+// and the run view's live task, question, spinner and notice.
+func (m Model) frontCtx() frontCtx {
+	r := &m.run
+	c := frontCtx{w: m.width, h: m.height, now: r.now(), st: r.st, haveState: r.haveState,
+		title: r.opts.Title, branch: r.opts.Branch, asking: r.confirm != confirmNone,
+		spin: r.spin.View(), notice: r.notice}
+	if c.haveState {
+		c.elapsed = r.elapsed()
+	}
+	if c.asking {
+		c.question = r.confirmLine(m.width)
+	}
+	return c
+}
+
+// apply does what the front door asked (a) to the run view, and returns
+// the commands of both.
+func (m *Model) apply(a frontAsk) tea.Cmd {
+	if a.notice != nil {
+		m.run.notice = *a.notice
+	}
+	r := &m.run
+	switch a.act {
+	case actQuit:
+		return batch(a.cmd, r.quit())
+	case actQuitLive:
+		if r.quitAsks() {
+			r.confirm = confirmQuit
+			return a.cmd
+		}
+		return batch(a.cmd, r.quit())
+	case actRetry:
+		if r.opts.Engine != nil {
+			r.opts.Engine.Retry()
+		}
+	case actAbandon:
+		r.confirm = confirmAbandon
+	case actBegin:
+		return batch(a.cmd, r.begin(m.fd.sess))
+	case actEnd:
+		r.end()
+	case actCover:
+		r.cover()
+	case actNone:
+	}
+	return a.cmd
 }
 
 // agentOf is the agent pane id (of role) runs, for its title: its own

@@ -114,41 +114,44 @@ func (p folderPicker) view() []string {
 	return append(lines, indent(strings.TrimRight(p.fp.View(), "\n"), "  ")...)
 }
 
-func (m *Model) openPicker() tea.Cmd {
-	if m.fd.start.busy != "" {
+// openPicker opens the folder picker on a screen h lines high.
+func (fd *frontDoor) openPicker(h int) tea.Cmd {
+	if fd.start.busy != "" {
 		return nil
 	}
-	m.fd.mode = modePicker
-	m.fd.picker = newFolderPicker(m.fd.start.project)
-	m.fd.picker.resize(m.height)
-	return m.fd.picker.fp.Init()
+	fd.mode = modePicker
+	fd.picker = newFolderPicker(fd.start.project)
+	fd.picker.resize(h)
+	return fd.picker.fp.Init()
 }
 
-// pickerKey routes a key to the folder picker and does what it asks.
-func (m *Model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.run.help.show {
-		m.run.help.show = false
-		return nil
+// pickerKey routes a key to the folder picker (or the help over it) and
+// does what it asks.
+func (fd *frontDoor) pickerKey(msg tea.KeyPressMsg) frontAsk {
+	if fd.help.show {
+		fd.help.show = false
+		return frontAsk{}
 	}
-	done, dir, cmd := m.fd.picker.update(msg)
+	done, dir, cmd := fd.picker.update(msg)
 	switch done {
 	case pickerQuit:
-		return m.run.quit()
+		return frontAsk{act: actQuit}
 	case pickerHelp:
-		m.run.help.show = true
+		fd.help.show = true
 	case pickerCancel:
-		m.fd.mode = modeStart
+		fd.mode = modeStart
 	case pickerChosen:
-		return m.chooseProject(dir)
+		return frontAsk{cmd: fd.chooseProject(dir)}
+	case pickerMoved:
 	}
-	return cmd
+	return frontAsk{cmd: cmd}
 }
 
 // chooseProject makes dir the project (idle → project_selected).
-func (m *Model) chooseProject(dir string) tea.Cmd {
-	m.fd.mode = modeStart
-	focus := m.fd.start.choose(dir)
-	return batch(m.rescan(), focus)
+func (fd *frontDoor) chooseProject(dir string) tea.Cmd {
+	fd.mode = modeStart
+	focus := fd.start.choose(dir)
+	return batch(fd.rescan(), focus)
 }
 
 // choose makes dir the project, not read yet, and focuses the task.
@@ -161,6 +164,6 @@ func (sc *startScreen) choose(dir string) tea.Cmd {
 	return sc.setFocus(focusTask)
 }
 
-func (m Model) renderPicker() string {
-	return frame(append([]string{m.startHeader()}, m.fd.picker.view()...), m.frontFooter(), m.width, m.height)
+func (fd frontDoor) renderPicker(c frontCtx) string {
+	return frame(append([]string{fd.startHeader(c.w)}, fd.picker.view()...), fd.footer(c), c.w, c.h)
 }

@@ -36,20 +36,27 @@ var screenNames = [numScreens]string{"run", "start", "picker", "summary", "attac
 func (s screenID) String() string { return screenNames[s] }
 
 // screen is the screen that takes the keys now. The front door's screens
-// (start, picker, summary) fill the whole terminal; otherwise the run view
-// says which of its screens has them.
+// (start, picker, summary) fill the whole terminal, but a question the run
+// view asks over them takes the keys; otherwise the run view says which of
+// its screens has them.
 func (m Model) screen() screenID {
-	if m.fd.on {
-		switch m.fd.mode {
-		case modeStart:
-			return screenStart
-		case modePicker:
-			return screenPicker
-		case modeSummary:
-			return screenSummary
-		}
+	if m.fd.showing() && m.run.confirm == confirmNone {
+		return m.fd.screen()
 	}
 	return m.run.screen()
+}
+
+// screen is the front door's screen that shows.
+func (fd frontDoor) screen() screenID {
+	switch fd.mode {
+	case modeStart:
+		return screenStart
+	case modePicker:
+		return screenPicker
+	case modeSummary:
+		return screenSummary
+	}
+	return screenRun
 }
 
 // screen is the run view's screen that takes the keys now: its layers are
@@ -78,19 +85,18 @@ func (m runView) screen() screenID {
 	return screenPlan
 }
 
-// handleKey routes a key press to the screen that has the keys (the
-// front door's come through frontKey, which also opens the summary from
-// the panes): a front door screen's, or the run view's.
-func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+// handleKey routes a key press to the screen that has the keys: a front
+// door's screen (its Update), or the run view's (pass: its Update takes
+// it), where s opens the front door's summary of the live task.
+func (m *Model) handleKey(msg tea.KeyPressMsg) frontAsk {
 	switch m.screen() {
-	case screenStart:
-		return m.startKey(msg)
-	case screenPicker:
-		return m.pickerKey(msg)
-	case screenSummary:
-		return m.summaryKey(msg)
+	case screenStart, screenPicker, screenSummary:
+		return m.fd.Update(msg, m.frontCtx())
 	}
-	return m.run.handleKey(msg)
+	if m.fd.on && m.fd.mode == modeRun && m.run.opensSummary(msg) {
+		return m.fd.showSummary(m.frontCtx())
+	}
+	return frontAsk{pass: true}
 }
 
 // handleKey routes a key press to the run view's screen that has the
@@ -177,7 +183,7 @@ func (m runView) keyMapOf(s screenID) any {
 func (m Model) helpOf(s screenID) []helpSection {
 	switch s {
 	case screenStart, screenPicker, screenSummary:
-		return m.frontHelpSections()
+		return m.fd.helpSections()
 	}
 	return m.run.helpSections()
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
@@ -43,9 +44,10 @@ type frontDoor struct {
 	start  startScreen  // the start screen
 	picker folderPicker // the folder picker (picker.go)
 	sum    summaryView  // the summary screen (summary.go)
+	help   helpView     // the front door's help screen (? or f1); the run view has its own
 
 	sess *Session
-	// seen is the phase of the live session last looked at (see frontAfter).
+	// seen is the phase of the live session last looked at (see after).
 	seen vocab.Phase
 
 	launcher    Launcher // Options.Launcher
@@ -147,12 +149,6 @@ func sessionOptions(opts Options) Options {
 	return opts
 }
 
-// initFront sets up the front door of a new Model.
-func (m *Model) initFront(opts Options) {
-	m.fd = newFrontDoor(opts)
-	m.run.keys.Summary.SetEnabled(m.fd.on)
-}
-
 func newFrontDoor(opts Options) frontDoor {
 	fd := frontDoor{on: opts.Launcher != nil, launcher: opts.Launcher, configHuman: opts.HumanPlanApproval,
 		sum: summaryView{keys: newSummaryKeyMap()},
@@ -199,98 +195,165 @@ func newField(placeholder string) textarea.Model {
 
 // ---- update ----
 
-// frontInit is the front door's part of Init: scan the project when the
-// start screen shows first.
-func (m Model) frontInit() tea.Cmd {
-	if !m.fd.on || m.fd.mode != modeStart {
-		return nil
-	}
-	return scanCmd(m.fd.launcher, m.fd.start.project)
+// frontCtx is what the front door reads of the rest of the Model: the
+// screen's size and, from the run view, its live task and what its
+// footer shows over the front door.
+type frontCtx struct {
+	w, h int
+	now  time.Time
+
+	st            vocab.State // the live task's state (the zero State before the first)
+	haveState     bool
+	title, branch string        // the live task's
+	elapsed       time.Duration // the live task's clock
+	// asking: the run view asks a question (question is its footer line),
+	// which takes the keys over the front door's screens.
+	asking   bool
+	question string
+	spin     string // the run view's spinner, for what is going on
+	notice   notice // the notice line
 }
 
-// frontUpdate handles the messages of the front door. handled is false when
-// the run view must handle msg (as it did before the front door existed).
-func (m *Model) frontUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
-	if !m.fd.on {
-		return nil, false
+// frontAct is what the front door asks the Model to do to the run view.
+type frontAct int
+
+const (
+	actNone     frontAct = iota
+	actQuit              // quit now
+	actQuitLive          // quit, asking first if the live task's agents still run
+	actRetry             // retry the live task (it failed)
+	actAbandon           // ask whether to abandon the live task
+	actBegin             // show the panes of the live task just started (frontDoor.sess)
+	actEnd               // the live task is left: the run view forgets it
+	actCover             // the summary covers the panes
+)
+
+// frontAsk is the front door's answer to a message: its command, what the
+// Model does for it, and whether the run view handles the message too.
+type frontAsk struct {
+	cmd    tea.Cmd
+	act    frontAct
+	notice *notice // the notice line becomes this (a zero notice clears it)
+	pass   bool    // the run view handles the message (the front door did not take it)
+}
+
+// say is a notice for frontAsk.
+func say(level, text string) *notice { return &notice{level: level, text: text} }
+
+// Init scans the project when the start screen shows first.
+func (fd frontDoor) Init() tea.Cmd {
+	if !fd.on || fd.mode != modeStart {
+		return nil
+	}
+	return scanCmd(fd.launcher, fd.start.project)
+}
+
+// showing reports whether a front door screen fills the terminal.
+func (fd frontDoor) showing() bool { return fd.on && fd.mode != modeRun }
+
+// Update handles a message of the front door: its screens' keys, mouse
+// and paste, and its launcher's answers. The rest passes to the run view
+// (as it did before the front door existed).
+func (fd *frontDoor) Update(msg tea.Msg, c frontCtx) frontAsk {
+	if !fd.on {
+		return frontAsk{pass: true}
 	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.fd.resize(msg.Width, msg.Height)
-		return nil, false
+		fd.resize(msg.Width, msg.Height)
+		return frontAsk{pass: true}
 	case projectScannedMsg:
-		return m.fd.start.handleScanned(msg, m.fd.mode == modeStart), true
+		return frontAsk{cmd: fd.start.handleScanned(msg, fd.mode == modeStart)}
 	case sessionStartedMsg:
-		return m.handleSessionStarted(msg), true
+		return fd.handleSessionStarted(msg)
 	case sessionClosedMsg:
-		m.fd.start.busy = ""
+		fd.start.busy = ""
+		a := frontAsk{cmd: fd.rescan()}
 		if msg.err != nil {
-			m.run.notice = notice{level: "warn", text: "stopping the task: " + msg.err.Error()}
+			a.notice = say("warn", "stopping the task: "+msg.err.Error())
 		}
-		return m.rescan(), true
+		return a
 	case summaryLoadedMsg:
-		m.fd.sum.loadedFrom(msg)
-		return nil, true
+		fd.sum.loadedFrom(msg)
+		return frontAsk{}
 	case SnapshotMsg:
-		if m.fd.sess == nil || msg.State.TaskID != m.fd.sess.TaskID {
-			return nil, true // from a run that is over, or not started yet
-		}
-		return nil, false
+		// One from a run that is over, or not started yet, is dropped.
+		return frontAsk{pass: fd.sess != nil && msg.State.TaskID == fd.sess.TaskID}
 	case tea.KeyPressMsg:
-		return m.frontKey(msg)
+		return fd.key(msg, c)
 	case tea.PasteMsg:
-		if m.fd.mode == modeStart && m.fd.start.focus != focusList {
-			return m.fd.start.updateField(msg), true
+		if fd.mode == modeStart && fd.start.focus != focusList {
+			return frontAsk{cmd: fd.start.updateField(msg)}
 		}
-		return nil, m.fd.mode != modeRun
-	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg:
-		return nil, m.fd.mode != modeRun
 	case tea.MouseWheelMsg:
-		if m.fd.mode == modeSummary {
-			m.fd.sum.wheel(msg.Mouse().Button)
+		if fd.mode == modeSummary {
+			fd.sum.wheel(msg.Mouse().Button)
 		}
-		return nil, m.fd.mode != modeRun
+	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg:
+	default:
+		if fd.mode == modePicker {
+			return frontAsk{cmd: fd.picker.pass(msg), pass: true}
+		}
+		return frontAsk{pass: true}
 	}
-	if m.fd.mode == modePicker {
-		return m.fd.picker.pass(msg), false
-	}
-	return nil, false
+	return frontAsk{pass: !fd.showing()}
 }
 
-// frontAfter runs after the run view handled msg: it moves between the
-// panes and the summary as the live task's phase changes.
-func (m *Model) frontAfter(msg tea.Msg) tea.Cmd {
-	if !m.fd.on || m.fd.sess == nil || !m.run.haveState {
-		return nil
+// key routes a key press to the front door's screen that shows; the run
+// view takes it on the panes, and its question over the front door.
+func (fd *frontDoor) key(msg tea.KeyPressMsg, c frontCtx) frontAsk {
+	if !fd.showing() || c.asking {
+		return frontAsk{pass: true}
 	}
-	if _, ok := msg.(SnapshotMsg); !ok {
-		return nil
+	switch fd.mode {
+	case modePicker:
+		return fd.pickerKey(msg)
+	case modeSummary:
+		return fd.summaryKey(msg, c)
 	}
-	p := m.run.st.Phase
-	if p == m.fd.seen {
-		return nil
+	return fd.startKey(msg, c)
+}
+
+// after follows the live task's phase (c has the snapshot the run view
+// just took): it moves between the panes and the summary.
+func (fd *frontDoor) after(c frontCtx) frontAsk {
+	if !fd.on || fd.sess == nil || !c.haveState {
+		return frontAsk{}
 	}
-	prev := m.fd.seen
-	m.fd.seen = p
+	p := c.st.Phase
+	if p == fd.seen {
+		return frontAsk{}
+	}
+	prev := fd.seen
+	fd.seen = p
 	switch {
 	case p == vocab.PhaseComplete || p == vocab.PhaseCancelled || p == vocab.PhaseError ||
 		(p == vocab.PhaseIdle && prev != ""):
 		// Over (idle: abandoned), or failed and waiting for retry or
 		// abandon: show what was done.
-		if m.fd.mode == modeRun || (m.fd.mode == modeSummary && m.fd.sum.live) {
-			m.fd.mode = modeSummary
-			m.run.cover()
-			return m.openSummary(m.run.st, true)
+		if fd.mode == modeRun || (fd.mode == modeSummary && fd.sum.live) {
+			fd.mode = modeSummary
+			return frontAsk{cmd: fd.openSummary(c.st, true, c.title), act: actCover}
 		}
 	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
 		// The run view has the banner and the keys for these.
 	default:
 		// Running again (after retry): back to the panes.
-		if m.fd.mode == modeSummary && m.fd.sum.live {
-			m.fd.mode = modeRun
+		if fd.mode == modeSummary && fd.sum.live {
+			fd.mode, fd.help = modeRun, helpView{}
 		}
 	}
-	return nil
+	return frontAsk{}
+}
+
+// showSummary shows the live task's summary over its panes (s there).
+func (fd *frontDoor) showSummary(c frontCtx) frontAsk {
+	fd.mode = modeSummary
+	a := frontAsk{act: actCover}
+	if !fd.sum.loaded || !fd.sum.live || fd.sum.data.Phase != c.st.Phase {
+		a.cmd = fd.openSummary(c.st, true, c.title)
+	}
+	return a
 }
 
 // handleScanned takes what a scan of the project found (shown: the start
@@ -322,47 +385,46 @@ func (sc *startScreen) handleScanned(msg projectScannedMsg, shown bool) tea.Cmd 
 	return nil
 }
 
-func (m *Model) handleSessionStarted(msg sessionStartedMsg) tea.Cmd {
-	m.fd.start.busy = ""
+func (fd *frontDoor) handleSessionStarted(msg sessionStartedMsg) frontAsk {
+	fd.start.busy = ""
 	if msg.err != nil {
-		m.fd.start.startFailed(msg.err)
-		return m.rescan()
+		fd.start.startFailed(msg.err)
+		return frontAsk{cmd: fd.rescan()}
 	}
 	s := msg.sess
-	m.fd.start.clearForm()
-	return m.beginSession(&s)
+	fd.start.clearForm()
+	return fd.begin(&s)
 }
 
-// beginSession shows a new live task: its panes appear as its agents start.
-func (m *Model) beginSession(s *Session) tea.Cmd {
-	m.fd.sess = s
-	m.fd.seen = ""
-	m.fd.mode = modeRun
-	return m.run.begin(s)
+// begin shows a new live task: its panes appear as its agents start.
+func (fd *frontDoor) begin(s *Session) frontAsk {
+	fd.sess = s
+	fd.seen = ""
+	fd.mode, fd.help = modeRun, helpView{}
+	return frontAsk{act: actBegin}
 }
 
-// endSession leaves the live task for the start screen; its agents are
-// stopped in a command (the task stays resumable unless it is over).
-func (m *Model) endSession() tea.Cmd {
-	s := m.fd.sess
-	m.fd.sess = nil
-	m.fd.seen = ""
-	m.run.end()
-	m.fd.mode = modeStart
+// end leaves the live task for the start screen; its agents are stopped
+// in a command (the task stays resumable unless it is over).
+func (fd *frontDoor) end() frontAsk {
+	s := fd.sess
+	fd.sess = nil
+	fd.seen = ""
+	fd.mode = modeStart
 	if s == nil {
-		return m.rescan()
+		return frontAsk{cmd: fd.rescan(), act: actEnd}
 	}
-	m.fd.start.busy = "stopping the agents…"
-	return closeSessionCmd(s.Close)
+	fd.start.busy = "stopping the agents…"
+	return frontAsk{cmd: closeSessionCmd(s.Close), act: actEnd}
 }
 
 // rescan reads the current project again (after a task ends or the project
 // changes).
-func (m *Model) rescan() tea.Cmd {
-	if m.fd.start.busy == "" {
-		m.fd.start.busy = "reading the project…"
+func (fd *frontDoor) rescan() tea.Cmd {
+	if fd.start.busy == "" {
+		fd.start.busy = "reading the project…"
 	}
-	return scanCmd(m.fd.launcher, m.fd.start.project)
+	return scanCmd(fd.launcher, fd.start.project)
 }
 
 // resize sizes the inputs and the picker for a w×h screen.
@@ -431,26 +493,6 @@ func (sc *startScreen) updateField(msg tea.Msg) tea.Cmd {
 	return c
 }
 
-// frontKey handles a key press in the front door's screens (handleKey
-// routes it), and the key that opens the summary from the run view's.
-func (m *Model) frontKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch scr := m.screen(); scr {
-	case screenStart, screenPicker, screenSummary:
-		return m.handleKey(msg), true
-	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
-		return nil, false // s is text, the agent's or a question's key there
-	}
-	if key.Matches(msg, m.run.keys.Summary) && m.summaryAvailable() {
-		m.fd.mode = modeSummary
-		m.run.zoom = false
-		if !m.fd.sum.loaded || !m.fd.sum.live || m.fd.sum.data.Phase != m.run.st.Phase {
-			return m.openSummary(m.run.st, true), true
-		}
-		return nil, true
-	}
-	return nil, false
-}
-
 // startDone is what a key of the start screen asks of the front door.
 type startDone int
 
@@ -515,52 +557,56 @@ func (sc *startScreen) update(msg tea.KeyPressMsg) (startDone, tea.Cmd) {
 	return startStays, nil
 }
 
-// startKey routes a key to the start screen (or its question) and does
-// what it asks.
-func (m *Model) startKey(msg tea.KeyPressMsg) tea.Cmd {
-	sc := &m.fd.start
-	m.run.notice = notice{}
+// startKey routes a key to the start screen (or its question, or the
+// help over it) and does what it asks.
+func (fd *frontDoor) startKey(msg tea.KeyPressMsg, c frontCtx) frontAsk {
+	sc := &fd.start
+	a := frontAsk{notice: &notice{}}
 	if sc.ask != nil && !key.Matches(msg, sc.keys.QuitNow) {
-		return sc.askKey(msg)
+		a.cmd = sc.askKey(msg)
+		return a
 	}
-	if m.run.help.show {
+	if fd.help.show {
 		if key.Matches(msg, sc.keys.CloseHelp) {
-			m.run.help.show = false
+			fd.help.show = false
 		}
-		return nil
+		return a
 	}
 	done, cmd := sc.update(msg)
 	switch done {
 	case startQuit:
-		return m.run.quit()
+		a.act = actQuit
 	case startSubmit:
-		return m.submit()
+		a.cmd = fd.submit()
 	case startResume:
-		return m.resume()
+		var n notice
+		a.cmd, n = fd.resume()
+		a.notice = &n
 	case startOpen:
-		return m.openPicker()
+		a.cmd = fd.openPicker(c.h)
 	case startHelp:
-		m.run.help.show = true
+		fd.help.show = true
 	case startView:
 		t := sc.info.Tasks[sc.sel]
 		if t.State == nil {
-			m.run.notice = notice{level: "warn", text: "task " + t.ID + " has no readable state"}
-			return nil
+			a.notice = say("warn", "task "+t.ID+" has no readable state")
+			return a
 		}
-		m.fd.mode = modeSummary
-		return m.openSummary(*t.State, false)
+		fd.mode = modeSummary
+		a.cmd = fd.openSummary(*t.State, false, "")
 	case startStays:
+		a.cmd = cmd
 	}
-	return cmd
+	return a
 }
 
 // submit starts the typed task.
-func (m *Model) submit() tea.Cmd {
-	t, cmd, ok := m.fd.start.submit(m.fd.configHuman)
+func (fd *frontDoor) submit() tea.Cmd {
+	t, cmd, ok := fd.start.submit(fd.configHuman)
 	if !ok {
 		return cmd
 	}
-	return startCmd(m.fd.launcher, m.fd.start.project, t)
+	return startCmd(fd.launcher, fd.start.project, t)
 }
 
 // submit is the typed task to start, the screen then busy starting it
@@ -605,21 +651,20 @@ func (sc *startScreen) submit(configHuman bool) (vocab.Task, tea.Cmd, bool) {
 	return t, nil, true
 }
 
-// resume resumes the unfinished task.
-func (m *Model) resume() tea.Cmd {
-	if m.fd.start.busy != "" {
-		return nil
+// resume resumes the unfinished task; the notice says why it cannot.
+func (fd *frontDoor) resume() (tea.Cmd, notice) {
+	sc := &fd.start
+	if sc.busy != "" {
+		return nil, notice{}
 	}
 	switch {
-	case m.fd.start.info.Unfinished == nil:
-		m.run.notice = notice{level: "info", text: "nothing to resume in this project"}
-		return nil
-	case m.fd.start.info.LockedBy != "":
-		m.run.notice = notice{level: "warn", text: "the task is running in another Hivemind: " + m.fd.start.info.LockedBy}
-		return nil
+	case sc.info.Unfinished == nil:
+		return nil, notice{level: "info", text: "nothing to resume in this project"}
+	case sc.info.LockedBy != "":
+		return nil, notice{level: "warn", text: "the task is running in another Hivemind: " + sc.info.LockedBy}
 	}
-	m.fd.start.busy = "resuming " + m.fd.start.info.Unfinished.ID + "…"
-	return resumeCmd(m.fd.launcher, m.fd.start.project)
+	sc.busy = "resuming " + sc.info.Unfinished.ID + "…"
+	return resumeCmd(fd.launcher, sc.project), notice{}
 }
 
 // splitLines returns the non-empty trimmed lines of s.

@@ -106,16 +106,16 @@ func TestStartFocusKeys(t *testing.T) {
 	}
 	// Single keys are text in a field, commands in the list.
 	h.keys("q", "?")
-	if h.m.fd.start.task.Value() != "q?" || h.m.run.help.show {
-		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.start.task.Value(), h.m.run.help.show)
+	if h.m.fd.start.task.Value() != "q?" || h.m.fd.help.show {
+		t.Fatalf("task field %q, help %v: keys must go to the field", h.m.fd.start.task.Value(), h.m.fd.help.show)
 	}
 	h.keys("f1")
-	if !h.m.run.help.show {
+	if !h.m.fd.help.show {
 		t.Fatal("f1 does not open help in a field")
 	}
 	h.keys("esc", "esc", "?")
-	if !h.m.run.help.show || h.m.fd.start.focus != focusList {
-		t.Fatalf("? in the list: help %v focus %v", h.m.run.help.show, h.m.fd.start.focus)
+	if !h.m.fd.help.show || h.m.fd.start.focus != focusList {
+		t.Fatalf("? in the list: help %v focus %v", h.m.fd.help.show, h.m.fd.start.focus)
 	}
 	h.keys("?")
 	// The list: select a past task and open its summary, then come back.

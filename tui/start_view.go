@@ -13,18 +13,19 @@ import (
 	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-// renderFront draws the front door's screens (start, picker, summary).
-func (m Model) renderFront() string {
-	if m.run.help.show {
-		return m.renderFrontHelp()
+// View draws the front door's screen that shows (start, picker, summary,
+// or the help over them): exactly c.h lines of c.w cells.
+func (fd frontDoor) View(c frontCtx) string {
+	if fd.help.show {
+		return fd.renderHelp(c)
 	}
-	switch m.fd.mode {
+	switch fd.mode {
 	case modePicker:
-		return m.renderPicker()
+		return fd.renderPicker(c)
 	case modeSummary:
-		return m.renderSummary()
+		return fd.renderSummary(c)
 	}
-	return m.renderStart()
+	return fd.start.view(fd.startHeader(c.w), fd.footer(c), c.w, c.h, c.now)
 }
 
 // frame lays out a screen: exactly h lines of exactly w cells, body from
@@ -46,20 +47,21 @@ func frame(body []string, footer string, w, h int) string {
 
 // startPhase is the workflow state the start screen stands for: idle until
 // a project is known, project_selected once it is.
-func (m Model) startPhase() vocab.Phase {
-	if m.fd.mode == modePicker || !m.fd.start.scanned || m.fd.start.scanErr != "" {
+func (fd frontDoor) startPhase() vocab.Phase {
+	if fd.mode == modePicker || !fd.start.scanned || fd.start.scanErr != "" {
 		return vocab.PhaseIdle
 	}
 	return vocab.PhaseProjectSelected
 }
 
-func (m Model) startHeader() string {
+// startHeader is the start screen's and the picker's first line, w cells.
+func (fd frontDoor) startHeader(w int) string {
 	sep := stDim.Render(" │ ")
-	ph := m.startPhase()
+	ph := fd.startPhase()
 	segs := []string{stBrand.Render(" HIVEMIND "),
 		" " + lipgloss.NewStyle().Foreground(phaseColor(ph)).Bold(true).Render(PhaseLabel(ph)),
-		sep + stText.Render(m.fd.start.project)}
-	return joinFit(segs, m.width)
+		sep + stText.Render(fd.start.project)}
+	return joinFit(segs, w)
 }
 
 var (
@@ -69,10 +71,6 @@ var (
 	stBadTxt  = lipgloss.NewStyle().Foreground(colBad)
 	stSel     = lipgloss.NewStyle().Foreground(colFocus).Bold(true)
 )
-
-func (m Model) renderStart() string {
-	return m.fd.start.view(m.startHeader(), m.frontFooter(), m.width, m.height, m.run.now())
-}
 
 // view draws the start screen under header, footer on its last line:
 // exactly h lines of w cells (now dates the past tasks).
@@ -229,24 +227,24 @@ func indent(block, pad string) []string {
 	return lines
 }
 
-// frontFooter is the last line of the front door's screens: a question,
+// footer is the last line of the front door's screens: a question,
 // a notice, what is going on, or the keys that apply now (always ending in
 // help and quit).
-func (m Model) frontFooter() string {
-	w := m.width
+func (fd frontDoor) footer(c frontCtx) string {
+	w := c.w
 	switch {
-	case m.run.confirm != confirmNone:
-		return m.run.confirmLine(w)
-	case m.fd.start.ask != nil && m.fd.mode == modeStart: // even while the project is read again
-		return stConfirm.Render(fitWidth(ansi.Truncate(" "+m.fd.start.ask.keys()+" · ctrl+c quit", w, "…"), w))
-	case m.fd.start.busy != "" && m.fd.mode != modeSummary:
-		return stAccent.Render(fitWidth(" "+m.run.spin.View()+" "+m.fd.start.busy, w))
+	case c.asking:
+		return c.question
+	case fd.start.ask != nil && fd.mode == modeStart: // even while the project is read again
+		return stConfirm.Render(fitWidth(ansi.Truncate(" "+fd.start.ask.keys()+" · ctrl+c quit", w, "…"), w))
+	case fd.start.busy != "" && fd.mode != modeSummary:
+		return stAccent.Render(fitWidth(" "+c.spin+" "+fd.start.busy, w))
 	}
-	hints, ess := m.frontShortHelp()
-	if m.run.notice.text == "" {
+	hints, ess := fd.shortHelp(c)
+	if c.notice.text == "" {
 		return keyHints(hints, ess, w)
 	}
-	return noticeLine(m.run.notice, ess, w)
+	return noticeLine(c.notice, ess, w)
 }
 
 // noticeLine is a footer with a notice on the left and the essential keys
@@ -268,16 +266,16 @@ func noticeLine(n notice, ess []key.Binding, w int) string {
 	return fitWidth(lipgloss.NewStyle().Foreground(c).Render(ansi.Truncate(" "+oneLine(n.text), w, "…")), w)
 }
 
-// frontShortHelp is the footer's key summary for the screen showing, and
+// shortHelp is the footer's key summary for the screen showing, and
 // the essentials the footer always keeps.
-func (m Model) frontShortHelp() (hints, essentials []key.Binding) {
-	switch m.fd.mode {
+func (fd frontDoor) shortHelp(c frontCtx) (hints, essentials []key.Binding) {
+	switch fd.mode {
 	case modePicker:
-		return m.fd.picker.shortHelp()
+		return fd.picker.shortHelp()
 	case modeSummary:
-		return m.fd.sum.shortHelp(m.fd.sess != nil, m.run.st.Phase == vocab.PhaseError || m.run.st.Phase == vocab.PhaseNeedsHuman)
+		return fd.sum.shortHelp(fd.sess != nil, c.st.Phase == vocab.PhaseError || c.st.Phase == vocab.PhaseNeedsHuman)
 	}
-	return m.fd.start.shortHelp()
+	return fd.start.shortHelp()
 }
 
 // shortHelp is the start screen's footer: the keys of the focused part.
@@ -311,27 +309,26 @@ func (sc startScreen) shortHelp() (hints, essentials []key.Binding) {
 	return b, []key.Binding{k.FieldHelp, k.QuitNow}
 }
 
-// frontHelpSections is every key of the front door, for the help screen.
-func (m Model) frontHelpSections() []helpSection {
-	fd := m.fd
+// helpSections is every key of the front door, for its help screen.
+func (fd frontDoor) helpSections() []helpSection {
 	secs := append(fd.start.keys.helpSections(), fd.picker.keys.helpSections()...)
 	return append(append(secs, fd.sum.keys.helpSections()...), helpSection{"Help", bindingEntries(closeHelpKey)})
 }
 
-func (m Model) renderFrontHelp() string {
-	w, h := m.width, m.height
+// renderHelp draws the front door's help screen.
+func (fd frontDoor) renderHelp(c frontCtx) string {
+	w, h := c.w, c.h
 	notes := []string{
 		"While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).",
 		"Text fields take every other key; esc leaves a field so single keys work. ? or esc closes this help.",
 	}
-	box, maxScroll := renderHelpBox("Hivemind — start screen and summary keys", m.frontHelpSections(), notes, w, max(h-2, 1), m.run.help.scroll)
-	m.run.r.helpMax = maxScroll
-	lines := []string{m.startHeader()}
-	if m.fd.mode == modeSummary {
-		lines[0] = m.fd.sum.header(m.width)
+	box, _ := renderHelpBox("Hivemind — start screen and summary keys", fd.helpSections(), notes, w, max(h-2, 1), fd.help.scroll)
+	lines := []string{fd.startHeader(w)}
+	if fd.mode == modeSummary {
+		lines[0] = fd.sum.header(w)
 	}
 	lines = append(lines, strings.Split(box, "\n")...)
-	return frame(lines, m.frontFooter(), w, h)
+	return frame(lines, fd.footer(c), w, h)
 }
 
 // wrapIndent is text wrapped to w cells after indent, each line rendered

@@ -61,15 +61,14 @@ type fileChange struct{ Verb, Path string }
 // frictionNote is one friction entry of the task.
 type frictionNote struct{ File, Text string }
 
-// openSummary shows the summary of st (live: the running session's task)
-// and loads its details from the task directory in a command.
-func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
-	title := ""
+// openSummary shows the summary of st (live: the running session's task,
+// whose title is title) and loads its details from the task directory in
+// a command.
+func (fd *frontDoor) openSummary(st vocab.State, live bool, title string) tea.Cmd {
 	dir := st.TaskDir
-	if live {
-		title = m.run.opts.Title
-	} else {
-		for _, t := range m.fd.start.info.Tasks {
+	if !live {
+		title = ""
+		for _, t := range fd.start.info.Tasks {
 			if t.ID == st.TaskID {
 				title = t.Description
 				if t.Dir != "" {
@@ -78,8 +77,8 @@ func (m *Model) openSummary(st vocab.State, live bool) tea.Cmd {
 			}
 		}
 	}
-	m.fd.sum.open(baseSummary(st, title), live)
-	return loadSummaryCmd(m.fd.launcher, st.Clone(), dir, title)
+	fd.sum.open(baseSummary(st, title), live)
+	return loadSummaryCmd(fd.launcher, st.Clone(), dir, title)
 }
 
 // loadSummaryCmd reads a task's outputs and friction files and asks the
@@ -328,13 +327,13 @@ type summaryCtx struct {
 	elapsed time.Duration
 }
 
-// renderSummary draws the summary screen: exactly m.height lines of m.width.
-func (m Model) renderSummary() string {
-	c := summaryCtx{w: m.width, h: m.height, session: m.fd.sess != nil, branch: m.run.opts.Branch}
-	if m.fd.sum.live && m.run.haveState && m.run.st.TaskID == m.fd.sum.data.TaskID {
-		c.clock, c.elapsed = true, m.run.elapsed() // as the header
+// renderSummary draws the summary screen: exactly c.h lines of c.w.
+func (fd frontDoor) renderSummary(c frontCtx) string {
+	sc := summaryCtx{w: c.w, h: c.h, session: fd.sess != nil, branch: c.branch}
+	if fd.sum.live && c.haveState && c.st.TaskID == fd.sum.data.TaskID {
+		sc.clock, sc.elapsed = true, c.elapsed // as the header
 	}
-	return m.fd.sum.view(c, m.frontFooter())
+	return fd.sum.view(sc, fd.footer(c))
 }
 
 // view draws the summary with footer on its last line: exactly c.h lines
@@ -726,12 +725,24 @@ type summaryLoadedMsg struct {
 	sum    summaryData
 }
 
+// opensSummary reports whether msg is the key that opens the front
+// door's summary of the live task from the run view (s; not where s is
+// text, the agent's or a question's key).
+func (m runView) opensSummary(msg tea.KeyPressMsg) bool {
+	switch m.screen() {
+	case screenAttached, screenConfirm, screenDraft, screenHelp, screenSearch, screenFeedback:
+		return false
+	default: // the panes, and the diff, plan and leave views over them
+	}
+	return key.Matches(msg, m.keys.Summary) && m.summaryAvailable()
+}
+
 // summaryAvailable reports whether the live task has a summary to show.
-func (m Model) summaryAvailable() bool {
-	if !m.run.haveState {
+func (m runView) summaryAvailable() bool {
+	if !m.haveState {
 		return false
 	}
-	switch m.run.st.Phase {
+	switch m.st.Phase {
 	case vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseError, vocab.PhaseIdle:
 		return true
 	default: // under way, held or waiting for the human
@@ -785,51 +796,42 @@ func (s *summaryView) update(msg tea.KeyPressMsg, live, failed bool, h int) summ
 	return summaryStays
 }
 
-// summaryKey routes a key to the summary (or to a question asked over
-// it) and does what it asks.
-func (m *Model) summaryKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch m.run.confirm {
-	case confirmNone:
-	case confirmDraft: // asked on detach, before the task ended
-		return m.run.draftKey(msg)
-	default:
-		return m.run.handleConfirmKey(msg)
-	}
-	m.run.notice = notice{}
-	if m.run.help.show {
-		if key.Matches(msg, m.fd.sum.keys.CloseHelp) {
-			m.run.help.show = false
+// summaryKey routes a key to the summary (or the help over it) and does
+// what it asks. (A question the run view asks over it has the keys: key.)
+func (fd *frontDoor) summaryKey(msg tea.KeyPressMsg, c frontCtx) frontAsk {
+	a := frontAsk{notice: &notice{}}
+	if fd.help.show {
+		if key.Matches(msg, fd.sum.keys.CloseHelp) {
+			fd.help.show = false
 		}
-		return nil
+		return a
 	}
-	live := m.fd.sum.live && m.fd.sess != nil
-	failed := live && (m.run.st.Phase == vocab.PhaseError || m.run.st.Phase == vocab.PhaseNeedsHuman)
-	switch m.fd.sum.update(msg, live, failed, m.height) {
+	live := fd.sum.live && fd.sess != nil
+	failed := live && (c.st.Phase == vocab.PhaseError || c.st.Phase == vocab.PhaseNeedsHuman)
+	switch fd.sum.update(msg, live, failed, c.h) {
 	case summaryHelp:
-		m.run.help.show = true
+		fd.help.show = true
 	case summaryQuit:
-		if live && m.run.quitAsks() {
-			m.run.confirm = confirmQuit
-			return nil
+		a.act = actQuit
+		if live {
+			a.act = actQuitLive
 		}
-		return m.run.quit()
 	case summaryRetry:
-		if m.run.opts.Engine != nil {
-			m.run.opts.Engine.Retry()
-		}
-		m.run.notice = notice{level: "info", text: "retrying…"}
+		a.act, a.notice = actRetry, say("info", "retrying…")
 	case summaryAbandon:
-		m.run.confirm = confirmAbandon
+		a.act = actAbandon
 	case summaryPanes:
-		m.fd.mode = modeRun
+		fd.mode = modeRun
 	case summaryBack:
 		// A past task's summary: back to the start screen.
-		m.fd.mode = modeStart
+		fd.mode = modeStart
 	case summaryNewTask:
 		// Leave the task (complete → idle) for a new one; a failed task
 		// stays resumable.
-		return batch(m.endSession(), m.fd.start.setFocus(focusTask))
+		e := fd.end()
+		e.notice, e.cmd = a.notice, batch(e.cmd, fd.start.setFocus(focusTask))
+		return e
 	case summaryStays:
 	}
-	return nil
+	return a
 }

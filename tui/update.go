@@ -17,20 +17,31 @@ import (
 const maxEvents = 200
 
 // Update handles one message: the front door takes its screens' and its
-// own messages (start.go); the run view every other, after which it lays
-// out the panes and arms its timers. It never blocks: engine calls only
+// own messages (start.go), and asks for what it needs of the run view
+// (apply); the run view takes every other, after which it lays out the
+// panes and arms its timers. It never blocks: engine calls only
 // hand a key event to the runner, and input for agents goes through the
 // ordered inputWriter.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if msg, ok := msg.(tea.WindowSizeMsg); ok {
 		m.width, m.height = msg.Width, msg.Height
 	}
-	fcmd, handled := m.frontUpdate(msg)
-	if handled {
+	var a frontAsk
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		a = m.handleKey(k)
+	} else {
+		a = m.fd.Update(msg, m.frontCtx())
+	}
+	fcmd := m.apply(a)
+	if !a.pass {
 		m.run.relayout()
 		return m, batch(fcmd, m.run.ensureTimers())
 	}
-	cmd := batch(batch(fcmd, m.run.Update(msg)), m.frontAfter(msg))
+	cmd := batch(fcmd, m.run.Update(msg))
+	if _, ok := msg.(SnapshotMsg); ok {
+		// The front door follows the live task's phase.
+		cmd = batch(cmd, m.apply(m.fd.after(m.frontCtx())))
+	}
 	m.run.relayout()
 	return m, batch(batch(cmd, m.run.draftBell()), m.run.ensureTimers())
 }

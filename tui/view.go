@@ -83,8 +83,8 @@ func (m Model) render() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
-	if m.fd.mode != modeRun {
-		return m.renderFront()
+	if m.fd.showing() {
+		return m.fd.View(m.frontCtx())
 	}
 	return m.run.View()
 }
