@@ -162,7 +162,8 @@ type notice struct {
 // front door's (start screen, folder picker, summary) are in fd, the run
 // view (the agent panes and the layers over them) is run; screen says
 // which has the keys, and Update and View hand each message and the frame
-// to it. Create it with New.
+// to it; the front door's requests of the run view go through apply.
+// Create it with New.
 type Model struct {
 	width, height int
 

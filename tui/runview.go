@@ -35,7 +35,7 @@ type runView struct {
 	focusID    vocab.AgentID
 	zoom       bool
 	attached   bool
-	help       helpView // the help overlay, key ? (help.go); the front door's too
+	help       helpView // the help overlay, key ? (help.go)
 	showEvents bool
 	cx         knowledgePanel // shared-knowledge panel, key x (knowledge.go)
 	confirm    confirmKind

@@ -33,10 +33,13 @@ const (
 	numFocus
 )
 
-// frontDoor routes among the front door's screens: the start screen, the
-// folder picker and the summary, each a sub-model, and the live session.
-// It is active only when Options.Launcher is set; without one the Model is
-// the plain run view it always was.
+// frontDoor is the front door: a sub-model with its own Update and View
+// that routes among its screens (the start screen, the folder picker and
+// the summary, each a sub-model, and its help over them) and holds the
+// live session. It reads the run view only through a frontCtx and asks
+// for what it needs of it in a frontAsk. It is active only when
+// Options.Launcher is set; without one the Model is the plain run view it
+// always was.
 type frontDoor struct {
 	on   bool
 	mode screenMode
@@ -281,6 +284,19 @@ func (fd *frontDoor) Update(msg tea.Msg, c frontCtx) frontAsk {
 		return frontAsk{pass: fd.sess != nil && msg.State.TaskID == fd.sess.TaskID}
 	case tea.KeyPressMsg:
 		return fd.key(msg, c)
+	case tea.PasteMsg, tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg, tea.MouseWheelMsg:
+		return fd.pointer(msg)
+	}
+	if fd.mode == modePicker {
+		return frontAsk{cmd: fd.picker.pass(msg), pass: true}
+	}
+	return frontAsk{pass: true}
+}
+
+// pointer handles a paste or the mouse: the front door's screen that
+// shows takes them (the panes do when they show).
+func (fd *frontDoor) pointer(msg tea.Msg) frontAsk {
+	switch msg := msg.(type) {
 	case tea.PasteMsg:
 		if fd.mode == modeStart && fd.start.focus != focusList {
 			return frontAsk{cmd: fd.start.updateField(msg)}
@@ -289,12 +305,6 @@ func (fd *frontDoor) Update(msg tea.Msg, c frontCtx) frontAsk {
 		if fd.mode == modeSummary {
 			fd.sum.wheel(msg.Mouse().Button)
 		}
-	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg:
-	default:
-		if fd.mode == modePicker {
-			return frontAsk{cmd: fd.picker.pass(msg), pass: true}
-		}
-		return frontAsk{pass: true}
 	}
 	return frontAsk{pass: !fd.showing()}
 }
@@ -326,24 +336,34 @@ func (fd *frontDoor) after(c frontCtx) frontAsk {
 	}
 	prev := fd.seen
 	fd.seen = p
+	live := fd.mode == modeSummary && fd.sum.live
 	switch {
-	case p == vocab.PhaseComplete || p == vocab.PhaseCancelled || p == vocab.PhaseError ||
-		(p == vocab.PhaseIdle && prev != ""):
-		// Over (idle: abandoned), or failed and waiting for retry or
-		// abandon: show what was done.
-		if fd.mode == modeRun || (fd.mode == modeSummary && fd.sum.live) {
+	case summaryPhase(p, prev):
+		if fd.mode == modeRun || live {
 			fd.mode = modeSummary
 			return frontAsk{cmd: fd.openSummary(c.st, true, c.title), act: actCover}
 		}
 	case p == vocab.PhaseNeedsHuman || p == vocab.PhasePaused:
 		// The run view has the banner and the keys for these.
-	default:
+	case live:
 		// Running again (after retry): back to the panes.
-		if fd.mode == modeSummary && fd.sum.live {
-			fd.mode, fd.help = modeRun, helpView{}
-		}
+		fd.mode, fd.help = modeRun, helpView{}
 	}
 	return frontAsk{}
+}
+
+// summaryPhase reports whether the live task, now in phase p (after
+// prev), shows what was done: it is over (idle after another phase:
+// abandoned), or failed and waits for retry or abandon.
+func summaryPhase(p, prev vocab.Phase) bool {
+	switch p {
+	case vocab.PhaseComplete, vocab.PhaseCancelled, vocab.PhaseError:
+		return true
+	case vocab.PhaseIdle:
+		return prev != ""
+	default: // under way, held or waiting for the human
+	}
+	return false
 }
 
 // showSummary shows the live task's summary over its panes (s there).

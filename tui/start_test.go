@@ -296,6 +296,39 @@ func TestErrorChoice(t *testing.T) {
 	}
 }
 
+// The summary's help is the front door's: open on a failed task's summary
+// when the task runs again, it gives way to the panes (not to the run
+// view's help, which the user did not open), and the next summary shows
+// without it. A question over the summary takes the keys from it.
+func TestSummaryHelpWhenTaskRunsAgain(t *testing.T) {
+	h := liveHarness(t)
+	h.phase(vocab.PhaseError)
+	h.keys("?")
+	if h.m.screen() != screenSummary || !strings.Contains(h.plain(), "Hivemind — start screen and summary keys") {
+		t.Fatalf("? on the summary: screen %v\n%s", h.m.screen(), h.plain())
+	}
+	h.phase(vocab.PhasePlanning) // retried elsewhere (another client, or R before ?)
+	if h.m.screen() != screenRun || h.m.run.help.show || strings.Contains(h.plain(), "Hivemind keys") {
+		t.Fatalf("running again: screen %v, want the panes\n%s", h.m.screen(), h.plain())
+	}
+	h.phase(vocab.PhaseError)
+	if h.m.screen() != screenSummary || strings.Contains(h.plain(), "summary keys") {
+		t.Fatalf("failed again: screen %v, want the summary without help\n%s", h.m.screen(), h.plain())
+	}
+	h.keys("A")
+	if h.m.screen() != screenConfirm {
+		t.Fatalf("A on the summary: screen %v, want the question", h.m.screen())
+	}
+	h.keys("?")
+	if h.m.screen() != screenConfirm || h.m.fd.help.show || h.m.run.help.show {
+		t.Fatalf("? answers nothing while asked: screen %v", h.m.screen())
+	}
+	h.keys("esc")
+	if h.m.screen() != screenSummary || h.m.run.confirm != confirmNone {
+		t.Fatalf("esc: screen %v, confirm %v", h.m.screen(), h.m.run.confirm)
+	}
+}
+
 // needs_human and pause stay on the panes, where the banner and keys are.
 func TestNeedsHumanStaysOnPanes(t *testing.T) {
 	h := liveHarness(t)
