@@ -200,12 +200,19 @@ func (m Model) Init() tea.Cmd {
 	return batch(m.run.Init(), m.fd.Init())
 }
 
-// frontCtx is what the front door sees of the Model: the screen's size
-// and the run view's live task, question, spinner and notice.
+// frontCtx is what the front door's Update sees of the Model: the
+// screen's size and the run view's live task.
 func (m Model) frontCtx() frontCtx {
 	r := &m.run
-	c := frontCtx{w: m.width, h: m.height, now: r.now(), st: r.st, haveState: r.haveState,
-		title: r.opts.Title, branch: r.opts.Branch, asking: r.confirm != confirmNone,
+	return frontCtx{w: m.width, h: m.height, st: r.st, haveState: r.haveState,
+		title: r.opts.Title, asking: r.confirm != confirmNone}
+}
+
+// frontViewCtx is what the front door's View sees besides: the clock and
+// the run view's live task, question, spinner and notice.
+func (m Model) frontViewCtx() frontViewCtx {
+	r := &m.run
+	c := frontViewCtx{frontCtx: m.frontCtx(), now: r.now(), branch: r.opts.Branch,
 		spin: r.spin.View(), notice: r.notice}
 	if c.haveState {
 		c.elapsed = r.elapsed()

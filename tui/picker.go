@@ -164,6 +164,6 @@ func (sc *startScreen) choose(dir string) tea.Cmd {
 	return sc.setFocus(focusTask)
 }
 
-func (fd frontDoor) renderPicker(c frontCtx) string {
+func (fd frontDoor) renderPicker(c frontViewCtx) string {
 	return frame(append([]string{fd.startHeader(c.w)}, fd.picker.view()...), fd.footer(c), c.w, c.h)
 }

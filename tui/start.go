@@ -198,23 +198,29 @@ func newField(placeholder string) textarea.Model {
 
 // ---- update ----
 
-// frontCtx is what the front door reads of the rest of the Model: the
-// screen's size and, from the run view, its live task and what its
-// footer shows over the front door.
+// frontCtx is what the front door's Update reads of the rest of the
+// Model: the screen's size and the run view's live task.
 type frontCtx struct {
-	w, h int
-	now  time.Time
+	w, h      int
+	st        vocab.State // the live task's state (the zero State before the first)
+	haveState bool
+	title     string // the live task's
+	// asking: the run view asks a question, which takes the keys over the
+	// front door's screens.
+	asking bool
+}
 
-	st            vocab.State // the live task's state (the zero State before the first)
-	haveState     bool
-	title, branch string        // the live task's
-	elapsed       time.Duration // the live task's clock
-	// asking: the run view asks a question (question is its footer line),
-	// which takes the keys over the front door's screens.
-	asking   bool
-	question string
-	spin     string // the run view's spinner, for what is going on
-	notice   notice // the notice line
+// frontViewCtx is what the front door's View reads besides: the clock,
+// the live task's branch and elapsed time, and the run view's footer
+// parts (its question, spinner and notice line).
+type frontViewCtx struct {
+	frontCtx
+	now      time.Time
+	branch   string
+	elapsed  time.Duration
+	question string // the run view's question line (asking)
+	spin     string
+	notice   notice
 }
 
 // frontAct is what the front door asks the Model to do to the run view.

@@ -488,3 +488,74 @@ func TestStartRefusesUnreadableProject(t *testing.T) {
 		t.Fatalf("unreadable project:\n%s", got)
 	}
 }
+
+// The front door reaches the run view only through what it asks: each key
+// of its screens that acts on the run view (quit, retry, abandon, leave
+// the task) comes back as an act the Model applies, a question of the run
+// view takes the keys, and the live task's end covers the panes.
+func TestFrontDoorAsks(t *testing.T) {
+	failed := testState(2)
+	failed.TaskID, failed.Phase = "t1", vocab.PhaseError
+	fresh := func(mode screenMode, live bool) (*frontDoor, frontCtx) {
+		fd := newFrontDoor(Options{Launcher: newFakeLauncher(), Project: testProject})
+		c := frontCtx{w: 100, h: 30}
+		if live {
+			fd.begin(&Session{TaskID: failed.TaskID, Close: func() error { return nil }})
+			c.st, c.haveState, c.title = failed, true, "add a square root"
+		}
+		if mode == modeSummary {
+			fd.openSummary(failed, live, c.title)
+		}
+		fd.mode = mode
+		return &fd, c
+	}
+	for _, tc := range []struct {
+		name     string
+		mode     screenMode
+		live     bool
+		key      string
+		act      frontAct
+		notice   string
+		pass     bool
+		wantMode screenMode
+	}{
+		{"live summary q asks the run view", modeSummary, true, "q", actQuitLive, "", false, modeSummary},
+		{"past summary q quits", modeSummary, false, "q", actQuit, "", false, modeSummary},
+		{"R retries", modeSummary, true, "R", actRetry, "retrying…", false, modeSummary},
+		{"A asks to abandon", modeSummary, true, "A", actAbandon, "", false, modeSummary},
+		{"enter leaves the task", modeSummary, true, "enter", actEnd, "", false, modeStart},
+		{"v shows the panes", modeSummary, true, "v", actNone, "", false, modeRun},
+		{"esc on a past summary", modeSummary, false, "esc", actNone, "", false, modeStart},
+		{"start ctrl+c quits", modeStart, false, "ctrl+c", actQuit, "", false, modeStart},
+		{"picker ctrl+c quits", modePicker, false, "ctrl+c", actQuit, "", false, modePicker},
+		{"the panes' keys are the run view's", modeRun, true, "q", actNone, "", true, modeRun},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fd, c := fresh(tc.mode, tc.live)
+			a := fd.Update(pressOf(t, tc.key), c)
+			n := ""
+			if a.notice != nil {
+				n = a.notice.text
+			}
+			if a.act != tc.act || n != tc.notice || a.pass != tc.pass || fd.mode != tc.wantMode {
+				t.Fatalf("act %v notice %q pass %v mode %v; want %v %q %v %v", a.act, n, a.pass, fd.mode, tc.act, tc.notice, tc.pass, tc.wantMode)
+			}
+		})
+	}
+	t.Run("a question of the run view takes the keys", func(t *testing.T) {
+		fd, c := fresh(modeSummary, true)
+		c.asking = true
+		if a := fd.Update(pressOf(t, "q"), c); !a.pass || a.act != actNone {
+			t.Fatalf("act %v pass %v: want the key passed to the run view", a.act, a.pass)
+		}
+	})
+	t.Run("the live task's end covers the panes", func(t *testing.T) {
+		fd, c := fresh(modeRun, true)
+		if a := fd.after(c); a.act != actCover || a.cmd == nil || fd.mode != modeSummary || !fd.sum.live {
+			t.Fatalf("act %v mode %v live %v: want the live summary over the panes", a.act, fd.mode, fd.sum.live)
+		}
+		if a := fd.after(c); a.act != actNone {
+			t.Fatalf("the same phase again: act %v", a.act)
+		}
+	})
+}

@@ -15,7 +15,7 @@ import (
 
 // View draws the front door's screen that shows (start, picker, summary,
 // or the help over them): exactly c.h lines of c.w cells.
-func (fd frontDoor) View(c frontCtx) string {
+func (fd frontDoor) View(c frontViewCtx) string {
 	if fd.help.show {
 		return fd.renderHelp(c)
 	}
@@ -230,7 +230,7 @@ func indent(block, pad string) []string {
 // footer is the last line of the front door's screens: a question,
 // a notice, what is going on, or the keys that apply now (always ending in
 // help and quit).
-func (fd frontDoor) footer(c frontCtx) string {
+func (fd frontDoor) footer(c frontViewCtx) string {
 	w := c.w
 	switch {
 	case c.asking:
@@ -268,7 +268,7 @@ func noticeLine(n notice, ess []key.Binding, w int) string {
 
 // shortHelp is the footer's key summary for the screen showing, and
 // the essentials the footer always keeps.
-func (fd frontDoor) shortHelp(c frontCtx) (hints, essentials []key.Binding) {
+func (fd frontDoor) shortHelp(c frontViewCtx) (hints, essentials []key.Binding) {
 	switch fd.mode {
 	case modePicker:
 		return fd.picker.shortHelp()
@@ -316,7 +316,7 @@ func (fd frontDoor) helpSections() []helpSection {
 }
 
 // renderHelp draws the front door's help screen.
-func (fd frontDoor) renderHelp(c frontCtx) string {
+func (fd frontDoor) renderHelp(c frontViewCtx) string {
 	w, h := c.w, c.h
 	notes := []string{
 		"While a task runs, ? shows the pane keys (pause, cancel, focus, zoom, attach…).",

@@ -328,7 +328,7 @@ type summaryCtx struct {
 }
 
 // renderSummary draws the summary screen: exactly c.h lines of c.w.
-func (fd frontDoor) renderSummary(c frontCtx) string {
+func (fd frontDoor) renderSummary(c frontViewCtx) string {
 	sc := summaryCtx{w: c.w, h: c.h, session: fd.sess != nil, branch: c.branch}
 	if fd.sum.live && c.haveState && c.st.TaskID == fd.sum.data.TaskID {
 		sc.clock, sc.elapsed = true, c.elapsed // as the header

@@ -84,7 +84,7 @@ func (m Model) render() string {
 		return ""
 	}
 	if m.fd.showing() {
-		return m.fd.View(m.frontCtx())
+		return m.fd.View(m.frontViewCtx())
 	}
 	return m.run.View()
 }
