@@ -126,13 +126,15 @@ func TestClaudeRateLimited(t *testing.T) {
 // The Reviewer's scripted attempt to edit a project source file during its
 // plan review is denied by the PreToolUse hook: the file does not appear,
 // the denial is logged, the model is told, and its review is written. The
-// run is then cancelled (SIGINT), which stops the real sessions.
+// run is then cancelled (SIGINT), which stops the real session. (The Lead
+// and the Worker are sims: the property is the Reviewer's.)
 func TestClaudeReviewerCannotEditSource(t *testing.T) {
 	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupClaudeOffline(t, sc)
-	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs("claude", "reviewer"), "--workers", "1", "add a greeting service")
 	denied := waitEvent(t, c, p, 90*time.Second, "a tool_denied event for the reviewer", func(r vocab.EventRecord) bool {
 		return r.Type == "tool_denied" && r.Agent == "reviewer"
 	})

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,6 +110,31 @@ func runTeam(t *testing.T, agent string, clis ...string) (*ClaudeOffline, string
 	return c, dir
 }
 
+// onlyAs is an --agent value for a property of some agents alone: cli
+// runs the agents named (roles or agent ids), the built-in sim every
+// other, so the run pays for no real CLI the property does not need
+// (three to four Node processes each, the package's critical path:
+// parallel_test.go). simLike makes those sims follow the same script.
+func onlyAs(cli string, agents ...string) string {
+	var v []string
+	for _, role := range []string{"lead", "reviewer", "worker"} {
+		if !slices.Contains(agents, role) {
+			v = append(v, role+"=sim")
+		}
+	}
+	for _, a := range agents {
+		v = append(v, a+"="+cli)
+	}
+	return strings.Join(v, ",")
+}
+
+// simLike makes the run's sim agents follow sc as the fake API does
+// (plan rejections, checkpoint issues), briskly paced.
+func (c *ClaudeOffline) simLike(sc fakeapi.Script) {
+	c.Env = append(c.Env, fmt.Sprintf("HIVEMIND_SIM_ARGS=--pace 5ms --reject-plans %d --checkpoint-issues %d",
+		sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues))
+}
+
 // wireOf is the fake API wire each CLI speaks.
 var wireOf = map[string]string{"claude": "messages", "codex": "responses", "gemini": "gemini", "opencode": "messages"}
 
@@ -209,12 +235,14 @@ func TestGeminiTeamComplete(t *testing.T) {
 // A Reviewer run by cli tries to write a project source file during its
 // plan review (the script's forbidden write): Hivemind's hook denies it in
 // the CLI's own format, the file never appears, the denial is logged, and
-// the review is still written. The run is then cancelled.
+// the review is still written. The run is then cancelled. (The Lead and
+// the Worker are sims: the property is the Reviewer's.)
 func reviewerCannotEditSource(t *testing.T, cli string) {
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupTeamOffline(t, sc, cli)
-	p := c.Start(t, "--headless", "--agent", cli, "--workers", "1", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs(cli, "reviewer"), "--workers", "1", "add a greeting service")
 	denied := waitEvent(t, c, p, 3*time.Minute, "a tool_denied event for the reviewer", func(r vocab.EventRecord) bool {
 		return r.Type == "tool_denied" && r.Agent == "reviewer"
 	})
@@ -396,13 +424,14 @@ func btoi(b bool) int {
 // at start: with the message in it the restart resumes it, without it is
 // moved aside (--session-id refuses an existing id, --resume one without
 // messages; either way every restart failed — seen when CI=true made
-// Gemini exit at start).
+// Gemini exit at start). The Lead and Reviewer are sims.
 func TestGeminiKilledInFirstTurn(t *testing.T) {
 	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	c := SetupTeamOffline(t, sc, "gemini")
-	p := c.Start(t, "--headless", "--agent", "gemini", "--workers", "1", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs("gemini", "worker"), "--workers", "1", "add a greeting service")
 	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r vocab.EventRecord) bool {
 		return r.Agent == "worker_1" && r.Type == vocab.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
 	})
