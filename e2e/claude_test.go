@@ -70,10 +70,11 @@ func TestClaudeRateLimited(t *testing.T) {
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
 	c := SetupClaudeOffline(t, sc)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
-	// A 20 s cooldown (the default is 60 s): well past the fake's 5 s of
-	// 429s, as in TestClaudeRateLimitHoldsDispatch.
+	// A 10 s cooldown (the default is 60 s): it starts after the first
+	// 429, so it ends past the fake's 5 s of 429s however slow the
+	// machine.
 	cfg := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--config", cfg, "--agent", "claude", "--workers", "1", "add a greeting service")

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,8 +11,11 @@ import (
 	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-// hangSeconds is the hang_seconds of the hung-model-call tests.
-const hangSeconds = 20
+// hangSeconds is the hang_seconds of the hung-model-call tests: the wait
+// starts at the Lead's confirmed message, when its model call is held
+// forever, so no margin for a slow machine is needed in it (the limit
+// below has one).
+const hangSeconds = 10
 
 // modelCallNeverAnswers runs cli as the Lead (the other agents are sims)
 // with the fake API holding the Lead's first model call forever (the CLI
@@ -25,7 +29,7 @@ func modelCallNeverAnswers(t *testing.T, cli string) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte("hang_seconds = 20\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, "config.toml"), []byte(fmt.Sprintf("hang_seconds = %d\n", hangSeconds)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.simLike(sc)
