@@ -70,10 +70,11 @@ func TestClaudeRateLimited(t *testing.T) {
 	sc.Errors = []fakeapi.ErrorRule{{Agent: "lead", Status: 429, For: 5 * time.Second, RetryAfter: time.Second}}
 	c := SetupClaudeOffline(t, sc)
 	c.Env = append(c.Env, "CLAUDE_CODE_MAX_RETRIES=1")
-	// A 20 s cooldown (the default is 60 s): well past the fake's 5 s of
-	// 429s, as in TestClaudeRateLimitHoldsDispatch.
+	// A 10 s cooldown (the default is 60 s): it starts after the first
+	// 429, so it ends past the fake's 5 s of 429s however slow the
+	// machine.
 	cfg := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 20\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("rate_limit_cooldown_seconds = 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := c.Start(t, "--headless", "--config", cfg, "--agent", "claude", "--workers", "1", "add a greeting service")
@@ -126,13 +127,15 @@ func TestClaudeRateLimited(t *testing.T) {
 // The Reviewer's scripted attempt to edit a project source file during its
 // plan review is denied by the PreToolUse hook: the file does not appear,
 // the denial is logged, the model is told, and its review is written. The
-// run is then cancelled (SIGINT), which stops the real sessions.
+// run is then cancelled (SIGINT), which stops the real session. (The Lead
+// and the Worker are sims: the property is the Reviewer's.)
 func TestClaudeReviewerCannotEditSource(t *testing.T) {
 	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupClaudeOffline(t, sc)
-	p := c.Start(t, "--headless", "--agent", "claude", "--workers", "1", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs("claude", "reviewer"), "--workers", "1", "add a greeting service")
 	denied := waitEvent(t, c, p, 90*time.Second, "a tool_denied event for the reviewer", func(r vocab.EventRecord) bool {
 		return r.Type == "tool_denied" && r.Agent == "reviewer"
 	})

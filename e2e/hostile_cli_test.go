@@ -14,10 +14,11 @@ import (
 	"github.com/hivemind-dev/hivemind/vocab"
 )
 
-// hostileWorker runs a whole task with the real cli as every agent, whose
-// worker_1 model, at the start of its first subtask, has its shell run a
-// command that tries to write state.json, worker_2's done marker for st_2
-// and the Reviewer's checkpoint-approved.md (script.HostileShell). Each
+// hostileWorker runs a whole task with the real cli as worker_1 (the
+// other agents are sims: the property is worker_1's), whose model, at the
+// start of its first subtask, has its shell run a command that tries to
+// write state.json, worker_2's done marker for st_2 and the Reviewer's
+// checkpoint-approved.md (script.HostileShell). Each
 // write must fail in the agent, refused by the kernel (the shell says
 // "Permission denied": EACCES from the Landlock write scope). The
 // engine records nothing from it (no refusal, no subtask_done or approval
@@ -30,7 +31,8 @@ func hostileWorker(t *testing.T, cli string) {
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.HostileShell = 0, 0, true
 	c := SetupTeamOffline(t, sc, cli)
-	p := c.Start(t, "--headless", "--agent", cli, "--workers", "2", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs(cli, "worker_1"), "--workers", "2", "add a greeting service")
 	code := p.wait(t)
 	out := p.out.String()
 	if code != 0 {

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,7 @@ func privateCache(t *testing.T) string {
 func runTeam(t *testing.T, agent string, clis ...string) (*ClaudeOffline, string) {
 	sc := fakeapi.DefaultScript()
 	c := SetupTeamOffline(t, sc, clis...)
+	c.simLike(sc)
 	p := c.Start(t, "--headless", "--agent", agent, "--workers", "2", "add a greeting service")
 	code := p.wait(t)
 	took := time.Since(p.start)
@@ -107,6 +109,31 @@ func runTeam(t *testing.T, agent string, clis ...string) (*ClaudeOffline, string
 	}
 	t.Logf("--agent %s: complete in %v; %d turns ended by hooks; requests by agent/wire: %v", agent, took.Round(time.Millisecond), stops, kinds)
 	return c, dir
+}
+
+// onlyAs is an --agent value for a property of some agents alone: cli
+// runs the agents named (roles or agent ids), the built-in sim every
+// other, so the run pays for no real CLI the property does not need
+// (three to four Node processes each, the package's critical path:
+// parallel_test.go). simLike makes those sims follow the same script.
+func onlyAs(cli string, agents ...string) string {
+	var v []string
+	for _, role := range []string{"lead", "reviewer", "worker"} {
+		if !slices.Contains(agents, role) {
+			v = append(v, role+"=sim")
+		}
+	}
+	for _, a := range agents {
+		v = append(v, a+"="+cli)
+	}
+	return strings.Join(v, ",")
+}
+
+// simLike makes the run's sim agents follow sc as the fake API does
+// (plan rejections, checkpoint issues), briskly paced.
+func (c *ClaudeOffline) simLike(sc fakeapi.Script) {
+	c.Env = append(c.Env, fmt.Sprintf("HIVEMIND_SIM_ARGS=--pace 5ms --reject-plans %d --checkpoint-issues %d",
+		sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues))
 }
 
 // wireOf is the fake API wire each CLI speaks.
@@ -152,13 +179,14 @@ func TestMixedTeamComplete(t *testing.T) {
 	checkWires(t, c, map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"})
 }
 
-// Mixed workers (worker_1 Codex, worker_2 Gemini, a Claude Lead and
-// Reviewer) run a whole task to complete offline: each worker's requests
-// come on its own CLI's wire, and each did work.
+// Mixed workers (worker_1 Codex, worker_2 Gemini; the Lead and Reviewer
+// sims, TestMixedTeamComplete's real ones) run a whole task to complete
+// offline: each worker's requests come on its own CLI's wire, and each
+// did work.
 func TestMixedWorkersComplete(t *testing.T) {
 	parallel(t)
-	c, dir := runTeam(t, "lead=claude,reviewer=claude,worker_1=codex,worker_2=gemini", "claude", "codex", "gemini")
-	team := map[vocab.AgentID]string{"lead": "claude", "reviewer": "claude", "worker_1": "codex", "worker_2": "gemini"}
+	c, dir := runTeam(t, "lead=sim,reviewer=sim,worker_1=codex,worker_2=gemini", "codex", "gemini")
+	team := map[vocab.AgentID]string{"lead": "sim", "reviewer": "sim", "worker_1": "codex", "worker_2": "gemini"}
 	checkAgentWires(t, c, func(id vocab.AgentID) string { return team[id] })
 	seen := map[string]bool{}
 	for _, r := range c.API.Requests() {
@@ -166,7 +194,7 @@ func TestMixedWorkersComplete(t *testing.T) {
 			seen[r.Agent+"/"+r.Kind] = true
 		}
 	}
-	for _, want := range []string{"worker_1/responses", "worker_2/gemini", "lead/messages", "reviewer/messages"} {
+	for _, want := range []string{"worker_1/responses", "worker_2/gemini"} {
 		if !seen[want] {
 			t.Errorf("no %s request: %v", want, seen)
 		}
@@ -209,12 +237,14 @@ func TestGeminiTeamComplete(t *testing.T) {
 // A Reviewer run by cli tries to write a project source file during its
 // plan review (the script's forbidden write): Hivemind's hook denies it in
 // the CLI's own format, the file never appears, the denial is logged, and
-// the review is still written. The run is then cancelled.
+// the review is still written. The run is then cancelled. (The Lead and
+// the Worker are sims: the property is the Reviewer's.)
 func reviewerCannotEditSource(t *testing.T, cli string) {
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues, sc.Scenario.ForbiddenWrite = 0, 0, true
 	c := SetupTeamOffline(t, sc, cli)
-	p := c.Start(t, "--headless", "--agent", cli, "--workers", "1", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs(cli, "reviewer"), "--workers", "1", "add a greeting service")
 	denied := waitEvent(t, c, p, 3*time.Minute, "a tool_denied event for the reviewer", func(r vocab.EventRecord) bool {
 		return r.Type == "tool_denied" && r.Agent == "reviewer"
 	})
@@ -274,14 +304,16 @@ func TestGeminiReviewerCannotEditSource(t *testing.T) {
 
 // SIGKILL hivemind once the Codex Reviewer and a Gemini Worker have each
 // finished a turn, then --resume without --agent: the task's own mixed
-// team runs again (task.json), Codex and Gemini each continue the
+// team (the Lead a sim) runs again (task.json), Codex and Gemini each continue the
 // conversation saved before the kill (their first request after the
 // resume carries their first [HIVEMIND] message), and the task completes.
 func TestMixedTeamKillAndResume(t *testing.T) {
 	parallel(t)
-	team := map[vocab.Role]string{"lead": "claude", "reviewer": "codex", "worker": "gemini"}
-	c := SetupTeamOffline(t, fakeapi.DefaultScript(), "claude", "codex", "gemini")
-	p1 := c.Start(t, "--headless", "--agent", "lead=claude,reviewer=codex,worker=gemini", "--workers", "1", "add a greeting service")
+	team := map[vocab.Role]string{"lead": "sim", "reviewer": "codex", "worker": "gemini"}
+	sc := fakeapi.DefaultScript()
+	c := SetupTeamOffline(t, sc, "codex", "gemini")
+	c.simLike(sc)
+	p1 := c.Start(t, "--headless", "--agent", "lead=sim,reviewer=codex,worker=gemini", "--workers", "1", "add a greeting service")
 	resumable := []string{"reviewer", "worker_1"}
 	waitFor(t, 3*time.Minute, "the reviewer and worker_1 to finish a turn", func() bool {
 		if p1.exited() {
@@ -396,13 +428,14 @@ func btoi(b bool) int {
 // at start: with the message in it the restart resumes it, without it is
 // moved aside (--session-id refuses an existing id, --resume one without
 // messages; either way every restart failed — seen when CI=true made
-// Gemini exit at start).
+// Gemini exit at start). The Lead and Reviewer are sims.
 func TestGeminiKilledInFirstTurn(t *testing.T) {
 	parallel(t)
 	sc := fakeapi.DefaultScript()
 	sc.Scenario.RejectPlans, sc.Scenario.CheckpointIssues = 0, 0
 	c := SetupTeamOffline(t, sc, "gemini")
-	p := c.Start(t, "--headless", "--agent", "gemini", "--workers", "1", "add a greeting service")
+	c.simLike(sc)
+	p := c.Start(t, "--headless", "--agent", onlyAs("gemini", "worker"), "--workers", "1", "add a greeting service")
 	busy := waitEvent(t, c, p, 3*time.Minute, "worker_1 busy with its first assignment", func(r vocab.EventRecord) bool {
 		return r.Agent == "worker_1" && r.Type == vocab.InputPrefix+"agent_health" && recDetail(r, "health") == "busy"
 	})

@@ -183,7 +183,8 @@ func TestRemoteClaudeWorkersComplete(t *testing.T) {
 // the engine restarts it, the helper on the host finds the transcript and
 // starts Claude with --resume under the same session id, the model sees
 // the earlier conversation, the subtask is done once and the task
-// completes; nothing is left on either side.
+// completes; nothing is left on either side. (The Lead and Reviewer are
+// sims: the property is the remote workers'.)
 func TestRemoteClaudeConnectionKilled(t *testing.T) {
 	parallel(t)
 	// No plan rejection nor checkpoint fix: the kill is the point (and
@@ -202,7 +203,8 @@ func TestRemoteClaudeConnectionKilled(t *testing.T) {
 	}
 	// The Claude processes on the host (this machine: /proc shows them).
 	watch := watchAgents(rc.s.Home + "/hm")
-	p := rc.Start(t, "--headless", "--agent", "claude", "--workers", "2@box", "add a greeting service")
+	rc.simLike(sc)
+	p := rc.Start(t, "--headless", "--agent", onlyAs("claude", "worker"), "--workers", "2@box", "add a greeting service")
 	var dir, subtask string
 	var pid int
 	waitFor(t, 3*time.Minute, "worker_1 busy on a subtask after a finished turn", func() bool {

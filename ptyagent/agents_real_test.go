@@ -86,8 +86,12 @@ func realManager(t *testing.T, bin string, agent vocab.AgentID, api *fakeapi.Ser
 // injections of 10, 200 and 5000 characters each submitted exactly once
 // (the prompt-submit hooks and the API log agree), busy → idle through
 // the turn-end hook each time, a stop when idle that leaves no process,
-// and a restart with resume that keeps the conversation.
+// and a restart with resume that keeps the conversation. The real CLI
+// tests run in parallel with each other (after the package's serial
+// tests): each has its own home, fake API, Manager and processes, and
+// they mostly wait on the CLIs' turns.
 func runRealCLI(t *testing.T, c realCLI) {
+	t.Parallel()
 	bin, ok := agenttest.Binary(c.name)
 	if !ok {
 		t.Skipf("%s not on PATH: install with `%s` to run the real %s test", c.name, c.install, c.name)

@@ -16,6 +16,7 @@ import (
 // the signal: the session goes busy → rate_limited, then idle once the
 // cooldown is over.
 func TestRealCodexRateLimited(t *testing.T) {
+	t.Parallel() // with the other real CLI tests (runRealCLI)
 	bin, ok := agenttest.Binary("codex")
 	if !ok {
 		t.Skip("codex not on PATH: npm install --prefix DIR @openai/codex (docs/agents/codex.md)")

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemind-dev/hivemind/internal/testkit"
 )
 
 // Each CLI's session file, cut from real ones (Claude Code 2.1.197, Codex
@@ -68,7 +70,10 @@ func TestReadUsage(t *testing.T) {
 
 // A session file followed as it grows reads, after every append (cut
 // anywhere, mid-line included), what a whole read of the file so far
-// reads; a rewritten (shorter) file is read again from its start.
+// reads; a rewritten (shorter) file is read again from its start. Two
+// rounds of random cuts (fixed seed), one with small steps too; make
+// test-long runs six. (Each read of the line past the 16 MB bound costs
+// seconds of CPU under -race.)
 func TestUsageFileFollowsGrowth(t *testing.T) {
 	big := `{"type":"user","message":{"content":"` + strings.Repeat("y", maxUsageLine+70<<10) + `"}}`
 	lines := []string{
@@ -82,7 +87,11 @@ func TestUsageFileFollowsGrowth(t *testing.T) {
 	}
 	all := []byte(strings.Join(lines, "\n") + "\n")
 	rng := rand.New(rand.NewPCG(1, uint64(len(all))))
-	for round := range 6 {
+	rounds := 2
+	if testkit.Long() {
+		rounds = 6
+	}
+	for round := range rounds {
 		dir := t.TempDir()
 		path, prefix := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "prefix.jsonl")
 		f := NewUsageFile(path)
