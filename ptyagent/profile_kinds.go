@@ -158,6 +158,11 @@ func init() {
 		ProgressByHooks: true,
 		Usage:           claudeUsage,
 		ExitCommand:     "/exit\r",
+		// Instances sharing a ~/.claude.json write it non-atomically as
+		// they start: one started beside another can read it half
+		// written and stop on a "Configuration error … JSON Parse error"
+		// dialog (anthropics/claude-code#65335; seen in .ci/run).
+		StartAlone: true,
 		// A Claude Code parent marks its children; a nested claude would
 		// refuse to start or change behaviour.
 		DropEnv: []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"},
