@@ -87,16 +87,7 @@ func TestWebSendsUnfocusedPanesAtTheirRate(t *testing.T) {
 		}()
 		return c, nil
 	}
-	s, err := Start(Options{Listen: "127.0.0.1:0", Dial: dial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, _, err := dialWS(s, strings.TrimSuffix(s.Base(), "/"), s.token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
+	c := pageOn(t, dial)
 	// The page shows the lead, typed into, and worker_1; worker_2 is off
 	// screen.
 	b, _ := json.Marshal(map[string]any{"t": "view", "view": []proto.Want{{Agent: "lead"}, {Agent: "worker_1", FPS: 1000}}, "focus": "lead"})

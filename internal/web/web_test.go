@@ -135,6 +135,23 @@ func TestForeignHostRefused(t *testing.T) {
 
 func wsURL(s *Server) string { return "ws" + strings.TrimPrefix(s.Base(), "http") + "ws" }
 
+// pageOn starts a web server whose server connections dial takes, and
+// opens a page's websocket on it (both closed when the test ends).
+func pageOn(t *testing.T, dial func() (net.Conn, error)) *websocket.Conn {
+	t.Helper()
+	s, err := Start(Options{Listen: "127.0.0.1:0", Dial: dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	c, _, err := dialWS(s, strings.TrimSuffix(s.Base(), "/"), s.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return c
+}
+
 func dialWS(s *Server, origin, cookie string) (*websocket.Conn, int, error) {
 	h := http.Header{}
 	if origin != "" {
@@ -346,16 +363,7 @@ func TestStalledPageDropped(t *testing.T) {
 		}()
 		return c, nil
 	}
-	s, err := Start(Options{Listen: "127.0.0.1:0", Dial: dial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, _, err := dialWS(s, strings.TrimSuffix(s.Base(), "/"), s.token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow() // never read: the page stalls
+	pageOn(t, dial) // never read: the page stalls
 	select {
 	case <-flooded: // the bridge hung up on the server
 	case <-time.After(30 * time.Second):
